@@ -1,0 +1,98 @@
+/**
+ * The target profile: where the service is, which keys and pairs exercise which rules, and the
+ * probes that make on-demand status numbers observable. Validated against
+ * `schemas/profile.schema.json`; only `rest` and `keys.primary` are required.
+ */
+import { readFile } from 'node:fs/promises';
+import type { RestStatus } from './spec.ts';
+import { validator } from './validator.ts';
+
+export interface KeyEntry { key: string; connections?: number }
+
+export interface ProfileKeys {
+  /** A valid key with stream access to every asset type and no whitelist. */
+  primary: KeyEntry;
+  /** A valid key with a known small WebSocket allowance. */
+  limited?: KeyEntry & { connections: number };
+  /** A key limited to these asset types. */
+  cryptoOnly?: { key: string; assetTypes: string[] };
+  /** A key limited to these pairs. */
+  whitelisted?: { key: string; pairs: string[] };
+  /** A valid key without V1 stream access. */
+  noStream?: { key: string };
+  /** A suspended key. */
+  suspended?: { key: string };
+  /** Further named keys, referenced by probes. */
+  [name: string]: KeyEntry | { key: string; [field: string]: unknown } | undefined;
+}
+
+export interface Probe {
+  /** The `status_number` the target answers this request with. */
+  status: RestStatus;
+  /** Path on the REST base URL, for example `/v1/price`. */
+  path: string;
+  query?: Record<string, string>;
+  /** Name of a key in `keys`; default `primary`. */
+  key?: string;
+  /** The HTTP status, when the target documents one. */
+  httpStatus?: number;
+  note?: string;
+}
+
+export interface Profile {
+  name?: string;
+  /** REST base URL; the harness appends `/v1/pairs` and `/v1/price`. */
+  rest: string;
+  /** WebSocket URL; its path is not shown in the spec. */
+  ws?: string;
+  transport?: 'ws' | 'socketio';
+  event?: string;
+  keys: ProfileKeys;
+  pairs?: { stale?: string; inactive?: string; sample?: string[]; [name: string]: string | string[] | undefined };
+  probes?: Probe[];
+  timing?: { pingTimeoutMs?: number; pingGraceMs?: number };
+}
+
+/** A profile that could not be read or is invalid; `message` names the file and the field. */
+export class ProfileError extends Error {
+  readonly code = 'CONFORM_PROFILE';
+  override name = 'ProfileError';
+}
+
+/** Validates a parsed profile; throws ProfileError naming the first bad field. */
+export function parseProfile(value: unknown, source = 'profile'): Profile {
+  const result = validator.validate('profile', value);
+  if (!result.ok) throw new ProfileError(`${source}: ${result.errors[0]}`);
+  return value as Profile;
+}
+
+/** Reads and validates a profile file. */
+export async function loadProfile(file: string): Promise<Profile> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new ProfileError(`cannot read profile ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new ProfileError(`profile ${file} is not valid JSON: ${(err as Error).message}`);
+  }
+  return parseProfile(value, `profile ${file}`);
+}
+
+/** The minimal profile of `--target URL --key KEY [--ws URL]`. */
+export function minimalProfile(options: { target: string; key: string; ws?: string }): Profile {
+  const profile: Profile = { rest: options.target.replace(/\/+$/, ''), keys: { primary: { key: options.key } } };
+  if (options.ws) profile.ws = options.ws;
+  return parseProfile(profile, '--target/--key');
+}
+
+/** Every key value a profile carries, for redaction. */
+export function profileSecrets(profile: Profile): string[] {
+  const keys: string[] = [];
+  for (const entry of Object.values(profile.keys)) if (entry && typeof entry.key === 'string') keys.push(entry.key);
+  return [...new Set(keys)];
+}

@@ -1,0 +1,299 @@
+/**
+ * The JSON Schemas (draft 2020-12) of every message of the spec, built from the spec constants so
+ * that no literal is written twice. `npm run gen:schemas` writes them to `schemas/*.schema.json`
+ * for other tools; a test fails when those files are stale or when one is not compiled here.
+ *
+ * Where the spec says "not shown" the schemas stay open: extra fields are allowed and the unit
+ * of timestamps is not fixed.
+ */
+import {
+  CRYPTO_REASONS, DECIMAL_PATTERN, EXTENDED_HOURS_REASONS, LIMITS, MARKET_COMBINATIONS, MARKET_REASONS,
+  MARKET_SESSIONS, METHOD, NOTICE_ERROR_CODES, PAIR_CODE_PATTERN, REST_STATUSES, REST_STATUSES_WITH_DATA,
+  STATUS, TEXT, ASSET_TYPE,
+} from './spec.ts';
+
+export const SCHEMA_BASE = 'https://conform.local/schemas/';
+type Schema = Record<string, unknown>;
+
+const id = (name: string): string => `${SCHEMA_BASE}${name}.schema.json`;
+const ref = (name: string): Schema => ({ $ref: `${name}.schema.json` });
+const decimal: Schema = { type: 'string', format: 'decimal' };
+const pairCode: Schema = { type: 'string', pattern: PAIR_CODE_PATTERN };
+const assetPrefix = (assetType: string): string => `^${assetType}:`;
+/** `false` as a property's schema forbids the property outright. */
+const forbidden = false;
+/** `required` that also names the fields, as ajv's strict mode wants. */
+const requires = (...fields: string[]): Schema => ({ required: fields, properties: Object.fromEntries(fields.map((f) => [f, true])) });
+const errorStatuses = REST_STATUSES.filter((s) => !REST_STATUSES_WITH_DATA.includes(s));
+
+function schema(name: string, title: string, body: Schema): Schema {
+  return { $schema: 'https://json-schema.org/draft/2020-12/schema', $id: id(name), title, ...body };
+}
+
+const pairRecord = schema('pair-record', 'Pair record (element of data in the pairs response)', {
+  type: 'object',
+  required: ['code', 'name', 'base', 'quote'],
+  properties: {
+    code: pairCode,
+    name: { type: 'string' },
+    base: { type: 'string', minLength: 1 },
+    quote: { type: 'string', minLength: 1 },
+  },
+});
+
+const market = schema('market', 'Market object', {
+  type: 'object',
+  required: ['open', 'reason', 'session'],
+  properties: {
+    open: { type: 'boolean' },
+    reason: { enum: [...MARKET_REASONS] },
+    session: { enum: [...MARKET_SESSIONS] },
+    timezone: { type: 'string', minLength: 1 },
+  },
+  // The combinations the spec fixes, one `if reason … then open/session` per reason.
+  allOf: Object.entries(MARKET_COMBINATIONS).map(([reason, c]) => ({
+    if: { properties: { reason: { const: reason } }, required: ['reason'] },
+    then: { properties: { open: { const: c.open }, session: { const: c.session } } },
+  })),
+});
+
+const priceRecord = schema('price-record', 'Price record (data in the price response)', {
+  type: 'object',
+  required: ['code', 'ask', 'bid', 'price', 'market'],
+  properties: { code: pairCode, ask: decimal, bid: decimal, price: decimal, market: ref('market') },
+  allOf: [
+    {
+      // Crypto: continuously open (or stale), never a timezone; every other asset has one.
+      if: { properties: { code: { type: 'string', pattern: assetPrefix(ASSET_TYPE.crypto) } }, required: ['code'] },
+      then: { properties: { market: { type: 'object', properties: { timezone: forbidden, reason: { enum: [...CRYPTO_REASONS] } } } } },
+      else: { properties: { market: { type: 'object', required: ['timezone'], properties: { timezone: { type: 'string' }, reason: { not: { const: 'continuous' } } } } } },
+    },
+    {
+      // Extended hours belong to equities only.
+      if: { properties: { code: { type: 'string', pattern: assetPrefix(ASSET_TYPE.equity) } }, required: ['code'] },
+      else: { properties: { market: { type: 'object', properties: { reason: { not: { enum: [...EXTENDED_HOURS_REASONS] } } } } } },
+    },
+  ],
+});
+
+const envelopeProperties: Schema = {
+  status_number: { enum: [...REST_STATUSES] },
+  ts: { type: 'integer' },
+  data: { type: ['object', 'array', 'null'] },
+  message: { type: 'string' },
+};
+
+const restEnvelope = schema('rest-envelope', 'REST envelope (any response)', {
+  type: 'object',
+  required: ['status_number', 'ts', 'data'],
+  properties: envelopeProperties,
+  allOf: [
+    {
+      if: { properties: { status_number: { enum: errorStatuses } }, required: ['status_number'] },
+      then: { required: ['message'], properties: { message: true, data: { type: 'null' } } },
+    },
+    {
+      if: { properties: { status_number: { const: STATUS.PRICE_STALE } }, required: ['status_number'] },
+      then: requires('message'),
+    },
+  ],
+});
+
+const restError = schema('rest-error', 'REST error envelope', {
+  type: 'object',
+  required: ['status_number', 'ts', 'data', 'message'],
+  properties: { ...envelopeProperties, status_number: { enum: errorStatuses }, data: { type: 'null' } },
+});
+
+const pairsResponse = schema('pairs-response', 'GET /v1/pairs response', {
+  type: 'object',
+  required: ['status_number', 'ts', 'data'],
+  properties: {
+    ...envelopeProperties,
+    status_number: { const: STATUS.OK },
+    data: { type: 'array', items: ref('pair-record') },
+  },
+});
+
+const priceResponse = schema('price-response', 'GET /v1/price response with a price (200, or 50102 stale)', {
+  type: 'object',
+  required: ['status_number', 'ts', 'data'],
+  properties: {
+    ...envelopeProperties,
+    status_number: { enum: [...REST_STATUSES_WITH_DATA] },
+    data: ref('price-record'),
+  },
+  allOf: [{
+    if: { properties: { status_number: { const: STATUS.PRICE_STALE } }, required: ['status_number'] },
+    then: requires('message'),
+  }],
+});
+
+const pushFrame = schema('push-frame', 'WebSocket push data frame', {
+  type: 'object',
+  required: ['code', 'ask', 'bid', 'price'],
+  properties: {
+    code: pairCode, ask: decimal, bid: decimal, price: decimal,
+    last_updated: { type: 'integer' },
+    sent_at: { type: 'integer' },
+    status_number: forbidden,
+  },
+});
+
+const noticeProperties: Schema = {
+  method: { type: 'string' },
+  message: { type: 'string' },
+  code: { type: 'string' },
+  id: { type: 'string' },
+  data: { type: ['object', 'null'] },
+  // Post-connect frames never carry `status_number` (spec: Handshake errors).
+  status_number: forbidden,
+};
+
+const noticeSuccess = schema('notice-success', 'WebSocket success notice (subscribe, unsubscribe)', {
+  type: 'object',
+  required: ['method', 'message', 'code'],
+  properties: { ...noticeProperties, method: { enum: [METHOD.subscribe, METHOD.unsubscribe] }, code: { const: STATUS.OK } },
+  allOf: [
+    {
+      if: { properties: { method: { const: METHOD.subscribe } }, required: ['method'] },
+      then: { properties: { message: { const: TEXT.subscribeSuccess }, data: { type: 'null' } } },
+    },
+    {
+      if: { properties: { method: { const: METHOD.unsubscribe } }, required: ['method'] },
+      then: { properties: { message: { const: TEXT.unsubscribeSuccess } } },
+    },
+  ],
+});
+
+const noticeError = schema('notice-error', 'WebSocket error notice', {
+  type: 'object',
+  required: ['method', 'message', 'code'],
+  properties: {
+    ...noticeProperties,
+    method: { const: METHOD.error },
+    code: { enum: [...NOTICE_ERROR_CODES] },
+    data: { type: 'null' },
+  },
+});
+
+const handshakeError = schema('handshake-error', 'Handshake error body (HTTP phase before the upgrade)', {
+  type: 'object',
+  required: ['status_number', 'message'],
+  properties: { status_number: { enum: [...REST_STATUSES] }, message: { type: 'string' }, code: forbidden },
+});
+
+const pairsParams: Schema = {
+  type: 'object',
+  required: ['pairs'],
+  properties: {
+    pairs: { type: 'array', minItems: 1, maxItems: LIMITS.maxPairsPerSubscribe, items: { type: 'string', minLength: 1 } },
+  },
+};
+
+const subscribeRequest = schema('subscribe-request', 'Client request: subscribe', {
+  type: 'object',
+  required: ['method', 'params'],
+  properties: { id: { type: 'string' }, method: { const: METHOD.subscribe }, params: pairsParams },
+});
+
+const unsubscribeRequest = schema('unsubscribe-request', 'Client request: unsubscribe', {
+  type: 'object',
+  required: ['method', 'params'],
+  properties: { id: { type: 'string' }, method: { const: METHOD.unsubscribe }, params: pairsParams },
+});
+
+const pingRequest = schema('ping-request', 'Client request: ping', {
+  type: 'object',
+  required: ['method'],
+  properties: { id: { type: 'string' }, method: { const: METHOD.ping }, params: { type: 'object' } },
+});
+
+const keyEntry = (extra: Schema = {}, required: string[] = []): Schema => ({
+  type: 'object',
+  required: ['key', ...required],
+  properties: { key: { type: 'string', minLength: 1 }, ...extra },
+});
+const connections: Schema = { type: 'integer', minimum: 1, description: 'WebSocket connection allowance of the key.' };
+
+const profile = schema('profile', 'conform target profile', {
+  type: 'object',
+  required: ['rest', 'keys'],
+  additionalProperties: false,
+  properties: {
+    $schema: { type: 'string' },
+    name: { type: 'string', description: 'A label for reports.' },
+    rest: { type: 'string', pattern: '^https?://', description: 'REST base URL; the harness appends /v1/pairs and /v1/price.' },
+    ws: { type: 'string', pattern: '^wss?://', description: 'WebSocket URL (the spec does not show its path).' },
+    transport: { enum: ['ws', 'socketio'], description: 'Stream transport; default ws.' },
+    event: { type: 'string', minLength: 1, description: 'Socket.IO event name that carries the JSON messages.' },
+    keys: {
+      type: 'object',
+      required: ['primary'],
+      properties: {
+        primary: keyEntry({ connections }),
+        limited: keyEntry({ connections }, ['connections']),
+        cryptoOnly: keyEntry({ assetTypes: { type: 'array', minItems: 1, items: { type: 'string' } } }, ['assetTypes']),
+        whitelisted: keyEntry({ pairs: { type: 'array', minItems: 1, items: pairCode } }, ['pairs']),
+        noStream: keyEntry(),
+        suspended: keyEntry(),
+      },
+      additionalProperties: keyEntry({ connections }),
+    },
+    pairs: {
+      type: 'object',
+      properties: {
+        stale: { ...pairCode, description: 'A pair whose price answer is 50102.' },
+        inactive: { ...pairCode, description: 'A pair in the catalogue that is inactive or suspended.' },
+        sample: { type: 'array', items: pairCode, description: 'Pairs known to stream, for subscriptions.' },
+      },
+      additionalProperties: pairCode,
+    },
+    probes: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['status', 'path'],
+        additionalProperties: false,
+        properties: {
+          status: { enum: [...REST_STATUSES] },
+          path: { type: 'string', pattern: '^/' },
+          query: { type: 'object', additionalProperties: { type: 'string' } },
+          key: { type: 'string', description: 'Name of a key in `keys`; default primary.' },
+          httpStatus: { type: 'integer', description: 'Expected HTTP status, when the target documents one.' },
+          note: { type: 'string' },
+        },
+      },
+    },
+    timing: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        pingTimeoutMs: { type: 'integer', minimum: 1, description: `Keep-alive window; ${LIMITS.pingTimeoutMs} per the spec.` },
+        pingGraceMs: { type: 'integer', minimum: 0, description: 'Slack allowed after the window before the close.' },
+      },
+    },
+  },
+});
+
+/** Every schema, by file name (without `.schema.json`). */
+export const SCHEMAS = {
+  'pair-record': pairRecord,
+  'pairs-response': pairsResponse,
+  market,
+  'price-record': priceRecord,
+  'price-response': priceResponse,
+  'rest-envelope': restEnvelope,
+  'rest-error': restError,
+  'push-frame': pushFrame,
+  'notice-success': noticeSuccess,
+  'notice-error': noticeError,
+  'handshake-error': handshakeError,
+  'subscribe-request': subscribeRequest,
+  'unsubscribe-request': unsubscribeRequest,
+  'ping-request': pingRequest,
+  profile,
+} as const satisfies Record<string, Schema>;
+export type SchemaName = keyof typeof SCHEMAS;
+export const SCHEMA_NAMES = Object.keys(SCHEMAS) as SchemaName[];
+export const schemaFileName = (name: SchemaName): string => `${name}.schema.json`;

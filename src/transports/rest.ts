@@ -1,0 +1,32 @@
+/**
+ * The REST transport the checks use. Interface here; the implementation (undici/fetch, evidence
+ * recording, redaction, no cross-origin redirects, bounded bodies) belongs to the engine.
+ */
+
+export interface RestRequest {
+  /** Path on the REST base URL, e.g. `/v1/price`. */
+  path: string;
+  query?: Record<string, string | undefined>;
+  /** Key value to send; `undefined` sends the profile's primary key, `null` sends no key header. */
+  key?: string | null;
+  /** Header name that carries the key; default `X-API-Key`. */
+  keyHeader?: string;
+  headers?: Record<string, string>;
+  method?: 'GET' | 'POST' | 'HEAD';
+}
+
+export interface RestExchange {
+  url: string;
+  status: number;
+  /** Lower-cased header names. */
+  headers: Record<string, string>;
+  text: string;
+  /** The parsed body; `undefined` when it is not JSON. */
+  json: unknown;
+  durationMs: number;
+}
+
+export interface RestClient {
+  /** Sends one request; every exchange is recorded as evidence of the running check. */
+  get(request: RestRequest): Promise<RestExchange>;
+}

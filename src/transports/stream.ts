@@ -1,0 +1,63 @@
+/**
+ * The stream session the checks talk to: one interface over raw WebSocket (and later Socket.IO
+ * with a named event), so a transport can be added without touching a check.
+ */
+
+export interface OpenOptions {
+  /** Key value; `undefined` sends the profile's primary key, `null` sends none. */
+  key?: string | null;
+  /** Header name that carries the key; default `X-API-Key`. */
+  keyHeader?: string;
+  /** Local source address to bind (e.g. 127.0.0.2), for per-key versus per-IP limits. */
+  localAddress?: string;
+  /** Gives up on the handshake after this long. */
+  timeoutMs?: number;
+}
+
+/** A frame as received, stamped on arrival with a monotonic clock (ms). */
+export type InboundFrame =
+  | { kind: 'json'; text: string; value: unknown; atMs: number }
+  | { kind: 'text'; text: string; atMs: number }
+  | { kind: 'binary'; bytes: number; atMs: number };
+
+export interface CloseInfo {
+  code: number;
+  reason: string;
+  /** Monotonic ms at which the close was seen. */
+  atMs: number;
+  by: 'server' | 'client';
+}
+
+/** The handshake was refused: the HTTP response that came back instead of the upgrade. */
+export interface Refusal {
+  ok: false;
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+  json: unknown;
+}
+
+export type OpenResult = { ok: true; session: StreamSession } | Refusal;
+
+export interface StreamSession {
+  /** Monotonic ms at which the connection opened. */
+  readonly openedAtMs: number;
+  readonly isOpen: boolean;
+  /** Every frame received so far, in order. */
+  readonly frames: readonly InboundFrame[];
+  /** Sends a JSON message. */
+  send(message: unknown): void;
+  /** Sends raw text (malformed JSON and the like). */
+  sendText(text: string): void;
+  /** Sends `message` and resolves with the first JSON notice whose `id` echoes it (or, without id, the next notice). */
+  request(message: Record<string, unknown>, timeoutMs?: number): Promise<Record<string, unknown>>;
+  /** Resolves with the first frame received from now on that matches. Rejects on timeout or close. */
+  next(predicate: (frame: InboundFrame) => boolean, timeoutMs?: number): Promise<InboundFrame>;
+  /** Resolves when the connection closes, by either side. */
+  readonly closed: Promise<CloseInfo>;
+  close(code?: number, reason?: string): Promise<CloseInfo>;
+}
+
+export interface StreamClient {
+  open(options?: OpenOptions): Promise<OpenResult>;
+}

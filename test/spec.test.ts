@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { LIMITS, MARKET_REASONS, MARKET_SESSIONS, NOTICE_CODES, REST_STATUSES, TEXT, parsePairCode } from '../src/spec.ts';
+import { specText, tableAfter } from './helpers/spec-doc.ts';
+
+const strip = (cell: string): string => cell.replace(/`/g, '');
+
+describe('spec constants agree with the spec document', () => {
+  it('lists exactly the REST status numbers of the spec table', () => {
+    const documented = tableAfter('### REST `status_number` values').map((r) => strip(r[0]!));
+    expect([...REST_STATUSES].sort()).toEqual(documented.sort());
+  });
+
+  it('lists exactly the WebSocket notice codes of the spec table', () => {
+    const documented = tableAfter('### WebSocket notice `code` values after connection').map((r) => strip(r[0]!));
+    expect([...NOTICE_CODES].sort()).toEqual(documented.sort());
+  });
+
+  it('names every market reason and session the spec names', () => {
+    const text = specText();
+    for (const reason of MARKET_REASONS) expect(text).toContain(`\`${reason}\``);
+    for (const session of MARKET_SESSIONS) expect(text).toContain(`\`${session}\``);
+  });
+
+  it('carries the limits and fixed texts the spec states', () => {
+    const text = specText();
+    expect(text).toContain(`| Pairs per connection | ${LIMITS.maxPairsPerSubscribe} maximum. |`);
+    expect(text).toContain(`within ${LIMITS.pingTimeoutMs / 1000} seconds`);
+    expect(text).toContain(`| \`per_page\` default | ${LIMITS.defaultPerPage}. `);
+    expect(text).toContain(`| \`page\` default | ${LIMITS.defaultPage}. |`);
+    expect(text).toContain(`plain text \`${TEXT.pong}\``);
+    expect(text).toContain(`\`message\` \`${TEXT.subscribeSuccess}\``);
+    expect(text).toContain(`\`message\` \`${TEXT.unsubscribeSuccess}\``);
+    expect(text).toContain(`\`${TEXT.pairNotFoundPrefix}<pair_code>\``);
+  });
+});
+
+describe('parsePairCode', () => {
+  it('splits a well-formed code into asset type, market, base and quote', () => {
+    expect(parsePairCode('Equity:US:AAPL/USD')).toEqual({ assetType: 'Equity', market: 'US', base: 'AAPL', quote: 'USD' });
+  });
+  it.each(['Crypto:BTC/USD', 'Crypto:ALL:BTCUSD', 'Crypto::BTC/USD', 'Crypto:ALL:BTC/USD/X', ' Crypto:ALL:BTC/USD', ''])(
+    'rejects %j', (code) => expect(parsePairCode(code)).toBeNull(),
+  );
+});
