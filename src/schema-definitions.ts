@@ -26,7 +26,7 @@ const forbidden = false;
 const requires = (...fields: string[]): Schema => ({ required: fields, properties: Object.fromEntries(fields.map((f) => [f, true])) });
 const errorStatuses = REST_STATUSES.filter((s) => !REST_STATUSES_WITH_DATA.includes(s));
 
-function schema(name: string, title: string, body: Schema): Schema {
+function schema(name: string, title: string, body: Schema): Schema & { $id: string } {
   return { $schema: 'https://json-schema.org/draft/2020-12/schema', $id: id(name), title, ...body };
 }
 
@@ -293,7 +293,7 @@ export const SCHEMAS = {
   'unsubscribe-request': unsubscribeRequest,
   'ping-request': pingRequest,
   profile,
-} as const satisfies Record<string, Schema>;
+} as const satisfies Record<string, Schema & { $id: string }>;
 export type SchemaName = keyof typeof SCHEMAS;
 export const SCHEMA_NAMES = Object.keys(SCHEMAS) as SchemaName[];
 export const schemaFileName = (name: SchemaName): string => `${name}.schema.json`;
