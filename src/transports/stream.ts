@@ -39,6 +39,12 @@ export interface Refusal {
 
 export type OpenResult = { ok: true; session: StreamSession } | Refusal;
 
+/** A JSON object frame: a notice when it has `method`, otherwise a push. */
+export type JsonObject = Record<string, unknown>;
+
+/** A received push data frame with its arrival time. */
+export interface Push { value: JsonObject; text: string; atMs: number }
+
 export interface StreamSession {
   /** Monotonic ms at which the connection opened. */
   readonly openedAtMs: number;
@@ -53,6 +59,10 @@ export interface StreamSession {
   request(message: Record<string, unknown>, timeoutMs?: number): Promise<Record<string, unknown>>;
   /** Resolves with the first frame received from now on that matches. Rejects on timeout or close. */
   next(predicate: (frame: InboundFrame) => boolean, timeoutMs?: number): Promise<InboundFrame>;
+  /** Push frames received so far (JSON objects without `method`), optionally of one pair and after a time. */
+  pushes(filter?: { pair?: string; sinceMs?: number }): Push[];
+  /** Push frames received so far, grouped by their `code` (frames without a string `code` under ''). */
+  pushesByPair(sinceMs?: number): Map<string, Push[]>;
   /** Resolves when the connection closes, by either side. */
   readonly closed: Promise<CloseInfo>;
   close(code?: number, reason?: string): Promise<CloseInfo>;
@@ -60,4 +70,38 @@ export interface StreamSession {
 
 export interface StreamClient {
   open(options?: OpenOptions): Promise<OpenResult>;
+  /** Monotonic clock (ms) the client stamps frames with; checks compare times with it. */
+  now(): number;
+  /** Closes every session this client opened (the runner calls it when a check ends). */
+  closeAll(): Promise<void>;
+}
+
+/** Why a wait on the stream ended without its frame. */
+export type StreamErrorCode = 'CONFORM_WAIT_TIMEOUT' | 'CONFORM_WAIT_CLOSED' | 'CONFORM_ABORTED' | 'CONFORM_NETWORK' | 'CONFORM_TIMEOUT' | 'CONFORM_BIND';
+
+/** A stream wait or open that did not get what it waited for; `code` says why. */
+export class StreamError extends Error {
+  override name = 'StreamError';
+  constructor(readonly code: StreamErrorCode, message: string) {
+    super(message);
+  }
+}
+
+/** Whether a frame is a JSON object. */
+export function jsonObject(frame: InboundFrame): JsonObject | undefined {
+  if (frame.kind !== 'json') return undefined;
+  const v = frame.value;
+  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as JsonObject) : undefined;
+}
+
+/** A notice: a JSON object frame with a `method` field (spec: WebSocket notice frame). */
+export function isNotice(frame: InboundFrame): boolean {
+  const o = jsonObject(frame);
+  return o !== undefined && 'method' in o;
+}
+
+/** A push: a JSON object frame without `method` (spec: WebSocket push data frame). */
+export function isPush(frame: InboundFrame): boolean {
+  const o = jsonObject(frame);
+  return o !== undefined && !('method' in o);
 }

@@ -1,0 +1,324 @@
+/**
+ * The raw WebSocket transport of the stream session (ws): JSON text frames, the key in a
+ * handshake header, refusals read from the HTTP response that replaced the upgrade. Every frame
+ * in and out and every open and close is recorded as evidence, redacted.
+ */
+import { performance } from 'node:perf_hooks';
+import type { IncomingMessage } from 'node:http';
+import WebSocket from 'ws';
+import type { Evidence } from '../check.ts';
+import { API_KEY_HEADER } from '../spec.ts';
+import {
+  StreamError, isPush, jsonObject,
+  type CloseInfo, type InboundFrame, type OpenOptions, type OpenResult, type Push, type Refusal, type StreamClient, type StreamSession,
+} from './stream.ts';
+
+export interface StreamClientOptions {
+  /** The WebSocket URL (the spec does not show its path). */
+  url: string;
+  /** Sent when `open()` is given no key. */
+  primaryKey: string;
+  /** Receives every open, frame and close of every session. */
+  record: (e: Evidence) => void;
+  /** Largest frame accepted, bytes; default 4 MiB (ws's own default is 100 MiB). */
+  maxPayload?: number;
+  /** Applied to every recorded text; the key header is always masked. */
+  redact?: (s: string) => string;
+  /** Default wait for a reply or a frame, ms; default 5000. */
+  waitMs?: number;
+  /** Default handshake timeout, ms; default 5000. */
+  handshakeTimeoutMs?: number;
+  /** Frames recorded as evidence per session before the rest is only counted; default 1000. */
+  maxRecordedFrames?: number;
+  /** Monotonic clock, ms; default `performance.now`. */
+  clock?: () => number;
+  /** Aborts every open and wait and terminates every session (check timeout, run stop). */
+  signal?: AbortSignal;
+}
+
+const DEFAULTS = { maxPayload: 4 * 1024 * 1024, waitMs: 5000, handshakeTimeoutMs: 5000, maxRecordedFrames: 1000 } as const;
+/** Refusal bodies are read up to this many bytes. */
+const MAX_REFUSAL_BODY = 64 * 1024;
+const MASK = '[redacted]';
+
+/** Creates the stream client the checks use: one per check, recording into that check's evidence. */
+export function createStreamClient(options: StreamClientOptions): StreamClient {
+  const clock = options.clock ?? (() => performance.now());
+  const keys = new Set<string>([options.primaryKey]);
+  // Keys are masked even when the caller's redactor does not know them (a key given to open()).
+  const redact = (s: string): string => {
+    let out = options.redact ? options.redact(s) : s;
+    for (const k of keys) if (k) out = out.split(k).join(MASK);
+    return out;
+  };
+  const sessions = new Set<WsSession>();
+  const signal = options.signal;
+  const onAbort = (): void => { for (const s of sessions) s.terminate('aborted'); };
+  signal?.addEventListener('abort', onAbort, { once: true });
+
+  return {
+    now: clock,
+    async closeAll() {
+      await Promise.all([...sessions].map((s) => s.close(1000, 'check ended').catch(() => undefined)));
+    },
+    open(open: OpenOptions = {}): Promise<OpenResult> {
+      const key = open.key === undefined ? options.primaryKey : open.key;
+      if (key) keys.add(key);
+      const headerName = open.keyHeader ?? API_KEY_HEADER;
+      const headers: Record<string, string> = key === null ? {} : { [headerName]: key };
+      const shownHeaders = Object.fromEntries(Object.keys(headers).map((h) => [h, MASK]));
+      const base = { kind: 'ws-open' as const, url: redact(options.url), headers: shownHeaders, ...(open.localAddress ? { localAddress: open.localAddress } : {}) };
+      const recordOpen = (outcome: string): void => options.record({ ...base, outcome: redact(outcome), atMs: clock() });
+
+      return new Promise<OpenResult>((resolve, reject) => {
+        if (signal?.aborted) return reject(new StreamError('CONFORM_ABORTED', 'aborted before the handshake'));
+        let settled = false;
+        const ws = new WebSocket(options.url, {
+          headers,
+          maxPayload: options.maxPayload ?? DEFAULTS.maxPayload,
+          handshakeTimeout: open.timeoutMs ?? options.handshakeTimeoutMs ?? DEFAULTS.handshakeTimeoutMs,
+          // A redirect is reported as a refusal, never followed: the key must not go to another origin.
+          followRedirects: false,
+          perMessageDeflate: false,
+          ...(open.localAddress ? { localAddress: open.localAddress } : {}),
+        });
+        const settle = (fn: () => void): void => {
+          if (settled) return;
+          settled = true;
+          signal?.removeEventListener('abort', abortOpen);
+          fn();
+        };
+        const abortOpen = (): void => settle(() => {
+          ws.terminate();
+          recordOpen('aborted');
+          reject(new StreamError('CONFORM_ABORTED', 'aborted during the handshake'));
+        });
+        signal?.addEventListener('abort', abortOpen, { once: true });
+
+        ws.once('open', () => settle(() => {
+          recordOpen('open');
+          const session = new WsSession(ws, clock(), clock, options, redact);
+          sessions.add(session);
+          void session.closed.then(() => sessions.delete(session));
+          resolve({ ok: true, session });
+        }));
+        ws.once('unexpected-response', (_req, res: IncomingMessage) => {
+          readBody(res).then((text) => settle(() => {
+            const refusal = toRefusal(res, text);
+            recordOpen(`refused: HTTP ${refusal.status} ${text}`);
+            ws.terminate();
+            resolve(refusal);
+          }), (err: Error) => settle(() => {
+            ws.terminate();
+            recordOpen(`error: ${err.message}`);
+            reject(new StreamError('CONFORM_NETWORK', `handshake response unreadable: ${redact(err.message)}`));
+          }));
+        });
+        ws.on('error', (err: NodeJS.ErrnoException) => settle(() => {
+          const code = err.code === 'EADDRNOTAVAIL' || err.code === 'EINVAL' ? 'CONFORM_BIND'
+            : /timed out/i.test(err.message) ? 'CONFORM_TIMEOUT' : 'CONFORM_NETWORK';
+          recordOpen(`error: ${err.code ?? ''} ${err.message}`.trim());
+          reject(new StreamError(code, `WebSocket open failed: ${redact(err.message)}${err.code ? ` (${err.code})` : ''}`));
+        }));
+      });
+    },
+  };
+}
+
+function readBody(res: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    res.on('data', (c: Buffer) => {
+      if (size >= MAX_REFUSAL_BODY) return;
+      chunks.push(c);
+      size += c.length;
+    });
+    res.once('end', () => resolve(Buffer.concat(chunks).subarray(0, MAX_REFUSAL_BODY).toString('utf8')));
+    res.once('error', reject);
+    // A server that sends headers and then keeps the socket open still gets a verdict.
+    res.once('close', () => resolve(Buffer.concat(chunks).subarray(0, MAX_REFUSAL_BODY).toString('utf8')));
+  });
+}
+
+function toRefusal(res: IncomingMessage, text: string): Refusal {
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+  let json: unknown;
+  try { json = JSON.parse(text); } catch { json = undefined; }
+  return { ok: false, status: res.statusCode ?? 0, headers, text, json };
+}
+
+interface Waiter {
+  predicate: (frame: InboundFrame) => boolean;
+  resolve: (frame: InboundFrame) => void;
+  reject: (err: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+/** One open connection; checks see it as a StreamSession. */
+class WsSession implements StreamSession {
+  readonly frames: InboundFrame[] = [];
+  readonly closed: Promise<CloseInfo>;
+  private readonly waiters = new Set<Waiter>();
+  private closeInfo: CloseInfo | undefined;
+  private closingByClient = false;
+  private recorded = 0;
+  private unrecorded = 0;
+  private resolveClosed!: (info: CloseInfo) => void;
+
+  constructor(
+    private readonly ws: WebSocket,
+    readonly openedAtMs: number,
+    private readonly clock: () => number,
+    private readonly options: StreamClientOptions,
+    private readonly redact: (s: string) => string,
+  ) {
+    this.closed = new Promise((resolve) => { this.resolveClosed = resolve; });
+    ws.on('message', (data: WebSocket.RawData, isBinary: boolean) => this.onMessage(data, isBinary));
+    ws.on('error', (err) => this.options.record({ kind: 'note', text: `socket error: ${this.redact(err.message)}`, atMs: this.clock() }));
+    ws.once('close', (code: number, reason: Buffer) => this.onClose(code, reason.toString('utf8')));
+  }
+
+  get isOpen(): boolean { return this.ws.readyState === WebSocket.OPEN; }
+
+  send(message: unknown): void { this.sendText(JSON.stringify(message)); }
+
+  sendText(text: string): void {
+    if (!this.isOpen) throw new StreamError('CONFORM_WAIT_CLOSED', 'cannot send: the connection is closed');
+    this.recordFrame('out', text);
+    this.ws.send(text);
+  }
+
+  request(message: Record<string, unknown>, timeoutMs?: number): Promise<Record<string, unknown>> {
+    const id = message.id;
+    const what = id === undefined ? `a notice answering ${String(message.method)}` : `a notice with id ${JSON.stringify(id)}`;
+    const reply = this.nextMatching((f) => {
+      const o = jsonObject(f);
+      if (!o || !('method' in o)) return false;
+      return id === undefined || o.id === id;
+    }, timeoutMs, what);
+    try {
+      this.send(message);
+    } catch (err) {
+      reply.catch(() => undefined);
+      throw err;
+    }
+    return reply.then((f) => jsonObject(f) as Record<string, unknown>);
+  }
+
+  next(predicate: (frame: InboundFrame) => boolean, timeoutMs?: number): Promise<InboundFrame> {
+    return this.nextMatching(predicate, timeoutMs, 'a matching frame');
+  }
+
+  pushes(filter: { pair?: string; sinceMs?: number } = {}): Push[] {
+    const out: Push[] = [];
+    for (const f of this.frames) {
+      if (filter.sinceMs !== undefined && f.atMs < filter.sinceMs) continue;
+      if (!isPush(f) || f.kind !== 'json') continue;
+      const value = f.value as Record<string, unknown>;
+      if (filter.pair !== undefined && value.code !== filter.pair) continue;
+      out.push({ value, text: f.text, atMs: f.atMs });
+    }
+    return out;
+  }
+
+  pushesByPair(sinceMs?: number): Map<string, Push[]> {
+    const byPair = new Map<string, Push[]>();
+    for (const p of this.pushes(sinceMs === undefined ? {} : { sinceMs })) {
+      const code = typeof p.value.code === 'string' ? p.value.code : '';
+      const list = byPair.get(code);
+      if (list) list.push(p);
+      else byPair.set(code, [p]);
+    }
+    return byPair;
+  }
+
+  close(code = 1000, reason = ''): Promise<CloseInfo> {
+    if (this.closeInfo) return Promise.resolve(this.closeInfo);
+    this.closingByClient = true;
+    if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) {
+      this.ws.close(code, reason);
+      // A peer that never answers the close still lets the check end.
+      const timer = setTimeout(() => this.ws.terminate(), 2000);
+      timer.unref();
+      void this.closed.then(() => clearTimeout(timer));
+    }
+    return this.closed;
+  }
+
+  /** Drops the connection at once (abort). */
+  terminate(why: string): void {
+    if (this.closeInfo) return;
+    this.closingByClient = true;
+    this.options.record({ kind: 'note', text: `terminated: ${why}`, atMs: this.clock() });
+    for (const w of [...this.waiters]) this.finish(w, new StreamError('CONFORM_ABORTED', `wait aborted: ${why}`));
+    this.ws.terminate();
+  }
+
+  private nextMatching(predicate: (frame: InboundFrame) => boolean, timeoutMs: number | undefined, what: string): Promise<InboundFrame> {
+    return new Promise<InboundFrame>((resolve, reject) => {
+      if (this.options.signal?.aborted) return reject(new StreamError('CONFORM_ABORTED', 'aborted'));
+      if (this.closeInfo) return reject(closedError(this.closeInfo, what));
+      const ms = timeoutMs ?? this.options.waitMs ?? DEFAULTS.waitMs;
+      const waiter: Waiter = {
+        predicate,
+        resolve,
+        reject,
+        timer: setTimeout(() => this.finish(waiter, new StreamError('CONFORM_WAIT_TIMEOUT', `no ${what} within ${ms} ms`)), ms),
+      };
+      this.waiters.add(waiter);
+    });
+  }
+
+  private finish(waiter: Waiter, outcome: InboundFrame | Error): void {
+    if (!this.waiters.delete(waiter)) return;
+    clearTimeout(waiter.timer);
+    if (outcome instanceof Error) waiter.reject(outcome);
+    else waiter.resolve(outcome);
+  }
+
+  private onMessage(data: WebSocket.RawData, isBinary: boolean): void {
+    const atMs = this.clock();
+    const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+    let frame: InboundFrame;
+    if (isBinary) {
+      frame = { kind: 'binary', bytes: buf.length, atMs };
+      this.recordFrame('in', `<binary ${buf.length} bytes>`);
+    } else {
+      const text = buf.toString('utf8');
+      this.recordFrame('in', text);
+      let value: unknown;
+      let parsed = false;
+      try { value = JSON.parse(text); parsed = true; } catch { /* plain text, e.g. `Pong!` */ }
+      frame = parsed ? { kind: 'json', text, value, atMs } : { kind: 'text', text, atMs };
+    }
+    this.frames.push(frame);
+    for (const w of [...this.waiters]) {
+      let hit = false;
+      try { hit = w.predicate(frame); } catch (err) { this.finish(w, err as Error); continue; }
+      if (hit) this.finish(w, frame);
+    }
+  }
+
+  private onClose(code: number, reason: string): void {
+    const info: CloseInfo = { code, reason, atMs: this.clock(), by: this.closingByClient ? 'client' : 'server' };
+    this.closeInfo = info;
+    if (this.unrecorded > 0) this.options.record({ kind: 'note', text: `${this.unrecorded} further frames not recorded (limit ${this.limit})`, atMs: info.atMs });
+    this.options.record({ kind: 'close', code, reason: this.redact(reason), by: info.by, atMs: info.atMs });
+    for (const w of [...this.waiters]) this.finish(w, closedError(info, 'the frame'));
+    this.resolveClosed(info);
+  }
+
+  private get limit(): number { return this.options.maxRecordedFrames ?? DEFAULTS.maxRecordedFrames; }
+
+  private recordFrame(direction: 'in' | 'out', text: string): void {
+    if (this.recorded >= this.limit) { this.unrecorded++; return; }
+    this.recorded++;
+    this.options.record({ kind: 'frame', direction, data: this.redact(text), atMs: this.clock() });
+  }
+}
+
+function closedError(info: CloseInfo, what: string): StreamError {
+  return new StreamError('CONFORM_WAIT_CLOSED', `connection closed (${info.code}${info.reason ? ` ${info.reason}` : ''}, by ${info.by}) before ${what}`);
+}

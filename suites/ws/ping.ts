@@ -1,0 +1,31 @@
+/** Method ping: the reply is the plain text `Pong!` (spec: Method ping; Events). */
+import type { Check } from '../../src/check.ts';
+import { METHOD, TEXT } from '../../src/spec.ts';
+import { isPush } from '../../src/transports/stream.ts';
+import { openPrimary, waitFrame } from './support.ts';
+
+/** Ping requests from the spec's field table: `id` and `params` are both optional. */
+const PING_CASES = [
+  { id: 'bare', title: 'sends {"method":"ping"}', message: { method: METHOD.ping } },
+  { id: 'with-id', title: 'sends a ping with an id', message: { id: 'ping-1', method: METHOD.ping } },
+  { id: 'with-params', title: 'sends a ping with an id and empty params', message: { id: 'ping-2', method: METHOD.ping, params: {} } },
+] as const;
+
+export const pingChecks: readonly Check[] = PING_CASES.map((c): Check => ({
+  id: `ws.ping.pong.${c.id}`,
+  clause: { section: 'Method ping', rule: 'Reply: the plain text `Pong!`' },
+  title: c.title,
+  expectation: 'a text frame that is exactly `Pong!`, not JSON',
+  severity: 'must',
+  tags: ['ws', 'session', 'keepalive'],
+  needs: ['ws'],
+  async run(ctx) {
+    const session = await openPrimary(ctx);
+    session.send(c.message);
+    // Nothing is subscribed, so the first frame that is not a push answers the ping.
+    const reply = await waitFrame(ctx, session, (f) => !isPush(f), 'a reply to the ping');
+    if (reply.kind !== 'text' || reply.text !== TEXT.pong) {
+      ctx.fail({ received: reply.kind === 'binary' ? `a binary frame of ${reply.bytes} bytes` : `${reply.kind} frame ${JSON.stringify(reply.text)}`, expected: `the text frame ${JSON.stringify(TEXT.pong)}` });
+    }
+  },
+}));
