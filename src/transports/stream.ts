@@ -59,6 +59,8 @@ export interface StreamSession {
   request(message: Record<string, unknown>, timeoutMs?: number): Promise<Record<string, unknown>>;
   /** Resolves with the first frame received from now on that matches. Rejects on timeout or close. */
   next(predicate: (frame: InboundFrame) => boolean, timeoutMs?: number): Promise<InboundFrame>;
+  /** Resolves with the first frame received so far or later that matches (a frame may beat the caller to it). */
+  find(predicate: (frame: InboundFrame) => boolean, timeoutMs?: number): Promise<InboundFrame>;
   /** Push frames received so far (JSON objects without `method`), optionally of one pair and after a time. */
   pushes(filter?: { pair?: string; sinceMs?: number }): Push[];
   /** Push frames received so far, grouped by their `code` (frames without a string `code` under ''). */

@@ -211,6 +211,11 @@ class WsSession implements StreamSession {
     return this.nextMatching(predicate, timeoutMs, 'a matching frame');
   }
 
+  find(predicate: (frame: InboundFrame) => boolean, timeoutMs?: number): Promise<InboundFrame> {
+    const seen = this.frames.find(predicate);
+    return seen ? Promise.resolve(seen) : this.nextMatching(predicate, timeoutMs, 'a matching frame');
+  }
+
   pushes(filter: { pair?: string; sinceMs?: number } = {}): Push[] {
     const out: Push[] = [];
     for (const f of this.frames) {
@@ -265,7 +270,7 @@ class WsSession implements StreamSession {
         predicate,
         resolve,
         reject,
-        timer: setTimeout(() => this.finish(waiter, new StreamError('CONFORM_WAIT_TIMEOUT', `no ${what} within ${ms} ms`)), ms),
+        timer: setTimeout(() => this.finish(waiter, new StreamError('CONFORM_WAIT_TIMEOUT', `waited ${ms} ms for ${what}: none came`)), ms),
       };
       this.waiters.add(waiter);
     });
