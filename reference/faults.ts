@@ -1,0 +1,112 @@
+/**
+ * Named faults of the reference service. Each switches on exactly one deviation from one rule of
+ * the spec; `catches` lists the check ids (plan/check-ids.md) that must report it.
+ */
+
+export interface Fault {
+  readonly name: string;
+  /** Area of the spec the fault breaks. */
+  readonly area: string;
+  /** The rule it breaks, in the spec's words where possible. */
+  readonly rule: string;
+  /** Check ids that must fail when the fault is on. */
+  readonly catches: readonly string[];
+}
+
+const f = (name: string, area: string, rule: string, catches: readonly string[]): Fault => ({ name, area, rule, catches });
+
+export const FAULTS = [
+  // REST envelope
+  f('envelope-status-number-integer', 'rest-envelope', 'status_number is a string', ['rest.envelope.schema']),
+  f('envelope-ts-string', 'rest-envelope', 'ts is an integer', ['rest.envelope.schema']),
+  f('envelope-error-data-filled', 'rest-envelope', 'data is null on errors', ['rest.envelope.error-shape', 'rest.price.unknown-pair']),
+  f('envelope-error-message-missing', 'rest-envelope', 'message is present on errors', ['rest.envelope.error-shape']),
+  // Auth
+  f('auth-header-case-sensitive', 'auth', 'header names are case-insensitive: X-API-KEY and x-api-key are accepted', ['rest.auth.header-case.upper', 'rest.auth.header-case.lower']),
+  f('auth-missing-key-accepted', 'auth', 'a request without a valid key is rejected with HTTP 401 and 50005', ['rest.auth.missing-key']),
+  f('auth-http-403', 'auth', 'a missing or invalid key gets HTTP 401 (not another status)', ['rest.auth.missing-key', 'rest.auth.invalid-key']),
+  f('auth-suspended-served', 'auth', 'a suspended key gets 50007', ['rest.auth.suspended']),
+  // Pagination and filters
+  f('pairs-default-per-page-20', 'pagination', 'per_page defaults to 10', ['rest.pairs.defaults']),
+  f('pairs-pages-overlap', 'pagination', 'pages are disjoint: page n starts after page n-1 ends', ['rest.pairs.pages-disjoint']),
+  f('pairs-per-page-ignored', 'pagination', 'per_page sets the number of items per page', ['rest.pairs.per-page']),
+  f('pairs-invalid-page-accepted', 'pagination', 'invalid page or per_page is rejected with 50004', ['rest.pairs.invalid-param.page-zero', 'rest.pairs.invalid-param.page-negative', 'rest.pairs.invalid-param.page-text']),
+  f('pairs-type-filter-ignored', 'filters', 'type filters by asset type', ['rest.pairs.type-filter']),
+  f('pairs-code-search-ignored', 'filters', 'code searches pairs by a code or fragment', ['rest.pairs.code-search']),
+  f('pairs-base-mismatch', 'pair-record', 'base and quote are the symbols of the code', ['rest.pairs.code-form']),
+  // Price record and market object
+  f('price-ask-number', 'price-record', 'every price value is a JSON string', ['rest.price.schema']),
+  f('price-not-mid', 'price-record', 'price is the mid of ask and bid', ['rest.price.mid', 'ws.push.mid', 'ws.consistency.rest-agrees']),
+  f('price-bid-above-ask', 'price-record', 'bid <= price <= ask', ['rest.price.mid', 'ws.push.mid']),
+  f('market-crypto-timezone', 'market', 'timezone is absent for Crypto', ['rest.price.market.crypto']),
+  f('market-timezone-missing', 'market', 'timezone is present for non-Crypto assets', ['rest.price.market.timezone']),
+  f('market-timezone-invalid', 'market', 'timezone is an IANA zone name', ['rest.price.market.timezone']),
+  f('market-crypto-regular-session', 'market', 'Crypto reason is continuous', ['rest.price.market.crypto', 'rest.price.market.combination']),
+  f('market-closed-open-true', 'market', 'market_closed comes with open false and CLOSED (seen while a market is closed)', ['rest.price.market.combination', 'rest.price.market.equity-session']),
+  // 50102 and 50104 shapes
+  f('stale-http-503', 'price-status', '50102 keeps HTTP 200', ['rest.price.stale']),
+  f('stale-data-null', 'price-status', '50102 still fills data', ['rest.price.stale']),
+  f('unknown-pair-status-50008', 'price-status', 'an unknown pair answers 50104', ['rest.price.unknown-pair']),
+  f('missing-code-200', 'price-status', 'a missing code is an invalid request (50004)', ['rest.price.missing-code']),
+  f('unknown-endpoint-50004', 'rest-envelope', 'an unknown endpoint answers 50008', ['rest.not-found.endpoint']),
+  // Entitlements
+  f('entitlement-asset-type-ignored', 'entitlements', 'a key limited to asset types cannot read others (50109)', ['rest.entitlements.crypto-only-price', 'ws.subscribe.asset-type']),
+  f('entitlement-pairs-list-unfiltered', 'entitlements', 'the pairs a key reads depend on the key: /v1/pairs lists only its pairs', ['rest.entitlements.crypto-only-pairs', 'rest.entitlements.whitelist-pairs']),
+  f('entitlement-whitelist-subscribe', 'entitlements', 'subscribing outside the whitelist gives 50010', ['ws.subscribe.whitelist']),
+  // Handshake
+  f('handshake-body-code', 'handshake', 'handshake refusals carry status_number and message, never code', ['ws.handshake.error-body', 'ws.handshake.missing-key', 'ws.handshake.invalid-key']),
+  f('handshake-no-stream-accepted', 'handshake', 'a key without V1 stream access is refused with 50010', ['ws.handshake.no-stream']),
+  f('handshake-missing-key-accepted', 'handshake', 'a connection without a key is refused with 50005 (or gets a 50005 notice)', ['ws.handshake.missing-key']),
+  // Connection limit
+  f('limit-per-ip', 'connection-limit', 'connections are counted per key, not per IP address', ['ws.limits.connections.per-key']),
+  f('limit-off-by-one', 'connection-limit', 'a connection beyond the allowance is refused with 50009', ['ws.limits.connections.limited', 'ws.limits.connections.primary']),
+  f('limit-slot-not-freed', 'connection-limit', 'closing a connection frees its slot', ['ws.limits.connections.slot-freed']),
+  // Subscribe / unsubscribe
+  f('subscribe-extends', 'subscription', 'a new subscribe replaces the earlier set', ['ws.subscribe.replaces']),
+  f('subscribe-accepts-101', 'subscription', 'at most 100 pairs; 101 gives 50004', ['ws.subscribe.too-many-pairs']),
+  f('subscribe-limit-99', 'subscription', 'exactly 100 pairs are accepted', ['ws.subscribe.max-pairs']),
+  f('subscribe-empty-accepted', 'subscription', 'missing or invalid pairs give 50004', ['ws.subscribe.invalid.empty-list']),
+  f('subscribe-inactive-accepted', 'subscription', 'an inactive pair gives 50104', ['ws.subscribe.inactive-pair']),
+  f('subscribe-unknown-message', 'subscription', 'unknown pair message is "pair not found: <code>"', ['ws.subscribe.unknown-pair']),
+  f('unsubscribe-keeps-pushing', 'subscription', 'after unsubscribe pushes for the listed pairs stop', ['ws.unsubscribe.stops']),
+  f('push-unsubscribed-pair', 'subscription', 'only subscribed pairs are pushed', ['ws.push.only-subscribed']),
+  f('push-never-starts', 'subscription', 'after a successful subscribe pushes start without further requests', ['ws.subscribe.pushes-start']),
+  // Notices
+  f('notice-code-number', 'notice', 'notice code is a string', ['ws.notice.schema', 'ws.subscribe.notice']),
+  f('notice-id-not-echoed', 'notice', 'the client id is echoed in the reply', ['ws.notice.id-echo']),
+  f('notice-subscribe-message-lowercase', 'notice', 'subscribe success message is "Success"', ['ws.subscribe.notice']),
+  f('notice-status-number', 'notice', 'post-connect frames never carry status_number', ['ws.frames.no-status-number']),
+  f('notice-malformed-json-ignored', 'notice', 'a malformed message gets a 50004 notice', ['ws.request.malformed-json']),
+  f('notice-unknown-method-ignored', 'notice', 'an unknown method gets a 50004 notice', ['ws.request.unknown-method']),
+  // Ping and keep-alive
+  f('ping-reply-json', 'ping', 'the ping reply is the plain text Pong!', ['ws.ping.pong.bare', 'ws.ping.pong.with-id', 'ws.ping.pong.with-params']),
+  f('ping-reply-lowercase', 'ping', 'the ping reply is exactly Pong!', ['ws.ping.pong.bare', 'ws.ping.pong.with-id', 'ws.ping.pong.with-params']),
+  f('keepalive-never', 'keepalive', 'a connection with no ping for the window is closed', ['ws.keepalive.timeout']),
+  f('keepalive-early', 'keepalive', 'the connection is not closed before the ping window ends', ['ws.keepalive.timeout']),
+  f('keepalive-ping-not-reset', 'keepalive', 'each ping restarts the window', ['ws.keepalive.ping-keeps-alive']),
+  // Push frames
+  f('push-missing-bid', 'push', 'push frames carry code, ask, bid, price', ['ws.push.schema']),
+  f('push-price-number', 'push', 'push price values are JSON strings', ['ws.push.schema']),
+] as const satisfies readonly Fault[];
+
+export type FaultName = (typeof FAULTS)[number]['name'];
+export const FAULT_NAMES: readonly FaultName[] = FAULTS.map((x) => x.name);
+
+/** Unknown fault names; the message lists the valid ones. */
+export class UnknownFaultError extends Error {
+  readonly code = 'CONFORM_REFERENCE_FAULT';
+  override name = 'UnknownFaultError';
+}
+
+/** Returns the fault named `name`, or throws UnknownFaultError. */
+export function findFault(name: string): Fault {
+  const fault = FAULTS.find((x) => x.name === name);
+  if (!fault) throw new UnknownFaultError(`--fault: unknown fault ${JSON.stringify(name)}; run conform serve --list-faults`);
+  return fault;
+}
+
+/** One line per fault, for `conform serve --list-faults`. */
+export function formatFaults(): string {
+  const width = Math.max(...FAULTS.map((x) => x.name.length));
+  return FAULTS.map((x) => `${x.name.padEnd(width)}  [${x.area}] breaks: ${x.rule}; caught by ${x.catches.join(', ')}`).join('\n');
+}

@@ -1,0 +1,109 @@
+/**
+ * Synthetic prices: a seeded random walk per pair in whole price ticks, all arithmetic in
+ * decimal.js. ask = mid + n ticks and bid = mid - n ticks, so the mid of ask and bid is exact at
+ * the pair's precision and `price` is that mid.
+ */
+import { Decimal } from 'decimal.js';
+import type { PairConfig, PairState } from './catalogue.ts';
+import { parsePairCode } from '../src/spec.ts';
+
+export interface Quote {
+  ask: string;
+  bid: string;
+  price: string;
+  /** Clock ms of the last change of the price. */
+  lastUpdated: number;
+}
+
+export interface PairEntry {
+  readonly config: PairConfig;
+  readonly code: string;
+  readonly assetType: string;
+  readonly market: string;
+  readonly base: string;
+  readonly quote: string;
+  readonly state: PairState;
+  mid: Decimal;
+  readonly tick: Decimal;
+  readonly halfSpread: Decimal;
+  current: Quote;
+}
+
+/** mulberry32: a small seeded PRNG, so a run's walk repeats. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** States whose price exists and streams. */
+const PRICED: readonly PairState[] = ['active', 'stale'];
+
+/** Time a stale pair's price was last updated: an hour before start. */
+const STALE_AGE_MS = 3_600_000;
+
+export class PriceBook {
+  readonly pairs = new Map<string, PairEntry>();
+  private readonly random: () => number;
+
+  constructor(pairs: readonly PairConfig[], seed: number, now: number) {
+    this.random = prng(seed);
+    for (const config of pairs) {
+      const parts = parsePairCode(config.code)!;
+      const tick = new Decimal(1).dividedBy(new Decimal(10).pow(config.precision));
+      const halfSpread = tick.times(config.halfSpreadTicks ?? 2);
+      let mid = new Decimal(config.price);
+      // Keep bid positive: the mid stays at least one tick above the half-spread.
+      if (mid.lte(halfSpread)) mid = halfSpread.plus(tick);
+      const state = config.state ?? 'active';
+      const entry: PairEntry = {
+        config, code: config.code, assetType: parts.assetType, market: parts.market, base: parts.base, quote: parts.quote, state,
+        mid, tick, halfSpread, current: { ask: '', bid: '', price: '', lastUpdated: state === 'stale' ? now - STALE_AGE_MS : now },
+      };
+      this.quote(entry, entry.current.lastUpdated);
+      this.pairs.set(config.code, entry);
+    }
+  }
+
+  /** Whether the pair has a price at all (pushes and 200/50102 answers). */
+  static priced(entry: PairEntry): boolean {
+    return PRICED.includes(entry.state);
+  }
+
+  private quote(entry: PairEntry, at: number): void {
+    const places = entry.config.precision;
+    entry.current = {
+      ask: entry.mid.plus(entry.halfSpread).toFixed(places),
+      bid: entry.mid.minus(entry.halfSpread).toFixed(places),
+      price: entry.mid.toFixed(places),
+      lastUpdated: at,
+    };
+  }
+
+  /**
+   * One step of the walk at clock time `now`: each active pair whose market `isOpen` moves by
+   * 1 to 3 ticks up or down with `probability`. Returns the codes whose price changed; only they
+   * get a new `lastUpdated`.
+   */
+  step(now: number, probability: number, isOpen: (entry: PairEntry) => boolean): string[] {
+    const changed: string[] = [];
+    for (const entry of this.pairs.values()) {
+      if (entry.state !== 'active' || !isOpen(entry)) continue;
+      if (this.random() >= probability) continue;
+      const size = 1 + Math.floor(this.random() * 3);
+      const up = this.random() < 0.5;
+      let next = entry.mid.plus(entry.tick.times(up ? size : -size));
+      if (next.lte(entry.halfSpread)) next = entry.mid.plus(entry.tick.times(size));
+      if (next.eq(entry.mid)) continue;
+      entry.mid = next;
+      this.quote(entry, now);
+      changed.push(entry.code);
+    }
+    return changed;
+  }
+}

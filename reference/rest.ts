@@ -1,0 +1,185 @@
+/**
+ * The REST side: `GET /v1/pairs` and `GET /v1/price` in the envelope, with auth, entitlements,
+ * pagination, filters, the special pair states and the on-demand status numbers.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { API_KEY_HEADER, LIMITS, PATHS, QUERY, STATUS, type RestStatus } from '../src/spec.ts';
+import { HTTP_STATUS, messageOf, type KeyRecord, type Service } from './service.ts';
+import type { PairEntry } from './prices.ts';
+import type { MarketInfo } from './market.ts';
+
+/** Largest `per_page` accepted; the spec does not show a maximum. */
+export const MAX_PER_PAGE = 100;
+
+const HEADER_LC = API_KEY_HEADER.toLowerCase();
+
+/** The key header value, matched case-insensitively (spec: Authentication 1). */
+export function keyHeader(req: IncomingMessage, caseSensitive: boolean): string | undefined {
+  if (caseSensitive) {
+    // Fault: only the exact spelling `X-API-Key` counts.
+    const raw = req.rawHeaders;
+    for (let i = 0; i < raw.length; i += 2) if (raw[i] === API_KEY_HEADER) return raw[i + 1];
+    return undefined;
+  }
+  const v = req.headers[HEADER_LC];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+interface Outcome { http: number; body: Record<string, unknown> }
+
+/** A price record as sent on REST and (without market) in pushes, faults applied. */
+export function priceFields(svc: Service, entry: PairEntry): { ask: string; bid: string; price: string } {
+  let { ask, bid, price } = entry.current;
+  if (svc.is('price-not-mid')) price = entry.mid.plus(entry.tick).toFixed(entry.config.precision);
+  if (svc.is('price-bid-above-ask')) [ask, bid] = [bid, ask];
+  return { ask, bid, price };
+}
+
+function marketOut(svc: Service, m: MarketInfo): Record<string, unknown> {
+  const out: Record<string, unknown> = { open: m.open, reason: m.reason, session: m.session };
+  if (m.timezone !== undefined) out.timezone = m.timezone;
+  if (svc.is('market-crypto-timezone') && m.timezone === undefined) out.timezone = 'UTC';
+  if (svc.is('market-timezone-missing')) delete out.timezone;
+  if (svc.is('market-timezone-invalid') && m.timezone !== undefined) out.timezone = 'America/New York';
+  if (svc.is('market-crypto-regular-session') && m.reason === 'continuous') out.reason = 'regular_session';
+  if (svc.is('market-closed-open-true') && m.reason === 'market_closed') out.open = true;
+  return out;
+}
+
+export class RestHandler {
+  constructor(private readonly svc: Service) {}
+
+  private envelope(status: RestStatus, data: unknown, message?: string): Outcome {
+    const svc = this.svc;
+    const ok = status === STATUS.OK || status === STATUS.PRICE_STALE;
+    let http = HTTP_STATUS[status];
+    if (status === STATUS.UNAUTHORIZED && svc.is('auth-http-403')) http = 403;
+    const body: Record<string, unknown> = {
+      status_number: svc.is('envelope-status-number-integer') ? Number(status) : status,
+      ts: svc.is('envelope-ts-string') ? String(svc.clock()) : svc.clock(),
+      data: !ok && svc.is('envelope-error-data-filled') ? {} : data,
+    };
+    if (status !== STATUS.OK && !(svc.is('envelope-error-message-missing') && !ok)) body.message = message ?? messageOf(status);
+    return { http, body };
+  }
+
+  private error(status: RestStatus, message?: string): Outcome {
+    return this.envelope(status, null, message);
+  }
+
+  /** Handles one HTTP request that is not a WebSocket upgrade. */
+  handle(req: IncomingMessage, res: ServerResponse, wsPath: string): void {
+    let out: Outcome;
+    try {
+      out = this.route(req, wsPath);
+    } catch {
+      out = this.error(STATUS.INTERNAL);
+    }
+    const text = JSON.stringify(out.body);
+    res.writeHead(out.http, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+  }
+
+  private route(req: IncomingMessage, wsPath: string): Outcome {
+    const svc = this.svc;
+    const url = new URL(req.url ?? '/', 'http://reference.local');
+    // Every endpoint needs the key (spec: Endpoints), so auth comes before routing.
+    let key: KeyRecord | undefined = svc.keyFor(keyHeader(req, svc.is('auth-header-case-sensitive')));
+    if (!key && svc.is('auth-missing-key-accepted') && keyHeader(req, false) === undefined) key = svc.primary;
+    if (!key) return this.error(STATUS.UNAUTHORIZED);
+    const account = svc.restAccountStatus(key);
+    if (account) return this.error(account);
+    if (svc.throttled(key, Date.now())) return this.error(STATUS.RATE_LIMITED);
+
+    const known = url.pathname === PATHS.pairs || url.pathname === PATHS.price;
+    if (url.pathname === wsPath) return this.wsPathWithoutUpgrade(key);
+    if (!known || req.method !== 'GET') {
+      return svc.is('unknown-endpoint-50004') ? this.error(STATUS.INVALID_REQUEST) : this.error(STATUS.NOT_FOUND, `no endpoint ${req.method} ${url.pathname}`);
+    }
+    const params = url.searchParams;
+    for (const name of new Set(params.keys())) if (params.getAll(name).length > 1) return this.error(STATUS.INVALID_REQUEST, `${name} given more than once`);
+    return url.pathname === PATHS.pairs ? this.pairs(key, params) : this.price(key, params);
+  }
+
+  /** A plain GET of the stream path: what the handshake would refuse, else "upgrade required". */
+  private wsPathWithoutUpgrade(key: KeyRecord): Outcome {
+    if (key.state === 'stream-maintenance') return this.error(STATUS.WS_MAINTENANCE);
+    if (key.stream === false) return this.error(STATUS.ACCESS_DENIED, 'no access to the V1 source stream');
+    const out = this.error(STATUS.INVALID_REQUEST, 'WebSocket upgrade required');
+    return { ...out, http: 426 };
+  }
+
+  private intParam(params: URLSearchParams, name: string, fallback: number): number | string {
+    const raw = params.get(name);
+    if (raw === null) return fallback;
+    if (!/^[0-9]{1,9}$/.test(raw) || Number(raw) < 1) {
+      if (this.svc.is('pairs-invalid-page-accepted')) return fallback;
+      return `${name} must be a positive integer`;
+    }
+    return Number(raw);
+  }
+
+  private pairs(key: KeyRecord, params: URLSearchParams): Outcome {
+    const svc = this.svc;
+    if (key.pairs && key.pairs.length === 0 && !svc.is('entitlement-pairs-list-unfiltered')) return this.error(STATUS.NO_PAIRS_ALLOWED);
+    const page = this.intParam(params, QUERY.pairs.page, LIMITS.defaultPage);
+    const defaultPerPage = svc.is('pairs-default-per-page-20') ? 20 : LIMITS.defaultPerPage;
+    let perPage = this.intParam(params, QUERY.pairs.perPage, defaultPerPage);
+    if (typeof page === 'string') return this.error(STATUS.INVALID_REQUEST, page);
+    if (typeof perPage === 'string') return this.error(STATUS.INVALID_REQUEST, perPage);
+    if (perPage > MAX_PER_PAGE) return this.error(STATUS.INVALID_REQUEST, `per_page must be at most ${MAX_PER_PAGE}`);
+    if (svc.is('pairs-per-page-ignored')) perPage = LIMITS.defaultPerPage;
+    const type = params.get(QUERY.pairs.type)?.toLowerCase();
+    const code = params.get(QUERY.pairs.code)?.toLowerCase();
+    const matches: PairEntry[] = [];
+    for (const entry of svc.book.pairs.values()) {
+      if (!svc.listable(key, entry)) continue;
+      if (type && !svc.is('pairs-type-filter-ignored') && entry.assetType.toLowerCase() !== type) continue;
+      if (code && !svc.is('pairs-code-search-ignored') && !entry.code.toLowerCase().includes(code)) continue;
+      matches.push(entry);
+    }
+    let start = (page - 1) * perPage;
+    if (svc.is('pairs-pages-overlap') && page > 1) start -= 1;
+    const data = matches.slice(start, start + perPage).map((e) => ({
+      code: e.code,
+      name: e.config.name,
+      base: svc.is('pairs-base-mismatch') ? e.quote : e.base,
+      quote: e.quote,
+    }));
+    return this.envelope(STATUS.OK, data);
+  }
+
+  private price(key: KeyRecord, params: URLSearchParams): Outcome {
+    const svc = this.svc;
+    const code = params.get(QUERY.price.code);
+    if (code === null || code === '') {
+      return svc.is('missing-code-200') ? this.envelope(STATUS.OK, null) : this.error(STATUS.INVALID_REQUEST, 'code is required');
+    }
+    const entry = svc.livePair(code);
+    if (!entry) return this.error(svc.is('unknown-pair-status-50008') ? STATUS.NOT_FOUND : STATUS.PAIR_NOT_FOUND, `pair not found: ${code}`);
+    const denied = svc.entitlement(key, entry);
+    if (denied) return this.error(denied);
+    const pool = params.get(QUERY.price.pool);
+    if (pool !== null) {
+      if (pool === '') return this.error(STATUS.INVALID_REQUEST, 'pool must not be empty');
+      const state = entry.config.pools?.[pool];
+      if (state === undefined) return this.error(STATUS.POOL_NOT_FOUND);
+      if (state === 'unavailable') return this.error(STATUS.POOL_UNAVAILABLE);
+    }
+    switch (entry.state) {
+      case 'no-price': return this.error(STATUS.PRICE_NOT_FOUND);
+      case 'unavailable': return this.error(STATUS.PAIR_UNAVAILABLE);
+      case 'maintenance': return this.error(STATUS.PAIR_MAINTENANCE);
+      case 'broken': return this.error(STATUS.INTERNAL);
+      default: break;
+    }
+    const fields: Record<string, unknown> = priceFields(svc, entry);
+    if (svc.is('price-ask-number')) fields.ask = Number(fields.ask);
+    const data = { code: entry.code, ...fields, market: marketOut(svc, svc.market(entry)) };
+    if (entry.state === 'stale') {
+      const out = this.envelope(STATUS.PRICE_STALE, svc.is('stale-data-null') ? null : data);
+      return svc.is('stale-http-503') ? { ...out, http: 503 } : out;
+    }
+    return this.envelope(STATUS.OK, data);
+  }
+}

@@ -1,0 +1,125 @@
+/**
+ * The state the REST and stream sides share: keys, entitlements, the price book, the market at
+ * the injected clock, and the active fault. No sockets here.
+ */
+import { STATUS, type RestStatus } from '../src/spec.ts';
+import type { KeyConfig, ReferenceConfig } from './config.ts';
+import { marketAt, staleMarket, type MarketInfo } from './market.ts';
+import { PriceBook, type PairEntry } from './prices.ts';
+import type { FaultName } from './faults.ts';
+
+export interface KeyRecord extends KeyConfig {
+  /** Name of the key in the config (and the profile). */
+  readonly name: string;
+}
+
+/** Messages of the status numbers this service answers with (the spec's meanings, as sentences). */
+export const MESSAGES: Readonly<Partial<Record<RestStatus, string>>> = {
+  [STATUS.INTERNAL]: 'Internal server error',
+  [STATUS.API_MAINTENANCE]: 'API maintenance',
+  [STATUS.WS_MAINTENANCE]: 'WebSocket maintenance',
+  [STATUS.GRPC_MAINTENANCE]: 'gRPC maintenance',
+  [STATUS.INVALID_REQUEST]: 'Invalid request',
+  [STATUS.UNAUTHORIZED]: 'Unauthorized: API key missing, invalid or expired',
+  [STATUS.RATE_LIMITED]: 'Too many requests',
+  [STATUS.SUSPENDED]: 'Suspended: API key suspended',
+  [STATUS.NOT_FOUND]: 'Resource not found',
+  [STATUS.CONNECTION_LIMIT]: 'Connection limit exceeded: the maximum number of connections was reached',
+  [STATUS.ACCESS_DENIED]: 'Access denied',
+  [STATUS.RESTRICTED_USER]: 'Restricted user',
+  [STATUS.PRICE_NOT_FOUND]: 'Price not found',
+  [STATUS.PRICE_STALE]: 'The price may not reflect real-time conditions',
+  [STATUS.POOL_UNAVAILABLE]: 'Price pool unavailable',
+  [STATUS.PAIR_NOT_FOUND]: 'Pair not found',
+  [STATUS.PAIR_UNAVAILABLE]: 'Pair temporarily unavailable',
+  [STATUS.PAIR_MAINTENANCE]: 'Pair in maintenance',
+  [STATUS.NO_PAIRS_ALLOWED]: 'No pairs allowed for this request',
+  [STATUS.POOL_NOT_FOUND]: 'Pool not found',
+  [STATUS.ASSET_TYPE_DENIED]: 'No access to the asset type',
+};
+export const messageOf = (status: RestStatus): string => MESSAGES[status] ?? status;
+
+/** HTTP status per status number; the spec shows only 401 for 50005 and 200 for 50102. */
+export const HTTP_STATUS: Readonly<Record<RestStatus, number>> = {
+  '200': 200, '50000': 500, '50001': 503, '50002': 503, '50003': 503, '50004': 400, '50005': 401, '50006': 429,
+  '50007': 403, '50008': 404, '50009': 429, '50010': 403, '50100': 403, '50101': 404, '50102': 200, '50103': 503,
+  '50104': 404, '50105': 503, '50106': 503, '50107': 403, '50108': 404, '50109': 403,
+};
+
+export class Service {
+  readonly book: PriceBook;
+  private readonly byValue = new Map<string, KeyRecord>();
+  private readonly windows = new Map<string, { start: number; count: number }>();
+
+  constructor(readonly config: ReferenceConfig, readonly clock: () => number, readonly fault: FaultName | undefined) {
+    this.book = new PriceBook(config.pairs, config.seed, clock());
+    for (const [name, k] of Object.entries(config.keys)) this.byValue.set(k.key, { ...k, name });
+  }
+
+  is(fault: FaultName): boolean {
+    return this.fault === fault;
+  }
+
+  /** The key record for a header value, or undefined for a missing or unknown key. */
+  keyFor(value: string | undefined): KeyRecord | undefined {
+    return value === undefined ? undefined : this.byValue.get(value);
+  }
+
+  /** The primary key's record (faults that accept a missing key act as primary). */
+  get primary(): KeyRecord {
+    return { ...this.config.keys.primary!, name: 'primary' };
+  }
+
+  /** Account-state refusal of a REST request, before routing; undefined when the key may go on. */
+  restAccountStatus(key: KeyRecord): RestStatus | undefined {
+    switch (key.state ?? 'active') {
+      case 'suspended': return this.is('auth-suspended-served') ? undefined : STATUS.SUSPENDED;
+      case 'restricted': return STATUS.RESTRICTED_USER;
+      case 'api-maintenance': return STATUS.API_MAINTENANCE;
+      case 'grpc-maintenance': return STATUS.GRPC_MAINTENANCE;
+      default: return undefined;
+    }
+  }
+
+  /** Counts one REST request of `key` in its fixed window; true when over the limit. */
+  throttled(key: KeyRecord, now: number): boolean {
+    const limit = key.rateLimit ?? this.config.restRateLimit;
+    let w = this.windows.get(key.key);
+    if (!w || now - w.start >= limit.windowMs) {
+      w = { start: now, count: 0 };
+      this.windows.set(key.key, w);
+    }
+    w.count++;
+    return w.count > limit.requests;
+  }
+
+  /** The pair if it exists and is not inactive (spec: 50104 covers inactive and suspended pairs). */
+  livePair(code: string): PairEntry | undefined {
+    const entry = this.book.pairs.get(code);
+    return entry && entry.state !== 'inactive' ? entry : undefined;
+  }
+
+  /**
+   * Whether `key` may read `entry`: undefined when allowed, else 50107 (no pairs at all),
+   * 50109 (asset type) or 50010 (whitelist).
+   */
+  entitlement(key: KeyRecord, entry: PairEntry): RestStatus | undefined {
+    if (key.pairs && key.pairs.length === 0) return STATUS.NO_PAIRS_ALLOWED;
+    if (key.assetTypes && !key.assetTypes.includes(entry.assetType) && !this.is('entitlement-asset-type-ignored')) return STATUS.ASSET_TYPE_DENIED;
+    if (key.pairs && !key.pairs.includes(entry.code)) return STATUS.ACCESS_DENIED;
+    return undefined;
+  }
+
+  /** Whether a pair is listed in /v1/pairs: priced pairs only, and only those the key may read. */
+  listable(key: KeyRecord, entry: PairEntry): boolean {
+    if (entry.state !== 'active' && entry.state !== 'stale') return false;
+    if (this.is('entitlement-pairs-list-unfiltered')) return true;
+    return this.entitlement(key, entry) === undefined;
+  }
+
+  /** The market object of a pair now. */
+  market(entry: PairEntry, now = this.clock()): MarketInfo {
+    if (entry.state === 'stale') return staleMarket(entry.assetType, entry.config.timezone);
+    return marketAt(now, entry.assetType, entry.market, entry.config.timezone);
+  }
+}

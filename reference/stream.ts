@@ -1,0 +1,373 @@
+/**
+ * The WebSocket side: handshake refusals as HTTP JSON bodies, per-key connection allowance,
+ * subscribe/unsubscribe/ping, the keep-alive window, and the push fan-out.
+ *
+ * Fan-out: each tick serialises and frames each subscribed pair's push once; clients with the
+ * same subscription set share one concatenated buffer, written with one socket write per client
+ * per tick. A client whose unsent bytes pass `maxBacklogBytes` is skipped (counted), and dropped
+ * after `dropAfterTicks` such ticks, so a slow reader cannot make the server buffer without bound.
+ */
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Socket } from 'node:net';
+import { WebSocketServer, WebSocket } from 'ws';
+import { LIMITS, METHOD, STATUS, TEXT, pairNotFoundMessage, type NoticeCode, type RestStatus } from '../src/spec.ts';
+import { HTTP_STATUS, messageOf, type KeyRecord, type Service } from './service.ts';
+import { keyHeader, priceFields } from './rest.ts';
+import { PriceBook } from './prices.ts';
+
+/** Counters of the fan-out, for tests and the benchmark. */
+export interface StreamStats {
+  /** Open WebSocket connections. */
+  clients: number;
+  ticks: number;
+  /** Push frames handed to sockets. */
+  framesWritten: number;
+  /** Push frames not written because the client's backlog was over the bound. */
+  framesSkipped: number;
+  /** Clients dropped for staying over the backlog bound. */
+  slowClientsDropped: number;
+  /** Connections closed for sending too many messages. */
+  floodsClosed: number;
+  /** Handshakes refused, by status number. */
+  refused: Record<string, number>;
+}
+
+interface Group { readonly id: string; readonly codes: readonly string[]; readonly clients: Set<Client> }
+
+interface Client {
+  readonly ws: WebSocket;
+  readonly socket: Socket;
+  readonly key: KeyRecord;
+  readonly countKey: string;
+  subs: string[];
+  group: Group | undefined;
+  keepAlive: NodeJS.Timeout | undefined;
+  overTicks: number;
+  windowStart: number;
+  windowCount: number;
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A server-to-client (unmasked) WebSocket text frame: FIN + opcode 1, then the length (RFC 6455 5.2). */
+export function textFrame(payload: Buffer): Buffer {
+  const len = payload.length;
+  const head = len < 126 ? 2 : len < 65536 ? 4 : 10;
+  const buf = Buffer.allocUnsafe(head + len);
+  buf[0] = 0x81;
+  if (len < 126) buf[1] = len;
+  else if (len < 65536) {
+    buf[1] = 126;
+    buf.writeUInt16BE(len, 2);
+  } else {
+    buf[1] = 127;
+    buf.writeUInt32BE(Math.floor(len / 2 ** 32), 2);
+    buf.writeUInt32BE(len >>> 0, 6);
+  }
+  payload.copy(buf, head);
+  return buf;
+}
+
+/** Close codes the service uses (RFC 6455 7.4.1); the spec shows none. */
+const CLOSE = { normal: 1000, policy: 1008 } as const;
+/** How long a closing handshake may take before the socket is destroyed. */
+const CLOSE_GRACE_MS = 2000;
+
+export class StreamServer {
+  readonly stats: StreamStats = { clients: 0, ticks: 0, framesWritten: 0, framesSkipped: 0, slowClientsDropped: 0, floodsClosed: 0, refused: {} };
+  private readonly wss: WebSocketServer;
+  private readonly clients = new Set<Client>();
+  private readonly counts = new Map<string, number>();
+  private readonly groups = new Map<string, Group>();
+  private readonly ticker: NodeJS.Timeout;
+
+  constructor(private readonly svc: Service) {
+    const { config } = svc;
+    this.wss = new WebSocketServer({ noServer: true, maxPayload: config.maxPayload, perMessageDeflate: false, clientTracking: false });
+    this.ticker = setInterval(() => this.tick(), config.tickMs);
+  }
+
+  /** Handles an HTTP upgrade request on the server. */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const svc = this.svc;
+    socket.on('error', () => {});
+    const path = new URL(req.url ?? '/', 'http://reference.local').pathname;
+    if (path !== svc.config.wsPath) return this.refuse(socket, STATUS.NOT_FOUND, `no stream at ${path}`);
+    const value = keyHeader(req, svc.is('auth-header-case-sensitive'));
+    let key = svc.keyFor(value);
+    if (!key && value === undefined && svc.is('handshake-missing-key-accepted')) key = svc.primary;
+    // Spec, Authentication 3: failures before the connection is established come back in the
+    // HTTP handshake as a JSON body with status_number and message.
+    if (!key) return this.refuse(socket, STATUS.UNAUTHORIZED);
+    if (key.state === 'suspended') return this.refuse(socket, STATUS.SUSPENDED);
+    if (key.state === 'restricted') return this.refuse(socket, STATUS.RESTRICTED_USER);
+    if (key.state === 'stream-maintenance') return this.refuse(socket, STATUS.WS_MAINTENANCE);
+    if (key.stream === false && !svc.is('handshake-no-stream-accepted')) return this.refuse(socket, STATUS.ACCESS_DENIED, 'Access denied: no access to the V1 source stream');
+    // Spec, Limits: counted per key, not per IP address; refused from any address.
+    const remote = (socket as Socket).remoteAddress ?? '';
+    const countKey = svc.is('limit-per-ip') ? `${key.key}\u0000${remote}` : key.key;
+    const allowance = (key.connections ?? 1) + (svc.is('limit-off-by-one') ? 1 : 0);
+    const open = this.counts.get(countKey) ?? 0;
+    if (open >= allowance) return this.refuse(socket, STATUS.CONNECTION_LIMIT);
+    this.counts.set(countKey, open + 1);
+    let released = false;
+    const release = (): void => {
+      if (released || svc.is('limit-slot-not-freed')) return;
+      released = true;
+      this.counts.set(countKey, (this.counts.get(countKey) ?? 1) - 1);
+    };
+    // The raw socket closes whether or not the upgrade completes, so the slot is always freed.
+    socket.once('close', release);
+    const accepted = key;
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, socket as Socket, accepted, countKey));
+  }
+
+  private refuse(socket: Duplex, status: RestStatus, message = messageOf(status)): void {
+    this.stats.refused[status] = (this.stats.refused[status] ?? 0) + 1;
+    const body = JSON.stringify(this.svc.is('handshake-body-code') ? { code: status, message } : { status_number: status, message });
+    const http = HTTP_STATUS[status];
+    socket.end(
+      `HTTP/1.1 ${http} ${STATUS_CODES[http] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+
+  private accept(ws: WebSocket, socket: Socket, key: KeyRecord, countKey: string): void {
+    const svc = this.svc;
+    socket.setNoDelay(true);
+    const client: Client = { ws, socket, key, countKey, subs: [], group: undefined, keepAlive: undefined, overTicks: 0, windowStart: Date.now(), windowCount: 0 };
+    this.clients.add(client);
+    this.stats.clients = this.clients.size;
+    const window = svc.config.pingTimeoutMs;
+    if (!svc.is('keepalive-never')) {
+      // Spec, Limits: the connection is closed if no ping arrives within the window.
+      client.keepAlive = setTimeout(() => this.close(client, CLOSE.normal, 'no ping within the keep-alive window'), svc.is('keepalive-early') ? Math.floor(window / 2) : window);
+    }
+    ws.on('error', () => {});
+    ws.on('message', (data, isBinary) => this.onMessage(client, data as Buffer, isBinary));
+    ws.on('close', () => this.forget(client));
+  }
+
+  private close(client: Client, code: number, reason: string): void {
+    client.ws.close(code, reason);
+    setTimeout(() => client.ws.terminate(), CLOSE_GRACE_MS).unref();
+  }
+
+  private forget(client: Client): void {
+    if (!this.clients.delete(client)) return;
+    clearTimeout(client.keepAlive);
+    this.setGroup(client, []);
+    this.stats.clients = this.clients.size;
+  }
+
+  private send(client: Client, text: string): void {
+    if (client.ws.readyState !== WebSocket.OPEN) return;
+    // A client that floods requests but never reads would grow our buffer: drop it instead.
+    if (client.socket.writableLength > this.svc.config.maxBacklogBytes) {
+      this.stats.slowClientsDropped++;
+      client.ws.terminate();
+      return;
+    }
+    client.ws.send(text);
+  }
+
+  private notice(client: Client, method: string, message: string, code: NoticeCode, id: string | undefined): void {
+    const svc = this.svc;
+    const n: Record<string, unknown> = { method, message, code: svc.is('notice-code-number') ? Number(code) : code };
+    if (id !== undefined && !svc.is('notice-id-not-echoed')) n.id = id;
+    n.data = null;
+    if (svc.is('notice-status-number')) n.status_number = code;
+    this.send(client, JSON.stringify(n));
+  }
+
+  private invalid(client: Client, message: string, id?: string): void {
+    this.notice(client, METHOD.error, message, STATUS.INVALID_REQUEST, id);
+  }
+
+  private onMessage(client: Client, data: Buffer, isBinary: boolean): void {
+    const svc = this.svc;
+    const now = Date.now();
+    if (now - client.windowStart >= 1000) {
+      client.windowStart = now;
+      client.windowCount = 0;
+    }
+    if (++client.windowCount > svc.config.maxMessagesPerSecond) {
+      if (client.windowCount === svc.config.maxMessagesPerSecond + 1) {
+        this.stats.floodsClosed++;
+        this.close(client, CLOSE.policy, 'too many messages');
+      }
+      return;
+    }
+    // Messages are JSON text (spec: WebSocket connection); a binary frame is an invalid request.
+    if (isBinary) return this.invalid(client, 'invalid request: binary frames are not accepted');
+    let msg: unknown;
+    try {
+      msg = JSON.parse(data.toString('utf8'));
+    } catch {
+      if (svc.is('notice-malformed-json-ignored')) return;
+      return this.invalid(client, 'invalid request: malformed JSON');
+    }
+    if (!isObj(msg)) return this.invalid(client, 'invalid request: a message is a JSON object with a method');
+    const id = typeof msg.id === 'string' ? msg.id : undefined;
+    if (msg.id !== undefined && id === undefined) return this.invalid(client, 'invalid request: id must be a string');
+    switch (msg.method) {
+      case METHOD.ping: return this.ping(client);
+      case METHOD.subscribe: return this.subscribe(client, msg.params, id);
+      case METHOD.unsubscribe: return this.unsubscribe(client, msg.params, id);
+      default:
+        if (svc.is('notice-unknown-method-ignored')) return;
+        return this.invalid(client, typeof msg.method === 'string' ? `invalid request: unknown method ${JSON.stringify(msg.method).slice(0, 80)}` : 'invalid request: method is required', id);
+    }
+  }
+
+  private ping(client: Client): void {
+    const svc = this.svc;
+    if (client.keepAlive && !svc.is('keepalive-ping-not-reset')) client.keepAlive.refresh();
+    if (svc.is('ping-reply-json')) return this.send(client, JSON.stringify({ method: METHOD.ping, message: TEXT.pong, code: STATUS.OK, data: null }));
+    this.send(client, svc.is('ping-reply-lowercase') ? TEXT.pong.toLowerCase() : TEXT.pong);
+  }
+
+  /** Validates `params.pairs`; returns the codes or sends a 50004/50104 notice and returns undefined. */
+  private pairsOf(client: Client, params: unknown, id: string | undefined): string[] | undefined {
+    const svc = this.svc;
+    if (!isObj(params) || !Array.isArray(params.pairs)) {
+      this.invalid(client, 'invalid request: params.pairs must be an array of pair codes', id);
+      return undefined;
+    }
+    const pairs: unknown[] = params.pairs;
+    if (pairs.length === 0 && !svc.is('subscribe-empty-accepted')) {
+      this.invalid(client, 'invalid request: params.pairs is empty', id);
+      return undefined;
+    }
+    if (pairs.some((c) => typeof c !== 'string')) {
+      this.invalid(client, 'invalid request: every pair must be a string', id);
+      return undefined;
+    }
+    const max = LIMITS.maxPairsPerSubscribe + (svc.is('subscribe-accepts-101') ? 1 : 0) - (svc.is('subscribe-limit-99') ? 1 : 0);
+    if (pairs.length > max) {
+      this.invalid(client, `invalid request: at most ${LIMITS.maxPairsPerSubscribe} pairs`, id);
+      return undefined;
+    }
+    return [...new Set(pairs as string[])];
+  }
+
+  private subscribe(client: Client, params: unknown, id: string | undefined): void {
+    const svc = this.svc;
+    const codes = this.pairsOf(client, params, id);
+    if (!codes) return;
+    for (const code of codes) {
+      const entry = svc.livePair(code) ?? (svc.is('subscribe-inactive-accepted') ? svc.book.pairs.get(code) : undefined);
+      if (!entry) {
+        const message = svc.is('subscribe-unknown-message') ? 'unknown pair' : pairNotFoundMessage(code);
+        return this.notice(client, METHOD.error, message, STATUS.PAIR_NOT_FOUND, id);
+      }
+      let denied = svc.entitlement(client.key, entry);
+      // Spec, Authentication 4: lacking pair-whitelist access yields 50010 after connection.
+      if (denied === STATUS.NO_PAIRS_ALLOWED) denied = STATUS.ACCESS_DENIED;
+      if (denied === STATUS.ACCESS_DENIED && svc.is('entitlement-whitelist-subscribe')) denied = undefined;
+      if (denied) return this.notice(client, METHOD.error, `${messageOf(denied)}: ${code}`, denied as NoticeCode, id);
+    }
+    // Spec, subscription table: the earlier set is replaced, not extended.
+    const next = svc.is('subscribe-extends') ? [...new Set([...client.subs, ...codes])] : codes;
+    this.setGroup(client, next);
+    this.notice(client, METHOD.subscribe, svc.is('notice-subscribe-message-lowercase') ? TEXT.subscribeSuccess.toLowerCase() : TEXT.subscribeSuccess, STATUS.OK, id);
+  }
+
+  private unsubscribe(client: Client, params: unknown, id: string | undefined): void {
+    const svc = this.svc;
+    const codes = this.pairsOf(client, params, id);
+    if (!codes) return;
+    for (const code of codes) if (!svc.book.pairs.has(code)) return this.notice(client, METHOD.error, pairNotFoundMessage(code), STATUS.PAIR_NOT_FOUND, id);
+    // Pairs that are not subscribed are ignored (spec: not shown).
+    if (!svc.is('unsubscribe-keeps-pushing')) this.setGroup(client, client.subs.filter((c) => !codes.includes(c)));
+    this.notice(client, METHOD.unsubscribe, TEXT.unsubscribeSuccess, STATUS.OK, id);
+  }
+
+  /** Moves a client to the group of its new subscription set. */
+  private setGroup(client: Client, codes: string[]): void {
+    client.subs = codes;
+    const old = client.group;
+    if (old) {
+      old.clients.delete(client);
+      if (old.clients.size === 0) this.groups.delete(old.id);
+    }
+    if (codes.length === 0) {
+      client.group = undefined;
+      return;
+    }
+    let pushed = codes;
+    if (this.svc.is('push-unsubscribed-pair')) {
+      const extra = [...this.svc.book.pairs.values()].find((e) => PriceBook.priced(e) && !codes.includes(e.code));
+      if (extra) pushed = [...codes, extra.code];
+    }
+    const id = [...pushed].sort().join('\n');
+    let group = this.groups.get(id);
+    if (!group) {
+      group = { id, codes: pushed, clients: new Set() };
+      this.groups.set(id, group);
+    }
+    group.clients.add(client);
+    client.group = group;
+  }
+
+  /** One push tick: step the prices, frame each needed pair once, one write per client. */
+  tick(): void {
+    const svc = this.svc;
+    const now = svc.clock();
+    this.stats.ticks++;
+    svc.book.step(now, svc.config.moveProbability, (e) => svc.market(e, now).open);
+    if (this.groups.size === 0 || svc.is('push-never-starts')) return;
+    const frames = new Map<string, Buffer | null>();
+    const frameOf = (code: string): Buffer | null => {
+      let frame = frames.get(code);
+      if (frame !== undefined) return frame;
+      const entry = svc.book.pairs.get(code);
+      frame = null;
+      if (entry && PriceBook.priced(entry)) {
+        const push: Record<string, unknown> = { code, ...priceFields(svc, entry), last_updated: entry.current.lastUpdated, sent_at: now };
+        if (svc.is('push-missing-bid')) delete push.bid;
+        if (svc.is('push-price-number')) push.price = Number(push.price);
+        frame = textFrame(Buffer.from(JSON.stringify(push)));
+      }
+      frames.set(code, frame);
+      return frame;
+    };
+    const { maxBacklogBytes, dropAfterTicks } = svc.config;
+    for (const group of this.groups.values()) {
+      const parts: Buffer[] = [];
+      for (const code of group.codes) {
+        const frame = frameOf(code);
+        if (frame) parts.push(frame);
+      }
+      if (parts.length === 0) continue;
+      const bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+      const n = parts.length;
+      for (const client of group.clients) {
+        if (client.ws.readyState !== WebSocket.OPEN) continue;
+        if (client.socket.writableLength > maxBacklogBytes) {
+          this.stats.framesSkipped += n;
+          if (++client.overTicks >= dropAfterTicks) {
+            this.stats.slowClientsDropped++;
+            client.ws.terminate();
+          }
+          continue;
+        }
+        client.overTicks = 0;
+        // Frames are whole and unmasked, so writing the shared bytes beside ws's own sends is safe.
+        client.socket.write(bytes);
+        this.stats.framesWritten += n;
+      }
+    }
+  }
+
+  /** Stops the ticker and ends every connection. */
+  closeAll(): void {
+    clearInterval(this.ticker);
+    for (const client of this.clients) {
+      clearTimeout(client.keepAlive);
+      client.ws.terminate();
+    }
+    this.wss.close();
+  }
+}
