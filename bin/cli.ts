@@ -1,10 +1,59 @@
 /** The `conform` command: parse options, call the library, set the exit code. */
 import { createRequire } from 'node:module';
+import { existsSync } from 'node:fs';
+import { conformYargs, helpText, parseArgs } from './parse-args.ts';
+import { conform, EXIT, problemLine } from '../src/conform.ts';
+import { CHECKS } from '../suites/index.ts';
 
 const pkg = createRequire(import.meta.url)('../package.json') as { version: string };
-const args = process.argv.slice(2);
-if (args.includes('--version')) {
-  console.log(pkg.version);
-} else {
-  console.log('conform: the check engine is not built yet (issue 4). Try --version.');
+const argv = process.argv.slice(2);
+
+/** Sub-commands other helpers own, registered when their module exists. */
+const SUBCOMMANDS: Record<string, { file: string; exportName: string }> = {
+  serve: { file: '../reference/serve-command.ts', exportName: 'serveCommand' },
+  load: { file: '../load/cli-command.ts', exportName: 'loadCommand' },
+};
+
+async function runSubcommand(name: string): Promise<number> {
+  const sub = SUBCOMMANDS[name]!;
+  const url = new URL(sub.file, import.meta.url);
+  if (!existsSync(url)) { process.stderr.write(`conform: "${name}" is not available in this build\n`); return EXIT.usage; }
+  const mod = (await import(url.href)) as Record<string, unknown>;
+  let code: number = EXIT.ok;
+  await conformYargs([]).scriptName('conform').command(mod[sub.exportName] as never).help().version(false).strict()
+    .fail((msg, err) => { process.stderr.write(`${problemLine(err ?? new Error(msg))}\n`); code = EXIT.usage; })
+    .parseAsync(argv);
+  return code;
 }
+
+async function main(): Promise<number> {
+  if (argv[0] && SUBCOMMANDS[argv[0]]) return runSubcommand(argv[0]);
+  const parsed = parseArgs(argv);
+  switch (parsed.kind) {
+    case 'help': process.stdout.write(`${await helpText()}\n`); return EXIT.ok;
+    case 'version': process.stdout.write(`${pkg.version}\n`); return EXIT.ok;
+    case 'error': process.stderr.write(`conform: ${parsed.message}\n`); return EXIT.usage;
+    default: break;
+  }
+  const options = parsed.options;
+  // The environment is read here only: the key stays out of argv, shell history and ps.
+  if (options.target !== undefined && options.key === undefined) {
+    const fromEnv = process.env[options.keyEnv];
+    if (fromEnv) options.key = fromEnv;
+  }
+  const stop = new AbortController();
+  process.once('SIGINT', () => stop.abort());
+  return conform(options, CHECKS, {
+    out: (t) => process.stdout.write(t),
+    err: (t) => process.stderr.write(t),
+    tty: process.stdout.isTTY === true,
+    version: pkg.version,
+    signal: stop.signal,
+    async startEmbedded() {
+      const { startReferenceServer } = await import('../reference/index.ts');
+      return startReferenceServer();
+    },
+  });
+}
+
+process.exitCode = await main();

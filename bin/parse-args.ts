@@ -1,0 +1,98 @@
+/**
+ * argv → options: pure (no process, no environment, no output), so it is tested directly.
+ * yargs parses; src/options.ts validates.
+ */
+import yargs from 'yargs';
+import { OPTION_DEFAULTS, type ConformOptions } from '../src/options.ts';
+
+export type ParseResult =
+  | { kind: 'run'; options: ConformOptions }
+  | { kind: 'help' }
+  | { kind: 'version' }
+  | { kind: 'error'; message: string };
+
+const list = (v: unknown): string[] => (Array.isArray(v) ? v : v === undefined ? [] : [v]).flatMap((x) => String(x).split(',')).map((s) => s.trim()).filter(Boolean);
+
+/** The yargs definition of `conform [options]`, shared by parsing and the help text. */
+export function conformYargs(argv: readonly string[]) {
+  return yargs([...argv])
+    .scriptName('conform')
+    .usage('conform [--target URL --key KEY | --profile FILE] [options]\n\nChecks a Real-Time Price Service against the spec. With neither --target nor --profile it checks the embedded reference service.\n\nconform serve   run the reference service (see conform serve --help)')
+    .options({
+      target: { type: 'string', describe: 'REST base URL of the target (the harness appends /v1/pairs, /v1/price)' },
+      key: { type: 'string', describe: 'API key for --target (prefer --key-env: keeps it out of shell history and ps)' },
+      'key-env': { type: 'string', default: OPTION_DEFAULTS.keyEnv, describe: 'environment variable holding the key for --target' },
+      ws: { type: 'string', describe: 'WebSocket URL for --target (the spec does not show its path)' },
+      profile: { type: 'string', describe: 'target profile JSON (schemas/profile.schema.json)' },
+      only: { type: 'string', array: true, describe: 'run only these check ids, id prefixes or tags (comma-separated or repeated)' },
+      skip: { type: 'string', array: true, describe: 'leave out these check ids, id prefixes or tags' },
+      list: { type: 'boolean', default: false, describe: 'print the catalogue (id, severity, tags, spec clause) and exit' },
+      report: { type: 'string', array: true, describe: 'report formats: console,json,junit,html', default: OPTION_DEFAULTS.report },
+      out: { type: 'string', default: OPTION_DEFAULTS.out, describe: 'directory for json, junit and html reports' },
+      concurrency: { type: 'number', default: OPTION_DEFAULTS.concurrency, describe: 'checks in flight at once' },
+      timeout: { type: 'number', default: OPTION_DEFAULTS.timeout, describe: 'per-check timeout, ms (keep-alive checks set their own)' },
+      bail: { type: 'boolean', default: false, describe: 'stop after the first failure or error' },
+      'rerun-failed': { type: 'string', describe: 'run only what failed or errored in this earlier JSON report' },
+      baseline: { type: 'string', describe: 'compare with this earlier JSON report: changed verdicts and observations' },
+      'fail-on-change': { type: 'boolean', default: false, describe: 'exit 1 when anything changed against --baseline' },
+    })
+    .help(false)
+    .version(false)
+    .strict()
+    .exitProcess(false)
+    .wrap(100);
+}
+
+const single = (name: string, v: unknown): string | undefined => {
+  if (Array.isArray(v)) throw new Error(`--${name} given more than once`);
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string') throw new Error(`--${name} needs a value`);
+  return v;
+};
+
+/** Parses argv (without node and the script). Never throws: problems come back as one line. */
+export function parseArgs(argv: readonly string[]): ParseResult {
+  if (argv.includes('--help') || argv.includes('-h')) return { kind: 'help' };
+  if (argv.includes('--version')) return { kind: 'version' };
+  let a: Record<string, unknown>;
+  try {
+    a = conformYargs(argv).fail((msg, err) => { throw err ?? new Error(msg); }).parseSync() as Record<string, unknown>;
+  } catch (err) {
+    const msg = (err as Error).message.replace(/^Unknown arguments?: /, 'unknown option: ');
+    return { kind: 'error', message: msg.split('\n')[0]! };
+  }
+  try {
+    if ((a._ as unknown[]).length > 0) return { kind: 'error', message: `unexpected argument: ${String((a._ as unknown[])[0])} (options start with --)` };
+    const num = (name: string): number => {
+      const v = a[name];
+      if (Array.isArray(v)) throw new Error(`--${name} given more than once`);
+      return typeof v === 'number' ? v : Number.NaN;
+    };
+    const options: ConformOptions = {
+      ...OPTION_DEFAULTS,
+      target: single('target', a.target),
+      key: single('key', a.key),
+      keyEnv: single('key-env', a['key-env']) ?? OPTION_DEFAULTS.keyEnv,
+      ws: single('ws', a.ws),
+      profile: single('profile', a.profile),
+      only: list(a.only),
+      skip: list(a.skip),
+      list: a.list === true,
+      report: list(a.report) as ConformOptions['report'],
+      out: single('out', a.out) ?? OPTION_DEFAULTS.out,
+      concurrency: num('concurrency'),
+      timeout: num('timeout'),
+      bail: a.bail === true,
+      rerunFailed: single('rerun-failed', a['rerun-failed']),
+      baseline: single('baseline', a.baseline),
+      failOnChange: a['fail-on-change'] === true,
+    };
+    for (const k of Object.keys(options) as (keyof ConformOptions)[]) if (options[k] === undefined) delete options[k];
+    return { kind: 'run', options };
+  } catch (err) {
+    return { kind: 'error', message: (err as Error).message };
+  }
+}
+
+/** The help text. */
+export const helpText = (): Promise<string> => conformYargs([]).getHelp();

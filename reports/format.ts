@@ -1,0 +1,54 @@
+/** Text shared by every report: how a failure, an error and a way to reproduce read. */
+import type { CheckResult, Evidence } from '../src/check.ts';
+
+/** `Section: rule`. */
+export const clauseText = (r: Pick<CheckResult, 'clause'>): string => `${r.clause.section}: ${r.clause.rule}`;
+
+/** How to reproduce a result: curl lines for REST, the frame transcript for the stream. */
+export function reproduceLines(evidence: readonly Evidence[]): string[] {
+  const lines: string[] = [];
+  for (const e of evidence) {
+    switch (e.kind) {
+      case 'http':
+        lines.push(e.curl);
+        if (e.response) lines.push(`  -> HTTP ${e.response.status} ${truncate(e.response.body, 300)}`);
+        if (e.error) lines.push(`  -> ${e.error}`);
+        break;
+      case 'ws-open': lines.push(`open ${e.url}${e.localAddress ? ` from ${e.localAddress}` : ''} -> ${e.outcome}`); break;
+      case 'frame': lines.push(`${e.direction === 'out' ? '>' : '<'} ${truncate(e.data, 300)}`); break;
+      case 'close': lines.push(`closed by ${e.by}: ${e.code}${e.reason ? ` ${e.reason}` : ''}`); break;
+      case 'note': lines.push(`# ${e.text}`); break;
+    }
+  }
+  return lines;
+}
+
+/** Every line a failed or errored result shows: Received / Expected (spec: …) per violation, then Reproduce. */
+export function failureLines(r: CheckResult, maxEvidence = 40): string[] {
+  const lines: string[] = [];
+  if (r.outcome === 'error') lines.push(`Error ${r.errorCode ?? ''}: ${r.reason ?? ''}`.replace(/ +:/, ':'));
+  for (const v of r.violations) {
+    lines.push(`Received: ${v.received}`);
+    lines.push(`Expected (spec: ${clauseText(r)}): ${v.expected}`);
+  }
+  const repro = reproduceLines(r.evidence);
+  if (repro.length > 0) {
+    lines.push('Reproduce with:');
+    const shown = repro.slice(0, maxEvidence);
+    for (const l of shown) lines.push(`  ${l}`);
+    if (repro.length > shown.length) lines.push(`  … ${repro.length - shown.length} more lines in the JSON report`);
+  }
+  return lines;
+}
+
+export function truncate(text: string, limit: number): string {
+  const flat = text.replace(/\s+/g, ' ');
+  return flat.length > limit ? `${flat.slice(0, limit - 1)}…` : flat;
+}
+
+/** A value of an observation as one short line. */
+export function valueText(value: unknown, limit = 200): string {
+  let s: string;
+  try { s = typeof value === 'string' ? value : JSON.stringify(value) ?? String(value); } catch { s = String(value); }
+  return truncate(s, limit);
+}

@@ -1,0 +1,44 @@
+/** The JSON report: every result with its evidence, under a schema version. */
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { CheckResult } from '../src/check.ts';
+import type { Change, RunEvent, RunHandler, RunSummary, TargetInfo } from '../src/runner.ts';
+
+/** Bumped on any incompatible change of the report's shape. */
+export const REPORT_SCHEMA_VERSION = 1;
+export const JSON_REPORT_FILE = 'conform-report.json';
+
+export interface JsonReport {
+  schema: 'conform-report';
+  schemaVersion: typeof REPORT_SCHEMA_VERSION;
+  tool: { name: 'conform'; version: string };
+  target: TargetInfo;
+  startedAt: string;
+  finishedAt: string;
+  summary: RunSummary;
+  changes?: Change[];
+  results: CheckResult[];
+}
+
+/** Builds the report object of a finished run. */
+export function jsonReport(e: Extract<RunEvent, { type: 'run-end' }>, version: string): JsonReport {
+  const report: JsonReport = {
+    schema: 'conform-report', schemaVersion: REPORT_SCHEMA_VERSION, tool: { name: 'conform', version },
+    target: e.target, startedAt: e.startedAt, finishedAt: e.finishedAt, summary: e.summary, results: e.results,
+  };
+  if (e.changes) report.changes = e.changes;
+  return report;
+}
+
+/** Writes `conform-report.json` into `outDir` when the run ends. */
+export function jsonHandler(outDir: string, version: string, written: (file: string) => void = () => {}): RunHandler {
+  return {
+    async handle(e) {
+      if (e.type !== 'run-end') return;
+      await mkdir(outDir, { recursive: true });
+      const file = path.join(outDir, JSON_REPORT_FILE);
+      await writeFile(file, `${JSON.stringify(jsonReport(e, version), null, 2)}\n`);
+      written(file);
+    },
+  };
+}

@@ -1,0 +1,100 @@
+/**
+ * The programmatic entry of a conformance run: options in, exit code out. The CLI is a thin shell
+ * around it; the embedded reference service is passed in, so the library never imports it.
+ */
+import type { Check } from './check.ts';
+import type { Profile } from './profile.ts';
+import { loadProfile, minimalProfile, ProfileError } from './profile.ts';
+import { type ConformOptions, validateOptions } from './options.ts';
+import { redactorFor } from './redact.ts';
+import { runChecks, selectChecks, unknownSelectors, type RunHandler, type TargetInfo } from './runner.ts';
+import { compareWithBaseline, failedIds, readPastReport } from './baseline.ts';
+import { ConformError, UsageError } from './errors.ts';
+import { reportHandlers } from '../reports/index.ts';
+
+/** Exit codes: every must check passed; a check failed or errored; usage, profile or reachability problem. */
+export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+
+export interface ConformIO {
+  /** Standard output (reports, catalogue). */
+  out: (text: string) => void;
+  /** Standard error (the one-line problem). */
+  err: (text: string) => void;
+  tty: boolean;
+  version: string;
+  /** Starts the embedded target when neither --target nor --profile is given. */
+  startEmbedded?: () => Promise<{ profile: Profile; close(): Promise<void> }>;
+  /** Extra handlers (tests). */
+  handlers?: RunHandler[];
+  signal?: AbortSignal;
+}
+
+/** The catalogue: id, severity, tags, spec clause; one check a line. */
+export function catalogueText(checks: readonly Check[]): string {
+  const w = Math.max(...checks.map((c) => c.id.length));
+  return checks.map((c) => `${c.id.padEnd(w)}  ${c.severity.padEnd(7)}  ${c.tags.join(',').padEnd(28)}  ${c.clause.section}: ${c.clause.rule}`).join('\n');
+}
+
+/** One line for a problem that ends the run with exit 2. */
+export const problemLine = (err: unknown): string => `conform: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`;
+
+/** Runs conform with validated options; returns the exit code. Never throws for bad input. */
+export async function conform(options: ConformOptions, registry: readonly Check[], io: ConformIO): Promise<number> {
+  let embedded: { profile: Profile; close(): Promise<void> } | undefined;
+  let redact = (s: string): string => s;
+  try {
+    validateOptions(options);
+    const bad = unknownSelectors(registry, [...options.only, ...options.skip]);
+    if (bad.length) throw new UsageError(`--only/--skip: no check id, prefix or tag matches "${bad[0]}" (see conform --list)`);
+    let only = options.only;
+    if (options.rerunFailed) {
+      const ids = failedIds(await readPastReport(options.rerunFailed, '--rerun-failed'));
+      const known = ids.filter((id) => registry.some((c) => c.id === id));
+      if (known.length === 0) throw new UsageError(`--rerun-failed: ${options.rerunFailed} lists no failed or errored check of this catalogue`);
+      only = only.length ? known.filter((id) => only.some((s) => selectChecks(registry.filter((c) => c.id === id), { only: [s] }).length)) : known;
+    }
+    const checks = selectChecks(registry, { only, skip: options.skip });
+    if (options.list) {
+      io.out(`${catalogueText(checks.length ? checks : registry)}\n`);
+      return EXIT.ok;
+    }
+    if (checks.length === 0) throw new UsageError('--only/--skip leave no check to run');
+    const baseline = options.baseline ? await readPastReport(options.baseline, '--baseline') : undefined;
+
+    let profile: Profile;
+    let target: TargetInfo;
+    if (options.profile) profile = await loadProfile(options.profile);
+    else if (options.target) profile = minimalProfile({ target: options.target, key: options.key!, ws: options.ws });
+    else {
+      if (!io.startEmbedded) throw new UsageError('give --target URL or --profile FILE');
+      embedded = await io.startEmbedded();
+      profile = embedded.profile;
+    }
+    redact = redactorFor(profile);
+    target = { rest: profile.rest, ws: profile.ws, name: profile.name, embedded: embedded !== undefined };
+
+    const written: string[] = [];
+    const handlers = [
+      ...reportHandlers({ formats: options.report, outDir: options.out, version: io.version, write: (t) => io.out(redact(t)), tty: io.tty, written: (f) => written.push(f) }),
+      ...(io.handlers ?? []),
+    ];
+    const outcome = await runChecks({
+      profile, checks, handlers, target, redact, signal: io.signal,
+      settings: { concurrency: options.concurrency, timeoutMs: options.timeout, bail: options.bail },
+      compare: baseline ? (results) => compareWithBaseline(baseline, results) : undefined,
+    });
+    for (const f of written) io.out(`report: ${f}\n`);
+    if (outcome.summary.verdict === 'fail') return EXIT.failed;
+    if (options.failOnChange && (outcome.changes?.length ?? 0) > 0) return EXIT.failed;
+    return EXIT.ok;
+  } catch (err) {
+    if (err instanceof ConformError || err instanceof ProfileError || (err as NodeJS.ErrnoException)?.code) {
+      io.err(`${redact(problemLine(err))}\n`);
+      return EXIT.usage;
+    }
+    io.err(`${redact(problemLine(err))} (internal error)\n`);
+    return EXIT.usage;
+  } finally {
+    await embedded?.close();
+  }
+}

@@ -1,0 +1,140 @@
+/**
+ * The CheckContext a check runs with: its transports (recording evidence, keys redacted), the
+ * validator, and the verbs that turn what it sees into a verdict. One context per check run.
+ */
+import { performance } from 'node:perf_hooks';
+import type { Check, CheckContext, CheckResult, Evidence, Observation, Violation } from './check.ts';
+import type { Profile } from './profile.ts';
+import type { Validator } from './validator.ts';
+import type { SchemaName } from './schema-definitions.ts';
+import type { Redact } from './redact.ts';
+import { redactDeep } from './redact.ts';
+import { ConformError } from './errors.ts';
+import { createRestClient } from './transports/rest-client.ts';
+import type { StreamClient } from './transports/stream.ts';
+import { createStreamClient } from './transports/ws-session.ts';
+
+/** What builds a stream client for a check (src/transports/ws-session.ts's createStreamClient). */
+export type StreamFactory = (options: { url: string; primaryKey: string; record: (e: Evidence) => void; redact?: (s: string) => string; signal?: AbortSignal }) => StreamClient;
+
+/** Thrown by `ctx.fail`: ends the check as a failure. */
+export class CheckFailed extends Error {
+  override name = 'CheckFailed';
+}
+/** Thrown by `ctx.skip`: ends the check as a skip with its reason. */
+export class CheckSkipped extends Error {
+  override name = 'CheckSkipped';
+}
+
+export interface ContextOptions {
+  profile: Profile;
+  validator: Validator;
+  redact: Redact;
+  signal: AbortSignal;
+  /** Per-request timeout of the REST client. */
+  requestTimeoutMs: number;
+  /** Default: the WebSocket session of src/transports/ws-session.ts. */
+  createStream?: StreamFactory;
+}
+
+/** A running check's context plus what the runner reads back from it. */
+export interface ContextHandle {
+  ctx: CheckContext;
+  violations: Violation[];
+  observations: Observation[];
+  evidence: Evidence[];
+  /** Closes every stream session the check left open. */
+  cleanup(): Promise<void>;
+}
+
+const noStream = (why: string): StreamClient => ({
+  open: () => Promise.reject(new ConformError('CONFORM_NO_STREAM', why)),
+  now: () => performance.now(),
+  closeAll: () => Promise.resolve(),
+});
+
+/** Builds the context of one check. Observe-severity checks never fail: their violations become observations. */
+export function createContext(check: Check, options: ContextOptions): ContextHandle {
+  const { profile, redact } = options;
+  const violations: Violation[] = [];
+  const observations: Observation[] = [];
+  const evidence: Evidence[] = [];
+  const observeOnly = check.severity === 'observe';
+
+  const record = (e: Evidence): void => { evidence.push(redactDeep(e, redact)); };
+  const addViolation = (v: Violation): void => {
+    const clean = { received: redact(v.received), expected: redact(v.expected) };
+    if (observeOnly) observations.push({ name: 'unexpected', value: clean.received, note: clean.expected });
+    else violations.push(clean);
+  };
+
+  const rest = createRestClient({
+    baseUrl: profile.rest,
+    primaryKey: profile.keys.primary.key,
+    record,
+    redact,
+    timeoutMs: options.requestTimeoutMs,
+    signal: options.signal,
+  });
+
+  const factory = options.createStream ?? createStreamClient;
+  const stream: StreamClient = profile.ws
+    ? factory({ url: profile.ws, primaryKey: profile.keys.primary.key, record, redact, signal: options.signal })
+    : noStream('the profile has no ws URL');
+
+  const ctx: CheckContext = {
+    profile,
+    rest,
+    stream,
+    validator: options.validator,
+    signal: options.signal,
+    violation: addViolation,
+    fail(v: Violation): never {
+      addViolation(v);
+      throw new CheckFailed(v.received);
+    },
+    skip(reason: string): never {
+      throw new CheckSkipped(redact(reason));
+    },
+    observe(name: string, value: unknown, note?: string): void {
+      const o: Observation = { name, value: redactDeep(value, redact) };
+      if (note !== undefined) o.note = redact(note);
+      observations.push(o);
+    },
+    note(text: string): void {
+      record({ kind: 'note', text, atMs: performance.now() });
+    },
+    expectSchema(name: SchemaName, value: unknown, what: string): boolean {
+      const result = options.validator.validate(name, value);
+      for (const line of result.errors) addViolation({ received: `${what}: ${line}`, expected: `${what} matches the ${name} schema` });
+      return result.ok;
+    },
+  };
+
+  return {
+    ctx,
+    violations,
+    observations,
+    evidence,
+    async cleanup() {
+      await stream.closeAll().catch(() => undefined);
+    },
+  };
+}
+
+/** An empty result for a check, filled in by the runner. */
+export function blankResult(check: Check): CheckResult {
+  return {
+    id: check.id,
+    title: check.title,
+    expectation: check.expectation,
+    clause: check.clause,
+    severity: check.severity,
+    tags: check.tags,
+    outcome: 'pass',
+    violations: [],
+    observations: [],
+    evidence: [],
+    durationMs: 0,
+  };
+}

@@ -1,0 +1,77 @@
+/**
+ * Options of a conform run, their defaults and their validation. Lives in the library so a
+ * programmatic caller gets the same checks as the CLI; each message names the option and the rule.
+ */
+import { UsageError } from './errors.ts';
+import { RUN_DEFAULTS } from './runner.ts';
+
+export const REPORT_FORMAT_NAMES = ['console', 'json', 'junit', 'html'] as const;
+
+/** Everything a run can be told; each field's default is in OPTION_DEFAULTS. */
+export interface ConformOptions {
+  /** REST base URL of the target (builds a minimal profile with `key`). */
+  target?: string;
+  /** Key for `target`; prefer `keyEnv`. */
+  key?: string;
+  /** Environment variable holding the key. */
+  keyEnv: string;
+  /** WebSocket URL for a minimal profile. */
+  ws?: string;
+  /** Profile file. */
+  profile?: string;
+  only: string[];
+  skip: string[];
+  list: boolean;
+  report: (typeof REPORT_FORMAT_NAMES)[number][];
+  out: string;
+  concurrency: number;
+  /** Per-check timeout, ms. */
+  timeout: number;
+  bail: boolean;
+  rerunFailed?: string;
+  baseline?: string;
+  failOnChange: boolean;
+}
+
+/** Defaults: console report into ./conform-report, the runner's concurrency and timeout. */
+export const OPTION_DEFAULTS: Readonly<Omit<ConformOptions, 'target' | 'key' | 'ws' | 'profile' | 'rerunFailed' | 'baseline'>> = Object.freeze({
+  keyEnv: 'CONFORM_API_KEY',
+  only: [],
+  skip: [],
+  list: false,
+  report: ['console'] as ConformOptions['report'],
+  out: 'conform-report',
+  concurrency: RUN_DEFAULTS.concurrency,
+  timeout: RUN_DEFAULTS.timeoutMs,
+  bail: false,
+  failOnChange: false,
+});
+
+/** Most checks in flight at once; beyond this the harness, not the target, is measured. */
+export const MAX_CONCURRENCY = 64;
+
+function checkUrl(option: string, value: string, schemes: readonly string[]): void {
+  let url: URL;
+  try { url = new URL(value); } catch { throw new UsageError(`${option}: "${value}" is not a URL`); }
+  if (!schemes.includes(url.protocol)) throw new UsageError(`${option}: "${value}" must start with ${schemes.map((s) => `${s}//`).join(' or ')}`);
+  if (!url.hostname) throw new UsageError(`${option}: "${value}" has no host`);
+}
+
+/** Throws UsageError naming the first bad option. `key` must already be resolved from the environment. */
+export function validateOptions(o: ConformOptions): void {
+  if (o.target !== undefined && o.profile !== undefined) throw new UsageError('--target and --profile exclude each other: give one');
+  if (o.target !== undefined) checkUrl('--target', o.target, ['http:', 'https:']);
+  if (o.ws !== undefined) {
+    checkUrl('--ws', o.ws, ['ws:', 'wss:']);
+    if (o.target === undefined) throw new UsageError('--ws needs --target (a profile names its own ws URL)');
+  }
+  if (o.key !== undefined && o.target === undefined) throw new UsageError('--key needs --target (a profile names its own keys)');
+  if (o.target !== undefined && !o.key) throw new UsageError(`--target needs a key: pass --key KEY or set ${o.keyEnv}`);
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(o.keyEnv)) throw new UsageError(`--key-env: "${o.keyEnv}" is not an environment variable name`);
+  if (!Number.isInteger(o.concurrency) || o.concurrency < 1 || o.concurrency > MAX_CONCURRENCY) throw new UsageError(`--concurrency: must be an integer from 1 to ${MAX_CONCURRENCY} (got ${o.concurrency})`);
+  if (!Number.isInteger(o.timeout) || o.timeout < 1) throw new UsageError(`--timeout: must be a positive integer of milliseconds (got ${o.timeout})`);
+  if (o.report.length === 0) throw new UsageError(`--report: name at least one of ${REPORT_FORMAT_NAMES.join(', ')}`);
+  for (const f of o.report) if (!(REPORT_FORMAT_NAMES as readonly string[]).includes(f)) throw new UsageError(`--report: unknown format "${f}" (use ${REPORT_FORMAT_NAMES.join(', ')})`);
+  if (!o.out) throw new UsageError('--out: must name a directory');
+  if (o.failOnChange && !o.baseline) throw new UsageError('--fail-on-change needs --baseline REPORT.json');
+}

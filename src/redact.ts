@@ -1,0 +1,56 @@
+/**
+ * Redaction of API keys. Every string that reaches evidence, logs or reports passes through a
+ * redactor built from the profile, so a key never lands on disk or screen.
+ */
+import type { Profile } from './profile.ts';
+
+/** Turns any text into its redacted form. */
+export type Redact = (text: string) => string;
+
+/** How a redacted key reads: the profile name of the key, so a reader still knows which one was sent. */
+export const redactedLabel = (name: string): string => `<key:${name}>`;
+
+/**
+ * Builds a redactor for these secrets (`name → value`). Longer values are replaced first so a key
+ * that contains another is not half-replaced; URL-encoded forms are covered too.
+ */
+export function createRedactor(secrets: Readonly<Record<string, string>>): Redact {
+  const pairs: [string, string][] = [];
+  for (const [name, value] of Object.entries(secrets)) {
+    if (!value) continue;
+    pairs.push([value, redactedLabel(name)]);
+    const encoded = encodeURIComponent(value);
+    if (encoded !== value) pairs.push([encoded, redactedLabel(name)]);
+    const json = JSON.stringify(value).slice(1, -1);
+    if (json !== value) pairs.push([json, redactedLabel(name)]);
+  }
+  pairs.sort((a, b) => b[0].length - a[0].length);
+  if (pairs.length === 0) return (text) => text;
+  return (text) => {
+    let out = text;
+    for (const [value, label] of pairs) if (out.includes(value)) out = out.split(value).join(label);
+    return out;
+  };
+}
+
+/** Every key of a profile by its name in `keys`. */
+export function profileSecretMap(profile: Profile): Record<string, string> {
+  const map: Record<string, string> = {};
+  for (const [name, entry] of Object.entries(profile.keys)) if (entry && typeof entry.key === 'string') map[name] = entry.key;
+  return map;
+}
+
+/** The redactor of a profile: every key it carries. */
+export const redactorFor = (profile: Profile): Redact => createRedactor(profileSecretMap(profile));
+
+/** Redacts every string inside a JSON-like value (objects, arrays), keys included. */
+export function redactDeep<T>(value: T, redact: Redact): T {
+  if (typeof value === 'string') return redact(value) as T;
+  if (Array.isArray(value)) return value.map((v) => redactDeep(v, redact)) as T;
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[redact(k)] = redactDeep(v, redact);
+    return out as T;
+  }
+  return value;
+}

@@ -1,0 +1,275 @@
+/**
+ * The runner: joins checks to transports. Runs the selected checks with bounded concurrency and a
+ * timeout each, turns each into one verdict (pass / fail / skip / error) and emits one event
+ * stream that every report writer listens to.
+ */
+import net from 'node:net';
+import { performance } from 'node:perf_hooks';
+import type { Check, CheckResult, Outcome, Tag } from './check.ts';
+import { TAGS } from './check.ts';
+import type { Profile } from './profile.ts';
+import type { Validator } from './validator.ts';
+import { validator as defaultValidator } from './validator.ts';
+import type { Redact } from './redact.ts';
+import { redactorFor } from './redact.ts';
+import { blankResult, CheckFailed, CheckSkipped, createContext, type StreamFactory } from './context.ts';
+import { AbortedError, ConformError, errorCode, NetworkError, TimeoutError, UnreachableError } from './errors.ts';
+
+/** Run-wide settings; each field's default is in RUN_DEFAULTS. */
+export interface RunSettings {
+  /** Checks in flight at once. */
+  concurrency: number;
+  /** Per-check timeout (ms) unless the check sets its own. */
+  timeoutMs: number;
+  /** Stop launching checks after the first fail or error. */
+  bail: boolean;
+}
+
+/** Defaults of the runner: 4 checks at once, 15 s each, no bail. */
+export const RUN_DEFAULTS: Readonly<RunSettings> = Object.freeze({ concurrency: 4, timeoutMs: 15_000, bail: false });
+
+/** Counts of a run. */
+export interface RunSummary {
+  total: number;
+  pass: number;
+  fail: number;
+  skip: number;
+  error: number;
+  /** Observations recorded across every check. */
+  observations: number;
+  durationMs: number;
+  /** `pass` when no check failed or errored. */
+  verdict: 'pass' | 'fail';
+}
+
+/** Target description for reports (never a key). */
+export interface TargetInfo { name?: string; rest: string; ws?: string; embedded?: boolean }
+
+/** A change against a baseline run. */
+export interface Change {
+  id: string;
+  kind: 'verdict' | 'observation' | 'new' | 'gone';
+  name?: string;
+  before: unknown;
+  after: unknown;
+}
+
+/** The one event stream; report writers are handlers of it. */
+export type RunEvent =
+  | { type: 'run-start'; target: TargetInfo; checks: readonly Check[]; startedAt: string; settings: RunSettings }
+  | { type: 'check-start'; check: Check }
+  | { type: 'check-end'; result: CheckResult; done: number; total: number }
+  | { type: 'run-end'; results: CheckResult[]; summary: RunSummary; startedAt: string; finishedAt: string; target: TargetInfo; changes?: Change[] };
+
+/** A report writer or progress display. */
+export interface RunHandler {
+  handle(event: RunEvent): void | Promise<void>;
+}
+
+/** `keys.cryptoOnly` → whether the profile has it. */
+export function profileHas(profile: Profile, path: string): boolean {
+  let node: unknown = profile;
+  for (const part of path.split('.')) {
+    if (node === null || typeof node !== 'object') return false;
+    node = (node as Record<string, unknown>)[part];
+  }
+  return node !== undefined && node !== null && !(Array.isArray(node) && node.length === 0);
+}
+
+/** Whether a selector (id, id prefix or tag) picks a check. */
+export function matches(check: Check, selector: string): boolean {
+  if ((TAGS as readonly string[]).includes(selector) && check.tags.includes(selector as Tag)) return true;
+  if (check.id === selector) return true;
+  const prefix = selector.endsWith('.') || selector.endsWith('*') ? selector.replace(/\*$/, '') : `${selector}.`;
+  return check.id.startsWith(prefix);
+}
+
+/**
+ * The checks a run executes, in registry order. `disruptive` checks run only when an `only`
+ * selector names them (by id, prefix or tag): they load the target.
+ */
+export function selectChecks(checks: readonly Check[], select: { only?: readonly string[]; skip?: readonly string[] } = {}): Check[] {
+  const only = select.only ?? [];
+  const skip = select.skip ?? [];
+  return checks.filter((c) => {
+    if (skip.some((s) => matches(c, s))) return false;
+    if (only.length > 0) return only.some((s) => matches(c, s));
+    return !c.tags.includes('disruptive');
+  });
+}
+
+/** Selectors that match no check: a typo in --only / --skip is a usage error, not an empty run. */
+export function unknownSelectors(checks: readonly Check[], selectors: readonly string[]): string[] {
+  return selectors.filter((s) => !checks.some((c) => matches(c, s)));
+}
+
+/** Fails fast when nothing listens at the REST URL, rather than a cascade of timeouts. */
+export async function assertReachable(restUrl: string, timeoutMs = 3000): Promise<void> {
+  let url: URL;
+  try { url = new URL(restUrl); } catch { throw new UnreachableError(`target ${restUrl} is not a URL`); }
+  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  await new Promise<void>((resolve, reject) => {
+    const socket = net.connect({ host, port });
+    const timer = setTimeout(() => { socket.destroy(); reject(new UnreachableError(`target ${url.origin} unreachable: no connection within ${timeoutMs} ms`)); }, timeoutMs);
+    socket.once('connect', () => { clearTimeout(timer); socket.end(); resolve(); });
+    socket.once('error', (err: NodeJS.ErrnoException) => { clearTimeout(timer); reject(new UnreachableError(`target ${url.origin} unreachable: ${err.code ?? err.message}`)); });
+  });
+}
+
+/** Errors that mean the target went away: the run stops rather than timing out check by check. */
+const UNREACHABLE_ERRNO = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
+export interface RunOptions {
+  profile: Profile;
+  checks: readonly Check[];
+  settings?: Partial<RunSettings>;
+  handlers?: readonly RunHandler[];
+  target?: TargetInfo;
+  validator?: Validator;
+  redact?: Redact;
+  createStream?: StreamFactory;
+  /** Stops the run from outside (Ctrl-C). */
+  signal?: AbortSignal;
+  /** Fills `changes` of the run-end event (baseline comparison). */
+  compare?: (results: CheckResult[]) => Change[];
+  /** Skip the reachability probe (tests of synthetic checks with no target). */
+  skipPreflight?: boolean;
+}
+
+export interface RunOutcome {
+  results: CheckResult[];
+  summary: RunSummary;
+  changes?: Change[];
+}
+
+function timeoutOf(check: Check, profile: Profile, fallback: number): number {
+  const t = typeof check.timeoutMs === 'function' ? check.timeoutMs(profile) : check.timeoutMs;
+  return t && t > 0 ? t : fallback;
+}
+
+/** Counts and verdict of a list of results. */
+export function summarize(results: readonly CheckResult[], durationMs: number): RunSummary {
+  const count = (o: Outcome): number => results.filter((r) => r.outcome === o).length;
+  const s = { total: results.length, pass: count('pass'), fail: count('fail'), skip: count('skip'), error: count('error') };
+  return { ...s, observations: results.reduce((n, r) => n + r.observations.length, 0), durationMs, verdict: s.fail + s.error > 0 ? 'fail' : 'pass' };
+}
+
+/**
+ * Runs the checks and emits the event stream. Throws UnreachableError when the target takes no
+ * connection (before the first check, or when a check finds it gone): the caller exits 2.
+ */
+export async function runChecks(options: RunOptions): Promise<RunOutcome> {
+  const settings: RunSettings = { ...RUN_DEFAULTS, ...options.settings };
+  const { profile, checks } = options;
+  const redact = options.redact ?? redactorFor(profile);
+  const handlers = options.handlers ?? [];
+  const target: TargetInfo = options.target ?? { rest: profile.rest, ws: profile.ws, name: profile.name };
+  const emit = async (e: RunEvent): Promise<void> => { for (const h of handlers) await h.handle(e); };
+  const startedAt = new Date().toISOString();
+  const t0 = performance.now();
+
+  if (!options.skipPreflight) await assertReachable(profile.rest);
+  await emit({ type: 'run-start', target, checks, startedAt, settings });
+
+  const results: (CheckResult | undefined)[] = new Array(checks.length);
+  const runAbort = new AbortController();
+  const outer = options.signal;
+  const onOuter = (): void => runAbort.abort(new AbortedError('the run was stopped'));
+  outer?.addEventListener('abort', onOuter, { once: true });
+  let unreachable: UnreachableError | undefined;
+  let bailedBy: string | undefined;
+  let next = 0;
+  let done = 0;
+
+  const runOne = async (check: Check): Promise<CheckResult> => {
+    const result = blankResult(check);
+    const missing = check.needs.filter((n) => !profileHas(profile, n));
+    if (missing.length > 0) {
+      result.outcome = 'skip';
+      result.reason = `profile has no ${missing.join(', ')}`;
+      return result;
+    }
+    const limit = timeoutOf(check, profile, settings.timeoutMs);
+    const checkAbort = new AbortController();
+    const onRun = (): void => checkAbort.abort(runAbort.signal.reason);
+    runAbort.signal.addEventListener('abort', onRun, { once: true });
+    const handle = createContext(check, {
+      profile, validator: options.validator ?? defaultValidator, redact, signal: checkAbort.signal,
+      requestTimeoutMs: Math.min(limit, settings.timeoutMs), createStream: options.createStream,
+    });
+    const started = performance.now();
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const body = check.run(handle.ctx);
+      body.catch(() => undefined); // a timed-out body may still reject later
+      await Promise.race([
+        body,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => {
+            const err = new TimeoutError(`${check.id} did not finish within ${limit} ms`);
+            checkAbort.abort(err);
+            reject(err);
+          }, limit);
+        }),
+      ]);
+      result.outcome = handle.violations.length > 0 ? 'fail' : 'pass';
+    } catch (err) {
+      if (handle.violations.length > 0) result.outcome = 'fail';
+      else if (err instanceof CheckFailed) result.outcome = check.severity === 'observe' ? 'pass' : 'fail';
+      else if (err instanceof CheckSkipped) { result.outcome = 'skip'; result.reason = err.message; }
+      else {
+        result.outcome = 'error';
+        result.errorCode = errorCode(err);
+        result.reason = redact(err instanceof Error ? err.message : String(err)).split('\n')[0];
+        if (err instanceof NetworkError && err.errno && UNREACHABLE_ERRNO.has(err.errno)) {
+          unreachable ??= new UnreachableError(`target ${profile.rest} unreachable during ${check.id}: ${err.errno}`);
+          runAbort.abort(unreachable);
+        }
+      }
+    } finally {
+      clearTimeout(timer);
+      runAbort.signal.removeEventListener('abort', onRun);
+      await handle.cleanup();
+    }
+    result.violations = handle.violations;
+    result.observations = handle.observations;
+    result.evidence = handle.evidence;
+    result.durationMs = Math.round(performance.now() - started);
+    return result;
+  };
+
+  const worker = async (): Promise<void> => {
+    while (next < checks.length && !runAbort.signal.aborted && !bailedBy) {
+      const index = next++;
+      const check = checks[index]!;
+      await emit({ type: 'check-start', check });
+      const result = await runOne(check);
+      if (unreachable) return;
+      results[index] = result;
+      done++;
+      await emit({ type: 'check-end', result, done, total: checks.length });
+      if (settings.bail && (result.outcome === 'fail' || result.outcome === 'error')) bailedBy ??= check.id;
+    }
+  };
+  const width = Math.max(1, Math.min(settings.concurrency, checks.length));
+  await Promise.all(Array.from({ length: width }, worker));
+  outer?.removeEventListener('abort', onOuter);
+  if (unreachable) throw unreachable;
+
+  // Checks never started (bail, stop) are reported as skips with the reason, not silently dropped.
+  const finished = checks.map((check, i) => {
+    const r = results[i];
+    if (r) return r;
+    const skipped = blankResult(check);
+    skipped.outcome = 'skip';
+    skipped.reason = bailedBy ? `not run: --bail after ${bailedBy}` : 'not run: the run was stopped';
+    return skipped;
+  });
+  const summary = summarize(finished, Math.round(performance.now() - t0));
+  const changes = options.compare?.(finished);
+  await emit({ type: 'run-end', results: finished, summary, startedAt, finishedAt: new Date().toISOString(), target, changes });
+  return { results: finished, summary, changes };
+}
+
+export { ConformError };

@@ -1,0 +1,153 @@
+/**
+ * The REST transport on node:http(s): one request per call, every exchange recorded as evidence
+ * with a curl line, keys redacted. Redirects are never followed (a redirect elsewhere would carry
+ * the key to another origin); bodies are bounded; every request has a timeout.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import { performance } from 'node:perf_hooks';
+import type { Evidence } from '../check.ts';
+import { API_KEY_HEADER } from '../spec.ts';
+import type { Redact } from '../redact.ts';
+import { AbortedError, BodyTooLargeError, NetworkError, TimeoutError } from '../errors.ts';
+import type { RestClient, RestExchange, RestRequest } from './rest.ts';
+
+export interface RestClientOptions {
+  /** REST base URL; paths are appended to it. */
+  baseUrl: string;
+  /** Sent when a request does not name a key. */
+  primaryKey: string;
+  /** Receives every exchange, already redacted. */
+  record: (e: Evidence) => void;
+  redact: Redact;
+  /** Per request; default 10000 ms. */
+  timeoutMs?: number;
+  /** Largest body read; default 1 MiB. */
+  maxBodyBytes?: number;
+  /** Aborts every request in flight (check timeout, run stopped). */
+  signal?: AbortSignal;
+}
+
+/** Defaults of the REST client. */
+export const REST_DEFAULTS = { timeoutMs: 10_000, maxBodyBytes: 1024 * 1024 } as const;
+
+const shellQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/** A curl command that repeats the request (keys already redacted by the caller). */
+export function curlLine(method: string, url: string, headers: Record<string, string>): string {
+  const parts = ['curl', '-sS', '-i'];
+  if (method !== 'GET') parts.push('-X', method);
+  parts.push(shellQuote(url));
+  for (const [name, value] of Object.entries(headers)) parts.push('-H', shellQuote(`${name}: ${value}`));
+  return parts.join(' ');
+}
+
+/** Builds the URL of a request on a base URL, keeping any base path. */
+export function requestUrl(baseUrl: string, path: string, query?: Record<string, string | undefined>): URL {
+  const url = new URL(baseUrl.replace(/\/+$/, '') + path);
+  for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) url.searchParams.append(k, v);
+  return url;
+}
+
+function flatHeaders(raw: http.IncomingHttpHeaders): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(raw)) if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+  return out;
+}
+
+/** Creates the REST client of one check. */
+export function createRestClient(options: RestClientOptions): RestClient {
+  const timeoutMs = options.timeoutMs ?? REST_DEFAULTS.timeoutMs;
+  const maxBody = options.maxBodyBytes ?? REST_DEFAULTS.maxBodyBytes;
+  const { redact, record } = options;
+
+  return {
+    get(req: RestRequest): Promise<RestExchange> {
+      const method = req.method ?? 'GET';
+      const url = requestUrl(options.baseUrl, req.path, req.query);
+      const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
+      const key = req.key === undefined ? options.primaryKey : req.key;
+      if (key !== null) headers[req.keyHeader ?? API_KEY_HEADER] = key;
+      const shownHeaders: Record<string, string> = {};
+      for (const [k, v] of Object.entries(headers)) shownHeaders[redact(k)] = redact(v);
+      const shownUrl = redact(url.toString());
+      const evidence: Extract<Evidence, { kind: 'http' }> = {
+        kind: 'http',
+        request: { method, url: shownUrl, headers: shownHeaders },
+        curl: curlLine(method, shownUrl, shownHeaders),
+        atMs: performance.now(),
+      };
+      const started = performance.now();
+
+      return new Promise<RestExchange>((resolve, reject) => {
+        let settled = false;
+        const finish = (err: Error | null, exchange?: RestExchange): void => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          options.signal?.removeEventListener('abort', onAbort);
+          if (err) {
+            evidence.error = redact(`${(err as { code?: string }).code ?? err.name}: ${err.message}`);
+            record(evidence);
+            reject(err);
+          } else {
+            record(evidence);
+            resolve(exchange!);
+          }
+        };
+        if (options.signal?.aborted) { finish(new AbortedError('the check was stopped before the request')); return; }
+        const lib = url.protocol === 'https:' ? https : http;
+        const request = lib.request(url, { method, headers, agent: false });
+        const timer = setTimeout(() => {
+          const err = new TimeoutError(`no complete response from ${shownUrl} within ${timeoutMs} ms`);
+          finish(err);
+          request.destroy(err);
+        }, timeoutMs);
+        const onAbort = (): void => {
+          const err = new AbortedError('the check was stopped during the request');
+          finish(err);
+          request.destroy(err);
+        };
+        options.signal?.addEventListener('abort', onAbort, { once: true });
+        request.on('error', (err: NodeJS.ErrnoException) => {
+          finish(new NetworkError(redact(`${method} ${shownUrl}: ${err.code ?? err.message}`), err.code, { cause: err }));
+        });
+        request.on('response', (res) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on('data', (chunk: Buffer) => {
+            size += chunk.length;
+            if (size > maxBody) {
+              const err = new BodyTooLargeError(`response body of ${shownUrl} exceeds ${maxBody} bytes`);
+              finish(err);
+              request.destroy(err);
+              return;
+            }
+            chunks.push(chunk);
+          });
+          res.on('error', (err: NodeJS.ErrnoException) => finish(new NetworkError(redact(`${shownUrl}: ${err.code ?? err.message}`), err.code)));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            const resHeaders = flatHeaders(res.headers);
+            const status = res.statusCode ?? 0;
+            evidence.response = { status, headers: redactHeaders(resHeaders, redact), body: redact(text) };
+            if (status >= 300 && status < 400 && resHeaders.location) {
+              // Never followed: the key would travel to wherever the target points.
+              evidence.error = redact(`redirect to ${resHeaders.location} not followed (the key is never forwarded)`);
+            }
+            let json: unknown;
+            try { json = text.length ? JSON.parse(text) : undefined; } catch { json = undefined; }
+            finish(null, { url: shownUrl, status, headers: resHeaders, text, json, durationMs: performance.now() - started });
+          });
+        });
+        request.end();
+      });
+    },
+  };
+}
+
+function redactHeaders(headers: Record<string, string>, redact: Redact): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) out[redact(k)] = redact(v);
+  return out;
+}

@@ -1,0 +1,148 @@
+/** GET /v1/pairs: schema, pagination, filters, code form (spec: GET /v1/pairs; Pair code; Pair record). */
+import type { Check } from '../../src/check.ts';
+import { LIMITS, parsePairCode, PATHS, QUERY, STATUS } from '../../src/spec.ts';
+import { assetTypeOf, catalogue, clause, expectStatus, pairsPage, restCheck } from './support.ts';
+
+const { page: PAGE, perPage: PER_PAGE, type: TYPE, code: CODE } = QUERY.pairs;
+const codes = (data: readonly { code: string }[]): string[] => data.map((p) => p.code);
+const PAIRS = 'GET /v1/pairs';
+
+/** Invalid page / per_page values, one check each (spec: 50004 malformed or invalid parameters). */
+export const INVALID_PARAMS = [
+  { id: 'page-zero', param: PAGE, value: '0' },
+  { id: 'page-negative', param: PAGE, value: '-1' },
+  { id: 'page-text', param: PAGE, value: 'first' },
+  { id: 'per-page-zero', param: PER_PAGE, value: '0' },
+  { id: 'per-page-text', param: PER_PAGE, value: 'ten' },
+] as const;
+
+/** per_page values asked for by rest.pairs.per-page. */
+const PER_PAGE_SIZES = [3, 7] as const;
+
+export const pairsChecks: readonly Check[] = [
+  restCheck({
+    id: 'rest.pairs.schema',
+    tags: ['pagination'],
+    clause: clause('GET /v1/pairs', 'envelope with status_number 200 and data an array of pair records'),
+    title: `${PAIRS} (page 1 and page 2)`,
+    expectation: 'each body matches pairs-response: code, name, base, quote strings per record',
+    async run(ctx) {
+      for (const page of ['1', '2']) {
+        const ex = await ctx.rest.get({ path: PATHS.pairs, query: { [PAGE]: page } });
+        ctx.expectSchema('pairs-response', ex.json, `${PAIRS}?page=${page}`);
+      }
+    },
+  }),
+  restCheck({
+    id: 'rest.pairs.defaults',
+    tags: ['pagination'],
+    clause: clause('GET /v1/pairs', 'page default 1, per_page default 10'),
+    title: `${PAIRS} with no page/per_page, then with page=1&per_page=10`,
+    expectation: 'both answers list the same pairs, at most 10',
+    async run(ctx) {
+      const bare = codes((await pairsPage(ctx)).data);
+      const explicit = codes((await pairsPage(ctx, { [PAGE]: String(LIMITS.defaultPage), [PER_PAGE]: String(LIMITS.defaultPerPage) })).data);
+      if (bare.length > LIMITS.defaultPerPage) ctx.violation({ received: `${PAIRS}: ${bare.length} pairs`, expected: `at most ${LIMITS.defaultPerPage} pairs (per_page default 10)` });
+      if (bare.join() !== explicit.join()) ctx.violation({ received: `no parameters: [${bare.join(', ')}]; page=1&per_page=10: [${explicit.join(', ')}]`, expected: 'the same pairs: the defaults are page 1 and per_page 10' });
+    },
+  }),
+  restCheck({
+    id: 'rest.pairs.pages-disjoint',
+    tags: ['pagination'],
+    clause: clause('GET /v1/pairs', 'a paginated list: page n holds the per_page items after page n-1'),
+    title: `${PAIRS}?per_page=5 pages 1 to 3, and ?per_page=10 page 1`,
+    expectation: 'pages share no pair, and pages 1 and 2 of 5 hold the same pairs as page 1 of 10',
+    async run(ctx) {
+      const pages: string[][] = [];
+      for (const page of [1, 2, 3]) pages.push(codes((await pairsPage(ctx, { [PAGE]: String(page), [PER_PAGE]: '5' })).data));
+      const seen = new Map<string, number>();
+      pages.forEach((list, i) => {
+        for (const code of list) {
+          const before = seen.get(code);
+          if (before !== undefined) ctx.violation({ received: `${code} on page ${before + 1} and page ${i + 1} (per_page=5)`, expected: 'each pair on one page only' });
+          else seen.set(code, i);
+        }
+      });
+      if (pages[1]!.length === 0) ctx.skip('the catalogue has 5 pairs or fewer: nothing to page through');
+      const ten = codes((await pairsPage(ctx, { [PAGE]: '1', [PER_PAGE]: '10' })).data);
+      const five = [...pages[0]!, ...pages[1]!];
+      const sort = (l: string[]): string => [...l].sort().join(', ');
+      if (sort(ten) !== sort(five)) ctx.violation({ received: `per_page=5 pages 1+2: [${five.join(', ')}]; per_page=10 page 1: [${ten.join(', ')}]`, expected: 'the same pairs' });
+    },
+  }),
+  restCheck({
+    id: 'rest.pairs.per-page',
+    tags: ['pagination'],
+    clause: clause('GET /v1/pairs', 'per_page: items per page'),
+    title: `${PAIRS}?per_page=${PER_PAGE_SIZES.join(', then ')}`,
+    expectation: 'exactly per_page pairs when the catalogue holds more',
+    async run(ctx) {
+      const full = (await pairsPage(ctx)).data.length;
+      for (const n of PER_PAGE_SIZES) {
+        const got = (await pairsPage(ctx, { [PER_PAGE]: String(n) })).data.length;
+        if (got > n || (full >= LIMITS.defaultPerPage && got !== n)) ctx.violation({ received: `${PAIRS}?per_page=${n}: ${got} pairs (the default page holds ${full})`, expected: `${n} pairs` });
+      }
+    },
+  }),
+  restCheck({
+    id: 'rest.pairs.type-filter',
+    tags: ['pagination'],
+    clause: clause('GET /v1/pairs', 'type filters by asset type'),
+    title: `${PAIRS}?type=<T> for every asset type in the catalogue`,
+    expectation: 'only pairs of asset type T, and at least one',
+    async run(ctx) {
+      const types = [...new Set(codes(await catalogue(ctx)).map(assetTypeOf).filter((t): t is string => !!t))];
+      if (types.length === 0) ctx.skip('the catalogue is empty');
+      for (const t of types) {
+        const list = codes(await catalogue(ctx, { [TYPE]: t }));
+        const others = list.filter((c) => assetTypeOf(c) !== t);
+        if (list.length === 0) ctx.violation({ received: `${PAIRS}?type=${t}: no pairs`, expected: `the ${t} pairs the unfiltered list shows` });
+        if (others.length) ctx.violation({ received: `${PAIRS}?type=${t}: ${others.slice(0, 5).join(', ')}${others.length > 5 ? ` and ${others.length - 5} more` : ''}`, expected: `only ${t} pairs` });
+      }
+    },
+  }),
+  restCheck({
+    id: 'rest.pairs.code-search',
+    tags: ['pagination'],
+    clause: clause('GET /v1/pairs', 'code searches pairs by a code or a fragment of it'),
+    title: `${PAIRS}?code=<a listed code>, then ?code=<its base symbol>`,
+    expectation: 'the full code finds that pair; every result contains the searched text',
+    async run(ctx) {
+      const known = (await pairsPage(ctx)).data[0];
+      if (!known) return ctx.skip('the catalogue is empty');
+      const parts = parsePairCode(known.code);
+      for (const q of [known.code, ...(parts ? [parts.base] : [])]) {
+        const list = codes(await catalogue(ctx, { [CODE]: q }));
+        const stray = list.filter((c) => !c.toLowerCase().includes(q.toLowerCase()));
+        if (stray.length) ctx.violation({ received: `${PAIRS}?code=${q}: ${stray.slice(0, 5).join(', ')}${stray.length > 5 ? ` and ${stray.length - 5} more` : ''}`, expected: `only pairs whose code contains "${q}"` });
+        if (!list.includes(known.code)) ctx.violation({ received: `${PAIRS}?code=${q}: [${list.slice(0, 10).join(', ')}]`, expected: `${known.code} among the results` });
+      }
+    },
+  }),
+  restCheck({
+    id: 'rest.pairs.code-form',
+    tags: ['pagination'],
+    clause: clause('Pair code', 'a code is <asset_type>:<market>:<base>/<quote>; base and quote are its symbols'),
+    title: `${PAIRS}, every page`,
+    expectation: 'every code has the four parts; base and quote equal the code\'s base and quote',
+    async run(ctx) {
+      for (const p of await catalogue(ctx)) {
+        const parts = parsePairCode(p.code);
+        if (!parts) { ctx.violation({ received: `code ${JSON.stringify(p.code)}`, expected: 'a code of the form <asset_type>:<market>:<base>/<quote>' }); continue; }
+        if (p.base !== parts.base) ctx.violation({ received: `${p.code}: base ${JSON.stringify(p.base)}`, expected: `base "${parts.base}"` });
+        if (p.quote !== parts.quote) ctx.violation({ received: `${p.code}: quote ${JSON.stringify(p.quote)}`, expected: `quote "${parts.quote}" (the code identifies the quote currency)` });
+      }
+    },
+  }),
+  ...INVALID_PARAMS.map((c) => restCheck({
+    id: `rest.pairs.invalid-param.${c.id}`,
+    tags: ['pagination'],
+    clause: clause('REST `status_number` values', '50004: malformed or invalid parameters'),
+    title: `${PAIRS}?${c.param}=${c.value}`,
+    expectation: 'status_number "50004"',
+    async run(ctx) {
+      const ex = await ctx.rest.get({ path: PATHS.pairs, query: { [c.param]: c.value } });
+      expectStatus(ctx, ex, STATUS.INVALID_REQUEST, `${PAIRS}?${c.param}=${c.value}`);
+    },
+  })),
+];

@@ -1,0 +1,207 @@
+/** GET /v1/price: schema, mid-price, market rules, stale and error answers (spec: GET /v1/price; Price record; Market object). */
+import { Decimal } from 'decimal.js';
+import type { Check, CheckContext } from '../../src/check.ts';
+import type { RestExchange } from '../../src/transports/rest.ts';
+import {
+  ASSET_TYPE, CRYPTO_REASONS, EXTENDED_HOURS_REASONS, MARKET_COMBINATIONS, PATHS, QUERY, REST_STATUSES_WITH_DATA, STATUS,
+  parsePairCode, type MarketReason,
+} from '../../src/spec.ts';
+import { UNKNOWN_PAIR } from './envelope.ts';
+import { assetTypeOf, body, catalogue, clause, expectHttp, expectStatus, onePerAssetType, restCheck, shown, specialPairs, type Json } from './support.ts';
+
+const PRICE = 'GET /v1/price';
+/** Pairs of one asset type priced by the market checks; bounded for real targets. */
+const PER_TYPE = 3;
+
+interface Priced { code: string; status: string; ex: RestExchange; data: Json }
+
+/**
+ * Prices of sample pairs (one per asset type, or up to PER_TYPE of one type), keeping the answers
+ * that carry data (200 or 50102). Skips the check when no sampled pair has a price.
+ */
+async function sample(ctx: CheckContext, filter?: (code: string) => boolean): Promise<Priced[]> {
+  const all = await catalogue(ctx);
+  const skip = specialPairs(ctx);
+  const chosen = filter
+    ? all.filter((p) => filter(p.code) && !skip.includes(p.code)).slice(0, PER_TYPE)
+    : onePerAssetType(all, skip);
+  const priced: Priced[] = [];
+  for (const p of chosen) {
+    const ex = await ctx.rest.get({ path: PATHS.price, query: { [QUERY.price.code]: p.code } });
+    const b = body(ex);
+    const status = b?.status_number;
+    if (typeof status === 'string' && (REST_STATUSES_WITH_DATA as readonly string[]).includes(status) && b!.data && typeof b!.data === 'object') priced.push({ code: p.code, status, ex, data: b!.data as Json });
+    else ctx.note(`${PRICE}?code=${p.code}: no price (${shown(ex)}); not sampled`);
+  }
+  if (priced.length === 0) ctx.skip(filter ? 'no pair of this kind in the catalogue answered with a price' : 'no sampled pair answered with a price');
+  return priced;
+}
+
+const market = (p: Priced): Json | undefined => (p.data.market && typeof p.data.market === 'object' ? (p.data.market as Json) : undefined);
+const isCrypto = (code: string): boolean => assetTypeOf(code) === ASSET_TYPE.crypto;
+const places = (s: string): number => (s.includes('.') ? s.split('.')[1]!.length : 0);
+
+/** Whether `timeZone` is an IANA zone that Intl knows. */
+export function isIanaZone(timeZone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Violations of the open/reason/session combinations the spec fixes, for one market object. */
+function combination(ctx: CheckContext, code: string, m: Json): void {
+  const fixed = MARKET_COMBINATIONS[m.reason as keyof typeof MARKET_COMBINATIONS] as { open: boolean; session: string } | undefined;
+  if (fixed && (m.open !== fixed.open || m.session !== fixed.session)) {
+    ctx.violation({ received: `${code}: open ${String(m.open)}, reason ${String(m.reason)}, session ${String(m.session)}`, expected: `reason ${String(m.reason)} comes with open ${fixed.open} and session ${fixed.session}` });
+  }
+}
+
+export const priceChecks: readonly Check[] = [
+  restCheck({
+    id: 'rest.price.schema',
+    tags: ['price'],
+    clause: clause('Price record (`data` in the price response)', 'code, ask, bid, price (decimal strings) and market'),
+    title: `${PRICE}?code=<one pair per asset type>`,
+    expectation: 'each body matches price-response: price values are decimal strings, market per the Market object',
+    async run(ctx) {
+      for (const p of await sample(ctx)) ctx.expectSchema('price-response', p.ex.json, `${PRICE}?code=${p.code}`);
+    },
+  }),
+  restCheck({
+    id: 'rest.price.mid',
+    tags: ['price'],
+    clause: clause('Price record (`data` in the price response)', 'price is the mid-price: bid <= price <= ask, (bid+ask)/2 at the pair\'s precision'),
+    title: `${PRICE}?code=<one pair per asset type>`,
+    expectation: 'bid <= price <= ask and |price - (bid+ask)/2| within one unit of the last decimal place',
+    async run(ctx) {
+      for (const p of await sample(ctx)) {
+        const { ask, bid, price } = p.data;
+        if (typeof ask !== 'string' || typeof bid !== 'string' || typeof price !== 'string') { ctx.note(`${p.code}: price values not strings; rest.price.schema reports it`); continue; }
+        let a: Decimal, b: Decimal, m: Decimal;
+        try { a = new Decimal(ask); b = new Decimal(bid); m = new Decimal(price); } catch { ctx.note(`${p.code}: values are not decimals; rest.price.schema reports it`); continue; }
+        const values = `${p.code}: bid ${bid}, price ${price}, ask ${ask}`;
+        if (b.gt(m) || m.gt(a)) ctx.violation({ received: values, expected: 'bid <= price <= ask' });
+        const precision = Math.max(places(ask), places(bid), places(price));
+        const mid = a.plus(b).div(2);
+        // One unit in the last place: the service may round the mid either way at the pair's precision.
+        if (m.minus(mid).abs().gt(new Decimal(1).div(new Decimal(10).pow(precision)))) ctx.violation({ received: `${values} (mid ${mid.toFixed()})`, expected: `price equal to (bid+ask)/2 at ${precision} decimal places` });
+      }
+    },
+  }),
+  restCheck({
+    id: 'rest.price.market.crypto',
+    tags: ['price'],
+    clause: clause('Market object', 'Crypto: open true, reason continuous, session REG, no timezone'),
+    title: `${PRICE}?code=<up to ${PER_TYPE} Crypto pairs>`,
+    expectation: 'open true, reason continuous (no_price on a 50102), session REG, timezone absent',
+    async run(ctx) {
+      for (const p of await sample(ctx, isCrypto)) {
+        const m = market(p);
+        if (!m) { ctx.violation({ received: `${p.code}: no market object`, expected: 'a market object' }); continue; }
+        const reasons: readonly MarketReason[] = p.status === STATUS.OK ? ['continuous'] : CRYPTO_REASONS;
+        const state = `${p.code} (status ${p.status}): open ${String(m.open)}, reason ${String(m.reason)}, session ${String(m.session)}`;
+        if (m.open !== true || m.session !== 'REG' || !reasons.includes(m.reason as MarketReason)) ctx.violation({ received: state, expected: `open true, reason ${reasons.join(' or ')}, session REG` });
+        if ('timezone' in m) ctx.violation({ received: `${p.code}: timezone ${JSON.stringify(m.timezone)}`, expected: 'no timezone for Crypto' });
+      }
+    },
+  }),
+  restCheck({
+    id: 'rest.price.market.equity-session',
+    tags: ['price'],
+    clause: clause('Market object', 'US equities: regular_session/REG, pre_session/PRE, post_session/POST open; market_closed/CLOSED closed'),
+    title: `${PRICE}?code=<up to ${PER_TYPE} US Equity pairs>`,
+    expectation: 'reason one of regular_session, pre_session, post_session, market_closed, no_price, with its open and session',
+    async run(ctx) {
+      const usEquity = (code: string): boolean => { const parts = parsePairCode(code); return parts?.assetType === ASSET_TYPE.equity && parts.market === 'US'; };
+      const allowed: readonly string[] = ['regular_session', 'market_closed', ...EXTENDED_HOURS_REASONS, 'no_price'];
+      for (const p of await sample(ctx, usEquity)) {
+        const m = market(p);
+        if (!m) { ctx.violation({ received: `${p.code}: no market object`, expected: 'a market object' }); continue; }
+        ctx.observe(`session ${p.code}`, { open: m.open, reason: m.reason, session: m.session }, 'session schedule: not shown');
+        if (!allowed.includes(m.reason as string)) ctx.violation({ received: `${p.code}: reason ${String(m.reason)}`, expected: `a US equity reason: ${allowed.join(', ')}` });
+        combination(ctx, p.code, m);
+      }
+    },
+  }),
+  restCheck({
+    id: 'rest.price.market.timezone',
+    tags: ['price'],
+    clause: clause('Market object', 'timezone: an IANA zone name, present for non-Crypto assets'),
+    title: `${PRICE}?code=<one non-Crypto pair per asset type>`,
+    expectation: 'market.timezone present and accepted by Intl as an IANA zone',
+    async run(ctx) {
+      const priced = (await sample(ctx)).filter((p) => !isCrypto(p.code));
+      if (priced.length === 0) ctx.skip('no non-Crypto pair answered with a price');
+      for (const p of priced) {
+        const tz = market(p)?.timezone;
+        if (typeof tz !== 'string') ctx.violation({ received: `${p.code}: timezone ${JSON.stringify(tz)}`, expected: 'a timezone for a non-Crypto asset' });
+        else if (!isIanaZone(tz)) ctx.violation({ received: `${p.code}: timezone "${tz}"`, expected: 'an IANA zone name' });
+      }
+    },
+  }),
+  restCheck({
+    id: 'rest.price.market.combination',
+    tags: ['price'],
+    clause: clause('Market object', 'open/reason/session combinations per asset type'),
+    title: `${PRICE}?code=<one pair per asset type>`,
+    expectation: 'each reason with its open and session; Crypto only REG; pre/post sessions only for equities',
+    async run(ctx) {
+      for (const p of await sample(ctx)) {
+        const m = market(p);
+        if (!m) { ctx.violation({ received: `${p.code}: no market object`, expected: 'a market object' }); continue; }
+        combination(ctx, p.code, m);
+        if (isCrypto(p.code) && m.session !== 'REG') ctx.violation({ received: `${p.code}: session ${String(m.session)}`, expected: 'Crypto is only ever in REG' });
+        if (isCrypto(p.code) && !CRYPTO_REASONS.includes(m.reason as MarketReason)) ctx.violation({ received: `${p.code}: reason ${String(m.reason)}`, expected: 'Crypto reason continuous (no_price when stale)' });
+        if (!isCrypto(p.code) && m.reason === 'continuous') ctx.violation({ received: `${p.code}: reason continuous`, expected: 'continuous only for Crypto' });
+        if (assetTypeOf(p.code) !== ASSET_TYPE.equity && EXTENDED_HOURS_REASONS.includes(m.reason as MarketReason)) ctx.violation({ received: `${p.code}: reason ${String(m.reason)}`, expected: 'pre_session and post_session only for US equities' });
+      }
+    },
+  }),
+  restCheck({
+    id: 'rest.price.stale',
+    tags: ['price'],
+    needs: ['pairs.stale'],
+    clause: clause('GET /v1/price', '50102: HTTP status remains 200, data still filled, message says the price may not be real-time'),
+    title: `${PRICE}?code=<pairs.stale>`,
+    expectation: 'HTTP 200, status_number "50102", data a price record, message a string',
+    async run(ctx) {
+      const code = ctx.profile.pairs!.stale!;
+      const ex = await ctx.rest.get({ path: PATHS.price, query: { [QUERY.price.code]: code } });
+      const what = `${PRICE}?code=${code}`;
+      expectHttp(ctx, ex, 200, what);
+      if (!expectStatus(ctx, ex, STATUS.PRICE_STALE, what)) return;
+      const b = body(ex)!;
+      if (b.data === null || typeof b.data !== 'object') ctx.violation({ received: `${what}: data ${JSON.stringify(b.data)}`, expected: 'data still filled on 50102' });
+      else ctx.expectSchema('price-record', b.data, `${what} data`);
+      if (typeof b.message !== 'string') ctx.violation({ received: `${what}: message ${JSON.stringify(b.message)}`, expected: 'a message saying the price may not reflect real-time conditions' });
+    },
+  }),
+  restCheck({
+    id: 'rest.price.unknown-pair',
+    tags: ['price'],
+    clause: clause('GET /v1/price', 'a pair that does not exist: status_number 50104, data null, message'),
+    title: `${PRICE}?code=${UNKNOWN_PAIR}`,
+    expectation: 'status_number "50104", data null',
+    async run(ctx) {
+      const ex = await ctx.rest.get({ path: PATHS.price, query: { [QUERY.price.code]: UNKNOWN_PAIR } });
+      const what = `${PRICE}?code=${UNKNOWN_PAIR}`;
+      if (!expectStatus(ctx, ex, STATUS.PAIR_NOT_FOUND, what)) return;
+      const b = body(ex)!;
+      if (b.data !== null) ctx.violation({ received: `${what}: data ${JSON.stringify(b.data)?.slice(0, 120)}`, expected: 'data null' });
+      if (typeof b.message !== 'string') ctx.violation({ received: `${what}: message ${JSON.stringify(b.message)}`, expected: 'a message' });
+    },
+  }),
+  restCheck({
+    id: 'rest.price.missing-code',
+    tags: ['price'],
+    clause: clause('GET /v1/price', 'code is required (50004: malformed or invalid parameters)'),
+    title: `${PRICE} with no code`,
+    expectation: 'status_number "50004"',
+    async run(ctx) {
+      expectStatus(ctx, await ctx.rest.get({ path: PATHS.price }), STATUS.INVALID_REQUEST, `${PRICE} without code`);
+    },
+  }),
+];

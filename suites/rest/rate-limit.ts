@@ -1,0 +1,45 @@
+/** REST rate limiting (spec: Limits: a rate limit exists, status 50006; counts and windows not shown). */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Check } from '../../src/check.ts';
+import type { RestExchange } from '../../src/transports/rest.ts';
+import { PATHS, STATUS } from '../../src/spec.ts';
+import { clause, restCheck, statusOf } from './support.ts';
+
+/** Bounds of the burst: requests sent at most, and in flight at once. */
+export const BURST = { maxRequests: 400, parallel: 8, recoveryPollMs: 250, recoveryMaxMs: 10_000 } as const;
+
+export const rateLimitChecks: readonly Check[] = [
+  restCheck({
+    id: 'rest.rate-limit',
+    tags: ['disruptive', 'limits'],
+    timeoutMs: 40_000,
+    clause: clause('Limits', 'a REST rate limit exists and answers status 50006'),
+    title: `up to ${BURST.maxRequests} GET /v1/pairs with one key (keys.burst if the profile has it, else primary), ${BURST.parallel} at a time`,
+    expectation: 'a 50006 answer is an error envelope (data null, message); requests succeed again after a pause',
+    async run(ctx) {
+      // keys.burst: a key with a small limit, so the burst stays small on a real target.
+      const key = ctx.profile.keys.burst?.key;
+      let sent = 0;
+      let throttled: RestExchange | undefined;
+      const lane = async (): Promise<void> => {
+        while (!throttled && sent < BURST.maxRequests && !ctx.signal.aborted) {
+          sent++;
+          const ex = await ctx.rest.get({ path: PATHS.pairs, key });
+          if (statusOf(ex) === STATUS.RATE_LIMITED) throttled ??= ex;
+        }
+      };
+      await Promise.all(Array.from({ length: BURST.parallel }, lane));
+      if (!throttled) return ctx.skip(`no 50006 within ${BURST.maxRequests} requests (the limit's size is not shown)`);
+      ctx.observe('throttled-after', sent, 'requests sent when the first 50006 came');
+      ctx.observe('http-status', throttled.status, 'HTTP status of 50006');
+      ctx.expectSchema('rest-error', throttled.json, 'the 50006 answer');
+      const start = Date.now();
+      while (Date.now() - start < BURST.recoveryMaxMs) {
+        await sleep(BURST.recoveryPollMs, undefined, { signal: ctx.signal });
+        const ex = await ctx.rest.get({ path: PATHS.pairs, key });
+        if (statusOf(ex) === STATUS.OK) { ctx.observe('recovered-after-ms', Date.now() - start); return; }
+      }
+      ctx.observe('recovered-after-ms', null, `still throttled after ${BURST.recoveryMaxMs} ms`);
+    },
+  }),
+];

@@ -1,0 +1,92 @@
+/** What the REST checks share: envelope reading, status expectations, catalogue walks. */
+import type { Check, CheckContext, SpecClause, Tag } from '../../src/check.ts';
+import type { RestExchange, RestRequest } from '../../src/transports/rest.ts';
+import { LIMITS, parsePairCode, PATHS, QUERY, STATUS } from '../../src/spec.ts';
+import { preview } from '../../src/validator.ts';
+
+export type Json = Record<string, unknown>;
+export interface PairRecord { code: string; name: string; base: string; quote: string }
+
+/** Declares a check with the REST defaults (tag `rest`, severity `must`, no needs). */
+export function restCheck(c: Omit<Check, 'severity' | 'needs' | 'tags'> & { severity?: Check['severity']; needs?: readonly string[]; tags?: readonly Tag[] }): Check {
+  return { severity: 'must', needs: [], ...c, tags: ['rest', ...(c.tags ?? [])] };
+}
+
+/** A clause of the spec by section heading. */
+export const clause = (section: string, rule: string): SpecClause => ({ section, rule });
+
+/** `HTTP 401 {"status_number":"50005",…}`: what came back, one line. */
+export const shown = (ex: RestExchange): string => `HTTP ${ex.status} ${preview(ex.json ?? ex.text, 160)}`;
+
+/** The body as a JSON object, or undefined. */
+export const body = (ex: RestExchange): Json | undefined =>
+  ex.json !== null && typeof ex.json === 'object' && !Array.isArray(ex.json) ? (ex.json as Json) : undefined;
+
+/** `status_number` of a response, whatever its type. */
+export const statusOf = (ex: RestExchange): unknown => body(ex)?.status_number;
+
+/** Records a violation unless the response carries `status_number` `want`; returns whether it did. */
+export function expectStatus(ctx: CheckContext, ex: RestExchange, want: string, what: string): boolean {
+  if (statusOf(ex) === want) return true;
+  ctx.violation({ received: `${what}: ${shown(ex)}`, expected: `${what}: status_number "${want}"` });
+  return false;
+}
+
+/** Records a violation unless the HTTP status is `want`. */
+export function expectHttp(ctx: CheckContext, ex: RestExchange, want: number, what: string): boolean {
+  if (ex.status === want) return true;
+  ctx.violation({ received: `${what}: HTTP ${ex.status}`, expected: `${what}: HTTP ${want}` });
+  return false;
+}
+
+/** GET /v1/pairs; the `data` array when the answer is a 200 envelope, else the check fails. */
+export async function pairsPage(ctx: CheckContext, query: RestRequest['query'] = {}, key?: string): Promise<{ ex: RestExchange; data: PairRecord[] }> {
+  const ex = await ctx.rest.get({ path: PATHS.pairs, query, key });
+  const b = body(ex);
+  if (b?.status_number !== STATUS.OK || !Array.isArray(b.data)) {
+    ctx.fail({ received: `GET ${PATHS.pairs}?${new URLSearchParams(query as Record<string, string>)}: ${shown(ex)}`, expected: 'status_number "200" with data an array of pair records' });
+  }
+  return { ex, data: (b.data as unknown[]).filter((p): p is PairRecord => typeof (p as PairRecord)?.code === 'string') };
+}
+
+/** Pages walked at most when reading a catalogue (bounded: a target may be large). */
+export const MAX_PAGES = 30;
+
+/**
+ * Every pair a key lists, walking default-size pages until a short or empty page (at most
+ * MAX_PAGES). Default-size pages, because the largest per_page is not shown.
+ */
+export async function catalogue(ctx: CheckContext, query: RestRequest['query'] = {}, key?: string): Promise<PairRecord[]> {
+  const all: PairRecord[] = [];
+  for (let page = 1; page <= MAX_PAGES; page++) {
+    const { data } = await pairsPage(ctx, { ...query, [QUERY.pairs.page]: String(page) }, key);
+    all.push(...data);
+    if (data.length < LIMITS.defaultPerPage) break;
+  }
+  return all;
+}
+
+/** Asset type of a code (`Crypto` of `Crypto:ALL:BTC/USD`), or undefined for a malformed one. */
+export const assetTypeOf = (code: string): string | undefined => parsePairCode(code)?.assetType;
+
+/** The first pair of each asset type, in catalogue order, leaving out the profile's special pairs. */
+export function onePerAssetType(pairs: readonly PairRecord[], exclude: readonly (string | undefined)[] = []): PairRecord[] {
+  const seen = new Map<string, PairRecord>();
+  for (const p of pairs) {
+    const t = assetTypeOf(p.code);
+    if (t && !seen.has(t) && !exclude.includes(p.code)) seen.set(t, p);
+  }
+  return [...seen.values()];
+}
+
+/** Codes of the profile's named pairs (stale, inactive, …), which answer other statuses by design; `sample` is not one. */
+export const specialPairs = (ctx: CheckContext): string[] =>
+  Object.entries(ctx.profile.pairs ?? {}).flatMap(([name, v]) => (name !== 'sample' && typeof v === 'string' ? [v] : []));
+
+/** GET /v1/price of a code; the price record when the answer is 200 with data, else undefined (with a violation recorded). */
+export async function priceOf(ctx: CheckContext, code: string, key?: string): Promise<{ ex: RestExchange; data?: Json }> {
+  const ex = await ctx.rest.get({ path: PATHS.price, query: { [QUERY.price.code]: code }, key });
+  const b = body(ex);
+  if (b?.status_number === STATUS.OK && b.data && typeof b.data === 'object') return { ex, data: b.data as Json };
+  return { ex };
+}
