@@ -1,0 +1,341 @@
+/**
+ * Aggregate: merges the workers' ticks into one picture of the run. Pure (no I/O, no clock of
+ * its own): skew and loss per distinct update (code, last_updated), merged HDR histograms, the
+ * timeline, and the generator's own health. The coordinator feeds it; reports format its result.
+ */
+import { addEncoded, bucketize, createHistogram, percentileCurve, recordMs, summarize, type Histogram, type Percentiles } from '../histogram.ts';
+import type { Tick } from './protocol.ts';
+
+/** Limits of a trustworthy generator (issue 7): above either, the run is marked untrustworthy. */
+export const SATURATION = { eventLoopDelayP99Ms: 20, cpuPercent: 90 } as const;
+
+export interface AggregatorOptions {
+  clients: number;
+  /** An update is judged this long after its first receipt (receipts later than that are lost). */
+  updateWindowMs: number;
+  /** A client counts for an update only if subscribed at least this long before the update's first receipt. */
+  settleMs: number;
+  tickMs: number;
+}
+
+export interface WorkerHealth {
+  workerIndex: number;
+  clients: number;
+  eventLoopDelayP99Ms: number;
+  /** Event-loop utilisation over the measured phase: the worker thread's busy share, in %. */
+  cpuPercent: number;
+  heapUsedBytes: number;
+}
+
+export interface TimelinePoint {
+  /** Seconds since the ramp began. */
+  t: number;
+  framesPerSecond: number;
+  connections: number;
+  latencyP50Ms: number | null;
+  latencyP99Ms: number | null;
+  steady: boolean;
+}
+
+/** Everything measured on the client side, before the coordinator adds target, clock and options. */
+export interface FanoutMeasurements {
+  clients: number;
+  connected: number;
+  framesReceived: number;
+  framesPerSecond: number;
+  measuredMs: number;
+  latencyMs: Percentiles;
+  serverLatencyMs: Percentiles;
+  skewMs: { count: number; p50: number | null; p90: number | null; p99: number | null; max: number | null };
+  connectMs: Percentiles;
+  subscribeMs: Percentiles;
+  firstFrameMs: Percentiles;
+  updates: number;
+  lost: number;
+  lostUpdates: number;
+  lossRate: number;
+  lateReceipts: number;
+  duplicates: number;
+  outOfOrder: number;
+  errors: number;
+  validated: number;
+  violationSamples: string[];
+  refusals: Record<string, number>;
+  connectErrors: Record<string, number>;
+  noticeErrors: Record<string, number>;
+  disconnects: Record<string, number>;
+  pongs: number;
+  sentAtUnit: string | null;
+  maxSentMinusReceivedMs: number;
+  workers: WorkerHealth[];
+  timeline: TimelinePoint[];
+  latencyCurve: { percentile: number; ms: number }[];
+  skewHistogram: { fromMs: number; toMs: number; count: number }[];
+}
+
+interface UpdateState { code: string; lastUpdated: number; first: number; last: number; receivers: number }
+interface Bucket { frames: number; latency: Histogram; open: Map<number, number>; steady: boolean }
+
+const SKEW_VALUES_CAP = 200_000;
+
+export class FanoutAggregator {
+  private readonly opts: AggregatorOptions;
+  private readonly latency = createHistogram();
+  private readonly serverLatency = createHistogram();
+  private readonly skew = createHistogram();
+  private readonly skewValues: number[] = [];
+  private readonly connect = createHistogram();
+  private readonly subscribe = createHistogram();
+  private readonly firstFrame = createHistogram();
+  private readonly pending = new Map<string, UpdateState>();
+  private readonly judged = new Map<string, number>();
+  private readonly subscribedAt = new Map<number, number>();
+  private subscribedSorted: number[] = [];
+  private subscribedDirty = false;
+  private readonly closedClients: { subscribedAt: number; closedAt: number }[] = [];
+  private readonly buckets = new Map<number, Bucket>();
+  private readonly health = new Map<number, { clients: number; eld: number; util: number[]; heap: number }>();
+  private readonly lastOpen = new Map<number, number>();
+  private startMs = 0;
+  private steadyAt = Number.POSITIVE_INFINITY;
+  private stopAt = Number.POSITIVE_INFINITY;
+  private latestMs = 0;
+  private steadyFrames = 0;
+  private framesTotal = 0;
+  private peakConnected = 0;
+  private updates = 0;
+  private lost = 0;
+  private lostUpdates = 0;
+  private expected = 0;
+  private late = 0;
+  private duplicates = 0;
+  private outOfOrder = 0;
+  private violations = 0;
+  private validated = 0;
+  private pongs = 0;
+  private readonly violationSamples: string[] = [];
+  private readonly refusals: Record<string, number> = {};
+  private readonly connectErrors: Record<string, number> = {};
+  private readonly noticeErrors: Record<string, number> = {};
+  private readonly disconnects: Record<string, number> = {};
+  private sentAtUnit: string | null = null;
+  private maxSentMinusReceived = Number.NEGATIVE_INFINITY;
+  private neverSubscribed = 0;
+
+  constructor(opts: AggregatorOptions) {
+    this.opts = opts;
+  }
+
+  /** The ramp began at this mono ms. */
+  start(atMs: number): void { this.startMs = atMs; }
+  /** Every client is subscribed (or the ramp gave up): the measured phase begins. */
+  markSteady(atMs: number): void { this.steadyAt = atMs; }
+  /** The measured phase ended; closes after this are the generator's own. */
+  markStop(atMs: number): void { this.stopAt = atMs; }
+  get steadySince(): number { return this.steadyAt; }
+
+  /** Clients per worker, for the health table. */
+  setWorkerClients(workerIndex: number, clients: number): void {
+    this.health.set(workerIndex, { clients, eld: 0, util: [], heap: 0 });
+  }
+
+  /** Open connections now, summed over workers' latest ticks. */
+  get connections(): number {
+    let n = 0;
+    for (const v of this.lastOpen.values()) n += v;
+    return n;
+  }
+  get subscribedCount(): number { return this.subscribedAt.size; }
+  /** Clients that will never subscribe: refused, failed to connect, or closed before subscribing. */
+  get failedClients(): number { return this.neverSubscribed; }
+  get frames(): number { return this.framesTotal; }
+
+  addTick(tick: Tick): void {
+    this.latestMs = Math.max(this.latestMs, tick.atMs);
+    this.framesTotal += tick.frames;
+    this.lastOpen.set(tick.workerIndex, tick.open);
+    this.peakConnected = Math.max(this.peakConnected, this.connections);
+    for (const v of tick.connectMs) recordMs(this.connect, v);
+    for (const v of tick.subscribeMs) recordMs(this.subscribe, v);
+    for (const v of tick.firstFrameMs) recordMs(this.firstFrame, v);
+    for (const [i, t] of tick.subscribed) { this.subscribedAt.set(i, t); this.subscribedDirty = true; }
+    for (const [i, t, code] of tick.closed) {
+      const s = this.subscribedAt.get(i);
+      if (s !== undefined) this.closedClients.push({ subscribedAt: s, closedAt: t });
+      else this.neverSubscribed++;
+      if (t < this.stopAt) this.disconnects[String(code)] = (this.disconnects[String(code)] ?? 0) + 1;
+    }
+    merge(this.refusals, tick.refusals);
+    merge(this.connectErrors, tick.connectErrors);
+    for (const v of Object.values(tick.refusals)) this.neverSubscribed += v;
+    for (const v of Object.values(tick.connectErrors)) this.neverSubscribed += v;
+    merge(this.noticeErrors, tick.noticeErrors);
+    this.pongs += tick.pongs;
+    if (tick.sentAtUnit) this.sentAtUnit = tick.sentAtUnit;
+    this.maxSentMinusReceived = Math.max(this.maxSentMinusReceived, tick.maxSentMinusReceivedMs);
+
+    const b = this.bucket(tick.atMs);
+    b.frames += tick.frames;
+    addEncoded(b.latency, tick.latency);
+    b.open.set(tick.workerIndex, tick.open);
+    if (tick.steady) {
+      b.steady = true;
+      this.steadyFrames += tick.frames;
+      this.duplicates += tick.duplicates;
+      this.outOfOrder += tick.outOfOrder;
+      addEncoded(this.latency, tick.latency);
+      addEncoded(this.serverLatency, tick.serverLatency);
+      this.validated += tick.validated;
+      this.violations += tick.violations;
+      const h = this.health.get(tick.workerIndex) ?? { clients: 0, eld: 0, util: [], heap: 0 };
+      h.util.push(tick.utilization);
+      h.eld = Math.max(h.eld, tick.steadyEventLoopDelayP99Ms);
+      h.heap = Math.max(h.heap, tick.heapUsedBytes);
+      this.health.set(tick.workerIndex, h);
+    } else if (tick.atMs >= this.stopAt) {
+      // Frames that arrived between the stop and the close still count as conformance evidence.
+      this.validated += tick.validated;
+      this.violations += tick.violations;
+    }
+    for (const s of tick.violationSamples) if (this.violationSamples.length < 10) this.violationSamples.push(s);
+
+    for (const [code, lu, first, last, receivers] of tick.updates) {
+      const key = `${code}\u0000${lu}`;
+      if (this.judged.has(key)) { this.late += receivers; continue; }
+      const u = this.pending.get(key);
+      if (!u) this.pending.set(key, { code, lastUpdated: lu, first, last, receivers });
+      else {
+        if (first < u.first) u.first = first;
+        if (last > u.last) u.last = last;
+        u.receivers += receivers;
+      }
+    }
+    this.judge(false);
+  }
+
+  private bucket(atMs: number): Bucket {
+    // A tick covers the second before it was sent.
+    const key = Math.max(0, Math.ceil((atMs - this.startMs) / this.opts.tickMs - 1e-6));
+    let b = this.buckets.get(key);
+    if (!b) { b = { frames: 0, latency: createHistogram(), open: new Map(), steady: false }; this.buckets.set(key, b); }
+    return b;
+  }
+
+  private eligibleAt(firstMs: number): number {
+    if (this.subscribedDirty) {
+      this.subscribedSorted = [...this.subscribedAt.values()].sort((a, b) => a - b);
+      this.subscribedDirty = false;
+    }
+    const cut = firstMs - this.opts.settleMs;
+    let lo = 0;
+    let hi = this.subscribedSorted.length;
+    while (lo < hi) { const mid = (lo + hi) >> 1; if (this.subscribedSorted[mid]! <= cut) lo = mid + 1; else hi = mid; }
+    let n = lo;
+    for (const c of this.closedClients) if (c.subscribedAt <= cut && c.closedAt < firstMs + this.opts.updateWindowMs) n--;
+    return n;
+  }
+
+  /**
+   * Judges updates whose window has passed: skew = last − first receipt over all clients; every
+   * eligible client that did not receive it is one lost delivery. Only updates first received in
+   * the measured phase, with a full window before the stop, are judged.
+   */
+  private judge(all: boolean): void {
+    // Other workers' ticks for the same update may still be on their way: wait one more tick.
+    const cutoff = all ? Number.POSITIVE_INFINITY : this.latestMs - this.opts.updateWindowMs - 2 * this.opts.tickMs;
+    for (const [key, u] of this.pending) {
+      if (u.first >= cutoff) continue;
+      this.pending.delete(key);
+      this.judged.set(key, u.first);
+      if (u.first < this.steadyAt || u.first > this.stopAt - this.opts.updateWindowMs) continue;
+      this.updates++;
+      const skew = u.last - u.first;
+      recordMs(this.skew, skew);
+      if (this.skewValues.length < SKEW_VALUES_CAP) this.skewValues.push(skew);
+      const eligible = this.eligibleAt(u.first);
+      this.expected += Math.max(eligible, u.receivers);
+      const missing = eligible - u.receivers;
+      if (missing > 0) { this.lost += missing; this.lostUpdates++; }
+    }
+    // Forget judged keys after a while; a receipt that late is already counted lost.
+    if (this.judged.size > 50_000) {
+      const old = this.latestMs - 10 * this.opts.updateWindowMs;
+      for (const [k, first] of this.judged) if (first < old) this.judged.delete(k);
+    }
+  }
+
+  /** Live figures for the progress line. */
+  progress(nowMs: number): { connections: number; subscribed: number; frames: number; elapsedS: number } {
+    return { connections: this.connections, subscribed: this.subscribedCount, frames: this.framesTotal, elapsedS: (nowMs - this.startMs) / 1000 };
+  }
+
+  /** Judges what is left and returns the measurements. */
+  finish(): FanoutMeasurements {
+    this.judge(true);
+    const measuredMs = Math.max(0, Math.min(this.stopAt, this.latestMs) - this.steadyAt);
+    const workers: WorkerHealth[] = [...this.health.entries()].sort((a, b) => a[0] - b[0]).map(([workerIndex, h]) => ({
+      workerIndex,
+      clients: h.clients,
+      eventLoopDelayP99Ms: round(h.eld),
+      cpuPercent: round(h.util.length ? (100 * h.util.reduce((a, b) => a + b, 0)) / h.util.length : 0),
+      heapUsedBytes: h.heap,
+    }));
+    const timeline: TimelinePoint[] = [...this.buckets.entries()].sort((a, b) => a[0] - b[0]).map(([k, b]) => {
+      const s = summarize(b.latency);
+      let conns = 0;
+      for (const v of b.open.values()) conns += v;
+      return { t: (k * this.opts.tickMs) / 1000, framesPerSecond: Math.round((b.frames * 1000) / this.opts.tickMs), connections: conns, latencyP50Ms: s.p50, latencyP99Ms: s.p99, steady: b.steady };
+    });
+    const skew = summarize(this.skew);
+    return {
+      clients: this.opts.clients,
+      connected: this.peakConnected,
+      framesReceived: this.steadyFrames,
+      framesPerSecond: measuredMs > 0 ? Math.round((this.steadyFrames * 1000) / measuredMs) : 0,
+      measuredMs: Math.round(measuredMs),
+      latencyMs: summarize(this.latency),
+      serverLatencyMs: summarize(this.serverLatency),
+      skewMs: { count: skew.count, p50: skew.p50, p90: skew.p90, p99: skew.p99, max: skew.max },
+      connectMs: summarize(this.connect),
+      subscribeMs: summarize(this.subscribe),
+      firstFrameMs: summarize(this.firstFrame),
+      updates: this.updates,
+      lost: this.lost,
+      lostUpdates: this.lostUpdates,
+      lossRate: this.expected ? this.lost / this.expected : 0,
+      lateReceipts: this.late,
+      duplicates: this.duplicates,
+      outOfOrder: this.outOfOrder,
+      errors: this.violations,
+      validated: this.validated,
+      violationSamples: this.violationSamples,
+      refusals: this.refusals,
+      connectErrors: this.connectErrors,
+      noticeErrors: this.noticeErrors,
+      disconnects: this.disconnects,
+      pongs: this.pongs,
+      sentAtUnit: this.sentAtUnit,
+      maxSentMinusReceivedMs: this.maxSentMinusReceived,
+      workers,
+      timeline,
+      latencyCurve: percentileCurve(this.latency),
+      skewHistogram: bucketize(this.skewValues),
+    };
+  }
+}
+
+/** Whether the generator was saturated, and why (empty when it was not). */
+export function saturationReasons(workers: readonly WorkerHealth[]): string[] {
+  const reasons: string[] = [];
+  for (const w of workers) {
+    if (w.eventLoopDelayP99Ms > SATURATION.eventLoopDelayP99Ms) reasons.push(`worker ${w.workerIndex}: event-loop delay p99 ${w.eventLoopDelayP99Ms} ms > ${SATURATION.eventLoopDelayP99Ms} ms`);
+    if (w.cpuPercent > SATURATION.cpuPercent) reasons.push(`worker ${w.workerIndex}: busy ${w.cpuPercent}% > ${SATURATION.cpuPercent}%`);
+  }
+  return reasons;
+}
+
+function merge(into: Record<string, number>, from: Record<string, number>): void {
+  for (const [k, v] of Object.entries(from)) into[k] = (into[k] ?? 0) + v;
+}
+
+const round = (x: number): number => Math.round(x * 100) / 100;

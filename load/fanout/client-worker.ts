@@ -1,0 +1,352 @@
+/**
+ * Measure: one worker thread of the fan-out generator. Opens its share of the clients on the
+ * ramp schedule, subscribes, keeps the ping alive, and for each frame takes the receipt time
+ * first thing, then records latency, server latency and the (code, last_updated) update it
+ * carries. Every tick it sends plain aggregates (encoded HDR histograms, counts) to the
+ * coordinator; it prints nothing.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { monitorEventLoopDelay, performance, type EventLoopUtilization } from 'node:perf_hooks';
+import WebSocket from 'ws';
+import { METHOD, STATUS, TEXT } from '../../src/spec.ts';
+import { validator } from '../../src/validator.ts';
+import { guessTimeUnit, monoNow, MS_PER_UNIT } from '../clock.ts';
+import { createHistogram, encode, recordMs } from '../histogram.ts';
+import { scanPushFrame, type ScannedFrame } from './frame-scan.ts';
+import type { CoordinatorMessage, Tick, UpdateRecord, WorkerConfig } from './protocol.ts';
+
+const cfg = workerData as WorkerConfig;
+const port = parentPort!;
+
+interface Client {
+  index: number;
+  key: string;
+  ws: WebSocket | null;
+  startedAt: number;
+  openedAt: number;
+  subscribeSentAt: number;
+  subscribedAt: number;
+  firstFrameAt: number;
+  nextPingAt: number;
+  refused: boolean;
+  done: boolean;
+  /** Last `last_updated` seen per code index, to count an update once per client. */
+  lastSeen: Float64Array;
+}
+
+interface UpdateEntry { first: number; last: number; receivers: number }
+
+const MAX_CODES = cfg.pairs.length + 64;
+const codeIndex = new Map<string, number>();
+const codeNames: string[] = [];
+const updates: Map<number, UpdateEntry>[] = [];
+function indexOfCode(code: string): number {
+  let i = codeIndex.get(code);
+  if (i === undefined) {
+    if (codeNames.length >= MAX_CODES) return -1;
+    i = codeNames.length;
+    codeIndex.set(code, i);
+    codeNames.push(code);
+    updates.push(new Map());
+  }
+  return i;
+}
+for (const p of cfg.pairs) indexOfCode(p);
+
+const validate = validator.compiled('push-frame');
+const subscribeText = (index: number): string => JSON.stringify({ id: `c${index}`, method: METHOD.subscribe, params: { pairs: cfg.pairs } });
+const pingText = JSON.stringify({ method: METHOD.ping });
+
+// Per-tick state, reset by flush().
+let latency = createHistogram();
+let serverLatency = createHistogram();
+let frames = 0;
+let duplicates = 0;
+let outOfOrder = 0;
+let notices = 0;
+let pongs = 0;
+let validated = 0;
+let violations = 0;
+let violationSamples: string[] = [];
+let connectMs: number[] = [];
+let subscribeMs: number[] = [];
+let firstFrameMs: number[] = [];
+let subscribed: [number, number][] = [];
+let closed: [number, number, number][] = [];
+let refusals: Record<string, number> = {};
+let connectErrors: Record<string, number> = {};
+let noticeErrors: Record<string, number> = {};
+let maxSentMinusReceived = Number.NEGATIVE_INFINITY;
+let open = 0;
+let steady = false;
+let stopping = false;
+
+let msPerUnit = cfg.msPerUnit;
+let sentAtUnit: string | null = null;
+// Validate every `sampleEvery`-th frame, adapted each tick to the frame rate.
+let sampleEvery = cfg.validatePerSecond > 0 ? 1 : 0;
+let sampleCountdown = 1;
+
+const clients: Client[] = cfg.clients.map((c) => ({
+  index: c.index, key: c.key, ws: null, startedAt: c.startAtMs, openedAt: 0, subscribeSentAt: 0, subscribedAt: 0,
+  firstFrameAt: 0, nextPingAt: 0, refused: false, done: false, lastSeen: new Float64Array(MAX_CODES).fill(Number.NaN),
+}));
+
+const scanned: ScannedFrame = { code: '', lastUpdated: 0, sentAt: 0 };
+
+function bump(map: Record<string, number>, key: string): void {
+  map[key] = (map[key] ?? 0) + 1;
+}
+
+function burn(ms: number): void {
+  const until = monoNow() + ms;
+  while (monoNow() < until) { /* a deliberately slow generator */ }
+}
+
+function onPush(client: Client, t: number, code: string, lastUpdated: number, sentAt: number): void {
+  frames++;
+  if (client.firstFrameAt === 0) {
+    client.firstFrameAt = t;
+    firstFrameMs.push(t - client.subscribeSentAt);
+  }
+  if (msPerUnit === null) {
+    const unit = guessTimeUnit(sentAt, t + cfg.wallOffsetMs);
+    if (unit) { msPerUnit = MS_PER_UNIT[unit]; sentAtUnit = unit; }
+  }
+  if (msPerUnit !== null) {
+    const receivedWall = t + cfg.wallOffsetMs;
+    const sentMs = sentAt * msPerUnit;
+    const d = sentMs - receivedWall;
+    if (d > maxSentMinusReceived) maxSentMinusReceived = d;
+    recordMs(latency, receivedWall - (sentMs - cfg.serverOffsetMs));
+    recordMs(serverLatency, sentMs - lastUpdated * msPerUnit);
+  }
+  const idx = indexOfCode(code);
+  if (idx < 0) return;
+  const prev = client.lastSeen[idx]!;
+  if (prev === lastUpdated) { duplicates++; return; }
+  if (lastUpdated < prev) outOfOrder++;
+  client.lastSeen[idx] = lastUpdated;
+  const m = updates[idx]!;
+  const e = m.get(lastUpdated);
+  if (e === undefined) m.set(lastUpdated, { first: t, last: t, receivers: 1 });
+  else { if (t > e.last) e.last = t; e.receivers++; }
+}
+
+function checkSample(value: unknown): void {
+  validated++;
+  if (validate(value) !== true) {
+    violations++;
+    if (violationSamples.length < 5) violationSamples.push(validator.validate('push-frame', value).errors.join('; '));
+  }
+}
+
+function onMessage(client: Client, data: Buffer): void {
+  const t = monoNow(); // receipt time first, before any parsing
+  if (cfg.burnMsPerFrame) burn(cfg.burnMsPerFrame);
+  if (data[0] !== 0x7b) {
+    if (data.length === TEXT.pong.length && data.toString() === TEXT.pong) pongs++;
+    else notices++;
+    return;
+  }
+  let sample = false;
+  if (sampleEvery > 0 && --sampleCountdown <= 0) { sample = true; sampleCountdown = sampleEvery; }
+  if (!sample && scanPushFrame(data, scanned)) {
+    onPush(client, t, scanned.code, scanned.lastUpdated, scanned.sentAt);
+    return;
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(data.toString());
+  } catch {
+    violations++;
+    if (violationSamples.length < 5) violationSamples.push(`not JSON: ${data.toString().slice(0, 80)}`);
+    return;
+  }
+  const o = value as Record<string, unknown>;
+  if (typeof o.method === 'string') {
+    notices++;
+    if (o.method === METHOD.subscribe && o.code === STATUS.OK) {
+      if (client.subscribedAt === 0) {
+        client.subscribedAt = t;
+        subscribeMs.push(t - client.subscribeSentAt);
+        subscribed.push([client.index, t]);
+      }
+    } else if (o.method === METHOD.error) {
+      bump(noticeErrors, String(o.code));
+    }
+    return;
+  }
+  if (sample) checkSample(value);
+  if (typeof o.code === 'string' && typeof o.sent_at === 'number' && typeof o.last_updated === 'number') {
+    onPush(client, t, o.code, o.last_updated, o.sent_at);
+  } else {
+    frames++;
+    if (!sample) {
+      violations++;
+      if (violationSamples.length < 5) violationSamples.push(`frame without code/last_updated/sent_at: ${data.toString().slice(0, 80)}`);
+    }
+  }
+}
+
+function startClient(client: Client): void {
+  const t0 = monoNow();
+  client.startedAt = t0;
+  let ws: WebSocket;
+  try {
+    ws = new WebSocket(cfg.wsUrl, {
+      headers: { [cfg.keyHeader]: client.key },
+      handshakeTimeout: cfg.connectTimeoutMs,
+      perMessageDeflate: false,
+      ...(cfg.localAddress ? { localAddress: cfg.localAddress } : {}),
+    });
+  } catch (err) {
+    bump(connectErrors, (err as Error).message.slice(0, 60));
+    client.done = true;
+    return;
+  }
+  client.ws = ws;
+  ws.on('unexpected-response', (_req, res) => {
+    client.refused = true;
+    const chunks: Buffer[] = [];
+    let size = 0;
+    res.on('data', (c: Buffer) => { if (size < 4096) { chunks.push(c); size += c.length; } });
+    res.on('end', () => {
+      let key = `http ${res.statusCode}`;
+      try {
+        const body = JSON.parse(Buffer.concat(chunks).toString()) as { status_number?: unknown };
+        if (typeof body.status_number === 'string') key = body.status_number;
+      } catch { /* not JSON: keep the HTTP status */ }
+      bump(refusals, key);
+      client.done = true;
+      ws.terminate();
+    });
+  });
+  ws.on('open', () => {
+    const t = monoNow();
+    client.openedAt = t;
+    open++;
+    connectMs.push(t - t0);
+    client.nextPingAt = t + cfg.pingIntervalMs;
+    client.subscribeSentAt = monoNow();
+    ws.send(subscribeText(client.index));
+  });
+  ws.on('message', (data: Buffer) => onMessage(client, data));
+  ws.on('error', (err: Error & { code?: string }) => {
+    if (client.openedAt === 0 && !client.refused) bump(connectErrors, err.code ?? err.message.slice(0, 60));
+  });
+  ws.on('close', (code: number) => {
+    client.done = true;
+    if (client.openedAt > 0) {
+      open--;
+      closed.push([client.index, monoNow(), code]);
+    }
+  });
+}
+
+// Open-model ramp: each client starts at its own scheduled time, whatever happened to the others.
+let nextClient = 0;
+let rampTimer: NodeJS.Timeout | null = null;
+function ramp(): void {
+  rampTimer = null;
+  if (stopping) return;
+  const now = monoNow();
+  while (nextClient < clients.length && clients[nextClient]!.startedAt <= now) startClient(clients[nextClient++]!);
+  if (nextClient < clients.length) rampTimer = setTimeout(ramp, Math.max(0, clients[nextClient]!.startedAt - monoNow()));
+}
+
+const pingTimer = setInterval(() => {
+  const now = monoNow();
+  for (const c of clients) {
+    if (c.ws && c.openedAt > 0 && !c.done && now >= c.nextPingAt && c.ws.readyState === WebSocket.OPEN) {
+      c.ws.send(pingText);
+      c.nextPingAt = now + cfg.pingIntervalMs;
+    }
+  }
+}, Math.min(1000, cfg.pingIntervalMs));
+
+const eld = monitorEventLoopDelay({ resolution: 10 });
+eld.enable();
+// Kept over the whole measured phase: a single slow tick should not decide the verdict alone.
+const eldSteady = monitorEventLoopDelay({ resolution: 10 });
+let elu: EventLoopUtilization = performance.eventLoopUtilization();
+
+function takeUpdates(all: boolean, now: number): UpdateRecord[] {
+  const out: UpdateRecord[] = [];
+  const cutoff = now - cfg.updateWindowMs;
+  for (let i = 0; i < updates.length; i++) {
+    const m = updates[i]!;
+    for (const [lu, e] of m) {
+      if (all || e.first < cutoff) {
+        out.push([codeNames[i]!, lu, e.first, e.last, e.receivers]);
+        m.delete(lu);
+      }
+    }
+  }
+  return out;
+}
+
+function flush(final = false): void {
+  const now = monoNow();
+  const u = performance.eventLoopUtilization(elu);
+  elu = performance.eventLoopUtilization();
+  const tick: Tick = {
+    type: 'tick', workerIndex: cfg.workerIndex, atMs: now, steady, frames, duplicates, outOfOrder, notices, pongs,
+    latency: encode(latency), serverLatency: encode(serverLatency), connectMs, subscribeMs, firstFrameMs, subscribed, closed,
+    refusals, connectErrors, noticeErrors, updates: takeUpdates(final, now), validated, violations, violationSamples, open,
+    eventLoopDelayP99Ms: eld.count ? eld.percentile(99) / 1e6 : 0,
+    steadyEventLoopDelayP99Ms: eldSteady.count ? eldSteady.percentile(99) / 1e6 : 0, utilization: u.utilization,
+    maxSentMinusReceivedMs: maxSentMinusReceived, sentAtUnit, heapUsedBytes: process.memoryUsage().heapUsed,
+  };
+  // Adapt the validation stride to the frame rate just seen.
+  if (cfg.validatePerSecond > 0) {
+    const rate = (frames * 1000) / cfg.tickMs;
+    sampleEvery = Number.isFinite(cfg.validatePerSecond) ? Math.max(1, Math.ceil(rate / cfg.validatePerSecond)) : 1;
+  }
+  port.postMessage(tick);
+  latency.reset();
+  serverLatency.reset();
+  eld.reset();
+  frames = duplicates = outOfOrder = notices = pongs = validated = violations = 0;
+  violationSamples = []; connectMs = []; subscribeMs = []; firstFrameMs = []; subscribed = []; closed = [];
+  refusals = {}; connectErrors = {}; noticeErrors = {};
+  maxSentMinusReceived = Number.NEGATIVE_INFINITY;
+}
+
+const tickTimer = setInterval(() => flush(), cfg.tickMs);
+
+port.on('message', (msg: CoordinatorMessage) => {
+  if (msg.type === 'start') {
+    for (const c of clients) c.startedAt += msg.atMs;
+    ramp();
+  } else if (msg.type === 'steady') {
+    flush();
+    steady = true;
+    eldSteady.enable();
+  } else if (msg.type === 'stop') {
+    stopping = true;
+    if (rampTimer) clearTimeout(rampTimer);
+    setTimeout(() => {
+      clearInterval(tickTimer);
+      clearInterval(pingTimer);
+      flush();
+      steady = false;
+      eldSteady.disable();
+      const pending = clients.filter((c) => c.ws && !c.done);
+      let left = pending.length;
+      const finish = (): void => {
+        flush(true);
+        eld.disable();
+        port.postMessage({ type: 'done', workerIndex: cfg.workerIndex });
+      };
+      if (!left) { finish(); return; }
+      const guard = setTimeout(() => { for (const c of pending) c.ws!.terminate(); }, 3000);
+      for (const c of pending) {
+        c.ws!.once('close', () => { if (--left === 0) { clearTimeout(guard); finish(); } });
+        c.ws!.close(1000);
+      }
+    }, Math.max(0, msg.closeAtMs - monoNow()));
+  }
+});
+
+port.postMessage({ type: 'ready', workerIndex: cfg.workerIndex });

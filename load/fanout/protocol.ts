@@ -1,0 +1,82 @@
+/** Messages between the fan-out coordinator (main thread) and its client workers. Plain data. */
+
+/** One client the worker opens: its global index, key and start, ms after the ramp begins. */
+export interface ClientPlan { index: number; key: string; startAtMs: number }
+
+export interface WorkerConfig {
+  workerIndex: number;
+  wsUrl: string;
+  keyHeader: string;
+  clients: ClientPlan[];
+  pairs: string[];
+  /** Each client pings this often (the spec closes a connection after 30 s without one). */
+  pingIntervalMs: number;
+  /** Gives up on a handshake after this long. */
+  connectTimeoutMs: number;
+  /** Ticks (aggregates sent to the coordinator) this often. */
+  tickMs: number;
+  /** An update is complete this long after its first receipt in this worker. */
+  updateWindowMs: number;
+  /** Frames validated against the push-frame schema per second, at most (Infinity = every frame, 0 = none). */
+  validatePerSecond: number;
+  /** Local wall ms = mono ms + this. */
+  wallOffsetMs: number;
+  /** Target clock − local wall clock, ms (0 on loopback). */
+  serverOffsetMs: number;
+  /** ms per unit of `sent_at`/`last_updated`; null = guess from the first frame. */
+  msPerUnit: number | null;
+  /** Source address for the client sockets (loopback). */
+  localAddress?: string;
+  /** Test hook: busy-spin this many ms per received frame, to saturate the generator on purpose. */
+  burnMsPerFrame?: number;
+}
+
+/** An update as seen by one worker: first and last receipt (mono ms) and distinct receivers. */
+export type UpdateRecord = [code: string, lastUpdated: number, firstMs: number, lastMs: number, receivers: number];
+
+export interface Tick {
+  type: 'tick';
+  workerIndex: number;
+  atMs: number;
+  /** Whether this tick lies entirely in the measured (steady) phase. */
+  steady: boolean;
+  frames: number;
+  duplicates: number;
+  outOfOrder: number;
+  notices: number;
+  pongs: number;
+  latency: string;
+  serverLatency: string;
+  /** Client-side times of this tick, ms. */
+  connectMs: number[];
+  subscribeMs: number[];
+  firstFrameMs: number[];
+  /** Clients whose subscribe notice arrived: [client index, mono ms]. */
+  subscribed: [number, number][];
+  /** Clients that closed: [client index, mono ms, close code]. */
+  closed: [number, number, number][];
+  refusals: Record<string, number>;
+  connectErrors: Record<string, number>;
+  noticeErrors: Record<string, number>;
+  updates: UpdateRecord[];
+  validated: number;
+  violations: number;
+  violationSamples: string[];
+  open: number;
+  /** Event-loop delay p99 of this tick, ms, and event-loop utilisation (busy share, 0..1). */
+  eventLoopDelayP99Ms: number;
+  /** Event-loop delay p99 over the whole measured phase so far, ms (0 before it starts). */
+  steadyEventLoopDelayP99Ms: number;
+  utilization: number;
+  /** Largest sent_at − receipt seen (ms, server clock − local), to bound the clock offset. */
+  maxSentMinusReceivedMs: number;
+  sentAtUnit: string | null;
+  heapUsedBytes: number;
+}
+
+export type WorkerMessage = Tick | { type: 'ready'; workerIndex: number } | { type: 'done'; workerIndex: number };
+
+export type CoordinatorMessage =
+  | { type: 'start'; atMs: number }
+  | { type: 'steady' }
+  | { type: 'stop'; closeAtMs: number };

@@ -1,0 +1,73 @@
+/**
+ * HDR histograms of a load run (hdr-histogram-js): values are recorded in microseconds as
+ * integers, moved between threads as compressed base64, and summarised in milliseconds.
+ */
+import * as hdr from 'hdr-histogram-js';
+
+export type Histogram = hdr.Histogram;
+
+/** Highest value tracked: one minute in µs; larger values are clamped there and still counted. */
+export const HIGHEST_US = 60_000_000;
+
+/** A histogram for µs values, 3 significant digits, plain JS (no WebAssembly in workers). */
+export function createHistogram(): Histogram {
+  return hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: HIGHEST_US, numberOfSignificantValueDigits: 3, bitBucketSize: 32, autoResize: false, useWebAssembly: false });
+}
+
+/** Records milliseconds (clamped to [0, HIGHEST_US] µs). */
+export function recordMs(h: Histogram, ms: number): void {
+  let us = Math.round(ms * 1000);
+  if (!(us > 0)) us = 0;
+  else if (us > HIGHEST_US) us = HIGHEST_US;
+  h.recordValue(us);
+}
+
+export function encode(h: Histogram): string {
+  return hdr.encodeIntoCompressedBase64(h);
+}
+
+/** Adds an encoded histogram into `into`. */
+export function addEncoded(into: Histogram, encoded: string): void {
+  const h = hdr.decodeFromCompressedBase64(encoded, 32, false);
+  into.add(h);
+  h.destroy();
+}
+
+/** p50/p90/p99/p99.9/max in milliseconds, and the count; null fields when nothing was recorded. */
+export interface Percentiles { count: number; p50: number | null; p90: number | null; p99: number | null; p999: number | null; max: number | null; mean: number | null }
+
+const ms = (us: number): number => Math.round(us) / 1000;
+
+export function summarize(h: Histogram): Percentiles {
+  const count = h.totalCount;
+  if (!count) return { count: 0, p50: null, p90: null, p99: null, p999: null, max: null, mean: null };
+  return {
+    count,
+    p50: ms(h.getValueAtPercentile(50)),
+    p90: ms(h.getValueAtPercentile(90)),
+    p99: ms(h.getValueAtPercentile(99)),
+    p999: ms(h.getValueAtPercentile(99.9)),
+    max: ms(h.maxValue),
+    mean: ms(h.mean),
+  };
+}
+
+/** The percentile curve (for the HTML chart): value in ms at percentiles from 0 to 99.999. */
+export function percentileCurve(h: Histogram): { percentile: number; ms: number }[] {
+  if (!h.totalCount) return [];
+  const points = [0, 10, 25, 50, 75, 90, 95, 99, 99.5, 99.9, 99.95, 99.99, 99.999, 100];
+  return points.map((p) => ({ percentile: p, ms: ms(p === 100 ? h.maxValue : h.getValueAtPercentile(p)) }));
+}
+
+/** Equal-width buckets over raw values in ms (for the skew histogram chart). */
+export function bucketize(values: readonly number[], count = 20): { fromMs: number; toMs: number; count: number }[] {
+  if (!values.length) return [];
+  let max = 0;
+  for (const v of values) if (v > max) max = v;
+  const width = max > 0 ? max / count : 1;
+  const out = Array.from({ length: count }, (_, i) => ({ fromMs: round3(i * width), toMs: round3((i + 1) * width), count: 0 }));
+  for (const v of values) out[Math.min(count - 1, Math.floor(v / width))]!.count++;
+  return out;
+}
+
+const round3 = (x: number): number => Math.round(x * 1000) / 1000;

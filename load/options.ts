@@ -1,0 +1,86 @@
+/**
+ * Options of the load tools: defaults in one typed object (merged, never mutated), parsers for
+ * durations and rates, and validation whose messages name the option and the rule, so
+ * programmatic callers get the same errors as the CLI (exit 2).
+ */
+import { LIMITS } from '../src/spec.ts';
+
+/** A bad option value: the CLI prints the message on one line and exits 2. */
+export class LoadUsageError extends Error {
+  readonly code = 'CONFORM_LOAD_USAGE';
+  override name = 'LoadUsageError';
+}
+
+/** Defaults of `conform load fanout`. */
+export const FANOUT_DEFAULTS = {
+  /** Clients (WebSocket connections). */
+  clients: 100,
+  /** Pairs each client subscribes to, picked from `/v1/pairs` unless `--pair` names them. */
+  pairs: 10,
+  /** Length of the measured phase, after the ramp, ms. */
+  durationMs: 30_000,
+  /** New connections per second (open model). */
+  rampRate: 1000,
+  /** Ping interval: half the spec's 30 s window. */
+  pingIntervalMs: LIMITS.pingTimeoutMs / 2,
+  connectTimeoutMs: 10_000,
+  /** An update not received by a subscribed client within this window counts as lost. */
+  updateWindowMs: 2000,
+  /** Clients subscribed less than this before an update are not expected to receive it. */
+  settleMs: 500,
+  tickMs: 1000,
+  /** Push frames validated per second per worker; above this rate a stride sample is validated. */
+  validatePerSecond: 20_000,
+  reports: ['console', 'json', 'html'] as readonly string[],
+  outDir: 'conform-reports',
+} as const;
+
+/** Defaults of `conform load rest`. */
+export const REST_DEFAULTS = {
+  /** Requests per second (constant arrival rate). */
+  rate: 200,
+  connections: 20,
+  durationMs: 20_000,
+  warmupMs: 2000,
+  endpoint: 'price' as 'price' | 'pairs',
+  timeoutMs: 10_000,
+} as const;
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** Parses `20s`, `500ms`, `2m`, `1h` or a bare number of seconds into ms. */
+export function parseDuration(value: string | number, option: string): number {
+  if (typeof value === 'number') {
+    if (!(value > 0) || !Number.isFinite(value)) throw new LoadUsageError(`${option} ${value}: must be a positive duration such as 20s`);
+    return value * 1000;
+  }
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(value);
+  if (!m || !(Number(m[1]) > 0)) throw new LoadUsageError(`${option} ${JSON.stringify(value)}: must be a positive duration such as 20s, 500ms or 2m`);
+  return Number(m[1]) * UNIT_MS[m[2] ?? 's']!;
+}
+
+/** Parses `3000/s`, `3000` or `180000/m` into a rate per second. */
+export function parseRate(value: string | number, option: string): number {
+  const text = String(value);
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(?:\/\s*(s|m))?\s*$/.exec(text);
+  if (!m || !(Number(m[1]) > 0)) throw new LoadUsageError(`${option} ${JSON.stringify(text)}: must be a positive rate such as 3000/s`);
+  return m[2] === 'm' ? Number(m[1]) / 60 : Number(m[1]);
+}
+
+/** A positive integer option, with an optional upper bound. */
+export function positiveInt(value: unknown, option: string, max = Number.MAX_SAFE_INTEGER): number {
+  const n = typeof value === 'string' ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > max) {
+    throw new LoadUsageError(`${option} ${JSON.stringify(value)}: must be a whole number from 1 to ${max}`);
+  }
+  return n;
+}
+
+const REPORTS = ['console', 'json', 'html'];
+/** Parses `console,json,html`; an unknown format is a usage error. */
+export function parseReports(value: readonly string[] | string | undefined): string[] {
+  if (value === undefined) return [...FANOUT_DEFAULTS.reports];
+  const list = (Array.isArray(value) ? value : [value]).flatMap((v) => String(v).split(',')).map((v) => v.trim()).filter(Boolean);
+  for (const r of list) if (!REPORTS.includes(r)) throw new LoadUsageError(`--report ${r}: unknown format; use ${REPORTS.join(', ')}`);
+  return list;
+}

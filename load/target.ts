@@ -1,0 +1,233 @@
+/**
+ * The target of a load run: the embedded reference service in a separate process (so it does
+ * not share an event loop with the generator), or a profile / --target URL. Also the keys a run
+ * may spread its clients over, the pairs it subscribes to, and the clock offset to the target.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { loadProfile, minimalProfile, type Profile } from '../src/profile.ts';
+import { API_KEY_HEADER, PATHS, QUERY, ASSET_TYPE } from '../src/spec.ts';
+import { estimateOffset, guessTimeUnit, MS_PER_UNIT, type ClockOffset, type OffsetSample } from './clock.ts';
+import { LoadUsageError } from './options.ts';
+
+export interface KeyAllowance {
+  key: string;
+  /** Connections the key allows; undefined = not known (the spec does not show it). */
+  connections?: number;
+}
+
+export interface LoadTarget {
+  rest: string;
+  ws: string;
+  keys: KeyAllowance[];
+  profile: Profile;
+  /** True when this run started the reference service itself. */
+  embedded: boolean;
+  /** Stops the embedded service; a no-op for remote targets. */
+  close(): Promise<void>;
+}
+
+/** Keys of a profile that have no full stream access, so a load run must not use them. */
+const RESTRICTED_ROLES = new Set(['limited', 'cryptoOnly', 'whitelisted', 'noStream', 'suspended']);
+
+/** Keys of a profile usable for load: primary first, then any other key that states an allowance. */
+export function profileLoadKeys(profile: Profile): KeyAllowance[] {
+  const out: KeyAllowance[] = [];
+  for (const [name, entry] of Object.entries(profile.keys)) {
+    if (!entry || typeof entry.key !== 'string' || RESTRICTED_ROLES.has(name)) continue;
+    const connections = typeof entry.connections === 'number' ? entry.connections : undefined;
+    if (name !== 'primary' && connections === undefined) continue;
+    out.push(connections === undefined ? { key: entry.key } : { key: entry.key, connections });
+  }
+  return out;
+}
+
+/**
+ * Reads `--keys-from FILE`: a JSON array of keys or `{ key, connections }` objects, or text with
+ * one `KEY` or `KEY,CONNECTIONS` a line (`#` starts a comment).
+ */
+export async function readKeysFile(file: string): Promise<KeyAllowance[]> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new LoadUsageError(`--keys-from ${file}: cannot read (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
+  const keys: KeyAllowance[] = [];
+  if (text.trimStart().startsWith('[')) {
+    let value: unknown;
+    try { value = JSON.parse(text); } catch (err) { throw new LoadUsageError(`--keys-from ${file}: not valid JSON (${(err as Error).message})`); }
+    for (const [i, item] of (value as unknown[]).entries()) {
+      if (typeof item === 'string' && item) keys.push({ key: item });
+      else if (item && typeof item === 'object' && typeof (item as KeyAllowance).key === 'string') {
+        const c = (item as KeyAllowance).connections;
+        if (c !== undefined && !(Number.isInteger(c) && c > 0)) throw new LoadUsageError(`--keys-from ${file}: item ${i}: connections must be a positive whole number`);
+        keys.push(c === undefined ? { key: (item as KeyAllowance).key } : { key: (item as KeyAllowance).key, connections: c });
+      } else throw new LoadUsageError(`--keys-from ${file}: item ${i} must be a key string or { key, connections }`);
+    }
+  } else {
+    for (const [i, raw] of text.split('\n').entries()) {
+      const line = raw.replace(/#.*/, '').trim();
+      if (!line) continue;
+      const [key, c] = line.split(',').map((s) => s.trim());
+      const connections = c ? Number(c) : undefined;
+      if (!key || (connections !== undefined && !(Number.isInteger(connections) && connections > 0))) {
+        throw new LoadUsageError(`--keys-from ${file}: line ${i + 1} must be KEY or KEY,CONNECTIONS`);
+      }
+      keys.push(connections === undefined ? { key } : { key, connections });
+    }
+  }
+  if (!keys.length) throw new LoadUsageError(`--keys-from ${file}: no keys in the file`);
+  return keys;
+}
+
+/**
+ * Gives each of `clients` a key, filling each key up to its allowance in order; a key with no
+ * stated allowance takes the rest. Throws a usage error when the keys cannot hold every client.
+ */
+export function assignKeys(clients: number, keys: readonly KeyAllowance[]): string[] {
+  const total = keys.reduce((n, k) => n + (k.connections ?? Number.POSITIVE_INFINITY), 0);
+  if (total < clients) {
+    throw new LoadUsageError(`--clients ${clients}: the keys allow only ${total} connections (${keys.length} key${keys.length === 1 ? '' : 's'}); give more keys with --keys-from FILE or fewer clients`);
+  }
+  const out: string[] = [];
+  const limited = keys.filter((k) => k.connections !== undefined);
+  const open = keys.filter((k) => k.connections === undefined);
+  for (const k of limited) for (let i = 0; i < k.connections! && out.length < clients; i++) out.push(k.key);
+  // Keys without a stated allowance share the rest evenly.
+  for (let i = 0; out.length < clients; i++) out.push(open[i % open.length]!.key);
+  return out;
+}
+
+/** True when the URL's host is this machine, so one clock serves both ends. */
+export function isLoopback(url: string): boolean {
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host === '::1' || /^127\./.test(host);
+}
+
+const here = (p: string): string => fileURLToPath(new URL(p, import.meta.url));
+
+/** Options passed to the reference process (reference/index.ts `startReferenceServer`). */
+export interface ReferenceProcessOptions {
+  /** Push interval of the reference, ms (its default: 100, i.e. 10 Hz per pair). */
+  tickMs?: number;
+  /** Chance per tick that a pair's price moves, i.e. that a push carries a new update. */
+  moveProbability?: number;
+  /** Allowance of the run's own load key; default 20,000. */
+  connections?: number;
+}
+
+/**
+ * Starts the reference service in its own Node process (load/reference-process.ts) and reads
+ * the one JSON line it prints: `{ restUrl, wsUrl, profile }`.
+ */
+export async function startReferenceProcess(options: ReferenceProcessOptions = {}, timeoutMs = 30_000): Promise<LoadTarget> {
+  const tsx = import.meta.resolve('tsx');
+  const child: ChildProcess = spawn(process.execPath, ['--import', tsx, here('./reference-process.ts'), JSON.stringify(options)], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (c: Buffer) => { stderr = (stderr + c.toString()).slice(-2000); });
+  const line = await new Promise<string>((resolve, reject) => {
+    let buf = '';
+    const timer = setTimeout(() => { child.kill(); reject(new Error(`reference service did not start within ${timeoutMs} ms: ${stderr.trim().split('\n').pop() ?? ''}`)); }, timeoutMs);
+    child.stdout!.on('data', (c: Buffer) => {
+      buf += c.toString();
+      const nl = buf.indexOf('\n');
+      if (nl >= 0) { clearTimeout(timer); resolve(buf.slice(0, nl)); }
+    });
+    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`reference service exited (${code}) before it was ready: ${stderr.trim().split('\n').pop() ?? ''}`)); });
+  });
+  const started = JSON.parse(line) as { restUrl: string; wsUrl: string; profile: Profile };
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    rest: started.restUrl,
+    ws: started.wsUrl,
+    profile: started.profile,
+    keys: profileLoadKeys(started.profile),
+    embedded: true,
+    async close() {
+      if (child.exitCode !== null) return;
+      // Closing stdin asks the process to close its server; SIGTERM if it does not.
+      child.stdin!.end();
+      const guard = setTimeout(() => child.kill('SIGTERM'), 3000);
+      await exited;
+      clearTimeout(guard);
+    },
+  };
+}
+
+/** Resolves `--profile FILE`, `--target URL --key K [--ws URL]`, or (neither) the embedded reference. */
+export async function resolveTarget(opts: { profile?: string; target?: string; key?: string; ws?: string; keysFrom?: string; reference?: ReferenceProcessOptions }): Promise<LoadTarget> {
+  let target: LoadTarget;
+  if (opts.profile || opts.target) {
+    let profile: Profile;
+    try {
+      profile = opts.profile ? await loadProfile(opts.profile) : minimalProfile({ target: opts.target!, key: opts.key ?? '', ...(opts.ws ? { ws: opts.ws } : {}) });
+    } catch (err) {
+      throw new LoadUsageError((err as Error).message);
+    }
+    if (!profile.ws) throw new LoadUsageError('the target has no WebSocket URL: give --ws URL or "ws" in the profile');
+    target = { rest: profile.rest, ws: profile.ws, profile, keys: profileLoadKeys(profile), embedded: false, close: async () => {} };
+  } else {
+    target = await startReferenceProcess(opts.reference ?? {});
+  }
+  if (opts.keysFrom) target.keys = await readKeysFile(opts.keysFrom);
+  return target;
+}
+
+/** GET a REST path with the key; returns parsed JSON (or throws a usage error naming the URL). */
+async function getJson(target: LoadTarget, path: string, query: Record<string, string>, key: string): Promise<unknown> {
+  const url = new URL(target.rest + path);
+  for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
+  let res: Response;
+  try {
+    res = await fetch(url, { headers: { [API_KEY_HEADER]: key }, redirect: 'manual', signal: AbortSignal.timeout(10_000) });
+  } catch (err) {
+    throw new LoadUsageError(`target unreachable: ${url.origin}${path} (${(err as Error).cause ? String((err as { cause: unknown }).cause) : (err as Error).message})`);
+  }
+  const text = await res.text();
+  try { return JSON.parse(text); } catch { return undefined; }
+}
+
+/** Picks `count` pair codes from `/v1/pairs`, Crypto first (always open, so always pushing). */
+export async function pickPairs(target: LoadTarget, count: number): Promise<string[]> {
+  const key = target.keys[0]?.key ?? target.profile.keys.primary.key;
+  const codes: string[] = [];
+  const sample = target.profile.pairs?.sample ?? [];
+  for (const c of sample) if (codes.length < count && !codes.includes(c)) codes.push(c);
+  for (const query of [{ [QUERY.pairs.type]: ASSET_TYPE.crypto }, {}] as Record<string, string>[]) {
+    for (let page = 1; codes.length < count && page <= 20; page++) {
+      const body = await getJson(target, PATHS.pairs, { ...query, [QUERY.pairs.page]: String(page), [QUERY.pairs.perPage]: '100' }, key) as { data?: { code?: unknown }[] } | undefined;
+      const data = Array.isArray(body?.data) ? body.data : [];
+      for (const p of data) if (typeof p.code === 'string' && !codes.includes(p.code) && codes.length < count) codes.push(p.code);
+      if (data.length < 100) break;
+    }
+  }
+  if (!codes.length) throw new LoadUsageError(`no pairs: ${target.rest}${PATHS.pairs} listed none for the key; give --pair CODE`);
+  return codes;
+}
+
+/**
+ * Offset between the target's clock and ours. Loopback shares one clock (exact); otherwise
+ * NTP-style from the REST envelope's `ts` over a few round trips, with its error bound.
+ */
+export async function measureClockOffset(target: LoadTarget, rounds = 8): Promise<ClockOffset & { tsUnit: string | null }> {
+  if (isLoopback(target.ws) && isLoopback(target.rest)) return { offsetMs: 0, errorBoundMs: 0, method: 'loopback', samples: 0, tsUnit: null };
+  const key = target.keys[0]?.key ?? target.profile.keys.primary.key;
+  const samples: OffsetSample[] = [];
+  let unit: string | null = null;
+  for (let i = 0; i < rounds; i++) {
+    const sentMs = Date.now();
+    const body = await getJson(target, PATHS.pairs, { [QUERY.pairs.perPage]: '1' }, key).catch(() => undefined) as { ts?: unknown } | undefined;
+    const receivedMs = Date.now();
+    if (typeof body?.ts !== 'number') continue;
+    const u = guessTimeUnit(body.ts);
+    if (!u) continue;
+    unit = u;
+    samples.push({ sentMs, receivedMs, serverMs: body.ts * MS_PER_UNIT[u] });
+  }
+  const resolution = unit === 's' ? 1000 : 1;
+  return { ...estimateOffset(samples, resolution), tsUnit: unit };
+}
