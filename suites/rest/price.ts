@@ -75,7 +75,7 @@ export const priceChecks: readonly Check[] = [
     tags: ['price'],
     clause: clause('Price record (`data` in the price response)', 'price is the mid-price: bid <= price <= ask, (bid+ask)/2 at the pair\'s precision'),
     title: `${PRICE}?code=<one pair per asset type>`,
-    expectation: 'bid <= price <= ask and |price - (bid+ask)/2| within one unit of the last decimal place',
+    expectation: 'bid <= price <= ask and price equal to (bid+ask)/2 rounded to the pair\'s precision (within half a unit of the last place)',
     async run(ctx) {
       for (const p of await sample(ctx)) {
         const { ask, bid, price } = p.data;
@@ -86,8 +86,9 @@ export const priceChecks: readonly Check[] = [
         if (b.gt(m) || m.gt(a)) ctx.violation({ received: values, expected: 'bid <= price <= ask' });
         const precision = Math.max(places(ask), places(bid), places(price));
         const mid = a.plus(b).div(2);
-        // One unit in the last place: the service may round the mid either way at the pair's precision.
-        if (m.minus(mid).abs().gt(new Decimal(1).div(new Decimal(10).pow(precision)))) ctx.violation({ received: `${values} (mid ${mid.toFixed()})`, expected: `price equal to (bid+ask)/2 at ${precision} decimal places` });
+        // Half a unit in the last place: the mid rounded (either way on a tie) to the pair's precision.
+        const halfUlp = new Decimal(10).pow(-precision).div(2);
+        if (m.minus(mid).abs().gt(halfUlp)) ctx.violation({ received: `${values} (mid ${mid.toFixed()})`, expected: `price equal to (bid+ask)/2 rounded to ${precision} decimal places` });
       }
     },
   }),
