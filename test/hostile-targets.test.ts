@@ -142,7 +142,7 @@ describe('hostile targets misbehave as they say', () => {
     expect(r.error).toBe('max-body');
     expect(r.body.toString().startsWith('{"status_number":"200"')).toBe(true);
     await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(t.stats.maxBytesWritten).toBeLessThan(50 * 1024 * 1024);
+    expect(t.stats.maxBytesWritten()).toBeLessThan(50 * 1024 * 1024);
   });
 
   it('wrong-types gives every field the wrong type, in REST and WebSocket alike', async () => {

@@ -25,8 +25,10 @@ export interface HostileTarget {
 /** What a target saw, for assertions on the harness's behaviour. */
 export interface HostileStats {
   connections(): number;
-  /** Most bytes the kernel accepted on one connection (a harness that stops reading keeps it low). */
-  maxBytesWritten: number;
+  /** Most bytes the kernel accepted on one tracked connection (a harness that stops reading keeps it low). */
+  maxBytesWritten(): number;
+  /** Counts `socket` in maxBytesWritten. */
+  track(socket: net.Socket): void;
   /** Every request that reached the other origin of a redirect target. */
   otherOrigin?: { method: string; url: string; headers: Record<string, string | string[] | undefined> }[];
 }
@@ -44,7 +46,14 @@ export interface HostileDefinition {
 }
 
 const WS_PATH = '/ws';
-const stats = (server: { connections(): number }): HostileStats => ({ connections: server.connections, maxBytesWritten: 0 });
+function stats(server: { connections(): number }): HostileStats {
+  const tracked: net.Socket[] = [];
+  return {
+    connections: server.connections,
+    track: (socket) => { tracked.push(socket); },
+    maxBytesWritten: () => tracked.reduce((max, s) => Math.max(max, s.bytesWritten), 0),
+  };
+}
 const fromRaw = (server: RawServer, s: HostileStats, layer: Layer): HostileTarget => ({
   rest: layer === 'ws' ? undefined : server.origin,
   ws: layer === 'rest' ? undefined : `ws://127.0.0.1:${server.port}${WS_PATH}`,
@@ -169,7 +178,7 @@ async function httpTarget(
     wss,
     rest: layer === 'ws' ? undefined : `http://127.0.0.1:${port}`,
     ws: layer === 'rest' ? undefined : `ws://127.0.0.1:${port}${WS_PATH}`,
-    stats: { connections: () => count, maxBytesWritten: 0 },
+    stats: stats({ connections: () => count }),
     async close() {
       for (const c of wss.clients) c.terminate();
       for (const s of sockets) s.destroy();
@@ -288,7 +297,8 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
       const total = 50 * 1024 * 1024;
       x.detach();
       x.socket.write(rawResponse('200 OK', [['Content-Type', 'application/json'], ['Content-Length', total]], ENVELOPE_START));
-      void pump(x.socket, total - ENVELOPE_START.length, () => BIG_CHUNK).then((n) => { s.maxBytesWritten = Math.max(s.maxBytesWritten, n); });
+      s.track(x.socket);
+      void pump(x.socket, total - ENVELOPE_START.length, () => BIG_CHUNK);
     }),
   },
   {
@@ -395,7 +405,8 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     start: afterHandshake((socket, x, s) => {
       // Bounded like every load loop: one minute or 2 GiB per connection, whichever comes first.
       const until = Date.now() + 60_000;
-      void pump(socket, 2 * 1024 * 1024 * 1024, () => (Date.now() < until ? FLOOD_BATCH : Buffer.alloc(0))).then((n) => { s.maxBytesWritten = Math.max(s.maxBytesWritten, n); });
+      s.track(socket);
+      void pump(socket, 2 * 1024 * 1024 * 1024, () => (Date.now() < until ? FLOOD_BATCH : Buffer.alloc(0)));
     }),
   },
   {
@@ -406,7 +417,8 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     start: afterHandshake((socket, x, s) => {
       const total = 20 * 1024 * 1024;
       socket.write(frameHeader({ opcode: OPCODE.text, length: total }));
-      void pump(socket, total, () => BIG_CHUNK).then((n) => { s.maxBytesWritten = Math.max(s.maxBytesWritten, n); });
+      s.track(socket);
+      void pump(socket, total, () => BIG_CHUNK);
     }),
   },
   {

@@ -1,0 +1,58 @@
+/**
+ * The CLI against every transport-level hostile target (REST and WebSocket upgrade alike), with
+ * default settings and every report format: each check ends with a verdict and a one-line reason
+ * within its timeout, the run ends with exit 1 (2 when the target does not speak HTTP), no stack
+ * trace, bounded memory, under two minutes, and no key in any output. Runs three targets at once.
+ */
+import { randomBytes } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { minimalProfile } from '../src/profile.ts';
+import { HOSTILE_TARGETS, closedPort, type HostileDefinition, type HostileTarget } from './hostile/targets.ts';
+import { pool, runCli, type CliRun } from './hostile/run-cli.ts';
+import { MEMORY_LIMIT_MIB, judge, runLine } from './hostile/judge.ts';
+
+/** Targets whose checks are judged here; the key-focused ones are in hostile-secrets.test.ts. */
+const TARGETS = HOSTILE_TARGETS.filter((t) => t.layer === 'both' && t.name !== 'echo-key' && t.name !== 'redirect-elsewhere');
+
+interface Outcome { def: HostileDefinition; target: HostileTarget; key: string; run: CliRun }
+const outcomes = new Map<string, Outcome>();
+
+beforeAll(async () => {
+  await pool(TARGETS, 3, async (def) => {
+    const target = await def.start();
+    const key = `hk_${randomBytes(12).toString('hex')}`;
+    try {
+      const run = await runCli(['--target', target.rest!, '--ws', target.ws!, '--key', key, '--report', 'console,json,junit,html']);
+      console.log(runLine(def.name, run));
+      outcomes.set(def.name, { def, target, key, run });
+    } finally {
+      await target.close();
+    }
+  });
+}, 15 * 60_000);
+
+describe('the CLI against a hostile target', () => {
+  for (const def of TARGETS) {
+    it(`ends against ${def.name} (${def.breaks}) with verdicts, exit ${def.exit.join('/')}, no stack trace and no key`, () => {
+      const o = outcomes.get(def.name)!;
+      const profile = minimalProfile({ target: o.target.rest!, key: o.key, ws: o.target.ws });
+      expect(judge(def, o.run, { keys: [o.key], profile, facesHostile: () => true })).toEqual([]);
+      if (o.run.peakRssMiB !== undefined) expect(o.run.peakRssMiB).toBeLessThan(MEMORY_LIMIT_MIB);
+    });
+  }
+
+  it('stops reading the 50 MB body long before its end', () => {
+    const o = outcomes.get('body-50mb')!;
+    expect(o.target.stats.maxBytesWritten()).toBeGreaterThan(0);
+    expect(o.target.stats.maxBytesWritten()).toBeLessThan(50 * 1024 * 1024);
+  });
+
+  it('exits 2 with one line when nothing listens at the target', async () => {
+    const rest = await closedPort();
+    const run = await runCli(['--target', rest, '--key', 'hk_closed_port_key', '--report', 'console,json,junit,html']);
+    console.log(runLine('closed-port', run));
+    expect(run.exitCode).toBe(2);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+    expect(`${run.stdout}${run.stderr}`).not.toContain('hk_closed_port_key');
+  });
+});

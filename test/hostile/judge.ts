@@ -1,0 +1,111 @@
+/**
+ * What a run of the CLI against a hostile target must look like (issue 8, "Against each"). The
+ * judge returns every problem it finds as one line, so a failing test shows all of them at once.
+ */
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import type { CheckResult } from '../../src/check.ts';
+import type { Profile } from '../../src/profile.ts';
+import { RUN_DEFAULTS } from '../../src/runner.ts';
+import { CHECKS } from '../../suites/index.ts';
+import { CRASH_SIGNS, keyLeaks, type CliRun } from './run-cli.ts';
+import type { HostileDefinition } from './targets.ts';
+
+/** The issue's bound on a whole run with default settings. */
+export const RUN_LIMIT_MS = 120_000;
+/** Peak resident memory of one run; a harness that buffered a 50 MB body or a 20 MB frame, or every frame of a flood, would pass it. */
+export const MEMORY_LIMIT_MIB = 400;
+/** Slack on a check's own timeout for the runner's bookkeeping and a loaded 2-core machine. */
+const TIMEOUT_SLACK_MS = 5_000;
+
+export interface JudgeOptions {
+  /** Every key the run was given; none may appear in any output. */
+  keys: readonly string[];
+  /** The profile the CLI built (for checks whose timeout depends on it). */
+  profile: Profile;
+  /** Which results talked to the hostile part of the target: a `must` check among them may not pass. */
+  facesHostile: (r: CheckResult) => boolean;
+}
+
+/** A check's own timeout as the runner computes it. */
+function timeoutOf(id: string, profile: Profile): number {
+  const check = CHECKS.find((c) => c.id === id || id.startsWith(`${c.id}.`));
+  const t = typeof check?.timeoutMs === 'function' ? check.timeoutMs(profile) : check?.timeoutMs;
+  return t && t > 0 ? t : RUN_DEFAULTS.timeoutMs;
+}
+
+const oneLine = (s: unknown): boolean => typeof s === 'string' && s.trim().length > 0 && !s.includes('\n');
+
+/** The JSON report of a run, if it wrote one. */
+export function jsonReportOf(run: CliRun): { results: CheckResult[]; summary: Record<string, unknown> } | undefined {
+  const text = run.files['conform-report.json'];
+  if (text === undefined) return undefined;
+  return JSON.parse(text) as { results: CheckResult[]; summary: Record<string, unknown> };
+}
+
+/** Every way the run falls short of issue 8; empty when it behaved. */
+export function judge(def: HostileDefinition, run: CliRun, opts: JudgeOptions): string[] {
+  const problems: string[] = [];
+  if (run.exitCode === null) problems.push(`hung: killed after ${run.durationMs} ms (${run.signal})`);
+  else if (!def.exit.includes(run.exitCode)) problems.push(`exit ${run.exitCode}, expected ${def.exit.join(' or ')}`);
+  if (run.durationMs >= RUN_LIMIT_MS) problems.push(`took ${run.durationMs} ms, limit ${RUN_LIMIT_MS} ms`);
+  const consoleText = `${run.stdout}\n${run.stderr}`;
+  for (const sign of CRASH_SIGNS) {
+    const m = sign.exec(consoleText);
+    if (m) problems.push(`console shows ${sign}: ${JSON.stringify(m[0].trim().slice(0, 160))}`);
+  }
+  for (const key of opts.keys) problems.push(...keyLeaks(run, key).map((l) => `key leaked: ${l}`));
+
+  if (run.exitCode === 2) {
+    const lines = run.stderr.split('\n').filter((l) => l.trim());
+    if (lines.length !== 1) problems.push(`exit 2 should print one line on stderr, got ${lines.length}: ${JSON.stringify(run.stderr.slice(0, 300))}`);
+    return problems;
+  }
+  if (run.exitCode !== 1) return problems;
+
+  let report: ReturnType<typeof jsonReportOf>;
+  try {
+    report = jsonReportOf(run);
+    if (!report) problems.push('no conform-report.json written');
+  } catch (err) {
+    problems.push(`conform-report.json does not parse: ${(err as Error).message}`);
+  }
+  const junit = run.files['conform-junit.xml'];
+  if (junit === undefined) problems.push('no conform-junit.xml written');
+  else {
+    const valid = XMLValidator.validate(junit);
+    if (valid !== true) problems.push(`conform-junit.xml is not well-formed XML: ${valid.err.msg}`);
+    else {
+      const xml = new XMLParser({ ignoreAttributes: false }).parse(junit) as Record<string, unknown>;
+      if (!xml['testsuites'] && !xml['testsuite']) problems.push('conform-junit.xml has no testsuite');
+    }
+  }
+  const html = run.files['conform-report.html'];
+  if (html === undefined) problems.push('no conform-report.html written');
+  else if (!/<\/html>\s*$/i.test(html)) problems.push('conform-report.html is not a whole document');
+  if (!report) return problems;
+
+  for (const r of report.results) {
+    const where = `${r.id} (${r.outcome})`;
+    if (r.outcome === 'fail') {
+      if (r.violations.length === 0) problems.push(`${where}: fail without a violation`);
+      for (const v of r.violations) if (!oneLine(v.received.split('\n')[0]) || typeof v.expected !== 'string') problems.push(`${where}: violation without received/expected`);
+    } else if (r.outcome === 'error' || r.outcome === 'skip') {
+      if (!oneLine(r.reason)) problems.push(`${where}: reason is not one line: ${JSON.stringify(r.reason)}`);
+    } else if (r.outcome !== 'pass') problems.push(`${where}: unknown outcome`);
+    const limit = timeoutOf(r.id, opts.profile) + TIMEOUT_SLACK_MS;
+    if (r.durationMs > limit) problems.push(`${where}: ran ${r.durationMs} ms, past its timeout + slack (${limit} ms)`);
+    if (r.outcome === 'pass' && r.severity === 'must' && opts.facesHostile(r)) problems.push(`${where}: a must check passed against a broken target`);
+  }
+  return problems;
+}
+
+/** One line per run for the test output: how long, how much memory, which verdicts. */
+export function runLine(name: string, run: CliRun): string {
+  let counts = '';
+  try {
+    const s = jsonReportOf(run)?.summary;
+    if (s) counts = ` pass ${s['pass']} fail ${s['fail']} error ${s['error']} skip ${s['skip']}`;
+  } catch { /* judged elsewhere */ }
+  const rss = run.peakRssMiB === undefined ? '' : ` peak RSS ${run.peakRssMiB} MiB`;
+  return `[hostile] ${name.padEnd(22)} ${(run.durationMs / 1000).toFixed(1).padStart(6)} s  exit ${run.exitCode}${rss}${counts}`;
+}
