@@ -113,7 +113,7 @@ describe('reference REST: pagination and filters', () => {
   });
 
   it('rejects invalid page and per_page with 50004', async () => {
-    for (const bad of [{ page: '0' }, { page: '-1' }, { page: 'two' }, { per_page: '0' }, { per_page: 'ten' }, { per_page: '1.5' }, { per_page: '101' }]) {
+    for (const bad of [{ page: '0' }, { page: '-1' }, { page: 'two' }, { per_page: '0' }, { per_page: 'ten' }, { per_page: '1.5' }, { per_page: '101' }] as Record<string, string>[]) {
       const r = await get(server, PATHS.pairs + q(bad));
       expect([bad, r.status, r.body.status_number, r.body.data]).toEqual([bad, 400, STATUS.INVALID_REQUEST, null]);
     }
