@@ -46,6 +46,8 @@ export type JsonObject = Record<string, unknown>;
 export interface Push { value: JsonObject; text: string; atMs: number }
 
 export interface StreamSession {
+  /** Monotonic ms at which the handshake began (before the upgrade request was sent). */
+  readonly startedAtMs: number;
   /** Monotonic ms at which the connection opened. */
   readonly openedAtMs: number;
   readonly isOpen: boolean;

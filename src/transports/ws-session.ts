@@ -73,6 +73,7 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
       return new Promise<OpenResult>((resolve, reject) => {
         if (signal?.aborted) return reject(new StreamError('CONFORM_ABORTED', 'aborted before the handshake'));
         let settled = false;
+        const startedAtMs = clock();
         const ws = new WebSocket(options.url, {
           headers,
           maxPayload: options.maxPayload ?? DEFAULTS.maxPayload,
@@ -97,7 +98,7 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
 
         ws.once('open', () => settle(() => {
           recordOpen('open');
-          const session = new WsSession(ws, clock(), clock, options, redact);
+          const session = new WsSession(ws, startedAtMs, clock(), clock, options, redact);
           sessions.add(session);
           void session.closed.then(() => sessions.delete(session));
           resolve({ ok: true, session });
@@ -115,7 +116,7 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
           }));
         });
         ws.on('error', (err: NodeJS.ErrnoException) => settle(() => {
-          const code = err.code === 'EADDRNOTAVAIL' || err.code === 'EINVAL' ? 'CONFORM_BIND'
+          const code = err.code === 'EADDRNOTAVAIL' || err.code === 'EINVAL' || err.code === 'EAFNOSUPPORT' ? 'CONFORM_BIND'
             : /timed out/i.test(err.message) ? 'CONFORM_TIMEOUT' : 'CONFORM_NETWORK';
           recordOpen(`error: ${err.code ?? ''} ${err.message}`.trim());
           reject(new StreamError(code, `WebSocket open failed: ${redact(err.message)}${err.code ? ` (${err.code})` : ''}`));
@@ -169,6 +170,7 @@ class WsSession implements StreamSession {
 
   constructor(
     private readonly ws: WebSocket,
+    readonly startedAtMs: number,
     readonly openedAtMs: number,
     private readonly clock: () => number,
     private readonly options: StreamClientOptions,

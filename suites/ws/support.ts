@@ -1,22 +1,168 @@
 /**
- * Steps the WebSocket checks share: open a session, wait for a reply, turn a missing reply into a
- * violation. A target that does not answer breaks the rule (fail); a harness that breaks is an error.
+ * Steps the WebSocket checks share: open a session within the key's allowance, keep it alive,
+ * find pairs to subscribe to, send a request and read its notice, compare a notice with what the
+ * spec requires. A target that does not answer breaks a rule (fail); a harness that breaks is an error.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { CheckContext } from '../../src/check.ts';
-import { StreamError, type InboundFrame, type OpenOptions, type StreamSession } from '../../src/transports/stream.ts';
+import type { Profile } from '../../src/profile.ts';
+import { LIMITS, METHOD, PATHS, QUERY, STATUS, parsePairCode } from '../../src/spec.ts';
+import {
+  StreamError, isNotice, jsonObject,
+  type InboundFrame, type JsonObject, type OpenOptions, type OpenResult, type Refusal, type StreamSession,
+} from '../../src/transports/stream.ts';
 
-/** Opens a session with the primary key (or `options`); a refused handshake fails the check. */
-export async function openPrimary(ctx: CheckContext, options: OpenOptions = {}): Promise<StreamSession> {
-  const result = await ctx.stream.open(options);
-  if (!result.ok) {
-    ctx.fail({ received: `handshake refused: HTTP ${result.status} ${result.text}`, expected: 'a valid key with stream access is accepted (spec: Authentication)' });
-  }
-  return result.session;
+/** Waits of the suite, ms. The spec shows no push interval, so these are generous for a live service. */
+export const WAIT = {
+  /** For a notice answering a request. */
+  noticeMs: 5000,
+  /** For the first push after a subscribe. */
+  pushMs: 5000,
+  /** After a replacing subscribe or an unsubscribe notice, frames already sent may still arrive this long. */
+  inFlightMs: 250,
+  /** How long a check watches the pushes of a subscription. */
+  watchMs: 1500,
+  /** Keep-alive grace after the window, when the profile sets none (issue 5: default 5 s). */
+  graceMs: 5000,
+} as const;
+
+/** The keep-alive window and grace of the target (spec: Limits, Ping interval: 30 s). */
+export function timing(profile: Profile): { windowMs: number; graceMs: number } {
+  return { windowMs: profile.timing?.pingTimeoutMs ?? LIMITS.pingTimeoutMs, graceMs: profile.timing?.pingGraceMs ?? WAIT.graceMs };
 }
 
 /** Whether an error is the target not answering (timeout, close) rather than the harness breaking. */
 export function isSilence(err: unknown): err is StreamError {
   return err instanceof StreamError && (err.code === 'CONFORM_WAIT_TIMEOUT' || err.code === 'CONFORM_WAIT_CLOSED');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Connection allowance. Checks of one run share each key's allowance: every session of a key with
+// a known `connections` takes a slot, so concurrent checks never push the key over its limit and
+// read a 50009 that they did not provoke. Limit checks take every slot of their key.
+
+class Gate {
+  private free: number;
+  private readonly queue: { n: number; grant: () => void }[] = [];
+  constructor(readonly size: number) { this.free = size; }
+
+  acquire(n: number, signal: AbortSignal): Promise<() => void> {
+    const want = Math.min(n, this.size);
+    return new Promise((resolve, reject) => {
+      let released = false;
+      const release = (): void => {
+        if (released) return;
+        released = true;
+        this.free += want;
+        this.pump();
+      };
+      const entry = { n: want, grant: () => { signal.removeEventListener('abort', onAbort); resolve(release); } };
+      const onAbort = (): void => {
+        const i = this.queue.indexOf(entry);
+        if (i >= 0) this.queue.splice(i, 1);
+        reject(new StreamError('CONFORM_ABORTED', 'aborted while waiting for a connection slot of the key'));
+      };
+      if (signal.aborted) return onAbort();
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.queue.push(entry);
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    // First come, first served: a waiting limit check is not starved by single opens.
+    while (this.queue.length > 0 && this.queue[0]!.n <= this.free) {
+      const head = this.queue.shift()!;
+      this.free -= head.n;
+      head.grant();
+    }
+  }
+}
+
+const gates = new Map<string, Gate>();
+
+/** The allowance of `key` in the profile, when known. */
+export function allowanceOf(profile: Profile, key: string): number | undefined {
+  for (const entry of Object.values(profile.keys)) {
+    if (entry && entry.key === key && typeof (entry as { connections?: unknown }).connections === 'number') return (entry as { connections: number }).connections;
+  }
+  return undefined;
+}
+
+function gateFor(profile: Profile, key: string): Gate | undefined {
+  const size = allowanceOf(profile, key);
+  if (size === undefined) return undefined;
+  const id = `${profile.ws ?? ''}\u0000${key}`;
+  let gate = gates.get(id);
+  if (!gate || gate.size !== size) { gate = new Gate(size); gates.set(id, gate); }
+  return gate;
+}
+
+/** Takes `n` slots of `key` (every slot when `n` is 'all'); resolves with the release. No-op for keys of unknown allowance. */
+export async function reserve(ctx: CheckContext, key: string, n: number | 'all'): Promise<() => void> {
+  const gate = gateFor(ctx.profile, key);
+  if (!gate) return () => undefined;
+  return gate.acquire(n === 'all' ? gate.size : n, ctx.signal);
+}
+
+function keyValue(ctx: CheckContext, options: OpenOptions): string | null {
+  return options.key === undefined ? ctx.profile.keys.primary.key : options.key;
+}
+
+/**
+ * Opens a session within the key's allowance (unless `reserved`: the caller holds the slots).
+ * A 50009 refusal right after another check closed is retried briefly: the target may not have
+ * counted that close yet.
+ */
+export async function tryOpen(ctx: CheckContext, options: OpenOptions & { reserved?: boolean } = {}): Promise<OpenResult> {
+  const { reserved, ...open } = options;
+  const key = keyValue(ctx, open);
+  const release = reserved || key === null ? () => undefined : await reserve(ctx, key, 1);
+  try {
+    for (let attempt = 0; ; attempt++) {
+      const result = await ctx.stream.open(open);
+      if (result.ok) {
+        void result.session.closed.then(release);
+        return result;
+      }
+      if (reserved || attempt >= 4 || refusalStatus(result) !== STATUS.CONNECTION_LIMIT || key === null || allowanceOf(ctx.profile, key) === undefined) {
+        release();
+        return result;
+      }
+      ctx.note(`refused with 50009 while holding a slot of the key's allowance; retrying (${attempt + 1})`);
+      await sleep(250 * (attempt + 1), undefined, { signal: ctx.signal });
+    }
+  } catch (err) {
+    release();
+    throw err;
+  }
+}
+
+/** `status_number` of a refusal body, when it has one. */
+export function refusalStatus(refusal: Refusal): unknown {
+  const body = refusal.json;
+  return body !== null && typeof body === 'object' ? (body as Record<string, unknown>).status_number : undefined;
+}
+
+/** Describes a refusal in one line for a violation. */
+export const describeRefusal = (r: Refusal): string => `handshake refused: HTTP ${r.status} ${r.text.slice(0, 300)}`;
+
+/**
+ * Opens a session that must be accepted (a key with stream access); a refusal fails the check.
+ * `keepAlive` pings every window/3 so that checks longer than a short test window are not
+ * closed under them; ping and keep-alive checks turn it off.
+ */
+export async function openSession(ctx: CheckContext, options: OpenOptions & { keepAlive?: boolean; reserved?: boolean } = {}): Promise<StreamSession> {
+  const { keepAlive = true, ...open } = options;
+  const result = await tryOpen(ctx, open);
+  if (!result.ok) ctx.fail({ received: describeRefusal(result), expected: 'a valid key with stream access is accepted (spec: Authentication)' });
+  const session = result.session;
+  if (keepAlive) {
+    const every = Math.max(50, Math.floor(timing(ctx.profile).windowMs / 3));
+    const timer = setInterval(() => { if (session.isOpen) session.send({ method: METHOD.ping }); }, every);
+    void session.closed.then(() => clearInterval(timer));
+  }
+  return session;
 }
 
 /** Waits for a frame; no frame (timeout or close) fails the check with `expected`. */
@@ -29,12 +175,145 @@ export async function waitFrame(ctx: CheckContext, session: StreamSession, predi
   }
 }
 
-/** Sends a request and waits for its notice; no notice fails the check with `expected`. */
-export async function requestNotice(ctx: CheckContext, session: StreamSession, message: Record<string, unknown>, expected: string, timeoutMs?: number): Promise<Record<string, unknown>> {
+/**
+ * Sends `message` and resolves with the next notice, whatever its id: ids are judged by
+ * ws.notice.id-echo alone, so a target that drops them fails that check, not every check.
+ */
+export async function ask(ctx: CheckContext, session: StreamSession, message: unknown, expected: string, timeoutMs = WAIT.noticeMs): Promise<JsonObject> {
+  const reply = session.next(isNotice, timeoutMs);
+  reply.catch(() => undefined);
+  if (typeof message === 'string') session.sendText(message);
+  else session.send(message);
   try {
-    return await session.request(message, timeoutMs);
+    return jsonObject(await reply)!;
   } catch (err) {
-    if (isSilence(err)) ctx.fail({ received: err.message, expected });
+    if (isSilence(err)) ctx.fail({ received: err.message, expected: `a notice: ${expected}` });
     throw err;
   }
+}
+
+/** What a notice must carry; `message` a string or a rule. */
+export interface NoticeExpectation {
+  method: string;
+  code: string;
+  message?: string | { test(s: string): boolean; describe: string };
+  id?: string;
+  /** `data` must be present and null. */
+  dataNull?: boolean;
+}
+
+/** Records a violation for every field of `notice` that differs from `want`; returns whether all matched. */
+export function expectNotice(ctx: CheckContext, notice: JsonObject, want: NoticeExpectation, what: string): boolean {
+  let ok = true;
+  const bad = (field: string, expected: string): void => {
+    ok = false;
+    ctx.violation({ received: `${what}: ${field} ${field in notice ? JSON.stringify(notice[field]) : 'absent'} in ${JSON.stringify(notice)}`, expected: `${field} ${expected}` });
+  };
+  if (notice.method !== want.method) bad('method', JSON.stringify(want.method));
+  if (notice.code !== want.code) bad('code', `${JSON.stringify(want.code)} (a string)`);
+  if (typeof want.message === 'string' && notice.message !== want.message) bad('message', JSON.stringify(want.message));
+  if (want.message && typeof want.message === 'object' && !(typeof notice.message === 'string' && want.message.test(notice.message))) bad('message', want.message.describe);
+  if (want.id !== undefined && notice.id !== want.id) bad('id', `${JSON.stringify(want.id)} (echoed)`);
+  if (want.dataNull && !('data' in notice && notice.data === null)) bad('data', 'null');
+  return ok;
+}
+
+/** The subscribe request of the spec. */
+export const subscribe = (pairs: unknown, id?: string): JsonObject => ({ ...(id ? { id } : {}), method: METHOD.subscribe, params: { pairs } });
+export const unsubscribe = (pairs: unknown, id?: string): JsonObject => ({ ...(id ? { id } : {}), method: METHOD.unsubscribe, params: { pairs } });
+
+/** Subscribes and requires the 200 notice; anything else fails the check (the setup of a later step). */
+export async function subscribeOk(ctx: CheckContext, session: StreamSession, pairs: string[], id = 'conform-sub'): Promise<JsonObject> {
+  const notice = await ask(ctx, session, subscribe(pairs, id), `subscribe ${pairs.length} pair(s) answered with code "200"`);
+  if (notice.code !== STATUS.OK) ctx.fail({ received: `subscribe to ${pairs.join(', ')} answered ${JSON.stringify(notice)}`, expected: 'the subscribe succeeds (notice code "200"), so the rule under test can be observed' });
+  return notice;
+}
+
+/** Waits until `pair` has pushed at least `count` frames since `sinceMs`; false on timeout or close. */
+export async function awaitPushes(session: StreamSession, pair: string, count: number, sinceMs: number, timeoutMs: number): Promise<boolean> {
+  const have = (): number => session.pushes({ pair, sinceMs }).length;
+  if (have() >= count) return true;
+  try {
+    await session.next(() => have() >= count, timeoutMs);
+    return true;
+  } catch (err) {
+    if (isSilence(err)) return false;
+    throw err;
+  }
+}
+
+/** Sleeps without ending early, unless the check is aborted. */
+export const pause = (ms: number, ctx: CheckContext): Promise<void> => sleep(ms, undefined, { signal: ctx.signal });
+
+// ---------------------------------------------------------------------------------------------
+// Pairs to subscribe to.
+
+const PAGE_SIZE = 100;
+const MAX_PAGES = 20;
+
+/**
+ * Up to `count` distinct pairs the primary key lists in /v1/pairs (optionally of one asset type),
+ * without the profile's stale and inactive pairs; Crypto first, since it is always open and
+ * therefore pushes. The profile's `pairs.sample` comes first when it has any.
+ */
+export async function streamPairs(ctx: CheckContext, count: number, options: { assetType?: string; key?: string } = {}): Promise<string[]> {
+  const skip = new Set([ctx.profile.pairs?.stale, ctx.profile.pairs?.inactive].filter((x): x is string => typeof x === 'string'));
+  const out: string[] = [];
+  const add = (code: unknown): void => {
+    if (typeof code !== 'string' || skip.has(code) || out.includes(code)) return;
+    const parts = parsePairCode(code);
+    if (!parts || (options.assetType && parts.assetType !== options.assetType)) return;
+    out.push(code);
+  };
+  if (!options.key) for (const code of ctx.profile.pairs?.sample ?? []) add(code);
+  const types = options.assetType ? [options.assetType] : ['Crypto', undefined];
+  for (const type of types) {
+    for (let page = 1; page <= MAX_PAGES && out.length < count; page++) {
+      const before = out.length;
+      const res = await ctx.rest.get({
+        path: PATHS.pairs,
+        query: { [QUERY.pairs.page]: String(page), [QUERY.pairs.perPage]: String(PAGE_SIZE), ...(type ? { [QUERY.pairs.type]: type } : {}) },
+        ...(options.key ? { key: options.key } : {}),
+      });
+      const data = (res.json as { data?: unknown } | undefined)?.data;
+      if (!Array.isArray(data) || data.length === 0) break;
+      for (const item of data) add((item as { code?: unknown } | null)?.code);
+      if (out.length === before) break;
+    }
+    if (out.length >= count) break;
+  }
+  return out.slice(0, count);
+}
+
+/** Like streamPairs, but skips the check with the reason when fewer than `count` pairs exist. */
+export async function needPairs(ctx: CheckContext, count: number, options: { assetType?: string } = {}): Promise<string[]> {
+  const pairs = await streamPairs(ctx, count, options);
+  if (pairs.length < count) ctx.skip(`needs ${count} distinct pair(s)${options.assetType ? ` of ${options.assetType}` : ''} the primary key lists in ${PATHS.pairs}; found ${pairs.length}`);
+  return pairs;
+}
+
+/** A well-formed pair code that no catalogue carries. */
+export const UNKNOWN_PAIR = 'Crypto:ALL:CONFORMNOSUCHPAIR/USD';
+
+/**
+ * Up to `count` pairs whose REST price says the market is open (status 200, market.open true):
+ * the pairs that should push. A closed market may push nothing, which the spec leaves open.
+ */
+export async function livePairs(ctx: CheckContext, count: number): Promise<string[]> {
+  const candidates = await streamPairs(ctx, Math.max(count * 3, 6));
+  const live: string[] = [];
+  for (const code of candidates) {
+    if (live.length >= count) break;
+    const res = await ctx.rest.get({ path: PATHS.price, query: { [QUERY.price.code]: code } });
+    const body = res.json as { status_number?: unknown; data?: { market?: { open?: unknown } } } | undefined;
+    if (body?.status_number === STATUS.OK && body.data?.market?.open === true) live.push(code);
+  }
+  return live;
+}
+
+/** Like livePairs, but skips the check with the reason when fewer than `atLeast` (default `count`) are live. */
+export async function needLivePairs(ctx: CheckContext, count: number, atLeast = count): Promise<string[]> {
+  const pairs = await livePairs(ctx, count);
+  if (pairs.length < atLeast) ctx.skip(`needs ${count} pair(s) with an open market (REST ${PATHS.price}: status_number "200", market.open true); found ${pairs.length}`);
+  return pairs;
 }

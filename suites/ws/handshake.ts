@@ -1,0 +1,102 @@
+/**
+ * Handshake: authentication and stream access before or right after the upgrade
+ * (spec: Authentication 3 and 4; Errors, Handshake errors).
+ */
+import type { Check, CheckContext } from '../../src/check.ts';
+import { STATUS } from '../../src/spec.ts';
+import type { Refusal } from '../../src/transports/stream.ts';
+import { ask, describeRefusal, refusalStatus, streamPairs, subscribe, tryOpen, UNKNOWN_PAIR } from './support.ts';
+
+/** A key no target issues. */
+const INVALID_KEY = 'conform-invalid-key-0000000000';
+
+const clause = (rule: string) => ({ section: 'Authentication', rule });
+
+/** Checks the body of a handshake refusal: `status_number` `want` and `message`, never `code`. */
+function judgeRefusal(ctx: CheckContext, refusal: Refusal, want: string, what: string): void {
+  ctx.observe('http-status', refusal.status, `HTTP status of the refused handshake (${what})`);
+  if (refusal.json === undefined) {
+    ctx.violation({ received: `${describeRefusal(refusal)} (not JSON)`, expected: `a JSON body with status_number "${want}" and message (spec: Authentication 3)` });
+    return;
+  }
+  ctx.expectSchema('handshake-error', refusal.json, `handshake refusal body (${what})`);
+  if (refusalStatus(refusal) !== want) ctx.violation({ received: `${what}: status_number ${JSON.stringify(refusalStatus(refusal))} in ${refusal.text}`, expected: `status_number "${want}"` });
+}
+
+/**
+ * Authentication 3 and 4 give two acceptable outcomes: refused in the HTTP handshake with the
+ * status in a JSON body, or accepted and answered with a notice carrying it as `code` on the
+ * first request. Anything else fails.
+ */
+async function refusedOrNotice(ctx: CheckContext, key: string | null, want: string, what: string): Promise<void> {
+  const result = await tryOpen(ctx, { key });
+  if (!result.ok) {
+    judgeRefusal(ctx, result, want, what);
+    return;
+  }
+  ctx.observe('outcome', 'accepted; answered after connecting', `${what}: the upgrade succeeded`);
+  const session = result.session;
+  const [pair = UNKNOWN_PAIR] = await streamPairs(ctx, 1);
+  // A target may send the notice unsolicited on connect: that one answers too.
+  const early = session.frames.find((f) => f.kind === 'json' && typeof f.value === 'object' && f.value !== null && 'code' in f.value);
+  const notice = early && early.kind === 'json' ? (early.value as Record<string, unknown>)
+    : await ask(ctx, session, subscribe([pair], 'conform-auth'), `code "${want}" after ${what}`);
+  if (notice.code !== want) {
+    ctx.fail({ received: `${what} accepted; the first request was answered ${JSON.stringify(notice)}`, expected: `either a handshake refusal with status_number "${want}", or a notice with code "${want}" (spec: Authentication 3, 4)` });
+  }
+}
+
+export const handshakeChecks: readonly Check[] = [
+  {
+    id: 'ws.handshake.missing-key',
+    clause: clause('a connection without a key: 50005 in the handshake body, or a 50005 notice after connecting'),
+    title: 'opens a WebSocket connection with no X-API-Key header',
+    expectation: 'refused with a JSON body {status_number "50005", message} without code, or accepted and the first request answered with a notice code "50005"',
+    severity: 'must',
+    tags: ['ws', 'handshake', 'auth'],
+    needs: ['ws'],
+    run: (ctx) => refusedOrNotice(ctx, null, STATUS.UNAUTHORIZED, 'no key'),
+  },
+  {
+    id: 'ws.handshake.invalid-key',
+    clause: clause('an invalid key: 50005 in the handshake body, or a 50005 notice after connecting'),
+    title: 'opens a WebSocket connection with a key the target never issued',
+    expectation: 'refused with a JSON body {status_number "50005", message} without code, or accepted and the first request answered with a notice code "50005"',
+    severity: 'must',
+    tags: ['ws', 'handshake', 'auth'],
+    needs: ['ws'],
+    run: (ctx) => refusedOrNotice(ctx, INVALID_KEY, STATUS.UNAUTHORIZED, 'an invalid key'),
+  },
+  {
+    id: 'ws.handshake.no-stream',
+    clause: clause('a key without V1 source-stream access: 50010'),
+    title: 'opens a WebSocket connection with keys.noStream',
+    expectation: 'refused with a JSON body {status_number "50010", message}, or accepted and the first request answered with a notice code "50010"',
+    severity: 'must',
+    tags: ['ws', 'handshake', 'auth', 'entitlements'],
+    needs: ['ws', 'keys.noStream'],
+    run: (ctx) => refusedOrNotice(ctx, ctx.profile.keys.noStream!.key, STATUS.ACCESS_DENIED, 'the noStream key'),
+  },
+  {
+    id: 'ws.handshake.error-body',
+    clause: { section: 'Errors', rule: 'Handshake errors: the HTTP phase returns status_number and message, never code' },
+    title: 'collects every handshake refusal it can provoke: no key, an invalid key, the noStream key',
+    expectation: 'each refusal body is JSON with a documented status_number and a message, and no field code',
+    severity: 'must',
+    tags: ['ws', 'handshake'],
+    needs: ['ws'],
+    async run(ctx) {
+      const attempts: [string, string | null][] = [['no key', null], ['an invalid key', INVALID_KEY]];
+      if (ctx.profile.keys.noStream) attempts.push(['the noStream key', ctx.profile.keys.noStream.key]);
+      let refused = 0;
+      for (const [what, key] of attempts) {
+        const result = await tryOpen(ctx, { key });
+        if (result.ok) { await result.session.close(); continue; }
+        refused++;
+        if (result.json === undefined) ctx.violation({ received: `${what}: ${describeRefusal(result)} (not JSON)`, expected: 'a JSON body with status_number and message' });
+        else ctx.expectSchema('handshake-error', result.json, `handshake refusal body (${what})`);
+      }
+      if (refused === 0) ctx.skip('the target refused none of these handshakes (it answers after connecting, which the spec also allows)');
+    },
+  },
+];

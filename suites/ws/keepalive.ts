@@ -1,0 +1,103 @@
+/**
+ * Keep-alive (spec: Method ping "A ping must arrive at least once every 30 seconds"; Limits, Ping
+ * interval; States and transitions). Slow: each waits out the window, so they run beside the rest.
+ * The window comes from profile.timing.pingTimeoutMs (the spec's 30 s by default).
+ */
+import type { Check } from '../../src/check.ts';
+import type { Profile } from '../../src/profile.ts';
+import { METHOD, TEXT } from '../../src/spec.ts';
+import { isSilence, needPairs, openSession, pause, subscribe, timing } from './support.ts';
+
+/** The ping-keeps-alive check holds the connection this many windows (issue 5). */
+export const HOLD_WINDOWS = 2.5;
+/** Timer granularity allowed before the lower bound: Node timers may fire up to ~1 ms early. */
+const EARLY_TOLERANCE_MS = 5;
+/** Headroom of the check's own timeout over its longest wait. */
+const HEADROOM_MS = 10_000;
+
+const clause = { section: 'Limits', rule: 'Ping interval: the connection is closed if no ping arrives within 30 seconds' };
+const closeBy = (p: Profile): number => { const t = timing(p); return t.windowMs + t.graceMs; };
+
+export const keepaliveChecks: readonly Check[] = [
+  {
+    id: 'ws.keepalive.timeout',
+    clause,
+    title: 'opens a connection and sends nothing',
+    expectation: 'the server closes it no earlier than pingTimeoutMs and no later than pingTimeoutMs + grace after the connection opened',
+    severity: 'must',
+    tags: ['ws', 'keepalive', 'slow'],
+    needs: ['ws'],
+    timeoutMs: (p) => closeBy(p) + HEADROOM_MS,
+    async run(ctx) {
+      const { windowMs, graceMs } = timing(ctx.profile);
+      const session = await openSession(ctx, { keepAlive: false });
+      // The server's timer starts between our handshake start and our 'open': the lower bound is
+      // measured from the former, the upper from the latter, so neither side is judged unfairly.
+      const started = session.startedAtMs;
+      const opened = session.openedAtMs;
+      const closed = await Promise.race([session.closed, pause(windowMs + graceMs + 1000, ctx).then(() => undefined)]);
+      if (!closed) return ctx.fail({ received: `still open ${windowMs + graceMs + 1000} ms after opening with no ping`, expected: `closed within ${windowMs} + ${graceMs} ms` });
+      const early = closed.atMs - started;
+      const late = closed.atMs - opened;
+      ctx.observe('closed-after-ms', Math.round(late), `close code ${closed.code}${closed.reason ? ` reason ${JSON.stringify(closed.reason)}` : ''}, by ${closed.by}`);
+      ctx.observe('close-code', closed.code);
+      if (early < windowMs - EARLY_TOLERANCE_MS) ctx.fail({ received: `closed ${Math.round(early)} ms after the handshake began (code ${closed.code}, by ${closed.by})`, expected: `not closed before the ${windowMs} ms window ends` });
+      if (late > windowMs + graceMs) ctx.fail({ received: `closed ${Math.round(late)} ms after opening`, expected: `closed within ${windowMs} + ${graceMs} ms` });
+    },
+  },
+  {
+    id: 'ws.keepalive.ping-keeps-alive',
+    clause,
+    title: `opens a connection and pings every pingTimeoutMs/3 for ${HOLD_WINDOWS} windows`,
+    expectation: `the connection stays open for ${HOLD_WINDOWS} × pingTimeoutMs, and each ping is answered with ${TEXT.pong}`,
+    severity: 'must',
+    tags: ['ws', 'keepalive', 'slow'],
+    needs: ['ws'],
+    timeoutMs: (p) => timing(p).windowMs * HOLD_WINDOWS + HEADROOM_MS,
+    async run(ctx) {
+      const { windowMs } = timing(ctx.profile);
+      const session = await openSession(ctx, { keepAlive: false });
+      const every = windowMs / 3;
+      const until = session.openedAtMs + windowMs * HOLD_WINDOWS;
+      let pings = 0;
+      while (ctx.stream.now() < until) {
+        if (!session.isOpen) break;
+        session.send({ method: METHOD.ping });
+        pings++;
+        await Promise.race([session.closed, pause(Math.min(every, Math.max(0, until - ctx.stream.now())), ctx)]);
+      }
+      if (!session.isOpen) {
+        const c = await session.closed;
+        ctx.fail({ received: `closed ${Math.round(c.atMs - session.openedAtMs)} ms after opening (code ${c.code}, by ${c.by}) despite ${pings} ping(s) every ${Math.round(every)} ms`, expected: `open for at least ${HOLD_WINDOWS} × ${windowMs} ms while pinging` });
+      }
+      const pongs = session.frames.filter((f) => f.kind === 'text' && f.text === TEXT.pong).length;
+      ctx.observe('pings-and-pongs', { pings, pongs });
+    },
+  },
+  {
+    id: 'ws.keepalive.observe-other-traffic',
+    clause: { section: 'Method ping', rule: 'a ping must arrive at least once every 30 seconds; whether other traffic counts: not shown' },
+    title: 'opens a connection and sends subscribe requests (never ping) every pingTimeoutMs/3',
+    expectation: 'recorded: whether the connection is closed after the window despite the traffic',
+    severity: 'observe',
+    tags: ['ws', 'keepalive', 'slow'],
+    needs: ['ws'],
+    timeoutMs: (p) => closeBy(p) + HEADROOM_MS,
+    async run(ctx) {
+      const { windowMs, graceMs } = timing(ctx.profile);
+      const pairs = await needPairs(ctx, 1);
+      const session = await openSession(ctx, { keepAlive: false });
+      const until = session.openedAtMs + windowMs + graceMs + 1000;
+      let sent = 0;
+      while (session.isOpen && ctx.stream.now() < until) {
+        try { session.send(subscribe(pairs, `conform-traffic-${sent}`)); sent++; } catch (err) { if (!isSilence(err)) throw err; }
+        await Promise.race([session.closed, pause(Math.min(windowMs / 3, Math.max(0, until - ctx.stream.now())), ctx)]);
+      }
+      if (session.isOpen) ctx.observe('other-traffic-keeps-alive', true, `open ${Math.round(ctx.stream.now() - session.openedAtMs)} ms with ${sent} subscribe request(s) and no ping`);
+      else {
+        const c = await session.closed;
+        ctx.observe('other-traffic-keeps-alive', false, `closed ${Math.round(c.atMs - session.openedAtMs)} ms after opening (code ${c.code}) despite ${sent} subscribe request(s)`);
+      }
+    },
+  },
+];

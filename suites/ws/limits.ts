@@ -1,0 +1,121 @@
+/**
+ * Connection allowance per key (spec: Limits, WebSocket connections per API key; Authentication 3).
+ * Each check takes every slot of its key, so no other check of the run holds one meanwhile.
+ */
+import type { Check, CheckContext } from '../../src/check.ts';
+import { STATUS } from '../../src/spec.ts';
+import type { OpenResult, StreamSession } from '../../src/transports/stream.ts';
+import { StreamError } from '../../src/transports/stream.ts';
+import { describeRefusal, openSession, pause, refusalStatus, reserve, tryOpen } from './support.ts';
+
+/** A second source address on loopback, to show the count is per key and not per IP. */
+export const SECOND_SOURCE_ADDRESS = '127.0.0.2';
+/** How long a freed slot may take to be counted free again. */
+const SLOT_FREED_WITHIN_MS = 2000;
+
+const clause = (rule: string) => ({ section: 'Limits', rule });
+
+/** Holds every slot of `key`, runs `body` with the sessions open up to the allowance, then closes them. */
+async function atAllowance(ctx: CheckContext, key: string, allowance: number, body: (sessions: StreamSession[]) => Promise<void>): Promise<void> {
+  const release = await reserve(ctx, key, 'all');
+  const sessions: StreamSession[] = [];
+  try {
+    for (let i = 0; i < allowance; i++) sessions.push(await openSession(ctx, { key, reserved: true }));
+    await body(sessions);
+  } finally {
+    await Promise.all(sessions.map((s) => s.close().catch(() => undefined)));
+    release();
+  }
+}
+
+/** The next connection must be refused in the handshake with 50009 (spec: Limits, last paragraph). */
+function expectLimitRefusal(ctx: CheckContext, result: OpenResult, what: string): void {
+  if (result.ok) {
+    ctx.fail({ received: `${what} was accepted`, expected: `refused in the handshake with status_number "${STATUS.CONNECTION_LIMIT}"` });
+  }
+  ctx.observe('http-status', result.status, 'HTTP status of the 50009 refusal');
+  if (result.json === undefined) ctx.fail({ received: `${what}: ${describeRefusal(result)} (not JSON)`, expected: `a JSON body with status_number "${STATUS.CONNECTION_LIMIT}" and message` });
+  ctx.expectSchema('handshake-error', result.json, `${what}: refusal body`);
+  if (refusalStatus(result) !== STATUS.CONNECTION_LIMIT) ctx.violation({ received: `${what}: ${describeRefusal(result)}`, expected: `status_number "${STATUS.CONNECTION_LIMIT}"` });
+}
+
+/** Keys whose allowance the profile states: one check each. */
+const ALLOWANCE_CASES = [
+  { id: 'limited', key: 'limited', needs: ['ws', 'keys.limited'] },
+  { id: 'primary', key: 'primary', needs: ['ws', 'keys.primary.connections'] },
+] as const;
+
+const allowanceChecks: Check[] = ALLOWANCE_CASES.map((c): Check => ({
+  id: `ws.limits.connections.${c.id}`,
+  clause: clause('a connection beyond the key\'s allowance is refused: 50009 in the handshake'),
+  title: `opens keys.${c.key}.connections connections with keys.${c.key}, then one more`,
+  expectation: `every connection up to the allowance is accepted; the next is refused in the handshake with status_number "${STATUS.CONNECTION_LIMIT}"`,
+  severity: 'must',
+  tags: ['ws', 'limits', 'handshake'],
+  needs: c.needs,
+  async run(ctx) {
+    const entry = ctx.profile.keys[c.key] as { key: string; connections: number };
+    await atAllowance(ctx, entry.key, entry.connections, async () => {
+      expectLimitRefusal(ctx, await tryOpen(ctx, { key: entry.key, reserved: true }), `connection ${entry.connections + 1} of keys.${c.key}`);
+    });
+  },
+}));
+
+function isLoopback(url: string): boolean {
+  const host = new URL(url).hostname;
+  return host === 'localhost' || /^127\./.test(host);
+}
+
+export const limitChecks: readonly Check[] = [
+  ...allowanceChecks,
+  {
+    id: 'ws.limits.connections.per-key',
+    clause: clause('counted per key, not per IP address: beyond the allowance a connection is refused from any address'),
+    title: `fills keys.limited's allowance from the default address, then opens one more from ${SECOND_SOURCE_ADDRESS}`,
+    expectation: `the extra connection from the other address is refused with status_number "${STATUS.CONNECTION_LIMIT}"`,
+    severity: 'must',
+    tags: ['ws', 'limits', 'handshake'],
+    needs: ['ws', 'keys.limited'],
+    async run(ctx) {
+      if (!isLoopback(ctx.profile.ws!)) ctx.skip(`the target is not on loopback, so ${SECOND_SOURCE_ADDRESS} cannot reach it as a second source address`);
+      const entry = ctx.profile.keys.limited!;
+      await atAllowance(ctx, entry.key, entry.connections, async () => {
+        let result: OpenResult;
+        try {
+          result = await tryOpen(ctx, { key: entry.key, reserved: true, localAddress: SECOND_SOURCE_ADDRESS });
+        } catch (err) {
+          if (err instanceof StreamError && err.code === 'CONFORM_BIND') ctx.skip(`this host cannot bind ${SECOND_SOURCE_ADDRESS}: ${err.message}`);
+          throw err;
+        }
+        expectLimitRefusal(ctx, result, `connection ${entry.connections + 1} of keys.limited from ${SECOND_SOURCE_ADDRESS}`);
+      });
+    },
+  },
+  {
+    id: 'ws.limits.connections.slot-freed',
+    clause: clause('the allowance counts open connections: closing one frees its slot'),
+    title: 'fills keys.limited\'s allowance, closes one connection, opens another',
+    expectation: `the new connection is accepted (within ${SLOT_FREED_WITHIN_MS} ms of the close)`,
+    severity: 'must',
+    tags: ['ws', 'limits'],
+    needs: ['ws', 'keys.limited'],
+    async run(ctx) {
+      const entry = ctx.profile.keys.limited!;
+      await atAllowance(ctx, entry.key, entry.connections, async (sessions) => {
+        const closed = await sessions.pop()!.close();
+        let last: OpenResult | undefined;
+        while (ctx.stream.now() - closed.atMs < SLOT_FREED_WITHIN_MS) {
+          last = await tryOpen(ctx, { key: entry.key, reserved: true });
+          if (last.ok) {
+            sessions.push(last.session);
+            ctx.observe('freed-after-ms', Math.round(ctx.stream.now() - closed.atMs), 'time from the close to an accepted connection');
+            return;
+          }
+          if (refusalStatus(last) !== STATUS.CONNECTION_LIMIT) break;
+          await pause(100, ctx);
+        }
+        ctx.fail({ received: last && !last.ok ? `after closing one connection: ${describeRefusal(last)}` : 'no connection accepted', expected: `a connection is accepted once one of the ${entry.connections} is closed` });
+      });
+    },
+  },
+];

@@ -1,0 +1,321 @@
+/**
+ * Method subscribe, its notices and its errors (spec: Method subscribe; Subscription on one
+ * WebSocket connection; Errors, WebSocket notice `code` values; Authentication 4).
+ */
+import type { Check, CheckContext } from '../../src/check.ts';
+import { KNOWN_ASSET_TYPES, LIMITS, METHOD, STATUS, TEXT, pairNotFoundMessage, parsePairCode } from '../../src/spec.ts';
+import { jsonObject, type JsonObject, type StreamSession } from '../../src/transports/stream.ts';
+import {
+  UNKNOWN_PAIR, WAIT, ask, awaitPushes, expectNotice, needLivePairs, needPairs, openSession, pause, streamPairs, subscribe, subscribeOk, unsubscribe,
+} from './support.ts';
+
+const subscribeClause = (rule: string) => ({ section: 'Method subscribe', rule });
+const codesClause = (rule: string) => ({ section: 'Errors', rule: `WebSocket notice code values: ${rule}` });
+
+/** One request the target must answer with an error notice. */
+interface ErrorCase {
+  id: string;
+  clause: { section: string; rule: string };
+  title: string;
+  code: string;
+  needs: string[];
+  tags?: Check['tags'];
+  /** The key to connect with; default primary. */
+  key?: (ctx: CheckContext) => string;
+  /** What to send: a JSON message, or raw text. */
+  build(ctx: CheckContext): Promise<JsonObject | string>;
+  /** A fixed `message` the spec requires. */
+  message?: (sent: JsonObject | string) => string;
+  /** A step before the request (e.g. a subscribe that must succeed). */
+  before?: (ctx: CheckContext, session: StreamSession) => Promise<void>;
+}
+
+const firstPair = async (ctx: CheckContext): Promise<string> => (await needPairs(ctx, 1))[0]!;
+
+/** The pair of another asset type than the key's, from the primary key's catalogue. */
+async function pairOutsideAssetTypes(ctx: CheckContext, allowed: readonly string[]): Promise<string> {
+  for (const type of KNOWN_ASSET_TYPES) {
+    if (allowed.includes(type)) continue;
+    const [code] = await streamPairs(ctx, 1, { assetType: type });
+    if (code) return code;
+  }
+  ctx.skip(`the primary key lists no pair outside keys.cryptoOnly.assetTypes (${allowed.join(', ')})`);
+}
+
+const ERROR_CASES: ErrorCase[] = [
+  {
+    id: 'ws.subscribe.invalid.empty-list',
+    clause: codesClause('50004 for missing or invalid pairs'),
+    title: 'subscribes with params.pairs an empty list',
+    code: STATUS.INVALID_REQUEST, needs: ['ws'],
+    build: async () => subscribe([], 'conform-empty'),
+  },
+  {
+    id: 'ws.subscribe.invalid.missing-params',
+    clause: codesClause('50004 for a malformed message or missing pairs'),
+    title: 'subscribes without params',
+    code: STATUS.INVALID_REQUEST, needs: ['ws'],
+    build: async () => ({ id: 'conform-no-params', method: METHOD.subscribe }),
+  },
+  {
+    id: 'ws.subscribe.invalid.pairs-not-array',
+    clause: codesClause('50004 for invalid pairs'),
+    title: 'subscribes with params.pairs a string instead of an array',
+    code: STATUS.INVALID_REQUEST, needs: ['ws'],
+    build: async (ctx) => subscribe(await firstPair(ctx), 'conform-not-array'),
+  },
+  {
+    id: 'ws.subscribe.too-many-pairs',
+    clause: { section: 'Limits', rule: `Pairs per connection: ${LIMITS.maxPairsPerSubscribe} maximum; exceeding it gives 50004` },
+    title: `subscribes to ${LIMITS.maxPairsPerSubscribe + 1} distinct pairs`,
+    code: STATUS.INVALID_REQUEST, needs: ['ws'], tags: ['ws', 'session', 'limits'],
+    build: async (ctx) => subscribe(await needPairs(ctx, LIMITS.maxPairsPerSubscribe + 1), 'conform-101'),
+  },
+  {
+    id: 'ws.request.malformed-json',
+    clause: codesClause('50004 for a malformed message'),
+    title: 'sends a text frame that is not valid JSON',
+    code: STATUS.INVALID_REQUEST, needs: ['ws'],
+    build: async () => '{"method":"subscribe","params":{"pairs":[',
+  },
+  {
+    id: 'ws.request.unknown-method',
+    clause: codesClause('50004 for an unknown method'),
+    title: 'sends a request with method "conform-unknown"',
+    code: STATUS.INVALID_REQUEST, needs: ['ws'],
+    build: async () => ({ id: 'conform-unknown-method', method: 'conform-unknown', params: {} }),
+  },
+  {
+    id: 'ws.subscribe.unknown-pair',
+    clause: subscribeClause('an unknown pair: error notice, code 50104, message `pair not found: <pair_code>`'),
+    title: `subscribes to the well-formed but unknown pair ${UNKNOWN_PAIR}`,
+    code: STATUS.PAIR_NOT_FOUND, needs: ['ws'],
+    build: async () => subscribe([UNKNOWN_PAIR], 'conform-unknown-pair'),
+    message: () => pairNotFoundMessage(UNKNOWN_PAIR),
+  },
+  {
+    id: 'ws.subscribe.inactive-pair',
+    clause: codesClause('50104 when the pair is inactive or suspended'),
+    title: 'subscribes to pairs.inactive',
+    code: STATUS.PAIR_NOT_FOUND, needs: ['ws', 'pairs.inactive'],
+    build: async (ctx) => subscribe([ctx.profile.pairs!.inactive!], 'conform-inactive'),
+  },
+  {
+    id: 'ws.subscribe.whitelist',
+    clause: { section: 'Authentication', rule: '4. lacking pair-whitelist access yields 50010' },
+    title: 'with keys.whitelisted, subscribes to a whitelisted pair (must succeed), then to a pair outside the whitelist',
+    code: STATUS.ACCESS_DENIED, needs: ['ws', 'keys.whitelisted'], tags: ['ws', 'session', 'entitlements'],
+    key: (ctx) => ctx.profile.keys.whitelisted!.key,
+    before: async (ctx, session) => { await subscribeOk(ctx, session, [ctx.profile.keys.whitelisted!.pairs[0]!], 'conform-in-whitelist'); },
+    async build(ctx) {
+      const allowed = new Set(ctx.profile.keys.whitelisted!.pairs);
+      const outside = (await streamPairs(ctx, 200)).find((c) => !allowed.has(c));
+      if (!outside) ctx.skip('the primary key lists no pair outside keys.whitelisted.pairs');
+      return subscribe([outside], 'conform-outside-whitelist');
+    },
+  },
+  {
+    id: 'ws.subscribe.asset-type',
+    clause: { section: 'Authentication', rule: '4. lacking access to a pair\'s asset type yields 50109' },
+    title: 'with keys.cryptoOnly, subscribes to a pair of an asset type outside keys.cryptoOnly.assetTypes',
+    code: STATUS.ASSET_TYPE_DENIED, needs: ['ws', 'keys.cryptoOnly'], tags: ['ws', 'session', 'entitlements'],
+    key: (ctx) => ctx.profile.keys.cryptoOnly!.key,
+    build: async (ctx) => subscribe([await pairOutsideAssetTypes(ctx, ctx.profile.keys.cryptoOnly!.assetTypes)], 'conform-other-asset-type'),
+  },
+];
+
+const errorChecks: Check[] = ERROR_CASES.map((c): Check => ({
+  id: c.id,
+  clause: c.clause,
+  title: c.title,
+  expectation: `an error notice: method "error", code "${c.code}"${c.message ? ', message `pair not found: <code>`' : ''}`,
+  severity: 'must',
+  tags: c.tags ?? ['ws', 'session'],
+  needs: c.needs,
+  async run(ctx) {
+    const sent = await c.build(ctx);
+    const session = await openSession(ctx, c.key ? { key: c.key(ctx) } : {});
+    await c.before?.(ctx, session);
+    const notice = await ask(ctx, session, sent, `method "error", code "${c.code}"`);
+    expectNotice(ctx, notice, { method: METHOD.error, code: c.code, ...(c.message ? { message: c.message(sent) } : {}) }, 'the reply');
+  },
+}));
+
+const byPair = (pairs: string[]): string => pairs.join(', ');
+
+export const subscribeChecks: readonly Check[] = [
+  {
+    id: 'ws.subscribe.notice',
+    clause: subscribeClause('Success reply: method subscribe, message Success, code 200, id echoed, data null'),
+    title: 'subscribes to one pair with id "conform-sub-notice"',
+    expectation: 'exactly {method "subscribe", message "Success", code "200" (a string), id "conform-sub-notice", data null}',
+    severity: 'must',
+    tags: ['ws', 'session'],
+    needs: ['ws'],
+    async run(ctx) {
+      const pairs = await needPairs(ctx, 1);
+      const session = await openSession(ctx);
+      const notice = await ask(ctx, session, subscribe(pairs, 'conform-sub-notice'), 'the subscribe success notice');
+      expectNotice(ctx, notice, { method: METHOD.subscribe, message: TEXT.subscribeSuccess, code: STATUS.OK, id: 'conform-sub-notice', dataNull: true }, 'the subscribe notice');
+    },
+  },
+  {
+    id: 'ws.subscribe.pushes-start',
+    clause: subscribeClause('After success the server pushes data frames without further requests'),
+    title: 'subscribes to a pair whose market is open and sends nothing more',
+    expectation: `a push frame for the pair arrives (within ${WAIT.pushMs} ms)`,
+    severity: 'must',
+    tags: ['ws', 'session', 'push'],
+    needs: ['ws'],
+    async run(ctx) {
+      const [pair] = await needLivePairs(ctx, 1) as [string];
+      const session = await openSession(ctx);
+      await subscribeOk(ctx, session, [pair]);
+      const from = ctx.stream.now();
+      if (!(await awaitPushes(session, pair, 1, from, WAIT.pushMs))) {
+        ctx.fail({ received: `no push for ${pair} within ${WAIT.pushMs} ms of the success notice`, expected: 'pushes start without further requests' });
+      }
+      ctx.observe('first-push-after-ms', Math.round(session.pushes({ pair })[0]!.atMs - from));
+    },
+  },
+  {
+    id: 'ws.push.only-subscribed',
+    clause: { section: 'Events', rule: 'push data frames come for subscribed pairs' },
+    title: 'subscribes to two pairs and watches every push',
+    expectation: 'no push frame for any other pair',
+    severity: 'must',
+    tags: ['ws', 'push'],
+    needs: ['ws'],
+    async run(ctx) {
+      const pairs = await needLivePairs(ctx, 2);
+      const session = await openSession(ctx);
+      await subscribeOk(ctx, session, pairs);
+      const from = ctx.stream.now();
+      await awaitPushes(session, pairs[0]!, 3, from, WAIT.pushMs);
+      await pause(WAIT.watchMs / 3, ctx);
+      const seen = session.pushesByPair();
+      if (seen.size === 0) ctx.fail({ received: `no push at all for ${byPair(pairs)}`, expected: 'pushes for the subscribed pairs, so that the rule can be observed' });
+      const others = [...seen.keys()].filter((c) => !pairs.includes(c));
+      if (others.length > 0) ctx.fail({ received: `pushes for ${byPair(others)} (subscribed: ${byPair(pairs)})`, expected: 'pushes only for the subscribed pairs' });
+    },
+  },
+  {
+    id: 'ws.subscribe.replaces',
+    clause: { section: 'States and transitions', rule: 'a subscribe while subscribed: subscribed to exactly the newly listed pairs; the earlier set is replaced' },
+    title: 'subscribes to pair A, waits for its pushes, then subscribes to pair B only',
+    expectation: `after the second notice (plus ${WAIT.inFlightMs} ms for frames in flight) no push for A; pushes for B`,
+    severity: 'must',
+    tags: ['ws', 'session', 'push'],
+    needs: ['ws'],
+    async run(ctx) {
+      const [a, b] = await needLivePairs(ctx, 2) as [string, string];
+      const session = await openSession(ctx);
+      await subscribeOk(ctx, session, [a], 'conform-first');
+      if (!(await awaitPushes(session, a, 1, 0, WAIT.pushMs))) ctx.fail({ received: `no push for ${a} after subscribing`, expected: 'pushes for the first set, so that their end can be observed' });
+      await subscribeOk(ctx, session, [b], 'conform-second');
+      const cutoff = ctx.stream.now() + WAIT.inFlightMs;
+      await awaitPushes(session, b, 3, cutoff, WAIT.pushMs);
+      const late = session.pushes({ pair: a, sinceMs: cutoff });
+      if (late.length > 0) ctx.violation({ received: `${late.length} push(es) for ${a} more than ${WAIT.inFlightMs} ms after the notice replacing it with ${b}`, expected: `the set is replaced: no pushes for ${a}` });
+      if (session.pushes({ pair: b, sinceMs: cutoff }).length === 0) ctx.violation({ received: `no push for ${b} after subscribing to it`, expected: `subscribed to exactly ${b}: its pushes arrive` });
+    },
+  },
+  {
+    id: 'ws.subscribe.max-pairs',
+    clause: { section: 'Limits', rule: `Pairs per connection: ${LIMITS.maxPairsPerSubscribe} maximum (so ${LIMITS.maxPairsPerSubscribe} are accepted)` },
+    title: `subscribes to ${LIMITS.maxPairsPerSubscribe} distinct pairs`,
+    expectation: 'the success notice, code "200"',
+    severity: 'must',
+    tags: ['ws', 'session', 'limits'],
+    needs: ['ws'],
+    async run(ctx) {
+      const pairs = await needPairs(ctx, LIMITS.maxPairsPerSubscribe);
+      const session = await openSession(ctx);
+      const notice = await ask(ctx, session, subscribe(pairs, 'conform-100'), 'the success notice');
+      expectNotice(ctx, notice, { method: METHOD.subscribe, code: STATUS.OK }, `subscribe to ${pairs.length} pairs`);
+    },
+  },
+  ...errorChecks,
+  {
+    id: 'ws.notice.id-echo',
+    clause: subscribeClause('id: client identifier, echoed in the reply (success and error)'),
+    title: 'sends a subscribe, a failing subscribe and an unsubscribe, each with its own id',
+    expectation: 'each notice carries the id of its request',
+    severity: 'must',
+    tags: ['ws', 'session'],
+    needs: ['ws'],
+    async run(ctx) {
+      const pairs = await needPairs(ctx, 1);
+      const session = await openSession(ctx);
+      const steps: [string, JsonObject][] = [
+        ['subscribe success', subscribe(pairs, 'conform-echo-ok')],
+        ['subscribe error (unknown pair)', subscribe([UNKNOWN_PAIR], 'conform-echo-err')],
+        ['unsubscribe', unsubscribe(pairs, 'conform-echo-unsub')],
+      ];
+      for (const [what, message] of steps) {
+        const notice = await ask(ctx, session, message, `a notice echoing id ${String(message.id)}`);
+        if (notice.id !== message.id) ctx.violation({ received: `${what}: id ${'id' in notice ? JSON.stringify(notice.id) : 'absent'} in ${JSON.stringify(notice)}`, expected: `id ${JSON.stringify(message.id)} echoed` });
+      }
+    },
+  },
+  {
+    id: 'ws.notice.schema',
+    clause: { section: 'Resources and their fields', rule: 'WebSocket notice frame: method, message, code (a string) required; id string; data object or null' },
+    title: 'provokes success and error notices: subscribe, unsubscribe, unknown pair, unknown method, empty pairs',
+    expectation: 'each matches notice-success or notice-error (code a string; error codes from the documented list)',
+    severity: 'must',
+    tags: ['ws', 'session'],
+    needs: ['ws'],
+    async run(ctx) {
+      const pairs = await needPairs(ctx, 1);
+      const session = await openSession(ctx);
+      const requests: JsonObject[] = [
+        subscribe(pairs, 'n1'), unsubscribe(pairs, 'n2'), subscribe([UNKNOWN_PAIR], 'n3'),
+        { id: 'n4', method: 'conform-unknown' }, subscribe([], 'n5'),
+      ];
+      for (const message of requests) {
+        const notice = await ask(ctx, session, message, 'a notice');
+        ctx.expectSchema(notice.method === METHOD.error ? 'notice-error' : 'notice-success', notice, `notice answering ${JSON.stringify(message)}`);
+      }
+    },
+  },
+  {
+    id: 'ws.frames.no-status-number',
+    clause: { section: 'Errors', rule: 'Handshake errors: post-connect frames never carry status_number' },
+    title: 'subscribes, receives pushes, provokes an error, unsubscribes',
+    expectation: 'no JSON frame received after connecting has a field status_number',
+    severity: 'must',
+    tags: ['ws', 'session', 'push'],
+    needs: ['ws'],
+    async run(ctx) {
+      const pairs = await needPairs(ctx, 1);
+      const session = await openSession(ctx);
+      await ask(ctx, session, subscribe(pairs, 'f1'), 'a notice');
+      await awaitPushes(session, pairs[0]!, 2, 0, WAIT.pushMs);
+      await ask(ctx, session, subscribe([UNKNOWN_PAIR], 'f2'), 'a notice');
+      await ask(ctx, session, unsubscribe(pairs, 'f3'), 'a notice');
+      const carrying = session.frames.filter((f) => { const o = jsonObject(f); return o !== undefined && 'status_number' in o; });
+      if (carrying.length > 0) ctx.fail({ received: `${carrying.length} frame(s) with status_number, first: ${carrying[0]!.kind === 'json' ? carrying[0]!.text : ''}`, expected: 'post-connect frames never carry status_number (notices use code)' });
+    },
+  },
+  {
+    id: 'ws.subscribe.observe-failed-keeps-previous',
+    clause: { section: 'States and transitions', rule: 'a failed subscribe: "no change stated"' },
+    title: 'subscribes to a live pair, then to an unknown pair (fails), and watches the first pair',
+    expectation: 'recorded: whether pushes for the first pair go on after the failed subscribe',
+    severity: 'observe',
+    tags: ['ws', 'session', 'push'],
+    needs: ['ws'],
+    async run(ctx) {
+      const [pair] = await needLivePairs(ctx, 1) as [string];
+      const session = await openSession(ctx);
+      await subscribeOk(ctx, session, [pair]);
+      if (!(await awaitPushes(session, pair, 1, 0, WAIT.pushMs))) ctx.skip(`no push for ${pair} before the failed subscribe, so nothing to compare`);
+      const notice = await ask(ctx, session, subscribe([UNKNOWN_PAIR], 'conform-failing'), 'an error notice');
+      ctx.observe('failed-subscribe-notice', notice);
+      const cutoff = ctx.stream.now() + WAIT.inFlightMs;
+      const kept = await awaitPushes(session, pair, 2, cutoff, WAIT.pushMs);
+      ctx.observe('previous-subscription', kept ? 'kept' : 'dropped', `pushes for ${pair} ${kept ? 'go on' : 'stopped'} after a failed subscribe`);
+    },
+  },
+];

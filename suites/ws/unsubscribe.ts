@@ -1,0 +1,64 @@
+/** Method unsubscribe (spec: Method unsubscribe; Subscription on one WebSocket connection). */
+import type { Check } from '../../src/check.ts';
+import { METHOD, STATUS, TEXT } from '../../src/spec.ts';
+import { UNKNOWN_PAIR, WAIT, ask, awaitPushes, expectNotice, needLivePairs, needPairs, openSession, subscribeOk, unsubscribe } from './support.ts';
+
+const clause = (rule: string) => ({ section: 'Method unsubscribe', rule });
+
+export const unsubscribeChecks: readonly Check[] = [
+  {
+    id: 'ws.unsubscribe.notice',
+    clause: clause('Success reply: method unsubscribe, message success, code 200'),
+    title: 'subscribes to two pairs, then unsubscribes from one',
+    expectation: '{method "unsubscribe", message "success", code "200" (a string)}',
+    severity: 'must',
+    tags: ['ws', 'session'],
+    needs: ['ws'],
+    async run(ctx) {
+      const pairs = await needPairs(ctx, 2);
+      const session = await openSession(ctx);
+      await subscribeOk(ctx, session, pairs);
+      const notice = await ask(ctx, session, unsubscribe([pairs[0]], 'conform-unsub'), 'the unsubscribe success notice');
+      expectNotice(ctx, notice, { method: METHOD.unsubscribe, message: TEXT.unsubscribeSuccess, code: STATUS.OK }, 'the unsubscribe notice');
+    },
+  },
+  {
+    id: 'ws.unsubscribe.stops',
+    clause: { section: 'States and transitions', rule: 'unsubscribe while subscribed: pushes for the listed pairs stop' },
+    title: 'subscribes to pairs A and B, waits for pushes of both, unsubscribes from A',
+    expectation: `after the notice (plus ${WAIT.inFlightMs} ms for frames in flight) no push for A, while pushes for B go on`,
+    severity: 'must',
+    tags: ['ws', 'session', 'push'],
+    needs: ['ws'],
+    async run(ctx) {
+      const [a, b] = await needLivePairs(ctx, 2) as [string, string];
+      const session = await openSession(ctx);
+      await subscribeOk(ctx, session, [a, b]);
+      const both = await Promise.all([awaitPushes(session, a, 1, 0, WAIT.pushMs), awaitPushes(session, b, 1, 0, WAIT.pushMs)]);
+      if (!both.every(Boolean)) ctx.fail({ received: `no pushes for ${[a, b].filter((_, i) => !both[i]).join(', ')} after subscribing`, expected: 'pushes for both pairs, so that the stop can be observed' });
+      const notice = await ask(ctx, session, unsubscribe([a], 'conform-stop'), 'the unsubscribe notice');
+      if (notice.code !== STATUS.OK) ctx.fail({ received: `unsubscribe answered ${JSON.stringify(notice)}`, expected: 'the unsubscribe succeeds (code "200")' });
+      const cutoff = ctx.stream.now() + WAIT.inFlightMs;
+      await awaitPushes(session, b, 3, cutoff, WAIT.pushMs);
+      const late = session.pushes({ pair: a, sinceMs: cutoff });
+      if (late.length > 0) ctx.violation({ received: `${late.length} push(es) for ${a} more than ${WAIT.inFlightMs} ms after its unsubscribe notice`, expected: `pushes for ${a} stop` });
+      if (session.pushes({ pair: b, sinceMs: cutoff }).length === 0) ctx.violation({ received: `no push for ${b} after unsubscribing ${a}`, expected: `pushes for ${b}, still subscribed, go on` });
+    },
+  },
+  {
+    id: 'ws.unsubscribe.observe-not-subscribed',
+    clause: clause('Behavior for pairs that are not currently subscribed: not shown'),
+    title: 'subscribes to one pair, then unsubscribes from another known pair and from an unknown pair',
+    expectation: 'recorded: the notices the target answers with',
+    severity: 'observe',
+    tags: ['ws', 'session'],
+    needs: ['ws'],
+    async run(ctx) {
+      const [subscribed, other] = await needPairs(ctx, 2) as [string, string];
+      const session = await openSession(ctx);
+      await subscribeOk(ctx, session, [subscribed]);
+      ctx.observe('known-pair-never-subscribed', await ask(ctx, session, unsubscribe([other], 'conform-not-sub'), 'a notice'));
+      ctx.observe('unknown-pair', await ask(ctx, session, unsubscribe([UNKNOWN_PAIR], 'conform-unknown-unsub'), 'a notice'));
+    },
+  },
+];
