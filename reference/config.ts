@@ -55,7 +55,7 @@ export interface ReferenceConfig {
 
 /** Test keys of the default config: any strings serve, they guard nothing. */
 export const DEFAULT_KEYS: Readonly<Record<string, KeyConfig>> = {
-  primary: { key: 'ref-primary-3f9c2a', connections: 3 },
+  primary: { key: 'ref-primary-3f9c2a', connections: 8 },
   limited: { key: 'ref-limited-8d21e7', connections: 1 },
   cryptoOnly: { key: 'ref-crypto-only-5b7a10', connections: 2, assetTypes: ['Crypto'] },
   whitelisted: { key: 'ref-whitelist-c4e9f3', connections: 2, pairs: ['Crypto:ALL:BTC/USD', 'Forex:ALL:EUR/USD', 'Equity:US:AAPL/USD'] },

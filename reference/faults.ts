@@ -23,6 +23,7 @@ export const FAULTS = [
   f('envelope-error-message-missing', 'rest-envelope', 'message is present on errors', ['rest.envelope.error-shape']),
   // Auth
   f('auth-header-case-sensitive', 'auth', 'header names are case-insensitive: X-API-KEY and x-api-key are accepted', ['rest.auth.header-case.upper', 'rest.auth.header-case.lower']),
+  f('auth-canonical-header-refused', 'auth', 'the key header is accepted as written, X-API-Key', ['rest.auth.header-case.canonical']),
   f('auth-missing-key-accepted', 'auth', 'a request without a valid key is rejected with HTTP 401 and 50005', ['rest.auth.missing-key']),
   f('auth-http-403', 'auth', 'a missing or invalid key gets HTTP 401 (not another status)', ['rest.auth.missing-key', 'rest.auth.invalid-key']),
   f('auth-suspended-served', 'auth', 'a suspended key gets 50007', ['rest.auth.suspended']),
@@ -30,9 +31,11 @@ export const FAULTS = [
   f('pairs-default-per-page-20', 'pagination', 'per_page defaults to 10', ['rest.pairs.defaults']),
   f('pairs-pages-overlap', 'pagination', 'pages are disjoint: page n starts after page n-1 ends', ['rest.pairs.pages-disjoint']),
   f('pairs-per-page-ignored', 'pagination', 'per_page sets the number of items per page', ['rest.pairs.per-page']),
-  f('pairs-invalid-page-accepted', 'pagination', 'invalid page or per_page is rejected with 50004', ['rest.pairs.invalid-param.page-zero', 'rest.pairs.invalid-param.page-negative', 'rest.pairs.invalid-param.page-text']),
+  f('pairs-invalid-page-accepted', 'pagination', 'an invalid page is rejected with 50004', ['rest.pairs.invalid-param.page-zero', 'rest.pairs.invalid-param.page-negative', 'rest.pairs.invalid-param.page-text']),
+  f('pairs-invalid-per-page-accepted', 'pagination', 'an invalid per_page is rejected with 50004', ['rest.pairs.invalid-param.per-page-zero', 'rest.pairs.invalid-param.per-page-text']),
   f('pairs-type-filter-ignored', 'filters', 'type filters by asset type', ['rest.pairs.type-filter']),
   f('pairs-code-search-ignored', 'filters', 'code searches pairs by a code or fragment', ['rest.pairs.code-search']),
+  f('pairs-record-name-missing', 'pair-record', 'a pair record has code, name, base and quote', ['rest.pairs.schema']),
   f('pairs-base-mismatch', 'pair-record', 'base and quote are the symbols of the code', ['rest.pairs.code-form']),
   // Price record and market object
   f('price-ask-number', 'price-record', 'every price value is a JSON string', ['rest.price.schema']),
@@ -49,6 +52,7 @@ export const FAULTS = [
   f('unknown-pair-status-50008', 'price-status', 'an unknown pair answers 50104', ['rest.price.unknown-pair']),
   f('missing-code-200', 'price-status', 'a missing code is an invalid request (50004)', ['rest.price.missing-code']),
   f('unknown-endpoint-50004', 'rest-envelope', 'an unknown endpoint answers 50008', ['rest.not-found.endpoint']),
+  f('probe-status-swapped', 'status-numbers', 'API maintenance answers 50001 (not 50003)', ['rest.probe.50001']),
   // Entitlements
   f('entitlement-asset-type-ignored', 'entitlements', 'a key limited to asset types cannot read others (50109)', ['rest.entitlements.crypto-only-price', 'ws.subscribe.asset-type']),
   f('entitlement-pairs-list-unfiltered', 'entitlements', 'the pairs a key reads depend on the key: /v1/pairs lists only its pairs', ['rest.entitlements.crypto-only-pairs', 'rest.entitlements.whitelist-pairs']),

@@ -14,11 +14,14 @@ export const MAX_PER_PAGE = 100;
 const HEADER_LC = API_KEY_HEADER.toLowerCase();
 
 /** The key header value, matched case-insensitively (spec: Authentication 1). */
-export function keyHeader(req: IncomingMessage, caseSensitive: boolean): string | undefined {
-  if (caseSensitive) {
-    // Fault: only the exact spelling `X-API-Key` counts.
+export function keyHeader(req: IncomingMessage, caseSensitive: boolean, canonicalRefused = false): string | undefined {
+  if (caseSensitive || canonicalRefused) {
+    // Faults: only the exact spelling `X-API-Key` counts, or every spelling but that one.
     const raw = req.rawHeaders;
-    for (let i = 0; i < raw.length; i += 2) if (raw[i] === API_KEY_HEADER) return raw[i + 1];
+    for (let i = 0; i < raw.length; i += 2) {
+      if (raw[i]!.toLowerCase() !== HEADER_LC) continue;
+      if ((raw[i] === API_KEY_HEADER) === caseSensitive) return raw[i + 1];
+    }
     return undefined;
   }
   const v = req.headers[HEADER_LC];
@@ -84,7 +87,7 @@ export class RestHandler {
     const svc = this.svc;
     const url = new URL(req.url ?? '/', 'http://reference.local');
     // Every endpoint needs the key (spec: Endpoints), so auth comes before routing.
-    let key: KeyRecord | undefined = svc.keyFor(keyHeader(req, svc.is('auth-header-case-sensitive')));
+    let key: KeyRecord | undefined = svc.keyFor(keyHeader(req, svc.is('auth-header-case-sensitive'), svc.is('auth-canonical-header-refused')));
     if (!key && svc.is('auth-missing-key-accepted') && keyHeader(req, false) === undefined) key = svc.primary;
     if (!key) return this.error(STATUS.UNAUTHORIZED);
     const account = svc.restAccountStatus(key);
@@ -113,7 +116,8 @@ export class RestHandler {
     const raw = params.get(name);
     if (raw === null) return fallback;
     if (!/^[0-9]{1,9}$/.test(raw) || Number(raw) < 1) {
-      if (this.svc.is('pairs-invalid-page-accepted')) return fallback;
+      if (name === QUERY.pairs.page && this.svc.is('pairs-invalid-page-accepted')) return fallback;
+      if (name === QUERY.pairs.perPage && this.svc.is('pairs-invalid-per-page-accepted')) return fallback;
       return `${name} must be a positive integer`;
     }
     return Number(raw);
@@ -140,12 +144,11 @@ export class RestHandler {
     }
     let start = (page - 1) * perPage;
     if (svc.is('pairs-pages-overlap') && page > 1) start -= 1;
-    const data = matches.slice(start, start + perPage).map((e) => ({
-      code: e.code,
-      name: e.config.name,
-      base: svc.is('pairs-base-mismatch') ? e.quote : e.base,
-      quote: e.quote,
-    }));
+    const data = matches.slice(start, start + perPage).map((e) => {
+      const record: Record<string, string> = { code: e.code, name: e.config.name, base: svc.is('pairs-base-mismatch') ? e.quote : e.base, quote: e.quote };
+      if (svc.is('pairs-record-name-missing')) delete record.name;
+      return record;
+    });
     return this.envelope(STATUS.OK, data);
   }
 

@@ -75,7 +75,7 @@ export class Service {
     switch (key.state ?? 'active') {
       case 'suspended': return this.is('auth-suspended-served') ? undefined : STATUS.SUSPENDED;
       case 'restricted': return STATUS.RESTRICTED_USER;
-      case 'api-maintenance': return STATUS.API_MAINTENANCE;
+      case 'api-maintenance': return this.is('probe-status-swapped') ? STATUS.GRPC_MAINTENANCE : STATUS.API_MAINTENANCE;
       case 'grpc-maintenance': return STATUS.GRPC_MAINTENANCE;
       default: return undefined;
     }

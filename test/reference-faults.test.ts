@@ -1,0 +1,313 @@
+import { describe, expect, it } from 'vitest';
+import { Decimal } from 'decimal.js';
+import { startReferenceServer, type ReferenceOptions, type ReferenceServer } from '../reference/index.ts';
+import { FAULTS, FAULT_NAMES, findFault, formatFaults, type FaultName } from '../reference/faults.ts';
+import { LIMITS, PATHS, STATUS, TEXT, pairNotFoundMessage, parsePairCode } from '../src/spec.ts';
+import { connect, get, open, q, subscribe, type Client } from './reference-helpers.ts';
+
+const WINDOW = 1500;
+const BTC = 'Crypto:ALL:BTC/USD';
+const ETH = 'Crypto:ALL:ETH/USD';
+const AAPL = 'Equity:US:AAPL/USD';
+/** A Saturday: every non-Crypto market is closed. */
+const SATURDAY = Date.UTC(2026, 10, 21, 15, 0);
+
+type Body = Record<string, unknown>;
+const price = async (s: ReferenceServer, code: string, key = 'primary'): Promise<Body> => (await get(s, PATHS.price + q({ code }), key)).body;
+const priceData = async (s: ReferenceServer, code: string): Promise<Record<string, unknown>> => (await price(s, code)).data as Record<string, unknown>;
+const market = async (s: ReferenceServer, code: string): Promise<Record<string, unknown>> => (await priceData(s, code)).market as Record<string, unknown>;
+const pairsOf = async (s: ReferenceServer, query: Record<string, string> = {}, key = 'primary'): Promise<Record<string, string>[]> =>
+  (await get(s, PATHS.pairs + (Object.keys(query).length ? q(query) : ''), key)).body.data as Record<string, string>[];
+
+/** Opens a primary-key stream that keeps itself alive, runs `fn`, closes. */
+async function withStream<T>(s: ReferenceServer, fn: (c: Client) => Promise<T>, key = 'primary'): Promise<T> {
+  const c = await open(s, key);
+  const timer = setInterval(() => c.send({ method: 'ping' }), WINDOW / 3);
+  try {
+    return await fn(c);
+  } finally {
+    clearInterval(timer);
+    await c.close();
+  }
+}
+
+/** Pushes received in 300 ms after the ones already in flight have drained. */
+async function settledPushes(c: Client): Promise<Body[]> {
+  await c.pushesFor(80);
+  return c.pushesFor(300);
+}
+
+async function codes(s: ReferenceServer, n: number): Promise<string[]> {
+  const all = [...(await pairsOf(s, { per_page: '100' })), ...(await pairsOf(s, { per_page: '100', page: '2' }))];
+  return all.map((p) => p.code).filter((c) => c !== s.profile.pairs!.stale).slice(0, n);
+}
+
+/** A reply to `msg` that comes before the Pong of a following ping: a notice, or nothing. */
+async function noticeBeforePong(c: Client, msg: unknown): Promise<Body | undefined> {
+  c.send(msg);
+  c.send({ method: 'ping' });
+  const f = await c.next((x) => x.json?.method !== undefined || x.text === TEXT.pong);
+  return f.json;
+}
+
+async function tryOpen(s: ReferenceServer, key: string, localAddress?: string): Promise<Client | undefined> {
+  const r = await connect(s, key, { localAddress });
+  return r.ok ? r.client : undefined;
+}
+
+interface Observation {
+  /** True when the fault's deviation is seen from outside. */
+  deviates(s: ReferenceServer): Promise<boolean>;
+  options?: ReferenceOptions;
+}
+
+/** For every fault, how a client sees its deviation; the clean server must not show it. */
+const OBSERVE: Record<FaultName, Observation> = {
+  'envelope-status-number-integer': { deviates: async (s) => typeof (await get(s, PATHS.pairs)).body.status_number !== 'string' },
+  'envelope-ts-string': { deviates: async (s) => !Number.isInteger((await get(s, PATHS.pairs)).body.ts) },
+  'envelope-error-data-filled': { deviates: async (s) => (await price(s, 'Crypto:ALL:NOPE/USD')).data !== null },
+  'envelope-error-message-missing': { deviates: async (s) => !('message' in (await price(s, 'Crypto:ALL:NOPE/USD'))) },
+  'auth-header-case-sensitive': { deviates: async (s) => (await get(s, PATHS.pairs, 'primary', 'x-api-key')).body.status_number !== STATUS.OK },
+  'auth-canonical-header-refused': { deviates: async (s) => (await get(s, PATHS.pairs, 'primary', 'X-API-Key')).body.status_number !== STATUS.OK },
+  'auth-missing-key-accepted': { deviates: async (s) => (await get(s, PATHS.pairs, null)).body.status_number !== STATUS.UNAUTHORIZED },
+  'auth-http-403': { deviates: async (s) => (await get(s, PATHS.pairs, 'unknown')).status !== 401 },
+  'auth-suspended-served': { deviates: async (s) => (await get(s, PATHS.pairs, 'suspended')).body.status_number !== STATUS.SUSPENDED },
+  'pairs-default-per-page-20': { deviates: async (s) => (await pairsOf(s)).length !== LIMITS.defaultPerPage },
+  'pairs-pages-overlap': {
+    async deviates(s) {
+      const [a, b] = [await pairsOf(s, { page: '1', per_page: '5' }), await pairsOf(s, { page: '2', per_page: '5' })];
+      return b.some((p) => a.some((x) => x.code === p.code));
+    },
+  },
+  'pairs-per-page-ignored': { deviates: async (s) => (await pairsOf(s, { per_page: '3' })).length !== 3 },
+  'pairs-invalid-page-accepted': { deviates: async (s) => (await get(s, PATHS.pairs + q({ page: '0' }))).body.status_number !== STATUS.INVALID_REQUEST },
+  'pairs-invalid-per-page-accepted': { deviates: async (s) => (await get(s, PATHS.pairs + q({ per_page: 'ten' }))).body.status_number !== STATUS.INVALID_REQUEST },
+  'pairs-type-filter-ignored': { deviates: async (s) => (await pairsOf(s, { type: 'Metal' })).some((p) => !p.code.startsWith('Metal:')) },
+  'pairs-code-search-ignored': { deviates: async (s) => (await pairsOf(s, { code: 'BTC' })).some((p) => !p.code.includes('BTC')) },
+  'pairs-record-name-missing': { deviates: async (s) => (await pairsOf(s)).some((p) => typeof p.name !== 'string') },
+  'pairs-base-mismatch': { deviates: async (s) => (await pairsOf(s)).some((p) => parsePairCode(p.code)!.base !== p.base) },
+  'price-ask-number': { deviates: async (s) => typeof (await priceData(s, BTC)).ask !== 'string' },
+  'price-not-mid': {
+    async deviates(s) {
+      const d = (await priceData(s, BTC)) as Record<string, string>;
+      return !new Decimal(d.ask!).plus(d.bid!).dividedBy(2).eq(d.price!);
+    },
+  },
+  'price-bid-above-ask': {
+    async deviates(s) {
+      const d = (await priceData(s, BTC)) as Record<string, string>;
+      return new Decimal(d.bid!).gt(d.ask!);
+    },
+  },
+  'market-crypto-timezone': { deviates: async (s) => 'timezone' in (await market(s, BTC)) },
+  'market-timezone-missing': { deviates: async (s) => !('timezone' in (await market(s, AAPL))) },
+  'market-timezone-invalid': {
+    async deviates(s) {
+      try {
+        new Intl.DateTimeFormat('en', { timeZone: (await market(s, AAPL)).timezone as string });
+        return false;
+      } catch {
+        return true;
+      }
+    },
+  },
+  'market-crypto-regular-session': { deviates: async (s) => (await market(s, BTC)).reason !== 'continuous' },
+  'market-closed-open-true': {
+    deviates: async (s) => {
+      const m = await market(s, AAPL);
+      return m.reason === 'market_closed' && m.open !== false;
+    },
+    options: { clock: () => SATURDAY },
+  },
+  'stale-http-503': { deviates: async (s) => (await get(s, PATHS.price + q({ code: s.profile.pairs!.stale! }))).status !== 200 },
+  'stale-data-null': { deviates: async (s) => (await price(s, s.profile.pairs!.stale!)).data === null },
+  'unknown-pair-status-50008': { deviates: async (s) => (await price(s, 'Crypto:ALL:NOPE/USD')).status_number !== STATUS.PAIR_NOT_FOUND },
+  'missing-code-200': { deviates: async (s) => (await get(s, PATHS.price)).body.status_number !== STATUS.INVALID_REQUEST },
+  'unknown-endpoint-50004': { deviates: async (s) => (await get(s, '/v1/nothing')).body.status_number !== STATUS.NOT_FOUND },
+  'probe-status-swapped': { deviates: async (s) => (await get(s, PATHS.pairs, 'apiMaintenance')).body.status_number !== STATUS.API_MAINTENANCE },
+  'entitlement-asset-type-ignored': { deviates: async (s) => (await price(s, AAPL, 'cryptoOnly')).status_number !== STATUS.ASSET_TYPE_DENIED },
+  'entitlement-pairs-list-unfiltered': { deviates: async (s) => (await pairsOf(s, { per_page: '100' }, 'cryptoOnly')).some((p) => !p.code.startsWith('Crypto:')) },
+  'entitlement-whitelist-subscribe': { deviates: (s) => withStream(s, async (c) => (await subscribe(c, [ETH])).code !== STATUS.ACCESS_DENIED, 'whitelisted') },
+  'handshake-body-code': {
+    async deviates(s) {
+      const r = await connect(s, null);
+      return !r.ok && ('code' in r.body || !('status_number' in r.body));
+    },
+  },
+  'handshake-no-stream-accepted': { deviates: async (s) => (await connect(s, 'noStream')).ok },
+  'handshake-missing-key-accepted': { deviates: async (s) => (await connect(s, null)).ok },
+  'limit-per-ip': {
+    async deviates(s) {
+      const first = await open(s, 'limited');
+      const second = await tryOpen(s, 'limited', '127.0.0.2');
+      await second?.close();
+      await first.close();
+      return second !== undefined;
+    },
+  },
+  'limit-off-by-one': {
+    async deviates(s) {
+      const first = await open(s, 'limited');
+      const second = await tryOpen(s, 'limited');
+      await second?.close();
+      await first.close();
+      return second !== undefined;
+    },
+  },
+  'limit-slot-not-freed': {
+    async deviates(s) {
+      await (await open(s, 'limited')).close();
+      const end = Date.now() + 1500;
+      while (Date.now() < end) {
+        const again = await tryOpen(s, 'limited');
+        if (again) {
+          await again.close();
+          return false;
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      return true;
+    },
+  },
+  'subscribe-extends': {
+    deviates: (s) => withStream(s, async (c) => {
+      await subscribe(c, [BTC]);
+      await subscribe(c, [ETH]);
+      return (await settledPushes(c)).some((p) => p.code === BTC);
+    }),
+  },
+  'subscribe-accepts-101': { deviates: async (s) => withStream(s, async (c) => (await subscribe(c, await codes(s, 101))).code === STATUS.OK) },
+  'subscribe-limit-99': { deviates: async (s) => withStream(s, async (c) => (await subscribe(c, await codes(s, 100))).code !== STATUS.OK) },
+  'subscribe-empty-accepted': { deviates: (s) => withStream(s, async (c) => (await subscribe(c, [])).code === STATUS.OK) },
+  'subscribe-inactive-accepted': { deviates: (s) => withStream(s, async (c) => (await subscribe(c, [s.profile.pairs!.inactive!])).code === STATUS.OK) },
+  'subscribe-unknown-message': { deviates: (s) => withStream(s, async (c) => (await subscribe(c, ['Crypto:ALL:NOPE/USD'])).message !== pairNotFoundMessage('Crypto:ALL:NOPE/USD')) },
+  'unsubscribe-keeps-pushing': {
+    deviates: (s) => withStream(s, async (c) => {
+      await subscribe(c, [BTC, ETH]);
+      c.send({ method: 'unsubscribe', params: { pairs: [BTC] } });
+      await c.notice();
+      return (await settledPushes(c)).some((p) => p.code === BTC);
+    }),
+  },
+  'push-unsubscribed-pair': {
+    deviates: (s) => withStream(s, async (c) => {
+      await subscribe(c, [BTC]);
+      return (await settledPushes(c)).some((p) => p.code !== BTC);
+    }),
+  },
+  'push-never-starts': {
+    deviates: (s) => withStream(s, async (c) => {
+      await subscribe(c, [BTC]);
+      return (await c.pushesFor(500)).length === 0;
+    }),
+  },
+  'notice-code-number': { deviates: (s) => withStream(s, async (c) => typeof (await subscribe(c, [BTC])).code !== 'string') },
+  'notice-id-not-echoed': { deviates: (s) => withStream(s, async (c) => (await subscribe(c, [BTC], 'echo-me')).id !== 'echo-me') },
+  'notice-subscribe-message-lowercase': { deviates: (s) => withStream(s, async (c) => (await subscribe(c, [BTC])).message !== TEXT.subscribeSuccess) },
+  'notice-status-number': { deviates: (s) => withStream(s, async (c) => 'status_number' in (await subscribe(c, [BTC]))) },
+  'notice-malformed-json-ignored': { deviates: (s) => withStream(s, async (c) => (await noticeBeforePong(c, '{"method":')) === undefined) },
+  'notice-unknown-method-ignored': { deviates: (s) => withStream(s, async (c) => (await noticeBeforePong(c, { method: 'launch' })) === undefined) },
+  'ping-reply-json': {
+    deviates: (s) => withStream(s, async (c) => {
+      c.frames.length = 0;
+      c.send({ id: 'p', method: 'ping' });
+      return (await c.next()).text !== TEXT.pong;
+    }),
+  },
+  'ping-reply-lowercase': {
+    deviates: (s) => withStream(s, async (c) => {
+      c.frames.length = 0;
+      c.send({ method: 'ping' });
+      return (await c.next()).text !== TEXT.pong;
+    }),
+  },
+  'keepalive-never': {
+    async deviates(s) {
+      const c = await open(s);
+      await new Promise((r) => setTimeout(r, WINDOW + 1000));
+      const stillOpen = c.closed === undefined;
+      await c.close();
+      return stillOpen;
+    },
+  },
+  'keepalive-early': {
+    async deviates(s) {
+      const c = await open(s);
+      await new Promise((r) => setTimeout(r, WINDOW - 300));
+      const closedEarly = c.closed !== undefined;
+      await c.close();
+      return closedEarly;
+    },
+  },
+  'keepalive-ping-not-reset': {
+    async deviates(s) {
+      const c = await open(s);
+      const timer = setInterval(() => c.send({ method: 'ping' }), WINDOW / 3);
+      await new Promise((r) => setTimeout(r, WINDOW * 2));
+      clearInterval(timer);
+      const closed = c.closed !== undefined;
+      await c.close();
+      return closed;
+    },
+  },
+  'push-missing-bid': {
+    deviates: (s) => withStream(s, async (c) => {
+      await subscribe(c, [BTC]);
+      return !('bid' in (await c.next((f) => f.json?.code === BTC)).json!);
+    }),
+  },
+  'push-price-number': {
+    deviates: (s) => withStream(s, async (c) => {
+      await subscribe(c, [BTC]);
+      return typeof (await c.next((f) => f.json?.code === BTC)).json!.price !== 'string';
+    }),
+  },
+};
+
+async function observe(name: FaultName, fault: FaultName | undefined): Promise<boolean> {
+  const { deviates, options } = OBSERVE[name];
+  const s = await startReferenceServer({ tickMs: 50, pingTimeoutMs: WINDOW, ...options, fault });
+  try {
+    return await deviates(s);
+  } finally {
+    await s.close();
+  }
+}
+
+describe('reference faults: the catalogue', () => {
+  it('has at least 30 faults with unique names, a rule and check ids each', () => {
+    expect(FAULTS.length).toBeGreaterThanOrEqual(30);
+    expect(new Set(FAULT_NAMES).size).toBe(FAULTS.length);
+    for (const f of FAULTS) {
+      expect(f.rule.length).toBeGreaterThan(5);
+      expect(f.catches.length).toBeGreaterThan(0);
+      for (const id of f.catches) expect(id).toMatch(/^(rest|ws)\.[a-z0-9.-]+$/);
+    }
+  });
+
+  it('covers every area the issue names', () => {
+    const areas = new Set(FAULTS.map((f) => f.area));
+    for (const area of ['rest-envelope', 'auth', 'pagination', 'filters', 'price-record', 'market', 'price-status', 'handshake', 'connection-limit', 'subscription', 'notice', 'ping', 'keepalive', 'push', 'entitlements'])
+      expect(areas).toContain(area);
+  });
+
+  it('has an outside observation for every fault and lists each one', () => {
+    expect(Object.keys(OBSERVE).sort()).toEqual([...FAULT_NAMES].sort());
+    const listing = formatFaults();
+    for (const name of FAULT_NAMES) expect(listing).toContain(name);
+  });
+
+  it('refuses an unknown fault name when starting', async () => {
+    expect(() => findFault('no-such-fault')).toThrow(/unknown fault/);
+    await expect(startReferenceServer({ fault: 'no-such-fault' })).rejects.toThrow(/--list-faults/);
+  });
+});
+
+describe('reference faults: each deviation is visible from outside and absent without the fault', () => {
+  for (const fault of FAULT_NAMES) {
+    it(`${fault}: ${findFault(fault).rule}`, async () => {
+      expect(await observe(fault, undefined)).toBe(false);
+      expect(await observe(fault, fault)).toBe(true);
+    });
+  }
+});
