@@ -16,7 +16,7 @@ export function places(value: unknown): number | undefined {
 
 /**
  * What is wrong with the prices of one frame: bid <= price <= ask, and price the mid of ask and bid
- * at the price's precision (one unit in the last place allowed, since the rounding mode is not shown).
+ * at the price's precision (the rounding mode is not shown, so any rounding of the exact mid passes).
  * Returns nothing when the values are not decimal strings: the schema check reports those.
  */
 export function priceProblems(frame: { ask?: unknown; bid?: unknown; price?: unknown }): string[] {
@@ -30,7 +30,11 @@ export function priceProblems(frame: { ask?: unknown; bid?: unknown; price?: unk
   if (price.greaterThan(ask)) problems.push(`price ${price.toString()} > ask ${ask.toString()}`);
   const mid = ask.plus(bid).dividedBy(2);
   const ulp = new Decimal(10).pow(-dp);
-  if (price.minus(mid).abs().greaterThan(ulp)) problems.push(`price ${price.toString()} is not the mid ${mid.toString()} of ask and bid`);
+  const gap = price.minus(mid).abs();
+  // With ask and bid at the price's precision the mid has at most one more digit (a 5), so any
+  // rounding mode lands within half a unit; with finer ask and bid, truncation may reach just under one.
+  const fine = Math.max(places(frame.ask)!, places(frame.bid)!) > dp;
+  if (fine ? gap.greaterThanOrEqualTo(ulp) : gap.greaterThan(ulp.dividedBy(2))) problems.push(`price ${price.toString()} is not the mid ${mid.toString()} of ask and bid at ${dp} decimal places`);
   return problems;
 }
 

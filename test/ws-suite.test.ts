@@ -1,0 +1,80 @@
+/**
+ * The WebSocket suite through the real runner against the reference service on loopback: every
+ * check passes against the clean service, and every fault of reference/faults.ts that names a
+ * ws check makes that check fail. Short ping window so keep-alive checks take about a second.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startReferenceServer, FAULTS, type ReferenceServer } from '../reference/index.ts';
+import { runChecks } from '../src/runner.ts';
+import type { CheckResult } from '../src/check.ts';
+import type { Profile } from '../src/profile.ts';
+import { wsChecks } from '../suites/ws/index.ts';
+
+/** Keep-alive window of the test servers: short, so slow checks take ~2 s. */
+const WINDOW_MS = 900;
+const GRACE_MS = 600;
+
+async function start(fault?: string): Promise<ReferenceServer> {
+  return startReferenceServer({ pingTimeoutMs: WINDOW_MS, tickMs: 50, ...(fault ? { fault } : {}) });
+}
+
+const withGrace = (profile: Profile): Profile => ({ ...profile, timing: { pingTimeoutMs: WINDOW_MS, pingGraceMs: GRACE_MS } });
+
+async function run(server: ReferenceServer, ids: readonly string[]): Promise<Map<string, CheckResult>> {
+  const checks = wsChecks.filter((c) => ids.includes(c.id));
+  expect(checks.map((c) => c.id).sort()).toEqual([...ids].sort());
+  const { results } = await runChecks({ profile: withGrace(server.profile), checks, settings: { concurrency: 4, timeoutMs: 20_000 } });
+  return new Map(results.map((r) => [r.id, r]));
+}
+
+const describeResult = (r: CheckResult | undefined): string =>
+  r ? `${r.id}: ${r.outcome}${r.reason ? ` (${r.errorCode ?? ''} ${r.reason})` : ''} ${r.violations.map((v) => `${v.received} / expected ${v.expected}`).join('; ')}` : 'no result';
+
+describe('ws suite against the clean reference service', () => {
+  let server: ReferenceServer;
+  let results: Map<string, CheckResult>;
+  beforeAll(async () => {
+    server = await start();
+    results = await run(server, wsChecks.map((c) => c.id));
+  });
+  afterAll(() => server?.close());
+
+  it.each(wsChecks.map((c) => [c.id, c.severity] as const))('%s (%s) passes', (id) => {
+    const r = results.get(id);
+    expect(r?.outcome, describeResult(r)).toBe('pass');
+    expect(r?.violations).toEqual([]);
+  });
+
+  it('records the observations the spec leaves open', () => {
+    const observed = (id: string): string[] => results.get(id)!.observations.map((o) => o.name);
+    expect(observed('ws.subscribe.observe-failed-keeps-previous')).toContain('previous-subscription');
+    expect(observed('ws.unsubscribe.observe-not-subscribed')).toEqual(['known-pair-never-subscribed', 'unknown-pair']);
+    expect(observed('ws.push.observe-timestamps')).toEqual(['last-updated-monotonic', 'sent-at-not-before-last-updated', 'timestamp-unit']);
+    expect(observed('ws.keepalive.observe-other-traffic')).toEqual(['other-traffic-keeps-alive']);
+    expect(observed('ws.push.observe-interval').length).toBeGreaterThan(0);
+  });
+
+  it('never puts a key of the profile into a result', () => {
+    const text = JSON.stringify([...results.values()]);
+    for (const entry of Object.values(server.profile.keys)) if (entry) expect(text).not.toContain(entry.key);
+  });
+});
+
+/** Every fault that names ws checks, with those checks. */
+const WS_FAULTS = FAULTS.map((f) => ({ name: f.name, ids: f.catches.filter((id) => id.startsWith('ws.')) })).filter((f) => f.ids.length > 0);
+
+describe('ws suite against each fault of the reference service', () => {
+  it.each(WS_FAULTS.map((f) => [f.name, f.ids] as const))('fault %s fails %j', async (fault, ids) => {
+    const server = await start(fault);
+    try {
+      const results = await run(server, ids);
+      for (const id of ids) {
+        const r = results.get(id);
+        expect(r?.outcome, describeResult(r)).toBe('fail');
+        expect(r?.violations.length, describeResult(r)).toBeGreaterThan(0);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+});
