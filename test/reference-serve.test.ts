@@ -1,0 +1,118 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseProfile } from '../src/profile.ts';
+import { FAULT_NAMES } from '../reference/faults.ts';
+import { DEFAULT_CONFIG, startReferenceServer } from '../reference/index.ts';
+import { PATHS, STATUS } from '../src/spec.ts';
+import { getRaw } from './reference-helpers.ts';
+
+const MAIN = fileURLToPath(new URL('./reference-serve-main.ts', import.meta.url));
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'conform-serve-'));
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
+});
+
+function run(args: string[]): { child: ChildProcess; out: () => string; err: () => string; exit: Promise<number> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'serve', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let out = '';
+  let err = '';
+  child.stdout!.setEncoding('utf8').on('data', (c: string) => (out += c));
+  child.stderr!.setEncoding('utf8').on('data', (c: string) => (err += c));
+  const exit = once(child, 'exit').then(([code]) => code as number);
+  return { child, out: () => out, err: () => err, exit };
+}
+
+async function waitFor(pred: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!pred()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('conform serve', () => {
+  it('prints its REST and WebSocket URLs, writes a valid profile, serves it, and stops cleanly on SIGTERM', async () => {
+    const file = join(dir, 'profile.json');
+    const p = run(['--port', '0', '--profile-out', file]);
+    await waitFor(() => p.out().includes('WebSocket'));
+    const rest = /REST\s+(http:\/\/\S+)/.exec(p.out())![1]!;
+    expect(p.out()).toMatch(/WebSocket\s+ws:\/\/127\.0\.0\.1:\d+\/v1\/ws/);
+    const profile = parseProfile(JSON.parse(readFileSync(file, 'utf8')));
+    expect(profile.rest).toBe(rest);
+    for (const entry of Object.values(profile.keys)) expect(p.out()).not.toContain(entry!.key);
+    const r = await getRaw(rest + PATHS.pairs, { 'X-API-Key': profile.keys.primary.key });
+    expect(r.body.status_number).toBe(STATUS.OK);
+    p.child.kill('SIGTERM');
+    expect(await p.exit).toBe(0);
+    expect(p.out()).toContain('stopped');
+  });
+
+  it('switches on the named fault', async () => {
+    const file = join(dir, 'profile-fault.json');
+    const p = run(['--port', '0', '--fault', 'envelope-ts-string', '--profile-out', file]);
+    await waitFor(() => p.out().includes('WebSocket'));
+    expect(p.out()).toContain('envelope-ts-string');
+    const profile = parseProfile(JSON.parse(readFileSync(file, 'utf8')));
+    const r = await getRaw(profile.rest + PATHS.pairs, { 'X-API-Key': profile.keys.primary.key });
+    expect(typeof r.body.ts).toBe('string');
+    p.child.kill('SIGTERM');
+    expect(await p.exit).toBe(0);
+  });
+
+  it('lists every fault with its rule and the checks that catch it', async () => {
+    const p = run(['--list-faults']);
+    expect(await p.exit).toBe(0);
+    for (const name of FAULT_NAMES) expect(p.out()).toContain(name);
+    expect(p.out()).toContain('caught by');
+  });
+
+  const bad: [string, () => string[], RegExp][] = [
+    ['a config without keys.primary', () => {
+      const f = join(dir, 'no-primary.json');
+      writeFileSync(f, JSON.stringify({ keys: { other: { key: 'k' } } }));
+      return ['--config', f];
+    }, /keys\.primary/],
+    ['a config with a bad pair precision', () => {
+      const f = join(dir, 'bad-precision.json');
+      writeFileSync(f, JSON.stringify({ pairs: [{ code: 'Crypto:ALL:BTC/USD', name: 'Bitcoin', precision: -1, price: '1' }] }));
+      return ['--config', f];
+    }, /pairs\[0\]\.precision/],
+    ['a config that is not JSON', () => {
+      const f = join(dir, 'broken.json');
+      writeFileSync(f, '{ keys: ');
+      return ['--config', f];
+    }, /not valid JSON/],
+    ['a config file that does not exist', () => ['--config', join(dir, 'missing.json')], /cannot read/],
+    ['an unknown fault', () => ['--fault', 'nope'], /unknown fault "nope"/],
+    ['a port out of range', () => ['--port', '70000'], /--port/],
+  ];
+  for (const [what, args, line] of bad) {
+    it(`exits 2 with one line naming the problem for ${what}`, async () => {
+      const p = run(args());
+      expect(await p.exit).toBe(2);
+      const lines = p.err().trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(line);
+    });
+  }
+
+  it('exits 2 naming the port when it is taken', async () => {
+    const taken = await startReferenceServer({ config: { keys: DEFAULT_CONFIG.keys } });
+    try {
+      const port = new URL(taken.restUrl).port;
+      const p = run(['--port', port]);
+      expect(await p.exit).toBe(2);
+      expect(p.err()).toMatch(/cannot listen on 127\.0\.0\.1:\d+ \(EADDRINUSE\)/);
+    } finally {
+      await taken.close();
+    }
+  });
+});
