@@ -58,8 +58,15 @@ export function parseArgs(argv: readonly string[]): ParseResult {
   try {
     a = conformYargs(argv).fail((msg, err) => { throw err ?? new Error(msg); }).parseSync() as Record<string, unknown>;
   } catch (err) {
-    const msg = (err as Error).message.replace(/^Unknown arguments?: /, 'unknown option: ');
-    return { kind: 'error', message: msg.split('\n')[0]! };
+    const msg = (err as Error).message.split('\n')[0]!;
+    const unknown = /^Unknown arguments?: (.*)$/.exec(msg);
+    if (unknown) {
+      const name = unknown[1]!.split(', ')[0]!;
+      // yargs names the option without its dashes; give it back as the user typed it.
+      const typed = argv.find((a) => a.replace(/^-+/, '').split('=')[0] === name);
+      return { kind: 'error', message: typed?.startsWith('-') ? `unknown option: ${typed.split('=')[0]}` : `unexpected argument: ${name}` };
+    }
+    return { kind: 'error', message: msg };
   }
   try {
     if ((a._ as unknown[]).length > 0) return { kind: 'error', message: `unexpected argument: ${String((a._ as unknown[])[0])} (options start with --)` };

@@ -7,7 +7,7 @@ import type { Profile } from './profile.ts';
 import { loadProfile, minimalProfile, ProfileError } from './profile.ts';
 import { type ConformOptions, validateOptions } from './options.ts';
 import { redactorFor } from './redact.ts';
-import { runChecks, selectChecks, unknownSelectors, type RunHandler, type TargetInfo } from './runner.ts';
+import { matches, runChecks, selectChecks, unknownSelectors, type RunHandler, type TargetInfo } from './runner.ts';
 import { compareWithBaseline, failedIds, readPastReport } from './baseline.ts';
 import { ConformError, UsageError } from './errors.ts';
 import { reportHandlers } from '../reports/index.ts';
@@ -51,13 +51,15 @@ export async function conform(options: ConformOptions, registry: readonly Check[
       const ids = failedIds(await readPastReport(options.rerunFailed, '--rerun-failed'));
       const known = ids.filter((id) => registry.some((c) => c.id === id));
       if (known.length === 0) throw new UsageError(`--rerun-failed: ${options.rerunFailed} lists no failed or errored check of this catalogue`);
-      only = only.length ? known.filter((id) => only.some((s) => selectChecks(registry.filter((c) => c.id === id), { only: [s] }).length)) : known;
+      only = only.length ? known.filter((id) => only.some((s) => matches(registry.find((c) => c.id === id)!, s))) : known;
     }
-    const checks = selectChecks(registry, { only, skip: options.skip });
     if (options.list) {
-      io.out(`${catalogueText(checks.length ? checks : registry)}\n`);
+      // The catalogue shows disruptive checks too: they exist, they only run when asked for.
+      const listed = registry.filter((c) => (only.length === 0 || only.some((s) => matches(c, s))) && !options.skip.some((s) => matches(c, s)));
+      io.out(`${catalogueText(listed)}\n`);
       return EXIT.ok;
     }
+    const checks = selectChecks(registry, { only, skip: options.skip });
     if (checks.length === 0) throw new UsageError('--only/--skip leave no check to run');
     const baseline = options.baseline ? await readPastReport(options.baseline, '--baseline') : undefined;
 

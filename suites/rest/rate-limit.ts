@@ -30,16 +30,15 @@ export const rateLimitChecks: readonly Check[] = [
       };
       await Promise.all(Array.from({ length: BURST.parallel }, lane));
       if (!throttled) return ctx.skip(`no 50006 within ${BURST.maxRequests} requests (the limit's size is not shown)`);
-      ctx.observe('throttled-after', sent, 'requests sent when the first 50006 came');
-      ctx.observe('http-status', throttled.status, 'HTTP status of 50006');
+      ctx.observe('http-status', throttled.status, `HTTP status of 50006; the first came after ${sent} requests`);
       ctx.expectSchema('rest-error', throttled.json, 'the 50006 answer');
       const start = Date.now();
       while (Date.now() - start < BURST.recoveryMaxMs) {
         await sleep(BURST.recoveryPollMs, undefined, { signal: ctx.signal });
         const ex = await ctx.rest.get({ path: PATHS.pairs, key });
-        if (statusOf(ex) === STATUS.OK) { ctx.observe('recovered-after-ms', Date.now() - start); return; }
+        if (statusOf(ex) === STATUS.OK) { ctx.observe('recovers', true, `200 again after ${Date.now() - start} ms`); return; }
       }
-      ctx.observe('recovered-after-ms', null, `still throttled after ${BURST.recoveryMaxMs} ms`);
+      ctx.observe('recovers', false, `still throttled after ${BURST.recoveryMaxMs} ms`);
     },
   }),
 ];

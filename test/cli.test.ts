@@ -1,0 +1,133 @@
+/** The CLI as a user runs it: a child process against the reference service on loopback. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { XMLValidator } from 'fast-xml-parser';
+import { startReferenceServer } from '../reference/index.ts';
+import type { Profile } from '../src/profile.ts';
+import { profileSecrets } from '../src/profile.ts';
+import { deadPort } from './engine-helpers.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const BIN = path.join(ROOT, 'bin', 'conform.js');
+
+interface Run { code: number; stdout: string; stderr: string }
+function conform(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, ...env, FORCE_COLOR: '0' }, timeout: 120_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
+    });
+  });
+}
+
+let dir: string;
+let clean: Awaited<ReturnType<typeof startReferenceServer>>;
+let faulty: Awaited<ReturnType<typeof startReferenceServer>>;
+const secrets: string[] = [];
+const outputs: string[] = [];
+/** Keeps every output of every run for the final grep for keys. */
+const keep = (r: Run): Run => { outputs.push(r.stdout, r.stderr); return r; };
+const profileFile = async (name: string, p: Profile): Promise<string> => { const f = path.join(dir, name); await writeFile(f, JSON.stringify(p)); return f; };
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'conform-cli-'));
+  clean = await startReferenceServer();
+  faulty = await startReferenceServer({ fault: 'price-bid-above-ask' });
+  secrets.push(...profileSecrets(clean.profile), ...profileSecrets(faulty.profile));
+});
+afterAll(async () => {
+  await Promise.all([clean.close(), faulty.close()]);
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('conform CLI', () => {
+  it('prints the catalogue with --list and exits 0', async () => {
+    const r = keep(await conform(['--list']));
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^rest\.price\.mid\s+must\s+rest,price\s+Price record/m);
+    expect(r.stdout).toMatch(/^rest\.observe\.ts-unit\s+observe/m);
+    expect(r.stdout).toMatch(/^rest\.rate-limit\s/m);
+  });
+
+  it('exits 0 against the clean reference and writes every report format', async () => {
+    const out = path.join(dir, 'clean');
+    const r = keep(await conform(['--profile', await profileFile('clean.json', clean.profile), '--only', 'rest', '--report', 'console,json,junit,html', '--out', out]));
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^PASS: \d+ passed, 0 failed, 0 errors/m);
+    const report = JSON.parse(await readFile(path.join(out, 'conform-report.json'), 'utf8'));
+    expect(report.summary.verdict).toBe('pass');
+    expect(XMLValidator.validate(await readFile(path.join(out, 'conform-junit.xml'), 'utf8'))).toBe(true);
+    expect(await readFile(path.join(out, 'conform-report.html'), 'utf8')).toContain('Observed behaviour');
+    for (const f of await readdir(out)) outputs.push(await readFile(path.join(out, f), 'utf8'));
+  });
+
+  it('exits 1 against a fault, naming the check with Received, Expected and a curl line', async () => {
+    const out = path.join(dir, 'faulty');
+    const r = keep(await conform(['--profile', await profileFile('faulty.json', faulty.profile), '--only', 'rest.price', '--report', 'console,json,junit,html', '--out', out]));
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^FAIL  rest\.price\.mid/m);
+    expect(r.stdout).toMatch(/Received: Crypto:ALL:BTC\/USD: bid \S+, price \S+, ask \S+/);
+    expect(r.stdout).toMatch(/Expected \(spec: Price record .*\): bid <= price <= ask/);
+    expect(r.stdout).toMatch(/curl -sS -i '.*\/v1\/price\?code=Crypto%3AALL%3ABTC%2FUSD' .*-H 'X-API-Key: <key:primary>'/);
+    expect(XMLValidator.validate(await readFile(path.join(out, 'conform-junit.xml'), 'utf8'))).toBe(true);
+    for (const f of await readdir(out)) outputs.push(await readFile(path.join(out, f), 'utf8'));
+  });
+
+  it('reruns only what failed with --rerun-failed, and lists changes against --baseline with --fail-on-change', async () => {
+    const rerun = keep(await conform(['--profile', path.join(dir, 'faulty.json'), '--rerun-failed', path.join(dir, 'faulty', 'conform-report.json'), '--report', 'json', '--out', path.join(dir, 'rerun')]));
+    expect(rerun.code).toBe(1);
+    const ids = JSON.parse(await readFile(path.join(dir, 'rerun', 'conform-report.json'), 'utf8')).results.map((x: { id: string }) => x.id);
+    expect(ids).toContain('rest.price.mid');
+    expect(ids.every((id: string) => id.startsWith('rest.price'))).toBe(true);
+
+    const same = keep(await conform(['--profile', path.join(dir, 'clean.json'), '--only', 'rest.pairs,rest.observe', '--baseline', path.join(dir, 'clean', 'conform-report.json'), '--fail-on-change']));
+    expect(same.stdout).toContain('No changes against the baseline.');
+    expect(same.code).toBe(0);
+    const changed = keep(await conform(['--profile', path.join(dir, 'faulty.json'), '--only', 'rest.price.mid', '--baseline', path.join(dir, 'clean', 'conform-report.json'), '--fail-on-change']));
+    expect(changed.stdout).toMatch(/Changes against the baseline \(1\):\n\s+rest\.price\.mid verdict: pass -> fail/);
+    expect(changed.code).toBe(1);
+  });
+
+  it('takes the key of --target from --key-env and never prints it', async () => {
+    const r = keep(await conform(['--target', clean.restUrl, '--key-env', 'MY_PRICE_KEY', '--only', 'rest.auth,rest.pairs.defaults'], { MY_PRICE_KEY: clean.profile.keys.primary.key }));
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/PASS  rest\.auth\.header-case\.lower/);
+    expect(r.stdout).toMatch(/SKIP  rest\.auth\.suspended .*profile has no keys\.suspended/);
+  });
+
+  it('checks the embedded reference service when given neither --target nor --profile', async () => {
+    const r = keep(await conform(['--only', 'rest.envelope,rest.price.mid']));
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/embedded reference service/);
+  });
+
+  const usage: [string, () => Promise<string[]>, RegExp][] = [
+    ['an unknown option', async () => ['--frobnicate'], /^conform: unknown option: --frobnicate$/],
+    ['a malformed URL', async () => ['--target', 'not a url', '--key', 'k'], /^conform: --target: "not a url" is not a URL$/],
+    ['a target without a key', async () => ['--target', 'http://127.0.0.1:9'], /^conform: --target needs a key: pass --key KEY or set CONFORM_API_KEY$/],
+    ['an unreadable profile', async () => ['--profile', path.join(dir, 'missing.json')], /^conform: cannot read profile .*missing\.json: ENOENT$/],
+    ['an invalid profile', async () => ['--profile', await profileFile('bad.json', { rest: 'ftp://x', keys: { primary: { key: 'k' } } } as Profile)], /^conform: profile .*bad\.json: \/rest: must match pattern/],
+    ['a port with nothing listening', async () => ['--target', await deadPort(), '--key', 'k'], /^conform: target http:\/\/127\.0\.0\.1:\d+ unreachable: ECONNREFUSED$/],
+    ['an --only that matches no check', async () => ['--only', 'rest.nothing-here'], /^conform: --only\/--skip: no check id, prefix or tag matches "rest.nothing-here"/],
+    ['a bad report format', async () => ['--report', 'pdf'], /^conform: --report: unknown format "pdf"/],
+  ];
+  for (const [what, args, line] of usage) {
+    it(`exits 2 with one line naming the problem for ${what}`, async () => {
+      const r = keep(await conform(await args()));
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+      expect(r.stderr.trimEnd()).toMatch(line);
+    });
+  }
+
+  it('never prints or writes a key in any of the runs above', () => {
+    expect(outputs.length).toBeGreaterThan(20);
+    expect(secrets.length).toBeGreaterThan(5);
+    for (const text of outputs) for (const key of secrets) expect(text.includes(key), `key ${key.slice(0, 4)}… leaked`).toBe(false);
+  });
+});
