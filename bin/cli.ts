@@ -1,7 +1,8 @@
 /** The `conform` command: parse options, call the library, set the exit code. */
 import { createRequire } from 'node:module';
 import { existsSync } from 'node:fs';
-import { conformYargs, helpText, parseArgs } from './parse-args.ts';
+import yargs from 'yargs';
+import { helpText, parseArgs } from './parse-args.ts';
 import { conform, EXIT, problemLine } from '../src/conform.ts';
 import { CHECKS } from '../suites/index.ts';
 
@@ -19,11 +20,16 @@ async function runSubcommand(name: string): Promise<number> {
   const url = new URL(sub.file, import.meta.url);
   if (!existsSync(url)) { process.stderr.write(`conform: "${name}" is not available in this build\n`); return EXIT.usage; }
   const mod = (await import(url.href)) as Record<string, unknown>;
-  let code: number = EXIT.ok;
-  await conformYargs([]).scriptName('conform').command(mod[sub.exportName] as never).help().version(false).strict()
-    .fail((msg, err) => { process.stderr.write(`${problemLine(err ?? new Error(msg))}\n`); code = EXIT.usage; })
-    .parseAsync(argv);
-  return code;
+  try {
+    // fail() must throw: yargs runs the handler anyway when it returns.
+    await yargs(argv).scriptName('conform').command(mod[sub.exportName] as never).help().version(false).strict()
+      .fail((msg, err) => { throw err ?? new Error(msg); })
+      .parseAsync();
+    return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;
+  } catch (err) {
+    process.stderr.write(`${problemLine(err)}\n`);
+    return EXIT.usage;
+  }
 }
 
 async function main(): Promise<number> {

@@ -17,7 +17,7 @@ const list = (v: unknown): string[] => (Array.isArray(v) ? v : v === undefined ?
 export function conformYargs(argv: readonly string[]) {
   return yargs([...argv])
     .scriptName('conform')
-    .usage('conform [--target URL --key KEY | --profile FILE] [options]\n\nChecks a Real-Time Price Service against the spec. With neither --target nor --profile it checks the embedded reference service.\n\nconform serve   run the reference service (see conform serve --help)')
+    .usage('conform [--target URL --key KEY | --profile FILE] [options]\n\nChecks a Real-Time Price Service against the spec. With neither --target nor --profile it checks the embedded reference service.\n\nconform serve   run the reference service (see conform serve --help)\nconform load    fan-out and REST load tools (see conform load --help)')
     .options({
       target: { type: 'string', describe: 'REST base URL of the target (the harness appends /v1/pairs, /v1/price)' },
       key: { type: 'string', describe: 'API key for --target (prefer --key-env: keeps it out of shell history and ps)' },
