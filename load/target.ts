@@ -40,7 +40,8 @@ export function profileLoadKeys(profile: Profile): KeyAllowance[] {
     if (name !== 'primary' && connections === undefined) continue;
     out.push(connections === undefined ? { key: entry.key } : { key: entry.key, connections });
   }
-  return out;
+  // Largest allowance first, so a run spreads over several keys only when one is not enough.
+  return out.sort((a, b) => (b.connections ?? Number.POSITIVE_INFINITY) - (a.connections ?? Number.POSITIVE_INFINITY));
 }
 
 /**

@@ -121,6 +121,9 @@ export class FanoutAggregator {
   private sentAtUnit: string | null = null;
   private maxSentMinusReceived = Number.NEGATIVE_INFINITY;
   private neverSubscribed = 0;
+  private opened = 0;
+  private firstOpen = Number.POSITIVE_INFINITY;
+  private lastOpen_ = Number.NEGATIVE_INFINITY;
 
   constructor(opts: AggregatorOptions) {
     this.opts = opts;
@@ -156,6 +159,11 @@ export class FanoutAggregator {
     this.lastOpen.set(tick.workerIndex, tick.open);
     this.peakConnected = Math.max(this.peakConnected, this.connections);
     for (const v of tick.connectMs) recordMs(this.connect, v);
+    for (const t of tick.openedAt) {
+      this.opened++;
+      if (t < this.firstOpen) this.firstOpen = t;
+      if (t > this.lastOpen_) this.lastOpen_ = t;
+    }
     for (const v of tick.subscribeMs) recordMs(this.subscribe, v);
     for (const v of tick.firstFrameMs) recordMs(this.firstFrame, v);
     for (const [i, t] of tick.subscribed) { this.subscribedAt.set(i, t); this.subscribedDirty = true; }
@@ -267,6 +275,12 @@ export class FanoutAggregator {
   /** Live figures for the progress line. */
   progress(nowMs: number): { connections: number; subscribed: number; frames: number; elapsedS: number } {
     return { connections: this.connections, subscribed: this.subscribedCount, frames: this.framesTotal, elapsedS: (nowMs - this.startMs) / 1000 };
+  }
+
+  /** Connections opened and the rate they opened at (first to last open), per second. */
+  get openRate(): { opened: number; perSecond: number; spanMs: number } {
+    const spanMs = this.opened > 1 ? this.lastOpen_ - this.firstOpen : 0;
+    return { opened: this.opened, perSecond: spanMs > 0 ? Math.round(((this.opened - 1) * 1000) / spanMs) : 0, spanMs: Math.round(spanMs) };
   }
 
   /** Judges what is left and returns the measurements. */

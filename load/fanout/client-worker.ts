@@ -69,6 +69,7 @@ let validated = 0;
 let violations = 0;
 let violationSamples: string[] = [];
 let connectMs: number[] = [];
+let openedAt: number[] = [];
 let subscribeMs: number[] = [];
 let firstFrameMs: number[] = [];
 let subscribed: [number, number][] = [];
@@ -227,6 +228,7 @@ function startClient(client: Client): void {
     client.openedAt = t;
     open++;
     connectMs.push(t - t0);
+    openedAt.push(t);
     client.nextPingAt = t + cfg.pingIntervalMs;
     client.subscribeSentAt = monoNow();
     ws.send(subscribeText(client.index));
@@ -265,10 +267,13 @@ const pingTimer = setInterval(() => {
   }
 }, Math.min(1000, cfg.pingIntervalMs));
 
-const eld = monitorEventLoopDelay({ resolution: 10 });
+// The histogram records whole timer intervals, resolution included: subtract it to get the delay.
+const ELD_RESOLUTION_MS = 10;
+const eld = monitorEventLoopDelay({ resolution: ELD_RESOLUTION_MS });
+const delayP99 = (h: typeof eld): number => (h.count ? Math.max(0, h.percentile(99) / 1e6 - ELD_RESOLUTION_MS) : 0);
 eld.enable();
 // Kept over the whole measured phase: a single slow tick should not decide the verdict alone.
-const eldSteady = monitorEventLoopDelay({ resolution: 10 });
+const eldSteady = monitorEventLoopDelay({ resolution: ELD_RESOLUTION_MS });
 let elu: EventLoopUtilization = performance.eventLoopUtilization();
 
 function takeUpdates(all: boolean, now: number): UpdateRecord[] {
@@ -292,10 +297,10 @@ function flush(final = false): void {
   elu = performance.eventLoopUtilization();
   const tick: Tick = {
     type: 'tick', workerIndex: cfg.workerIndex, atMs: now, steady, frames, duplicates, outOfOrder, notices, pongs,
-    latency: encode(latency), serverLatency: encode(serverLatency), connectMs, subscribeMs, firstFrameMs, subscribed, closed,
+    latency: encode(latency), serverLatency: encode(serverLatency), connectMs, openedAt, subscribeMs, firstFrameMs, subscribed, closed,
     refusals, connectErrors, noticeErrors, updates: takeUpdates(final, now), validated, violations, violationSamples, open,
-    eventLoopDelayP99Ms: eld.count ? eld.percentile(99) / 1e6 : 0,
-    steadyEventLoopDelayP99Ms: eldSteady.count ? eldSteady.percentile(99) / 1e6 : 0, utilization: u.utilization,
+    eventLoopDelayP99Ms: delayP99(eld),
+    steadyEventLoopDelayP99Ms: delayP99(eldSteady), utilization: u.utilization,
     maxSentMinusReceivedMs: maxSentMinusReceived, sentAtUnit, heapUsedBytes: process.memoryUsage().heapUsed,
   };
   // Adapt the validation stride to the frame rate just seen.
@@ -308,7 +313,7 @@ function flush(final = false): void {
   serverLatency.reset();
   eld.reset();
   frames = duplicates = outOfOrder = notices = pongs = validated = violations = 0;
-  violationSamples = []; connectMs = []; subscribeMs = []; firstFrameMs = []; subscribed = []; closed = [];
+  violationSamples = []; connectMs = []; openedAt = []; subscribeMs = []; firstFrameMs = []; subscribed = []; closed = [];
   refusals = {}; connectErrors = {}; noticeErrors = {};
   maxSentMinusReceived = Number.NEGATIVE_INFINITY;
 }

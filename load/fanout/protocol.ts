@@ -49,6 +49,8 @@ export interface Tick {
   serverLatency: string;
   /** Client-side times of this tick, ms. */
   connectMs: number[];
+  /** Mono ms at which connections opened. */
+  openedAt: number[];
   subscribeMs: number[];
   firstFrameMs: number[];
   /** Clients whose subscribe notice arrived: [client index, mono ms]. */

@@ -43,7 +43,9 @@ export interface FanoutReport extends FanoutMeasurements {
   startedAt: string;
   target: { rest: string; ws: string; embedded: boolean };
   options: { clients: number; pairs: string[]; durationMs: number; rampRate: number; workers: number; keys: number; updateWindowMs: number; validatePerSecond: number };
+  /** From the first scheduled connect to the measured phase (every client subscribed or given up). */
   rampMs: number;
+  /** Connections opened per second, first open to last. */
   achievedRampRate: number;
   clock: ClockOffset & { sentAtUnit: string | null };
   generator: {
@@ -167,25 +169,29 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
     };
     const progressTimer = setInterval(() => progress(agg.steadySince < Infinity ? 'steady' : 'ramp'), 500);
     try {
-      await Promise.race([failed, new Promise<void>((resolve) => {
-        const check = (): void => {
-          const settled = agg.subscribedCount + agg.failedClients >= o.clients;
-          if (settled || monoNow() >= rampDeadline) { clearInterval(iv); resolve(); }
-        };
-        const iv = setInterval(check, 50);
-      })]);
+      let iv: NodeJS.Timeout | undefined;
+      try {
+        await Promise.race([failed, new Promise<void>((resolve) => {
+          iv = setInterval(() => {
+            const settled = agg.subscribedCount + agg.failedClients >= o.clients;
+            if (settled || monoNow() >= rampDeadline) resolve();
+          }, 50);
+        })]);
+      } finally {
+        clearInterval(iv);
+      }
       const steadyAt = monoNow();
       agg.markSteady(steadyAt);
       post({ type: 'steady' });
       const rssSteady = process.memoryUsage().rss;
       const cpu0 = process.cpuUsage();
-      await Promise.race([failed, new Promise((r) => setTimeout(r, o.durationMs))]);
+      await Promise.race([failed, sleep(o.durationMs)]);
       const stopAt = monoNow();
       const cpu = process.cpuUsage(cpu0);
       agg.markStop(stopAt);
       post({ type: 'stop', closeAtMs: stopAt });
       progress('closing');
-      await Promise.race([failed, new Promise<void>((r) => { onDone = r; if (done.size === o.workers) r(); }), new Promise((r) => setTimeout(r, 15_000))]);
+      await Promise.race([failed, new Promise<void>((r) => { onDone = r; if (done.size === o.workers) r(); }), sleep(15_000)]);
 
       const m = agg.finish();
       clock = tightenWithFrames(clock, m.maxSentMinusReceivedMs);
@@ -202,7 +208,7 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
         options: { clients: o.clients, pairs, durationMs: o.durationMs, rampRate: o.rampRate, workers: o.workers, keys: new Set(keys).size, updateWindowMs: o.updateWindowMs, validatePerSecond: o.validatePerSecond },
         ...m,
         rampMs,
-        achievedRampRate: rampMs > 0 ? Math.round((agg.subscribedCount * 1000) / rampMs) : 0,
+        achievedRampRate: agg.openRate.perSecond,
         clock: { ...clock, sentAtUnit: m.sentAtUnit },
         generator: {
           eventLoopDelayP99Ms: Math.max(0, ...m.workers.map((w) => w.eventLoopDelayP99Ms)),
@@ -227,6 +233,9 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
     await Promise.all(workers.map((w) => w.terminate()));
   }
 }
+
+/** A delay that does not keep the process alive on its own. */
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref());
 
 function observe(r: Omit<FanoutReport, 'thresholds'>, out: string[], target: LoadTarget): void {
   if (r.clock.sentAtUnit) out.push(`sent_at and last_updated read as ${r.clock.sentAtUnit} since the epoch (the spec does not show the unit)`);

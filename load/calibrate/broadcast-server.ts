@@ -1,0 +1,104 @@
+/**
+ * A trivial broadcast server: accepts any key, answers subscribe with the success notice and
+ * ping with `Pong!`, and every tick pushes one frame per subscribed pair with a fresh
+ * `last_updated`, serialised once and sent to every subscriber. It is the floor the generator
+ * is calibrated against, and (through `plan`) the scripted server of the load tests.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { METHOD, STATUS, TEXT } from '../../src/spec.ts';
+import type { LoadTarget } from '../target.ts';
+
+/** What to do with one frame for one client: send now, delay by ms, or drop it. */
+export type Delivery = 'send' | 'drop' | { delayMs: number };
+
+export interface BroadcastOptions {
+  tickMs?: number;
+  /** Decides each delivery; clients are numbered by connection order from 0. */
+  plan?: (client: number, code: string, update: number) => Delivery;
+  /** Stop pushing after this many ticks (0 = no limit). */
+  maxTicks?: number;
+}
+
+export interface BroadcastServer {
+  target: LoadTarget;
+  /** Updates pushed so far (per pair, one per tick). */
+  readonly ticks: number;
+  close(): Promise<void>;
+}
+
+interface Sub { index: number; ws: WebSocket; pairs: string[] }
+
+/** Starts the server on 127.0.0.1, port 0. */
+export async function startBroadcastServer(options: BroadcastOptions = {}): Promise<BroadcastServer> {
+  const tickMs = options.tickMs ?? 100;
+  const server: Server = createServer((_req, res) => { res.statusCode = 404; res.end(); });
+  const wss = new WebSocketServer({ server, perMessageDeflate: false });
+  const subs = new Set<Sub>();
+  let nextIndex = 0;
+  let ticks = 0;
+  const timers = new Set<NodeJS.Timeout>();
+
+  wss.on('connection', (ws) => {
+    const sub: Sub = { index: nextIndex++, ws, pairs: [] };
+    ws.on('message', (data) => {
+      const text = data.toString();
+      let msg: { id?: string; method?: string; params?: { pairs?: string[] } };
+      try { msg = JSON.parse(text); } catch { return; }
+      if (msg.method === METHOD.ping) { ws.send(TEXT.pong); return; }
+      if (msg.method === METHOD.subscribe && Array.isArray(msg.params?.pairs)) {
+        sub.pairs = msg.params.pairs;
+        subs.add(sub);
+        ws.send(JSON.stringify({ method: METHOD.subscribe, message: TEXT.subscribeSuccess, code: STATUS.OK, ...(msg.id ? { id: msg.id } : {}), data: null }));
+      }
+    });
+    ws.on('close', () => subs.delete(sub));
+  });
+
+  const ticker = setInterval(() => {
+    if (options.maxTicks && ticks >= options.maxTicks) return;
+    ticks++;
+    const now = Date.now();
+    const frames = new Map<string, string>();
+    const frame = (code: string): string => {
+      let f = frames.get(code);
+      if (!f) {
+        f = JSON.stringify({ code, ask: '100.01', bid: '99.99', price: '100.00', last_updated: now - 1, sent_at: now });
+        frames.set(code, f);
+      }
+      return f;
+    };
+    for (const s of subs) {
+      for (const code of s.pairs) {
+        const d = options.plan ? options.plan(s.index, code, ticks) : 'send';
+        if (d === 'drop') continue;
+        if (d === 'send') s.ws.send(frame(code));
+        else {
+          const text = frame(code);
+          const t = setTimeout(() => { timers.delete(t); if (s.ws.readyState === s.ws.OPEN) s.ws.send(text); }, d.delayMs);
+          timers.add(t);
+        }
+      }
+    }
+  }, tickMs);
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const rest = `http://127.0.0.1:${port}`;
+  const key = 'broadcast-any-key';
+  return {
+    target: {
+      rest, ws: `ws://127.0.0.1:${port}/`, keys: [{ key }], profile: { rest, ws: `ws://127.0.0.1:${port}/`, keys: { primary: { key } } },
+      embedded: false, close: async () => {},
+    },
+    get ticks() { return ticks; },
+    async close() {
+      clearInterval(ticker);
+      for (const t of timers) clearTimeout(t);
+      for (const c of wss.clients) c.terminate();
+      await new Promise<void>((r) => wss.close(() => r()));
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}

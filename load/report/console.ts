@@ -1,0 +1,76 @@
+/** Present: the console summaries of load reports (plain text; the CLI prints them). */
+import type { FanoutReport } from '../fanout/run.ts';
+import type { RestReport } from '../rest/run.ts';
+import type { ThresholdResult } from '../thresholds.ts';
+
+const n = (v: number | null | undefined, digits = 2): string => (v === null || v === undefined || Number.isNaN(v) ? '—' : Number.isInteger(v) ? v.toLocaleString('en-US') : v.toFixed(digits));
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  return rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')).join('\n');
+}
+
+function thresholdLines(ts: readonly ThresholdResult[]): string[] {
+  if (!ts.length) return [];
+  return ['', 'thresholds', ...ts.map((t) => `  ${t.ok ? '✓' : '✗'} ${t.expr}  (actual ${n(t.actual, 3)})`)];
+}
+
+const counts = (m: Record<string, number>): string => (Object.keys(m).length ? Object.entries(m).map(([k, v]) => `${k}×${v}`).join(', ') : 'none');
+
+/** The fan-out summary table, the generator's verdict and the thresholds. */
+export function formatFanoutSummary(r: FanoutReport): string {
+  const d = (name: string, x: { p50: number | null; p90?: number | null; p99: number | null; p999?: number | null; max: number | null }): string[] =>
+    [name, n(x.p50, 3), n(x.p90 ?? null, 3), n(x.p99, 3), n(x.p999 ?? null, 3), n(x.max, 3)];
+  const bound = r.clock.method === 'loopback' ? 'exact (loopback, one clock)' : `± ${n(r.clock.errorBoundMs, 1)} ms (${r.clock.method})`;
+  const lines = [
+    `conform load fanout — ${r.target.embedded ? 'embedded reference service (own process)' : r.target.ws}`,
+    `${r.clients} clients × ${r.options.pairs.length} pairs, ${r.options.workers} workers, ${r.options.keys} key(s); ramp ${n(r.rampMs / 1000, 1)} s at ${n(r.achievedRampRate)} conn/s; measured ${n(r.measuredMs / 1000, 1)} s`,
+    '',
+    table([
+      ['ms', 'p50', 'p90', 'p99', 'p99.9', 'max'],
+      d('latency (receipt − sent_at)', r.latencyMs),
+      d('server (sent_at − last_updated)', r.serverLatencyMs),
+      d('skew (last − first client)', r.skewMs),
+      d('connect', r.connectMs),
+      d('subscribe notice', r.subscribeMs),
+      d('first frame', r.firstFrameMs),
+    ]),
+    '',
+    `frames ${n(r.framesReceived)} (${n(r.framesPerSecond)}/s), updates judged ${n(r.updates)}, lost ${n(r.lost)} (rate ${n(r.lossRate * 100, 4)}%), validation errors ${n(r.errors)} of ${n(r.validated)} validated`,
+    `connected ${n(r.connected)}/${n(r.clients)}; refused ${counts(r.refusals)}; connect errors ${counts(r.connectErrors)}; disconnects ${counts(r.disconnects)}; error notices ${counts(r.noticeErrors)}`,
+    `clock: ${bound}`,
+    `generator: event-loop p99 ${n(r.generator.eventLoopDelayP99Ms)} ms, busiest worker ${n(r.generator.cpuPercent, 1)}%, process CPU ${n(r.generator.processCpuPercent, 1)}% of a core, ${n(r.generator.cpuMicrosPerFrame)} µs CPU/frame, ${r.generator.memoryPerConnectionBytes === null ? '—' : n(Math.round(r.generator.memoryPerConnectionBytes / 1024))} KB/connection`,
+    r.trustworthy ? 'verdict: trustworthy (generator not saturated)' : `verdict: UNTRUSTWORTHY — generator saturated: ${r.generator.reasons.join('; ')}`,
+    ...r.violationSamples.slice(0, 3).map((s) => `  violation: ${s}`),
+    ...r.observations.map((o) => `  observed: ${o}`),
+    ...thresholdLines(r.thresholds),
+  ];
+  return lines.join('\n');
+}
+
+/** The REST summary. */
+export function formatRestSummary(r: RestReport): string {
+  const l = r.latencyMs;
+  return [
+    `conform load rest — ${r.target.embedded ? 'embedded reference service (own process)' : r.target.rest} — GET /v1/${r.options.endpoint}`,
+    `${n(r.options.rate)} req/s target over ${r.options.connections} connections for ${n(r.options.durationMs / 1000, 1)} s (warm-up ${n(r.options.warmupMs / 1000, 1)} s excluded)`,
+    '',
+    table([['ms', 'p50', 'p90', 'p99', 'p99.9', 'max'], ['latency (CO-corrected)', n(l.p50), n(l.p90), n(l.p99), n(l.p999), n(l.max)]]),
+    '',
+    `requests ${n(r.requests)} (${n(r.rps)}/s), errors ${n(r.errors)}, timeouts ${n(r.timeouts)}, non-2xx ${n(r.non2xx)}`,
+    `HTTP status: ${counts(r.httpStatus)}`,
+    `status_number: ${counts(r.statusNumbers)}`,
+    `generator: event-loop p99 ${n(r.generator.eventLoopDelayP99Ms)} ms, busy ${n(r.generator.cpuPercent, 1)}%`,
+    r.trustworthy ? 'verdict: trustworthy (generator not saturated)' : `verdict: UNTRUSTWORTHY — generator saturated: ${r.generator.reasons.join('; ')}`,
+    ...r.observations.map((o) => `  observed: ${o}`),
+    ...thresholdLines(r.thresholds),
+  ].join('\n');
+}
+
+/** One live progress line (for a TTY, rewritten in place by the caller). */
+export function formatProgress(p: { phase: string; elapsedS: number; connections?: number; subscribed?: number; clients?: number; frames?: number; requests?: number; rps?: number }): string {
+  const parts = [`${p.phase.padEnd(7)} ${p.elapsedS.toFixed(1).padStart(6)} s`];
+  if (p.clients !== undefined) parts.push(`conn ${p.connections}/${p.clients}`, `subscribed ${p.subscribed}`, `frames ${n(p.frames ?? 0)}`);
+  if (p.requests !== undefined) parts.push(`requests ${n(p.requests)}`, `${n(p.rps ?? 0)}/s`);
+  return parts.join('  ');
+}

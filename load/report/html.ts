@@ -1,0 +1,48 @@
+/** Present: self-contained HTML reports with inline SVG charts (no script, no CDN). */
+import type { FanoutReport } from '../fanout/run.ts';
+import type { RestReport } from '../rest/run.ts';
+import { barChart, esc, lineChart } from './svg.ts';
+import { formatFanoutSummary, formatRestSummary } from './console.ts';
+
+const STYLE = `body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1360px}
+figure{display:inline-block;margin:8px;vertical-align:top}figcaption{font-weight:600;margin-bottom:4px}
+svg text{font-size:11px;fill:#444}.grid{stroke:#ddd}pre{background:#f6f6f6;padding:12px;overflow:auto}
+.bad{background:#fde2e2;border:1px solid #e99;padding:8px}.good{background:#e3f5e1;border:1px solid #9c9;padding:8px}
+.empty{color:#888}`;
+
+function page(title: string, body: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title><style>${STYLE}</style></head><body>${body}</body></html>\n`;
+}
+
+// Percentiles spread on a log scale of 1/(1 − p), so the tail gets room (as in HdrHistogram plots).
+const pctX = (p: number): number => Math.log10(1 / Math.max(1e-5, 1 - p / 100));
+const PCT_TICKS = [0, 90, 99, 99.9, 99.99, 99.999].map((p) => ({ x: pctX(p), label: `${p}%` }));
+
+/** The fan-out report page. */
+export function renderFanoutHtml(r: FanoutReport): string {
+  const verdict = r.trustworthy
+    ? '<p class="good">Trustworthy: the generator was not saturated.</p>'
+    : `<p class="bad"><b>Untrustworthy:</b> the generator was saturated (${esc(r.generator.reasons.join('; '))}); latency below reflects the generator's lag as much as the server's.</p>`;
+  const charts = [
+    lineChart('Latency by percentile (receipt − sent_at)', [{ name: 'latency ms', color: '#c0392b', points: r.latencyCurve.map((p) => ({ x: pctX(p.percentile), y: p.ms })) }], { xLabel: 'percentile', yLabel: 'ms', xTicks: PCT_TICKS }),
+    lineChart('Latency over time', [
+      { name: 'p50 ms', color: '#2e86c1', points: r.timeline.map((p) => ({ x: p.t, y: p.latencyP50Ms })) },
+      { name: 'p99 ms', color: '#c0392b', points: r.timeline.map((p) => ({ x: p.t, y: p.latencyP99Ms })) },
+    ], { xLabel: 'seconds since ramp start', yLabel: 'ms' }),
+    lineChart('Frames per second', [{ name: 'frames/s', color: '#27ae60', points: r.timeline.map((p) => ({ x: p.t, y: p.framesPerSecond })) }], { xLabel: 'seconds since ramp start', yLabel: 'frames/s' }),
+    lineChart('Connections', [{ name: 'open', color: '#8e44ad', points: r.timeline.map((p) => ({ x: p.t, y: p.connections })) }], { xLabel: 'seconds since ramp start', yLabel: 'connections' }),
+    barChart('Skew per update (last − first client)', r.skewHistogram.map((b) => ({ label: `${b.fromMs}`, value: b.count })), { xLabel: 'ms', yLabel: 'updates' }),
+  ];
+  return page('conform load fanout', `<h1>conform load fanout</h1>${verdict}<pre>${esc(formatFanoutSummary(r))}</pre>${charts.join('')}
+<details><summary>Report data (JSON)</summary><pre>${esc(JSON.stringify({ ...r, timeline: undefined, skewHistogram: undefined, latencyCurve: undefined }, null, 2))}</pre></details>`);
+}
+
+/** The REST report page. */
+export function renderRestHtml(r: RestReport): string {
+  const verdict = r.trustworthy ? '<p class="good">Trustworthy: the generator was not saturated.</p>' : `<p class="bad"><b>Untrustworthy:</b> ${esc(r.generator.reasons.join('; '))}</p>`;
+  const charts = [
+    lineChart('Requests per second', [{ name: 'req/s', color: '#27ae60', points: r.timeline.map((p) => ({ x: p.t, y: p.rps })) }], { xLabel: 'seconds', yLabel: 'req/s' }),
+    barChart('status_number', Object.entries(r.statusNumbers).map(([k, v]) => ({ label: k, value: v })), { xLabel: 'status_number', yLabel: 'responses' }),
+  ];
+  return page('conform load rest', `<h1>conform load rest</h1>${verdict}<pre>${esc(formatRestSummary(r))}</pre>${charts.join('')}`);
+}

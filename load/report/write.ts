@@ -1,0 +1,35 @@
+/** Present: writes the chosen report formats for a load run; returns what it wrote. */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { FanoutReport } from '../fanout/run.ts';
+import type { RestReport } from '../rest/run.ts';
+import { formatFanoutSummary, formatRestSummary } from './console.ts';
+import { renderFanoutHtml, renderRestHtml } from './html.ts';
+
+export type LoadReport = FanoutReport | RestReport;
+
+/** Console text of a report. */
+export function summary(report: LoadReport): string {
+  return report.kind === 'fanout' ? formatFanoutSummary(report) : formatRestSummary(report);
+}
+
+/**
+ * Writes `load-<kind>.json` and `load-<kind>.html` into `outDir` as `formats` asks, scrubbing
+ * every given secret first (keys never reach a report). Returns the paths written.
+ */
+export async function writeReports(report: LoadReport, formats: readonly string[], outDir: string, secrets: readonly string[] = []): Promise<string[]> {
+  const written: string[] = [];
+  const scrub = (text: string): string => secrets.reduce((t, s) => (s ? t.split(s).join('[redacted]') : t), text);
+  if (formats.includes('json') || formats.includes('html')) await mkdir(outDir, { recursive: true });
+  if (formats.includes('json')) {
+    const file = join(outDir, `load-${report.kind}.json`);
+    await writeFile(file, scrub(`${JSON.stringify(report, null, 2)}\n`));
+    written.push(file);
+  }
+  if (formats.includes('html')) {
+    const file = join(outDir, `load-${report.kind}.html`);
+    await writeFile(file, scrub(report.kind === 'fanout' ? renderFanoutHtml(report) : renderRestHtml(report)));
+    written.push(file);
+  }
+  return written;
+}
