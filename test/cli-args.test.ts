@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { parseArgs } from '../bin/parse-args.ts';
+import { OPTION_DEFAULTS, validateOptions, type ConformOptions } from '../src/options.ts';
+
+const run = (argv: string[]): ConformOptions => {
+  const r = parseArgs(argv);
+  if (r.kind !== 'run') throw new Error(`expected options, got ${JSON.stringify(r)}`);
+  return r.options;
+};
+const problem = (argv: string[]): string => {
+  const r = parseArgs(argv);
+  if (r.kind === 'error') return r.message;
+  if (r.kind !== 'run') throw new Error(`expected a problem, got ${r.kind}`);
+  try { validateOptions(r.options); } catch (err) { return (err as Error).message; }
+  throw new Error(`no problem found in ${argv.join(' ')}`);
+};
+
+describe('parseArgs', () => {
+  it('gives the defaults for an empty argv', () => {
+    expect(run([])).toEqual({ ...OPTION_DEFAULTS });
+  });
+
+  it('reads every option, splitting lists on commas and repeats', () => {
+    expect(run(['--target', 'http://127.0.0.1:1', '--key', 'k', '--ws', 'ws://127.0.0.1:1/v1/ws', '--only', 'rest.price,ws', '--only', 'auth', '--skip', 'slow',
+      '--report', 'json,junit', '--report', 'html', '--out', 'out', '--concurrency', '2', '--timeout', '500', '--bail', '--rerun-failed', 'a.json', '--baseline', 'b.json', '--fail-on-change', '--key-env', 'K'])).toEqual({
+      target: 'http://127.0.0.1:1', key: 'k', ws: 'ws://127.0.0.1:1/v1/ws', only: ['rest.price', 'ws', 'auth'], skip: ['slow'], report: ['json', 'junit', 'html'], out: 'out',
+      concurrency: 2, timeout: 500, bail: true, rerunFailed: 'a.json', baseline: 'b.json', failOnChange: true, keyEnv: 'K', list: false,
+    });
+  });
+
+  it('recognises help and version before anything else', () => {
+    expect(parseArgs(['--bogus', '--help']).kind).toBe('help');
+    expect(parseArgs(['--version']).kind).toBe('version');
+  });
+
+  const problems: [string[], string][] = [
+    [['--frobnicate'], 'unknown option: --frobnicate'],
+    [['--frob=1'], 'unknown option: --frob'],
+    [['stray'], 'unexpected argument: stray'],
+    [['--target', 'http://a', '--target', 'http://b', '--key', 'k'], '--target given more than once'],
+    [['--target', 'not a url', '--key', 'k'], '--target: "not a url" is not a URL'],
+    [['--target', 'ftp://host', '--key', 'k'], '--target: "ftp://host" must start with http:// or https://'],
+    [['--target', 'http://h'], '--target needs a key: pass --key KEY or set CONFORM_API_KEY'],
+    [['--target', 'http://h', '--key', 'k', '--ws', 'http://h/ws'], '--ws: "http://h/ws" must start with ws:// or wss://'],
+    [['--target', 'http://h', '--key', 'k', '--profile', 'p.json'], '--target and --profile exclude each other: give one'],
+    [['--key', 'k'], '--key needs --target (a profile names its own keys)'],
+    [['--concurrency', '0'], '--concurrency: must be an integer from 1 to 64 (got 0)'],
+    [['--concurrency', 'many'], '--concurrency: must be an integer from 1 to 64 (got NaN)'],
+    [['--timeout', '-5'], '--timeout: must be a positive integer of milliseconds (got -5)'],
+    [['--report', 'pdf'], '--report: unknown format "pdf" (use console, json, junit, html)'],
+    [['--fail-on-change'], '--fail-on-change needs --baseline REPORT.json'],
+    [['--key-env', 'BAD-NAME'], '--key-env: "BAD-NAME" is not an environment variable name'],
+  ];
+  for (const [argv, message] of problems) {
+    it(`names the problem in "${argv.join(' ')}"`, () => {
+      expect(problem(argv)).toBe(message);
+    });
+  }
+});

@@ -1,0 +1,169 @@
+/**
+ * Every REST check passes against the clean reference service and fails against a target that
+ * breaks its rule: the reference's named faults (reference/faults.ts), and for rules no fault
+ * breaks yet, a small proxy on loopback that changes one thing of the reference's answers.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { FAULTS, startReferenceServer } from '../reference/index.ts';
+import type { CheckResult } from '../src/check.ts';
+import type { Profile } from '../src/profile.ts';
+import { runChecks } from '../src/runner.ts';
+import { restChecks } from '../suites/rest/index.ts';
+
+type Reference = Awaited<ReturnType<typeof startReferenceServer>>;
+const run = async (profile: Profile, ids: readonly string[]): Promise<CheckResult[]> =>
+  (await runChecks({ profile, checks: restChecks.filter((c) => ids.includes(c.id)), settings: { concurrency: 4 } })).results;
+
+/** Checks whose rule the reference cannot break over REST: a REST probe cannot provoke 50009 (handshake only). */
+const SKIPPED_ON_REFERENCE: Record<string, string> = { 'rest.probe.50009': 'profile has no probe of status 50009' };
+
+let clean: Reference;
+let cleanResults: CheckResult[];
+beforeAll(async () => {
+  clean = await startReferenceServer();
+  cleanResults = await run(clean.profile, restChecks.map((c) => c.id));
+});
+afterAll(async () => { await clean.close(); });
+
+describe('REST suite against the clean reference service', () => {
+  for (const check of restChecks) {
+    const skipReason = SKIPPED_ON_REFERENCE[check.id];
+    it(skipReason ? `${check.id} skips with "${skipReason}"` : `${check.id} passes`, () => {
+      const r = cleanResults.find((x) => x.id === check.id)!;
+      if (skipReason) expect(r).toMatchObject({ outcome: 'skip', reason: skipReason });
+      else expect({ id: r.id, outcome: r.outcome, reason: r.reason, violations: r.violations }).toEqual({ id: check.id, outcome: 'pass', reason: undefined, violations: [] });
+    });
+  }
+
+  it('records the undocumented behaviour as observations', () => {
+    const obs = (id: string) => cleanResults.find((r) => r.id === id)!.observations;
+    expect(obs('rest.observe.ts-unit')[0]).toMatchObject({ name: 'ts-unit', value: 'milliseconds' });
+    expect(obs('rest.observe.http-status').map((o) => o.name)).toContain('http-status 50005');
+    expect(obs('rest.observe.max-per-page')[0]!.value).toMatchObject({ largestHonoured: expect.any(Number) });
+    expect(obs('rest.rate-limit').map((o) => o.name)).toEqual(['http-status', 'recovers']);
+  });
+});
+
+const restFaults = FAULTS.filter((f) => f.catches.some((id) => id.startsWith('rest.')));
+
+describe('REST suite against each reference fault', () => {
+  for (const fault of restFaults) {
+    const ids = fault.catches.filter((id) => id.startsWith('rest.'));
+    it(`${fault.name} (${fault.rule}) fails ${ids.join(', ')}`, async () => {
+      const ref = await startReferenceServer({ fault: fault.name });
+      try {
+        const results = await run(ref.profile, ids);
+        expect(results.map((r) => r.id).sort()).toEqual([...ids].sort());
+        for (const r of results) {
+          expect({ id: r.id, outcome: r.outcome }).toEqual({ id: r.id, outcome: 'fail' });
+          expect(r.violations[0]!.received.length).toBeGreaterThan(0);
+          expect(r.violations[0]!.expected.length).toBeGreaterThan(0);
+        }
+      } finally {
+        await ref.close();
+      }
+    });
+  }
+
+  it('never fails an observation, whatever the fault', async () => {
+    const observe = restChecks.filter((c) => c.severity === 'observe').map((c) => c.id);
+    for (const fault of ['envelope-ts-string', 'auth-http-403', 'pairs-per-page-ignored']) {
+      const ref = await startReferenceServer({ fault });
+      try {
+        for (const r of await run(ref.profile, observe)) expect([r.id, r.outcome]).toEqual([r.id, r.outcome === 'skip' ? 'skip' : 'pass']);
+      } finally {
+        await ref.close();
+      }
+    }
+  });
+});
+
+/** A proxy in front of the reference that changes one thing: the request it forwards or the body it returns. */
+interface Mutation {
+  name: string;
+  catches: readonly string[];
+  request?: (req: http.IncomingMessage, url: URL, headers: Record<string, string>) => void;
+  body?: (body: Record<string, unknown>, url: URL) => void;
+}
+
+const MUTATIONS: readonly Mutation[] = [
+  {
+    name: 'invalid per_page answered as if absent',
+    catches: ['rest.pairs.invalid-param.per-page-zero', 'rest.pairs.invalid-param.per-page-text'],
+    request: (_req, url) => { if (['0', 'ten'].includes(url.searchParams.get('per_page') ?? '')) url.searchParams.delete('per_page'); },
+  },
+  {
+    name: 'pair records without name',
+    catches: ['rest.pairs.schema'],
+    body: (b, url) => { if (url.pathname === '/v1/pairs' && Array.isArray(b.data)) for (const p of b.data) delete (p as Record<string, unknown>).name; },
+  },
+  {
+    name: 'the key refused when sent as X-API-Key exactly',
+    catches: ['rest.auth.header-case.canonical'],
+    request: (req, _url, headers) => {
+      const raw = req.rawHeaders.filter((_, i) => i % 2 === 0);
+      if (raw.includes('X-API-Key')) delete headers['x-api-key'];
+    },
+  },
+  {
+    name: 'every error status_number replaced by another',
+    catches: restChecks.filter((c) => c.id.startsWith('rest.probe.') && c.id !== 'rest.probe.50009').map((c) => c.id),
+    body: (b) => { if (typeof b.status_number === 'string' && b.status_number !== '200') b.status_number = b.status_number === '50000' ? '50001' : '50000'; },
+  },
+  {
+    name: '50006 answered with data filled',
+    catches: ['rest.rate-limit'],
+    body: (b) => { if (b.status_number === '50006') b.data = {}; },
+  },
+];
+
+async function startProxy(upstream: string, m: Mutation): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', upstream);
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && k !== 'host') headers[k] = v;
+    m.request?.(req, url, headers);
+    const up = http.request(url, { method: req.method, headers, agent: false }, (upRes) => {
+      const chunks: Buffer[] = [];
+      upRes.on('data', (c: Buffer) => chunks.push(c));
+      upRes.on('end', () => {
+        let text = Buffer.concat(chunks).toString('utf8');
+        try { const b = JSON.parse(text); m.body?.(b, url); text = JSON.stringify(b); } catch { /* not JSON: passed through */ }
+        res.writeHead(upRes.statusCode ?? 502, { 'content-type': 'application/json' });
+        res.end(text);
+      });
+    });
+    up.on('error', () => { res.writeHead(502); res.end(); });
+    up.end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+  };
+}
+
+describe('REST suite against a proxy that breaks one rule the faults do not', () => {
+  for (const m of MUTATIONS) {
+    it(`${m.name} fails ${m.catches.length > 3 ? `${m.catches.length} checks (${m.catches[0]} …)` : m.catches.join(', ')}`, async () => {
+      const proxy = await startProxy(clean.restUrl, m);
+      try {
+        const results = await run({ ...clean.profile, rest: proxy.url }, m.catches);
+        expect(results).toHaveLength(m.catches.length);
+        for (const r of results) expect({ id: r.id, outcome: r.outcome }).toEqual({ id: r.id, outcome: 'fail' });
+      } finally {
+        await proxy.close();
+      }
+    });
+  }
+});
+
+describe('coverage', () => {
+  it('has every must REST check broken by at least one fault or proxy mutation', () => {
+    const caught = new Set([...restFaults.flatMap((f) => f.catches), ...MUTATIONS.flatMap((m) => m.catches)]);
+    const uncaught = restChecks.filter((c) => c.severity === 'must' && !caught.has(c.id) && !SKIPPED_ON_REFERENCE[c.id]).map((c) => c.id);
+    expect(uncaught).toEqual([]);
+  });
+});
