@@ -29,6 +29,8 @@ export interface HostileStats {
   maxBytesWritten(): number;
   /** Counts `socket` in maxBytesWritten. */
   track(socket: net.Socket): void;
+  /** Every API key value the target was sent (the echo target records them, proving it had a key to echo). */
+  keysSeen?: Set<string>;
   /** Every request that reached the other origin of a redirect target. */
   otherOrigin?: { method: string; url: string; headers: Record<string, string | string[] | undefined> }[];
 }
@@ -42,6 +44,8 @@ export interface HostileDefinition {
   layer: Layer;
   /** Exit codes a correct harness may give: 1 for a broken target, 2 when it does not speak HTTP at all. */
   exit: readonly number[];
+  /** `must` checks that may pass because the target keeps their rule despite its fault, each with why. */
+  mayPass?: Readonly<Record<string, string>>;
   start(): Promise<HostileTarget>;
 }
 
@@ -306,6 +310,7 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     breaks: 'answers with valid JSON in which every field has the wrong type (REST envelopes, notices, pushes)',
     layer: 'both',
     exit: [1],
+    mayPass: { 'ws.keepalive.ping-keeps-alive': 'it never closes a connection, so a pinged one stays open' },
     async start() {
       return httpTarget('both', (req, res) => {
         const url = new URL(req.url ?? '/', 'http://x');
@@ -395,6 +400,7 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     breaks: 'completes the WebSocket handshake, then never sends a frame, not even a close reply',
     layer: 'ws',
     exit: [1],
+    mayPass: { 'ws.keepalive.ping-keeps-alive': 'it never closes a connection, so a pinged one stays open' },
     start: afterHandshake(() => {}),
   },
   {
@@ -402,6 +408,7 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     breaks: 'floods frames as fast as the client reads (some not JSON, some not objects) and ignores every request',
     layer: 'ws',
     exit: [1],
+    mayPass: { 'ws.keepalive.ping-keeps-alive': 'it never closes a connection, so a pinged one stays open' },
     start: afterHandshake((socket, x, s) => {
       // Bounded like every load loop: one minute or 2 GiB per connection, whichever comes first.
       const until = Date.now() + 60_000;
@@ -426,6 +433,10 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     breaks: 'answers every request with a binary frame and pushes binary frames',
     layer: 'ws',
     exit: [1],
+    mayPass: {
+      'ws.keepalive.ping-keeps-alive': 'it never closes a connection, so a pinged one stays open',
+      'ws.frames.no-status-number': 'binary frames carry no status_number',
+    },
     async start() {
       return httpTarget('ws', (req, res) => writeJson(res, 404, {}), (ws) => {
         const push = setInterval(() => ws.send(noise(256)), 100);
@@ -450,6 +461,7 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     breaks: 'completes the handshake, then dribbles a notice frame one byte every two seconds',
     layer: 'ws',
     exit: [1],
+    mayPass: { 'ws.keepalive.ping-keeps-alive': 'it never closes a connection, so a pinged one stays open' },
     start: afterHandshake((socket, x) => {
       const bytes = textFrame('{"method":"subscribe","message":"Success","code":"200","data":null}');
       let i = 0;
@@ -522,8 +534,10 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     exit: [1],
     async start() {
       let upgrades = 0;
+      const keysSeen = new Set<string>();
       const target = await httpTarget('both', (req, res) => {
         const key = keyOf(req);
+        keysSeen.add(key);
         res.statusMessage = `Key ${key} rejected`;
         writeJson(res, 401, { status_number: '50005', ts: 1700000000000, data: { key, echo: `you sent ${key}` }, message: `invalid key: ${key}` }, {
           'x-echo-key': key,
@@ -546,6 +560,7 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
         });
       }, (req, socket, head, accept) => {
         const key = keyOf(req);
+        keysSeen.add(key);
         // Every third handshake is refused with a body and headers that carry the key.
         if (++upgrades % 3 === 0 || key === '') {
           const body = JSON.stringify({ status_number: '50009', message: `connection limit reached for key ${key}` });
@@ -554,6 +569,7 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
         }
         accept();
       });
+      target.stats.keysSeen = keysSeen;
       target.wss.on('headers', (headers, req) => headers.push(`X-Echo-Key: ${keyOf(req)}`));
       return target;
     },
