@@ -1,0 +1,151 @@
+/**
+ * Client process of `npm run bench:server`: opens N raw WebSocket connections on loopback,
+ * subscribes each to the same pairs, and counts push frames and tick-to-receive latency.
+ * Frames are parsed by hand (header lengths only; `sent_at` read from one frame per read) so the
+ * client stays cheaper than the server it measures. Talks to the parent over IPC.
+ */
+import { connect, type Socket } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import * as hdr from 'hdr-histogram-js';
+
+interface Args { url: string; key: string; clients: number; pairs: string[]; pingEveryMs: number }
+const args = JSON.parse(process.argv[2]!) as Args;
+const target = new URL(args.url);
+
+let frames = 0;
+let bytes = 0;
+let connected = 0;
+let failed = 0;
+let closed = 0;
+let histogram = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 120_000, numberOfSignificantValueDigits: 3 });
+const sockets: Socket[] = [];
+const SENT_AT = Buffer.from('"sent_at":');
+
+/** A masked client text frame (RFC 6455 5.3); a zero mask key is legal and leaves the payload as is. */
+function clientFrame(text: string): Buffer {
+  const payload = Buffer.from(text);
+  const len = payload.length;
+  const head = len < 126 ? 2 : 4;
+  const buf = Buffer.alloc(head + 4 + len);
+  buf[0] = 0x81;
+  if (len < 126) buf[1] = 0x80 | len;
+  else {
+    buf[1] = 0x80 | 126;
+    buf.writeUInt16BE(len, 2);
+  }
+  payload.copy(buf, head + 4);
+  return buf;
+}
+
+function open(): Promise<void> {
+  return new Promise((resolve) => {
+    const socket = connect(Number(target.port), target.hostname);
+    socket.setNoDelay(true);
+    let upgraded = false;
+    let pending: Buffer | null = null;
+    socket.once('connect', () => {
+      socket.write(
+        `GET ${target.pathname} HTTP/1.1\r\nHost: ${target.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+        `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\nX-API-Key: ${args.key}\r\n\r\n`,
+      );
+    });
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      if (!upgraded) {
+        failed++;
+        resolve();
+      } else closed++;
+    });
+    socket.on('data', (chunk: Buffer) => {
+      if (!upgraded) {
+        const buf = pending ? Buffer.concat([pending, chunk]) : chunk;
+        const end = buf.indexOf('\r\n\r\n');
+        if (end < 0) {
+          pending = buf;
+          return;
+        }
+        if (!buf.subarray(0, 12).toString().includes('101')) {
+          failed++;
+          socket.destroy();
+          resolve();
+          return;
+        }
+        upgraded = true;
+        connected++;
+        sockets.push(socket);
+        socket.write(clientFrame(JSON.stringify({ method: 'subscribe', params: { pairs: args.pairs } })));
+        resolve();
+        chunk = buf.subarray(end + 4);
+        pending = null;
+        if (chunk.length === 0) return;
+      }
+      const now = Date.now();
+      bytes += chunk.length;
+      const buf = pending ? Buffer.concat([pending, chunk]) : chunk;
+      let off = 0;
+      let lastPush = -1;
+      while (off + 2 <= buf.length) {
+        let len = buf[off + 1]! & 0x7f;
+        let head = 2;
+        if (len === 126) {
+          if (off + 4 > buf.length) break;
+          len = buf.readUInt16BE(off + 2);
+          head = 4;
+        } else if (len === 127) {
+          if (off + 10 > buf.length) break;
+          len = buf.readUInt32BE(off + 6);
+          head = 10;
+        }
+        if (off + head + len > buf.length) break;
+        // Push frames start with {"code"; notices with {"method"; Pong! is plain text.
+        if (buf[off + head + 2] === 0x63) {
+          frames++;
+          lastPush = off + head;
+        }
+        off += head + len;
+      }
+      pending = off < buf.length ? Buffer.from(buf.subarray(off)) : null;
+      if (lastPush >= 0) {
+        const at = buf.indexOf(SENT_AT, lastPush);
+        if (at > 0) {
+          const sentAt = Number(buf.subarray(at + SENT_AT.length, buf.indexOf(0x7d, at)).toString());
+          histogram.recordValue(Math.max(1, now - sentAt));
+        }
+      }
+    });
+  });
+}
+
+async function main(): Promise<void> {
+  const batch = 100;
+  for (let i = 0; i < args.clients; i += batch) await Promise.all(Array.from({ length: Math.min(batch, args.clients - i) }, open));
+  const ping = clientFrame(JSON.stringify({ method: 'ping' }));
+  setInterval(() => {
+    for (const s of sockets) s.write(ping);
+  }, args.pingEveryMs).unref();
+  let cpuStart = process.cpuUsage();
+  let wallStart = process.hrtime.bigint();
+  process.on('message', (msg: { cmd: string }) => {
+    if (msg.cmd === 'start') {
+      frames = 0;
+      bytes = 0;
+      histogram = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 120_000, numberOfSignificantValueDigits: 3 });
+      cpuStart = process.cpuUsage();
+      wallStart = process.hrtime.bigint();
+    } else if (msg.cmd === 'stop') {
+      const cpu = process.cpuUsage(cpuStart);
+      const wallMs = Number(process.hrtime.bigint() - wallStart) / 1e6;
+      process.send!({
+        kind: 'result', frames, bytes, wallMs, closed,
+        clientCpuMs: (cpu.user + cpu.system) / 1000,
+        latencyMs: { p50: histogram.getValueAtPercentile(50), p99: histogram.getValueAtPercentile(99), max: histogram.maxValue, samples: histogram.totalCount },
+      });
+    } else if (msg.cmd === 'exit') {
+      for (const s of sockets) s.destroy();
+      process.exit(0);
+    }
+  });
+  process.send!({ kind: 'ready', connected, failed });
+}
+
+void main();

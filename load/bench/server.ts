@@ -1,0 +1,130 @@
+/**
+ * `npm run bench:server`: the reference service's fan-out under 1,000 / 2,000 / 5,000 clients,
+ * each subscribed to 10 pairs at a 100 ms tick. The server runs in this process (so its CPU is
+ * this process's CPU); the clients run in a separate process on loopback
+ * (load/bench/server-client.ts). Reports frames delivered per second, server CPU per delivered
+ * frame, p99 tick-to-receive latency and server memory. Bounded: each step measures for
+ * BENCH_SECONDS (default 10) after a 3 s warm-up.
+ *
+ * Environment: BENCH_CLIENTS (comma list, default 1000,2000,5000), BENCH_SECONDS, BENCH_JSON=1 for JSON only.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { DEFAULT_CONFIG, startReferenceServer } from '../../reference/index.ts';
+
+const STEPS = (process.env.BENCH_CLIENTS ?? '1000,2000,5000').split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0 && n <= 10_000);
+const SECONDS = Math.min(60, Math.max(1, Number(process.env.BENCH_SECONDS ?? 10)));
+const WARMUP_MS = 3000;
+const TICK_MS = 100;
+const PAIRS_PER_CLIENT = 10;
+const BENCH_KEY = 'bench-fanout-key';
+const CLIENT = fileURLToPath(new URL('./server-client.ts', import.meta.url));
+
+interface ClientResult {
+  frames: number; bytes: number; wallMs: number; closed: number; clientCpuMs: number;
+  latencyMs: { p50: number; p99: number; max: number; samples: number };
+}
+
+export interface StepResult {
+  clients: number;
+  connected: number;
+  seconds: number;
+  framesPerSecond: number;
+  expectedFramesPerSecond: number;
+  serverCpuPercentOfOneCore: number;
+  serverCpuMicrosPerFrame: number;
+  clientCpuPercentOfOneCore: number;
+  p50LatencyMs: number;
+  p99LatencyMs: number;
+  maxLatencyMs: number;
+  serverRssMiB: number;
+  serverHeapMiB: number;
+  framesSkipped: number;
+  slowClientsDropped: number;
+  /** The client process used most of a core: its lag may be in the latency figures. */
+  clientSaturated: boolean;
+}
+
+const ask = (child: ChildProcess, cmd: string): void => {
+  child.send({ cmd });
+};
+function reply<T>(child: ChildProcess, kind: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onMsg = (m: { kind: string }): void => {
+      if (m.kind === kind) {
+        child.off('message', onMsg);
+        resolve(m as T);
+      }
+    };
+    child.on('message', onMsg);
+    child.once('exit', (code) => reject(new Error(`client process exited (${code}) before ${kind}`)));
+  });
+}
+
+async function step(clients: number): Promise<StepResult> {
+  const server = await startReferenceServer({
+    tickMs: TICK_MS,
+    config: { keys: { ...DEFAULT_CONFIG.keys, bench: { key: BENCH_KEY, connections: 10_000 } }, maxMessagesPerSecond: 1000 },
+  });
+  const pairs = server.profile.pairs!.sample!.slice(0, PAIRS_PER_CLIENT);
+  const child = fork(CLIENT, [JSON.stringify({ url: server.wsUrl, key: BENCH_KEY, clients, pairs, pingEveryMs: 10_000 })], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  try {
+    const ready = await reply<{ connected: number; failed: number }>(child, 'ready');
+    await new Promise((r) => setTimeout(r, WARMUP_MS));
+    const before = { ...server.stats };
+    const cpu0 = process.cpuUsage();
+    const t0 = process.hrtime.bigint();
+    ask(child, 'start');
+    await new Promise((r) => setTimeout(r, SECONDS * 1000));
+    const got = reply<ClientResult>(child, 'result');
+    ask(child, 'stop');
+    const result = await got;
+    const cpu = process.cpuUsage(cpu0);
+    const wallMs = Number(process.hrtime.bigint() - t0) / 1e6;
+    const mem = process.memoryUsage();
+    const serverCpuMs = (cpu.user + cpu.system) / 1000;
+    return {
+      clients,
+      connected: ready.connected,
+      seconds: Math.round(result.wallMs) / 1000,
+      framesPerSecond: Math.round(result.frames / (result.wallMs / 1000)),
+      expectedFramesPerSecond: ready.connected * pairs.length * (1000 / TICK_MS),
+      serverCpuPercentOfOneCore: Math.round((serverCpuMs / wallMs) * 1000) / 10,
+      serverCpuMicrosPerFrame: Math.round(((serverCpuMs * 1000) / Math.max(1, result.frames)) * 100) / 100,
+      clientCpuPercentOfOneCore: Math.round((result.clientCpuMs / result.wallMs) * 1000) / 10,
+      p50LatencyMs: result.latencyMs.p50,
+      p99LatencyMs: result.latencyMs.p99,
+      maxLatencyMs: result.latencyMs.max,
+      serverRssMiB: Math.round(mem.rss / 2 ** 20),
+      serverHeapMiB: Math.round(mem.heapUsed / 2 ** 20),
+      framesSkipped: server.stats.framesSkipped - before.framesSkipped,
+      slowClientsDropped: server.stats.slowClientsDropped - before.slowClientsDropped,
+      clientSaturated: result.clientCpuMs / result.wallMs > 0.9,
+    };
+  } finally {
+    ask(child, 'exit');
+    await Promise.race([once(child, 'exit'), new Promise((r) => setTimeout(r, 3000))]);
+    if (child.exitCode === null) child.kill('SIGKILL');
+    await server.close();
+  }
+}
+
+const results: StepResult[] = [];
+for (const clients of STEPS) results.push(await step(clients));
+
+if (process.env.BENCH_JSON === '1') {
+  console.log(JSON.stringify(results, null, 2));
+} else {
+  console.log(`reference fan-out, ${PAIRS_PER_CLIENT} pairs per client, ${TICK_MS} ms tick, ${SECONDS} s per step (shared 2-core machine: figures are noisy)`);
+  console.log('clients | frames/s delivered (expected) | server CPU % of 1 core | server CPU µs/frame | client CPU % | p50 / p99 / max ms | server RSS MiB | skipped | dropped');
+  for (const r of results) {
+    console.log(
+      `${r.connected}/${r.clients} | ${r.framesPerSecond.toLocaleString('en-US')} (${r.expectedFramesPerSecond.toLocaleString('en-US')}) | ${r.serverCpuPercentOfOneCore} | ${r.serverCpuMicrosPerFrame} | ` +
+      `${r.clientCpuPercentOfOneCore}${r.clientSaturated ? ' (saturated)' : ''} | ${r.p50LatencyMs} / ${r.p99LatencyMs} / ${r.maxLatencyMs} | ${r.serverRssMiB} | ${r.framesSkipped} | ${r.slowClientsDropped}`,
+    );
+  }
+}

@@ -1,0 +1,80 @@
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import yargs from 'yargs';
+import { loadCommand, parseLoadArgs } from '../load/cli-command.ts';
+import { LoadUsageError } from '../load/options.ts';
+import { ThresholdError } from '../load/thresholds.ts';
+
+/** Runs `conform load …` through a tiny yargs instance; returns the exit code and what was printed. */
+async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const o = vi.spyOn(process.stdout, 'write').mockImplementation((c) => { out += String(c); return true; });
+  const e = vi.spyOn(process.stderr, 'write').mockImplementation((c) => { err += String(c); return true; });
+  const before = process.exitCode;
+  process.exitCode = undefined;
+  try {
+    await yargs(args).command(loadCommand).strict().exitProcess(false).fail((msg, error) => { throw error ?? new Error(msg); }).parseAsync();
+    return { code: Number(process.exitCode ?? 0), out, err };
+  } finally {
+    process.exitCode = before;
+    o.mockRestore();
+    e.mockRestore();
+  }
+}
+
+afterEach(() => vi.restoreAllMocks());
+
+describe('conform load: options', () => {
+  it('turns argv into library options with units parsed', () => {
+    const inv = parseLoadArgs({ mode: 'fanout', clients: 1000, pairs: 10, duration: '20s', 'ramp-rate': '3000/s', workers: 'auto', threshold: ['latency.p99<50'], report: ['json,html'] });
+    expect(inv.fanout).toMatchObject({ clients: 1000, pairs: 10, durationMs: 20_000, rampRate: 3000, workers: 'auto', thresholds: ['latency.p99<50'] });
+    expect(inv.reports).toEqual(['json', 'html']);
+    expect(inv.target.target).toBeUndefined();
+  });
+
+  it('takes the key from the environment variable named by --key-env, never requiring it on the command line', () => {
+    const inv = parseLoadArgs({ mode: 'rest', target: 'https://api.example.com', 'key-env': 'MY_KEY' }, { MY_KEY: 'k-123' });
+    expect(inv.target.key).toBe('k-123');
+    expect(() => parseLoadArgs({ mode: 'rest', target: 'https://api.example.com' }, {})).toThrow(/--target needs a key/);
+  });
+
+  it('rejects bad values naming the option', () => {
+    expect(() => parseLoadArgs({ mode: 'fanout', clients: 0 })).toThrow(/--clients 0/);
+    expect(() => parseLoadArgs({ mode: 'fanout', duration: 'forever' })).toThrow(LoadUsageError);
+    expect(() => parseLoadArgs({ mode: 'fanout', report: ['pdf'] })).toThrow(/--report pdf/);
+    expect(() => parseLoadArgs({ mode: 'fanout', threshold: ['latency.p42<1'] })).toThrow(ThresholdError);
+    expect(() => parseLoadArgs({ mode: 'rest', threshold: ['skew.p99<1'] })).toThrow(/unknown metric "skew.p99" for load rest/);
+  });
+});
+
+describe('conform load: exit codes', () => {
+  it('exits 2 with one line naming an unknown threshold metric, before any load starts', async () => {
+    const r = await cli(['load', 'fanout', '--threshold', 'latncy.p99<50']);
+    expect(r.code).toBe(2);
+    expect(r.err.trim().split('\n')).toHaveLength(1);
+    expect(r.err).toMatch(/unknown metric "latncy.p99"/);
+    expect(r.out).toBe('');
+  });
+
+  it('exits 0 when every threshold holds and 1 when one is crossed, and writes JSON and HTML', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'conform-load-'));
+    const base = ['load', 'calibrate', '--clients', '4', '--pairs', '2', '--duration', '1500ms', '--out', dir, '--no-progress'];
+    const held = await cli([...base, '--threshold', 'latency.p99<60000', '--threshold', 'errors==0']);
+    expect(held.code).toBe(0);
+    expect(held.out).toContain('conform load fanout');
+    expect(held.out).toContain('✓ errors==0');
+    const json = JSON.parse(await readFile(join(dir, 'load-fanout.json'), 'utf8')) as Record<string, unknown>;
+    for (const field of ['clients', 'framesReceived', 'framesPerSecond', 'latencyMs', 'serverLatencyMs', 'skewMs', 'lost', 'errors', 'generator', 'thresholds']) expect(json).toHaveProperty(field);
+    expect(json.clients).toBe(4);
+    const html = await readFile(join(dir, 'load-fanout.html'), 'utf8');
+    expect(html).toContain('<svg');
+    expect(html).not.toMatch(/<script|<link|\ssrc=|href="http/);
+
+    const crossed = await cli([...base, '--report', 'console', '--threshold', 'latency.p99<0']);
+    expect(crossed.code).toBe(1);
+    expect(crossed.out).toContain('✗ latency.p99<0');
+  });
+});

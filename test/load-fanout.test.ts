@@ -1,0 +1,65 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { startBroadcastServer, type BroadcastServer } from '../load/calibrate/broadcast-server.ts';
+import { runFanout } from '../load/fanout/run.ts';
+import { formatFanoutSummary } from '../load/report/console.ts';
+import { renderFanoutHtml } from '../load/report/html.ts';
+
+let server: BroadcastServer | null = null;
+afterEach(async () => {
+  await server?.close();
+  server = null;
+});
+
+const PAIR = 'Crypto:ALL:TST/USD';
+const DELAY_MS = 60;
+
+describe('load fanout against a scripted server', () => {
+  it('measures the skew of a client delayed on purpose and counts the one frame dropped for another', async () => {
+    // Named faults of the scripted server: client 0 gets every frame DELAY_MS late; client 1
+    // misses exactly one update, a second after all three clients subscribed.
+    let subscribedAtTick = 0;
+    let droppedTick = 0;
+    let seen = new Set<number>();
+    server = await startBroadcastServer({
+      tickMs: 100,
+      plan: (client, _code, tick) => {
+        seen.add(client);
+        if (seen.size === 3 && subscribedAtTick === 0) subscribedAtTick = tick;
+        if (client === 0) return { delayMs: DELAY_MS };
+        if (client === 1 && subscribedAtTick && droppedTick === 0 && tick >= subscribedAtTick + 10) {
+          droppedTick = tick;
+          return 'drop';
+        }
+        return 'send';
+      },
+    });
+    const report = await runFanout(server.target, {
+      clients: 3, pair: [PAIR], workers: 2, durationMs: 3500, rampRate: 100,
+      tickMs: 250, updateWindowMs: 500, settleMs: 200, thresholds: ['lost==0', 'skew.p50<1000'],
+    });
+    expect(droppedTick).toBeGreaterThan(0);
+    expect(report.connected).toBe(3);
+    expect(report.updates).toBeGreaterThan(10);
+    // Every judged update reached the delayed client about DELAY_MS after the first one.
+    expect(report.skewMs.p50).toBeGreaterThanOrEqual(DELAY_MS * 0.75);
+    expect(report.skewMs.p50).toBeLessThan(DELAY_MS + 500);
+    expect(report.latencyMs.max).toBeGreaterThanOrEqual(DELAY_MS * 0.9);
+    expect(report.lost).toBe(1);
+    expect(report.lostUpdates).toBe(1);
+    expect(report.lossRate).toBeCloseTo(1 / (3 * report.updates), 6);
+    expect(report.errors).toBe(0);
+    expect(report.validated).toBeGreaterThan(0);
+    expect(report.thresholds.map((t) => [t.expr, t.ok])).toEqual([['lost==0', false], ['skew.p50<1000', true]]);
+  });
+
+  it('flags a saturated generator as untrustworthy in the data, the console summary and the HTML', async () => {
+    server = await startBroadcastServer({ tickMs: 50 });
+    // 20 frames/s × 80 ms of busy work per frame: the worker cannot keep up.
+    const report = await runFanout(server.target, { clients: 1, pair: [PAIR], workers: 1, durationMs: 2000, tickMs: 250, burnMsPerFrame: 80 });
+    expect(report.generator.saturated).toBe(true);
+    expect(report.trustworthy).toBe(false);
+    expect(report.generator.reasons.join(' ')).toMatch(/worker 0: (event-loop delay p99|busy)/);
+    expect(formatFanoutSummary(report)).toContain('UNTRUSTWORTHY');
+    expect(renderFanoutHtml(report)).toContain('Untrustworthy');
+  });
+});

@@ -1,0 +1,175 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { estimateOffset, guessTimeUnit, tightenWithFrames } from '../load/clock.ts';
+import { FanoutAggregator } from '../load/fanout/aggregate.ts';
+import { scanPushFrame, type ScannedFrame } from '../load/fanout/frame-scan.ts';
+import type { Tick } from '../load/fanout/protocol.ts';
+import { createHistogram, encode } from '../load/histogram.ts';
+import { LoadUsageError, parseDuration, parseRate } from '../load/options.ts';
+import { assignKeys, isLoopback, readKeysFile } from '../load/target.ts';
+import { evaluateThresholds, parseThreshold, parseThresholds, ThresholdError, toK6Thresholds } from '../load/thresholds.ts';
+
+describe('frame scan reads push frames straight from the wire bytes', () => {
+  const scan = (text: string): ScannedFrame | null => {
+    const out: ScannedFrame = { code: '', lastUpdated: 0, sentAt: 0 };
+    return scanPushFrame(Buffer.from(text), out) ? out : null;
+  };
+
+  it('reads code, last_updated and sent_at in any order and with whitespace', () => {
+    expect(scan('{"code":"Crypto:ALL:BTC/USD","ask":"1.5","bid":"1.4","price":"1.45","last_updated":1732300000000,"sent_at":1732300000002}'))
+      .toEqual({ code: 'Crypto:ALL:BTC/USD', lastUpdated: 1732300000000, sentAt: 1732300000002 });
+    expect(scan('{ "sent_at" : 7 ,\n "price":"1", "last_updated":\t5, "code" : "Forex:ALL:EUR/USD" }'))
+      .toEqual({ code: 'Forex:ALL:EUR/USD', lastUpdated: 5, sentAt: 7 });
+  });
+
+  it('is not fooled by a key name inside a string value', () => {
+    expect(scan('{"note":"\\"code\\":\\"X\\"","code":"A:B:C/D","last_updated":1,"sent_at":2}')).toEqual({ code: 'A:B:C/D', lastUpdated: 1, sentAt: 2 });
+  });
+
+  it('declines frames JSON.parse must judge: escapes, fractions, strings for numbers, missing fields', () => {
+    expect(scan('{"code":"A:B:C\\/D","last_updated":1,"sent_at":2}')).toBeNull();
+    expect(scan('{"code":"A:B:C/D","last_updated":1.5,"sent_at":2}')).toBeNull();
+    expect(scan('{"code":"A:B:C/D","last_updated":"1","sent_at":2}')).toBeNull();
+    expect(scan('{"code":"A:B:C/D","sent_at":2}')).toBeNull();
+    expect(scan('{"method":"subscribe","message":"Success","code":"200"}')).toBeNull();
+  });
+});
+
+describe('clock', () => {
+  it('guesses the unit of an epoch timestamp from its magnitude', () => {
+    const now = 1_763_800_000_000;
+    expect(guessTimeUnit(now, now)).toBe('ms');
+    expect(guessTimeUnit(now / 1000, now)).toBe('s');
+    expect(guessTimeUnit(now * 1000, now)).toBe('us');
+    expect(guessTimeUnit(now * 1e6, now)).toBe('ns');
+    expect(guessTimeUnit(12345, now)).toBeNull();
+  });
+
+  it('estimates the offset NTP-style from the tightest round trips, with its bound', () => {
+    // Server clock 100 ms ahead; round trips of 10 ms and 4 ms.
+    const est = estimateOffset([
+      { sentMs: 0, receivedMs: 10, serverMs: 105 },
+      { sentMs: 20, receivedMs: 24, serverMs: 122 },
+    ], 0);
+    expect(est.method).toBe('rest-ts');
+    expect(est.offsetMs - est.errorBoundMs).toBeLessThanOrEqual(100);
+    expect(est.offsetMs + est.errorBoundMs).toBeGreaterThanOrEqual(100);
+    expect(est.errorBoundMs).toBeLessThanOrEqual(2);
+    expect(estimateOffset([]).method).toBe('none');
+  });
+
+  it('raises the lower bound when a frame would otherwise have arrived before it was sent', () => {
+    const t = tightenWithFrames({ offsetMs: 0, errorBoundMs: 10, method: 'rest-ts', samples: 3 }, 6);
+    expect(t.offsetMs - t.errorBoundMs).toBe(6);
+    expect(t.offsetMs + t.errorBoundMs).toBe(10);
+  });
+});
+
+describe('thresholds', () => {
+  it('parses k6-style expressions', () => {
+    expect(parseThreshold('latency.p99<50', 'fanout')).toEqual({ expr: 'latency.p99<50', metric: 'latency.p99', op: '<', value: 50 });
+    expect(parseThresholds(['lost==0,errors==0', ' skew.p99 <= 20 '], 'fanout').map((t) => t.metric)).toEqual(['lost', 'errors', 'skew.p99']);
+  });
+
+  it('rejects an unknown metric by name instead of ignoring it', () => {
+    expect(() => parseThreshold('latency.p98<50', 'fanout')).toThrow(ThresholdError);
+    expect(() => parseThreshold('latency.p98<50', 'fanout')).toThrow(/unknown metric "latency.p98"/);
+    expect(() => parseThreshold('skew.p99<1', 'rest')).toThrow(/unknown metric/);
+    expect(() => parseThreshold('latency.p99 < fast', 'fanout')).toThrow(/expected METRIC OP NUMBER/);
+  });
+
+  it('crosses a threshold whose metric the run did not produce', () => {
+    const [held, crossed, missing] = evaluateThresholds(parseThresholds(['lost==0', 'latency.p99<0', 'skew.p99<20'], 'fanout'), { lost: 0, 'latency.p99': 3.2, 'skew.p99': null });
+    expect(held!.ok).toBe(true);
+    expect(crossed).toMatchObject({ ok: false, actual: 3.2 });
+    expect(missing).toMatchObject({ ok: false, actual: null });
+  });
+
+  it('translates to k6 threshold syntax under the same metric names', () => {
+    expect(toK6Thresholds(parseThresholds(['latency.p99<50', 'latency.p999<80', 'lost==0', 'skew.max<100'], 'fanout')))
+      .toEqual({ latency: ['p(99)<50', 'p(99.9)<80'], lost: ['count==0'], skew: ['max<100'] });
+  });
+});
+
+describe('options and keys', () => {
+  it('parses durations and rates, and names the option in errors', () => {
+    expect(parseDuration('20s', '--duration')).toBe(20_000);
+    expect(parseDuration('500ms', '--duration')).toBe(500);
+    expect(parseDuration('2m', '--duration')).toBe(120_000);
+    expect(parseRate('3000/s', '--ramp-rate')).toBe(3000);
+    expect(() => parseDuration('soon', '--duration')).toThrow(/--duration "soon"/);
+    expect(() => parseRate('-5', '--ramp-rate')).toThrow(LoadUsageError);
+  });
+
+  it('spreads clients over keys up to each allowance, and refuses when they cannot hold them all', () => {
+    expect(assignKeys(5, [{ key: 'a', connections: 2 }, { key: 'b', connections: 3 }])).toEqual(['a', 'a', 'b', 'b', 'b']);
+    expect(assignKeys(3, [{ key: 'a', connections: 1 }, { key: 'u' }])).toEqual(['a', 'u', 'u']);
+    expect(() => assignKeys(10, [{ key: 'a', connections: 3 }])).toThrow(/allow only 3 connections/);
+  });
+
+  it('reads --keys-from as JSON or as KEY,CONNECTIONS lines', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'conform-keys-'));
+    await writeFile(join(dir, 'k.json'), JSON.stringify([{ key: 'k1', connections: 5 }, 'k2']));
+    await writeFile(join(dir, 'k.txt'), '# keys\nk1,5\nk2\n');
+    await writeFile(join(dir, 'bad.txt'), 'k1,zero\n');
+    expect(await readKeysFile(join(dir, 'k.json'))).toEqual([{ key: 'k1', connections: 5 }, { key: 'k2' }]);
+    expect(await readKeysFile(join(dir, 'k.txt'))).toEqual([{ key: 'k1', connections: 5 }, { key: 'k2' }]);
+    await expect(readKeysFile(join(dir, 'bad.txt'))).rejects.toThrow(/line 1 must be KEY or KEY,CONNECTIONS/);
+    await expect(readKeysFile(join(dir, 'none.txt'))).rejects.toThrow(/cannot read/);
+  });
+
+  it('knows loopback hosts', () => {
+    expect(isLoopback('ws://127.0.0.1:8080/v1/ws')).toBe(true);
+    expect(isLoopback('ws://localhost/v1/ws')).toBe(true);
+    expect(isLoopback('wss://prices.example.com/v1/ws')).toBe(false);
+  });
+});
+
+describe('aggregation of worker ticks', () => {
+  const empty = encode(createHistogram());
+  const tick = (workerIndex: number, atMs: number, updates: Tick['updates'], extra: Partial<Tick> = {}): Tick => ({
+    type: 'tick', workerIndex, atMs, steady: true, frames: updates.length, duplicates: 0, outOfOrder: 0, notices: 0, pongs: 0,
+    latency: empty, serverLatency: empty, connectMs: [], openedAt: [], subscribeMs: [], firstFrameMs: [], subscribed: [], closed: [],
+    refusals: {}, connectErrors: {}, noticeErrors: {}, updates, validated: 0, violations: 0, violationSamples: [], open: 2,
+    eventLoopDelayP99Ms: 1, steadyEventLoopDelayP99Ms: 1, utilization: 0.1, maxSentMinusReceivedMs: -1, sentAtUnit: 'ms', heapUsedBytes: 1, ...extra,
+  });
+
+  it('takes skew across workers and counts a delivery missing from an eligible client as lost', () => {
+    const agg = new FanoutAggregator({ clients: 4, updateWindowMs: 100, settleMs: 10, tickMs: 50 });
+    agg.start(0);
+    agg.addTick(tick(0, 50, [], { steady: false, subscribed: [[0, 10], [2, 12]] }));
+    agg.addTick(tick(1, 50, [], { steady: false, subscribed: [[1, 11], [3, 13]] }));
+    agg.markSteady(60);
+    // Update U1 reached both clients of worker 0 (1000, 1004) and both of worker 1 (1002, 1030).
+    agg.addTick(tick(0, 1100, [['P', 1, 1000, 1004, 2]]));
+    agg.addTick(tick(1, 1100, [['P', 1, 1002, 1030, 2]]));
+    // Update U2 reached three clients only.
+    agg.addTick(tick(0, 1200, [['P', 2, 1100, 1101, 2]]));
+    agg.addTick(tick(1, 1200, [['P', 2, 1105, 1105, 1]]));
+    agg.markStop(5000);
+    const m = agg.finish();
+    expect(m.updates).toBe(2);
+    expect(m.skewMs.max).toBeCloseTo(30, 1);
+    expect(m.skewMs.p50).toBeCloseTo(5, 1);
+    expect(m.lost).toBe(1);
+    expect(m.lostUpdates).toBe(1);
+    expect(m.lossRate).toBeCloseTo(1 / 8, 6);
+  });
+
+  it('does not expect an update from a client that had closed or had not yet subscribed', () => {
+    const agg = new FanoutAggregator({ clients: 3, updateWindowMs: 100, settleMs: 10, tickMs: 50 });
+    agg.start(0);
+    agg.addTick(tick(0, 50, [], { steady: false, subscribed: [[0, 10], [1, 11]] }));
+    agg.markSteady(60);
+    agg.addTick(tick(0, 900, [], { closed: [[1, 900, 1006]] }));
+    // Client 2 subscribes after the update was first received: not eligible for it.
+    agg.addTick(tick(0, 1100, [['P', 1, 1000, 1000, 1]], { subscribed: [[2, 1050]] }));
+    agg.markStop(5000);
+    const m = agg.finish();
+    expect(m.updates).toBe(1);
+    expect(m.lost).toBe(0);
+    expect(m.disconnects).toEqual({ 1006: 1 });
+  });
+});
