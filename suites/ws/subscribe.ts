@@ -6,7 +6,7 @@ import type { Check, CheckContext } from '../../src/check.ts';
 import { KNOWN_ASSET_TYPES, LIMITS, METHOD, STATUS, TEXT, pairNotFoundMessage, parsePairCode } from '../../src/spec.ts';
 import { jsonObject, type JsonObject, type StreamSession } from '../../src/transports/stream.ts';
 import {
-  UNKNOWN_PAIR, WAIT, ask, awaitPushes, expectNotice, needLivePairs, needPairs, openSession, pause, streamPairs, subscribe, subscribeOk, unsubscribe,
+  UNKNOWN_PAIR, WAIT, ask, awaitPushes, expectNotice, needLivePairs, needPairs, openSession, until, pause, streamPairs, subscribe, subscribeOk, unsubscribe,
 } from './support.ts';
 
 const subscribeClause = (rule: string) => ({ section: 'Method subscribe', rule });
@@ -215,6 +215,7 @@ export const subscribeChecks: readonly Check[] = [
       await subscribeOk(ctx, session, [b], 'conform-second');
       const cutoff = ctx.stream.now() + WAIT.inFlightMs;
       await awaitPushes(session, b, 3, cutoff, WAIT.pushMs);
+      await until(ctx, cutoff + WAIT.settleMs);
       const late = session.pushes({ pair: a, sinceMs: cutoff });
       if (late.length > 0) ctx.violation({ received: `${late.length} push(es) for ${a} more than ${WAIT.inFlightMs} ms after the notice replacing it with ${b}`, expected: `the set is replaced: no pushes for ${a}` });
       if (session.pushes({ pair: b, sinceMs: cutoff }).length === 0) ctx.violation({ received: `no push for ${b} after subscribing to it`, expected: `subscribed to exactly ${b}: its pushes arrive` });

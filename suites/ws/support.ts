@@ -22,6 +22,8 @@ export const WAIT = {
   inFlightMs: 250,
   /** How long a check watches the pushes of a subscription. */
   watchMs: 1500,
+  /** How long after that allowance a check keeps watching for pushes that should have stopped. */
+  settleMs: 750,
   /** Keep-alive grace after the window, when the profile sets none (issue 5: default 5 s). */
   graceMs: 5000,
 } as const;
@@ -39,24 +41,61 @@ export function isSilence(err: unknown): err is StreamError {
 // ---------------------------------------------------------------------------------------------
 // Connection allowance. Checks of one run share each key's allowance: every session of a key with
 // a known `connections` takes a slot, so concurrent checks never push the key over its limit and
-// read a 50009 that they did not provoke. Limit checks take every slot of their key.
+// read a 50009 that they did not provoke. Limit checks freeze their key's count and fill the rest.
+
+/** Exclusive hold on a key's count: no other check of the run opens a connection of the key meanwhile. */
+export interface KeyLease {
+  /** Connections of the key that other checks of this run hold open right now. */
+  heldByOthers(): number;
+  /** How many of their connections have closed since the lease began (the count moved under us). */
+  closedSince(): number;
+  release(): void;
+}
 
 class Gate {
   private free: number;
-  private readonly queue: { n: number; grant: () => void }[] = [];
+  private frozen = false;
+  private closes = 0;
+  private readonly queue: { n: number; freeze: boolean; grant: () => void }[] = [];
   constructor(readonly size: number) { this.free = size; }
 
+  /** Takes `n` slots, waiting its turn; resolves with the release. */
   acquire(n: number, signal: AbortSignal): Promise<() => void> {
     const want = Math.min(n, this.size);
-    return new Promise((resolve, reject) => {
+    return this.enqueue(want, false, signal, () => {
       let released = false;
-      const release = (): void => {
+      return () => {
         if (released) return;
         released = true;
         this.free += want;
+        this.closes++;
         this.pump();
       };
-      const entry = { n: want, grant: () => { signal.removeEventListener('abort', onAbort); resolve(release); } };
+    });
+  }
+
+  /** Waits its turn, then stops granting slots until released; the slots others hold stay theirs. */
+  freeze(signal: AbortSignal): Promise<KeyLease> {
+    return this.enqueue(0, true, signal, () => {
+      this.frozen = true;
+      const closes0 = this.closes;
+      let released = false;
+      return {
+        heldByOthers: () => this.size - this.free,
+        closedSince: () => this.closes - closes0,
+        release: () => {
+          if (released) return;
+          released = true;
+          this.frozen = false;
+          this.pump();
+        },
+      };
+    });
+  }
+
+  private enqueue<T>(n: number, freeze: boolean, signal: AbortSignal, make: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const entry = { n, freeze, grant: () => { signal.removeEventListener('abort', onAbort); resolve(make()); } };
       const onAbort = (): void => {
         const i = this.queue.indexOf(entry);
         if (i >= 0) this.queue.splice(i, 1);
@@ -71,7 +110,7 @@ class Gate {
 
   private pump(): void {
     // First come, first served: a waiting limit check is not starved by single opens.
-    while (this.queue.length > 0 && this.queue[0]!.n <= this.free) {
+    while (!this.frozen && this.queue.length > 0 && (this.queue[0]!.freeze || this.queue[0]!.n <= this.free)) {
       const head = this.queue.shift()!;
       this.free -= head.n;
       head.grant();
@@ -98,11 +137,22 @@ function gateFor(profile: Profile, key: string): Gate | undefined {
   return gate;
 }
 
-/** Takes `n` slots of `key` (every slot when `n` is 'all'); resolves with the release. No-op for keys of unknown allowance. */
-export async function reserve(ctx: CheckContext, key: string, n: number | 'all'): Promise<() => void> {
+/** Takes `n` slots of `key`; resolves with the release. No-op for keys of unknown allowance. */
+export async function reserve(ctx: CheckContext, key: string, n: number): Promise<() => void> {
   const gate = gateFor(ctx.profile, key);
   if (!gate) return () => undefined;
-  return gate.acquire(n === 'all' ? gate.size : n, ctx.signal);
+  return gate.acquire(n, ctx.signal);
+}
+
+/**
+ * Holds `key`'s count still for a limit check: other checks open no connection of the key until
+ * the release, and the check learns how many they hold (the target counts those too). A key of
+ * unknown allowance gets a lease with nothing held.
+ */
+export async function freezeKey(ctx: CheckContext, key: string): Promise<KeyLease> {
+  const gate = gateFor(ctx.profile, key);
+  if (!gate) return { heldByOthers: () => 0, closedSince: () => 0, release: () => undefined };
+  return gate.freeze(ctx.signal);
 }
 
 function keyValue(ctx: CheckContext, options: OpenOptions): string | null {
@@ -240,6 +290,12 @@ export async function awaitPushes(session: StreamSession, pair: string, count: n
     if (isSilence(err)) return false;
     throw err;
   }
+}
+
+/** Waits until `atMs` on the stream clock (no-op when it has passed). */
+export async function until(ctx: CheckContext, atMs: number): Promise<void> {
+  const left = atMs - ctx.stream.now();
+  if (left > 0) await sleep(left, undefined, { signal: ctx.signal });
 }
 
 /** Sleeps without ending early, unless the check is aborted. */

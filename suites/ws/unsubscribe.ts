@@ -1,7 +1,7 @@
 /** Method unsubscribe (spec: Method unsubscribe; Subscription on one WebSocket connection). */
 import type { Check } from '../../src/check.ts';
 import { METHOD, STATUS, TEXT } from '../../src/spec.ts';
-import { UNKNOWN_PAIR, WAIT, ask, awaitPushes, expectNotice, needLivePairs, needPairs, openSession, subscribeOk, unsubscribe } from './support.ts';
+import { UNKNOWN_PAIR, WAIT, ask, awaitPushes, expectNotice, needLivePairs, needPairs, openSession, subscribeOk, unsubscribe, until } from './support.ts';
 
 const clause = (rule: string) => ({ section: 'Method unsubscribe', rule });
 
@@ -40,6 +40,7 @@ export const unsubscribeChecks: readonly Check[] = [
       if (notice.code !== STATUS.OK) ctx.fail({ received: `unsubscribe answered ${JSON.stringify(notice)}`, expected: 'the unsubscribe succeeds (code "200")' });
       const cutoff = ctx.stream.now() + WAIT.inFlightMs;
       await awaitPushes(session, b, 3, cutoff, WAIT.pushMs);
+      await until(ctx, cutoff + WAIT.settleMs);
       const late = session.pushes({ pair: a, sinceMs: cutoff });
       if (late.length > 0) ctx.violation({ received: `${late.length} push(es) for ${a} more than ${WAIT.inFlightMs} ms after its unsubscribe notice`, expected: `pushes for ${a} stop` });
       if (session.pushes({ pair: b, sinceMs: cutoff }).length === 0) ctx.violation({ received: `no push for ${b} after unsubscribing ${a}`, expected: `pushes for ${b}, still subscribed, go on` });

@@ -1,0 +1,267 @@
+/**
+ * WebSocket checks against small targets on loopback that each behave in one way the reference
+ * service does not: the other outcome the spec allows (a 50005 notice after connecting instead of
+ * a handshake refusal, a frame still in flight after a replacing subscribe), and rules no
+ * reference fault breaks yet. Each target is a few lines of ws code with a one-line comment.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { once } from 'node:events';
+import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { runChecks } from '../src/runner.ts';
+import type { CheckResult } from '../src/check.ts';
+import type { Profile } from '../src/profile.ts';
+import { wsChecks } from '../suites/ws/index.ts';
+
+const KEY = 'mini-primary-key-4c1d';
+const NO_STREAM = 'mini-no-stream-key-77aa';
+const PAIRS = ['Crypto:ALL:AAA/USD', 'Crypto:ALL:BBB/USD', 'Crypto:ALL:CCC/USD'];
+const TICK_MS = 40;
+
+type Json = Record<string, unknown>;
+interface Conn { ws: WebSocket; req: IncomingMessage; pairs: Set<string>; send(v: unknown): void; /** Restarts the keep-alive window. */ touch(): void }
+/** How a mini target treats one connection: `refuse` answers the upgrade instead; `message` answers requests. */
+interface Behaviour {
+  refuse?(req: IncomingMessage): { status: number; body: string } | undefined;
+  message?(conn: Conn, msg: Json | undefined, raw: string): void;
+  /** One push per subscribed pair per tick; override to send other frames. */
+  push?(conn: Conn, pair: string, n: number): Json | undefined;
+  /** Close a silent connection after this long (no ping), ms. */
+  pingTimeoutMs?: number;
+}
+
+const quote = (pair: string, n: number): Json => ({ code: pair, ask: '10.02', bid: '10.00', price: '10.01', last_updated: 1_700_000_000_000 + n, sent_at: 1_700_000_000_000 + n });
+
+/** The well-behaved answers; a behaviour overrides what it breaks. */
+function standard(conn: Conn, msg: Json | undefined): void {
+  if (!msg) return conn.send({ method: 'error', message: 'malformed', code: '50004', data: null });
+  const id = typeof msg.id === 'string' ? { id: msg.id } : {};
+  const pairs = (msg.params as { pairs?: unknown } | undefined)?.pairs;
+  if (msg.method === 'ping') return conn.ws.send('Pong!');
+  if (msg.method !== 'subscribe' && msg.method !== 'unsubscribe') return conn.send({ method: 'error', message: 'unknown method', code: '50004', ...id, data: null });
+  if (!Array.isArray(pairs) || pairs.length === 0 || pairs.length > 100) return conn.send({ method: 'error', message: 'invalid pairs', code: '50004', ...id, data: null });
+  const unknown = pairs.find((p) => !PAIRS.includes(p as string));
+  if (unknown !== undefined) return conn.send({ method: 'error', message: `pair not found: ${String(unknown)}`, code: '50104', ...id, data: null });
+  if (msg.method === 'subscribe') {
+    conn.pairs = new Set(pairs as string[]);
+    return conn.send({ method: 'subscribe', message: 'Success', code: '200', ...id, data: null });
+  }
+  for (const p of pairs) conn.pairs.delete(p as string);
+  conn.send({ method: 'unsubscribe', message: 'success', code: '200', ...id, data: null });
+}
+
+const servers: (() => Promise<void>)[] = [];
+afterEach(async () => { while (servers.length) await servers.pop()!(); });
+
+async function miniTarget(b: Behaviour, windowMs = 1000): Promise<Profile> {
+  const rest = (req: IncomingMessage, res: ServerResponse): void => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const send = (body: unknown): void => { res.setHeader('content-type', 'application/json'); res.end(JSON.stringify(body)); };
+    if (url.pathname === '/v1/pairs') {
+      const page = Number(url.searchParams.get('page') ?? '1');
+      return send({ status_number: '200', ts: Date.now(), data: page === 1 ? PAIRS.map((code) => ({ code, name: code, base: code.split(':')[2]!.split('/')[0], quote: 'USD' })) : [] });
+    }
+    const code = url.searchParams.get('code') ?? '';
+    if (!PAIRS.includes(code)) return send({ status_number: '50104', ts: Date.now(), data: null, message: 'pair not found' });
+    send({ status_number: '200', ts: Date.now(), data: { ...quote(code, 0), last_updated: undefined, sent_at: undefined, market: { open: true, reason: 'continuous', session: 'REG' } } });
+  };
+  const server = createServer(rest);
+  const wss = new WebSocketServer({ noServer: true });
+  const conns = new Set<Conn>();
+  server.on('upgrade', (req, socket, head) => {
+    const refusal = b.refuse?.(req);
+    if (refusal) {
+      socket.end(`HTTP/1.1 ${refusal.status} Refused\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(refusal.body)}\r\nConnection: close\r\n\r\n${refusal.body}`);
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      const windowOf = b.pingTimeoutMs ?? windowMs;
+      let idle = setTimeout(() => ws.close(1000, 'ping timeout'), windowOf);
+      const touch = (): void => { clearTimeout(idle); idle = setTimeout(() => ws.close(1000, 'ping timeout'), windowOf); };
+      const conn: Conn = { ws, req, pairs: new Set(), send: (v) => ws.send(JSON.stringify(v)), touch };
+      conns.add(conn);
+      let n = 0;
+      const ticker = setInterval(() => {
+        n++;
+        for (const pair of conn.pairs) { const frame = (b.push ?? ((_c, p, i) => quote(p, i)))(conn, pair, n); if (frame) conn.send(frame); }
+      }, TICK_MS);
+      ws.on('message', (data) => {
+        const raw = String(data);
+        let msg: Json | undefined;
+        try { msg = JSON.parse(raw) as Json; } catch { msg = undefined; }
+        if (msg?.method === 'ping') touch();
+        (b.message ?? standard)(conn, msg, raw);
+      });
+      ws.on('close', () => { clearInterval(ticker); clearTimeout(idle); conns.delete(conn); });
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  servers.push(async () => {
+    for (const c of conns) c.ws.terminate();
+    wss.close();
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  });
+  const port = (server.address() as AddressInfo).port;
+  return {
+    rest: `http://127.0.0.1:${port}`, ws: `ws://127.0.0.1:${port}/stream`,
+    keys: { primary: { key: KEY }, noStream: { key: NO_STREAM } },
+    pairs: { sample: PAIRS },
+    timing: { pingTimeoutMs: windowMs, pingGraceMs: 500 },
+  };
+}
+
+async function runOne(profile: Profile, id: string): Promise<CheckResult> {
+  const checks = wsChecks.filter((c) => c.id === id);
+  expect(checks).toHaveLength(1);
+  const { results } = await runChecks({ profile, checks, settings: { timeoutMs: 15_000 } });
+  return results[0]!;
+}
+
+const line = (r: CheckResult): string => `${r.id} ${r.outcome} ${r.reason ?? ''} ${JSON.stringify(r.violations)}`;
+const keyOf = (req: IncomingMessage): string | undefined => req.headers['x-api-key'] as string | undefined;
+
+/** Accepts every key, then answers the first request of a connection without a valid key with `code`. */
+const acceptsThenNotice = (code: string, forKey: (k: string | undefined) => boolean): Behaviour => ({
+  message(conn, msg, raw) {
+    if (forKey(keyOf(conn.req))) conn.send({ method: 'error', message: 'not allowed', code, ...(typeof msg?.id === 'string' ? { id: msg.id } : {}), data: null });
+    else standard(conn, msg && raw ? msg : undefined);
+  },
+});
+
+describe('handshake checks accept the outcome after connecting', () => {
+  it('passes ws.handshake.missing-key and invalid-key when the target accepts and answers the first request with 50005', async () => {
+    const profile = await miniTarget(acceptsThenNotice('50005', (k) => k !== KEY && k !== NO_STREAM));
+    for (const id of ['ws.handshake.missing-key', 'ws.handshake.invalid-key']) {
+      const r = await runOne(profile, id);
+      expect(r.outcome, line(r)).toBe('pass');
+      expect(r.observations).toContainEqual(expect.objectContaining({ name: 'outcome' }));
+    }
+  });
+
+  it('passes ws.handshake.no-stream when the noStream key is accepted and answered with 50010', async () => {
+    const profile = await miniTarget(acceptsThenNotice('50010', (k) => k === NO_STREAM));
+    const r = await runOne(profile, 'ws.handshake.no-stream');
+    expect(r.outcome, line(r)).toBe('pass');
+  });
+
+  it('fails ws.handshake.missing-key when a connection without a key is served normally', async () => {
+    const profile = await miniTarget({});
+    const r = await runOne(profile, 'ws.handshake.missing-key');
+    expect(r.outcome).toBe('fail');
+    expect(r.violations[0]!.received).toMatch(/no key accepted; the first request was answered .*"code":"200"/);
+  });
+
+  it('fails ws.handshake.missing-key when the refusal body is not JSON', async () => {
+    // Refuses a missing key with 401 and a plain-text body.
+    const profile = await miniTarget({ refuse: (req) => (keyOf(req) ? undefined : { status: 401, body: 'Unauthorized' }) });
+    const r = await runOne(profile, 'ws.handshake.missing-key');
+    expect(r.outcome).toBe('fail');
+    expect(r.violations[0]!.received).toMatch(/HTTP 401 Unauthorized \(not JSON\)/);
+  });
+
+  it('skips ws.handshake.error-body with the reason when the target refuses no handshake', async () => {
+    const profile = await miniTarget(acceptsThenNotice('50005', (k) => k !== KEY));
+    const r = await runOne(profile, 'ws.handshake.error-body');
+    expect(r.outcome).toBe('skip');
+    expect(r.reason).toMatch(/refused none/);
+  });
+});
+
+describe('subscription checks', () => {
+  it('passes ws.subscribe.replaces when one push of the old pair was already in flight', async () => {
+    // Sends one last push of the replaced pair right after the notice, as a queue would.
+    const profile = await miniTarget({
+      message(conn, msg, raw) {
+        const before = [...conn.pairs];
+        standard(conn, msg && raw ? msg : undefined);
+        if (msg?.method === 'subscribe') for (const p of before) if (!conn.pairs.has(p)) conn.send(quote(p, 0));
+      },
+    });
+    const r = await runOne(profile, 'ws.subscribe.replaces');
+    expect(r.outcome, line(r)).toBe('pass');
+  });
+
+  it('fails ws.subscribe.replaces when the old pair is pushed again well after the notice', async () => {
+    // Keeps pushing the replaced pair for 600 ms.
+    const profile = await miniTarget({
+      message(conn, msg, raw) {
+        const before = [...conn.pairs];
+        standard(conn, msg && raw ? msg : undefined);
+        if (msg?.method === 'subscribe') for (const p of before) if (!conn.pairs.has(p)) setTimeout(() => conn.send(quote(p, 0)), 600);
+      },
+    });
+    const r = await runOne(profile, 'ws.subscribe.replaces');
+    expect(r.outcome).toBe('fail');
+    expect(r.violations[0]!.received).toMatch(/push\(es\) for Crypto:ALL:AAA\/USD more than 250 ms after the notice/);
+  });
+
+  it('fails ws.subscribe.invalid.missing-params and pairs-not-array when the target accepts them', async () => {
+    // Answers any subscribe with success, whatever its params.
+    const profile = await miniTarget({
+      message(conn, msg, raw) {
+        if (msg?.method === 'subscribe') conn.send({ method: 'subscribe', message: 'Success', code: '200', data: null });
+        else standard(conn, msg && raw ? msg : undefined);
+      },
+    });
+    for (const id of ['ws.subscribe.invalid.missing-params', 'ws.subscribe.invalid.pairs-not-array']) {
+      const r = await runOne(profile, id);
+      expect(r.outcome, line(r)).toBe('fail');
+      expect(r.violations.map((v) => v.expected)).toEqual(['method "error"', 'code "50004" (a string)']);
+    }
+  });
+
+  it('fails ws.unsubscribe.notice when the message is "Success" instead of "success"', async () => {
+    const profile = await miniTarget({
+      message(conn, msg, raw) {
+        if (msg?.method === 'unsubscribe') conn.send({ method: 'unsubscribe', message: 'Success', code: '200', data: null });
+        else standard(conn, msg && raw ? msg : undefined);
+      },
+    });
+    const r = await runOne(profile, 'ws.unsubscribe.notice');
+    expect(r.outcome).toBe('fail');
+    expect(r.violations).toEqual([expect.objectContaining({ expected: 'message "success"' })]);
+  });
+
+  it('fails ws.push.mid when pushes carry a price one tick off the mid', async () => {
+    const profile = await miniTarget({ push: (_c, pair, n) => ({ ...quote(pair, n), price: '10.02' }) });
+    const r = await runOne(profile, 'ws.push.mid');
+    expect(r.outcome).toBe('fail');
+    expect(r.violations[0]!.received).toMatch(/price 10.02 is not the mid 10.01/);
+  });
+
+  it('passes ws.push.mid when the mid is rounded either way at the price precision', async () => {
+    // ask 10.03, bid 10.00: the exact mid 10.015 is sent as 10.01 or 10.02 in turn.
+    const profile = await miniTarget({ push: (_c, pair, n) => ({ ...quote(pair, n), ask: '10.03', bid: '10.00', price: n % 2 ? '10.01' : '10.02' }) });
+    const r = await runOne(profile, 'ws.push.mid');
+    expect(r.outcome, line(r)).toBe('pass');
+  });
+});
+
+describe('observations', () => {
+  it('records last_updated going back and sent_at before last_updated, without failing', async () => {
+    // last_updated counts down; sent_at is one before it.
+    const profile = await miniTarget({ push: (_c, pair, n) => ({ ...quote(pair, 0), last_updated: 1_700_000_001_000 - n, sent_at: 1_700_000_000_999 - n }) });
+    const r = await runOne(profile, 'ws.push.observe-timestamps');
+    expect(r.outcome, line(r)).toBe('pass');
+    const value = (name: string): unknown => r.observations.find((o) => o.name === name)?.value;
+    expect(value('last-updated-monotonic')).toBe(false);
+    expect(value('sent-at-not-before-last-updated')).toBe(false);
+    expect(value('timestamp-unit')).toEqual(['last_updated:ms', 'sent_at:ms']);
+  });
+
+  it('records that other traffic keeps a connection alive when the target counts it', async () => {
+    // Any message restarts the keep-alive window, not only ping.
+    const profile = await miniTarget({
+      message(conn, msg, raw) {
+        standard(conn, msg && raw ? msg : undefined);
+        conn.touch();
+      },
+    }, 600);
+    const r = await runOne(profile, 'ws.keepalive.observe-other-traffic');
+    expect(r.outcome, line(r)).toBe('pass');
+    expect(r.observations).toContainEqual(expect.objectContaining({ name: 'other-traffic-keeps-alive', value: true }));
+  });
+});
