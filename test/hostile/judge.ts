@@ -33,6 +33,11 @@ function timeoutOf(id: string, profile: Profile): number {
   return t && t > 0 ? t : RUN_DEFAULTS.timeoutMs;
 }
 
+/** Characters XML 1.0 does not allow anywhere in a document (section 2.2). */
+const XML_ILLEGAL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/;
+/** C0 controls (but tab, newline, carriage return), DEL and C1 controls. */
+const CONSOLE_CONTROL = /[\u0000-\u0008\u000b-\u000c\u000e-\u001f\u007f-\u009f]/;
+
 const oneLine = (s: unknown): boolean => typeof s === 'string' && s.trim().length > 0 && !s.includes('\n');
 
 /** The JSON report of a run, if it wrote one. */
@@ -53,6 +58,9 @@ export function judge(def: HostileDefinition, run: CliRun, opts: JudgeOptions): 
     const m = sign.exec(consoleText);
     if (m) problems.push(`console shows ${sign}: ${JSON.stringify(m[0].trim().slice(0, 160))}`);
   }
+  // Not a TTY and NO_COLOR: any control character came from the target (a terminal would obey an ESC sequence).
+  const control = CONSOLE_CONTROL.exec(consoleText);
+  if (control) problems.push(`console carries control character U+${control[0].charCodeAt(0).toString(16).padStart(4, '0')} from the target`);
   for (const key of opts.keys) problems.push(...keyLeaks(run, key).map((l) => `key leaked: ${l}`));
 
   if (run.exitCode === 2) {
@@ -73,6 +81,8 @@ export function judge(def: HostileDefinition, run: CliRun, opts: JudgeOptions): 
   if (junit === undefined) problems.push('no conform-junit.xml written');
   else {
     const valid = XMLValidator.validate(junit);
+    const illegal = XML_ILLEGAL.exec(junit);
+    if (illegal) problems.push(`conform-junit.xml carries U+${illegal[0].charCodeAt(0).toString(16).padStart(4, '0')}, which XML 1.0 forbids`);
     if (valid !== true) problems.push(`conform-junit.xml is not well-formed XML: ${valid.err.msg}`);
     else {
       const xml = new XMLParser({ ignoreAttributes: false }).parse(junit) as Record<string, unknown>;
@@ -84,11 +94,12 @@ export function judge(def: HostileDefinition, run: CliRun, opts: JudgeOptions): 
   else if (!/<\/html>\s*$/i.test(html)) problems.push('conform-report.html is not a whole document');
   if (!report) return problems;
 
+  const multiLine: string[] = [];
   for (const r of report.results) {
     const where = `${r.id} (${r.outcome})`;
     if (r.outcome === 'fail') {
       if (r.violations.length === 0) problems.push(`${where}: fail without a violation`);
-      for (const v of r.violations) if (!oneLine(v.received.split('\n')[0]) || typeof v.expected !== 'string') problems.push(`${where}: violation without received/expected`);
+      for (const v of r.violations) if (!oneLine(v.received) || !oneLine(v.expected)) multiLine.push(`${r.id}: ${JSON.stringify(v.received).slice(0, 100)}`);
     } else if (r.outcome === 'error' || r.outcome === 'skip') {
       if (!oneLine(r.reason)) problems.push(`${where}: reason is not one line: ${JSON.stringify(r.reason)}`);
     } else if (r.outcome !== 'pass') problems.push(`${where}: unknown outcome`);
@@ -96,6 +107,7 @@ export function judge(def: HostileDefinition, run: CliRun, opts: JudgeOptions): 
     if (r.durationMs > limit) problems.push(`${where}: ran ${r.durationMs} ms, past its timeout + slack (${limit} ms)`);
     if (r.outcome === 'pass' && r.severity === 'must' && opts.facesHostile(r) && !def.mayPass?.[r.id]) problems.push(`${where}: a must check passed against a broken target`);
   }
+  if (multiLine.length > 0) problems.push(`${multiLine.length} violations are not one line (received/expected), e.g. ${multiLine[0]}`);
   return problems;
 }
 

@@ -532,6 +532,12 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     breaks: 'echoes the API key back in bodies, headers, status lines, handshake refusals, notices, pushes, pongs and close reasons',
     layer: 'both',
     exit: [1],
+    mayPass: {
+      'rest.auth.missing-key': 'it answers every request 401 with 50005',
+      'rest.auth.invalid-key': 'it answers every request 401 with 50005',
+      'ws.handshake.invalid-key': 'it accepts and then sends a 50005 notice, which the spec allows',
+      'ws.handshake.error-body': 'its refusals carry status_number and message, never code',
+    },
     async start() {
       let upgrades = 0;
       const keysSeen = new Set<string>();
