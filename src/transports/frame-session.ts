@@ -1,0 +1,260 @@
+/**
+ * What every stream transport shares once a connection is open: the frame log, waits by
+ * predicate with timeouts, pushes by pair, the close bookkeeping and the evidence (capped,
+ * redacted). A transport (raw WebSocket, Socket.IO) only turns its wire into `receive()` and
+ * `ended()` calls and implements sending and closing.
+ */
+import type { Evidence } from '../check.ts';
+import {
+  StreamError, isPush, jsonObject,
+  type CloseInfo, type InboundFrame, type Push, type StreamSession,
+} from './stream.ts';
+
+/** What a session needs from its client. */
+export interface FrameSessionOptions {
+  /** Receives every frame and close of the session. */
+  record: (e: Evidence) => void;
+  /** Default wait for a reply or a frame, ms; default 5000. */
+  waitMs?: number;
+  /** Frames recorded as evidence per session before the rest is only counted; default 1000. */
+  maxRecordedFrames?: number;
+  /** Aborts every wait. */
+  signal?: AbortSignal;
+}
+
+export const SESSION_DEFAULTS = { waitMs: 5000, maxRecordedFrames: 1000 } as const;
+
+/** How keys are shown in evidence. */
+export const MASK = '[redacted]';
+
+/**
+ * A redactor that masks every key the client has sent, even when the caller's redactor does not
+ * know it (a key given to `open()`); `remember` adds a key.
+ */
+export function maskingRedactor(primaryKey: string, redact?: (s: string) => string): { redact: (s: string) => string; remember: (key: string) => void } {
+  const keys = new Set<string>([primaryKey]);
+  return {
+    redact(s: string): string {
+      let out = redact ? redact(s) : s;
+      for (const k of keys) if (k) out = out.split(k).join(MASK);
+      return out;
+    },
+    remember(key: string): void { if (key) keys.add(key); },
+  };
+}
+
+/** The sessions a client opened: closed together when a check ends, dropped at once on abort. */
+export class SessionSet<S extends FrameSession> {
+  private readonly sessions = new Set<S>();
+  constructor(signal: AbortSignal | undefined) {
+    signal?.addEventListener('abort', () => { for (const s of this.sessions) s.terminate('aborted'); }, { once: true });
+  }
+
+  add(session: S): void {
+    this.sessions.add(session);
+    void session.closed.then(() => this.sessions.delete(session));
+  }
+
+  async closeAll(): Promise<void> {
+    await Promise.all([...this.sessions].map((s) => s.close(1000, 'check ended').catch(() => undefined)));
+  }
+}
+
+interface Waiter {
+  predicate: (frame: InboundFrame) => boolean;
+  resolve: (frame: InboundFrame) => void;
+  reject: (err: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+/** How long a close may wait for the peer before the connection is dropped. */
+const CLOSE_WAIT_MS = 2000;
+
+/** One open connection as the checks see it; subclasses wire a transport to it. */
+export abstract class FrameSession implements StreamSession {
+  readonly frames: InboundFrame[] = [];
+  readonly closed: Promise<CloseInfo>;
+  private readonly waiters = new Set<Waiter>();
+  private closeInfo: CloseInfo | undefined;
+  private closingByClient = false;
+  private recorded = 0;
+  private unrecorded = 0;
+  private resolveClosed!: (info: CloseInfo) => void;
+
+  constructor(
+    readonly startedAtMs: number,
+    readonly openedAtMs: number,
+    protected readonly clock: () => number,
+    protected readonly options: FrameSessionOptions,
+    protected readonly redact: (s: string) => string,
+  ) {
+    this.closed = new Promise((resolve) => { this.resolveClosed = resolve; });
+  }
+
+  abstract get isOpen(): boolean;
+  /** Puts one text message on the wire. */
+  protected abstract transmit(text: string): void;
+  /** Starts an orderly close. */
+  protected abstract shut(code: number, reason: string): void;
+  /** Drops the connection at once. */
+  protected abstract kill(): void;
+  /** Puts one JSON message on the wire; by default as its text. */
+  protected transmitValue(_value: unknown, text: string): void { this.transmit(text); }
+
+  send(message: unknown): void {
+    const text = JSON.stringify(message);
+    this.assertOpen();
+    this.recordFrame('out', text);
+    this.transmitValue(message, text);
+  }
+
+  sendText(text: string): void {
+    this.assertOpen();
+    this.recordFrame('out', text);
+    this.transmit(text);
+  }
+
+  request(message: Record<string, unknown>, timeoutMs?: number): Promise<Record<string, unknown>> {
+    const id = message.id;
+    const what = id === undefined ? `a notice answering ${String(message.method)}` : `a notice with id ${JSON.stringify(id)}`;
+    const reply = this.nextMatching((f) => {
+      const o = jsonObject(f);
+      if (!o || !('method' in o)) return false;
+      return id === undefined || o.id === id;
+    }, timeoutMs, what);
+    try {
+      this.send(message);
+    } catch (err) {
+      reply.catch(() => undefined);
+      throw err;
+    }
+    return reply.then((f) => jsonObject(f) as Record<string, unknown>);
+  }
+
+  next(predicate: (frame: InboundFrame) => boolean, timeoutMs?: number): Promise<InboundFrame> {
+    return this.nextMatching(predicate, timeoutMs, 'a matching frame');
+  }
+
+  find(predicate: (frame: InboundFrame) => boolean, timeoutMs?: number): Promise<InboundFrame> {
+    const seen = this.frames.find(predicate);
+    return seen ? Promise.resolve(seen) : this.nextMatching(predicate, timeoutMs, 'a matching frame');
+  }
+
+  pushes(filter: { pair?: string; sinceMs?: number } = {}): Push[] {
+    const out: Push[] = [];
+    for (const f of this.frames) {
+      if (filter.sinceMs !== undefined && f.atMs < filter.sinceMs) continue;
+      if (!isPush(f) || f.kind !== 'json') continue;
+      const value = f.value as Record<string, unknown>;
+      if (filter.pair !== undefined && value.code !== filter.pair) continue;
+      out.push({ value, text: f.text, atMs: f.atMs });
+    }
+    return out;
+  }
+
+  pushesByPair(sinceMs?: number): Map<string, Push[]> {
+    const byPair = new Map<string, Push[]>();
+    for (const p of this.pushes(sinceMs === undefined ? {} : { sinceMs })) {
+      const code = typeof p.value.code === 'string' ? p.value.code : '';
+      const list = byPair.get(code);
+      if (list) list.push(p);
+      else byPair.set(code, [p]);
+    }
+    return byPair;
+  }
+
+  close(code = 1000, reason = ''): Promise<CloseInfo> {
+    if (this.closeInfo) return Promise.resolve(this.closeInfo);
+    this.closingByClient = true;
+    this.shut(code, reason);
+    // A peer that never answers the close still lets the check end.
+    const timer = setTimeout(() => this.kill(), CLOSE_WAIT_MS);
+    timer.unref();
+    void this.closed.then(() => clearTimeout(timer));
+    return this.closed;
+  }
+
+  /** Drops the connection at once (abort). */
+  terminate(why: string): void {
+    if (this.closeInfo) return;
+    this.closingByClient = true;
+    this.options.record({ kind: 'note', text: `terminated: ${why}`, atMs: this.clock() });
+    for (const w of [...this.waiters]) this.finish(w, new StreamError('CONFORM_ABORTED', `wait aborted: ${why}`));
+    this.kill();
+  }
+
+  /** A frame arrived; `evidence` is how it is shown in the transcript (default: its text). */
+  protected receive(frame: InboundFrame, evidence?: string): void {
+    this.recordFrame('in', evidence ?? (frame.kind === 'binary' ? `<binary ${frame.bytes} bytes>` : frame.text));
+    this.frames.push(frame);
+    for (const w of [...this.waiters]) {
+      let hit = false;
+      try { hit = w.predicate(frame); } catch (err) { this.finish(w, err as Error); continue; }
+      if (hit) this.finish(w, frame);
+    }
+  }
+
+  /** The connection ended, by either side; only the first call counts. */
+  protected ended(code: number, reason: string): void {
+    if (this.closeInfo) return;
+    const info: CloseInfo = { code, reason, atMs: this.clock(), by: this.closingByClient ? 'client' : 'server' };
+    this.closeInfo = info;
+    if (this.unrecorded > 0) this.options.record({ kind: 'note', text: `${this.unrecorded} further frames not recorded (limit ${this.limit})`, atMs: info.atMs });
+    this.options.record({ kind: 'close', code, reason: this.redact(reason), by: info.by, atMs: info.atMs });
+    for (const w of [...this.waiters]) this.finish(w, closedError(info, 'the frame'));
+    this.resolveClosed(info);
+  }
+
+  /** Records a note in the session's evidence. */
+  protected note(text: string): void {
+    this.options.record({ kind: 'note', text: this.redact(text), atMs: this.clock() });
+  }
+
+  private assertOpen(): void {
+    if (!this.isOpen) throw new StreamError('CONFORM_WAIT_CLOSED', 'cannot send: the connection is closed');
+  }
+
+  private nextMatching(predicate: (frame: InboundFrame) => boolean, timeoutMs: number | undefined, what: string): Promise<InboundFrame> {
+    return new Promise<InboundFrame>((resolve, reject) => {
+      if (this.options.signal?.aborted) return reject(new StreamError('CONFORM_ABORTED', 'aborted'));
+      if (this.closeInfo) return reject(closedError(this.closeInfo, what));
+      const ms = timeoutMs ?? this.options.waitMs ?? SESSION_DEFAULTS.waitMs;
+      const waiter: Waiter = {
+        predicate,
+        resolve,
+        reject,
+        timer: setTimeout(() => this.finish(waiter, new StreamError('CONFORM_WAIT_TIMEOUT', `waited ${ms} ms for ${what}: none came`)), ms),
+      };
+      this.waiters.add(waiter);
+    });
+  }
+
+  private finish(waiter: Waiter, outcome: InboundFrame | Error): void {
+    if (!this.waiters.delete(waiter)) return;
+    clearTimeout(waiter.timer);
+    if (outcome instanceof Error) waiter.reject(outcome);
+    else waiter.resolve(outcome);
+  }
+
+  private get limit(): number { return this.options.maxRecordedFrames ?? SESSION_DEFAULTS.maxRecordedFrames; }
+
+  private recordFrame(direction: 'in' | 'out', text: string): void {
+    if (this.recorded >= this.limit) { this.unrecorded++; return; }
+    this.recorded++;
+    this.options.record({ kind: 'frame', direction, data: this.redact(text), atMs: this.clock() });
+  }
+}
+
+/** The error of a wait that the close ended. */
+export function closedError(info: CloseInfo, what: string): StreamError {
+  return new StreamError('CONFORM_WAIT_CLOSED', `connection closed (${info.code}${info.reason ? ` ${info.reason}` : ''}, by ${info.by}) before ${what}`);
+}
+
+/** Parses a text message as the raw WebSocket transport does: JSON when it parses, plain text otherwise. */
+export function textFrame(text: string, atMs: number): InboundFrame {
+  try {
+    return { kind: 'json', text, value: JSON.parse(text) as unknown, atMs };
+  } catch {
+    return { kind: 'text', text, atMs }; // plain text, e.g. `Pong!`
+  }
+}

@@ -1,0 +1,254 @@
+/**
+ * The Socket.IO transport of the stream session (socket.io-client): every JSON message travels as
+ * one named event, the key goes in a handshake header, and a refused handshake is read from the
+ * HTTP response that replaced the WebSocket upgrade. Socket.IO's own heartbeat runs underneath
+ * and is not the spec's ping: checks keep sending the `ping` method themselves.
+ *
+ * The WebSocket transport only (no long-polling): the handshake is then one HTTP request, as with
+ * raw WebSocket, so refusals, redirects and the local source address behave the same.
+ */
+import { performance } from 'node:perf_hooks';
+import type { ClientRequest, IncomingMessage } from 'node:http';
+import type WebSocket from 'ws';
+import { io, NodeWebSocket, type ManagerOptions, type Socket, type SocketOptions } from 'socket.io-client';
+import { API_KEY_HEADER } from '../spec.ts';
+import type { StreamClientOptions } from './ws-session.ts';
+import { FrameSession, MASK, SessionSet, maskingRedactor, textFrame } from './frame-session.ts';
+import { readRefusal } from './handshake-refusal.ts';
+import { StreamError, type InboundFrame, type OpenOptions, type OpenResult, type Refusal, type StreamClient } from './stream.ts';
+
+export interface SocketIoClientOptions extends StreamClientOptions {
+  /** The event that carries the JSON messages both ways (the spec does not show its name). */
+  event: string;
+}
+
+const DEFAULTS = { maxPayload: 4 * 1024 * 1024, handshakeTimeoutMs: 5000 } as const;
+/** Socket.IO's default handshake path, used when the URL names none. */
+export const DEFAULT_SOCKETIO_PATH = '/socket.io/';
+
+/**
+ * Where to connect: the URL's origin, and its path as the Socket.IO path (`/socket.io/` when the
+ * URL has none). The namespace is always `/`.
+ */
+export function socketIoTarget(url: string): { origin: string; path: string } {
+  const u = new URL(url);
+  const path = u.pathname === '' || u.pathname === '/' ? DEFAULT_SOCKETIO_PATH : u.pathname;
+  return { origin: `${u.protocol}//${u.host}`, path };
+}
+
+/** A refusal handed from the transport to `connect_error`. */
+const REFUSAL = Symbol('refusal');
+type Carried = { [REFUSAL]: Refusal };
+const carried = (v: unknown): Refusal | undefined => (v !== null && typeof v === 'object' && REFUSAL in v ? (v as Carried)[REFUSAL] : undefined);
+
+/**
+ * engine.io's Node WebSocket transport, but a response other than 101 is read (status, headers,
+ * body) and handed to `connect_error` as the transport error's context, instead of ws's bare
+ * "Unexpected server response". A redirect is such a response too: never followed with the key.
+ */
+class RefusalReadingWebSocket extends NodeWebSocket {
+  override createSocket(uri: string, protocols: string | string[] | undefined, opts: Record<string, unknown>): WebSocket {
+    const ws = super.createSocket(uri, protocols, { ...opts, followRedirects: false }) as WebSocket;
+    ws.once('unexpected-response', (_req: ClientRequest, res: IncomingMessage) => {
+      readRefusal(res).then(
+        (refusal) => { res.socket?.destroy(); this.onError('handshake refused', refusal.status, { [REFUSAL]: refusal } satisfies Carried); },
+        (err: Error) => { res.socket?.destroy(); this.onError('handshake response unreadable', err); },
+      );
+    });
+    return ws;
+  }
+}
+
+type ConnectError = Error & { type?: string; description?: unknown; context?: unknown; data?: unknown };
+
+/** The errno code inside an engine.io transport error (ws's ErrorEvent carries the socket error). */
+function errnoOf(err: ConnectError): string | undefined {
+  const d = err.description as { error?: { code?: unknown }; code?: unknown } | undefined;
+  const code = d?.error?.code ?? d?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** Creates the Socket.IO stream client the checks use: one per check, recording into that check's evidence. */
+export function createSocketIoClient(options: SocketIoClientOptions): StreamClient {
+  const clock = options.clock ?? (() => performance.now());
+  const masker = maskingRedactor(options.primaryKey, options.redact);
+  const redact = masker.redact;
+  const sessions = new SessionSet<SocketIoSession>(options.signal);
+  const signal = options.signal;
+  const { origin, path } = socketIoTarget(options.url);
+
+  return {
+    now: clock,
+    closeAll: () => sessions.closeAll(),
+    open(open: OpenOptions = {}): Promise<OpenResult> {
+      const key = open.key === undefined ? options.primaryKey : open.key;
+      if (key) masker.remember(key);
+      const headerName = open.keyHeader ?? API_KEY_HEADER;
+      const headers: Record<string, string> = key === null ? {} : { [headerName]: key };
+      const shownHeaders = Object.fromEntries(Object.keys(headers).map((h) => [h, MASK]));
+      const base = { kind: 'ws-open' as const, url: redact(options.url), headers: shownHeaders, ...(open.localAddress ? { localAddress: open.localAddress } : {}) };
+      const recordOpen = (outcome: string): void => options.record({ ...base, outcome: redact(outcome), atMs: clock() });
+      const timeoutMs = open.timeoutMs ?? options.handshakeTimeoutMs ?? DEFAULTS.handshakeTimeoutMs;
+
+      return new Promise<OpenResult>((resolve, reject) => {
+        if (signal?.aborted) return reject(new StreamError('CONFORM_ABORTED', 'aborted before the handshake'));
+        let settled = false;
+        const startedAtMs = clock();
+        // localAddress, maxPayload and perMessageDeflate pass through engine.io to ws.
+        const ioOptions: Partial<Omit<ManagerOptions, 'perMessageDeflate'> & SocketOptions> & { localAddress?: string; maxPayload?: number; perMessageDeflate?: boolean } = {
+          path,
+          // One connection per open: no shared Manager, no reconnection, so counts per key are exact.
+          forceNew: true,
+          multiplex: false,
+          reconnection: false,
+          autoConnect: false,
+          transports: [RefusalReadingWebSocket],
+          extraHeaders: headers,
+          timeout: timeoutMs,
+          maxPayload: options.maxPayload ?? DEFAULTS.maxPayload,
+          perMessageDeflate: false,
+          ...(open.localAddress ? { localAddress: open.localAddress } : {}),
+        };
+        const socket = io(origin, ioOptions as Partial<ManagerOptions & SocketOptions>);
+        // Events that come before 'connect' fires (socket.io-client emits its buffer first) are kept.
+        const early: { args: unknown[]; atMs: number }[] = [];
+        const buffer = (...args: unknown[]): void => { early.push({ args, atMs: clock() }); };
+        socket.on(options.event, buffer);
+
+        const settle = (fn: () => void): void => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', abortOpen);
+          socket.off(options.event, buffer);
+          fn();
+        };
+        const fail = (outcome: string, err: StreamError): void => settle(() => {
+          socket.disconnect();
+          recordOpen(outcome);
+          reject(err);
+        });
+        const abortOpen = (): void => fail('aborted', new StreamError('CONFORM_ABORTED', 'aborted during the handshake'));
+        signal?.addEventListener('abort', abortOpen, { once: true });
+        // The Manager's timeout covers the engine.io handshake only, not the namespace connect.
+        const timer = setTimeout(() => fail('error: handshake timed out', new StreamError('CONFORM_TIMEOUT', `Socket.IO open timed out after ${timeoutMs} ms`)), timeoutMs);
+
+        socket.once('connect', () => settle(() => {
+          recordOpen('open');
+          options.record({ kind: 'note', text: `Socket.IO: path ${path}, namespace /, event ${JSON.stringify(options.event)}`, atMs: clock() });
+          const session = new SocketIoSession(socket, options.event, startedAtMs, clock(), clock, options, redact);
+          sessions.add(session);
+          for (const e of early) session.onEvent(e.args, e.atMs);
+          resolve({ ok: true, session });
+        }));
+        socket.once('connect_error', (raw: Error) => {
+          const err = raw as ConnectError;
+          const refusal = carried(err.context);
+          if (refusal) {
+            return settle(() => {
+              socket.disconnect();
+              recordOpen(`refused: HTTP ${refusal.status} ${refusal.text}`);
+              resolve(refusal);
+            });
+          }
+          if ('data' in err) {
+            // Refused by the namespace (a CONNECT_ERROR packet) after the upgrade succeeded.
+            const json = err.data !== undefined ? err.data : { message: err.message };
+            const text = JSON.stringify(json) ?? '';
+            return settle(() => {
+              socket.disconnect();
+              recordOpen(`refused: Socket.IO CONNECT_ERROR ${text}`);
+              resolve({ ok: false, status: 101, headers: {}, text, json });
+            });
+          }
+          const errno = errnoOf(err);
+          const code = errno === 'EADDRNOTAVAIL' || errno === 'EINVAL' || errno === 'EAFNOSUPPORT' ? 'CONFORM_BIND'
+            : err.message === 'timeout' ? 'CONFORM_TIMEOUT' : 'CONFORM_NETWORK';
+          const detail = errno ?? (typeof err.description === 'number' ? `HTTP ${err.description}` : '');
+          fail(`error: ${err.message}${detail ? ` (${detail})` : ''}`, new StreamError(code, `Socket.IO open failed: ${redact(err.message)}${detail ? ` (${detail})` : ''}`));
+        });
+        socket.connect();
+      });
+    },
+  };
+}
+
+/** Why a Socket.IO disconnect happened, as Socket.IO and its WebSocket report it. */
+type Details = { description?: unknown; context?: { code?: unknown; reason?: unknown } } | Error | undefined;
+
+/** One open Socket.IO connection; checks see it as a StreamSession. */
+class SocketIoSession extends FrameSession {
+  constructor(
+    private readonly socket: Socket,
+    private readonly event: string,
+    startedAtMs: number,
+    openedAtMs: number,
+    clock: () => number,
+    options: SocketIoClientOptions,
+    redact: (s: string) => string,
+  ) {
+    super(startedAtMs, openedAtMs, clock, options, redact);
+    socket.on(event, (...args: unknown[]) => this.onEvent(args, this.clock()));
+    socket.onAny((name: string, ...args: unknown[]) => {
+      if (name !== event) this.note(`event ${JSON.stringify(name)} (not ${JSON.stringify(event)}) ignored: ${preview(args)}`);
+    });
+    socket.on('disconnect', (reason, details) => this.onDisconnect(reason, details as Details));
+  }
+
+  get isOpen(): boolean { return this.socket.connected; }
+
+  /** A string payload is a text message, like a raw WebSocket text frame. */
+  protected transmit(text: string): void { this.socket.emit(this.event, text); }
+
+  /** A JSON message is emitted as the object itself. */
+  protected override transmitValue(value: unknown): void { this.socket.emit(this.event, value); }
+
+  /** Socket.IO has no close code or reason on the wire: the client sends DISCONNECT and closes. */
+  protected shut(): void { this.socket.disconnect(); }
+
+  protected kill(): void {
+    const transport = this.socket.io.engine?.transport as unknown as { ws?: WebSocket } | undefined;
+    transport?.ws?.terminate();
+    this.socket.disconnect();
+  }
+
+  /** One event on the message event: its first argument is the message. */
+  onEvent(args: unknown[], atMs: number): void {
+    // A trailing function is an acknowledgement callback the server asked for; the spec has none.
+    const values = typeof args[args.length - 1] === 'function' ? args.slice(0, -1) : args;
+    if (values.length !== 1) this.note(`event ${JSON.stringify(this.event)} carried ${values.length} arguments; the first is taken as the message`);
+    const payload = values[0];
+    let frame: InboundFrame;
+    let evidence: string;
+    if (typeof payload === 'string') {
+      // A string payload reads like a text frame: JSON when it parses, plain text (`Pong!`) otherwise.
+      frame = textFrame(payload, atMs);
+      evidence = JSON.stringify(payload);
+    } else if (Buffer.isBuffer(payload) || payload instanceof ArrayBuffer || ArrayBuffer.isView(payload)) {
+      const bytes = (payload as ArrayBuffer | ArrayBufferView).byteLength;
+      frame = { kind: 'binary', bytes, atMs };
+      evidence = `<binary ${bytes} bytes>`;
+    } else {
+      const text = JSON.stringify(payload) ?? 'undefined';
+      frame = { kind: 'json', text, value: payload ?? null, atMs };
+      evidence = text;
+    }
+    this.receive(frame, evidence);
+  }
+
+  private onDisconnect(reason: string, details: Details): void {
+    // A WebSocket close under Socket.IO keeps its code and reason; an orderly DISCONNECT packet
+    // has none (1000), and a lost transport or a missed Socket.IO heartbeat is abnormal (1006).
+    const context = details && !(details instanceof Error) ? details.context : undefined;
+    const wsCode = typeof context?.code === 'number' ? context.code : undefined;
+    const wsReason = typeof context?.reason === 'string' ? context.reason : '';
+    const code = wsCode ?? (reason === 'io server disconnect' || reason === 'io client disconnect' ? 1000 : 1006);
+    this.ended(code, wsReason ? `${reason}: ${wsReason}` : reason);
+  }
+}
+
+function preview(args: unknown[]): string {
+  let text: string;
+  try { text = JSON.stringify(args) ?? ''; } catch { text = '<unserialisable>'; }
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+}

@@ -1,0 +1,27 @@
+/**
+ * Which stream transport a profile asks for: raw WebSocket (default) or Socket.IO with a named
+ * event. The checks never know which one they talk to.
+ */
+import type { Evidence } from '../check.ts';
+import { UsageError } from '../errors.ts';
+import type { Profile } from '../profile.ts';
+import type { StreamClient } from './stream.ts';
+import { createStreamClient } from './ws-session.ts';
+import { createSocketIoClient } from './socketio-session.ts';
+
+/** What the engine hands a stream factory for one check. */
+export interface StreamFactoryOptions {
+  url: string;
+  primaryKey: string;
+  record: (e: Evidence) => void;
+  redact?: (s: string) => string;
+  signal?: AbortSignal;
+}
+
+/** The stream client factory for `profile.transport`; Socket.IO needs `profile.event`. */
+export function streamFactoryFor(profile: Pick<Profile, 'transport' | 'event'>): (options: StreamFactoryOptions) => StreamClient {
+  if (profile.transport !== 'socketio') return createStreamClient;
+  const event = profile.event;
+  if (!event) throw new UsageError('transport socketio needs the event name that carries the messages (profile field event, or --event NAME)');
+  return (options) => createSocketIoClient({ ...options, event });
+}
