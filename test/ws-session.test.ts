@@ -254,3 +254,18 @@ describe('ws session: close, limits and redaction', () => {
     await expect(stream.open()).rejects.toMatchObject({ code: 'CONFORM_ABORTED' });
   });
 });
+
+describe('ws session: bounded memory', () => {
+  it('keeps at most maxKeptFrames frames of a flooding peer, dropping the oldest, and says so once', async () => {
+    const url = await wsServer((ws) => { for (let i = 0; i < 500; i++) ws.send(JSON.stringify({ n: i })); ws.send('{"method":"end","message":"","code":"200"}'); });
+    const { stream, evidence } = client(url, { maxKeptFrames: 100, maxRecordedFrames: 10 });
+    const session = await openOk(stream);
+    await session.find((f) => f.kind === 'json' && (f.value as { method?: string }).method === 'end');
+    expect(session.frames.length).toBeLessThanOrEqual(110);
+    expect(session.frames.at(-1)).toMatchObject({ text: '{"method":"end","message":"","code":"200"}' });
+    expect(evidence.filter((e) => e.kind === 'note' && e.text.includes('no longer kept'))).toHaveLength(1);
+    expect(evidence.filter((e) => e.kind === 'frame')).toHaveLength(10);
+    await session.close();
+    expect(evidence).toContainEqual(expect.objectContaining({ kind: 'note', text: '491 further frames not recorded (limit 10)' }));
+  });
+});

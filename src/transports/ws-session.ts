@@ -30,13 +30,15 @@ export interface StreamClientOptions {
   handshakeTimeoutMs?: number;
   /** Frames recorded as evidence per session before the rest is only counted; default 1000. */
   maxRecordedFrames?: number;
+  /** Frames a session keeps for `frames` and `pushes`; older ones are dropped (a flooding peer stays bounded); default 20000. */
+  maxKeptFrames?: number;
   /** Monotonic clock, ms; default `performance.now`. */
   clock?: () => number;
   /** Aborts every open and wait and terminates every session (check timeout, run stop). */
   signal?: AbortSignal;
 }
 
-const DEFAULTS = { maxPayload: 4 * 1024 * 1024, waitMs: 5000, handshakeTimeoutMs: 5000, maxRecordedFrames: 1000 } as const;
+const DEFAULTS = { maxPayload: 4 * 1024 * 1024, waitMs: 5000, handshakeTimeoutMs: 5000, maxRecordedFrames: 1000, maxKeptFrames: 20_000 } as const;
 /** Refusal bodies are read up to this many bytes. */
 const MAX_REFUSAL_BODY = 64 * 1024;
 const MASK = '[redacted]';
@@ -166,6 +168,7 @@ class WsSession implements StreamSession {
   private closingByClient = false;
   private recorded = 0;
   private unrecorded = 0;
+  private droppedNoted = false;
   private resolveClosed!: (info: CloseInfo) => void;
 
   constructor(
@@ -301,6 +304,16 @@ class WsSession implements StreamSession {
       frame = parsed ? { kind: 'json', text, value, atMs } : { kind: 'text', text, atMs };
     }
     this.frames.push(frame);
+    const keep = this.options.maxKeptFrames ?? DEFAULTS.maxKeptFrames;
+    // Drop in chunks of a tenth, so a flood costs amortised O(1) per frame.
+    if (this.frames.length > keep + Math.ceil(keep / 10)) {
+      const dropped = this.frames.length - keep;
+      this.frames.splice(0, dropped);
+      if (!this.droppedNoted) {
+        this.droppedNoted = true;
+        this.options.record({ kind: 'note', text: `more than ${keep} frames received: the oldest are no longer kept`, atMs: atMs });
+      }
+    }
     for (const w of [...this.waiters]) {
       let hit = false;
       try { hit = w.predicate(frame); } catch (err) { this.finish(w, err as Error); continue; }
