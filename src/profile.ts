@@ -83,10 +83,12 @@ export async function loadProfile(file: string): Promise<Profile> {
   return parseProfile(value, `profile ${file}`);
 }
 
-/** The minimal profile of `--target URL --key KEY [--ws URL]`. */
-export function minimalProfile(options: { target: string; key: string; ws?: string }): Profile {
+/** The minimal profile of `--target URL --key KEY [--ws URL] [--transport socketio --event NAME]`. */
+export function minimalProfile(options: { target: string; key: string; ws?: string; transport?: 'ws' | 'socketio'; event?: string }): Profile {
   const profile: Profile = { rest: options.target.replace(/\/+$/, ''), keys: { primary: { key: options.key } } };
   if (options.ws) profile.ws = options.ws;
+  if (options.transport) profile.transport = options.transport;
+  if (options.event) profile.event = options.event;
   return parseProfile(profile, '--target/--key');
 }
 

@@ -274,6 +274,9 @@ const profile = schema('profile', 'conform target profile', {
       },
     },
   },
+  // Socket.IO carries the messages on a named event that the spec does not show: the profile names it.
+  if: { type: 'object', required: ['transport'], properties: { transport: { const: 'socketio' } } },
+  then: { type: 'object', required: ['event'], properties: { event: { type: 'string' } } },
 });
 
 /** Every schema, by file name (without `.schema.json`). */

@@ -10,6 +10,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Server, type ServerOptions, type Socket } from 'socket.io';
 import type { Evidence } from '../src/check.ts';
 import { createSocketIoClient, socketIoTarget } from '../src/transports/socketio-session.ts';
+import { createStreamClient } from '../src/transports/ws-session.ts';
+import { streamFactoryFor } from '../src/transports/stream-factory.ts';
+import { minimalProfile, parseProfile } from '../src/profile.ts';
 import { StreamError, isPush, type StreamClient, type StreamSession } from '../src/transports/stream.ts';
 
 const KEY = 'sk_live_socketio_test_key_456';
@@ -70,6 +73,28 @@ describe('socket.io session: target URL', () => {
     expect(socketIoTarget('ws://127.0.0.1:8080/socket.io/')).toEqual({ origin: 'ws://127.0.0.1:8080', path: '/socket.io/' });
     expect(socketIoTarget('wss://example.test')).toEqual({ origin: 'wss://example.test', path: '/socket.io/' });
     expect(socketIoTarget('ws://127.0.0.1:9/v1/stream')).toEqual({ origin: 'ws://127.0.0.1:9', path: '/v1/stream' });
+  });
+});
+
+describe('transport selection by profile', () => {
+  it('picks raw WebSocket without a transport or with ws, and Socket.IO with socketio and its event', async () => {
+    expect(streamFactoryFor({})).toBe(createStreamClient);
+    expect(streamFactoryFor({ transport: 'ws' })).toBe(createStreamClient);
+    let event: unknown;
+    const p = await peer((s) => s.on('quotes', (m: unknown) => { event = m; }));
+    const factory = streamFactoryFor({ transport: 'socketio', event: 'quotes' });
+    const stream = factory({ url: p.url, primaryKey: KEY, record: () => undefined });
+    cleanups.push(() => stream.closeAll());
+    const session = await openOk(stream);
+    session.send({ method: 'ping' });
+    await expect.poll(() => event).toEqual({ method: 'ping' });
+  });
+
+  it('refuses socketio without an event name, in the factory and in a profile', () => {
+    expect(() => streamFactoryFor({ transport: 'socketio' })).toThrow(/needs the event name/);
+    expect(() => parseProfile({ rest: 'http://127.0.0.1:1', keys: { primary: { key: 'k' } }, transport: 'socketio' })).toThrow(/required property "event"/);
+    expect(minimalProfile({ target: 'http://127.0.0.1:1/', key: 'k', ws: 'ws://127.0.0.1:1/socket.io/', transport: 'socketio', event: 'price' }))
+      .toMatchObject({ transport: 'socketio', event: 'price', ws: 'ws://127.0.0.1:1/socket.io/' });
   });
 });
 
