@@ -78,3 +78,20 @@ describe('ws suite against each fault of the reference service', () => {
     }
   });
 });
+
+describe('ws checks sharing a key allowance', () => {
+  it('measures keys.primary\'s allowance while a slow check holds one of its connections', async () => {
+    const server = await start();
+    try {
+      const ids = ['ws.keepalive.ping-keeps-alive', 'ws.limits.connections.primary'];
+      const checks = ids.map((id) => wsChecks.find((c) => c.id === id)!);
+      // Both start at once: the slow check takes its slot first, the limit check counts it.
+      const { results } = await runChecks({ profile: withGrace(server.profile), checks, settings: { concurrency: 2, timeoutMs: 20_000 } });
+      for (const r of results) expect(r.outcome, describeResult(r)).toBe('pass');
+      const notes = results[1]!.evidence.filter((e) => e.kind === 'note').map((e) => (e as { text: string }).text);
+      expect(notes).toContain(`1 connection(s) of this key held by other checks count toward its allowance of ${server.profile.keys.primary.connections}`);
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -1,0 +1,36 @@
+/** The pure rules of the WebSocket suite, on literal frame values. */
+import { describe, expect, it } from 'vitest';
+import { places, priceProblems, relativeGap, timestampUnit } from '../suites/ws/rules.ts';
+
+describe('places', () => {
+  it.each([['1.50', 2], ['64250', 0], ['0.000001', 6], ['-3.1', 1]] as const)('counts the decimal places of %s as %i', (v, n) => expect(places(v)).toBe(n));
+  it.each([1.5, '1e5', '+1', ' 1', '1.', '.5', null])('rejects %j as a decimal string', (v) => expect(places(v)).toBeUndefined());
+});
+
+describe('priceProblems', () => {
+  it('accepts an exact mid', () => expect(priceProblems({ ask: '10.02', bid: '10.00', price: '10.01' })).toEqual([]));
+  it('accepts either rounding of a mid that needs one more digit', () => {
+    expect(priceProblems({ ask: '10.03', bid: '10.00', price: '10.01' })).toEqual([]);
+    expect(priceProblems({ ask: '10.03', bid: '10.00', price: '10.02' })).toEqual([]);
+  });
+  it('accepts a truncated mid when ask and bid are finer than the price', () => expect(priceProblems({ ask: '10.019', bid: '10.000', price: '10.00' })).toEqual([]));
+  it('reports a price one tick off the mid', () => expect(priceProblems({ ask: '10.02', bid: '10.00', price: '10.02' })).toEqual(['price 10.02 is not the mid 10.01 of ask and bid at 2 decimal places']));
+  it('reports bid above price and price above ask', () => {
+    expect(priceProblems({ ask: '10.00', bid: '10.02', price: '10.01' })).toEqual(['bid 10.02 > price 10.01', 'price 10.01 > ask 10']);
+  });
+  it('compares with decimals, not floats', () => expect(priceProblems({ ask: '0.3', bid: '0.1', price: '0.2' })).toEqual([]));
+  it('leaves values that are not decimal strings to the schema', () => expect(priceProblems({ ask: 10.02, bid: '10.00', price: '10.01' })).toEqual([]));
+});
+
+describe('timestampUnit', () => {
+  const now = 1_763_800_000_000;
+  it.each([[1_763_799_999, 's'], [1_763_799_999_123, 'ms'], [1_763_799_999_123_456, 'us'], [1_763_799_999_123_456_789, 'ns'], [42, 'unknown']] as const)('reads %d as %s', (v, unit) => expect(timestampUnit(v, now)).toBe(unit));
+});
+
+describe('relativeGap', () => {
+  it('is the distance relative to the second value', () => expect(relativeGap('101', '100')).toBeCloseTo(0.01));
+  it('is undefined for a zero base or a non-decimal', () => {
+    expect(relativeGap('1', '0')).toBeUndefined();
+    expect(relativeGap(1, '1')).toBeUndefined();
+  });
+});
