@@ -261,6 +261,17 @@ describe('socket.io session: messages on the named event', () => {
     expect(evidence).toContainEqual(expect.objectContaining({ kind: 'note', text: expect.stringContaining('event "other"') }));
   });
 
+  it('keeps at most maxKeptFrames frames from a flooding server and notes the drop once', async () => {
+    const p = await peer((s) => s.on(EVENT, () => { for (let i = 0; i < 300; i++) s.emit(EVENT, { code: 'Crypto:ALL:BTC/USD', n: i }); s.emit(EVENT, 'Pong!'); }));
+    const { stream, evidence } = client(p.url, { maxKeptFrames: 100 });
+    const session = await openOk(stream);
+    session.send({ method: 'ping' });
+    await session.next((f) => f.kind === 'text');
+    expect(session.frames.length).toBeLessThanOrEqual(110);
+    expect(session.pushes().at(-1)?.value.n).toBe(299);
+    expect(evidence.filter((e) => e.kind === 'note' && e.text.includes('no longer kept'))).toHaveLength(1);
+  });
+
   it('reads a binary payload as a binary frame', async () => {
     const p = await peer((s) => { s.emit(EVENT, Buffer.from([1, 2, 3])); });
     const { stream } = client(p.url);

@@ -18,11 +18,13 @@ export interface FrameSessionOptions {
   waitMs?: number;
   /** Frames recorded as evidence per session before the rest is only counted; default 1000. */
   maxRecordedFrames?: number;
+  /** Frames a session keeps for `frames` and `pushes`; older ones are dropped (a flooding peer stays bounded); default 20000. */
+  maxKeptFrames?: number;
   /** Aborts every wait. */
   signal?: AbortSignal;
 }
 
-export const SESSION_DEFAULTS = { waitMs: 5000, maxRecordedFrames: 1000 } as const;
+export const SESSION_DEFAULTS = { waitMs: 5000, maxRecordedFrames: 1000, maxKeptFrames: 20_000 } as const;
 
 /** How keys are shown in evidence. */
 export const MASK = '[redacted]';
@@ -79,6 +81,7 @@ export abstract class FrameSession implements StreamSession {
   private closingByClient = false;
   private recorded = 0;
   private unrecorded = 0;
+  private droppedNoted = false;
   private resolveClosed!: (info: CloseInfo) => void;
 
   constructor(
@@ -187,6 +190,15 @@ export abstract class FrameSession implements StreamSession {
   protected receive(frame: InboundFrame, evidence?: string): void {
     this.recordFrame('in', evidence ?? (frame.kind === 'binary' ? `<binary ${frame.bytes} bytes>` : frame.text));
     this.frames.push(frame);
+    const keep = this.options.maxKeptFrames ?? SESSION_DEFAULTS.maxKeptFrames;
+    // Drop in chunks of a tenth, so a flood costs amortised O(1) per frame.
+    if (this.frames.length > keep + Math.ceil(keep / 10)) {
+      this.frames.splice(0, this.frames.length - keep);
+      if (!this.droppedNoted) {
+        this.droppedNoted = true;
+        this.options.record({ kind: 'note', text: `more than ${keep} frames received: the oldest are no longer kept`, atMs: frame.atMs });
+      }
+    }
     for (const w of [...this.waiters]) {
       let hit = false;
       try { hit = w.predicate(frame); } catch (err) { this.finish(w, err as Error); continue; }
