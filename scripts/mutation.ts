@@ -1,0 +1,265 @@
+/**
+ * The mutation suite: the reference service's faults are the harness's own test. For every fault,
+ * the whole catalogue runs against the reference service with that fault on; a fault is caught
+ * when at least one check fails, and exact when the failing checks are the fault's `catches` and
+ * no check errored. `npm run mutation` prints the outcome per fault, a breakdown by area, and
+ * `mutation score: CAUGHT/TOTAL faults caught` last. test/mutation.test.ts runs the same code.
+ *
+ * Speed: faults run concurrently, each on its own server on port 0, with a short ping window that
+ * the server's profile declares (the spec's 30 s window is exercised by the clean CLI run).
+ */
+import { performance } from 'node:perf_hooks';
+import { pathToFileURL } from 'node:url';
+import { startReferenceServer } from '../reference/index.ts';
+import { FAULTS } from '../reference/faults.ts';
+import { runChecks, selectChecks } from '../src/runner.ts';
+import type { Check, CheckResult } from '../src/check.ts';
+import { CHECKS } from '../suites/index.ts';
+
+/** A fault as reference/faults.ts describes it. */
+export interface FaultEntry { readonly name: string; readonly area: string; readonly rule: string; readonly catches: readonly string[] }
+
+/** Settings of a mutation run; each default is in MUTATION_DEFAULTS. */
+export interface MutationSettings {
+  /** Keep-alive window of every server (ms); declared in its profile, so checks wait this long. */
+  pingTimeoutMs: number;
+  /** Slack after the window before a close counts as late (profile timing.pingGraceMs). */
+  pingGraceMs: number;
+  /** Push interval of every server (ms). */
+  tickMs: number;
+  /** Catalogue runs (servers) in flight at once. */
+  faultConcurrency: number;
+  /** Checks in flight at once within one catalogue run. */
+  checkConcurrency: number;
+  /** Per-check timeout (ms) unless the check sets its own. */
+  checkTimeoutMs: number;
+}
+
+/**
+ * Defaults: a 2 s window with 2 s grace keeps keep-alive checks near 5 s and still far above the
+ * ticks and timer noise of a loaded 2-core machine; 6 runs at once keep both cores busy without
+ * starving the timing checks.
+ */
+export const MUTATION_DEFAULTS: Readonly<MutationSettings> = Object.freeze({
+  pingTimeoutMs: 2000,
+  pingGraceMs: 2000,
+  tickMs: 50,
+  faultConcurrency: 6,
+  checkConcurrency: 8,
+  checkTimeoutMs: 20_000,
+});
+
+/** The checks a mutation run executes: the default catalogue (disruptive checks are left out, as in a plain run). */
+export const mutationChecks = (registry: readonly Check[] = CHECKS): Check[] => selectChecks(registry);
+
+/** One catalogue run against a reference server (clean when `fault` is undefined). */
+export async function runCatalogue(fault: string | undefined, settings: Partial<MutationSettings> = {}, checks: readonly Check[] = mutationChecks()): Promise<CheckResult[]> {
+  const s = { ...MUTATION_DEFAULTS, ...settings };
+  const server = await startReferenceServer({ pingTimeoutMs: s.pingTimeoutMs, tickMs: s.tickMs, ...(fault === undefined ? {} : { fault }) });
+  try {
+    // The profile declares the short window; the grace is ours, since the spec shows none.
+    const profile = { ...server.profile, timing: { ...server.profile.timing, pingTimeoutMs: s.pingTimeoutMs, pingGraceMs: s.pingGraceMs } };
+    const { results } = await runChecks({ profile, checks, settings: { concurrency: s.checkConcurrency, timeoutMs: s.checkTimeoutMs } });
+    return results;
+  } finally {
+    await server.close();
+  }
+}
+
+/** What one fault did to the catalogue. */
+export interface FaultOutcome {
+  fault: FaultEntry;
+  /** Ids that ended in `fail`, sorted. */
+  failing: string[];
+  /** Ids that ended in `error`, with the reason. */
+  errors: { id: string; reason: string }[];
+  /** Ids of `catches` that did not fail. */
+  missed: string[];
+  /** Failing ids that `catches` does not name. */
+  extra: string[];
+  /** At least one check failed. */
+  caught: boolean;
+  /** The failing set equals `catches` and nothing errored. */
+  exact: boolean;
+  durationMs: number;
+  results: CheckResult[];
+}
+
+/** Compares a run's results with what the fault's entry promises. */
+export function judgeFault(fault: FaultEntry, results: readonly CheckResult[], durationMs = 0): FaultOutcome {
+  const failing = results.filter((r) => r.outcome === 'fail').map((r) => r.id).sort();
+  const errors = results.filter((r) => r.outcome === 'error').map((r) => ({ id: r.id, reason: `${r.errorCode ?? ''} ${r.reason ?? ''}`.trim() }));
+  const missed = fault.catches.filter((id) => !failing.includes(id));
+  const extra = failing.filter((id) => !fault.catches.includes(id));
+  return { fault, failing, errors, missed, extra, caught: failing.length > 0, exact: missed.length === 0 && extra.length === 0 && errors.length === 0, durationMs, results: [...results] };
+}
+
+/** Runs `tasks` with at most `limit` in flight, results in input order. */
+export async function pool<T, R>(items: readonly T[], limit: number, task: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await task(items[i]!, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+  return out;
+}
+
+/** Runs every fault (or those given), concurrently, and judges each. */
+export async function runFaults(faults: readonly FaultEntry[] = FAULTS, settings: Partial<MutationSettings> = {}, onDone?: (o: FaultOutcome) => void): Promise<FaultOutcome[]> {
+  const s = { ...MUTATION_DEFAULTS, ...settings };
+  const checks = mutationChecks();
+  return pool(faults, s.faultConcurrency, async (fault) => {
+    const t0 = performance.now();
+    const results = await runCatalogue(fault.name, s, checks);
+    const outcome = judgeFault(fault, results, Math.round(performance.now() - t0));
+    onDone?.(outcome);
+    return outcome;
+  });
+}
+
+/** Areas of the score breakdown (issue 6), in print order. */
+export const SCORE_AREAS = ['REST envelope', 'auth', 'pagination', 'price', 'handshake', 'limits', 'session', 'keep-alive', 'push'] as const;
+export type ScoreArea = (typeof SCORE_AREAS)[number];
+
+/** The score area of each `area` of reference/faults.ts. */
+export const AREA_OF: Readonly<Record<string, ScoreArea>> = {
+  'rest-envelope': 'REST envelope',
+  'status-numbers': 'REST envelope',
+  auth: 'auth',
+  entitlements: 'auth',
+  pagination: 'pagination',
+  filters: 'pagination',
+  'pair-record': 'pagination',
+  'price-record': 'price',
+  market: 'price',
+  'price-status': 'price',
+  handshake: 'handshake',
+  'connection-limit': 'limits',
+  subscription: 'session',
+  notice: 'session',
+  ping: 'keep-alive',
+  keepalive: 'keep-alive',
+  push: 'push',
+};
+
+/** Score area of a fault; `other` flags an area this table does not know yet. */
+export const scoreArea = (fault: FaultEntry): ScoreArea | 'other' => AREA_OF[fault.area] ?? 'other';
+
+const list = (ids: readonly string[]): string => (ids.length ? ids.join(', ') : '-');
+
+/** One line per fault that is not exact: what it promised and what failed. */
+export function disagreementLines(outcomes: readonly FaultOutcome[]): string[] {
+  return outcomes.filter((o) => !o.exact).map((o) => {
+    const parts = [`${o.fault.name}: expected [${list(o.fault.catches)}], failing [${list(o.failing)}]`];
+    if (o.missed.length) parts.push(`missed [${list(o.missed)}]`);
+    if (o.extra.length) parts.push(`extra [${list(o.extra)}]`);
+    if (o.errors.length) parts.push(`errors [${o.errors.map((e) => `${e.id}: ${e.reason}`).join('; ')}]`);
+    return parts.join('; ');
+  });
+}
+
+/** For each fault that is not exact, why each extra or missed check ended as it did (first violation or reason). */
+export function explainLines(outcomes: readonly FaultOutcome[]): string[] {
+  const out: string[] = [];
+  for (const o of outcomes.filter((x) => !x.exact)) {
+    out.push(`${o.fault.name} (${o.fault.rule}): expected [${list(o.fault.catches)}]`);
+    for (const id of [...o.extra, ...o.missed, ...o.errors.map((e) => e.id)]) {
+      const r = o.results.find((x) => x.id === id);
+      const v = r?.violations[0];
+      const why = v ? `${v.received} / expected ${v.expected}` : `${r?.errorCode ?? ''} ${r?.reason ?? ''}`.trim();
+      const kind = o.extra.includes(id) ? 'extra' : o.missed.includes(id) ? 'missed' : 'error';
+      out.push(`  ${kind} ${id} (${r?.outcome ?? 'absent'}): ${why.replace(/\s+/g, ' ').slice(0, 300)}`);
+    }
+  }
+  return out;
+}
+
+/** The disagreements as Markdown (for plan/mutation-report.md): one section per fault that is not exact. */
+export function disagreementMarkdown(outcomes: readonly FaultOutcome[]): string {
+  const out: string[] = [];
+  for (const o of outcomes.filter((x) => !x.exact)) {
+    out.push(`### ${o.fault.name}`, '', `- rule: ${o.fault.rule}`, `- expected (catches): ${list(o.fault.catches)}`, `- actually failing: ${list(o.failing)}`);
+    if (o.missed.length) out.push(`- missed: ${list(o.missed)}`);
+    if (o.extra.length) out.push(`- extra: ${list(o.extra)}`);
+    for (const e of o.errors) out.push(`- error: ${e.id}: ${e.reason}`);
+    for (const id of [...o.extra, ...o.missed]) {
+      const r = o.results.find((x) => x.id === id);
+      const v = r?.violations[0];
+      const why = v ? `${v.received} / expected ${v.expected}` : `${r?.outcome ?? 'absent'} ${r?.reason ?? ''}`;
+      out.push(`  - ${id}: ${why.replace(/\s+/g, ' ').slice(0, 240)}`);
+    }
+    out.push('');
+  }
+  return out.join('\n');
+}
+
+/**
+ * The score: one line per area (caught and exact out of its faults), then
+ * `mutation score: CAUGHT/TOTAL faults caught` as the last line.
+ */
+export function formatScore(outcomes: readonly FaultOutcome[]): string {
+  const areas = [...SCORE_AREAS, ...(outcomes.some((o) => scoreArea(o.fault) === 'other') ? ['other' as const] : [])];
+  const w = Math.max(...areas.map((a) => a.length));
+  const lines = ['mutation score by area (caught: >= 1 check fails; exact: the failing checks are the fault\'s catches, no error):'];
+  for (const area of areas) {
+    const of = outcomes.filter((o) => scoreArea(o.fault) === area);
+    lines.push(`  ${area.padEnd(w)}  ${String(of.filter((o) => o.caught).length).padStart(3)}/${String(of.length).padEnd(3)} caught  ${String(of.filter((o) => o.exact).length).padStart(3)}/${of.length} exact`);
+  }
+  const caught = outcomes.filter((o) => o.caught).length;
+  const exact = outcomes.filter((o) => o.exact).length;
+  lines.push(`exact: ${exact}/${outcomes.length} faults fail exactly their catches with no error`);
+  lines.push(`mutation score: ${caught}/${outcomes.length} faults caught`);
+  return lines.join('\n');
+}
+
+/** Failing and erroring checks of a clean run, one line each (empty when clean). */
+export function cleanProblems(results: readonly CheckResult[]): string[] {
+  return results.filter((r) => r.outcome === 'fail' || r.outcome === 'error').map((r) =>
+    `${r.id}: ${r.outcome}${r.reason ? ` (${r.errorCode ?? ''} ${r.reason})` : ''}${r.violations.map((v) => ` ${v.received} / expected ${v.expected}`).join(';')}`);
+}
+
+/** Reads `--faults a,b` and `--clean-runs N` from argv. */
+function parseCli(argv: readonly string[]): { faults?: string[]; cleanRuns: number; report?: string; explain: boolean; markdown?: string } {
+  const get = (flag: string): string | undefined => { const i = argv.indexOf(flag); return i >= 0 ? argv[i + 1] : undefined; };
+  const faults = get('--faults')?.split(',').map((x) => x.trim()).filter(Boolean);
+  const cleanRuns = Number(get('--clean-runs') ?? '1');
+  return { faults, cleanRuns: Number.isInteger(cleanRuns) && cleanRuns >= 0 ? cleanRuns : 1, report: get('--report'), explain: argv.includes('--explain'), markdown: get('--markdown') };
+}
+
+async function main(): Promise<number> {
+  const cli = parseCli(process.argv.slice(2));
+  const unknown = cli.faults?.filter((n) => !FAULTS.some((f) => f.name === n)) ?? [];
+  if (unknown.length) { process.stderr.write(`mutation: unknown fault ${unknown[0]}\n`); return 2; }
+  const faults = cli.faults ? FAULTS.filter((f) => cli.faults!.includes(f.name)) : FAULTS;
+  const t0 = performance.now();
+  let cleanOk = true;
+  for (let i = 1; i <= cli.cleanRuns; i++) {
+    const results = await runCatalogue(undefined);
+    const problems = cleanProblems(results);
+    cleanOk &&= problems.length === 0;
+    process.stdout.write(`clean run ${i}: ${results.filter((r) => r.outcome === 'pass').length} pass, ${results.filter((r) => r.outcome === 'skip').length} skip, ${problems.length} fail or error\n`);
+    for (const p of problems) process.stdout.write(`  ${p}\n`);
+  }
+  const outcomes = await runFaults(faults, {}, (o) => {
+    process.stdout.write(`${o.exact ? 'exact ' : o.caught ? 'caught' : 'MISSED'}  ${o.fault.name} (${o.durationMs} ms)\n`);
+  });
+  const lines = disagreementLines(outcomes);
+  if (lines.length) process.stdout.write(`\ndisagreements (fault: expected catches, actually failing):\n${lines.map((l) => `  ${l}`).join('\n')}\n`);
+  if (cli.explain) process.stdout.write(`\nwhy:\n${explainLines(outcomes).join('\n')}\n`);
+  if (cli.markdown) {
+    const { writeFile } = await import('node:fs/promises');
+    await writeFile(cli.markdown, `${disagreementMarkdown(outcomes)}\n`);
+  }
+  if (cli.report) {
+    const { writeFile } = await import('node:fs/promises');
+    await writeFile(cli.report, `${JSON.stringify(outcomes.map(({ results: _r, ...o }) => ({ ...o, fault: o.fault.name })), null, 2)}\n`);
+  }
+  process.stdout.write(`\n${faults.length} faults in ${((performance.now() - t0) / 1000).toFixed(1)} s\n${formatScore(outcomes)}\n`);
+  return cleanOk && outcomes.every((o) => o.exact) ? 0 : 1;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) process.exitCode = await main();
