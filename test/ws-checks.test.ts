@@ -23,6 +23,8 @@ type Json = Record<string, unknown>;
 interface Conn { ws: WebSocket; req: IncomingMessage; pairs: Set<string>; send(v: unknown): void; /** Restarts the keep-alive window. */ touch(): void }
 /** How a mini target treats one connection: `refuse` answers the upgrade instead; `message` answers requests. */
 interface Behaviour {
+  /** Runs as soon as a connection is accepted. */
+  open?(conn: Conn): void;
   refuse?(req: IncomingMessage): { status: number; body: string } | undefined;
   message?(conn: Conn, msg: Json | undefined, raw: string): void;
   /** One push per subscribed pair per tick; override to send other frames. */
@@ -81,6 +83,7 @@ async function miniTarget(b: Behaviour, windowMs = 1000): Promise<Profile> {
       const touch = (): void => { clearTimeout(idle); idle = setTimeout(() => ws.close(1000, 'ping timeout'), windowOf); };
       const conn: Conn = { ws, req, pairs: new Set(), send: (v) => ws.send(JSON.stringify(v)), touch };
       conns.add(conn);
+      b.open?.(conn);
       let n = 0;
       const ticker = setInterval(() => {
         n++;
@@ -139,6 +142,19 @@ describe('handshake checks accept the outcome after connecting', () => {
       expect(r.outcome, line(r)).toBe('pass');
       expect(r.observations).toContainEqual(expect.objectContaining({ name: 'outcome' }));
     }
+  });
+
+  it('passes ws.handshake.missing-key when the target sends the 50005 notice on connect and closes', async () => {
+    // Answers a connection without a key before any request, then closes it.
+    const profile = await miniTarget({
+      open(conn) {
+        if (keyOf(conn.req) !== undefined) return;
+        conn.send({ method: 'error', message: 'missing key', code: '50005', data: null });
+        conn.ws.close(1008, 'unauthorized');
+      },
+    });
+    const r = await runOne(profile, 'ws.handshake.missing-key');
+    expect(r.outcome, line(r)).toBe('pass');
   });
 
   it('passes ws.handshake.no-stream when the noStream key is accepted and answered with 50010', async () => {

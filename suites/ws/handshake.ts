@@ -4,9 +4,11 @@
  */
 import type { Check, CheckContext } from '../../src/check.ts';
 import { STATUS } from '../../src/spec.ts';
-import type { Refusal } from '../../src/transports/stream.ts';
+import { isNotice, jsonObject, type Refusal } from '../../src/transports/stream.ts';
 import { ask, describeRefusal, refusalStatus, streamPairs, subscribe, tryOpen, UNKNOWN_PAIR } from './support.ts';
 
+/** How long an accepted connection is given to send an unsolicited notice before the first request. */
+const UNSOLICITED_WAIT_MS = 200;
 /** A key no target issues. */
 const INVALID_KEY = 'conform-invalid-key-0000000000';
 
@@ -37,10 +39,9 @@ async function refusedOrNotice(ctx: CheckContext, key: string | null, want: stri
   ctx.observe('outcome', 'accepted; answered after connecting', `${what}: the upgrade succeeded`);
   const session = result.session;
   const [pair = UNKNOWN_PAIR] = await streamPairs(ctx, 1);
-  // A target may send the notice unsolicited on connect: that one answers too.
-  const early = session.frames.find((f) => f.kind === 'json' && typeof f.value === 'object' && f.value !== null && 'code' in f.value);
-  const notice = early && early.kind === 'json' ? (early.value as Record<string, unknown>)
-    : await ask(ctx, session, subscribe([pair], 'conform-auth'), `code "${want}" after ${what}`);
+  // A target may send the notice unsolicited on connect (and close): that one answers too.
+  const early = await session.find(isNotice, UNSOLICITED_WAIT_MS).catch(() => undefined);
+  const notice = early ? jsonObject(early)! : await ask(ctx, session, subscribe([pair], 'conform-auth'), `code "${want}" after ${what}`);
   if (notice.code !== want) {
     ctx.fail({ received: `${what} accepted; the first request was answered ${JSON.stringify(notice)}`, expected: `either a handshake refusal with status_number "${want}", or a notice with code "${want}" (spec: Authentication 3, 4)` });
   }

@@ -232,9 +232,10 @@ export async function waitFrame(ctx: CheckContext, session: StreamSession, predi
 export async function ask(ctx: CheckContext, session: StreamSession, message: unknown, expected: string, timeoutMs = WAIT.noticeMs): Promise<JsonObject> {
   const reply = session.next(isNotice, timeoutMs);
   reply.catch(() => undefined);
-  if (typeof message === 'string') session.sendText(message);
-  else session.send(message);
   try {
+    // A send on a connection the target already closed is the target's doing too.
+    if (typeof message === 'string') session.sendText(message);
+    else session.send(message);
     return jsonObject(await reply)!;
   } catch (err) {
     if (isSilence(err)) ctx.fail({ received: err.message, expected: `a notice: ${expected}` });
