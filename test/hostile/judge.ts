@@ -14,6 +14,8 @@ import type { HostileDefinition } from './targets.ts';
 export const RUN_LIMIT_MS = 120_000;
 /** Peak resident memory of one run; a harness that buffered a 50 MB body or a 20 MB frame, or every frame of a flood, would pass it. */
 export const MEMORY_LIMIT_MIB = 400;
+/** Start-up (tsx) plus writing reports; a process alive longer after its run holds a forgotten handle. */
+const LINGER_LIMIT_MS = 10_000;
 /** Slack on a check's own timeout for the runner's bookkeeping and a loaded 2-core machine. */
 const TIMEOUT_SLACK_MS = 5_000;
 
@@ -94,6 +96,8 @@ export function judge(def: HostileDefinition, run: CliRun, opts: JudgeOptions): 
   else if (!/<\/html>\s*$/i.test(html)) problems.push('conform-report.html is not a whole document');
   if (!report) return problems;
 
+  const ran = Number(report.summary['durationMs']);
+  if (Number.isFinite(ran) && run.durationMs - ran > LINGER_LIMIT_MS) problems.push(`the process lived ${Math.round((run.durationMs - ran) / 1000)} s past its run of ${Math.round(ran / 1000)} s (open handles kept it alive)`);
   const multiLine: string[] = [];
   for (const r of report.results) {
     const where = `${r.id} (${r.outcome})`;
