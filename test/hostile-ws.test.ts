@@ -2,7 +2,7 @@
  * The CLI against every WebSocket-level hostile target, paired with the reference service for
  * REST (so the run reaches the stream checks): every `ws` check ends fail, error or skip within
  * its timeout with a one-line reason, exit 1, no stack trace, bounded memory (maxPayload), under
- * two minutes, and no key in any output. Runs three targets at once.
+ * two minutes, and no key in any output. Runs several targets at once: most of a run is waiting.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReferenceServer, type ReferenceServer } from '../reference/index.ts';
@@ -21,7 +21,7 @@ let key: string;
 beforeAll(async () => {
   reference = await startReferenceServer();
   key = reference.profile.keys.primary.key;
-  await pool(TARGETS, 3, async (def) => {
+  await pool(TARGETS, 6, async (def) => {
     const target = await def.start();
     try {
       const run = await runCli(['--target', reference.restUrl, '--ws', target.ws!, '--key', key, '--report', 'console,json,junit,html']);
