@@ -42,6 +42,8 @@ const DEFAULTS = { maxPayload: 4 * 1024 * 1024, waitMs: 5000, handshakeTimeoutMs
 /** Refusal bodies are read up to this many bytes. */
 const MAX_REFUSAL_BODY = 64 * 1024;
 const MASK = '[redacted]';
+/** A peer that does not answer our close within this long is dropped. */
+const CLOSE_WAIT_MS = 1000;
 
 /** Creates the stream client the checks use: one per check, recording into that check's evidence. */
 export function createStreamClient(options: StreamClientOptions): StreamClient {
@@ -190,7 +192,10 @@ class WsSession implements StreamSession {
   send(message: unknown): void { this.sendText(JSON.stringify(message)); }
 
   sendText(text: string): void {
-    if (!this.isOpen) throw new StreamError('CONFORM_WAIT_CLOSED', 'cannot send: the connection is closed');
+    if (!this.isOpen) {
+      const c = this.closeInfo;
+      throw new StreamError('CONFORM_WAIT_CLOSED', `cannot send: the connection is closed${c ? ` (${c.code}${c.reason ? ` ${c.reason}` : ''}, by ${c.by})` : ''}`);
+    }
     this.recordFrame('out', text);
     this.ws.send(text);
   }
@@ -250,7 +255,7 @@ class WsSession implements StreamSession {
     if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) {
       this.ws.close(code, reason);
       // A peer that never answers the close still lets the check end.
-      const timer = setTimeout(() => this.ws.terminate(), 2000);
+      const timer = setTimeout(() => this.ws.terminate(), CLOSE_WAIT_MS);
       timer.unref();
       void this.closed.then(() => clearTimeout(timer));
     }

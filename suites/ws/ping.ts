@@ -2,7 +2,7 @@
 import type { Check } from '../../src/check.ts';
 import { METHOD, TEXT } from '../../src/spec.ts';
 import { isPush } from '../../src/transports/stream.ts';
-import { openSession, waitFrame } from './support.ts';
+import { openSession, sendOrFail, waitFrame } from './support.ts';
 
 /** Ping requests from the spec's field table: `id` and `params` are both optional. */
 const PING_CASES = [
@@ -21,7 +21,7 @@ export const pingChecks: readonly Check[] = PING_CASES.map((c): Check => ({
   needs: ['ws'],
   async run(ctx) {
     const session = await openSession(ctx, { keepAlive: false });
-    session.send(c.message);
+    sendOrFail(ctx, session, c.message, 'the connection stays open to answer the ping');
     // Nothing is subscribed, so the first frame that is not a push answers the ping.
     const reply = await waitFrame(ctx, session, (f) => !isPush(f), 'a reply to the ping');
     if (reply.kind !== 'text' || reply.text !== TEXT.pong) {

@@ -218,7 +218,29 @@ export async function openSession(ctx: CheckContext, options: OpenOptions & { ke
 /** Waits for a frame; no frame (timeout or close) fails the check with `expected`. */
 export async function waitFrame(ctx: CheckContext, session: StreamSession, predicate: (f: InboundFrame) => boolean, expected: string, timeoutMs?: number): Promise<InboundFrame> {
   try {
-    return await session.next(predicate, timeoutMs);
+    return await session.next(predicate, timeoutMs ?? WAIT.noticeMs);
+  } catch (err) {
+    if (isSilence(err)) ctx.fail({ received: silence(err, timeoutMs ?? WAIT.noticeMs), expected });
+    throw err;
+  }
+}
+
+/** What the target's silence looked like: a timeout or a close. */
+function silence(err: StreamError, timeoutMs: number): string {
+  return err.code === 'CONFORM_WAIT_TIMEOUT' ? `no frame within ${timeoutMs} ms` : err.message;
+}
+
+/** A sent message, short, for a violation line. */
+const preview = (message: unknown): string => {
+  const text = typeof message === 'string' ? message : JSON.stringify(message);
+  return text.length > 120 ? `${text.slice(0, 119)}…` : text;
+};
+
+/** Sends a message; a connection the target already closed fails the check with `expected`. */
+export function sendOrFail(ctx: CheckContext, session: StreamSession, message: unknown, expected: string): void {
+  try {
+    if (typeof message === 'string') session.sendText(message);
+    else session.send(message);
   } catch (err) {
     if (isSilence(err)) ctx.fail({ received: err.message, expected });
     throw err;
@@ -238,7 +260,7 @@ export async function ask(ctx: CheckContext, session: StreamSession, message: un
     else session.send(message);
     return jsonObject(await reply)!;
   } catch (err) {
-    if (isSilence(err)) ctx.fail({ received: err.message, expected: `a notice: ${expected}` });
+    if (isSilence(err)) ctx.fail({ received: `${silence(err, timeoutMs)} answering ${preview(message)}`, expected: `a notice: ${expected}` });
     throw err;
   }
 }
