@@ -197,7 +197,8 @@ export async function pickPairs(target: LoadTarget, count: number): Promise<stri
   const key = target.keys[0]?.key ?? target.profile.keys.primary.key;
   const codes: string[] = [];
   const sample = target.profile.pairs?.sample ?? [];
-  for (const c of sample) if (codes.length < count && !codes.includes(c)) codes.push(c);
+  const crypto = `${ASSET_TYPE.crypto}:`;
+  for (const c of sample) if (codes.length < count && c.startsWith(crypto) && !codes.includes(c)) codes.push(c);
   for (const query of [{ [QUERY.pairs.type]: ASSET_TYPE.crypto }, {}] as Record<string, string>[]) {
     for (let page = 1; codes.length < count && page <= 20; page++) {
       const body = await getJson(target, PATHS.pairs, { ...query, [QUERY.pairs.page]: String(page), [QUERY.pairs.perPage]: '100' }, key) as { data?: { code?: unknown }[] } | undefined;

@@ -209,7 +209,8 @@ export class FanoutAggregator {
 
     for (const [code, lu, first, last, receivers] of tick.updates) {
       const key = `${code}\u0000${lu}`;
-      if (this.judged.has(key)) { this.late += receivers; continue; }
+      const judged = this.judged.get(key);
+      if (judged !== undefined) { if (judged > 0) this.late += receivers; continue; }
       const u = this.pending.get(key);
       if (!u) this.pending.set(key, { code, lastUpdated: lu, first, last, receivers });
       else {
@@ -254,8 +255,10 @@ export class FanoutAggregator {
     for (const [key, u] of this.pending) {
       if (u.first >= cutoff) continue;
       this.pending.delete(key);
-      this.judged.set(key, u.first);
-      if (u.first < this.steadyAt || u.first > this.stopAt - this.opts.updateWindowMs) continue;
+      const counted = u.first >= this.steadyAt && u.first <= this.stopAt - this.opts.updateWindowMs;
+      // Positive: judged in the measured phase (later receipts are late); negative: not judged.
+      this.judged.set(key, counted ? u.first + 1 : -(u.first + 1));
+      if (!counted) continue;
       this.updates++;
       const skew = u.last - u.first;
       recordMs(this.skew, skew);
@@ -268,7 +271,7 @@ export class FanoutAggregator {
     // Forget judged keys after a while; a receipt that late is already counted lost.
     if (this.judged.size > 50_000) {
       const old = this.latestMs - 10 * this.opts.updateWindowMs;
-      for (const [k, first] of this.judged) if (first < old) this.judged.delete(k);
+      for (const [k, first] of this.judged) if (Math.abs(first) < old) this.judged.delete(k);
     }
   }
 

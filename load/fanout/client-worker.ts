@@ -122,12 +122,13 @@ function onPush(client: Client, t: number, code: string, lastUpdated: number, se
     const d = sentMs - receivedWall;
     if (d > maxSentMinusReceived) maxSentMinusReceived = d;
     recordMs(latency, receivedWall - (sentMs - cfg.serverOffsetMs));
-    recordMs(serverLatency, sentMs - lastUpdated * msPerUnit);
   }
   const idx = indexOfCode(code);
   if (idx < 0) return;
   const prev = client.lastSeen[idx]!;
   if (prev === lastUpdated) { duplicates++; return; }
+  // Only the first frame of an update shows the server's delay; a repeat only shows its age.
+  if (msPerUnit !== null) recordMs(serverLatency, (sentAt - lastUpdated) * msPerUnit);
   if (lastUpdated < prev) outOfOrder++;
   client.lastSeen[idx] = lastUpdated;
   const m = updates[idx]!;
