@@ -6,6 +6,7 @@
 import type { CheckResult } from '../src/check.ts';
 import type { RunEvent, RunHandler } from '../src/runner.ts';
 import { failureLines, valueText } from './format.ts';
+import { printable } from '../src/redact.ts';
 
 export interface ConsoleOptions {
   write: (text: string) => void;
@@ -23,7 +24,7 @@ export function resultLine(r: CheckResult, color = false): string {
   const label = LABEL[r.outcome].padEnd(5);
   const shown = color ? `\x1b[${COLOUR[r.outcome]}m${label}\x1b[0m` : label;
   const tail = r.outcome === 'skip' || r.outcome === 'error' ? `  (${r.errorCode ? `${r.errorCode}: ` : ''}${r.reason ?? ''})` : r.outcome === 'fail' ? `  ${r.violations[0]?.received ?? ''}` : '';
-  return `${shown} ${r.id}  ${r.durationMs} ms${tail}`;
+  return `${shown} ${printable(`${r.id}  ${r.durationMs} ms${tail}`)}`;
 }
 
 /** The closing summary of a run, as lines. */
@@ -45,7 +46,7 @@ export function summaryLines(e: Extract<RunEvent, { type: 'run-end' }>): string[
   }
   const s = e.summary;
   lines.push('', `${s.verdict === 'pass' ? 'PASS' : 'FAIL'}: ${s.pass} passed, ${s.fail} failed, ${s.error} errors, ${s.skip} skipped of ${s.total} checks in ${(s.durationMs / 1000).toFixed(1)} s (target ${e.target.rest}${e.target.embedded ? ', embedded reference service' : ''})`);
-  return lines;
+  return lines.map(printable);
 }
 
 /** The console handler. */
@@ -58,7 +59,7 @@ export function consoleHandler(options: ConsoleOptions): RunHandler {
     handle(e) {
       switch (e.type) {
         case 'run-start':
-          options.write(`conform: ${e.checks.length} checks against ${e.target.rest}${e.target.ws ? ` and ${e.target.ws}` : ''}${e.target.embedded ? ' (embedded reference service)' : ''}\n`);
+          options.write(printable(`conform: ${e.checks.length} checks against ${e.target.rest}${e.target.ws ? ` and ${e.target.ws}` : ''}${e.target.embedded ? ' (embedded reference service)' : ''}`) + '\n');
           break;
         case 'check-end':
           counts[e.result.outcome]++;

@@ -8,10 +8,11 @@ import path from 'node:path';
 import type { CheckResult } from '../src/check.ts';
 import type { RunEvent, RunHandler } from '../src/runner.ts';
 import { clauseText, failureLines, valueText } from './format.ts';
+import { printable } from '../src/redact.ts';
 
 export const HTML_REPORT_FILE = 'conform-report.html';
 
-const esc = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const esc = (s: string): string => printable(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 const CSS = `body{font:14px/1.45 system-ui,sans-serif;margin:2rem;max-width:72rem;color:#222}
 h1{margin:.2rem 0}.verdict{font-size:1.4rem;font-weight:700;padding:.4rem .8rem;border-radius:4px;display:inline-block}

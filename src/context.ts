@@ -8,7 +8,7 @@ import type { Profile } from './profile.ts';
 import type { Validator } from './validator.ts';
 import type { SchemaName } from './schema-definitions.ts';
 import type { Redact } from './redact.ts';
-import { redactDeep } from './redact.ts';
+import { oneLine, redactDeep } from './redact.ts';
 import { ConformError } from './errors.ts';
 import { createRestClient } from './transports/rest-client.ts';
 import type { StreamClient } from './transports/stream.ts';
@@ -63,7 +63,7 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
 
   const record = (e: Evidence): void => { evidence.push(redactDeep(e, redact)); };
   const addViolation = (v: Violation): void => {
-    const clean = { received: redact(v.received), expected: redact(v.expected) };
+    const clean = { received: oneLine(redact(v.received)), expected: oneLine(redact(v.expected)) };
     if (observeOnly) observations.push({ name: 'unexpected', value: clean.received, note: clean.expected });
     else violations.push(clean);
   };
@@ -94,11 +94,11 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
       throw new CheckFailed(v.received);
     },
     skip(reason: string): never {
-      throw new CheckSkipped(redact(reason));
+      throw new CheckSkipped(oneLine(redact(reason)));
     },
     observe(name: string, value: unknown, note?: string): void {
       const o: Observation = { name, value: redactDeep(value, redact) };
-      if (note !== undefined) o.note = redact(note);
+      if (note !== undefined) o.note = oneLine(redact(note));
       observations.push(o);
     },
     note(text: string): void {

@@ -54,3 +54,12 @@ export function redactDeep<T>(value: T, redact: Redact): T {
   }
   return value;
 }
+
+// C0 controls but tab/newline/CR, DEL and C1 controls: a target's bytes must not drive a terminal.
+const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/g;
+
+/** Text from a target made safe to print: control characters become U+FFFD. */
+export const printable = (text: string): string => text.replace(CONTROL, '\uFFFD');
+
+/** Text from a target as one printable line: line breaks and tabs become spaces. */
+export const oneLine = (text: string): string => printable(text.replace(/\r\n|[\r\n\t]/g, ' '));

@@ -3,7 +3,8 @@
  * timeout each, turns each into one verdict (pass / fail / skip / error) and emits one event
  * stream that every report writer listens to.
  */
-import net from 'node:net';
+import http from 'node:http';
+import https from 'node:https';
 import { performance } from 'node:perf_hooks';
 import type { Check, CheckResult, Outcome, Tag } from './check.ts';
 import { TAGS } from './check.ts';
@@ -11,7 +12,7 @@ import type { Profile } from './profile.ts';
 import type { Validator } from './validator.ts';
 import { validator as defaultValidator } from './validator.ts';
 import type { Redact } from './redact.ts';
-import { redactorFor } from './redact.ts';
+import { oneLine, redactorFor } from './redact.ts';
 import { blankResult, CheckFailed, CheckSkipped, createContext, type StreamFactory } from './context.ts';
 import { AbortedError, ConformError, errorCode, NetworkError, TimeoutError, UnreachableError } from './errors.ts';
 
@@ -103,17 +104,30 @@ export function unknownSelectors(checks: readonly Check[], selectors: readonly s
   return selectors.filter((s) => !checks.some((c) => matches(c, s)));
 }
 
-/** Fails fast when nothing listens at the REST URL, rather than a cascade of timeouts. */
-export async function assertReachable(restUrl: string, timeoutMs = 3000): Promise<void> {
+/** Longest wait for the first HTTP response of a run. */
+export const PREFLIGHT_TIMEOUT_MS = 10_000;
+
+/**
+ * Fails fast when the target takes no connection or does not answer HTTP at all, rather than a
+ * cascade of timeouts: one GET of /v1/pairs without a key, any HTTP status will do.
+ */
+export async function assertReachable(restUrl: string, timeoutMs = PREFLIGHT_TIMEOUT_MS): Promise<void> {
   let url: URL;
-  try { url = new URL(restUrl); } catch { throw new UnreachableError(`target ${restUrl} is not a URL`); }
-  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
-  const host = url.hostname.replace(/^\[|\]$/g, '');
+  try { url = new URL(restUrl.replace(/\/+$/, '') + '/v1/pairs'); } catch { throw new UnreachableError(`target ${restUrl} is not a URL`); }
+  const origin = url.origin;
   await new Promise<void>((resolve, reject) => {
-    const socket = net.connect({ host, port });
-    const timer = setTimeout(() => { socket.destroy(); reject(new UnreachableError(`target ${url.origin} unreachable: no connection within ${timeoutMs} ms`)); }, timeoutMs);
-    socket.once('connect', () => { clearTimeout(timer); socket.end(); resolve(); });
-    socket.once('error', (err: NodeJS.ErrnoException) => { clearTimeout(timer); reject(new UnreachableError(`target ${url.origin} unreachable: ${err.code ?? err.message}`)); });
+    const lib = url.protocol === 'https:' ? https : http;
+    const req = lib.get(url, { agent: false, headers: { accept: 'application/json' } });
+    const timer = setTimeout(() => {
+      reject(new UnreachableError(`target ${origin} sent no HTTP response within ${timeoutMs} ms`));
+      req.destroy();
+    }, timeoutMs);
+    req.once('response', (res) => { clearTimeout(timer); res.destroy(); req.destroy(); resolve(); });
+    req.once('error', (err: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      const code = err.code ?? err.message;
+      reject(new UnreachableError(code.startsWith('HPE_') ? `target ${origin} does not answer HTTP (${code})` : `target ${origin} unreachable: ${code}`));
+    });
   });
 }
 
@@ -169,7 +183,7 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
   const startedAt = new Date().toISOString();
   const t0 = performance.now();
 
-  if (!options.skipPreflight) await assertReachable(profile.rest);
+  if (!options.skipPreflight) await assertReachable(profile.rest, Math.min(PREFLIGHT_TIMEOUT_MS, settings.timeoutMs));
   await emit({ type: 'run-start', target, checks, startedAt, settings });
 
   const results: (CheckResult | undefined)[] = new Array(checks.length);
@@ -221,7 +235,7 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
       else {
         result.outcome = 'error';
         result.errorCode = errorCode(err);
-        result.reason = redact(err instanceof Error ? err.message : String(err)).split('\n')[0];
+        result.reason = oneLine(redact(err instanceof Error ? err.message : String(err)));
         if (err instanceof NetworkError && err.errno && UNREACHABLE_ERRNO.has(err.errno)) {
           unreachable ??= new UnreachableError(`target ${profile.rest} unreachable during ${check.id}: ${err.errno}`);
           runAbort.abort(unreachable);
