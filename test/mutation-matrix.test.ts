@@ -1,0 +1,112 @@
+/**
+ * The traceability matrix is complete and current: every row of every table of the spec, every
+ * status number and notice code of src/spec.ts and every limit has a statement with a check or a
+ * stated reason (and probe); every selector resolves; every check is traced; docs/COVERAGE.md is
+ * what scripts/gen-coverage.ts would write.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { FAULTS } from '../reference/faults.ts';
+import { buildMatrix, formatMatrix, resolveSelector, SPEC_STATEMENTS, SPEC_TABLES, uncovered } from '../src/matrix.ts';
+import { LIMITS, NOTICE_CODES, REST_STATUSES } from '../src/spec.ts';
+import { CHECKS } from '../suites/index.ts';
+import { COVERAGE_FILE, coverageMarkdown } from '../scripts/gen-coverage.ts';
+import { specHeadings, specText, tableAfter } from './helpers/spec-doc.ts';
+
+const strip = (cell: string): string => cell.replace(/`/g, '').trim();
+const matrix = buildMatrix(CHECKS, FAULTS);
+const rowsOf = (section: string): string[] => matrix.rows.filter((r) => r.section === section && r.kind !== 'rule').map((r) => r.item);
+
+/** The items of a spec table as the matrix names them: the first cell; for the transition table, state / trigger. */
+function specItems(heading: string): string[] {
+  const level = specText().includes(`\n### ${heading}\n`) ? '###' : '##';
+  const rows = tableAfter(`${level} ${heading}\n`);
+  return rows.map((r) => (heading.startsWith('Subscription on one') ? `${strip(r[0]!)} / ${strip(r[1]!)}` : strip(r[0]!)));
+}
+
+describe('the traceability matrix', () => {
+  it.each(SPEC_TABLES.map((t) => [t]))('has one statement per row of the spec table "%s", and none that the table lacks', (heading) => {
+    const items = specItems(heading);
+    expect(items.length).toBeGreaterThan(0);
+    expect([...rowsOf(heading)].sort()).toEqual([...items].sort());
+  });
+
+  it('covers every table of the spec that lists fields, parameters, codes, limits, transitions or events', () => {
+    // Any table the spec grows must be added to SPEC_TABLES (or this list of tables it does not cover).
+    const tables = specText().split('\n').reduce<{ heading: string; tables: string[] }>((acc, line) => {
+      if (/^#{2,4} /.test(line)) acc.heading = line.replace(/^#+ /, '').trim();
+      else if (line.startsWith('|') && !acc.tables.includes(acc.heading)) acc.tables.push(acc.heading);
+      return acc;
+    }, { heading: '', tables: [] }).tables;
+    expect([...tables].sort()).toEqual([...SPEC_TABLES].sort());
+  });
+
+  it('has a statement for every status number and notice code of src/spec.ts', () => {
+    expect(matrix.rows.filter((r) => r.kind === 'status').map((r) => r.item).sort()).toEqual([...REST_STATUSES].sort());
+    expect(matrix.rows.filter((r) => r.kind === 'notice').map((r) => r.item).sort()).toEqual([...NOTICE_CODES].sort());
+  });
+
+  it('traces every limit of src/spec.ts to a limit statement with a must check', () => {
+    const rowOf: Record<keyof typeof LIMITS, string> = { maxPairsPerSubscribe: 'Pairs per connection', pingTimeoutMs: 'Ping interval', defaultPage: 'page default', defaultPerPage: 'per_page default' };
+    for (const [limit, item] of Object.entries(rowOf)) {
+      const row = matrix.rows.find((r) => r.kind === 'limit' && r.item === item);
+      expect(row, `${limit} has no limit statement`).toBeDefined();
+      expect(row!.statement).toContain(String(limit === 'pingTimeoutMs' ? LIMITS.pingTimeoutMs / 1000 : LIMITS[limit as keyof typeof LIMITS]));
+      expect(CHECKS.filter((c) => row!.checkIds.includes(c.id) && c.severity === 'must').length, `${limit}: no must check`).toBeGreaterThan(0);
+    }
+  });
+
+  it('gives every statement a check, or a reason it cannot be checked from outside and the probe that would make it checkable', () => {
+    expect(uncovered(matrix).map((r) => r.key)).toEqual([]);
+    for (const r of matrix.rows.filter((x) => x.outside)) {
+      expect(r.outside!.reason.length, r.key).toBeGreaterThan(10);
+      expect(r.outside!.probe.length, r.key).toBeGreaterThan(10);
+    }
+  });
+
+  it('states why, for every status number or notice code that only a profile probe (or nothing) can provoke', () => {
+    for (const r of matrix.rows.filter((x) => x.kind === 'status' || x.kind === 'notice')) {
+      const generic = r.checkIds.filter((id) => !id.startsWith('rest.probe.'));
+      if (generic.length === 0) expect(r.outside, `${r.key} is reachable only through a probe but says not why`).toBeDefined();
+    }
+  });
+
+  it('names a must check for every status number, notice code, field, limit and transition that has no stated reason', () => {
+    for (const r of matrix.rows.filter((x) => ['status', 'notice', 'field', 'limit', 'transition'].includes(x.kind) && !x.outside)) {
+      expect(CHECKS.some((c) => r.checkIds.includes(c.id) && c.severity === 'must'), `${r.key} has only observations`).toBe(true);
+    }
+  });
+
+  it('resolves every check selector to checks of the registry, and traces every check', () => {
+    expect(matrix.rows.filter((r) => r.unresolved.length > 0).map((r) => `${r.key}: ${r.unresolved.join(', ')}`)).toEqual([]);
+    for (const st of SPEC_STATEMENTS) for (const sel of st.checks) expect(resolveSelector(CHECKS, sel).length, sel).toBeGreaterThan(0);
+    expect(matrix.untraced).toEqual([]);
+  });
+
+  it('keys statements uniquely and places each under a heading of the spec', () => {
+    const keys = SPEC_STATEMENTS.map((r) => r.key);
+    expect(new Set(keys).size).toBe(keys.length);
+    const headings = specHeadings();
+    for (const r of SPEC_STATEMENTS) expect(headings, r.key).toContain(r.section);
+  });
+
+  it('lists the faults that exercise a statement\'s checks', () => {
+    const row = matrix.rows.find((r) => r.kind === 'transition' && r.item === 'subscribed / subscribe')!;
+    expect(row.checkIds).toEqual(['ws.subscribe.replaces']);
+    expect(row.faults).toEqual(FAULTS.filter((f) => (f.catches as readonly string[]).includes('ws.subscribe.replaces')).map((f) => f.name));
+    expect(row.faults).toContain('subscribe-extends');
+  });
+
+  it('prints every statement, its checks and its reason in the terminal form', () => {
+    const text = formatMatrix(matrix);
+    for (const r of matrix.rows) expect(text).toContain(`${r.item} — ${r.statement}`);
+    expect(text).toContain('outside: gRPC is an internal backend');
+    expect(text).toMatch(/statements: \d+ with checks, \d+ with a reason .* 0 with neither/);
+  });
+});
+
+describe('docs/COVERAGE.md', () => {
+  it('is what npm run gen:coverage writes (regenerate it when checks, faults or statements change)', () => {
+    expect(readFileSync(COVERAGE_FILE, 'utf8')).toBe(coverageMarkdown());
+  });
+});
