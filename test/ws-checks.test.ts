@@ -229,6 +229,28 @@ describe('subscription checks', () => {
     }
   });
 
+  it('takes the notice that answers the request, not an unrelated one sent before it', async () => {
+    // Sends an unrelated notice with code 200 before every answer.
+    const profile = await miniTarget({
+      message(conn, msg, raw) {
+        conn.send({ method: 'status', message: 'noise', code: '200' });
+        standard(conn, msg && raw ? msg : undefined);
+      },
+    });
+    for (const id of ['ws.subscribe.notice', 'ws.subscribe.unknown-pair']) {
+      const r = await runOne(profile, id);
+      expect(r.outcome, line(r)).toBe('pass');
+    }
+  });
+
+  it('fails ws.frames.no-status-number when only unrelated notices come back', async () => {
+    // Never answers a request; floods unrelated notices instead.
+    const profile = await miniTarget({ message(conn) { for (let i = 0; i < 50; i++) conn.send({ method: 'flood', message: 'noise', code: '200' }); } });
+    const r = await runOne(profile, 'ws.frames.no-status-number');
+    expect(r.outcome).toBe('fail');
+    expect(r.violations[0]!.received).toMatch(/^no frame within 5000 ms answering \{"id":"f1","method":"subscribe"/);
+  });
+
   it('fails ws.unsubscribe.notice when the message is "Success" instead of "success"', async () => {
     const profile = await miniTarget({
       message(conn, msg, raw) {

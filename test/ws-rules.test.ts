@@ -1,6 +1,7 @@
 /** The pure rules of the WebSocket suite, on literal frame values. */
 import { describe, expect, it } from 'vitest';
 import { places, priceProblems, relativeGap, timestampUnit } from '../suites/ws/rules.ts';
+import { answers } from '../suites/ws/support.ts';
 
 describe('places', () => {
   it.each([['1.50', 2], ['64250', 0], ['0.000001', 6], ['-3.1', 1]] as const)('counts the decimal places of %s as %i', (v, n) => expect(places(v)).toBe(n));
@@ -32,5 +33,20 @@ describe('relativeGap', () => {
   it('is undefined for a zero base or a non-decimal', () => {
     expect(relativeGap('1', '0')).toBeUndefined();
     expect(relativeGap(1, '1')).toBeUndefined();
+  });
+});
+
+describe('answers (which notice answers a request)', () => {
+  const sub = { id: 's1', method: 'subscribe', params: { pairs: ['A:B:C/D'] } };
+  it.each([
+    ['the echoed id', { method: 'subscribe', code: '200', id: 's1' }, true],
+    ['no id and the same method', { method: 'subscribe', code: '200' }, true],
+    ['no id and method error', { method: 'error', code: '50104' }, true],
+    ['another id', { method: 'subscribe', code: '200', id: 's2' }, false],
+    ['no id and an unrelated method', { method: 'flood', code: '200' }, false],
+  ] as const)('%s: %j -> %s', (_what, notice, expected) => expect(answers(sub, notice)).toBe(expected));
+  it('takes an error notice as the answer to malformed text', () => {
+    expect(answers('{"method":', { method: 'error', code: '50004' })).toBe(true);
+    expect(answers('{"method":', { method: 'subscribe', code: '200' })).toBe(false);
   });
 });

@@ -8,7 +8,7 @@ import type { CheckContext } from '../../src/check.ts';
 import type { Profile } from '../../src/profile.ts';
 import { LIMITS, METHOD, PATHS, QUERY, STATUS, parsePairCode } from '../../src/spec.ts';
 import {
-  StreamError, isNotice, jsonObject,
+  StreamError, isNotice, isPush, jsonObject,
   type InboundFrame, type JsonObject, type OpenOptions, type OpenResult, type Refusal, type StreamSession,
 } from '../../src/transports/stream.ts';
 
@@ -248,11 +248,22 @@ export function sendOrFail(ctx: CheckContext, session: StreamSession, message: u
 }
 
 /**
- * Sends `message` and resolves with the next notice, whatever its id: ids are judged by
- * ws.notice.id-echo alone, so a target that drops them fails that check, not every check.
+ * Whether `notice` answers `message`: it echoes the id, or it carries no id (or the request had
+ * none) and its method is the request's or `error`. Ids are judged by ws.notice.id-echo alone, so
+ * a target that drops them fails that check, not every check; a notice about something else
+ * (another id, another method) is not taken for the answer.
  */
+export function answers(message: unknown, notice: JsonObject): boolean {
+  const sent = message !== null && typeof message === 'object' ? (message as JsonObject) : {};
+  const sentId = typeof sent.id === 'string' ? sent.id : undefined;
+  if (sentId !== undefined && notice.id === sentId) return true;
+  if (sentId !== undefined && notice.id !== undefined) return false;
+  return notice.method === METHOD.error || (sent.method !== undefined && notice.method === sent.method);
+}
+
+/** Sends `message` and resolves with the notice that answers it (see `answers`). */
 export async function ask(ctx: CheckContext, session: StreamSession, message: unknown, expected: string, timeoutMs = WAIT.noticeMs): Promise<JsonObject> {
-  const reply = session.next(isNotice, timeoutMs);
+  const reply = session.next((f) => isNotice(f) && answers(message, jsonObject(f)!), timeoutMs);
   reply.catch(() => undefined);
   try {
     // A send on a connection the target already closed is the target's doing too.
@@ -304,10 +315,14 @@ export async function subscribeOk(ctx: CheckContext, session: StreamSession, pai
 
 /** Waits until `pair` has pushed at least `count` frames since `sinceMs`; false on timeout or close. */
 export async function awaitPushes(session: StreamSession, pair: string, count: number, sinceMs: number, timeoutMs: number): Promise<boolean> {
-  const have = (): number => session.pushes({ pair, sinceMs }).length;
-  if (have() >= count) return true;
+  let have = session.pushes({ pair, sinceMs }).length;
+  if (have >= count) return true;
   try {
-    await session.next(() => have() >= count, timeoutMs);
+    // Counts each new frame once: a flooding peer costs O(1) per frame, not a rescan.
+    await session.next((f) => {
+      if (f.atMs >= sinceMs && isPush(f) && jsonObject(f)!.code === pair) have++;
+      return have >= count;
+    }, timeoutMs);
     return true;
   } catch (err) {
     if (isSilence(err)) return false;
