@@ -23,6 +23,8 @@ export interface SocketIoClientOptions extends StreamClientOptions {
 }
 
 const DEFAULTS = { maxPayload: 4 * 1024 * 1024, handshakeTimeoutMs: 5000 } as const;
+/** How long a closing WebSocket may take before it is dropped. */
+const CLOSE_WAIT_MS = 2000;
 /** Socket.IO's default handshake path, used when the URL names none. */
 export const DEFAULT_SOCKETIO_PATH = '/socket.io/';
 
@@ -178,6 +180,9 @@ type Details = { description?: unknown; context?: { code?: unknown; reason?: unk
 
 /** One open Socket.IO connection; checks see it as a StreamSession. */
 class SocketIoSession extends FrameSession {
+  /** The WebSocket under the connection: the close counts when it has closed, as over raw WebSocket. */
+  private readonly ws: WebSocket | undefined;
+
   constructor(
     private readonly socket: Socket,
     private readonly event: string,
@@ -188,6 +193,7 @@ class SocketIoSession extends FrameSession {
     redact: (s: string) => string,
   ) {
     super(startedAtMs, openedAtMs, clock, options, redact);
+    this.ws = (socket.io.engine?.transport as unknown as { ws?: WebSocket } | undefined)?.ws;
     socket.on(event, (...args: unknown[]) => this.onEvent(args, this.clock()));
     socket.onAny((name: string, ...args: unknown[]) => {
       if (name !== event) this.note(`event ${JSON.stringify(name)} (not ${JSON.stringify(event)}) ignored: ${preview(args)}`);
@@ -207,8 +213,7 @@ class SocketIoSession extends FrameSession {
   protected shut(): void { this.socket.disconnect(); }
 
   protected kill(): void {
-    const transport = this.socket.io.engine?.transport as unknown as { ws?: WebSocket } | undefined;
-    transport?.ws?.terminate();
+    this.ws?.terminate();
     this.socket.disconnect();
   }
 
@@ -243,7 +248,15 @@ class SocketIoSession extends FrameSession {
     const wsCode = typeof context?.code === 'number' ? context.code : undefined;
     const wsReason = typeof context?.reason === 'string' ? context.reason : '';
     const code = wsCode ?? (reason === 'io server disconnect' || reason === 'io client disconnect' ? 1000 : 1006);
-    this.ended(code, wsReason ? `${reason}: ${wsReason}` : reason);
+    const end = (): void => this.ended(code, wsReason ? `${reason}: ${wsReason}` : reason);
+    // Socket.IO reports the disconnect before its WebSocket has closed; the peer has seen the
+    // close (and freed the connection's slot) only once it has.
+    const ws = this.ws;
+    if (!ws || ws.readyState === ws.CLOSED) return end();
+    ws.once('close', end);
+    const timer = setTimeout(() => ws.terminate(), CLOSE_WAIT_MS);
+    timer.unref();
+    ws.once('close', () => clearTimeout(timer));
   }
 }
 
