@@ -85,3 +85,18 @@ describe('reports', () => {
     }
   });
 });
+
+describe('console progress', () => {
+  it('on a terminal rewrites one count line in place between result lines; otherwise prints plain lines only', async () => {
+    const { consoleHandler } = await import('../reports/console.ts');
+    const checks = [synthetic('rest.t.a', async () => {}), synthetic('rest.t.b', async (ctx) => ctx.skip('no'))];
+    const outputs: Record<string, string> = { tty: '', plain: '' };
+    for (const mode of ['tty', 'plain'] as const) {
+      await runChecks({ profile: testProfile(server.url), checks, settings: { concurrency: 1 }, handlers: [consoleHandler({ write: (t) => { outputs[mode] += t; }, tty: mode === 'tty', color: false })] });
+    }
+    expect(outputs.tty).toContain('[1/2] 1 passed, 0 failed, 0 errors, 0 skipped');
+    expect(outputs.tty).toContain('\r\x1b[2KSKIP  rest.t.b');
+    expect(outputs.plain).not.toMatch(/\r|\x1b|\[1\/2\]/);
+    expect(outputs.plain).toMatch(/^PASS  rest\.t\.a  \d+ ms\nSKIP  rest\.t\.b  \d+ ms  \(no\)$/m);
+  });
+});
