@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { estimateOffset, guessTimeUnit, tightenWithFrames } from '../load/clock.ts';
 import { FanoutAggregator } from '../load/fanout/aggregate.ts';
-import { scanPushFrame, type ScannedFrame } from '../load/fanout/frame-scan.ts';
+import { codeOf, hashBytes, scanPushFrame, scannedFrame } from '../load/fanout/frame-scan.ts';
 import type { Tick } from '../load/fanout/protocol.ts';
 import { createHistogram, encode } from '../load/histogram.ts';
 import { LoadUsageError, parseDuration, parseRate } from '../load/options.ts';
@@ -12,16 +12,24 @@ import { assignKeys, isLoopback, readKeysFile } from '../load/target.ts';
 import { evaluateThresholds, parseThreshold, parseThresholds, ThresholdError, toK6Thresholds } from '../load/thresholds.ts';
 
 describe('frame scan reads push frames straight from the wire bytes', () => {
-  const scan = (text: string): ScannedFrame | null => {
-    const out: ScannedFrame = { code: '', lastUpdated: 0, sentAt: 0 };
-    return scanPushFrame(Buffer.from(text), out) ? out : null;
+  const scan = (text: string): { code: string; lastUpdated: number; sentAt: number } | null => {
+    const buf = Buffer.from(text);
+    const out = scannedFrame();
+    if (!scanPushFrame(buf, out)) return null;
+    expect(out.codeHash).toBe(hashBytes(buf, out.codeStart, out.codeEnd));
+    return { code: codeOf(buf, out), lastUpdated: out.lastUpdated, sentAt: out.sentAt };
   };
 
-  it('reads code, last_updated and sent_at in any order and with whitespace', () => {
+  it('reads the common layout: code first, the two times last, in either order', () => {
     expect(scan('{"code":"Crypto:ALL:BTC/USD","ask":"1.5","bid":"1.4","price":"1.45","last_updated":1732300000000,"sent_at":1732300000002}'))
       .toEqual({ code: 'Crypto:ALL:BTC/USD', lastUpdated: 1732300000000, sentAt: 1732300000002 });
+    expect(scan('{"code":"A:B:C/D","price":"1","sent_at":9, "last_updated" : 8 }\n')).toEqual({ code: 'A:B:C/D', lastUpdated: 8, sentAt: 9 });
+  });
+
+  it('reads any other key order and whitespace', () => {
     expect(scan('{ "sent_at" : 7 ,\n "price":"1", "last_updated":\t5, "code" : "Forex:ALL:EUR/USD" }'))
       .toEqual({ code: 'Forex:ALL:EUR/USD', lastUpdated: 5, sentAt: 7 });
+    expect(scan('{"code":"A:B:C/D","last_updated":1,"sent_at":2,"extra":"x"}')).toEqual({ code: 'A:B:C/D', lastUpdated: 1, sentAt: 2 });
   });
 
   it('is not fooled by a key name inside a string value', () => {
@@ -31,6 +39,7 @@ describe('frame scan reads push frames straight from the wire bytes', () => {
   it('declines frames JSON.parse must judge: escapes, fractions, strings for numbers, missing fields', () => {
     expect(scan('{"code":"A:B:C\\/D","last_updated":1,"sent_at":2}')).toBeNull();
     expect(scan('{"code":"A:B:C/D","last_updated":1.5,"sent_at":2}')).toBeNull();
+    expect(scan('{"code":"A:B:C/D","last_updated":1,"sent_at":-2}')).toBeNull();
     expect(scan('{"code":"A:B:C/D","last_updated":"1","sent_at":2}')).toBeNull();
     expect(scan('{"code":"A:B:C/D","sent_at":2}')).toBeNull();
     expect(scan('{"method":"subscribe","message":"Success","code":"200"}')).toBeNull();

@@ -12,7 +12,7 @@ import { METHOD, STATUS, TEXT } from '../../src/spec.ts';
 import { validator } from '../../src/validator.ts';
 import { guessTimeUnit, monoNow, MS_PER_UNIT } from '../clock.ts';
 import { createHistogram, encode, recordMs } from '../histogram.ts';
-import { scanPushFrame, type ScannedFrame } from './frame-scan.ts';
+import { codeOf, hashBytes, scanPushFrame, scannedFrame, type ScannedFrame } from './frame-scan.ts';
 import type { CoordinatorMessage, Tick, UpdateRecord, WorkerConfig } from './protocol.ts';
 
 const cfg = workerData as WorkerConfig;
@@ -41,6 +41,9 @@ interface UpdateEntry { first: number; last: number; receivers: number }
 const MAX_CODES = cfg.pairs.length + 64;
 const codeIndex = new Map<string, number>();
 const codeNames: string[] = [];
+const codeBytes: Buffer[] = [];
+/** Hash of a code's bytes → its index: the scanner hands over bytes, not strings. */
+const byHash = new Map<number, number>();
 const updates: Map<number, UpdateEntry>[] = [];
 function indexOfCode(code: string): number {
   let i = codeIndex.get(code);
@@ -49,9 +52,27 @@ function indexOfCode(code: string): number {
     i = codeNames.length;
     codeIndex.set(code, i);
     codeNames.push(code);
+    const bytes = Buffer.from(code, 'latin1');
+    codeBytes.push(bytes);
+    const h = hashBytes(bytes, 0, bytes.length);
+    if (!byHash.has(h)) byHash.set(h, i);
     updates.push(new Map());
   }
   return i;
+}
+function indexOfScanned(buf: Buffer, f: ScannedFrame): number {
+  const i = byHash.get(f.codeHash);
+  if (i !== undefined) {
+    const known = codeBytes[i]!;
+    const len = f.codeEnd - f.codeStart;
+    if (known.length === len) {
+      let k = 0;
+      while (k < len && buf[f.codeStart + k] === known[k]) k++;
+      if (k === len) return i;
+    }
+  }
+  // New code or a hash collision: the slow way, by string.
+  return indexOfCode(codeOf(buf, f));
 }
 for (const p of cfg.pairs) indexOfCode(p);
 
@@ -95,7 +116,7 @@ const clients: Client[] = cfg.clients.map((c) => ({
   firstFrameAt: 0, nextPingAt: 0, refused: false, done: false, lastSeen: new Float64Array(MAX_CODES).fill(Number.NaN), chunkAt: 0,
 }));
 
-const scanned: ScannedFrame = { code: '', lastUpdated: 0, sentAt: 0 };
+const scanned: ScannedFrame = scannedFrame();
 
 function bump(map: Record<string, number>, key: string): void {
   map[key] = (map[key] ?? 0) + 1;
@@ -106,7 +127,7 @@ function burn(ms: number): void {
   while (monoNow() < until) { /* a deliberately slow generator */ }
 }
 
-function onPush(client: Client, t: number, code: string, lastUpdated: number, sentAt: number): void {
+function onPush(client: Client, t: number, idx: number, lastUpdated: number, sentAt: number): void {
   frames++;
   if (client.firstFrameAt === 0) {
     client.firstFrameAt = t;
@@ -123,7 +144,6 @@ function onPush(client: Client, t: number, code: string, lastUpdated: number, se
     if (d > maxSentMinusReceived) maxSentMinusReceived = d;
     recordMs(latency, receivedWall - (sentMs - cfg.serverOffsetMs));
   }
-  const idx = indexOfCode(code);
   if (idx < 0) return;
   const prev = client.lastSeen[idx]!;
   if (prev === lastUpdated) { duplicates++; return; }
@@ -157,7 +177,7 @@ function onMessage(client: Client, data: Buffer): void {
   let sample = false;
   if (sampleEvery > 0 && --sampleCountdown <= 0) { sample = true; sampleCountdown = sampleEvery; }
   if (!sample && scanPushFrame(data, scanned)) {
-    onPush(client, t, scanned.code, scanned.lastUpdated, scanned.sentAt);
+    onPush(client, t, indexOfScanned(data, scanned), scanned.lastUpdated, scanned.sentAt);
     return;
   }
   let value: unknown;
@@ -184,7 +204,7 @@ function onMessage(client: Client, data: Buffer): void {
   }
   if (sample) checkSample(value);
   if (typeof o.code === 'string' && typeof o.sent_at === 'number' && typeof o.last_updated === 'number') {
-    onPush(client, t, o.code, o.last_updated, o.sent_at);
+    onPush(client, t, indexOfCode(o.code), o.last_updated, o.sent_at);
   } else {
     frames++;
     if (!sample) {
