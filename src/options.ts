@@ -33,14 +33,14 @@ export interface ConformOptions {
   failOnChange: boolean;
 }
 
-/** Defaults: console report into ./conform-report, the runner's concurrency and timeout. */
+/** Defaults: console report into ./conform-reports (git-ignored), the runner's concurrency and timeout. */
 export const OPTION_DEFAULTS: Readonly<Omit<ConformOptions, 'target' | 'key' | 'ws' | 'profile' | 'rerunFailed' | 'baseline'>> = Object.freeze({
   keyEnv: 'CONFORM_API_KEY',
   only: [],
   skip: [],
   list: false,
   report: ['console'] as ConformOptions['report'],
-  out: 'conform-report',
+  out: 'conform-reports',
   concurrency: RUN_DEFAULTS.concurrency,
   timeout: RUN_DEFAULTS.timeoutMs,
   bail: false,
