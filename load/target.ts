@@ -162,10 +162,12 @@ export async function startReferenceProcess(options: ReferenceProcessOptions = {
 /** Resolves `--profile FILE`, `--target URL --key K [--ws URL]`, or (neither) the embedded reference. */
 export async function resolveTarget(opts: { profile?: string; target?: string; key?: string; ws?: string; keysFrom?: string; reference?: ReferenceProcessOptions }): Promise<LoadTarget> {
   let target: LoadTarget;
+  const fileKeys = opts.keysFrom ? await readKeysFile(opts.keysFrom) : null;
   if (opts.profile || opts.target) {
     let profile: Profile;
     try {
-      profile = opts.profile ? await loadProfile(opts.profile) : minimalProfile({ target: opts.target!, key: opts.key ?? '', ...(opts.ws ? { ws: opts.ws } : {}) });
+      const key = opts.key ?? fileKeys?.[0]?.key ?? '';
+      profile = opts.profile ? await loadProfile(opts.profile) : minimalProfile({ target: opts.target!, key, ...(opts.ws ? { ws: opts.ws } : {}) });
     } catch (err) {
       throw new LoadUsageError((err as Error).message);
     }
@@ -174,7 +176,7 @@ export async function resolveTarget(opts: { profile?: string; target?: string; k
   } else {
     target = await startReferenceProcess(opts.reference ?? {});
   }
-  if (opts.keysFrom) target.keys = await readKeysFile(opts.keysFrom);
+  if (fileKeys) target.keys = fileKeys;
   return target;
 }
 

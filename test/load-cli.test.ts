@@ -59,6 +59,12 @@ describe('conform load: exit codes', () => {
     expect(r.out).toBe('');
   });
 
+  it('exits 2 naming the target when not one client can connect', async () => {
+    const r = await cli(['load', 'fanout', '--target', 'http://127.0.0.1:1', '--ws', 'ws://127.0.0.1:1/ws', '--key', 'k', '--pair', 'Crypto:ALL:BTC/USD', '--clients', '2', '--duration', '1s', '--no-progress']);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/^conform: no client could connect to ws:\/\/127\.0\.0\.1:1\/ws: ECONNREFUSED ×2\n$/);
+  });
+
   it('exits 0 when every threshold holds and 1 when one is crossed, and writes JSON and HTML', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'conform-load-'));
     const base = ['load', 'calibrate', '--clients', '4', '--pairs', '2', '--duration', '1500ms', '--out', dir, '--no-progress'];

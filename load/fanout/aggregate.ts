@@ -149,6 +149,10 @@ export class FanoutAggregator {
     return n;
   }
   get subscribedCount(): number { return this.subscribedAt.size; }
+  /** Connect errors so far (by error code), refusals by status_number. */
+  get failures(): { connectErrors: Record<string, number>; refusals: Record<string, number> } {
+    return { connectErrors: { ...this.connectErrors }, refusals: { ...this.refusals } };
+  }
   /** Clients that will never subscribe: refused, failed to connect, or closed before subscribing. */
   get failedClients(): number { return this.neverSubscribed; }
   get frames(): number { return this.framesTotal; }

@@ -180,6 +180,12 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
       } finally {
         clearInterval(iv);
       }
+      if (agg.subscribedCount === 0 && agg.failedClients >= o.clients) {
+        // Not one client got in: a usage problem (wrong URL, key or path), not a load result.
+        const { connectErrors, refusals } = agg.failures;
+        const why = Object.entries({ ...refusals, ...connectErrors }).map(([k, v]) => `${k} ×${v}`).join(', ');
+        throw new LoadUsageError(`no client could connect to ${target.ws}: ${why || 'closed before subscribing'}`);
+      }
       const steadyAt = monoNow();
       agg.markSteady(steadyAt);
       post({ type: 'steady' });
