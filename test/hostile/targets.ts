@@ -408,7 +408,10 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     breaks: 'floods frames as fast as the client reads (some not JSON, some not objects) and ignores every request',
     layer: 'ws',
     exit: [1],
-    mayPass: { 'ws.keepalive.ping-keeps-alive': 'it never closes a connection, so a pinged one stays open' },
+    mayPass: {
+      'ws.keepalive.ping-keeps-alive': 'it never closes a connection, so a pinged one stays open',
+      'ws.frames.no-status-number': 'none of its frames carries status_number',
+    },
     start: afterHandshake((socket, x, s) => {
       // Bounded like every load loop: one minute or 2 GiB per connection, whichever comes first.
       const until = Date.now() + 60_000;
