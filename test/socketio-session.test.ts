@@ -137,6 +137,32 @@ describe('socket.io session: handshake', () => {
     expect(evidence).toContainEqual(expect.objectContaining({ kind: 'ws-open', outcome: `refused: HTTP 401 ${body}` }));
   });
 
+  it('reads at most 64 KiB of a huge refusal body and stops the transfer', async () => {
+    let written = 0;
+    const chunk = Buffer.alloc(64 * 1024, 0x61);
+    // Refuses with the headers of a 50 MB body and streams it as fast as the client reads.
+    const huge = createServer();
+    huge.on('upgrade', (_req, socket: NetSocket) => {
+      socket.on('error', () => undefined);
+      socket.write('HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: 52428800\r\n\r\n');
+      const pump = (): void => {
+        while (written < 52_428_800 && !socket.destroyed) {
+          written += chunk.length;
+          if (!socket.write(chunk)) { socket.once('drain', pump); return; }
+        }
+      };
+      pump();
+    });
+    const port = await listen(huge);
+    cleanups.push(() => new Promise<void>((r) => { huge.closeAllConnections(); huge.close(() => r()); }));
+    const { stream } = client(`ws://127.0.0.1:${port}/socket.io/`);
+    const result = await stream.open();
+    expect(result).toMatchObject({ ok: false, status: 401, json: undefined });
+    if (!result.ok) expect(result.text.length).toBeGreaterThanOrEqual(64 * 1024);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(written).toBeLessThan(10 * 1024 * 1024);
+  });
+
   it('keeps a non-JSON refusal body as text with json undefined', async () => {
     const p = await peer(() => undefined, { refuse: () => 'HTTP/1.1 503 Service Unavailable\r\nContent-Length: 4\r\nConnection: close\r\n\r\nbusy' });
     const { stream } = client(p.url);

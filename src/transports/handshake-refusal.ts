@@ -9,16 +9,23 @@ import type { Refusal } from './stream.ts';
 /** Refusal bodies are read up to this many bytes. */
 export const MAX_REFUSAL_BODY = 64 * 1024;
 
-/** Reads a response body up to MAX_REFUSAL_BODY; a server that keeps the socket open after its body still gets a verdict on close. */
+/**
+ * Reads a response body up to MAX_REFUSAL_BODY, then stops the transfer; a server that keeps the
+ * socket open after its body still gets a verdict on close.
+ */
 export function readBody(res: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     const text = (): string => Buffer.concat(chunks).subarray(0, MAX_REFUSAL_BODY).toString('utf8');
     res.on('data', (c: Buffer) => {
-      if (size >= MAX_REFUSAL_BODY) return;
       chunks.push(c);
       size += c.length;
+      // Enough for a verdict: stop the transfer rather than drain a huge body.
+      if (size >= MAX_REFUSAL_BODY) {
+        resolve(text());
+        res.destroy();
+      }
     });
     res.once('end', () => resolve(text()));
     res.once('error', reject);
