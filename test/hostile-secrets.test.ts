@@ -5,9 +5,12 @@
  * key arrive there (the redirect is reported, not followed).
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CheckResult } from '../src/check.ts';
-import { minimalProfile } from '../src/profile.ts';
+import { minimalProfile, type Profile } from '../src/profile.ts';
 import { redactedLabel } from '../src/redact.ts';
 import { HOSTILE_TARGETS, type HostileDefinition, type HostileTarget } from './hostile/targets.ts';
 import { pool, runCli, type CliRun } from './hostile/run-cli.ts';
@@ -15,28 +18,56 @@ import { MEMORY_LIMIT_MIB, jsonReportOf, judge, runLine } from './hostile/judge.
 
 const byName = (name: string): HostileDefinition => HOSTILE_TARGETS.find((t) => t.name === name)!;
 
-interface Case { name: string; def: HostileDefinition; keyVia: 'option' | 'env' }
+interface Case { name: string; def: HostileDefinition; keyVia: 'option' | 'env' | 'profile' }
 const CASES: Case[] = [
   { name: 'echo-key (--key)', def: byName('echo-key'), keyVia: 'option' },
   { name: 'echo-key (CONFORM_API_KEY)', def: byName('echo-key'), keyVia: 'env' },
+  { name: 'echo-key (--profile, six keys)', def: byName('echo-key'), keyVia: 'profile' },
   { name: 'redirect-elsewhere', def: byName('redirect-elsewhere'), keyVia: 'option' },
 ];
 
-interface Outcome { target: HostileTarget; key: string; run: CliRun }
+/** A profile naming a key of every kind, so checks that send the other keys get them echoed too. */
+function profileWithEveryKey(rest: string, ws: string, key: (name: string) => string): Profile {
+  return {
+    name: 'echo',
+    rest,
+    ws,
+    keys: {
+      primary: { key: key('primary'), connections: 3 },
+      limited: { key: key('limited'), connections: 1 },
+      cryptoOnly: { key: key('cryptoOnly'), assetTypes: ['Crypto'] },
+      whitelisted: { key: key('whitelisted'), pairs: ['Crypto:ALL:BTC/USDT'] },
+      noStream: { key: key('noStream') },
+      suspended: { key: key('suspended') },
+    },
+  };
+}
+
+interface Outcome { target: HostileTarget; key: string; keys: string[]; run: CliRun }
 const outcomes = new Map<string, Outcome>();
 
 beforeAll(async () => {
-  await pool(CASES, 3, async (c) => {
+  await pool(CASES, 4, async (c) => {
     const target = await c.def.start();
     // Hex and punctuation a JSON, URL or HTML writer would each escape differently.
     const key = `hk-${randomBytes(10).toString('hex')}_+/=`;
     try {
-      const base = ['--target', target.rest!, '--ws', target.ws!, '--report', 'console,json,junit,html'];
-      const run = c.keyVia === 'option'
-        ? await runCli([...base, '--key', key])
-        : await runCli(base, { env: { CONFORM_API_KEY: key } });
+      const reports = ['--report', 'console,json,junit,html'];
+      const base = ['--target', target.rest!, '--ws', target.ws!, ...reports];
+      let keys = [key];
+      let run: CliRun;
+      if (c.keyVia === 'profile') {
+        const profile = profileWithEveryKey(target.rest!, target.ws!, (name) => `${key}-${name}`);
+        keys = Object.values(profile.keys).map((k) => k!.key);
+        const dir = await mkdtemp(path.join(tmpdir(), 'conform-hostile-profile-'));
+        const file = path.join(dir, 'profile.json');
+        await writeFile(file, JSON.stringify(profile));
+        run = await runCli(['--profile', file, ...reports]);
+        await rm(dir, { recursive: true });
+      } else if (c.keyVia === 'option') run = await runCli([...base, '--key', key]);
+      else run = await runCli(base, { env: { CONFORM_API_KEY: key } });
       console.log(runLine(c.name, run));
-      outcomes.set(c.name, { target, key, run });
+      outcomes.set(c.name, { target, key, keys, run });
     } finally {
       await target.close();
     }
@@ -50,16 +81,23 @@ describe('keys against hostile targets', () => {
     it(`ends against ${c.name} with verdicts, exit ${c.def.exit.join('/')}, no stack trace and no key in any output`, () => {
       const o = outcomes.get(c.name)!;
       const profile = minimalProfile({ target: o.target.rest!, key: o.key, ws: o.target.ws });
-      expect(judge(c.def, o.run, { keys: [o.key], profile, facesHostile: () => true })).toEqual([]);
+      expect(judge(c.def, o.run, { keys: o.keys, profile, facesHostile: () => true })).toEqual([]);
       if (o.run.peakRssMiB !== undefined) expect(o.run.peakRssMiB).toBeLessThan(MEMORY_LIMIT_MIB);
       expect(Object.keys(o.run.files).sort()).toEqual(['conform-junit.xml', 'conform-report.html', 'conform-report.json']);
     });
   }
 
+  it('the checks that send the other keys of a profile had them echoed too', () => {
+    const o = outcomes.get('echo-key (--profile, six keys)')!;
+    const sent = o.keys.filter((k) => o.target.stats.keysSeen?.has(k));
+    // primary always; the others as far as the checks that use them ran against this target.
+    expect(sent.length).toBeGreaterThan(1);
+  });
+
   it('the echo target really had the key to echo, over REST and the WebSocket handshake', () => {
-    for (const name of ['echo-key (--key)', 'echo-key (CONFORM_API_KEY)']) {
+    for (const name of ['echo-key (--key)', 'echo-key (CONFORM_API_KEY)', 'echo-key (--profile, six keys)']) {
       const o = outcomes.get(name)!;
-      expect(o.target.stats.keysSeen?.has(o.key)).toBe(true);
+      expect(o.target.stats.keysSeen?.has(o.keys[0]!)).toBe(true);
       // The echoed bodies reached the report, redacted: evidence exists where the key was.
       const report = jsonReportOf(o.run)!;
       expect(httpEvidence(report.results).some((e) => e.response?.body.includes(redactedLabel('primary')))).toBe(true);

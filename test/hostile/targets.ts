@@ -540,6 +540,8 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
       'rest.auth.invalid-key': 'it answers every request 401 with 50005',
       'ws.handshake.invalid-key': 'it accepts and then sends a 50005 notice, which the spec allows',
       'ws.handshake.error-body': 'its refusals carry status_number and message, never code',
+      'ws.limits.connections.primary': 'it refuses every third handshake with 50009, which can meet a connection limit by chance',
+      'ws.limits.connections.slot-freed': 'it refuses every third handshake with 50009, which can meet a connection limit by chance',
     },
     async start() {
       let upgrades = 0;
