@@ -62,4 +62,23 @@ describe('load fanout against a scripted server', () => {
     expect(formatFanoutSummary(report)).toContain('UNTRUSTWORTHY');
     expect(renderFanoutHtml(report)).toContain('Untrustworthy');
   });
+
+  it('validates frames under load and counts the ones that break the push-frame schema or UTF-8', async () => {
+    // Named fault: every 4th tick the price is a JSON number; every 7th the frame is not UTF-8.
+    server = await startBroadcastServer({
+      tickMs: 50,
+      frame: (_code, tick, normal) => {
+        if (tick % 7 === 0) return Buffer.concat([Buffer.from(JSON.stringify(normal).slice(0, -1)), Buffer.from(',"note":"\xff"}', 'latin1')]);
+        if (tick % 4 === 0) return JSON.stringify({ ...normal, price: 100 });
+        return undefined;
+      },
+    });
+    const report = await runFanout(server.target, { clients: 2, pair: [PAIR], workers: 1, durationMs: 2000, tickMs: 250, thresholds: ['errors==0'] });
+    expect(report.validated).toBeGreaterThan(20);
+    expect(report.errors).toBeGreaterThan(2);
+    expect(report.errors).toBeLessThan(report.validated);
+    expect(report.violationSamples.some((v) => v.includes('/price'))).toBe(true);
+    expect(report.violationSamples.some((v) => v.includes('UTF-8'))).toBe(true);
+    expect(report.thresholds[0]).toMatchObject({ expr: 'errors==0', ok: false });
+  });
 });

@@ -19,6 +19,8 @@ export interface BroadcastOptions {
   plan?: (client: number, code: string, update: number) => Delivery;
   /** Stop pushing after this many ticks (0 = no limit). */
   maxTicks?: number;
+  /** Replaces the frame of a tick (tests: malformed frames); undefined keeps the normal one. */
+  frame?: (code: string, tick: number, normal: Record<string, unknown>) => string | Buffer | undefined;
 }
 
 export interface BroadcastServer {
@@ -60,11 +62,12 @@ export async function startBroadcastServer(options: BroadcastOptions = {}): Prom
     if (options.maxTicks && ticks >= options.maxTicks) return;
     ticks++;
     const now = Date.now();
-    const frames = new Map<string, string>();
-    const frame = (code: string): string => {
+    const frames = new Map<string, string | Buffer>();
+    const frame = (code: string): string | Buffer => {
       let f = frames.get(code);
       if (!f) {
-        f = JSON.stringify({ code, ask: '100.01', bid: '99.99', price: '100.00', last_updated: now - 1, sent_at: now });
+        const normal = { code, ask: '100.01', bid: '99.99', price: '100.00', last_updated: now - 1, sent_at: now };
+        f = options.frame?.(code, ticks, normal) ?? JSON.stringify(normal);
         frames.set(code, f);
       }
       return f;
@@ -73,10 +76,10 @@ export async function startBroadcastServer(options: BroadcastOptions = {}): Prom
       for (const code of s.pairs) {
         const d = options.plan ? options.plan(s.index, code, ticks) : 'send';
         if (d === 'drop') continue;
-        if (d === 'send') s.ws.send(frame(code));
+        if (d === 'send') s.ws.send(frame(code), { binary: false });
         else {
           const text = frame(code);
-          const t = setTimeout(() => { timers.delete(t); if (s.ws.readyState === s.ws.OPEN) s.ws.send(text); }, d.delayMs);
+          const t = setTimeout(() => { timers.delete(t); if (s.ws.readyState === s.ws.OPEN) s.ws.send(text, { binary: false }); }, d.delayMs);
           timers.add(t);
         }
       }

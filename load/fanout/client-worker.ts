@@ -5,6 +5,7 @@
  * carries. Every tick it sends plain aggregates (encoded HDR histograms, counts) to the
  * coordinator; it prints nothing.
  */
+import { isUtf8 } from 'node:buffer';
 import { parentPort, workerData } from 'node:worker_threads';
 import { monitorEventLoopDelay, performance, type EventLoopUtilization } from 'node:perf_hooks';
 import WebSocket from 'ws';
@@ -180,6 +181,11 @@ function onMessage(client: Client, data: Buffer): void {
     onPush(client, t, indexOfScanned(data, scanned), scanned.lastUpdated, scanned.sentAt);
     return;
   }
+  if (sample && !isUtf8(data)) {
+    violations++;
+    if (violationSamples.length < 5) violationSamples.push('text frame is not valid UTF-8');
+    return;
+  }
   let value: unknown;
   try {
     value = JSON.parse(data.toString());
@@ -223,6 +229,8 @@ function startClient(client: Client): void {
       headers: { [cfg.keyHeader]: client.key },
       handshakeTimeout: cfg.connectTimeoutMs,
       perMessageDeflate: false,
+      // UTF-8 is checked on the validated sample instead (below): every frame would cost ~5%.
+      skipUTF8Validation: true,
       ...(cfg.localAddress ? { localAddress: cfg.localAddress } : {}),
     });
   } catch (err) {
