@@ -225,7 +225,7 @@ describe('subscription checks', () => {
     for (const id of ['ws.subscribe.invalid.missing-params', 'ws.subscribe.invalid.pairs-not-array']) {
       const r = await runOne(profile, id);
       expect(r.outcome, line(r)).toBe('fail');
-      expect(r.violations.map((v) => v.expected)).toEqual(['method "error"', 'code "50004" (a string)']);
+      expect(r.violations.map((v) => v.expected)).toEqual(['method "error"', 'code "50004"']);
     }
   });
 
@@ -249,6 +249,34 @@ describe('subscription checks', () => {
     const r = await runOne(profile, 'ws.frames.no-status-number');
     expect(r.outcome).toBe('fail');
     expect(r.violations[0]!.received).toMatch(/^no frame within 5000 ms answering \{"id":"f1","method":"subscribe"/);
+  });
+
+  it('judges an error code by value in the error checks and leaves its type to ws.notice.schema', async () => {
+    // Sends every code as a JSON number.
+    const profile = await miniTarget({
+      message(conn, msg, raw) {
+        const real = conn.send;
+        conn.send = (v) => real({ ...(v as Json), code: Number((v as Json).code) });
+        standard(conn, msg && raw ? msg : undefined);
+        conn.send = real;
+      },
+    });
+    const byId = new Map((await runChecks({ profile, checks: wsChecks.filter((c) => ['ws.subscribe.unknown-pair', 'ws.subscribe.pushes-start', 'ws.notice.schema'].includes(c.id)) })).results.map((r) => [r.id, r]));
+    expect(byId.get('ws.subscribe.unknown-pair')!.outcome, line(byId.get('ws.subscribe.unknown-pair')!)).toBe('pass');
+    expect(byId.get('ws.subscribe.pushes-start')!.outcome, line(byId.get('ws.subscribe.pushes-start')!)).toBe('pass');
+    expect(byId.get('ws.notice.schema')!.outcome).toBe('fail');
+    expect(byId.get('ws.notice.schema')!.violations[0]!.received).toMatch(/\/code: must (equal|be)/);
+  });
+
+  it('skips the push rules with a pointer to ws.subscribe.pushes-start when nothing is pushed', async () => {
+    const profile = await miniTarget({ push: () => undefined });
+    const { results } = await runChecks({ profile, checks: wsChecks.filter((c) => ['ws.push.schema', 'ws.subscribe.replaces', 'ws.subscribe.pushes-start'].includes(c.id)) });
+    const byId = new Map(results.map((r) => [r.id, r]));
+    expect(byId.get('ws.subscribe.pushes-start')!.outcome).toBe('fail');
+    for (const id of ['ws.push.schema', 'ws.subscribe.replaces']) {
+      expect(byId.get(id)!.outcome).toBe('skip');
+      expect(byId.get(id)!.reason).toMatch(/no push arrived.*ws\.subscribe\.pushes-start/);
+    }
   });
 
   it('fails ws.unsubscribe.notice when the message is "Success" instead of "success"', async () => {

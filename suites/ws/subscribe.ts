@@ -4,9 +4,9 @@
  */
 import type { Check, CheckContext } from '../../src/check.ts';
 import { KNOWN_ASSET_TYPES, LIMITS, METHOD, STATUS, TEXT, pairNotFoundMessage, parsePairCode } from '../../src/spec.ts';
-import { jsonObject, type JsonObject, type StreamSession } from '../../src/transports/stream.ts';
+import { isNotice, jsonObject, type JsonObject, type StreamSession } from '../../src/transports/stream.ts';
 import {
-  UNKNOWN_PAIR, WAIT, ask, awaitPushes, expectNotice, needLivePairs, needPairs, openSession, until, pause, streamPairs, subscribe, subscribeOk, unsubscribe,
+  UNKNOWN_PAIR, WAIT, answers, ask, isSilence, sendOrFail, awaitPushes, expectNotice, needLivePairs, needPairs, noPushes, openSession, until, pause, streamPairs, subscribe, subscribeOk, unsubscribe,
 } from './support.ts';
 
 const subscribeClause = (rule: string) => ({ section: 'Method subscribe', rule });
@@ -137,7 +137,7 @@ const errorChecks: Check[] = ERROR_CASES.map((c): Check => ({
     const session = await openSession(ctx, c.key ? { key: c.key(ctx) } : {});
     await c.before?.(ctx, session);
     const notice = await ask(ctx, session, sent, `method "error", code "${c.code}"`);
-    expectNotice(ctx, notice, { method: METHOD.error, code: c.code, ...(c.message ? { message: c.message(sent) } : {}) }, 'the reply');
+    expectNotice(ctx, notice, { method: METHOD.error, code: c.code, looseCode: true, ...(c.message ? { message: c.message(sent) } : {}) }, 'the reply');
   },
 }));
 
@@ -194,7 +194,7 @@ export const subscribeChecks: readonly Check[] = [
       await awaitPushes(session, pairs[0]!, 3, from, WAIT.pushMs);
       await pause(WAIT.watchMs / 3, ctx);
       const seen = session.pushesByPair();
-      if (seen.size === 0) ctx.fail({ received: `no push at all for ${byPair(pairs)}`, expected: 'pushes for the subscribed pairs, so that the rule can be observed' });
+      if (seen.size === 0) noPushes(ctx, `subscribed to ${byPair(pairs)}`);
       const others = [...seen.keys()].filter((c) => !pairs.includes(c));
       if (others.length > 0) ctx.fail({ received: `pushes for ${byPair(others)} (subscribed: ${byPair(pairs)})`, expected: 'pushes only for the subscribed pairs' });
     },
@@ -211,7 +211,7 @@ export const subscribeChecks: readonly Check[] = [
       const [a, b] = await needLivePairs(ctx, 2) as [string, string];
       const session = await openSession(ctx);
       await subscribeOk(ctx, session, [a], 'conform-first');
-      if (!(await awaitPushes(session, a, 1, 0, WAIT.pushMs))) ctx.fail({ received: `no push for ${a} after subscribing`, expected: 'pushes for the first set, so that their end can be observed' });
+      if (!(await awaitPushes(session, a, 1, 0, WAIT.pushMs))) noPushes(ctx, `subscribed to ${a}`);
       await subscribeOk(ctx, session, [b], 'conform-second');
       const cutoff = ctx.stream.now() + WAIT.inFlightMs;
       await awaitPushes(session, b, 3, cutoff, WAIT.pushMs);
@@ -233,7 +233,7 @@ export const subscribeChecks: readonly Check[] = [
       const pairs = await needPairs(ctx, LIMITS.maxPairsPerSubscribe);
       const session = await openSession(ctx);
       const notice = await ask(ctx, session, subscribe(pairs, 'conform-100'), 'the success notice');
-      expectNotice(ctx, notice, { method: METHOD.subscribe, code: STATUS.OK }, `subscribe to ${pairs.length} pairs`);
+      expectNotice(ctx, notice, { method: METHOD.subscribe, code: STATUS.OK, looseCode: true }, `subscribe to ${pairs.length} pairs`);
     },
   },
   ...errorChecks,
@@ -274,10 +274,19 @@ export const subscribeChecks: readonly Check[] = [
         subscribe(pairs, 'n1'), unsubscribe(pairs, 'n2'), subscribe([UNKNOWN_PAIR], 'n3'),
         { id: 'n4', method: 'conform-unknown' }, subscribe([], 'n5'),
       ];
+      let answered = 0;
       for (const message of requests) {
-        const notice = await ask(ctx, session, message, 'a notice');
+        // A request left unanswered is the rule of its own check (ws.request.*, ws.subscribe.*), not of this one.
+        const reply = session.next((f) => isNotice(f) && answers(message, jsonObject(f)!), WAIT.noticeMs);
+        reply.catch(() => undefined);
+        sendOrFail(ctx, session, message, 'the connection stays open for the next request');
+        const frame = await reply.catch((err: unknown) => { if (isSilence(err)) return undefined; throw err; });
+        if (!frame) { ctx.note(`no notice answered ${JSON.stringify(message)} within ${WAIT.noticeMs} ms`); continue; }
+        answered++;
+        const notice = jsonObject(frame)!;
         ctx.expectSchema(notice.method === METHOD.error ? 'notice-error' : 'notice-success', notice, `notice answering ${JSON.stringify(message)}`);
       }
+      if (answered === 0) ctx.skip('no request was answered with a notice, so there is no notice to validate');
     },
   },
   {
