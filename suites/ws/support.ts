@@ -414,7 +414,8 @@ export async function livePairs(ctx: CheckContext, count: number): Promise<strin
     if (live.length >= count) break;
     const res = await ctx.rest.get({ path: PATHS.price, query: { [QUERY.price.code]: code } });
     const body = res.json as { status_number?: unknown; data?: { market?: { open?: unknown } } } | undefined;
-    if (body?.status_number === STATUS.OK && body.data?.market?.open === true) live.push(code);
+    // Read loosely: the envelope's exact shape is the REST suite's rule.
+    if (String(body?.status_number) === STATUS.OK && body?.data?.market?.open === true) live.push(code);
   }
   return live;
 }
