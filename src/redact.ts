@@ -4,6 +4,9 @@
  */
 import type { Profile } from './profile.ts';
 
+/** Shortest key half that is redacted on its own (shorter pieces would hit ordinary words). */
+export const MIN_FRAGMENT = 8;
+
 /** Turns any text into its redacted form. */
 export type Redact = (text: string) => string;
 
@@ -23,6 +26,9 @@ export function createRedactor(secrets: Readonly<Record<string, string>>): Redac
     if (encoded !== value) pairs.push([encoded, redactedLabel(name)]);
     const json = JSON.stringify(value).slice(1, -1);
     if (json !== value) pairs.push([json, redactedLabel(name)]);
+    // Either half of a long key: text cut short elsewhere must not leave a usable piece behind.
+    const half = Math.floor(value.length / 2);
+    if (half >= MIN_FRAGMENT) pairs.push([value.slice(0, half), redactedLabel(name)], [value.slice(half), redactedLabel(name)]);
   }
   pairs.sort((a, b) => b[0].length - a[0].length);
   if (pairs.length === 0) return (text) => text;

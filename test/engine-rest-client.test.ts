@@ -15,11 +15,12 @@ function client(url: string, extra: { timeoutMs?: number; maxBodyBytes?: number 
 }
 
 describe('REST client', () => {
-  it('sends the key in X-API-Key, parses JSON and records a redacted curl line', async () => {
+  it('sends the key in X-API-Key, hands the check a redacted body and records a redacted curl line', async () => {
     const s = await serve((req, res) => res.end(JSON.stringify({ echo: req.headers['x-api-key'] })));
     const { rest, evidence } = client(s.url);
     const ex = await rest.get({ path: '/v1/price', query: { code: 'Crypto:ALL:BTC/USD', skip: undefined } });
-    expect(ex.json).toEqual({ echo: SECRET });
+    expect(ex.json).toEqual({ echo: '<key:primary>' });
+    expect(s.requests[0]!.headers['x-api-key']).toBe(SECRET);
     expect(s.requests[0]!.url).toBe('/v1/price?code=Crypto%3AALL%3ABTC%2FUSD');
     const e = evidence[0] as Extract<Evidence, { kind: 'http' }>;
     expect(e.curl).toBe(`curl -sS -i '${s.url}/v1/price?code=Crypto%3AALL%3ABTC%2FUSD' -H 'accept: application/json' -H 'X-API-Key: <key:primary>'`);
@@ -66,6 +67,12 @@ describe('REST client', () => {
 });
 
 describe('redaction', () => {
+  it('replaces either half of a long key, so a cut-short quote leaves no usable piece', () => {
+    const redact = createRedactor({ primary: 'hk-0123456789abcdef' });
+    expect(redact('sent hk-0123456… and …6789abcdef')).toBe('sent <key:primary>6… and …<key:primary>');
+    expect(redact('short pieces like hk-01 stay')).toBe('short pieces like hk-01 stay');
+  });
+
   it('replaces every key, longest first, in plain, URL-encoded and JSON-escaped forms', () => {
     const redact = createRedactor({ primary: 'abc/def"1', inner: 'abc' });
     expect(redact('k=abc/def"1 and abc')).toBe('k=<key:primary> and <key:inner>');

@@ -135,9 +135,11 @@ export function createRestClient(options: RestClientOptions): RestClient {
               // Never followed: the key would travel to wherever the target points.
               evidence.error = redact(`redirect to ${resHeaders.location} not followed (the key is never forwarded)`);
             }
+            // Checks see the body redacted too: whatever they quote or cut short holds no key.
+            const shownText = redact(text);
             let json: unknown;
-            try { json = text.length ? JSON.parse(text) : undefined; } catch { json = undefined; }
-            finish(null, { url: shownUrl, status, headers: resHeaders, text, json, durationMs: performance.now() - started });
+            try { json = shownText.length ? JSON.parse(shownText) : undefined; } catch { json = undefined; }
+            finish(null, { url: shownUrl, status, headers: redactHeaders(resHeaders, redact), text: shownText, json, durationMs: performance.now() - started });
           });
         });
         request.end();

@@ -18,10 +18,11 @@ export interface RestRequest {
 export interface RestExchange {
   url: string;
   status: number;
-  /** Lower-cased header names. */
+  /** Lower-cased header names; values with keys redacted. */
   headers: Record<string, string>;
+  /** The body with every profile key redacted (`<key:NAME>`), so nothing a check quotes can leak one. */
   text: string;
-  /** The parsed body; `undefined` when it is not JSON. */
+  /** The parsed (redacted) body; `undefined` when it is not JSON. */
   json: unknown;
   durationMs: number;
 }
