@@ -70,7 +70,7 @@ describe('conform load: exit codes', () => {
     const base = ['load', 'calibrate', '--clients', '4', '--pairs', '2', '--duration', '1500ms', '--out', dir, '--no-progress'];
     const held = await cli([...base, '--threshold', 'latency.p99<60000', '--threshold', 'errors==0']);
     expect(held.code).toBe(0);
-    expect(held.out).toContain('conform load fanout');
+    expect(held.out).toContain('conform load calibrate');
     expect(held.out).toContain('✓ errors==0');
     const json = JSON.parse(await readFile(join(dir, 'load-fanout.json'), 'utf8')) as Record<string, unknown>;
     for (const field of ['clients', 'framesReceived', 'framesPerSecond', 'latencyMs', 'serverLatencyMs', 'skewMs', 'lost', 'errors', 'generator', 'thresholds']) expect(json).toHaveProperty(field);

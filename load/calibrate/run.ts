@@ -18,6 +18,7 @@ export async function runCalibrate(options: CalibrateOptions = {}): Promise<Fano
     const pairs = Array.from({ length: options.pairs ?? 10 }, (_, i) => `Crypto:ALL:CAL${i}/USD`);
     const { pushIntervalMs: _interval, ...fanout } = options;
     const report = await runFanout(server.target, { ...fanout, pair: pairs });
+    report.mode = 'calibrate';
     report.observations.unshift('calibration: trivial in-process broadcast server; these figures are the generator\'s own floor');
     return report;
   } finally {

@@ -40,6 +40,8 @@ export interface FanoutProgress { phase: 'ramp' | 'steady' | 'closing'; elapsedS
 /** The fan-out report: plain data, formatted by load/report/*. */
 export interface FanoutReport extends FanoutMeasurements {
   kind: 'fanout';
+  /** `calibrate` when the target was the trivial broadcast server (the generator's floor). */
+  mode: 'fanout' | 'calibrate';
   startedAt: string;
   target: { rest: string; ws: string; embedded: boolean };
   options: { clients: number; pairs: string[]; durationMs: number; rampRate: number; workers: number; keys: number; updateWindowMs: number; validatePerSecond: number };
@@ -209,6 +211,7 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
       const rampMs = Math.round(steadyAt - t0);
       const report: Omit<FanoutReport, 'thresholds'> = {
         kind: 'fanout',
+        mode: 'fanout',
         startedAt,
         target: { rest: target.rest, ws: target.ws, embedded: target.embedded },
         options: { clients: o.clients, pairs, durationMs: o.durationMs, rampRate: o.rampRate, workers: o.workers, keys: new Set(keys).size, updateWindowMs: o.updateWindowMs, validatePerSecond: o.validatePerSecond },

@@ -23,7 +23,9 @@ export function formatFanoutSummary(r: FanoutReport): string {
     [name, n(x.p50, 3), n(x.p90 ?? null, 3), n(x.p99, 3), n(x.p999 ?? null, 3), n(x.max, 3)];
   const bound = r.clock.method === 'loopback' ? 'exact (loopback, one clock)' : `± ${n(r.clock.errorBoundMs, 1)} ms (${r.clock.method})`;
   const lines = [
-    `conform load fanout — ${r.target.embedded ? 'embedded reference service (own process)' : r.target.ws}`,
+    r.mode === 'calibrate'
+      ? 'conform load calibrate — the generator\'s own floor against a trivial in-process broadcast server'
+      : `conform load fanout — ${r.target.embedded ? 'embedded reference service (own process)' : r.target.ws}`,
     `${r.clients} clients × ${r.options.pairs.length} pairs, ${r.options.workers} workers, ${r.options.keys} key(s); ramp ${n(r.rampMs / 1000, 1)} s at ${n(r.achievedRampRate)} conn/s; measured ${n(r.measuredMs / 1000, 1)} s`,
     '',
     table([
