@@ -13,6 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { startReferenceServer } from '../reference/index.ts';
 import { FAULTS } from '../reference/faults.ts';
 import { runChecks, selectChecks } from '../src/runner.ts';
+import { streamFactoryFor } from '../src/transports/stream-factory.ts';
 import type { Check, CheckResult } from '../src/check.ts';
 import { CHECKS } from '../suites/index.ts';
 
@@ -33,7 +34,12 @@ export interface MutationSettings {
   checkConcurrency: number;
   /** Per-check timeout (ms) unless the check sets its own. */
   checkTimeoutMs: number;
+  /** Stream transport of the reference server and the checks' sessions. */
+  transport: 'ws' | 'socketio';
 }
+
+/** Event name of the Socket.IO runs (the spec does not show one). */
+export const SOCKETIO_EVENT = 'price';
 
 /**
  * Defaults: a 2 s window with 2 s grace keeps keep-alive checks near 5 s and still far above the
@@ -47,6 +53,7 @@ export const MUTATION_DEFAULTS: Readonly<MutationSettings> = Object.freeze({
   faultConcurrency: 6,
   checkConcurrency: 8,
   checkTimeoutMs: 20_000,
+  transport: 'ws',
 });
 
 /** The checks a mutation run executes: the default catalogue (disruptive checks are left out, as in a plain run). */
@@ -55,11 +62,18 @@ export const mutationChecks = (registry: readonly Check[] = CHECKS): Check[] => 
 /** One catalogue run against a reference server (clean when `fault` is undefined). */
 export async function runCatalogue(fault: string | undefined, settings: Partial<MutationSettings> = {}, checks: readonly Check[] = mutationChecks()): Promise<CheckResult[]> {
   const s = { ...MUTATION_DEFAULTS, ...settings };
-  const server = await startReferenceServer({ pingTimeoutMs: s.pingTimeoutMs, tickMs: s.tickMs, ...(fault === undefined ? {} : { fault }) });
+  // transport/event are additive options of startReferenceServer (issue 9); a server that ignores
+  // them would run the checks over the raw WebSocket, so the profile is checked below.
+  const options: Parameters<typeof startReferenceServer>[0] & { transport?: string; event?: string } = {
+    pingTimeoutMs: s.pingTimeoutMs, tickMs: s.tickMs, ...(fault === undefined ? {} : { fault }),
+    ...(s.transport === 'socketio' ? { transport: 'socketio', event: SOCKETIO_EVENT } : {}),
+  };
+  const server = await startReferenceServer(options);
   try {
+    if ((server.profile.transport ?? 'ws') !== s.transport) throw new Error(`the reference service did not start a ${s.transport} stream (its profile says ${server.profile.transport ?? 'ws'})`);
     // The profile declares the short window; the grace is ours, since the spec shows none.
     const profile = { ...server.profile, timing: { ...server.profile.timing, pingTimeoutMs: s.pingTimeoutMs, pingGraceMs: s.pingGraceMs } };
-    const { results } = await runChecks({ profile, checks, settings: { concurrency: s.checkConcurrency, timeoutMs: s.checkTimeoutMs } });
+    const { results } = await runChecks({ profile, checks, createStream: streamFactoryFor(profile), settings: { concurrency: s.checkConcurrency, timeoutMs: s.checkTimeoutMs } });
     return results;
   } finally {
     await server.close();
@@ -120,6 +134,9 @@ export async function runFaults(faults: readonly FaultEntry[] = FAULTS, settings
     return outcome;
   });
 }
+
+/** Faults that a stream check must catch: the ones worth repeating over another stream transport. */
+export const streamFaults = (faults: readonly FaultEntry[] = FAULTS): FaultEntry[] => faults.filter((f) => f.catches.some((id) => id.startsWith('ws.')));
 
 /** Areas of the score breakdown (issue 6), in print order. */
 export const SCORE_AREAS = ['REST envelope', 'auth', 'pagination', 'price', 'handshake', 'limits', 'session', 'keep-alive', 'push'] as const;
@@ -216,6 +233,11 @@ export function formatScore(outcomes: readonly FaultOutcome[]): string {
   return lines.join('\n');
 }
 
+/** The score of the stream faults over a second transport, one line (printed above the main score). */
+export function formatTransportScore(outcomes: readonly FaultOutcome[], transport: string): string {
+  return `mutation score (${transport}): ${outcomes.filter((o) => o.caught).length}/${outcomes.length} stream faults caught, ${outcomes.filter((o) => o.exact).length} exact`;
+}
+
 /** Failing and erroring checks of a clean run, one line each (empty when clean). */
 export function cleanProblems(results: readonly CheckResult[]): string[] {
   return results.filter((r) => r.outcome === 'fail' || r.outcome === 'error').map((r) =>
@@ -223,11 +245,11 @@ export function cleanProblems(results: readonly CheckResult[]): string[] {
 }
 
 /** Reads `--faults a,b` and `--clean-runs N` from argv. */
-function parseCli(argv: readonly string[]): { faults?: string[]; cleanRuns: number; report?: string; explain: boolean; markdown?: string } {
+function parseCli(argv: readonly string[]): { faults?: string[]; cleanRuns: number; report?: string; explain: boolean; markdown?: string; socketio: boolean } {
   const get = (flag: string): string | undefined => { const i = argv.indexOf(flag); return i >= 0 ? argv[i + 1] : undefined; };
   const faults = get('--faults')?.split(',').map((x) => x.trim()).filter(Boolean);
   const cleanRuns = Number(get('--clean-runs') ?? '1');
-  return { faults, cleanRuns: Number.isInteger(cleanRuns) && cleanRuns >= 0 ? cleanRuns : 1, report: get('--report'), explain: argv.includes('--explain'), markdown: get('--markdown') };
+  return { faults, cleanRuns: Number.isInteger(cleanRuns) && cleanRuns >= 0 ? cleanRuns : 1, report: get('--report'), explain: argv.includes('--explain'), markdown: get('--markdown'), socketio: argv.includes('--socketio') };
 }
 
 async function main(): Promise<number> {
@@ -244,12 +266,15 @@ async function main(): Promise<number> {
     process.stdout.write(`clean run ${i}: ${results.filter((r) => r.outcome === 'pass').length} pass, ${results.filter((r) => r.outcome === 'skip').length} skip, ${problems.length} fail or error\n`);
     for (const p of problems) process.stdout.write(`  ${p}\n`);
   }
-  const outcomes = await runFaults(faults, {}, (o) => {
-    process.stdout.write(`${o.exact ? 'exact ' : o.caught ? 'caught' : 'MISSED'}  ${o.fault.name} (${o.durationMs} ms)\n`);
-  });
-  const lines = disagreementLines(outcomes);
+  const show = (label: string) => (o: FaultOutcome): void => {
+    process.stdout.write(`${o.exact ? 'exact ' : o.caught ? 'caught' : 'MISSED'}  ${label}${o.fault.name} (${o.durationMs} ms)\n`);
+  };
+  const outcomes = await runFaults(faults, {}, show(''));
+  // --socketio: the stream faults again, over Socket.IO (issue 9), scored on their own line.
+  const overSocketIo = cli.socketio ? await runFaults(streamFaults(faults), { transport: 'socketio' }, show('socketio ')) : [];
+  const lines = [...disagreementLines(outcomes), ...disagreementLines(overSocketIo).map((l) => `(socketio) ${l}`)];
   if (lines.length) process.stdout.write(`\ndisagreements (fault: expected catches, actually failing):\n${lines.map((l) => `  ${l}`).join('\n')}\n`);
-  if (cli.explain) process.stdout.write(`\nwhy:\n${explainLines(outcomes).join('\n')}\n`);
+  if (cli.explain) process.stdout.write(`\nwhy:\n${[...explainLines(outcomes), ...explainLines(overSocketIo)].join('\n')}\n`);
   if (cli.markdown) {
     const { writeFile } = await import('node:fs/promises');
     await writeFile(cli.markdown, `${disagreementMarkdown(outcomes)}\n`);
@@ -258,8 +283,9 @@ async function main(): Promise<number> {
     const { writeFile } = await import('node:fs/promises');
     await writeFile(cli.report, `${JSON.stringify(outcomes.map(({ results: _r, ...o }) => ({ ...o, fault: o.fault.name })), null, 2)}\n`);
   }
-  process.stdout.write(`\n${faults.length} faults in ${((performance.now() - t0) / 1000).toFixed(1)} s\n${formatScore(outcomes)}\n`);
-  return cleanOk && outcomes.every((o) => o.exact) ? 0 : 1;
+  const socketLine = cli.socketio ? `${formatTransportScore(overSocketIo, 'socketio')}\n` : '';
+  process.stdout.write(`\n${faults.length} faults${cli.socketio ? ` (+ ${overSocketIo.length} over socketio)` : ''} in ${((performance.now() - t0) / 1000).toFixed(1)} s\n${socketLine}${formatScore(outcomes)}\n`);
+  return cleanOk && [...outcomes, ...overSocketIo].every((o) => o.exact) ? 0 : 1;
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) process.exitCode = await main();
