@@ -2,6 +2,7 @@
  * The programmatic entry of a conformance run: options in, exit code out. The CLI is a thin shell
  * around it; the embedded reference service is passed in, so the library never imports it.
  */
+import { mkdir } from 'node:fs/promises';
 import type { Check } from './check.ts';
 import type { Profile } from './profile.ts';
 import { loadProfile, minimalProfile, ProfileError } from './profile.ts';
@@ -62,6 +63,12 @@ export async function conform(options: ConformOptions, registry: readonly Check[
     const checks = selectChecks(registry, { only, skip: options.skip });
     if (checks.length === 0) throw new UsageError('--only/--skip leave no check to run');
     const baseline = options.baseline ? await readPastReport(options.baseline, '--baseline') : undefined;
+    // An unwritable --out is found now, not after the whole run.
+    if (options.report.some((f) => f !== 'console')) {
+      try { await mkdir(options.out, { recursive: true }); } catch (err) {
+        throw new UsageError(`--out: cannot create ${options.out} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+      }
+    }
 
     let profile: Profile;
     let target: TargetInfo;

@@ -114,6 +114,8 @@ describe('conform CLI', () => {
     ['a port with nothing listening', async () => ['--target', await deadPort(), '--key', 'k'], /^conform: target http:\/\/127\.0\.0\.1:\d+ unreachable: ECONNREFUSED$/],
     ['an --only that matches no check', async () => ['--only', 'rest.nothing-here'], /^conform: --only\/--skip: no check id, prefix or tag matches "rest.nothing-here"/],
     ['a bad report format', async () => ['--report', 'pdf'], /^conform: --report: unknown format "pdf"/],
+    ['an --out that cannot be created', async () => ['--report', 'json', '--out', path.join(await profileFile('a-file', {} as Profile), 'sub')], /^conform: --out: cannot create .*a-file\/sub \(ENOTDIR\)$/],
+    ['a --baseline that is not a report', async () => ['--baseline', path.join(dir, 'clean.json')], /^conform: --baseline: .*clean\.json is not a conform JSON report/],
   ];
   for (const [what, args, line] of usage) {
     it(`exits 2 with one line naming the problem for ${what}`, async () => {

@@ -6,7 +6,7 @@
 import type { Check } from '../../src/check.ts';
 import { REST_STATUSES, REST_STATUSES_WITH_DATA, REST_STATUS, STATUS } from '../../src/spec.ts';
 import { ConformError } from '../../src/errors.ts';
-import { body, clause, expectHttp, expectStatus, restCheck } from './support.ts';
+import { body, clause, expectHttp, expectStatus, queryText, restCheck } from './support.ts';
 
 export const probeChecks: readonly Check[] = REST_STATUSES.filter((s) => s !== STATUS.OK).map((status) => restCheck({
   id: `rest.probe.${status}`,
@@ -23,7 +23,7 @@ export const probeChecks: readonly Check[] = REST_STATUSES.filter((s) => s !== S
       const entry = ctx.profile.keys[keyName];
       if (!entry) throw new ConformError('CONFORM_PROFILE', `probe ${p.path} names key "${keyName}", which the profile does not hold`);
       const ex = await ctx.rest.get({ path: p.path, query: p.query, key: entry.key });
-      const what = `GET ${p.path}${p.query ? `?${new URLSearchParams(p.query)}` : ''} with keys.${keyName}`;
+      const what = `GET ${p.path}${queryText(p.query)} with keys.${keyName}`;
       if (p.httpStatus !== undefined) expectHttp(ctx, ex, p.httpStatus, what);
       if (!expectStatus(ctx, ex, status, what)) continue;
       ctx.observe(`http-status ${what}`, ex.status);

@@ -27,10 +27,18 @@ export const statusOf = (ex: RestExchange): unknown => body(ex)?.status_number;
 
 /** Records a violation unless the response carries `status_number` `want`; returns whether it did. */
 export function expectStatus(ctx: CheckContext, ex: RestExchange, want: string, what: string): boolean {
-  if (statusOf(ex) === want) return true;
-  ctx.violation({ received: `${what}: ${shown(ex)}`, expected: `${what}: status_number "${want}"` });
+  const status = statusOf(ex);
+  if (status === want) return true;
+  if (typeof status === 'number' && String(status) === want) ctx.violation({ received: `${what}: status_number ${status}, a JSON number`, expected: `${what}: status_number the string "${want}"` });
+  else ctx.violation({ received: `${what}: ${shown(ex)}`, expected: `${what}: status_number "${want}"` });
   return false;
 }
+
+/** `?a=b&c=d` for a query as written (not URL-encoded, for reading), or '' when empty. */
+export const queryText = (query: Record<string, string | undefined> | undefined): string => {
+  const parts = Object.entries(query ?? {}).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${v}`);
+  return parts.length ? `?${parts.join('&')}` : '';
+};
 
 /** Records a violation unless the HTTP status is `want`. */
 export function expectHttp(ctx: CheckContext, ex: RestExchange, want: number, what: string): boolean {
@@ -44,7 +52,7 @@ export async function pairsPage(ctx: CheckContext, query: RestRequest['query'] =
   const ex = await ctx.rest.get({ path: PATHS.pairs, query, key });
   const b = body(ex);
   if (b?.status_number !== STATUS.OK || !Array.isArray(b.data)) {
-    ctx.fail({ received: `GET ${PATHS.pairs}?${new URLSearchParams(query as Record<string, string>)}: ${shown(ex)}`, expected: 'status_number "200" with data an array of pair records' });
+    ctx.fail({ received: `GET ${PATHS.pairs}${queryText(query)}: ${shown(ex)}`, expected: 'status_number "200" with data an array of pair records' });
   }
   return { ex, data: (b.data as unknown[]).filter((p): p is PairRecord => typeof (p as PairRecord)?.code === 'string') };
 }
