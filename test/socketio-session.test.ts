@@ -8,6 +8,7 @@ import { createServer as createNetServer, type AddressInfo, type Socket as NetSo
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Server, type ServerOptions, type Socket } from 'socket.io';
+import { WebSocketServer } from 'ws';
 import type { Evidence } from '../src/check.ts';
 import { createSocketIoClient, socketIoTarget } from '../src/transports/socketio-session.ts';
 import { createStreamClient } from '../src/transports/ws-session.ts';
@@ -215,6 +216,16 @@ describe('socket.io session: handshake', () => {
     expect(err).toBeInstanceOf(StreamError);
     expect(err).toMatchObject({ code: 'CONFORM_NETWORK', message: expect.stringContaining('ECONNREFUSED') });
     expect(evidence).toContainEqual(expect.objectContaining({ kind: 'ws-open', outcome: expect.stringMatching(/^error:/) }));
+  });
+
+  it('rejects with CONFORM_NETWORK naming the problem when the peer is a plain WebSocket server, not Socket.IO', async () => {
+    const http = createServer();
+    const wss = new WebSocketServer({ server: http });
+    wss.on('connection', (ws) => ws.send('{"method":"subscribe"}'));
+    const port = await listen(http);
+    cleanups.push(() => new Promise<void>((r) => { for (const c of wss.clients) c.terminate(); wss.close(); http.closeAllConnections(); http.close(() => r()); }));
+    const { stream } = client(`ws://127.0.0.1:${port}/socket.io/`);
+    await expect(stream.open()).rejects.toMatchObject({ code: 'CONFORM_NETWORK', message: expect.stringContaining('does not speak Socket.IO') });
   });
 
   it('rejects with CONFORM_TIMEOUT when the server never answers the handshake', async () => {

@@ -166,7 +166,9 @@ export function createSocketIoClient(options: SocketIoClientOptions): StreamClie
           const errno = errnoOf(err);
           const code = errno === 'EADDRNOTAVAIL' || errno === 'EINVAL' || errno === 'EAFNOSUPPORT' ? 'CONFORM_BIND'
             : err.message === 'timeout' ? 'CONFORM_TIMEOUT' : 'CONFORM_NETWORK';
-          const detail = errno ?? (typeof err.description === 'number' ? `HTTP ${err.description}` : '');
+          // engine.io's words for a peer that does not speak its protocol.
+          const notSocketIo = err.message === 'server error' || err.message === 'parser error' ? 'the peer does not speak Socket.IO (engine.io v4) at this URL and path' : '';
+          const detail = errno ?? (typeof err.description === 'number' ? `HTTP ${err.description}` : notSocketIo);
           fail(`error: ${err.message}${detail ? ` (${detail})` : ''}`, new StreamError(code, `Socket.IO open failed: ${redact(err.message)}${detail ? ` (${detail})` : ''}`));
         });
         socket.connect();
