@@ -141,7 +141,7 @@ describe('aggregation of worker ticks', () => {
   const tick = (workerIndex: number, atMs: number, updates: Tick['updates'], extra: Partial<Tick> = {}): Tick => ({
     type: 'tick', workerIndex, atMs, steady: true, frames: updates.length, duplicates: 0, outOfOrder: 0, notices: 0, pongs: 0,
     latency: empty, serverLatency: empty, connectMs: [], openedAt: [], subscribeMs: [], firstFrameMs: [], subscribed: [], closed: [],
-    refusals: {}, connectErrors: {}, noticeErrors: {}, updates, validated: 0, violations: 0, violationSamples: [], open: 2,
+    subscribeFailed: 0, refusals: {}, connectErrors: {}, noticeErrors: {}, updates, validated: 0, violations: 0, violationSamples: [], open: 2,
     eventLoopDelayP99Ms: 1, steadyEventLoopDelayP99Ms: 1, utilization: 0.1, maxSentMinusReceivedMs: -1, sentAtUnit: 'ms', heapUsedBytes: 1, ...extra,
   });
 

@@ -150,8 +150,8 @@ export class FanoutAggregator {
   }
   get subscribedCount(): number { return this.subscribedAt.size; }
   /** Connect errors so far (by error code), refusals by status_number. */
-  get failures(): { connectErrors: Record<string, number>; refusals: Record<string, number> } {
-    return { connectErrors: { ...this.connectErrors }, refusals: { ...this.refusals } };
+  get failures(): { connectErrors: Record<string, number>; refusals: Record<string, number>; noticeErrors: Record<string, number> } {
+    return { connectErrors: { ...this.connectErrors }, refusals: { ...this.refusals }, noticeErrors: { ...this.noticeErrors } };
   }
   /** Clients that will never subscribe: refused, failed to connect, or closed before subscribing. */
   get failedClients(): number { return this.neverSubscribed; }
@@ -180,6 +180,7 @@ export class FanoutAggregator {
     merge(this.refusals, tick.refusals);
     merge(this.connectErrors, tick.connectErrors);
     for (const v of Object.values(tick.refusals)) this.neverSubscribed += v;
+    this.neverSubscribed += tick.subscribeFailed;
     for (const v of Object.values(tick.connectErrors)) this.neverSubscribed += v;
     merge(this.noticeErrors, tick.noticeErrors);
     this.pongs += tick.pongs;

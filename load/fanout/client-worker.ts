@@ -98,6 +98,7 @@ let subscribeMs: number[] = [];
 let firstFrameMs: number[] = [];
 let subscribed: [number, number][] = [];
 let closed: [number, number, number][] = [];
+let subscribeFailed = 0;
 let refusals: Record<string, number> = {};
 let connectErrors: Record<string, number> = {};
 let noticeErrors: Record<string, number> = {};
@@ -205,6 +206,7 @@ function onMessage(client: Client, data: Buffer): void {
       }
     } else if (o.method === METHOD.error) {
       bump(noticeErrors, String(o.code));
+      if (client.subscribedAt === 0 && o.id === `c${client.index}`) subscribeFailed++;
     }
     return;
   }
@@ -336,7 +338,7 @@ function flush(final = false): void {
   const tick: Tick = {
     type: 'tick', workerIndex: cfg.workerIndex, atMs: now, steady, frames, duplicates, outOfOrder, notices, pongs,
     latency: encode(latency), serverLatency: encode(serverLatency), connectMs, openedAt, subscribeMs, firstFrameMs, subscribed, closed,
-    refusals, connectErrors, noticeErrors, updates: takeUpdates(final, now), validated, violations, violationSamples, open,
+    subscribeFailed, refusals, connectErrors, noticeErrors, updates: takeUpdates(final, now), validated, violations, violationSamples, open,
     eventLoopDelayP99Ms: delayP99(eld),
     steadyEventLoopDelayP99Ms: delayP99(eldSteady), utilization: u.utilization,
     maxSentMinusReceivedMs: maxSentMinusReceived, sentAtUnit, heapUsedBytes: process.memoryUsage().heapUsed,
@@ -350,7 +352,7 @@ function flush(final = false): void {
   latency.reset();
   serverLatency.reset();
   eld.reset();
-  frames = duplicates = outOfOrder = notices = pongs = validated = violations = 0;
+  frames = duplicates = outOfOrder = notices = pongs = validated = violations = subscribeFailed = 0;
   violationSamples = []; connectMs = []; openedAt = []; subscribeMs = []; firstFrameMs = []; subscribed = []; closed = [];
   refusals = {}; connectErrors = {}; noticeErrors = {};
   maxSentMinusReceived = Number.NEGATIVE_INFINITY;

@@ -57,6 +57,8 @@ export interface Tick {
   subscribed: [number, number][];
   /** Clients that closed: [client index, mono ms, close code]. */
   closed: [number, number, number][];
+  /** Clients whose subscribe was answered with an error notice (they get no pushes). */
+  subscribeFailed: number;
   refusals: Record<string, number>;
   connectErrors: Record<string, number>;
   noticeErrors: Record<string, number>;

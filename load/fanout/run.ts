@@ -184,9 +184,10 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
       }
       if (agg.subscribedCount === 0 && agg.failedClients >= o.clients) {
         // Not one client got in: a usage problem (wrong URL, key or path), not a load result.
-        const { connectErrors, refusals } = agg.failures;
-        const why = Object.entries({ ...refusals, ...connectErrors }).map(([k, v]) => `${k} ×${v}`).join(', ');
-        throw new LoadUsageError(`no client could connect to ${target.ws}: ${why || 'closed before subscribing'}`);
+        const { connectErrors, refusals, noticeErrors } = agg.failures;
+        const list = (m: Record<string, number>): string => Object.entries(m).map(([k, v]) => `${k} ×${v}`).join(', ');
+        if (agg.connections > 0 && Object.keys(noticeErrors).length) throw new LoadUsageError(`no client could subscribe to ${pairs.join(', ')}: error notices ${list(noticeErrors)}`);
+        throw new LoadUsageError(`no client could connect to ${target.ws}: ${list({ ...refusals, ...connectErrors }) || 'closed before subscribing'}`);
       }
       const steadyAt = monoNow();
       agg.markSteady(steadyAt);
