@@ -109,7 +109,8 @@ export async function runLoad(inv: LoadInvocation, io: LoadIO): Promise<number> 
   let report: LoadReport;
   try {
     if (inv.mode === 'calibrate') {
-      report = await runCalibrate({ ...inv.fanout, ...(onProgress ? { onProgress } : {}) });
+      const push = inv.target.reference.tickMs;
+      report = await runCalibrate({ ...inv.fanout, ...(push ? { pushIntervalMs: push } : {}), ...(onProgress ? { onProgress } : {}) });
     } else {
       target = await resolveTarget(inv.target);
       report = inv.mode === 'fanout'
@@ -152,7 +153,7 @@ export function loadBuilder(y: Argv): Argv {
       progress: { type: 'boolean', describe: 'live progress line on stderr (default: when stderr is a TTY)' },
       'validate-per-second': { type: 'number', describe: `push frames validated per second per worker; 0 = off (default ${FANOUT_DEFAULTS.validatePerSecond}: every frame at lower rates)` },
       'loss-window': { type: 'string', describe: `a subscribed client that has not received an update this long after the first did has lost it (default ${FANOUT_DEFAULTS.updateWindowMs}ms)` },
-      'push-interval': { type: 'string', describe: 'embedded reference only: its push interval (default 100ms)' },
+      'push-interval': { type: 'string', describe: 'embedded reference and calibrate: the server\'s push interval (default 100ms, i.e. 10 Hz per pair)' },
       'move-probability': { type: 'number', describe: 'embedded reference only: chance per push that a price moves (default 0.5)' },
       endpoint: { type: 'string', describe: 'rest: price or pairs (default price)' },
       rate: { type: 'string', describe: `rest: requests per second, constant arrival rate (default ${REST_DEFAULTS.rate})` },
