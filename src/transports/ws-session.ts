@@ -70,7 +70,7 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
       if (key) keys.add(key);
       const headerName = open.keyHeader ?? API_KEY_HEADER;
       const headers: Record<string, string> = key === null ? {} : { [headerName]: key };
-      const shownHeaders = Object.fromEntries(Object.keys(headers).map((h) => [h, MASK]));
+      const shownHeaders = Object.fromEntries(Object.entries(headers).map(([h, v]) => [h, redact(v)]));
       const base = { kind: 'ws-open' as const, url: redact(options.url), headers: shownHeaders, ...(open.localAddress ? { localAddress: open.localAddress } : {}) };
       const recordOpen = (outcome: string): void => options.record({ ...base, outcome: redact(outcome), atMs: clock() });
 
