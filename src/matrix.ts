@@ -209,6 +209,8 @@ export interface MatrixRow extends SpecStatement {
 
 export interface Matrix {
   rows: MatrixRow[];
+  /** Must checks that no fault's `catches` names: the mutation suite never sees them fail. */
+  neverFailed: string[];
   /** Checks of the registry that no statement names. */
   untraced: string[];
 }
@@ -237,8 +239,14 @@ export function buildMatrix(checks: readonly Check[], faults: readonly MatrixFau
     const fs = faults.filter((f) => f.catches.some((id) => checkIds.includes(id))).map((f) => f.name);
     return { ...st, checkIds, unresolved, needs, faults: fs };
   });
-  return { rows, untraced: checks.map((c) => c.id).filter((id) => !traced.has(id)) };
+  const named = new Set(faults.flatMap((f) => f.catches));
+  const neverFailed = checks.filter((c) => c.severity === 'must' && !named.has(c.id)).map((c) => c.id);
+  return { rows, neverFailed, untraced: checks.map((c) => c.id).filter((id) => !traced.has(id)) };
 }
+
+/** Rows whose checks no fault of the reference service exercises (candidates for new faults). */
+export const unexercised = (m: Matrix): MatrixRow[] => m.rows.filter((r) => r.checkIds.length > 0 && r.faults.length === 0 && CHECKS_MUST(r));
+const CHECKS_MUST = (r: MatrixRow): boolean => !r.checkIds.every((id) => id.includes('.observe'));
 
 /** Rows with neither a check nor a stated reason: what the completeness test forbids. */
 export const uncovered = (m: Matrix): MatrixRow[] => m.rows.filter((r) => r.checkIds.length === 0 && !r.outside);
@@ -274,6 +282,9 @@ export function formatMatrix(m: Matrix): string {
   }
   const gaps = uncovered(m);
   out.push(`${m.rows.length} statements: ${m.rows.filter((r) => r.checkIds.length > 0).length} with checks, ${m.rows.filter((r) => r.outside).length} with a reason why (part of) it cannot be checked from outside, ${gaps.length} with neither`);
+  const idle = unexercised(m);
+  if (idle.length) out.push(`${idle.length} statements have checks that no reference fault exercises: ${idle.map((r) => `${r.section}: ${r.item}`).join('; ')}`);
+  if (m.neverFailed.length) out.push(`must checks no fault names: ${m.neverFailed.join(', ')}`);
   if (m.untraced.length) out.push(`checks no statement names: ${m.untraced.join(', ')}`);
   return `${out.join('\n')}\n`;
 }
@@ -295,6 +306,9 @@ export function matrixMarkdown(m: Matrix, header: string): string {
     }
     out.push('');
   }
+  const idle = unexercised(m);
+  if (idle.length) out.push('## Statements no fault exercises yet', '', 'Their checks exist, but no fault of the reference service breaks them, so the mutation suite does not prove those checks can fail:', '', ...idle.map((r) => `- ${r.section}: ${r.item} (${code(r.checkIds)})`), '');
+  if (m.neverFailed.length) out.push('## Must checks no fault names', '', code(m.neverFailed), '');
   if (m.untraced.length) out.push('## Checks no statement names', '', code(m.untraced), '');
   return `${out.join('\n').trimEnd()}\n`;
 }
