@@ -55,9 +55,11 @@ async function main(): Promise<number> {
     tty: process.stdout.isTTY === true,
     version: pkg.version,
     signal: stop.signal,
-    async startEmbedded() {
+    faults: (await import('../reference/faults.ts')).FAULTS,
+    async startEmbedded({ transport, event }) {
       const { startReferenceServer } = await import('../reference/index.ts');
-      return startReferenceServer();
+      // transport/event are the reference's Socket.IO options (issue 9); older builds ignore them and conform says so.
+      return startReferenceServer(transport === 'socketio' ? ({ transport, event } as Parameters<typeof startReferenceServer>[0]) : {});
     },
   });
 }

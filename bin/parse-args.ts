@@ -35,6 +35,11 @@ export function conformYargs(argv: readonly string[]) {
       'rerun-failed': { type: 'string', describe: 'run only what failed or errored in this earlier JSON report' },
       baseline: { type: 'string', describe: 'compare with this earlier JSON report: changed verdicts and observations' },
       'fail-on-change': { type: 'boolean', default: false, describe: 'exit 1 when anything changed against --baseline' },
+      transport: { type: 'string', describe: 'stream transport for --target or the embedded service: ws (default) or socketio' },
+      event: { type: 'string', describe: 'Socket.IO event that carries the JSON messages (with --transport socketio)' },
+      'max-body': { type: 'number', default: OPTION_DEFAULTS.maxBody, describe: 'largest REST body read, bytes' },
+      'max-payload': { type: 'number', default: OPTION_DEFAULTS.maxPayload, describe: 'largest WebSocket message accepted, bytes' },
+      matrix: { type: 'boolean', default: false, describe: 'with --list: the traceability matrix (spec statement, checks, faults)' },
     })
     .help(false)
     .version(false)
@@ -93,6 +98,11 @@ export function parseArgs(argv: readonly string[]): ParseResult {
       rerunFailed: single('rerun-failed', a['rerun-failed']),
       baseline: single('baseline', a.baseline),
       failOnChange: a['fail-on-change'] === true,
+      transport: single('transport', a.transport) as ConformOptions['transport'],
+      event: single('event', a.event),
+      maxBody: num('max-body'),
+      maxPayload: num('max-payload'),
+      matrix: a.matrix === true,
     };
     for (const k of Object.keys(options) as (keyof ConformOptions)[]) if (options[k] === undefined) delete options[k];
     return { kind: 'run', options };

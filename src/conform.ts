@@ -11,6 +11,7 @@ import { redactorFor } from './redact.ts';
 import { matches, runChecks, selectChecks, unknownSelectors, type RunHandler, type TargetInfo } from './runner.ts';
 import { compareWithBaseline, failedIds, readPastReport } from './baseline.ts';
 import { ConformError, UsageError } from './errors.ts';
+import { buildMatrix, formatMatrix, type MatrixFault } from './matrix.ts';
 import { reportHandlers } from '../reports/index.ts';
 
 /** Exit codes: every must check passed; a check failed or errored; usage, profile or reachability problem. */
@@ -24,7 +25,9 @@ export interface ConformIO {
   tty: boolean;
   version: string;
   /** Starts the embedded target when neither --target nor --profile is given. */
-  startEmbedded?: () => Promise<{ profile: Profile; close(): Promise<void> }>;
+  startEmbedded?: (options: { transport?: 'ws' | 'socketio'; event?: string }) => Promise<{ profile: Profile; close(): Promise<void> }>;
+  /** The reference service's faults, for `--list --matrix`. */
+  faults?: readonly MatrixFault[];
   /** Extra handlers (tests). */
   handlers?: RunHandler[];
   signal?: AbortSignal;
@@ -54,6 +57,10 @@ export async function conform(options: ConformOptions, registry: readonly Check[
       if (known.length === 0) throw new UsageError(`--rerun-failed: ${options.rerunFailed} lists no failed or errored check of this catalogue`);
       only = only.length ? known.filter((id) => only.some((s) => matches(registry.find((c) => c.id === id)!, s))) : known;
     }
+    if (options.list && options.matrix) {
+      io.out(`${formatMatrix(buildMatrix(registry, io.faults ?? []))}\n`);
+      return EXIT.ok;
+    }
     if (options.list) {
       // The catalogue shows disruptive checks too: they exist, they only run when asked for.
       const listed = registry.filter((c) => (only.length === 0 || only.some((s) => matches(c, s))) && !options.skip.some((s) => matches(c, s)));
@@ -73,11 +80,12 @@ export async function conform(options: ConformOptions, registry: readonly Check[
     let profile: Profile;
     let target: TargetInfo;
     if (options.profile) profile = await loadProfile(options.profile);
-    else if (options.target) profile = minimalProfile({ target: options.target, key: options.key!, ws: options.ws });
+    else if (options.target) profile = minimalProfile({ target: options.target, key: options.key!, ws: options.ws, transport: options.transport, event: options.event });
     else {
       if (!io.startEmbedded) throw new UsageError('give --target URL or --profile FILE');
-      embedded = await io.startEmbedded();
+      embedded = await io.startEmbedded({ transport: options.transport, event: options.event });
       profile = embedded.profile;
+      if ((options.transport ?? 'ws') !== (profile.transport ?? 'ws')) throw new UsageError(`--transport ${options.transport}: the embedded reference service does not serve it in this build`);
     }
     redact = redactorFor(profile);
     target = { rest: profile.rest, ws: profile.ws, name: profile.name, embedded: embedded !== undefined };
@@ -89,7 +97,7 @@ export async function conform(options: ConformOptions, registry: readonly Check[
     ];
     const outcome = await runChecks({
       profile, checks, handlers, target, redact, signal: io.signal,
-      settings: { concurrency: options.concurrency, timeoutMs: options.timeout, bail: options.bail },
+      settings: { concurrency: options.concurrency, timeoutMs: options.timeout, bail: options.bail, maxBodyBytes: options.maxBody, maxPayloadBytes: options.maxPayload },
       compare: baseline ? (results) => compareWithBaseline(baseline, results) : undefined,
     });
     for (const f of written) io.out(`report: ${f}\n`);

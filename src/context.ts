@@ -15,7 +15,11 @@ import type { StreamClient } from './transports/stream.ts';
 import { createStreamClient } from './transports/ws-session.ts';
 
 /** What builds a stream client for a check (src/transports/ws-session.ts's createStreamClient). */
-export type StreamFactory = (options: { url: string; primaryKey: string; record: (e: Evidence) => void; redact?: (s: string) => string; signal?: AbortSignal }) => StreamClient;
+export type StreamFactory = (options: { url: string; primaryKey: string; record: (e: Evidence) => void; redact?: (s: string) => string; signal?: AbortSignal; maxPayload?: number }) => StreamClient;
+
+/** Longest violation text kept (after redaction, so a cut never splits a key). */
+export const MAX_VIOLATION_CHARS = 1000;
+const cap = (s: string): string => (s.length > MAX_VIOLATION_CHARS ? `${s.slice(0, MAX_VIOLATION_CHARS - 1)}…` : s);
 
 /** Thrown by `ctx.fail`: ends the check as a failure. */
 export class CheckFailed extends Error {
@@ -35,6 +39,10 @@ export interface ContextOptions {
   requestTimeoutMs: number;
   /** Default: the WebSocket session of src/transports/ws-session.ts. */
   createStream?: StreamFactory;
+  /** Largest REST body read; default the REST client's. */
+  maxBodyBytes?: number;
+  /** Largest WebSocket message accepted; default the stream client's. */
+  maxPayloadBytes?: number;
 }
 
 /** A running check's context plus what the runner reads back from it. */
@@ -63,7 +71,7 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
 
   const record = (e: Evidence): void => { evidence.push(redactDeep(e, redact)); };
   const addViolation = (v: Violation): void => {
-    const clean = { received: oneLine(redact(v.received)), expected: oneLine(redact(v.expected)) };
+    const clean = { received: cap(oneLine(redact(v.received))), expected: cap(oneLine(redact(v.expected))) };
     if (observeOnly) observations.push({ name: 'unexpected', value: clean.received, note: clean.expected });
     else violations.push(clean);
   };
@@ -74,12 +82,13 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
     record,
     redact,
     timeoutMs: options.requestTimeoutMs,
+    maxBodyBytes: options.maxBodyBytes,
     signal: options.signal,
   });
 
   const factory = options.createStream ?? createStreamClient;
   const stream: StreamClient = profile.ws
-    ? factory({ url: profile.ws, primaryKey: profile.keys.primary.key, record, redact, signal: options.signal })
+    ? factory({ url: profile.ws, primaryKey: profile.keys.primary.key, record, redact, signal: options.signal, ...(options.maxPayloadBytes ? { maxPayload: options.maxPayloadBytes } : {}) })
     : noStream('the profile has no ws URL');
 
   const ctx: CheckContext = {
@@ -105,7 +114,8 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
       record({ kind: 'note', text, atMs: performance.now() });
     },
     expectSchema(name: SchemaName, value: unknown, what: string): boolean {
-      const result = options.validator.validate(name, value);
+      // Validated redacted: the validator quotes values cut short, and a cut key would escape the redactor.
+      const result = options.validator.validate(name, redactDeep(value, redact));
       for (const line of result.errors) addViolation({ received: `${what}: ${line}`, expected: `${what} matches the ${name} schema` });
       return result.ok;
     },

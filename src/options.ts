@@ -31,10 +31,20 @@ export interface ConformOptions {
   rerunFailed?: string;
   baseline?: string;
   failOnChange: boolean;
+  /** Stream transport for --target or the embedded service; a profile names its own. */
+  transport?: 'ws' | 'socketio';
+  /** Socket.IO event that carries the JSON messages (with transport socketio). */
+  event?: string;
+  /** Largest REST body read, bytes. */
+  maxBody: number;
+  /** Largest WebSocket message accepted, bytes. */
+  maxPayload: number;
+  /** With --list: the traceability matrix (spec statement → checks → faults) instead of the catalogue. */
+  matrix: boolean;
 }
 
 /** Defaults: console report into ./conform-reports (git-ignored), the runner's concurrency and timeout. */
-export const OPTION_DEFAULTS: Readonly<Omit<ConformOptions, 'target' | 'key' | 'ws' | 'profile' | 'rerunFailed' | 'baseline'>> = Object.freeze({
+export const OPTION_DEFAULTS: Readonly<Omit<ConformOptions, 'target' | 'key' | 'ws' | 'profile' | 'rerunFailed' | 'baseline' | 'transport' | 'event'>> = Object.freeze({
   keyEnv: 'CONFORM_API_KEY',
   only: [],
   skip: [],
@@ -45,7 +55,12 @@ export const OPTION_DEFAULTS: Readonly<Omit<ConformOptions, 'target' | 'key' | '
   timeout: RUN_DEFAULTS.timeoutMs,
   bail: false,
   failOnChange: false,
+  maxBody: RUN_DEFAULTS.maxBodyBytes,
+  maxPayload: RUN_DEFAULTS.maxPayloadBytes,
+  matrix: false,
 });
+
+export const TRANSPORTS = ['ws', 'socketio'] as const;
 
 /** Most checks in flight at once; beyond this the harness, not the target, is measured. */
 export const MAX_CONCURRENCY = 64;
@@ -74,4 +89,12 @@ export function validateOptions(o: ConformOptions): void {
   for (const f of o.report) if (!(REPORT_FORMAT_NAMES as readonly string[]).includes(f)) throw new UsageError(`--report: unknown format "${f}" (use ${REPORT_FORMAT_NAMES.join(', ')})`);
   if (!o.out) throw new UsageError('--out: must name a directory');
   if (o.failOnChange && !o.baseline) throw new UsageError('--fail-on-change needs --baseline REPORT.json');
+  for (const [name, v] of [['--max-body', o.maxBody], ['--max-payload', o.maxPayload]] as const) {
+    if (!Number.isInteger(v) || v < 1024) throw new UsageError(`${name}: must be an integer of bytes, at least 1024 (got ${v})`);
+  }
+  if (o.transport !== undefined && !(TRANSPORTS as readonly string[]).includes(o.transport)) throw new UsageError(`--transport: must be ${TRANSPORTS.join(' or ')} (got "${o.transport}")`);
+  if ((o.transport !== undefined || o.event !== undefined) && o.profile !== undefined) throw new UsageError('--transport/--event: a profile names its own (fields transport and event)');
+  if (o.transport === 'socketio' && !o.event) throw new UsageError('--transport socketio needs --event NAME (the event that carries the JSON messages)');
+  if (o.event !== undefined && o.transport !== 'socketio') throw new UsageError('--event needs --transport socketio');
+  if (o.matrix && !o.list) throw new UsageError('--matrix goes with --list');
 }

@@ -14,6 +14,7 @@ import { validator as defaultValidator } from './validator.ts';
 import type { Redact } from './redact.ts';
 import { oneLine, redactorFor } from './redact.ts';
 import { blankResult, CheckFailed, CheckSkipped, createContext, type StreamFactory } from './context.ts';
+import { streamFactoryFor } from './transports/stream-factory.ts';
 import { AbortedError, ConformError, errorCode, NetworkError, TimeoutError, UnreachableError } from './errors.ts';
 
 /** Run-wide settings; each field's default is in RUN_DEFAULTS. */
@@ -24,10 +25,14 @@ export interface RunSettings {
   timeoutMs: number;
   /** Stop launching checks after the first fail or error. */
   bail: boolean;
+  /** Largest REST body read, bytes. */
+  maxBodyBytes: number;
+  /** Largest WebSocket message accepted, bytes. */
+  maxPayloadBytes: number;
 }
 
-/** Defaults of the runner: 4 checks at once, 15 s each, no bail. */
-export const RUN_DEFAULTS: Readonly<RunSettings> = Object.freeze({ concurrency: 4, timeoutMs: 15_000, bail: false });
+/** Defaults of the runner: 4 checks at once, 15 s each, no bail, 1 MiB REST bodies, 4 MiB WebSocket messages. */
+export const RUN_DEFAULTS: Readonly<RunSettings> = Object.freeze({ concurrency: 4, timeoutMs: 15_000, bail: false, maxBodyBytes: 1024 * 1024, maxPayloadBytes: 4 * 1024 * 1024 });
 
 /** Counts of a run. */
 export interface RunSummary {
@@ -182,6 +187,8 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
   const emit = async (e: RunEvent): Promise<void> => { for (const h of handlers) await h.handle(e); };
   const startedAt = new Date().toISOString();
   const t0 = performance.now();
+  // Picked once: a profile asking for Socket.IO without an event name is a usage error, before any check.
+  const createStream = options.createStream ?? streamFactoryFor(profile);
 
   if (!options.skipPreflight) await assertReachable(profile.rest, Math.min(PREFLIGHT_TIMEOUT_MS, settings.timeoutMs));
   await emit({ type: 'run-start', target, checks, startedAt, settings });
@@ -210,7 +217,8 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
     runAbort.signal.addEventListener('abort', onRun, { once: true });
     const handle = createContext(check, {
       profile, validator: options.validator ?? defaultValidator, redact, signal: checkAbort.signal,
-      requestTimeoutMs: Math.min(limit, settings.timeoutMs), createStream: options.createStream,
+      requestTimeoutMs: Math.min(limit, settings.timeoutMs), createStream,
+      maxBodyBytes: settings.maxBodyBytes, maxPayloadBytes: settings.maxPayloadBytes,
     });
     const started = performance.now();
     let timer: NodeJS.Timeout | undefined;
@@ -245,6 +253,8 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
       clearTimeout(timer);
       runAbort.signal.removeEventListener('abort', onRun);
       await handle.cleanup();
+      // Cancels every wait the check left armed (a pause that lost a race), so none outlives it.
+      if (!checkAbort.signal.aborted) checkAbort.abort(new AbortedError('the check has ended'));
     }
     result.violations = handle.violations;
     result.observations = handle.observations;
@@ -253,9 +263,12 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
     return result;
   };
 
+  // Slow checks (idle waits on a keep-alive window) start first, so they overlap the rest
+  // instead of adding their length at the end; results keep registry order.
+  const order = checks.map((_, i) => i).sort((a, b) => Number(checks[b]!.tags.includes('slow')) - Number(checks[a]!.tags.includes('slow')) || a - b);
   const worker = async (): Promise<void> => {
     while (next < checks.length && !runAbort.signal.aborted && !bailedBy) {
-      const index = next++;
+      const index = order[next++]!;
       const check = checks[index]!;
       await emit({ type: 'check-start', check });
       const result = await runOne(check);

@@ -25,7 +25,10 @@ describe('parseArgs', () => {
       '--report', 'json,junit', '--report', 'html', '--out', 'out', '--concurrency', '2', '--timeout', '500', '--bail', '--rerun-failed', 'a.json', '--baseline', 'b.json', '--fail-on-change', '--key-env', 'K'])).toEqual({
       target: 'http://127.0.0.1:1', key: 'k', ws: 'ws://127.0.0.1:1/v1/ws', only: ['rest.price', 'ws', 'auth'], skip: ['slow'], report: ['json', 'junit', 'html'], out: 'out',
       concurrency: 2, timeout: 500, bail: true, rerunFailed: 'a.json', baseline: 'b.json', failOnChange: true, keyEnv: 'K', list: false,
+      maxBody: 1048576, maxPayload: 4194304, matrix: false,
     });
+    expect(run(['--target', 'http://h', '--key', 'k', '--transport', 'socketio', '--event', 'price', '--max-body', '2048', '--max-payload', '4096'])).toMatchObject({ transport: 'socketio', event: 'price', maxBody: 2048, maxPayload: 4096 });
+    expect(run(['--list', '--matrix'])).toMatchObject({ list: true, matrix: true });
   });
 
   it('recognises help and version before anything else', () => {
@@ -50,6 +53,13 @@ describe('parseArgs', () => {
     [['--report', 'pdf'], '--report: unknown format "pdf" (use console, json, junit, html)'],
     [['--fail-on-change'], '--fail-on-change needs --baseline REPORT.json'],
     [['--key-env', 'BAD-NAME'], '--key-env: "BAD-NAME" is not an environment variable name'],
+    [['--max-body', '10'], '--max-body: must be an integer of bytes, at least 1024 (got 10)'],
+    [['--max-payload', 'big'], '--max-payload: must be an integer of bytes, at least 1024 (got NaN)'],
+    [['--transport', 'grpc'], '--transport: must be ws or socketio (got "grpc")'],
+    [['--transport', 'socketio'], '--transport socketio needs --event NAME (the event that carries the JSON messages)'],
+    [['--event', 'price'], '--event needs --transport socketio'],
+    [['--profile', 'p.json', '--transport', 'ws'], '--transport/--event: a profile names its own (fields transport and event)'],
+    [['--matrix'], '--matrix goes with --list'],
   ];
   for (const [argv, message] of problems) {
     it(`names the problem in "${argv.join(' ')}"`, () => {

@@ -52,6 +52,13 @@ describe('conform CLI', () => {
     expect(r.stdout).toMatch(/^rest\.rate-limit\s/m);
   });
 
+  it('prints the traceability matrix with --list --matrix', async () => {
+    const r = keep(await conform(['--list', '--matrix']));
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('rest.price.mid');
+    expect(r.stdout).toContain('price-bid-above-ask');
+  });
+
   it('exits 0 against the clean reference and writes every report format', async () => {
     const out = path.join(dir, 'clean');
     const r = keep(await conform(['--profile', await profileFile('clean.json', clean.profile), '--only', 'rest', '--report', 'console,json,junit,html', '--out', out]));

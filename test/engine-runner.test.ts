@@ -69,6 +69,25 @@ describe('runner verdicts', () => {
     expect(results[1]!.reason).toBe('not run: --bail after t.a');
   });
 
+  it('starts slow checks first and still reports results in registry order', async () => {
+    const started: string[] = [];
+    const body = (id: string) => async (): Promise<void> => { started.push(id); };
+    const checks = [synthetic('t.fast1', body('t.fast1')), synthetic('t.slow', body('t.slow'), { tags: ['rest', 'slow'] }), synthetic('t.fast2', body('t.fast2'))];
+    const { results } = await runChecks({ profile: testProfile(server.url), checks, settings: { concurrency: 1 } });
+    expect(started).toEqual(['t.slow', 't.fast1', 't.fast2']);
+    expect(results.map((r) => r.id)).toEqual(['t.fast1', 't.slow', 't.fast2']);
+  });
+
+  it('aborts the signal of a check when it ends, cancelling waits it left armed', async () => {
+    let leftover: Promise<unknown> | undefined;
+    const { results } = await runChecks({ profile: testProfile(server.url), checks: [synthetic('t.race', async (ctx) => {
+      leftover = sleep(60_000, undefined, { signal: ctx.signal }).catch((err: Error) => err.name);
+      await Promise.race([Promise.resolve(), leftover]);
+    })] });
+    expect(results[0]!.outcome).toBe('pass');
+    await expect(leftover).resolves.toBe('AbortError');
+  });
+
   it('emits run-start, check-end per check and run-end in order', async () => {
     const events: RunEvent['type'][] = [];
     await runChecks({ profile: testProfile(server.url), checks: [synthetic('t.a', async () => {}), synthetic('t.b', async () => {})], handlers: [{ handle: (e) => { events.push(e.type); } }] });
