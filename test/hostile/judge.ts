@@ -14,8 +14,8 @@ import type { HostileDefinition } from './targets.ts';
 export const RUN_LIMIT_MS = 120_000;
 /** Peak resident memory of one run; a harness that buffered a 50 MB body or a 20 MB frame, or every frame of a flood, would pass it. */
 export const MEMORY_LIMIT_MIB = 400;
-/** Start-up (tsx) plus writing reports; a process alive longer after its run holds a forgotten handle. */
-const LINGER_LIMIT_MS = 10_000;
+/** Writing the reports; a process alive longer after its run ended holds a forgotten handle. */
+const LINGER_LIMIT_MS = 5_000;
 /** Slack on a check's own timeout for the runner's bookkeeping and a loaded 2-core machine. */
 const TIMEOUT_SLACK_MS = 5_000;
 
@@ -43,10 +43,10 @@ const CONSOLE_CONTROL = /[\u0000-\u0008\u000b-\u000c\u000e-\u001f\u007f-\u009f]/
 const oneLine = (s: unknown): boolean => typeof s === 'string' && s.trim().length > 0 && !s.includes('\n');
 
 /** The JSON report of a run, if it wrote one. */
-export function jsonReportOf(run: CliRun): { results: CheckResult[]; summary: Record<string, unknown> } | undefined {
+export function jsonReportOf(run: CliRun): { results: CheckResult[]; summary: Record<string, unknown>; finishedAt: string } | undefined {
   const text = run.files['conform-report.json'];
   if (text === undefined) return undefined;
-  return JSON.parse(text) as { results: CheckResult[]; summary: Record<string, unknown> };
+  return JSON.parse(text) as { results: CheckResult[]; summary: Record<string, unknown>; finishedAt: string };
 }
 
 /** Every way the run falls short of issue 8; empty when it behaved. */
@@ -96,8 +96,8 @@ export function judge(def: HostileDefinition, run: CliRun, opts: JudgeOptions): 
   else if (!/<\/html>\s*$/i.test(html)) problems.push('conform-report.html is not a whole document');
   if (!report) return problems;
 
-  const ran = Number(report.summary['durationMs']);
-  if (Number.isFinite(ran) && run.durationMs - ran > LINGER_LIMIT_MS) problems.push(`the process lived ${Math.round((run.durationMs - ran) / 1000)} s past its run of ${Math.round(ran / 1000)} s (open handles kept it alive)`);
+  const finishedAt = Date.parse(report.finishedAt);
+  if (Number.isFinite(finishedAt) && run.exitedAt - finishedAt > LINGER_LIMIT_MS) problems.push(`the process lived ${Math.round((run.exitedAt - finishedAt) / 1000)} s after its run had ended (open handles kept it alive)`);
   const multiLine: string[] = [];
   for (const r of report.results) {
     const where = `${r.id} (${r.outcome})`;

@@ -16,6 +16,8 @@ export interface CliRun {
   exitCode: number | null;
   signal: NodeJS.Signals | null;
   durationMs: number;
+  /** Wall-clock time (ms since the epoch) at which the child exited. */
+  exitedAt: number;
   /** Peak resident set of the child (VmHWM), MiB; undefined where /proc is not there. */
   peakRssMiB?: number;
   stdout: string;
@@ -62,13 +64,14 @@ export async function runCli(args: readonly string[], opts: { killAfterMs?: numb
   const kill = setTimeout(() => child.kill('SIGKILL'), opts.killAfterMs ?? 150_000);
   const [exitCode, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on('close', (code, sig) => resolve([code, sig])));
   const durationMs = Math.round(performance.now() - started);
+  const exitedAt = Date.now();
   clearInterval(poll);
   clearTimeout(kill);
   const files: Record<string, string> = {};
   for (const name of await readdir(outDir, { recursive: true })) {
     try { files[String(name)] = await readFile(path.join(outDir, String(name)), 'utf8'); } catch { /* a directory */ }
   }
-  return { args: fullArgs, exitCode, signal, durationMs, peakRssMiB: peak === undefined ? undefined : Math.round(peak), ...out, outDir, files };
+  return { args: fullArgs, exitCode, signal, durationMs, exitedAt, peakRssMiB: peak === undefined ? undefined : Math.round(peak), ...out, outDir, files };
 }
 
 /** Runs `tasks` with at most `limit` in flight; results in input order. */

@@ -542,6 +542,7 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
       'ws.handshake.error-body': 'its refusals carry status_number and message, never code',
       'ws.limits.connections.primary': 'it refuses every third handshake with 50009, which can meet a connection limit by chance',
       'ws.limits.connections.slot-freed': 'it refuses every third handshake with 50009, which can meet a connection limit by chance',
+      'ws.limits.connections.limited': 'it refuses every third handshake with 50009, which can meet a connection limit by chance',
     },
     async start() {
       let upgrades = 0;
