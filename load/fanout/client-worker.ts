@@ -183,6 +183,7 @@ function onMessage(client: Client, data: Buffer): void {
     return;
   }
   if (sample && !isUtf8(data)) {
+    validated++;
     violations++;
     if (violationSamples.length < 5) violationSamples.push('text frame is not valid UTF-8');
     return;
