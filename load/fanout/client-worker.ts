@@ -37,7 +37,16 @@ interface Client {
   chunkAt: number;
 }
 
-interface UpdateEntry { first: number; last: number; receivers: number }
+/**
+ * Recent updates of one code in this worker, oldest first, in a ring of typed arrays: looking up
+ * an update is a few comparisons from the newest, with no allocation (a Map keyed by a
+ * 13-digit `last_updated` boxes every key).
+ */
+const RING = 256;
+interface UpdateRing { lu: Float64Array; first: Float64Array; last: Float64Array; receivers: Int32Array; head: number; size: number }
+const newRing = (): UpdateRing => ({ lu: new Float64Array(RING), first: new Float64Array(RING), last: new Float64Array(RING), receivers: new Int32Array(RING), head: 0, size: 0 });
+/** Updates pushed out of a full ring before their window ended; sent with the next tick. */
+let evicted: UpdateRecord[] = [];
 
 const MAX_CODES = cfg.pairs.length + 64;
 const codeIndex = new Map<string, number>();
@@ -45,7 +54,7 @@ const codeNames: string[] = [];
 const codeBytes: Buffer[] = [];
 /** Hash of a code's bytes → its index: the scanner hands over bytes, not strings. */
 const byHash = new Map<number, number>();
-const updates: Map<number, UpdateEntry>[] = [];
+const updates: UpdateRing[] = [];
 function indexOfCode(code: string): number {
   let i = codeIndex.get(code);
   if (i === undefined) {
@@ -57,7 +66,7 @@ function indexOfCode(code: string): number {
     codeBytes.push(bytes);
     const h = hashBytes(bytes, 0, bytes.length);
     if (!byHash.has(h)) byHash.set(h, i);
-    updates.push(new Map());
+    updates.push(newRing());
   }
   return i;
 }
@@ -153,10 +162,27 @@ function onPush(client: Client, t: number, idx: number, lastUpdated: number, sen
   if (msPerUnit !== null) recordMs(serverLatency, (sentAt - lastUpdated) * msPerUnit);
   if (lastUpdated < prev) outOfOrder++;
   client.lastSeen[idx] = lastUpdated;
-  const m = updates[idx]!;
-  const e = m.get(lastUpdated);
-  if (e === undefined) m.set(lastUpdated, { first: t, last: t, receivers: 1 });
-  else { if (t > e.last) e.last = t; e.receivers++; }
+  const r = updates[idx]!;
+  for (let k = 1; k <= r.size; k++) {
+    const j = (r.head - k) & (RING - 1);
+    if (r.lu[j] === lastUpdated) {
+      if (t > r.last[j]!) r.last[j] = t;
+      r.receivers[j]!++;
+      return;
+    }
+  }
+  if (r.size === RING) {
+    const j = (r.head - RING) & (RING - 1);
+    evicted.push([codeNames[idx]!, r.lu[j]!, r.first[j]!, r.last[j]!, r.receivers[j]!]);
+    r.size--;
+  }
+  const j = r.head;
+  r.lu[j] = lastUpdated;
+  r.first[j] = t;
+  r.last[j] = t;
+  r.receivers[j] = 1;
+  r.head = (j + 1) & (RING - 1);
+  r.size++;
 }
 
 function checkSample(value: unknown): void {
@@ -318,15 +344,17 @@ const eldSteady = monitorEventLoopDelay({ resolution: ELD_RESOLUTION_MS });
 let elu: EventLoopUtilization = performance.eventLoopUtilization();
 
 function takeUpdates(all: boolean, now: number): UpdateRecord[] {
-  const out: UpdateRecord[] = [];
+  const out = evicted;
+  evicted = [];
   const cutoff = now - cfg.updateWindowMs;
   for (let i = 0; i < updates.length; i++) {
-    const m = updates[i]!;
-    for (const [lu, e] of m) {
-      if (all || e.first < cutoff) {
-        out.push([codeNames[i]!, lu, e.first, e.last, e.receivers]);
-        m.delete(lu);
-      }
+    const r = updates[i]!;
+    // Oldest first: entries were added in order of their first receipt here.
+    while (r.size > 0) {
+      const j = (r.head - r.size) & (RING - 1);
+      if (!all && r.first[j]! >= cutoff) break;
+      out.push([codeNames[i]!, r.lu[j]!, r.first[j]!, r.last[j]!, r.receivers[j]!]);
+      r.size--;
     }
   }
   return out;

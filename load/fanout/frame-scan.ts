@@ -69,14 +69,14 @@ function readCode(buf: Uint8Array, i: number, out: ScannedFrame): number {
 
 const isSpace = (b: number | undefined): boolean => b === 32 || b === 9 || b === 10 || b === 13;
 
-let backValue = 0;
-
 /**
  * Reads `"key":digits` backwards from `end` (the index just past the digits' end, whitespace
- * allowed); leaves the number in `backValue` and returns the index before the key's opening
- * quote, or -1 when it is not that key.
+ * allowed) into `out.sentAt` or `out.lastUpdated` (an object field: a module-level `let`
+ * would box every double), and returns the index before the key's opening quote, or -1 when
+ * it is not that key.
  */
-function backNumber(buf: Uint8Array, end: number, key: Uint8Array): number {
+function backNumber(buf: Uint8Array, end: number, sent: boolean, out: ScannedFrame): number {
+  const key = sent ? KEY_SENT : KEY_LAST;
   let i = end - 1;
   while (i >= 0 && isSpace(buf[i])) i--;
   const last = i;
@@ -92,7 +92,7 @@ function backNumber(buf: Uint8Array, end: number, key: Uint8Array): number {
   const kStart = i - key.length + 1;
   if (kStart < 0) return -1;
   for (let k = 0; k < key.length; k++) if (buf[kStart + k] !== key[k]) return -1;
-  backValue = v;
+  if (sent) out.sentAt = v; else out.lastUpdated = v;
   return kStart - 1;
 }
 
@@ -105,16 +105,12 @@ function fastPath(buf: Uint8Array, out: ScannedFrame): boolean {
   while (end > 0 && isSpace(buf[end])) end--;
   if (buf[end] !== 125) return false; // }
   let sentLast = true;
-  let i = backNumber(buf, end, KEY_SENT);
-  if (i < 0) { sentLast = false; i = backNumber(buf, end, KEY_LAST); }
+  let i = backNumber(buf, end, true, out);
+  if (i < 0) { sentLast = false; i = backNumber(buf, end, false, out); }
   if (i < 0) return false;
-  const v1 = backValue;
   while (i >= 0 && isSpace(buf[i])) i--;
   if (buf[i] !== COMMA) return false;
-  if (backNumber(buf, i, sentLast ? KEY_LAST : KEY_SENT) < 0) return false;
-  out.sentAt = sentLast ? v1 : backValue;
-  out.lastUpdated = sentLast ? backValue : v1;
-  return true;
+  return backNumber(buf, i, !sentLast, out) >= 0;
 }
 
 /** Fills `out` and returns true when the bytes hold all three fields in plain form. */
