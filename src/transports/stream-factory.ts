@@ -16,6 +16,8 @@ export interface StreamFactoryOptions {
   record: (e: Evidence) => void;
   redact?: (s: string) => string;
   signal?: AbortSignal;
+  /** Largest message accepted, bytes. */
+  maxPayload?: number;
 }
 
 /** The stream client factory for `profile.transport`; Socket.IO needs `profile.event`. */
