@@ -45,7 +45,7 @@ function marketOut(svc: Service, m: MarketInfo): Record<string, unknown> {
   if (svc.is('market-timezone-missing')) delete out.timezone;
   if (svc.is('market-timezone-invalid') && m.timezone !== undefined) out.timezone = 'America/New York';
   if (svc.is('market-crypto-regular-session') && m.reason === 'continuous') out.reason = 'regular_session';
-  if (svc.is('market-closed-open-true') && m.reason === 'market_closed') out.open = true;
+  if (svc.is('market-open-inverted') && m.timezone !== undefined) out.open = !m.open;
   return out;
 }
 

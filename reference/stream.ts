@@ -96,7 +96,10 @@ export class StreamServer {
     if (path !== svc.config.wsPath) return this.refuse(socket, STATUS.NOT_FOUND, `no stream at ${path}`);
     const value = keyHeader(req, svc.is('auth-header-case-sensitive'));
     let key = svc.keyFor(value);
-    if (!key && value === undefined && svc.is('handshake-missing-key-accepted')) key = svc.primary;
+    // Fault: a keyless connection gets the primary key's entitlements but its own count, so it
+    // breaks only the missing-key rule and not primary's allowance.
+    const anonymous = !key && value === undefined && svc.is('handshake-missing-key-accepted');
+    if (anonymous) key = { ...svc.primary, name: 'anonymous', key: '\u0000anonymous', connections: Number.MAX_SAFE_INTEGER };
     // Spec, Authentication 3: failures before the connection is established come back in the
     // HTTP handshake as a JSON body with status_number and message.
     if (!key) return this.refuse(socket, STATUS.UNAUTHORIZED);
@@ -112,8 +115,10 @@ export class StreamServer {
     if (open >= allowance) return this.refuse(socket, STATUS.CONNECTION_LIMIT);
     this.counts.set(countKey, open + 1);
     let released = false;
+    // Fault: the slot of a single-connection key (keys.limited) is never given back.
+    const leaks = svc.is('limit-slot-not-freed') && (key.connections ?? 1) === 1;
     const release = (): void => {
-      if (released || svc.is('limit-slot-not-freed')) return;
+      if (released || leaks) return;
       released = true;
       this.counts.set(countKey, (this.counts.get(countKey) ?? 1) - 1);
     };

@@ -112,10 +112,10 @@ const OBSERVE: Record<FaultName, Observation> = {
     },
   },
   'market-crypto-regular-session': { deviates: async (s) => (await market(s, BTC)).reason !== 'continuous' },
-  'market-closed-open-true': {
+  'market-open-inverted': {
     deviates: async (s) => {
       const m = await market(s, AAPL);
-      return m.reason === 'market_closed' && m.open !== false;
+      return m.open !== (m.reason !== 'market_closed');
     },
     options: { clock: () => SATURDAY },
   },
@@ -300,6 +300,21 @@ describe('reference faults: the catalogue', () => {
   it('refuses an unknown fault name when starting', async () => {
     expect(() => findFault('no-such-fault')).toThrow(/unknown fault/);
     await expect(startReferenceServer({ fault: 'no-such-fault' })).rejects.toThrow(/--list-faults/);
+  });
+});
+
+describe('reference faults: time-independent market fault', () => {
+  it('market-open-inverted shows in regular hours as well as when closed', async () => {
+    const wednesdayNoonNewYork = Date.UTC(2026, 10, 18, 17, 0);
+    for (const fault of [undefined, 'market-open-inverted'] as const) {
+      const s = await startReferenceServer({ clock: () => wednesdayNoonNewYork, fault });
+      try {
+        const m = await market(s, AAPL);
+        expect([fault, m.reason, m.open]).toEqual([fault, 'regular_session', fault === undefined]);
+      } finally {
+        await s.close();
+      }
+    }
   });
 });
 
