@@ -69,6 +69,12 @@ describe('hostile targets misbehave as they say', () => {
     expect(r.bytes.length).toBe(0);
   });
 
+  it('silent-behind-auth answers without a key and hangs with one', async () => {
+    const t = await start('silent-behind-auth');
+    expect((await httpGet(`${restOf(t)}/v1/pairs`, { key: '' })).status).toBe(401);
+    expect((await httpGet(`${restOf(t)}/v1/pairs`, { ms: 300 })).error).toBe('timeout');
+  });
+
   it('html-sign-in answers REST and upgrade with an HTML page', async () => {
     const t = await start('html-sign-in');
     const r = await httpGet(`${restOf(t)}/v1/pairs`);
@@ -196,6 +202,24 @@ describe('hostile targets misbehave as they say', () => {
     expect(w.opened).toBe(true);
     expect(w.messages).toEqual([]);
     expect(w.close).toBeUndefined();
+  });
+
+  it('ws-silent-upgrade never answers the upgrade', async () => {
+    const t = await start('ws-silent-upgrade');
+    const w = await wsWatch(wsOf(t), { ms: 400 });
+    expect(w.opened).toBe(false);
+    expect(w.unexpectedStatus).toBeUndefined();
+  });
+
+  it('ws-slow-upgrade dribbles a valid 101', async () => {
+    const t = await start('ws-slow-upgrade');
+    const r = await rawExchange(wsOf(t).replace('ws:', 'http:'), 'GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n', 500);
+    expect(r.bytes.toString()).toBe('H');
+  });
+
+  it('ws-reset-upgrade resets the upgrade', async () => {
+    const t = await start('ws-reset-upgrade');
+    expect((await wsWatch(wsOf(t))).error).toMatch(/ECONNRESET|socket hang up/);
   });
 
   it('ws-flood floods frames that are not JSON or not objects', async () => {

@@ -40,7 +40,7 @@ export interface HttpOutcome {
   error?: string;
 }
 
-/** A GET with node:http, reading at most `maxBody` bytes, giving up after `ms`. */
+/** A GET with node:http (no key header when `key` is ''), reading at most `maxBody` bytes, giving up after `ms`. */
 export function httpGet(url: string, opts: { key?: string; maxBody?: number; ms?: number } = {}): Promise<HttpOutcome> {
   const maxBody = opts.maxBody ?? 1024 * 1024;
   return new Promise((resolve) => {
@@ -55,7 +55,8 @@ export function httpGet(url: string, opts: { key?: string; maxBody?: number; ms?
       req.destroy();
       resolve({ ...out, body: Buffer.concat(chunks), error });
     };
-    const req = http.get(url, { headers: { 'x-api-key': opts.key ?? 'probe-key' }, agent: false }, (res) => {
+    const headers: Record<string, string> = opts.key === '' ? {} : { 'x-api-key': opts.key ?? 'probe-key' };
+    const req = http.get(url, { headers, agent: false }, (res) => {
       out = { status: res.statusCode, statusMessage: res.statusMessage, headers: res.headers, body: Buffer.alloc(0) };
       res.on('data', (c: Buffer) => {
         chunks.push(c);

@@ -148,6 +148,13 @@ const FLOOD_BATCH = Buffer.concat(
   ].flatMap((t) => Array.from({ length: 20 }, () => textFrame(t))),
 );
 
+/** Writes `bytes` one byte every two seconds (the first at once). */
+function dribble(x: RawExchange, bytes: Buffer): void {
+  let i = 0;
+  x.socket.write(bytes.subarray(i, ++i));
+  x.every(2000, () => { if (i < bytes.length) x.socket.write(bytes.subarray(i, ++i)); });
+}
+
 /** A node:http + ws target for faults that keep to the protocol but break everything above it. */
 async function httpTarget(
   layer: Layer,
@@ -214,6 +221,17 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     start: everyRequest('both', () => {}),
   },
   {
+    name: 'silent-behind-auth',
+    breaks: 'answers a request without a key at once (401, 50005) and never answers one with a key: a gateway whose backend hangs',
+    layer: 'both',
+    exit: [1],
+    start: everyRequest('both', (x) => {
+      if (x.request.headers['x-api-key'] !== undefined) return;
+      const body = '{"status_number":"50005","ts":1700000000000,"data":null,"message":"missing API key"}';
+      x.socket.write(rawResponse('401 Unauthorized', [['Content-Type', 'application/json'], ['Content-Length', body.length]], body));
+    }),
+  },
+  {
     name: 'html-sign-in',
     breaks: 'answers every request and upgrade with a 200 HTML sign-in page',
     layer: 'both',
@@ -276,10 +294,7 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     exit: [1, 2],
     start: everyRequest('both', (x) => {
       const body = `{"status_number":"200","ts":1700000000000,"data":[]}`;
-      const bytes = rawResponse('200 OK', [['Content-Type', 'application/json'], ['Content-Length', body.length]], body);
-      let i = 0;
-      x.socket.write(bytes.subarray(i, ++i));
-      x.every(2000, () => { if (i < bytes.length) x.socket.write(bytes.subarray(i, ++i)); });
+      dribble(x, rawResponse('200 OK', [['Content-Type', 'application/json'], ['Content-Length', body.length]], body));
     }),
   },
   {
@@ -402,6 +417,27 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     exit: [1],
     mayPass: { 'ws.keepalive.ping-keeps-alive': 'it never closes a connection, so a pinged one stays open' },
     start: afterHandshake(() => {}),
+  },
+  {
+    name: 'ws-silent-upgrade',
+    breaks: 'takes the upgrade request and never answers it (REST is a working service)',
+    layer: 'ws',
+    exit: [1],
+    start: everyRequest('ws', () => {}),
+  },
+  {
+    name: 'ws-slow-upgrade',
+    breaks: 'dribbles its 101 Switching Protocols one byte every two seconds',
+    layer: 'ws',
+    exit: [1],
+    start: everyRequest('ws', (x) => { dribble(x, Buffer.from(switchingProtocols(x.request.headers['sec-websocket-key'] ?? ''), 'latin1')); }),
+  },
+  {
+    name: 'ws-reset-upgrade',
+    breaks: 'resets the connection (RST) as soon as the upgrade request arrives',
+    layer: 'ws',
+    exit: [1],
+    start: everyRequest('ws', (x) => { x.socket.resetAndDestroy(); }),
   },
   {
     name: 'ws-flood',
