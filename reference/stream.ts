@@ -10,6 +10,7 @@
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { WebSocketServer, WebSocket } from 'ws';
 import { LIMITS, METHOD, STATUS, TEXT, pairNotFoundMessage, type NoticeCode, type RestStatus } from '../src/spec.ts';
 import { HTTP_STATUS, messageOf, type KeyRecord, type Service } from './service.ts';
@@ -31,6 +32,10 @@ export interface StreamStats {
   floodsClosed: number;
   /** Handshakes refused, by status number. */
   refused: Record<string, number>;
+  /** Wall time spent in ticks (stepping prices and writing every client's frames), ms. */
+  tickMsTotal: number;
+  /** Longest tick, ms. */
+  tickMsMax: number;
 }
 
 interface Group { readonly id: string; readonly codes: readonly string[]; readonly clients: Set<Client> }
@@ -75,7 +80,7 @@ const CLOSE = { normal: 1000, policy: 1008 } as const;
 const CLOSE_GRACE_MS = 2000;
 
 export class StreamServer {
-  readonly stats: StreamStats = { clients: 0, ticks: 0, framesWritten: 0, framesSkipped: 0, slowClientsDropped: 0, floodsClosed: 0, refused: {} };
+  readonly stats: StreamStats = { clients: 0, ticks: 0, framesWritten: 0, framesSkipped: 0, slowClientsDropped: 0, floodsClosed: 0, refused: {}, tickMsTotal: 0, tickMsMax: 0 };
   private readonly wss: WebSocketServer;
   private readonly clients = new Set<Client>();
   private readonly counts = new Map<string, number>();
@@ -318,9 +323,17 @@ export class StreamServer {
 
   /** One push tick: step the prices, frame each needed pair once, one write per client. */
   tick(): void {
+    const started = performance.now();
+    this.fanOut();
+    const took = performance.now() - started;
+    this.stats.ticks++;
+    this.stats.tickMsTotal += took;
+    if (took > this.stats.tickMsMax) this.stats.tickMsMax = took;
+  }
+
+  private fanOut(): void {
     const svc = this.svc;
     const now = svc.clock();
-    this.stats.ticks++;
     svc.book.step(now, svc.config.moveProbability, (e) => svc.market(e, now).open);
     if (this.groups.size === 0 || svc.is('push-never-starts')) return;
     const frames = new Map<string, Buffer | null>();

@@ -40,6 +40,9 @@ export interface StepResult {
   maxLatencyMs: number;
   serverRssMiB: number;
   serverHeapMiB: number;
+  /** Mean and longest time the server spent in one tick (price step plus every client's write), ms. */
+  tickMeanMs: number;
+  tickMaxMs: number;
   framesSkipped: number;
   slowClientsDropped: number;
   /** The client process used most of a core: its lag may be in the latency figures. */
@@ -76,6 +79,7 @@ async function step(clients: number): Promise<StepResult> {
     const ready = await reply<{ connected: number; failed: number }>(child, 'ready');
     await new Promise((r) => setTimeout(r, WARMUP_MS));
     const before = { ...server.stats };
+    server.stats.tickMsMax = 0;
     const cpu0 = process.cpuUsage();
     const t0 = process.hrtime.bigint();
     ask(child, 'start');
@@ -101,6 +105,8 @@ async function step(clients: number): Promise<StepResult> {
       maxLatencyMs: result.latencyMs.max,
       serverRssMiB: Math.round(mem.rss / 2 ** 20),
       serverHeapMiB: Math.round(mem.heapUsed / 2 ** 20),
+      tickMeanMs: Math.round(((server.stats.tickMsTotal - before.tickMsTotal) / Math.max(1, server.stats.ticks - before.ticks)) * 10) / 10,
+      tickMaxMs: Math.round(server.stats.tickMsMax * 10) / 10,
       framesSkipped: server.stats.framesSkipped - before.framesSkipped,
       slowClientsDropped: server.stats.slowClientsDropped - before.slowClientsDropped,
       clientSaturated: result.clientCpuMs / result.wallMs > 0.9,
@@ -120,11 +126,11 @@ if (process.env.BENCH_JSON === '1') {
   console.log(JSON.stringify(results, null, 2));
 } else {
   console.log(`reference fan-out, ${PAIRS_PER_CLIENT} pairs per client, ${TICK_MS} ms tick, ${SECONDS} s per step (shared 2-core machine: figures are noisy)`);
-  console.log('clients | frames/s delivered (expected) | server CPU % of 1 core | server CPU µs/frame | client CPU % | p50 / p99 / max ms | server RSS MiB | skipped | dropped');
+  console.log('clients | frames/s delivered (expected) | server CPU % of 1 core | server CPU µs/frame | client CPU % | p50 / p99 / max ms | tick mean / max ms | server RSS MiB | skipped | dropped');
   for (const r of results) {
     console.log(
       `${r.connected}/${r.clients} | ${r.framesPerSecond.toLocaleString('en-US')} (${r.expectedFramesPerSecond.toLocaleString('en-US')}) | ${r.serverCpuPercentOfOneCore} | ${r.serverCpuMicrosPerFrame} | ` +
-      `${r.clientCpuPercentOfOneCore}${r.clientSaturated ? ' (saturated)' : ''} | ${r.p50LatencyMs} / ${r.p99LatencyMs} / ${r.maxLatencyMs} | ${r.serverRssMiB} | ${r.framesSkipped} | ${r.slowClientsDropped}`,
+      `${r.clientCpuPercentOfOneCore}${r.clientSaturated ? ' (saturated)' : ''} | ${r.p50LatencyMs} / ${r.p99LatencyMs} / ${r.maxLatencyMs} | ${r.tickMeanMs} / ${r.tickMaxMs} | ${r.serverRssMiB} | ${r.framesSkipped} | ${r.slowClientsDropped}`,
     );
   }
 }
