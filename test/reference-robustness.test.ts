@@ -125,3 +125,23 @@ describe('reference service under bad input', () => {
     await othersCarryOn();
   });
 });
+
+describe('reference service close()', () => {
+  it('ends open streams, half-open handshakes and idle HTTP connections, and frees the port', async () => {
+    const s = await startReferenceServer({ tickMs: 20 });
+    const { port } = new URL(s.restUrl);
+    const streams = await Promise.all([open(s), open(s, 'secondary')]);
+    await subscribe(streams[0]!, [BTC]);
+    const half = netConnect(Number(port), '127.0.0.1');
+    await once(half, 'connect');
+    half.on('error', () => {});
+    half.write('GET /v1/ws HTTP/1.1\r\nHost: x\r\n');
+    await get(s, PATHS.pairs);
+    await s.close();
+    await Promise.all(streams.map((c) => c.waitClosed()));
+    if (!half.destroyed) await once(half, 'close');
+    const again = await startReferenceServer({ port: Number(port) });
+    expect(again.restUrl).toBe(s.restUrl);
+    await again.close();
+  });
+});
