@@ -3,6 +3,7 @@
  */
 import { ASSET_TYPE, type MarketReason, type MarketSession } from '../src/spec.ts';
 
+/** The market object of the price record (spec: Market object). */
 export interface MarketInfo {
   open: boolean;
   reason: MarketReason;

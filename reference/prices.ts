@@ -7,6 +7,7 @@ import { Decimal } from 'decimal.js';
 import type { PairConfig, PairState } from './catalogue.ts';
 import { parsePairCode } from '../src/spec.ts';
 
+/** The current price strings of a pair. */
 export interface Quote {
   ask: string;
   bid: string;
@@ -15,6 +16,7 @@ export interface Quote {
   lastUpdated: number;
 }
 
+/** A catalogue pair with its walk state. */
 export interface PairEntry {
   readonly config: PairConfig;
   readonly code: string;
@@ -47,6 +49,7 @@ const PRICED: readonly PairState[] = ['active', 'stale'];
 /** Time a stale pair's price was last updated: an hour before start. */
 const STALE_AGE_MS = 3_600_000;
 
+/** Every pair's current quote, stepped once per tick. */
 export class PriceBook {
   readonly pairs = new Map<string, PairEntry>();
   private readonly random: () => number;

@@ -49,6 +49,7 @@ function marketOut(svc: Service, m: MarketInfo): Record<string, unknown> {
   return out;
 }
 
+/** Answers the REST requests of one service (everything but the WebSocket upgrade). */
 export class RestHandler {
   constructor(private readonly svc: Service) {}
 

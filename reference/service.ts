@@ -8,6 +8,7 @@ import { marketAt, staleMarket, type MarketInfo } from './market.ts';
 import { PriceBook, type PairEntry } from './prices.ts';
 import type { FaultName } from './faults.ts';
 
+/** A configured key with its name. */
 export interface KeyRecord extends KeyConfig {
   /** Name of the key in the config (and the profile). */
   readonly name: string;
@@ -37,6 +38,7 @@ export const MESSAGES: Readonly<Partial<Record<RestStatus, string>>> = {
   [STATUS.POOL_NOT_FOUND]: 'Pool not found',
   [STATUS.ASSET_TYPE_DENIED]: 'No access to the asset type',
 };
+/** The message sent with a status number. */
 export const messageOf = (status: RestStatus): string => MESSAGES[status] ?? status;
 
 /** HTTP status per status number; the spec shows only 401 for 50005 and 200 for 50102. */
@@ -46,6 +48,7 @@ export const HTTP_STATUS: Readonly<Record<RestStatus, number>> = {
   '50104': 404, '50105': 503, '50106': 503, '50107': 403, '50108': 404, '50109': 403,
 };
 
+/** Keys, entitlements, prices and the active fault of one running service. */
 export class Service {
   readonly book: PriceBook;
   private readonly byValue = new Map<string, KeyRecord>();

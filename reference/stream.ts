@@ -79,6 +79,7 @@ const CLOSE = { normal: 1000, policy: 1008 } as const;
 /** How long a closing handshake may take before the socket is destroyed. */
 const CLOSE_GRACE_MS = 2000;
 
+/** The WebSocket side of one service: handshakes, sessions and the push ticker. */
 export class StreamServer {
   readonly stats: StreamStats = { clients: 0, ticks: 0, framesWritten: 0, framesSkipped: 0, slowClientsDropped: 0, floodsClosed: 0, refused: {}, tickMsTotal: 0, tickMsMax: 0 };
   private readonly wss: WebSocketServer;
