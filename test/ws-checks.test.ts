@@ -298,6 +298,14 @@ describe('subscription checks', () => {
     expect(r.violations[0]!.received).toMatch(/price 10.02 is not the mid 10.01/);
   });
 
+  it('skips ws.push.mid with the reason when no push of a subscribed pair has decimal prices', async () => {
+    // Pushes its pairs with a non-decimal ask, plus a well-formed stray pair nobody subscribed to.
+    const profile = await miniTarget({ push: (_c, pair, n) => (n % 2 ? { ...quote(pair, n), ask: 'x' } : { ...quote('Crypto:ALL:ZZZ/USD', n), price: '99' }) });
+    const r = await runOne(profile, 'ws.push.mid');
+    expect(r.outcome, line(r)).toBe('skip');
+    expect(r.reason).toMatch(/no push of the subscribed pairs carried decimal-string ask, bid and price/);
+  });
+
   it('passes ws.push.mid when the mid is rounded either way at the price precision', async () => {
     // ask 10.03, bid 10.00: the exact mid 10.015 is sent as 10.01 or 10.02 in turn.
     const profile = await miniTarget({ push: (_c, pair, n) => ({ ...quote(pair, n), ask: '10.03', bid: '10.00', price: n % 2 ? '10.01' : '10.02' }) });

@@ -223,9 +223,44 @@ describe('ws session: close, limits and redaction', () => {
     const url = await wsServer((ws) => ws.send('x'.repeat(2048)));
     const { stream, evidence } = client(url, { maxPayload: 1024 });
     const session = await openOk(stream);
-    await session.closed;
+    const info = await session.closed;
     expect(session.frames).toHaveLength(0);
+    expect(info).toMatchObject({ by: 'client', reason: expect.stringMatching(/^failed by the client: Max payload size exceeded/) });
     expect(evidence).toContainEqual(expect.objectContaining({ kind: 'note', text: expect.stringMatching(/max payload/i) }));
+  });
+
+  it('drops the connection at once when the peer breaks the protocol and never answers the close', async () => {
+    // A frame with the reserved opcode 0x3, then silence: no close reply ever comes.
+    const url = await rawServer((req, socket) => { acceptUpgrade(req, socket); socket.write(Buffer.from([0x83, 0x00])); });
+    const { stream } = client(url);
+    const session = await openOk(stream);
+    const pending = session.next(() => true, 5000).catch((e: unknown) => e);
+    const info = await session.closed;
+    expect(info.atMs - session.openedAtMs).toBeLessThan(1000);
+    expect(info).toMatchObject({ by: 'client', reason: expect.stringMatching(/^failed by the client: Invalid WebSocket frame: invalid opcode 3 \(WS_ERR_INVALID_OPCODE\)/) });
+    expect(await pending).toMatchObject({ code: 'CONFORM_WAIT_CLOSED', message: expect.stringMatching(/failed by the client: Invalid WebSocket frame: invalid opcode 3/) });
+    expect(() => session.send({ method: 'ping' })).toThrow(/cannot send: the connection is closed \(1006 failed by the client: Invalid WebSocket frame/);
+  });
+
+  it('reads a refusal body up to 64 KiB and stops the transfer there', async () => {
+    let written = 0;
+    const url = await rawServer((_req, socket) => {
+      socket.write('HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: 10485760\r\n\r\n');
+      const chunk = Buffer.alloc(64 * 1024, 0x61);
+      const pump = (): void => {
+        while (written < 10 * 1024 * 1024 && !socket.destroyed) {
+          written += chunk.length;
+          if (!socket.write(chunk)) { socket.once('drain', pump); return; }
+        }
+      };
+      socket.on('error', () => undefined);
+      pump();
+    });
+    const { stream } = client(url);
+    const result = await stream.open();
+    expect(result).toMatchObject({ ok: false, status: 401, json: undefined });
+    expect(result.ok === false && result.text.length).toBe(64 * 1024);
+    expect(written).toBeLessThan(10 * 1024 * 1024);
   });
 
   it('never records a key, not even one the server echoes or one given to open()', async () => {

@@ -8,9 +8,10 @@ import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
 import type { Evidence } from '../check.ts';
 import { API_KEY_HEADER } from '../spec.ts';
+import { readRefusal } from './handshake-refusal.ts';
 import {
   StreamError, isPush, jsonObject,
-  type CloseInfo, type InboundFrame, type OpenOptions, type OpenResult, type Push, type Refusal, type StreamClient, type StreamSession,
+  type CloseInfo, type InboundFrame, type OpenOptions, type OpenResult, type Push, type StreamClient, type StreamSession,
 } from './stream.ts';
 
 export interface StreamClientOptions {
@@ -39,8 +40,6 @@ export interface StreamClientOptions {
 }
 
 const DEFAULTS = { maxPayload: 4 * 1024 * 1024, waitMs: 5000, handshakeTimeoutMs: 5000, maxRecordedFrames: 1000, maxKeptFrames: 20_000 } as const;
-/** Refusal bodies are read up to this many bytes. */
-const MAX_REFUSAL_BODY = 64 * 1024;
 const MASK = '[redacted]';
 /** A peer that does not answer our close within this long is dropped. */
 const CLOSE_WAIT_MS = 1000;
@@ -108,9 +107,9 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
           resolve({ ok: true, session });
         }));
         ws.once('unexpected-response', (_req, res: IncomingMessage) => {
-          readBody(res).then((text) => settle(() => {
-            const refusal = toRefusal(res, text);
-            recordOpen(`refused: HTTP ${refusal.status} ${text}`);
+          // The body is read up to 64 KiB, then the transfer stops (handshake-refusal.ts).
+          readRefusal(res).then((refusal) => settle(() => {
+            recordOpen(`refused: HTTP ${refusal.status} ${refusal.text}`);
             ws.terminate();
             resolve(refusal);
           }), (err: Error) => settle(() => {
@@ -130,30 +129,6 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
   };
 }
 
-function readBody(res: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    res.on('data', (c: Buffer) => {
-      if (size >= MAX_REFUSAL_BODY) return;
-      chunks.push(c);
-      size += c.length;
-    });
-    res.once('end', () => resolve(Buffer.concat(chunks).subarray(0, MAX_REFUSAL_BODY).toString('utf8')));
-    res.once('error', reject);
-    // A server that sends headers and then keeps the socket open still gets a verdict.
-    res.once('close', () => resolve(Buffer.concat(chunks).subarray(0, MAX_REFUSAL_BODY).toString('utf8')));
-  });
-}
-
-function toRefusal(res: IncomingMessage, text: string): Refusal {
-  const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
-  let json: unknown;
-  try { json = JSON.parse(text); } catch { json = undefined; }
-  return { ok: false, status: res.statusCode ?? 0, headers, text, json };
-}
-
 interface Waiter {
   predicate: (frame: InboundFrame) => boolean;
   resolve: (frame: InboundFrame) => void;
@@ -171,6 +146,7 @@ class WsSession implements StreamSession {
   private recorded = 0;
   private unrecorded = 0;
   private droppedNoted = false;
+  private failure: string | undefined;
   private resolveClosed!: (info: CloseInfo) => void;
 
   constructor(
@@ -183,7 +159,7 @@ class WsSession implements StreamSession {
   ) {
     this.closed = new Promise((resolve) => { this.resolveClosed = resolve; });
     ws.on('message', (data: WebSocket.RawData, isBinary: boolean) => this.onMessage(data, isBinary));
-    ws.on('error', (err) => this.options.record({ kind: 'note', text: `socket error: ${this.redact(err.message)}`, atMs: this.clock() }));
+    ws.on('error', (err: NodeJS.ErrnoException) => this.onError(err));
     ws.once('close', (code: number, reason: Buffer) => this.onClose(code, reason.toString('utf8')));
   }
 
@@ -252,8 +228,9 @@ class WsSession implements StreamSession {
   close(code = 1000, reason = ''): Promise<CloseInfo> {
     if (this.closeInfo) return Promise.resolve(this.closeInfo);
     this.closingByClient = true;
-    if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) {
-      this.ws.close(code, reason);
+    if (this.ws.readyState !== WebSocket.CLOSED) {
+      // A close already in flight (CLOSING) gets the same deadline.
+      if (this.ws.readyState !== WebSocket.CLOSING) this.ws.close(code, reason);
       // A peer that never answers the close still lets the check end.
       const timer = setTimeout(() => this.ws.terminate(), CLOSE_WAIT_MS);
       timer.unref();
@@ -326,7 +303,22 @@ class WsSession implements StreamSession {
     }
   }
 
-  private onClose(code: number, reason: string): void {
+  /**
+   * The peer broke the protocol (bad frame, oversized message, invalid UTF-8) or the socket failed.
+   * RFC 6455 7.1.7 lets the client drop the connection when it fails it: waiting for the peer's
+   * close answer would keep the socket (and the process) alive for ws's 30 s close timeout.
+   */
+  private onError(err: NodeJS.ErrnoException): void {
+    const why = `${err.message}${err.code ? ` (${err.code})` : ''}`;
+    this.options.record({ kind: 'note', text: `socket error: ${this.redact(why)}`, atMs: this.clock() });
+    if (this.closeInfo) return;
+    this.failure ??= why;
+    this.closingByClient = true;
+    this.ws.terminate();
+  }
+
+  private onClose(code: number, wireReason: string): void {
+    const reason = this.failure ? `failed by the client: ${this.failure}` : wireReason;
     const info: CloseInfo = { code, reason, atMs: this.clock(), by: this.closingByClient ? 'client' : 'server' };
     this.closeInfo = info;
     if (this.unrecorded > 0) this.options.record({ kind: 'note', text: `${this.unrecorded} further frames not recorded (limit ${this.limit})`, atMs: info.atMs });

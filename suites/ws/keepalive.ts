@@ -6,7 +6,7 @@
 import type { Check } from '../../src/check.ts';
 import type { Profile } from '../../src/profile.ts';
 import { METHOD, TEXT } from '../../src/spec.ts';
-import { isSilence, needPairs, openSession, pause, subscribe, timing } from './support.ts';
+import { closeWithin, isSilence, needPairs, openSession, subscribe, timing } from './support.ts';
 
 /** The ping-keeps-alive check holds the connection this many windows (issue 5). */
 export const HOLD_WINDOWS = 2.5;
@@ -35,7 +35,7 @@ export const keepaliveChecks: readonly Check[] = [
       // measured from the former, the upper from the latter, so neither side is judged unfairly.
       const started = session.startedAtMs;
       const opened = session.openedAtMs;
-      const closed = await Promise.race([session.closed, pause(windowMs + graceMs + 1000, ctx).then(() => undefined)]);
+      const closed = await closeWithin(ctx, session, windowMs + graceMs + 1000);
       if (!closed) return ctx.fail({ received: `still open ${windowMs + graceMs + 1000} ms after opening with no ping`, expected: `closed within ${windowMs} + ${graceMs} ms` });
       const early = closed.atMs - started;
       const late = closed.atMs - opened;
@@ -64,7 +64,7 @@ export const keepaliveChecks: readonly Check[] = [
         if (!session.isOpen) break;
         session.send({ method: METHOD.ping });
         pings++;
-        await Promise.race([session.closed, pause(Math.min(every, Math.max(0, until - ctx.stream.now())), ctx)]);
+        await closeWithin(ctx, session, Math.min(every, Math.max(0, until - ctx.stream.now())));
       }
       if (!session.isOpen) {
         const c = await session.closed;
@@ -91,7 +91,7 @@ export const keepaliveChecks: readonly Check[] = [
       let sent = 0;
       while (session.isOpen && ctx.stream.now() < until) {
         try { session.send(subscribe(pairs, `conform-traffic-${sent}`)); sent++; } catch (err) { if (!isSilence(err)) throw err; }
-        await Promise.race([session.closed, pause(Math.min(windowMs / 3, Math.max(0, until - ctx.stream.now())), ctx)]);
+        await closeWithin(ctx, session, Math.min(windowMs / 3, Math.max(0, until - ctx.stream.now())));
       }
       if (session.isOpen) ctx.observe('other-traffic-keeps-alive', true, `open ${Math.round(ctx.stream.now() - session.openedAtMs)} ms with ${sent} subscribe request(s) and no ping`);
       else {

@@ -5,7 +5,7 @@
 import type { Check, CheckContext } from '../../src/check.ts';
 import type { Push } from '../../src/transports/stream.ts';
 import { WAIT, awaitPushes, needLivePairs, noPushes, openSession, subscribeOk } from './support.ts';
-import { priceProblems, timestampUnit } from './rules.ts';
+import { places, priceProblems, timestampUnit } from './rules.ts';
 
 /** Pairs a push check watches, and how many frames it wants per pair. */
 const WATCH_PAIRS = 3;
@@ -58,8 +58,14 @@ export const pushChecks: readonly Check[] = [
     tags: ['ws', 'push', 'price'],
     needs: ['ws'],
     async run(ctx) {
-      const pushes = await watchPushes(ctx, await needLivePairs(ctx, WATCH_PAIRS, 1));
-      const problems = pushes.flatMap((p) => priceProblems(p.value).map((why) => `push ${p.text.slice(0, 200)}: ${why}`));
+      const pairs = await needLivePairs(ctx, WATCH_PAIRS, 1);
+      // Only frames of the subscribed pairs with decimal prices can be judged here: a stray pair is
+      // ws.push.only-subscribed's rule and a malformed price ws.push.schema's.
+      const comparable = (await watchPushes(ctx, pairs)).filter((p) => pairs.includes(p.value.code as string)
+        && places(p.value.ask) !== undefined && places(p.value.bid) !== undefined && places(p.value.price) !== undefined);
+      if (comparable.length === 0) ctx.skip('no push of the subscribed pairs carried decimal-string ask, bid and price to compare (ws.push.schema judges their form)');
+      ctx.note(`${comparable.length} push(es) compared`);
+      const problems = comparable.flatMap((p) => priceProblems(p.value).map((why) => `push ${p.text.slice(0, 200)}: ${why}`));
       listViolations(ctx, problems, 'bid <= price <= ask, price the mid of ask and bid');
     },
   },
@@ -91,7 +97,8 @@ export const pushChecks: readonly Check[] = [
     tags: ['ws', 'push'],
     needs: ['ws'],
     async run(ctx) {
-      const pushes = await watchPushes(ctx, await needLivePairs(ctx, WATCH_PAIRS, 1));
+      const pairs = await needLivePairs(ctx, WATCH_PAIRS, 1);
+      const pushes = (await watchPushes(ctx, pairs)).filter((p) => pairs.includes(p.value.code as string));
       const last = new Map<string, number>();
       let backwards = 0;
       let sentBefore = 0;

@@ -9,7 +9,7 @@ import type { Profile } from '../../src/profile.ts';
 import { LIMITS, METHOD, PATHS, QUERY, STATUS, parsePairCode } from '../../src/spec.ts';
 import {
   StreamError, isNotice, isPush, jsonObject,
-  type InboundFrame, type JsonObject, type OpenOptions, type OpenResult, type Refusal, type StreamSession,
+  type CloseInfo, type InboundFrame, type JsonObject, type OpenOptions, type OpenResult, type Refusal, type StreamSession,
 } from '../../src/transports/stream.ts';
 
 /** Waits of the suite, ms. The spec shows no push interval, so these are generous for a live service. */
@@ -348,6 +348,23 @@ export async function until(ctx: CheckContext, atMs: number): Promise<void> {
  */
 export function noPushes(ctx: CheckContext, what: string): never {
   return ctx.skip(`${what}: no push arrived, so this rule cannot be observed (ws.subscribe.pushes-start judges the missing pushes)`);
+}
+
+/**
+ * Waits `ms` or until the session closes, whichever comes first; resolves with the close, or
+ * undefined when the time ran out. The timer that loses is cancelled, so no sleep outlives it.
+ */
+export async function closeWithin(ctx: CheckContext, session: StreamSession, ms: number): Promise<CloseInfo | undefined> {
+  const stop = new AbortController();
+  const timer = sleep(ms, undefined, { signal: AbortSignal.any([ctx.signal, stop.signal]) }).then(() => undefined, (err: unknown) => {
+    if (stop.signal.aborted) return undefined;
+    throw err;
+  });
+  try {
+    return await Promise.race([session.closed, timer]);
+  } finally {
+    stop.abort();
+  }
 }
 
 /** Sleeps without ending early, unless the check is aborted. */
