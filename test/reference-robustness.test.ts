@@ -49,6 +49,24 @@ describe('reference service under bad input', () => {
     await othersCarryOn();
   });
 
+  it('answers each odd request with exactly one 50004 notice and keeps the connection', async () => {
+    const c = await open(server, 'secondary');
+    const odd = [
+      '{"method":"subscribe","params":{"pairs":[null]}}', '{"method":{"name":"ping"}}', '{"id":7,"method":"ping"}',
+      '{"__proto__":{"method":"ping"}}', `${'['.repeat(5000)}${']'.repeat(5000)}`, '{"method":"subscribe","params":[]}',
+      '{"method":"unsubscribe"}', '{"method":"PING"}', '""', '1e400', '{"method":"subscribe","params":{"pairs":"Crypto:ALL:BTC/USD"}}',
+    ];
+    for (const raw of odd) {
+      c.send(raw);
+      c.send({ method: 'ping' });
+      const reply = await c.next((f) => f.json?.method !== undefined || f.text === TEXT.pong);
+      expect([raw.slice(0, 40), reply.json?.code]).toEqual([raw.slice(0, 40), STATUS.INVALID_REQUEST]);
+      expect((await c.next()).text).toBe(TEXT.pong);
+    }
+    await c.close();
+    await othersCarryOn();
+  });
+
   it('closes a connection that sends invalid UTF-8 in a text frame with 1007', async () => {
     const c = await open(server, 'secondary');
     c.ws.send(Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), { binary: false });
