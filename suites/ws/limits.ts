@@ -1,6 +1,7 @@
 /**
  * Connection allowance per key (spec: Limits, WebSocket connections per API key; Authentication 3).
- * Each check takes every slot of its key, so no other check of the run holds one meanwhile.
+ * Each check freezes its key's count: no other check of the run opens a connection of the key
+ * meanwhile, and the connections they already hold count toward the allowance.
  */
 import type { Check, CheckContext } from '../../src/check.ts';
 import { STATUS } from '../../src/spec.ts';
