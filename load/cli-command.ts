@@ -61,6 +61,7 @@ export function parseLoadArgs(argv: Record<string, unknown>, env: Readonly<Recor
     ...(argv.pairs !== undefined ? { pairs: positiveInt(one(argv.pairs), '--pairs', 100) } : {}),
     ...(pair ? { pair } : {}),
     ...(duration !== undefined ? { durationMs: duration } : {}),
+    ...(argv.warmup !== undefined ? { warmupMs: str(argv.warmup) === '0' ? 0 : parseDuration(str(argv.warmup)!, '--warmup') } : {}),
     ...(argv['ramp-rate'] !== undefined ? { rampRate: parseRate(str(argv['ramp-rate'])!, '--ramp-rate') } : {}),
     ...(workersArg !== undefined ? { workers: workersArg === 'auto' ? 'auto' as const : positiveInt(workersArg, '--workers', 64) } : {}),
     ...(argv['validate-per-second'] !== undefined ? { validatePerSecond: Number(one(argv['validate-per-second'])) } : {}),
@@ -158,7 +159,7 @@ export function loadBuilder(y: Argv): Argv {
       endpoint: { type: 'string', describe: 'rest: price or pairs (default price)' },
       rate: { type: 'string', describe: `rest: requests per second, constant arrival rate (default ${REST_DEFAULTS.rate})` },
       connections: { type: 'number', describe: `rest: HTTP connections (default ${REST_DEFAULTS.connections})` },
-      warmup: { type: 'string', describe: `rest: warm-up excluded from the figures (default ${REST_DEFAULTS.warmupMs / 1000}s)` },
+      warmup: { type: 'string', describe: `settling time excluded from the figures: after the ramp (fanout, default ${FANOUT_DEFAULTS.warmupMs / 1000}s) or before the measured requests (rest, default ${REST_DEFAULTS.warmupMs / 1000}s)` },
     });
 }
 

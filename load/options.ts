@@ -21,6 +21,8 @@ export const FANOUT_DEFAULTS = {
   durationMs: 30_000,
   /** New connections per second (open model). */
   rampRate: 1000,
+  /** Settling time between the ramp and the measured phase, excluded from the figures. */
+  warmupMs: 1000,
   /** Ping interval: half the spec's 30 s window. */
   pingIntervalMs: LIMITS.pingTimeoutMs / 2,
   connectTimeoutMs: 10_000,

@@ -16,17 +16,14 @@ const DELAY_MS = 60;
 describe('load fanout against a scripted server', () => {
   it('measures the skew of a client delayed on purpose and counts the one frame dropped for another', async () => {
     // Named faults of the scripted server: client 0 gets every frame DELAY_MS late; client 1
-    // misses exactly one update, a second after all three clients subscribed.
-    let subscribedAtTick = 0;
+    // misses exactly one update, a few ticks after the generator reports its measured phase.
+    let steadyAtTick = 0;
     let droppedTick = 0;
-    let seen = new Set<number>();
     server = await startBroadcastServer({
       tickMs: 100,
       plan: (client, _code, tick) => {
-        seen.add(client);
-        if (seen.size === 3 && subscribedAtTick === 0) subscribedAtTick = tick;
         if (client === 0) return { delayMs: DELAY_MS };
-        if (client === 1 && subscribedAtTick && droppedTick === 0 && tick >= subscribedAtTick + 10) {
+        if (client === 1 && steadyAtTick && droppedTick === 0 && tick >= steadyAtTick + 3) {
           droppedTick = tick;
           return 'drop';
         }
@@ -34,8 +31,9 @@ describe('load fanout against a scripted server', () => {
       },
     });
     const report = await runFanout(server.target, {
-      clients: 3, pair: [PAIR], workers: 2, durationMs: 4000, rampRate: 100,
+      clients: 3, pair: [PAIR], workers: 2, durationMs: 4000, rampRate: 100, warmupMs: 0,
       tickMs: 250, updateWindowMs: 1500, settleMs: 200, thresholds: ['lost==0', 'skew.p50<1000'],
+      onProgress: (p) => { if (p.phase === 'steady' && !steadyAtTick) steadyAtTick = server!.ticks; },
     });
     expect(droppedTick).toBeGreaterThan(0);
     expect(report.connected).toBe(3);
@@ -56,7 +54,7 @@ describe('load fanout against a scripted server', () => {
     // 20 frames/s × 80 ms of busy work per frame: the worker cannot keep up. The pushes stop
     // after 2 s so the backlog (and the test) stays bounded.
     server = await startBroadcastServer({ tickMs: 50, maxTicks: 40 });
-    const report = await runFanout(server.target, { clients: 1, pair: [PAIR], workers: 1, durationMs: 1500, tickMs: 250, burnMsPerFrame: 80 });
+    const report = await runFanout(server.target, { clients: 1, pair: [PAIR], workers: 1, durationMs: 1500, warmupMs: 0, tickMs: 250, burnMsPerFrame: 80 });
     expect(report.generator.saturated).toBe(true);
     expect(report.trustworthy).toBe(false);
     expect(report.generator.reasons.join(' ')).toMatch(/worker 0: (event-loop delay p99|busy)/);
@@ -74,7 +72,7 @@ describe('load fanout against a scripted server', () => {
         return undefined;
       },
     });
-    const report = await runFanout(server.target, { clients: 2, pair: [PAIR], workers: 1, durationMs: 2000, tickMs: 250, thresholds: ['errors==0'] });
+    const report = await runFanout(server.target, { clients: 2, pair: [PAIR], workers: 1, durationMs: 2000, warmupMs: 0, tickMs: 250, thresholds: ['errors==0'] });
     expect(report.validated).toBeGreaterThan(20);
     expect(report.errors).toBeGreaterThan(2);
     expect(report.errors).toBeLessThan(report.validated);

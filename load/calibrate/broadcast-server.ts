@@ -17,7 +17,7 @@ export interface BroadcastOptions {
   tickMs?: number;
   /** Decides each delivery; clients are numbered by connection order from 0. */
   plan?: (client: number, code: string, update: number) => Delivery;
-  /** Stop pushing after this many ticks (0 = no limit). */
+  /** Stop pushing after this many ticks with subscribers (0 = no limit). */
   maxTicks?: number;
   /** Replaces the frame of a tick (tests: malformed frames); undefined keeps the normal one. */
   frame?: (code: string, tick: number, normal: Record<string, unknown>) => string | Buffer | undefined;
@@ -59,7 +59,8 @@ export async function startBroadcastServer(options: BroadcastOptions = {}): Prom
   });
 
   const ticker = setInterval(() => {
-    if (options.maxTicks && ticks >= options.maxTicks) return;
+    // Ticks count from the first subscriber, so a test's schedule does not depend on start-up time.
+    if (subs.size === 0 || (options.maxTicks && ticks >= options.maxTicks)) return;
     ticks++;
     const now = Date.now();
     const frames = new Map<string, string | Buffer>();

@@ -19,6 +19,8 @@ export interface FanoutOptions {
   pairs?: number;
   pair?: string[];
   durationMs?: number;
+  /** Settling time after the ramp, excluded from every figure (default 1 s). */
+  warmupMs?: number;
   rampRate?: number;
   /** Worker threads; default one per core (at most one per client). */
   workers?: number | 'auto';
@@ -45,7 +47,7 @@ export interface FanoutReport extends FanoutMeasurements {
   startedAt: string;
   target: { rest: string; ws: string; embedded: boolean };
   options: { clients: number; pairs: string[]; durationMs: number; rampRate: number; workers: number; keys: number; updateWindowMs: number; validatePerSecond: number };
-  /** From the first scheduled connect to the measured phase (every client subscribed or given up). */
+  /** From the first scheduled connect to the measured phase (every client subscribed or given up, plus the warm-up). */
   rampMs: number;
   /** Connections opened per second, first open to last. */
   achievedRampRate: number;
@@ -95,6 +97,7 @@ export function resolveFanoutOptions(o: FanoutOptions): Required<Omit<FanoutOpti
   if (!(durationMs > 0)) throw new LoadUsageError(`--duration: must be positive`);
   return {
     clients, pairs, workers, rampRate, durationMs,
+    warmupMs: o.warmupMs ?? FANOUT_DEFAULTS.warmupMs,
     thresholds: o.thresholds ?? [],
     pingIntervalMs: o.pingIntervalMs ?? FANOUT_DEFAULTS.pingIntervalMs,
     connectTimeoutMs: o.connectTimeoutMs ?? FANOUT_DEFAULTS.connectTimeoutMs,
@@ -189,6 +192,8 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
         if (agg.connections > 0 && Object.keys(noticeErrors).length) throw new LoadUsageError(`no client could subscribe to ${pairs.join(', ')}: error notices ${list(noticeErrors)}`);
         throw new LoadUsageError(`no client could connect to ${target.ws}: ${list({ ...refusals, ...connectErrors }) || 'closed before subscribing'}`);
       }
+      // Warm-up: connection bursts of the ramp settle before anything is counted.
+      if (o.warmupMs > 0) await Promise.race([failed, sleep(o.warmupMs)]);
       const steadyAt = monoNow();
       agg.markSteady(steadyAt);
       post({ type: 'steady' });
