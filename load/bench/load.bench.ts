@@ -6,7 +6,7 @@
  *         also whether fanout stays trustworthy at that rate (default 2,000 clients × 10 pairs
  *         × 10 Hz = 200,000 frames/s).
  *   ramp  10,000 connections ramped at 3,000/s before traffic, held; memory per connection.
- * Sizes come from the environment: BENCH_CLIENTS, BENCH_DURATION_S, RAMP_CLIENTS, RAMP_RATE.
+ * Sizes come from the environment: BENCH_CLIENTS, BENCH_DURATION_S, BENCH_REPEAT, RAMP_CLIENTS, RAMP_RATE.
  * The figures are printed and written to conform-reports/bench-load.json.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -21,6 +21,7 @@ const CLIENTS = env('BENCH_CLIENTS', 2000);
 const DURATION_S = env('BENCH_DURATION_S', 15);
 const RAMP_CLIENTS = env('RAMP_CLIENTS', 10_000);
 const RAMP_RATE = env('RAMP_RATE', 3000);
+const REPEAT = env('BENCH_REPEAT', 2);
 const WORKERS = availableParallelism();
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const run = (name: string): boolean => wanted.length === 0 || wanted.includes(name);
@@ -69,20 +70,30 @@ try {
   const pairs = await pickPairs(target, 10);
   if (run('cpu')) {
     const rampRate = 2000;
-    console.log(`cpu: ${CLIENTS} clients × ${pairs.length} pairs × 10 Hz, ${DURATION_S} s each, ${WORKERS} workers`);
-    const base = await minimalLoop(target, CLIENTS, pairs, DURATION_S, rampRate);
-    console.log(`  minimal ws loop: ${base.cpuMicrosPerFrame.toFixed(2)} µs CPU/frame at ${base.framesPerSecond} frames/s`);
-    await sleep(2000);
-    const fan: FanoutReport = await runFanout(target, { clients: CLIENTS, pair: pairs, durationMs: DURATION_S * 1000, rampRate, workers: WORKERS });
-    const ratio = (fan.generator.cpuMicrosPerFrame ?? Number.NaN) / base.cpuMicrosPerFrame;
-    console.log(`  conform fanout:  ${fan.generator.cpuMicrosPerFrame} µs CPU/frame at ${fan.framesPerSecond} frames/s; ratio ${ratio.toFixed(2)}×`);
-    console.log(`  fanout latency p50/p99/max ${fan.latencyMs.p50}/${fan.latencyMs.p99}/${fan.latencyMs.max} ms, skew p99 ${fan.skewMs.p99} ms, lost ${fan.lost}, errors ${fan.errors} of ${fan.validated} validated`);
-    console.log(`  generator: event-loop p99 ${fan.generator.eventLoopDelayP99Ms} ms, busiest worker ${fan.generator.cpuPercent}%, ${fan.trustworthy ? 'trustworthy' : `UNTRUSTWORTHY (${fan.generator.reasons.join('; ')})`}`);
+    console.log(`cpu: ${CLIENTS} clients × ${pairs.length} pairs × 10 Hz, ${DURATION_S} s each, ${WORKERS} workers, ${REPEAT} rounds (minimal, fanout alternating)`);
+    const rounds: { minimal: number; fanout: number; ratio: number }[] = [];
+    let last: FanoutReport | null = null;
+    let base: Awaited<ReturnType<typeof minimalLoop>> | null = null;
+    for (let round = 1; round <= REPEAT; round++) {
+      base = await minimalLoop(target, CLIENTS, pairs, DURATION_S, rampRate);
+      await sleep(2000);
+      const fan: FanoutReport = await runFanout(target, { clients: CLIENTS, pair: pairs, durationMs: DURATION_S * 1000, rampRate, workers: WORKERS });
+      await sleep(2000);
+      const ratio = (fan.generator.cpuMicrosPerFrame ?? Number.NaN) / base.cpuMicrosPerFrame;
+      rounds.push({ minimal: Math.round(base.cpuMicrosPerFrame * 100) / 100, fanout: fan.generator.cpuMicrosPerFrame ?? Number.NaN, ratio: Math.round(ratio * 100) / 100 });
+      console.log(`  round ${round}: minimal ws loop ${base.cpuMicrosPerFrame.toFixed(2)} µs CPU/frame at ${base.framesPerSecond} frames/s; fanout ${fan.generator.cpuMicrosPerFrame} µs CPU/frame at ${fan.framesPerSecond} frames/s; ratio ${ratio.toFixed(2)}×`);
+      console.log(`    fanout latency p50/p99/max ${fan.latencyMs.p50}/${fan.latencyMs.p99}/${fan.latencyMs.max} ms, skew p99 ${fan.skewMs.p99} ms, lost ${fan.lost}, errors ${fan.errors} of ${fan.validated} validated`);
+      console.log(`    generator: event-loop p99 ${fan.generator.eventLoopDelayP99Ms} ms, busiest worker ${fan.generator.cpuPercent}%, ${fan.trustworthy ? 'trustworthy' : `UNTRUSTWORTHY (${fan.generator.reasons.join('; ')})`}`);
+      last = fan;
+    }
+    const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2; };
+    const ratio = median(rounds.map((r) => r.fanout)) / median(rounds.map((r) => r.minimal));
+    console.log(`  median: minimal ${median(rounds.map((r) => r.minimal)).toFixed(2)} µs, fanout ${median(rounds.map((r) => r.fanout)).toFixed(2)} µs per frame: ratio ${ratio.toFixed(2)}×`);
+    const fan = last!;
     results.cpu = {
-      clients: CLIENTS, pairs: pairs.length, pushHz: 10, durationS: DURATION_S, workers: WORKERS,
+      clients: CLIENTS, pairs: pairs.length, pushHz: 10, durationS: DURATION_S, workers: WORKERS, rounds, ratioOfMedians: Math.round(ratio * 100) / 100,
       minimal: base,
       fanout: { cpuMicrosPerFrame: fan.generator.cpuMicrosPerFrame, framesPerSecond: fan.framesPerSecond, latencyMs: fan.latencyMs, skewMs: fan.skewMs, lost: fan.lost, errors: fan.errors, validated: fan.validated, generator: fan.generator, trustworthy: fan.trustworthy },
-      ratio: Math.round(ratio * 100) / 100,
     };
     await sleep(2000);
   }
