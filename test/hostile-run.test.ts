@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { minimalProfile } from '../src/profile.ts';
 import { HOSTILE_TARGETS, closedPort, type HostileDefinition, type HostileTarget } from './hostile/targets.ts';
 import { pool, runCli, type CliRun } from './hostile/run-cli.ts';
-import { MEMORY_LIMIT_MIB, judge, runLine } from './hostile/judge.ts';
+import { MEMORY_LIMIT_MIB, jsonReportOf, judge, runLine } from './hostile/judge.ts';
 
 /** Targets whose checks are judged here; the key-focused ones are in hostile-secrets.test.ts. */
 const TARGETS = HOSTILE_TARGETS.filter((t) => t.layer === 'both' && t.name !== 'echo-key' && t.name !== 'redirect-elsewhere');
@@ -45,6 +45,21 @@ describe('the CLI against a hostile target', () => {
     const o = outcomes.get('body-50mb')!;
     expect(o.target.stats.maxBytesWritten()).toBeGreaterThan(0);
     expect(o.target.stats.maxBytesWritten()).toBeLessThan(50 * 1024 * 1024);
+  });
+
+  it('--max-body lowers the REST body limit: a 64 KiB body becomes CONFORM_BODY_TOO_LARGE at 4096 bytes', async () => {
+    const def = HOSTILE_TARGETS.find((t) => t.name === 'octet-stream')!;
+    const target = await def.start();
+    try {
+      const run = await runCli(['--target', target.rest!, '--key', 'hk_max_body_key_0123', '--max-body', '4096', '--only', 'rest', '--report', 'json']);
+      console.log(runLine('octet-stream --max-body 4096', run));
+      expect(run.exitCode).toBe(1);
+      const errors = jsonReportOf(run)!.results.filter((r) => r.outcome === 'error');
+      expect(errors.length).toBeGreaterThan(0);
+      expect(errors.every((r) => r.errorCode === 'CONFORM_BODY_TOO_LARGE' && /4096 bytes/.test(r.reason ?? ''))).toBe(true);
+    } finally {
+      await target.close();
+    }
   });
 
   it('exits 2 with one line when nothing listens at the target', async () => {
