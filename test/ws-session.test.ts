@@ -304,3 +304,29 @@ describe('ws session: bounded memory', () => {
     expect(evidence).toContainEqual(expect.objectContaining({ kind: 'note', text: '491 further frames not recorded (limit 10)' }));
   });
 });
+
+describe('ws session: deadlines and floods', () => {
+  it('gives up on a handshake dribbled one byte at a time at the deadline, not the idle timeout', async () => {
+    // Writes its 101 one byte every 100 ms: the socket is never idle, the handshake never completes in time.
+    const url = await rawServer((_req, socket) => {
+      const head = Buffer.from('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n');
+      let i = 0;
+      const timer = setInterval(() => { if (i < head.length && !socket.destroyed) socket.write(head.subarray(i, ++i)); else clearInterval(timer); }, 100);
+      socket.on('close', () => clearInterval(timer));
+    });
+    const { stream } = client(url, { handshakeTimeoutMs: 600 });
+    const t0 = stream.now();
+    await expect(stream.open()).rejects.toMatchObject({ code: 'CONFORM_TIMEOUT', message: 'the WebSocket handshake did not complete within 600 ms' });
+    expect(stream.now() - t0).toBeLessThan(1500);
+  });
+
+  it('drops a peer that floods past maxFramesPerSecond and says why', async () => {
+    const url = await wsServer((ws) => { for (let i = 0; i < 2000; i++) ws.send('{"flood":true}'); });
+    const { stream } = client(url, { maxFramesPerSecond: 500 });
+    const session = await openOk(stream);
+    const info = await session.closed;
+    expect(info).toMatchObject({ by: 'client', reason: 'failed by the client: flood: more than 500 frames within one second' });
+    expect(session.frames.length).toBe(500);
+  });
+});
+

@@ -27,8 +27,10 @@ export interface StreamClientOptions {
   redact?: (s: string) => string;
   /** Default wait for a reply or a frame, ms; default 5000. */
   waitMs?: number;
-  /** Default handshake timeout, ms; default 5000. */
+  /** Deadline for the whole handshake (a peer dribbling its 101 gets no more), ms; default 5000. */
   handshakeTimeoutMs?: number;
+  /** Frames per second a session accepts before it drops a flooding peer; default 20000. */
+  maxFramesPerSecond?: number;
   /** Frames recorded as evidence per session before the rest is only counted; default 1000. */
   maxRecordedFrames?: number;
   /** Frames a session keeps for `frames` and `pushes`; older ones are dropped (a flooding peer stays bounded); default 20000. */
@@ -39,7 +41,7 @@ export interface StreamClientOptions {
   signal?: AbortSignal;
 }
 
-const DEFAULTS = { maxPayload: 4 * 1024 * 1024, waitMs: 5000, handshakeTimeoutMs: 5000, maxRecordedFrames: 1000, maxKeptFrames: 20_000 } as const;
+const DEFAULTS = { maxPayload: 4 * 1024 * 1024, waitMs: 5000, handshakeTimeoutMs: 5000, maxRecordedFrames: 1000, maxKeptFrames: 20_000, maxFramesPerSecond: 20_000 } as const;
 const MASK = '[redacted]';
 /** A peer that does not answer our close within this long is dropped. */
 const CLOSE_WAIT_MS = 1000;
@@ -77,10 +79,12 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
         if (signal?.aborted) return reject(new StreamError('CONFORM_ABORTED', 'aborted before the handshake'));
         let settled = false;
         const startedAtMs = clock();
+        const deadlineMs = open.timeoutMs ?? options.handshakeTimeoutMs ?? DEFAULTS.handshakeTimeoutMs;
         const ws = new WebSocket(options.url, {
           headers,
           maxPayload: options.maxPayload ?? DEFAULTS.maxPayload,
-          handshakeTimeout: open.timeoutMs ?? options.handshakeTimeoutMs ?? DEFAULTS.handshakeTimeoutMs,
+          // ws's own timeout is a socket idle timeout, which a dribbling peer resets; the deadline below is absolute.
+          handshakeTimeout: deadlineMs,
           // A redirect is reported as a refusal, never followed: the key must not go to another origin.
           followRedirects: false,
           perMessageDeflate: false,
@@ -89,9 +93,15 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
         const settle = (fn: () => void): void => {
           if (settled) return;
           settled = true;
+          clearTimeout(deadline);
           signal?.removeEventListener('abort', abortOpen);
           fn();
         };
+        const deadline = setTimeout(() => settle(() => {
+          ws.terminate();
+          recordOpen(`error: no complete handshake within ${deadlineMs} ms`);
+          reject(new StreamError('CONFORM_TIMEOUT', `the WebSocket handshake did not complete within ${deadlineMs} ms`));
+        }), deadlineMs);
         const abortOpen = (): void => settle(() => {
           ws.terminate();
           recordOpen('aborted');
@@ -147,6 +157,8 @@ class WsSession implements StreamSession {
   private unrecorded = 0;
   private droppedNoted = false;
   private failure: string | undefined;
+  private rateStartMs = 0;
+  private rateCount = 0;
   private resolveClosed!: (info: CloseInfo) => void;
 
   constructor(
@@ -272,6 +284,14 @@ class WsSession implements StreamSession {
 
   private onMessage(data: WebSocket.RawData, isBinary: boolean): void {
     const atMs = this.clock();
+    if (this.failure) return;
+    // A flood costs a parse per frame: past the rate a live service needs, the peer is dropped.
+    if (atMs - this.rateStartMs >= 1000) { this.rateStartMs = atMs; this.rateCount = 0; }
+    const rate = this.options.maxFramesPerSecond ?? DEFAULTS.maxFramesPerSecond;
+    if (++this.rateCount > rate) {
+      this.failConnection(`flood: more than ${rate} frames within one second`);
+      return;
+    }
     const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
     let frame: InboundFrame;
     if (isBinary) {
@@ -309,7 +329,11 @@ class WsSession implements StreamSession {
    * close answer would keep the socket (and the process) alive for ws's 30 s close timeout.
    */
   private onError(err: NodeJS.ErrnoException): void {
-    const why = `${err.message}${err.code ? ` (${err.code})` : ''}`;
+    this.failConnection(`${err.message}${err.code ? ` (${err.code})` : ''}`);
+  }
+
+  /** Drops the connection because the peer misbehaved; `why` becomes the close reason. */
+  private failConnection(why: string): void {
     this.options.record({ kind: 'note', text: `socket error: ${this.redact(why)}`, atMs: this.clock() });
     if (this.closeInfo) return;
     this.failure ??= why;
