@@ -27,6 +27,9 @@ export interface CliRun {
   files: Record<string, string>;
 }
 
+/** V8 heap cap of the child, MiB: far above what a bounded run needs, far below the machine. */
+export const HEAP_CAP_MIB = 1536;
+
 /** Output kept per stream; beyond it the child is flooding the console, itself a finding. */
 const MAX_CAPTURE = 4 * 1024 * 1024;
 
@@ -48,6 +51,8 @@ export async function runCli(args: readonly string[], opts: { killAfterMs?: numb
   const outDir = await mkdtemp(path.join(tmpdir(), 'conform-hostile-'));
   const fullArgs = [...args, '--out', outDir];
   const env: NodeJS.ProcessEnv = { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1', ...opts.env };
+  // A runaway harness must crash (a finding) rather than take the shared machine's memory.
+  env['NODE_OPTIONS'] = `${env['NODE_OPTIONS'] ?? ''} --max-old-space-size=${HEAP_CAP_MIB}`.trim();
   delete env['CONFORM_API_KEY'];
   if (opts.env?.['CONFORM_API_KEY']) env['CONFORM_API_KEY'] = opts.env['CONFORM_API_KEY'];
   const started = performance.now();

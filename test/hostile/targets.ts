@@ -121,6 +121,9 @@ const ENVELOPE_START = '{"status_number":"200","ts":1700000000000,"data":[';
 /** 1 MiB of pair records, the repeating unit of the 50 MB body. */
 const BIG_CHUNK = Buffer.from((PAIR_JSON + ',').repeat(Math.floor((1024 * 1024) / (PAIR_JSON.length + 1))));
 
+/** A well-formed push frame of 4 MiB less 1 KiB: allowed by the default maxPayload, heavy to keep. */
+const BIG_PUSH = textFrame(`{"code":"Crypto:ALL:BTC/USD","ask":"2","bid":"1","price":"1.5","last_updated":1,"sent_at":2,"pad":"${'x'.repeat(4 * 1024 * 1024 - 1024 - 100)}"}`);
+
 /** Deterministic bytes that are not valid UTF-8 and not JSON. */
 function noise(length: number, seed = 7): Buffer {
   const b = Buffer.alloc(length);
@@ -465,6 +468,16 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
       socket.write(frameHeader({ opcode: OPCODE.text, length: total }));
       s.track(socket);
       void pump(socket, total, () => BIG_CHUNK);
+    }),
+  },
+  {
+    name: 'ws-big-frames',
+    breaks: 'sends 16 push frames just under the default 4 MiB maxPayload each, as soon as the handshake completes',
+    layer: 'ws',
+    exit: [1],
+    start: afterHandshake((socket, x, s) => {
+      s.track(socket);
+      void pump(socket, 16 * BIG_PUSH.length, () => BIG_PUSH);
     }),
   },
   {
