@@ -51,6 +51,11 @@ export interface ReferenceConfig {
   moveProbability: number;
   /** Seed of the price walk, so runs repeat. Default 1. */
   seed: number;
+  /**
+   * `batched` (default): one socket write per client per tick of pre-framed shared bytes.
+   * `per-frame`: one `ws.send` per frame per client, kept only as the benchmark's baseline.
+   */
+  fanOut: 'batched' | 'per-frame';
 }
 
 /** Test keys of the default config: any strings serve, they guard nothing. */
@@ -84,6 +89,7 @@ export const DEFAULT_CONFIG: Readonly<ReferenceConfig> = {
   restRateLimit: { requests: 1000, windowMs: 1000 },
   moveProbability: 0.5,
   seed: 1,
+  fanOut: 'batched',
 };
 
 /** A config that cannot be used; `field` is the JSON path of the first bad field. */
@@ -161,7 +167,7 @@ function checkPairs(pairs: unknown): void {
   });
 }
 
-const TOP_LEVEL = ['keys', 'pairs', 'pingTimeoutMs', 'tickMs', 'wsPath', 'maxPayload', 'maxBacklogBytes', 'dropAfterTicks', 'maxMessagesPerSecond', 'restRateLimit', 'moveProbability', 'seed', '$schema'];
+const TOP_LEVEL = ['keys', 'pairs', 'pingTimeoutMs', 'tickMs', 'wsPath', 'maxPayload', 'maxBacklogBytes', 'dropAfterTicks', 'maxMessagesPerSecond', 'restRateLimit', 'moveProbability', 'seed', 'fanOut', '$schema'];
 
 /**
  * Validates a partial config and merges it over the default (each given section replaces the
@@ -181,6 +187,7 @@ export function resolveConfig(partial: unknown = {}): ReferenceConfig {
   const mp = merged.moveProbability;
   if (typeof mp !== 'number' || !(mp >= 0 && mp <= 1)) throw new ConfigError('moveProbability', 'must be a number from 0 to 1');
   if (!Number.isInteger(merged.seed)) throw new ConfigError('seed', 'must be an integer');
+  if (merged.fanOut !== 'batched' && merged.fanOut !== 'per-frame') throw new ConfigError('fanOut', 'must be "batched" or "per-frame"');
   const config = merged as unknown as ReferenceConfig;
   const codes = new Set(config.pairs.map((pair) => pair.code));
   for (const [name, k] of Object.entries(config.keys))

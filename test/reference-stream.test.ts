@@ -223,3 +223,20 @@ describe('reference stream: keep-alive', () => {
     expect(closed.at - opened).toBeLessThan(WINDOW + 2000);
   });
 });
+
+describe('reference stream: per-frame fan-out baseline', () => {
+  it('delivers the same text push frames with one send per frame as with batched writes', async () => {
+    const s = await startReferenceServer({ tickMs: 50, config: { fanOut: 'per-frame' } });
+    try {
+      const c = await open(s);
+      await subscribe(c, [BTC, EUR]);
+      const first = await c.next((f) => f.json?.code === BTC);
+      await c.next((f) => f.json?.code === EUR);
+      expect(Object.keys(first.json!)).toEqual(['code', 'ask', 'bid', 'price', 'last_updated', 'sent_at']);
+      expect(s.stats.framesWritten).toBeGreaterThanOrEqual(2);
+      await c.close();
+    } finally {
+      await s.close();
+    }
+  });
+});

@@ -6,13 +6,15 @@
  * frame, p99 tick-to-receive latency and server memory. Bounded: each step measures for
  * BENCH_SECONDS (default 10) after a 3 s warm-up.
  *
- * Environment: BENCH_CLIENTS (comma list, default 1000,2000,5000), BENCH_SECONDS, BENCH_JSON=1 for JSON only.
+ * Environment: BENCH_CLIENTS (comma list, default 1000,2000,5000), BENCH_SECONDS, BENCH_JSON=1 for JSON only,
+ * BENCH_FANOUT=batched|per-frame|both (default batched; per-frame is the naive one-send-per-frame baseline).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_CONFIG, startReferenceServer } from '../../reference/index.ts';
 
+const FANOUTS = (process.env.BENCH_FANOUT === 'both' ? ['batched', 'per-frame'] : [process.env.BENCH_FANOUT === 'per-frame' ? 'per-frame' : 'batched']) as ('batched' | 'per-frame')[];
 const STEPS = (process.env.BENCH_CLIENTS ?? '1000,2000,5000').split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0 && n <= 10_000);
 const SECONDS = Math.min(60, Math.max(1, Number(process.env.BENCH_SECONDS ?? 10)));
 const WARMUP_MS = 3000;
@@ -27,6 +29,7 @@ interface ClientResult {
 }
 
 export interface StepResult {
+  fanOut: 'batched' | 'per-frame';
   clients: number;
   connected: number;
   seconds: number;
@@ -65,10 +68,10 @@ function reply<T>(child: ChildProcess, kind: string): Promise<T> {
   });
 }
 
-async function step(clients: number): Promise<StepResult> {
+async function step(clients: number, fanOut: 'batched' | 'per-frame'): Promise<StepResult> {
   const server = await startReferenceServer({
     tickMs: TICK_MS,
-    config: { keys: { ...DEFAULT_CONFIG.keys, bench: { key: BENCH_KEY, connections: 10_000 } }, maxMessagesPerSecond: 1000 },
+    config: { keys: { ...DEFAULT_CONFIG.keys, bench: { key: BENCH_KEY, connections: 10_000 } }, maxMessagesPerSecond: 1000, fanOut },
   });
   const pairs = server.profile.pairs!.sample!.slice(0, PAIRS_PER_CLIENT);
   const child = fork(CLIENT, [JSON.stringify({ url: server.wsUrl, key: BENCH_KEY, clients, pairs, pingEveryMs: 10_000 })], {
@@ -92,6 +95,7 @@ async function step(clients: number): Promise<StepResult> {
     const mem = process.memoryUsage();
     const serverCpuMs = (cpu.user + cpu.system) / 1000;
     return {
+      fanOut,
       clients,
       connected: ready.connected,
       seconds: Math.round(result.wallMs) / 1000,
@@ -120,16 +124,16 @@ async function step(clients: number): Promise<StepResult> {
 }
 
 const results: StepResult[] = [];
-for (const clients of STEPS) results.push(await step(clients));
+for (const fanOut of FANOUTS) for (const clients of STEPS) results.push(await step(clients, fanOut));
 
 if (process.env.BENCH_JSON === '1') {
   console.log(JSON.stringify(results, null, 2));
 } else {
   console.log(`reference fan-out, ${PAIRS_PER_CLIENT} pairs per client, ${TICK_MS} ms tick, ${SECONDS} s per step (shared 2-core machine: figures are noisy)`);
-  console.log('clients | frames/s delivered (expected) | server CPU % of 1 core | server CPU µs/frame | client CPU % | p50 / p99 / max ms | tick mean / max ms | server RSS MiB | skipped | dropped');
+  console.log('fan-out | clients | frames/s delivered (expected) | server CPU % of 1 core | server CPU µs/frame | client CPU % | p50 / p99 / max ms | tick mean / max ms | server RSS MiB | skipped | dropped');
   for (const r of results) {
     console.log(
-      `${r.connected}/${r.clients} | ${r.framesPerSecond.toLocaleString('en-US')} (${r.expectedFramesPerSecond.toLocaleString('en-US')}) | ${r.serverCpuPercentOfOneCore} | ${r.serverCpuMicrosPerFrame} | ` +
+      `${r.fanOut} | ${r.connected}/${r.clients} | ${r.framesPerSecond.toLocaleString('en-US')} (${r.expectedFramesPerSecond.toLocaleString('en-US')}) | ${r.serverCpuPercentOfOneCore} | ${r.serverCpuMicrosPerFrame} | ` +
       `${r.clientCpuPercentOfOneCore}${r.clientSaturated ? ' (saturated)' : ''} | ${r.p50LatencyMs} / ${r.p99LatencyMs} / ${r.maxLatencyMs} | ${r.tickMeanMs} / ${r.tickMaxMs} | ${r.serverRssMiB} | ${r.framesSkipped} | ${r.slowClientsDropped}`,
     );
   }
