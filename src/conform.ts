@@ -54,7 +54,10 @@ export async function conform(options: ConformOptions, registry: readonly Check[
     if (options.rerunFailed) {
       const ids = failedIds(await readPastReport(options.rerunFailed, '--rerun-failed'));
       const known = ids.filter((id) => registry.some((c) => c.id === id));
-      if (known.length === 0) throw new UsageError(`--rerun-failed: ${options.rerunFailed} lists no failed or errored check of this catalogue`);
+      if (known.length === 0) {
+        io.out(`conform: ${options.rerunFailed} lists no failed or errored check of this catalogue: nothing to rerun\n`);
+        return EXIT.ok;
+      }
       only = only.length ? known.filter((id) => only.some((s) => matches(registry.find((c) => c.id === id)!, s))) : known;
     }
     if (options.list && options.matrix) {

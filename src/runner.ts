@@ -15,6 +15,8 @@ import type { Redact } from './redact.ts';
 import { oneLine, redactorFor } from './redact.ts';
 import { blankResult, CheckFailed, CheckSkipped, createContext, type StreamFactory } from './context.ts';
 import { streamFactoryFor } from './transports/stream-factory.ts';
+import { createRestClient } from './transports/rest-client.ts';
+import type { Evidence } from './check.ts';
 import { AbortedError, ConformError, errorCode, NetworkError, TimeoutError, UnreachableError } from './errors.ts';
 
 /** Run-wide settings; each field's default is in RUN_DEFAULTS. */
@@ -136,6 +138,24 @@ export async function assertReachable(restUrl: string, timeoutMs = PREFLIGHT_TIM
   });
 }
 
+/**
+ * The second preflight: one GET of /v1/pairs with the primary key. A target that answers without
+ * a key but never with one (a gateway whose backend hangs) would cost every check its timeout;
+ * returns the evidence and the reason when that request got no answer in time.
+ */
+export async function keyedPreflight(profile: Profile, redact: Redact, timeoutMs: number): Promise<{ reason: string; evidence: Evidence[] } | undefined> {
+  const evidence: Evidence[] = [];
+  const rest = createRestClient({ baseUrl: profile.rest, primaryKey: profile.keys.primary.key, record: (e) => evidence.push(e), redact, timeoutMs });
+  try {
+    await rest.get({ path: '/v1/pairs' });
+    return undefined;
+  } catch (err) {
+    // Only silence stops the run; any other failure is for the checks to judge and report.
+    if (err instanceof TimeoutError) return { reason: `not run: the target answered no request with the primary key within ${timeoutMs} ms (preflight GET /v1/pairs)`, evidence };
+    return undefined;
+  }
+}
+
 /** Errors that mean the target went away: the run stops rather than timing out check by check. */
 const UNREACHABLE_ERRNO = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 
@@ -190,7 +210,9 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
   // Picked once: a profile asking for Socket.IO without an event name is a usage error, before any check.
   const createStream = options.createStream ?? streamFactoryFor(profile);
 
-  if (!options.skipPreflight) await assertReachable(profile.rest, Math.min(PREFLIGHT_TIMEOUT_MS, settings.timeoutMs));
+  const preflightMs = Math.min(PREFLIGHT_TIMEOUT_MS, settings.timeoutMs);
+  if (!options.skipPreflight) await assertReachable(profile.rest, preflightMs);
+  const stalled = options.skipPreflight ? undefined : await keyedPreflight(profile, redact, preflightMs);
   await emit({ type: 'run-start', target, checks, startedAt, settings });
 
   const results: (CheckResult | undefined)[] = new Array(checks.length);
@@ -209,6 +231,13 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
     if (missing.length > 0) {
       result.outcome = 'skip';
       result.reason = `profile has no ${missing.join(', ')}`;
+      return result;
+    }
+    if (stalled) {
+      result.outcome = 'error';
+      result.errorCode = 'CONFORM_TIMEOUT';
+      result.reason = stalled.reason;
+      result.evidence = [...stalled.evidence];
       return result;
     }
     const limit = timeoutOf(check, profile, settings.timeoutMs);

@@ -91,6 +91,10 @@ describe('conform CLI', () => {
     expect(ids).toContain('rest.price.mid');
     expect(ids.every((id: string) => id.startsWith('rest.price'))).toBe(true);
 
+    const nothing = keep(await conform(['--profile', path.join(dir, 'clean.json'), '--rerun-failed', path.join(dir, 'clean', 'conform-report.json')]));
+    expect(nothing.code).toBe(0);
+    expect(nothing.stdout).toMatch(/lists no failed or errored check of this catalogue: nothing to rerun/);
+
     const same = keep(await conform(['--profile', path.join(dir, 'clean.json'), '--only', 'rest.pairs,rest.observe', '--baseline', path.join(dir, 'clean', 'conform-report.json'), '--fail-on-change']));
     expect(same.stdout).toContain('No changes against the baseline.');
     expect(same.code).toBe(0);

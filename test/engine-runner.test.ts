@@ -121,6 +121,22 @@ describe('unreachable target', () => {
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
+  it('ends every check as a timeout error at once when the target answers without a key but never with one', async () => {
+    const s = await startServer((req, res) => { if (!req.headers['x-api-key']) res.end('{}'); });
+    let ran = false;
+    const started = Date.now();
+    try {
+      const { results } = await runChecks({ profile: testProfile(s.url), checks: [synthetic('t.a', async () => { ran = true; }), synthetic('t.b', async () => {}, { needs: ['keys.cryptoOnly'] })], settings: { timeoutMs: 300 } });
+      expect(results.map((r) => [r.outcome, r.errorCode])).toEqual([['error', 'CONFORM_TIMEOUT'], ['skip', undefined]]);
+      expect(results[0]!.reason).toBe('not run: the target answered no request with the primary key within 300 ms (preflight GET /v1/pairs)');
+      expect(results[0]!.evidence[0]).toMatchObject({ kind: 'http', curl: expect.stringContaining('<key:primary>') });
+      expect(ran).toBe(false);
+      expect(Date.now() - started).toBeLessThan(3000);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('stops at once when the target goes away during the run', async () => {
     const s = await startServer((_q, r) => r.end('{}'));
     const later: string[] = [];
