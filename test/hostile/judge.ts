@@ -109,7 +109,7 @@ export function judge(def: HostileDefinition, run: CliRun, opts: JudgeOptions): 
     } else if (r.outcome !== 'pass') problems.push(`${where}: unknown outcome`);
     const limit = timeoutOf(r.id, opts.profile) + TIMEOUT_SLACK_MS;
     if (r.durationMs > limit) problems.push(`${where}: ran ${r.durationMs} ms, past its timeout + slack (${limit} ms)`);
-    if (r.outcome === 'pass' && r.severity === 'must' && opts.facesHostile(r) && !def.mayPass?.[r.id]) problems.push(`${where}: a must check passed against a broken target`);
+    if (r.outcome === 'pass' && r.severity === 'must' && opts.facesHostile(r) && !def.mayPass?.[r.id] && !def.mayPass?.['*']) problems.push(`${where}: a must check passed against a broken target`);
   }
   if (multiLine.length > 0) problems.push(`${multiLine.length} violations are not one line (received/expected), e.g. ${multiLine[0]}`);
   return problems;

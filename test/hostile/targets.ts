@@ -44,7 +44,7 @@ export interface HostileDefinition {
   layer: Layer;
   /** Exit codes a correct harness may give: 1 for a broken target, 2 when it does not speak HTTP at all. */
   exit: readonly number[];
-  /** `must` checks that may pass because the target keeps their rule despite its fault, each with why. */
+  /** `must` checks that may pass because the target keeps their rule despite its fault, each with why; `*` for all. */
   mayPass?: Readonly<Record<string, string>>;
   start(): Promise<HostileTarget>;
 }
@@ -120,6 +120,13 @@ const ENVELOPE_START = '{"status_number":"200","ts":1700000000000,"data":[';
 
 /** 1 MiB of pair records, the repeating unit of the 50 MB body. */
 const BIG_CHUNK = Buffer.from((PAIR_JSON + ',').repeat(Math.floor((1024 * 1024) / (PAIR_JSON.length + 1))));
+
+/** A well-formed pairs envelope of 1 MiB less 1 KiB: allowed by the default body limit, heavy to keep. */
+const NEAR_LIMIT_BODY = (() => {
+  const records = Math.floor((1024 * 1024 - 1024 - ENVELOPE_START.length - 2) / (PAIR_JSON.length + 1));
+  return `${ENVELOPE_START}${Array.from({ length: records }, () => PAIR_JSON).join(',')}]}`;
+})();
+const NEAR_LIMIT_RESPONSE = rawResponse('200 OK', [['Content-Type', 'application/json'], ['Content-Length', Buffer.byteLength(NEAR_LIMIT_BODY)]], NEAR_LIMIT_BODY);
 
 /** A well-formed push frame of 4 MiB less 1 KiB: allowed by the default maxPayload, heavy to keep. */
 const BIG_PUSH = textFrame(`{"code":"Crypto:ALL:BTC/USD","ask":"2","bid":"1","price":"1.5","last_updated":1,"sent_at":2,"pad":"${'x'.repeat(4 * 1024 * 1024 - 1024 - 100)}"}`);
@@ -321,6 +328,16 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
       x.socket.write(rawResponse('200 OK', [['Content-Type', 'application/json'], ['Content-Length', total]], ENVELOPE_START));
       s.track(x.socket);
       void pump(x.socket, total - ENVELOPE_START.length, () => BIG_CHUNK);
+    }),
+  },
+  {
+    name: 'bodies-near-limit',
+    breaks: 'answers every request with a JSON body just under the default 1 MiB limit (a pairs list of ~12,000 records)',
+    layer: 'both',
+    exit: [1],
+    mayPass: { '*': 'its bodies are well-formed envelopes and pair lists: it tests memory, not rules' },
+    start: everyRequest('both', (x) => {
+      x.socket.write(NEAR_LIMIT_RESPONSE);
     }),
   },
   {
