@@ -151,6 +151,23 @@ describe('hostile targets misbehave as they say', () => {
     expect(t.stats.maxBytesWritten()).toBeLessThan(50 * 1024 * 1024);
   });
 
+  it('bodies-near-limit answers with a well-formed envelope just under 1 MiB', async () => {
+    const t = await start('bodies-near-limit');
+    const r = await httpGet(`${restOf(t)}/v1/pairs`, { maxBody: 2 * 1024 * 1024 });
+    expect(r.body.length).toBeGreaterThan(1024 * 1024 - 2048);
+    expect(r.body.length).toBeLessThan(1024 * 1024);
+    expect((JSON.parse(r.body.toString()) as { data: unknown[] }).data.length).toBeGreaterThan(10_000);
+  });
+
+  it('ws-big-frames sends well-formed pushes just under 4 MiB that the default maxPayload accepts', async () => {
+    const t = await start('ws-big-frames');
+    const w = await wsWatch(wsOf(t), { maxPayload: 4 * 1024 * 1024, stopAfter: 1, ms: 3000 });
+    const first = w.messages[0]!.data;
+    expect(first.length).toBeGreaterThan(4 * 1024 * 1024 - 2048);
+    expect(first.length).toBeLessThan(4 * 1024 * 1024);
+    expect((JSON.parse(first.toString()) as { code: string }).code).toBe('Crypto:ALL:BTC/USD');
+  });
+
   it('wrong-types gives every field the wrong type, in REST and WebSocket alike', async () => {
     const t = await start('wrong-types');
     const r = JSON.parse((await httpGet(`${restOf(t)}/v1/price?code=x`)).body.toString()) as Record<string, unknown>;
