@@ -28,7 +28,7 @@ export interface CliRun {
 }
 
 /** V8 heap cap of the child, MiB: far above what a bounded run needs, far below the machine. */
-export const HEAP_CAP_MIB = 1536;
+export const HEAP_CAP_MIB = 1024;
 
 /** Output kept per stream; beyond it the child is flooding the console, itself a finding. */
 const MAX_CAPTURE = 4 * 1024 * 1024;
