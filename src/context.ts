@@ -17,6 +17,11 @@ import { createStreamClient } from './transports/ws-session.ts';
 /** What builds a stream client for a check (src/transports/ws-session.ts's createStreamClient). */
 export type StreamFactory = (options: { url: string; primaryKey: string; record: (e: Evidence) => void; redact?: (s: string) => string; signal?: AbortSignal; maxPayload?: number }) => StreamClient;
 
+/** Violations kept per check; the rest are counted in one closing line (a 12,000-record page must not take the heap). */
+export const MAX_VIOLATIONS = 50;
+/** Schema errors taken from one validation. */
+export const MAX_SCHEMA_ERRORS = 20;
+
 /** Longest violation text kept (after redaction, so a cut never splits a key). */
 export const MAX_VIOLATION_CHARS = 1000;
 const cap = (s: string): string => (s.length > MAX_VIOLATION_CHARS ? `${s.slice(0, MAX_VIOLATION_CHARS - 1)}…` : s);
@@ -70,7 +75,9 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
   const observeOnly = check.severity === 'observe';
 
   const record = (e: Evidence): void => { evidence.push(redactDeep(e, redact)); };
+  let dropped = 0;
   const addViolation = (v: Violation): void => {
+    if (violations.length >= MAX_VIOLATIONS || (observeOnly && observations.length >= MAX_VIOLATIONS)) { dropped++; return; }
     const clean = { received: cap(oneLine(redact(v.received))), expected: cap(oneLine(redact(v.expected))) };
     if (observeOnly) observations.push({ name: 'unexpected', value: clean.received, note: clean.expected });
     else violations.push(clean);
@@ -116,7 +123,8 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
     expectSchema(name: SchemaName, value: unknown, what: string): boolean {
       // Validated redacted: the validator quotes values cut short, and a cut key would escape the redactor.
       const result = options.validator.validate(name, redactDeep(value, redact));
-      for (const line of result.errors) addViolation({ received: `${what}: ${line}`, expected: `${what} matches the ${name} schema` });
+      for (const line of result.errors.slice(0, MAX_SCHEMA_ERRORS)) addViolation({ received: `${what}: ${line}`, expected: `${what} matches the ${name} schema` });
+      if (result.errors.length > MAX_SCHEMA_ERRORS) dropped += result.errors.length - MAX_SCHEMA_ERRORS;
       return result.ok;
     },
   };
@@ -127,6 +135,12 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
     observations,
     evidence,
     async cleanup() {
+      if (dropped > 0) {
+        const line = { received: `… and ${dropped} more violations of the same check, not kept`, expected: 'see the violations above' };
+        if (observeOnly) observations.push({ name: 'unexpected', value: line.received });
+        else violations.push(line);
+        dropped = 0;
+      }
       await stream.closeAll().catch(() => undefined);
     },
   };

@@ -292,24 +292,25 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
     return result;
   };
 
-  // Slow checks (idle waits on a keep-alive window) start first, so they overlap the rest
-  // instead of adding their length at the end; results keep registry order.
-  const order = checks.map((_, i) => i).sort((a, b) => Number(checks[b]!.tags.includes('slow')) - Number(checks[a]!.tags.includes('slow')) || a - b);
-  const worker = async (): Promise<void> => {
-    while (next < checks.length && !runAbort.signal.aborted && !bailedBy) {
-      const index = order[next++]!;
-      const check = checks[index]!;
-      await emit({ type: 'check-start', check });
-      const result = await runOne(check);
-      if (unreachable) return;
-      results[index] = result;
-      done++;
-      await emit({ type: 'check-end', result, done, total: checks.length });
-      if (settings.bail && (result.outcome === 'fail' || result.outcome === 'error')) bailedBy ??= check.id;
-    }
+  // Slow checks are idle waits on a keep-alive window: each gets its own lane from the start, so
+  // they overlap the rest and the concurrency bound applies to the others. Results keep registry order.
+  const slow = checks.map((_, i) => i).filter((i) => checks[i]!.tags.includes('slow'));
+  const order = checks.map((_, i) => i).filter((i) => !checks[i]!.tags.includes('slow'));
+  const runIndex = async (index: number): Promise<void> => {
+    const check = checks[index]!;
+    await emit({ type: 'check-start', check });
+    const result = await runOne(check);
+    if (unreachable) return;
+    results[index] = result;
+    done++;
+    await emit({ type: 'check-end', result, done, total: checks.length });
+    if (settings.bail && (result.outcome === 'fail' || result.outcome === 'error')) bailedBy ??= check.id;
   };
-  const width = Math.max(1, Math.min(settings.concurrency, checks.length));
-  await Promise.all(Array.from({ length: width }, worker));
+  const worker = async (): Promise<void> => {
+    while (next < order.length && !runAbort.signal.aborted && !bailedBy) await runIndex(order[next++]!);
+  };
+  const width = Math.max(1, Math.min(settings.concurrency, order.length));
+  await Promise.all([...slow.map(runIndex), ...Array.from({ length: width }, worker)]);
   outer?.removeEventListener('abort', onOuter);
   if (unreachable) throw unreachable;
 

@@ -45,6 +45,14 @@ describe('REST client', () => {
     expect((evidence[0] as Extract<Evidence, { kind: 'http' }>).error).toMatch(/redirect to .*\/steal not followed/);
   });
 
+  it('hands the check the whole body but keeps a 16 KiB excerpt in the evidence', async () => {
+    const s = await serve((_q, res) => res.end(`"${'x'.repeat(100_000)}"`));
+    const { rest, evidence } = client(s.url);
+    const ex = await rest.get({ path: '/' });
+    expect(ex.text).toHaveLength(100_002);
+    expect((evidence[0] as Extract<Evidence, { kind: 'http' }>).response!.body).toMatch(/^"x{16383}… \(100002 characters in all\)$/);
+  });
+
   it('gives up on a body beyond the bound with CONFORM_BODY_TOO_LARGE', async () => {
     const s = await serve((_q, res) => res.end('x'.repeat(64 * 1024)));
     const { rest } = client(s.url, { maxBodyBytes: 1024 });

@@ -69,13 +69,29 @@ describe('runner verdicts', () => {
     expect(results[1]!.reason).toBe('not run: --bail after t.a');
   });
 
-  it('starts slow checks first and still reports results in registry order', async () => {
+  it('runs slow checks in lanes of their own, outside the bound, and still reports in registry order', async () => {
     const started: string[] = [];
-    const body = (id: string) => async (): Promise<void> => { started.push(id); };
-    const checks = [synthetic('t.fast1', body('t.fast1')), synthetic('t.slow', body('t.slow'), { tags: ['rest', 'slow'] }), synthetic('t.fast2', body('t.fast2'))];
-    const { results } = await runChecks({ profile: testProfile(server.url), checks, settings: { concurrency: 1 } });
+    let release!: () => void;
+    const fastDone = new Promise<void>((r) => { release = r; });
+    const checks = [
+      synthetic('t.fast1', async () => { started.push('t.fast1'); }),
+      // Waits until the last fast check has run: with one worker it would deadlock inside the bound.
+      synthetic('t.slow', async () => { started.push('t.slow'); await fastDone; }, { tags: ['rest', 'slow'] }),
+      synthetic('t.fast2', async () => { started.push('t.fast2'); release(); }),
+    ];
+    const { results } = await runChecks({ profile: testProfile(server.url), checks, settings: { concurrency: 1, timeoutMs: 2000 } });
     expect(started).toEqual(['t.slow', 't.fast1', 't.fast2']);
-    expect(results.map((r) => r.id)).toEqual(['t.fast1', 't.slow', 't.fast2']);
+    expect(results.map((r) => [r.id, r.outcome])).toEqual([['t.fast1', 'pass'], ['t.slow', 'pass'], ['t.fast2', 'pass']]);
+  });
+
+  it('keeps at most 50 violations of one check and counts the rest in one line', async () => {
+    const { results } = await runChecks({ profile: testProfile(server.url), checks: [synthetic('t.many', async (ctx) => {
+      for (let i = 0; i < 5000; i++) ctx.violation({ received: `item ${i}`, expected: 'none' });
+      ctx.expectSchema('pair-record', {}, 'an empty record');
+    })] });
+    const v = results[0]!.violations;
+    expect(v).toHaveLength(51);
+    expect(v[50]!.received).toBe('… and 4954 more violations of the same check, not kept');
   });
 
   it('aborts the signal of a check when it ends, cancelling waits it left armed', async () => {

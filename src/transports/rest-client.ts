@@ -31,6 +31,10 @@ export interface RestClientOptions {
 /** Defaults of the REST client. */
 export const REST_DEFAULTS = { timeoutMs: 10_000, maxBodyBytes: 1024 * 1024 } as const;
 
+/** Characters of a body kept in the evidence. */
+export const EVIDENCE_BODY_CHARS = 16 * 1024;
+const excerpt = (text: string): string => (text.length > EVIDENCE_BODY_CHARS ? `${text.slice(0, EVIDENCE_BODY_CHARS)}… (${text.length} characters in all)` : text);
+
 const shellQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /** A curl command that repeats the request (keys already redacted by the caller). */
@@ -130,7 +134,8 @@ export function createRestClient(options: RestClientOptions): RestClient {
             const text = Buffer.concat(chunks).toString('utf8');
             const resHeaders = flatHeaders(res.headers);
             const status = res.statusCode ?? 0;
-            evidence.response = { status, headers: redactHeaders(resHeaders, redact), body: redact(text) };
+            // Checks judge the whole body; the evidence keeps an excerpt, cut after redaction.
+            evidence.response = { status, headers: redactHeaders(resHeaders, redact), body: excerpt(redact(text)) };
             if (status >= 300 && status < 400 && resHeaders.location) {
               // Never followed: the key would travel to wherever the target points.
               evidence.error = redact(`redirect to ${resHeaders.location} not followed (the key is never forwarded)`);

@@ -69,7 +69,9 @@ export async function catalogue(ctx: CheckContext, query: RestRequest['query'] =
   for (let page = 1; page <= MAX_PAGES; page++) {
     const { data } = await pairsPage(ctx, { ...query, [QUERY.pairs.page]: String(page) }, key);
     all.push(...data);
-    if (data.length < LIMITS.defaultPerPage) break;
+    // A page bigger than the default size means pagination is not honoured (rest.pairs.defaults
+    // says so); walking on would only repeat it.
+    if (data.length !== LIMITS.defaultPerPage) break;
   }
   return all;
 }
