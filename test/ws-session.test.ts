@@ -328,5 +328,21 @@ describe('ws session: deadlines and floods', () => {
     expect(info).toMatchObject({ by: 'client', reason: 'failed by the client: flood: more than 500 frames within one second' });
     expect(session.frames.length).toBe(500);
   });
-});
 
+  it('keeps huge frames within maxKeptChars and records each cut to a readable length, key redacted', async () => {
+    // Five 1 MiB text frames, the key near the 4096-character cut of each.
+    const big = `${'x'.repeat(4080)}${KEY}${'y'.repeat(1024 * 1024)}`;
+    const url = await wsServer((ws) => { for (let i = 0; i < 5; i++) ws.send(big); ws.send('"end"'); });
+    const { stream, evidence } = client(url, { maxKeptChars: 3 * 1024 * 1024 });
+    const session = await openOk(stream);
+    await session.find((f) => f.kind === 'json' && f.value === 'end');
+    const kept = session.frames.reduce((n, f) => n + (f.kind === 'binary' ? 0 : f.text.length), 0);
+    expect(kept).toBeLessThanOrEqual(3 * 1024 * 1024);
+    expect(session.frames.at(-1)).toMatchObject({ text: '"end"' });
+    const frames = evidence.filter((e) => e.kind === 'frame') as { data: string }[];
+    expect(frames[0]!.data.length).toBeLessThan(4200);
+    expect(frames[0]!.data).toMatch(/… \(\d+ characters in all\)$/);
+    expect(JSON.stringify(evidence)).not.toContain(KEY.slice(0, 12));
+    expect(evidence).toContainEqual(expect.objectContaining({ kind: 'note', text: expect.stringMatching(/characters of frames received: the oldest are no longer kept/) }));
+  });
+});

@@ -35,13 +35,19 @@ export interface StreamClientOptions {
   maxRecordedFrames?: number;
   /** Frames a session keeps for `frames` and `pushes`; older ones are dropped (a flooding peer stays bounded); default 20000. */
   maxKeptFrames?: number;
+  /** Characters of frame text a session keeps; older frames are dropped past it (huge frames stay bounded); default 16 Mi. */
+  maxKeptChars?: number;
   /** Monotonic clock, ms; default `performance.now`. */
   clock?: () => number;
   /** Aborts every open and wait and terminates every session (check timeout, run stop). */
   signal?: AbortSignal;
 }
 
-const DEFAULTS = { maxPayload: 4 * 1024 * 1024, waitMs: 5000, handshakeTimeoutMs: 5000, maxRecordedFrames: 1000, maxKeptFrames: 20_000, maxFramesPerSecond: 20_000 } as const;
+const DEFAULTS = { maxPayload: 4 * 1024 * 1024, waitMs: 5000, handshakeTimeoutMs: 5000, maxRecordedFrames: 1000, maxKeptFrames: 20_000, maxKeptChars: 16 * 1024 * 1024, maxFramesPerSecond: 20_000 } as const;
+/** A recorded frame shows this many characters; the transcript stays readable and small. */
+const MAX_EVIDENCE_CHARS = 4096;
+/** Longer than any key: a key straddling the cut is still whole when redacted. */
+const KEY_MARGIN = 256;
 const MASK = '[redacted]';
 /** A peer that does not answer our close within this long is dropped. */
 const CLOSE_WAIT_MS = 1000;
@@ -157,6 +163,7 @@ class WsSession implements StreamSession {
   private unrecorded = 0;
   private droppedNoted = false;
   private failure: string | undefined;
+  private keptChars = 0;
   private rateStartMs = 0;
   private rateCount = 0;
   private resolveClosed!: (info: CloseInfo) => void;
@@ -306,15 +313,20 @@ class WsSession implements StreamSession {
       frame = parsed ? { kind: 'json', text, value, atMs } : { kind: 'text', text, atMs };
     }
     this.frames.push(frame);
+    if (frame.kind !== 'binary') {
+      this.keptChars += frame.text.length;
+      const budget = this.options.maxKeptChars ?? DEFAULTS.maxKeptChars;
+      while (this.keptChars > budget && this.frames.length > 1) {
+        const old = this.frames.shift()!;
+        if (old.kind !== 'binary') this.keptChars -= old.text.length;
+        this.noteDropped(`more than ${budget} characters of frames received: the oldest are no longer kept`, atMs);
+      }
+    }
     const keep = this.options.maxKeptFrames ?? DEFAULTS.maxKeptFrames;
     // Drop in chunks of a tenth, so a flood costs amortised O(1) per frame.
     if (this.frames.length > keep + Math.ceil(keep / 10)) {
-      const dropped = this.frames.length - keep;
-      this.frames.splice(0, dropped);
-      if (!this.droppedNoted) {
-        this.droppedNoted = true;
-        this.options.record({ kind: 'note', text: `more than ${keep} frames received: the oldest are no longer kept`, atMs: atMs });
-      }
+      for (const old of this.frames.splice(0, this.frames.length - keep)) if (old.kind !== 'binary') this.keptChars -= old.text.length;
+      this.noteDropped(`more than ${keep} frames received: the oldest are no longer kept`, atMs);
     }
     for (const w of [...this.waiters]) {
       let hit = false;
@@ -351,12 +363,20 @@ class WsSession implements StreamSession {
     this.resolveClosed(info);
   }
 
+  private noteDropped(text: string, atMs: number): void {
+    if (this.droppedNoted) return;
+    this.droppedNoted = true;
+    this.options.record({ kind: 'note', text, atMs });
+  }
+
   private get limit(): number { return this.options.maxRecordedFrames ?? DEFAULTS.maxRecordedFrames; }
 
   private recordFrame(direction: 'in' | 'out', text: string): void {
     if (this.recorded >= this.limit) { this.unrecorded++; return; }
     this.recorded++;
-    this.options.record({ kind: 'frame', direction, data: this.redact(text), atMs: this.clock() });
+    const data = text.length <= MAX_EVIDENCE_CHARS ? this.redact(text)
+      : `${this.redact(text.slice(0, MAX_EVIDENCE_CHARS + KEY_MARGIN)).slice(0, MAX_EVIDENCE_CHARS)}… (${text.length} characters in all)`;
+    this.options.record({ kind: 'frame', direction, data, atMs: this.clock() });
   }
 }
 

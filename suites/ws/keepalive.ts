@@ -37,6 +37,8 @@ export const keepaliveChecks: readonly Check[] = [
       const opened = session.openedAtMs;
       const closed = await closeWithin(ctx, session, windowMs + graceMs + 1000);
       if (!closed) return ctx.fail({ received: `still open ${windowMs + graceMs + 1000} ms after opening with no ping`, expected: `closed within ${windowMs} + ${graceMs} ms` });
+      // Our side dropping a misbehaving peer is not the server's keep-alive close.
+      if (closed.by === 'client') return ctx.fail({ received: `the connection ended ${Math.round(closed.atMs - opened)} ms after opening, not by the server: ${closed.reason}`, expected: `the server closes a silent connection after ${windowMs} ms` });
       const early = closed.atMs - started;
       const late = closed.atMs - opened;
       ctx.observe('closed-after-ms', Math.round(late), `close code ${closed.code}${closed.reason ? ` reason ${JSON.stringify(closed.reason)}` : ''}, by ${closed.by}`);
