@@ -80,4 +80,13 @@ describe('load fanout against a scripted server', () => {
     expect(report.violationSamples.some((v) => v.includes('UTF-8'))).toBe(true);
     expect(report.thresholds[0]).toMatchObject({ expr: 'errors==0', ok: false });
   });
+
+  it('with --subscribe-after-ramp connects every client before the first subscribe', async () => {
+    server = await startBroadcastServer({ tickMs: 50 });
+    const report = await runFanout(server.target, { clients: 6, pair: [PAIR], workers: 2, durationMs: 1000, warmupMs: 0, rampRate: 20, tickMs: 250, subscribeAfterRamp: true });
+    expect(server.openAtSubscribe).toHaveLength(6);
+    expect(server.openAtSubscribe.every((n) => n === 6)).toBe(true);
+    expect(report.connected).toBe(6);
+    expect(report.framesReceived).toBeGreaterThan(0);
+  });
 });

@@ -5,7 +5,7 @@
  *         minimal ws client loop (connect, subscribe, count) at the same N, same threads, one run;
  *         also whether fanout stays trustworthy at that rate (default 2,000 clients × 10 pairs
  *         × 10 Hz = 200,000 frames/s).
- *   ramp  10,000 connections ramped at 3,000/s before traffic, held; memory per connection.
+ *   ramp  10,000 connections ramped at 3,000/s before traffic (subscribe after the ramp), held; memory per connection.
  * Sizes come from the environment: BENCH_CLIENTS, BENCH_DURATION_S, BENCH_REPEAT, RAMP_CLIENTS, RAMP_RATE.
  * The figures are printed and written to conform-reports/bench-load.json.
  */
@@ -99,7 +99,7 @@ try {
   }
   if (run('ramp')) {
     console.log(`ramp: ${RAMP_CLIENTS} connections at ${RAMP_RATE}/s, 1 pair × 10 Hz, held 10 s`);
-    const fan = await runFanout(target, { clients: RAMP_CLIENTS, pair: pairs.slice(0, 1), durationMs: 10_000, rampRate: RAMP_RATE, workers: WORKERS, connectTimeoutMs: 20_000 });
+    const fan = await runFanout(target, { clients: RAMP_CLIENTS, pair: pairs.slice(0, 1), durationMs: 10_000, rampRate: RAMP_RATE, workers: WORKERS, connectTimeoutMs: 20_000, subscribeAfterRamp: true });
     const perConn = fan.generator.memoryPerConnectionBytes;
     console.log(`  connected ${fan.connected}/${RAMP_CLIENTS}, opened at ${fan.achievedRampRate} conn/s (ramp phase ${fan.rampMs} ms), connect p99 ${fan.connectMs.p99} ms`);
     console.log(`  refused ${JSON.stringify(fan.refusals)}, connect errors ${JSON.stringify(fan.connectErrors)}, disconnects ${JSON.stringify(fan.disconnects)}`);

@@ -27,6 +27,8 @@ export interface BroadcastServer {
   target: LoadTarget;
   /** Updates pushed so far (per pair, one per tick). */
   readonly ticks: number;
+  /** For each subscribe received, how many connections were open at that moment. */
+  readonly openAtSubscribe: readonly number[];
   close(): Promise<void>;
 }
 
@@ -40,6 +42,7 @@ export async function startBroadcastServer(options: BroadcastOptions = {}): Prom
   const subs = new Set<Sub>();
   let nextIndex = 0;
   let ticks = 0;
+  const openAtSubscribe: number[] = [];
   const timers = new Set<NodeJS.Timeout>();
 
   wss.on('connection', (ws) => {
@@ -50,6 +53,7 @@ export async function startBroadcastServer(options: BroadcastOptions = {}): Prom
       try { msg = JSON.parse(text); } catch { return; }
       if (msg.method === METHOD.ping) { ws.send(TEXT.pong); return; }
       if (msg.method === METHOD.subscribe && Array.isArray(msg.params?.pairs)) {
+        openAtSubscribe.push(wss.clients.size);
         sub.pairs = msg.params.pairs;
         subs.add(sub);
         ws.send(JSON.stringify({ method: METHOD.subscribe, message: TEXT.subscribeSuccess, code: STATUS.OK, ...(msg.id ? { id: msg.id } : {}), data: null }));
@@ -97,6 +101,7 @@ export async function startBroadcastServer(options: BroadcastOptions = {}): Prom
       embedded: false, close: async () => {},
     },
     get ticks() { return ticks; },
+    openAtSubscribe,
     async close() {
       clearInterval(ticker);
       for (const t of timers) clearTimeout(t);

@@ -249,6 +249,12 @@ function onMessage(client: Client, data: Buffer): void {
   }
 }
 
+let released = false;
+function sendSubscribe(client: Client): void {
+  client.subscribeSentAt = monoNow();
+  client.ws!.send(subscribeText(client.index));
+}
+
 function startClient(client: Client): void {
   const t0 = monoNow();
   client.startedAt = t0;
@@ -297,8 +303,7 @@ function startClient(client: Client): void {
     connectMs.push(t - t0);
     openedAt.push(t);
     client.nextPingAt = t + cfg.pingIntervalMs;
-    client.subscribeSentAt = monoNow();
-    ws.send(subscribeText(client.index));
+    if (!cfg.holdSubscribe || released) sendSubscribe(client);
   });
   ws.on('message', (data: Buffer) => onMessage(client, data));
   ws.on('error', (err: Error & { code?: string }) => {
@@ -393,6 +398,9 @@ port.on('message', (msg: CoordinatorMessage) => {
   if (msg.type === 'start') {
     for (const c of clients) c.startedAt += msg.atMs;
     ramp();
+  } else if (msg.type === 'subscribe') {
+    released = true;
+    for (const c of clients) if (c.ws && c.openedAt > 0 && c.subscribeSentAt === 0 && c.ws.readyState === WebSocket.OPEN) sendSubscribe(c);
   } else if (msg.type === 'steady') {
     flush();
     steady = true;

@@ -27,6 +27,8 @@ export interface WorkerConfig {
   msPerUnit: number | null;
   /** Source address for the client sockets (loopback). */
   localAddress?: string;
+  /** Connect only; subscribe when the coordinator says so (a ramp measured before traffic starts). */
+  holdSubscribe?: boolean;
   /** Test hook: busy-spin this many ms per received frame, to saturate the generator on purpose. */
   burnMsPerFrame?: number;
 }
@@ -82,5 +84,6 @@ export type WorkerMessage = Tick | { type: 'ready'; workerIndex: number } | { ty
 
 export type CoordinatorMessage =
   | { type: 'start'; atMs: number }
+  | { type: 'subscribe' }
   | { type: 'steady' }
   | { type: 'stop'; closeAtMs: number };

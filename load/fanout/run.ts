@@ -19,6 +19,8 @@ export interface FanoutOptions {
   pairs?: number;
   pair?: string[];
   durationMs?: number;
+  /** Connect every client first and subscribe them all after the ramp, so the ramp runs without traffic. */
+  subscribeAfterRamp?: boolean;
   /** Settling time after the ramp, excluded from every figure (default 1 s). */
   warmupMs?: number;
   rampRate?: number;
@@ -85,7 +87,7 @@ export function fanoutMetrics(r: Omit<FanoutReport, 'thresholds'>): Record<strin
 }
 
 /** Validated options with defaults merged. */
-export function resolveFanoutOptions(o: FanoutOptions): Required<Omit<FanoutOptions, 'pair' | 'localAddress' | 'onProgress' | 'burnMsPerFrame' | 'workers'>> & { workers: number; pair?: string[] } {
+export function resolveFanoutOptions(o: FanoutOptions): Required<Omit<FanoutOptions, 'pair' | 'localAddress' | 'onProgress' | 'burnMsPerFrame' | 'workers' | 'subscribeAfterRamp'>> & { workers: number; pair?: string[] } {
   const clients = positiveInt(o.clients ?? FANOUT_DEFAULTS.clients, '--clients', 20_000);
   const pairs = positiveInt(o.pairs ?? FANOUT_DEFAULTS.pairs, '--pairs', 100);
   if (o.pair && o.pair.length > 100) throw new LoadUsageError(`--pair: ${o.pair.length} pairs; the spec allows at most 100 per connection`);
@@ -144,6 +146,7 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
       validatePerSecond: o.validatePerSecond, wallOffsetMs: wallOffset, serverOffsetMs: clock.offsetMs, msPerUnit: null,
       ...(options.localAddress ? { localAddress: options.localAddress } : {}),
       ...(options.burnMsPerFrame ? { burnMsPerFrame: options.burnMsPerFrame } : {}),
+      ...(options.subscribeAfterRamp ? { holdSubscribe: true } : {}),
     };
     const worker = new Worker(BOOT, { workerData: { ...config, entry: WORKER } });
     worker.on('message', (msg: WorkerMessage) => {
@@ -175,6 +178,18 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
     const progressTimer = setInterval(() => progress(agg.steadySince < Infinity ? 'steady' : 'ramp'), 500);
     try {
       let iv: NodeJS.Timeout | undefined;
+      if (options.subscribeAfterRamp) {
+        try {
+          await Promise.race([failed, new Promise<void>((resolve) => {
+            iv = setInterval(() => {
+              if (agg.openRate.opened + agg.failedClients >= o.clients || monoNow() >= rampDeadline) resolve();
+            }, 50);
+          })]);
+        } finally {
+          clearInterval(iv);
+        }
+        post({ type: 'subscribe' });
+      }
       try {
         await Promise.race([failed, new Promise<void>((resolve) => {
           iv = setInterval(() => {
