@@ -309,6 +309,31 @@ describe('socket.io session: messages on the named event', () => {
     expect(evidence.filter((e) => e.kind === 'note' && e.text.includes('no longer kept'))).toHaveLength(1);
   });
 
+  it('drops a peer that floods past maxFramesPerSecond, with the reason in the close', async () => {
+    const p = await peer((s) => s.on(EVENT, () => { for (let i = 0; i < 200; i++) s.emit(EVENT, { code: 'Crypto:ALL:BTC/USD', n: i }); }));
+    const { stream } = client(p.url, { maxFramesPerSecond: 50 });
+    const session = await openOk(stream);
+    session.send({ method: 'ping' });
+    const info = await session.closed;
+    expect(info).toMatchObject({ by: 'client', reason: expect.stringContaining('failed by the client: flood: more than 50 frames') });
+    expect(session.frames.length).toBeLessThanOrEqual(50);
+    expect(() => session.send({ method: 'ping' })).toThrow(/cannot send: the connection is closed \(\d+ failed by the client: flood/);
+  });
+
+  it('records a long message cut at 4096 characters with its length, the key masked before the cut', async () => {
+    const long = `${'x'.repeat(4090)}${KEY}${'y'.repeat(5000)}`;
+    const p = await peer((s) => s.on(EVENT, () => { s.emit(EVENT, long); }));
+    const { stream, evidence } = client(p.url);
+    const session = await openOk(stream);
+    session.send({ method: 'ping' });
+    const frame = await session.next((f) => f.kind === 'text');
+    expect(frame.kind === 'text' && frame.text).toBe(long);
+    const recorded = evidence.filter((e) => e.kind === 'frame' && e.direction === 'in').map((e) => (e as { data: string }).data);
+    expect(recorded[0]!.length).toBeLessThan(4200);
+    expect(recorded[0]).toMatch(/… \(\d+ characters in all\)$/);
+    expect(JSON.stringify(evidence)).not.toContain(KEY.slice(0, 12));
+  });
+
   it('reads a binary payload as a binary frame', async () => {
     const p = await peer((s) => { s.emit(EVENT, Buffer.from([1, 2, 3])); });
     const { stream } = client(p.url);

@@ -20,11 +20,20 @@ export interface FrameSessionOptions {
   maxRecordedFrames?: number;
   /** Frames a session keeps for `frames` and `pushes`; older ones are dropped (a flooding peer stays bounded); default 20000. */
   maxKeptFrames?: number;
+  /** Characters of frame text a session keeps; older frames are dropped past it (huge frames stay bounded); default 16 Mi. */
+  maxKeptChars?: number;
+  /** Frames per second past which the peer is dropped as a flood; default 20000. */
+  maxFramesPerSecond?: number;
   /** Aborts every wait. */
   signal?: AbortSignal;
 }
 
-export const SESSION_DEFAULTS = { waitMs: 5000, maxRecordedFrames: 1000, maxKeptFrames: 20_000 } as const;
+export const SESSION_DEFAULTS = { waitMs: 5000, maxRecordedFrames: 1000, maxKeptFrames: 20_000, maxKeptChars: 16 * 1024 * 1024, maxFramesPerSecond: 20_000 } as const;
+
+/** A recorded frame shows this many characters; the transcript stays readable and small. */
+const MAX_EVIDENCE_CHARS = 4096;
+/** Longer than any key: a key straddling the cut is still whole when redacted. */
+const KEY_MARGIN = 256;
 
 /** How keys are shown in evidence. */
 export const MASK = '[redacted]';
@@ -69,8 +78,8 @@ interface Waiter {
   timer: NodeJS.Timeout;
 }
 
-/** How long a close may wait for the peer before the connection is dropped. */
-const CLOSE_WAIT_MS = 2000;
+/** A peer that does not answer our close within this long is dropped. */
+export const CLOSE_WAIT_MS = 1000;
 
 /** One open connection as the checks see it; subclasses wire a transport to it. */
 export abstract class FrameSession implements StreamSession {
@@ -82,6 +91,10 @@ export abstract class FrameSession implements StreamSession {
   private recorded = 0;
   private unrecorded = 0;
   private droppedNoted = false;
+  private failure: string | undefined;
+  private keptChars = 0;
+  private rateStartMs = 0;
+  private rateCount = 0;
   private resolveClosed!: (info: CloseInfo) => void;
 
   constructor(
@@ -97,7 +110,7 @@ export abstract class FrameSession implements StreamSession {
   abstract get isOpen(): boolean;
   /** Puts one text message on the wire. */
   protected abstract transmit(text: string): void;
-  /** Starts an orderly close. */
+  /** Starts an orderly close (nothing when one is already under way). */
   protected abstract shut(code: number, reason: string): void;
   /** Drops the connection at once. */
   protected abstract kill(): void;
@@ -186,18 +199,37 @@ export abstract class FrameSession implements StreamSession {
     this.kill();
   }
 
+  /**
+   * Whether a frame arriving now is taken: not after the connection failed, and not past the
+   * flood rate (a flood costs a parse per frame, so the peer is dropped). Call before decoding.
+   */
+  protected admitFrame(atMs: number): boolean {
+    if (this.failure) return false;
+    if (atMs - this.rateStartMs >= 1000) { this.rateStartMs = atMs; this.rateCount = 0; }
+    const rate = this.options.maxFramesPerSecond ?? SESSION_DEFAULTS.maxFramesPerSecond;
+    if (++this.rateCount <= rate) return true;
+    this.failConnection(`flood: more than ${rate} frames within one second`);
+    return false;
+  }
+
   /** A frame arrived; `evidence` is how it is shown in the transcript (default: its text). */
   protected receive(frame: InboundFrame, evidence?: string): void {
     this.recordFrame('in', evidence ?? (frame.kind === 'binary' ? `<binary ${frame.bytes} bytes>` : frame.text));
     this.frames.push(frame);
+    if (frame.kind !== 'binary') {
+      this.keptChars += frame.text.length;
+      const budget = this.options.maxKeptChars ?? SESSION_DEFAULTS.maxKeptChars;
+      while (this.keptChars > budget && this.frames.length > 1) {
+        const old = this.frames.shift()!;
+        if (old.kind !== 'binary') this.keptChars -= old.text.length;
+        this.noteDropped(`more than ${budget} characters of frames received: the oldest are no longer kept`, frame.atMs);
+      }
+    }
     const keep = this.options.maxKeptFrames ?? SESSION_DEFAULTS.maxKeptFrames;
     // Drop in chunks of a tenth, so a flood costs amortised O(1) per frame.
     if (this.frames.length > keep + Math.ceil(keep / 10)) {
-      this.frames.splice(0, this.frames.length - keep);
-      if (!this.droppedNoted) {
-        this.droppedNoted = true;
-        this.options.record({ kind: 'note', text: `more than ${keep} frames received: the oldest are no longer kept`, atMs: frame.atMs });
-      }
+      for (const old of this.frames.splice(0, this.frames.length - keep)) if (old.kind !== 'binary') this.keptChars -= old.text.length;
+      this.noteDropped(`more than ${keep} frames received: the oldest are no longer kept`, frame.atMs);
     }
     for (const w of [...this.waiters]) {
       let hit = false;
@@ -206,9 +238,23 @@ export abstract class FrameSession implements StreamSession {
     }
   }
 
-  /** The connection ended, by either side; only the first call counts. */
-  protected ended(code: number, reason: string): void {
+  /**
+   * The peer broke the protocol or the socket failed: the connection is dropped at once (RFC 6455
+   * 7.1.7 lets the client fail it; waiting for the peer's close answer would keep the socket and
+   * the process alive), and `why` becomes the close reason.
+   */
+  protected failConnection(why: string): void {
+    this.options.record({ kind: 'note', text: `socket error: ${this.redact(why)}`, atMs: this.clock() });
     if (this.closeInfo) return;
+    this.failure ??= why;
+    this.closingByClient = true;
+    this.kill();
+  }
+
+  /** The connection ended, by either side; only the first call counts. */
+  protected ended(code: number, wireReason: string): void {
+    if (this.closeInfo) return;
+    const reason = this.failure ? `failed by the client: ${this.failure}` : wireReason;
     const info: CloseInfo = { code, reason, atMs: this.clock(), by: this.closingByClient ? 'client' : 'server' };
     this.closeInfo = info;
     if (this.unrecorded > 0) this.options.record({ kind: 'note', text: `${this.unrecorded} further frames not recorded (limit ${this.limit})`, atMs: info.atMs });
@@ -223,7 +269,9 @@ export abstract class FrameSession implements StreamSession {
   }
 
   private assertOpen(): void {
-    if (!this.isOpen) throw new StreamError('CONFORM_WAIT_CLOSED', 'cannot send: the connection is closed');
+    if (this.isOpen) return;
+    const c = this.closeInfo;
+    throw new StreamError('CONFORM_WAIT_CLOSED', `cannot send: the connection is closed${c ? ` (${c.code}${c.reason ? ` ${c.reason}` : ''}, by ${c.by})` : ''}`);
   }
 
   private nextMatching(predicate: (frame: InboundFrame) => boolean, timeoutMs: number | undefined, what: string): Promise<InboundFrame> {
@@ -250,10 +298,19 @@ export abstract class FrameSession implements StreamSession {
 
   private get limit(): number { return this.options.maxRecordedFrames ?? SESSION_DEFAULTS.maxRecordedFrames; }
 
+  private noteDropped(text: string, atMs: number): void {
+    if (this.droppedNoted) return;
+    this.droppedNoted = true;
+    this.options.record({ kind: 'note', text, atMs });
+  }
+
   private recordFrame(direction: 'in' | 'out', text: string): void {
     if (this.recorded >= this.limit) { this.unrecorded++; return; }
     this.recorded++;
-    this.options.record({ kind: 'frame', direction, data: this.redact(text), atMs: this.clock() });
+    // Redacted before the cut, with a margin, so no key is cut in half and shown.
+    const data = text.length <= MAX_EVIDENCE_CHARS ? this.redact(text)
+      : `${this.redact(text.slice(0, MAX_EVIDENCE_CHARS + KEY_MARGIN)).slice(0, MAX_EVIDENCE_CHARS)}… (${text.length} characters in all)`;
+    this.options.record({ kind: 'frame', direction, data, atMs: this.clock() });
   }
 }
 

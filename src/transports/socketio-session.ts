@@ -13,7 +13,7 @@ import type WebSocket from 'ws';
 import { io, NodeWebSocket, type ManagerOptions, type Socket, type SocketOptions } from 'socket.io-client';
 import { API_KEY_HEADER } from '../spec.ts';
 import type { StreamClientOptions } from './ws-session.ts';
-import { FrameSession, MASK, SessionSet, maskingRedactor, textFrame } from './frame-session.ts';
+import { CLOSE_WAIT_MS, FrameSession, SessionSet, maskingRedactor, textFrame } from './frame-session.ts';
 import { readRefusal } from './handshake-refusal.ts';
 import { StreamError, type InboundFrame, type OpenOptions, type OpenResult, type Refusal, type StreamClient } from './stream.ts';
 
@@ -23,8 +23,6 @@ export interface SocketIoClientOptions extends StreamClientOptions {
 }
 
 const DEFAULTS = { maxPayload: 4 * 1024 * 1024, handshakeTimeoutMs: 5000 } as const;
-/** How long a closing WebSocket may take before it is dropped. */
-const CLOSE_WAIT_MS = 2000;
 /** Socket.IO's default handshake path, used when the URL names none. */
 export const DEFAULT_SOCKETIO_PATH = '/socket.io/';
 
@@ -87,7 +85,7 @@ export function createSocketIoClient(options: SocketIoClientOptions): StreamClie
       if (key) masker.remember(key);
       const headerName = open.keyHeader ?? API_KEY_HEADER;
       const headers: Record<string, string> = key === null ? {} : { [headerName]: key };
-      const shownHeaders = Object.fromEntries(Object.keys(headers).map((h) => [h, MASK]));
+      const shownHeaders = Object.fromEntries(Object.entries(headers).map(([h, v]) => [h, redact(v)]));
       const base = { kind: 'ws-open' as const, url: redact(options.url), headers: shownHeaders, ...(open.localAddress ? { localAddress: open.localAddress } : {}) };
       const recordOpen = (outcome: string): void => options.record({ ...base, outcome: redact(outcome), atMs: clock() });
       const timeoutMs = open.timeoutMs ?? options.handshakeTimeoutMs ?? DEFAULTS.handshakeTimeoutMs;
@@ -212,7 +210,7 @@ class SocketIoSession extends FrameSession {
   protected override transmitValue(value: unknown): void { this.socket.emit(this.event, value); }
 
   /** Socket.IO has no close code or reason on the wire: the client sends DISCONNECT and closes. */
-  protected shut(): void { this.socket.disconnect(); }
+  protected shut(): void { if (this.socket.connected) this.socket.disconnect(); }
 
   protected kill(): void {
     this.ws?.terminate();
@@ -221,6 +219,7 @@ class SocketIoSession extends FrameSession {
 
   /** One event on the message event: its first argument is the message. */
   onEvent(args: unknown[], atMs: number): void {
+    if (!this.admitFrame(atMs)) return;
     // A trailing function is an acknowledgement callback the server asked for; the spec has none.
     const values = typeof args[args.length - 1] === 'function' ? args.slice(0, -1) : args;
     if (values.length !== 1) this.note(`event ${JSON.stringify(this.event)} carried ${values.length} arguments; the first is taken as the message`);
