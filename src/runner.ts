@@ -156,6 +156,15 @@ export async function keyedPreflight(profile: Profile, redact: Redact, timeoutMs
   }
 }
 
+/** Fewest silent checks in a row that trip the circuit breaker (more with a higher concurrency). */
+export const BREAKER_MIN = 6;
+
+/** A check that ended in a timeout or network error without one HTTP response or inbound frame. */
+function gotNoAnswer(r: CheckResult): boolean {
+  if (r.outcome !== 'error' || (r.errorCode !== 'CONFORM_TIMEOUT' && r.errorCode !== 'CONFORM_NETWORK')) return false;
+  return !r.evidence.some((e) => (e.kind === 'http' && e.response !== undefined) || (e.kind === 'frame' && e.direction === 'in'));
+}
+
 /** Errors that mean the target went away: the run stops rather than timing out check by check. */
 const UNREACHABLE_ERRNO = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 
@@ -222,6 +231,11 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
   outer?.addEventListener('abort', onOuter, { once: true });
   let unreachable: UnreachableError | undefined;
   let bailedBy: string | undefined;
+  // Circuit breaker: checks in a row that got no answer at all (timeout or network error, no
+  // response, no frame). A target that stops answering mid-run ends the run in seconds.
+  const breakAfter = Math.max(BREAKER_MIN, settings.concurrency + 2);
+  let silentStreak = 0;
+  let stoppedAnswering: string | undefined;
   let next = 0;
   let done = 0;
 
@@ -301,10 +315,20 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
     await emit({ type: 'check-start', check });
     const result = await runOne(check);
     if (unreachable) return;
+    if (stoppedAnswering && result.outcome === 'error' && result.errorCode === 'CONFORM_ABORTED') {
+      result.errorCode = 'CONFORM_TIMEOUT';
+      result.reason = stoppedAnswering;
+    }
     results[index] = result;
     done++;
     await emit({ type: 'check-end', result, done, total: checks.length });
     if (settings.bail && (result.outcome === 'fail' || result.outcome === 'error')) bailedBy ??= check.id;
+    if (gotNoAnswer(result)) {
+      if (++silentStreak >= breakAfter && !stoppedAnswering) {
+        stoppedAnswering = `not run: the target stopped answering (${silentStreak} checks in a row got no answer; the last, ${check.id}: ${result.reason ?? result.errorCode})`;
+        runAbort.abort(new AbortedError(stoppedAnswering));
+      }
+    } else if (result.outcome !== 'skip') silentStreak = 0;
   };
   const worker = async (): Promise<void> => {
     while (next < order.length && !runAbort.signal.aborted && !bailedBy) await runIndex(order[next++]!);
@@ -319,6 +343,12 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
     const r = results[i];
     if (r) return r;
     const skipped = blankResult(check);
+    if (stoppedAnswering) {
+      skipped.outcome = 'error';
+      skipped.errorCode = 'CONFORM_TIMEOUT';
+      skipped.reason = stoppedAnswering;
+      return skipped;
+    }
     skipped.outcome = 'skip';
     skipped.reason = bailedBy ? `not run: --bail after ${bailedBy}` : 'not run: the run was stopped';
     return skipped;
