@@ -274,13 +274,14 @@ export const subscribeChecks: readonly Check[] = [
         subscribe(pairs, 'n1'), unsubscribe(pairs, 'n2'), subscribe([UNKNOWN_PAIR], 'n3'),
         { id: 'n4', method: 'conform-unknown' }, subscribe([], 'n5'),
       ];
+      // All requests go out at once and share one wait, so a silent target costs one timeout, not five.
+      const replies = requests.map((message) => session.next((f) => isNotice(f) && answers(message, jsonObject(f)!), WAIT.noticeMs)
+        .catch((err: unknown) => { if (isSilence(err)) return undefined; throw err; }));
+      for (const message of requests) sendOrFail(ctx, session, message, 'the connection stays open for the next request');
       let answered = 0;
-      for (const message of requests) {
+      for (const [i, frame] of (await Promise.all(replies)).entries()) {
+        const message = requests[i]!;
         // A request left unanswered is the rule of its own check (ws.request.*, ws.subscribe.*), not of this one.
-        const reply = session.next((f) => isNotice(f) && answers(message, jsonObject(f)!), WAIT.noticeMs);
-        reply.catch(() => undefined);
-        sendOrFail(ctx, session, message, 'the connection stays open for the next request');
-        const frame = await reply.catch((err: unknown) => { if (isSilence(err)) return undefined; throw err; });
         if (!frame) { ctx.note(`no notice answered ${JSON.stringify(message)} within ${WAIT.noticeMs} ms`); continue; }
         answered++;
         const notice = jsonObject(frame)!;
