@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { minimalProfile } from '../src/profile.ts';
 import { HOSTILE_TARGETS, closedPort, type HostileDefinition, type HostileTarget } from './hostile/targets.ts';
 import { pool, runCli, type CliRun } from './hostile/run-cli.ts';
-import { MEMORY_LIMIT_MIB, jsonReportOf, judge, runLine } from './hostile/judge.ts';
+import { jsonReportOf, judge, runLine } from './hostile/judge.ts';
 
 /** Targets whose checks are judged here; the key-focused ones are in hostile-secrets.test.ts. */
 const TARGETS = HOSTILE_TARGETS.filter((t) => t.layer === 'both' && t.name !== 'echo-key' && t.name !== 'redirect-elsewhere');
@@ -37,7 +37,6 @@ describe('the CLI against a hostile target', () => {
       const o = outcomes.get(def.name)!;
       const profile = minimalProfile({ target: o.target.rest!, key: o.key, ws: o.target.ws });
       expect(judge(def, o.run, { keys: [o.key], profile, facesHostile: () => true })).toEqual([]);
-      if (o.run.peakRssMiB !== undefined) expect(o.run.peakRssMiB).toBeLessThan(MEMORY_LIMIT_MIB);
     });
   }
 

@@ -14,7 +14,7 @@ import { minimalProfile, type Profile } from '../src/profile.ts';
 import { redactedLabel } from '../src/redact.ts';
 import { HOSTILE_TARGETS, type HostileDefinition, type HostileTarget } from './hostile/targets.ts';
 import { pool, runCli, type CliRun } from './hostile/run-cli.ts';
-import { MEMORY_LIMIT_MIB, jsonReportOf, judge, runLine } from './hostile/judge.ts';
+import { jsonReportOf, judge, runLine } from './hostile/judge.ts';
 
 const byName = (name: string): HostileDefinition => HOSTILE_TARGETS.find((t) => t.name === name)!;
 
@@ -82,7 +82,6 @@ describe('keys against hostile targets', () => {
       const o = outcomes.get(c.name)!;
       const profile = minimalProfile({ target: o.target.rest!, key: o.key, ws: o.target.ws });
       expect(judge(c.def, o.run, { keys: o.keys, profile, facesHostile: () => true })).toEqual([]);
-      if (o.run.peakRssMiB !== undefined) expect(o.run.peakRssMiB).toBeLessThan(MEMORY_LIMIT_MIB);
       expect(Object.keys(o.run.files).sort()).toEqual(['conform-junit.xml', 'conform-report.html', 'conform-report.json']);
     });
   }

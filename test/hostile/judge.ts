@@ -55,6 +55,8 @@ export function judge(def: HostileDefinition, run: CliRun, opts: JudgeOptions): 
   if (run.exitCode === null) problems.push(`hung: killed after ${run.durationMs} ms (${run.signal})`);
   else if (!def.exit.includes(run.exitCode)) problems.push(`exit ${run.exitCode}, expected ${def.exit.join(' or ')}`);
   if (run.durationMs >= RUN_LIMIT_MS) problems.push(`took ${run.durationMs} ms, limit ${RUN_LIMIT_MS} ms`);
+  const memoryLimit = def.memoryLimitMiB ?? MEMORY_LIMIT_MIB;
+  if (run.peakRssMiB !== undefined && run.peakRssMiB >= memoryLimit) problems.push(`peak RSS ${run.peakRssMiB} MiB, limit ${memoryLimit} MiB`);
   const consoleText = `${run.stdout}\n${run.stderr}`;
   for (const sign of CRASH_SIGNS) {
     const m = sign.exec(consoleText);
