@@ -21,7 +21,7 @@ export interface StreamClientOptions {
   primaryKey: string;
   /** Receives every open, frame and close of every session. */
   record: (e: Evidence) => void;
-  /** Largest frame accepted, bytes; default 4 MiB (ws's own default is 100 MiB). */
+  /** Largest frame accepted, bytes; default 1 MiB: the protocol's frames are well under 1 KiB (ws's own default is 100 MiB). */
   maxPayload?: number;
   /** Applied to every recorded text; the key header is always masked. */
   redact?: (s: string) => string;
@@ -35,7 +35,7 @@ export interface StreamClientOptions {
   maxRecordedFrames?: number;
   /** Frames a session keeps for `frames` and `pushes`; older ones are dropped (a flooding peer stays bounded); default 20000. */
   maxKeptFrames?: number;
-  /** Characters of frame text a session keeps; older frames are dropped past it (huge frames stay bounded); default 16 Mi. */
+  /** Characters of frame text a session keeps; older frames are dropped past it (huge frames stay bounded); default 4 Mi (one frame at the default maxPayload). */
   maxKeptChars?: number;
   /** Monotonic clock, ms; default `performance.now`. */
   clock?: () => number;
@@ -43,7 +43,7 @@ export interface StreamClientOptions {
   signal?: AbortSignal;
 }
 
-const DEFAULTS = { maxPayload: 4 * 1024 * 1024, waitMs: 5000, handshakeTimeoutMs: 5000, maxRecordedFrames: 1000, maxKeptFrames: 20_000, maxKeptChars: 16 * 1024 * 1024, maxFramesPerSecond: 20_000 } as const;
+const DEFAULTS = { maxPayload: 1024 * 1024, waitMs: 5000, handshakeTimeoutMs: 5000, maxRecordedFrames: 1000, maxKeptFrames: 20_000, maxKeptChars: 4 * 1024 * 1024, maxFramesPerSecond: 20_000 } as const;
 /** A recorded frame shows this many characters; the transcript stays readable and small. */
 const MAX_EVIDENCE_CHARS = 4096;
 /** Longer than any key: a key straddling the cut is still whole when redacted. */
@@ -374,8 +374,10 @@ class WsSession implements StreamSession {
   private recordFrame(direction: 'in' | 'out', text: string): void {
     if (this.recorded >= this.limit) { this.unrecorded++; return; }
     this.recorded++;
+    // A slice of a string keeps its whole parent alive in V8: the cut goes through a fresh copy,
+    // or every recorded huge frame would stay in memory as evidence.
     const data = text.length <= MAX_EVIDENCE_CHARS ? this.redact(text)
-      : `${this.redact(text.slice(0, MAX_EVIDENCE_CHARS + KEY_MARGIN)).slice(0, MAX_EVIDENCE_CHARS)}… (${text.length} characters in all)`;
+      : `${Buffer.from(this.redact(text.slice(0, MAX_EVIDENCE_CHARS + KEY_MARGIN)).slice(0, MAX_EVIDENCE_CHARS)).toString()}… (${text.length} characters in all)`;
     this.options.record({ kind: 'frame', direction, data, atMs: this.clock() });
   }
 }
