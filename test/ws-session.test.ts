@@ -333,7 +333,7 @@ describe('ws session: deadlines and floods', () => {
     // Five 1 MiB text frames, the key near the 4096-character cut of each.
     const big = `${'x'.repeat(4080)}${KEY}${'y'.repeat(1024 * 1024)}`;
     const url = await wsServer((ws) => { for (let i = 0; i < 5; i++) ws.send(big); ws.send('"end"'); });
-    const { stream, evidence } = client(url, { maxKeptChars: 3 * 1024 * 1024 });
+    const { stream, evidence } = client(url, { maxKeptChars: 3 * 1024 * 1024, maxPayload: 2 * 1024 * 1024 });
     const session = await openOk(stream);
     await session.find((f) => f.kind === 'json' && f.value === 'end');
     const kept = session.frames.reduce((n, f) => n + (f.kind === 'binary' ? 0 : f.text.length), 0);

@@ -35,7 +35,7 @@ export interface StreamClientOptions {
   maxRecordedFrames?: number;
   /** Frames a session keeps for `frames` and `pushes`; older ones are dropped (a flooding peer stays bounded); default 20000. */
   maxKeptFrames?: number;
-  /** Characters of frame text a session keeps; older frames are dropped past it (huge frames stay bounded); default 4 Mi (one frame at the default maxPayload). */
+  /** Characters of frame text a session keeps; older frames are dropped past it (huge frames stay bounded); default 4 Mi. */
   maxKeptChars?: number;
   /** Monotonic clock, ms; default `performance.now`. */
   clock?: () => number;
