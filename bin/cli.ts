@@ -7,6 +7,8 @@ import { conform, EXIT, problemLine } from '../src/conform.ts';
 import { CHECKS } from '../suites/index.ts';
 
 const pkg = createRequire(import.meta.url)('../package.json') as { version: string };
+/** How long the process may outlive its run (stdout drains meanwhile). */
+const LINGER_MS = 1500;
 const argv = process.argv.slice(2);
 
 /** Sub-commands other helpers own, registered when their module exists. */
@@ -64,4 +66,8 @@ async function main(): Promise<number> {
   });
 }
 
+const isSubcommand = argv[0] !== undefined && SUBCOMMANDS[argv[0]] !== undefined;
 process.exitCode = await main();
+// A run is over once its reports are written: a socket or timer a hostile target left open must
+// not keep the process alive. Unref'd, so a clean run exits at once; `serve` and `load` own their lifetime.
+if (!isSubcommand) setTimeout(() => process.exit(), LINGER_MS).unref();
