@@ -25,7 +25,7 @@ describe('parseArgs', () => {
       '--report', 'json,junit', '--report', 'html', '--out', 'out', '--concurrency', '2', '--timeout', '500', '--bail', '--rerun-failed', 'a.json', '--baseline', 'b.json', '--fail-on-change', '--key-env', 'K'])).toEqual({
       target: 'http://127.0.0.1:1', key: 'k', ws: 'ws://127.0.0.1:1/v1/ws', only: ['rest.price', 'ws', 'auth'], skip: ['slow'], report: ['json', 'junit', 'html'], out: 'out',
       concurrency: 2, timeout: 500, bail: true, rerunFailed: 'a.json', baseline: 'b.json', failOnChange: true, keyEnv: 'K', list: false,
-      maxBody: 1048576, maxPayload: 4194304, matrix: false,
+      maxBody: 1048576, maxPayload: 1048576, matrix: false,
     });
     expect(run(['--target', 'http://h', '--key', 'k', '--transport', 'socketio', '--event', 'price', '--max-body', '2048', '--max-payload', '4096'])).toMatchObject({ transport: 'socketio', event: 'price', maxBody: 2048, maxPayload: 4096 });
     expect(run(['--list', '--matrix'])).toMatchObject({ list: true, matrix: true });
