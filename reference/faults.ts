@@ -97,6 +97,7 @@ export const FAULTS = [
   f('missing-code-200', 'price-status', 'a missing code is an invalid request (50004)', ['rest.price.missing-code', 'rest.probe.50004']),
   f('unknown-endpoint-50004', 'rest-envelope', 'an unknown endpoint answers 50008', ['rest.not-found.endpoint', 'rest.probe.50008']),
   f('probe-status-swapped', 'status-numbers', 'API maintenance answers 50001 (not 50003)', ['rest.probe.50001']),
+  f('probe-restricted-as-suspended', 'status-numbers', 'a restricted account answers 50100 (not 50007)', ['rest.probe.50100']),
   // Entitlements
   f('entitlement-asset-type-ignored', 'entitlements', 'a key limited to asset types cannot read others (50109)', [
     'rest.entitlements.crypto-only-price', 'ws.subscribe.asset-type', 'rest.entitlements.crypto-only-pairs',

@@ -77,7 +77,7 @@ export class Service {
   restAccountStatus(key: KeyRecord): RestStatus | undefined {
     switch (key.state ?? 'active') {
       case 'suspended': return this.is('auth-suspended-served') ? undefined : STATUS.SUSPENDED;
-      case 'restricted': return STATUS.RESTRICTED_USER;
+      case 'restricted': return this.is('probe-restricted-as-suspended') ? STATUS.SUSPENDED : STATUS.RESTRICTED_USER;
       case 'api-maintenance': return this.is('probe-status-swapped') ? STATUS.GRPC_MAINTENANCE : STATUS.API_MAINTENANCE;
       case 'grpc-maintenance': return STATUS.GRPC_MAINTENANCE;
       default: return undefined;

@@ -125,6 +125,7 @@ const OBSERVE: Record<FaultName, Observation> = {
   'missing-code-200': { deviates: async (s) => (await get(s, PATHS.price)).body.status_number !== STATUS.INVALID_REQUEST },
   'unknown-endpoint-50004': { deviates: async (s) => (await get(s, '/v1/nothing')).body.status_number !== STATUS.NOT_FOUND },
   'probe-status-swapped': { deviates: async (s) => (await get(s, PATHS.pairs, 'apiMaintenance')).body.status_number !== STATUS.API_MAINTENANCE },
+  'probe-restricted-as-suspended': { deviates: async (s) => (await get(s, PATHS.pairs, 'restricted')).body.status_number !== STATUS.RESTRICTED_USER },
   'entitlement-asset-type-ignored': { deviates: async (s) => (await price(s, AAPL, 'cryptoOnly')).status_number !== STATUS.ASSET_TYPE_DENIED },
   'entitlement-pairs-list-unfiltered': { deviates: async (s) => (await pairsOf(s, { per_page: '100' }, 'cryptoOnly')).some((p) => !p.code.startsWith('Crypto:')) },
   'entitlement-whitelist-subscribe': { deviates: (s) => withStream(s, async (c) => (await subscribe(c, [ETH])).code !== STATUS.ACCESS_DENIED, 'whitelisted') },
