@@ -283,7 +283,7 @@ export function formatMatrix(m: Matrix): string {
   const gaps = uncovered(m);
   out.push(`${m.rows.length} statements: ${m.rows.filter((r) => r.checkIds.length > 0).length} with checks, ${m.rows.filter((r) => r.outside).length} with a reason why (part of) it cannot be checked from outside, ${gaps.length} with neither`);
   const idle = unexercised(m);
-  if (idle.length) out.push(`${idle.length} statements have checks that no reference fault exercises: ${idle.map((r) => `${r.section}: ${r.item}`).join('; ')}`);
+  if (idle.length) out.push(`${idle.length} ${idle.length === 1 ? 'statement has' : 'statements have'} checks that no reference fault exercises: ${idle.map((r) => `${r.section}: ${r.item}`).join('; ')}`);
   if (m.neverFailed.length) out.push(`must checks no fault names: ${m.neverFailed.join(', ')}`);
   if (m.untraced.length) out.push(`checks no statement names: ${m.untraced.join(', ')}`);
   return `${out.join('\n')}\n`;
