@@ -21,7 +21,7 @@ export interface ScannedFrame {
   /** Byte range of the code's characters (between the quotes). */
   codeStart: number;
   codeEnd: number;
-  /** FNV-1a hash of the code's bytes. */
+  /** FNV-1a hash of the code's bytes, cut to 30 bits so it stays a small integer (a Map key without boxing). */
   codeHash: number;
   lastUpdated: number;
   sentAt: number;
@@ -39,7 +39,7 @@ export function codeOf(buf: Buffer, f: ScannedFrame): string {
 export function hashBytes(buf: Uint8Array, start: number, end: number): number {
   let h = 0x811c9dc5;
   for (let i = start; i < end; i++) h = Math.imul(h ^ buf[i]!, 0x01000193);
-  return h >>> 0;
+  return h & 0x3fffffff;
 }
 
 function keyAt(buf: Uint8Array, i: number, key: Uint8Array): boolean {
@@ -63,7 +63,7 @@ function readCode(buf: Uint8Array, i: number, out: ScannedFrame): number {
   if (i >= n) return -1;
   out.codeStart = start;
   out.codeEnd = i;
-  out.codeHash = h >>> 0;
+  out.codeHash = h & 0x3fffffff;
   return i;
 }
 
