@@ -343,6 +343,12 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
     const r = results[i];
     if (r) return r;
     const skipped = blankResult(check);
+    const missing = check.needs.filter((n) => !profileHas(profile, n));
+    if (missing.length > 0) {
+      skipped.outcome = 'skip';
+      skipped.reason = `profile has no ${missing.join(', ')}`;
+      return skipped;
+    }
     if (stoppedAnswering) {
       skipped.outcome = 'error';
       skipped.errorCode = 'CONFORM_TIMEOUT';

@@ -158,11 +158,13 @@ describe('unreachable target', () => {
     // Answers the two preflights and the first check, then never again.
     const s = await startServer((_req, res) => { if (served++ < 3) res.end('{}'); });
     const checks = Array.from({ length: 20 }, (_, i) => synthetic(`t.c${String(i).padStart(2, '0')}`, async (ctx) => { await ctx.rest.get({ path: '/v1/pairs' }); }));
+    checks.push(synthetic('t.needs', async () => {}, { needs: ['keys.cryptoOnly'] }));
     const started = Date.now();
     try {
       const { results } = await runChecks({ profile: testProfile(s.url), checks, settings: { concurrency: 1, timeoutMs: 200 } });
       expect(results[0]!.outcome).toBe('pass');
-      expect(results.slice(1).every((r) => r.outcome === 'error' && r.errorCode === 'CONFORM_TIMEOUT')).toBe(true);
+      expect(results.slice(1, 20).every((r) => r.outcome === 'error' && r.errorCode === 'CONFORM_TIMEOUT')).toBe(true);
+      expect(results[20]).toMatchObject({ outcome: 'skip', reason: 'profile has no keys.cryptoOnly' });
       expect(results[19]!.reason).toMatch(/^not run: the target stopped answering \(6 checks in a row got no answer; the last, t\.c06: /);
       expect(served).toBeLessThan(10);
       expect(Date.now() - started).toBeLessThan(4000);
