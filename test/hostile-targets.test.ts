@@ -4,6 +4,7 @@
  * test/hostile-run.test.ts and test/hostile-secrets.test.ts.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import { RUN_DEFAULTS } from '../src/runner.ts';
 import { HOSTILE_TARGETS, closedPort, type HostileTarget } from './hostile/targets.ts';
 import { getHead, httpGet, rawExchange, wsWatch } from './hostile/probe.ts';
 import { parseHead } from './hostile/raw-server.ts';
@@ -151,20 +152,20 @@ describe('hostile targets misbehave as they say', () => {
     expect(t.stats.maxBytesWritten()).toBeLessThan(50 * 1024 * 1024);
   });
 
-  it('bodies-near-limit answers with a well-formed envelope just under 1 MiB', async () => {
+  it('bodies-near-limit answers with a well-formed envelope just under the default body limit', async () => {
     const t = await start('bodies-near-limit');
-    const r = await httpGet(`${restOf(t)}/v1/pairs`, { maxBody: 2 * 1024 * 1024 });
-    expect(r.body.length).toBeGreaterThan(1024 * 1024 - 2048);
-    expect(r.body.length).toBeLessThan(1024 * 1024);
+    const r = await httpGet(`${restOf(t)}/v1/pairs`, { maxBody: 2 * RUN_DEFAULTS.maxBodyBytes });
+    expect(r.body.length).toBeGreaterThan(RUN_DEFAULTS.maxBodyBytes - 2048);
+    expect(r.body.length).toBeLessThan(RUN_DEFAULTS.maxBodyBytes);
     expect((JSON.parse(r.body.toString()) as { data: unknown[] }).data.length).toBeGreaterThan(10_000);
   });
 
-  it('ws-big-frames sends well-formed pushes just under 4 MiB that the default maxPayload accepts', async () => {
+  it('ws-big-frames sends well-formed pushes just under the default maxPayload, which accepts them', async () => {
     const t = await start('ws-big-frames');
-    const w = await wsWatch(wsOf(t), { maxPayload: 4 * 1024 * 1024, stopAfter: 1, ms: 3000 });
+    const w = await wsWatch(wsOf(t), { maxPayload: RUN_DEFAULTS.maxPayloadBytes, stopAfter: 1, ms: 3000 });
     const first = w.messages[0]!.data;
-    expect(first.length).toBeGreaterThan(4 * 1024 * 1024 - 2048);
-    expect(first.length).toBeLessThan(4 * 1024 * 1024);
+    expect(first.length).toBeGreaterThan(RUN_DEFAULTS.maxPayloadBytes - 2048);
+    expect(first.length).toBeLessThan(RUN_DEFAULTS.maxPayloadBytes);
     expect((JSON.parse(first.toString()) as { code: string }).code).toBe('Crypto:ALL:BTC/USD');
   });
 

@@ -9,6 +9,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { once } from 'node:events';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { RUN_DEFAULTS } from '../../src/runner.ts';
 import { pump, rawResponse, startRawServer, type RawExchange, type RawServer } from './raw-server.ts';
 import { OPCODE, closeFrame, frame, frameHeader, parseClientFrames, switchingProtocols, textFrame } from './ws-frames.ts';
 
@@ -123,15 +124,15 @@ const ENVELOPE_START = '{"status_number":"200","ts":1700000000000,"data":[';
 /** 1 MiB of pair records, the repeating unit of the 50 MB body. */
 const BIG_CHUNK = Buffer.from((PAIR_JSON + ',').repeat(Math.floor((1024 * 1024) / (PAIR_JSON.length + 1))));
 
-/** A well-formed pairs envelope of 1 MiB less 1 KiB: allowed by the default body limit, heavy to keep. */
+/** A well-formed pairs envelope 1 KiB under the default body limit: allowed, heavy to keep. */
 const NEAR_LIMIT_BODY = (() => {
-  const records = Math.floor((1024 * 1024 - 1024 - ENVELOPE_START.length - 2) / (PAIR_JSON.length + 1));
+  const records = Math.floor((RUN_DEFAULTS.maxBodyBytes - 1024 - ENVELOPE_START.length - 2) / (PAIR_JSON.length + 1));
   return `${ENVELOPE_START}${Array.from({ length: records }, () => PAIR_JSON).join(',')}]}`;
 })();
 const NEAR_LIMIT_RESPONSE = rawResponse('200 OK', [['Content-Type', 'application/json'], ['Content-Length', Buffer.byteLength(NEAR_LIMIT_BODY)]], NEAR_LIMIT_BODY);
 
-/** A well-formed push frame of 4 MiB less 1 KiB: allowed by the default maxPayload, heavy to keep. */
-const BIG_PUSH = textFrame(`{"code":"Crypto:ALL:BTC/USD","ask":"2","bid":"1","price":"1.5","last_updated":1,"sent_at":2,"pad":"${'x'.repeat(4 * 1024 * 1024 - 1024 - 100)}"}`);
+/** A well-formed push frame 1 KiB under the default maxPayload: allowed, heavy to keep. */
+const BIG_PUSH = textFrame(`{"code":"Crypto:ALL:BTC/USD","ask":"2","bid":"1","price":"1.5","last_updated":1,"sent_at":2,"pad":"${'x'.repeat(RUN_DEFAULTS.maxPayloadBytes - 1024 - 100)}"}`);
 
 /** Deterministic bytes that are not valid UTF-8 and not JSON. */
 function noise(length: number, seed = 7): Buffer {
@@ -334,7 +335,7 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
   },
   {
     name: 'bodies-near-limit',
-    breaks: 'answers every request with a JSON body just under the default 1 MiB limit (a pairs list of ~12,000 records)',
+    breaks: 'answers every request with a well-formed pairs list 1 KiB under the default body limit (--max-body)',
     layer: 'both',
     exit: [1],
     mayPass: { '*': 'its bodies are well-formed envelopes and pair lists: it tests memory, not rules' },
@@ -491,14 +492,10 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
   },
   {
     name: 'ws-big-frames',
-    breaks: 'sends 16 push frames just under the default 4 MiB maxPayload each, as soon as the handshake completes',
+    breaks: 'sends 16 well-formed pushes 1 KiB under the default maxPayload (--max-payload) each, as soon as the handshake completes',
     layer: 'ws',
     exit: [1],
     mayPass: { 'ws.keepalive.ping-keeps-alive': 'it never closes a connection, so a pinged one stays open' },
-    // A few 4 MiB messages in flight per session (bytes, text, parsed value) across up to 7 sessions
-    // (4 workers and 3 slow lanes); bounded, not growing with volume: 64 frames a connection measured
-    // 587 MiB against 548 MiB for 16.
-    memoryLimitMiB: 768,
     start: afterHandshake((socket, x, s) => {
       s.track(socket);
       void pump(socket, 16 * BIG_PUSH.length, () => BIG_PUSH);
