@@ -95,7 +95,11 @@ export function judge(def: HostileDefinition, run: CliRun, opts: JudgeOptions): 
   }
   const html = run.files['conform-report.html'];
   if (html === undefined) problems.push('no conform-report.html written');
-  else if (!/<\/html>\s*$/i.test(html)) problems.push('conform-report.html is not a whole document');
+  else {
+    if (!/<\/html>\s*$/i.test(html)) problems.push('conform-report.html is not a whole document');
+    const c = XML_ILLEGAL.exec(html);
+    if (c) problems.push(`conform-report.html carries control character U+${c[0].charCodeAt(0).toString(16).padStart(4, '0')} from the target`);
+  }
   if (!report) return problems;
 
   const finishedAt = Date.parse(report.finishedAt);
