@@ -3,7 +3,7 @@
  * a test asserts on: exit code, wall time, peak memory, stdout/stderr and every file written.
  */
 import { spawn } from 'node:child_process';
-import { readFile, readdir, mkdtemp } from 'node:fs/promises';
+import { readFile, readdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,6 +22,7 @@ export interface CliRun {
   peakRssMiB?: number;
   stdout: string;
   stderr: string;
+  /** Where the run wrote its reports; removed after reading unless CONFORM_HOSTILE_KEEP is set. */
   outDir: string;
   /** Every file the run wrote into `outDir`, by name. */
   files: Record<string, string>;
@@ -76,6 +77,8 @@ export async function runCli(args: readonly string[], opts: { killAfterMs?: numb
   for (const name of await readdir(outDir, { recursive: true })) {
     try { files[String(name)] = await readFile(path.join(outDir, String(name)), 'utf8'); } catch { /* a directory */ }
   }
+  // The files are in memory now; keep the directory only when asked to (for a look by hand).
+  if (!process.env['CONFORM_HOSTILE_KEEP']) await rm(outDir, { recursive: true, force: true });
   return { args: fullArgs, exitCode, signal, durationMs, exitedAt, peakRssMiB: peak === undefined ? undefined : Math.round(peak), ...out, outDir, files };
 }
 
