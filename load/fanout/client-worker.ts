@@ -365,6 +365,7 @@ function takeUpdates(all: boolean, now: number): UpdateRecord[] {
   return out;
 }
 
+let lastFlushAt = monoNow();
 function flush(final = false): void {
   const now = monoNow();
   const u = performance.eventLoopUtilization(elu);
@@ -377,11 +378,12 @@ function flush(final = false): void {
     steadyEventLoopDelayP99Ms: delayP99(eldSteady), utilization: u.utilization,
     maxSentMinusReceivedMs: maxSentMinusReceived, sentAtUnit, heapUsedBytes: process.memoryUsage().heapUsed,
   };
-  // Adapt the validation stride to the frame rate just seen.
-  if (cfg.validatePerSecond > 0) {
-    const rate = (frames * 1000) / cfg.tickMs;
+  // Adapt the validation stride to the frame rate just seen (flushes also come between ticks).
+  if (cfg.validatePerSecond > 0 && now > lastFlushAt) {
+    const rate = (frames * 1000) / Math.max(now - lastFlushAt, 50);
     sampleEvery = Number.isFinite(cfg.validatePerSecond) ? Math.max(1, Math.ceil(rate / cfg.validatePerSecond)) : 1;
   }
+  lastFlushAt = now;
   port.postMessage(tick);
   latency.reset();
   serverLatency.reset();
