@@ -1,16 +1,18 @@
 /**
- * The reference Real-Time Price Service: REST and the WebSocket stream on one Node `http` server.
+ * The reference Real-Time Price Service: REST and the WebSocket stream on one Node `http` server
+ * (and, when asked, the same stream over Socket.IO).
  * `startReferenceServer()` starts it (port 0 picks a free port) and returns its URLs, the target
  * profile that describes it, and `close()`.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Profile } from '../src/profile.ts';
-import { resolveConfig, type ReferenceConfig } from './config.ts';
+import { ConfigError, resolveConfig, type ReferenceConfig } from './config.ts';
 import { findFault, type FaultName } from './faults.ts';
 import { RestHandler } from './rest.ts';
 import { Service } from './service.ts';
 import { StreamServer, type StreamStats } from './stream.ts';
+import { SocketIoStream } from './socketio.ts';
 import { buildProfile } from './target-profile.ts';
 
 export type { ReferenceConfig } from './config.ts';
@@ -32,11 +34,21 @@ export interface ReferenceOptions {
   tickMs?: number;
   /** Clock in ms since the epoch; drives market sessions and timestamps. Default Date.now. */
   clock?: () => number;
+  /** The stream transport the returned profile describes; default `ws`. Socket.IO is served beside the raw WebSocket. */
+  transport?: 'ws' | 'socketio';
+  /** The Socket.IO event that carries the messages; serves Socket.IO when given. Default `price` with transport socketio. */
+  event?: string;
 }
+
+/** The Socket.IO event of the reference service when none is given. */
+export const DEFAULT_SOCKETIO_EVENT = 'price';
 
 export interface ReferenceServer {
   restUrl: string;
+  /** The raw WebSocket stream. */
   wsUrl: string;
+  /** The Socket.IO stream, when served. */
+  socketIoUrl?: string;
   profile: Profile;
   /** Fan-out counters (live object). */
   stats: StreamStats;
@@ -54,8 +66,17 @@ export async function startReferenceServer(options: ReferenceOptions = {}): Prom
   const svc = new Service(config, options.clock ?? Date.now, fault);
   const rest = new RestHandler(svc);
   const stream = new StreamServer(svc);
-  const server = createServer({ keepAliveTimeout: 5000 }, (req, res) => rest.handle(req, res, config.wsPath));
-  server.on('upgrade', (req, socket, head) => stream.upgrade(req, socket, head));
+  const event = options.event ?? (options.transport === 'socketio' ? DEFAULT_SOCKETIO_EVENT : undefined);
+  if (event !== undefined && (typeof event !== 'string' || event.length === 0)) throw new ConfigError('event', 'must be a non-empty event name');
+  const sio = event === undefined ? undefined : new SocketIoStream(stream, { event, maxPayload: config.maxPayload, pingTimeoutMs: config.pingTimeoutMs });
+  const server = createServer({ keepAliveTimeout: 5000 }, (req, res) => {
+    if (sio?.handles(req)) sio.request(req, res);
+    else rest.handle(req, res, config.wsPath);
+  });
+  server.on('upgrade', (req, socket, head) => {
+    if (sio?.handles(req)) sio.upgrade(req, socket, head);
+    else stream.upgrade(req, socket, head);
+  });
   server.on('clientError', (_err, socket: Socket) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
     else socket.destroy();
@@ -71,21 +92,27 @@ export async function startReferenceServer(options: ReferenceOptions = {}): Prom
     });
   } catch (err) {
     stream.closeAll();
+    sio?.close();
     throw err;
   }
   const { port } = server.address() as AddressInfo;
   const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
   const restUrl = `http://${urlHost}:${port}`;
   const wsUrl = `ws://${urlHost}:${port}${config.wsPath}`;
+  const socketIoUrl = sio ? `ws://${urlHost}:${port}${sio.path}` : undefined;
+  const profile = buildProfile(config, restUrl, wsUrl);
+  if (options.transport === 'socketio' && sio && socketIoUrl) Object.assign(profile, { ws: socketIoUrl, transport: 'socketio', event: sio.options.event });
   let closing: Promise<void> | undefined;
   return {
     restUrl,
     wsUrl,
-    profile: buildProfile(config, restUrl, wsUrl),
+    ...(socketIoUrl ? { socketIoUrl } : {}),
+    profile,
     stats: stream.stats,
     close() {
       closing ??= new Promise<void>((resolve) => {
         stream.closeAll();
+        sio?.close();
         server.close(() => resolve());
         server.closeAllConnections();
       });

@@ -17,6 +17,10 @@ export interface ServeOptions {
   fault?: string;
   profileOut?: string;
   listFaults?: boolean;
+  /** The stream transport the written profile describes; Socket.IO is served beside the raw WebSocket. Default ws. */
+  transport?: 'ws' | 'socketio';
+  /** The Socket.IO event; serves Socket.IO when given. Default price with --transport socketio. */
+  event?: string;
 }
 
 export interface ServeIO {
@@ -38,6 +42,10 @@ export async function startServe(options: ServeOptions, io: ServeIO): Promise<Re
   if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65535) throw new ServeUsageError(`--port: must be an integer from 0 to 65535 (got ${String(options.port)})`);
   if (typeof options.host !== 'string' || options.host.length === 0) throw new ServeUsageError('--host: must be a host name or address');
   if (options.fault !== undefined) findFault(options.fault);
+  if (options.transport !== undefined && options.transport !== 'ws' && options.transport !== 'socketio') throw new ServeUsageError(`--transport: "${String(options.transport)}" is not ws or socketio`);
+  if (options.event !== undefined && (typeof options.event !== 'string' || options.event.length === 0)) throw new ServeUsageError('--event: must name the Socket.IO event');
+  if (options.transport !== undefined && options.transport !== 'ws' && options.transport !== 'socketio') throw new ServeUsageError(`--transport: "${String(options.transport)}" is not ws or socketio`);
+  if (options.event !== undefined && (typeof options.event !== 'string' || options.event.length === 0)) throw new ServeUsageError('--event: must name the Socket.IO event');
   let config: ReferenceConfig | undefined;
   if (options.config !== undefined) {
     try {
@@ -49,7 +57,7 @@ export async function startServe(options: ServeOptions, io: ServeIO): Promise<Re
   }
   let server: ReferenceServer;
   try {
-    server = await startReferenceServer({ port: options.port, host: options.host, config, fault: options.fault });
+    server = await startReferenceServer({ port: options.port, host: options.host, config, fault: options.fault, transport: options.transport, event: options.event });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND')
@@ -68,6 +76,8 @@ export async function startServe(options: ServeOptions, io: ServeIO): Promise<Re
     `conform reference service${options.fault ? ` with fault ${options.fault}` : ''}\n` +
     `REST       ${server.restUrl}\n` +
     `WebSocket  ${server.wsUrl}\n` +
+    (server.socketIoUrl ? `Socket.IO  ${server.socketIoUrl} (event ${JSON.stringify(server.profile.event ?? options.event)})\n` : '') +
+    (server.socketIoUrl ? `Socket.IO  ${server.socketIoUrl} (event ${JSON.stringify(server.profile.event ?? options.event)})\n` : '') +
     (options.profileOut ? `profile    ${options.profileOut} (keys, special pairs, probes)\n` : 'profile    not written; pass --profile-out FILE for the keys\n'),
   );
   return server;
@@ -102,6 +112,10 @@ export const serveCommand: CommandModule<object, ServeOptions> = {
       .option('config', { type: 'string', describe: 'JSON config (keys, pairs, timing); replaces the default sections it names' })
       .option('fault', { type: 'string', describe: 'Switch on one named fault (see --list-faults)' })
       .option('profile-out', { type: 'string', describe: 'Write the target profile that describes this server' })
-      .option('list-faults', { type: 'boolean', default: false, describe: 'Print the faults and exit' }) as unknown as Argv<ServeOptions>,
+      .option('list-faults', { type: 'boolean', default: false, describe: 'Print the faults and exit' })
+      .option('transport', { type: 'string', choices: ['ws', 'socketio'], describe: 'Stream transport the profile describes; socketio also serves the stream over Socket.IO' })
+      .option('event', { type: 'string', describe: 'Socket.IO event that carries the messages (default price with --transport socketio)' })
+      .option('transport', { type: 'string', choices: ['ws', 'socketio'], describe: 'Stream transport the profile describes; socketio also serves the stream over Socket.IO' })
+      .option('event', { type: 'string', describe: 'Socket.IO event that carries the messages (default price with --transport socketio)' }) as unknown as Argv<ServeOptions>,
   handler: (argv) => serve(argv),
 };

@@ -1,6 +1,8 @@
 /**
- * The WebSocket side: handshake refusals as HTTP JSON bodies, per-key connection allowance,
- * subscribe/unsubscribe/ping, the keep-alive window, and the push fan-out.
+ * The stream side: handshake refusals as HTTP JSON bodies, per-key connection allowance,
+ * subscribe/unsubscribe/ping, the keep-alive window, and the push fan-out. The protocol works on
+ * a Link (one connection), so raw WebSocket (here) and Socket.IO (socketio.ts) share every rule,
+ * and the allowance of a key is counted across both.
  *
  * Fan-out: each tick serialises and frames each subscribed pair's push once; clients with the
  * same subscription set share one concatenated buffer, written with one socket write per client
@@ -40,9 +42,53 @@ export interface StreamStats {
 
 interface Group { readonly id: string; readonly codes: readonly string[]; readonly clients: Set<Client> }
 
-interface Client {
-  readonly ws: WebSocket;
-  readonly socket: Socket;
+/** One stream connection as the protocol sees it; each transport implements it. */
+export interface Link {
+  readonly kind: 'ws' | 'socketio';
+  readonly open: boolean;
+  /** Bytes handed to the connection and not yet sent. */
+  readonly backlog: number;
+  /** Sends one JSON message (a notice). */
+  sendJson(value: Record<string, unknown>): void;
+  /** Sends one plain-text message (`Pong!`). */
+  sendText(text: string): void;
+  /** Closes in order; `code` and `reason` where the transport carries them. */
+  close(code: number, reason: string): void;
+  /** Drops the connection at once. */
+  terminate(): void;
+  /** Writes one tick's pushes, framed for this transport (Socket.IO: encoded event packets). */
+  writePushes?(packets: readonly string[]): void;
+}
+
+/** A handshake the service accepted: the key and the connection slot it holds. */
+export interface Admission {
+  readonly key: KeyRecord;
+  readonly countKey: string;
+  /** Frees the slot; safe to call more than once. */
+  release(): void;
+}
+
+/** A handshake the service refuses, with the status number and message of the JSON body. */
+export interface Refusal { readonly status: RestStatus; readonly message: string }
+
+/** The raw WebSocket link: ws for messages, its TCP socket for the pre-framed fan-out. */
+class WsLink implements Link {
+  readonly kind = 'ws';
+  constructor(readonly ws: WebSocket, readonly socket: Socket) {}
+  get open(): boolean { return this.ws.readyState === WebSocket.OPEN; }
+  get backlog(): number { return this.socket.writableLength; }
+  sendJson(value: Record<string, unknown>): void { this.ws.send(JSON.stringify(value)); }
+  sendText(text: string): void { this.ws.send(text); }
+  close(code: number, reason: string): void {
+    this.ws.close(code, reason);
+    setTimeout(() => this.ws.terminate(), CLOSE_GRACE_MS).unref();
+  }
+  terminate(): void { this.ws.terminate(); }
+}
+
+/** A connected client of either transport. */
+export interface Client {
+  readonly link: Link;
   readonly key: KeyRecord;
   readonly countKey: string;
   subs: string[];
@@ -81,6 +127,8 @@ const CLOSE_GRACE_MS = 2000;
 
 /** The WebSocket side of one service: handshakes, sessions and the push ticker. */
 export class StreamServer {
+  /** Socket.IO event packet prefix of pushes (`2["event",`), set when Socket.IO is served. */
+  private pushPacketPrefix: string | undefined;
   readonly stats: StreamStats = { clients: 0, ticks: 0, framesWritten: 0, framesSkipped: 0, slowClientsDropped: 0, floodsClosed: 0, refused: {}, tickMsTotal: 0, tickMsMax: 0 };
   private readonly wss: WebSocketServer;
   private readonly clients = new Set<Client>();
@@ -94,31 +142,43 @@ export class StreamServer {
     this.ticker = setInterval(() => this.tick(), config.tickMs);
   }
 
-  /** Handles an HTTP upgrade request on the server. */
+  /** Handles an HTTP upgrade request to the raw WebSocket path. */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    const svc = this.svc;
     socket.on('error', () => {});
     const path = new URL(req.url ?? '/', 'http://reference.local').pathname;
-    if (path !== svc.config.wsPath) return this.refuse(socket, STATUS.NOT_FOUND, `no stream at ${path}`);
+    if (path !== this.svc.config.wsPath) return this.refuse(socket, { status: STATUS.NOT_FOUND, message: `no stream at ${path}` });
+    const admitted = this.admit(req, (socket as Socket).remoteAddress ?? '');
+    if (!('key' in admitted)) return this.refuse(socket, admitted);
+    // The raw socket closes whether or not the upgrade completes, so the slot is always freed.
+    socket.once('close', admitted.release);
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, socket as Socket, admitted));
+  }
+
+  /**
+   * Decides a stream handshake of either transport before the upgrade: the refusal, or the key
+   * with one slot of its allowance taken (counted per key across both transports).
+   */
+  admit(req: IncomingMessage, remoteAddress: string): Admission | Refusal {
+    const svc = this.svc;
     const value = keyHeader(req, svc.is('auth-header-case-sensitive'));
     let key = svc.keyFor(value);
     // Fault: a keyless connection gets the primary key's entitlements but its own count, so it
     // breaks only the missing-key rule and not primary's allowance.
     const anonymous = !key && value === undefined && svc.is('handshake-missing-key-accepted');
     if (anonymous) key = { ...svc.primary, name: 'anonymous', key: '\u0000anonymous', connections: Number.MAX_SAFE_INTEGER };
+    const no = (status: RestStatus, message = messageOf(status)): Refusal => ({ status, message });
     // Spec, Authentication 3: failures before the connection is established come back in the
     // HTTP handshake as a JSON body with status_number and message.
-    if (!key) return this.refuse(socket, STATUS.UNAUTHORIZED);
-    if (key.state === 'suspended') return this.refuse(socket, STATUS.SUSPENDED);
-    if (key.state === 'restricted') return this.refuse(socket, STATUS.RESTRICTED_USER);
-    if (key.state === 'stream-maintenance') return this.refuse(socket, STATUS.WS_MAINTENANCE);
-    if (key.stream === false && !svc.is('handshake-no-stream-accepted')) return this.refuse(socket, STATUS.ACCESS_DENIED, 'Access denied: no access to the V1 source stream');
+    if (!key) return no(STATUS.UNAUTHORIZED);
+    if (key.state === 'suspended') return no(STATUS.SUSPENDED);
+    if (key.state === 'restricted') return no(STATUS.RESTRICTED_USER);
+    if (key.state === 'stream-maintenance') return no(STATUS.WS_MAINTENANCE);
+    if (key.stream === false && !svc.is('handshake-no-stream-accepted')) return no(STATUS.ACCESS_DENIED, 'Access denied: no access to the V1 source stream');
     // Spec, Limits: counted per key, not per IP address; refused from any address.
-    const remote = (socket as Socket).remoteAddress ?? '';
-    const countKey = svc.is('limit-per-ip') ? `${key.key}\u0000${remote}` : key.key;
+    const countKey = svc.is('limit-per-ip') ? `${key.key}\u0000${remoteAddress}` : key.key;
     const allowance = (key.connections ?? 1) + (svc.is('limit-off-by-one') ? 1 : 0);
     const open = this.counts.get(countKey) ?? 0;
-    if (open >= allowance) return this.refuse(socket, STATUS.CONNECTION_LIMIT);
+    if (open >= allowance) return no(STATUS.CONNECTION_LIMIT);
     this.counts.set(countKey, open + 1);
     let released = false;
     // Fault: the slot of a single-connection key (keys.limited) is never given back.
@@ -128,59 +188,91 @@ export class StreamServer {
       released = true;
       this.counts.set(countKey, (this.counts.get(countKey) ?? 1) - 1);
     };
-    // The raw socket closes whether or not the upgrade completes, so the slot is always freed.
-    socket.once('close', release);
-    const accepted = key;
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, socket as Socket, accepted, countKey));
+    return { key, countKey, release };
   }
 
-  private refuse(socket: Duplex, status: RestStatus, message = messageOf(status)): void {
+  /** The HTTP response of a refused handshake: status and JSON body (counted in stats). */
+  refusalResponse(refusal: Refusal): { http: number; body: string } {
+    const { status, message } = refusal;
     this.stats.refused[status] = (this.stats.refused[status] ?? 0) + 1;
     const body = JSON.stringify(this.svc.is('handshake-body-code') ? { code: status, message } : { status_number: status, message });
-    const http = HTTP_STATUS[status];
+    return { http: HTTP_STATUS[status], body };
+  }
+
+  /** Writes a refusal in place of the upgrade and ends the socket. */
+  refuse(socket: Duplex, refusal: Refusal): void {
+    const { http, body } = this.refusalResponse(refusal);
     socket.end(
       `HTTP/1.1 ${http} ${STATUS_CODES[http] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
   }
 
-  private accept(ws: WebSocket, socket: Socket, key: KeyRecord, countKey: string): void {
-    const svc = this.svc;
+  private accept(ws: WebSocket, socket: Socket, admitted: Admission): void {
     socket.setNoDelay(true);
-    const client: Client = { ws, socket, key, countKey, subs: [], group: undefined, keepAlive: undefined, overTicks: 0, windowStart: Date.now(), windowCount: 0 };
-    this.clients.add(client);
-    this.stats.clients = this.clients.size;
-    const window = svc.config.pingTimeoutMs;
-    if (!svc.is('keepalive-never')) {
-      // Spec, Limits: the connection is closed if no ping arrives within the window.
-      client.keepAlive = setTimeout(() => this.close(client, CLOSE.normal, 'no ping within the keep-alive window'), svc.is('keepalive-early') ? Math.floor(window / 2) : window);
-    }
+    const client = this.attach(new WsLink(ws, socket), admitted);
     ws.on('error', () => {});
     ws.on('message', (data, isBinary) => this.onMessage(client, data as Buffer, isBinary));
     ws.on('close', () => this.forget(client));
   }
 
-  private close(client: Client, code: number, reason: string): void {
-    client.ws.close(code, reason);
-    setTimeout(() => client.ws.terminate(), CLOSE_GRACE_MS).unref();
+  /** Serves Socket.IO pushes too: `event` names the packets the fan-out pre-encodes. */
+  enableSocketIo(event: string): void {
+    this.pushPacketPrefix = `2[${JSON.stringify(event)},`;
   }
 
-  private forget(client: Client): void {
+  /** Starts the protocol on an accepted connection of any transport; the transport wires its messages and close. */
+  attach(link: Link, admitted: Admission): Client {
+    const svc = this.svc;
+    const client: Client = { link, key: admitted.key, countKey: admitted.countKey, subs: [], group: undefined, keepAlive: undefined, overTicks: 0, windowStart: Date.now(), windowCount: 0 };
+    this.clients.add(client);
+    this.stats.clients = this.clients.size;
+    const window = svc.config.pingTimeoutMs;
+    if (!svc.is('keepalive-never')) {
+      // Spec, Limits: the connection is closed if no ping arrives within the window.
+      client.keepAlive = setTimeout(() => client.link.close(CLOSE.normal, 'no ping within the keep-alive window'), svc.is('keepalive-early') ? Math.floor(window / 2) : window);
+    }
+    return client;
+  }
+
+  /** The connection of `client` ended: stop its timer and its pushes. */
+  forget(client: Client): void {
     if (!this.clients.delete(client)) return;
     clearTimeout(client.keepAlive);
     this.setGroup(client, []);
     this.stats.clients = this.clients.size;
   }
 
-  private send(client: Client, text: string): void {
-    if (client.ws.readyState !== WebSocket.OPEN) return;
-    // A client that floods requests but never reads would grow our buffer: drop it instead.
-    if (client.socket.writableLength > this.svc.config.maxBacklogBytes) {
-      this.stats.slowClientsDropped++;
-      client.ws.terminate();
-      return;
+  /** Whether `client` went over its message rate with this message (closed on the first one over). */
+  private flooded(client: Client): boolean {
+    const max = this.svc.config.maxMessagesPerSecond;
+    const now = Date.now();
+    if (now - client.windowStart >= 1000) {
+      client.windowStart = now;
+      client.windowCount = 0;
     }
-    client.ws.send(text);
+    if (++client.windowCount <= max) return false;
+    if (client.windowCount === max + 1) {
+      this.stats.floodsClosed++;
+      client.link.close(CLOSE.policy, 'too many messages');
+    }
+    return true;
+  }
+
+  /** A slow reader's unsent bytes are bounded: past the bound it is dropped instead of buffered. */
+  private sendable(client: Client): boolean {
+    if (!client.link.open) return false;
+    // A client that floods requests but never reads would grow our buffer: drop it instead.
+    if (client.link.backlog > this.svc.config.maxBacklogBytes) {
+      this.stats.slowClientsDropped++;
+      client.link.terminate();
+      return false;
+    }
+    return true;
+  }
+
+  private sendText(client: Client, text: string): void {
+    if (this.sendable(client)) client.link.sendText(text);
   }
 
   private notice(client: Client, method: string, message: string, code: NoticeCode, id: string | undefined): void {
@@ -189,36 +281,45 @@ export class StreamServer {
     if (id !== undefined && !svc.is('notice-id-not-echoed')) n.id = id;
     n.data = null;
     if (svc.is('notice-status-number')) n.status_number = code;
-    this.send(client, JSON.stringify(n));
+    if (this.sendable(client)) client.link.sendJson(n);
   }
 
   private invalid(client: Client, message: string, id?: string): void {
     this.notice(client, METHOD.error, message, STATUS.INVALID_REQUEST, id);
   }
 
+  /** A raw WebSocket message. */
   private onMessage(client: Client, data: Buffer, isBinary: boolean): void {
-    const svc = this.svc;
-    const now = Date.now();
-    if (now - client.windowStart >= 1000) {
-      client.windowStart = now;
-      client.windowCount = 0;
-    }
-    if (++client.windowCount > svc.config.maxMessagesPerSecond) {
-      if (client.windowCount === svc.config.maxMessagesPerSecond + 1) {
-        this.stats.floodsClosed++;
-        this.close(client, CLOSE.policy, 'too many messages');
-      }
-      return;
-    }
+    if (this.flooded(client)) return;
     // Messages are JSON text (spec: WebSocket connection); a binary frame is an invalid request.
     if (isBinary) return this.invalid(client, 'invalid request: binary frames are not accepted');
+    this.onText(client, data.toString('utf8'));
+  }
+
+  /**
+   * A Socket.IO payload of the message event: an object is the request itself, a string is read
+   * as JSON text (so malformed JSON can still be sent), binary is an invalid request.
+   */
+  onPayload(client: Client, payload: unknown): void {
+    if (this.flooded(client)) return;
+    if (typeof payload === 'string') return this.onText(client, payload);
+    if (Buffer.isBuffer(payload) || payload instanceof ArrayBuffer || ArrayBuffer.isView(payload)) return this.invalid(client, 'invalid request: binary messages are not accepted');
+    this.onRequest(client, payload);
+  }
+
+  private onText(client: Client, text: string): void {
     let msg: unknown;
     try {
-      msg = JSON.parse(data.toString('utf8'));
+      msg = JSON.parse(text);
     } catch {
-      if (svc.is('notice-malformed-json-ignored')) return;
+      if (this.svc.is('notice-malformed-json-ignored')) return;
       return this.invalid(client, 'invalid request: malformed JSON');
     }
+    this.onRequest(client, msg);
+  }
+
+  private onRequest(client: Client, msg: unknown): void {
+    const svc = this.svc;
     if (!isObj(msg)) return this.invalid(client, 'invalid request: a message is a JSON object with a method');
     const id = typeof msg.id === 'string' ? msg.id : undefined;
     if (msg.id !== undefined && id === undefined) return this.invalid(client, 'invalid request: id must be a string');
@@ -235,8 +336,11 @@ export class StreamServer {
   private ping(client: Client): void {
     const svc = this.svc;
     if (client.keepAlive && !svc.is('keepalive-ping-not-reset')) client.keepAlive.refresh();
-    if (svc.is('ping-reply-json')) return this.send(client, JSON.stringify({ method: METHOD.ping, message: TEXT.pong, code: STATUS.OK, data: null }));
-    this.send(client, svc.is('ping-reply-lowercase') ? TEXT.pong.toLowerCase() : TEXT.pong);
+    if (svc.is('ping-reply-json')) {
+      if (this.sendable(client)) client.link.sendJson({ method: METHOD.ping, message: TEXT.pong, code: STATUS.OK, data: null });
+      return;
+    }
+    this.sendText(client, svc.is('ping-reply-lowercase') ? TEXT.pong.toLowerCase() : TEXT.pong);
   }
 
   /** Validates `params.pairs`; returns the codes or sends a 50004/50104 notice and returns undefined. */
@@ -322,7 +426,10 @@ export class StreamServer {
     client.group = group;
   }
 
-  /** One push tick: step the prices, frame each needed pair once, one write per client. */
+  /**
+   * One push tick: step the prices, serialise each needed pair once, frame it once per transport,
+   * one write per raw WebSocket client (the group's frames concatenated).
+   */
   tick(): void {
     const started = performance.now();
     this.fanOut();
@@ -337,49 +444,78 @@ export class StreamServer {
     const now = svc.clock();
     svc.book.step(now, svc.config.moveProbability, (e) => svc.market(e, now).open);
     if (this.groups.size === 0 || svc.is('push-never-starts')) return;
-    const frames = new Map<string, Buffer | null>();
-    const frameOf = (code: string): Buffer | null => {
-      let frame = frames.get(code);
-      if (frame !== undefined) return frame;
+    const jsons = new Map<string, string | null>();
+    const jsonOf = (code: string): string | null => {
+      let json = jsons.get(code);
+      if (json !== undefined) return json;
       const entry = svc.book.pairs.get(code);
-      frame = null;
+      json = null;
       if (entry && PriceBook.priced(entry)) {
         const push: Record<string, unknown> = { code, ...priceFields(svc, entry), last_updated: entry.current.lastUpdated, sent_at: now };
         if (svc.is('push-missing-bid')) delete push.bid;
         if (svc.is('push-price-number')) push.price = Number(push.price);
-        frame = textFrame(Buffer.from(JSON.stringify(push)));
+        json = JSON.stringify(push);
       }
-      frames.set(code, frame);
+      jsons.set(code, json);
+      return json;
+    };
+    const frames = new Map<string, Buffer>();
+    const frameOf = (code: string): Buffer => {
+      let frame = frames.get(code);
+      if (!frame) {
+        frame = textFrame(Buffer.from(jsons.get(code)!));
+        frames.set(code, frame);
+      }
       return frame;
+    };
+    // Socket.IO event packets, encoded once per pair like a Socket.IO broadcast.
+    const prefix = this.pushPacketPrefix;
+    const packets = new Map<string, string>();
+    const packetOf = (code: string): string => {
+      let packet = packets.get(code);
+      if (packet === undefined) {
+        packet = `${prefix}${jsons.get(code)!}]`;
+        packets.set(code, packet);
+      }
+      return packet;
     };
     const { maxBacklogBytes, dropAfterTicks } = svc.config;
     const perFrame = svc.config.fanOut === 'per-frame';
     for (const group of this.groups.values()) {
-      const parts: Buffer[] = [];
-      for (const code of group.codes) {
-        const frame = frameOf(code);
-        if (frame) parts.push(frame);
-      }
-      if (parts.length === 0) continue;
-      const bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
-      const n = parts.length;
+      // The group's priced pairs; each is serialised once per tick, whatever the groups.
+      const pushes: string[] = [];
+      for (const code of group.codes) if (jsonOf(code) !== null) pushes.push(code);
+      const n = pushes.length;
+      if (n === 0) continue;
+      let bytes: Buffer | undefined;
+      let groupPackets: string[] | undefined;
       for (const client of group.clients) {
-        if (client.ws.readyState !== WebSocket.OPEN) continue;
-        if (client.socket.writableLength > maxBacklogBytes) {
+        const link = client.link;
+        if (!link.open) continue;
+        if (link.backlog > maxBacklogBytes) {
           this.stats.framesSkipped += n;
           if (++client.overTicks >= dropAfterTicks) {
             this.stats.slowClientsDropped++;
-            client.ws.terminate();
+            link.terminate();
           }
           continue;
         }
         client.overTicks = 0;
-        if (perFrame) {
-          // The naive baseline the benchmark compares against: one ws.send per frame per client.
-          for (const part of parts) client.ws.send(part.subarray(part[1]! === 126 ? 4 : 2), { binary: false });
-        } else {
-          // Frames are whole and unmasked, so writing the shared bytes beside ws's own sends is safe.
-          client.socket.write(bytes);
+        if (link instanceof WsLink) {
+          if (perFrame) {
+            // The naive baseline the benchmark compares against: one ws.send per frame per client.
+            for (const code of pushes) {
+              const part = frameOf(code);
+              link.ws.send(part.subarray(part[1]! === 126 ? 4 : 2), { binary: false });
+            }
+          } else {
+            bytes ??= n === 1 ? frameOf(pushes[0]!) : Buffer.concat(pushes.map(frameOf));
+            // Frames are whole and unmasked, so writing the shared bytes beside ws's own sends is safe.
+            link.socket.write(bytes);
+          }
+        } else if (link.writePushes && prefix !== undefined) {
+          groupPackets ??= pushes.map(packetOf);
+          link.writePushes(groupPackets);
         }
         this.stats.framesWritten += n;
       }
@@ -391,7 +527,7 @@ export class StreamServer {
     clearInterval(this.ticker);
     for (const client of this.clients) {
       clearTimeout(client.keepAlive);
-      client.ws.terminate();
+      client.link.terminate();
     }
     this.wss.close();
   }
