@@ -44,8 +44,6 @@ export async function startServe(options: ServeOptions, io: ServeIO): Promise<Re
   if (options.fault !== undefined) findFault(options.fault);
   if (options.transport !== undefined && options.transport !== 'ws' && options.transport !== 'socketio') throw new ServeUsageError(`--transport: "${String(options.transport)}" is not ws or socketio`);
   if (options.event !== undefined && (typeof options.event !== 'string' || options.event.length === 0)) throw new ServeUsageError('--event: must name the Socket.IO event');
-  if (options.transport !== undefined && options.transport !== 'ws' && options.transport !== 'socketio') throw new ServeUsageError(`--transport: "${String(options.transport)}" is not ws or socketio`);
-  if (options.event !== undefined && (typeof options.event !== 'string' || options.event.length === 0)) throw new ServeUsageError('--event: must name the Socket.IO event');
   let config: ReferenceConfig | undefined;
   if (options.config !== undefined) {
     try {
@@ -76,7 +74,6 @@ export async function startServe(options: ServeOptions, io: ServeIO): Promise<Re
     `conform reference service${options.fault ? ` with fault ${options.fault}` : ''}\n` +
     `REST       ${server.restUrl}\n` +
     `WebSocket  ${server.wsUrl}\n` +
-    (server.socketIoUrl ? `Socket.IO  ${server.socketIoUrl} (event ${JSON.stringify(server.profile.event ?? options.event)})\n` : '') +
     (server.socketIoUrl ? `Socket.IO  ${server.socketIoUrl} (event ${JSON.stringify(server.profile.event ?? options.event)})\n` : '') +
     (options.profileOut ? `profile    ${options.profileOut} (keys, special pairs, probes)\n` : 'profile    not written; pass --profile-out FILE for the keys\n'),
   );
@@ -113,9 +110,7 @@ export const serveCommand: CommandModule<object, ServeOptions> = {
       .option('fault', { type: 'string', describe: 'Switch on one named fault (see --list-faults)' })
       .option('profile-out', { type: 'string', describe: 'Write the target profile that describes this server' })
       .option('list-faults', { type: 'boolean', default: false, describe: 'Print the faults and exit' })
-      .option('transport', { type: 'string', choices: ['ws', 'socketio'], describe: 'Stream transport the profile describes; socketio also serves the stream over Socket.IO' })
-      .option('event', { type: 'string', describe: 'Socket.IO event that carries the messages (default price with --transport socketio)' })
-      .option('transport', { type: 'string', choices: ['ws', 'socketio'], describe: 'Stream transport the profile describes; socketio also serves the stream over Socket.IO' })
+      .option('transport', { type: 'string', describe: 'Stream transport the profile describes; socketio also serves the stream over Socket.IO' })
       .option('event', { type: 'string', describe: 'Socket.IO event that carries the messages (default price with --transport socketio)' }) as unknown as Argv<ServeOptions>,
   handler: (argv) => serve(argv),
 };
