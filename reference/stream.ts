@@ -346,6 +346,9 @@ export class StreamServer {
   /** Validates `params.pairs`; returns the codes or sends a 50004/50104 notice and returns undefined. */
   private pairsOf(client: Client, params: unknown, id: string | undefined): string[] | undefined {
     const svc = this.svc;
+    // Faults: a missing params reads as no pairs, a single code as a one-pair list.
+    if (params === undefined && svc.is('subscribe-missing-params-accepted')) return [];
+    if (isObj(params) && typeof params.pairs === 'string' && svc.is('subscribe-pairs-string-accepted')) return [params.pairs];
     if (!isObj(params) || !Array.isArray(params.pairs)) {
       this.invalid(client, 'invalid request: params.pairs must be an array of pair codes', id);
       return undefined;
@@ -396,7 +399,8 @@ export class StreamServer {
     for (const code of codes) if (!svc.book.pairs.has(code)) return this.notice(client, METHOD.error, pairNotFoundMessage(code), STATUS.PAIR_NOT_FOUND, id);
     // Pairs that are not subscribed are ignored (spec: not shown).
     if (!svc.is('unsubscribe-keeps-pushing')) this.setGroup(client, client.subs.filter((c) => !codes.includes(c)));
-    this.notice(client, METHOD.unsubscribe, TEXT.unsubscribeSuccess, STATUS.OK, id);
+    const message = svc.is('unsubscribe-message-capitalized') ? TEXT.subscribeSuccess : TEXT.unsubscribeSuccess;
+    this.notice(client, METHOD.unsubscribe, message, STATUS.OK, id);
   }
 
   /** Moves a client to the group of its new subscription set. */

@@ -180,6 +180,18 @@ const OBSERVE: Record<FaultName, Observation> = {
   'subscribe-accepts-101': { deviates: async (s) => withStream(s, async (c) => (await subscribe(c, await codes(s, 101))).code === STATUS.OK) },
   'subscribe-limit-99': { deviates: async (s) => withStream(s, async (c) => (await subscribe(c, await codes(s, 100))).code !== STATUS.OK) },
   'subscribe-empty-accepted': { deviates: (s) => withStream(s, async (c) => (await subscribe(c, [])).code === STATUS.OK) },
+  'subscribe-missing-params-accepted': {
+    deviates: (s) => withStream(s, async (c) => {
+      c.send({ id: 'm', method: 'subscribe' });
+      return (await c.notice()).code !== STATUS.INVALID_REQUEST;
+    }),
+  },
+  'subscribe-pairs-string-accepted': {
+    deviates: (s) => withStream(s, async (c) => {
+      c.send({ id: 'p', method: 'subscribe', params: { pairs: BTC } });
+      return (await c.notice()).code !== STATUS.INVALID_REQUEST;
+    }),
+  },
   'subscribe-inactive-accepted': { deviates: (s) => withStream(s, async (c) => (await subscribe(c, [s.profile.pairs!.inactive!])).code === STATUS.OK) },
   'subscribe-unknown-message': { deviates: (s) => withStream(s, async (c) => (await subscribe(c, ['Crypto:ALL:NOPE/USD'])).message !== pairNotFoundMessage('Crypto:ALL:NOPE/USD')) },
   'unsubscribe-keeps-pushing': {
@@ -205,6 +217,13 @@ const OBSERVE: Record<FaultName, Observation> = {
   'notice-code-number': { deviates: (s) => withStream(s, async (c) => typeof (await subscribe(c, [BTC])).code !== 'string') },
   'notice-id-not-echoed': { deviates: (s) => withStream(s, async (c) => (await subscribe(c, [BTC], 'echo-me')).id !== 'echo-me') },
   'notice-subscribe-message-lowercase': { deviates: (s) => withStream(s, async (c) => (await subscribe(c, [BTC])).message !== TEXT.subscribeSuccess) },
+  'unsubscribe-message-capitalized': {
+    deviates: (s) => withStream(s, async (c) => {
+      await subscribe(c, [BTC]);
+      c.send({ method: 'unsubscribe', params: { pairs: [BTC] } });
+      return (await c.notice()).message !== TEXT.unsubscribeSuccess;
+    }),
+  },
   'notice-status-number': { deviates: (s) => withStream(s, async (c) => 'status_number' in (await subscribe(c, [BTC]))) },
   'notice-malformed-json-ignored': { deviates: (s) => withStream(s, async (c) => (await noticeBeforePong(c, '{"method":')) === undefined) },
   'notice-unknown-method-ignored': { deviates: (s) => withStream(s, async (c) => (await noticeBeforePong(c, { method: 'launch' })) === undefined) },
