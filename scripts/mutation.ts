@@ -260,12 +260,14 @@ async function main(): Promise<number> {
   const faults = cli.faults ? FAULTS.filter((f) => cli.faults!.includes(f.name)) : FAULTS;
   const t0 = performance.now();
   let cleanOk = true;
-  for (let i = 1; i <= cli.cleanRuns; i++) {
-    const results = await runCatalogue(undefined);
-    const problems = cleanProblems(results);
-    cleanOk &&= problems.length === 0;
-    process.stdout.write(`clean run ${i}: ${results.filter((r) => r.outcome === 'pass').length} pass, ${results.filter((r) => r.outcome === 'skip').length} skip, ${problems.length} fail or error\n`);
-    for (const p of problems) process.stdout.write(`  ${p}\n`);
+  for (const transport of cli.socketio ? (['ws', 'socketio'] as const) : (['ws'] as const)) {
+    for (let i = 1; i <= cli.cleanRuns; i++) {
+      const results = await runCatalogue(undefined, { transport });
+      const problems = cleanProblems(results);
+      cleanOk &&= problems.length === 0;
+      process.stdout.write(`clean run ${i}${transport === 'ws' ? '' : ` (${transport})`}: ${results.filter((r) => r.outcome === 'pass').length} pass, ${results.filter((r) => r.outcome === 'skip').length} skip, ${problems.length} fail or error\n`);
+      for (const p of problems) process.stdout.write(`  ${p}\n`);
+    }
   }
   const show = (label: string) => (o: FaultOutcome): void => {
     process.stdout.write(`${o.exact ? 'exact ' : o.caught ? 'caught' : 'MISSED'}  ${label}${o.fault.name} (${o.durationMs} ms)\n`);

@@ -3,20 +3,23 @@
  * against a server with that fault on, and exactly the checks the fault's entry names must fail,
  * none may error; the clean service passes three runs in a row. Every run gets its own server on
  * port 0 with a short ping window its profile declares; all runs share one bounded pool inside one
- * hook, so this file holds a single vitest worker while the other files use the other.
+ * hook, so this file holds a single vitest worker while the other files use the other. The faults a
+ * stream check must catch run again over Socket.IO (issue 9), and so do the clean runs.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAULTS } from '../reference/faults.ts';
 import type { CheckResult } from '../src/check.ts';
 import { CHECKS } from '../suites/index.ts';
 import {
-  AREA_OF, MUTATION_DEFAULTS, SCORE_AREAS, cleanProblems, disagreementLines, formatScore, judgeFault, mutationChecks, pool, runCatalogue, runFaults, scoreArea,
-  type FaultOutcome,
+  AREA_OF, MUTATION_DEFAULTS, SCORE_AREAS, cleanProblems, disagreementLines, formatScore, formatTransportScore, judgeFault, mutationChecks, pool, runCatalogue, scoreArea, streamFaults,
+  type FaultEntry, type FaultOutcome, type MutationSettings,
 } from '../scripts/mutation.ts';
 
 const CLEAN_RUNS = 3;
-/** Generous: the pool usually finishes in ~80 s on two idle cores; the other test files share them. */
+/** Generous: the pool usually finishes in ~110 s on two idle cores; the other test files share them. */
 const SUITE_BUDGET_MS = 290_000;
+type Transport = MutationSettings['transport'];
+const TRANSPORTS: readonly Transport[] = ['ws', 'socketio'];
 
 const result = (id: string, outcome: CheckResult['outcome']): CheckResult => ({
   id, title: id, expectation: '', clause: { section: 's', rule: 'r' }, severity: 'must', tags: [], outcome, violations: [], observations: [], evidence: [], durationMs: 0,
@@ -71,6 +74,12 @@ describe('the fault list', () => {
     expect(new Set(FAULTS.map((f) => f.name)).size).toBe(FAULTS.length);
   });
 
+  it('repeats over Socket.IO exactly the faults that name a stream check', () => {
+    const stream = streamFaults().map((f) => f.name);
+    expect(stream.length).toBeGreaterThan(0);
+    expect(stream).toEqual(FAULTS.filter((f) => f.catches.some((id) => CHECKS.find((c) => c.id === id)?.tags.includes('ws'))).map((f) => f.name));
+  });
+
   it.each(FAULTS.map((f) => [f.name, f] as const))('%s names only must checks of the default catalogue, and a known area', (_name, f) => {
     expect(f.catches.length).toBeGreaterThan(0);
     for (const id of f.catches) {
@@ -83,45 +92,56 @@ describe('the fault list', () => {
 });
 
 describe('the whole catalogue against the reference service', () => {
-  const outcomes = new Map<string, FaultOutcome>();
-  const clean: CheckResult[][] = [];
+  const outcomes: Record<Transport, Map<string, FaultOutcome>> = { ws: new Map(), socketio: new Map() };
+  const clean: Record<Transport, CheckResult[][]> = { ws: [], socketio: [] };
+  const faultsOver = (t: Transport): FaultEntry[] => (t === 'ws' ? [...FAULTS] : streamFaults());
   let elapsedMs = 0;
 
   beforeAll(async () => {
     const t0 = performance.now();
-    // The clean runs go one after another (in a row) as one task of the pool, beside the faults.
+    const jobs = TRANSPORTS.flatMap((transport) => faultsOver(transport).map((fault) => ({ fault, transport })));
+    // The clean runs go one after another (in a row), one chain per transport, beside the faults.
     await Promise.all([
-      (async () => { for (let i = 0; i < CLEAN_RUNS; i++) clean.push(await runCatalogue(undefined)); })(),
-      runFaults(FAULTS, { faultConcurrency: MUTATION_DEFAULTS.faultConcurrency - 1 }, (o) => outcomes.set(o.fault.name, o)),
+      ...TRANSPORTS.map(async (transport) => { for (let i = 0; i < CLEAN_RUNS; i++) clean[transport].push(await runCatalogue(undefined, { transport })); }),
+      pool(jobs, MUTATION_DEFAULTS.faultConcurrency - TRANSPORTS.length, async ({ fault, transport }) => {
+        const started = performance.now();
+        const results = await runCatalogue(fault.name, { transport });
+        outcomes[transport].set(fault.name, judgeFault(fault, results, Math.round(performance.now() - started)));
+      }),
     ]);
     elapsedMs = performance.now() - t0;
   }, SUITE_BUDGET_MS);
 
   afterAll(() => {
-    const all = FAULTS.map((f) => outcomes.get(f.name)).filter((o): o is FaultOutcome => o !== undefined);
-    if (all.length === 0) return;
-    const lines = disagreementLines(all);
+    const ws = FAULTS.map((f) => outcomes.ws.get(f.name)).filter((o): o is FaultOutcome => o !== undefined);
+    const sio = streamFaults().map((f) => outcomes.socketio.get(f.name)).filter((o): o is FaultOutcome => o !== undefined);
+    if (ws.length === 0) return;
+    const lines = [...disagreementLines(ws), ...disagreementLines(sio).map((l) => `(socketio) ${l}`)];
     // Printed into the test output: the score is a deliverable, not only a verdict.
-    console.log(`${lines.length ? `disagreements:\n${lines.join('\n')}\n` : ''}${FAULTS.length} faults and ${CLEAN_RUNS} clean runs in ${(elapsedMs / 1000).toFixed(1)} s\n${formatScore(all)}`);
+    console.log(`${lines.length ? `disagreements:\n${lines.join('\n')}\n` : ''}${FAULTS.length} faults (+ ${sio.length} over socketio) and ${CLEAN_RUNS} clean runs per transport in ${(elapsedMs / 1000).toFixed(1)} s\n${formatTransportScore(sio, 'socketio')}\n${formatScore(ws)}`);
   });
 
-  it.each(Array.from({ length: CLEAN_RUNS }, (_, i) => [i + 1]))('clean run %i: no check fails or errors', (n) => {
-    const results = clean[n - 1]!;
-    expect(results.length).toBe(mutationChecks().length);
-    expect(cleanProblems(results)).toEqual([]);
-    expect(results.filter((r) => r.outcome === 'pass').length).toBeGreaterThan(results.length / 2);
-  });
+  describe.each(TRANSPORTS.map((t) => [t]))('over %s', (transport) => {
+    it.each(Array.from({ length: CLEAN_RUNS }, (_, i) => [i + 1]))('clean run %i: no check fails or errors', (n) => {
+      const results = clean[transport][n - 1]!;
+      expect(results.length).toBe(mutationChecks().length);
+      expect(cleanProblems(results)).toEqual([]);
+      expect(results.filter((r) => r.outcome === 'pass').length).toBeGreaterThan(results.length / 2);
+    });
 
-  it.each(FAULTS.map((f) => [f.name, scoreArea(f)] as const))('fault %s (%s): exactly its catches fail, nothing errors', (name) => {
-    const o = outcomes.get(name);
-    expect(o, `no outcome for ${name}`).toBeDefined();
-    expect(o!.failing.length, `${name} is caught by no check`).toBeGreaterThan(0);
-    expect(o!.errors, `${name}: checks ended in error`).toEqual([]);
-    expect(o!.failing, `${name}: failing set differs from catches`).toEqual([...o!.fault.catches].sort());
-  });
+    it.each(faultsOver(transport).map((f) => [f.name, scoreArea(f)] as const))('fault %s (%s): exactly its catches fail, nothing errors', (name) => {
+      const o = outcomes[transport].get(name);
+      expect(o, `no outcome for ${name}`).toBeDefined();
+      expect(o!.failing.length, `${name} is caught by no check`).toBeGreaterThan(0);
+      expect(o!.errors, `${name}: checks ended in error`).toEqual([]);
+      expect(o!.failing, `${name}: failing set differs from catches`).toEqual([...o!.fault.catches].sort());
+    });
 
-  it('scores every fault caught', () => {
-    const all = FAULTS.map((f) => outcomes.get(f.name)!);
-    expect(formatScore(all).split('\n').at(-1)).toBe(`mutation score: ${FAULTS.length}/${FAULTS.length} faults caught`);
+    it('scores every fault caught', () => {
+      const all = faultsOver(transport).map((f) => outcomes[transport].get(f.name)!);
+      expect(all.every((o) => o !== undefined && o.caught)).toBe(true);
+      if (transport === 'ws') expect(formatScore(all).split('\n').at(-1)).toBe(`mutation score: ${FAULTS.length}/${FAULTS.length} faults caught`);
+      else expect(formatTransportScore(all, transport)).toMatch(new RegExp(`^mutation score \\(socketio\\): (\\d+)/\\1 stream faults caught`));
+    });
   });
 });
