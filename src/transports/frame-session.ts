@@ -20,7 +20,7 @@ export interface FrameSessionOptions {
   maxRecordedFrames?: number;
   /** Frames a session keeps for `frames` and `pushes`; older ones are dropped (a flooding peer stays bounded); default 20000. */
   maxKeptFrames?: number;
-  /** Characters of frame text a session keeps; older frames are dropped past it (huge frames stay bounded); default 16 Mi. */
+  /** Characters of frame text a session keeps; older frames are dropped past it (huge frames stay bounded); default 4 Mi. */
   maxKeptChars?: number;
   /** Frames per second past which the peer is dropped as a flood; default 20000. */
   maxFramesPerSecond?: number;
@@ -28,7 +28,7 @@ export interface FrameSessionOptions {
   signal?: AbortSignal;
 }
 
-export const SESSION_DEFAULTS = { waitMs: 5000, maxRecordedFrames: 1000, maxKeptFrames: 20_000, maxKeptChars: 16 * 1024 * 1024, maxFramesPerSecond: 20_000 } as const;
+export const SESSION_DEFAULTS = { waitMs: 5000, maxRecordedFrames: 1000, maxKeptFrames: 20_000, maxKeptChars: 4 * 1024 * 1024, maxFramesPerSecond: 20_000 } as const;
 
 /** A recorded frame shows this many characters; the transcript stays readable and small. */
 const MAX_EVIDENCE_CHARS = 4096;
@@ -307,9 +307,10 @@ export abstract class FrameSession implements StreamSession {
   private recordFrame(direction: 'in' | 'out', text: string): void {
     if (this.recorded >= this.limit) { this.unrecorded++; return; }
     this.recorded++;
-    // Redacted before the cut, with a margin, so no key is cut in half and shown.
+    // Redacted before the cut, with a margin, so no key is cut in half and shown. A slice of a
+    // string keeps its whole parent alive in V8: the cut goes through a fresh copy.
     const data = text.length <= MAX_EVIDENCE_CHARS ? this.redact(text)
-      : `${this.redact(text.slice(0, MAX_EVIDENCE_CHARS + KEY_MARGIN)).slice(0, MAX_EVIDENCE_CHARS)}… (${text.length} characters in all)`;
+      : `${Buffer.from(this.redact(text.slice(0, MAX_EVIDENCE_CHARS + KEY_MARGIN)).slice(0, MAX_EVIDENCE_CHARS)).toString()}… (${text.length} characters in all)`;
     this.options.record({ kind: 'frame', direction, data, atMs: this.clock() });
   }
 }

@@ -22,7 +22,8 @@ export interface SocketIoClientOptions extends StreamClientOptions {
   event: string;
 }
 
-const DEFAULTS = { maxPayload: 4 * 1024 * 1024, handshakeTimeoutMs: 5000 } as const;
+/** maxPayload 1 MiB, as the raw WebSocket session: the protocol's messages are well under 1 KiB. */
+const DEFAULTS = { maxPayload: 1024 * 1024, handshakeTimeoutMs: 5000 } as const;
 /** Socket.IO's default handshake path, used when the URL names none. */
 export const DEFAULT_SOCKETIO_PATH = '/socket.io/';
 
