@@ -7,7 +7,7 @@ import type { Check, CheckContext } from '../../src/check.ts';
 import { STATUS } from '../../src/spec.ts';
 import type { OpenResult, StreamSession } from '../../src/transports/stream.ts';
 import { StreamError } from '../../src/transports/stream.ts';
-import { describeRefusal, freezeKey, pause, refusalStatus, tryOpen } from './support.ts';
+import { describeRefusal, freezeKey, pause, refusalStatus, tryOpen, type KeyLease } from './support.ts';
 
 /** A second source address on loopback, to show the count is per key and not per IP. */
 export const SECOND_SOURCE_ADDRESS = '127.0.0.2';
@@ -17,9 +17,24 @@ const SLOT_FREED_WITHIN_MS = 2000;
 const clause = (rule: string) => ({ section: 'Limits', rule });
 
 /** Tries to measure with the key's count steady this many times before giving up. */
-const STEADY_ATTEMPTS = 3;
-/** A close by another check may reach the target this long before our side hears of it. */
-const SETTLE_MS = 100;
+const STEADY_ATTEMPTS = 5;
+/** A close by another check may reach the target this long before our side hears of it (longer on a loaded machine). */
+const SETTLE_MS = 250;
+/** Before measuring again, the key's count must have held still this long (other checks' closes drain; the freeze stops new opens). */
+const QUIET_MS = 300;
+/** Longest wait for that quiet. */
+const QUIET_MAX_MS = 5000;
+
+/** Waits until no other check's connection of the key has closed for QUIET_MS (at most QUIET_MAX_MS). */
+async function quiet(ctx: CheckContext, lease: KeyLease): Promise<void> {
+  const until = ctx.stream.now() + QUIET_MAX_MS;
+  let seen = lease.closedSince();
+  let since = ctx.stream.now();
+  while (ctx.stream.now() - since < QUIET_MS && ctx.stream.now() < until) {
+    await pause(50, ctx);
+    if (lease.closedSince() !== seen) { seen = lease.closedSince(); since = ctx.stream.now(); }
+  }
+}
 
 /**
  * Freezes `key`'s count, fills its allowance (the connections other checks of the run hold count
@@ -31,6 +46,9 @@ async function atAllowance<T>(ctx: CheckContext, key: string, allowance: number,
     const lease = await freezeKey(ctx, key);
     const sessions: StreamSession[] = [];
     try {
+      // Note: a retry means the count moved under the last attempt; let the closes drain first.
+      if (attempt > 1) await quiet(ctx, lease);
+      const closed0 = lease.closedSince();
       const others = lease.heldByOthers();
       if (others > 0) ctx.note(`${others} connection(s) of this key held by other checks count toward its allowance of ${allowance}`);
       let refused: OpenResult | undefined;
@@ -39,13 +57,13 @@ async function atAllowance<T>(ctx: CheckContext, key: string, allowance: number,
         if (r.ok) sessions.push(r.session);
         else refused = r;
       }
-      if (refused && !refused.ok && lease.closedSince() === 0) {
+      if (refused && !refused.ok && lease.closedSince() === closed0) {
         ctx.fail({ received: `connection ${others + sessions.length + 1} of ${allowance} refused: ${describeRefusal(refused)}`, expected: `every connection up to the allowance of ${allowance} is accepted` });
       }
       if (!refused) {
         const result = await probe(sessions);
         await pause(SETTLE_MS, ctx);
-        if (lease.closedSince() === 0) return result;
+        if (lease.closedSince() === closed0) return result;
       }
       ctx.note(`another check closed a connection of this key during the measurement; measuring again (${attempt})`);
     } finally {
