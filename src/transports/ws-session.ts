@@ -9,10 +9,8 @@ import WebSocket from 'ws';
 import type { Evidence } from '../check.ts';
 import { API_KEY_HEADER } from '../spec.ts';
 import { readRefusal } from './handshake-refusal.ts';
-import {
-  StreamError, isPush, jsonObject,
-  type CloseInfo, type InboundFrame, type OpenOptions, type OpenResult, type Push, type StreamClient, type StreamSession,
-} from './stream.ts';
+import { StreamError, type OpenOptions, type OpenResult, type StreamClient } from './stream.ts';
+import { FrameSession, SessionSet, maskingRedactor, textFrame } from './frame-session.ts';
 
 export interface StreamClientOptions {
   /** The WebSocket URL (the spec does not show its path). */
@@ -43,38 +41,24 @@ export interface StreamClientOptions {
   signal?: AbortSignal;
 }
 
-const DEFAULTS = { maxPayload: 1024 * 1024, waitMs: 5000, handshakeTimeoutMs: 5000, maxRecordedFrames: 1000, maxKeptFrames: 20_000, maxKeptChars: 4 * 1024 * 1024, maxFramesPerSecond: 20_000 } as const;
-/** A recorded frame shows this many characters; the transcript stays readable and small. */
-const MAX_EVIDENCE_CHARS = 4096;
-/** Longer than any key: a key straddling the cut is still whole when redacted. */
-const KEY_MARGIN = 256;
-const MASK = '[redacted]';
-/** A peer that does not answer our close within this long is dropped. */
-const CLOSE_WAIT_MS = 1000;
+/** The handshake's defaults; a session's (waits, budgets) are FrameSession's SESSION_DEFAULTS. */
+const DEFAULTS = { maxPayload: 1024 * 1024, handshakeTimeoutMs: 5000 } as const;
 
 /** Creates the stream client the checks use: one per check, recording into that check's evidence. */
 export function createStreamClient(options: StreamClientOptions): StreamClient {
   const clock = options.clock ?? (() => performance.now());
-  const keys = new Set<string>([options.primaryKey]);
   // Keys are masked even when the caller's redactor does not know them (a key given to open()).
-  const redact = (s: string): string => {
-    let out = options.redact ? options.redact(s) : s;
-    for (const k of keys) if (k) out = out.split(k).join(MASK);
-    return out;
-  };
-  const sessions = new Set<WsSession>();
+  const masker = maskingRedactor(options.primaryKey, options.redact);
+  const redact = masker.redact;
+  const sessions = new SessionSet<WsSession>(options.signal);
   const signal = options.signal;
-  const onAbort = (): void => { for (const s of sessions) s.terminate('aborted'); };
-  signal?.addEventListener('abort', onAbort, { once: true });
 
   return {
     now: clock,
-    async closeAll() {
-      await Promise.all([...sessions].map((s) => s.close(1000, 'check ended').catch(() => undefined)));
-    },
+    closeAll: () => sessions.closeAll(),
     open(open: OpenOptions = {}): Promise<OpenResult> {
       const key = open.key === undefined ? options.primaryKey : open.key;
-      if (key) keys.add(key);
+      if (key) masker.remember(key);
       const headerName = open.keyHeader ?? API_KEY_HEADER;
       const headers: Record<string, string> = key === null ? {} : { [headerName]: key };
       const shownHeaders = Object.fromEntries(Object.entries(headers).map(([h, v]) => [h, redact(v)]));
@@ -119,7 +103,6 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
           recordOpen('open');
           const session = new WsSession(ws, startedAtMs, clock(), clock, options, redact);
           sessions.add(session);
-          void session.closed.then(() => sessions.delete(session));
           resolve({ ok: true, session });
         }));
         ws.once('unexpected-response', (_req, res: IncomingMessage) => {
@@ -145,243 +128,40 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
   };
 }
 
-interface Waiter {
-  predicate: (frame: InboundFrame) => boolean;
-  resolve: (frame: InboundFrame) => void;
-  reject: (err: Error) => void;
-  timer: NodeJS.Timeout;
-}
 
-/** One open connection; checks see it as a StreamSession. */
-class WsSession implements StreamSession {
-  readonly frames: InboundFrame[] = [];
-  readonly closed: Promise<CloseInfo>;
-  private readonly waiters = new Set<Waiter>();
-  private closeInfo: CloseInfo | undefined;
-  private closingByClient = false;
-  private recorded = 0;
-  private unrecorded = 0;
-  private droppedNoted = false;
-  private failure: string | undefined;
-  private keptChars = 0;
-  private rateStartMs = 0;
-  private rateCount = 0;
-  private resolveClosed!: (info: CloseInfo) => void;
-
+/** One open raw WebSocket; the frame log, waits, budgets and close bookkeeping are FrameSession's. */
+class WsSession extends FrameSession {
   constructor(
     private readonly ws: WebSocket,
-    readonly startedAtMs: number,
-    readonly openedAtMs: number,
-    private readonly clock: () => number,
-    private readonly options: StreamClientOptions,
-    private readonly redact: (s: string) => string,
+    startedAtMs: number,
+    openedAtMs: number,
+    clock: () => number,
+    options: StreamClientOptions,
+    redact: (s: string) => string,
   ) {
-    this.closed = new Promise((resolve) => { this.resolveClosed = resolve; });
+    super(startedAtMs, openedAtMs, clock, options, redact);
     ws.on('message', (data: WebSocket.RawData, isBinary: boolean) => this.onMessage(data, isBinary));
-    ws.on('error', (err: NodeJS.ErrnoException) => this.onError(err));
-    ws.once('close', (code: number, reason: Buffer) => this.onClose(code, reason.toString('utf8')));
+    // A protocol error (bad frame, oversized message, invalid UTF-8) or a failed socket fails the connection.
+    ws.on('error', (err: NodeJS.ErrnoException) => this.failConnection(`${err.message}${err.code ? ` (${err.code})` : ''}`));
+    ws.once('close', (code: number, reason: Buffer) => this.ended(code, reason.toString('utf8')));
   }
 
   get isOpen(): boolean { return this.ws.readyState === WebSocket.OPEN; }
 
-  send(message: unknown): void { this.sendText(JSON.stringify(message)); }
+  protected transmit(text: string): void { this.ws.send(text); }
 
-  sendText(text: string): void {
-    if (!this.isOpen) {
-      const c = this.closeInfo;
-      throw new StreamError('CONFORM_WAIT_CLOSED', `cannot send: the connection is closed${c ? ` (${c.code}${c.reason ? ` ${c.reason}` : ''}, by ${c.by})` : ''}`);
-    }
-    this.recordFrame('out', text);
-    this.ws.send(text);
+  /** A close already in flight (CLOSING) only gets the close deadline. */
+  protected shut(code: number, reason: string): void {
+    if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) this.ws.close(code, reason);
   }
 
-  request(message: Record<string, unknown>, timeoutMs?: number): Promise<Record<string, unknown>> {
-    const id = message.id;
-    const what = id === undefined ? `a notice answering ${String(message.method)}` : `a notice with id ${JSON.stringify(id)}`;
-    const reply = this.nextMatching((f) => {
-      const o = jsonObject(f);
-      if (!o || !('method' in o)) return false;
-      return id === undefined || o.id === id;
-    }, timeoutMs, what);
-    try {
-      this.send(message);
-    } catch (err) {
-      reply.catch(() => undefined);
-      throw err;
-    }
-    return reply.then((f) => jsonObject(f) as Record<string, unknown>);
-  }
-
-  next(predicate: (frame: InboundFrame) => boolean, timeoutMs?: number): Promise<InboundFrame> {
-    return this.nextMatching(predicate, timeoutMs, 'a matching frame');
-  }
-
-  find(predicate: (frame: InboundFrame) => boolean, timeoutMs?: number): Promise<InboundFrame> {
-    const seen = this.frames.find(predicate);
-    return seen ? Promise.resolve(seen) : this.nextMatching(predicate, timeoutMs, 'a matching frame');
-  }
-
-  pushes(filter: { pair?: string; sinceMs?: number } = {}): Push[] {
-    const out: Push[] = [];
-    for (const f of this.frames) {
-      if (filter.sinceMs !== undefined && f.atMs < filter.sinceMs) continue;
-      if (!isPush(f) || f.kind !== 'json') continue;
-      const value = f.value as Record<string, unknown>;
-      if (filter.pair !== undefined && value.code !== filter.pair) continue;
-      out.push({ value, text: f.text, atMs: f.atMs });
-    }
-    return out;
-  }
-
-  pushesByPair(sinceMs?: number): Map<string, Push[]> {
-    const byPair = new Map<string, Push[]>();
-    for (const p of this.pushes(sinceMs === undefined ? {} : { sinceMs })) {
-      const code = typeof p.value.code === 'string' ? p.value.code : '';
-      const list = byPair.get(code);
-      if (list) list.push(p);
-      else byPair.set(code, [p]);
-    }
-    return byPair;
-  }
-
-  close(code = 1000, reason = ''): Promise<CloseInfo> {
-    if (this.closeInfo) return Promise.resolve(this.closeInfo);
-    this.closingByClient = true;
-    if (this.ws.readyState !== WebSocket.CLOSED) {
-      // A close already in flight (CLOSING) gets the same deadline.
-      if (this.ws.readyState !== WebSocket.CLOSING) this.ws.close(code, reason);
-      // A peer that never answers the close still lets the check end.
-      const timer = setTimeout(() => this.ws.terminate(), CLOSE_WAIT_MS);
-      timer.unref();
-      void this.closed.then(() => clearTimeout(timer));
-    }
-    return this.closed;
-  }
-
-  /** Drops the connection at once (abort). */
-  terminate(why: string): void {
-    if (this.closeInfo) return;
-    this.closingByClient = true;
-    this.options.record({ kind: 'note', text: `terminated: ${why}`, atMs: this.clock() });
-    for (const w of [...this.waiters]) this.finish(w, new StreamError('CONFORM_ABORTED', `wait aborted: ${why}`));
-    this.ws.terminate();
-  }
-
-  private nextMatching(predicate: (frame: InboundFrame) => boolean, timeoutMs: number | undefined, what: string): Promise<InboundFrame> {
-    return new Promise<InboundFrame>((resolve, reject) => {
-      if (this.options.signal?.aborted) return reject(new StreamError('CONFORM_ABORTED', 'aborted'));
-      if (this.closeInfo) return reject(closedError(this.closeInfo, what));
-      const ms = timeoutMs ?? this.options.waitMs ?? DEFAULTS.waitMs;
-      const waiter: Waiter = {
-        predicate,
-        resolve,
-        reject,
-        timer: setTimeout(() => this.finish(waiter, new StreamError('CONFORM_WAIT_TIMEOUT', `waited ${ms} ms for ${what}: none came`)), ms),
-      };
-      this.waiters.add(waiter);
-    });
-  }
-
-  private finish(waiter: Waiter, outcome: InboundFrame | Error): void {
-    if (!this.waiters.delete(waiter)) return;
-    clearTimeout(waiter.timer);
-    if (outcome instanceof Error) waiter.reject(outcome);
-    else waiter.resolve(outcome);
-  }
+  protected kill(): void { this.ws.terminate(); }
 
   private onMessage(data: WebSocket.RawData, isBinary: boolean): void {
     const atMs = this.clock();
-    if (this.failure) return;
-    // A flood costs a parse per frame: past the rate a live service needs, the peer is dropped.
-    if (atMs - this.rateStartMs >= 1000) { this.rateStartMs = atMs; this.rateCount = 0; }
-    const rate = this.options.maxFramesPerSecond ?? DEFAULTS.maxFramesPerSecond;
-    if (++this.rateCount > rate) {
-      this.failConnection(`flood: more than ${rate} frames within one second`);
-      return;
-    }
+    if (!this.admitFrame(atMs)) return;
     const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
-    let frame: InboundFrame;
-    if (isBinary) {
-      frame = { kind: 'binary', bytes: buf.length, atMs };
-      this.recordFrame('in', `<binary ${buf.length} bytes>`);
-    } else {
-      const text = buf.toString('utf8');
-      this.recordFrame('in', text);
-      let value: unknown;
-      let parsed = false;
-      try { value = JSON.parse(text); parsed = true; } catch { /* plain text, e.g. `Pong!` */ }
-      frame = parsed ? { kind: 'json', text, value, atMs } : { kind: 'text', text, atMs };
-    }
-    this.frames.push(frame);
-    if (frame.kind !== 'binary') {
-      this.keptChars += frame.text.length;
-      const budget = this.options.maxKeptChars ?? DEFAULTS.maxKeptChars;
-      while (this.keptChars > budget && this.frames.length > 1) {
-        const old = this.frames.shift()!;
-        if (old.kind !== 'binary') this.keptChars -= old.text.length;
-        this.noteDropped(`more than ${budget} characters of frames received: the oldest are no longer kept`, atMs);
-      }
-    }
-    const keep = this.options.maxKeptFrames ?? DEFAULTS.maxKeptFrames;
-    // Drop in chunks of a tenth, so a flood costs amortised O(1) per frame.
-    if (this.frames.length > keep + Math.ceil(keep / 10)) {
-      for (const old of this.frames.splice(0, this.frames.length - keep)) if (old.kind !== 'binary') this.keptChars -= old.text.length;
-      this.noteDropped(`more than ${keep} frames received: the oldest are no longer kept`, atMs);
-    }
-    for (const w of [...this.waiters]) {
-      let hit = false;
-      try { hit = w.predicate(frame); } catch (err) { this.finish(w, err as Error); continue; }
-      if (hit) this.finish(w, frame);
-    }
+    if (isBinary) this.receive({ kind: 'binary', bytes: buf.length, atMs });
+    else this.receive(textFrame(buf.toString('utf8'), atMs));
   }
-
-  /**
-   * The peer broke the protocol (bad frame, oversized message, invalid UTF-8) or the socket failed.
-   * RFC 6455 7.1.7 lets the client drop the connection when it fails it: waiting for the peer's
-   * close answer would keep the socket (and the process) alive for ws's 30 s close timeout.
-   */
-  private onError(err: NodeJS.ErrnoException): void {
-    this.failConnection(`${err.message}${err.code ? ` (${err.code})` : ''}`);
-  }
-
-  /** Drops the connection because the peer misbehaved; `why` becomes the close reason. */
-  private failConnection(why: string): void {
-    this.options.record({ kind: 'note', text: `socket error: ${this.redact(why)}`, atMs: this.clock() });
-    if (this.closeInfo) return;
-    this.failure ??= why;
-    this.closingByClient = true;
-    this.ws.terminate();
-  }
-
-  private onClose(code: number, wireReason: string): void {
-    const reason = this.failure ? `failed by the client: ${this.failure}` : wireReason;
-    const info: CloseInfo = { code, reason, atMs: this.clock(), by: this.closingByClient ? 'client' : 'server' };
-    this.closeInfo = info;
-    if (this.unrecorded > 0) this.options.record({ kind: 'note', text: `${this.unrecorded} further frames not recorded (limit ${this.limit})`, atMs: info.atMs });
-    this.options.record({ kind: 'close', code, reason: this.redact(reason), by: info.by, atMs: info.atMs });
-    for (const w of [...this.waiters]) this.finish(w, closedError(info, 'the frame'));
-    this.resolveClosed(info);
-  }
-
-  private noteDropped(text: string, atMs: number): void {
-    if (this.droppedNoted) return;
-    this.droppedNoted = true;
-    this.options.record({ kind: 'note', text, atMs });
-  }
-
-  private get limit(): number { return this.options.maxRecordedFrames ?? DEFAULTS.maxRecordedFrames; }
-
-  private recordFrame(direction: 'in' | 'out', text: string): void {
-    if (this.recorded >= this.limit) { this.unrecorded++; return; }
-    this.recorded++;
-    // A slice of a string keeps its whole parent alive in V8: the cut goes through a fresh copy,
-    // or every recorded huge frame would stay in memory as evidence.
-    const data = text.length <= MAX_EVIDENCE_CHARS ? this.redact(text)
-      : `${Buffer.from(this.redact(text.slice(0, MAX_EVIDENCE_CHARS + KEY_MARGIN)).slice(0, MAX_EVIDENCE_CHARS)).toString()}… (${text.length} characters in all)`;
-    this.options.record({ kind: 'frame', direction, data, atMs: this.clock() });
-  }
-}
-
-function closedError(info: CloseInfo, what: string): StreamError {
-  return new StreamError('CONFORM_WAIT_CLOSED', `connection closed (${info.code}${info.reason ? ` ${info.reason}` : ''}, by ${info.by}) before ${what}`);
 }
