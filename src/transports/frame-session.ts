@@ -5,9 +5,10 @@
  * `ended()` calls and implements sending and closing.
  */
 import type { Evidence } from '../check.ts';
+import { API_KEY_HEADER } from '../spec.ts';
 import {
   StreamError, isPush, jsonObject,
-  type CloseInfo, type InboundFrame, type Push, type StreamSession,
+  type CloseInfo, type InboundFrame, type OpenOptions, type Push, type StreamSession,
 } from './stream.ts';
 
 /** What a session needs from its client. */
@@ -52,6 +53,24 @@ export function maskingRedactor(primaryKey: string, redact?: (s: string) => stri
     },
     remember(key: string): void { if (key) keys.add(key); },
   };
+}
+
+/**
+ * What every transport does before its handshake: pick the key (`undefined` → the primary key,
+ * `null` → none), put it in the key header, and record the attempt with every key masked.
+ */
+export function prepareHandshake(
+  client: { url: string; primaryKey: string; record: (e: Evidence) => void },
+  open: OpenOptions,
+  masker: ReturnType<typeof maskingRedactor>,
+  clock: () => number,
+): { headers: Record<string, string>; recordOpen: (outcome: string) => void } {
+  const key = open.key === undefined ? client.primaryKey : open.key;
+  if (key) masker.remember(key);
+  const headers: Record<string, string> = key === null ? {} : { [open.keyHeader ?? API_KEY_HEADER]: key };
+  const shownHeaders = Object.fromEntries(Object.entries(headers).map(([h, v]) => [h, masker.redact(v)]));
+  const base = { kind: 'ws-open' as const, url: masker.redact(client.url), headers: shownHeaders, ...(open.localAddress ? { localAddress: open.localAddress } : {}) };
+  return { headers, recordOpen: (outcome) => client.record({ ...base, outcome: masker.redact(outcome), atMs: clock() }) };
 }
 
 /** The sessions a client opened: closed together when a check ends, dropped at once on abort. */

@@ -11,9 +11,8 @@ import { performance } from 'node:perf_hooks';
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import type WebSocket from 'ws';
 import { io, NodeWebSocket, type ManagerOptions, type Socket, type SocketOptions } from 'socket.io-client';
-import { API_KEY_HEADER } from '../spec.ts';
 import type { StreamClientOptions } from './ws-session.ts';
-import { CLOSE_WAIT_MS, FrameSession, SessionSet, maskingRedactor, textFrame } from './frame-session.ts';
+import { CLOSE_WAIT_MS, FrameSession, SessionSet, maskingRedactor, prepareHandshake, textFrame } from './frame-session.ts';
 import { readRefusal } from './handshake-refusal.ts';
 import { StreamError, type InboundFrame, type OpenOptions, type OpenResult, type Refusal, type StreamClient } from './stream.ts';
 
@@ -82,13 +81,7 @@ export function createSocketIoClient(options: SocketIoClientOptions): StreamClie
     now: clock,
     closeAll: () => sessions.closeAll(),
     open(open: OpenOptions = {}): Promise<OpenResult> {
-      const key = open.key === undefined ? options.primaryKey : open.key;
-      if (key) masker.remember(key);
-      const headerName = open.keyHeader ?? API_KEY_HEADER;
-      const headers: Record<string, string> = key === null ? {} : { [headerName]: key };
-      const shownHeaders = Object.fromEntries(Object.entries(headers).map(([h, v]) => [h, redact(v)]));
-      const base = { kind: 'ws-open' as const, url: redact(options.url), headers: shownHeaders, ...(open.localAddress ? { localAddress: open.localAddress } : {}) };
-      const recordOpen = (outcome: string): void => options.record({ ...base, outcome: redact(outcome), atMs: clock() });
+      const { headers, recordOpen } = prepareHandshake(options, open, masker, clock);
       const timeoutMs = open.timeoutMs ?? options.handshakeTimeoutMs ?? DEFAULTS.handshakeTimeoutMs;
 
       return new Promise<OpenResult>((resolve, reject) => {

@@ -7,10 +7,9 @@ import { performance } from 'node:perf_hooks';
 import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
 import type { Evidence } from '../check.ts';
-import { API_KEY_HEADER } from '../spec.ts';
 import { readRefusal } from './handshake-refusal.ts';
 import { StreamError, type OpenOptions, type OpenResult, type StreamClient } from './stream.ts';
-import { FrameSession, SessionSet, maskingRedactor, textFrame } from './frame-session.ts';
+import { FrameSession, SessionSet, maskingRedactor, prepareHandshake, textFrame } from './frame-session.ts';
 
 export interface StreamClientOptions {
   /** The WebSocket URL (the spec does not show its path). */
@@ -57,13 +56,7 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
     now: clock,
     closeAll: () => sessions.closeAll(),
     open(open: OpenOptions = {}): Promise<OpenResult> {
-      const key = open.key === undefined ? options.primaryKey : open.key;
-      if (key) masker.remember(key);
-      const headerName = open.keyHeader ?? API_KEY_HEADER;
-      const headers: Record<string, string> = key === null ? {} : { [headerName]: key };
-      const shownHeaders = Object.fromEntries(Object.entries(headers).map(([h, v]) => [h, redact(v)]));
-      const base = { kind: 'ws-open' as const, url: redact(options.url), headers: shownHeaders, ...(open.localAddress ? { localAddress: open.localAddress } : {}) };
-      const recordOpen = (outcome: string): void => options.record({ ...base, outcome: redact(outcome), atMs: clock() });
+      const { headers, recordOpen } = prepareHandshake(options, open, masker, clock);
 
       return new Promise<OpenResult>((resolve, reject) => {
         if (signal?.aborted) return reject(new StreamError('CONFORM_ABORTED', 'aborted before the handshake'));
