@@ -6,7 +6,7 @@ import { estimateOffset, guessTimeUnit, tightenWithFrames } from '../load/clock.
 import { FanoutAggregator } from '../load/fanout/aggregate.ts';
 import { codeOf, hashBytes, scanPushFrame, scannedFrame } from '../load/fanout/frame-scan.ts';
 import type { Tick } from '../load/fanout/protocol.ts';
-import { createHistogram, encode } from '../load/histogram.ts';
+import { createHistogram, encode, FastRecorder, HIGHEST_US, recordMs, summarize } from '../load/histogram.ts';
 import { LoadUsageError, parseDuration, parseRate } from '../load/options.ts';
 import { assignKeys, isLoopback, readKeysFile } from '../load/target.ts';
 import { evaluateThresholds, parseThreshold, parseThresholds, ThresholdError, toK6Thresholds } from '../load/thresholds.ts';
@@ -43,6 +43,54 @@ describe('frame scan reads push frames straight from the wire bytes', () => {
     expect(scan('{"code":"A:B:C/D","last_updated":"1","sent_at":2}')).toBeNull();
     expect(scan('{"code":"A:B:C/D","sent_at":2}')).toBeNull();
     expect(scan('{"method":"subscribe","message":"Success","code":"200"}')).toBeNull();
+  });
+
+  it('reads a frame in place inside a larger chunk and never past its range', () => {
+    const frames = ['{"code":"A:B:C/D","price":"1","last_updated":17,"sent_at":18}', '{"sent_at":5,"code":"X:Y:Z/W","last_updated":4}'];
+    // Neighbours that would complete a cut-off frame if the scan read past its end, or before its start.
+    const before = Buffer.from('{"code":"Q:Q:Q/Q","last_updated":99,"sent_at":');
+    const after = Buffer.from('1,"sent_at":3}');
+    for (const text of frames) {
+      const chunk = Buffer.concat([before, Buffer.from(text), after]);
+      const out = scannedFrame();
+      expect(scanPushFrame(chunk, out, before.length, before.length + text.length)).toBe(true);
+      expect([codeOf(chunk, out), out.lastUpdated, out.sentAt]).toEqual(text.startsWith('{"code"') ? ['A:B:C/D', 17, 18] : ['X:Y:Z/W', 4, 5]);
+      const cut = text.slice(0, text.lastIndexOf(':') + 1);
+      expect(scanPushFrame(chunk, out, before.length, before.length + cut.length)).toBe(false);
+    }
+  });
+});
+
+describe('FastRecorder fronts an HDR histogram on the per-frame path', () => {
+  it('drains into exactly the histogram that direct recording builds: every bucket, the percentiles and the max', () => {
+    // Bucket edges, zero, negatives, values past the top, and a spread over every power of two.
+    const edges = [0, -3, 0.0004, 0.0005, 1.023, 1.024, 2.047, 2.048, 2.049, 4.095, 4.096, 65.535, 65.536, 1234.567, HIGHEST_US / 1000, HIGHEST_US / 1000 + 5, 1e9];
+    let seed = 7;
+    const random = (): number => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648; };
+    const spread = Array.from({ length: 20_000 }, () => 2 ** (random() * 26) / 1000);
+    for (const values of [edges, spread, [5, 5, 5], [70_000.123]]) {
+      const direct = createHistogram();
+      const drained = createHistogram();
+      const front = new FastRecorder();
+      for (const ms of values) { recordMs(direct, ms); front.recordMs(ms); }
+      front.drainInto(drained);
+      expect(encode(drained)).toBe(encode(direct));
+      expect(summarize(drained)).toEqual(summarize(direct));
+      expect(drained.maxValue).toBe(direct.maxValue);
+    }
+  });
+
+  it('starts empty after a drain, and draining it again adds nothing', () => {
+    const front = new FastRecorder();
+    const h = createHistogram();
+    front.recordMs(12.5);
+    front.drainInto(h);
+    front.drainInto(h);
+    expect(h.totalCount).toBe(1);
+    front.recordMs(3);
+    const next = createHistogram();
+    front.drainInto(next);
+    expect(summarize(next)).toMatchObject({ count: 1, max: 3 });
   });
 });
 

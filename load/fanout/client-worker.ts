@@ -8,12 +8,12 @@
 import { isUtf8 } from 'node:buffer';
 import { parentPort, workerData } from 'node:worker_threads';
 import { monitorEventLoopDelay, performance, type EventLoopUtilization } from 'node:perf_hooks';
-import WebSocket from 'ws';
 import { METHOD, STATUS, TEXT } from '../../src/spec.ts';
 import { validator } from '../../src/validator.ts';
 import { guessTimeUnit, monoNow, MS_PER_UNIT } from '../clock.ts';
-import { createHistogram, encode, recordMs } from '../histogram.ts';
+import { FastRecorder } from '../histogram.ts';
 import { codeOf, hashBytes, scanPushFrame, scannedFrame, type ScannedFrame } from './frame-scan.ts';
+import { WireSocket } from './wire-socket.ts';
 import type { CoordinatorMessage, Tick, UpdateRecord, WorkerConfig } from './protocol.ts';
 
 const cfg = workerData as WorkerConfig;
@@ -22,7 +22,7 @@ const port = parentPort!;
 interface Client {
   index: number;
   key: string;
-  ws: WebSocket | null;
+  ws: WireSocket | null;
   startedAt: number;
   openedAt: number;
   subscribeSentAt: number;
@@ -33,8 +33,8 @@ interface Client {
   done: boolean;
   /** Last `last_updated` seen per code index, to count an update once per client. */
   lastSeen: Float64Array;
-  /** Mono ms at which the socket's latest chunk of bytes arrived. */
-  chunkAt: number;
+  /** Called once when the socket has closed (the stop waits for it). */
+  onClosed: (() => void) | null;
 }
 
 /**
@@ -91,8 +91,8 @@ const subscribeText = (index: number): string => JSON.stringify({ id: `c${index}
 const pingText = JSON.stringify({ method: METHOD.ping });
 
 // Per-tick state, reset by flush().
-let latency = createHistogram();
-let serverLatency = createHistogram();
+const latency = new FastRecorder();
+const serverLatency = new FastRecorder();
 let frames = 0;
 let duplicates = 0;
 let outOfOrder = 0;
@@ -118,13 +118,19 @@ let stopping = false;
 
 let msPerUnit = cfg.msPerUnit;
 let sentAtUnit: string | null = null;
-// Validate every `sampleEvery`-th frame, adapted each tick to the frame rate.
+// Validate every `sampleEvery`-th frame on average, adapted to the frame rate over windows of at
+// least RATE_WINDOW_MS (a short window between two flushes made the stride 1 for a whole second).
+// The stride is drawn at random around its mean: pairs come in the same order every tick, and a
+// fixed stride could keep landing on the same pair.
 let sampleEvery = cfg.validatePerSecond > 0 ? 1 : 0;
 let sampleCountdown = 1;
+const RATE_WINDOW_MS = 500;
+let rateFrames = 0;
+let rateSince = monoNow();
 
 const clients: Client[] = cfg.clients.map((c) => ({
   index: c.index, key: c.key, ws: null, startedAt: c.startAtMs, openedAt: 0, subscribeSentAt: 0, subscribedAt: 0,
-  firstFrameAt: 0, nextPingAt: 0, refused: false, done: false, lastSeen: new Float64Array(MAX_CODES).fill(Number.NaN), chunkAt: 0,
+  firstFrameAt: 0, nextPingAt: 0, refused: false, done: false, lastSeen: new Float64Array(MAX_CODES).fill(Number.NaN), onClosed: null,
 }));
 
 const scanned: ScannedFrame = scannedFrame();
@@ -153,13 +159,13 @@ function onPush(client: Client, t: number, idx: number, lastUpdated: number, sen
     const sentMs = sentAt * msPerUnit;
     const d = sentMs - receivedWall;
     if (d > maxSentMinusReceived) maxSentMinusReceived = d;
-    recordMs(latency, receivedWall - (sentMs - cfg.serverOffsetMs));
+    latency.recordMs(receivedWall - (sentMs - cfg.serverOffsetMs));
   }
   if (idx < 0) return;
   const prev = client.lastSeen[idx]!;
   if (prev === lastUpdated) { duplicates++; return; }
   // Only the first frame of an update shows the server's delay; a repeat only shows its age.
-  if (msPerUnit !== null) recordMs(serverLatency, (sentAt - lastUpdated) * msPerUnit);
+  if (msPerUnit !== null) serverLatency.recordMs((sentAt - lastUpdated) * msPerUnit);
   if (lastUpdated < prev) outOfOrder++;
   client.lastSeen[idx] = lastUpdated;
   const r = updates[idx]!;
@@ -193,21 +199,24 @@ function checkSample(value: unknown): void {
   }
 }
 
-function onMessage(client: Client, data: Buffer): void {
-  // Receipt time: stamped when the bytes reached the socket, before ws or we parsed anything.
-  const t = client.chunkAt;
+/** One message: bytes [start, end) of `buf`; `t` is when its bytes reached the socket, read before any parsing. */
+function onMessage(client: Client, buf: Buffer, start: number, end: number, t: number): void {
   if (cfg.burnMsPerFrame) burn(cfg.burnMsPerFrame);
-  if (data[0] !== 0x7b) {
-    if (data.length === TEXT.pong.length && data.toString() === TEXT.pong) pongs++;
+  if (buf[start] !== 0x7b) {
+    if (end - start === TEXT.pong.length && buf.toString('latin1', start, end) === TEXT.pong) pongs++;
     else notices++;
     return;
   }
   let sample = false;
-  if (sampleEvery > 0 && --sampleCountdown <= 0) { sample = true; sampleCountdown = sampleEvery; }
-  if (!sample && scanPushFrame(data, scanned)) {
-    onPush(client, t, indexOfScanned(data, scanned), scanned.lastUpdated, scanned.sentAt);
+  if (sampleEvery > 0 && --sampleCountdown <= 0) {
+    sample = true;
+    sampleCountdown = sampleEvery === 1 ? 1 : 1 + Math.floor(Math.random() * (2 * sampleEvery - 1));
+  }
+  if (!sample && scanPushFrame(buf, scanned, start, end)) {
+    onPush(client, t, indexOfScanned(buf, scanned), scanned.lastUpdated, scanned.sentAt);
     return;
   }
+  const data = buf.subarray(start, end);
   if (sample && !isUtf8(data)) {
     validated++;
     violations++;
@@ -250,6 +259,7 @@ function onMessage(client: Client, data: Buffer): void {
 }
 
 let released = false;
+const isOpen = (c: Client): boolean => c.ws !== null && c.ws.state === 'open';
 function sendSubscribe(client: Client): void {
   client.subscribeSentAt = monoNow();
   client.ws!.send(subscribeText(client.index));
@@ -258,15 +268,43 @@ function sendSubscribe(client: Client): void {
 function startClient(client: Client): void {
   const t0 = monoNow();
   client.startedAt = t0;
-  let ws: WebSocket;
+  let ws: WireSocket;
   try {
-    ws = new WebSocket(cfg.wsUrl, {
+    ws = new WireSocket(cfg.wsUrl, {
       headers: { [cfg.keyHeader]: client.key },
-      handshakeTimeout: cfg.connectTimeoutMs,
-      perMessageDeflate: false,
-      // UTF-8 is checked on the validated sample instead (below): every frame would cost ~5%.
-      skipUTF8Validation: true,
+      handshakeTimeoutMs: cfg.connectTimeoutMs,
       ...(cfg.localAddress ? { localAddress: cfg.localAddress } : {}),
+    }, {
+      open: () => {
+        const t = monoNow();
+        client.openedAt = t;
+        open++;
+        connectMs.push(t - t0);
+        openedAt.push(t);
+        client.nextPingAt = t + cfg.pingIntervalMs;
+        if (!cfg.holdSubscribe || released) sendSubscribe(client);
+      },
+      message: (buf, start, end, t) => onMessage(client, buf, start, end, t),
+      refused: (status, body) => {
+        client.refused = true;
+        let key = `http ${status}`;
+        try {
+          const parsed = JSON.parse(body.toString()) as { status_number?: unknown };
+          if (typeof parsed.status_number === 'string') key = parsed.status_number;
+        } catch { /* not JSON: keep the HTTP status */ }
+        bump(refusals, key);
+      },
+      error: (err) => {
+        if (client.openedAt === 0 && !client.refused) bump(connectErrors, err.code ?? err.message.slice(0, 60));
+      },
+      close: (code) => {
+        client.done = true;
+        if (client.openedAt > 0) {
+          open--;
+          closed.push([client.index, monoNow(), code]);
+        }
+        client.onClosed?.();
+      },
     });
   } catch (err) {
     bump(connectErrors, (err as Error).message.slice(0, 60));
@@ -274,48 +312,6 @@ function startClient(client: Client): void {
     return;
   }
   client.ws = ws;
-  ws.on('unexpected-response', (_req, res) => {
-    client.refused = true;
-    const chunks: Buffer[] = [];
-    let size = 0;
-    res.on('data', (c: Buffer) => { if (size < 4096) { chunks.push(c); size += c.length; } });
-    res.on('end', () => {
-      let key = `http ${res.statusCode}`;
-      try {
-        const body = JSON.parse(Buffer.concat(chunks).toString()) as { status_number?: unknown };
-        if (typeof body.status_number === 'string') key = body.status_number;
-      } catch { /* not JSON: keep the HTTP status */ }
-      bump(refusals, key);
-      client.done = true;
-      ws.terminate();
-    });
-  });
-  ws.on('upgrade', (res) => {
-    // ws emits its messages synchronously inside the socket's 'data' handler; a listener put in
-    // front of it stamps each chunk first, one clock read per chunk instead of per frame.
-    client.chunkAt = monoNow();
-    res.socket.prependListener('data', () => { client.chunkAt = monoNow(); });
-  });
-  ws.on('open', () => {
-    const t = monoNow();
-    client.openedAt = t;
-    open++;
-    connectMs.push(t - t0);
-    openedAt.push(t);
-    client.nextPingAt = t + cfg.pingIntervalMs;
-    if (!cfg.holdSubscribe || released) sendSubscribe(client);
-  });
-  ws.on('message', (data: Buffer) => onMessage(client, data));
-  ws.on('error', (err: Error & { code?: string }) => {
-    if (client.openedAt === 0 && !client.refused) bump(connectErrors, err.code ?? err.message.slice(0, 60));
-  });
-  ws.on('close', (code: number) => {
-    client.done = true;
-    if (client.openedAt > 0) {
-      open--;
-      closed.push([client.index, monoNow(), code]);
-    }
-  });
 }
 
 // Open-model ramp: each client starts at its own scheduled time, whatever happened to the others.
@@ -332,8 +328,8 @@ function ramp(): void {
 const pingTimer = setInterval(() => {
   const now = monoNow();
   for (const c of clients) {
-    if (c.ws && c.openedAt > 0 && !c.done && now >= c.nextPingAt && c.ws.readyState === WebSocket.OPEN) {
-      c.ws.send(pingText);
+    if (isOpen(c) && now >= c.nextPingAt) {
+      c.ws!.send(pingText);
       c.nextPingAt = now + cfg.pingIntervalMs;
     }
   }
@@ -365,28 +361,29 @@ function takeUpdates(all: boolean, now: number): UpdateRecord[] {
   return out;
 }
 
-let lastFlushAt = monoNow();
 function flush(final = false): void {
   const now = monoNow();
   const u = performance.eventLoopUtilization(elu);
   elu = performance.eventLoopUtilization();
   const tick: Tick = {
     type: 'tick', workerIndex: cfg.workerIndex, atMs: now, steady, frames, duplicates, outOfOrder, notices, pongs,
-    latency: encode(latency), serverLatency: encode(serverLatency), connectMs, openedAt, subscribeMs, firstFrameMs, subscribed, closed,
+    latency: latency.takeEncoded(), serverLatency: serverLatency.takeEncoded(), connectMs, openedAt, subscribeMs, firstFrameMs, subscribed, closed,
     subscribeFailed, refusals, connectErrors, noticeErrors, updates: takeUpdates(final, now), validated, violations, violationSamples, open,
     eventLoopDelayP99Ms: delayP99(eld),
     steadyEventLoopDelayP99Ms: delayP99(eldSteady), utilization: u.utilization,
     maxSentMinusReceivedMs: maxSentMinusReceived, sentAtUnit, heapUsedBytes: process.memoryUsage().heapUsed,
   };
-  // Adapt the validation stride to the frame rate just seen (flushes also come between ticks).
-  if (cfg.validatePerSecond > 0 && now > lastFlushAt) {
-    const rate = (frames * 1000) / Math.max(now - lastFlushAt, 50);
-    sampleEvery = Number.isFinite(cfg.validatePerSecond) ? Math.max(1, Math.ceil(rate / cfg.validatePerSecond)) : 1;
+  rateFrames += frames;
+  if (cfg.validatePerSecond > 0 && now - rateSince >= RATE_WINDOW_MS) {
+    // No frames in the window says nothing about the next one's rate: keep the stride.
+    if (rateFrames > 0) {
+      const rate = (rateFrames * 1000) / (now - rateSince);
+      sampleEvery = Number.isFinite(cfg.validatePerSecond) ? Math.max(1, Math.ceil(rate / cfg.validatePerSecond)) : 1;
+    }
+    rateFrames = 0;
+    rateSince = now;
   }
-  lastFlushAt = now;
   port.postMessage(tick);
-  latency.reset();
-  serverLatency.reset();
   eld.reset();
   frames = duplicates = outOfOrder = notices = pongs = validated = violations = subscribeFailed = 0;
   violationSamples = []; connectMs = []; openedAt = []; subscribeMs = []; firstFrameMs = []; subscribed = []; closed = [];
@@ -402,7 +399,7 @@ port.on('message', (msg: CoordinatorMessage) => {
     ramp();
   } else if (msg.type === 'subscribe') {
     released = true;
-    for (const c of clients) if (c.ws && c.openedAt > 0 && c.subscribeSentAt === 0 && c.ws.readyState === WebSocket.OPEN) sendSubscribe(c);
+    for (const c of clients) if (isOpen(c) && c.subscribeSentAt === 0) sendSubscribe(c);
   } else if (msg.type === 'steady') {
     flush();
     steady = true;
@@ -426,7 +423,7 @@ port.on('message', (msg: CoordinatorMessage) => {
       if (!left) { finish(); return; }
       const guard = setTimeout(() => { for (const c of pending) c.ws!.terminate(); }, 3000);
       for (const c of pending) {
-        c.ws!.once('close', () => { if (--left === 0) { clearTimeout(guard); finish(); } });
+        c.onClosed = () => { if (--left === 0) { clearTimeout(guard); finish(); } };
         c.ws!.close(1000);
       }
     }, Math.max(0, msg.closeAtMs - monoNow()));

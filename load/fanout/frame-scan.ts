@@ -42,16 +42,15 @@ export function hashBytes(buf: Uint8Array, start: number, end: number): number {
   return h & 0x3fffffff;
 }
 
-function keyAt(buf: Uint8Array, i: number, key: Uint8Array): boolean {
+function keyAt(buf: Uint8Array, i: number, end: number, key: Uint8Array): boolean {
   const n = key.length;
-  if (i + n > buf.length) return false;
+  if (i + n > end) return false;
   for (let k = 1; k < n; k++) if (buf[i + k] !== key[k]) return false;
   return true;
 }
 
 /** Reads the code string starting after its opening quote at `i`; returns the closing quote's index or -1. */
-function readCode(buf: Uint8Array, i: number, out: ScannedFrame): number {
-  const n = buf.length;
+function readCode(buf: Uint8Array, i: number, n: number, out: ScannedFrame): number {
   let h = 0x811c9dc5;
   const start = i;
   for (; i < n; i++) {
@@ -71,60 +70,65 @@ const isSpace = (b: number | undefined): boolean => b === 32 || b === 9 || b ===
 
 /**
  * Reads `"key":digits` backwards from `end` (the index just past the digits' end, whitespace
- * allowed) into `out.sentAt` or `out.lastUpdated` (an object field: a module-level `let`
- * would box every double), and returns the index before the key's opening quote, or -1 when
- * it is not that key.
+ * allowed, nothing read before `first`) into `out.sentAt` or `out.lastUpdated` (an object
+ * field: a module-level `let` would box every double), and returns the index before the key's
+ * opening quote, or -1 when it is not that key.
  */
-function backNumber(buf: Uint8Array, end: number, sent: boolean, out: ScannedFrame): number {
+function backNumber(buf: Uint8Array, first: number, end: number, sent: boolean, out: ScannedFrame): number {
   const key = sent ? KEY_SENT : KEY_LAST;
   let i = end - 1;
-  while (i >= 0 && isSpace(buf[i])) i--;
+  while (i >= first && isSpace(buf[i])) i--;
   const last = i;
-  let d = buf[i]!;
-  while (i >= 0 && d >= 48 && d <= 57) d = buf[--i]!;
-  if (i === last) return -1;
+  // Digits right to left, each times its power of ten: one pass instead of a scan and a re-read.
   let v = 0;
-  for (let k = i + 1; k <= last; k++) v = v * 10 + (buf[k]! - 48);
-  while (i >= 0 && isSpace(buf[i])) i--;
+  let scale = 1;
+  let d = buf[i]!;
+  while (i >= first && d >= 48 && d <= 57) { v += (d - 48) * scale; scale *= 10; d = buf[--i]!; }
+  if (i === last) return -1;
+  while (i >= first && isSpace(buf[i])) i--;
   if (buf[i] !== COLON) return -1;
   i--;
-  while (i >= 0 && isSpace(buf[i])) i--;
+  while (i >= first && isSpace(buf[i])) i--;
   const kStart = i - key.length + 1;
-  if (kStart < 0) return -1;
+  if (kStart < first) return -1;
   for (let k = 0; k < key.length; k++) if (buf[kStart + k] !== key[k]) return -1;
   if (sent) out.sentAt = v; else out.lastUpdated = v;
   return kStart - 1;
 }
 
 /** The common layout: `{"code":"…", …, "last_updated":N, "sent_at":N}` (the two times in either order). */
-function fastPath(buf: Uint8Array, out: ScannedFrame): boolean {
-  const n = buf.length;
-  for (let k = 0; k < CODE_FIRST.length; k++) if (buf[k] !== CODE_FIRST[k]) return false;
-  if (readCode(buf, CODE_FIRST.length, out) < 0) return false;
+function fastPath(buf: Uint8Array, start: number, n: number, out: ScannedFrame): boolean {
+  if (n - start < CODE_FIRST.length) return false;
+  for (let k = 0; k < CODE_FIRST.length; k++) if (buf[start + k] !== CODE_FIRST[k]) return false;
+  const codeEnd = readCode(buf, start + CODE_FIRST.length, n, out);
+  if (codeEnd < 0) return false;
   let end = n - 1;
-  while (end > 0 && isSpace(buf[end])) end--;
+  while (end > codeEnd && isSpace(buf[end])) end--;
   if (buf[end] !== 125) return false; // }
   let sentLast = true;
-  let i = backNumber(buf, end, true, out);
-  if (i < 0) { sentLast = false; i = backNumber(buf, end, false, out); }
+  let i = backNumber(buf, codeEnd + 1, end, true, out);
+  if (i < 0) { sentLast = false; i = backNumber(buf, codeEnd + 1, end, false, out); }
   if (i < 0) return false;
-  while (i >= 0 && isSpace(buf[i])) i--;
-  if (buf[i] !== COMMA) return false;
-  return backNumber(buf, i, !sentLast, out) >= 0;
+  while (i > codeEnd && isSpace(buf[i])) i--;
+  if (buf[i] !== COMMA || i <= codeEnd) return false;
+  return backNumber(buf, codeEnd + 1, i, !sentLast, out) >= 0;
 }
 
-/** Fills `out` and returns true when the bytes hold all three fields in plain form. */
-export function scanPushFrame(buf: Buffer, out: ScannedFrame): boolean {
-  if (fastPath(buf, out)) return true;
-  const n = buf.length;
+/**
+ * Fills `out` and returns true when bytes [start, end) hold all three fields in plain form.
+ * Positions in `out` index `buf` itself.
+ */
+export function scanPushFrame(buf: Buffer, out: ScannedFrame, start = 0, end = buf.length): boolean {
+  if (fastPath(buf, start, end, out)) return true;
+  const n = end;
   let found = 0;
-  for (let i = 0; i < n; i++) {
+  for (let i = start; i < n; i++) {
     if (buf[i] !== QUOTE) continue;
     const c = buf[i + 1];
     let key = 0;
-    if (c === 99 && keyAt(buf, i, KEY_CODE)) { key = 1; i += KEY_CODE.length; }
-    else if (c === 115 && keyAt(buf, i, KEY_SENT)) { key = 2; i += KEY_SENT.length; }
-    else if (c === 108 && keyAt(buf, i, KEY_LAST)) { key = 3; i += KEY_LAST.length; }
+    if (c === 99 && keyAt(buf, i, n, KEY_CODE)) { key = 1; i += KEY_CODE.length; }
+    else if (c === 115 && keyAt(buf, i, n, KEY_SENT)) { key = 2; i += KEY_SENT.length; }
+    else if (c === 108 && keyAt(buf, i, n, KEY_LAST)) { key = 3; i += KEY_LAST.length; }
     else {
       // Some other string (a key or a value): skip to its closing quote.
       i++;
@@ -142,15 +146,15 @@ export function scanPushFrame(buf: Buffer, out: ScannedFrame): boolean {
     if (!colon) return false;
     if (key === 1) {
       if (buf[i] !== QUOTE) return false;
-      i = readCode(buf, i + 1, out);
+      i = readCode(buf, i + 1, n, out);
       if (i < 0) return false;
     } else {
-      const start = i;
+      const digits = i;
       let v = 0;
       let d = buf[i]!;
       while (d >= 48 && d <= 57 && i < n) { v = v * 10 + (d - 48); d = buf[++i]!; }
       // A fraction, exponent or sign is legal JSON but not plain here: let JSON.parse decide.
-      if (i === start || d === 46 || d === 101 || d === 69) return false;
+      if (i === digits || d === 46 || d === 101 || d === 69) return false;
       if (key === 2) out.sentAt = v; else out.lastUpdated = v;
       i--;
     }

@@ -1,0 +1,282 @@
+/**
+ * The load generator's WebSocket client (RFC 6455, client side, no extensions). `ws` builds a
+ * Buffer and emits an event for every frame, which is most of a generator's CPU at 200,000
+ * frames/s; this one reads the frames in place in each socket chunk, hands the caller a byte
+ * range, and stamps every chunk with the clock before it parses anything. Rare paths (frames
+ * split across chunks, fragmented messages, control frames) copy; the per-frame path does not.
+ * Only the load workers use it: conformance sessions keep `ws`, which checks every rule.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import http from 'node:http';
+import https from 'node:https';
+import type { Socket } from 'node:net';
+import { monoNow } from '../clock.ts';
+
+/** RFC 6455 section 1.3. */
+const HANDSHAKE_GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
+const OP = { continuation: 0x0, text: 0x1, binary: 0x2, close: 0x8, ping: 0x9, pong: 0xa } as const;
+/** A handshake refusal's body is read up to this many bytes (enough for the spec's JSON). */
+const REFUSAL_BODY_MAX = 4096;
+const CLOSE_TIMEOUT_MS = 5000;
+
+export interface WireEvents {
+  /** The handshake is done. */
+  open(): void;
+  /**
+   * A whole text or binary message: bytes [start, end) of `buf`, valid only during the call.
+   * `t` is when (monoNow) the chunk holding its last byte arrived, read before any parsing.
+   */
+  message(buf: Buffer, start: number, end: number, t: number): void;
+  /** The server answered the upgrade with another status: the status and the body's first bytes. */
+  refused(status: number, body: Buffer): void;
+  /** A failure to connect or hand-shake, or a protocol violation by the server (the socket is then dropped). */
+  error(err: Error & { code?: string }): void;
+  /** The socket is gone: the code of the server's close frame, 1005 when it had none, 1006 when no close frame came. */
+  close(code: number): void;
+}
+
+export interface WireOptions {
+  headers: Record<string, string>;
+  handshakeTimeoutMs: number;
+  localAddress?: string;
+  /** A bigger message is a protocol error (default 16 MiB; the spec's frames are a few hundred bytes). */
+  maxPayload?: number;
+}
+
+class WireError extends Error {
+  constructor(message: string, readonly code: string) {
+    super(message);
+  }
+}
+
+export class WireSocket {
+  state: 'connecting' | 'open' | 'closing' | 'closed' = 'connecting';
+  private socket: Socket | null = null;
+  private readonly request: http.ClientRequest;
+  private readonly maxPayload: number;
+  /** Bytes of a frame that did not fit in the chunks so far. */
+  private pending: Buffer[] = [];
+  private pendingLength = 0;
+  /** Bytes the partial frame at the head of `pending` needs before it can be read (0: unknown yet). */
+  private needed = 0;
+  /** Fragments of a message sent in several frames (section 5.4). */
+  private fragments: Buffer[] | null = null;
+  private fragmentsLength = 0;
+  private closeCode = 1006;
+  private closeSent = false;
+  private ended = false;
+  /** Set on a close frame or a violation: nothing after it is read. */
+  private dead = false;
+  private closeTimer: NodeJS.Timeout | null = null;
+
+  constructor(url: string, options: WireOptions, private readonly events: WireEvents) {
+    const target = new URL(url);
+    const secure = target.protocol === 'wss:';
+    const key = randomBytes(16).toString('base64');
+    this.maxPayload = options.maxPayload ?? 16 * 1024 * 1024;
+    this.request = (secure ? https : http).request({
+      hostname: target.hostname.replace(/^\[|\]$/g, ''),
+      port: target.port || (secure ? 443 : 80),
+      path: `${target.pathname}${target.search}`,
+      // Upgraded sockets must not come from, or go back to, a keep-alive pool.
+      agent: false,
+      timeout: options.handshakeTimeoutMs,
+      headers: { ...options.headers, Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Key': key },
+      ...(options.localAddress ? { localAddress: options.localAddress } : {}),
+    });
+    this.request.on('timeout', () => this.request.destroy(new WireError('handshake timed out', 'ETIMEDOUT')));
+    this.request.on('error', (err: Error & { code?: string }) => this.fail(err));
+    this.request.on('response', (res) => {
+      // Not switched: a refusal in the handshake (the spec's JSON body, or anything else).
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (c: Buffer) => { if (size < REFUSAL_BODY_MAX) { chunks.push(c); size += c.length; } });
+      res.on('end', () => {
+        if (this.state === 'closed') return;
+        this.events.refused(res.statusCode ?? 0, Buffer.concat(chunks).subarray(0, REFUSAL_BODY_MAX));
+        this.finish();
+      });
+      res.on('error', () => { /* the refusal is reported from what arrived */ });
+    });
+    this.request.on('upgrade', (res, socket, head) => {
+      const accept = createHash('sha1').update(key + HANDSHAKE_GUID).digest('base64');
+      if (res.headers['sec-websocket-accept'] !== accept) {
+        socket.destroy();
+        this.fail(new WireError('handshake: wrong Sec-WebSocket-Accept', 'EHANDSHAKE'));
+        return;
+      }
+      if (res.headers['sec-websocket-extensions']) {
+        socket.destroy();
+        this.fail(new WireError('handshake: the server chose an extension the client did not offer', 'EHANDSHAKE'));
+        return;
+      }
+      this.request.setTimeout(0);
+      this.socket = socket;
+      socket.setNoDelay(true);
+      socket.setTimeout(0);
+      this.state = 'open';
+      socket.on('data', (chunk: Buffer) => this.onData(chunk, monoNow()));
+      socket.on('error', () => { /* 'close' follows and reports the code */ });
+      socket.on('end', () => { this.ended = true; socket.end(); });
+      socket.on('close', () => this.finish());
+      this.events.open();
+      if (head.length > 0 && this.state === 'open') this.onData(head, monoNow());
+    });
+    this.request.end();
+  }
+
+  /** Sends one text message (masked, as a client must). */
+  send(text: string): void {
+    if (this.state !== 'open') return;
+    this.writeFrame(OP.text, Buffer.from(text, 'utf8'));
+  }
+
+  /** Starts the closing handshake; the socket closes when the server answers or goes away. */
+  close(code = 1000): void {
+    if (this.state !== 'open') { if (this.state === 'connecting') this.terminate(); return; }
+    this.state = 'closing';
+    this.sendClose(code);
+  }
+
+  /** Drops the connection at once. */
+  terminate(): void {
+    if (this.state === 'closed') return;
+    if (this.socket) this.socket.destroy();
+    else { this.request.destroy(); this.finish(); }
+  }
+
+  /** Every path ends here, exactly once: 'close' follows 'error' and 'refused' too, as in `ws`. */
+  private fail(err: Error & { code?: string }): void {
+    if (this.state === 'closed') return;
+    this.dead = true;
+    this.events.error(err);
+    if (this.socket) this.socket.destroy();
+    else this.finish();
+  }
+
+  private finish(): void {
+    if (this.state === 'closed') return;
+    this.state = 'closed';
+    this.dead = true;
+    if (this.closeTimer) clearTimeout(this.closeTimer);
+    this.events.close(this.closeCode);
+  }
+
+  private sendClose(code: number): void {
+    if (this.closeSent) return;
+    this.closeSent = true;
+    // A peer that never finishes the closing handshake does not keep the socket forever.
+    this.closeTimer = setTimeout(() => this.socket?.destroy(), CLOSE_TIMEOUT_MS);
+    this.closeTimer.unref();
+    const payload = Buffer.alloc(2);
+    payload.writeUInt16BE(code, 0);
+    this.writeFrame(OP.close, payload);
+  }
+
+  private writeFrame(opcode: number, payload: Buffer): void {
+    const socket = this.socket;
+    if (!socket || socket.destroyed || this.ended) return;
+    const n = payload.length;
+    const lengthBytes = n < 126 ? 0 : n < 0x10000 ? 2 : 8;
+    const frame = Buffer.allocUnsafe(2 + lengthBytes + 4 + n);
+    frame[0] = 0x80 | opcode;
+    if (lengthBytes === 0) frame[1] = 0x80 | n;
+    else if (lengthBytes === 2) { frame[1] = 0x80 | 126; frame.writeUInt16BE(n, 2); }
+    else { frame[1] = 0x80 | 127; frame.writeBigUInt64BE(BigInt(n), 2); }
+    const maskAt = 2 + lengthBytes;
+    randomBytes(4).copy(frame, maskAt);
+    for (let i = 0; i < n; i++) frame[maskAt + 4 + i] = payload[i]! ^ frame[maskAt + (i & 3)]!;
+    socket.write(frame);
+  }
+
+  private onData(chunk: Buffer, t: number): void {
+    if (this.dead) return;
+    let buf = chunk;
+    if (this.pendingLength > 0) {
+      this.pending.push(chunk);
+      this.pendingLength += chunk.length;
+      if (this.pendingLength < this.needed) return;
+      buf = Buffer.concat(this.pending, this.pendingLength);
+      this.pending = [];
+      this.pendingLength = 0;
+    }
+    this.needed = 0;
+    let pos = 0;
+    const n = buf.length;
+    while (pos < n && !this.dead) {
+      if (n - pos < 2) break;
+      const b0 = buf[pos]!;
+      const b1 = buf[pos + 1]!;
+      let length = b1 & 0x7f;
+      let header = 2;
+      if (length === 126) {
+        if (n - pos < 4) break;
+        length = buf.readUInt16BE(pos + 2);
+        header = 4;
+      } else if (length === 127) {
+        if (n - pos < 10) break;
+        const high = buf.readUInt32BE(pos + 2);
+        length = high * 0x100000000 + buf.readUInt32BE(pos + 6);
+        header = 10;
+      }
+      if ((b0 & 0x70) !== 0) return this.violation('a reserved bit is set (no extension was negotiated)');
+      if ((b1 & 0x80) !== 0) return this.violation('the server masked a frame');
+      if (length > this.maxPayload) return this.violation(`a frame of ${length} bytes is over the ${this.maxPayload}-byte limit`);
+      if (n - pos < header + length) { this.needed = header + length; break; }
+      const start = pos + header;
+      pos = start + length;
+      const opcode = b0 & 0x0f;
+      const fin = (b0 & 0x80) !== 0;
+      if ((opcode === OP.text || opcode === OP.binary) && fin && this.fragments === null) {
+        this.events.message(buf, start, pos, t);
+      } else {
+        this.rareFrame(opcode, fin, buf, start, pos, t);
+      }
+    }
+    if (pos < n && !this.dead) {
+      // Keep a copy: the rest of this chunk is the start of a frame the next chunks complete.
+      const rest = Buffer.from(buf.subarray(pos));
+      this.pending.push(rest);
+      this.pendingLength = rest.length;
+      if (this.needed === 0) this.needed = rest.length + 1;
+    }
+  }
+
+  private rareFrame(opcode: number, fin: boolean, buf: Buffer, start: number, end: number, t: number): void {
+    const length = end - start;
+    if (opcode >= OP.close) {
+      if (!fin || length > 125) return this.violation('a fragmented or oversized control frame');
+      if (opcode === OP.ping) { this.writeFrame(OP.pong, Buffer.from(buf.subarray(start, end))); return; }
+      if (opcode === OP.pong) return;
+      if (opcode !== OP.close) return this.violation(`reserved opcode ${opcode}`);
+      this.closeCode = length >= 2 ? buf.readUInt16BE(start) : 1005;
+      this.dead = true;
+      this.state = 'closing';
+      this.sendClose(length >= 2 ? this.closeCode : 1000);
+      this.socket!.end();
+      return;
+    }
+    if (opcode === OP.text || opcode === OP.binary) {
+      if (this.fragments !== null) return this.violation('a new message began before the fragmented one ended');
+      this.fragments = [Buffer.from(buf.subarray(start, end))];
+      this.fragmentsLength = length;
+      return;
+    }
+    if (opcode !== OP.continuation) return this.violation(`reserved opcode ${opcode}`);
+    if (this.fragments === null) return this.violation('a continuation frame without a message to continue');
+    this.fragmentsLength += length;
+    if (this.fragmentsLength > this.maxPayload) return this.violation(`a message of over ${this.maxPayload} bytes`);
+    this.fragments.push(Buffer.from(buf.subarray(start, end)));
+    if (!fin) return;
+    const whole = Buffer.concat(this.fragments, this.fragmentsLength);
+    this.fragments = null;
+    this.fragmentsLength = 0;
+    this.events.message(whole, 0, whole.length, t);
+  }
+
+  private violation(what: string): void {
+    this.closeCode = 1002;
+    this.sendClose(1002);
+    this.fail(new WireError(`protocol error: ${what}`, 'EPROTOCOL'));
+  }
+}

@@ -1,0 +1,227 @@
+/**
+ * The load generator's own WebSocket client against real servers on loopback: a `ws` server for
+ * the protocol's ordinary paths, raw-byte servers for frames split anywhere, frames in the
+ * handshake's own packet, and the violations a client must refuse.
+ */
+import http from 'node:http';
+import type net from 'node:net';
+import { once } from 'node:events';
+import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocketServer, type WebSocket as ServerSocket } from 'ws';
+import { WireSocket, type WireOptions } from '../load/fanout/wire-socket.ts';
+import { monoNow } from '../load/clock.ts';
+import { startRawServer, type RawServer } from './hostile/raw-server.ts';
+import { closeFrame, frame, OPCODE, switchingProtocols, textFrame } from './hostile/ws-frames.ts';
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+interface Seen {
+  socket: WireSocket;
+  opened: Promise<void>;
+  closed: Promise<number>;
+  messages: string[];
+  times: number[];
+  errors: (Error & { code?: string })[];
+  refused: { status: number; body: string }[];
+  closes: number;
+}
+
+function connect(url: string, options: Partial<WireOptions> = {}): Seen {
+  let onOpen!: () => void;
+  let onClose!: (code: number) => void;
+  const seen = {
+    messages: [] as string[], times: [] as number[], errors: [] as (Error & { code?: string })[], refused: [] as { status: number; body: string }[], closes: 0,
+    opened: new Promise<void>((r) => { onOpen = r; }),
+    closed: new Promise<number>((r) => { onClose = r; }),
+  } as Seen;
+  seen.socket = new WireSocket(url, { headers: { 'x-test': 'yes' }, handshakeTimeoutMs: 2000, ...options }, {
+    open: () => onOpen(),
+    message: (buf, start, end, t) => { seen.messages.push(buf.toString('utf8', start, end)); seen.times.push(t); },
+    refused: (status, body) => seen.refused.push({ status, body: body.toString() }),
+    error: (err) => seen.errors.push(err),
+    close: (code) => { seen.closes++; onClose(code); },
+  });
+  return seen;
+}
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function wsServer(onConnection: (socket: ServerSocket, req: http.IncomingMessage) => void): Promise<string> {
+  const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  await once(server, 'listening');
+  server.on('connection', onConnection);
+  cleanups.push(() => new Promise<void>((r) => { for (const c of server.clients) c.terminate(); server.close(() => r()); }));
+  return `ws://127.0.0.1:${(server.address() as net.AddressInfo).port}/v1/stream`;
+}
+
+const wsOrigin = (server: RawServer): string => server.origin.replace('http', 'ws');
+
+async function rawServer(handlers: Parameters<typeof startRawServer>[0]): Promise<RawServer> {
+  const server = await startRawServer(handlers);
+  cleanups.push(() => server.close());
+  return server;
+}
+
+describe('WireSocket: the load workers\' WebSocket client', () => {
+  it('opens with the caller\'s headers, sends masked text, and reads messages of every length encoding', async () => {
+    const sizes = [0, 5, 125, 126, 65_535, 65_536, 300_000];
+    const got: string[] = [];
+    let headers: http.IncomingHttpHeaders = {};
+    const url = await wsServer((socket, req) => {
+      headers = req.headers;
+      socket.on('message', (data) => {
+        got.push(data.toString());
+        for (const n of sizes) socket.send('x'.repeat(n));
+      });
+    });
+    const seen = connect(url);
+    await seen.opened;
+    expect(headers['x-test']).toBe('yes');
+    seen.socket.send('{"method":"subscribe"}');
+    const deadline = Date.now() + 5000;
+    while (seen.messages.length < sizes.length && Date.now() < deadline) await sleep(10);
+    expect(got).toEqual(['{"method":"subscribe"}']);
+    expect(seen.messages.map((m) => m.length)).toEqual(sizes);
+    expect(seen.errors).toEqual([]);
+  });
+
+  it('joins a fragmented message, answers a ping with a pong of the same payload, and reports the server\'s close code', async () => {
+    let pong = '';
+    const url = await wsServer((socket) => {
+      socket.on('pong', (data) => { pong = data.toString(); });
+      socket.send('{"a":', { fin: false });
+      socket.send('1', { fin: false });
+      socket.send('}', { fin: true });
+      socket.ping('are you there');
+      setTimeout(() => socket.close(4001, 'bye'), 100);
+    });
+    const seen = connect(url);
+    expect(await seen.closed).toBe(4001);
+    expect(seen.messages).toEqual(['{"a":1}']);
+    expect(pong).toBe('are you there');
+    expect(seen.closes).toBe(1);
+  });
+
+  it('closes with the code it sends; the server sees that code', async () => {
+    let serverSaw = 0;
+    const url = await wsServer((socket) => socket.on('close', (code) => { serverSaw = code; }));
+    const seen = connect(url);
+    await seen.opened;
+    seen.socket.close(1000);
+    expect(await seen.closed).toBe(1000);
+    await sleep(50);
+    expect(serverSaw).toBe(1000);
+    expect(seen.socket.state).toBe('closed');
+  });
+
+  it('reads frames split at any byte, frames that share a chunk, and frames sent in the handshake\'s own packet', async () => {
+    const texts = Array.from({ length: 12 }, (_, i) => `{"code":"P${i}","sent_at":${1000 + i}}`.repeat(1 + (i % 3) * 30));
+    const stream = Buffer.concat(texts.map((t) => textFrame(t)));
+    const server = await rawServer({
+      onRequest: ({ socket, request, detach }) => {
+        detach();
+        socket.setNoDelay(true);
+        // The 101 and the first frame in one write: the client finds the frame in the upgrade's head.
+        socket.write(Buffer.concat([Buffer.from(switchingProtocols(request.headers['sec-websocket-key']!), 'latin1'), stream.subarray(0, 3)]));
+        void (async () => {
+          // Then pieces of 1, 2, 3 … bytes and one large piece holding several whole frames.
+          let at = 3;
+          for (let size = 1; at < stream.length / 2; size++) {
+            socket.write(stream.subarray(at, at + size));
+            at += size;
+            await sleep(2);
+          }
+          socket.write(stream.subarray(at));
+        })();
+      },
+    });
+    const seen = connect(wsOrigin(server));
+    const deadline = Date.now() + 5000;
+    while (seen.messages.length < texts.length && Date.now() < deadline) await sleep(10);
+    expect(seen.messages).toEqual(texts);
+    // The receipt time is the arrival of the chunk that completed the frame: never before the first.
+    expect([...seen.times].sort((a, b) => a - b)).toEqual(seen.times);
+    expect(seen.times[0]!).toBeLessThanOrEqual(monoNow());
+  });
+
+  it.each([
+    ['a masked server frame', frame({ opcode: OPCODE.text, payload: 'hi', mask: Buffer.from([1, 2, 3, 4]) }), /masked/],
+    ['a reserved bit', frame({ opcode: OPCODE.text, payload: 'hi', rsv: 4 }), /reserved bit/],
+    ['a reserved opcode', frame({ opcode: 0x3, payload: 'hi' }), /reserved opcode/],
+    ['a fragmented ping', frame({ opcode: OPCODE.ping, payload: 'hi', fin: false }), /control frame/],
+    ['a continuation with nothing to continue', frame({ opcode: OPCODE.continuation, payload: 'hi' }), /continuation/],
+    ['a frame over the payload limit', frame({ opcode: OPCODE.text, payload: 'x'.repeat(2000) }), /over the 1000-byte limit/],
+  ])('refuses %s: a protocol error, then close 1002, and nothing after it is read', async (_name, bad, message) => {
+    const server = await rawServer({
+      onRequest: ({ socket, request, detach }) => {
+        detach();
+        socket.write(Buffer.from(switchingProtocols(request.headers['sec-websocket-key']!), 'latin1'));
+        socket.write(Buffer.concat([textFrame('before'), bad, textFrame('after')]));
+      },
+    });
+    const seen = connect(wsOrigin(server), { maxPayload: 1000 });
+    expect(await seen.closed).toBe(1002);
+    expect(seen.messages).toEqual(['before']);
+    expect(seen.errors.map((e) => e.code)).toEqual(['EPROTOCOL']);
+    expect(seen.errors[0]!.message).toMatch(message);
+  });
+
+  it('stops reading at the server\'s close frame and reports its code', async () => {
+    const server = await rawServer({
+      onRequest: ({ socket, request, detach }) => {
+        detach();
+        socket.write(Buffer.from(switchingProtocols(request.headers['sec-websocket-key']!), 'latin1'));
+        socket.write(Buffer.concat([closeFrame(4002, 'going'), textFrame('after close')]));
+        socket.on('end', () => { /* half-close from the client: this server keeps its side open */ });
+      },
+    });
+    const seen = connect(wsOrigin(server));
+    expect(await seen.closed).toBe(4002);
+    expect(seen.messages).toEqual([]);
+  });
+
+  it('reports a refusal in the handshake with its status and body, then closes once', async () => {
+    const server = http.createServer((_req, res) => {
+      res.writeHead(401, { 'content-type': 'application/json' });
+      res.end('{"status_number":"50005","message":"invalid key"}');
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    cleanups.push(() => new Promise<void>((r) => server.close(() => r())));
+    const seen = connect(`ws://127.0.0.1:${(server.address() as net.AddressInfo).port}/`);
+    expect(await seen.closed).toBe(1006);
+    expect(seen.refused).toEqual([{ status: 401, body: '{"status_number":"50005","message":"invalid key"}' }]);
+    expect(seen.errors).toEqual([]);
+    expect(seen.closes).toBe(1);
+  });
+
+  it('fails the handshake on a wrong Sec-WebSocket-Accept, on silence past the timeout, and on a closed port', async () => {
+    const wrong = await rawServer({
+      onRequest: ({ socket, detach }) => { detach(); socket.write(Buffer.from(switchingProtocols('not the client key'), 'latin1')); },
+    });
+    const silent = await rawServer({ onRequest: ({ detach }) => { detach(); } });
+    const closedPort = await rawServer({});
+    const port = closedPort.port;
+    await closedPort.close();
+    const cases: [string, number, string][] = [[wsOrigin(wrong), 2000, 'EHANDSHAKE'], [wsOrigin(silent), 200, 'ETIMEDOUT'], [`ws://127.0.0.1:${port}`, 2000, 'ECONNREFUSED']];
+    for (const [origin, timeout, code] of cases) {
+      const seen = connect(origin, { handshakeTimeoutMs: timeout });
+      expect(await seen.closed).toBe(1006);
+      expect(seen.errors.map((e) => e.code)).toEqual([code]);
+      expect(seen.closes).toBe(1);
+    }
+  });
+
+  it('terminate() while connecting still closes exactly once, without an error', async () => {
+    const silent = await rawServer({ onRequest: ({ detach }) => { detach(); } });
+    const seen = connect(wsOrigin(silent));
+    seen.socket.terminate();
+    expect(await seen.closed).toBe(1006);
+    await sleep(50);
+    expect(seen.closes).toBe(1);
+    expect(seen.errors).toEqual([]);
+  });
+});
