@@ -50,6 +50,20 @@ describe('load fanout against a scripted server', () => {
     expect(report.thresholds.map((t) => [t.expr, t.ok])).toEqual([['lost==0', false], ['skew.p50<1000', true]]);
   });
 
+  it('reuses the fields of a chunk equal to the last one, and re-reads a chunk of the same length that differs', async () => {
+    // One worker, four clients, one pair: each tick the first chunk read is scanned, the other three
+    // are equal to it; the next tick's chunk has the same length but new times. A chunk reused when
+    // it should not be would repeat the last update (duplicates) and miss the new one (lost).
+    // Validation off: a frame picked for validation is parsed, never scanned or reused.
+    server = await startBroadcastServer({ tickMs: 50 });
+    const report = await runFanout(server.target, { clients: 4, pair: [PAIR], workers: 1, durationMs: 2500, warmupMs: 0, rampRate: 100, tickMs: 250, updateWindowMs: 500, settleMs: 200, validatePerSecond: 0 });
+    expect(report.connected).toBe(4);
+    expect(report.updates).toBeGreaterThan(20);
+    expect(report.duplicates).toBe(0);
+    expect(report.lost).toBe(0);
+    expect(report.latencyMs.count).toBe(report.framesReceived);
+  });
+
   it('flags a saturated generator as untrustworthy in the data, the console summary and the HTML', async () => {
     // 20 frames/s × 80 ms of busy work per frame: the worker cannot keep up. The pushes stop
     // after 2 s so the backlog (and the test) stays bounded.

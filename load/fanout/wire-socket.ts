@@ -27,6 +27,11 @@ export interface WireEvents {
    * `t` is when (monoNow) the chunk holding its last byte arrived, read before any parsing.
    */
   message(buf: Buffer, start: number, end: number, t: number): void;
+  /**
+   * Called before the messages of each chunk. `clean`: the chunk starts on a frame boundary with
+   * no message half-read, so equal bytes in a later clean chunk yield the same messages.
+   */
+  chunk?(buf: Buffer, clean: boolean): void;
   /** The server answered the upgrade with another status: the status and the body's first bytes. */
   refused(status: number, body: Buffer): void;
   /** A failure to connect or hand-shake, or a protocol violation by the server (the socket is then dropped). */
@@ -192,6 +197,8 @@ export class WireSocket {
   private onData(chunk: Buffer, t: number): void {
     if (this.dead) return;
     let buf = chunk;
+    // The pending bytes began on a frame boundary, so a joined buffer does too.
+    const clean = this.fragments === null;
     if (this.pendingLength > 0) {
       this.pending.push(chunk);
       this.pendingLength += chunk.length;
@@ -200,6 +207,7 @@ export class WireSocket {
       this.pending = [];
       this.pendingLength = 0;
     }
+    this.events.chunk?.(buf, clean);
     this.needed = 0;
     let pos = 0;
     const n = buf.length;
