@@ -5,8 +5,9 @@
  * is calibrated against, and (through `plan`) the scripted server of the load tests.
  */
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { textFrame } from '../../reference/stream.ts';
 import { METHOD, STATUS, TEXT } from '../../src/spec.ts';
 import type { LoadTarget } from '../target.ts';
 
@@ -32,7 +33,7 @@ export interface BroadcastServer {
   close(): Promise<void>;
 }
 
-interface Sub { index: number; ws: WebSocket; pairs: string[] }
+interface Sub { index: number; ws: WebSocket; socket: Socket; pairs: string[]; pairsKey: string }
 
 /** Starts the server on 127.0.0.1, port 0. */
 export async function startBroadcastServer(options: BroadcastOptions = {}): Promise<BroadcastServer> {
@@ -45,8 +46,8 @@ export async function startBroadcastServer(options: BroadcastOptions = {}): Prom
   const openAtSubscribe: number[] = [];
   const timers = new Set<NodeJS.Timeout>();
 
-  wss.on('connection', (ws) => {
-    const sub: Sub = { index: nextIndex++, ws, pairs: [] };
+  wss.on('connection', (ws, req) => {
+    const sub: Sub = { index: nextIndex++, ws, socket: req.socket as Socket, pairs: [], pairsKey: '' };
     ws.on('message', (data) => {
       const text = data.toString();
       let msg: { id?: string; method?: string; params?: { pairs?: string[] } };
@@ -55,6 +56,7 @@ export async function startBroadcastServer(options: BroadcastOptions = {}): Prom
       if (msg.method === METHOD.subscribe && Array.isArray(msg.params?.pairs)) {
         openAtSubscribe.push(wss.clients.size);
         sub.pairs = msg.params.pairs;
+        sub.pairsKey = sub.pairs.join('\n');
         subs.add(sub);
         ws.send(JSON.stringify({ method: METHOD.subscribe, message: TEXT.subscribeSuccess, code: STATUS.OK, ...(msg.id ? { id: msg.id } : {}), data: null }));
       }
@@ -77,7 +79,20 @@ export async function startBroadcastServer(options: BroadcastOptions = {}): Prom
       }
       return f;
     };
+    // Unscripted, like a real fan-out: the frames of a pair set framed once, one write per client
+    // (whole unmasked frames, so writing them beside ws's own sends is safe). A send per frame
+    // per client made this server, not the generator, the floor that calibrate measured.
+    const written = new Map<string, Buffer>();
     for (const s of subs) {
+      if (!options.plan) {
+        let bytes = written.get(s.pairsKey);
+        if (!bytes) {
+          bytes = Buffer.concat(s.pairs.map((code) => { const f = frame(code); return textFrame(typeof f === 'string' ? Buffer.from(f) : f); }));
+          written.set(s.pairsKey, bytes);
+        }
+        if (s.ws.readyState === s.ws.OPEN) s.socket.write(bytes);
+        continue;
+      }
       for (const code of s.pairs) {
         const d = options.plan ? options.plan(s.index, code, ticks) : 'send';
         if (d === 'drop') continue;
