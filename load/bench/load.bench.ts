@@ -10,7 +10,7 @@
  * The figures are printed and written to conform-reports/bench-load.json.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { API_KEY_HEADER } from '../../src/spec.ts';
 import { runFanout, type FanoutReport } from '../fanout/run.ts';
@@ -64,12 +64,14 @@ async function minimalLoop(target: LoadTarget, clients: number, pairs: string[],
   return { cpuMicrosPerFrame: frames ? (cpu.user + cpu.system) / frames : Number.NaN, framesPerSecond: Math.round(frames / elapsed), subscribed: c.subscribed };
 }
 
-const results: Record<string, unknown> = { machine: { cores: availableParallelism(), node: process.version, note: '2 cores shared with other jobs while measured: figures are noisy' } };
+// The load average says whether other jobs shared the machine: figures from a busy one are noise.
+const results: Record<string, unknown> = { machine: { cores: availableParallelism(), node: process.version, loadAverageAtStart: loadavg().map((x) => Math.round(x * 100) / 100) } };
 const target = await startReferenceProcess({ tickMs: 100, moveProbability: 1 });
 try {
   const pairs = await pickPairs(target, 10);
   if (run('cpu')) {
     const rampRate = 2000;
+    console.log(`load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
     console.log(`cpu: ${CLIENTS} clients × ${pairs.length} pairs × 10 Hz, ${DURATION_S} s each, ${WORKERS} workers, ${REPEAT} rounds (minimal, fanout alternating)`);
     const rounds: { minimal: number; fanout: number; ratio: number }[] = [];
     let last: FanoutReport | null = null;
@@ -114,6 +116,7 @@ try {
 } finally {
   await target.close();
 }
+(results.machine as Record<string, unknown>).loadAverageAtEnd = loadavg().map((x) => Math.round(x * 100) / 100);
 await mkdir('conform-reports', { recursive: true });
 await writeFile('conform-reports/bench-load.json', `${JSON.stringify(results, null, 2)}\n`);
 console.log('wrote conform-reports/bench-load.json');
