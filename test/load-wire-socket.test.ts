@@ -3,7 +3,9 @@
  * the protocol's ordinary paths, raw-byte servers for frames split anywhere, frames in the
  * handshake's own packet, and the violations a client must refuse.
  */
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import type net from 'node:net';
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -213,6 +215,28 @@ describe('WireSocket: the load workers\' WebSocket client', () => {
       expect(seen.errors.map((e) => e.code)).toEqual([code]);
       expect(seen.closes).toBe(1);
     }
+  });
+
+  it('speaks wss: verifies the server\'s certificate against the trusted ones and refuses one it cannot trust', async () => {
+    const tls = { cert: readFileSync(new URL('./helpers/tls/cert.pem', import.meta.url)), key: readFileSync(new URL('./helpers/tls/key.pem', import.meta.url)) };
+    const server = https.createServer(tls);
+    const wss = new WebSocketServer({ server });
+    wss.on('connection', (socket) => socket.on('message', (data) => socket.send(`echo ${data.toString()}`)));
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    cleanups.push(() => new Promise<void>((r) => { for (const c of wss.clients) c.terminate(); wss.close(); server.close(() => r()); }));
+    const url = `wss://127.0.0.1:${(server.address() as net.AddressInfo).port}/`;
+    const trusted = connect(url, { ca: tls.cert });
+    await trusted.opened;
+    trusted.socket.send('over tls');
+    const deadline = Date.now() + 3000;
+    while (trusted.messages.length === 0 && Date.now() < deadline) await sleep(10);
+    expect(trusted.messages).toEqual(['echo over tls']);
+    trusted.socket.close();
+    expect(await trusted.closed).toBe(1000);
+    const untrusted = connect(url);
+    expect(await untrusted.closed).toBe(1006);
+    expect(untrusted.errors.map((e) => e.code)).toEqual(['DEPTH_ZERO_SELF_SIGNED_CERT']);
   });
 
   it('terminate() while connecting still closes exactly once, without an error', async () => {

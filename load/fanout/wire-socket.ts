@@ -46,6 +46,8 @@ export interface WireOptions {
   localAddress?: string;
   /** A bigger message is a protocol error (default 16 MiB; the spec's frames are a few hundred bytes). */
   maxPayload?: number;
+  /** wss: trusted certificates instead of Node's (NODE_EXTRA_CA_CERTS adds to those as well). */
+  ca?: string | Buffer;
 }
 
 class WireError extends Error {
@@ -88,6 +90,7 @@ export class WireSocket {
       timeout: options.handshakeTimeoutMs,
       headers: { ...options.headers, Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Key': key },
       ...(options.localAddress ? { localAddress: options.localAddress } : {}),
+      ...(secure && options.ca ? { ca: options.ca } : {}),
     });
     this.request.on('timeout', () => this.request.destroy(new WireError('handshake timed out', 'ETIMEDOUT')));
     this.request.on('error', (err: Error & { code?: string }) => this.fail(err));
