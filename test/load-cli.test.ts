@@ -1,4 +1,4 @@
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -63,6 +63,15 @@ describe('conform load: exit codes', () => {
     const r = await cli(['load', 'fanout', '--target', 'http://127.0.0.1:1', '--ws', 'ws://127.0.0.1:1/ws', '--key', 'k', '--pair', 'Crypto:ALL:BTC/USD', '--clients', '2', '--duration', '1s', '--no-progress']);
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/^conform: no client could connect to ws:\/\/127\.0\.0\.1:1\/ws: ECONNREFUSED ×2\n$/);
+  });
+
+  it('exits 2 naming the transport when the profile streams over Socket.IO, before any client connects', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'conform-load-'));
+    const file = join(dir, 'profile.json');
+    await writeFile(file, JSON.stringify({ rest: 'http://127.0.0.1:1', ws: 'ws://127.0.0.1:1/', transport: 'socketio', event: 'price', keys: { primary: { key: 'k' } } }));
+    const r = await cli(['load', 'fanout', '--profile', file, '--pair', 'Crypto:ALL:BTC/USD', '--clients', '2', '--duration', '1s', '--no-progress']);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/^conform: load fanout drives the raw WebSocket stream; the profile's transport is socketio.*\n$/);
   });
 
   it('exits 0 when every threshold holds and 1 when one is crossed, and writes JSON and HTML', async () => {

@@ -118,6 +118,10 @@ const WORKER = new URL('./client-worker.ts', import.meta.url).href;
 export async function runFanout(target: LoadTarget, options: FanoutOptions = {}): Promise<FanoutReport> {
   const o = resolveFanoutOptions(options);
   const thresholds = parseThresholds(o.thresholds, 'fanout');
+  if (target.profile.transport === 'socketio') {
+    // Refused up front: raw WebSocket clients against a Socket.IO endpoint would all fail to connect.
+    throw new LoadUsageError(`load fanout drives the raw WebSocket stream; the profile's transport is socketio, which it does not speak (load rest works with this profile)`);
+  }
   const keys = assignKeys(o.clients, target.keys);
   const pairs = o.pair ?? await pickPairs(target, o.pairs);
   const startedAt = new Date().toISOString();
