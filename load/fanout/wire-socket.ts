@@ -59,7 +59,8 @@ class WireError extends Error {
 export class WireSocket {
   state: 'connecting' | 'open' | 'closing' | 'closed' = 'connecting';
   private socket: Socket | null = null;
-  private readonly request: http.ClientRequest;
+  /** The upgrade request, until it has given its socket (10,000 of them are worth freeing). */
+  private request: http.ClientRequest | null;
   private readonly maxPayload: number;
   /** Bytes of a frame that did not fit in the chunks so far. */
   private pending: Buffer[] = [];
@@ -81,7 +82,7 @@ export class WireSocket {
     const secure = target.protocol === 'wss:';
     const key = randomBytes(16).toString('base64');
     this.maxPayload = options.maxPayload ?? 16 * 1024 * 1024;
-    this.request = (secure ? https : http).request({
+    const request = (secure ? https : http).request({
       hostname: target.hostname.replace(/^\[|\]$/g, ''),
       port: target.port || (secure ? 443 : 80),
       path: `${target.pathname}${target.search}`,
@@ -92,9 +93,10 @@ export class WireSocket {
       ...(options.localAddress ? { localAddress: options.localAddress } : {}),
       ...(secure && options.ca ? { ca: options.ca } : {}),
     });
-    this.request.on('timeout', () => this.request.destroy(new WireError('handshake timed out', 'ETIMEDOUT')));
-    this.request.on('error', (err: Error & { code?: string }) => this.fail(err));
-    this.request.on('response', (res) => {
+    this.request = request;
+    request.on('timeout', () => request.destroy(new WireError('handshake timed out', 'ETIMEDOUT')));
+    request.on('error', (err: Error & { code?: string }) => this.fail(err));
+    request.on('response', (res) => {
       // Not switched: a refusal in the handshake (the spec's JSON body, or anything else).
       const chunks: Buffer[] = [];
       let size = 0;
@@ -106,7 +108,7 @@ export class WireSocket {
       });
       res.on('error', () => { /* the refusal is reported from what arrived */ });
     });
-    this.request.on('upgrade', (res, socket, head) => {
+    request.on('upgrade', (res, socket, head) => {
       const accept = createHash('sha1').update(key + HANDSHAKE_GUID).digest('base64');
       if (res.headers['sec-websocket-accept'] !== accept) {
         socket.destroy();
@@ -118,7 +120,8 @@ export class WireSocket {
         this.fail(new WireError('handshake: the server chose an extension the client did not offer', 'EHANDSHAKE'));
         return;
       }
-      this.request.setTimeout(0);
+      request.setTimeout(0);
+      this.request = null;
       this.socket = socket;
       socket.setNoDelay(true);
       socket.setTimeout(0);
@@ -130,7 +133,7 @@ export class WireSocket {
       this.events.open();
       if (head.length > 0 && this.state === 'open') this.onData(head, monoNow());
     });
-    this.request.end();
+    request.end();
   }
 
   /** Sends one text message (masked, as a client must). */
@@ -150,7 +153,7 @@ export class WireSocket {
   terminate(): void {
     if (this.state === 'closed') return;
     if (this.socket) this.socket.destroy();
-    else { this.request.destroy(); this.finish(); }
+    else { this.request?.destroy(); this.finish(); }
   }
 
   /** Every path ends here, exactly once: 'close' follows 'error' and 'refused' too, as in `ws`. */
@@ -166,6 +169,7 @@ export class WireSocket {
     if (this.state === 'closed') return;
     this.state = 'closed';
     this.dead = true;
+    this.request = null;
     if (this.closeTimer) clearTimeout(this.closeTimer);
     this.events.close(this.closeCode);
   }
