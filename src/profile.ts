@@ -4,7 +4,7 @@
  * `schemas/profile.schema.json`; only `rest` and `keys.primary` are required.
  */
 import { readFile } from 'node:fs/promises';
-import type { RestStatus } from './spec.ts';
+import { LIMITS, type RestStatus } from './spec.ts';
 import { validator } from './validator.ts';
 
 export interface KeyEntry { key: string; connections?: number }
@@ -50,7 +50,16 @@ export interface Profile {
   keys: ProfileKeys;
   pairs?: { stale?: string; inactive?: string; sample?: string[]; [name: string]: string | string[] | undefined };
   probes?: Probe[];
-  timing?: { pingTimeoutMs?: number; pingGraceMs?: number };
+  timing?: { pingTimeoutMs?: number; pingGraceMs?: number; keepAliveHoldWindows?: number };
+}
+
+/** The harness's keep-alive defaults where the profile sets none (issue 5): 5 s of grace, a 2.5-window hold. */
+export const KEEPALIVE_DEFAULTS = { graceMs: 5000, holdWindows: 2.5 } as const;
+
+/** The target's keep-alive window, the grace after it, and how many windows the ping check holds. */
+export function keepAliveTiming(profile: Profile): { windowMs: number; graceMs: number; holdWindows: number } {
+  const t = profile.timing;
+  return { windowMs: t?.pingTimeoutMs ?? LIMITS.pingTimeoutMs, graceMs: t?.pingGraceMs ?? KEEPALIVE_DEFAULTS.graceMs, holdWindows: t?.keepAliveHoldWindows ?? KEEPALIVE_DEFAULTS.holdWindows };
 }
 
 /** A profile that could not be read or is invalid; `message` names the file and the field. */
@@ -63,7 +72,13 @@ export class ProfileError extends Error {
 export function parseProfile(value: unknown, source = 'profile'): Profile {
   const result = validator.validate('profile', value);
   if (!result.ok) throw new ProfileError(`${source}: ${result.errors[0]}`);
-  return value as Profile;
+  const profile = value as Profile;
+  const { windowMs, graceMs, holdWindows } = keepAliveTiming(profile);
+  // A hold that ends before the window and grace would pass against a server that never resets its timer.
+  if (profile.timing?.keepAliveHoldWindows !== undefined && holdWindows * windowMs <= windowMs + graceMs) {
+    throw new ProfileError(`${source}: /timing/keepAliveHoldWindows: ${holdWindows} windows (${holdWindows * windowMs} ms) must outlast the window and its grace (${windowMs} + ${graceMs} ms)`);
+  }
+  return profile;
 }
 
 /** Reads and validates a profile file. */

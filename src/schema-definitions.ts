@@ -271,6 +271,7 @@ const profile = schema('profile', 'conform target profile', {
       properties: {
         pingTimeoutMs: { type: 'integer', minimum: 1, description: `Keep-alive window; ${LIMITS.pingTimeoutMs} per the spec.` },
         pingGraceMs: { type: 'integer', minimum: 0, description: 'Slack allowed after the window before the close.' },
+        keepAliveHoldWindows: { type: 'number', exclusiveMinimum: 1, description: 'How many windows ws.keepalive.ping-keeps-alive keeps a pinged connection open (default 2.5); it must outlast the window and its grace.' },
       },
     },
   },

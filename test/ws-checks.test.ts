@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { runChecks } from '../src/runner.ts';
 import type { CheckResult } from '../src/check.ts';
-import type { Profile } from '../src/profile.ts';
+import { parseProfile, type Profile } from '../src/profile.ts';
 import { wsChecks } from '../suites/ws/index.ts';
 
 const KEY = 'mini-primary-key-4c1d';
@@ -324,6 +324,28 @@ describe('observations', () => {
     expect(value('last-updated-monotonic')).toBe(false);
     expect(value('sent-at-not-before-last-updated')).toBe(false);
     expect(value('timestamp-unit')).toEqual(['last_updated:ms', 'sent_at:ms']);
+  });
+
+  it('holds a pinged connection for timing.keepAliveHoldWindows windows when the profile sets it', async () => {
+    const profile = await miniTarget({}, 1000);
+    const hold = (p: Profile): Profile => ({ ...p, timing: { ...p.timing, keepAliveHoldWindows: 1.6 } });
+    const held = await runOne(hold(profile), 'ws.keepalive.ping-keeps-alive');
+    expect(held.outcome, line(held)).toBe('pass');
+    // One ping every window/3 from the open until 1.6 windows: at 0, ⅓, ⅔, 1 and 1⅓ windows.
+    expect(held.observations).toContainEqual(expect.objectContaining({ name: 'pings-and-pongs', value: expect.objectContaining({ pings: 5 }) }));
+    // A target that drops every connection 1.4 windows after it opened, pings or not.
+    const dropsEarly = await miniTarget({ open: (conn) => { setTimeout(() => conn.ws.close(1000, 'bye'), 1400); } }, 1000);
+    const cut = await runOne(hold(dropsEarly), 'ws.keepalive.ping-keeps-alive');
+    expect(cut.outcome, line(cut)).toBe('fail');
+    expect(JSON.stringify(cut.violations)).toContain('open for at least 1.6 × 1000 ms while pinging');
+  });
+
+  it('refuses a profile whose hold would not outlast the window and its grace', () => {
+    const base = { rest: 'http://127.0.0.1:1', keys: { primary: { key: 'k' } } };
+    expect(() => parseProfile({ ...base, timing: { pingTimeoutMs: 1000, pingGraceMs: 500, keepAliveHoldWindows: 1.4 } }))
+      .toThrow('profile: /timing/keepAliveHoldWindows: 1.4 windows (1400 ms) must outlast the window and its grace (1000 + 500 ms)');
+    expect(() => parseProfile({ ...base, timing: { keepAliveHoldWindows: 1 } })).toThrow(/keepAliveHoldWindows/);
+    expect(parseProfile({ ...base, timing: { keepAliveHoldWindows: 1.3 } }).timing).toEqual({ keepAliveHoldWindows: 1.3 });
   });
 
   it('records that other traffic keeps a connection alive when the target counts it', async () => {

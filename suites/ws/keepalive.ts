@@ -4,12 +4,10 @@
  * The window comes from profile.timing.pingTimeoutMs (the spec's 30 s by default).
  */
 import type { Check } from '../../src/check.ts';
-import type { Profile } from '../../src/profile.ts';
+import { KEEPALIVE_DEFAULTS, type Profile } from '../../src/profile.ts';
 import { METHOD, TEXT } from '../../src/spec.ts';
 import { closeWithin, isSilence, needPairs, openSession, subscribe, timing } from './support.ts';
 
-/** The ping-keeps-alive check holds the connection this many windows (issue 5). */
-export const HOLD_WINDOWS = 2.5;
 /** Timer granularity allowed before the lower bound: Node timers may fire up to ~1 ms early. */
 const EARLY_TOLERANCE_MS = 5;
 /** Headroom of the check's own timeout over its longest wait. */
@@ -50,17 +48,17 @@ export const keepaliveChecks: readonly Check[] = [
   {
     id: 'ws.keepalive.ping-keeps-alive',
     clause,
-    title: `opens a connection and pings every pingTimeoutMs/3 for ${HOLD_WINDOWS} windows`,
-    expectation: `the connection stays open for ${HOLD_WINDOWS} × pingTimeoutMs (the pongs are counted as an observation; their form is ws.ping.pong's rule)`,
+    title: `opens a connection and pings every pingTimeoutMs/3 for timing.keepAliveHoldWindows windows (default ${KEEPALIVE_DEFAULTS.holdWindows})`,
+    expectation: 'the connection stays open for keepAliveHoldWindows × pingTimeoutMs (the pongs are counted as an observation; their form is ws.ping.pong\'s rule)',
     severity: 'must',
     tags: ['ws', 'keepalive', 'slow'],
     needs: ['ws'],
-    timeoutMs: (p) => timing(p).windowMs * HOLD_WINDOWS + HEADROOM_MS,
+    timeoutMs: (p) => timing(p).windowMs * timing(p).holdWindows + HEADROOM_MS,
     async run(ctx) {
-      const { windowMs } = timing(ctx.profile);
+      const { windowMs, holdWindows } = timing(ctx.profile);
       const session = await openSession(ctx, { keepAlive: false });
       const every = windowMs / 3;
-      const until = session.openedAtMs + windowMs * HOLD_WINDOWS;
+      const until = session.openedAtMs + windowMs * holdWindows;
       let pings = 0;
       while (ctx.stream.now() < until) {
         if (!session.isOpen) break;
@@ -70,7 +68,7 @@ export const keepaliveChecks: readonly Check[] = [
       }
       if (!session.isOpen) {
         const c = await session.closed;
-        ctx.fail({ received: `closed ${Math.round(c.atMs - session.openedAtMs)} ms after opening (code ${c.code}, by ${c.by}) despite ${pings} ping(s) every ${Math.round(every)} ms`, expected: `open for at least ${HOLD_WINDOWS} × ${windowMs} ms while pinging` });
+        ctx.fail({ received: `closed ${Math.round(c.atMs - session.openedAtMs)} ms after opening (code ${c.code}, by ${c.by}) despite ${pings} ping(s) every ${Math.round(every)} ms`, expected: `open for at least ${holdWindows} × ${windowMs} ms while pinging` });
       }
       const pongs = session.frames.filter((f) => f.kind === 'text' && f.text === TEXT.pong).length;
       ctx.observe('pings-and-pongs', { pings, pongs });

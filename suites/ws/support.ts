@@ -5,7 +5,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CheckContext } from '../../src/check.ts';
-import type { Profile } from '../../src/profile.ts';
+import { keepAliveTiming, type Profile } from '../../src/profile.ts';
 import { LIMITS, METHOD, PATHS, QUERY, STATUS, parsePairCode } from '../../src/spec.ts';
 import {
   StreamError, isNotice, isPush, jsonObject,
@@ -24,14 +24,10 @@ export const WAIT = {
   watchMs: 1500,
   /** How long after that allowance a check keeps watching for pushes that should have stopped. */
   settleMs: 750,
-  /** Keep-alive grace after the window, when the profile sets none (issue 5: default 5 s). */
-  graceMs: 5000,
 } as const;
 
-/** The keep-alive window and grace of the target (spec: Limits, Ping interval: 30 s). */
-export function timing(profile: Profile): { windowMs: number; graceMs: number } {
-  return { windowMs: profile.timing?.pingTimeoutMs ?? LIMITS.pingTimeoutMs, graceMs: profile.timing?.pingGraceMs ?? WAIT.graceMs };
-}
+/** The keep-alive window, grace and ping-check hold of the target (spec: Limits, Ping interval: 30 s). */
+export const timing = keepAliveTiming;
 
 /** Whether an error is the target not answering (timeout, close) rather than the harness breaking. */
 export function isSilence(err: unknown): err is StreamError {
