@@ -171,18 +171,8 @@ export const loadCommand: CommandModule = {
   describe: 'load tools: fan-out latency, skew and loss; REST throughput; generator calibration',
   builder: loadBuilder,
   async handler(argv: ArgumentsCamelCase) {
-    let inv: LoadInvocation;
     try {
-      inv = parseLoadArgs(argv as Record<string, unknown>, process.env);
-    } catch (err) {
-      if (err instanceof LoadUsageError || err instanceof ThresholdError) {
-        process.stderr.write(`conform: ${err.message}\n`);
-        process.exitCode = LOAD_EXIT.usage;
-        return;
-      }
-      throw err;
-    }
-    try {
+      const inv = parseLoadArgs(argv as Record<string, unknown>, process.env);
       process.exitCode = await runLoad(inv, { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t), tty: process.stderr.isTTY === true });
     } catch (err) {
       if (err instanceof LoadUsageError || err instanceof ThresholdError) {
