@@ -1,27 +1,14 @@
 /** The CLI as a user runs it: a child process against the reference service on loopback. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { XMLValidator } from 'fast-xml-parser';
 import { startReferenceServer } from '../reference/index.ts';
 import type { Profile } from '../src/profile.ts';
 import { profileSecrets } from '../src/profile.ts';
 import { deadPort } from './engine-helpers.ts';
-
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const BIN = path.join(ROOT, 'bin', 'conform.js');
-
-interface Run { code: number; stdout: string; stderr: string }
-function conform(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, ...env, FORCE_COLOR: '0' }, timeout: 120_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
-    });
-  });
-}
+import { conform, type Run } from './helpers/conform-cli.ts';
 
 let dir: string;
 let clean: Awaited<ReturnType<typeof startReferenceServer>>;

@@ -1,6 +1,6 @@
 /** Small loopback clients for the reference-service tests: REST GETs and a WebSocket with a frame queue. */
 import { once } from 'node:events';
-import { request } from 'node:http';
+import { request, type IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
 import { API_KEY_HEADER } from '../src/spec.ts';
 import type { ReferenceServer } from '../reference/index.ts';
@@ -14,23 +14,28 @@ export async function get(server: ReferenceServer, path: string, keyName: string
   return getRaw(server.restUrl + path, headers);
 }
 
+/** A response's status and whole body, as text and (when it parses) as JSON. */
+function readReply(res: IncomingMessage): Promise<Reply> {
+  return new Promise((resolve) => {
+    let text = '';
+    res.setEncoding('utf8');
+    res.on('data', (c: string) => (text += c));
+    res.on('end', () => {
+      let body: Record<string, unknown> = {};
+      try {
+        body = JSON.parse(text) as Record<string, unknown>;
+      } catch {
+        // not JSON: tests read `text`
+      }
+      resolve({ status: res.statusCode ?? 0, body, text });
+    });
+  });
+}
+
 /** GET with exact header names (node keeps their case on the wire). */
 export function getRaw(url: string, headers: Record<string, string>): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { headers }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => {
-        let body: Record<string, unknown> = {};
-        try {
-          body = JSON.parse(text) as Record<string, unknown>;
-        } catch {
-          // not JSON: tests read `text`
-        }
-        resolve({ status: res.statusCode ?? 0, body, text });
-      });
-    });
+    const req = request(url, { headers }, (res) => { void readReply(res).then(resolve); });
     req.on('error', reject);
     req.end();
   });
@@ -129,20 +134,7 @@ export async function connect(server: ReferenceServer, keyName: string | null = 
   const ws = new WebSocket(opts.url ?? server.wsUrl, { headers, localAddress: opts.localAddress });
   return new Promise<Opened>((resolve, reject) => {
     ws.once('open', () => resolve({ ok: true, client: new Client(ws) }));
-    ws.once('unexpected-response', (_req, res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => {
-        let body: Record<string, unknown> = {};
-        try {
-          body = JSON.parse(text) as Record<string, unknown>;
-        } catch {
-          // tests read `text`
-        }
-        resolve({ ok: false, status: res.statusCode ?? 0, body, text });
-      });
-    });
+    ws.once('unexpected-response', (_req, res) => { void readReply(res).then((r) => resolve({ ok: false, ...r })); });
     ws.once('error', reject);
   });
 }

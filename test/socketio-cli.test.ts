@@ -4,28 +4,16 @@
  * stream fault: exit 1 naming the check), and `conform serve --transport socketio`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startReferenceServer, type ReferenceServer } from '../reference/index.ts';
 import { parseArgs } from '../bin/parse-args.ts';
 import { OPTION_DEFAULTS, validateOptions, type ConformOptions } from '../src/options.ts';
 import { profileSecrets } from '../src/profile.ts';
-
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const BIN = path.join(ROOT, 'bin', 'conform.js');
-
-interface Run { code: number; stdout: string; stderr: string }
-function conform(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, ...env, FORCE_COLOR: '0' }, timeout: 120_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
-    });
-  });
-}
+import { BIN, conform, ROOT } from './helpers/conform-cli.ts';
 
 const options = (extra: Partial<ConformOptions>): ConformOptions => ({ ...OPTION_DEFAULTS, ...extra } as ConformOptions);
 
