@@ -156,7 +156,7 @@ export class WireSocket {
     else { this.request?.destroy(); this.finish(); }
   }
 
-  /** Every path ends here, exactly once: 'close' follows 'error' and 'refused' too, as in `ws`. */
+  /** Reports the error, then closes (a socket that was never taken closes at once). */
   private fail(err: Error & { code?: string }): void {
     if (this.state === 'closed') return;
     this.dead = true;
@@ -165,6 +165,7 @@ export class WireSocket {
     else this.finish();
   }
 
+  /** Every path ends here, exactly once: 'close' follows 'error' and 'refused' too, as in `ws`. */
   private finish(): void {
     if (this.state === 'closed') return;
     this.state = 'closed';
