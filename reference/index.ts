@@ -14,10 +14,13 @@ import { Service } from './service.ts';
 import { StreamServer, type StreamStats } from './stream.ts';
 import { SocketIoStream } from './socketio.ts';
 import { buildProfile } from './target-profile.ts';
+import { applyDialect } from './dialect-config.ts';
+import { mergeDialect, type Dialect, type PartialDialect } from './dialect.ts';
 
 export type { ReferenceConfig } from './config.ts';
 export { ConfigError, resolveConfig, loadConfigFile, DEFAULT_CONFIG } from './config.ts';
 export { FAULTS, findFault, type FaultName } from './faults.ts';
+export { DEFAULT_DIALECT, DIALECT_SPACE, DialectError, coveringSeeds, drawDialect, mergeDialect, parseDialect, replayCommand, type Dialect, type PartialDialect } from './dialect.ts';
 
 export interface ReferenceOptions {
   /** Default 0: a free port. */
@@ -26,6 +29,8 @@ export interface ReferenceOptions {
   host?: string;
   /** A full or partial config; each given section replaces the default's. */
   config?: Partial<ReferenceConfig> | ReferenceConfig;
+  /** The service's answers to what the spec leaves open; a partial one is merged onto DEFAULT_DIALECT. Default: DEFAULT_DIALECT. */
+  dialect?: PartialDialect | Dialect;
   /** Name of one fault from FAULTS to switch on. */
   fault?: string;
   /** Overrides config.pingTimeoutMs. */
@@ -49,7 +54,10 @@ export interface ReferenceServer {
   wsUrl: string;
   /** The Socket.IO stream, when served. */
   socketIoUrl?: string;
+  /** What an operator of this service would write in a profile (per the dialect, it may leave allowances out). */
   profile: Profile;
+  /** The dialect the service runs. */
+  dialect: Dialect;
   /** Fan-out counters (live object). */
   stats: StreamStats;
   /** Ends every connection; resolves when the port is free. */
@@ -61,9 +69,10 @@ export async function startReferenceServer(options: ReferenceOptions = {}): Prom
   const overrides: Record<string, unknown> = { ...(options.config ?? {}) };
   if (options.pingTimeoutMs !== undefined) overrides.pingTimeoutMs = options.pingTimeoutMs;
   if (options.tickMs !== undefined) overrides.tickMs = options.tickMs;
-  const config = resolveConfig(overrides);
+  const dialect = mergeDialect(options.dialect);
+  const config = applyDialect(resolveConfig(overrides), dialect);
   const fault = options.fault === undefined ? undefined : (findFault(options.fault).name as FaultName);
-  const svc = new Service(config, options.clock ?? Date.now, fault);
+  const svc = new Service(config, options.clock ?? Date.now, fault, dialect);
   const rest = new RestHandler(svc);
   const stream = new StreamServer(svc);
   const event = options.event ?? (options.transport === 'socketio' ? DEFAULT_SOCKETIO_EVENT : undefined);
@@ -100,7 +109,7 @@ export async function startReferenceServer(options: ReferenceOptions = {}): Prom
   const restUrl = `http://${urlHost}:${port}`;
   const wsUrl = `ws://${urlHost}:${port}${config.wsPath}`;
   const socketIoUrl = sio ? `ws://${urlHost}:${port}${sio.path}` : undefined;
-  const profile = buildProfile(config, restUrl, wsUrl);
+  const profile = buildProfile(config, restUrl, wsUrl, dialect);
   if (options.transport === 'socketio' && sio && socketIoUrl) Object.assign(profile, { ws: socketIoUrl, transport: 'socketio', event: sio.options.event });
   let closing: Promise<void> | undefined;
   return {
@@ -108,6 +117,7 @@ export async function startReferenceServer(options: ReferenceOptions = {}): Prom
     wsUrl,
     ...(socketIoUrl ? { socketIoUrl } : {}),
     profile,
+    dialect,
     stats: stream.stats,
     close() {
       closing ??= new Promise<void>((resolve) => {

@@ -32,7 +32,7 @@ export interface PairEntry {
 }
 
 /** mulberry32: a small seeded PRNG, so a run's walk repeats. */
-function prng(seed: number): () => number {
+export function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -55,7 +55,7 @@ export class PriceBook {
   private readonly random: () => number;
 
   constructor(pairs: readonly PairConfig[], seed: number, now: number) {
-    this.random = prng(seed);
+    this.random = mulberry32(seed);
     for (const config of pairs) {
       const parts = parsePairCode(config.code)!;
       const tick = new Decimal(1).dividedBy(new Decimal(10).pow(config.precision));

@@ -4,12 +4,9 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { API_KEY_HEADER, LIMITS, PATHS, QUERY, STATUS, type RestStatus } from '../src/spec.ts';
-import { HTTP_STATUS, messageOf, type KeyRecord, type Service } from './service.ts';
+import { messageOf, type KeyRecord, type Service } from './service.ts';
 import type { PairEntry } from './prices.ts';
 import type { MarketInfo } from './market.ts';
-
-/** Largest `per_page` accepted; the spec does not show a maximum. */
-export const MAX_PER_PAGE = 100;
 
 const HEADER_LC = API_KEY_HEADER.toLowerCase();
 
@@ -56,11 +53,11 @@ export class RestHandler {
   private envelope(status: RestStatus, data: unknown, message?: string): Outcome {
     const svc = this.svc;
     const ok = status === STATUS.OK || status === STATUS.PRICE_STALE;
-    let http = HTTP_STATUS[status];
+    let http = svc.wire.restHttp(status);
     if (status === STATUS.UNAUTHORIZED && svc.is('auth-http-403')) http = 403;
     const body: Record<string, unknown> = {
       status_number: svc.is('envelope-status-number-integer') ? Number(status) : status,
-      ts: svc.is('envelope-ts-string') ? String(svc.clock()) : svc.clock(),
+      ts: svc.is('envelope-ts-string') ? String(svc.wire.ts(svc.clock())) : svc.wire.ts(svc.clock()),
       data: !ok && svc.is('envelope-error-data-filled') ? {} : data,
     };
     if (status !== STATUS.OK && !(svc.is('envelope-error-message-missing') && !ok)) body.message = message ?? messageOf(status);
@@ -132,7 +129,12 @@ export class RestHandler {
     let perPage = this.intParam(params, QUERY.pairs.perPage, defaultPerPage);
     if (typeof page === 'string') return this.error(STATUS.INVALID_REQUEST, page);
     if (typeof perPage === 'string') return this.error(STATUS.INVALID_REQUEST, perPage);
-    if (perPage > MAX_PER_PAGE) return this.error(STATUS.INVALID_REQUEST, `per_page must be at most ${MAX_PER_PAGE}`);
+    // The per_page maximum and the answer past it are not shown: the dialect chooses both.
+    const { perPageMax, perPageOver, pastEnd } = svc.dialect.rest;
+    if (perPage > perPageMax) {
+      if (perPageOver === 'error') return this.error(STATUS.INVALID_REQUEST, `per_page must be at most ${perPageMax}`);
+      perPage = perPageMax;
+    }
     if (svc.is('pairs-per-page-ignored')) perPage = LIMITS.defaultPerPage;
     const type = params.get(QUERY.pairs.type)?.toLowerCase();
     const code = params.get(QUERY.pairs.code)?.toLowerCase();
@@ -145,6 +147,7 @@ export class RestHandler {
     }
     let start = (page - 1) * perPage;
     if (svc.is('pairs-pages-overlap') && page > 1) start -= 1;
+    if (page > 1 && start >= matches.length && pastEnd === 'error') return this.error(STATUS.INVALID_REQUEST, `page ${page} is past the last page`);
     const data = matches.slice(start, start + perPage).map((e) => {
       const record: Record<string, string> = { code: e.code, name: e.config.name, base: svc.is('pairs-base-mismatch') ? e.quote : e.base, quote: e.quote };
       if (svc.is('pairs-record-name-missing')) delete record.name;

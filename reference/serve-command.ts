@@ -2,11 +2,12 @@
  * `conform serve`: runs the reference service until SIGINT/SIGTERM, prints its URLs and writes
  * the target profile that describes it. Never prints a key (they are in the profile file).
  */
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import type { Argv, CommandModule } from 'yargs';
 import { ConfigError, loadConfigFile, type ReferenceConfig } from './config.ts';
 import { findFault, formatFaults } from './faults.ts';
 import { startReferenceServer, type ReferenceServer } from './index.ts';
+import { DialectError, drawDialect, parseDialect, replayCommand, type Dialect } from './dialect.ts';
 
 export interface ServeOptions {
   /** Default 8080; 0 picks a free port. */
@@ -21,6 +22,10 @@ export interface ServeOptions {
   transport?: 'ws' | 'socketio';
   /** The Socket.IO event; serves Socket.IO when given. Default price with --transport socketio. */
   event?: string;
+  /** A dialect file, or `random` to draw one from `seed`. Default: the default dialect. */
+  dialect?: string;
+  /** Seed of `--dialect random`; default a random one (printed, so the run can be replayed). */
+  seed?: number;
 }
 
 export interface ServeIO {
@@ -44,6 +49,7 @@ export async function startServe(options: ServeOptions, io: ServeIO): Promise<Re
   if (options.fault !== undefined) findFault(options.fault);
   if (options.transport !== undefined && options.transport !== 'ws' && options.transport !== 'socketio') throw new ServeUsageError(`--transport: "${String(options.transport)}" is not ws or socketio`);
   if (options.event !== undefined && (typeof options.event !== 'string' || options.event.length === 0)) throw new ServeUsageError('--event: must name the Socket.IO event');
+  const drawn = await resolveDialectOption(options);
   let config: ReferenceConfig | undefined;
   if (options.config !== undefined) {
     try {
@@ -55,7 +61,7 @@ export async function startServe(options: ServeOptions, io: ServeIO): Promise<Re
   }
   let server: ReferenceServer;
   try {
-    server = await startReferenceServer({ port: options.port, host: options.host, config, fault: options.fault, transport: options.transport, event: options.event });
+    server = await startReferenceServer({ port: options.port, host: options.host, config, fault: options.fault, transport: options.transport, event: options.event, dialect: drawn?.dialect });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND')
@@ -75,9 +81,45 @@ export async function startServe(options: ServeOptions, io: ServeIO): Promise<Re
     `REST       ${server.restUrl}\n` +
     `WebSocket  ${server.wsUrl}\n` +
     (server.socketIoUrl ? `Socket.IO  ${server.socketIoUrl} (event ${JSON.stringify(server.profile.event ?? options.event)})\n` : '') +
-    (options.profileOut ? `profile    ${options.profileOut} (keys, special pairs, probes)\n` : 'profile    not written; pass --profile-out FILE for the keys\n'),
+    (options.profileOut ? `profile    ${options.profileOut} (keys, special pairs, probes)\n` : 'profile    not written; pass --profile-out FILE for the keys\n') +
+    (drawn ? `dialect    ${JSON.stringify(drawn.dialect)}\n` : '') +
+    (drawn?.seed !== undefined ? `replay     ${replayCommand(drawn.seed)}\n` : ''),
   );
   return server;
+}
+
+/** The dialect `--dialect FILE | random [--seed N]` asks for, with the seed it was drawn from. */
+async function resolveDialectOption(options: ServeOptions): Promise<{ dialect: Dialect; seed?: number } | undefined> {
+  const { dialect: source, seed } = options;
+  if (seed !== undefined && (!Number.isSafeInteger(seed) || seed < 0)) throw new ServeUsageError(`--seed: must be an integer >= 0 (got ${String(seed)})`);
+  if (source === undefined) {
+    if (seed !== undefined) throw new ServeUsageError('--seed: only with --dialect random');
+    return undefined;
+  }
+  if (typeof source !== 'string' || source.length === 0) throw new ServeUsageError('--dialect: must be a dialect file or random');
+  if (source === 'random') {
+    const s = seed ?? Math.floor(Math.random() * 2 ** 31);
+    return { dialect: drawDialect(s), seed: s };
+  }
+  if (seed !== undefined) throw new ServeUsageError('--seed: only with --dialect random');
+  let text: string;
+  try {
+    text = await readFile(source, 'utf8');
+  } catch (err) {
+    throw new ServeUsageError(`--dialect: cannot read ${source} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new ServeUsageError(`--dialect: ${source} is not valid JSON: ${(err as Error).message.split('\n')[0]}`);
+  }
+  try {
+    return { dialect: parseDialect(json, source) };
+  } catch (err) {
+    if (err instanceof DialectError) throw new ServeUsageError(`--dialect: ${err.message}`);
+    throw err;
+  }
 }
 
 /** Runs until SIGINT or SIGTERM, then closes every connection. */
@@ -98,7 +140,7 @@ async function serve(options: ServeOptions): Promise<void> {
   io.out('conform reference service stopped\n');
 }
 
-/** `conform serve [--port N] [--host H] [--config FILE] [--fault NAME] [--profile-out FILE] [--list-faults]`. */
+/** `conform serve [--port N] [--host H] [--config FILE] [--fault NAME] [--dialect FILE|random [--seed N]] [--profile-out FILE] [--list-faults]`. */
 export const serveCommand: CommandModule<object, ServeOptions> = {
   command: 'serve',
   describe: 'Run the reference price service (REST + WebSocket), optionally with one fault',
@@ -111,6 +153,8 @@ export const serveCommand: CommandModule<object, ServeOptions> = {
       .option('profile-out', { type: 'string', describe: 'Write the target profile that describes this server' })
       .option('list-faults', { type: 'boolean', default: false, describe: 'Print the faults and exit' })
       .option('transport', { type: 'string', describe: 'Stream transport the profile describes; socketio also serves the stream over Socket.IO' })
-      .option('event', { type: 'string', describe: 'Socket.IO event that carries the messages (default price with --transport socketio)' }) as unknown as Argv<ServeOptions>,
+      .option('event', { type: 'string', describe: 'Socket.IO event that carries the messages (default price with --transport socketio)' })
+      .option('dialect', { type: 'string', describe: 'A dialect file (schemas/dialect.schema.json), or random: how the service answers what the spec leaves open' })
+      .option('seed', { type: 'number', describe: 'Seed of --dialect random (printed with a command that replays it)' }) as unknown as Argv<ServeOptions>,
   handler: (argv) => serve(argv),
 };

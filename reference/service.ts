@@ -7,6 +7,8 @@ import type { KeyConfig, ReferenceConfig } from './config.ts';
 import { marketAt, staleMarket, type MarketInfo } from './market.ts';
 import { PriceBook, type PairEntry } from './prices.ts';
 import type { FaultName } from './faults.ts';
+import { DEFAULT_DIALECT, type Dialect } from './dialect.ts';
+import { Wire } from './wire.ts';
 
 /** A configured key with its name. */
 export interface KeyRecord extends KeyConfig {
@@ -41,20 +43,16 @@ export const MESSAGES: Readonly<Partial<Record<RestStatus, string>>> = {
 /** The message sent with a status number. */
 export const messageOf = (status: RestStatus): string => MESSAGES[status] ?? status;
 
-/** HTTP status per status number; the spec shows only 401 for 50005 and 200 for 50102. */
-export const HTTP_STATUS: Readonly<Record<RestStatus, number>> = {
-  '200': 200, '50000': 500, '50001': 503, '50002': 503, '50003': 503, '50004': 400, '50005': 401, '50006': 429,
-  '50007': 403, '50008': 404, '50009': 429, '50010': 403, '50100': 403, '50101': 404, '50102': 200, '50103': 503,
-  '50104': 404, '50105': 503, '50106': 503, '50107': 403, '50108': 404, '50109': 403,
-};
-
-/** Keys, entitlements, prices and the active fault of one running service. */
+/** Keys, entitlements, prices, the dialect and the active fault of one running service. */
 export class Service {
   readonly book: PriceBook;
   private readonly byValue = new Map<string, KeyRecord>();
   private readonly windows = new Map<string, { start: number; count: number }>();
+  /** How this service writes what it sends, under its dialect. */
+  readonly wire: Wire;
 
-  constructor(readonly config: ReferenceConfig, readonly clock: () => number, readonly fault: FaultName | undefined) {
+  constructor(readonly config: ReferenceConfig, readonly clock: () => number, readonly fault: FaultName | undefined, readonly dialect: Readonly<Dialect> = DEFAULT_DIALECT) {
+    this.wire = new Wire(dialect);
     this.book = new PriceBook(config.pairs, config.seed, clock());
     for (const [name, k] of Object.entries(config.keys)) this.byValue.set(k.key, { ...k, name });
   }

@@ -15,7 +15,7 @@ import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { WebSocketServer, WebSocket } from 'ws';
 import { LIMITS, METHOD, STATUS, TEXT, pairNotFoundMessage, type NoticeCode, type RestStatus } from '../src/spec.ts';
-import { HTTP_STATUS, messageOf, type KeyRecord, type Service } from './service.ts';
+import { messageOf, type KeyRecord, type Service } from './service.ts';
 import { keyHeader, priceFields } from './rest.ts';
 import { PriceBook } from './prices.ts';
 
@@ -183,10 +183,14 @@ export class StreamServer {
     let released = false;
     // Fault: the slot of a single-connection key (keys.limited) is never given back.
     const leaks = svc.is('limit-slot-not-freed') && (key.connections ?? 1) === 1;
+    const free = (): void => { this.counts.set(countKey, (this.counts.get(countKey) ?? 1) - 1); };
+    // How long a closed connection keeps its slot is not shown: the dialect chooses.
+    const delay = svc.dialect.keys.slotReleaseMs;
     const release = (): void => {
       if (released || leaks) return;
       released = true;
-      this.counts.set(countKey, (this.counts.get(countKey) ?? 1) - 1);
+      if (delay > 0) setTimeout(free, delay).unref();
+      else free();
     };
     return { key, countKey, release };
   }
@@ -196,7 +200,7 @@ export class StreamServer {
     const { status, message } = refusal;
     this.stats.refused[status] = (this.stats.refused[status] ?? 0) + 1;
     const body = JSON.stringify(this.svc.is('handshake-body-code') ? { code: status, message } : { status_number: status, message });
-    return { http: HTTP_STATUS[status], body };
+    return { http: this.svc.wire.handshakeHttp(status), body };
   }
 
   /** Writes a refusal in place of the upgrade and ends the socket. */

@@ -6,7 +6,8 @@ import type { Probe, Profile, ProfileKeys } from '../src/profile.ts';
 import { PATHS, QUERY, STATUS, type RestStatus } from '../src/spec.ts';
 import type { ReferenceConfig } from './config.ts';
 import type { PairConfig, PairState } from './catalogue.ts';
-import { HTTP_STATUS } from './service.ts';
+import { DEFAULT_DIALECT, type Dialect } from './dialect.ts';
+import { Wire } from './wire.ts';
 
 /** Slack after the ping window before a close counts as late; the spec shows none. */
 export const PING_GRACE_MS = 2000;
@@ -17,14 +18,19 @@ const UNKNOWN_KEY_VALUE = 'ref-unknown-key-000000';
 
 const byState = (pairs: readonly PairConfig[], state: PairState): PairConfig | undefined => pairs.find((p) => (p.state ?? 'active') === state);
 
-/** Builds the profile of a reference service with `config` at `restUrl` / `wsUrl`. */
-export function buildProfile(config: ReferenceConfig, restUrl: string, wsUrl: string): Profile {
+/**
+ * Builds the profile of a reference service with `config` and `dialect` at `restUrl` / `wsUrl`:
+ * what an operator of that service would know, so under a dialect that does not state the
+ * allowances the keys carry none.
+ */
+export function buildProfile(config: ReferenceConfig, restUrl: string, wsUrl: string, dialect: Readonly<Dialect> = DEFAULT_DIALECT): Profile {
+  const wire = new Wire(dialect);
   const keys: ProfileKeys = { primary: { key: config.keys.primary!.key } };
   const names = Object.keys(config.keys);
   for (const name of names) {
     const k = config.keys[name]!;
     const entry: { key: string; [field: string]: unknown } = { key: k.key };
-    if (k.connections !== undefined && k.stream !== false) entry.connections = k.connections;
+    if (k.connections !== undefined && k.stream !== false && dialect.keys.stated) entry.connections = k.connections;
     if (k.assetTypes) entry.assetTypes = k.assetTypes;
     if (k.pairs && k.pairs.length > 0) entry.pairs = k.pairs;
     if (k.rateLimit) entry.rateLimit = k.rateLimit;
@@ -53,7 +59,7 @@ export function buildProfile(config: ReferenceConfig, restUrl: string, wsUrl: st
 
   const probes: Probe[] = [];
   const probe = (status: RestStatus, path: string, query: Record<string, string> | undefined, key: string | undefined, note: string): void => {
-    const pr: Probe = { status, path, httpStatus: HTTP_STATUS[status], note };
+    const pr: Probe = { status, path, httpStatus: wire.restHttp(status), note };
     if (query) pr.query = query;
     if (key && key !== 'primary') pr.key = key;
     probes.push(pr);

@@ -2,12 +2,15 @@
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { SCHEMAS, SCHEMA_NAMES, schemaFileName } from '../src/schema-definitions.ts';
+import { DIALECT_SCHEMA } from '../reference/dialect-schema.ts';
 
 export const SCHEMA_DIR = fileURLToPath(new URL('../schemas/', import.meta.url));
 
-/** The text each schema file must hold. */
+const render = (schema: unknown): string => `${JSON.stringify(schema, null, 2)}\n`;
+
+/** The text each schema file must hold: the messages and the profile, and the reference service's dialect file. */
 export function renderSchemas(): Map<string, string> {
-  return new Map(SCHEMA_NAMES.map((n) => [schemaFileName(n), `${JSON.stringify(SCHEMAS[n], null, 2)}\n`]));
+  return new Map([...SCHEMA_NAMES.map((n) => [schemaFileName(n), render(SCHEMAS[n])] as const), ['dialect.schema.json', render(DIALECT_SCHEMA)]]);
 }
 
 /** Files that differ from what the definitions render, or that no definition renders. */
@@ -27,6 +30,6 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     }
   } else {
     for (const [file, text] of renderSchemas()) writeFileSync(SCHEMA_DIR + file, text);
-    console.log(`wrote ${SCHEMA_NAMES.length} schemas to schemas/`);
+    console.log(`wrote ${SCHEMA_NAMES.length + 1} schemas to schemas/`);
   }
 }

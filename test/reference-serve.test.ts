@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseProfile } from '../src/profile.ts';
 import { FAULT_NAMES } from '../reference/faults.ts';
-import { DEFAULT_CONFIG, startReferenceServer } from '../reference/index.ts';
+import { DEFAULT_CONFIG, drawDialect, startReferenceServer } from '../reference/index.ts';
 import { PATHS, STATUS } from '../src/spec.ts';
 import { getRaw } from './reference-helpers.ts';
 
@@ -93,6 +93,23 @@ describe('conform serve', () => {
     ['a config file that does not exist', () => ['--config', join(dir, 'missing.json')], /cannot read/],
     ['an unknown fault', () => ['--fault', 'nope'], /unknown fault "nope"/],
     ['a port out of range', () => ['--port', '70000'], /--port/],
+    ['a dialect with an unknown field', () => {
+      const f = join(dir, 'dialect-unknown.json');
+      writeFileSync(f, JSON.stringify({ rest: { tsUnit: 's', colour: 'red' } }));
+      return ['--dialect', f];
+    }, /--dialect: .*dialect-unknown\.json: \/rest\/colour: is not a dialect field/],
+    ['a dialect value outside its options', () => {
+      const f = join(dir, 'dialect-bad.json');
+      writeFileSync(f, JSON.stringify({ rest: { pastEnd: 'wrap' } }));
+      return ['--dialect', f];
+    }, /--dialect: .*\/rest\/pastEnd: must be one of "empty", "error"/],
+    ['a dialect that is not JSON', () => {
+      const f = join(dir, 'dialect-broken.json');
+      writeFileSync(f, '{ rest: ');
+      return ['--dialect', f];
+    }, /--dialect: .* is not valid JSON/],
+    ['a seed without --dialect random', () => ['--seed', '3'], /--seed: only with --dialect random/],
+    ['a negative seed', () => ['--dialect', 'random', '--seed', '-1'], /--seed: must be an integer >= 0/],
   ];
   for (const [what, args, line] of bad) {
     it(`exits 2 with one line naming the problem for ${what}`, async () => {
@@ -103,6 +120,41 @@ describe('conform serve', () => {
       expect(lines[0]).toMatch(line);
     });
   }
+
+  it('draws the same dialect from the same seed, prints it with the command that replays it, and serves it', async () => {
+    const lines: string[] = [];
+    for (const attempt of [1, 2]) {
+      const file = join(dir, `profile-seed-${attempt}.json`);
+      const p = run(['--port', '0', '--dialect', 'random', '--seed', '12', '--profile-out', file]);
+      await waitFor(() => p.out().includes('replay'));
+      const dialectLine = /^dialect\s+(\{.*\})$/m.exec(p.out())![1]!;
+      expect(p.out()).toMatch(/^replay\s+conform serve --dialect random --seed 12$/m);
+      expect(JSON.parse(dialectLine)).toEqual(drawDialect(12));
+      lines.push(dialectLine);
+      // The service answers in the drawn dialect: ts in its unit.
+      const profile = parseProfile(JSON.parse(readFileSync(file, 'utf8')));
+      const r = await getRaw(profile.rest + PATHS.pairs, { 'X-API-Key': profile.keys.primary.key });
+      const ts = r.body.ts as number;
+      expect(drawDialect(12).rest.tsUnit === 's' ? ts < 1e11 : ts > 1e11).toBe(true);
+      p.child.kill('SIGTERM');
+      expect(await p.exit).toBe(0);
+    }
+    expect(lines[0]).toBe(lines[1]);
+  });
+
+  it('serves a dialect file and writes a profile that leaves the allowances out when the dialect says so', async () => {
+    const dialectFile = join(dir, 'dialect-unstated.json');
+    writeFileSync(dialectFile, JSON.stringify({ keys: { primary: 1, stated: false } }));
+    const file = join(dir, 'profile-unstated.json');
+    const p = run(['--port', '0', '--dialect', dialectFile, '--profile-out', file]);
+    await waitFor(() => p.out().includes('dialect'));
+    const profile = parseProfile(JSON.parse(readFileSync(file, 'utf8')));
+    expect(profile.keys.primary.connections).toBeUndefined();
+    expect(profile.keys.limited).toBeUndefined();
+    expect(p.out()).not.toContain('replay');
+    p.child.kill('SIGTERM');
+    expect(await p.exit).toBe(0);
+  });
 
   it('exits 2 naming the port when it is taken', async () => {
     const taken = await startReferenceServer({ config: { keys: DEFAULT_CONFIG.keys } });

@@ -1,0 +1,132 @@
+/**
+ * Dialects of the reference service: one conforming service per choice of what the spec leaves
+ * open. `DEFAULT_DIALECT` is the reference as it always was; `drawDialect(seed)` picks one at
+ * random from `DIALECT_SPACE`, the same dialect for the same seed; `parseDialect` reads a dialect
+ * file (any subset of fields, merged onto the default). The service applies a dialect at a few
+ * seams only (wire.ts: how an envelope, a notice, a push and a handshake body are written;
+ * stream.ts `admit`: how a connection is admitted and its slot freed).
+ */
+import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
+import { DIALECT_SPACE, type DialectGroup, type HTTP_MAPPING_NAMES, type OptionSpace } from './dialect-space.ts';
+import { DIALECT_SCHEMA } from './dialect-schema.ts';
+import { mulberry32 } from './prices.ts';
+
+export { DIALECT_SPACE } from './dialect-space.ts';
+
+export type HttpMapping = (typeof HTTP_MAPPING_NAMES)[number];
+
+/** One conforming service's answers to the questions the spec leaves open. */
+export interface Dialect {
+  /** Seed of the dialect's own draws (per-pair choices); default 1. */
+  seed: number;
+  keys: {
+    /** Stream connections the primary key allows; default null: as configured (8 in the default config). */
+    primary: number | null;
+    /** Stream connections the limited key allows; default null: as configured (1). */
+    limited: number | null;
+    /** Stream connections every other key that has an allowance allows; default null: as configured (2 for cryptoOnly and whitelisted, 10 for secondary). */
+    others: number | null;
+    /** Whether the written profile states the allowances; default true. */
+    stated: boolean;
+    /** Milliseconds after a close before the connection's slot is free again; default 0. */
+    slotReleaseMs: number;
+  };
+  rest: {
+    /** Unit of `ts`; default `ms`. */
+    tsUnit: 'ms' | 's';
+    /** HTTP status of each non-200 status number; default `conventional` (400, 403, 404, 429, 500, 503 by meaning). */
+    httpStatus: HttpMapping;
+    /** Largest `per_page` answered; default 100. */
+    perPageMax: number;
+    /** A `per_page` above the maximum: `error` (50004, default) or `clamp` (answered with the maximum). */
+    perPageOver: 'error' | 'clamp';
+    /** A page past the last: `empty` (an empty list, default) or `error` (50004). */
+    pastEnd: 'empty' | 'error';
+  };
+}
+
+/** A dialect with any subset of fields; what is absent is the default's. */
+export type PartialDialect = { seed?: number } & { [G in keyof Omit<Dialect, 'seed'>]?: Partial<Dialect[G]> };
+
+/** The reference as it always was: every existing test runs under it. */
+export const DEFAULT_DIALECT: Readonly<Dialect> = Object.freeze({
+  seed: 1,
+  keys: Object.freeze({ primary: null, limited: null, others: null, stated: true, slotReleaseMs: 0 }),
+  rest: Object.freeze({ tsUnit: 'ms', httpStatus: 'conventional', perPageMax: 100, perPageOver: 'error', pastEnd: 'empty' }),
+}) as Readonly<Dialect>;
+
+const GROUPS = Object.keys(DIALECT_SPACE) as DialectGroup[];
+
+/** Merges a partial dialect onto the default (or onto `base`); never mutates either. */
+export function mergeDialect(partial: PartialDialect = {}, base: Readonly<Dialect> = DEFAULT_DIALECT): Dialect {
+  const out: Record<string, unknown> = { seed: partial.seed ?? base.seed };
+  for (const g of GROUPS) out[g] = { ...base[g], ...(partial[g] ?? {}) };
+  return out as unknown as Dialect;
+}
+
+/** Draws one dialect: every option of DIALECT_SPACE from the seed's PRNG, so the same seed gives the same dialect. */
+export function drawDialect(seed: number): Dialect {
+  const random = mulberry32(seed);
+  const out: Record<string, unknown> = { seed };
+  for (const g of GROUPS) {
+    const group: Record<string, unknown> = {};
+    for (const [name, space] of Object.entries(DIALECT_SPACE[g]) as [string, OptionSpace<unknown>][])
+      group[name] = space.values[Math.floor(random() * space.values.length)];
+    out[g] = group;
+  }
+  return out as unknown as Dialect;
+}
+
+/**
+ * Seeds whose drawn dialects together take every value of every option at least once (a greedy
+ * cover of DIALECT_SPACE, searched from seed 1 up), so a fixed short list of runs covers the space.
+ */
+export function coveringSeeds(limit = 10_000): number[] {
+  const missing = new Set<string>();
+  const valueKey = (g: string, name: string, v: unknown): string => `${g}.${name}=${JSON.stringify(v)}`;
+  for (const g of GROUPS)
+    for (const [name, space] of Object.entries(DIALECT_SPACE[g]) as [string, OptionSpace<unknown>][])
+      for (const v of space.values) missing.add(valueKey(g, name, v));
+  const seeds: number[] = [];
+  for (let seed = 1; seed <= limit && missing.size > 0; seed++) {
+    const d = drawDialect(seed) as unknown as Record<string, Record<string, unknown>>;
+    const keys = GROUPS.flatMap((g) => Object.entries(d[g]!).map(([name, v]) => valueKey(g, name, v)));
+    // Keep a seed only when it covers a value no earlier seed did.
+    if (keys.some((k) => missing.has(k))) {
+      seeds.push(seed);
+      for (const k of keys) missing.delete(k);
+    }
+  }
+  return seeds;
+}
+
+/** A dialect that cannot be used: one line naming the source and the field. */
+export class DialectError extends Error {
+  readonly code = 'CONFORM_DIALECT';
+  override name = 'DialectError';
+}
+
+// The dialect file is the reference's own input, so it gets its own ajv instance rather than the harness's validator.
+const validateDialect = new Ajv2020({ strict: true, allErrors: false, allowUnionTypes: true }).compile(DIALECT_SCHEMA);
+
+function errorLine(e: ErrorObject): string {
+  const at = e.instancePath || '/';
+  const p = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case 'additionalProperties': return `${at === '/' ? '' : at}/${String(p.additionalProperty)}: is not a dialect field`;
+    case 'enum': return `${at}: must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+    default: return `${at}: ${e.message ?? e.keyword}`;
+  }
+}
+
+/** Validates a parsed dialect document against schemas/dialect.schema.json and merges it onto the default. */
+export function parseDialect(json: unknown, source: string): Dialect {
+  if (!validateDialect(json)) throw new DialectError(`${source}: ${errorLine(validateDialect.errors![0]!)}`);
+  const { $schema: _ignored, ...partial } = json as PartialDialect & { $schema?: string };
+  return mergeDialect(partial);
+}
+
+/** The one-line command that serves the dialect drawn from `seed` again. */
+export function replayCommand(seed: number): string {
+  return `conform serve --dialect random --seed ${seed}`;
+}

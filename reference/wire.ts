@@ -1,0 +1,66 @@
+/**
+ * How the service writes what it sends, per dialect: the REST envelope's timestamp and HTTP
+ * status, and (as options grow) the JSON text of envelopes, notices, pushes and handshake bodies.
+ * The protocol code builds the spec's objects; only this seam shapes them for the dialect.
+ */
+import { STATUS, type RestStatus } from '../src/spec.ts';
+import type { Dialect, HttpMapping } from './dialect.ts';
+
+type HttpTable = Readonly<Record<RestStatus, number>>;
+
+/** The conventional HTTP status by meaning; the spec shows only 401 for 50005 and 200 for 50102. */
+const CONVENTIONAL: HttpTable = {
+  '200': 200, '50000': 500, '50001': 503, '50002': 503, '50003': 503, '50004': 400, '50005': 401, '50006': 429,
+  '50007': 403, '50008': 404, '50009': 429, '50010': 403, '50100': 403, '50101': 404, '50102': 200, '50103': 503,
+  '50104': 404, '50105': 503, '50106': 503, '50107': 403, '50108': 404, '50109': 403,
+};
+
+/** Every status the same HTTP status, but for the two the spec pins. */
+const uniform = (http: number): HttpTable =>
+  Object.fromEntries(Object.keys(CONVENTIONAL).map((s) => [s, s === STATUS.OK || s === STATUS.PRICE_STALE ? 200 : s === STATUS.UNAUTHORIZED ? 401 : http])) as HttpTable;
+
+/** Realistic HTTP mappings of the status numbers: the spec leaves each one open but 50005 (401) and 50102 (200). */
+export const HTTP_MAPPINGS: Readonly<Record<HttpMapping, HttpTable>> = {
+  conventional: CONVENTIONAL,
+  // The status lives in the body only: HTTP 200 for every answer the spec does not pin.
+  'status-in-body': uniform(200),
+  // Client errors 400, server-side states 500/503.
+  'client-errors-400': {
+    ...uniform(400),
+    '50000': 500, '50001': 503, '50002': 503, '50003': 503, '50103': 503, '50105': 503, '50106': 503,
+  },
+  // An API gateway's choices: 422 for bad parameters, 502 for a failing upstream, 451 for restricted accounts.
+  gateway: {
+    ...CONVENTIONAL,
+    '50000': 502, '50004': 422, '50007': 401, '50009': 503, '50100': 451, '50103': 502, '50104': 400, '50107': 401, '50108': 400,
+  },
+};
+
+/** The writer of one service's messages under its dialect. */
+export class Wire {
+  private readonly http: HttpTable;
+
+  constructor(readonly dialect: Readonly<Dialect>) {
+    this.http = HTTP_MAPPINGS[dialect.rest.httpStatus];
+  }
+
+  /** The envelope's `ts` for clock time `ms`, in the dialect's unit. */
+  ts(ms: number): number {
+    return this.dialect.rest.tsUnit === 's' ? Math.floor(ms / 1000) : ms;
+  }
+
+  /** The HTTP status of a REST answer with `status`. */
+  restHttp(status: RestStatus): number {
+    return this.http[status];
+  }
+
+  /**
+   * The HTTP status of a refused stream handshake. A refusal is never a 2xx: a WebSocket client
+   * reads a 200 in place of the upgrade as a broken server, not as an answer, so a mapping that
+   * keeps errors at 200 on REST uses the conventional status here.
+   */
+  handshakeHttp(status: RestStatus): number {
+    const http = this.http[status];
+    return http < 300 ? CONVENTIONAL[status] : http;
+  }
+}
