@@ -43,6 +43,12 @@ export const DIALECT_SPACE = {
     perPageOver: oneOf(['error', 'clamp'] as const, 'A per_page above the maximum: 50004, or answered with the maximum.'),
     pastEnd: oneOf(['empty', 'error'] as const, 'A page past the last: an empty list, or 50004.'),
   },
+  numbers: {
+    decimals: oneOf(['catalogue', 'drawn'] as const, 'Decimals of each pair: the catalogue\'s, or drawn per pair from 0 to 8.'),
+    restZeros: oneOf(['precision', 'trim', 'pad8'] as const, 'REST prices: every decimal of the pair\'s precision, trailing zeros trimmed, or padded to 8 decimals.'),
+    streamZeros: oneOf(['precision', 'trim', 'pad8'] as const, 'Push prices, chosen apart from REST: the same price may read differently on each.'),
+    mid: oneOf(['even-spread', 'exact', 'rounded'] as const, 'The mid-price: exact at the precision (an even spread), exact with one more decimal (an odd spread), or that rounded to the precision.'),
+  },
 } as const satisfies Record<string, Record<string, OptionSpace<unknown>>>;
 
 export type DialectSpace = typeof DIALECT_SPACE;

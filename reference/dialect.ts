@@ -43,7 +43,24 @@ export interface Dialect {
     /** A page past the last: `empty` (an empty list, default) or `error` (50004). */
     pastEnd: 'empty' | 'error';
   };
+  numbers: {
+    /** Decimals of each pair: `catalogue` (default) or `drawn` from 0 to 8 per pair with `seed`. */
+    decimals: 'catalogue' | 'drawn';
+    /** How REST writes a price: `precision` (every decimal of the pair, default), `trim` (no trailing zeros) or `pad8` (padded to 8 decimals). */
+    restZeros: PriceZeros;
+    /** How pushes write a price, apart from REST; default `precision`. */
+    streamZeros: PriceZeros;
+    /**
+     * The mid-price: `even-spread` (default: the spread is an even number of ticks, so the mid is
+     * exact at the pair's precision), `exact` (odd spread; the mid written with one more decimal)
+     * or `rounded` (odd spread; the mid rounded half-up to the pair's precision).
+     */
+    mid: MidPrice;
+  };
 }
+
+export type PriceZeros = 'precision' | 'trim' | 'pad8';
+export type MidPrice = 'even-spread' | 'exact' | 'rounded';
 
 /** A dialect with any subset of fields; what is absent is the default's. */
 export type PartialDialect = { seed?: number } & { [G in keyof Omit<Dialect, 'seed'>]?: Partial<Dialect[G]> };
@@ -53,6 +70,7 @@ export const DEFAULT_DIALECT: Readonly<Dialect> = Object.freeze({
   seed: 1,
   keys: Object.freeze({ primary: null, limited: null, others: null, stated: true, slotReleaseMs: 0 }),
   rest: Object.freeze({ tsUnit: 'ms', httpStatus: 'conventional', perPageMax: 100, perPageOver: 'error', pastEnd: 'empty' }),
+  numbers: Object.freeze({ decimals: 'catalogue', restZeros: 'precision', streamZeros: 'precision', mid: 'even-spread' }),
 }) as Readonly<Dialect>;
 
 const GROUPS = Object.keys(DIALECT_SPACE) as DialectGroup[];

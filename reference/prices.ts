@@ -6,6 +6,7 @@
 import { Decimal } from 'decimal.js';
 import type { PairConfig, PairState } from './catalogue.ts';
 import { parsePairCode } from '../src/spec.ts';
+import type { MidPrice } from './dialect.ts';
 
 /** The current price strings of a pair. */
 export interface Quote {
@@ -54,7 +55,12 @@ export class PriceBook {
   readonly pairs = new Map<string, PairEntry>();
   private readonly random: () => number;
 
-  constructor(pairs: readonly PairConfig[], seed: number, now: number) {
+  /**
+   * `mid` (a dialect's choice): `even-spread` keeps ask and bid the same number of ticks from the
+   * walk's mid; otherwise the bid sits one tick closer, so the true mid falls half a tick off the
+   * grid and is written `exact` (one more decimal) or `rounded` to the precision.
+   */
+  constructor(pairs: readonly PairConfig[], seed: number, now: number, private readonly mid: MidPrice = 'even-spread') {
     this.random = mulberry32(seed);
     for (const config of pairs) {
       const parts = parsePairCode(config.code)!;
@@ -80,12 +86,16 @@ export class PriceBook {
 
   private quote(entry: PairEntry, at: number): void {
     const places = entry.config.precision;
-    entry.current = {
-      ask: entry.mid.plus(entry.halfSpread).toFixed(places),
-      bid: entry.mid.minus(entry.halfSpread).toFixed(places),
-      price: entry.mid.toFixed(places),
-      lastUpdated: at,
-    };
+    const ask = entry.mid.plus(entry.halfSpread);
+    if (this.mid === 'even-spread') {
+      entry.current = { ask: ask.toFixed(places), bid: entry.mid.minus(entry.halfSpread).toFixed(places), price: entry.mid.toFixed(places), lastUpdated: at };
+      return;
+    }
+    // The walk keeps mid > halfSpread, so this bid stays positive.
+    const bid = entry.mid.minus(entry.halfSpread).plus(entry.tick);
+    const mid = ask.plus(bid).dividedBy(2);
+    const price = this.mid === 'exact' ? mid.toFixed(places + 1) : mid.toDecimalPlaces(places, Decimal.ROUND_HALF_UP).toFixed(places);
+    entry.current = { ask: ask.toFixed(places), bid: bid.toFixed(places), price, lastUpdated: at };
   }
 
   /**

@@ -3,6 +3,7 @@
  * pagination, filters, the special pair states and the on-demand status numbers.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Decimal } from 'decimal.js';
 import { API_KEY_HEADER, LIMITS, PATHS, QUERY, STATUS, type RestStatus } from '../src/spec.ts';
 import { messageOf, type KeyRecord, type Service } from './service.ts';
 import type { PairEntry } from './prices.ts';
@@ -27,12 +28,14 @@ export function keyHeader(req: IncomingMessage, caseSensitive: boolean, canonica
 
 interface Outcome { http: number; body: Record<string, unknown> }
 
-/** A price record as sent on REST and (without market) in pushes, faults applied. */
-export function priceFields(svc: Service, entry: PairEntry): { ask: string; bid: string; price: string } {
+/** A price record as sent on REST or (without market) in pushes, faults applied, written as the dialect writes prices there. */
+export function priceFields(svc: Service, entry: PairEntry, surface: 'rest' | 'stream'): { ask: string; bid: string; price: string } {
   let { ask, bid, price } = entry.current;
-  if (svc.is('price-not-mid')) price = entry.mid.plus(entry.tick).toFixed(entry.config.precision);
+  // One tick off the quote's own mid, whatever its decimals: never the mid at any rounding.
+  if (svc.is('price-not-mid')) price = new Decimal(price).plus(entry.tick).toFixed(price.split('.')[1]?.length ?? 0);
   if (svc.is('price-bid-above-ask')) [ask, bid] = [bid, ask];
-  return { ask, bid, price };
+  const w = svc.wire;
+  return { ask: w.price(ask, surface), bid: w.price(bid, surface), price: w.price(price, surface) };
 }
 
 function marketOut(svc: Service, m: MarketInfo): Record<string, unknown> {
@@ -180,7 +183,7 @@ export class RestHandler {
       case 'broken': return this.error(STATUS.INTERNAL);
       default: break;
     }
-    const fields: Record<string, unknown> = priceFields(svc, entry);
+    const fields: Record<string, unknown> = priceFields(svc, entry, 'rest');
     if (svc.is('price-ask-number')) fields.ask = Number(fields.ask);
     const data = { code: entry.code, ...fields, market: marketOut(svc, svc.market(entry)) };
     if (entry.state === 'stale') {

@@ -53,7 +53,7 @@ export class Service {
 
   constructor(readonly config: ReferenceConfig, readonly clock: () => number, readonly fault: FaultName | undefined, readonly dialect: Readonly<Dialect> = DEFAULT_DIALECT) {
     this.wire = new Wire(dialect);
-    this.book = new PriceBook(config.pairs, config.seed, clock());
+    this.book = new PriceBook(config.pairs, config.seed, clock(), dialect.numbers.mid);
     for (const [name, k] of Object.entries(config.keys)) this.byValue.set(k.key, { ...k, name });
   }
 

@@ -459,7 +459,7 @@ export class StreamServer {
       const entry = svc.book.pairs.get(code);
       json = null;
       if (entry && PriceBook.priced(entry)) {
-        const push: Record<string, unknown> = { code, ...priceFields(svc, entry), last_updated: entry.current.lastUpdated, sent_at: now };
+        const push: Record<string, unknown> = { code, ...priceFields(svc, entry, 'stream'), last_updated: entry.current.lastUpdated, sent_at: now };
         if (svc.is('push-missing-bid')) delete push.bid;
         if (svc.is('push-price-number')) push.price = Number(push.price);
         json = JSON.stringify(push);

@@ -44,6 +44,18 @@ export class Wire {
     this.http = HTTP_MAPPINGS[dialect.rest.httpStatus];
   }
 
+  /** A price string (a decimal at the pair's precision) as the dialect writes it on `surface`. */
+  price(value: string, surface: 'rest' | 'stream'): string {
+    const zeros = surface === 'rest' ? this.dialect.numbers.restZeros : this.dialect.numbers.streamZeros;
+    if (zeros === 'precision') return value;
+    const [whole, fraction = ''] = value.split('.');
+    if (zeros === 'trim') {
+      const kept = fraction.replace(/0+$/, '');
+      return kept ? `${whole}.${kept}` : whole!;
+    }
+    return fraction.length >= 8 ? value : `${whole}.${fraction.padEnd(8, '0')}`;
+  }
+
   /** The envelope's `ts` for clock time `ms`, in the dialect's unit. */
   ts(ms: number): number {
     return this.dialect.rest.tsUnit === 's' ? Math.floor(ms / 1000) : ms;

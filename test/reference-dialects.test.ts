@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { Decimal } from 'decimal.js';
 import { parseProfile } from '../src/profile.ts';
 import { PATHS, STATUS } from '../src/spec.ts';
 import {
@@ -187,5 +188,71 @@ describe('dialect REST', () => {
     // The last page still answers.
     const last = await get(error, `${PATHS.pairs}${q({ page: '1', per_page: '10' })}`);
     expect(last.body.status_number).toBe(STATUS.OK);
+  });
+});
+
+const decimalsOf = (v: unknown): number => String(v).split('.')[1]?.length ?? 0;
+
+/** The REST price records of the profile's sample pairs. */
+async function samplePrices(s: ReferenceServer): Promise<Record<string, string>[]> {
+  const out: Record<string, string>[] = [];
+  for (const code of s.profile.pairs!.sample!) {
+    const r = await get(s, `${PATHS.price}${q({ code })}`);
+    out.push(r.body.data as Record<string, string>);
+  }
+  return out;
+}
+
+describe('dialect numbers', () => {
+  it('draws each pair\'s decimals from 0 to 8 and writes ask, bid and price with them', async () => {
+    const s = await serve({ seed: 5, numbers: { decimals: 'drawn' } });
+    const r = await get(s, `${PATHS.pairs}${q({ per_page: '100' })}`);
+    const seen = new Set<number>();
+    for (const pair of r.body.data as { code: string }[]) {
+      const p = (await get(s, `${PATHS.price}${q({ code: pair.code })}`)).body.data as Record<string, string>;
+      const n = decimalsOf(p.ask);
+      expect(n).toBeLessThanOrEqual(8);
+      expect([decimalsOf(p.bid), decimalsOf(p.price)]).toEqual([n, n]);
+      expect(new Decimal(p.bid).gt(0)).toBe(true);
+      seen.add(n);
+    }
+    expect(seen.size).toBeGreaterThanOrEqual(7);
+  });
+
+  it('writes the mid with one more decimal, exactly (bid+ask)/2, under mid exact', async () => {
+    const s = await serve({ numbers: { mid: 'exact' } });
+    for (const p of await samplePrices(s)) {
+      expect(decimalsOf(p.price)).toBe(decimalsOf(p.ask) + 1);
+      expect(new Decimal(p.price).times(2).eq(new Decimal(p.ask).plus(p.bid))).toBe(true);
+    }
+  });
+
+  it('rounds an off-grid mid half-up to the pair\'s precision under mid rounded', async () => {
+    const s = await serve({ numbers: { mid: 'rounded' } });
+    for (const p of await samplePrices(s)) {
+      const n = decimalsOf(p.ask);
+      const mid = new Decimal(p.ask).plus(p.bid).div(2);
+      expect(decimalsOf(p.price)).toBe(n);
+      expect(mid.decimalPlaces()).toBe(n + 1);
+      expect(p.price).toBe(mid.toDecimalPlaces(n, Decimal.ROUND_HALF_UP).toFixed(n));
+    }
+  });
+
+  it('trims trailing zeros on REST and pads pushes to 8 decimals when the dialect formats them apart', async () => {
+    const s = await serve({ numbers: { restZeros: 'trim', streamZeros: 'pad8' } });
+    const btc = 'Crypto:ALL:BTC/USD';
+    const rest = (await get(s, `${PATHS.price}${q({ code: btc })}`)).body.data as Record<string, string>;
+    for (const v of [rest.ask, rest.bid, rest.price]) expect(v).not.toMatch(/\.\d*0$|\.$/);
+    const c = await open(s);
+    c.send({ method: 'subscribe', params: { pairs: [btc] } });
+    const push = (await c.next((f) => f.json?.code === btc)).json!;
+    for (const v of [push.ask, push.bid, push.price]) expect(String(v)).toMatch(/^\d+\.\d{8}$/);
+    await c.close();
+  });
+
+  it('keeps every decimal of the pair\'s precision under the default dialect', async () => {
+    const s = await serve({});
+    const p = (await get(s, `${PATHS.price}${q({ code: 'Crypto:ALL:BTC/USD' })}`)).body.data as Record<string, string>;
+    expect([decimalsOf(p.ask), decimalsOf(p.bid), decimalsOf(p.price)]).toEqual([2, 2, 2]);
   });
 });
