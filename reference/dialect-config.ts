@@ -1,13 +1,14 @@
 /**
- * The part of a dialect that is configuration rather than wire shape: each key's connection
- * allowance (null keeps the configured one) and the decimals of each pair. Applied over the
- * resolved config, never mutating it.
+ * The part of a dialect that is configuration rather than wire shape: the stream's path, cadence
+ * and flood limit (defaults an explicit config overrides), each key's connection allowance (null
+ * keeps the configured one), the catalogue's size and each pair's decimals. Never mutates a config.
  */
 import { Decimal } from 'decimal.js';
 import type { KeyConfig, ReferenceConfig } from './config.ts';
 import type { PairConfig } from './catalogue.ts';
 import type { Dialect } from './dialect.ts';
 import { mulberry32 } from './prices.ts';
+import { ASSET_TYPE } from '../src/spec.ts';
 
 /** Most decimals a drawn pair gets. */
 const MAX_DRAWN_DECIMALS = 8;
@@ -36,8 +37,41 @@ function withDrawnDecimals(pairs: readonly PairConfig[], seed: number): PairConf
   });
 }
 
-/** The resolved config under `dialect`. */
+/**
+ * The catalogue with `size` active pairs: pairs the keys name, one pair of each asset type and a
+ * pooled pair first, then the rest in order; past the catalogue, generated crypto pairs. The pairs
+ * in special states stay, so every status a pair answers is still served.
+ */
+function withSize(config: ReferenceConfig, size: number): PairConfig[] {
+  const active = config.pairs.filter((p) => (p.state ?? 'active') === 'active');
+  const special = config.pairs.filter((p) => (p.state ?? 'active') !== 'active');
+  const named = new Set(Object.values(config.keys).flatMap((k) => k.pairs ?? []));
+  const first: PairConfig[] = [];
+  const take = (p: PairConfig | undefined): void => { if (p && !first.includes(p)) first.push(p); };
+  for (const p of active) if (named.has(p.code)) take(p);
+  for (const p of active) if (!first.some((q) => q.code.split(':')[0] === p.code.split(':')[0])) take(p);
+  take(active.find((p) => p.pools && Object.keys(p.pools).length > 0));
+  for (const p of active) if (first.length < size) take(p);
+  const kept = first.length > size ? first : first.slice(0, size);
+  for (let i = 1; kept.length < size; i++) {
+    const base = `SYN${String(i).padStart(3, '0')}`;
+    kept.push({ code: `${ASSET_TYPE.crypto}:ALL:${base}/USD`, name: `Synthetic ${i}`, precision: 4, price: `${(i % 90) + 10}.${String(i % 10_000).padStart(4, '0')}` });
+  }
+  // Catalogue order is kept: the dialect's listing order is applied where the pairs are listed.
+  const order = new Map(config.pairs.map((p, i) => [p.code, i]));
+  kept.sort((a, b) => (order.get(a.code) ?? Infinity) - (order.get(b.code) ?? Infinity));
+  return [...kept, ...special];
+}
+
+/** Config fields the dialect chooses unless the caller's config sets them: stream path, push cadence, flood limit. */
+export function dialectDefaults(dialect: Readonly<Dialect>): Partial<ReferenceConfig> {
+  const { path, tickMs, maxMessagesPerSecond } = dialect.stream;
+  return { wsPath: path, tickMs, maxMessagesPerSecond };
+}
+
+/** The resolved config under `dialect`: allowances, catalogue size, decimals. */
 export function applyDialect(config: ReferenceConfig, dialect: Readonly<Dialect>): ReferenceConfig {
-  const pairs = dialect.numbers.decimals === 'drawn' ? withDrawnDecimals(config.pairs, dialect.seed) : config.pairs;
+  let pairs = dialect.rest.catalogueSize === null ? config.pairs : withSize(config, dialect.rest.catalogueSize);
+  if (dialect.numbers.decimals === 'drawn') pairs = withDrawnDecimals(pairs, dialect.seed);
   return { ...config, keys: withAllowances(config, dialect), pairs };
 }

@@ -42,6 +42,54 @@ export interface Dialect {
     perPageOver: 'error' | 'clamp';
     /** A page past the last: `empty` (an empty list, default) or `error` (50004). */
     pastEnd: 'empty' | 'error';
+    /** Pagination metadata of /v1/pairs: `none` (default), `meta` (`meta: {page, per_page, total}`) or `top-level` (`page`, `per_page`, `total` beside `data`). */
+    pagination: 'none' | 'meta' | 'top-level';
+    /** Order of the listed pairs: `catalogue` (default), `code`, `reversed` or `shuffled` (seeded by `seed`, stable across requests). */
+    order: 'catalogue' | 'code' | 'reversed' | 'shuffled';
+    /** Active pairs in the catalogue, the special-state pairs on top; default null: the default catalogue (over 100). */
+    catalogueSize: number | null;
+  };
+  json: {
+    /** Undocumented extra fields in every object sent; default false. */
+    extraFields: boolean;
+    /** Key order of every object sent: `spec` (default), `reversed` or `sorted`. */
+    keyOrder: 'spec' | 'reversed' | 'sorted';
+    /** Whitespace of JSON text: `compact` (default), `indented` (two spaces) or `tabs`. */
+    whitespace: 'compact' | 'indented' | 'tabs';
+  };
+  stream: {
+    /** Path of the WebSocket endpoint; default `/v1/ws`. */
+    path: string;
+    /** `shared` (default): the stream on the REST port; `separate`: on a port of its own. */
+    port: 'shared' | 'separate';
+    /** Milliseconds between push ticks; default 100. */
+    tickMs: number;
+    /** `every-tick` (default): each tick pushes every subscribed priced pair; `on-change`: only pairs whose price changed; `on-change-snapshot`: that, plus each pair's current price right after a subscribe. */
+    pushes: 'every-tick' | 'on-change' | 'on-change-snapshot';
+    /** Whether every third pair changes at most once every few seconds; default false. */
+    quietPairs: boolean;
+    /** `last_updated` and `sent_at` of pushes: `ms` (default), `s`, or `absent`. */
+    timestamps: 'ms' | 's' | 'absent';
+    /** Unsubscribing a pair that is not subscribed: `success` (default) or `error` (50004). */
+    unsubscribeNotSubscribed: 'success' | 'error';
+    /** A refused subscribe: `keep` (default) the earlier subscription, or `drop` it. */
+    failedSubscribe: 'keep' | 'drop';
+    /** The keep-alive close: `normal` (default: 1000 with a reason), `going-away` (1001, no reason), `policy` (1008), `app-4000` (4000), `no-status` (a close frame without a code). */
+    idleClose: IdleClose;
+    /** Inbound messages per second per connection before the connection is closed (1008); default 200. */
+    maxMessagesPerSecond: number;
+    /** A missing or unknown key: `handshake` (default, refused with 50005 in the HTTP phase) or `after-connect` (accepted, then a 50005 notice and a close). */
+    unauthorized: 'handshake' | 'after-connect';
+  };
+  socketio: {
+    /** The event that carries the messages; default `price` (an explicit event of the server options wins). */
+    event: string;
+    /** The namespace; default `/`. */
+    namespace: string;
+    /** What the server emits: `object` (default) or `json-text` (each message as a JSON string). */
+    payload: 'object' | 'json-text';
+    /** Handshake refusals: `http` (default, the JSON body in the HTTP phase) or `connect-error` (a CONNECT_ERROR whose data is `{status_number, message}`, from a namespace middleware). */
+    refusals: 'http' | 'connect-error';
   };
   numbers: {
     /** Decimals of each pair: `catalogue` (default) or `drawn` from 0 to 8 per pair with `seed`. */
@@ -59,6 +107,7 @@ export interface Dialect {
   };
 }
 
+export type IdleClose = 'normal' | 'going-away' | 'policy' | 'app-4000' | 'no-status';
 export type PriceZeros = 'precision' | 'trim' | 'pad8';
 export type MidPrice = 'even-spread' | 'exact' | 'rounded';
 
@@ -69,7 +118,13 @@ export type PartialDialect = { seed?: number } & { [G in keyof Omit<Dialect, 'se
 export const DEFAULT_DIALECT: Readonly<Dialect> = Object.freeze({
   seed: 1,
   keys: Object.freeze({ primary: null, limited: null, others: null, stated: true, slotReleaseMs: 0 }),
-  rest: Object.freeze({ tsUnit: 'ms', httpStatus: 'conventional', perPageMax: 100, perPageOver: 'error', pastEnd: 'empty' }),
+  rest: Object.freeze({ tsUnit: 'ms', httpStatus: 'conventional', perPageMax: 100, perPageOver: 'error', pastEnd: 'empty', pagination: 'none', order: 'catalogue', catalogueSize: null }),
+  json: Object.freeze({ extraFields: false, keyOrder: 'spec', whitespace: 'compact' }),
+  stream: Object.freeze({
+    path: '/v1/ws', port: 'shared', tickMs: 100, pushes: 'every-tick', quietPairs: false, timestamps: 'ms',
+    unsubscribeNotSubscribed: 'success', failedSubscribe: 'keep', idleClose: 'normal', maxMessagesPerSecond: 200, unauthorized: 'handshake',
+  }),
+  socketio: Object.freeze({ event: 'price', namespace: '/', payload: 'object', refusals: 'http' }),
   numbers: Object.freeze({ decimals: 'catalogue', restZeros: 'precision', streamZeros: 'precision', mid: 'even-spread' }),
 }) as Readonly<Dialect>;
 

@@ -4,7 +4,8 @@
  * `startReferenceServer()` starts it (port 0 picks a free port) and returns its URLs, the target
  * profile that describes it, and `close()`.
  */
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { STATUS } from '../src/spec.ts';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Profile } from '../src/profile.ts';
 import { ConfigError, resolveConfig, type ReferenceConfig } from './config.ts';
@@ -14,8 +15,8 @@ import { Service } from './service.ts';
 import { StreamServer, type StreamStats } from './stream.ts';
 import { SocketIoStream } from './socketio.ts';
 import { buildProfile } from './target-profile.ts';
-import { applyDialect } from './dialect-config.ts';
-import { mergeDialect, type Dialect, type PartialDialect } from './dialect.ts';
+import { applyDialect, dialectDefaults } from './dialect-config.ts';
+import { DEFAULT_DIALECT, mergeDialect, type Dialect, type PartialDialect } from './dialect.ts';
 
 export type { ReferenceConfig } from './config.ts';
 export { ConfigError, resolveConfig, loadConfigFile, DEFAULT_CONFIG } from './config.ts';
@@ -45,8 +46,8 @@ export interface ReferenceOptions {
   event?: string;
 }
 
-/** The Socket.IO event of the reference service when none is given. */
-export const DEFAULT_SOCKETIO_EVENT = 'price';
+/** The Socket.IO event of the reference service when none is given (the default dialect's). */
+export const DEFAULT_SOCKETIO_EVENT = DEFAULT_DIALECT.socketio.event;
 
 export interface ReferenceServer {
   restUrl: string;
@@ -66,51 +67,68 @@ export interface ReferenceServer {
 
 /** Starts the reference service. Throws ConfigError for a bad config and UnknownFaultError for a bad fault name. */
 export async function startReferenceServer(options: ReferenceOptions = {}): Promise<ReferenceServer> {
-  const overrides: Record<string, unknown> = { ...(options.config ?? {}) };
+  const dialect = mergeDialect(options.dialect);
+  const overrides: Record<string, unknown> = { ...dialectDefaults(dialect), ...(options.config ?? {}) };
   if (options.pingTimeoutMs !== undefined) overrides.pingTimeoutMs = options.pingTimeoutMs;
   if (options.tickMs !== undefined) overrides.tickMs = options.tickMs;
-  const dialect = mergeDialect(options.dialect);
   const config = applyDialect(resolveConfig(overrides), dialect);
   const fault = options.fault === undefined ? undefined : (findFault(options.fault).name as FaultName);
   const svc = new Service(config, options.clock ?? Date.now, fault, dialect);
   const rest = new RestHandler(svc);
   const stream = new StreamServer(svc);
-  const event = options.event ?? (options.transport === 'socketio' ? DEFAULT_SOCKETIO_EVENT : undefined);
+  const event = options.event ?? (options.transport === 'socketio' ? dialect.socketio.event : undefined);
   if (event !== undefined && (typeof event !== 'string' || event.length === 0)) throw new ConfigError('event', 'must be a non-empty event name');
-  const sio = event === undefined ? undefined : new SocketIoStream(stream, { event, maxPayload: config.maxPayload, pingTimeoutMs: config.pingTimeoutMs });
-  const server = createServer({ keepAliveTimeout: 5000 }, (req, res) => {
+  const sio = event === undefined ? undefined : new SocketIoStream(stream, {
+    event, maxPayload: config.maxPayload, pingTimeoutMs: config.pingTimeoutMs,
+    namespace: dialect.socketio.namespace, jsonText: dialect.socketio.payload === 'json-text', refusals: dialect.socketio.refusals,
+  });
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     if (sio?.handles(req)) sio.request(req, res);
     else rest.handle(req, res, config.wsPath);
-  });
-  server.on('upgrade', (req, socket, head) => {
+  };
+  const server = createServer({ keepAliveTimeout: 5000 }, onRequest);
+  // The stream's port is not shown: the REST port, or (per the dialect) one of its own, where REST refuses upgrades.
+  const streamServer = dialect.stream.port === 'separate' ? createServer({ keepAliveTimeout: 5000 }, onRequest) : server;
+  streamServer.on('upgrade', (req, socket, head) => {
     if (sio?.handles(req)) sio.upgrade(req, socket, head);
     else stream.upgrade(req, socket, head);
   });
-  server.on('clientError', (_err, socket: Socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
-    else socket.destroy();
-  });
-  const host = options.host ?? '127.0.0.1';
-  try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(options.port ?? 0, host, () => {
-        server.off('error', reject);
-        resolve();
-      });
+  if (streamServer !== server) server.on('upgrade', (_req, socket) => stream.refuse(socket, { status: STATUS.NOT_FOUND, message: 'no stream on this port' }));
+  const servers = streamServer === server ? [server] : [server, streamServer];
+  for (const s of servers) {
+    s.on('clientError', (_err, socket: Socket) => {
+      if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+      else socket.destroy();
     });
+  }
+  const host = options.host ?? '127.0.0.1';
+  const listen = (s: Server, port: number): Promise<void> => new Promise<void>((resolve, reject) => {
+    s.once('error', reject);
+    s.listen(port, host, () => {
+      s.off('error', reject);
+      resolve();
+    });
+  });
+  try {
+    await listen(server, options.port ?? 0);
+    if (streamServer !== server) await listen(streamServer, 0);
   } catch (err) {
     stream.closeAll();
     sio?.close();
+    if (server.listening) server.close();
     throw err;
   }
   const { port } = server.address() as AddressInfo;
+  const streamPort = (streamServer.address() as AddressInfo).port;
   const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
   const restUrl = `http://${urlHost}:${port}`;
-  const wsUrl = `ws://${urlHost}:${port}${config.wsPath}`;
-  const socketIoUrl = sio ? `ws://${urlHost}:${port}${sio.path}` : undefined;
+  const wsUrl = `ws://${urlHost}:${streamPort}${config.wsPath}`;
+  const socketIoUrl = sio ? `ws://${urlHost}:${streamPort}${sio.path}` : undefined;
   const profile = buildProfile(config, restUrl, wsUrl, dialect);
-  if (options.transport === 'socketio' && sio && socketIoUrl) Object.assign(profile, { ws: socketIoUrl, transport: 'socketio', event: sio.options.event });
+  if (options.transport === 'socketio' && sio && socketIoUrl) {
+    Object.assign(profile, { ws: socketIoUrl, transport: 'socketio', event: sio.options.event });
+    if (dialect.socketio.namespace !== '/') profile.namespace = dialect.socketio.namespace;
+  }
   let closing: Promise<void> | undefined;
   return {
     restUrl,
@@ -123,8 +141,11 @@ export async function startReferenceServer(options: ReferenceOptions = {}): Prom
       closing ??= new Promise<void>((resolve) => {
         stream.closeAll();
         sio?.close();
-        server.close(() => resolve());
-        server.closeAllConnections();
+        let open = servers.length;
+        for (const s of servers) {
+          s.close(() => { if (--open === 0) resolve(); });
+          s.closeAllConnections();
+        }
       });
       return closing;
     },

@@ -47,6 +47,9 @@ export function mulberry32(seed: number): () => number {
 /** States whose price exists and streams. */
 const PRICED: readonly PairState[] = ['active', 'stale'];
 
+/** A quiet pair changes at most once in this many ms. */
+export const QUIET_PAIR_MS = 3000;
+
 /** Time a stale pair's price was last updated: an hour before start. */
 const STALE_AGE_MS = 3_600_000;
 
@@ -60,7 +63,10 @@ export class PriceBook {
    * walk's mid; otherwise the bid sits one tick closer, so the true mid falls half a tick off the
    * grid and is written `exact` (one more decimal) or `rounded` to the precision.
    */
-  constructor(pairs: readonly PairConfig[], seed: number, now: number, private readonly mid: MidPrice = 'even-spread') {
+  private readonly quiet = new Set<string>();
+
+  /** `quietPairs`: every third pair in catalogue order changes at most once every QUIET_PAIR_MS. */
+  constructor(pairs: readonly PairConfig[], seed: number, now: number, private readonly mid: MidPrice = 'even-spread', quietPairs = false) {
     this.random = mulberry32(seed);
     for (const config of pairs) {
       const parts = parsePairCode(config.code)!;
@@ -75,6 +81,7 @@ export class PriceBook {
         mid, tick, halfSpread, current: { ask: '', bid: '', price: '', lastUpdated: state === 'stale' ? now - STALE_AGE_MS : now },
       };
       this.quote(entry, entry.current.lastUpdated);
+      if (quietPairs && this.pairs.size % 3 === 2) this.quiet.add(config.code);
       this.pairs.set(config.code, entry);
     }
   }
@@ -107,6 +114,7 @@ export class PriceBook {
     const changed: string[] = [];
     for (const entry of this.pairs.values()) {
       if (entry.state !== 'active' || !isOpen(entry)) continue;
+      if (this.quiet.has(entry.code) && now - entry.current.lastUpdated < QUIET_PAIR_MS) continue;
       if (this.random() >= probability) continue;
       const size = 1 + Math.floor(this.random() * 3);
       const up = this.random() < 0.5;

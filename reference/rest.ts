@@ -79,7 +79,7 @@ export class RestHandler {
     } catch {
       out = this.error(STATUS.INTERNAL);
     }
-    const text = JSON.stringify(out.body);
+    const text = this.svc.wire.text(out.body);
     res.writeHead(out.http, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
     res.end(text);
   }
@@ -142,7 +142,7 @@ export class RestHandler {
     const type = params.get(QUERY.pairs.type)?.toLowerCase();
     const code = params.get(QUERY.pairs.code)?.toLowerCase();
     const matches: PairEntry[] = [];
-    for (const entry of svc.book.pairs.values()) {
+    for (const entry of svc.listing) {
       if (!svc.listable(key, entry)) continue;
       if (type && !svc.is('pairs-type-filter-ignored') && entry.assetType.toLowerCase() !== type) continue;
       if (code && !svc.is('pairs-code-search-ignored') && !entry.code.toLowerCase().includes(code)) continue;
@@ -156,7 +156,12 @@ export class RestHandler {
       if (svc.is('pairs-record-name-missing')) delete record.name;
       return record;
     });
-    return this.envelope(STATUS.OK, data);
+    const out = this.envelope(STATUS.OK, data);
+    // Pagination metadata is not shown: none, a meta object, or fields beside data, per the dialect.
+    const meta = { page, per_page: perPage, total: matches.length };
+    if (svc.dialect.rest.pagination === 'meta') out.body.meta = meta;
+    else if (svc.dialect.rest.pagination === 'top-level') Object.assign(out.body, meta);
+    return out;
   }
 
   private price(key: KeyRecord, params: URLSearchParams): Outcome {

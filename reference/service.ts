@@ -5,7 +5,7 @@
 import { STATUS, type RestStatus } from '../src/spec.ts';
 import type { KeyConfig, ReferenceConfig } from './config.ts';
 import { marketAt, staleMarket, type MarketInfo } from './market.ts';
-import { PriceBook, type PairEntry } from './prices.ts';
+import { PriceBook, mulberry32, type PairEntry } from './prices.ts';
 import type { FaultName } from './faults.ts';
 import { DEFAULT_DIALECT, type Dialect } from './dialect.ts';
 import { Wire } from './wire.ts';
@@ -43,6 +43,23 @@ export const MESSAGES: Readonly<Partial<Record<RestStatus, string>>> = {
 /** The message sent with a status number. */
 export const messageOf = (status: RestStatus): string => MESSAGES[status] ?? status;
 
+/** The catalogue in the dialect's listing order; `shuffled` is seeded, so every request sees the same order. */
+function listingOrder(entries: PairEntry[], dialect: Readonly<Dialect>): PairEntry[] {
+  switch (dialect.rest.order) {
+    case 'code': return entries.sort((a, b) => (a.code < b.code ? -1 : a.code > b.code ? 1 : 0));
+    case 'reversed': return entries.reverse();
+    case 'shuffled': {
+      const random = mulberry32(dialect.seed);
+      for (let i = entries.length - 1; i > 0; i--) {
+        const j = Math.floor(random() * (i + 1));
+        [entries[i], entries[j]] = [entries[j]!, entries[i]!];
+      }
+      return entries;
+    }
+    default: return entries;
+  }
+}
+
 /** Keys, entitlements, prices, the dialect and the active fault of one running service. */
 export class Service {
   readonly book: PriceBook;
@@ -50,10 +67,13 @@ export class Service {
   private readonly windows = new Map<string, { start: number; count: number }>();
   /** How this service writes what it sends, under its dialect. */
   readonly wire: Wire;
+  /** The pairs in the order /v1/pairs lists them (the spec shows no order). */
+  readonly listing: readonly PairEntry[];
 
   constructor(readonly config: ReferenceConfig, readonly clock: () => number, readonly fault: FaultName | undefined, readonly dialect: Readonly<Dialect> = DEFAULT_DIALECT) {
     this.wire = new Wire(dialect);
-    this.book = new PriceBook(config.pairs, config.seed, clock(), dialect.numbers.mid);
+    this.book = new PriceBook(config.pairs, config.seed, clock(), dialect.numbers.mid, dialect.stream.quietPairs);
+    this.listing = listingOrder([...this.book.pairs.values()], dialect);
     for (const [name, k] of Object.entries(config.keys)) this.byValue.set(k.key, { ...k, name });
   }
 

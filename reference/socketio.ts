@@ -24,7 +24,8 @@ const wsOf = (socket: Socket): WsLike | undefined => (socket.conn.transport as u
 /** A Socket.IO connection as the protocol's Link: every message is one event. */
 class SocketIoLink implements Link {
   readonly kind = 'socketio';
-  constructor(private readonly socket: Socket, private readonly event: string) {}
+  /** `jsonText`: messages are emitted as JSON text strings rather than objects (a dialect's choice). */
+  constructor(private readonly socket: Socket, private readonly event: string, private readonly jsonText: boolean) {}
 
   get open(): boolean { return this.socket.connected; }
 
@@ -38,7 +39,7 @@ class SocketIoLink implements Link {
     return bytes;
   }
 
-  sendJson(value: Record<string, unknown>): void { this.socket.emit(this.event, value); }
+  sendJson(value: Record<string, unknown>, text: string): void { this.socket.emit(this.event, this.jsonText ? text : value); }
   sendText(text: string): void { this.socket.emit(this.event, text); }
   /** Socket.IO carries no close code or reason: the client sees `io server disconnect`. */
   close(): void { this.socket.disconnect(true); }
@@ -47,6 +48,10 @@ class SocketIoLink implements Link {
     const ws = wsOf(this.socket);
     if (ws?.terminate) ws.terminate();
     else this.socket.conn.close(true);
+  }
+
+  sendPushes(jsons: readonly string[]): void {
+    for (const json of jsons) this.socket.emit(this.event, this.jsonText ? json : (JSON.parse(json) as unknown));
   }
 
   /** Pre-encoded event packets (`2["event",{...}]`), written as engine.io messages like a Socket.IO broadcast. */
@@ -63,6 +68,16 @@ function isHandshake(req: IncomingMessage): boolean {
 export interface SocketIoOptions {
   /** The event that carries the messages. */
   event: string;
+  /** The namespace the stream is served on; default `/`. */
+  namespace?: string;
+  /** Messages emitted as JSON text strings rather than objects; default false. */
+  jsonText?: boolean;
+  /**
+   * Where a handshake is refused: `http` (default: the spec's JSON body in place of the upgrade)
+   * or `connect-error` (the connection opens, and the namespace middleware refuses it with a
+   * CONNECT_ERROR whose data is that body).
+   */
+  refusals?: 'http' | 'connect-error';
   /** Largest inbound message, bytes. */
   maxPayload: number;
   /** The spec's keep-alive window: Socket.IO's own heartbeat runs three times within it, so a test can see it does not count as a ping. */
@@ -88,10 +103,13 @@ export class SocketIoStream {
     });
     // Attached to an HTTP server that never listens: Socket.IO gets its engine; requests come from dispatch.
     this.io.attach(createServer());
-    stream.enableSocketIo(options.event);
+    const namespace = options.namespace ?? '/';
+    stream.enableSocketIo(options.event, namespace, options.jsonText === true);
+    const nsp = this.io.of(namespace);
+    if (options.refusals === 'connect-error') nsp.use((socket, next) => this.admitInNamespace(socket, next));
     // A handshake admitted here that engine.io then rejects frees its slot.
     this.io.engine.on('connection_error', (err: { req?: IncomingMessage }) => { if (err.req) this.admitted.get(err.req)?.release(); });
-    this.io.on('connection', (socket) => this.onConnection(socket));
+    nsp.on('connection', (socket) => this.onConnection(socket));
   }
 
   /** Whether a request belongs to Socket.IO. */
@@ -100,9 +118,26 @@ export class SocketIoStream {
     return url.startsWith(this.path) || url.split('?')[0] === this.path.replace(/\/$/, '');
   }
 
+  /** Whether handshakes are decided in the HTTP phase (else by the namespace middleware). */
+  private get httpRefusals(): boolean {
+    return this.options.refusals !== 'connect-error';
+  }
+
+  /** The namespace middleware of `connect-error` refusals: admits, or refuses with the spec's body as CONNECT_ERROR data. */
+  private admitInNamespace(socket: Socket, next: (err?: Error) => void): void {
+    const admitted = this.stream.admit(socket.request, socket.handshake.address);
+    if (!('key' in admitted)) {
+      const refusal = Object.assign(new Error(admitted.message), { data: JSON.parse(this.stream.refusalResponse(admitted).body) as unknown });
+      return next(refusal);
+    }
+    socket.conn.once('close', admitted.release);
+    this.admitted.set(socket.request, admitted);
+    next();
+  }
+
   /** A long-polling request; a new session is decided first, and refused with the spec's JSON body. */
   request(req: IncomingMessage, res: ServerResponse): void {
-    if (isHandshake(req)) {
+    if (this.httpRefusals && isHandshake(req)) {
       const admitted = this.stream.admit(req, req.socket.remoteAddress ?? '');
       if (!('key' in admitted)) {
         const { http, body } = this.stream.refusalResponse(admitted);
@@ -118,7 +153,7 @@ export class SocketIoStream {
   /** A WebSocket upgrade: a new session is decided first and refused in place of the upgrade. */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     socket.on('error', () => {});
-    if (isHandshake(req)) {
+    if (this.httpRefusals && isHandshake(req)) {
       const admitted = this.stream.admit(req, (socket as NetSocket).remoteAddress ?? '');
       if (!('key' in admitted)) return this.stream.refuse(socket, admitted);
       // The raw socket closes whether or not the connection completes, so the slot is always freed.
@@ -136,7 +171,7 @@ export class SocketIoStream {
     }
     this.admitted.delete(socket.request);
     socket.conn.once('close', admitted.release);
-    const client = this.stream.attach(new SocketIoLink(socket, this.options.event), admitted);
+    const client = this.stream.attach(new SocketIoLink(socket, this.options.event, this.options.jsonText === true), admitted);
     socket.on(this.options.event, (payload: unknown) => this.stream.onPayload(client, payload));
     socket.on('disconnect', () => {
       // The Socket.IO connection ended (a client's DISCONNECT arrives before its WebSocket closes).

@@ -18,6 +18,7 @@ import { LIMITS, METHOD, STATUS, TEXT, pairNotFoundMessage, type NoticeCode, typ
 import { messageOf, type KeyRecord, type Service } from './service.ts';
 import { keyHeader, priceFields } from './rest.ts';
 import { PriceBook } from './prices.ts';
+import type { IdleClose } from './dialect.ts';
 
 /** Counters of the fan-out, for tests and the benchmark. */
 export interface StreamStats {
@@ -48,22 +49,26 @@ export interface Link {
   readonly open: boolean;
   /** Bytes handed to the connection and not yet sent. */
   readonly backlog: number;
-  /** Sends one JSON message (a notice). */
-  sendJson(value: Record<string, unknown>): void;
+  /** Sends one JSON message (a notice): `value` as the dialect shaped it, `text` its JSON text. */
+  sendJson(value: Record<string, unknown>, text: string): void;
   /** Sends one plain-text message (`Pong!`). */
   sendText(text: string): void;
-  /** Closes in order; `code` and `reason` where the transport carries them. */
-  close(code: number, reason: string): void;
+  /** Closes in order; `code` and `reason` where the transport carries them (no code: a close frame without one). */
+  close(code?: number, reason?: string): void;
   /** Drops the connection at once. */
   terminate(): void;
   /** Writes one tick's pushes, framed for this transport (Socket.IO: encoded event packets). */
   writePushes?(packets: readonly string[]): void;
+  /** Sends pushes outside the tick (a snapshot on subscribe): their JSON texts. */
+  sendPushes(jsons: readonly string[]): void;
 }
 
 /** A handshake the service accepted: the key and the connection slot it holds. */
 export interface Admission {
   readonly key: KeyRecord;
   readonly countKey: string;
+  /** Admitted without a valid key, to be told 50005 after connecting (a dialect's choice). */
+  readonly unauthorized?: boolean;
   /** Frees the slot; safe to call more than once. */
   release(): void;
 }
@@ -77,9 +82,10 @@ class WsLink implements Link {
   constructor(readonly ws: WebSocket, readonly socket: Socket) {}
   get open(): boolean { return this.ws.readyState === WebSocket.OPEN; }
   get backlog(): number { return this.socket.writableLength; }
-  sendJson(value: Record<string, unknown>): void { this.ws.send(JSON.stringify(value)); }
+  sendJson(_value: Record<string, unknown>, text: string): void { this.ws.send(text); }
   sendText(text: string): void { this.ws.send(text); }
-  close(code: number, reason: string): void {
+  sendPushes(jsons: readonly string[]): void { for (const json of jsons) this.ws.send(json); }
+  close(code?: number, reason?: string): void {
     this.ws.close(code, reason);
     setTimeout(() => this.ws.terminate(), CLOSE_GRACE_MS).unref();
   }
@@ -97,6 +103,8 @@ export interface Client {
   overTicks: number;
   windowStart: number;
   windowCount: number;
+  /** Admitted without a valid key and told so: its requests are not served. */
+  readonly unauthorized: boolean;
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -122,13 +130,24 @@ export function textFrame(payload: Buffer): Buffer {
 
 /** Close codes the service uses (RFC 6455 7.4.1); the spec shows none. */
 const CLOSE = { normal: 1000, policy: 1008 } as const;
+
+/** The keep-alive close of each dialect: code and reason (the spec shows neither); no code sends a close frame without one (1005 at the client). */
+const IDLE_CLOSES: Readonly<Record<IdleClose, { code?: number; reason?: string }>> = {
+  normal: { code: CLOSE.normal, reason: 'no ping within the keep-alive window' },
+  'going-away': { code: 1001 },
+  policy: { code: CLOSE.policy, reason: 'ping timeout' },
+  'app-4000': { code: 4000, reason: 'idle' },
+  'no-status': {},
+};
 /** How long a closing handshake may take before the socket is destroyed. */
 const CLOSE_GRACE_MS = 2000;
 
 /** The WebSocket side of one service: handshakes, sessions and the push ticker. */
 export class StreamServer {
-  /** Socket.IO event packet prefix of pushes (`2["event",`), set when Socket.IO is served. */
+  /** Socket.IO event packet prefix of pushes (`2["event",`, or `2/nsp,["event",`), set when Socket.IO is served. */
   private pushPacketPrefix: string | undefined;
+  /** Whether Socket.IO pushes carry the JSON as a text string rather than an object. */
+  private pushAsText = false;
   readonly stats: StreamStats = { clients: 0, ticks: 0, framesWritten: 0, framesSkipped: 0, slowClientsDropped: 0, floodsClosed: 0, refused: {}, tickMsTotal: 0, tickMsMax: 0 };
   private readonly wss: WebSocketServer;
   private readonly clients = new Set<Client>();
@@ -169,7 +188,12 @@ export class StreamServer {
     const no = (status: RestStatus, message = messageOf(status)): Refusal => ({ status, message });
     // Spec, Authentication 3: failures before the connection is established come back in the
     // HTTP handshake as a JSON body with status_number and message.
-    if (!key) return no(STATUS.UNAUTHORIZED);
+    if (!key) {
+      if (svc.dialect.stream.unauthorized === 'handshake') return no(STATUS.UNAUTHORIZED);
+      // Spec, Authentication 4: after connection an absent or invalid key yields a 50005 notice.
+      // Such a connection holds no key's slot: it is closed right after the notice.
+      return { key: { name: 'unauthorized', key: '\u0000unauthorized', stream: true }, countKey: '\u0000unauthorized', unauthorized: true, release: () => {} };
+    }
     if (key.state === 'suspended') return no(STATUS.SUSPENDED);
     if (key.state === 'restricted') return no(STATUS.RESTRICTED_USER);
     if (key.state === 'stream-maintenance') return no(STATUS.WS_MAINTENANCE);
@@ -199,7 +223,7 @@ export class StreamServer {
   refusalResponse(refusal: Refusal): { http: number; body: string } {
     const { status, message } = refusal;
     this.stats.refused[status] = (this.stats.refused[status] ?? 0) + 1;
-    const body = JSON.stringify(this.svc.is('handshake-body-code') ? { code: status, message } : { status_number: status, message });
+    const body = this.svc.wire.text(this.svc.is('handshake-body-code') ? { code: status, message } : { status_number: status, message });
     return { http: this.svc.wire.handshakeHttp(status), body };
   }
 
@@ -221,20 +245,28 @@ export class StreamServer {
   }
 
   /** Serves Socket.IO pushes too: `event` names the packets the fan-out pre-encodes. */
-  enableSocketIo(event: string): void {
-    this.pushPacketPrefix = `2[${JSON.stringify(event)},`;
+  enableSocketIo(event: string, namespace: string, jsonText: boolean): void {
+    // Socket.IO packet format v5: type 2 (EVENT), then the namespace and a comma unless it is `/`.
+    this.pushPacketPrefix = `2${namespace === '/' ? '' : `${namespace},`}[${JSON.stringify(event)},`;
+    this.pushAsText = jsonText;
   }
 
   /** Starts the protocol on an accepted connection of any transport; the transport wires its messages and close. */
   attach(link: Link, admitted: Admission): Client {
     const svc = this.svc;
-    const client: Client = { link, key: admitted.key, countKey: admitted.countKey, subs: [], group: undefined, keepAlive: undefined, overTicks: 0, windowStart: Date.now(), windowCount: 0 };
+    const client: Client = { link, key: admitted.key, countKey: admitted.countKey, subs: [], group: undefined, keepAlive: undefined, overTicks: 0, windowStart: Date.now(), windowCount: 0, unauthorized: admitted.unauthorized === true };
     this.clients.add(client);
     this.stats.clients = this.clients.size;
+    if (admitted.unauthorized) {
+      this.notice(client, METHOD.error, messageOf(STATUS.UNAUTHORIZED), STATUS.UNAUTHORIZED, undefined);
+      client.link.close(CLOSE.policy, 'unauthorized');
+      return client;
+    }
     const window = svc.config.pingTimeoutMs;
     if (!svc.is('keepalive-never')) {
       // Spec, Limits: the connection is closed if no ping arrives within the window.
-      client.keepAlive = setTimeout(() => client.link.close(CLOSE.normal, 'no ping within the keep-alive window'), svc.is('keepalive-early') ? Math.floor(window / 2) : window);
+      const idle = IDLE_CLOSES[svc.dialect.stream.idleClose];
+      client.keepAlive = setTimeout(() => client.link.close(idle.code, idle.reason), svc.is('keepalive-early') ? Math.floor(window / 2) : window);
     }
     return client;
   }
@@ -275,6 +307,13 @@ export class StreamServer {
     return true;
   }
 
+  /** Sends one notice, written as the dialect writes JSON. */
+  private sendJson(client: Client, value: Record<string, unknown>): void {
+    if (!this.sendable(client)) return;
+    const wire = this.svc.wire;
+    client.link.sendJson(wire.shape(value), wire.text(value));
+  }
+
   private sendText(client: Client, text: string): void {
     if (this.sendable(client)) client.link.sendText(text);
   }
@@ -285,7 +324,7 @@ export class StreamServer {
     if (id !== undefined && !svc.is('notice-id-not-echoed')) n.id = id;
     n.data = null;
     if (svc.is('notice-status-number')) n.status_number = code;
-    if (this.sendable(client)) client.link.sendJson(n);
+    this.sendJson(client, n);
   }
 
   private invalid(client: Client, message: string, id?: string): void {
@@ -324,6 +363,7 @@ export class StreamServer {
 
   private onRequest(client: Client, msg: unknown): void {
     const svc = this.svc;
+    if (client.unauthorized) return;
     if (!isObj(msg)) return this.invalid(client, 'invalid request: a message is a JSON object with a method');
     const id = typeof msg.id === 'string' ? msg.id : undefined;
     if (msg.id !== undefined && id === undefined) return this.invalid(client, 'invalid request: id must be a string');
@@ -341,7 +381,7 @@ export class StreamServer {
     const svc = this.svc;
     if (client.keepAlive && !svc.is('keepalive-ping-not-reset')) client.keepAlive.refresh();
     if (svc.is('ping-reply-json')) {
-      if (this.sendable(client)) client.link.sendJson({ method: METHOD.ping, message: TEXT.pong, code: STATUS.OK, data: null });
+      this.sendJson(client, { method: METHOD.ping, message: TEXT.pong, code: STATUS.OK, data: null });
       return;
     }
     this.sendText(client, svc.is('ping-reply-lowercase') ? TEXT.pong.toLowerCase() : TEXT.pong);
@@ -376,24 +416,50 @@ export class StreamServer {
 
   private subscribe(client: Client, params: unknown, id: string | undefined): void {
     const svc = this.svc;
+    // What a refused subscribe does to the earlier subscription is not stated: the dialect keeps or drops it.
+    const accepted = this.trySubscribe(client, params, id);
+    if (!accepted && svc.dialect.stream.failedSubscribe === 'drop') this.setGroup(client, []);
+  }
+
+  /** A subscribe request; true when accepted. */
+  private trySubscribe(client: Client, params: unknown, id: string | undefined): boolean {
+    const svc = this.svc;
     const codes = this.pairsOf(client, params, id);
-    if (!codes) return;
+    if (!codes) return false;
     for (const code of codes) {
       const entry = svc.livePair(code) ?? (svc.is('subscribe-inactive-accepted') ? svc.book.pairs.get(code) : undefined);
       if (!entry) {
         const message = svc.is('subscribe-unknown-message') ? 'unknown pair' : pairNotFoundMessage(code);
-        return this.notice(client, METHOD.error, message, STATUS.PAIR_NOT_FOUND, id);
+        this.notice(client, METHOD.error, message, STATUS.PAIR_NOT_FOUND, id);
+        return false;
       }
       let denied = svc.entitlement(client.key, entry);
       // Spec, Authentication 4: lacking pair-whitelist access yields 50010 after connection.
       if (denied === STATUS.NO_PAIRS_ALLOWED) denied = STATUS.ACCESS_DENIED;
       if (denied === STATUS.ACCESS_DENIED && svc.is('entitlement-whitelist-subscribe')) denied = undefined;
-      if (denied) return this.notice(client, METHOD.error, `${messageOf(denied)}: ${code}`, denied as NoticeCode, id);
+      if (denied) {
+        this.notice(client, METHOD.error, `${messageOf(denied)}: ${code}`, denied as NoticeCode, id);
+        return false;
+      }
     }
     // Spec, subscription table: the earlier set is replaced, not extended.
     const next = svc.is('subscribe-extends') ? [...new Set([...client.subs, ...codes])] : codes;
     this.setGroup(client, next);
     this.notice(client, METHOD.subscribe, svc.is('notice-subscribe-message-lowercase') ? TEXT.subscribeSuccess.toLowerCase() : TEXT.subscribeSuccess, STATUS.OK, id);
+    if (svc.dialect.stream.pushes === 'on-change-snapshot') this.snapshot(client);
+    return true;
+  }
+
+  /** The current price of each subscribed pair, right after a subscribe (pushes that wait for a change otherwise). */
+  private snapshot(client: Client): void {
+    if (!this.sendable(client) || !client.group) return;
+    const now = this.svc.clock();
+    const jsons: string[] = [];
+    for (const code of client.group.codes) {
+      const json = this.pushJson(code, now);
+      if (json !== null) jsons.push(json);
+    }
+    if (jsons.length > 0) client.link.sendPushes(jsons);
   }
 
   private unsubscribe(client: Client, params: unknown, id: string | undefined): void {
@@ -401,7 +467,9 @@ export class StreamServer {
     const codes = this.pairsOf(client, params, id);
     if (!codes) return;
     for (const code of codes) if (!svc.book.pairs.has(code)) return this.notice(client, METHOD.error, pairNotFoundMessage(code), STATUS.PAIR_NOT_FOUND, id);
-    // Pairs that are not subscribed are ignored (spec: not shown).
+    // Pairs that are not subscribed (spec: not shown): ignored, or refused, per the dialect.
+    const stray = codes.find((c) => !client.subs.includes(c));
+    if (stray !== undefined && svc.dialect.stream.unsubscribeNotSubscribed === 'error') return this.invalid(client, `invalid request: not subscribed to ${stray}`, id);
     if (!svc.is('unsubscribe-keeps-pushing')) this.setGroup(client, client.subs.filter((c) => !codes.includes(c)));
     const message = svc.is('unsubscribe-message-capitalized') ? TEXT.subscribeSuccess : TEXT.unsubscribeSuccess;
     this.notice(client, METHOD.unsubscribe, message, STATUS.OK, id);
@@ -447,23 +515,31 @@ export class StreamServer {
     if (took > this.stats.tickMsMax) this.stats.tickMsMax = took;
   }
 
+  /** The JSON text of a pair's push at clock time `now` (null: the pair has no price), written per the dialect. */
+  private pushJson(code: string, now: number): string | null {
+    const svc = this.svc;
+    const entry = svc.book.pairs.get(code);
+    if (!entry || !PriceBook.priced(entry)) return null;
+    const push: Record<string, unknown> = { code, ...priceFields(svc, entry, 'stream'), last_updated: svc.wire.pushTime(entry.current.lastUpdated), sent_at: svc.wire.pushTime(now) };
+    if (push.last_updated === undefined) delete push.last_updated;
+    if (push.sent_at === undefined) delete push.sent_at;
+    if (svc.is('push-missing-bid')) delete push.bid;
+    if (svc.is('push-price-number')) push.price = Number(push.price);
+    return svc.wire.text(push);
+  }
+
   private fanOut(): void {
     const svc = this.svc;
     const now = svc.clock();
-    svc.book.step(now, svc.config.moveProbability, (e) => svc.market(e, now).open);
+    const moved = svc.book.step(now, svc.config.moveProbability, (e) => svc.market(e, now).open);
     if (this.groups.size === 0 || svc.is('push-never-starts')) return;
+    // Push cadence and trigger are not shown: every tick pushes every pair, or only the pairs that moved.
+    const changed = svc.dialect.stream.pushes === 'every-tick' ? undefined : new Set(moved);
     const jsons = new Map<string, string | null>();
     const jsonOf = (code: string): string | null => {
       let json = jsons.get(code);
       if (json !== undefined) return json;
-      const entry = svc.book.pairs.get(code);
-      json = null;
-      if (entry && PriceBook.priced(entry)) {
-        const push: Record<string, unknown> = { code, ...priceFields(svc, entry, 'stream'), last_updated: entry.current.lastUpdated, sent_at: now };
-        if (svc.is('push-missing-bid')) delete push.bid;
-        if (svc.is('push-price-number')) push.price = Number(push.price);
-        json = JSON.stringify(push);
-      }
+      json = changed && !changed.has(code) ? null : this.pushJson(code, now);
       jsons.set(code, json);
       return json;
     };
@@ -482,7 +558,8 @@ export class StreamServer {
     const packetOf = (code: string): string => {
       let packet = packets.get(code);
       if (packet === undefined) {
-        packet = `${prefix}${jsons.get(code)!}]`;
+        const json = jsons.get(code)!;
+        packet = `${prefix}${this.pushAsText ? JSON.stringify(json) : json}]`;
         packets.set(code, packet);
       }
       return packet;

@@ -36,12 +36,44 @@ export const HTTP_MAPPINGS: Readonly<Record<HttpMapping, HttpTable>> = {
   },
 };
 
+/** The undocumented field a dialect with extra fields adds to every object it sends. */
+export const EXTRA_FIELD = { name: 'x_served_by', value: 'conform-reference' } as const;
+
+const INDENT: Readonly<Record<Dialect['json']['whitespace'], string | undefined>> = { compact: undefined, indented: '  ', tabs: '\t' };
+
 /** The writer of one service's messages under its dialect. */
 export class Wire {
   private readonly http: HttpTable;
 
   constructor(readonly dialect: Readonly<Dialect>) {
     this.http = HTTP_MAPPINGS[dialect.rest.httpStatus];
+  }
+
+  /** `value` as the dialect shapes every object it sends: extra fields and key order, at every depth. */
+  shape<T>(value: T): T {
+    const { extraFields, keyOrder } = this.dialect.json;
+    if (!extraFields && keyOrder === 'spec') return value;
+    const walk = (v: unknown): unknown => {
+      if (Array.isArray(v)) return v.map(walk);
+      if (v === null || typeof v !== 'object') return v;
+      const entries = Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, walk(x)] as [string, unknown]);
+      if (extraFields) entries.push([EXTRA_FIELD.name, EXTRA_FIELD.value]);
+      if (keyOrder === 'reversed') entries.reverse();
+      else if (keyOrder === 'sorted') entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      return Object.fromEntries(entries);
+    };
+    return walk(value) as T;
+  }
+
+  /** The JSON text of a message (an envelope, a notice, a push, a handshake body), shaped and spaced per the dialect. */
+  text(value: unknown): string {
+    return JSON.stringify(this.shape(value), null, INDENT[this.dialect.json.whitespace]);
+  }
+
+  /** `last_updated` / `sent_at` of a push for clock time `ms`: in the dialect's unit, or undefined when pushes carry none. */
+  pushTime(ms: number): number | undefined {
+    const unit = this.dialect.stream.timestamps;
+    return unit === 'absent' ? undefined : unit === 's' ? Math.floor(ms / 1000) : ms;
   }
 
   /** A price string (a decimal at the pair's precision) as the dialect writes it on `surface`. */

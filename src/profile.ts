@@ -47,6 +47,8 @@ export interface Profile {
   ws?: string;
   transport?: 'ws' | 'socketio';
   event?: string;
+  /** Socket.IO namespace; default `/`. */
+  namespace?: string;
   keys: ProfileKeys;
   pairs?: { stale?: string; inactive?: string; sample?: string[]; [name: string]: string | string[] | undefined };
   probes?: Probe[];

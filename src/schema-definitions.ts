@@ -227,6 +227,7 @@ const profile = schema('profile', 'conform target profile', {
     ws: { type: 'string', pattern: '^wss?://', description: 'WebSocket URL (the spec does not show its path).' },
     transport: { enum: ['ws', 'socketio'], description: 'Stream transport; default ws.' },
     event: { type: 'string', minLength: 1, description: 'Socket.IO event name that carries the JSON messages.' },
+    namespace: { type: 'string', pattern: '^/', description: 'Socket.IO namespace (the spec shows none); default /.' },
     keys: {
       type: 'object',
       required: ['primary'],

@@ -59,7 +59,8 @@ describe('dialect values', () => {
   it.each([
     [{ rest: { tsUnit: 'us' } }, 'x.json: /rest/tsUnit: must be one of "ms", "s"'],
     [{ keys: { primary: 0 } }, 'x.json: /keys/primary: must be >= 1'],
-    [{ stream: {} }, 'x.json: /stream: is not a dialect field'],
+    [{ colour: {} }, 'x.json: /colour: is not a dialect field'],
+    [{ stream: { idleClose: 'slam' } }, 'x.json: /stream/idleClose: must be one of'],
     [[], 'x.json: /: must be object'],
   ])('refuses %j with one line naming the field', (value, line) => {
     expect(() => parseDialect(value, 'x.json')).toThrow(DialectError);

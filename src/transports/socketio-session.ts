@@ -19,6 +19,8 @@ import { StreamError, type InboundFrame, type OpenOptions, type OpenResult, type
 export interface SocketIoClientOptions extends StreamClientOptions {
   /** The event that carries the JSON messages both ways (the spec does not show its name). */
   event: string;
+  /** The Socket.IO namespace (the spec shows none); default `/`. */
+  namespace?: string;
 }
 
 /** maxPayload 1 MiB, as the raw WebSocket session: the protocol's messages are well under 1 KiB. */
@@ -28,7 +30,7 @@ export const DEFAULT_SOCKETIO_PATH = '/socket.io/';
 
 /**
  * Where to connect: the URL's origin, and its path as the Socket.IO path (`/socket.io/` when the
- * URL has none). The namespace is always `/`.
+ * URL has none). The namespace is the client option's, not the URL's.
  */
 export function socketIoTarget(url: string): { origin: string; path: string } {
   const u = new URL(url);
@@ -76,6 +78,7 @@ export function createSocketIoClient(options: SocketIoClientOptions): StreamClie
   const sessions = new SessionSet<SocketIoSession>(options.signal);
   const signal = options.signal;
   const { origin, path } = socketIoTarget(options.url);
+  const namespace = options.namespace ?? '/';
 
   return {
     now: clock,
@@ -103,7 +106,8 @@ export function createSocketIoClient(options: SocketIoClientOptions): StreamClie
           perMessageDeflate: false,
           ...(open.localAddress ? { localAddress: open.localAddress } : {}),
         };
-        const socket = io(origin, ioOptions as Partial<ManagerOptions & SocketOptions>);
+        // socket.io-client reads the namespace from the URL's path; the engine path is `path`.
+        const socket = io(namespace === '/' ? origin : `${origin}${namespace}`, ioOptions as Partial<ManagerOptions & SocketOptions>);
         // Events that come before 'connect' fires (socket.io-client emits its buffer first) are kept.
         const early: { args: unknown[]; atMs: number }[] = [];
         const buffer = (...args: unknown[]): void => { early.push({ args, atMs: clock() }); };
@@ -129,7 +133,7 @@ export function createSocketIoClient(options: SocketIoClientOptions): StreamClie
 
         socket.once('connect', () => settle(() => {
           recordOpen('open');
-          options.record({ kind: 'note', text: `Socket.IO: path ${path}, namespace /, event ${JSON.stringify(options.event)}`, atMs: clock() });
+          options.record({ kind: 'note', text: `Socket.IO: path ${path}, namespace ${namespace}, event ${JSON.stringify(options.event)}`, atMs: clock() });
           const session = new SocketIoSession(socket, options.event, startedAtMs, clock(), clock, options, redact);
           sessions.add(session);
           for (const e of early) session.onEvent(e.args, e.atMs);

@@ -20,10 +20,11 @@ export interface StreamFactoryOptions {
   maxPayload?: number;
 }
 
-/** The stream client factory for `profile.transport`; Socket.IO needs `profile.event`. */
-export function streamFactoryFor(profile: Pick<Profile, 'transport' | 'event'>): (options: StreamFactoryOptions) => StreamClient {
+/** The stream client factory for `profile.transport`; Socket.IO needs `profile.event` and takes `profile.namespace` (default `/`). */
+export function streamFactoryFor(profile: Pick<Profile, 'transport' | 'event' | 'namespace'>): (options: StreamFactoryOptions) => StreamClient {
   if (profile.transport !== 'socketio') return createStreamClient;
   const event = profile.event;
   if (!event) throw new UsageError('transport socketio needs the event name that carries the messages (profile field event, or --event NAME)');
-  return (options) => createSocketIoClient({ ...options, event });
+  const namespace = profile.namespace;
+  return (options) => createSocketIoClient({ ...options, event, ...(namespace ? { namespace } : {}) });
 }
