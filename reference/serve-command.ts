@@ -80,7 +80,7 @@ export async function startServe(options: ServeOptions, io: ServeIO): Promise<Re
     `conform reference service${options.fault ? ` with fault ${options.fault}` : ''}\n` +
     `REST       ${server.restUrl}\n` +
     `WebSocket  ${server.wsUrl}\n` +
-    (server.socketIoUrl ? `Socket.IO  ${server.socketIoUrl} (event ${JSON.stringify(server.profile.event ?? options.event)})\n` : '') +
+    (server.socketIoUrl ? `Socket.IO  ${server.socketIoUrl} (event ${JSON.stringify(server.profile.event ?? options.event)}, namespace ${server.dialect.socketio.namespace})\n` : '') +
     (options.profileOut ? `profile    ${options.profileOut} (keys, special pairs, probes)\n` : 'profile    not written; pass --profile-out FILE for the keys\n') +
     (drawn ? `dialect    ${JSON.stringify(drawn.dialect)}\n` : '') +
     (drawn?.seed !== undefined ? `replay     ${replayCommand(drawn.seed)}\n` : ''),

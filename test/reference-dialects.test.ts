@@ -6,15 +6,21 @@ import {
   DEFAULT_DIALECT, DIALECT_SPACE, DialectError, coveringSeeds, drawDialect, parseDialect, startReferenceServer,
   type PartialDialect, type ReferenceServer,
 } from '../reference/index.ts';
-import { connect, get, open, q } from './reference-helpers.ts';
+import { connect, get, getRaw, open, q, subscribe, type Client } from './reference-helpers.ts';
+import { PriceBook, QUIET_PAIR_MS } from '../reference/prices.ts';
+import { DEFAULT_PAIRS } from '../reference/catalogue.ts';
+import { EXTRA_FIELD } from '../reference/wire.ts';
+import { createSocketIoClient } from '../src/transports/socketio-session.ts';
+import { io } from 'socket.io-client';
 
 const servers: ReferenceServer[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
 
-async function serve(dialect: PartialDialect): Promise<ReferenceServer> {
-  const s = await startReferenceServer({ dialect, tickMs: 50, pingTimeoutMs: 3000 });
+/** Serves `dialect` with a 50 ms push cadence unless the dialect sets one (pingTimeoutMs 3000 unless given). */
+async function serve(dialect: PartialDialect, extra: { pingTimeoutMs?: number; transport?: 'socketio' } = {}): Promise<ReferenceServer> {
+  const s = await startReferenceServer({ dialect: { ...dialect, stream: { tickMs: 50, ...dialect.stream } }, pingTimeoutMs: extra.pingTimeoutMs ?? 3000, transport: extra.transport });
   servers.push(s);
   return s;
 }
@@ -255,5 +261,296 @@ describe('dialect numbers', () => {
     const s = await serve({});
     const p = (await get(s, `${PATHS.price}${q({ code: 'Crypto:ALL:BTC/USD' })}`)).body.data as Record<string, string>;
     expect([decimalsOf(p.ask), decimalsOf(p.bid), decimalsOf(p.price)]).toEqual([2, 2, 2]);
+  });
+});
+
+const BTC = 'Crypto:ALL:BTC/USD';
+const listed = async (s: ReferenceServer, query: Record<string, string> = {}): Promise<Record<string, unknown>> => (await get(s, `${PATHS.pairs}${q({ per_page: '100', ...query })}`)).body;
+const codesOf = (body: Record<string, unknown>): string[] => (body.data as { code: string }[]).map((p) => p.code);
+
+describe('dialect listing', () => {
+  it('adds pagination metadata as a meta object or beside data, per the dialect', async () => {
+    const meta = await serve({ rest: { pagination: 'meta' } });
+    const a = await get(meta, `${PATHS.pairs}${q({ page: '2', per_page: '5' })}`);
+    const total = (await listed(meta)).meta as Record<string, number>;
+    expect(a.body.meta).toEqual({ page: 2, per_page: 5, total: total.total });
+    expect(total.total).toBeGreaterThan(100);
+    const top = await serve({ rest: { pagination: 'top-level' } });
+    const b = await get(top, `${PATHS.pairs}${q({ page: '2', per_page: '5' })}`);
+    expect([b.body.page, b.body.per_page, b.body.total]).toEqual([2, 5, total.total]);
+    expect((await listed(await serve({}))).total).toBeUndefined();
+  });
+
+  it('lists pairs by code, reversed, or in one seeded shuffle that every request sees', async () => {
+    const catalogue = codesOf(await listed(await serve({})));
+    const byCode = codesOf(await listed(await serve({ rest: { order: 'code' } })));
+    expect(byCode).toEqual([...byCode].sort());
+    const all = async (s: ReferenceServer): Promise<string[]> => [...codesOf(await listed(s, { page: '1' })), ...codesOf(await listed(s, { page: '2' }))];
+    const fullCatalogue = await all(await serve({}));
+    expect(await all(await serve({ rest: { order: 'reversed' } }))).toEqual([...fullCatalogue].reverse());
+    const shuffled = await serve({ seed: 9, rest: { order: 'shuffled' } });
+    const first = codesOf(await listed(shuffled));
+    expect(first).not.toEqual(catalogue);
+    expect(codesOf(await listed(shuffled))).toEqual(first);
+    expect(new Set(await all(shuffled))).toEqual(new Set(fullCatalogue));
+  });
+
+  it.each([12, 250])('serves a catalogue of %i active pairs, keeping the pairs the keys name and every special state', async (size) => {
+    const s = await serve({ rest: { catalogueSize: size, pagination: 'top-level' } });
+    const body = await listed(s);
+    // The stale pair is listed too: it has a price.
+    expect(body.total).toBe(size + 1);
+    const codes = new Set<string>();
+    for (let page = 1; codes.size < size + 1; page++) for (const c of codesOf(await listed(s, { page: String(page) }))) codes.add(c);
+    for (const c of s.profile.keys.whitelisted!.pairs as string[]) expect(codes).toContain(c);
+    expect(codes).toContain(s.profile.pairs!.stale);
+    for (const c of [...codes].slice(0, 20)) expect((await get(s, `${PATHS.price}${q({ code: c })}`)).body.data).not.toBeNull();
+    expect((await get(s, `${PATHS.price}${q({ code: s.profile.pairs!.inactive as string })}`)).body.status_number).toBe(STATUS.PAIR_NOT_FOUND);
+  });
+});
+
+describe('dialect JSON', () => {
+  it('adds an undocumented field to every object it sends: envelopes, records, market, notices, pushes, handshake bodies', async () => {
+    const s = await serve({ json: { extraFields: true } });
+    const pairs = await listed(s);
+    expect(pairs[EXTRA_FIELD.name]).toBe(EXTRA_FIELD.value);
+    expect((pairs.data as Record<string, unknown>[])[0]![EXTRA_FIELD.name]).toBe(EXTRA_FIELD.value);
+    const price = (await get(s, `${PATHS.price}${q({ code: BTC })}`)).body.data as Record<string, Record<string, unknown>>;
+    expect(price[EXTRA_FIELD.name]).toBe(EXTRA_FIELD.value);
+    expect(price.market![EXTRA_FIELD.name]).toBe(EXTRA_FIELD.value);
+    const refused = await connect(s, 'suspended');
+    expect(refused.ok).toBe(false);
+    if (!refused.ok) expect(refused.body).toEqual({ status_number: STATUS.SUSPENDED, message: expect.any(String), [EXTRA_FIELD.name]: EXTRA_FIELD.value });
+    const c = await open(s);
+    const notice = await subscribe(c, [BTC]);
+    expect([notice.code, notice[EXTRA_FIELD.name]]).toEqual([STATUS.OK, EXTRA_FIELD.value]);
+    const push = (await c.next((f) => f.json?.code === BTC)).json!;
+    expect(push[EXTRA_FIELD.name]).toBe(EXTRA_FIELD.value);
+    await c.close();
+  });
+
+  it('orders keys as the dialect says and spaces the text', async () => {
+    const s = await serve({ json: { keyOrder: 'sorted', whitespace: 'indented' } });
+    const r = await getRaw(`${s.restUrl}${PATHS.price}${q({ code: BTC })}`, { 'X-API-Key': s.profile.keys.primary.key });
+    expect(Object.keys(r.body)).toEqual(['data', 'status_number', 'ts']);
+    expect(Object.keys(r.body.data as object)).toEqual(['ask', 'bid', 'code', 'market', 'price']);
+    expect(r.text).toContain('\n  "data": {\n    "ask"');
+    const rev = await serve({ json: { keyOrder: 'reversed', whitespace: 'tabs' } });
+    const c = await open(rev);
+    c.send({ id: 'x', method: 'subscribe', params: { pairs: [BTC] } });
+    const n = await c.next((f) => f.json?.method !== undefined);
+    expect(Object.keys(n.json!)).toEqual(['data', 'id', 'code', 'message', 'method']);
+    expect(n.text).toContain('\n\t"data": null');
+    await c.close();
+  });
+});
+
+/** Waits until the client has received `n` pushes of `code` (after those already queued), and returns them. */
+async function pushesOf(c: Client, code: string, n: number, timeoutMs = 5000): Promise<Record<string, unknown>[]> {
+  const out: Record<string, unknown>[] = [];
+  while (out.length < n) out.push((await c.next((f) => f.json?.code === code && f.json.method === undefined, timeoutMs)).json!);
+  return out;
+}
+
+describe('dialect stream', () => {
+  it('serves the stream at the dialect\'s path, on a port of its own, and refuses upgrades on the REST port', async () => {
+    const s = await serve({ stream: { path: '/v1/stream/prices', port: 'separate' } });
+    const ws = new URL(s.wsUrl);
+    expect(ws.pathname).toBe('/v1/stream/prices');
+    expect(ws.port).not.toBe(new URL(s.restUrl).port);
+    const c = await open(s);
+    expect((await subscribe(c, [BTC])).code).toBe(STATUS.OK);
+    await c.close();
+    const onRest = await connect(s, 'primary', { url: `${s.restUrl.replace('http', 'ws')}/v1/stream/prices` });
+    expect(onRest.ok).toBe(false);
+    if (!onRest.ok) expect(onRest.body.status_number).toBe(STATUS.NOT_FOUND);
+    const oldPath = await connect(s, 'primary', { url: `ws://${ws.host}/v1/ws` });
+    expect(oldPath.ok).toBe(false);
+    expect((await get(s, PATHS.pairs)).body.status_number).toBe(STATUS.OK);
+  });
+
+  it('pushes at the dialect\'s cadence', async () => {
+    const s = await serve({ stream: { tickMs: 400 } });
+    const c = await open(s);
+    await subscribe(c, [BTC]);
+    const [a, b, d] = await pushesOf(c, BTC, 3);
+    expect((b!.sent_at as number) - (a!.sent_at as number)).toBeGreaterThanOrEqual(350);
+    expect((d!.sent_at as number) - (b!.sent_at as number)).toBeGreaterThanOrEqual(350);
+    await c.close();
+  });
+
+  it('pushes only prices that changed under on-change, with last_updated the time of the push', async () => {
+    const s = await serve({ stream: { pushes: 'on-change' } });
+    const c = await open(s);
+    await subscribe(c, [BTC]);
+    const pushes = await pushesOf(c, BTC, 4);
+    for (const p of pushes) expect(p.last_updated).toBe(p.sent_at);
+    for (let i = 1; i < pushes.length; i++) expect(pushes[i]!.price !== pushes[i - 1]!.price || pushes[i]!.ask !== pushes[i - 1]!.ask).toBe(true);
+    await c.close();
+  });
+
+  it('sends a snapshot of a pair that never changes right after the subscribe under on-change-snapshot, and nothing more', async () => {
+    const stale = (s: ReferenceServer): string => s.profile.pairs!.stale as string;
+    const snap = await serve({ stream: { pushes: 'on-change-snapshot' } });
+    const c = await open(snap);
+    c.send({ method: 'subscribe', params: { pairs: [stale(snap)] } });
+    const first = await c.next((f) => f.json?.code === stale(snap));
+    expect(first.json!.last_updated).toBeLessThan(first.json!.sent_at as number);
+    // The stale pair never moves: after several ticks, the next frame of interest is the ping's Pong!, not a second push.
+    await new Promise((r) => setTimeout(r, 300));
+    c.send({ method: 'ping' });
+    expect((await c.next((f) => f.text === 'Pong!' || f.json?.code === stale(snap))).text).toBe('Pong!');
+    await c.close();
+    const plain = await serve({ stream: { pushes: 'on-change' } });
+    const d = await open(plain);
+    d.send({ method: 'subscribe', params: { pairs: [stale(plain), BTC] } });
+    for (let i = 0; i < 3; i++) expect((await d.next((f) => f.json?.code === BTC || f.json?.code === stale(plain))).json!.code).toBe(BTC);
+    await d.close();
+  });
+
+  it('writes push timestamps in seconds, or leaves them out', async () => {
+    const secs = await serve({ stream: { timestamps: 's' } });
+    const c = await open(secs);
+    await subscribe(c, [BTC]);
+    const [p] = await pushesOf(c, BTC, 1);
+    expect(Math.abs((p!.sent_at as number) - Date.now() / 1000)).toBeLessThan(5);
+    await c.close();
+    const none = await serve({ stream: { timestamps: 'absent' } });
+    const d = await open(none);
+    await subscribe(d, [BTC]);
+    const [q2] = await pushesOf(d, BTC, 1);
+    expect(q2).not.toHaveProperty('sent_at');
+    expect(q2).not.toHaveProperty('last_updated');
+    await d.close();
+  });
+
+  it('answers unsubscribing a pair that is not subscribed with success or 50004, per the dialect', async () => {
+    for (const [mode, code] of [['success', STATUS.OK], ['error', STATUS.INVALID_REQUEST]] as const) {
+      const s = await serve({ stream: { unsubscribeNotSubscribed: mode } });
+      const c = await open(s);
+      await subscribe(c, [BTC]);
+      c.send({ id: 'u', method: 'unsubscribe', params: { pairs: ['Forex:ALL:EUR/USD'] } });
+      expect((await c.notice()).code).toBe(code);
+      c.send({ id: 'v', method: 'unsubscribe', params: { pairs: [BTC] } });
+      expect((await c.notice()).code).toBe(STATUS.OK);
+      await c.close();
+    }
+  });
+
+  it('keeps or drops the earlier subscription when a subscribe is refused, per the dialect', async () => {
+    for (const mode of ['keep', 'drop'] as const) {
+      const s = await serve({ stream: { failedSubscribe: mode } });
+      const c = await open(s);
+      await subscribe(c, [BTC]);
+      await pushesOf(c, BTC, 1);
+      expect((await subscribe(c, ['Crypto:ALL:NOPE/USD'], 's2')).code).toBe(STATUS.PAIR_NOT_FOUND);
+      const after = await c.pushesFor(400);
+      if (mode === 'keep') expect(after.length).toBeGreaterThan(0);
+      else expect(after).toEqual([]);
+      await c.close();
+    }
+  });
+
+  it.each([
+    ['going-away', 1001, ''],
+    ['app-4000', 4000, 'idle'],
+    ['no-status', 1005, ''],
+  ] as const)('closes an idle connection %s (code %i, reason %j)', async (idleClose, code, reason) => {
+    const s = await serve({ stream: { idleClose } }, { pingTimeoutMs: 300 });
+    const c = await open(s);
+    const closed = await c.waitClosed();
+    expect([closed.code, closed.reason]).toEqual([code, reason]);
+  });
+
+  it('closes a connection that sends more messages per second than the dialect allows (1008)', async () => {
+    const s = await serve({ stream: { maxMessagesPerSecond: 20 } });
+    const c = await open(s);
+    for (let i = 0; i < 19; i++) c.send({ method: 'ping' });
+    await pushesOrPongs(c, 19);
+    expect(c.closed).toBeUndefined();
+    for (let i = 0; i < 5; i++) c.send({ method: 'ping' });
+    expect((await c.waitClosed()).code).toBe(1008);
+  });
+
+  it('accepts a connection without a valid key and tells it 50005, then closes it, when the dialect checks keys after connecting', async () => {
+    const s = await serve({ stream: { unauthorized: 'after-connect' } });
+    for (const keyless of [null, 'unknown']) {
+      const r = await connect(s, keyless);
+      expect(r.ok).toBe(true);
+      if (!r.ok) continue;
+      const n = await r.client.notice();
+      expect([n.method, n.code]).toEqual(['error', STATUS.UNAUTHORIZED]);
+      expect(n).not.toHaveProperty('status_number');
+      expect((await r.client.waitClosed()).code).toBe(1008);
+    }
+    // Refusals the spec places in the handshake stay there.
+    const suspended = await connect(s, 'suspended');
+    expect(suspended.ok).toBe(false);
+  });
+});
+
+/** Waits for `n` Pong! replies. */
+async function pushesOrPongs(c: Client, n: number): Promise<void> {
+  for (let i = 0; i < n; i++) await c.next((f) => f.text === 'Pong!');
+}
+
+describe('dialect quiet pairs', () => {
+  it('moves a quiet pair at most once every QUIET_PAIR_MS while the others move every step', () => {
+    const book = new PriceBook(DEFAULT_PAIRS.slice(0, 6), 3, 0, 'even-spread', true);
+    const moves = new Map<string, number[]>();
+    for (let t = 100; t <= 10_000; t += 100) for (const code of book.step(t, 1, () => true)) moves.set(code, [...(moves.get(code) ?? []), t]);
+    const quiet = DEFAULT_PAIRS[2]!.code;
+    const times = moves.get(quiet)!;
+    for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(QUIET_PAIR_MS);
+    expect(moves.get(DEFAULT_PAIRS[0]!.code)!.length).toBeGreaterThan(50);
+  });
+});
+
+describe('dialect Socket.IO', () => {
+  const client = (s: ReferenceServer) => createSocketIoClient({
+    url: s.socketIoUrl!, event: s.profile.event!, namespace: s.profile.namespace, primaryKey: s.profile.keys.primary.key, record: () => undefined,
+  });
+
+  it('serves the stream on the dialect\'s event and namespace, messages as JSON text, and writes both in the profile', async () => {
+    const s = await serve({ socketio: { event: 'prices', namespace: '/v1', payload: 'json-text' } }, { transport: 'socketio' });
+    expect([s.profile.event, s.profile.namespace]).toEqual(['prices', '/v1']);
+    expect(parseProfile(JSON.parse(JSON.stringify(s.profile))).namespace).toBe('/v1');
+    const r = await client(s).open();
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    const notice = await r.session.request({ id: 'a', method: 'subscribe', params: { pairs: [BTC] } });
+    expect(notice.code).toBe(STATUS.OK);
+    await r.session.find((f) => f.kind === 'json' && (f.value as Record<string, unknown>).code === BTC);
+    await r.session.close();
+    // On the wire every message is a string payload of the event, on the namespace.
+    const raw = io(`${s.socketIoUrl!.replace(/^ws:/, 'http:').replace(/\/socket\.io\/$/, '')}/v1`, {
+      path: '/socket.io/', forceNew: true, reconnection: false, transports: ['websocket'], extraHeaders: { 'X-API-Key': s.profile.keys.primary.key },
+    });
+    try {
+      const payloads: unknown[] = [];
+      const got = new Promise<void>((resolve) => raw.on('prices', (p: unknown) => { payloads.push(p); if (payloads.length === 2) resolve(); }));
+      raw.on('connect', () => raw.emit('prices', { method: 'subscribe', params: { pairs: [BTC] } }));
+      await got;
+      for (const p of payloads) expect(typeof p).toBe('string');
+      expect(JSON.parse(payloads[0] as string)).toMatchObject({ method: 'subscribe', code: STATUS.OK });
+      expect(JSON.parse(payloads[1] as string)).toMatchObject({ code: BTC });
+    } finally {
+      raw.disconnect();
+    }
+  });
+
+  it('refuses a handshake with a CONNECT_ERROR carrying {status_number, message} when the dialect refuses in the namespace', async () => {
+    const s = await serve({ keys: { primary: 1 }, socketio: { refusals: 'connect-error', namespace: '/prices' } }, { transport: 'socketio' });
+    const c = client(s);
+    const refused = await c.open({ key: s.profile.keys.suspended!.key });
+    expect(refused).toMatchObject({ ok: false, json: { status_number: STATUS.SUSPENDED, message: expect.any(String) } });
+    const one = await c.open();
+    expect(one.ok).toBe(true);
+    const two = await c.open();
+    expect(two).toMatchObject({ ok: false, json: { status_number: STATUS.CONNECTION_LIMIT } });
+    if (one.ok) await one.session.close();
+    // Under the default, the same refusal comes in the HTTP phase.
+    const http = await serve({}, { transport: 'socketio' });
+    expect(await client(http).open({ key: http.profile.keys.suspended!.key })).toMatchObject({ ok: false, status: 403 });
   });
 });

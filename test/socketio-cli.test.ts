@@ -79,7 +79,7 @@ describe('conform over Socket.IO as a child process', () => {
     child.stdout.on('data', (c: Buffer) => { out += c.toString(); });
     try {
       await expect.poll(() => out, { timeout: 20_000 }).toMatch(/profile/);
-      expect(out).toMatch(/^Socket\.IO  ws:\/\/127\.0\.0\.1:\d+\/socket\.io\/ \(event "price"\)$/m);
+      expect(out).toMatch(/^Socket\.IO  ws:\/\/127\.0\.0\.1:\d+\/socket\.io\/ \(event "price", namespace \/\)$/m);
       const profile = JSON.parse(await readFile(file, 'utf8')) as { ws: string; transport: string; event: string };
       expect(profile).toMatchObject({ transport: 'socketio', event: 'price', ws: expect.stringMatching(/\/socket\.io\/$/) });
       const r = await conform(['--profile', file, '--only', 'ws.subscribe.notice,ws.ping.pong.bare']);
