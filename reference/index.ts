@@ -16,7 +16,7 @@ import { StreamServer, type StreamStats } from './stream.ts';
 import { SocketIoStream } from './socketio.ts';
 import { buildProfile } from './target-profile.ts';
 import { applyDialect, dialectDefaults } from './dialect-config.ts';
-import { DEFAULT_DIALECT, mergeDialect, type Dialect, type PartialDialect } from './dialect.ts';
+import { DEFAULT_DIALECT, mergeDialect, parseDialect, type Dialect, type PartialDialect } from './dialect.ts';
 
 export type { ReferenceConfig } from './config.ts';
 export { ConfigError, resolveConfig, loadConfigFile, DEFAULT_CONFIG } from './config.ts';
@@ -65,9 +65,9 @@ export interface ReferenceServer {
   close(): Promise<void>;
 }
 
-/** Starts the reference service. Throws ConfigError for a bad config and UnknownFaultError for a bad fault name. */
+/** Starts the reference service. Throws ConfigError for a bad config, DialectError for a bad dialect and UnknownFaultError for a bad fault name. */
 export async function startReferenceServer(options: ReferenceOptions = {}): Promise<ReferenceServer> {
-  const dialect = mergeDialect(options.dialect);
+  const dialect = options.dialect === undefined ? mergeDialect() : parseDialect(options.dialect, 'dialect');
   const overrides: Record<string, unknown> = { ...dialectDefaults(dialect), ...(options.config ?? {}) };
   if (options.pingTimeoutMs !== undefined) overrides.pingTimeoutMs = options.pingTimeoutMs;
   if (options.tickMs !== undefined) overrides.tickMs = options.tickMs;

@@ -73,6 +73,10 @@ describe('dialect values', () => {
     expect(() => parseDialect(value, 'x.json')).toThrow(line);
   });
 
+  it('refuses a bad dialect given to startReferenceServer, naming the field', async () => {
+    await expect(startReferenceServer({ dialect: { rest: { perPageMax: 3 } } })).rejects.toThrow('dialect: /rest/perPageMax: must be >= 10');
+  });
+
   it('serves the default dialect when none is given', async () => {
     const s = await startReferenceServer({ tickMs: 50 });
     servers.push(s);
