@@ -560,3 +560,33 @@ describe('dialect Socket.IO', () => {
     expect(await client(http).open({ key: http.profile.keys.suspended!.key })).toMatchObject({ ok: false, status: 403 });
   });
 });
+
+describe('every covering dialect', () => {
+  it.each(coveringSeeds())('seed %i: starts, writes a valid profile, answers REST, a subscribe and a refusal over both transports', async (seed) => {
+    const s = await startReferenceServer({ dialect: drawDialect(seed), transport: 'socketio', pingTimeoutMs: 5000 });
+    servers.push(s);
+    const profile = parseProfile(JSON.parse(JSON.stringify(s.profile)));
+    expect((await get(s, PATHS.pairs)).body.status_number).toBe(STATUS.OK);
+    const code = profile.pairs!.sample![0]!;
+    expect((await get(s, `${PATHS.price}${q({ code })}`)).body.status_number).toBe(STATUS.OK);
+    const c = await open(s);
+    expect((await subscribe(c, [code])).code).toBe(STATUS.OK);
+    await c.close();
+    const refused = await connect(s, 'suspended');
+    expect(refused.ok).toBe(false);
+    const io = streamFactoryFor(profile)({ url: profile.ws!, primaryKey: profile.keys.primary.key, record: () => undefined });
+    // The raw connection's slot may stay taken for the dialect's slotReleaseMs (a one-connection key waits for it).
+    const deadline = Date.now() + s.dialect.keys.slotReleaseMs + 3000;
+    let r = await io.open();
+    while (!r.ok && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      r = await io.open();
+    }
+    expect(r.ok).toBe(true);
+    if (r.ok) {
+      expect((await r.session.request({ id: 'a', method: 'subscribe', params: { pairs: [code] } })).code).toBe(STATUS.OK);
+      await r.session.close();
+    }
+    expect(await io.open({ key: profile.keys.suspended!.key })).toMatchObject({ ok: false, json: { status_number: STATUS.SUSPENDED } });
+  });
+});
