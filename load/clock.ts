@@ -4,12 +4,16 @@
  * to the target's `sent_at`, whose unit the spec does not show.
  */
 
-/** Per-thread base: `performance.now()` is cheap but each thread has its own origin. */
-const MONO_BASE_MS = Number(process.hrtime.bigint()) / 1e6 - performance.now();
+/**
+ * Per-thread base: `performance.now()` is cheap but each thread has its own origin. Set on first
+ * use, not at load, so the pure estimates below bundle into k6 scripts, which have no `process`.
+ */
+let monoBaseMs: number | undefined;
 
 /** Monotonic milliseconds on the host's one clock, comparable across worker threads. */
 export function monoNow(): number {
-  return performance.now() + MONO_BASE_MS;
+  monoBaseMs ??= Number(process.hrtime.bigint()) / 1e6 - performance.now();
+  return performance.now() + monoBaseMs;
 }
 
 /** Offset such that wall-clock ms = mono ms + offset; the best of a few samples. */

@@ -9,13 +9,10 @@ import { fileURLToPath } from 'node:url';
 import { loadProfile, minimalProfile, type Profile } from '../src/profile.ts';
 import { API_KEY_HEADER, PATHS, QUERY, ASSET_TYPE } from '../src/spec.ts';
 import { estimateOffset, guessTimeUnit, MS_PER_UNIT, type ClockOffset, type OffsetSample } from './clock.ts';
+import { assignKeyList, parseKeyLines, totalAllowance, type KeyAllowance } from './keys.ts';
 import { LoadUsageError } from './options.ts';
 
-export interface KeyAllowance {
-  key: string;
-  /** Connections the key allows; undefined = not known (the spec does not show it). */
-  connections?: number;
-}
+export type { KeyAllowance } from './keys.ts';
 
 export interface LoadTarget {
   rest: string;
@@ -68,16 +65,9 @@ export async function readKeysFile(file: string): Promise<KeyAllowance[]> {
       } else throw new LoadUsageError(`--keys-from ${file}: item ${i} must be a key string or { key, connections }`);
     }
   } else {
-    for (const [i, raw] of text.split('\n').entries()) {
-      const line = raw.replace(/#.*/, '').trim();
-      if (!line) continue;
-      const [key, c] = line.split(',').map((s) => s.trim());
-      const connections = c ? Number(c) : undefined;
-      if (!key || (connections !== undefined && !(Number.isInteger(connections) && connections > 0))) {
-        throw new LoadUsageError(`--keys-from ${file}: line ${i + 1} must be KEY or KEY,CONNECTIONS`);
-      }
-      keys.push(connections === undefined ? { key } : { key, connections });
-    }
+    const parsed = parseKeyLines(text);
+    if ('badLine' in parsed) throw new LoadUsageError(`--keys-from ${file}: line ${parsed.badLine} must be KEY or KEY,CONNECTIONS`);
+    keys.push(...parsed.keys);
   }
   if (!keys.length) throw new LoadUsageError(`--keys-from ${file}: no keys in the file`);
   return keys;
@@ -88,17 +78,11 @@ export async function readKeysFile(file: string): Promise<KeyAllowance[]> {
  * stated allowance takes the rest. Throws a usage error when the keys cannot hold every client.
  */
 export function assignKeys(clients: number, keys: readonly KeyAllowance[]): string[] {
-  const total = keys.reduce((n, k) => n + (k.connections ?? Number.POSITIVE_INFINITY), 0);
+  const total = totalAllowance(keys);
   if (total < clients) {
     throw new LoadUsageError(`--clients ${clients}: the keys allow only ${total} connections (${keys.length} key${keys.length === 1 ? '' : 's'}); give more keys with --keys-from FILE or fewer clients`);
   }
-  const out: string[] = [];
-  const limited = keys.filter((k) => k.connections !== undefined);
-  const open = keys.filter((k) => k.connections === undefined);
-  for (const k of limited) for (let i = 0; i < k.connections! && out.length < clients; i++) out.push(k.key);
-  // Keys without a stated allowance share the rest evenly.
-  for (let i = 0; out.length < clients; i++) out.push(open[i % open.length]!.key);
-  return out;
+  return assignKeyList(clients, keys);
 }
 
 /** True when the URL's host is this machine, so one clock serves both ends. */

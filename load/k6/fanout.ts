@@ -1,74 +1,140 @@
 /**
- * k6 fan-out scenario, the distributed twin of `conform load fanout`: each iteration opens one
- * WebSocket client (open-model arrival at RAMP_RATE per second until CLIENTS are open),
- * subscribes to PAIRS, keeps the ping alive and records, per push frame, latency (receipt −
- * sent_at), server latency (sent_at − last_updated), and counts frames and schema errors.
- * Same metric and threshold names as conform; skew and loss need one view of every client and
- * stay with conform. Run: k6 run -e TARGET_WS=… -e API_KEY=… -e PAIRS=… load/k6/dist/fanout.js
+ * k6 fan-out scenario, the distributed twin of `conform load fanout`. Each VU holds
+ * CONNECTIONS_PER_VU WebSocket clients (k6/websockets runs them on the VU's event loop); client g
+ * (unique across execution segments) opens at START_AT + g / RAMP_RATE with its own key from the
+ * keys' allowances, subscribes to PAIRS and pings. Every machine shares one schedule: the measured
+ * window opens after the whole ramp plus WARMUP and lasts DURATION; a push frame counts when its
+ * `sent_at` (unit guessed, server clock offset estimated from REST `ts` as conform does) falls in
+ * the window, so two machines together count what one would. handleSummary writes conform's load
+ * JSON (with mergeable latency buckets), HTML and JUnit.
+ * Run: API_KEYS="$(cat keys.txt)" k6 run -e TARGET_WS=… -e TARGET_REST=… -e PAIRS=… load/k6/dist/fanout.js
  */
 import { check } from 'k6';
-import { Counter, Trend } from 'k6/metrics';
+import exec from 'k6/execution';
+import http from 'k6/http';
+import { Counter } from 'k6/metrics';
 import type { Options } from 'k6/options';
-import { clearInterval, setInterval, setTimeout } from 'k6/timers';
+import { clearInterval, clearTimeout, setInterval, setTimeout } from 'k6/timers';
+import ws from 'k6/ws';
 import { WebSocket, type MessageEvent } from 'k6/websockets';
-import { fanoutConfig, thresholdsFromEnv } from './lib/config.ts';
+import { estimateOffset, guessTimeUnit, MS_PER_UNIT, type ClockOffset, type OffsetSample, type TimeUnit } from '../clock.ts';
+import { assignKeyList } from '../keys.ts';
+import { METHOD, NOTICE_ERROR_CODES, PATHS, QUERY, REST_STATUSES, STATUS } from '../../src/spec.ts';
+import { checkAllowance, fanoutConfig, reportConfig, runtimeKeys, thresholdExprs, thresholdsFromEnv } from './lib/config.ts';
+import { countersByCode, distribution } from './lib/metrics.ts';
+import { pushFrameProblems } from './lib/push-frame.ts';
+import { fanoutSchedule } from './lib/schedule.ts';
+import { summaryOutputs, type SummaryData } from './lib/summary.ts';
 
 const cfg = fanoutConfig();
+const thresholds = thresholdExprs('fanout');
+const iterations = Math.ceil(cfg.clients / cfg.connectionsPerVU);
+const schedule = fanoutSchedule(cfg);
 
-const latency = new Trend('latency', true);
-const serverLatency = new Trend('server_latency', true);
-const connectTime = new Trend('connect', true);
-const subscribeTime = new Trend('subscribe', true);
-const firstFrame = new Trend('first_frame', true);
+const latency = distribution('latency');
+const serverLatency = distribution('server_latency');
+const connectTime = distribution('connect');
+const subscribeTime = distribution('subscribe');
+const firstFrame = distribution('first_frame');
+const clients = new Counter('clients');
+const connected = new Counter('connected');
+const subscribed = new Counter('subscribed');
 const frames = new Counter('frames');
 const errors = new Counter('errors');
-
-const rampSeconds = Math.max(1, Math.ceil(cfg.clients / cfg.rampRate));
+const violations = new Counter('violations');
+const refused = new Counter('refused');
+const refusedBy = countersByCode('refused', REST_STATUSES);
+const refusedHttp = countersByCode('refused_http', ['4xx', '5xx']);
+const connectErrors = new Counter('connect_errors');
+const noticeErrors = countersByCode('notice', NOTICE_ERROR_CODES);
+const disconnects = new Counter('disconnects');
 
 export const options: Options = {
   scenarios: {
     fanout: {
-      executor: 'constant-arrival-rate',
-      rate: cfg.rampRate,
-      timeUnit: '1s',
-      duration: `${rampSeconds}s`,
-      preAllocatedVUs: cfg.clients,
-      maxVUs: cfg.clients,
-      gracefulStop: `${cfg.durationS + 30}s`,
+      // One iteration per VU, each holding its share of the clients until the common end.
+      executor: 'shared-iterations',
+      vus: iterations,
+      iterations,
+      maxDuration: `${Math.ceil(schedule.maxDurationMs / 1000)}s`,
     },
   },
   thresholds: thresholdsFromEnv('fanout'),
+  summaryTrendStats: ['med', 'p(90)', 'p(99)', 'p(99.9)', 'max', 'count'],
+  setupTimeout: '60s',
 };
 
-const DECIMAL = /^-?[0-9]+(\.[0-9]+)?$/;
+interface SetupData { clock: ClockOffset & { tsUnit: string | null } }
 
-/** The push-frame rules the schema holds, kept dependency-free for k6. */
-function pushFrameProblems(f: Record<string, unknown>): string[] {
-  const problems: string[] = [];
-  if (typeof f.code !== 'string') problems.push('code must be a string');
-  for (const k of ['ask', 'bid', 'price']) if (typeof f[k] !== 'string' || !DECIMAL.test(f[k] as string)) problems.push(`${k} must be a decimal string`);
-  for (const k of ['last_updated', 'sent_at']) if (f[k] !== undefined && !Number.isInteger(f[k])) problems.push(`${k} must be an integer`);
-  return problems;
+/** NTP-style offset from REST `ts` (load/clock.ts, the same estimate as conform load fanout). */
+export function setup(): SetupData {
+  if (!cfg.restUrl) return { clock: { offsetMs: 0, errorBoundMs: Number.POSITIVE_INFINITY, method: 'none', samples: 0, tsUnit: null } };
+  const key = runtimeKeys()[0]!.key;
+  const samples: OffsetSample[] = [];
+  let unit: TimeUnit | null = null;
+  for (let i = 0; i < 8; i++) {
+    const sentMs = Date.now();
+    const res = http.get(`${cfg.restUrl}${PATHS.pairs}?${QUERY.pairs.perPage}=1`, { headers: { [cfg.keyHeader]: key }, redirects: 0, tags: { name: 'clock' } });
+    const receivedMs = Date.now();
+    let ts: unknown;
+    try { ts = (JSON.parse(String(res.body)) as { ts?: unknown }).ts; } catch { ts = undefined; }
+    if (typeof ts !== 'number') continue;
+    const u = guessTimeUnit(ts);
+    if (!u) continue;
+    unit = u;
+    samples.push({ sentMs, receivedMs, serverMs: ts * MS_PER_UNIT[u] });
+  }
+  return { clock: { ...estimateOffset(samples, unit === 's' ? 1000 : 1), tsUnit: unit } };
 }
 
-export default function (): void {
-  const started = Date.now();
-  const ws = new WebSocket(cfg.wsUrl, null, { headers: { [cfg.keyHeader]: cfg.key } });
-  let subscribeSent = 0;
-  let gotFirst = false;
-  let subscribed = false;
+let keys: string[] | null = null;
 
-  ws.onopen = () => {
+export default function (data: SetupData): void {
+  if (!keys) {
+    const allowances = runtimeKeys();
+    checkAllowance(allowances, cfg.clients);
+    keys = assignKeyList(cfg.clients, allowances);
+  }
+  // Counters that stay empty still appear in the summary, and their thresholds are evaluated.
+  for (const c of [frames, errors, refused, connected, subscribed, disconnects, connectErrors, violations]) c.add(0);
+  const base = cfg.startAtMs ?? exec.scenario.startTime;
+  const first = exec.scenario.iterationInTest * cfg.connectionsPerVU;
+  for (let g = first; g < Math.min(cfg.clients, first + cfg.connectionsPerVU); g++) {
+    const key = keys[g]!;
+    setTimeout(() => client(g, key, base, data.clock.offsetMs), Math.max(0, base + schedule.openAtMs(g) - Date.now()));
+  }
+}
+
+/** One WebSocket client: open, subscribe, ping, count frames in the window, close at the common end. */
+function client(g: number, key: string, base: number, offsetMs: number): void {
+  clients.add(1);
+  const windowStart = base + schedule.windowStartMs;
+  const windowEnd = base + schedule.windowEndMs;
+  const started = Date.now();
+  const socket = new WebSocket(cfg.wsUrl, null, { headers: { [cfg.keyHeader]: key } });
+  let opened = false;
+  let subscribeSent = 0;
+  let isSubscribed = false;
+  let gotFirst = false;
+  let failedNotice = false;
+  let unit: TimeUnit | null = null;
+  let ping: ReturnType<typeof setInterval> | null = null;
+  let end: ReturnType<typeof setTimeout> | null = null;
+  const lastUpdated = new Map<string, unknown>();
+
+  socket.onopen = () => {
+    opened = true;
+    connected.add(1);
     connectTime.add(Date.now() - started);
     subscribeSent = Date.now();
-    ws.send(JSON.stringify({ id: `vu${__VU}`, method: 'subscribe', params: { pairs: cfg.pairs } }));
-    const ping = setInterval(() => ws.send(JSON.stringify({ method: 'ping' })), cfg.pingIntervalMs);
-    setTimeout(() => { clearInterval(ping); ws.close(); }, cfg.durationS * 1000);
+    socket.send(JSON.stringify({ id: `c${g}`, method: METHOD.subscribe, params: { pairs: cfg.pairs } }));
+    ping = setInterval(() => socket.send(JSON.stringify({ method: METHOD.ping })), cfg.pingIntervalMs);
+    end = setTimeout(() => socket.close(), Math.max(0, base + schedule.closeAtMs - Date.now()));
   };
 
-  ws.onmessage = (event?: MessageEvent) => {
+  socket.onmessage = (event?: MessageEvent) => {
     if (!event) return;
-    // k6 stamps the event when the frame arrives, before this handler runs.
+    // k6 stamps the event when the frame is read, before this handler runs.
     const receivedAt = event.timestamp;
     const text = typeof event.data === 'string' ? event.data : '';
     if (!text.startsWith('{')) return; // Pong! and other plain text
@@ -76,28 +142,88 @@ export default function (): void {
     try {
       value = JSON.parse(text) as Record<string, unknown>;
     } catch {
+      violations.add(1);
       errors.add(1);
       return;
     }
     if (typeof value.method === 'string') {
-      if (value.method === 'subscribe' && value.code === '200' && !subscribed) {
-        subscribed = true;
+      if (value.method === METHOD.error) {
+        errors.add(1);
+        noticeErrors.add(String(value.code));
+        if (!isSubscribed) failedNotice = true;
+      } else if (value.method === METHOD.subscribe && String(value.code) === STATUS.OK && !isSubscribed) {
+        isSubscribed = true;
+        subscribed.add(1);
         subscribeTime.add(receivedAt - subscribeSent);
       }
       return;
     }
-    frames.add(1);
+    if (pushFrameProblems(value).length) { violations.add(1); errors.add(1); }
     if (!gotFirst) { gotFirst = true; firstFrame.add(receivedAt - subscribeSent); }
-    const problems = pushFrameProblems(value);
-    if (problems.length) errors.add(1);
-    // sent_at is read as epoch ms here; conform load fanout guesses the unit, k6 keeps it simple.
-    if (typeof value.sent_at === 'number') latency.add(receivedAt - value.sent_at);
-    if (typeof value.sent_at === 'number' && typeof value.last_updated === 'number') serverLatency.add(value.sent_at - value.last_updated);
+    if (typeof value.sent_at !== 'number') return;
+    unit ??= guessTimeUnit(value.sent_at);
+    if (!unit) return;
+    const sentServerMs = value.sent_at * MS_PER_UNIT[unit];
+    // offset = server − local, so the frame left at local time sent − offset.
+    const sentLocalMs = sentServerMs - offsetMs;
+    if (sentLocalMs < windowStart || sentLocalMs >= windowEnd) return;
+    frames.add(1);
+    latency.add(receivedAt - sentLocalMs);
+    const code = String(value.code);
+    // Server latency on the first frame of each update only: a repeated frame shows the price's age.
+    if (typeof value.last_updated === 'number' && lastUpdated.get(code) !== value.last_updated) {
+      lastUpdated.set(code, value.last_updated);
+      serverLatency.add(sentServerMs - value.last_updated * MS_PER_UNIT[unit]);
+    }
   };
 
-  ws.onclose = () => {
-    check(subscribed, { 'the subscribe request is answered with code 200': (s) => s });
-    check(gotFirst, { 'push frames arrive after subscribing': (g) => g });
+  socket.onerror = () => {
+    if (opened) return; // the close that follows is counted there
+    refusal(key);
   };
-  ws.onerror = () => { errors.add(1); };
+
+  socket.onclose = () => {
+    if (ping) clearInterval(ping);
+    if (end) clearTimeout(end);
+    if (!opened) return;
+    if (Date.now() < windowEnd) disconnects.add(1);
+    check(isSubscribed, { 'the subscribe request is answered with code 200': (s) => s });
+    check(failedNotice, { 'no error notice answers the subscribe request': (f) => !f });
+    check(gotFirst, { 'push frames arrive after subscribing': (f) => f });
+  };
+}
+
+/**
+ * k6/websockets does not expose a refused handshake's reply, so one more handshake with k6/ws
+ * (which returns status and body) reads its HTTP status and `status_number`. It is a retry of a
+ * connection the key's allowance covers; if it is accepted this time, it is closed at once.
+ */
+function refusal(key: string): void {
+  let status = 0;
+  let body = '';
+  try {
+    const res = ws.connect(cfg.wsUrl, { headers: { [cfg.keyHeader]: key } }, (s) => { s.on('open', () => s.close()); });
+    status = res ? res.status : 0;
+    body = res && typeof res.body === 'string' ? res.body : '';
+  } catch {
+    status = 0;
+  }
+  check(status, { 'the handshake is accepted': (s) => s === 101 });
+  if (status === 0) { connectErrors.add(1); errors.add(1); return; }
+  if (status === 101) { connectErrors.add(1); errors.add(1); return; } // refused once, accepted on retry
+  refused.add(1);
+  refusedHttp.add(status >= 400 && status < 500 ? '4xx' : status >= 500 && status < 600 ? '5xx' : String(status));
+  let sn: unknown;
+  try { sn = (JSON.parse(body) as { status_number?: unknown }).status_number; } catch { sn = undefined; }
+  refusedBy.add(String(sn));
+}
+
+export function handleSummary(data: SummaryData): Record<string, string> {
+  return summaryOutputs(data, {
+    kind: 'fanout',
+    report: reportConfig('fanout'),
+    thresholds,
+    options: { clients: cfg.clients, pairs: cfg.pairs, durationMs: cfg.durationS * 1000, rampRate: cfg.rampRate, connectionsPerVU: cfg.connectionsPerVU, startAt: cfg.startAtMs, window: { startMs: schedule.windowStartMs, endMs: schedule.windowEndMs } },
+    distributions: [latency.name, serverLatency.name, connectTime.name, subscribeTime.name, firstFrame.name],
+  });
 }

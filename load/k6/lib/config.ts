@@ -1,7 +1,13 @@
 /**
  * Settings of the k6 scripts, read from the environment in this one place (`k6 run -e NAME=…`
  * or the TestRun's env). Dependency-free: k6 is not Node, so only k6 modules and plain code.
+ *
+ * The keys are read at run time only (`runtimeKeys`, from the process environment), never in the
+ * init context: `k6 archive` and k6-operator's initializer run the init context without them, and
+ * an archive must not carry them.
  */
+import { API_KEY_HEADER } from '../../../src/spec.ts';
+import { parseKeyLines, totalAllowance, type KeyAllowance } from '../../keys.ts';
 import { parseThresholds, toK6Thresholds, type LoadKind } from '../../thresholds.ts';
 
 const env = (name: string, fallback?: string): string => {
@@ -17,16 +23,31 @@ const positive = (name: string, fallback: string): number => {
   return n;
 };
 
+const whole = (name: string, fallback: string): number => {
+  const n = positive(name, fallback);
+  if (!Number.isInteger(n)) throw new Error(`k6 script: ${name} must be a whole number`);
+  return n;
+};
+
+/** Epoch ms from `START_AT` (epoch ms or an ISO date), or null. */
+function startAt(): number | null {
+  const v = __ENV.START_AT;
+  if (v === undefined || v === '') return null;
+  const n = /^\d+$/.test(v) ? Number(v) : Date.parse(v);
+  if (!Number.isFinite(n)) throw new Error(`k6 script: START_AT must be epoch milliseconds or an ISO date, got ${JSON.stringify(v)}`);
+  return n;
+}
+
 /**
  * Metrics that need one view of every client (skew, loss) exist only in `conform load fanout`;
  * naming one here is an error, never a silently ignored threshold.
  */
-const FANOUT_ONLY = ['skew', 'lost', 'loss_rate', 'connected', 'refused', 'disconnects', 'saturated'];
+const FANOUT_ONLY = ['skew', 'lost', 'loss_rate', 'saturated'];
 /** conform's generator self-monitoring has no k6 counterpart; k6 reports its own HTTP failures. */
 const REST_ONLY = ['timeouts', 'non_2xx', 'saturated'];
 
-/** Thresholds from `THRESHOLDS` (`latency.p99<50,errors==0`), in k6's form, same metric names. */
-export function thresholdsFromEnv(kind: LoadKind): Record<string, string[]> {
+/** The thresholds of `THRESHOLDS` as given (`latency.p99<50,errors==0`), checked for this tool. */
+export function thresholdExprs(kind: LoadKind): string[] {
   const list = parseThresholds([env('THRESHOLDS', '')], kind);
   for (const t of list) {
     const base = t.metric.split('.')[0]!;
@@ -37,26 +58,66 @@ export function thresholdsFromEnv(kind: LoadKind): Record<string, string[]> {
       throw new Error(`k6 script: threshold '${t.expr}' exists only in conform load rest; k6 has http_req_failed for failures`);
     }
   }
-  return toK6Thresholds(list);
+  return list.map((t) => t.expr);
 }
+
+/**
+ * Thresholds in k6's form, same metric names, plus `checks: rate==1`: a failed check() fails the
+ * run instead of only printing a cross.
+ */
+export function thresholdsFromEnv(kind: LoadKind): Record<string, string[]> {
+  return { ...toK6Thresholds(parseThresholds(thresholdExprs(kind), kind)), checks: ['rate==1'] };
+}
+
+/** The keys, read at run time: `API_KEYS` (a keys file's text: `KEY[,CONNECTIONS]` lines) or `API_KEY`. */
+export function runtimeKeys(): KeyAllowance[] {
+  const text = __ENV.API_KEYS;
+  if (text) {
+    const parsed = parseKeyLines(text);
+    if ('badLine' in parsed) throw new Error(`k6 script: API_KEYS line ${parsed.badLine} must be KEY or KEY,CONNECTIONS`);
+    if (parsed.keys.length) return parsed.keys;
+  }
+  const key = __ENV.API_KEY;
+  if (key) return [{ key }];
+  throw new Error('k6 script: give the key at run time as API_KEY, or several as API_KEYS (KEY,CONNECTIONS lines)');
+}
+
+/** Throws unless the keys allow `clients` connections together. */
+export function checkAllowance(keys: readonly KeyAllowance[], clients: number): void {
+  const total = totalAllowance(keys);
+  if (total < clients) throw new Error(`k6 script: CLIENTS=${clients} but the keys allow only ${total} connections; give more keys in API_KEYS`);
+}
+
+/** Where handleSummary writes and under what name (`REPORT_DIR`, `REPORT_NAME`). */
+export const reportConfig = (kind: LoadKind) => ({
+  dir: env('REPORT_DIR', '.').replace(/\/+$/, ''),
+  name: env('REPORT_NAME', `load-${kind}-k6`),
+  /** A label for this machine in merged reports (`HOST`, default: the execution segment). */
+  host: __ENV.HOST ?? '',
+});
 
 /** The fan-out scenario's settings. */
 export const fanoutConfig = () => ({
   wsUrl: env('TARGET_WS'),
-  key: env('API_KEY'),
-  keyHeader: env('API_KEY_HEADER', 'X-API-Key'),
+  /** REST base URL: the clock offset is estimated from its `ts`; without it clocks are taken as synchronised. */
+  restUrl: env('TARGET_REST', '').replace(/\/+$/, ''),
+  keyHeader: env('API_KEY_HEADER', API_KEY_HEADER),
   pairs: env('PAIRS').split(',').map((p) => p.trim()).filter(Boolean),
-  clients: positive('CLIENTS', '100'),
+  clients: whole('CLIENTS', '100'),
+  /** WebSocket connections each VU holds (k6/websockets runs them on the VU's event loop). */
+  connectionsPerVU: whole('CONNECTIONS_PER_VU', '10'),
   rampRate: positive('RAMP_RATE', '100'),
+  warmupMs: positive('WARMUP', '1') * 1000,
   durationS: positive('DURATION', '30'),
   pingIntervalMs: positive('PING_INTERVAL_MS', '15000'),
+  /** Common start of every machine's schedule; default: this instance's scenario start. */
+  startAtMs: startAt(),
 });
 
 /** The REST scenario's settings. */
 export const restConfig = () => ({
   restUrl: env('TARGET_REST').replace(/\/+$/, ''),
-  key: env('API_KEY'),
-  keyHeader: env('API_KEY_HEADER', 'X-API-Key'),
+  keyHeader: env('API_KEY_HEADER', API_KEY_HEADER),
   endpoint: env('ENDPOINT', 'price'),
   pairs: env('PAIRS', '').split(',').map((p) => p.trim()).filter(Boolean),
   rate: positive('RATE', '200'),

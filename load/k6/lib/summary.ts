@@ -1,0 +1,183 @@
+/**
+ * handleSummary for the k6 scripts: turns k6's end-of-test data into conform's load result (the
+ * JSON `conform load merge` reads, with each distribution's bucket counts), a console summary,
+ * a self-contained HTML page and JUnit XML, so a k6 run reads like a conform run.
+ * Dependency-free (k6 is not Node).
+ */
+import exec from 'k6/execution';
+import { BUCKET_COUNT, bucketMetric } from '../../log-buckets.ts';
+import { evaluateThresholds, parseThresholds, type LoadKind, type ThresholdResult } from '../../thresholds.ts';
+
+/** The part of k6's summary data the scripts read. */
+export interface SummaryData {
+  metrics: Record<string, { type: string; values: Record<string, number>; thresholds?: Record<string, { ok: boolean }> }>;
+  setup_data?: { clock?: Record<string, unknown> };
+  state: { testRunDurationMs: number };
+}
+
+/** A distribution as conform reports it, in ms. */
+export interface K6Percentiles { count: number; p50: number | null; p90: number | null; p99: number | null; p999: number | null; max: number | null }
+
+/** Bucket counts of one distribution (layout: load/log-buckets.ts), `[index, count]` pairs. */
+export interface BucketCounts { unit: 'us'; layout: 'log-buckets-32'; counts: [number, number][] }
+
+const camel = (name: string): string => `${name.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())}Ms`;
+const round3 = (v: number | undefined): number | null => (typeof v === 'number' && Number.isFinite(v) ? Math.round(v * 1000) / 1000 : null);
+
+export interface SummaryContext {
+  kind: LoadKind;
+  report: { dir: string; name: string; host: string };
+  /** THRESHOLDS as given, re-evaluated here on the same values conform would use. */
+  thresholds: string[];
+  options: Record<string, unknown>;
+  distributions: string[];
+}
+
+function segment(): string {
+  try {
+    const s = (exec.test.options as { executionSegment?: unknown }).executionSegment;
+    return s ? String(s) : '0:1';
+  } catch {
+    return '0:1';
+  }
+}
+
+/** conform's load result of a k6 run (plain data). */
+export function k6Result(data: SummaryData, ctx: SummaryContext): Record<string, unknown> {
+  const m = data.metrics;
+  const count = (name: string): number => m[name]?.values.count ?? 0;
+  const byPrefix = (prefix: string): Record<string, number> => {
+    const out: Record<string, number> = {};
+    for (const [name, metric] of Object.entries(m)) {
+      if (!name.startsWith(`${prefix}_`) || metric.type !== 'counter') continue;
+      const code = name.slice(prefix.length + 1);
+      if (!/^(\d+|\dxx|other)$/.test(code) || !metric.values.count) continue;
+      out[code] = metric.values.count;
+    }
+    return out;
+  };
+  const result: Record<string, unknown> = {
+    kind: ctx.kind,
+    generator: 'k6',
+    host: ctx.report.host || `k6 segment ${segment()}`,
+    segment: segment(),
+    startedAt: new Date(Date.now() - data.state.testRunDurationMs).toISOString(),
+    options: ctx.options,
+    clock: data.setup_data?.clock ?? null,
+    checks: { passes: m.checks?.values.passes ?? 0, fails: m.checks?.values.fails ?? 0 },
+  };
+  const histograms: Record<string, BucketCounts> = {};
+  const flat: Record<string, number | null> = {};
+  for (const name of ctx.distributions) {
+    const v = m[name]?.values ?? {};
+    const p: K6Percentiles = { count: v.count ?? 0, p50: round3(v.med), p90: round3(v['p(90)']), p99: round3(v['p(99)']), p999: round3(v['p(99.9)']), max: round3(v.max) };
+    result[camel(name)] = p;
+    for (const k of ['p50', 'p90', 'p99', 'p999', 'max'] as const) flat[`${name}.${k}`] = p.count ? p[k] : null;
+    const counts: [number, number][] = [];
+    for (let i = 0; i < BUCKET_COUNT; i++) {
+      const c = m[bucketMetric(name, i)]?.values.count;
+      if (c) counts.push([i, c]);
+    }
+    histograms[name] = { unit: 'us', layout: 'log-buckets-32', counts };
+  }
+  if (ctx.kind === 'fanout') {
+    const window = ctx.options.window as { startMs: number; endMs: number };
+    const measuredMs = window.endMs - window.startMs;
+    Object.assign(result, {
+      clients: count('clients'),
+      connected: count('connected'),
+      subscribed: count('subscribed'),
+      framesReceived: count('frames'),
+      framesPerSecond: Math.round((count('frames') * 1000) / measuredMs),
+      measuredMs,
+      errors: count('errors'),
+      violations: count('violations'),
+      refusals: byPrefix('refused'),
+      refusalsHttp: byPrefix('refused_http'),
+      connectErrors: count('connect_errors') ? { k6: count('connect_errors') } : {},
+      noticeErrors: byPrefix('notice'),
+      disconnects: count('disconnects'),
+    });
+    // refused_http_* also matches the refused_ prefix: keep status_number codes only.
+    for (const k of Object.keys(result.refusals as Record<string, number>)) if (/xx$/.test(k)) delete (result.refusals as Record<string, number>)[k];
+    Object.assign(flat, {
+      errors: count('errors'), frames: count('frames'), frames_per_second: result.framesPerSecond as number,
+      connected: count('connected'), refused: count('refused'), disconnects: count('disconnects'),
+    });
+  } else {
+    const durationMs = Number(ctx.options.durationMs);
+    Object.assign(result, {
+      requests: count('requests'),
+      rps: Math.round((count('requests') * 1000) / durationMs),
+      errors: count('errors'),
+      rateLimited: count('rate_limited'),
+      non200Status: count('non_200_status'),
+      statusNumbers: byPrefix('status'),
+    });
+    Object.assign(flat, { requests: count('requests'), rps: result.rps as number, errors: count('errors'), rate_limited: count('rate_limited'), non_200_status: count('non_200_status') });
+  }
+  result.histograms = histograms;
+  result.thresholds = evaluateThresholds(parseThresholds(ctx.thresholds, ctx.kind), flat);
+  // k6's own verdicts (what its exit code follows), including the checks threshold.
+  const k6Thresholds: { metric: string; expr: string; ok: boolean }[] = [];
+  for (const [name, metric] of Object.entries(m)) for (const [expr, t] of Object.entries(metric.thresholds ?? {})) k6Thresholds.push({ metric: name, expr, ok: t.ok });
+  result.k6Thresholds = k6Thresholds;
+  return result;
+}
+
+const esc = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const fmt = (v: unknown): string => (v === null || v === undefined ? '—' : typeof v === 'number' ? String(Math.round(v * 1000) / 1000) : String(v));
+
+function consoleText(r: Record<string, unknown>, ctx: SummaryContext): string {
+  const lines = [`k6 load ${ctx.kind} — ${String(r.host)}`];
+  lines.push(['ms'.padEnd(16), 'count', 'p50', 'p90', 'p99', 'p99.9', 'max'].join('  '));
+  for (const name of ctx.distributions) {
+    const p = r[camel(name)] as K6Percentiles;
+    lines.push([name.padEnd(16), fmt(p.count), fmt(p.p50), fmt(p.p90), fmt(p.p99), fmt(p.p999), fmt(p.max)].join('  '));
+  }
+  const counts = (o: unknown): string => Object.entries((o ?? {}) as Record<string, number>).map(([k, v]) => `${k}×${v}`).join(', ') || 'none';
+  if (ctx.kind === 'fanout') {
+    lines.push(`clients ${fmt(r.clients)}, connected ${fmt(r.connected)}, subscribed ${fmt(r.subscribed)}; frames in the window ${fmt(r.framesReceived)} (${fmt(r.framesPerSecond)}/s)`);
+    lines.push(`errors ${fmt(r.errors)} (schema ${fmt(r.violations)}; notices ${counts(r.noticeErrors)}); refused ${counts(r.refusals)} (HTTP ${counts(r.refusalsHttp)}); connect errors ${counts(r.connectErrors)}; disconnects ${fmt(r.disconnects)}`);
+  } else {
+    lines.push(`requests ${fmt(r.requests)} (${fmt(r.rps)}/s), errors ${fmt(r.errors)}, rate limited ${fmt(r.rateLimited)}, status_number ${counts(r.statusNumbers)}`);
+  }
+  const clock = r.clock as { method?: string; offsetMs?: number; errorBoundMs?: number } | null;
+  if (clock) lines.push(`clock: ${clock.method === 'none' ? 'no estimate (no TARGET_REST or no numeric ts): latency assumes synchronised clocks' : `offset ${fmt(clock.offsetMs)} ms ± ${fmt(clock.errorBoundMs)} ms (${String(clock.method)})`}`);
+  const checks = r.checks as { passes: number; fails: number };
+  lines.push(`checks ${checks.passes} passed, ${checks.fails} failed`);
+  for (const t of r.thresholds as ThresholdResult[]) lines.push(`  ${t.ok ? '✓' : '✗'} ${t.expr}  (actual ${fmt(t.actual)})`);
+  for (const t of r.k6Thresholds as { metric: string; expr: string; ok: boolean }[]) if (t.metric === 'checks') lines.push(`  ${t.ok ? '✓' : '✗'} checks ${t.expr}`);
+  return `${lines.join('\n')}\n`;
+}
+
+function html(r: Record<string, unknown>, text: string): string {
+  const failed = (r.k6Thresholds as { ok: boolean }[]).some((t) => !t.ok);
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>k6 load ${esc(String(r.kind))}</title>`
+    + '<style>body{font-family:system-ui,sans-serif;margin:2em}pre{background:#f6f6f6;padding:1em}.bad{color:#b00}.ok{color:#070}</style></head><body>'
+    + `<h1>k6 load ${esc(String(r.kind))} — ${esc(String(r.host))}</h1><p class="${failed ? 'bad' : 'ok'}">${failed ? 'a threshold was crossed' : 'every threshold held'}</p>`
+    + `<pre>${esc(text)}</pre></body></html>\n`;
+}
+
+function junit(r: Record<string, unknown>): string {
+  const cases = [
+    ...(r.thresholds as ThresholdResult[]).map((t) => ({ name: `threshold ${t.expr}`, ok: t.ok, detail: `actual ${fmt(t.actual)}` })),
+    ...(r.k6Thresholds as { metric: string; expr: string; ok: boolean }[]).filter((t) => t.metric === 'checks').map((t) => ({ name: `checks ${t.expr}`, ok: t.ok, detail: JSON.stringify(r.checks) })),
+  ];
+  const failures = cases.filter((c) => !c.ok).length;
+  const body = cases.map((c) => `    <testcase classname="k6.${esc(String(r.kind))}" name="${esc(c.name)}">${c.ok ? '' : `<failure message="${esc(c.detail)}"/>`}</testcase>`).join('\n');
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>\n  <testsuite name="k6 load ${esc(String(r.kind))} (${esc(String(r.host))})" tests="${cases.length}" failures="${failures}">\n${body}\n  </testsuite>\n</testsuites>\n`;
+}
+
+/** The files handleSummary returns: JSON, HTML, JUnit under REPORT_DIR, and the console text. */
+export function summaryOutputs(data: SummaryData, ctx: SummaryContext): Record<string, string> {
+  const r = k6Result(data, ctx);
+  const text = consoleText(r, ctx);
+  const base = `${ctx.report.dir}/${ctx.report.name}`;
+  return {
+    stdout: text,
+    [`${base}.json`]: `${JSON.stringify(r, null, 2)}\n`,
+    [`${base}.html`]: html(r, text),
+    [`${base}.junit.xml`]: junit(r),
+  };
+}
