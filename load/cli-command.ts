@@ -1,20 +1,23 @@
 /**
- * `conform load <fanout|rest|calibrate>`: a yargs CommandModule, thin. `parseLoadArgs` turns
+ * `conform load <fanout|rest|calibrate|merge>`: a yargs CommandModule, thin. `parseLoadArgs` turns
  * argv into library options (pure, tested), `runLoad` calls the library and writes the reports,
  * and the handler sets the exit code: 0 every threshold held, 1 one crossed, 2 usage error.
  */
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
+import { readFile } from 'node:fs/promises';
 import { runCalibrate } from './calibrate/run.ts';
 import { runFanout, type FanoutOptions } from './fanout/run.ts';
-import { FANOUT_DEFAULTS, LoadUsageError, parseDuration, parseRate, parseReports, positiveInt, REST_DEFAULTS } from './options.ts';
+import { FANOUT_DEFAULTS, LoadUsageError, parseDuration, parseRate, parseReports, parseShard, parseStartAt, positiveInt, REST_DEFAULTS } from './options.ts';
+import { mergeResults, parseResultText, type MergeInput } from './merge.ts';
 import { formatProgress } from './report/console.ts';
+import { formatMergedSummary, writeMergedReports } from './report/merge.ts';
 import { summary, writeReports, type LoadReport } from './report/write.ts';
 import { runRest, type RestOptions } from './rest/run.ts';
 import { resolveTarget, type LoadTarget, type ReferenceProcessOptions } from './target.ts';
 import { parseThresholds, ThresholdError, type LoadKind } from './thresholds.ts';
 
 export const LOAD_EXIT = { ok: 0, thresholdCrossed: 1, usage: 2 } as const;
-export const LOAD_MODES = ['fanout', 'rest', 'calibrate'] as const;
+export const LOAD_MODES = ['fanout', 'rest', 'calibrate', 'merge'] as const;
 export type LoadMode = (typeof LOAD_MODES)[number];
 
 export interface LoadInvocation {
@@ -67,6 +70,8 @@ export function parseLoadArgs(argv: Record<string, unknown>, env: Readonly<Recor
     ...(argv['subscribe-after-ramp'] ? { subscribeAfterRamp: true } : {}),
     ...(argv['validate-per-second'] !== undefined ? { validatePerSecond: Number(one(argv['validate-per-second'])) } : {}),
     ...(argv['loss-window'] !== undefined ? { updateWindowMs: parseDuration(str(argv['loss-window'])!, '--loss-window') } : {}),
+    ...(argv.shard !== undefined ? { shard: parseShard(str(argv.shard)!) } : {}),
+    ...(argv['start-at'] !== undefined ? { startAtMs: parseStartAt(str(argv['start-at'])!) } : {}),
     thresholds,
   };
   if (fanout.validatePerSecond !== undefined && !(fanout.validatePerSecond >= 0)) throw new LoadUsageError('--validate-per-second: must be 0 (off) or more');
@@ -94,6 +99,38 @@ export function parseLoadArgs(argv: Record<string, unknown>, env: Readonly<Recor
     outDir: str(argv.out) ?? FANOUT_DEFAULTS.outDir,
     progress: argv.progress === undefined ? undefined : Boolean(one(argv.progress)),
   };
+}
+
+/** `conform load merge RESULT…`: the files, extra thresholds, report formats and folder. */
+export interface MergeInvocation { files: string[]; thresholds: string[]; reports: string[]; outDir: string }
+
+const MERGE_REPORTS = ['console', 'json', 'html', 'junit'];
+
+/** Turns argv of `conform load merge` into a MergeInvocation; throws LoadUsageError. */
+export function parseMergeArgs(argv: Record<string, unknown>): MergeInvocation {
+  const files = (Array.isArray(argv.results) ? argv.results : argv.results === undefined ? [] : [argv.results]).map(String);
+  if (!files.length) throw new LoadUsageError('conform load merge: give the RESULT files to merge (load-fanout.json, k6 JSON results, load-rest.json)');
+  // The shared --report default (console,json,html) means "everything" here, JUnit included.
+  const given = list(argv.report);
+  const reports = !given || given.join(',') === FANOUT_DEFAULTS.reports.join(',') ? [...MERGE_REPORTS] : given;
+  for (const r of reports) if (!MERGE_REPORTS.includes(r)) throw new LoadUsageError(`--report ${r}: unknown format; use ${MERGE_REPORTS.join(', ')}`);
+  return { files, thresholds: list(argv.threshold) ?? [], reports, outDir: str(argv.out) ?? FANOUT_DEFAULTS.outDir };
+}
+
+/** Reads the results, merges them, writes the reports; returns the exit code. */
+export async function runMerge(inv: MergeInvocation, io: Pick<LoadIO, 'out'>): Promise<number> {
+  const inputs: MergeInput[] = [];
+  for (const file of inv.files) {
+    let text: string;
+    try { text = await readFile(file, 'utf8'); } catch (err) { throw new LoadUsageError(`${file}: cannot read (${(err as NodeJS.ErrnoException).code ?? String(err)})`); }
+    const data = parseResultText(text);
+    if (data === undefined) throw new LoadUsageError(`${file}: neither JSON nor a log with a conform-result line`);
+    inputs.push({ file, data });
+  }
+  const report = mergeResults(inputs, inv.thresholds);
+  if (inv.reports.includes('console')) io.out(`${formatMergedSummary(report)}\n`);
+  for (const f of await writeMergedReports(report, inv.reports, inv.outDir)) io.out(`wrote ${f}\n`);
+  return report.thresholds.every((t) => t.ok) ? LOAD_EXIT.ok : LOAD_EXIT.thresholdCrossed;
 }
 
 export interface LoadIO {
@@ -134,7 +171,8 @@ export async function runLoad(inv: LoadInvocation, io: LoadIO): Promise<number> 
 /** Options shared by the three modes; `target`, `key`, `ws`, `profile` match the main command's. */
 export function loadBuilder(y: Argv): Argv {
   return y
-    .positional('mode', { choices: LOAD_MODES, describe: 'fanout: WebSocket fan-out latency, skew and loss; rest: REST throughput; calibrate: the generator\'s own floor', demandOption: true })
+    .positional('mode', { choices: LOAD_MODES, describe: 'fanout: WebSocket fan-out latency, skew and loss; rest: REST throughput; calibrate: the generator\'s own floor; merge: one report from several hosts\' results', demandOption: true })
+    .positional('results', { type: 'string', array: true, describe: 'merge: result files (conform load JSON or k6 JSON from load/k6)' })
     .options({
       target: { type: 'string', describe: 'REST base URL of the target; without --target or --profile the reference service is started in its own process' },
       key: { type: 'string', describe: 'API key for --target (prefer --key-env)' },
@@ -156,6 +194,8 @@ export function loadBuilder(y: Argv): Argv {
       'subscribe-after-ramp': { type: 'boolean', describe: 'connect every client first, then subscribe them all: the ramp is measured without traffic' },
       'validate-per-second': { type: 'number', describe: `push frames validated per second per worker; 0 = off (default ${FANOUT_DEFAULTS.validatePerSecond}: every frame at lower rates)` },
       'loss-window': { type: 'string', describe: `a subscribed client that has not received an update this long after the first did has lost it (default ${FANOUT_DEFAULTS.updateWindowMs}ms)` },
+      shard: { type: 'string', describe: 'fanout: this host\'s share i/n of a run spread over n hosts (--clients is the whole run\'s; keys assigned over the whole run)' },
+      'start-at': { type: 'string', describe: 'fanout: wall-clock start of the whole run\'s ramp on every host (ISO date or epoch ms); the measured window is the shared schedule\'s' },
       'push-interval': { type: 'string', describe: 'embedded reference and calibrate: the server\'s push interval (default 100ms, i.e. 10 Hz per pair)' },
       'move-probability': { type: 'number', describe: 'embedded reference only: chance per push that a price moves (default 0.5)' },
       endpoint: { type: 'string', describe: 'rest: price or pairs (default price)' },
@@ -167,11 +207,15 @@ export function loadBuilder(y: Argv): Argv {
 
 /** `conform load <fanout|rest|calibrate>`; bin/cli.ts registers it. */
 export const loadCommand: CommandModule = {
-  command: 'load <mode>',
-  describe: 'load tools: fan-out latency, skew and loss; REST throughput; generator calibration',
+  command: 'load <mode> [results..]',
+  describe: 'load tools: fan-out latency, skew and loss; REST throughput; generator calibration; merging several hosts\' results',
   builder: loadBuilder,
   async handler(argv: ArgumentsCamelCase) {
     try {
+      if (argv.mode === 'merge') {
+        process.exitCode = await runMerge(parseMergeArgs(argv as Record<string, unknown>), { out: (t) => process.stdout.write(t) });
+        return;
+      }
       const inv = parseLoadArgs(argv as Record<string, unknown>, process.env);
       process.exitCode = await runLoad(inv, { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t), tty: process.stderr.isTTY === true });
     } catch (err) {

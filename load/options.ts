@@ -89,3 +89,21 @@ export function parseReports(value: readonly string[] | string | undefined): str
   for (const r of list) if (!REPORTS.includes(r)) throw new LoadUsageError(`--report ${r}: unknown format; use ${REPORTS.join(', ')}`);
   return list;
 }
+
+/** Parses `--shard i/n` (1-based, as Playwright and Jest number shards). */
+export function parseShard(value: string): { index: number; count: number } {
+  const m = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(value);
+  const index = m ? Number(m[1]) : NaN;
+  const count = m ? Number(m[2]) : NaN;
+  if (!(count >= 1 && index >= 1 && index <= count && count <= 1000)) throw new LoadUsageError(`--shard ${JSON.stringify(value)}: must be i/n with 1 ≤ i ≤ n ≤ 1000, e.g. 1/4`);
+  return { index, count };
+}
+
+/** Parses `--start-at` (an ISO date or epoch milliseconds) into epoch ms; it must lie ahead, within a day. */
+export function parseStartAt(value: string, nowMs = Date.now()): number {
+  const ms = /^\s*\d+\s*$/.test(value) ? Number(value) : Date.parse(value);
+  if (!Number.isFinite(ms)) throw new LoadUsageError(`--start-at ${JSON.stringify(value)}: must be an ISO date such as 2026-01-31T22:00:00Z or epoch milliseconds`);
+  if (ms < nowMs) throw new LoadUsageError(`--start-at ${value}: is in the past; every host must start before it`);
+  if (ms > nowMs + 86_400_000) throw new LoadUsageError(`--start-at ${value}: is more than a day ahead`);
+  return ms;
+}

@@ -190,7 +190,7 @@ describe('aggregation of worker ticks', () => {
     type: 'tick', workerIndex, atMs, steady: true, frames: updates.length, duplicates: 0, outOfOrder: 0, notices: 0, pongs: 0,
     latency: empty, serverLatency: empty, connectMs: [], openedAt: [], subscribeMs: [], firstFrameMs: [], subscribed: [], closed: [],
     subscribeFailed: 0, refusals: {}, connectErrors: {}, noticeErrors: {}, updates, validated: 0, violations: 0, violationSamples: [], open: 2,
-    eventLoopDelayP99Ms: 1, steadyEventLoopDelayP99Ms: 1, utilization: 0.1, maxSentMinusReceivedMs: -1, sentAtUnit: 'ms', heapUsedBytes: 1, ...extra,
+    eventLoopDelayP99Ms: 1, steadyEventLoopDelayP99Ms: 1, utilization: 0.1, maxSentMinusReceivedMs: -1, windowFrames: 0, sentAtUnit: 'ms', heapUsedBytes: 1, ...extra,
   });
 
   it('takes skew across workers and counts a delivery missing from an eligible client as lost', () => {

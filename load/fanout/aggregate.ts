@@ -3,7 +3,7 @@
  * its own): skew and loss per distinct update (code, last_updated), merged HDR histograms, the
  * timeline, and the generator's own health. The coordinator feeds it; reports format its result.
  */
-import { addEncoded, bucketize, createHistogram, percentileCurve, recordMs, summarize, type Histogram, type Percentiles } from '../histogram.ts';
+import { addEncoded, bucketize, createHistogram, encode, percentileCurve, recordMs, summarize, type Histogram, type Percentiles } from '../histogram.ts';
 import type { Tick } from './protocol.ts';
 
 /** Limits of a trustworthy generator (issue 7): above either, the run is marked untrustworthy. */
@@ -67,10 +67,17 @@ export interface FanoutMeasurements {
   pongs: number;
   sentAtUnit: string | null;
   maxSentMinusReceivedMs: number;
+  /** Frames sent inside the shared window (--start-at), whenever they arrived. */
+  windowFrames: number;
   workers: WorkerHealth[];
   timeline: TimelinePoint[];
   latencyCurve: { percentile: number; ms: number }[];
   skewHistogram: { fromMs: number; toMs: number; count: number }[];
+  /**
+   * The measured distributions as encoded HDR histograms (µs, hdr-histogram-js compressed
+   * base64), keyed by threshold metric name: what `conform load merge` adds across hosts.
+   */
+  histograms: Record<'latency' | 'server_latency' | 'connect' | 'subscribe' | 'first_frame' | 'skew', string>;
 }
 
 interface UpdateState { code: string; lastUpdated: number; first: number; last: number; receivers: number }
@@ -120,6 +127,7 @@ export class FanoutAggregator {
   private readonly disconnects: Record<string, number> = {};
   private sentAtUnit: string | null = null;
   private maxSentMinusReceived = Number.NEGATIVE_INFINITY;
+  private windowFrames = 0;
   private neverSubscribed = 0;
   private opened = 0;
   private firstOpen = Number.POSITIVE_INFINITY;
@@ -186,6 +194,7 @@ export class FanoutAggregator {
     this.pongs += tick.pongs;
     if (tick.sentAtUnit) this.sentAtUnit = tick.sentAtUnit;
     this.maxSentMinusReceived = Math.max(this.maxSentMinusReceived, tick.maxSentMinusReceivedMs);
+    this.windowFrames += tick.windowFrames;
 
     const b = this.bucket(tick.atMs);
     b.frames += tick.frames;
@@ -338,10 +347,15 @@ export class FanoutAggregator {
       pongs: this.pongs,
       sentAtUnit: this.sentAtUnit,
       maxSentMinusReceivedMs: this.maxSentMinusReceived,
+      windowFrames: this.windowFrames,
       workers,
       timeline,
       latencyCurve: percentileCurve(this.latency),
       skewHistogram: bucketize(this.skewValues),
+      histograms: {
+        latency: encode(this.latency), server_latency: encode(this.serverLatency), connect: encode(this.connect),
+        subscribe: encode(this.subscribe), first_frame: encode(this.firstFrame), skew: encode(this.skew),
+      },
     };
   }
 }

@@ -94,6 +94,7 @@ const pingText = JSON.stringify({ method: METHOD.ping });
 const latency = new FastRecorder();
 const serverLatency = new FastRecorder();
 let frames = 0;
+let windowFrames = 0;
 let duplicates = 0;
 let outOfOrder = 0;
 let notices = 0;
@@ -160,6 +161,8 @@ function onPush(client: Client, t: number, idx: number, lastUpdated: number, sen
     const d = sentMs - receivedWall;
     if (d > maxSentMinusReceived) maxSentMinusReceived = d;
     latency.recordMs(receivedWall - (sentMs - cfg.serverOffsetMs));
+    const w = cfg.frameWindow;
+    if (w && sentMs - cfg.serverOffsetMs >= w.startWallMs && sentMs - cfg.serverOffsetMs < w.endWallMs) windowFrames++;
   }
   if (idx < 0) return;
   const prev = client.lastSeen[idx]!;
@@ -409,7 +412,7 @@ function flush(final = false): void {
     subscribeFailed, refusals, connectErrors, noticeErrors, updates: takeUpdates(final, now), validated, violations, violationSamples, open,
     eventLoopDelayP99Ms: delayP99(eld),
     steadyEventLoopDelayP99Ms: delayP99(eldSteady), utilization: u.utilization,
-    maxSentMinusReceivedMs: maxSentMinusReceived, sentAtUnit, heapUsedBytes: process.memoryUsage().heapUsed,
+    maxSentMinusReceivedMs: maxSentMinusReceived, windowFrames, sentAtUnit, heapUsedBytes: process.memoryUsage().heapUsed,
   };
   rateFrames += frames;
   if (cfg.validatePerSecond > 0 && now - rateSince >= RATE_WINDOW_MS) {
@@ -423,7 +426,7 @@ function flush(final = false): void {
   }
   port.postMessage(tick);
   eld.reset();
-  frames = duplicates = outOfOrder = notices = pongs = validated = violations = subscribeFailed = 0;
+  frames = windowFrames = duplicates = outOfOrder = notices = pongs = validated = violations = subscribeFailed = 0;
   violationSamples = []; connectMs = []; openedAt = []; subscribeMs = []; firstFrameMs = []; subscribed = []; closed = [];
   refusals = {}; connectErrors = {}; noticeErrors = {};
   maxSentMinusReceived = Number.NEGATIVE_INFINITY;

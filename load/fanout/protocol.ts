@@ -29,6 +29,11 @@ export interface WorkerConfig {
   localAddress?: string;
   /** Connect only; subscribe when the coordinator says so (a ramp measured before traffic starts). */
   holdSubscribe?: boolean;
+  /**
+   * A window of the target's send times, on the local wall clock (ms): frames whose `sent_at`
+   * falls in it are counted apart, so hosts on a shared schedule (--start-at) count the same frames.
+   */
+  frameWindow?: { startWallMs: number; endWallMs: number };
   /** Test hook: busy-spin this many ms per received frame, to saturate the generator on purpose. */
   burnMsPerFrame?: number;
 }
@@ -76,6 +81,8 @@ export interface Tick {
   utilization: number;
   /** Largest sent_at − receipt seen (ms, server clock − local), to bound the clock offset. */
   maxSentMinusReceivedMs: number;
+  /** Frames whose sent_at fell in the config's frameWindow (0 without one). */
+  windowFrames: number;
   sentAtUnit: string | null;
   heapUsedBytes: number;
 }

@@ -10,6 +10,7 @@ import { monoNow, tightenWithFrames, wallOffsetMs, type ClockOffset } from '../c
 import { FANOUT_DEFAULTS, LoadUsageError, positiveInt } from '../options.ts';
 import { assignKeys, isLoopback, measureClockOffset, pickPairs, type LoadTarget } from '../target.ts';
 import { evaluateThresholds, parseThresholds, type ThresholdResult } from '../thresholds.ts';
+import { CLOSE_GRACE_MS, fanoutSchedule } from '../schedule.ts';
 import { FanoutAggregator, saturationReasons, type FanoutMeasurements, type WorkerHealth } from './aggregate.ts';
 import type { ClientPlan, CoordinatorMessage, WorkerConfig, WorkerMessage } from './protocol.ts';
 
@@ -34,6 +35,18 @@ export interface FanoutOptions {
   tickMs?: number;
   validatePerSecond?: number;
   localAddress?: string;
+  /**
+   * This host's share of a run spread over `count` hosts (1-based `index`): `clients` is the whole
+   * run's, the keys are assigned over the whole run, and this host opens clients
+   * [⌊(index−1)·clients/count⌋, ⌊index·clients/count⌋) at their places in the one ramp.
+   */
+  shard?: { index: number; count: number };
+  /**
+   * Wall-clock epoch ms at which the whole run's ramp begins on every host. The measured window is
+   * then the shared schedule's (load/schedule.ts, as the k6 script's), and frames sent inside it
+   * are counted apart (`window.frames`), so shards merge to the unsharded counts.
+   */
+  startAtMs?: number;
   /** Busy-spin per frame in the workers: simulates a slow generator (tests of the saturation verdict). */
   burnMsPerFrame?: number;
   onProgress?: (p: FanoutProgress) => void;
@@ -49,6 +62,10 @@ export interface FanoutReport extends FanoutMeasurements {
   startedAt: string;
   target: { rest: string; ws: string; embedded: boolean };
   options: { clients: number; pairs: string[]; durationMs: number; rampRate: number; workers: number; keys: number; updateWindowMs: number; validatePerSecond: number };
+  /** Set with a shard: this host's share (clients and options.clients are the whole run's). */
+  shard?: { index: number; count: number; clients: number };
+  /** Set with a coordinated start: the shared window and the frames sent inside it. */
+  window?: { startAt: string; endAt: string; frames: number };
   /** From the first scheduled connect to the measured phase (every client subscribed or given up, plus the warm-up). */
   rampMs: number;
   /** Connections opened per second, first open to last. */
@@ -87,7 +104,7 @@ export function fanoutMetrics(r: Omit<FanoutReport, 'thresholds'>): Record<strin
 }
 
 /** Validated options with defaults merged. */
-export function resolveFanoutOptions(o: FanoutOptions): Required<Omit<FanoutOptions, 'pair' | 'localAddress' | 'onProgress' | 'burnMsPerFrame' | 'workers' | 'subscribeAfterRamp'>> & { workers: number; pair?: string[] } {
+export function resolveFanoutOptions(o: FanoutOptions): Required<Omit<FanoutOptions, 'pair' | 'localAddress' | 'onProgress' | 'burnMsPerFrame' | 'workers' | 'subscribeAfterRamp' | 'shard' | 'startAtMs'>> & { workers: number; pair?: string[] } {
   const clients = positiveInt(o.clients ?? FANOUT_DEFAULTS.clients, '--clients', 20_000);
   const pairs = positiveInt(o.pairs ?? FANOUT_DEFAULTS.pairs, '--pairs', 100);
   if (o.pair && o.pair.length > 100) throw new LoadUsageError(`--pair: ${o.pair.length} pairs; the spec allows at most 100 per connection`);
@@ -123,6 +140,12 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
     throw new LoadUsageError(`load fanout drives the raw WebSocket stream; the profile's transport is socketio, which it does not speak (load rest works with this profile)`);
   }
   const keys = assignKeys(o.clients, target.keys);
+  const shard = shardRange(o.clients, options.shard);
+  const mine = shard.to - shard.from;
+  if (options.shard && mine < 1) throw new LoadUsageError(`--shard ${options.shard.index}/${options.shard.count}: no clients left for this shard (--clients ${o.clients})`);
+  if (options.startAtMs !== undefined && options.subscribeAfterRamp) throw new LoadUsageError('--start-at and --subscribe-after-ramp: the shared schedule subscribes as clients connect; give one');
+  const schedule = options.startAtMs === undefined ? null : fanoutSchedule({ clients: o.clients, rampRate: o.rampRate, warmupMs: o.warmupMs, durationS: o.durationMs / 1000, startAtMs: options.startAtMs });
+  const workerCount = Math.min(o.workers, mine);
   const pairs = o.pair ?? await pickPairs(target, o.pairs);
   const startedAt = new Date().toISOString();
   const observations: string[] = [];
@@ -130,10 +153,11 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
   if (clock.method === 'none') observations.push('the target clock offset could not be estimated (no numeric `ts` in REST replies): latency assumes synchronised clocks');
 
   const wallOffset = wallOffsetMs();
-  const perWorker: ClientPlan[][] = Array.from({ length: o.workers }, () => []);
-  for (let i = 0; i < o.clients; i++) perWorker[i % o.workers]!.push({ index: i, key: keys[i]!, startAtMs: (i * 1000) / o.rampRate });
+  const perWorker: ClientPlan[][] = Array.from({ length: workerCount }, () => []);
+  for (let i = shard.from; i < shard.to; i++) perWorker[i % workerCount]!.push({ index: i, key: keys[i]!, startAtMs: (i * 1000) / o.rampRate });
+  const frameWindow = schedule ? { startWallMs: options.startAtMs! + schedule.windowStartMs, endWallMs: options.startAtMs! + schedule.windowEndMs } : undefined;
 
-  const agg = new FanoutAggregator({ clients: o.clients, updateWindowMs: o.updateWindowMs, settleMs: o.settleMs, tickMs: o.tickMs });
+  const agg = new FanoutAggregator({ clients: mine, updateWindowMs: o.updateWindowMs, settleMs: o.settleMs, tickMs: o.tickMs });
   const workers: Worker[] = [];
   const done = new Set<number>();
   let ready = 0;
@@ -142,7 +166,7 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
   let failure: Error | null = null;
   let onFailure: (e: Error) => void = () => {};
 
-  for (let w = 0; w < o.workers; w++) {
+  for (let w = 0; w < workerCount; w++) {
     agg.setWorkerClients(w, perWorker[w]!.length);
     const config: WorkerConfig = {
       workerIndex: w, wsUrl: target.ws, keyHeader: API_KEY_HEADER, clients: perWorker[w]!, pairs,
@@ -151,12 +175,13 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
       ...(options.localAddress ? { localAddress: options.localAddress } : {}),
       ...(options.burnMsPerFrame ? { burnMsPerFrame: options.burnMsPerFrame } : {}),
       ...(options.subscribeAfterRamp ? { holdSubscribe: true } : {}),
+      ...(frameWindow ? { frameWindow } : {}),
     };
     const worker = new Worker(BOOT, { workerData: { ...config, entry: WORKER } });
     worker.on('message', (msg: WorkerMessage) => {
       if (msg.type === 'tick') agg.addTick(msg);
-      else if (msg.type === 'ready') { if (++ready === o.workers) onReady(); }
-      else if (msg.type === 'done') { done.add(msg.workerIndex); if (done.size === o.workers) onDone(); }
+      else if (msg.type === 'ready') { if (++ready === workerCount) onReady(); }
+      else if (msg.type === 'done') { done.add(msg.workerIndex); if (done.size === workerCount) onDone(); }
     });
     worker.on('error', (err) => { failure = err; onFailure(err); });
     workers.push(worker);
@@ -166,9 +191,9 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
   failed.catch(() => {});
 
   try {
-    await Promise.race([new Promise<void>((r) => { onReady = r; if (ready === o.workers) r(); }), failed]);
+    await Promise.race([new Promise<void>((r) => { onReady = r; if (ready === workerCount) r(); }), failed]);
     const rssBefore = process.memoryUsage().rss;
-    const t0 = monoNow() + 20;
+    const t0 = options.startAtMs === undefined ? monoNow() + 20 : monoNow() + (options.startAtMs - Date.now());
     agg.start(t0);
     post({ type: 'start', atMs: t0 });
 
@@ -177,7 +202,7 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
     const progress = (phase: FanoutProgress['phase']): void => {
       if (!options.onProgress) return;
       const p = agg.progress(monoNow());
-      options.onProgress({ phase, clients: o.clients, ...p });
+      options.onProgress({ phase, clients: mine, ...p });
     };
     const progressTimer = setInterval(() => progress(agg.steadySince < Infinity ? 'steady' : 'ramp'), 500);
     try {
@@ -186,7 +211,7 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
         try {
           await Promise.race([failed, new Promise<void>((resolve) => {
             iv = setInterval(() => {
-              if (agg.openRate.opened + agg.failedClients >= o.clients || monoNow() >= rampDeadline) resolve();
+              if (agg.openRate.opened + agg.failedClients >= mine || monoNow() >= rampDeadline) resolve();
             }, 50);
           })]);
         } finally {
@@ -197,14 +222,14 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
       try {
         await Promise.race([failed, new Promise<void>((resolve) => {
           iv = setInterval(() => {
-            const settled = agg.subscribedCount + agg.failedClients >= o.clients;
+            const settled = agg.subscribedCount + agg.failedClients >= mine;
             if (settled || monoNow() >= rampDeadline) resolve();
           }, 50);
         })]);
       } finally {
         clearInterval(iv);
       }
-      if (agg.subscribedCount === 0 && agg.failedClients >= o.clients) {
+      if (agg.subscribedCount === 0 && agg.failedClients >= mine) {
         // Not one client got in: a usage problem (wrong URL, key or path), not a load result.
         const { connectErrors, refusals, noticeErrors } = agg.failures;
         const list = (m: Record<string, number>): string => Object.entries(m).map(([k, v]) => `${k} ×${v}`).join(', ');
@@ -212,19 +237,22 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
         throw new LoadUsageError(`no client could connect to ${target.ws}: ${list({ ...refusals, ...connectErrors }) || 'closed before subscribing'}`);
       }
       // Warm-up: connection bursts of the ramp settle before anything is counted.
-      if (o.warmupMs > 0) await Promise.race([failed, sleep(o.warmupMs)]);
+      // On a shared schedule every host's window opens at the same wall time, whatever its ramp did.
+      if (schedule) await Promise.race([failed, sleep(t0 + schedule.windowStartMs - monoNow())]);
+      else if (o.warmupMs > 0) await Promise.race([failed, sleep(o.warmupMs)]);
       const steadyAt = monoNow();
       agg.markSteady(steadyAt);
       post({ type: 'steady' });
       const rssSteady = process.memoryUsage().rss;
       const cpu0 = process.cpuUsage();
-      await Promise.race([failed, sleep(o.durationMs)]);
+      // Shared schedule: frames sent just before the window ends still arrive before the close.
+      await Promise.race([failed, sleep(schedule ? t0 + schedule.windowEndMs + CLOSE_GRACE_MS - monoNow() : o.durationMs)]);
       const stopAt = monoNow();
       const cpu = process.cpuUsage(cpu0);
       agg.markStop(stopAt);
       post({ type: 'stop', closeAtMs: stopAt });
       progress('closing');
-      await Promise.race([failed, new Promise<void>((r) => { onDone = r; if (done.size === o.workers) r(); }), sleep(15_000)]);
+      await Promise.race([failed, new Promise<void>((r) => { onDone = r; if (done.size === workerCount) r(); }), sleep(15_000)]);
 
       const m = agg.finish();
       clock = tightenWithFrames(clock, m.maxSentMinusReceivedMs);
@@ -239,8 +267,10 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
         mode: 'fanout',
         startedAt,
         target: { rest: target.rest, ws: target.ws, embedded: target.embedded },
-        options: { clients: o.clients, pairs, durationMs: o.durationMs, rampRate: o.rampRate, workers: o.workers, keys: new Set(keys).size, updateWindowMs: o.updateWindowMs, validatePerSecond: o.validatePerSecond },
+        options: { clients: o.clients, pairs, durationMs: o.durationMs, rampRate: o.rampRate, workers: workerCount, keys: new Set(keys.slice(shard.from, shard.to)).size, updateWindowMs: o.updateWindowMs, validatePerSecond: o.validatePerSecond },
         ...m,
+        ...(options.shard ? { shard: { ...options.shard, clients: mine } } : {}),
+        ...(schedule ? { window: { startAt: new Date(frameWindow!.startWallMs).toISOString(), endAt: new Date(frameWindow!.endWallMs).toISOString(), frames: m.windowFrames } } : {}),
         rampMs,
         achievedRampRate: agg.openRate.perSecond,
         clock: { ...clock, sentAtUnit: m.sentAtUnit },
@@ -266,6 +296,12 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
   } finally {
     await Promise.all(workers.map((w) => w.terminate()));
   }
+}
+
+/** The global client indices [from, to) of a shard; the whole run without one. */
+export function shardRange(clients: number, shard: { index: number; count: number } | undefined): { from: number; to: number } {
+  if (!shard) return { from: 0, to: clients };
+  return { from: Math.floor(((shard.index - 1) * clients) / shard.count), to: Math.floor((shard.index * clients) / shard.count) };
 }
 
 /** A delay that does not keep the process alive on its own. */

@@ -23,7 +23,7 @@ import { METHOD, NOTICE_ERROR_CODES, PATHS, QUERY, REST_STATUSES, STATUS } from 
 import { checkAllowance, fanoutConfig, reportConfig, runtimeKeys, thresholdExprs, thresholdsFromEnv } from './lib/config.ts';
 import { countersByCode, distribution } from './lib/metrics.ts';
 import { pushFrameProblems } from './lib/push-frame.ts';
-import { fanoutSchedule } from './lib/schedule.ts';
+import { fanoutSchedule } from '../schedule.ts';
 import { summaryOutputs, type SummaryData } from './lib/summary.ts';
 
 const cfg = fanoutConfig();

@@ -1,23 +1,31 @@
 /**
  * k6 REST scenario, the distributed twin of `conform load rest`: GET /v1/price (cycling PAIRS)
- * or /v1/pairs at a constant arrival rate, recording latency and the envelope's status_number.
- * Same threshold names as conform (latency.*, errors, rate_limited, non_200_status).
- * Run: k6 run -e TARGET_REST=… -e API_KEY=… -e PAIRS=… load/k6/dist/rest.js
+ * or /v1/pairs at a constant arrival rate, recording latency (Trend and mergeable buckets) and
+ * the envelope's status_number. Same threshold names as conform (latency.*, errors,
+ * rate_limited, non_200_status); handleSummary writes conform's load JSON, HTML and JUnit.
+ * Run: API_KEY=… k6 run -e TARGET_REST=… -e PAIRS=… load/k6/dist/rest.js
  */
 import { check } from 'k6';
+import exec from 'k6/execution';
 import http from 'k6/http';
-import { Counter, Trend } from 'k6/metrics';
+import { Counter } from 'k6/metrics';
 import type { Options } from 'k6/options';
-import { restConfig, thresholdsFromEnv } from './lib/config.ts';
+import { PATHS, QUERY, REST_STATUSES, STATUS } from '../../src/spec.ts';
+import { reportConfig, restConfig, runtimeKeys, thresholdExprs, thresholdsFromEnv } from './lib/config.ts';
+import { countersByCode, distribution } from './lib/metrics.ts';
+import { summaryOutputs, type SummaryData } from './lib/summary.ts';
 
 const cfg = restConfig();
+if (cfg.endpoint !== 'price' && cfg.endpoint !== 'pairs') throw new Error('k6 script: ENDPOINT must be price or pairs');
 if (cfg.endpoint === 'price' && cfg.pairs.length === 0) throw new Error('k6 script: PAIRS is required for ENDPOINT=price');
+const thresholds = thresholdExprs('rest');
 
-const latency = new Trend('latency', true);
+const latency = distribution('latency');
 const errors = new Counter('errors');
 const rateLimited = new Counter('rate_limited');
 const non200Status = new Counter('non_200_status');
 const requests = new Counter('requests');
+const statusNumbers = countersByCode('status', REST_STATUSES);
 
 export const options: Options = {
   scenarios: {
@@ -31,15 +39,20 @@ export const options: Options = {
     },
   },
   thresholds: thresholdsFromEnv('rest'),
+  summaryTrendStats: ['med', 'p(90)', 'p(99)', 'p(99.9)', 'max', 'count'],
 };
 
 export default function (): void {
+  // A REST key has no connection allowance to honour: requests go round the keys by iteration.
+  const keys = runtimeKeys();
+  const key = keys[exec.scenario.iterationInTest % keys.length]!.key;
+  for (const c of [errors, rateLimited, non200Status]) c.add(0);
   const url = cfg.endpoint === 'price'
-    ? `${cfg.restUrl}/v1/price?code=${encodeURIComponent(cfg.pairs[__ITER % cfg.pairs.length]!)}`
-    : `${cfg.restUrl}/v1/pairs?per_page=10`;
-  const res = http.get(url, { headers: { [cfg.keyHeader]: cfg.key }, redirects: 0, tags: { name: `/v1/${cfg.endpoint}` } });
+    ? `${cfg.restUrl}${PATHS.price}?${QUERY.price.code}=${encodeURIComponent(cfg.pairs[exec.scenario.iterationInTest % cfg.pairs.length]!)}`
+    : `${cfg.restUrl}${PATHS.pairs}?${QUERY.pairs.perPage}=10`;
+  const res = http.get(url, { headers: { [cfg.keyHeader]: key }, redirects: 0, tags: { name: `/v1/${cfg.endpoint}` } });
   requests.add(1);
-  latency.add(res.timings.duration);
+  if (!res.error_code) latency.add(res.timings.duration);
   let status: unknown;
   try {
     status = (JSON.parse(String(res.body)) as { status_number?: unknown }).status_number;
@@ -47,7 +60,18 @@ export default function (): void {
     status = undefined;
   }
   if (res.error_code || status === undefined) errors.add(1);
-  if (status === '50006') rateLimited.add(1, { status_number: '50006' });
-  if (status !== undefined && status !== '200') non200Status.add(1, { status_number: String(status) });
+  else statusNumbers.add(String(status));
+  if (status === STATUS.RATE_LIMITED) rateLimited.add(1);
+  if (status !== undefined && String(status) !== STATUS.OK) non200Status.add(1);
   check(status, { 'the envelope carries a status_number': (s) => typeof s === 'string' });
+}
+
+export function handleSummary(data: SummaryData): Record<string, string> {
+  return summaryOutputs(data, {
+    kind: 'rest',
+    report: reportConfig('rest'),
+    thresholds,
+    options: { endpoint: cfg.endpoint, pairs: cfg.pairs, rate: cfg.rate, durationMs: cfg.durationS * 1000 },
+    distributions: [latency.name],
+  });
 }

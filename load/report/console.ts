@@ -40,6 +40,8 @@ export function formatFanoutSummary(r: FanoutReport): string {
     '',
     `frames ${n(r.framesReceived)} (${n(r.framesPerSecond)}/s), updates judged ${n(r.updates)}, lost ${n(r.lost)} (rate ${n(r.lossRate * 100, 4)}%), validation errors ${n(r.errors)} of ${n(r.validated)} validated`,
     `connected ${n(r.connected)}/${n(r.clients)}; refused ${counts(r.refusals)}; connect errors ${counts(r.connectErrors)}; disconnects ${counts(r.disconnects)}; error notices ${counts(r.noticeErrors)}`,
+    ...(r.shard ? [`shard ${r.shard.index}/${r.shard.count}: ${n(r.shard.clients)} of the run's ${n(r.options.clients)} clients`] : []),
+    ...(r.window ? [`shared window ${r.window.startAt} – ${r.window.endAt}: ${n(r.window.frames)} frames sent inside it`] : []),
     `clock: ${bound}`,
     `generator: event-loop p99 ${n(r.generator.eventLoopDelayP99Ms)} ms, busiest worker ${n(r.generator.cpuPercent, 1)}%, process CPU ${n(r.generator.processCpuPercent, 1)}% of a core, ${n(r.generator.cpuMicrosPerFrame)} µs CPU/frame, ${r.generator.memoryPerConnectionBytes === null ? '—' : n(Math.round(r.generator.memoryPerConnectionBytes / 1024))} KB/connection`,
     r.trustworthy ? 'verdict: trustworthy (generator not saturated)' : `verdict: UNTRUSTWORTHY — generator saturated: ${r.generator.reasons.join('; ')}`,

@@ -34,7 +34,7 @@ export function renderFanoutHtml(r: FanoutReport): string {
     barChart('Skew per update (last − first client)', r.skewHistogram.map((b) => ({ label: `${b.fromMs}`, value: b.count })), { xLabel: 'ms', yLabel: 'updates' }),
   ];
   return page('conform load fanout', `<h1>conform load fanout</h1>${verdict}<pre>${esc(formatFanoutSummary(r))}</pre>${charts.join('')}
-<details><summary>Report data (JSON)</summary><pre>${esc(JSON.stringify({ ...r, timeline: undefined, skewHistogram: undefined, latencyCurve: undefined }, null, 2))}</pre></details>`);
+<details><summary>Report data (JSON)</summary><pre>${esc(JSON.stringify({ ...r, timeline: undefined, skewHistogram: undefined, latencyCurve: undefined, histograms: undefined }, null, 2))}</pre></details>`);
 }
 
 /** The REST report page. */

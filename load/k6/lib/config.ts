@@ -88,8 +88,12 @@ export function checkAllowance(keys: readonly KeyAllowance[], clients: number): 
   if (total < clients) throw new Error(`k6 script: CLIENTS=${clients} but the keys allow only ${total} connections; give more keys in API_KEYS`);
 }
 
-/** Where handleSummary writes and under what name (`REPORT_DIR`, `REPORT_NAME`). */
+/**
+ * Where handleSummary writes and under what name (`REPORT_DIR`, `REPORT_NAME`); `RESULT=stdout`
+ * also prints the result as one `conform-result {…}` line (a runner pod's log is then a result).
+ */
 export const reportConfig = (kind: LoadKind) => ({
+  resultOnStdout: env('RESULT', 'files') === 'stdout',
   dir: env('REPORT_DIR', '.').replace(/\/+$/, ''),
   name: env('REPORT_NAME', `load-${kind}-k6`),
   /** A label for this machine in merged reports (`HOST`, default: the execution segment). */

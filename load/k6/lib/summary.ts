@@ -6,6 +6,7 @@
  */
 import exec from 'k6/execution';
 import { BUCKET_COUNT, bucketMetric } from '../../log-buckets.ts';
+import { BUCKET_LAYOUT, BUCKET_UNIT, RESULT_LINE_PREFIX } from '../../result-format.ts';
 import { evaluateThresholds, parseThresholds, type LoadKind, type ThresholdResult } from '../../thresholds.ts';
 
 /** The part of k6's summary data the scripts read. */
@@ -19,14 +20,14 @@ export interface SummaryData {
 export interface K6Percentiles { count: number; p50: number | null; p90: number | null; p99: number | null; p999: number | null; max: number | null }
 
 /** Bucket counts of one distribution (layout: load/log-buckets.ts), `[index, count]` pairs. */
-export interface BucketCounts { unit: 'us'; layout: 'log-buckets-32'; counts: [number, number][] }
+export interface BucketCounts { unit: typeof BUCKET_UNIT; layout: typeof BUCKET_LAYOUT; counts: [number, number][] }
 
 const camel = (name: string): string => `${name.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())}Ms`;
 const round3 = (v: number | undefined): number | null => (typeof v === 'number' && Number.isFinite(v) ? Math.round(v * 1000) / 1000 : null);
 
 export interface SummaryContext {
   kind: LoadKind;
-  report: { dir: string; name: string; host: string };
+  report: { dir: string; name: string; host: string; resultOnStdout: boolean };
   /** THRESHOLDS as given, re-evaluated here on the same values conform would use. */
   thresholds: string[];
   options: Record<string, unknown>;
@@ -78,7 +79,7 @@ export function k6Result(data: SummaryData, ctx: SummaryContext): Record<string,
       const c = m[bucketMetric(name, i)]?.values.count;
       if (c) counts.push([i, c]);
     }
-    histograms[name] = { unit: 'us', layout: 'log-buckets-32', counts };
+    histograms[name] = { unit: BUCKET_UNIT, layout: BUCKET_LAYOUT, counts };
   }
   if (ctx.kind === 'fanout') {
     const window = ctx.options.window as { startMs: number; endMs: number };
@@ -175,7 +176,7 @@ export function summaryOutputs(data: SummaryData, ctx: SummaryContext): Record<s
   const text = consoleText(r, ctx);
   const base = `${ctx.report.dir}/${ctx.report.name}`;
   return {
-    stdout: text,
+    stdout: ctx.report.resultOnStdout ? `${text}${RESULT_LINE_PREFIX}${JSON.stringify(r)}\n` : text,
     [`${base}.json`]: `${JSON.stringify(r, null, 2)}\n`,
     [`${base}.html`]: html(r, text),
     [`${base}.junit.xml`]: junit(r),

@@ -2,7 +2,8 @@
  * The fan-out schedule every machine shares, in ms from the common start: client g opens at
  * g / rate, the measured window opens once the whole ramp is done plus a settling second and the
  * warm-up, and every client closes a grace period after the window ends (so the window's last
- * frames arrive). Pure, so a test can check it without k6.
+ * frames arrive). Pure and import-free: `conform load fanout --start-at` and the k6 script
+ * (k6 is not Node) share it, so every host, of either kind, measures the same window.
  */
 
 /** Time for the last client's handshake and subscribe after its scheduled open. */
