@@ -122,9 +122,10 @@ describe('the k6 fan-out script on a real k6 against the reference', () => {
     const env = { API_KEY: target.keys[0]!.key };
     const seq = '--execution-segment-sequence=0,1/2,1';
     const runs = await Promise.all([
-      fanout('whole', env, { START_AT: startAt }),
-      fanout('seg-a', env, { START_AT: startAt }, ['--execution-segment=0:1/2', seq]),
-      fanout('seg-b', env, { START_AT: startAt }, ['--execution-segment=1/2:1', seq]),
+      // A longer warm-up: on a busy machine every client must be subscribed before the window opens.
+      fanout('whole', env, { START_AT: startAt, WARMUP: '2' }),
+      fanout('seg-a', env, { START_AT: startAt, WARMUP: '2' }, ['--execution-segment=0:1/2', seq]),
+      fanout('seg-b', env, { START_AT: startAt, WARMUP: '2' }, ['--execution-segment=1/2:1', seq]),
     ]);
     for (const run of runs) expect(run.code, run.stderr).toBe(0);
     const [whole, a, b] = await Promise.all(['whole', 'seg-a', 'seg-b'].map(readResult));

@@ -241,6 +241,8 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
       if (schedule) await Promise.race([failed, sleep(t0 + schedule.windowStartMs - monoNow())]);
       else if (o.warmupMs > 0) await Promise.race([failed, sleep(o.warmupMs)]);
       const steadyAt = monoNow();
+      if (schedule && agg.subscribedCount < mine) observations.push(`${mine - agg.subscribedCount} of ${mine} clients were not subscribed when the shared window opened: their frames are missing from window.frames`);
+      else if (schedule && steadyAt > t0 + schedule.windowStartMs + 50) observations.push(`the ramp ended ${Math.round(steadyAt - t0 - schedule.windowStartMs)} ms after the shared window opened: clients that subscribed late miss frames in window.frames (give a longer --warmup)`);
       agg.markSteady(steadyAt);
       post({ type: 'steady' });
       const rssSteady = process.memoryUsage().rss;

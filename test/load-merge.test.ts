@@ -1,0 +1,173 @@
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import yargs from 'yargs';
+import { loadCommand } from '../load/cli-command.ts';
+import { runFanout } from '../load/fanout/run.ts';
+import { addEncoded, createHistogram, encode, recordMs, summarize } from '../load/histogram.ts';
+import { BUCKET_COUNT, bucketIndex, bucketLowUs, bucketMidUs } from '../load/log-buckets.ts';
+import { mergeResults, parseResultText } from '../load/merge.ts';
+import { LoadUsageError, parseShard, parseStartAt } from '../load/options.ts';
+import { startReferenceProcess, type LoadTarget } from '../load/target.ts';
+
+/** Runs `conform load …` through a tiny yargs instance; returns the exit code and what was printed. */
+async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const o = vi.spyOn(process.stdout, 'write').mockImplementation((c) => { out += String(c); return true; });
+  const e = vi.spyOn(process.stderr, 'write').mockImplementation((c) => { err += String(c); return true; });
+  const before = process.exitCode;
+  process.exitCode = undefined;
+  try {
+    await yargs(args).command(loadCommand).strict().exitProcess(false).fail((msg, error) => { throw error ?? new Error(msg); }).parseAsync();
+    return { code: Number(process.exitCode ?? 0), out, err };
+  } finally {
+    process.exitCode = before;
+    o.mockRestore();
+    e.mockRestore();
+  }
+}
+
+const hdr = (values: number[]): string => {
+  const h = createHistogram();
+  for (const v of values) recordMs(h, v);
+  const s = encode(h);
+  h.destroy();
+  return s;
+};
+
+/** A conform fan-out result with just the fields merge reads. */
+const conformResult = (o: { clients: number; frames: number; latency: number[]; skewP99: number; lost: number; thresholds?: string[]; trustworthy?: boolean }) => ({
+  kind: 'fanout', clients: o.clients, connected: o.clients, framesReceived: o.frames, framesPerSecond: o.frames / 2, errors: 0,
+  refusals: { 50009: 1 }, noticeErrors: {}, disconnects: {}, connectErrors: {}, lost: o.lost, lossRate: 0, skewMs: { p50: 1, p90: 2, p99: o.skewP99, max: o.skewP99 },
+  latencyMs: { p99: Math.max(...o.latency) }, trustworthy: o.trustworthy ?? true,
+  histograms: { latency: hdr(o.latency), server_latency: hdr([1]), connect: hdr([2]), subscribe: hdr([3]), first_frame: hdr([4]) },
+  thresholds: (o.thresholds ?? []).map((expr) => ({ expr })),
+});
+
+describe('log buckets (the k6 form of a distribution)', () => {
+  it('put every bucket\'s lowest value and midpoint back in that bucket, in increasing order', () => {
+    for (let i = 0; i < BUCKET_COUNT; i++) {
+      expect(bucketIndex(bucketLowUs(i))).toBe(i);
+      expect(bucketIndex(bucketMidUs(i))).toBe(i);
+      if (i) expect(bucketLowUs(i)).toBeGreaterThan(bucketLowUs(i - 1));
+    }
+    // At most 1/16 wide above 32 µs.
+    for (let i = 33; i < BUCKET_COUNT - 1; i++) expect((bucketLowUs(i + 1) - bucketLowUs(i)) / bucketLowUs(i)).toBeLessThanOrEqual(1 / 16);
+  });
+});
+
+describe('conform load merge', () => {
+  it('adds histograms and counts, keeps skew and loss per host, and judges thresholds again on the merged data', () => {
+    const a = conformResult({ clients: 3, frames: 100, latency: Array(99).fill(5).concat([80]), skewP99: 7, lost: 1, thresholds: ['latency.p99<50'] });
+    const b = conformResult({ clients: 2, frames: 50, latency: Array(50).fill(10), skewP99: 12, lost: 0, thresholds: ['skew.p99<10'] });
+    const r = mergeResults([{ file: 'a.json', data: a }, { file: 'b.json', data: b }], ['frames==150', 'lost==0']);
+    expect(r.totals).toMatchObject({ clients: 5, connected: 5, frames: 150, lost: 1, refused: 2 });
+    expect(r.distributions.latency!.count).toBe(150);
+    // Merged, 1 of 150 values is 80 ms: the p99 is 10 ms (to HDR's 3 significant digits).
+    const byExpr = Object.fromEntries(r.thresholds.map((t) => [t.expr, [t.ok, t.actual]]));
+    expect(byExpr['latency.p99<50']![0]).toBe(true);
+    expect(byExpr['latency.p99<50']![1]).toBeCloseTo(10, 1);
+    expect(byExpr['frames==150']).toEqual([true, 150]);
+    expect(byExpr['lost==0']).toEqual([false, 1]);
+    // Skew: the worst host, a lower bound.
+    expect(byExpr['skew.p99<10']).toEqual([false, 12]);
+    expect(r.hosts.map((h) => h.skewP99Ms)).toEqual([7, 12]);
+    expect(r.observations.join('\n')).toMatch(/skew and loss are per host/);
+  });
+
+  it('merges k6 bucket counts with conform HDR histograms', () => {
+    const a = conformResult({ clients: 1, frames: 3, latency: [1, 2, 3], skewP99: 0, lost: 0 });
+    const k6 = {
+      kind: 'fanout', generator: 'k6', clients: 2, connected: 2, framesReceived: 4, errors: 0,
+      histograms: { latency: { unit: 'us', layout: 'log-buckets-32', counts: [[bucketIndex(4000), 4]] } },
+    };
+    const r = mergeResults([{ file: 'a', data: a }, { file: 'k6', data: k6 }]);
+    expect(r.distributions.latency!.count).toBe(7);
+    expect(r.distributions.latency!.max).toBeCloseTo(bucketMidUs(bucketIndex(4000)) / 1000, 0);
+    expect(r.totals.frames).toBe(7);
+    expect(r.observations.join('\n')).toMatch(/k6 hosts report no skew or loss/);
+  });
+
+  it('refuses results of different kinds, a foreign bucket layout and files that are not results', () => {
+    const fan = conformResult({ clients: 1, frames: 1, latency: [1], skewP99: 0, lost: 0 });
+    expect(() => mergeResults([{ file: 'f', data: fan }, { file: 'r.json', data: { kind: 'rest' } }])).toThrow(/r.json: a rest result cannot merge with fanout results/);
+    expect(() => mergeResults([{ file: 'x.json', data: { hello: 1 } }])).toThrow(LoadUsageError);
+    expect(() => mergeResults([{ file: 'k', data: { kind: 'fanout', histograms: { latency: { unit: 'ms', layout: 'other', counts: [] } } } }])).toThrow(/unknown bucket layout/);
+  });
+
+  it('reads a runner pod log with a conform-result line', () => {
+    expect(parseResultText('time="…" level=info msg="x"\nconform-result {"kind":"fanout"}\n')).toEqual({ kind: 'fanout' });
+    expect(parseResultText('no result here')).toBeUndefined();
+  });
+
+  it('writes console, JSON, HTML and JUnit, exits 1 on a crossed threshold and 2 on a missing file', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'conform-merge-'));
+    await writeFile(join(dir, 'a.json'), JSON.stringify(conformResult({ clients: 2, frames: 10, latency: [3, 4], skewP99: 1, lost: 0 })));
+    await writeFile(join(dir, 'b.log'), `noise\nconform-result ${JSON.stringify(conformResult({ clients: 1, frames: 5, latency: [5], skewP99: 1, lost: 0 }))}\n`);
+    const out = join(dir, 'out');
+    const ok = await cli(['load', 'merge', join(dir, 'a.json'), join(dir, 'b.log'), '--out', out, '--threshold', 'frames==15']);
+    expect(ok.code).toBe(0);
+    expect(ok.out).toMatch(/conform load merge — fanout, 2 result\(s\)/);
+    for (const f of ['load-merge-fanout.json', 'load-merge-fanout.html', 'load-merge-fanout.junit.xml']) expect(ok.out).toContain(join(out, f));
+    expect(await readFile(join(out, 'load-merge-fanout.junit.xml'), 'utf8')).toMatch(/tests="1" failures="0"/);
+    const crossed = await cli(['load', 'merge', join(dir, 'a.json'), join(dir, 'b.log'), '--out', out, '--threshold', 'frames>15']);
+    expect(crossed.code).toBe(1);
+    const missing = await cli(['load', 'merge', join(dir, 'nope.json')]);
+    expect(missing.code).toBe(2);
+    expect(missing.err.trim().split('\n')).toEqual([expect.stringMatching(/^conform: .*nope\.json: cannot read \(ENOENT\)$/)]);
+  });
+});
+
+describe('--shard and --start-at', () => {
+  it('parse i/n and a time ahead, and name the problem otherwise', () => {
+    expect(parseShard('2/3')).toEqual({ index: 2, count: 3 });
+    for (const bad of ['0/2', '3/2', '1', 'a/b']) expect(() => parseShard(bad)).toThrow(/--shard/);
+    const now = Date.parse('2026-01-01T00:00:00Z');
+    expect(parseStartAt('2026-01-01T00:00:10Z', now)).toBe(now + 10_000);
+    expect(parseStartAt(String(now + 5), now)).toBe(now + 5);
+    expect(() => parseStartAt('2025-12-31T23:59:59Z', now)).toThrow(/in the past/);
+    expect(() => parseStartAt('soon', now)).toThrow(/ISO date/);
+  });
+
+  let target: LoadTarget;
+  beforeAll(async () => { target = await startReferenceProcess({}); });
+  afterAll(async () => { await target?.close(); });
+
+  it('two shards on one start merge to the clients and frames of the unsharded run', async () => {
+    // Room for worker start-up and the ramp on a busy machine: the window must open after every client subscribed.
+    const startAtMs = Date.now() + 5000;
+    const base = { clients: 8, pair: ['Crypto:ALL:BTC/USD', 'Crypto:ALL:ETH/USD'], durationMs: 2000, rampRate: 50, warmupMs: 3000, workers: 1, startAtMs };
+    const [whole, s1, s2] = await Promise.all([
+      runFanout(target, base),
+      runFanout(target, { ...base, shard: { index: 1, count: 2 } }),
+      runFanout(target, { ...base, shard: { index: 2, count: 2 } }),
+    ]);
+    for (const r of [whole, s1, s2]) expect(r.observations.join('\n')).not.toMatch(/shared window opened/);
+    expect(s1.shard).toEqual({ index: 1, count: 2, clients: 4 });
+    expect(s1.window).toEqual(whole.window && { ...whole.window, frames: s1.window!.frames });
+    const merged = mergeResults([{ file: 's1', data: s1 }, { file: 's2', data: s2 }]);
+    expect(merged.totals.clients).toBe(whole.clients);
+    expect(merged.totals.connected).toBe(8);
+    expect(whole.window!.frames).toBeGreaterThan(0);
+    expect(merged.totals.frames).toBe(whole.window!.frames);
+    // Every client got every push of both pairs sent inside the window.
+    expect(whole.window!.frames % (8 * 2)).toBe(0);
+  });
+});
+
+describe('merged distributions match a single histogram', () => {
+  it('adding two encoded HDR halves gives the percentiles of the whole, encoded the same way', () => {
+    const values = Array.from({ length: 1000 }, (_, i) => (i * 37) % 200 + 0.5);
+    // Encoding keeps HDR's buckets, not the exact max: compare with the whole after the same round trip.
+    const whole = createHistogram();
+    addEncoded(whole, hdr(values));
+    const r = mergeResults([
+      { file: 'a', data: { kind: 'rest', requests: 500, histograms: { latency: hdr(values.slice(0, 500)) } } },
+      { file: 'b', data: { kind: 'rest', requests: 500, histograms: { latency: hdr(values.slice(500)) } } },
+    ]);
+    expect(r.distributions.latency).toEqual(summarize(whole));
+    expect(r.totals.requests).toBe(1000);
+  });
+});
