@@ -8,7 +8,7 @@ import { parse as parseYaml } from 'yaml';
 import { buildK6, K6_SCRIPTS } from '../load/k6/build.ts';
 import { mergeResults, parseResultText } from '../load/merge.ts';
 import { startReferenceProcess, type LoadTarget } from '../load/target.ts';
-import { k6Binary, K6_ENV, runK6 } from './helpers/k6.ts';
+import { k6Binary, K6_ENV, runK6 } from '../load/k6/run-k6.ts';
 
 /** Every module specifier a bundle imports (static and dynamic) or requires. */
 function specifiers(code: string): string[] {

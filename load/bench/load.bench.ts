@@ -2,18 +2,23 @@
  * `npm run bench:load`: the load generator measured against the reference service in its own
  * process. Scenarios (all by default, or name them: `npm run bench:load -- cpu ramp`):
  *   cpu   CPU per received frame of `conform load fanout` (all its measuring included) beside a
- *         minimal ws client loop (connect, subscribe, count) at the same N, same threads, one run;
- *         also whether fanout stays trustworthy at that rate (default 2,000 clients × 10 pairs
- *         × 10 Hz = 200,000 frames/s).
+ *         minimal ws client loop (connect, subscribe, count) and the k6 fan-out script on a real
+ *         k6 (when scripts/install-k6.sh has installed it) at the same N, one run; also whether
+ *         fanout stays trustworthy at that rate (default 2,000 clients × 10 pairs × 10 Hz =
+ *         200,000 frames/s) and each generator's latency p99.
  *   ramp  10,000 connections ramped at 3,000/s before traffic (subscribe after the ramp), held; memory per connection.
  * Sizes come from the environment: BENCH_CLIENTS, BENCH_DURATION_S, BENCH_REPEAT, RAMP_CLIENTS, RAMP_RATE.
  * The figures are printed and written to conform-reports/bench-load.json.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
-import { availableParallelism, loadavg } from 'node:os';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { API_KEY_HEADER } from '../../src/spec.ts';
 import { runFanout, type FanoutReport } from '../fanout/run.ts';
+import { buildK6 } from '../k6/build.ts';
+import { k6Binary, runK6 } from '../k6/run-k6.ts';
+import { fanoutSchedule } from '../schedule.ts';
 import { assignKeys, pickPairs, startReferenceProcess, type LoadTarget } from '../target.ts';
 
 const env = (name: string, fallback: number): number => (process.env[name] ? Number(process.env[name]) : fallback);
@@ -64,6 +69,47 @@ async function minimalLoop(target: LoadTarget, clients: number, pairs: string[],
   return { cpuMicrosPerFrame: frames ? (cpu.user + cpu.system) / frames : Number.NaN, framesPerSecond: Math.round(frames / elapsed), subscribed: c.subscribed };
 }
 
+/** CPU time (user + system) of a process so far, µs, from /proc (Linux). */
+async function processCpuMicros(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 per second on Linux).
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
+/**
+ * The k6 fan-out script at the same N: k6 CPU per frame over its measured window (read from
+ * /proc at the window's edges, which the shared schedule fixes in advance) and its latency p99.
+ */
+async function k6Loop(target: LoadTarget, clients: number, pairs: string[], durationS: number, rampRate: number): Promise<{ cpuMicrosPerFrame: number; framesPerSecond: number; latencyP99Ms: number | null; connected: number } | { skipped: string }> {
+  try { k6Binary(); } catch (err) { return { skipped: (err as Error).message }; }
+  const dir = await mkdtemp(join(tmpdir(), 'conform-bench-k6-'));
+  const [script] = await buildK6(dir);
+  const startAtMs = Date.now() + 5000;
+  const warmupMs = 2000;
+  const schedule = fanoutSchedule({ clients, rampRate, warmupMs, durationS, startAtMs });
+  const settings: Record<string, string> = {
+    TARGET_WS: target.ws, TARGET_REST: target.rest, PAIRS: pairs.join(','), CLIENTS: String(clients), CONNECTIONS_PER_VU: '50',
+    RAMP_RATE: String(rampRate), DURATION: String(durationS), WARMUP: String(warmupMs / 1000), START_AT: String(startAtMs), REPORT_DIR: dir, REPORT_NAME: 'bench',
+  };
+  const args = ['run', '--quiet', ...Object.entries(settings).flatMap(([k, v]) => ['-e', `${k}=${v}`]), script!];
+  let cpu0 = 0;
+  let cpu1 = 0;
+  const edges: Promise<void>[] = [];
+  const run = runK6(args, {
+    cwd: dir, env: { API_KEY: target.keys[0]!.key }, timeoutMs: schedule.maxDurationMs + 60_000,
+    onSpawn: (pid) => {
+      edges.push(sleep(startAtMs + schedule.windowStartMs - Date.now()).then(async () => { cpu0 = await processCpuMicros(pid); }));
+      edges.push(sleep(startAtMs + schedule.windowEndMs - Date.now()).then(async () => { cpu1 = await processCpuMicros(pid); }));
+    },
+  });
+  const done = await run;
+  await Promise.all(edges);
+  if (done.code !== 0 && done.code !== 99) return { skipped: `k6 exited ${done.code}: ${done.stderr.trim().split('\n').pop() ?? ''}` };
+  const r = JSON.parse(await readFile(join(dir, 'bench.json'), 'utf8')) as { framesReceived: number; framesPerSecond: number; connected: number; latencyMs: { p99: number | null } };
+  return { cpuMicrosPerFrame: r.framesReceived ? Math.round(((cpu1 - cpu0) / r.framesReceived) * 100) / 100 : Number.NaN, framesPerSecond: r.framesPerSecond, latencyP99Ms: r.latencyMs.p99, connected: r.connected };
+}
+
 // The load average says whether other jobs shared the machine: figures from a busy one are noise.
 const results: Record<string, unknown> = { machine: { cores: availableParallelism(), node: process.version, loadAverageAtStart: loadavg().map((x) => Math.round(x * 100) / 100) } };
 const target = await startReferenceProcess({ tickMs: 100, moveProbability: 1 });
@@ -73,7 +119,8 @@ try {
     const rampRate = 2000;
     console.log(`load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
     console.log(`cpu: ${CLIENTS} clients × ${pairs.length} pairs × 10 Hz, ${DURATION_S} s each, ${WORKERS} workers, ${REPEAT} rounds (minimal, fanout alternating)`);
-    const rounds: { minimal: number; fanout: number; ratio: number }[] = [];
+    const rounds: { minimal: number; fanout: number; ratio: number; k6: number | null; k6Ratio: number | null; p99: { minimal: null; fanout: number | null; k6: number | null } }[] = [];
+    let k6Last: Awaited<ReturnType<typeof k6Loop>> | null = null;
     let last: FanoutReport | null = null;
     let base: Awaited<ReturnType<typeof minimalLoop>> | null = null;
     for (let round = 1; round <= REPEAT; round++) {
@@ -81,20 +128,36 @@ try {
       await sleep(2000);
       const fan: FanoutReport = await runFanout(target, { clients: CLIENTS, pair: pairs, durationMs: DURATION_S * 1000, rampRate, workers: WORKERS });
       await sleep(2000);
+      const k6 = await k6Loop(target, CLIENTS, pairs, DURATION_S, rampRate);
+      k6Last = k6;
+      await sleep(2000);
       const ratio = (fan.generator.cpuMicrosPerFrame ?? Number.NaN) / base.cpuMicrosPerFrame;
-      rounds.push({ minimal: Math.round(base.cpuMicrosPerFrame * 100) / 100, fanout: fan.generator.cpuMicrosPerFrame ?? Number.NaN, ratio: Math.round(ratio * 100) / 100 });
+      const k6Ratio = 'skipped' in k6 ? null : Math.round((k6.cpuMicrosPerFrame / base.cpuMicrosPerFrame) * 100) / 100;
+      rounds.push({
+        minimal: Math.round(base.cpuMicrosPerFrame * 100) / 100, fanout: fan.generator.cpuMicrosPerFrame ?? Number.NaN, ratio: Math.round(ratio * 100) / 100,
+        k6: 'skipped' in k6 ? null : k6.cpuMicrosPerFrame, k6Ratio,
+        // The minimal loop measures no latency.
+        p99: { minimal: null, fanout: fan.latencyMs.p99, k6: 'skipped' in k6 ? null : k6.latencyP99Ms },
+      });
       console.log(`  round ${round}: minimal ws loop ${base.cpuMicrosPerFrame.toFixed(2)} µs CPU/frame at ${base.framesPerSecond} frames/s; fanout ${fan.generator.cpuMicrosPerFrame} µs CPU/frame at ${fan.framesPerSecond} frames/s; ratio ${ratio.toFixed(2)}×`);
       console.log(`    fanout latency p50/p99/max ${fan.latencyMs.p50}/${fan.latencyMs.p99}/${fan.latencyMs.max} ms, skew p99 ${fan.skewMs.p99} ms, lost ${fan.lost}, errors ${fan.errors} of ${fan.validated} validated`);
+      console.log('skipped' in k6
+        ? `    k6: skipped (${k6.skipped})`
+        : `    k6 (${k6.connected} connected): ${k6.cpuMicrosPerFrame} µs CPU/frame at ${k6.framesPerSecond} frames/s, ratio to minimal ${k6Ratio}×, to fanout ${(k6.cpuMicrosPerFrame / (fan.generator.cpuMicrosPerFrame ?? Number.NaN)).toFixed(2)}×; latency p99 ${k6.latencyP99Ms} ms (fanout ${fan.latencyMs.p99} ms)`);
       console.log(`    generator: event-loop p99 ${fan.generator.eventLoopDelayP99Ms} ms, busiest worker ${fan.generator.cpuPercent}%, ${fan.trustworthy ? 'trustworthy' : `UNTRUSTWORTHY (${fan.generator.reasons.join('; ')})`}`);
       last = fan;
     }
     const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2; };
     const ratio = median(rounds.map((r) => r.fanout)) / median(rounds.map((r) => r.minimal));
     console.log(`  median: minimal ${median(rounds.map((r) => r.minimal)).toFixed(2)} µs, fanout ${median(rounds.map((r) => r.fanout)).toFixed(2)} µs per frame: ratio ${ratio.toFixed(2)}×`);
+    const k6s = rounds.flatMap((r) => (r.k6 === null ? [] : [r.k6]));
+    const k6Ratio = k6s.length ? median(k6s) / median(rounds.map((r) => r.minimal)) : null;
+    if (k6Ratio !== null) console.log(`  k6 median ${median(k6s).toFixed(2)} µs per frame: ${k6Ratio.toFixed(2)}× the minimal loop, ${(median(k6s) / median(rounds.map((r) => r.fanout))).toFixed(2)}× fanout`);
     const fan = last!;
     results.cpu = {
-      clients: CLIENTS, pairs: pairs.length, pushHz: 10, durationS: DURATION_S, workers: WORKERS, rounds, ratioOfMedians: Math.round(ratio * 100) / 100,
+      clients: CLIENTS, pairs: pairs.length, pushHz: 10, durationS: DURATION_S, workers: WORKERS, rounds, ratioOfMedians: Math.round(ratio * 100) / 100, k6RatioOfMedians: k6Ratio === null ? null : Math.round(k6Ratio * 100) / 100,
       minimal: base,
+      k6: k6Last,
       fanout: { cpuMicrosPerFrame: fan.generator.cpuMicrosPerFrame, framesPerSecond: fan.framesPerSecond, latencyMs: fan.latencyMs, skewMs: fan.skewMs, lost: fan.lost, errors: fan.errors, validated: fan.validated, generator: fan.generator, trustworthy: fan.trustworthy },
     };
     await sleep(2000);
