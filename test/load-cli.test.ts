@@ -2,28 +2,10 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import yargs from 'yargs';
-import { loadCommand, parseLoadArgs } from '../load/cli-command.ts';
+import { parseLoadArgs } from '../load/cli-command.ts';
 import { LoadUsageError } from '../load/options.ts';
 import { ThresholdError } from '../load/thresholds.ts';
-
-/** Runs `conform load …` through a tiny yargs instance; returns the exit code and what was printed. */
-async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const o = vi.spyOn(process.stdout, 'write').mockImplementation((c) => { out += String(c); return true; });
-  const e = vi.spyOn(process.stderr, 'write').mockImplementation((c) => { err += String(c); return true; });
-  const before = process.exitCode;
-  process.exitCode = undefined;
-  try {
-    await yargs(args).command(loadCommand).strict().exitProcess(false).fail((msg, error) => { throw error ?? new Error(msg); }).parseAsync();
-    return { code: Number(process.exitCode ?? 0), out, err };
-  } finally {
-    process.exitCode = before;
-    o.mockRestore();
-    e.mockRestore();
-  }
-}
+import { loadCli as cli } from './helpers/load-cli.ts';
 
 afterEach(() => vi.restoreAllMocks());
 

@@ -97,13 +97,18 @@ async function k6Loop(target: LoadTarget, clients: number, pairs: string[], dura
   let cpu1 = 0;
   const edges: Promise<void>[] = [];
   const run = runK6(args, {
-    cwd: dir, env: { API_KEY: target.keys[0]!.key }, timeoutMs: schedule.maxDurationMs + 60_000,
+    cwd: dir, env: { API_KEY: target.keys[0]!.key }, timeoutMs: schedule.maxDurationMs + 180_000,
     onSpawn: (pid) => {
       edges.push(sleep(startAtMs + schedule.windowStartMs - Date.now()).then(async () => { cpu0 = await processCpuMicros(pid); }));
       edges.push(sleep(startAtMs + schedule.windowEndMs - Date.now()).then(async () => { cpu1 = await processCpuMicros(pid); }));
     },
   });
-  const done = await run;
+  let done: Awaited<typeof run>;
+  try {
+    done = await run;
+  } catch (err) {
+    return { skipped: `k6 did not finish in time (saturated?): ${(err as Error).message.split('\n')[0]}` };
+  }
   await Promise.all(edges);
   if (done.code !== 0 && done.code !== 99) return { skipped: `k6 exited ${done.code}: ${done.stderr.trim().split('\n').pop() ?? ''}` };
   const r = JSON.parse(await readFile(join(dir, 'bench.json'), 'utf8')) as { framesReceived: number; framesPerSecond: number; connected: number; latencyMs: { p99: number | null } };

@@ -87,6 +87,9 @@ export function setup(): SetupData {
   return { clock: { ...estimateOffset(samples, unit === 's' ? 1000 : 1), tsUnit: unit } };
 }
 
+/** The readyState of an open socket (the WHATWG value; k6 defines no WebSocket.OPEN at run time). */
+const OPEN = 1;
+
 let keys: string[] | null = null;
 
 export default function (data: SetupData): void {
@@ -128,8 +131,12 @@ function client(g: number, key: string, base: number, offsetMs: number): void {
     connectTime.add(Date.now() - started);
     subscribeSent = Date.now();
     socket.send(JSON.stringify({ id: `c${g}`, method: METHOD.subscribe, params: { pairs: cfg.pairs } }));
-    ping = setInterval(() => socket.send(JSON.stringify({ method: METHOD.ping })), cfg.pingIntervalMs);
-    end = setTimeout(() => socket.close(), Math.max(0, base + schedule.closeAtMs - Date.now()));
+    // A socket closing (ours or the server's) is no longer OPEN: sending then throws in k6.
+    ping = setInterval(() => { if (socket.readyState === OPEN) socket.send(JSON.stringify({ method: METHOD.ping })); }, cfg.pingIntervalMs);
+    end = setTimeout(() => {
+      if (ping) clearInterval(ping);
+      socket.close();
+    }, Math.max(0, base + schedule.closeAtMs - Date.now()));
   };
 
   socket.onmessage = (event?: MessageEvent) => {

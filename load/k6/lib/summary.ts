@@ -47,6 +47,7 @@ function segment(): string {
 export function k6Result(data: SummaryData, ctx: SummaryContext): Record<string, unknown> {
   const m = data.metrics;
   const count = (name: string): number => m[name]?.values.count ?? 0;
+  // `refused_50009` is a code of `refused`; `refused_http_4xx` is not (a code has no underscore).
   const byPrefix = (prefix: string): Record<string, number> => {
     const out: Record<string, number> = {};
     for (const [name, metric] of Object.entries(m)) {
@@ -99,8 +100,6 @@ export function k6Result(data: SummaryData, ctx: SummaryContext): Record<string,
       noticeErrors: byPrefix('notice'),
       disconnects: count('disconnects'),
     });
-    // refused_http_* also matches the refused_ prefix: keep status_number codes only.
-    for (const k of Object.keys(result.refusals as Record<string, number>)) if (/xx$/.test(k)) delete (result.refusals as Record<string, number>)[k];
     Object.assign(flat, {
       errors: count('errors'), frames: count('frames'), frames_per_second: result.framesPerSecond as number,
       connected: count('connected'), refused: count('refused'), disconnects: count('disconnects'),
