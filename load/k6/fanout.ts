@@ -21,7 +21,7 @@ import { estimateOffset, guessTimeUnit, MS_PER_UNIT, type ClockOffset, type Offs
 import { assignKeyList } from '../keys.ts';
 import { METHOD, NOTICE_ERROR_CODES, PATHS, QUERY, REST_STATUSES, STATUS } from '../../src/spec.ts';
 import { checkAllowance, fanoutConfig, reportConfig, runtimeKeys, thresholdExprs, thresholdsFromEnv } from './lib/config.ts';
-import { countersByCode, distribution } from './lib/metrics.ts';
+import { countersByCode, distribution, flushMetrics, tally } from './lib/metrics.ts';
 import { pushFrameProblems } from './lib/push-frame.ts';
 import { fanoutSchedule } from '../schedule.ts';
 import { summaryOutputs, type SummaryData } from './lib/summary.ts';
@@ -39,7 +39,7 @@ const firstFrame = distribution('first_frame');
 const clients = new Counter('clients');
 const connected = new Counter('connected');
 const subscribed = new Counter('subscribed');
-const frames = new Counter('frames');
+const frames = tally('frames');
 const errors = new Counter('errors');
 const violations = new Counter('violations');
 const refused = new Counter('refused');
@@ -99,17 +99,26 @@ export default function (data: SetupData): void {
     keys = assignKeyList(cfg.clients, allowances);
   }
   // Counters that stay empty still appear in the summary, and their thresholds are evaluated.
-  for (const c of [frames, errors, refused, connected, subscribed, disconnects, connectErrors, violations]) c.add(0);
+  for (const c of [errors, refused, connected, subscribed, disconnects, connectErrors, violations]) c.add(0);
   const base = cfg.startAtMs ?? exec.scenario.startTime;
   const first = exec.scenario.iterationInTest * cfg.connectionsPerVU;
-  for (let g = first; g < Math.min(cfg.clients, first + cfg.connectionsPerVU); g++) {
+  const last = Math.min(cfg.clients, first + cfg.connectionsPerVU);
+  let left = last - first;
+  const flushing = setInterval(flushMetrics, 1000);
+  const done = (): void => {
+    if (--left > 0) return;
+    clearInterval(flushing);
+    flushMetrics();
+  };
+  for (let g = first; g < last; g++) {
     const key = keys[g]!;
-    setTimeout(() => client(g, key, base, data.clock.offsetMs), Math.max(0, base + schedule.openAtMs(g) - Date.now()));
+    setTimeout(() => client(g, key, base, data.clock.offsetMs, done), Math.max(0, base + schedule.openAtMs(g) - Date.now()));
   }
+  if (left <= 0) { clearInterval(flushing); flushMetrics(); }
 }
 
 /** One WebSocket client: open, subscribe, ping, count frames in the window, close at the common end. */
-function client(g: number, key: string, base: number, offsetMs: number): void {
+function client(g: number, key: string, base: number, offsetMs: number, done: () => void): void {
   clients.add(1);
   const windowStart = base + schedule.windowStartMs;
   const windowEnd = base + schedule.windowEndMs;
@@ -187,12 +196,14 @@ function client(g: number, key: string, base: number, offsetMs: number): void {
   socket.onerror = () => {
     if (opened) return; // the close that follows is counted there
     refusal(key);
+    done();
   };
 
   socket.onclose = () => {
     if (ping) clearInterval(ping);
     if (end) clearTimeout(end);
     if (!opened) return;
+    done();
     if (Date.now() < windowEnd) disconnects.add(1);
     check(isSubscribed, { 'the subscribe request is answered with code 200': (s) => s });
     check(failedNotice, { 'no error notice answers the subscribe request': (f) => !f });
