@@ -41,6 +41,7 @@ const list = (v: unknown): string[] | undefined => (v === undefined ? undefined 
 export function parseLoadArgs(argv: Record<string, unknown>, env: Readonly<Record<string, string | undefined>> = {}): LoadInvocation {
   const mode = str(argv.mode) as LoadMode;
   if (!LOAD_MODES.includes(mode)) throw new LoadUsageError(`conform load ${String(argv.mode)}: unknown mode; use ${LOAD_MODES.join(', ')}`);
+  if (mode === 'merge') throw new LoadUsageError('conform load merge reads result files, it starts no run (parseMergeArgs)');
   const kind: LoadKind = mode === 'rest' ? 'rest' : 'fanout';
   const thresholds = list(argv.threshold) ?? [];
   parseThresholds(thresholds, kind); // fail fast, before anything starts

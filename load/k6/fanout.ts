@@ -30,6 +30,9 @@ const cfg = fanoutConfig();
 const thresholds = thresholdExprs('fanout');
 const iterations = Math.ceil(cfg.clients / cfg.connectionsPerVU);
 const schedule = fanoutSchedule(cfg);
+const k6Thresholds = thresholdsFromEnv('fanout');
+// A run in which not one client connected says nothing about the target: it fails.
+(k6Thresholds.connected ??= []).push('count>0');
 
 const latency = distribution('latency');
 const serverLatency = distribution('server_latency');
@@ -59,16 +62,19 @@ export const options: Options = {
       maxDuration: `${Math.ceil(schedule.maxDurationMs / 1000)}s`,
     },
   },
-  thresholds: thresholdsFromEnv('fanout'),
+  thresholds: k6Thresholds,
   summaryTrendStats: ['med', 'p(90)', 'p(99)', 'p(99.9)', 'max', 'count'],
   setupTimeout: '60s',
 };
 
-interface SetupData { clock: ClockOffset & { tsUnit: string | null } }
+/** Setup data travels as JSON: an unbounded error is null, not Infinity. */
+interface SetupData { clock: Omit<ClockOffset, 'errorBoundMs'> & { errorBoundMs: number | null; tsUnit: string | null } }
+
+const jsonClock = (c: ClockOffset, tsUnit: string | null): SetupData['clock'] => ({ ...c, errorBoundMs: Number.isFinite(c.errorBoundMs) ? c.errorBoundMs : null, tsUnit });
 
 /** NTP-style offset from REST `ts` (load/clock.ts, the same estimate as conform load fanout). */
 export function setup(): SetupData {
-  if (!cfg.restUrl) return { clock: { offsetMs: 0, errorBoundMs: Number.POSITIVE_INFINITY, method: 'none', samples: 0, tsUnit: null } };
+  if (!cfg.restUrl) return { clock: jsonClock(estimateOffset([]), null) };
   const key = runtimeKeys()[0]!.key;
   const samples: OffsetSample[] = [];
   let unit: TimeUnit | null = null;
@@ -84,7 +90,7 @@ export function setup(): SetupData {
     unit = u;
     samples.push({ sentMs, receivedMs, serverMs: ts * MS_PER_UNIT[u] });
   }
-  return { clock: { ...estimateOffset(samples, unit === 's' ? 1000 : 1), tsUnit: unit } };
+  return { clock: jsonClock(estimateOffset(samples, unit === 's' ? 1000 : 1), unit) };
 }
 
 /** The readyState of an open socket (the WHATWG value; k6 defines no WebSocket.OPEN at run time). */
