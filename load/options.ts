@@ -11,6 +11,12 @@ export class LoadUsageError extends Error {
   override name = 'LoadUsageError';
 }
 
+/**
+ * Limits of a trustworthy generator: above either, a run is marked untrustworthy (conform's
+ * workers and the k6 scripts' VUs alike; the k6 scripts import this, so it stays plain data).
+ */
+export const SATURATION = { eventLoopDelayP99Ms: 20, cpuPercent: 90 } as const;
+
 /** Defaults of `conform load fanout`. */
 export const FANOUT_DEFAULTS = {
   /** Clients (WebSocket connections). */

@@ -79,7 +79,7 @@ describe('the k6 fan-out script on a real k6 against the reference', () => {
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).not.toMatch(/level=error|InvalidStateError/);
     const r = await readResult('spread');
-    expect(r).toMatchObject({ kind: 'fanout', generator: 'k6', clients: 12, connected: 12, subscribed: 12, errors: 0, refusals: {}, disconnects: 0 });
+    expect(r).toMatchObject({ kind: 'fanout', generator: 'k6', clients: 12, connected: 12, subscribed: 12, errors: 0, refusals: {}, disconnects: 0, trustworthy: true, reasons: [] });
     expect(r.checks).toEqual({ passes: 36, fails: 0 });
     // Every client receives every push of both pairs sent inside the window.
     const frames = r.framesReceived as number;
@@ -92,7 +92,7 @@ describe('the k6 fan-out script on a real k6 against the reference', () => {
     expect(run.stdout).toContain('k6 load fanout');
     const files = await readdir(work);
     for (const f of ['spread.json', 'spread.html', 'spread.junit.xml']) expect(files).toContain(f);
-    expect(await readFile(join(work, 'spread.junit.xml'), 'utf8')).toMatch(/<testsuite [^>]*tests="4" failures="0"/);
+    expect(await readFile(join(work, 'spread.junit.xml'), 'utf8')).toMatch(/<testsuite [^>]*tests="5" failures="0"/);
     for (const f of files.filter((x) => x.startsWith('spread'))) {
       const text = await readFile(join(work, f), 'utf8');
       expect(text).not.toContain(PRIMARY);
@@ -108,6 +108,15 @@ describe('the k6 fan-out script on a real k6 against the reference', () => {
     expect(r).toMatchObject({ clients: 2, connected: 1, refusals: { 50009: 1 }, refusalsHttp: { '4xx': 1 } });
     expect((r.checks as { fails: number }).fails).toBeGreaterThan(0);
     expect(r.k6Thresholds).toContainEqual({ metric: 'checks', expr: 'rate==1', ok: false });
+  });
+
+  it('marks a run untrustworthy when its VUs fall behind the frames (event-loop delay over conform\'s limit)', async () => {
+    // Test hook: 12 ms of busy work per frame, against 2 pairs × 10 Hz per client: the VU is never idle.
+    const run = await fanout('slow', { API_KEY: PRIMARY }, { CLIENTS: '4', CONNECTIONS_PER_VU: '4', DURATION: '1', BURN_MS_PER_FRAME: '12' });
+    const r = await readResult('slow');
+    expect(r.trustworthy).toBe(false);
+    expect((r.reasons as string[]).join('\n')).toMatch(/VU event-loop delay p99 [\d.]+ ms > 20 ms/);
+    expect(run.stdout).toContain('verdict: UNTRUSTWORTHY');
   });
 
   it('counts an error notice in errors, so errors==0 fails', async () => {

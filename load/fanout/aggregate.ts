@@ -6,8 +6,9 @@
 import { addEncoded, bucketize, createHistogram, encode, percentileCurve, recordMs, summarize, type Histogram, type Percentiles } from '../histogram.ts';
 import type { Tick } from './protocol.ts';
 
-/** Limits of a trustworthy generator (issue 7): above either, the run is marked untrustworthy. */
-export const SATURATION = { eventLoopDelayP99Ms: 20, cpuPercent: 90 } as const;
+import { SATURATION } from '../options.ts';
+
+export { SATURATION };
 
 export interface AggregatorOptions {
   clients: number;

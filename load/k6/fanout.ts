@@ -12,7 +12,7 @@
 import { check } from 'k6';
 import exec from 'k6/execution';
 import http from 'k6/http';
-import { Counter } from 'k6/metrics';
+import { Counter, Trend } from 'k6/metrics';
 import type { Options } from 'k6/options';
 import { clearInterval, clearTimeout, setInterval, setTimeout } from 'k6/timers';
 import ws from 'k6/ws';
@@ -51,6 +51,11 @@ const refusedHttp = countersByCode('refused_http', ['4xx', '5xx']);
 const connectErrors = new Counter('connect_errors');
 const noticeErrors = countersByCode('notice', NOTICE_ERROR_CODES);
 const disconnects = new Counter('disconnects');
+const closed = new Counter('closed');
+// How late each VU's once-a-second timer fires: its event-loop delay, conform's saturation signal.
+const vuLag = new Trend('vu_lag', true);
+// Test hook: busy-spin per frame, a deliberately slow generator (the saturation verdict's test).
+const burnMsPerFrame = Number(__ENV.BURN_MS_PER_FRAME ?? 0);
 
 export const options: Options = {
   scenarios: {
@@ -110,7 +115,13 @@ export default function (data: SetupData): void {
   const first = exec.scenario.iterationInTest * cfg.connectionsPerVU;
   const last = Math.min(cfg.clients, first + cfg.connectionsPerVU);
   let left = last - first;
-  const flushing = setInterval(flushMetrics, 1000);
+  let due = Date.now() + 1000;
+  const flushing = setInterval(() => {
+    const now = Date.now();
+    vuLag.add(Math.max(0, now - due));
+    due = now + 1000;
+    flushMetrics();
+  }, 1000);
   const done = (): void => {
     if (--left > 0) return;
     clearInterval(flushing);
@@ -182,6 +193,7 @@ function client(g: number, key: string, base: number, offsetMs: number, done: ()
     }
     if (pushFrameProblems(value).length) { violations.add(1); errors.add(1); }
     if (!gotFirst) { gotFirst = true; firstFrame.add(receivedAt - subscribeSent); }
+    if (burnMsPerFrame > 0) for (const until = Date.now() + burnMsPerFrame; Date.now() < until;) { /* a deliberately slow generator */ }
     if (typeof value.sent_at !== 'number') return;
     unit ??= guessTimeUnit(value.sent_at);
     if (!unit) return;
@@ -209,6 +221,7 @@ function client(g: number, key: string, base: number, offsetMs: number, done: ()
     if (ping) clearInterval(ping);
     if (end) clearTimeout(end);
     if (!opened) return;
+    closed.add(1);
     done();
     if (Date.now() < windowEnd) disconnects.add(1);
     check(isSubscribed, { 'the subscribe request is answered with code 200': (s) => s });

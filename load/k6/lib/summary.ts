@@ -6,6 +6,7 @@
  */
 import exec from 'k6/execution';
 import { BUCKET_COUNT, bucketMetric } from '../../log-buckets.ts';
+import { SATURATION } from '../../options.ts';
 import { BUCKET_LAYOUT, BUCKET_UNIT, RESULT_LINE_PREFIX } from '../../result-format.ts';
 import { evaluateThresholds, parseThresholds, type LoadKind, type ThresholdResult } from '../../thresholds.ts';
 
@@ -100,7 +101,19 @@ export function k6Result(data: SummaryData, ctx: SummaryContext): Record<string,
       noticeErrors: byPrefix('notice'),
       disconnects: count('disconnects'),
     });
+    // The VUs' event-loop delay (how late their once-a-second timer fires) against conform's
+    // limit, and two signs of a VU that fell far behind: clients still open when the scenario
+    // ended, and bucket counts that never left a VU (its flush ran too late or never).
+    const reasons: string[] = [];
+    const lag = m.vu_lag?.values['p(99)'];
+    if (lag !== undefined && lag > SATURATION.eventLoopDelayP99Ms) reasons.push(`VU event-loop delay p99 ${round3(lag)} ms > ${SATURATION.eventLoopDelayP99Ms} ms`);
+    if (count('closed') < count('connected')) reasons.push(`${count('connected') - count('closed')} of ${count('connected')} clients were still open when the scenario ended: the VUs fell behind their schedule`);
+    const trendCount = m.latency?.values.count ?? 0;
+    const bucketTotal = histograms.latency?.counts.reduce((n, [, c]) => n + c, 0) ?? 0;
+    if (trendCount !== bucketTotal) reasons.push(`${trendCount - bucketTotal} latency samples never reached the bucket counts (a VU's flush did not run): frames and the merged distribution undercount`);
+    Object.assign(result, { trustworthy: reasons.length === 0, reasons });
     Object.assign(flat, {
+      saturated: reasons.length ? 1 : 0,
       errors: count('errors'), frames: count('frames'), frames_per_second: result.framesPerSecond as number,
       connected: count('connected'), refused: count('refused'), disconnects: count('disconnects'),
     });
@@ -143,6 +156,7 @@ function consoleText(r: Record<string, unknown>, ctx: SummaryContext): string {
     lines.push(`requests ${fmt(r.requests)} (${fmt(r.rps)}/s), errors ${fmt(r.errors)}, rate limited ${fmt(r.rateLimited)}, status_number ${counts(r.statusNumbers)}`);
   }
   const clock = r.clock as { method?: string; offsetMs?: number; errorBoundMs?: number } | null;
+  if (r.trustworthy === false) lines.push(`verdict: UNTRUSTWORTHY — ${(r.reasons as string[]).join('; ')}`);
   if (clock) lines.push(`clock: ${clock.method === 'none' ? 'no estimate (no TARGET_REST or no numeric ts): latency assumes synchronised clocks' : `offset ${fmt(clock.offsetMs)} ms ± ${fmt(clock.errorBoundMs)} ms (${String(clock.method)})`}`);
   const checks = r.checks as { passes: number; fails: number };
   lines.push(`checks ${checks.passes} passed, ${checks.fails} failed`);
@@ -163,6 +177,7 @@ function junit(r: Record<string, unknown>): string {
   const cases = [
     ...(r.thresholds as ThresholdResult[]).map((t) => ({ name: `threshold ${t.expr}`, ok: t.ok, detail: `actual ${fmt(t.actual)}` })),
     ...(r.k6Thresholds as { metric: string; expr: string; ok: boolean }[]).filter((t) => t.metric === 'checks').map((t) => ({ name: `checks ${t.expr}`, ok: t.ok, detail: JSON.stringify(r.checks) })),
+    ...(typeof r.trustworthy === 'boolean' ? [{ name: 'k6 kept up with the frames (trustworthy)', ok: r.trustworthy, detail: ((r.reasons ?? []) as string[]).join('; ') }] : []),
   ];
   const failures = cases.filter((c) => !c.ok).length;
   const body = cases.map((c) => `    <testcase classname="k6.${esc(String(r.kind))}" name="${esc(c.name)}">${c.ok ? '' : `<failure message="${esc(c.detail)}"/>`}</testcase>`).join('\n');
