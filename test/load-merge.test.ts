@@ -118,7 +118,7 @@ describe('--shard and --start-at', () => {
 
   it('two shards on one start merge to the clients and frames of the unsharded run', async () => {
     // Room for worker start-up and the ramp on a busy machine: the window must open after every client subscribed.
-    const startAtMs = Date.now() + 10_000;
+    const startAtMs = Date.now() + 15_000;
     const base = { clients: 8, pair: ['Crypto:ALL:BTC/USD', 'Crypto:ALL:ETH/USD'], durationMs: 2000, rampRate: 50, warmupMs: 3000, workers: 1, startAtMs };
     const [whole, s1, s2] = await Promise.all([
       runFanout(target, base),

@@ -194,6 +194,7 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
     await Promise.race([new Promise<void>((r) => { onReady = r; if (ready === workerCount) r(); }), failed]);
     const rssBefore = process.memoryUsage().rss;
     const t0 = options.startAtMs === undefined ? monoNow() + 20 : monoNow() + (options.startAtMs - Date.now());
+    if (t0 < monoNow()) observations.push(`the workers were ready ${Math.round(monoNow() - t0)} ms after --start-at: this host's ramp began late`);
     agg.start(t0);
     post({ type: 'start', atMs: t0 });
 
