@@ -68,6 +68,8 @@ export interface CheckResult {
   reason?: string;
   /** A stable code for `error` (e.g. `CONFORM_TIMEOUT`, `CONFORM_NETWORK`). */
   errorCode?: string;
+  /** A skip because the target offered nothing to judge (`no priced pair`, `no live pair`: src/coverage.ts). */
+  nothingToJudge?: string;
   violations: Violation[];
   observations: Observation[];
   evidence: Evidence[];
@@ -85,8 +87,11 @@ export interface CheckContext {
   violation(v: Violation): void;
   /** Records a violation and ends the check. */
   fail(v: Violation): never;
-  /** Ends the check as a skip: it does not apply, and says why. */
-  skip(reason: string): never;
+  /**
+   * Ends the check as a skip: it does not apply, and says why. `nothingToJudge` marks a skip
+   * because the target offered nothing to judge (a NOTHING_TO_JUDGE value), which reports show prominently.
+   */
+  skip(reason: string, nothingToJudge?: string): never;
   /** Records undocumented behaviour. */
   observe(name: string, value: unknown, note?: string): void;
   /** Adds a line to the transcript. */

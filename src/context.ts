@@ -11,6 +11,7 @@ import type { Redact } from './redact.ts';
 import { oneLine, redactDeep } from './redact.ts';
 import { ConformError } from './errors.ts';
 import { createRestClient } from './transports/rest-client.ts';
+import type { RequestBudget } from './request-budget.ts';
 import type { StreamClient } from './transports/stream.ts';
 import { createStreamClient } from './transports/ws-session.ts';
 
@@ -33,6 +34,7 @@ export class CheckFailed extends Error {
 /** Thrown by `ctx.skip`: ends the check as a skip with its reason. */
 export class CheckSkipped extends Error {
   override name = 'CheckSkipped';
+  constructor(message: string, readonly nothingToJudge?: string) { super(message); }
 }
 
 export interface ContextOptions {
@@ -48,6 +50,8 @@ export interface ContextOptions {
   maxBodyBytes?: number;
   /** Largest WebSocket message accepted; default the stream client's. */
   maxPayloadBytes?: number;
+  /** The run's REST request pace, shared by every check. */
+  budget?: RequestBudget;
 }
 
 /** A running check's context plus what the runner reads back from it. */
@@ -91,6 +95,7 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
     timeoutMs: options.requestTimeoutMs,
     maxBodyBytes: options.maxBodyBytes,
     signal: options.signal,
+    budget: options.budget,
   });
 
   const factory = options.createStream ?? createStreamClient;
@@ -109,8 +114,8 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
       addViolation(v);
       throw new CheckFailed(v.received);
     },
-    skip(reason: string): never {
-      throw new CheckSkipped(oneLine(redact(reason)));
+    skip(reason: string, nothingToJudge?: string): never {
+      throw new CheckSkipped(oneLine(redact(reason)), nothingToJudge);
     },
     observe(name: string, value: unknown, note?: string): void {
       const o: Observation = { name, value: redactDeep(value, redact) };

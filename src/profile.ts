@@ -6,8 +6,14 @@
 import { readFile } from 'node:fs/promises';
 import { LIMITS, type RestStatus } from './spec.ts';
 import { validator } from './validator.ts';
+import type { RateLimit } from './request-budget.ts';
 
-export interface KeyEntry { key: string; connections?: number }
+export interface KeyEntry {
+  key: string;
+  connections?: number;
+  /** The key's REST rate limit, when the target states it: the run paces the key's requests within it. */
+  rateLimit?: RateLimit;
+}
 
 export interface ProfileKeys {
   /** A valid key with stream access to every asset type and no whitelist. */
@@ -53,6 +59,8 @@ export interface Profile {
   pairs?: { stale?: string; inactive?: string; sample?: string[]; [name: string]: string | string[] | undefined };
   probes?: Probe[];
   timing?: { pingTimeoutMs?: number; pingGraceMs?: number; keepAliveHoldWindows?: number };
+  /** Percentage of the selected must checks that have to run (not skip); fewer fails the run. `--min-coverage` overrides it. */
+  minCoverage?: number;
 }
 
 /** The harness's keep-alive defaults where the profile sets none (issue 5): 5 s of grace, a 2.5-window hold. */

@@ -16,6 +16,8 @@ import { oneLine, redactorFor } from './redact.ts';
 import { blankResult, CheckFailed, CheckSkipped, createContext, type StreamFactory } from './context.ts';
 import { streamFactoryFor } from './transports/stream-factory.ts';
 import { createRestClient } from './transports/rest-client.ts';
+import { declaredRates, RequestBudget } from './request-budget.ts';
+import { coverage, type Coverage } from './coverage.ts';
 import type { Evidence } from './check.ts';
 import { AbortedError, ConformError, errorCode, NetworkError, TimeoutError, UnreachableError } from './errors.ts';
 
@@ -31,6 +33,8 @@ export interface RunSettings {
   maxBodyBytes: number;
   /** Largest WebSocket message accepted, bytes. */
   maxPayloadBytes: number;
+  /** Percentage of the selected must checks that have to run (not skip), else the verdict is fail; none by default. */
+  minCoverage?: number;
 }
 
 /** Defaults of the runner: 4 checks at once, 15 s each, no bail, 1 MiB REST bodies, 1 MiB WebSocket messages (the protocol's frames are under 1 KiB). */
@@ -46,7 +50,9 @@ export interface RunSummary {
   /** Observations recorded across every check. */
   observations: number;
   durationMs: number;
-  /** `pass` when no check failed or errored. */
+  /** How many must checks ran, the skip reasons grouped, what the target gave nothing of. */
+  coverage: Coverage;
+  /** `pass` when no check failed or errored and the coverage reached its minimum, if one was set. */
   verdict: 'pass' | 'fail';
 }
 
@@ -196,11 +202,13 @@ function timeoutOf(check: Check, profile: Profile, fallback: number): number {
   return t && t > 0 ? t : fallback;
 }
 
-/** Counts and verdict of a list of results. */
-export function summarize(results: readonly CheckResult[], durationMs: number): RunSummary {
+/** Counts, coverage and verdict of a list of results; `minCoverage` is a percentage of must checks that have to run. */
+export function summarize(results: readonly CheckResult[], durationMs: number, minCoverage?: number): RunSummary {
   const count = (o: Outcome): number => results.filter((r) => r.outcome === o).length;
   const s = { total: results.length, pass: count('pass'), fail: count('fail'), skip: count('skip'), error: count('error') };
-  return { ...s, observations: results.reduce((n, r) => n + r.observations.length, 0), durationMs, verdict: s.fail + s.error > 0 ? 'fail' : 'pass' };
+  const cov = coverage(results, minCoverage);
+  const verdict = s.fail + s.error > 0 || cov.met === false ? 'fail' : 'pass';
+  return { ...s, observations: results.reduce((n, r) => n + r.observations.length, 0), durationMs, coverage: cov, verdict };
 }
 
 /**
@@ -218,6 +226,7 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
   const t0 = performance.now();
   // Picked once: a profile asking for Socket.IO without an event name is a usage error, before any check.
   const createStream = options.createStream ?? streamFactoryFor(profile);
+  const budget = new RequestBudget(declaredRates(profile.keys));
 
   const preflightMs = Math.min(PREFLIGHT_TIMEOUT_MS, settings.timeoutMs);
   if (!options.skipPreflight) await assertReachable(profile.rest, preflightMs);
@@ -261,7 +270,7 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
     const handle = createContext(check, {
       profile, validator: options.validator ?? defaultValidator, redact, signal: checkAbort.signal,
       requestTimeoutMs: Math.min(limit, settings.timeoutMs), createStream,
-      maxBodyBytes: settings.maxBodyBytes, maxPayloadBytes: settings.maxPayloadBytes,
+      maxBodyBytes: settings.maxBodyBytes, maxPayloadBytes: settings.maxPayloadBytes, budget,
     });
     const started = performance.now();
     let timer: NodeJS.Timeout | undefined;
@@ -282,7 +291,11 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
     } catch (err) {
       if (handle.violations.length > 0) result.outcome = 'fail';
       else if (err instanceof CheckFailed) result.outcome = check.severity === 'observe' ? 'pass' : 'fail';
-      else if (err instanceof CheckSkipped) { result.outcome = 'skip'; result.reason = err.message; }
+      else if (err instanceof CheckSkipped) {
+        result.outcome = 'skip';
+        result.reason = err.message;
+        if (err.nothingToJudge) result.nothingToJudge = err.nothingToJudge;
+      }
       else {
         result.outcome = 'error';
         result.errorCode = errorCode(err);
@@ -359,7 +372,7 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
     skipped.reason = bailedBy ? `not run: --bail after ${bailedBy}` : 'not run: the run was stopped';
     return skipped;
   });
-  const summary = summarize(finished, Math.round(performance.now() - t0));
+  const summary = summarize(finished, Math.round(performance.now() - t0), settings.minCoverage);
   const changes = options.compare?.(finished);
   await emit({ type: 'run-end', results: finished, summary, startedAt, finishedAt: new Date().toISOString(), target, changes });
   return { results: finished, summary, changes };

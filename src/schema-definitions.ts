@@ -209,10 +209,18 @@ const pingRequest = schema('ping-request', 'Client request: ping', {
   properties: { id: { type: 'string' }, method: { const: METHOD.ping }, params: { type: 'object' } },
 });
 
+const rateLimit: Schema = {
+  type: 'object',
+  required: ['requests', 'windowMs'],
+  additionalProperties: false,
+  properties: { requests: { type: 'integer', minimum: 0 }, windowMs: { type: 'integer', minimum: 1 } },
+  description: 'REST requests the target allows the key per window (the spec does not show it); the run paces the key within it.',
+};
+
 const keyEntry = (extra: Schema = {}, required: string[] = []): Schema => ({
   type: 'object',
   required: ['key', ...required],
-  properties: { key: { type: 'string', minLength: 1 }, ...extra },
+  properties: { key: { type: 'string', minLength: 1 }, rateLimit, ...extra },
 });
 const connections: Schema = { type: 'integer', minimum: 1, description: 'WebSocket connection allowance of the key.' };
 
@@ -266,6 +274,7 @@ const profile = schema('profile', 'conform target profile', {
         },
       },
     },
+    minCoverage: { type: 'number', minimum: 0, maximum: 100, description: 'Percentage of the selected must checks that have to run rather than skip; a run below it exits 1 (a CI gate). --min-coverage overrides it.' },
     timing: {
       type: 'object',
       additionalProperties: false,

@@ -6,6 +6,7 @@ import {
   ASSET_TYPE, CRYPTO_REASONS, EXTENDED_HOURS_REASONS, MARKET_COMBINATIONS, PATHS, QUERY, REST_STATUSES_WITH_DATA, STATUS,
   parsePairCode, type MarketReason,
 } from '../../src/spec.ts';
+import { NOTHING_TO_JUDGE } from '../../src/coverage.ts';
 import { UNKNOWN_PAIR } from './envelope.ts';
 import { assetTypeOf, body, catalogue, clause, expectHttp, expectStatus, onePerAssetType, restCheck, shown, specialPairs, type Json } from './support.ts';
 
@@ -33,7 +34,10 @@ async function sample(ctx: CheckContext, filter?: (code: string) => boolean): Pr
     if (typeof status === 'string' && (REST_STATUSES_WITH_DATA as readonly string[]).includes(status) && b!.data && typeof b!.data === 'object') priced.push({ code: p.code, status, ex, data: b!.data as Json });
     else ctx.note(`${PRICE}?code=${p.code}: no price (${shown(ex)}); not sampled`);
   }
-  if (priced.length === 0) ctx.skip(filter ? 'no pair of this kind in the catalogue answered with a price' : 'no sampled pair answered with a price');
+  if (priced.length === 0) {
+    if (filter) ctx.skip('no pair of this kind in the catalogue answered with a price');
+    ctx.skip('no sampled pair answered with a price', NOTHING_TO_JUDGE.pricedPair);
+  }
   return priced;
 }
 

@@ -62,11 +62,11 @@ export const MAX_PAGES = 30;
 
 /**
  * Every pair a key lists, walking default-size pages until a short or empty page (at most
- * MAX_PAGES). Default-size pages, because the largest per_page is not shown.
+ * `maxPages`, default MAX_PAGES). Default-size pages, because the largest per_page is not shown.
  */
-export async function catalogue(ctx: CheckContext, query: RestRequest['query'] = {}, key?: string): Promise<PairRecord[]> {
+export async function catalogue(ctx: CheckContext, query: RestRequest['query'] = {}, key?: string, maxPages = MAX_PAGES): Promise<PairRecord[]> {
   const all: PairRecord[] = [];
-  for (let page = 1; page <= MAX_PAGES; page++) {
+  for (let page = 1; page <= maxPages; page++) {
     const { data } = await pairsPage(ctx, { ...query, [QUERY.pairs.page]: String(page) }, key);
     all.push(...data);
     // A page bigger than the default size means pagination is not honoured (rest.pairs.defaults

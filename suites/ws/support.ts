@@ -6,6 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CheckContext } from '../../src/check.ts';
 import { keepAliveTiming, type Profile } from '../../src/profile.ts';
+import { NOTHING_TO_JUDGE } from '../../src/coverage.ts';
 import { LIMITS, METHOD, PATHS, QUERY, STATUS, parsePairCode } from '../../src/spec.ts';
 import {
   StreamError, isNotice, isPush, jsonObject,
@@ -436,6 +437,6 @@ export async function livePairs(ctx: CheckContext, count: number): Promise<strin
 /** Like livePairs, but skips the check with the reason when fewer than `atLeast` (default `count`) are live. */
 export async function needLivePairs(ctx: CheckContext, count: number, atLeast = count): Promise<string[]> {
   const pairs = await livePairs(ctx, count);
-  if (pairs.length < atLeast) ctx.skip(`needs ${count} pair(s) with an open market (REST ${PATHS.price}: status_number "200", market.open true); found ${pairs.length}`);
+  if (pairs.length < atLeast) ctx.skip(`needs ${count} pair(s) with an open market (REST ${PATHS.price}: status_number "200", market.open true); found ${pairs.length}`, pairs.length === 0 ? NOTHING_TO_JUDGE.livePair : undefined);
   return pairs;
 }
