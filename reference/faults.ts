@@ -83,6 +83,7 @@ export const FAULTS = [
   f('price-ask-number', 'price-record', 'every price value is a JSON string', ['rest.price.schema', 'rest.price.stale']),
   f('price-not-mid', 'price-record', 'price is the mid of ask and bid', ['rest.price.mid', 'ws.push.mid', 'ws.consistency.rest-agrees']),
   f('price-bid-above-ask', 'price-record', 'bid <= price <= ask', ['rest.price.mid', 'ws.push.mid', 'ws.consistency.rest-agrees']),
+  f('price-deep-pair-inverted', 'price-record', 'bid <= price <= ask for every pair (here only the catalogue\'s last pair, outside every sample, breaks it)', ['rest.price.catalogue']),
   f('market-crypto-timezone', 'market', 'timezone is absent for Crypto', ['rest.price.market.crypto', 'rest.price.schema', 'rest.price.stale']),
   f('market-timezone-missing', 'market', 'timezone is present for non-Crypto assets', ['rest.price.market.timezone', 'rest.price.schema']),
   f('market-timezone-invalid', 'market', 'timezone is an IANA zone name', ['rest.price.market.timezone']),
@@ -151,6 +152,7 @@ export const FAULTS = [
   // Push frames
   f('push-missing-bid', 'push', 'push frames carry code, ask, bid, price', ['ws.push.schema']),
   f('push-price-number', 'push', 'push price values are JSON strings', ['ws.push.schema']),
+  f('push-changed-missing-bid', 'push', 'push frames carry code, ask, bid, price (here only on a connection whose subscription changed, which no push check makes)', ['ws.subscribe.replaces', 'ws.unsubscribe.stops']),
 ] as const satisfies readonly Fault[];
 
 export type FaultName = (typeof FAULTS)[number]['name'];

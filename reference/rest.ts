@@ -190,6 +190,8 @@ export class RestHandler {
     }
     const fields: Record<string, unknown> = priceFields(svc, entry, 'rest');
     if (svc.is('price-ask-number')) fields.ask = Number(fields.ask);
+    // Fault: only the catalogue's last active pair, which no sample of one pair per type reaches, has bid above ask.
+    if (svc.is('price-deep-pair-inverted') && entry === [...svc.book.pairs.values()].filter((e) => e.state === 'active').at(-1)) [fields.ask, fields.bid] = [fields.bid, fields.ask];
     const data = { code: entry.code, ...fields, market: marketOut(svc, svc.market(entry)) };
     if (entry.state === 'stale') {
       const out = this.envelope(STATUS.PRICE_STALE, svc.is('stale-data-null') ? null : data);

@@ -12,11 +12,12 @@ import { oneLine, redactDeep } from './redact.ts';
 import { ConformError } from './errors.ts';
 import { createRestClient } from './transports/rest-client.ts';
 import type { RequestBudget } from './request-budget.ts';
-import type { StreamClient } from './transports/stream.ts';
+import type { Push, StreamClient } from './transports/stream.ts';
+import { pushInspector } from './push-inspection.ts';
 import { createStreamClient } from './transports/ws-session.ts';
 
 /** What builds a stream client for a check (src/transports/ws-session.ts's createStreamClient). */
-export type StreamFactory = (options: { url: string; primaryKey: string; record: (e: Evidence) => void; redact?: (s: string) => string; signal?: AbortSignal; maxPayload?: number }) => StreamClient;
+export type StreamFactory = (options: { url: string; primaryKey: string; record: (e: Evidence) => void; redact?: (s: string) => string; signal?: AbortSignal; maxPayload?: number; onPush?: (push: Push) => void }) => StreamClient;
 
 /** Violations kept per check; the rest are counted in one closing line (a 12,000-record page must not take the heap). */
 export const MAX_VIOLATIONS = 50;
@@ -80,9 +81,14 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
 
   const record = (e: Evidence): void => { evidence.push(redactDeep(e, redact)); };
   let dropped = 0;
+  // A frame judged both by the engine's push inspection and by a push check reads as one violation.
+  const seen = new Set<string>();
   const addViolation = (v: Violation): void => {
-    if (violations.length >= MAX_VIOLATIONS || (observeOnly && observations.length >= MAX_VIOLATIONS)) { dropped++; return; }
     const clean = { received: cap(oneLine(redact(v.received))), expected: cap(oneLine(redact(v.expected))) };
+    const id = `${clean.received}\n${clean.expected}`;
+    if (seen.has(id)) return;
+    seen.add(id);
+    if (violations.length >= MAX_VIOLATIONS || (observeOnly && observations.length >= MAX_VIOLATIONS)) { dropped++; return; }
     if (observeOnly) observations.push({ name: 'unexpected', value: clean.received, note: clean.expected });
     else violations.push(clean);
   };
@@ -99,8 +105,9 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
   });
 
   const factory = options.createStream ?? createStreamClient;
+  const pushes = pushInspector(options.validator, addViolation, (v) => redactDeep(v, redact));
   const stream: StreamClient = profile.ws
-    ? factory({ url: profile.ws, primaryKey: profile.keys.primary.key, record, redact, signal: options.signal, ...(options.maxPayloadBytes ? { maxPayload: options.maxPayloadBytes } : {}) })
+    ? factory({ url: profile.ws, primaryKey: profile.keys.primary.key, record, redact, signal: options.signal, onPush: pushes.inspect, ...(options.maxPayloadBytes ? { maxPayload: options.maxPayloadBytes } : {}) })
     : noStream('the profile has no ws URL');
 
   const ctx: CheckContext = {
@@ -140,13 +147,15 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
     observations,
     evidence,
     async cleanup() {
+      // Inspection ends with the check's verdict: frames that arrive while its sessions close are not judged.
+      pushes.finish();
+      await stream.closeAll().catch(() => undefined);
       if (dropped > 0) {
         const line = { received: `… and ${dropped} more violations of the same check, not kept`, expected: 'see the violations above' };
         if (observeOnly) observations.push({ name: 'unexpected', value: line.received });
         else violations.push(line);
         dropped = 0;
       }
-      await stream.closeAll().catch(() => undefined);
     },
   };
 }

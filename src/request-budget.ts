@@ -53,6 +53,11 @@ export class RequestBudget {
     return p;
   }
 
+  /** Whether the key can be paced: not a key declared at zero requests, whose every answer is a 50006 by design. */
+  paces(key: string): boolean {
+    return this.declared.get(key)?.requests !== 0;
+  }
+
   /** Reserves the key's next slot and waits for it; no wait for a key never throttled and without a declared rate. */
   async take(key: string, signal?: AbortSignal): Promise<void> {
     const p = this.pace(key);

@@ -74,7 +74,7 @@ export function createRestClient(options: RestClientOptions): RestClient {
   return {
     async get(req: RestRequest): Promise<RestExchange> {
       const key = req.key === undefined ? options.primaryKey : req.key;
-      const budget = req.paced === false || key === null ? undefined : options.budget;
+      const budget = req.paced === false || key === null || !options.budget?.paces(key) ? undefined : options.budget;
       if (!budget) return send(req);
       const started = performance.now();
       for (;;) {

@@ -1,7 +1,7 @@
 /** Observations: what the spec leaves "not shown", recorded and never failing. */
 import type { Check, CheckContext } from '../../src/check.ts';
 import type { RestExchange } from '../../src/transports/rest.ts';
-import { PATHS, QUERY, REST_STATUSES_WITH_DATA } from '../../src/spec.ts';
+import { PATHS, QUERY, REST_STATUSES_WITH_DATA, STATUS } from '../../src/spec.ts';
 import { UNKNOWN_ENDPOINT, UNKNOWN_PAIR } from './envelope.ts';
 import { body, catalogue, clause, restCheck } from './support.ts';
 
@@ -38,7 +38,8 @@ async function errorSamples(ctx: CheckContext): Promise<[string, RestExchange][]
   if (p.keys.suspended) out.push(['keys.suspended', await ctx.rest.get({ path: PATHS.pairs, key: p.keys.suspended.key })]);
   for (const probe of p.probes ?? []) {
     const key = p.keys[probe.key ?? 'primary']?.key;
-    if (key) out.push([`probe ${probe.status}`, await ctx.rest.get({ path: probe.path, query: probe.query, key })]);
+    // A probe of 50006 wants the throttled answer, so it is not paced (and not retried).
+    if (key) out.push([`probe ${probe.status}`, await ctx.rest.get({ path: probe.path, query: probe.query, key, paced: probe.status !== STATUS.RATE_LIMITED })]);
   }
   return out;
 }

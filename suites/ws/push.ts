@@ -4,6 +4,7 @@
  */
 import type { Check, CheckContext } from '../../src/check.ts';
 import type { Push } from '../../src/transports/stream.ts';
+import { PUSH_EXPECTED } from '../../src/push-inspection.ts';
 import { WAIT, awaitPushes, needLivePairs, noPushes, openSession, subscribeOk } from './support.ts';
 import { places, priceProblems, timestampUnit } from './rules.ts';
 
@@ -46,7 +47,7 @@ export const pushChecks: readonly Check[] = [
         const result = ctx.validator.validate('push-frame', p.value);
         for (const line of result.errors) problems.push(`push ${p.text.slice(0, 200)}: ${line}`);
       }
-      listViolations(ctx, problems, 'each push frame matches the push-frame schema');
+      listViolations(ctx, problems, PUSH_EXPECTED.schema);
     },
   },
   {
@@ -66,7 +67,7 @@ export const pushChecks: readonly Check[] = [
       if (comparable.length === 0) ctx.skip('no push of the subscribed pairs carried decimal-string ask, bid and price to compare (ws.push.schema judges their form)');
       ctx.note(`${comparable.length} push(es) compared`);
       const problems = comparable.flatMap((p) => priceProblems(p.value).map((why) => `push ${p.text.slice(0, 200)}: ${why}`));
-      listViolations(ctx, problems, 'bid <= price <= ask, price the mid of ask and bid');
+      listViolations(ctx, problems, PUSH_EXPECTED.quote);
     },
   },
   {
