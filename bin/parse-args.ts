@@ -40,6 +40,7 @@ export function conformYargs(argv: readonly string[]) {
       'max-body': { type: 'number', default: OPTION_DEFAULTS.maxBody, describe: 'largest REST body read, bytes' },
       'max-payload': { type: 'number', default: OPTION_DEFAULTS.maxPayload, describe: 'largest WebSocket message accepted, bytes' },
       matrix: { type: 'boolean', default: false, describe: 'with --list: the traceability matrix (spec statement, checks, faults)' },
+      'min-coverage': { type: 'number', describe: 'exit 1 when fewer than this percentage of the selected must checks ran (skips do not count); overrides the profile\'s minCoverage' },
     })
     .help(false)
     .version(false)
@@ -103,6 +104,7 @@ export function parseArgs(argv: readonly string[]): ParseResult {
       maxBody: num('max-body'),
       maxPayload: num('max-payload'),
       matrix: a.matrix === true,
+      minCoverage: a['min-coverage'] === undefined ? undefined : num('min-coverage'),
     };
     for (const k of Object.keys(options) as (keyof ConformOptions)[]) if (options[k] === undefined) delete options[k];
     return { kind: 'run', options };

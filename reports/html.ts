@@ -7,7 +7,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { CheckResult } from '../src/check.ts';
 import type { RunEvent, RunHandler } from '../src/runner.ts';
-import { clauseText, failureLines, valueText } from './format.ts';
+import { clauseText, coverageLine, failureLines, nothingToJudgeLine, valueText } from './format.ts';
 import { printable } from '../src/redact.ts';
 
 export const HTML_REPORT_FILE = 'conform-report.html';
@@ -43,6 +43,8 @@ export function htmlReport(e: Extract<RunEvent, { type: 'run-end' }>): string {
 <h1>conform report</h1>
 <p>Target: <code>${esc(e.target.rest)}</code>${e.target.ws ? ` and <code>${esc(e.target.ws)}</code>` : ''}${e.target.embedded ? ' (embedded reference service)' : ''}<br>Run: ${esc(e.startedAt)} to ${esc(e.finishedAt)}</p>
 <p class="verdict v-${s.verdict}">${s.verdict === 'pass' ? 'PASS' : 'FAIL'}: ${s.pass} passed, ${s.fail} failed, ${s.error} errors, ${s.skip} skipped of ${s.total}</p>
+<p class="coverage">Coverage: ${esc(coverageLine(s.coverage))}</p>
+${nothingToJudgeLine(s.coverage) ? `<p class="verdict v-fail nothing-to-judge">${esc(nothingToJudgeLine(s.coverage)!)}</p>` : ''}
 <h2>Failures and errors (${failed.length})</h2>
 ${failed.length ? failed.map(failureSection).join('\n') : '<p>None.</p>'}
 ${changes}

@@ -100,7 +100,7 @@ export async function conform(options: ConformOptions, registry: readonly Check[
     ];
     const outcome = await runChecks({
       profile, checks, handlers, target, redact, signal: io.signal,
-      settings: { concurrency: options.concurrency, timeoutMs: options.timeout, bail: options.bail, maxBodyBytes: options.maxBody, maxPayloadBytes: options.maxPayload },
+      settings: { concurrency: options.concurrency, timeoutMs: options.timeout, bail: options.bail, maxBodyBytes: options.maxBody, maxPayloadBytes: options.maxPayload, minCoverage: options.minCoverage ?? profile.minCoverage },
       compare: baseline ? (results) => compareWithBaseline(baseline, results) : undefined,
     });
     for (const f of written) io.out(`report: ${f}\n`);

@@ -52,3 +52,6 @@ export function pushInspector(validator: Validator, report: (v: Violation) => vo
     },
   };
 }
+
+/** Whether a violation is the push inspection's (or worded as it), so a caller can tell a check failing only through it. */
+export const isPushInspection = (v: Violation): boolean => v.expected === PUSH_EXPECTED.schema || v.expected === PUSH_EXPECTED.quote || v.expected === `${PUSH_EXPECTED.schema}; ${PUSH_EXPECTED.quote}`;
