@@ -68,16 +68,21 @@ export class RequestBudget {
   }
 
   /**
-   * The target answered 50006 for `key`: its requests wait `retryAfter` (or the back-off) from
-   * now and are spaced further apart. Returns how long the next request of the key waits.
+   * The target answered 50006 to a request of `key` sent at `sentAtMs`: the key's requests wait
+   * `retryAfter` (or the back-off) from now and are spaced further apart. Only a request sent
+   * after the last wait ended escalates: answers to requests sent before it are the same throttling.
+   * Returns how long the next request of the key waits.
    */
-  throttled(key: string, retryAfter?: number): number {
+  throttled(key: string, retryAfter: number | undefined, sentAtMs: number): number {
     const p = this.pace(key);
+    const now = this.clock();
     const waitMs = Math.min(retryAfter ?? p.backoffMs, PACING.maxRetryAfterMs);
-    if (retryAfter === undefined) p.backoffMs = Math.min(p.backoffMs * 2, PACING.maxBackoffMs);
-    p.spacingMs = Math.min(Math.max(p.spacingMs * 2, PACING.firstSpacingMs), PACING.maxSpacingMs);
-    p.blockedUntilMs = Math.max(p.blockedUntilMs, this.clock() + waitMs);
-    return waitMs;
+    if (sentAtMs >= p.blockedUntilMs) {
+      if (retryAfter === undefined) p.backoffMs = Math.min(p.backoffMs * 2, PACING.maxBackoffMs);
+      p.spacingMs = Math.min(Math.max(p.spacingMs * 2, PACING.firstSpacingMs), PACING.maxSpacingMs);
+      p.blockedUntilMs = Math.max(p.blockedUntilMs, now + waitMs);
+    }
+    return Math.max(0, p.blockedUntilMs - now);
   }
 }
 

@@ -79,10 +79,11 @@ export function createRestClient(options: RestClientOptions): RestClient {
       const started = performance.now();
       for (;;) {
         await budget.take(key!, options.signal).catch(() => { throw new AbortedError('the check was stopped while its request waited for the key\'s turn'); });
+        const sentAtMs = performance.now();
         const ex = await send(req);
         if (!throttledAnswer(ex)) return ex;
         // A 50006 here is the harness's own doing (the limit's size is not shown): wait, retry, never judge it.
-        const waitMs = budget.throttled(key!, retryAfterMs(ex.headers['retry-after']));
+        const waitMs = budget.throttled(key!, retryAfterMs(ex.headers['retry-after']), sentAtMs);
         if (performance.now() - started + waitMs > timeoutMs) throw new ThrottledError(`the target answered ${ex.url} with 50006 (rate limited) until the request's ${timeoutMs} ms were spent`);
         record({ kind: 'note', text: `50006 (rate limited): waiting ${Math.round(waitMs)} ms${ex.headers['retry-after'] ? ` (Retry-After: ${ex.headers['retry-after']})` : ''}, then retrying`, atMs: performance.now() });
       }
