@@ -39,9 +39,13 @@ export function pushInspector(validator: Validator, report: (v: Violation) => vo
   return {
     inspect(push) {
       if (finished) return;
+      if (listed >= MAX_LISTED_PUSHES) {
+        // Past the listed frames only a count is kept: one validation pass, no messages (a flood stays cheap).
+        if (!validator.validate('push-frame', push.value).ok || priceProblems(push.value).length > 0) unlisted++;
+        return;
+      }
       const violations = pushViolations(validator, push.value, push.text, redactValue);
       if (violations.length === 0) return;
-      if (listed >= MAX_LISTED_PUSHES) { unlisted++; return; }
       listed++;
       for (const v of violations) report(v);
     },
