@@ -576,7 +576,8 @@ export class StreamServer {
       if (n === 0) continue;
       if (group.changed) {
         // Fault push-changed-missing-bid: these connections' pushes are written one by one, without bid.
-        for (const client of group.clients) if (client.link.open) for (const code of pushes) client.link.sendJson({ ...JSON.parse(jsonOf(code)!), bid: undefined });
+        const jsonsWithoutBid = pushes.map((code) => JSON.stringify({ ...JSON.parse(jsonOf(code)!) as object, bid: undefined }));
+        for (const client of group.clients) if (client.link.open) client.link.sendPushes(jsonsWithoutBid);
         continue;
       }
       let bytes: Buffer | undefined;
