@@ -35,7 +35,13 @@ export function priceProblems(frame: { ask?: unknown; bid?: unknown; price?: unk
   // With ask and bid at the price's precision the mid has at most one more digit (a 5), so any
   // rounding mode lands within half a unit; with finer ask and bid, truncation may reach just under one.
   const fine = Math.max(places(frame.ask)!, places(frame.bid)!) > dp;
-  if (fine ? gap.greaterThanOrEqualTo(ulp) : gap.greaterThan(ulp.dividedBy(2))) problems.push(`price ${price.toString()} is not the mid ${mid.toString()} of ask and bid at ${dp} decimal places`);
+  const asWritten = fine ? gap.lessThan(ulp) : gap.lessThanOrEqualTo(ulp.dividedBy(2));
+  // Trailing zeros say nothing of the precision a service rounds at (a price padded to 8 places may
+  // be a mid rounded at 2): the mid rounded at the finest precision the three values show once
+  // trimmed passes too.
+  const significant = Math.max(ask.decimalPlaces(), bid.decimalPlaces(), price.decimalPlaces());
+  const trimmed = gap.lessThanOrEqualTo(new Decimal(10).pow(-significant).dividedBy(2));
+  if (!asWritten && !trimmed) problems.push(`price ${price.toString()} is not the mid ${mid.toString()} of ask and bid at ${dp} decimal places`);
   return problems;
 }
 
