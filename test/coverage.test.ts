@@ -52,7 +52,7 @@ describe('push inspection', () => {
     inspector.finish();
     inspector.inspect({ value: bad, text: JSON.stringify(bad) });
     expect(seen).toHaveLength(6);
-    expect(seen.at(-1)).toBe('3 more push frame(s) with problems, not listed');
+    expect(seen.at(-1)).toBe('3 more push frame(s) received after 5 with problems, not inspected');
   });
 });
 
