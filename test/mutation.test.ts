@@ -14,6 +14,7 @@ import {
   AREA_OF, MUTATION_DEFAULTS, SCORE_AREAS, cleanProblems, disagreementLines, formatScore, formatTransportScore, judgeFault, mutationChecks, pool, runCatalogue, scoreArea, streamFaults,
   type FaultEntry, type FaultOutcome, type MutationSettings,
 } from '../scripts/mutation.ts';
+import { PUSH_EXPECTED } from '../src/push-inspection.ts';
 
 const CLEAN_RUNS = 3;
 /** Generous: the pool usually finishes in ~110 s on two idle cores; the other test files share them. */
@@ -37,6 +38,14 @@ describe('mutation judging', () => {
     const o = judgeFault(fault, [result('a', 'fail'), result('b', 'pass'), result('c', 'fail')]);
     expect(o).toMatchObject({ caught: true, exact: false, missed: ['b'], extra: ['c'] });
     expect(disagreementLines([o])).toEqual(['f: expected [a, b], failing [a, c]; missed [b]; extra [c]']);
+  });
+
+  it('holds no check against exactness that failed only through the push inspection, but any other violation is extra', () => {
+    const inspected = { ...result('c', 'fail'), violations: [{ received: 'push {…}: /bid: missing', expected: PUSH_EXPECTED.schema }] };
+    const mixed = { ...result('d', 'fail'), violations: [{ received: 'push {…}: bid 2 > price 1', expected: PUSH_EXPECTED.quote }, { received: 'no notice', expected: 'a notice' }] };
+    const o = judgeFault(fault, [result('a', 'fail'), result('b', 'fail'), inspected, mixed]);
+    expect(o).toMatchObject({ exact: false, incidental: ['c'], extra: ['d'] });
+    expect(judgeFault(fault, [result('a', 'fail'), result('b', 'fail'), inspected])).toMatchObject({ exact: true, incidental: ['c'], extra: [] });
   });
 
   it('does not call a fault exact when a check errors, and not caught when nothing fails', () => {
