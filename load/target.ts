@@ -19,6 +19,7 @@ export interface KeyAllowance {
 
 export interface LoadTarget {
   rest: string;
+  /** The stream URL; '' when none was given (REST load needs none). */
   ws: string;
   keys: KeyAllowance[];
   profile: Profile;
@@ -159,8 +160,11 @@ export async function startReferenceProcess(options: ReferenceProcessOptions = {
   };
 }
 
-/** Resolves `--profile FILE`, `--target URL --key K [--ws URL]`, or (neither) the embedded reference. */
-export async function resolveTarget(opts: { profile?: string; target?: string; key?: string; ws?: string; keysFrom?: string; reference?: ReferenceProcessOptions }): Promise<LoadTarget> {
+/**
+ * Resolves `--profile FILE`, `--target URL --key K [--ws URL]`, or (neither) the embedded reference.
+ * A stream URL is required unless `needsStream` is false.
+ */
+export async function resolveTarget(opts: { profile?: string; target?: string; key?: string; ws?: string; keysFrom?: string; reference?: ReferenceProcessOptions; needsStream?: boolean }): Promise<LoadTarget> {
   let target: LoadTarget;
   const fileKeys = opts.keysFrom ? await readKeysFile(opts.keysFrom) : null;
   if (opts.profile || opts.target) {
@@ -171,8 +175,8 @@ export async function resolveTarget(opts: { profile?: string; target?: string; k
     } catch (err) {
       throw new LoadUsageError((err as Error).message);
     }
-    if (!profile.ws) throw new LoadUsageError('the target has no WebSocket URL: give --ws URL or "ws" in the profile');
-    target = { rest: profile.rest, ws: profile.ws, profile, keys: profileLoadKeys(profile), embedded: false, close: async () => {} };
+    if (!profile.ws && opts.needsStream !== false) throw new LoadUsageError('the target has no WebSocket URL: give --ws URL or "ws" in the profile');
+    target = { rest: profile.rest, ws: profile.ws ?? '', profile, keys: profileLoadKeys(profile), embedded: false, close: async () => {} };
   } else {
     target = await startReferenceProcess(opts.reference ?? {});
   }
