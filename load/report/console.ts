@@ -21,7 +21,10 @@ const counts = (m: Record<string, number>): string => (Object.keys(m).length ? O
 export function formatFanoutSummary(r: FanoutReport): string {
   const d = (name: string, x: { p50: number | null; p90?: number | null; p99: number | null; p999?: number | null; max: number | null }): string[] =>
     [name, n(x.p50, 3), n(x.p90 ?? null, 3), n(x.p99, 3), n(x.p999 ?? null, 3), n(x.max, 3)];
-  const bound = r.clock.method === 'loopback' ? 'exact (loopback, one clock)' : `± ${n(r.clock.errorBoundMs, 1)} ms (${r.clock.method})`;
+  const c = r.clock;
+  const bound = c.status === 'unknown'
+    ? `UNKNOWN — latency not measured: ${c.reason}`
+    : `${c.status === 'corrected' ? `target ${c.offsetMs! > 0 ? 'ahead' : 'behind'} by ${n(Math.abs(c.offsetMs!), 3)} ms, latency corrected` : 'same clock as ours within the bound, latency not corrected'}; offset in [${n(c.lowMs, 3)}, ${n(c.highMs, 3)}] ms, latency ± ${n(c.latencyBoundMs, 3)} ms (${c.samples} REST ts round trips${c.narrowedByFrames ? ', narrowed by frames' : ''})`;
   const lines = [
     r.mode === 'calibrate'
       ? 'conform load calibrate — the generator\'s own floor against a trivial in-process broadcast server'
