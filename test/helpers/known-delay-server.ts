@@ -12,7 +12,7 @@ export interface KnownDelayServer {
   url: string;
   /** performance.now() at each request's arrival, in order. */
   arrivals: number[];
-  /** Actual time from arrival to the response's end, ms, per request. */
+  /** Actual time from arrival to the response's end, ms, by arrival index. */
   held: number[];
   close(): Promise<void>;
 }
@@ -35,13 +35,13 @@ export async function startKnownDelayServer(options: KnownDelayOptions): Promise
   let stallUntil = 0;
   const server: Server = createServer((req, res) => {
     const at = performance.now();
-    arrivals.push(at);
+    const index = arrivals.push(at) - 1;
     if (options.stall && arrivals.length === options.stall.atRequest) stallUntil = at + options.stall.ms;
     const body = JSON.stringify({ status_number: '200', ts: Date.now(), data: { code: 'Crypto:ALL:BTC/USD', ask: '1.1', bid: '1.0', price: '1.05' } });
     const answerAt = Math.max(at + options.delayMs, stallUntil);
     setTimeout(() => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-      res.end(body, () => { held.push(performance.now() - at); });
+      res.end(body, () => { held[index] = performance.now() - at; });
     }, answerAt - at);
     req.resume();
   });
