@@ -10,18 +10,7 @@ import autocannon from 'autocannon';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { createHistogram, type Histogram } from '../histogram.ts';
 import { LoadUsageError } from '../options.ts';
-
-export interface ClosedModelPlan {
-  origin: string;
-  paths: readonly string[];
-  headers: Record<string, string>;
-  connections: number;
-  warmupMs: number;
-  durationMs: number;
-  timeoutMs: number;
-  onResponse?: (status: number, body: string) => void;
-  onSecond?: (p: { elapsedS: number; requests: number; rps: number }) => void;
-}
+import type { RestPlan } from './plan.ts';
 
 export interface ClosedModelResult {
   /** From the send to the last byte, µs, one sample per response. */
@@ -38,7 +27,7 @@ export interface ClosedModelResult {
 
 const ELD_RESOLUTION_MS = 10;
 
-export async function runClosedModel(plan: ClosedModelPlan): Promise<ClosedModelResult> {
+export async function runClosedModel(plan: RestPlan): Promise<ClosedModelResult> {
   const latency = createHistogram();
   const httpStatus: Record<string, number> = {};
   const timeline: ClosedModelResult['timeline'] = [];

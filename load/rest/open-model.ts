@@ -9,27 +9,15 @@
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { Pool, type Dispatcher } from 'undici';
 import { createHistogram, type Histogram } from '../histogram.ts';
+import type { RestPlan } from './plan.ts';
 import { arrivalClock, type Arrival } from './schedule.ts';
 
-export interface OpenModelPlan {
-  /** Protocol, host and port of the target. */
-  origin: string;
-  /** Request paths (with query), used in turn. */
-  paths: readonly string[];
-  headers: Record<string, string>;
+export interface OpenModelPlan extends RestPlan {
   rate: number;
   arrival: Arrival;
   seed: number;
-  /** Most connections the pool opens to the target. */
-  connections: number;
-  warmupMs: number;
-  durationMs: number;
-  timeoutMs: number;
   /** A request sent more than this after its intended time is late. */
   lateMs: number;
-  /** Each response's HTTP status and body, measured phase only. */
-  onResponse?: (status: number, body: string) => void;
-  onSecond?: (p: { elapsedS: number; requests: number; rps: number }) => void;
 }
 
 export interface OpenModelResult {
