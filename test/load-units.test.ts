@@ -1,4 +1,4 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -127,6 +127,12 @@ describe('clock', () => {
     expect(estimateClock([{ sentMs: 0, receivedMs: 1, serverMs: 0 }, { sentMs: 10, receivedMs: 11, serverMs: 500 }], 1).reason).toMatch(/REST round trips disagree/);
     // A frame 50 ms "early" against a REST bound of [−1, 2]: sent_at and ts cannot both be right.
     expect(estimateClock([{ sentMs: 0, receivedMs: 2, serverMs: 1 }], 1, 50)).toMatchObject({ status: 'unknown', reason: expect.stringMatching(/frames arrived up to 48 ms before their sent_at/) });
+  });
+
+  it('is a module the k6 scripts can bundle: no imports, no Node API', async () => {
+    const source = await readFile(new URL('../load/clock.ts', import.meta.url), 'utf8');
+    expect(source).not.toMatch(/^import /m);
+    expect(source).not.toMatch(/\b(process|performance|require|Buffer)\b[.(]/);
   });
 
   it('widens the bound by the stamp resolution (a ts in whole seconds covers a second)', () => {
