@@ -134,12 +134,14 @@ const ms = (us: number): number => Math.round(us) / 1000;
 export function summarize(h: Histogram): Percentiles {
   const count = h.totalCount;
   if (!count) return { count: 0, p50: null, p90: null, p99: null, p999: null, max: null, mean: null };
+  // A percentile is its bucket's highest equivalent value; the max is exact and caps it.
+  const at = (p: number): number => ms(Math.min(h.getValueAtPercentile(p), h.maxValue));
   return {
     count,
-    p50: ms(h.getValueAtPercentile(50)),
-    p90: ms(h.getValueAtPercentile(90)),
-    p99: ms(h.getValueAtPercentile(99)),
-    p999: ms(h.getValueAtPercentile(99.9)),
+    p50: at(50),
+    p90: at(90),
+    p99: at(99),
+    p999: at(99.9),
     max: ms(h.maxValue),
     mean: ms(h.mean),
   };

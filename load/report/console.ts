@@ -71,7 +71,7 @@ export function formatRestSummary(r: RestReport): string {
       ...(r.sendLagMs ? [row('generator send lag (actual − intended)', r.sendLagMs)] : []),
     ]),
     '',
-    `requests ${n(r.requests)} of ${n(r.scheduled)} scheduled (${n(r.rps)}/s), errors ${n(r.errors)}, timeouts ${n(r.timeouts)}, non-2xx ${n(r.non2xx)}`,
+    `requests ${n(r.requests)}${open ? ` of ${n(r.scheduled)} scheduled` : ''} (${n(r.rps)}/s), errors ${n(r.errors)}, timeouts ${n(r.timeouts)}, non-2xx ${n(r.non2xx)}`,
     ...(open ? [`late (sent > ${r.lateMs} ms after the intended time) ${n(r.late)}, waited for a connection ${n(r.waitedForConnection)}, dropped ${n(r.dropped)}`] : []),
     `HTTP status: ${counts(r.httpStatus)}`,
     `status_number: ${counts(r.statusNumbers)}`,
