@@ -8,6 +8,7 @@ import { codeOf, hashBytes, scanPushFrame, scannedFrame } from '../load/fanout/f
 import type { Tick } from '../load/fanout/protocol.ts';
 import { createHistogram, encode, FastRecorder, HIGHEST_US, recordMs, summarize } from '../load/histogram.ts';
 import { LoadUsageError, parseDuration, parseRate } from '../load/options.ts';
+import { arrivalClock } from '../load/rest/schedule.ts';
 import { assignKeys, readKeysFile } from '../load/target.ts';
 import { evaluateThresholds, parseThreshold, parseThresholds, ThresholdError, toK6Thresholds } from '../load/thresholds.ts';
 
@@ -138,6 +139,28 @@ describe('clock', () => {
   it('widens the bound by the stamp resolution (a ts in whole seconds covers a second)', () => {
     const s = estimateClock([{ sentMs: 0, receivedMs: 1, serverMs: 5000 }], resolutionMs('s'));
     expect(s).toMatchObject({ lowMs: 4999, highMs: 6000 });
+  });
+});
+
+describe('intended send times', () => {
+  it('spaces uniform arrivals exactly 1000 / rate apart', () => {
+    const next = arrivalClock(400, 'uniform');
+    expect([next(), next(), next(), next()]).toEqual([0, 2.5, 5, 7.5]);
+  });
+
+  it('draws Poisson gaps of the asked mean, exponentially spread, the same for the same seed', () => {
+    const draw = (seed: number): number[] => { const next = arrivalClock(100, 'poisson', seed); return Array.from({ length: 20_001 }, () => next()); };
+    const times = draw(3);
+    expect(draw(3)).toEqual(times);
+    expect(draw(4)).not.toEqual(times);
+    const gaps = times.slice(1).map((t, i) => t - times[i]!);
+    const mean = gaps.reduce((a, b) => a + b, 0) / gaps.length;
+    const sd = Math.sqrt(gaps.reduce((a, b) => a + (b - mean) ** 2, 0) / gaps.length);
+    expect(mean).toBeCloseTo(10, 0);
+    expect(sd / mean).toBeGreaterThan(0.97);
+    expect(sd / mean).toBeLessThan(1.03);
+    // Exponential: e^-1 of the gaps are longer than the mean.
+    expect(gaps.filter((g) => g > 10).length / gaps.length).toBeCloseTo(Math.exp(-1), 1);
   });
 });
 
