@@ -67,8 +67,11 @@ export interface RestReport {
   waitedForConnection: number;
   /** Requests not sent at all: the backlog waiting for a connection was full. */
   dropped: number;
-  /** HDR histograms, hdr-histogram-js compressed base64, µs, 3 significant digits: merge by adding. */
-  histograms: { unit: 'us'; latency: string };
+  /**
+   * Distributions by threshold metric name, each an hdr-histogram-js compressed base64 histogram
+   * of µs values (3 significant digits, lowest 1, highest 60 s): runs merge by adding them.
+   */
+  histograms: { latency: string };
   errors: number;
   /** Errors by code (ECONNREFUSED, UND_ERR_SOCKET, …). */
   errorCodes: Record<string, number>;
@@ -184,7 +187,7 @@ export async function runRest(target: LoadTarget, options: RestOptions = {}): Pr
     lateMs: REST_SATURATION.lateMs,
     waitedForConnection: m.waitedForConnection,
     dropped: m.dropped,
-    histograms: { unit: 'us', latency: encode(m.latency) },
+    histograms: { latency: encode(m.latency) },
     errors: errorCount + m.timeouts,
     errorCodes: m.errors,
     timeouts: m.timeouts,
