@@ -7,10 +7,10 @@
  * keeps whole milliseconds). Returns plain data; prints nothing.
  */
 import autocannon from 'autocannon';
-import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { performance } from 'node:perf_hooks';
 import { createHistogram, type Histogram } from '../histogram.ts';
 import { LoadUsageError } from '../options.ts';
-import type { RestPlan } from './plan.ts';
+import { watchEventLoop, type RestPlan } from './plan.ts';
 
 export interface ClosedModelResult {
   /** From the send to the last byte, µs, one sample per response. */
@@ -25,7 +25,6 @@ export interface ClosedModelResult {
   busyPercent: number;
 }
 
-const ELD_RESOLUTION_MS = 10;
 
 export async function runClosedModel(plan: RestPlan): Promise<ClosedModelResult> {
   const latency = createHistogram();
@@ -33,8 +32,7 @@ export async function runClosedModel(plan: RestPlan): Promise<ClosedModelResult>
   const timeline: ClosedModelResult['timeline'] = [];
   let counting = plan.warmupMs <= 0;
   let next = 0;
-  const eld = monitorEventLoopDelay({ resolution: ELD_RESOLUTION_MS });
-  let elu = performance.eventLoopUtilization();
+  const loop = watchEventLoop();
   let started = performance.now();
   let completed = 0;
   const opts: autocannon.Options = {
@@ -56,8 +54,7 @@ export async function runClosedModel(plan: RestPlan): Promise<ClosedModelResult>
   instance.on('start', () => {
     counting = true;
     started = performance.now();
-    eld.enable();
-    elu = performance.eventLoopUtilization();
+    loop.start();
   });
   instance.on('response', (_client: unknown, status: number, _bytes: number, responseTimeMs: number) => {
     if (!counting) return;
@@ -77,15 +74,11 @@ export async function runClosedModel(plan: RestPlan): Promise<ClosedModelResult>
   } catch (err) {
     throw new LoadUsageError(`load rest: ${(err as Error).message}`);
   }
-  eld.disable();
-  const u = performance.eventLoopUtilization(elu);
-  const eldP99 = eld.count ? Math.max(0, eld.percentile(99) / 1e6 - ELD_RESOLUTION_MS) : 0;
+  const health = loop.stop();
   const errors: Record<string, number> = {};
   if (result.errors - result.timeouts > 0) errors.request = result.errors - result.timeouts;
   return {
     latency, completed, timeouts: result.timeouts, errors, httpStatus, timeline,
-    measuredMs: plan.durationMs,
-    eventLoopDelayP99Ms: Math.round(eldP99 * 100) / 100,
-    busyPercent: Math.round(u.utilization * 1000) / 10,
+    measuredMs: plan.durationMs, ...health,
   };
 }

@@ -6,10 +6,10 @@
  * event loop behind, or no free connection) are counted with their lag; requests it could not
  * send at all (the backlog full) are counted as dropped. Returns plain data; prints nothing.
  */
-import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { performance } from 'node:perf_hooks';
 import { Pool, type Dispatcher } from 'undici';
 import { createHistogram, type Histogram } from '../histogram.ts';
-import type { RestPlan } from './plan.ts';
+import { watchEventLoop, type RestPlan } from './plan.ts';
 import { arrivalClock, type Arrival } from './schedule.ts';
 
 export interface OpenModelPlan extends RestPlan {
@@ -44,7 +44,6 @@ export interface OpenModelResult {
 }
 
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
-const ELD_RESOLUTION_MS = 10;
 
 /** Runs the plan to completion: warm-up, measured phase, then the last responses (each bounded by the timeout). */
 export async function runOpenModel(plan: OpenModelPlan): Promise<OpenModelResult> {
@@ -68,8 +67,7 @@ export async function runOpenModel(plan: OpenModelPlan): Promise<OpenModelResult
   const backlogCap = Math.max(plan.connections, Math.ceil(plan.rate));
   const endMs = plan.warmupMs + plan.durationMs;
   const next = arrivalClock(plan.rate, plan.arrival, plan.seed);
-  const eld = monitorEventLoopDelay({ resolution: ELD_RESOLUTION_MS });
-  let elu = performance.eventLoopUtilization();
+  const loop = watchEventLoop();
   let inFlight = 0;
   let pathIndex = 0;
   let secondCount = 0;
@@ -130,8 +128,7 @@ export async function runOpenModel(plan: OpenModelPlan): Promise<OpenModelResult
   const startMeasuring = (): void => {
     measuring = true;
     measuredSince = performance.now();
-    eld.enable();
-    elu = performance.eventLoopUtilization();
+    loop.start();
   };
   if (measuring) startMeasuring();
 
@@ -161,8 +158,7 @@ export async function runOpenModel(plan: OpenModelPlan): Promise<OpenModelResult
     setTimeout(pump, 5);
   });
   const measuredMs = Math.max(1, performance.now() - measuredSince);
-  eld.disable();
-  const u = performance.eventLoopUtilization(elu);
+  const health = loop.stop();
   if (inFlight > 0) {
     // Every request is bounded by the timeout, so this ends; the guard covers a stuck socket.
     await new Promise<void>((resolve) => {
@@ -173,11 +169,5 @@ export async function runOpenModel(plan: OpenModelPlan): Promise<OpenModelResult
   clearInterval(ticker);
   await pool.destroy().catch(() => {});
   second.destroy();
-  // The histogram records whole timer intervals, resolution included: subtract it to get the delay.
-  const eldP99 = eld.count ? Math.max(0, eld.percentile(99) / 1e6 - ELD_RESOLUTION_MS) : 0;
-  return {
-    latency, sendLag, ...result, timeline, measuredMs: Math.min(measuredMs, plan.durationMs),
-    eventLoopDelayP99Ms: Math.round(eldP99 * 100) / 100,
-    busyPercent: Math.round(u.utilization * 1000) / 10,
-  };
+  return { latency, sendLag, ...result, timeline, measuredMs: Math.min(measuredMs, plan.durationMs), ...health };
 }
