@@ -36,7 +36,7 @@ export const METRICS = {
     ...dist('connect'), ...dist('subscribe'), ...dist('first_frame'),
     'lost', 'loss_rate', 'errors', 'frames_per_second', 'frames', 'connected', 'refused', 'disconnects', 'saturated',
   ],
-  rest: [...dist('latency'), 'rps', 'requests', 'errors', 'timeouts', 'non_2xx', 'rate_limited', 'non_200_status', 'saturated'],
+  rest: [...dist('latency'), 'rps', 'requests', 'errors', 'timeouts', 'non_2xx', 'rate_limited', 'non_200_status', 'late', 'dropped', 'saturated'],
 } as const satisfies Record<string, readonly string[]>;
 export type LoadKind = keyof typeof METRICS;
 

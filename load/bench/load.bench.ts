@@ -6,7 +6,9 @@
  *         also whether fanout stays trustworthy at that rate (default 2,000 clients × 10 pairs
  *         × 10 Hz = 200,000 frames/s).
  *   ramp  10,000 connections ramped at 3,000/s before traffic (subscribe after the ramp), held; memory per connection.
- * Sizes come from the environment: BENCH_CLIENTS, BENCH_DURATION_S, BENCH_REPEAT, RAMP_CLIENTS, RAMP_RATE.
+ *   rest  `conform load rest` beside wrk: throughput ratio at --rate max, percentiles at a fixed rate (rest-bench.ts).
+ * Sizes come from the environment: BENCH_CLIENTS, BENCH_DURATION_S, BENCH_REPEAT, RAMP_CLIENTS, RAMP_RATE,
+ * REST_BENCH_CONNECTIONS, REST_BENCH_DURATION_S, REST_BENCH_RATE, REST_BENCH_REPEAT.
  * The figures are printed and written to conform-reports/bench-load.json.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -15,6 +17,7 @@ import { Worker } from 'node:worker_threads';
 import { API_KEY_HEADER } from '../../src/spec.ts';
 import { runFanout, type FanoutReport } from '../fanout/run.ts';
 import { assignKeys, pickPairs, startReferenceProcess, type LoadTarget } from '../target.ts';
+import { restScenario } from './rest-bench.ts';
 
 const env = (name: string, fallback: number): number => (process.env[name] ? Number(process.env[name]) : fallback);
 const CLIENTS = env('BENCH_CLIENTS', 2000);
@@ -113,6 +116,7 @@ try {
       workerHeapBytes: fan.generator.workers.map((w) => w.heapUsedBytes), framesPerSecond: fan.framesPerSecond, latencyMs: fan.latencyMs, trustworthy: fan.trustworthy, generator: fan.generator,
     };
   }
+  if (run('rest')) results.rest = await restScenario(target, pairs[0]!);
 } finally {
   await target.close();
 }
