@@ -15,6 +15,7 @@ import type { RequestBudget } from './request-budget.ts';
 import type { Push, StreamClient } from './transports/stream.ts';
 import { pushInspector } from './push-inspection.ts';
 import { createStreamClient } from './transports/ws-session.ts';
+import { ConnectionBudget } from './connection-budget.ts';
 
 /** What builds a stream client for a check (src/transports/ws-session.ts's createStreamClient). */
 export type StreamFactory = (options: { url: string; primaryKey: string; record: (e: Evidence) => void; redact?: (s: string) => string; signal?: AbortSignal; maxPayload?: number; onPush?: (push: Push) => void }) => StreamClient;
@@ -53,6 +54,10 @@ export interface ContextOptions {
   maxPayloadBytes?: number;
   /** The run's REST request pace, shared by every check. */
   budget?: RequestBudget;
+  /** The run's per-key WebSocket connection budget; default one of this check's own. */
+  connections?: ConnectionBudget;
+  /** Hears when the check starts (true) and stops (false) waiting for a connection slot. */
+  onSlotWait?: (waiting: boolean) => void;
 }
 
 /** A running check's context plus what the runner reads back from it. */
@@ -104,16 +109,22 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
     budget: options.budget,
   });
 
+  const skip = (reason: string, nothingToJudge?: string): never => { throw new CheckSkipped(oneLine(redact(reason)), nothingToJudge); };
+  const note = (text: string): void => { record({ kind: 'note', text, atMs: performance.now() }); };
+  const loans = (options.connections ?? new ConnectionBudget(profile)).forCheck({
+    primaryKey: profile.keys.primary.key, signal: options.signal, note, skip, ...(options.onSlotWait ? { onWait: options.onSlotWait } : {}),
+  });
   const factory = options.createStream ?? createStreamClient;
   const pushes = pushInspector(options.validator, addViolation, (v) => redactDeep(v, redact));
   const stream: StreamClient = profile.ws
-    ? factory({ url: profile.ws, primaryKey: profile.keys.primary.key, record, redact, signal: options.signal, onPush: pushes.inspect, ...(options.maxPayloadBytes ? { maxPayload: options.maxPayloadBytes } : {}) })
+    ? loans.stream(factory({ url: profile.ws, primaryKey: profile.keys.primary.key, record, redact, signal: options.signal, onPush: pushes.inspect, ...(options.maxPayloadBytes ? { maxPayload: options.maxPayloadBytes } : {}) }))
     : noStream('the profile has no ws URL');
 
   const ctx: CheckContext = {
     profile,
     rest,
     stream,
+    connections: loans,
     validator: options.validator,
     signal: options.signal,
     violation: addViolation,
@@ -121,17 +132,13 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
       addViolation(v);
       throw new CheckFailed(v.received);
     },
-    skip(reason: string, nothingToJudge?: string): never {
-      throw new CheckSkipped(oneLine(redact(reason)), nothingToJudge);
-    },
+    skip,
     observe(name: string, value: unknown, note?: string): void {
       const o: Observation = { name, value: redactDeep(value, redact) };
       if (note !== undefined) o.note = oneLine(redact(note));
       observations.push(o);
     },
-    note(text: string): void {
-      record({ kind: 'note', text, atMs: performance.now() });
-    },
+    note,
     expectSchema(name: SchemaName, value: unknown, what: string): boolean {
       // Validated redacted: the validator quotes values cut short, and a cut key would escape the redactor.
       const result = options.validator.validate(name, redactDeep(value, redact));
@@ -156,6 +163,7 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
         else violations.push(line);
         dropped = 0;
       }
+      loans.dispose();
     },
   };
 }

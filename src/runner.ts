@@ -15,6 +15,7 @@ import type { Redact } from './redact.ts';
 import { oneLine, redactorFor } from './redact.ts';
 import { blankResult, CheckFailed, CheckSkipped, createContext, type StreamFactory } from './context.ts';
 import { streamFactoryFor } from './transports/stream-factory.ts';
+import { ConnectionBudget } from './connection-budget.ts';
 import { createRestClient } from './transports/rest-client.ts';
 import { declaredRates, RequestBudget } from './request-budget.ts';
 import { coverage, type Coverage } from './coverage.ts';
@@ -197,6 +198,28 @@ export interface RunOutcome {
   changes?: Change[];
 }
 
+/** A check's time limit that stops counting while paused (the check waits for a connection slot). */
+function timeLimit(ms: number, onExpire: () => void): { pause(): void; resume(): void; clear(): void } {
+  let left = ms;
+  let since = performance.now();
+  let cleared = false;
+  let timer: NodeJS.Timeout | undefined = setTimeout(onExpire, left);
+  return {
+    pause() {
+      if (!timer) return;
+      clearTimeout(timer);
+      timer = undefined;
+      left -= performance.now() - since;
+    },
+    resume() {
+      if (timer || cleared) return;
+      since = performance.now();
+      timer = setTimeout(onExpire, Math.max(0, left));
+    },
+    clear() { cleared = true; clearTimeout(timer); timer = undefined; },
+  };
+}
+
 function timeoutOf(check: Check, profile: Profile, fallback: number): number {
   const t = typeof check.timeoutMs === 'function' ? check.timeoutMs(profile) : check.timeoutMs;
   return t && t > 0 ? t : fallback;
@@ -238,6 +261,13 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
   const outer = options.signal;
   const onOuter = (): void => runAbort.abort(new AbortedError('the run was stopped'));
   outer?.addEventListener('abort', onOuter, { once: true });
+  // Every stream session of the run borrows from this budget; allowances the profile leaves out
+  // are found before the first check, while no check holds a connection.
+  const connections = new ConnectionBudget(profile);
+  if (profile.ws && !stalled && checks.some((c) => c.needs.includes('ws'))) {
+    const client = createStream({ url: profile.ws, primaryKey: profile.keys.primary.key, record: () => undefined, redact, signal: runAbort.signal, maxPayload: settings.maxPayloadBytes });
+    await connections.discover(client, runAbort.signal).catch(() => undefined);
+  }
   let unreachable: UnreachableError | undefined;
   let bailedBy: string | undefined;
   // Circuit breaker: checks in a row that got no answer at all (timeout or network error, no
@@ -267,26 +297,24 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
     const checkAbort = new AbortController();
     const onRun = (): void => checkAbort.abort(runAbort.signal.reason);
     runAbort.signal.addEventListener('abort', onRun, { once: true });
+    let expire: (err: Error) => void = () => undefined;
+    const clock = timeLimit(limit, () => {
+      const err = new TimeoutError(`${check.id} did not finish within ${limit} ms`);
+      checkAbort.abort(err);
+      expire(err);
+    });
     const handle = createContext(check, {
       profile, validator: options.validator ?? defaultValidator, redact, signal: checkAbort.signal,
       requestTimeoutMs: Math.min(limit, settings.timeoutMs), createStream,
       maxBodyBytes: settings.maxBodyBytes, maxPayloadBytes: settings.maxPayloadBytes, budget,
+      // Time spent waiting for another check to give a connection slot back is not the check's own.
+      connections, onSlotWait: (waiting) => (waiting ? clock.pause() : clock.resume()),
     });
     const started = performance.now();
-    let timer: NodeJS.Timeout | undefined;
     try {
       const body = check.run(handle.ctx);
       body.catch(() => undefined); // a timed-out body may still reject later
-      await Promise.race([
-        body,
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => {
-            const err = new TimeoutError(`${check.id} did not finish within ${limit} ms`);
-            checkAbort.abort(err);
-            reject(err);
-          }, limit);
-        }),
-      ]);
+      await Promise.race([body, new Promise<never>((_, reject) => { expire = reject; })]);
       result.outcome = handle.violations.length > 0 ? 'fail' : 'pass';
     } catch (err) {
       if (handle.violations.length > 0) result.outcome = 'fail';
@@ -306,7 +334,7 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
         }
       }
     } finally {
-      clearTimeout(timer);
+      clock.clear();
       runAbort.signal.removeEventListener('abort', onRun);
       await handle.cleanup();
       // Cancels every wait the check left armed (a pause that lost a race), so none outlives it.

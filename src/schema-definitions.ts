@@ -222,7 +222,7 @@ const keyEntry = (extra: Schema = {}, required: string[] = []): Schema => ({
   required: ['key', ...required],
   properties: { key: { type: 'string', minLength: 1 }, rateLimit, ...extra },
 });
-const connections: Schema = { type: 'integer', minimum: 1, description: 'WebSocket connection allowance of the key.' };
+const connections: Schema = { type: 'integer', minimum: 1, description: 'WebSocket connection allowance of the key. When absent, the run finds the allowance of keys.primary and keys.limited (connections opened one at a time until a 50009, at most 10) and lends any other key one connection at a time.' };
 
 const profile = schema('profile', 'conform target profile', {
   type: 'object',
@@ -241,7 +241,7 @@ const profile = schema('profile', 'conform target profile', {
       required: ['primary'],
       properties: {
         primary: keyEntry({ connections }),
-        limited: keyEntry({ connections }, ['connections']),
+        limited: keyEntry({ connections }),
         cryptoOnly: keyEntry({ assetTypes: { type: 'array', minItems: 1, items: { type: 'string' } } }, ['assetTypes']),
         whitelisted: keyEntry({ pairs: { type: 'array', minItems: 1, items: pairCode } }, ['pairs']),
         noStream: keyEntry(),
@@ -281,7 +281,7 @@ const profile = schema('profile', 'conform target profile', {
       properties: {
         pingTimeoutMs: { type: 'integer', minimum: 1, description: `Keep-alive window; ${LIMITS.pingTimeoutMs} per the spec.` },
         pingGraceMs: { type: 'integer', minimum: 0, description: 'Slack allowed after the window before the close.' },
-        keepAliveHoldWindows: { type: 'number', exclusiveMinimum: 1, description: 'How many windows ws.keepalive.ping-keeps-alive keeps a pinged connection open (default 2.5); it must outlast the window and its grace.' },
+        keepAliveHoldWindows: { type: 'number', exclusiveMinimum: 1, description: 'How many windows ws.keepalive.ping-keeps-alive keeps a pinged connection open (default 1.3, or the window and its grace plus 1 s when that is longer); it must outlast the window and its grace.' },
       },
     },
   },

@@ -5,7 +5,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CheckContext } from '../../src/check.ts';
-import { keepAliveTiming, type Profile } from '../../src/profile.ts';
+import { keepAliveTiming } from '../../src/profile.ts';
 import { NOTHING_TO_JUDGE } from '../../src/coverage.ts';
 import { LIMITS, METHOD, PATHS, QUERY, STATUS, parsePairCode } from '../../src/spec.ts';
 import {
@@ -36,159 +36,16 @@ export function isSilence(err: unknown): err is StreamError {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Connection allowance. Checks of one run share each key's allowance: every session of a key with
-// a known `connections` takes a slot, so concurrent checks never push the key over its limit and
-// read a 50009 that they did not provoke. Limit checks freeze their key's count and fill the rest.
-
-/** Exclusive hold on a key's count: no other check of the run opens a connection of the key meanwhile. */
-export interface KeyLease {
-  /** Connections of the key that other checks of this run hold open right now. */
-  heldByOthers(): number;
-  /** How many of their connections have closed since the lease began (the count moved under us). */
-  closedSince(): number;
-  release(): void;
-}
-
-class Gate {
-  private free: number;
-  private frozen = false;
-  private closes = 0;
-  private readonly queue: { n: number; freeze: boolean; grant: () => void }[] = [];
-  constructor(readonly size: number) { this.free = size; }
-
-  /** Takes `n` slots, waiting its turn; resolves with the release. */
-  acquire(n: number, signal: AbortSignal): Promise<() => void> {
-    const want = Math.min(n, this.size);
-    return this.enqueue(want, false, signal, () => {
-      let released = false;
-      return () => {
-        if (released) return;
-        released = true;
-        this.free += want;
-        this.closes++;
-        this.pump();
-      };
-    });
-  }
-
-  /** Waits its turn, then stops granting slots until released; the slots others hold stay theirs. */
-  freeze(signal: AbortSignal): Promise<KeyLease> {
-    return this.enqueue(0, true, signal, () => {
-      this.frozen = true;
-      const closes0 = this.closes;
-      let released = false;
-      return {
-        heldByOthers: () => this.size - this.free,
-        closedSince: () => this.closes - closes0,
-        release: () => {
-          if (released) return;
-          released = true;
-          this.frozen = false;
-          this.pump();
-        },
-      };
-    });
-  }
-
-  private enqueue<T>(n: number, freeze: boolean, signal: AbortSignal, make: () => T): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const entry = { n, freeze, grant: () => { signal.removeEventListener('abort', onAbort); resolve(make()); } };
-      const onAbort = (): void => {
-        const i = this.queue.indexOf(entry);
-        if (i >= 0) this.queue.splice(i, 1);
-        reject(new StreamError('CONFORM_ABORTED', 'aborted while waiting for a connection slot of the key'));
-      };
-      if (signal.aborted) return onAbort();
-      signal.addEventListener('abort', onAbort, { once: true });
-      this.queue.push(entry);
-      this.pump();
-    });
-  }
-
-  private pump(): void {
-    // First come, first served: a waiting limit check is not starved by single opens.
-    while (!this.frozen && this.queue.length > 0 && (this.queue[0]!.freeze || this.queue[0]!.n <= this.free)) {
-      const head = this.queue.shift()!;
-      this.free -= head.n;
-      head.grant();
-    }
-  }
-}
-
-const gates = new Map<string, Gate>();
-
-/** The allowance of `key` in the profile, when known. */
-export function allowanceOf(profile: Profile, key: string): number | undefined {
-  for (const entry of Object.values(profile.keys)) {
-    if (entry && entry.key === key && typeof (entry as { connections?: unknown }).connections === 'number') return (entry as { connections: number }).connections;
-  }
-  return undefined;
-}
-
-function gateFor(profile: Profile, key: string): Gate | undefined {
-  const size = allowanceOf(profile, key);
-  if (size === undefined) return undefined;
-  const id = `${profile.ws ?? ''}\u0000${key}`;
-  let gate = gates.get(id);
-  if (!gate || gate.size !== size) { gate = new Gate(size); gates.set(id, gate); }
-  return gate;
-}
-
-/** Takes `n` slots of `key`; resolves with the release. No-op for keys of unknown allowance. */
-export async function reserve(ctx: CheckContext, key: string, n: number): Promise<() => void> {
-  const gate = gateFor(ctx.profile, key);
-  if (!gate) return () => undefined;
-  return gate.acquire(n, ctx.signal);
-}
-
-/**
- * Holds `key`'s count still for a limit check: other checks open no connection of the key until
- * the release, and the check learns how many they hold (the target counts those too). A key of
- * unknown allowance gets a lease with nothing held.
- */
-export async function freezeKey(ctx: CheckContext, key: string): Promise<KeyLease> {
-  const gate = gateFor(ctx.profile, key);
-  if (!gate) return { heldByOthers: () => 0, closedSince: () => 0, release: () => undefined };
-  return gate.freeze(ctx.signal);
-}
-
-function keyValue(ctx: CheckContext, options: OpenOptions): string | null {
-  return options.key === undefined ? ctx.profile.keys.primary.key : options.key;
-}
-
-/**
- * Opens a session within the key's allowance (unless `reserved`: the caller holds the slots).
- * A 50009 refusal right after another check closed is retried briefly: the target may not have
- * counted that close yet.
- */
-export async function tryOpen(ctx: CheckContext, options: OpenOptions & { reserved?: boolean } = {}): Promise<OpenResult> {
-  const { reserved, ...open } = options;
-  const key = keyValue(ctx, open);
-  const release = reserved || key === null ? () => undefined : await reserve(ctx, key, 1);
-  try {
-    for (let attempt = 0; ; attempt++) {
-      const result = await ctx.stream.open(open);
-      if (result.ok) {
-        void result.session.closed.then(release);
-        return result;
-      }
-      if (reserved || attempt >= 4 || refusalStatus(result) !== STATUS.CONNECTION_LIMIT || key === null || allowanceOf(ctx.profile, key) === undefined) {
-        release();
-        return result;
-      }
-      ctx.note(`refused with 50009 while holding a slot of the key's allowance; retrying (${attempt + 1})`);
-      await sleep(250 * (attempt + 1), undefined, { signal: ctx.signal });
-    }
-  } catch (err) {
-    release();
-    throw err;
-  }
-}
+// Connections. The engine lends each key's allowance (src/connection-budget.ts): `ctx.stream.open()`
+// waits for a slot, waits out a 50009 the target owes to a slot it has not freed yet, and gives the
+// slot back when the session closes. Checks never count connections themselves.
 
 /** `status_number` of a refusal body, when it has one. */
-export function refusalStatus(refusal: Refusal): unknown {
-  const body = refusal.json;
-  return body !== null && typeof body === 'object' ? (body as Record<string, unknown>).status_number : undefined;
+export { refusalStatus } from '../../src/connection-budget.ts';
+
+/** Opens a session within the key's allowance; a refusal comes back as data for the check to judge. */
+export function tryOpen(ctx: CheckContext, options: OpenOptions = {}): Promise<OpenResult> {
+  return ctx.stream.open(options);
 }
 
 /** Describes a refusal in one line for a violation. */
@@ -199,7 +56,7 @@ export const describeRefusal = (r: Refusal): string => `handshake refused: HTTP 
  * `keepAlive` pings every window/3 so that checks longer than a short test window are not
  * closed under them; ping and keep-alive checks turn it off.
  */
-export async function openSession(ctx: CheckContext, options: OpenOptions & { keepAlive?: boolean; reserved?: boolean } = {}): Promise<StreamSession> {
+export async function openSession(ctx: CheckContext, options: OpenOptions & { keepAlive?: boolean } = {}): Promise<StreamSession> {
   const { keepAlive = true, ...open } = options;
   const result = await tryOpen(ctx, open);
   if (!result.ok) ctx.fail({ received: describeRefusal(result), expected: 'a valid key with stream access is accepted (spec: Authentication)' });
