@@ -57,7 +57,9 @@ export class KeyPool {
   private readonly queue: Waiter[] = [];
   private readonly coolWaiters = new Set<() => void>();
 
-  constructor(readonly name: string, readonly allowance: Allowance) {}
+  constructor(readonly name: string, readonly allowance: Allowance, cooldownMs = 0) {
+    this.cooldownMs = cooldownMs;
+  }
 
   /** Connections lent at once. */
   get size(): number { return this.allowance.lent; }
@@ -98,7 +100,14 @@ export class KeyPool {
     }, this.cooldownMs).unref();
   }
 
-  /** A 50009 was waited out after `waitedMs`: slots closed this recently may still be counted, so wait as long before lending them again. */
+  /** `n` connections opened outside the pool (the search for the allowance) closed just now: their slots cool down like any other. */
+  closedOutside(n: number): void {
+    if (n === 0) return;
+    this.held += n;
+    this.give(n, true);
+  }
+
+  /** A 50009 was waited out: slots closed this recently may still be counted, so wait as long before lending them again. */
   learn(): void {
     const since = performance.now() - this.lastCloseAt;
     if (since <= RELEASE_WAIT_MS) this.cooldownMs = Math.min(RELEASE_WAIT_MS, Math.max(this.cooldownMs, Math.ceil(since) + 50));
@@ -221,8 +230,8 @@ export class ConnectionBudget {
       const key = (this.profile.keys[name] as { key?: unknown } | undefined)?.key;
       if (typeof key !== 'string' || statedAllowance(this.profile, key) !== undefined || this.pools.has(key)) continue;
       const found = await findAllowance(client, key, signal);
-      const pool = new KeyPool(this.names.get(key)!, found.allowance);
-      if (found.opened > 0) pool.give(0, true);
+      const pool = new KeyPool(this.names.get(key)!, found.allowance, found.releaseMs === undefined ? 0 : found.releaseMs + RELEASE_MARGIN_MS);
+      pool.closedOutside(found.opened);
       this.pools.set(key, pool);
     }
   }
@@ -233,12 +242,23 @@ export class ConnectionBudget {
   }
 }
 
-/** Opens connections of `key` one at a time until a 50009, another refusal, an error or the cap; closes them all. */
-async function findAllowance(client: StreamClient, key: string, signal: AbortSignal): Promise<{ allowance: Allowance; opened: number }> {
+/** Pause between attempts while timing a release, ms. */
+const TIMING_STEP_MS = 250;
+/** Slack added to a measured release time before a slot is lent again (the target's own timers drift). */
+const RELEASE_MARGIN_MS = 50;
+
+/**
+ * Opens connections of `key` one at a time until a 50009, another refusal, an error or the cap;
+ * closes them all. When a 50009 ended the search, it also times how long the target takes to free
+ * a closed connection's slot (one closed, the next open retried until accepted), so that checks
+ * are not lent a slot the target still counts.
+ */
+async function findAllowance(client: StreamClient, key: string, signal: AbortSignal): Promise<{ allowance: Allowance; opened: number; releaseMs?: number }> {
   const sessions: StreamSession[] = [];
   const steps: string[] = [];
   const started = performance.now();
   let allowance: Allowance | undefined;
+  let releaseMs: number | undefined;
   try {
     while (!allowance) {
       const n = sessions.length + 1;
@@ -263,6 +283,8 @@ async function findAllowance(client: StreamClient, key: string, signal: AbortSig
       steps.push(`connection ${n}: refused, HTTP ${result.status}, status_number ${JSON.stringify(refusalStatus(result))}`);
       if (isLimitRefusal(result) && sessions.length > 0) {
         allowance = { lent: sessions.length, connections: sessions.length, source: 'found', steps, note: `${sessions.length} connection(s) accepted, connection ${n} refused with ${STATUS.CONNECTION_LIMIT}` };
+        releaseMs = await timeRelease(client, key, sessions, signal);
+        if (releaseMs !== undefined) steps.push(`one closed: its slot was free again after ${releaseMs} ms`);
       } else {
         allowance = { lent: Math.max(1, sessions.length), source: 'unknown', steps, note: `connection ${n} refused with status_number ${JSON.stringify(refusalStatus(result))} (HTTP ${result.status}), not ${STATUS.CONNECTION_LIMIT}: ${sessions.length > 0 ? `lent ${sessions.length} at a time` : 'lent one connection at a time'}` };
       }
@@ -270,7 +292,17 @@ async function findAllowance(client: StreamClient, key: string, signal: AbortSig
   } finally {
     await Promise.all(sessions.map((s) => s.close().catch(() => undefined)));
   }
-  return { allowance, opened: sessions.length };
+  return { allowance, opened: sessions.length, ...(releaseMs === undefined ? {} : { releaseMs }) };
+}
+
+/** Closes the last of `sessions` and reopens until accepted (at most RELEASE_WAIT_MS); the ms from close to accepted, or undefined. */
+async function timeRelease(client: StreamClient, key: string, sessions: StreamSession[], signal: AbortSignal): Promise<number | undefined> {
+  const closed = await sessions.pop()!.close();
+  // Even steps, so the measure is within one step of the truth (a dozen refusals over 3 s at most).
+  const again = await openWaitingOut(client, { key }, signal, () => undefined, [TIMING_STEP_MS]).catch(() => undefined);
+  if (!again?.ok) return undefined;
+  sessions.push(again.session);
+  return Math.max(0, Math.round(again.session.startedAtMs - closed.atMs));
 }
 
 /**
@@ -278,14 +310,14 @@ async function findAllowance(client: StreamClient, key: string, signal: AbortSig
  * target has not freed a slot yet; it is waited out for RELEASE_WAIT_MS, attempt by attempt.
  * Resolves with the last result and how many 50009s were waited out.
  */
-async function openWaitingOut(client: StreamClient, options: OpenOptions, signal: AbortSignal, note: (text: string) => void): Promise<OpenResult & { waitedOut?: number }> {
+async function openWaitingOut(client: StreamClient, options: OpenOptions, signal: AbortSignal, note: (text: string) => void, steps: readonly number[] = RETRY_STEPS_MS): Promise<OpenResult & { waitedOut?: number }> {
   const first = performance.now();
   for (let attempt = 0; ; attempt++) {
     const result = await client.open(options);
     if (!isLimitRefusal(result)) return Object.assign(result, attempt > 0 ? { waitedOut: attempt } : {});
     const waited = performance.now() - first;
     if (waited >= RELEASE_WAIT_MS) return Object.assign(result, { waitedOut: attempt });
-    const pauseMs = Math.min(RETRY_STEPS_MS[Math.min(attempt, RETRY_STEPS_MS.length - 1)]!, RELEASE_WAIT_MS - waited);
+    const pauseMs = Math.min(steps[Math.min(attempt, steps.length - 1)]!, RELEASE_WAIT_MS - waited);
     note(`refused with ${STATUS.CONNECTION_LIMIT} while within the key's allowance: a slot closed a moment ago may not be free yet; trying again in ${Math.round(pauseMs)} ms`);
     await sleep(pauseMs, undefined, { signal });
   }
