@@ -56,6 +56,7 @@ export class KeyPool {
   private cooldownMs = 0;
   private readonly queue: Waiter[] = [];
   private readonly coolWaiters = new Set<() => void>();
+  private readonly coolTimers = new Set<NodeJS.Timeout>();
 
   constructor(readonly name: string, readonly allowance: Allowance, cooldownMs = 0) {
     this.cooldownMs = cooldownMs;
@@ -93,11 +94,20 @@ export class KeyPool {
     this.lastCloseAt = performance.now();
     if (this.cooldownMs <= 0) { this.pump(); return; }
     this.cooling += n;
-    setTimeout(() => {
+    const timer = setTimeout(() => {
+      this.coolTimers.delete(timer);
       this.cooling -= n;
       if (this.cooling === 0) for (const done of this.coolWaiters) done();
       this.pump();
-    }, this.cooldownMs).unref();
+    }, this.cooldownMs);
+    this.coolTimers.add(timer);
+    this.holdProcess();
+  }
+
+  /** A cooling slot keeps the process alive only while someone waits for it (a finished run exits at once). */
+  private holdProcess(): void {
+    const waited = this.queue.length > 0 || this.coolWaiters.size > 0;
+    for (const t of this.coolTimers) if (waited) t.ref(); else t.unref();
   }
 
   /** `n` connections opened outside the pool (the search for the allowance) closed just now: their slots cool down like any other. */
@@ -138,10 +148,11 @@ export class KeyPool {
     if (this.cooling === 0) return Promise.resolve();
     return new Promise((resolve, reject) => {
       const done = (): void => { this.coolWaiters.delete(done); signal.removeEventListener('abort', onAbort); resolve(); };
-      const onAbort = (): void => { this.coolWaiters.delete(done); reject(new StreamError('CONFORM_ABORTED', 'aborted while waiting for closed connections of the key to be freed')); };
+      const onAbort = (): void => { this.coolWaiters.delete(done); this.holdProcess(); reject(new StreamError('CONFORM_ABORTED', 'aborted while waiting for closed connections of the key to be freed')); };
       if (signal.aborted) return onAbort();
       signal.addEventListener('abort', onAbort, { once: true });
       this.coolWaiters.add(done);
+      this.holdProcess();
     });
   }
 
@@ -151,6 +162,7 @@ export class KeyPool {
       const onAbort = (): void => {
         const i = this.queue.indexOf(waiter);
         if (i >= 0) this.queue.splice(i, 1);
+        this.holdProcess();
         reject(new StreamError('CONFORM_ABORTED', `aborted while waiting for a connection slot of keys.${this.name}`));
       };
       if (signal.aborted) return onAbort();
@@ -169,6 +181,7 @@ export class KeyPool {
       if (head.freeze) this.frozen = true;
       head.grant();
     }
+    this.holdProcess();
   }
 }
 
@@ -230,7 +243,7 @@ export class ConnectionBudget {
       const key = (this.profile.keys[name] as { key?: unknown } | undefined)?.key;
       if (typeof key !== 'string' || statedAllowance(this.profile, key) !== undefined || this.pools.has(key)) continue;
       const found = await findAllowance(client, key, signal);
-      const pool = new KeyPool(this.names.get(key)!, found.allowance, found.releaseMs === undefined ? 0 : found.releaseMs + RELEASE_MARGIN_MS);
+      const pool = new KeyPool(this.names.get(key)!, found.allowance, found.releaseMs ? found.releaseMs + RELEASE_MARGIN_MS : 0);
       pool.closedOutside(found.opened);
       this.pools.set(key, pool);
     }
@@ -302,7 +315,8 @@ async function timeRelease(client: StreamClient, key: string, sessions: StreamSe
   const again = await openWaitingOut(client, { key }, signal, () => undefined, [TIMING_STEP_MS]).catch(() => undefined);
   if (!again?.ok) return undefined;
   sessions.push(again.session);
-  return Math.max(0, Math.round(again.session.startedAtMs - closed.atMs));
+  // Accepted at the first attempt: the slot was free by the time we asked.
+  return again.waitedOut ? Math.max(0, Math.round(again.session.startedAtMs - closed.atMs)) : 0;
 }
 
 /**
