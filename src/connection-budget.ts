@@ -289,7 +289,9 @@ async function findAllowance(client: StreamClient, key: string, signal: AbortSig
         steps.push(`connection ${n}: ${err instanceof Error ? err.message : String(err)}`);
         allowance = sessions.length > 0
           ? { lent: sessions.length, connections: sessions.length, source: 'at-least', steps, note: `${sessions.length} connection(s) accepted, then connection ${n} failed: the allowance is at least ${sessions.length}` }
-          : { lent: 1, source: 'unknown', steps, note: `the first connection failed (${err instanceof Error ? err.message : String(err)}): lent one connection at a time` };
+          // A stream that completes no handshake cannot be pushed over its allowance, and lending it
+          // one connection at a time would only make every check wait out the last one's failure.
+          : { lent: DISCOVERY_CAP, source: 'unknown', steps, note: `the first connection failed (${err instanceof Error ? err.message : String(err)}): lent as many at a time as the search would have opened` };
         break;
       }
       if (result.ok) { sessions.push(result.session); steps.push(`connection ${n}: accepted`); continue; }
