@@ -193,15 +193,18 @@ describe('the runner and the budget', () => {
     const s = await serve({ primary: 1, stated: true });
     const holds = (id: string): Check => ({
       id, clause: { section: 'Limits', rule: 'test' }, title: id, expectation: 'open', severity: 'must', tags: ['ws'], needs: ['ws'],
-      timeoutMs: 1000,
+      timeoutMs: 2500,
       async run(ctx) {
         const r = await ctx.stream.open();
         if (!r.ok) ctx.fail({ received: 'refused', expected: 'accepted' });
-        await new Promise((resolve) => setTimeout(resolve, 700));
+        await new Promise((resolve) => setTimeout(resolve, 800));
       },
     });
-    const { results } = await runChecks({ profile: withTiming(s.profile), checks: [holds('a'), holds('b'), holds('c')], settings: { concurrency: 3 } });
-    expect(results.map((r) => r.outcome)).toEqual(['pass', 'pass', 'pass']);
+    // The last of five waits at least 4 × 800 ms for the connection: over its 2.5 s limit, were the wait counted.
+    const ids = ['a', 'b', 'c', 'd', 'e'];
+    const { results } = await runChecks({ profile: withTiming(s.profile), checks: ids.map(holds), settings: { concurrency: 5 } });
+    expect(results.map((r) => `${r.id} ${r.outcome} ${r.reason ?? ''}`)).toEqual(ids.map((id) => `${id} pass `));
+    expect(Math.max(...results.map((r) => r.durationMs))).toBeGreaterThan(3200);
     expect(s.stats.refused[50009] ?? 0).toBe(0);
   });
 });

@@ -11,7 +11,7 @@ import { RELEASE_WAIT_MS } from '../../src/connection-budget.ts';
 import { STATUS } from '../../src/spec.ts';
 import type { OpenResult, StreamSession } from '../../src/transports/stream.ts';
 import { StreamError } from '../../src/transports/stream.ts';
-import { describeRefusal, pause, refusalStatus, tryOpen } from './support.ts';
+import { describeRefusal, keepOpen, pause, refusalStatus, tryOpen } from './support.ts';
 
 /** A second source address on loopback, to show the count is per key and not per IP. */
 export const SECOND_SOURCE_ADDRESS = '127.0.0.2';
@@ -79,7 +79,8 @@ async function atAllowance<T>(ctx: CheckContext, key: string, name: string, judg
       // Each of these is within the allowance: the engine waits out a 50009 a slot not yet freed causes.
       for (let i = others; i < allowance && !refused; i++) {
         const r = await tryOpen(ctx, { key });
-        if (r.ok) sessions.push(r.session);
+        // Pinged, so that a short keep-alive window on a slow machine does not close them under the measurement.
+        if (r.ok) { keepOpen(ctx, r.session); sessions.push(r.session); }
         else refused = r;
       }
       if (refused && !refused.ok && lease.closedSince() === closed0) {

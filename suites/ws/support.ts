@@ -61,12 +61,15 @@ export async function openSession(ctx: CheckContext, options: OpenOptions & { ke
   const result = await tryOpen(ctx, open);
   if (!result.ok) ctx.fail({ received: describeRefusal(result), expected: 'a valid key with stream access is accepted (spec: Authentication)' });
   const session = result.session;
-  if (keepAlive) {
-    const every = Math.max(50, Math.floor(timing(ctx.profile).windowMs / 3));
-    const timer = setInterval(() => { if (session.isOpen) session.send({ method: METHOD.ping }); }, every);
-    void session.closed.then(() => clearInterval(timer));
-  }
+  if (keepAlive) keepOpen(ctx, session);
   return session;
+}
+
+/** Pings `session` every window/3 until it closes, so that the target's keep-alive window never closes it under a check. */
+export function keepOpen(ctx: CheckContext, session: StreamSession): void {
+  const every = Math.max(50, Math.floor(timing(ctx.profile).windowMs / 3));
+  const timer = setInterval(() => { if (session.isOpen) session.send({ method: METHOD.ping }); }, every);
+  void session.closed.then(() => clearInterval(timer));
 }
 
 /** Waits for a frame; no frame (timeout or close) fails the check with `expected`. */
