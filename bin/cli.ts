@@ -15,6 +15,7 @@ const argv = process.argv.slice(2);
 const SUBCOMMANDS: Record<string, { file: string; exportName: string }> = {
   serve: { file: '../reference/serve-command.ts', exportName: 'serveCommand' },
   load: { file: '../load/cli-command.ts', exportName: 'loadCommand' },
+  spec: { file: '../src/spec-command.ts', exportName: 'specCommand' },
 };
 
 async function runSubcommand(name: string): Promise<number> {
@@ -22,9 +23,12 @@ async function runSubcommand(name: string): Promise<number> {
   const url = new URL(sub.file, import.meta.url);
   if (!existsSync(url)) { process.stderr.write(`conform: "${name}" is not available in this build\n`); return EXIT.usage; }
   const mod = (await import(url.href)) as Record<string, unknown>;
+  // A command that needs the package version is exported as a factory of it.
+  const exported = mod[sub.exportName];
+  const command = typeof exported === 'function' ? (exported as (v: string) => unknown)(pkg.version) : exported;
   try {
     // fail() must throw: yargs runs the handler anyway when it returns.
-    await yargs(argv).scriptName('conform').command(mod[sub.exportName] as never).help().version(false).strict()
+    await yargs(argv).scriptName('conform').command(command as never).help().version(false).strict()
       .fail((msg, err) => { throw err ?? new Error(msg); })
       .parseAsync();
     return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;
