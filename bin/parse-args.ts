@@ -4,6 +4,7 @@
  */
 import yargs from 'yargs';
 import { OPTION_DEFAULTS, type ConformOptions } from '../src/options.ts';
+import { earlyRequest } from './early-args.ts';
 
 export type ParseResult =
   | { kind: 'run'; options: ConformOptions }
@@ -58,8 +59,8 @@ const single = (name: string, v: unknown): string | undefined => {
 
 /** Parses argv (without node and the script). Never throws: problems come back as one line. */
 export function parseArgs(argv: readonly string[]): ParseResult {
-  if (argv.includes('--help') || argv.includes('-h')) return { kind: 'help' };
-  if (argv.includes('--version')) return { kind: 'version' };
+  const early = earlyRequest(argv);
+  if (early) return { kind: early };
   let a: Record<string, unknown>;
   try {
     a = conformYargs(argv).fail((msg, err) => { throw err ?? new Error(msg); }).parseSync() as Record<string, unknown>;

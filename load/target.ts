@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { loadProfile, minimalProfile, type Profile } from '../src/profile.ts';
 import { API_KEY_HEADER, PATHS, QUERY, ASSET_TYPE } from '../src/spec.ts';
 import { guessTimeUnit, MS_PER_UNIT, resolutionMs, type OffsetSample, type TimeUnit } from './clock.ts';
+import { moduleUrl, RUNS_COMPILED } from '../src/module-url.ts';
 import { LoadUsageError } from './options.ts';
 
 export interface KeyAllowance {
@@ -119,8 +120,10 @@ export interface ReferenceProcessOptions {
  * the one JSON line it prints: `{ restUrl, wsUrl, profile }`.
  */
 export async function startReferenceProcess(options: ReferenceProcessOptions = {}, timeoutMs = 30_000): Promise<LoadTarget> {
-  const tsx = import.meta.resolve('tsx');
-  const child: ChildProcess = spawn(process.execPath, ['--import', tsx, here('./reference-process.ts'), JSON.stringify(options)], {
+  const entry = moduleUrl('./reference-process.ts', import.meta.url);
+  // The sources need tsx's loader; the compiled package runs as plain JavaScript.
+  const loader = RUNS_COMPILED ? [] : ['--import', import.meta.resolve('tsx')];
+  const child: ChildProcess = spawn(process.execPath, [...loader, fileURLToPath(entry), JSON.stringify(options)], {
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stderr = '';

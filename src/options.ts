@@ -101,3 +101,14 @@ export function validateOptions(o: ConformOptions): void {
   if (o.matrix && !o.list) throw new UsageError('--matrix goes with --list');
   if (o.minCoverage !== undefined && !(Number.isFinite(o.minCoverage) && o.minCoverage >= 0 && o.minCoverage <= 100)) throw new UsageError(`--min-coverage: must be a percentage from 0 to 100 (got ${o.minCoverage})`);
 }
+
+/**
+ * Whether the console report uses ANSI colours: FORCE_COLOR decides when set (`0` or `false` turn
+ * colour off, any other value on), else a non-empty NO_COLOR turns it off (no-color.org), else a
+ * terminal gets colour. FORCE_COLOR winning over NO_COLOR is Node's own rule.
+ */
+export function colorWanted(env: { NO_COLOR?: string; FORCE_COLOR?: string }, tty: boolean): boolean {
+  if (env.FORCE_COLOR !== undefined) return !['0', 'false'].includes(env.FORCE_COLOR.toLowerCase());
+  if (env.NO_COLOR) return false;
+  return tty;
+}

@@ -8,6 +8,7 @@ import { Worker } from 'node:worker_threads';
 import { API_KEY_HEADER } from '../../src/spec.ts';
 import { estimateClock, resolutionMs, type ClockEstimate, type TimeUnit } from '../clock.ts';
 import { monoNow, wallOffsetMs } from '../mono-clock.ts';
+import { moduleUrl } from '../../src/module-url.ts';
 import { FANOUT_DEFAULTS, LoadUsageError, positiveInt } from '../options.ts';
 import { assignKeys, pickPairs, sampleTargetClock, type LoadTarget } from '../target.ts';
 import { evaluateThresholds, parseThresholds, type ThresholdResult } from '../thresholds.ts';
@@ -118,7 +119,7 @@ export function resolveFanoutOptions(o: FanoutOptions): Required<Omit<FanoutOpti
 }
 
 const BOOT = new URL('./worker-boot.mjs', import.meta.url);
-const WORKER = new URL('./client-worker.ts', import.meta.url).href;
+const WORKER = moduleUrl('./client-worker.ts', import.meta.url).href;
 
 /** Runs the fan-out test against `target` (which the caller closes). */
 export async function runFanout(target: LoadTarget, options: FanoutOptions = {}): Promise<FanoutReport> {
