@@ -219,7 +219,7 @@ export interface Matrix {
 export interface MatrixFault { readonly name: string; readonly catches: readonly string[] }
 
 /** Resolves a selector (`id`, or `prefix.` for a family) against the registry. */
-export function resolveSelector(checks: readonly Check[], selector: string): string[] {
+export function resolveSelector(checks: readonly Pick<Check, 'id'>[], selector: string): string[] {
   return checks.filter((c) => (selector.endsWith('.') ? c.id.startsWith(selector) : c.id === selector)).map((c) => c.id);
 }
 
