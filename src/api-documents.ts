@@ -133,7 +133,8 @@ export function asyncApiDocument(version: string): Json {
       },
       socketio: {
         host: SERVE_HOST, pathname: '/socket.io/', protocol: 'ws', security,
-        description: 'Socket.IO (Engine.IO 4 over WebSocket): each JSON message is the argument of one event, whose name the spec does not show (`conform serve --transport socketio` uses `price`).',
+        description: 'Socket.IO (Engine.IO 4 over WebSocket): each JSON message is the argument of one event on one namespace; ' +
+          'the spec shows neither (a conform profile names them: `event`, `namespace`; `conform serve --transport socketio` uses `price` on `/`).',
       },
     },
     channels: {

@@ -44,7 +44,7 @@ describe.skipIf(!present)(`Schemathesis against conform serve (${present ? ST : 
     } finally {
       await serve.stop();
     }
-  });
+  }, 180_000);
 
   // The document describes every conforming service, not only the reference's defaults: each
   // dialect of a set that together takes every value of every open choice (HTTP status mappings,
@@ -60,7 +60,7 @@ describe.skipIf(!present)(`Schemathesis against conform serve (${present ? ST : 
     } finally {
       await serve.stop();
     }
-  });
+  }, 180_000);
 
   it('reports a response schema violation when the reference sends ts as a string', async () => {
     const serve = await startServeProcess(dir, ['--fault', 'envelope-ts-string']);
