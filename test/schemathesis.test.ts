@@ -71,5 +71,5 @@ describe.skipIf(!present)(`Schemathesis against conform serve (${present ? ST : 
     } finally {
       await serve.stop();
     }
-  });
+  }, 180_000);
 });
