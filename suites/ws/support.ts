@@ -370,8 +370,10 @@ export const pause = (ms: number, ctx: CheckContext): Promise<void> => sleep(ms,
 // ---------------------------------------------------------------------------------------------
 // Pairs to subscribe to.
 
+/** Pairs asked per page, and pages read at most; without per_page (a maximum below 100 may refuse it) pages hold 10. */
 const PAGE_SIZE = 100;
 const MAX_PAGES = 20;
+const MAX_DEFAULT_PAGES = 60;
 
 /**
  * Up to `count` distinct pairs the primary key lists in /v1/pairs (optionally of one asset type),
@@ -389,15 +391,24 @@ export async function streamPairs(ctx: CheckContext, count: number, options: { a
   };
   if (!options.key) for (const code of ctx.profile.pairs?.sample ?? []) add(code);
   const types = options.assetType ? [options.assetType] : ['Crypto', undefined];
+  // The per_page maximum is not shown, nor whether a larger value is clamped or refused: a refused
+  // first page falls back to the default page size.
+  let perPage: number | undefined = PAGE_SIZE;
   for (const type of types) {
-    for (let page = 1; page <= MAX_PAGES && out.length < count; page++) {
+    for (let page = 1; page <= (perPage ? MAX_PAGES : MAX_DEFAULT_PAGES) && out.length < count; page++) {
       const before = out.length;
       const res = await ctx.rest.get({
         path: PATHS.pairs,
-        query: { [QUERY.pairs.page]: String(page), [QUERY.pairs.perPage]: String(PAGE_SIZE), ...(type ? { [QUERY.pairs.type]: type } : {}) },
+        query: { [QUERY.pairs.page]: String(page), ...(perPage ? { [QUERY.pairs.perPage]: String(perPage) } : {}), ...(type ? { [QUERY.pairs.type]: type } : {}) },
         ...(options.key ? { key: options.key } : {}),
       });
       const data = (res.json as { data?: unknown } | undefined)?.data;
+      if (!Array.isArray(data) && page === 1 && perPage) {
+        ctx.note(`${PATHS.pairs}?per_page=${perPage} refused; reading default-size pages`);
+        perPage = undefined;
+        page = 0;
+        continue;
+      }
       if (!Array.isArray(data) || data.length === 0) break;
       for (const item of data) add((item as { code?: unknown } | null)?.code);
       if (out.length === before) break;
