@@ -395,8 +395,9 @@ export async function streamPairs(ctx: CheckContext, count: number, options: { a
   // first page falls back to the default page size.
   let perPage: number | undefined = PAGE_SIZE;
   for (const type of types) {
+    let previous = '';
+    let size = 0;
     for (let page = 1; page <= (perPage ? MAX_PAGES : MAX_DEFAULT_PAGES) && out.length < count; page++) {
-      const before = out.length;
       const res = await ctx.rest.get({
         path: PATHS.pairs,
         query: { [QUERY.pairs.page]: String(page), ...(perPage ? { [QUERY.pairs.perPage]: String(perPage) } : {}), ...(type ? { [QUERY.pairs.type]: type } : {}) },
@@ -411,7 +412,13 @@ export async function streamPairs(ctx: CheckContext, count: number, options: { a
       }
       if (!Array.isArray(data) || data.length === 0) break;
       for (const item of data) add((item as { code?: unknown } | null)?.code);
-      if (out.length === before) break;
+      // A page that repeats the last one means the target ignores page: walking on reads it again.
+      // (A page of pairs already taken is no end: the typed walk came first, in catalogue order.)
+      // A per_page above the maximum may be clamped: the first page tells the size pages have.
+      if (page === 1) size = data.length;
+      const seen = JSON.stringify(data);
+      if (seen === previous || data.length < size) break;
+      previous = seen;
     }
     if (out.length >= count) break;
   }
