@@ -27,7 +27,7 @@ export interface MutationSettings {
   pingTimeoutMs: number;
   /** Slack after the window before a close counts as late (profile timing.pingGraceMs). */
   pingGraceMs: number;
-  /** Push interval of every server (ms). */
+  /** Push interval of every server (ms) that runs no dialect (a dialect sets its own). */
   tickMs: number;
   /** Catalogue runs (servers) in flight at once. */
   faultConcurrency: number;
@@ -69,7 +69,8 @@ export async function runCatalogue(fault: string | undefined, settings: Partial<
   // transport/event are additive options of startReferenceServer (issue 9); a server that ignores
   // them would run the checks over the raw WebSocket, so the profile is checked below.
   const options: Parameters<typeof startReferenceServer>[0] & { transport?: string; event?: string } = {
-    pingTimeoutMs: s.pingTimeoutMs, tickMs: s.tickMs, ...(fault === undefined ? {} : { fault }), ...(s.dialect ? { dialect: s.dialect } : {}),
+    // A dialect brings its own push cadence; only the ping window is shortened under it.
+    pingTimeoutMs: s.pingTimeoutMs, ...(s.dialect ? { dialect: s.dialect } : { tickMs: s.tickMs }), ...(fault === undefined ? {} : { fault }),
     ...(s.transport === 'socketio' ? { transport: 'socketio', event: SOCKETIO_EVENT } : {}),
   };
   const server = await startReferenceServer(options);

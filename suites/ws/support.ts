@@ -333,6 +333,28 @@ export async function awaitPushes(session: StreamSession, pair: string, count: n
   }
 }
 
+/** Longest a stop check watches for pushes that should have stopped (ms). */
+export const MAX_WATCH_MS = 10_000;
+/** Timeout of a check that learns a pair's cadence and then watches it stop: both waits and the rest of its steps. */
+export const STOP_CHECK_TIMEOUT_MS = WAIT.pushMs + MAX_WATCH_MS + 10_000;
+
+/** The largest gap between successive pushes of `pair` seen on `session` (ms), or undefined with fewer than two. */
+export function largestGap(session: StreamSession, pair: string): number | undefined {
+  const times = session.pushes({ pair }).map((p) => p.atMs);
+  let gap: number | undefined;
+  for (let i = 1; i < times.length; i++) gap = Math.max(gap ?? 0, times[i]! - times[i - 1]!);
+  return gap;
+}
+
+/**
+ * How long to watch a pair that was pushing before deciding its pushes stopped: three of its
+ * largest gaps so far (the cadence and whether pushes come only on change are not shown), at
+ * least WAIT.settleMs, at most MAX_WATCH_MS.
+ */
+export function watchMs(session: StreamSession, pair: string): number {
+  return Math.min(MAX_WATCH_MS, Math.max(WAIT.settleMs, 3 * (largestGap(session, pair) ?? WAIT.pushMs / 3)));
+}
+
 /** Waits until `atMs` on the stream clock (no-op when it has passed). */
 export async function until(ctx: CheckContext, atMs: number): Promise<void> {
   const left = atMs - ctx.stream.now();
