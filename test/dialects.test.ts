@@ -2,17 +2,22 @@
  * The zero-false-failure property: the whole default catalogue passes (no fail, no error) against
  * every dialect of the reference service. The covering seeds take every value of every option of
  * DIALECT_SPACE at least once; a few random seeds go beside them, named in the test title so that a
- * failure reads as the command that replays it. Every run gets its own server on port 0 with the
+ * failure reads as the command that replays it. The covering seeds run over the raw WebSocket and
+ * over Socket.IO. Every run gets its own server on port 0 with the
  * mutation suite's short ping window; all runs share one bounded pool inside one hook.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { coveringSeeds, drawDialect, DIALECT_SPACE } from '../reference/index.ts';
-import { formatReport, outcomeLine, parseDialectArgs, randomSeeds, reproduceCommands, runDialect, runDialects, type DialectOutcome } from '../scripts/dialects.ts';
+import { DIALECT_DEFAULTS, formatReport, outcomeLine, parseDialectArgs, randomSeeds, reproduceCommands, runDialect, type DialectOutcome } from '../scripts/dialects.ts';
+import { pool, type MutationSettings } from '../scripts/mutation.ts';
+
+type Transport = MutationSettings['transport'];
+const TRANSPORTS: readonly Transport[] = ['ws', 'socketio'];
 
 /** Random seeds run beside the covering ones on every test run. */
 const RANDOM_RUNS = 2;
-/** Generous: ten-odd dialects three at a time take about a minute on two idle cores. */
-const SUITE_BUDGET_MS = 280_000;
+/** Generous: the covering seeds over two transports, three at a time, took ~TBD s on two loaded cores. */
+const SUITE_BUDGET_MS = 400_000;
 
 describe('npm run dialects arguments', () => {
   it('runs the covering seeds when given nothing', () => {
@@ -72,27 +77,32 @@ describe('a failing seed', () => {
 
 describe('the whole catalogue against dialects of the reference service', () => {
   const covering = coveringSeeds();
-  const random = randomSeeds(RANDOM_RUNS).filter((s) => !covering.includes(s));
-  const outcomes = new Map<number, DialectOutcome>();
+  // Over both transports: the Socket.IO options (event, namespace, payload, refusals) only show over Socket.IO.
+  const runs: { seed: number; transport: Transport; covering: boolean }[] = [
+    ...TRANSPORTS.flatMap((transport) => covering.map((seed) => ({ seed, transport, covering: true }))),
+    ...randomSeeds(RANDOM_RUNS).filter((s) => !covering.includes(s)).map((seed, i) => ({ seed, transport: TRANSPORTS[i % TRANSPORTS.length]!, covering: false })),
+  ];
+  const outcomes = new Map<string, DialectOutcome>();
+  const key = (seed: number, transport: Transport): string => `${transport}:${seed}`;
 
   beforeAll(async () => {
-    await runDialects([...covering, ...random], {}, (o) => outcomes.set(o.seed, o));
-    const all = [...outcomes.values()];
+    await pool(runs, DIALECT_DEFAULTS.dialectConcurrency, async ({ seed, transport }) => {
+      outcomes.set(key(seed, transport), await runDialect(seed, { transport }));
+    });
     // Printed into the test output: the figure is a deliverable, not only a verdict.
-    console.log(formatReport(all));
+    for (const t of TRANSPORTS) console.log(`over ${t}:\n${formatReport(runs.filter((r) => r.transport === t).map((r) => outcomes.get(key(r.seed, t))!).filter(Boolean), t)}`);
   }, SUITE_BUDGET_MS);
 
-  it.each(covering.map((s) => [s]))('covering seed %i: no check fails or errors', (seed) => {
-    const o = outcomes.get(seed);
+  it.each(runs.filter((r) => r.covering).map((r) => [r.seed, r.transport]))('covering seed %i over %s: no check fails or errors', (seed, transport) => {
+    const o = outcomes.get(key(seed, transport));
     expect(o, `no outcome for seed ${seed}`).toBeDefined();
-    expect(o!.problems, `${reproduceCommands(seed)[0]}`).toEqual([]);
+    expect(o!.problems, reproduceCommands(seed, transport)[0]).toEqual([]);
     expect(o!.counts.pass).toBeGreaterThan(o!.results.length / 2);
   });
 
-  it.each(random.map((s) => [s, s]))('random seed %i: no check fails or errors (replay: npm run dialects -- --seed %i)', (seed) => {
-    const o = outcomes.get(seed);
+  it.each(runs.filter((r) => !r.covering).map((r) => [r.seed, r.transport, reproduceCommands(r.seed, r.transport)[0]]))('random seed %i over %s: no check fails or errors (replay: %s)', (seed, transport) => {
+    const o = outcomes.get(key(seed, transport));
     expect(o, `no outcome for seed ${seed}`).toBeDefined();
-    expect(o!.problems, `${reproduceCommands(seed)[0]}`).toEqual([]);
+    expect(o!.problems, reproduceCommands(seed, transport)[0]).toEqual([]);
   });
-
 });
