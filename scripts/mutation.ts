@@ -10,7 +10,9 @@
  */
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import { coveringSeeds, drawDialect, startReferenceServer, type Dialect } from '../reference/index.ts';
+import { coveringSeeds, drawDialect, resolveConfig, startReferenceServer, type Dialect, type ReferenceConfig } from '../reference/index.ts';
+import { applyDialect } from '../reference/dialect-config.ts';
+import { LIMITS } from '../src/spec.ts';
 import { FAULTS } from '../reference/faults.ts';
 import { RUN_DEFAULTS, runChecks, selectChecks } from '../src/runner.ts';
 import { streamFactoryFor } from '../src/transports/stream-factory.ts';
@@ -159,7 +161,24 @@ export const DIALECTS_PER_FAULT = 2;
  * cannot be seen, so the fault is not run under it. Each entry returns why, or undefined when the
  * dialect leaves the rule breakable. A fault absent here is breakable under every dialect.
  */
-export const MASKED_BY: Readonly<Record<string, (d: Dialect) => string | undefined>> = {};
+export const MASKED_BY: Readonly<Record<string, (d: Dialect) => string | undefined>> = {
+  // The pair limit is broken by a subscribe of 101 pairs (and shown by one of 100): a smaller catalogue has neither.
+  'subscribe-accepts-101': (d) => fewerPairsThan(d, LIMITS.maxPairsPerSubscribe + 1),
+  'subscribe-limit-99': (d) => fewerPairsThan(d, LIMITS.maxPairsPerSubscribe),
+  // The fault keeps only a single-connection key's slot, and the slot check closes a connection of keys.limited.
+  'limit-slot-not-freed': (d) => {
+    const limited = referenceConfig(d).keys.limited?.connections;
+    return limited === 1 ? undefined : `keys.limited allows ${String(limited)} connections, and the fault leaks only a single-connection key's slot`;
+  },
+};
+
+/** The reference's configuration under a dialect (its catalogue and allowances). */
+const referenceConfig = (d: Dialect): ReferenceConfig => applyDialect(resolveConfig({}), d);
+
+function fewerPairsThan(d: Dialect, n: number): string | undefined {
+  const size = referenceConfig(d).pairs.filter((p) => (p.state ?? 'active') === 'active').length;
+  return size < n ? `a catalogue of ${size} active pairs has fewer than the ${n} the rule needs` : undefined;
+}
 
 /** The seeds a fault runs under: the first DIALECTS_PER_FAULT of `pool` (rotated by the fault's index, so faults spread over it) that do not mask it. */
 export function dialectSeedsFor(fault: FaultEntry, index: number, seeds: readonly number[], draw: (seed: number) => Dialect): number[] {
