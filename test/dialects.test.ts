@@ -8,7 +8,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { coveringSeeds, drawDialect, DIALECT_SPACE } from '../reference/index.ts';
-import { DIALECT_DEFAULTS, formatReport, outcomeLine, parseDialectArgs, randomSeeds, reproduceCommands, runDialect, type DialectOutcome } from '../scripts/dialects.ts';
+import { DIALECT_DEFAULTS, formatReport, outcomeLine, overAllowance, parseDialectArgs, randomSeeds, reproduceCommands, runDialect, type DialectOutcome } from '../scripts/dialects.ts';
 import { pool, type MutationSettings } from '../scripts/mutation.ts';
 
 type Transport = MutationSettings['transport'];
@@ -59,6 +59,12 @@ describe('the covering seeds', () => {
 });
 
 describe('a failing seed', () => {
+  it('is told apart when it fails only on 50009 refusals of connections conform opened', () => {
+    const refused = 'ws.ping.pong.bare: fail handshake refused: HTTP 429 { "message": "Connection limit exceeded", "status_number": "50009" } / expected a valid key with stream access is accepted';
+    expect(overAllowance(refused)).toBe(true);
+    expect(overAllowance('ws.ping.pong.bare: fail text frame "pong!" / expected the text frame "Pong!"')).toBe(false);
+  });
+
   it('is reported with its dialect, what failed and the commands that replay it', async () => {
     const seed = coveringSeeds()[0]!;
     // A fault on top of a dialect: a run that must fail, as a false failure would.
