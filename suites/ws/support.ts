@@ -25,6 +25,10 @@ export const WAIT = {
   watchMs: 1500,
   /** How long after that allowance a check keeps watching for pushes that should have stopped. */
   settleMs: 750,
+  /** For two pushes of a pair, whose gap says its cadence: seconds apart, and only on change, may take several seconds. */
+  cadenceMs: 10_000,
+  /** For the first push of any of several open pairs after a subscribe (the push trigger is not shown). */
+  firstPushMs: 15_000,
 } as const;
 
 /** The keep-alive window, grace and ping-check hold of the target (spec: Limits, Ping interval: 30 s). */
@@ -336,7 +340,7 @@ export async function awaitPushes(session: StreamSession, pair: string, count: n
 /** Longest a stop check watches for pushes that should have stopped (ms). */
 export const MAX_WATCH_MS = 10_000;
 /** Timeout of a check that learns a pair's cadence and then watches it stop: both waits and the rest of its steps. */
-export const STOP_CHECK_TIMEOUT_MS = WAIT.pushMs + MAX_WATCH_MS + 10_000;
+export const STOP_CHECK_TIMEOUT_MS = WAIT.cadenceMs + MAX_WATCH_MS + 10_000;
 
 /** The largest gap between successive pushes of `pair` seen on `session` (ms), or undefined with fewer than two. */
 export function largestGap(session: StreamSession, pair: string): number | undefined {

@@ -36,7 +36,7 @@ export const unsubscribeChecks: readonly Check[] = [
       const session = await openSession(ctx);
       await subscribeOk(ctx, session, [a, b]);
       // Two pushes each: their gap says how long a silence of A means it stopped (the cadence is not shown).
-      const both = await Promise.all([awaitPushes(session, a, 2, 0, WAIT.pushMs), awaitPushes(session, b, 2, 0, WAIT.pushMs)]);
+      const both = await Promise.all([awaitPushes(session, a, 2, 0, WAIT.cadenceMs), awaitPushes(session, b, 2, 0, WAIT.cadenceMs)]);
       if (!both.every(Boolean)) noPushes(ctx, `two pushes of each of ${[a, b].join(' and ')}`);
       const notice = await ask(ctx, session, unsubscribe([a], 'conform-stop'), 'the unsubscribe notice');
       if (String(notice.code) !== STATUS.OK) ctx.fail({ received: `unsubscribe answered ${JSON.stringify(notice)}`, expected: 'the unsubscribe succeeds (code "200")' });
