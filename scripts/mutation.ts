@@ -165,12 +165,23 @@ export const MASKED_BY: Readonly<Record<string, (d: Dialect) => string | undefin
   // The pair limit is broken by a subscribe of 101 pairs (and shown by one of 100): a smaller catalogue has neither.
   'subscribe-accepts-101': (d) => fewerPairsThan(d, LIMITS.maxPairsPerSubscribe + 1),
   'subscribe-limit-99': (d) => fewerPairsThan(d, LIMITS.maxPairsPerSubscribe),
+  // A stop is judged after a pair has shown two pushes within the stop checks' wait; pushes only on
+  // change, a second or more apart (or from pairs that change seconds apart), may not show them.
+  'subscribe-extends': rarePushes,
+  'unsubscribe-keeps-pushing': rarePushes,
+  'push-unsubscribed-pair': rarePushes,
   // The fault keeps only a single-connection key's slot, and the slot check closes a connection of keys.limited.
   'limit-slot-not-freed': (d) => {
     const limited = referenceConfig(d).keys.limited?.connections;
     return limited === 1 ? undefined : `keys.limited allows ${String(limited)} connections, and the fault leaks only a single-connection key's slot`;
   },
 };
+
+function rarePushes(d: Dialect): string | undefined {
+  if (d.stream.pushes === 'every-tick') return undefined;
+  if (d.stream.tickMs >= 1000) return `pushes come only on change, at most every ${d.stream.tickMs} ms: a pair may not push twice within the stop checks' wait`;
+  return d.stream.quietPairs ? 'pushes come only on change and some pairs change seconds apart: a pair may not push twice within the stop checks\' wait' : undefined;
+}
 
 /** The reference's configuration under a dialect (its catalogue and allowances). */
 const referenceConfig = (d: Dialect): ReferenceConfig => applyDialect(resolveConfig({}), d);
