@@ -21,7 +21,7 @@ import {
 import { PUSH_EXPECTED } from '../src/push-inspection.ts';
 
 const CLEAN_RUNS = 3;
-/** Generous: the pool (faults over two transports and under dialects) took ~TBD s on two loaded cores; the other test files share them. */
+/** Generous: the pool (faults over two transports and under two dialects each) runs about 250 catalogues; the other test files share the two cores. */
 const SUITE_BUDGET_MS = 600_000;
 type Transport = MutationSettings['transport'];
 const TRANSPORTS: readonly Transport[] = ['ws', 'socketio'];
