@@ -22,7 +22,7 @@ import { PUSH_EXPECTED } from '../src/push-inspection.ts';
 
 const CLEAN_RUNS = 3;
 /** Generous: the pool (faults over two transports and under two dialects each) runs about 250 catalogues; the other test files share the two cores. */
-const SUITE_BUDGET_MS = 600_000;
+const SUITE_BUDGET_MS = 1_200_000;
 type Transport = MutationSettings['transport'];
 const TRANSPORTS: readonly Transport[] = ['ws', 'socketio'];
 
