@@ -5,7 +5,8 @@
 import type { Check } from '../../src/check.ts';
 import { PATHS, QUERY } from '../../src/spec.ts';
 import { WAIT, awaitPushes, needLivePairs, noPushes, openSession, streamPairs, subscribeOk } from './support.ts';
-import { places, priceProblems, relativeGap, significantPlaces } from './rules.ts';
+import { Decimal } from 'decimal.js';
+import { places, priceProblems, relativeGap } from './rules.ts';
 
 /** Largest relative gap between a push price and the REST price read right after it (1 %). */
 export const PRICE_BAND = 0.01;
@@ -16,8 +17,10 @@ const MIN_UNITS = 10_000;
 
 /** How many units of its last significant decimal place a decimal string holds (0 when it is none). */
 function unitsOf(value: unknown): number {
-  const sp = significantPlaces(value);
-  return sp === undefined ? 0 : Math.abs(Number(value)) * 10 ** sp;
+  if (places(value) === undefined) return 0;
+  // decimalPlaces() leaves trailing zeros out: a price padded to 8 places is priced in its real unit.
+  const d = new Decimal(value as string);
+  return d.abs().toNumber() * 10 ** d.decimalPlaces();
 }
 
 /** Pairs sampled per asset type by the market-live observation. */
