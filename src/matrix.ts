@@ -191,7 +191,7 @@ export const SPEC_STATEMENTS: readonly SpecStatement[] = [
   s('rule', 'Method ping', 'reply', `The reply is the plain text ${TEXT.pong}; id and params are optional.`, ['ws.ping.pong.']),
   s('rule', 'Resources and their fields', 'price agrees across transports', 'The push frame and the price record carry the same pair\'s ask, bid and mid-price as decimal strings.', ['ws.consistency.rest-agrees']),
   s('rule', 'Endpoints', 'unknown endpoint', `An endpoint that does not exist: ${STATUS.NOT_FOUND}.`, ['rest.not-found.endpoint']),
-  s('rule', 'GET /v1/pairs', 'pagination', 'A paginated list; pagination metadata not shown (observed).', ['rest.pairs.pages-disjoint', 'rest.observe.pagination-metadata']),
+  s('rule', 'GET /v1/pairs', 'pagination', 'A paginated list; pagination metadata not shown (observed).', ['rest.pairs.pages-disjoint', 'rest.observe.pagination-metadata', 'rest.observe.page-past-end']),
   s('rule', 'Versioning', '/v1 prefix', 'REST paths carry the prefix /v1; other versions not shown.', ['rest.pairs.schema', 'rest.price.schema']),
 ];
 

@@ -9,6 +9,14 @@ describe('places', () => {
 });
 
 describe('priceProblems', () => {
+  it('accepts a mid rounded at 3 places and padded to 8, with ask and bid padded too', () => {
+    expect(priceProblems({ ask: '189.30800000', bid: '189.30500000', price: '189.30700000' })).toEqual([]);
+  });
+  it('reports a padded price one tick (at its significant places) off the mid', () => {
+    const problems = priceProblems({ ask: '189.30800000', bid: '189.30500000', price: '189.30800000' });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/^price 189\.308 is not the mid 189\.3065 of ask and bid/);
+  });
   it('accepts an exact mid', () => expect(priceProblems({ ask: '10.02', bid: '10.00', price: '10.01' })).toEqual([]));
   it('accepts either rounding of a mid that needs one more digit', () => {
     expect(priceProblems({ ask: '10.03', bid: '10.00', price: '10.01' })).toEqual([]);

@@ -25,6 +25,10 @@ export const WAIT = {
   watchMs: 1500,
   /** How long after that allowance a check keeps watching for pushes that should have stopped. */
   settleMs: 750,
+  /** For two pushes of a pair, whose gap says its cadence: seconds apart, and only on change, may take several seconds. */
+  cadenceMs: 10_000,
+  /** For the first push of any of several open pairs after a subscribe (the push trigger is not shown). */
+  firstPushMs: 15_000,
 } as const;
 
 /** The keep-alive window, grace and ping-check hold of the target (spec: Limits, Ping interval: 30 s). */
@@ -193,6 +197,28 @@ export async function awaitPushes(session: StreamSession, pair: string, count: n
   }
 }
 
+/** Longest a stop check watches for pushes that should have stopped (ms). */
+export const MAX_WATCH_MS = 10_000;
+/** Timeout of a check that learns a pair's cadence and then watches it stop: both waits and the rest of its steps. */
+export const STOP_CHECK_TIMEOUT_MS = WAIT.cadenceMs + MAX_WATCH_MS + 10_000;
+
+/** The largest gap between successive pushes of `pair` seen on `session` (ms), or undefined with fewer than two. */
+export function largestGap(session: StreamSession, pair: string): number | undefined {
+  const times = session.pushes({ pair }).map((p) => p.atMs);
+  let gap: number | undefined;
+  for (let i = 1; i < times.length; i++) gap = Math.max(gap ?? 0, times[i]! - times[i - 1]!);
+  return gap;
+}
+
+/**
+ * How long to watch a pair that was pushing before deciding its pushes stopped: three of its
+ * largest gaps so far (the cadence and whether pushes come only on change are not shown), at
+ * least WAIT.settleMs, at most MAX_WATCH_MS.
+ */
+export function watchMs(session: StreamSession, pair: string): number {
+  return Math.min(MAX_WATCH_MS, Math.max(WAIT.settleMs, 3 * (largestGap(session, pair) ?? WAIT.pushMs / 3)));
+}
+
 /** Waits until `atMs` on the stream clock (no-op when it has passed). */
 export async function until(ctx: CheckContext, atMs: number): Promise<void> {
   const left = atMs - ctx.stream.now();
@@ -230,8 +256,10 @@ export const pause = (ms: number, ctx: CheckContext): Promise<void> => sleep(ms,
 // ---------------------------------------------------------------------------------------------
 // Pairs to subscribe to.
 
+/** Pairs asked per page, and pages read at most; without per_page (a maximum below 100 may refuse it) pages hold 10. */
 const PAGE_SIZE = 100;
 const MAX_PAGES = 20;
+const MAX_DEFAULT_PAGES = 60;
 
 /**
  * Up to `count` distinct pairs the primary key lists in /v1/pairs (optionally of one asset type),
@@ -249,18 +277,34 @@ export async function streamPairs(ctx: CheckContext, count: number, options: { a
   };
   if (!options.key) for (const code of ctx.profile.pairs?.sample ?? []) add(code);
   const types = options.assetType ? [options.assetType] : ['Crypto', undefined];
+  // The per_page maximum is not shown, nor whether a larger value is clamped or refused: a refused
+  // first page falls back to the default page size.
+  let perPage: number | undefined = PAGE_SIZE;
   for (const type of types) {
-    for (let page = 1; page <= MAX_PAGES && out.length < count; page++) {
-      const before = out.length;
+    let previous = '';
+    let size = 0;
+    for (let page = 1; page <= (perPage ? MAX_PAGES : MAX_DEFAULT_PAGES) && out.length < count; page++) {
       const res = await ctx.rest.get({
         path: PATHS.pairs,
-        query: { [QUERY.pairs.page]: String(page), [QUERY.pairs.perPage]: String(PAGE_SIZE), ...(type ? { [QUERY.pairs.type]: type } : {}) },
+        query: { [QUERY.pairs.page]: String(page), ...(perPage ? { [QUERY.pairs.perPage]: String(perPage) } : {}), ...(type ? { [QUERY.pairs.type]: type } : {}) },
         ...(options.key ? { key: options.key } : {}),
       });
       const data = (res.json as { data?: unknown } | undefined)?.data;
+      if (!Array.isArray(data) && page === 1 && perPage) {
+        ctx.note(`${PATHS.pairs}?per_page=${perPage} refused; reading default-size pages`);
+        perPage = undefined;
+        page = 0;
+        continue;
+      }
       if (!Array.isArray(data) || data.length === 0) break;
       for (const item of data) add((item as { code?: unknown } | null)?.code);
-      if (out.length === before) break;
+      // A page that repeats the last one means the target ignores page: walking on reads it again.
+      // (A page of pairs already taken is no end: the typed walk came first, in catalogue order.)
+      // A per_page above the maximum may be clamped: the first page tells the size pages have.
+      if (page === 1) size = data.length;
+      const seen = JSON.stringify(data);
+      if (seen === previous || data.length < size) break;
+      previous = seen;
     }
     if (out.length >= count) break;
   }
