@@ -1,30 +1,36 @@
-/** The `conform` command: parse options, call the library, set the exit code. */
-import { createRequire } from 'node:module';
-import { existsSync } from 'node:fs';
-import yargs from 'yargs';
-import { helpText, parseArgs } from './parse-args.ts';
-import { conform, EXIT, problemLine } from '../src/conform.ts';
-import { CHECKS } from '../suites/index.ts';
+/**
+ * The `conform` command: parse options, call the library, set the exit code. Only what `--version`
+ * needs is imported up front; the catalogue, the validator and yargs load when a run needs them,
+ * so the installed CLI answers `--version` in a fraction of the time a run takes to start.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { earlyRequest } from './early-args.ts';
+import { moduleUrl, PACKAGE_JSON_URL } from '../src/module-url.ts';
 
-const pkg = createRequire(import.meta.url)('../package.json') as { version: string };
+const pkg = JSON.parse(readFileSync(PACKAGE_JSON_URL, 'utf8')) as { version: string };
 /** How long the process may outlive its run (stdout drains meanwhile). */
 const LINGER_MS = 1500;
 const argv = process.argv.slice(2);
 
-/** Sub-commands other helpers own, registered when their module exists. */
+/** Sub-commands, each a yargs command module loaded only when asked for. */
 const SUBCOMMANDS: Record<string, { file: string; exportName: string }> = {
   serve: { file: '../reference/serve-command.ts', exportName: 'serveCommand' },
   load: { file: '../load/cli-command.ts', exportName: 'loadCommand' },
+  spec: { file: '../src/spec-command.ts', exportName: 'specCommand' },
 };
 
 async function runSubcommand(name: string): Promise<number> {
+  const [{ default: yargs }, { EXIT, problemLine }] = await Promise.all([import('yargs'), import('../src/conform.ts')]);
   const sub = SUBCOMMANDS[name]!;
-  const url = new URL(sub.file, import.meta.url);
+  const url = moduleUrl(sub.file, import.meta.url);
   if (!existsSync(url)) { process.stderr.write(`conform: "${name}" is not available in this build\n`); return EXIT.usage; }
   const mod = (await import(url.href)) as Record<string, unknown>;
+  // A command that needs the package version is exported as a factory of it.
+  const exported = mod[sub.exportName];
+  const command = typeof exported === 'function' ? (exported as (v: string) => unknown)(pkg.version) : exported;
   try {
     // fail() must throw: yargs runs the handler anyway when it returns.
-    await yargs(argv).scriptName('conform').command(mod[sub.exportName] as never).help().version(false).strict()
+    await yargs(argv).scriptName('conform').command(command as never).help().version(false).strict()
       .fail((msg, err) => { throw err ?? new Error(msg); })
       .parseAsync();
     return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;
@@ -36,6 +42,10 @@ async function runSubcommand(name: string): Promise<number> {
 
 async function main(): Promise<number> {
   if (argv[0] && SUBCOMMANDS[argv[0]]) return runSubcommand(argv[0]);
+  if (earlyRequest(argv) === 'version') { process.stdout.write(`${pkg.version}\n`); return 0; }
+  const [{ helpText, parseArgs }, { conform, EXIT }, { colorWanted }, { CHECKS }] = await Promise.all([
+    import('./parse-args.ts'), import('../src/conform.ts'), import('../src/options.ts'), import('../suites/index.ts'),
+  ]);
   const parsed = parseArgs(argv);
   switch (parsed.kind) {
     case 'help': process.stdout.write(`${await helpText()}\n`); return EXIT.ok;
@@ -55,12 +65,12 @@ async function main(): Promise<number> {
     out: (t) => process.stdout.write(t),
     err: (t) => process.stderr.write(t),
     tty: process.stdout.isTTY === true,
+    color: colorWanted(process.env, process.stdout.isTTY === true),
     version: pkg.version,
     signal: stop.signal,
     faults: (await import('../reference/faults.ts')).FAULTS,
     async startEmbedded({ transport, event }) {
       const { startReferenceServer } = await import('../reference/index.ts');
-      // transport/event are the reference's Socket.IO options (issue 9); older builds ignore them and conform says so.
       return startReferenceServer(transport === 'socketio' ? ({ transport, event } as Parameters<typeof startReferenceServer>[0]) : {});
     },
   });

@@ -4,6 +4,7 @@
  */
 import yargs from 'yargs';
 import { OPTION_DEFAULTS, type ConformOptions } from '../src/options.ts';
+import { earlyRequest } from './early-args.ts';
 
 export type ParseResult =
   | { kind: 'run'; options: ConformOptions }
@@ -40,6 +41,7 @@ export function conformYargs(argv: readonly string[]) {
       'max-body': { type: 'number', default: OPTION_DEFAULTS.maxBody, describe: 'largest REST body read, bytes' },
       'max-payload': { type: 'number', default: OPTION_DEFAULTS.maxPayload, describe: 'largest WebSocket message accepted, bytes' },
       matrix: { type: 'boolean', default: false, describe: 'with --list: the traceability matrix (spec statement, checks, faults)' },
+      'min-coverage': { type: 'number', describe: 'exit 1 when fewer than this percentage of the selected must checks ran (skips do not count); overrides the profile\'s minCoverage' },
     })
     .help(false)
     .version(false)
@@ -57,8 +59,8 @@ const single = (name: string, v: unknown): string | undefined => {
 
 /** Parses argv (without node and the script). Never throws: problems come back as one line. */
 export function parseArgs(argv: readonly string[]): ParseResult {
-  if (argv.includes('--help') || argv.includes('-h')) return { kind: 'help' };
-  if (argv.includes('--version')) return { kind: 'version' };
+  const early = earlyRequest(argv);
+  if (early) return { kind: early };
   let a: Record<string, unknown>;
   try {
     a = conformYargs(argv).fail((msg, err) => { throw err ?? new Error(msg); }).parseSync() as Record<string, unknown>;
@@ -103,6 +105,7 @@ export function parseArgs(argv: readonly string[]): ParseResult {
       maxBody: num('max-body'),
       maxPayload: num('max-payload'),
       matrix: a.matrix === true,
+      minCoverage: a['min-coverage'] === undefined ? undefined : num('min-coverage'),
     };
     for (const k of Object.keys(options) as (keyof ConformOptions)[]) if (options[k] === undefined) delete options[k];
     return { kind: 'run', options };

@@ -13,6 +13,7 @@ import { formatProgress } from './report/console.ts';
 import { formatMergedSummary, writeMergedReports } from './report/merge.ts';
 import { summary, writeReports, type LoadReport } from './report/write.ts';
 import { runRest, type RestOptions } from './rest/run.ts';
+import { ARRIVALS } from './rest/schedule.ts';
 import { resolveTarget, type LoadTarget, type ReferenceProcessOptions } from './target.ts';
 import { parseThresholds, ThresholdError, type LoadKind } from './thresholds.ts';
 
@@ -78,9 +79,13 @@ export function parseLoadArgs(argv: Record<string, unknown>, env: Readonly<Recor
   if (fanout.validatePerSecond !== undefined && !(fanout.validatePerSecond >= 0)) throw new LoadUsageError('--validate-per-second: must be 0 (off) or more');
   const endpoint = str(argv.endpoint);
   if (endpoint !== undefined && endpoint !== 'price' && endpoint !== 'pairs') throw new LoadUsageError(`--endpoint ${endpoint}: use price or pairs`);
+  const arrival = str(argv.arrival);
+  if (arrival !== undefined && !ARRIVALS.includes(arrival as 'uniform')) throw new LoadUsageError(`--arrival ${arrival}: use ${ARRIVALS.join(' or ')}`);
   const rest: RestOptions = {
     ...(endpoint ? { endpoint: endpoint as 'price' | 'pairs' } : {}),
-    ...(argv.rate !== undefined ? { rate: Math.round(parseRate(str(argv.rate)!, '--rate')) } : {}),
+    ...(argv.rate !== undefined ? { rate: str(argv.rate) === 'max' ? 'max' as const : parseRate(str(argv.rate)!, '--rate') } : {}),
+    ...(arrival ? { arrival: arrival as 'uniform' | 'poisson' } : {}),
+    ...(argv.seed !== undefined ? { seed: positiveInt(one(argv.seed), '--seed', 2 ** 31) } : {}),
     ...(argv.connections !== undefined ? { connections: positiveInt(one(argv.connections), '--connections', 10_000) } : {}),
     ...(duration !== undefined ? { durationMs: duration } : {}),
     ...(argv.warmup !== undefined ? { warmupMs: str(argv.warmup) === '0' ? 0 : parseDuration(str(argv.warmup)!, '--warmup') } : {}),
@@ -152,7 +157,8 @@ export async function runLoad(inv: LoadInvocation, io: LoadIO): Promise<number> 
       const push = inv.target.reference.tickMs;
       report = await runCalibrate({ ...inv.fanout, ...(push ? { pushIntervalMs: push } : {}), ...(onProgress ? { onProgress } : {}) });
     } else {
-      target = await resolveTarget(inv.target);
+      // `rest` never opens a stream, so it needs no stream URL.
+      target = await resolveTarget({ ...inv.target, needsStream: inv.mode === 'fanout' });
       report = inv.mode === 'fanout'
         ? await runFanout(target, { ...inv.fanout, ...(onProgress ? { onProgress } : {}) })
         : await runRest(target, { ...inv.rest, ...(onProgress ? { onProgress: (p) => onProgress({ phase: 'rest', ...p }) } : {}) });
@@ -172,7 +178,7 @@ export async function runLoad(inv: LoadInvocation, io: LoadIO): Promise<number> 
 /** Options shared by the three modes; `target`, `key`, `ws`, `profile` match the main command's. */
 export function loadBuilder(y: Argv): Argv {
   return y
-    .positional('mode', { choices: LOAD_MODES, describe: 'fanout: WebSocket fan-out latency, skew and loss; rest: REST throughput; calibrate: the generator\'s own floor; merge: one report from several hosts\' results', demandOption: true })
+    .positional('mode', { choices: LOAD_MODES, describe: 'fanout: WebSocket fan-out latency, skew and loss; rest: REST latency at a fixed arrival rate, or throughput with --rate max; calibrate: the generator\'s own floor; merge: one report from several hosts\' results', demandOption: true })
     .positional('results', { type: 'string', array: true, describe: 'merge: result files (conform load JSON or k6 JSON from load/k6)' })
     .options({
       target: { type: 'string', describe: 'REST base URL of the target; without --target or --profile the reference service is started in its own process' },
@@ -200,8 +206,10 @@ export function loadBuilder(y: Argv): Argv {
       'push-interval': { type: 'string', describe: 'embedded reference and calibrate: the server\'s push interval (default 100ms, i.e. 10 Hz per pair)' },
       'move-probability': { type: 'number', describe: 'embedded reference only: chance per push that a price moves (default 0.5)' },
       endpoint: { type: 'string', describe: 'rest: price or pairs (default price)' },
-      rate: { type: 'string', describe: `rest: requests per second, constant arrival rate (default ${REST_DEFAULTS.rate})` },
-      connections: { type: 'number', describe: `rest: HTTP connections (default ${REST_DEFAULTS.connections})` },
+      rate: { type: 'string', describe: `rest: requests per second at intended times, latency from the intended send time (open model, default ${String(REST_DEFAULTS.rate)}); max: connections back to back, the most the target serves (closed model)` },
+      arrival: { type: 'string', describe: `rest, open model: intended times uniform (evenly spaced) or poisson (default ${REST_DEFAULTS.arrival})` },
+      seed: { type: 'number', describe: `rest: seed of the Poisson arrivals (default ${REST_DEFAULTS.seed})` },
+      connections: { type: 'number', describe: `rest: most HTTP connections (open model) or connections sending back to back (max) (default ${REST_DEFAULTS.connections})` },
       warmup: { type: 'string', describe: `settling time excluded from the figures: after the ramp (fanout, default ${FANOUT_DEFAULTS.warmupMs / 1000}s) or before the measured requests (rest, default ${REST_DEFAULTS.warmupMs / 1000}s)` },
     });
 }

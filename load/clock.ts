@@ -1,39 +1,13 @@
 /**
- * Clocks of a load run. One monotonic clock per host (CLOCK_MONOTONIC through hrtime), shared by
- * every worker thread, so skew between clients needs no clock sync; a wall-clock offset maps it
- * to the target's `sent_at`, whose unit the spec does not show.
+ * The target's clock against ours. A service's clock is its own, on loopback too (containers,
+ * test doubles, a skewed VM), so the offset (target clock − ours) is always estimated: REST
+ * round trips bound it from both sides (the envelope's `ts` was stamped between our send and our
+ * receipt), frames bound it from below (none can arrive before it was sent). Latency is corrected
+ * by the offset when the bounds exclude zero, and is unknown, with the reason, when no estimate
+ * holds. Pure and import-free (no Node API), so the k6 scripts bundle it too.
  */
 
-/**
- * Per-thread base: `performance.now()` is cheap but each thread has its own origin. Set on first
- * use, not at load, so the pure estimates below bundle into k6 scripts, which have no `process`.
- */
-let monoBaseMs: number | undefined;
-
-/** Monotonic milliseconds on the host's one clock, comparable across worker threads. */
-export function monoNow(): number {
-  monoBaseMs ??= Number(process.hrtime.bigint()) / 1e6 - performance.now();
-  return performance.now() + monoBaseMs;
-}
-
-/** Offset such that wall-clock ms = mono ms + offset; the best of a few samples. */
-export function wallOffsetMs(samples = 5): number {
-  let best = Number.POSITIVE_INFINITY;
-  let offset = 0;
-  for (let i = 0; i < samples; i++) {
-    const a = monoNow();
-    const wall = Date.now();
-    const b = monoNow();
-    // Date.now() has 1 ms resolution; the midpoint of the shortest bracket is the best guess.
-    if (b - a < best) {
-      best = b - a;
-      offset = wall + 0.5 - (a + b) / 2;
-    }
-  }
-  return offset;
-}
-
-/** Unit of a timestamp, guessed from its magnitude around the present (the spec does not show it). */
+/** Unit of a timestamp (the spec does not show the unit of `ts`, `last_updated` or `sent_at`). */
 export type TimeUnit = 's' | 'ms' | 'us' | 'ns';
 /** Milliseconds per unit. */
 export const MS_PER_UNIT: Readonly<Record<TimeUnit, number>> = { s: 1000, ms: 1, us: 1e-3, ns: 1e-6 };
@@ -50,51 +24,76 @@ export function guessTimeUnit(value: number, nowMs = Date.now()): TimeUnit | nul
   return null;
 }
 
-/** One NTP-style sample: local send/receive wall times around a server timestamp (all ms). */
+/** The resolution of a timestamp in `unit`, ms: an integer stamp covers [v, v + 1 unit). */
+export function resolutionMs(unit: TimeUnit): number {
+  return Math.max(MS_PER_UNIT[unit], 1e-3);
+}
+
+/** One REST round trip: our wall clock at send and at receipt, and the envelope's `ts` in ms. */
 export interface OffsetSample { sentMs: number; receivedMs: number; serverMs: number }
 
-/** Estimated server-clock offset (server − local, ms) with its error bound. */
-export interface ClockOffset {
-  offsetMs: number;
-  /** The true offset is within offsetMs ± errorBoundMs. */
-  errorBoundMs: number;
-  method: 'loopback' | 'rest-ts' | 'none';
+/** What is known of the target's clock, and what latency may do with it. */
+export interface ClockEstimate {
+  /**
+   * same-clock: the bounds hold zero, latency is not corrected; corrected: they exclude zero,
+   * latency is corrected by `offsetMs`; unknown: no estimate holds, latency is not reported.
+   */
+  status: 'same-clock' | 'corrected' | 'unknown';
+  /** The correction applied to latency (target − ours, ms): 0 when same-clock, null when unknown. */
+  offsetMs: number | null;
+  /** The offset lies in [lowMs, highMs] (null when unknown). */
+  lowMs: number | null;
+  highMs: number | null;
+  /** Latency is true within ± this many ms as far as the clocks go (null when unknown). */
+  boundMs: number | null;
+  /** Whether frames raised the lower bound above what the round trips gave. */
+  narrowedByFrames: boolean;
+  /** REST round trips the estimate rests on. */
   samples: number;
+  /** Why latency is unknown (null otherwise). */
+  reason: string | null;
+}
+
+const round3 = (x: number): number => Math.round(x * 1000) / 1000;
+
+function unknown(samples: number, reason: string): ClockEstimate {
+  return { status: 'unknown', offsetMs: null, lowMs: null, highMs: null, boundMs: null, narrowedByFrames: false, samples, reason };
 }
 
 /**
- * NTP-style estimate from REST round trips: the server stamped `ts` somewhere between our send and
- * our receipt, so offset ∈ [ts − received, ts − sent]; the tightest round trip wins. `resolutionMs`
- * widens the bound by the server timestamp's own resolution.
+ * Estimates the target's clock offset from REST round trips of stamp resolution `stampResolutionMs`,
+ * narrowed by the frames' largest `sent_at − receipt` (ms, on our wall clock; −∞ when no frame).
+ *
+ * NTP's bound: the target stamped `ts` somewhere between our send and our receipt, and a stamp
+ * covers [ts, ts + resolution), so offset ∈ [ts − received, ts + resolution − sent]; every round
+ * trip holds, so the intervals intersect. A frame received at r with `sent_at` s was sent before r
+ * on the target's clock: s ≤ r + offset, so offset ≥ s − r.
  */
-export function estimateOffset(samples: readonly OffsetSample[], resolutionMs = 1): ClockOffset {
-  let lo = Number.NEGATIVE_INFINITY;
-  let hi = Number.POSITIVE_INFINITY;
+export function estimateClock(samples: readonly OffsetSample[], stampResolutionMs: number, maxSentMinusReceivedMs = Number.NEGATIVE_INFINITY): ClockEstimate {
+  if (!samples.length) return unknown(0, 'no REST reply carried a numeric `ts`: nothing bounds the target\'s clock from above');
+  let low = Number.NEGATIVE_INFINITY;
+  let high = Number.POSITIVE_INFINITY;
   for (const s of samples) {
-    // Intersecting every interval is at least as tight as the shortest round trip alone.
-    lo = Math.max(lo, s.serverMs - s.receivedMs);
-    hi = Math.min(hi, s.serverMs + resolutionMs - s.sentMs);
+    low = Math.max(low, s.serverMs - s.receivedMs);
+    high = Math.min(high, s.serverMs + stampResolutionMs - s.sentMs);
   }
-  if (!samples.length || lo > hi) {
-    if (!samples.length) return { offsetMs: 0, errorBoundMs: Number.POSITIVE_INFINITY, method: 'none', samples: 0 };
-    // Inconsistent samples (server clock stepped): fall back to the shortest round trip.
-    const best = [...samples].sort((a, b) => (a.receivedMs - a.sentMs) - (b.receivedMs - b.sentMs))[0]!;
-    const rtt = best.receivedMs - best.sentMs;
-    return { offsetMs: best.serverMs - (best.sentMs + best.receivedMs) / 2, errorBoundMs: rtt / 2 + resolutionMs, method: 'rest-ts', samples: samples.length };
+  if (low > high) return unknown(samples.length, `REST round trips disagree on the target's clock by ${round3(low - high)} ms (it stepped while being read?)`);
+  const narrowed = maxSentMinusReceivedMs > low;
+  if (narrowed) low = maxSentMinusReceivedMs;
+  if (low > high) {
+    return unknown(samples.length, `frames arrived up to ${round3(low - high)} ms before their sent_at on the clock the REST ts gives: the target's sent_at and ts disagree`);
   }
-  return { offsetMs: (lo + hi) / 2, errorBoundMs: (hi - lo) / 2, method: 'rest-ts', samples: samples.length };
-}
-
-/**
- * Frames narrow the offset from one side: a frame cannot arrive before it was sent, so
- * offset ≥ sent_at − received for every frame. Returns the offset raised to that bound if needed.
- */
-export function tightenWithFrames(offset: ClockOffset, maxSentMinusReceivedMs: number): ClockOffset {
-  if (!Number.isFinite(maxSentMinusReceivedMs) || offset.method === 'loopback') return offset;
-  const lo = offset.offsetMs - offset.errorBoundMs;
-  const hi = offset.offsetMs + offset.errorBoundMs;
-  const newLo = Math.max(lo, maxSentMinusReceivedMs);
-  if (newLo <= lo) return offset;
-  const top = Math.max(newLo, hi);
-  return { ...offset, offsetMs: (newLo + top) / 2, errorBoundMs: (top - newLo) / 2 };
+  // Note: the correction is made only when zero is excluded; a clock that may be ours is not moved.
+  const same = low <= 0 && high >= 0;
+  const offset = same ? 0 : (low + high) / 2;
+  return {
+    status: same ? 'same-clock' : 'corrected',
+    offsetMs: round3(offset),
+    lowMs: round3(low),
+    highMs: round3(high),
+    boundMs: round3(Math.max(offset - low, high - offset)),
+    narrowedByFrames: narrowed,
+    samples: samples.length,
+    reason: null,
+  };
 }

@@ -96,9 +96,34 @@ export function encode(h: Histogram): string {
 
 /** Adds an encoded histogram into `into`. */
 export function addEncoded(into: Histogram, encoded: string): void {
-  const h = hdr.decodeFromCompressedBase64(encoded, 32, false);
+  const h = decode(encoded);
   into.add(h);
   h.destroy();
+}
+
+/**
+ * Adds every value of `from` into `into` moved by `shiftUs` (negated first when `negate`: `from`
+ * then holds magnitudes of values below zero). Each bucket moves at its median value, so the
+ * result keeps the 3 significant digits of the value before the move. A moved value below zero
+ * is not recorded: the count of those is returned (the caller's shift was wrong if it is not 0).
+ */
+export function addShifted(into: Histogram, from: Histogram, shiftUs: number, negate = false): number {
+  const h = from as unknown as { countsArrayLength: number; getCountAtIndex(i: number): number; valueFromIndex(i: number): number; medianEquivalentValue(v: number): number };
+  let below = 0;
+  for (let i = 0; i < h.countsArrayLength; i++) {
+    const n = h.getCountAtIndex(i);
+    if (n === 0) continue;
+    const v = h.medianEquivalentValue(h.valueFromIndex(i));
+    const moved = Math.round((negate ? -v : v) + shiftUs);
+    if (moved < 0) { below += n; continue; }
+    into.recordValueWithCount(Math.min(moved, HIGHEST_US), n);
+  }
+  return below;
+}
+
+/** Decodes an encoded histogram (see encode). */
+export function decode(encoded: string): Histogram {
+  return hdr.decodeFromCompressedBase64(encoded, 32, false);
 }
 
 /** p50/p90/p99/p99.9/max in milliseconds, and the count; null fields when nothing was recorded. */
@@ -109,12 +134,14 @@ const ms = (us: number): number => Math.round(us) / 1000;
 export function summarize(h: Histogram): Percentiles {
   const count = h.totalCount;
   if (!count) return { count: 0, p50: null, p90: null, p99: null, p999: null, max: null, mean: null };
+  // A percentile is its bucket's highest equivalent value; the max is exact and caps it.
+  const at = (p: number): number => ms(Math.min(h.getValueAtPercentile(p), h.maxValue));
   return {
     count,
-    p50: ms(h.getValueAtPercentile(50)),
-    p90: ms(h.getValueAtPercentile(90)),
-    p99: ms(h.getValueAtPercentile(99)),
-    p999: ms(h.getValueAtPercentile(99.9)),
+    p50: at(50),
+    p90: at(90),
+    p99: at(99),
+    p999: at(99.9),
     max: ms(h.maxValue),
     mean: ms(h.mean),
   };

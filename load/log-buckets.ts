@@ -43,3 +43,34 @@ export function parseBucketMetric(metric: string): { name: string; index: number
   const m = /^([a-z_]+)_b(\d{4})$/.exec(metric);
   return m ? { name: m[1]!, index: Number(m[2]) } : null;
 }
+
+/**
+ * Counts `[index, count]` moved by `shiftUs`, each at its bucket's midpoint (negated first when
+ * `negate`: the counts are then magnitudes of values below zero). A value still below zero is not
+ * recorded, never clamped: their number is returned beside the counts.
+ */
+export function shiftBucketCounts(into: Map<number, number>, counts: readonly (readonly [number, number])[], shiftUs: number, negate = false): number {
+  let below = 0;
+  for (const [i, n] of counts) {
+    const mid = bucketMidUs(i);
+    const moved = (negate ? -mid : mid) + shiftUs;
+    if (moved < 0) { below += n; continue; }
+    const j = bucketIndex(moved);
+    into.set(j, (into.get(j) ?? 0) + n);
+  }
+  return below;
+}
+
+/** The value in µs at percentile `p` of bucket counts (the bucket's midpoint); null when empty. */
+export function bucketPercentileUs(counts: readonly (readonly [number, number])[], p: number): number | null {
+  const sorted = [...counts].filter(([, n]) => n > 0).sort((a, b) => a[0] - b[0]);
+  const total = sorted.reduce((s, [, n]) => s + n, 0);
+  if (!total) return null;
+  const rank = Math.max(1, Math.ceil((p / 100) * total));
+  let seen = 0;
+  for (const [i, n] of sorted) {
+    seen += n;
+    if (seen >= rank) return bucketMidUs(i);
+  }
+  return bucketMidUs(sorted[sorted.length - 1]![0]);
+}

@@ -11,6 +11,8 @@
  * - k6 results written by load/k6 handleSummary (`generator: "k6"`): `histograms` maps the same
  *   names to `{ unit: "us", layout: "log-buckets-32", counts: [[bucket, count], …] }`
  *   (load/log-buckets.ts); each count is recorded at its bucket's midpoint.
+ * A host whose latency is unknown (no estimate of the target's clock held) makes the merged
+ * latency unknown: a threshold on it fails rather than pass on the other hosts alone.
  */
 import { addEncoded, createHistogram, summarize, type Histogram, type Percentiles } from './histogram.ts';
 import { BUCKET_COUNT, bucketMidUs } from './log-buckets.ts';
@@ -28,6 +30,9 @@ export interface MergeHost {
   connected: number | null;
   frames: number | null;
   requests: number | null;
+  /** REST: requests sent more than the late bound after their intended time, and not sent at all (null: not reported). */
+  late: number | null;
+  dropped: number | null;
   errors: number;
   latencyP99Ms: number | null;
   /** Per host only (see the module comment). */
@@ -123,6 +128,10 @@ export function mergeResults(inputs: readonly MergeInput[], extraThresholds: rea
   const statusNumbers: Record<string, number> = {};
   const hosts: MergeHost[] = [];
   const windows = new Set<string>();
+  const latencyFrom = new Set<string>();
+  const unknownLatency: string[] = [];
+  const withoutLate: string[] = [];
+  const withoutDropped: string[] = [];
   const exprs = new Set<string>(extraThresholds);
 
   for (const { file, r } of results) {
@@ -135,6 +144,8 @@ export function mergeResults(inputs: readonly MergeInput[], extraThresholds: rea
     const skew = (r.skewMs ?? {}) as Json;
     const latency = (r.latencyMs ?? {}) as Json;
     const window = r.window as Json | undefined;
+    const clock = r.clock as Json | null | undefined;
+    if (clock && clock.status === 'unknown') unknownLatency.push(`${file} (${String(clock.reason)})`);
     if (kind === 'fanout') {
       add('clients', r.clients); add('connected', r.connected);
       // With a shared schedule (--start-at / START_AT) every host counts the frames sent in one window.
@@ -146,6 +157,10 @@ export function mergeResults(inputs: readonly MergeInput[], extraThresholds: rea
       if (window) windows.add(`${String(window.startAt)}…${String(window.endAt)}`);
     } else {
       add('requests', r.requests); add('rps', r.rps); add('errors', r.errors); add('timeouts', r.timeouts); add('non_2xx', r.non2xx);
+      add('scheduled', r.scheduled); add('late', r.late); add('dropped', r.dropped); add('waited_for_connection', r.waitedForConnection);
+      if (num(r.late) === null) withoutLate.push(file);
+      if (num(r.dropped) === null) withoutDropped.push(file);
+      latencyFrom.add(typeof r.latencyFrom === 'string' ? r.latencyFrom : generator === 'k6' ? 'actual send time (k6)' : 'unknown');
       sumInto(statusNumbers, r.statusNumbers);
     }
     hosts.push({
@@ -154,6 +169,7 @@ export function mergeResults(inputs: readonly MergeInput[], extraThresholds: rea
       generator,
       trustworthy: typeof r.trustworthy === 'boolean' ? r.trustworthy : null,
       clients: num(r.clients), connected: num(r.connected), frames: num(window?.frames ?? r.framesReceived), requests: num(r.requests),
+      late: kind === 'rest' ? num(r.late) : null, dropped: kind === 'rest' ? num(r.dropped) : null,
       errors: num(r.errors) ?? 0,
       latencyP99Ms: num(latency.p99), skewP99Ms: num(skew.p99), lost: num(r.lost), lossRate: num(r.lossRate),
       startedAt: typeof r.startedAt === 'string' ? r.startedAt : null,
@@ -172,6 +188,10 @@ export function mergeResults(inputs: readonly MergeInput[], extraThresholds: rea
   }
   for (const [name, files] of missing) observations.push(`${files.join(', ')} carried no ${name} histogram: the merged ${name} leaves them out`);
   if (hosts.some((h) => h.generator === 'k6') && hosts.some((h) => h.generator === 'conform')) observations.push('k6 distributions are bucket counts (at most 1/16 wide) recorded at their midpoints; conform\'s are HDR histograms with 3 significant digits');
+  if (unknownLatency.length) observations.push(`latency unknown on ${unknownLatency.join(', ')}: the merged latency is unknown, and a threshold on it fails`);
+  if (latencyFrom.size > 1) observations.push(`the hosts measured latency from different starts (${[...latencyFrom].join('; ')}): the merged latency mixes them`);
+  if (withoutLate.length) observations.push(`${withoutLate.join(', ')} report no late requests: the merged late is unknown, and a threshold on it fails`);
+  if (withoutDropped.length) observations.push(`${withoutDropped.join(', ')} report no dropped requests: the merged dropped is unknown, and a threshold on it fails`);
   if (windows.size > 1) observations.push(`the hosts measured different windows (${[...windows].join('; ')}): frame totals add runs that did not overlap`);
   if (kind === 'fanout') {
     observations.push('skew and loss are per host (each sees only its own clients): thresholds on them are judged on the worst host, a lower bound of the whole run');
@@ -181,7 +201,11 @@ export function mergeResults(inputs: readonly MergeInput[], extraThresholds: rea
   if (untrusted.length) observations.push(`untrustworthy (generator saturated): ${untrusted.map((h) => h.host).join(', ')}`);
 
   const metrics: Record<string, number | null> = { ...totals };
-  for (const [name, p] of Object.entries(distributions)) for (const k of ['p50', 'p90', 'p99', 'p999', 'max'] as const) metrics[`${name}.${k}`] = p[k];
+  for (const [name, p] of Object.entries(distributions)) for (const k of ['p50', 'p90', 'p99', 'p999', 'max'] as const) metrics[`${name}.${k}`] = name === 'latency' && unknownLatency.length ? null : p[k];
+  if (kind === 'rest') {
+    if (withoutLate.length) metrics.late = null;
+    if (withoutDropped.length) metrics.dropped = null;
+  }
   const worst = (xs: (number | null)[]): number | null => (xs.some((x) => x !== null) ? Math.max(...xs.filter((x): x is number => x !== null)) : null);
   if (kind === 'fanout') {
     for (const k of ['p50', 'p90', 'p99', 'max'] as const) metrics[`skew.${k}`] = worst(results.map(({ r }) => num(((r.skewMs ?? {}) as Json)[k])));

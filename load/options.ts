@@ -48,9 +48,14 @@ export const FANOUT_DEFAULTS = {
 
 /** Defaults of `conform load rest`. */
 export const REST_DEFAULTS = {
-  /** Requests per second (constant arrival rate). */
-  rate: 200,
-  connections: 20,
+  /** Requests per second (open model); `max` runs the closed model. */
+  rate: 200 as number | 'max',
+  /** Intended send times evenly spaced; `poisson` draws exponential gaps. */
+  arrival: 'uniform' as 'uniform' | 'poisson',
+  /** Seed of Poisson arrivals. */
+  seed: 1,
+  /** Open model: most connections opened to the target (enough for rate × latency in flight); closed model: connections sending back to back. */
+  connections: 50,
   durationMs: 20_000,
   warmupMs: 2000,
   endpoint: 'price' as 'price' | 'pairs',

@@ -8,7 +8,8 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { loadProfile, minimalProfile, type Profile } from '../src/profile.ts';
 import { API_KEY_HEADER, PATHS, QUERY, ASSET_TYPE } from '../src/spec.ts';
-import { estimateOffset, guessTimeUnit, MS_PER_UNIT, type ClockOffset, type OffsetSample } from './clock.ts';
+import { guessTimeUnit, MS_PER_UNIT, resolutionMs, type OffsetSample, type TimeUnit } from './clock.ts';
+import { moduleUrl, RUNS_COMPILED } from '../src/module-url.ts';
 import { assignKeyList, parseKeyLines, totalAllowance, type KeyAllowance } from './keys.ts';
 import { LoadUsageError } from './options.ts';
 
@@ -16,6 +17,7 @@ export type { KeyAllowance } from './keys.ts';
 
 export interface LoadTarget {
   rest: string;
+  /** The stream URL; '' when none was given (REST load needs none). */
   ws: string;
   keys: KeyAllowance[];
   profile: Profile;
@@ -85,12 +87,6 @@ export function assignKeys(clients: number, keys: readonly KeyAllowance[]): stri
   return assignKeyList(clients, keys);
 }
 
-/** True when the URL's host is this machine, so one clock serves both ends. */
-export function isLoopback(url: string): boolean {
-  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
-  return host === 'localhost' || host === '::1' || /^127\./.test(host);
-}
-
 const here = (p: string): string => fileURLToPath(new URL(p, import.meta.url));
 
 /** Options passed to the reference process (reference/index.ts `startReferenceServer`). */
@@ -108,8 +104,10 @@ export interface ReferenceProcessOptions {
  * the one JSON line it prints: `{ restUrl, wsUrl, profile }`.
  */
 export async function startReferenceProcess(options: ReferenceProcessOptions = {}, timeoutMs = 30_000): Promise<LoadTarget> {
-  const tsx = import.meta.resolve('tsx');
-  const child: ChildProcess = spawn(process.execPath, ['--import', tsx, here('./reference-process.ts'), JSON.stringify(options)], {
+  const entry = moduleUrl('./reference-process.ts', import.meta.url);
+  // The sources need tsx's loader; the compiled package runs as plain JavaScript.
+  const loader = RUNS_COMPILED ? [] : ['--import', import.meta.resolve('tsx')];
+  const child: ChildProcess = spawn(process.execPath, [...loader, fileURLToPath(entry), JSON.stringify(options)], {
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stderr = '';
@@ -143,8 +141,11 @@ export async function startReferenceProcess(options: ReferenceProcessOptions = {
   };
 }
 
-/** Resolves `--profile FILE`, `--target URL --key K [--ws URL]`, or (neither) the embedded reference. */
-export async function resolveTarget(opts: { profile?: string; target?: string; key?: string; ws?: string; keysFrom?: string; reference?: ReferenceProcessOptions }): Promise<LoadTarget> {
+/**
+ * Resolves `--profile FILE`, `--target URL --key K [--ws URL]`, or (neither) the embedded reference.
+ * A stream URL is required unless `needsStream` is false.
+ */
+export async function resolveTarget(opts: { profile?: string; target?: string; key?: string; ws?: string; keysFrom?: string; reference?: ReferenceProcessOptions; needsStream?: boolean }): Promise<LoadTarget> {
   let target: LoadTarget;
   const fileKeys = opts.keysFrom ? await readKeysFile(opts.keysFrom) : null;
   if (opts.profile || opts.target) {
@@ -155,8 +156,8 @@ export async function resolveTarget(opts: { profile?: string; target?: string; k
     } catch (err) {
       throw new LoadUsageError((err as Error).message);
     }
-    if (!profile.ws) throw new LoadUsageError('the target has no WebSocket URL: give --ws URL or "ws" in the profile');
-    target = { rest: profile.rest, ws: profile.ws, profile, keys: profileLoadKeys(profile), embedded: false, close: async () => {} };
+    if (!profile.ws && opts.needsStream !== false) throw new LoadUsageError('the target has no WebSocket URL: give --ws URL or "ws" in the profile');
+    target = { rest: profile.rest, ws: profile.ws ?? '', profile, keys: profileLoadKeys(profile), embedded: false, close: async () => {} };
   } else {
     target = await startReferenceProcess(opts.reference ?? {});
   }
@@ -197,25 +198,33 @@ export async function pickPairs(target: LoadTarget, count: number): Promise<stri
   return codes;
 }
 
+/** REST round trips to the target's clock, for load/clock.ts's estimate. */
+export interface ClockSamples {
+  samples: OffsetSample[];
+  /** Unit of `ts` guessed from its magnitude (the spec does not show it); null when none was numeric. */
+  tsUnit: TimeUnit | null;
+  /** Resolution of `ts` in ms (a whole-second stamp covers a second). */
+  resolutionMs: number;
+}
+
 /**
- * Offset between the target's clock and ours. Loopback shares one clock (exact); otherwise
- * NTP-style from the REST envelope's `ts` over a few round trips, with its error bound.
+ * Reads the target's clock: `rounds` GETs of `/v1/pairs`, each bracketed by `now` (our wall clock
+ * in ms; give the one frames are timed with, so both bounds share a time scale). Done on loopback
+ * too: a service's clock is its own wherever it runs.
  */
-export async function measureClockOffset(target: LoadTarget, rounds = 8): Promise<ClockOffset & { tsUnit: string | null }> {
-  if (isLoopback(target.ws) && isLoopback(target.rest)) return { offsetMs: 0, errorBoundMs: 0, method: 'loopback', samples: 0, tsUnit: null };
+export async function sampleTargetClock(target: LoadTarget, now: () => number, rounds = 8): Promise<ClockSamples> {
   const key = target.keys[0]?.key ?? target.profile.keys.primary.key;
   const samples: OffsetSample[] = [];
-  let unit: string | null = null;
+  let unit: TimeUnit | null = null;
   for (let i = 0; i < rounds; i++) {
-    const sentMs = Date.now();
+    const sentMs = now();
     const body = await getJson(target, PATHS.pairs, { [QUERY.pairs.perPage]: '1' }, key).catch(() => undefined) as { ts?: unknown } | undefined;
-    const receivedMs = Date.now();
+    const receivedMs = now();
     if (typeof body?.ts !== 'number') continue;
     const u = guessTimeUnit(body.ts);
     if (!u) continue;
     unit = u;
     samples.push({ sentMs, receivedMs, serverMs: body.ts * MS_PER_UNIT[u] });
   }
-  const resolution = unit === 's' ? 1000 : 1;
-  return { ...estimateOffset(samples, resolution), tsUnit: unit };
+  return { samples, tsUnit: unit, resolutionMs: unit ? resolutionMs(unit) : 1 };
 }

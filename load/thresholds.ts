@@ -36,7 +36,7 @@ export const METRICS = {
     ...dist('connect'), ...dist('subscribe'), ...dist('first_frame'),
     'lost', 'loss_rate', 'errors', 'frames_per_second', 'frames', 'connected', 'refused', 'disconnects', 'saturated',
   ],
-  rest: [...dist('latency'), 'rps', 'requests', 'errors', 'timeouts', 'non_2xx', 'rate_limited', 'non_200_status', 'saturated'],
+  rest: [...dist('latency'), 'rps', 'requests', 'errors', 'timeouts', 'non_2xx', 'rate_limited', 'non_200_status', 'late', 'dropped', 'saturated'],
 } as const satisfies Record<string, readonly string[]>;
 export type LoadKind = keyof typeof METRICS;
 
@@ -99,6 +99,9 @@ export function toK6Thresholds(thresholds: readonly Threshold[]): Record<string,
     } else if (t.metric === 'frames_per_second' || t.metric === 'rps') {
       name = t.metric === 'rps' ? 'http_reqs' : 'frames';
       agg = 'rate';
+    } else if (t.metric === 'dropped') {
+      // Requests the constant-arrival-rate executor could not start: k6's dropped iterations.
+      name = 'dropped_iterations';
     }
     (out[name] ??= []).push(`${agg}${t.op === '==' ? '==' : t.op}${t.value}`);
   }

@@ -20,7 +20,7 @@ const f = (name: string, area: string, rule: string, catches: readonly string[])
 
 export const FAULTS = [
   // REST envelope
-  f('envelope-status-number-integer', 'rest-envelope', 'status_number is a string', [
+  f('envelope-status-number-integer', 'rest-envelope', 'status_number is a string', ['rest.price.catalogue', 
     'rest.envelope.schema', 'rest.auth.header-case.canonical', 'rest.auth.header-case.lower',
     'rest.auth.header-case.upper', 'rest.auth.invalid-key', 'rest.auth.missing-key', 'rest.auth.suspended',
     'rest.entitlements.crypto-only-pairs', 'rest.entitlements.crypto-only-price', 'rest.entitlements.whitelist-pairs',
@@ -33,7 +33,7 @@ export const FAULTS = [
     'rest.price.schema', 'rest.price.stale', 'rest.price.unknown-pair',
     ...probes('50000', '50001', '50002', '50003', '50004', '50005', '50006', '50007', '50008', '50010', '50100', '50101', '50102', '50103', '50104', '50105', '50106', '50107', '50108', '50109')
   ]),
-  f('envelope-ts-string', 'rest-envelope', 'ts is an integer', [
+  f('envelope-ts-string', 'rest-envelope', 'ts is an integer', ['rest.price.catalogue', 
     'rest.envelope.schema', 'rest.pairs.schema', 'rest.price.schema',
     ...probes('50000', '50001', '50002', '50003', '50004', '50005', '50006', '50007', '50008', '50010', '50100', '50101', '50103', '50104', '50105', '50106', '50107', '50108', '50109')
   ]),
@@ -50,7 +50,7 @@ export const FAULTS = [
   f('auth-header-case-sensitive', 'auth', 'header names are case-insensitive: X-API-KEY and x-api-key are accepted', [
     'rest.auth.header-case.upper', 'rest.auth.header-case.lower'
   ]),
-  f('auth-canonical-header-refused', 'auth', 'the key header is accepted as written, X-API-Key', [
+  f('auth-canonical-header-refused', 'auth', 'the key header is accepted as written, X-API-Key', ['rest.price.catalogue', 
     'rest.auth.header-case.canonical', 'rest.auth.suspended', 'rest.entitlements.crypto-only-pairs',
     'rest.entitlements.crypto-only-price', 'rest.entitlements.whitelist-pairs', 'rest.not-found.endpoint',
     'rest.pairs.code-form', 'rest.pairs.code-search', 'rest.pairs.defaults', 'rest.pairs.invalid-param.page-negative',
@@ -80,14 +80,15 @@ export const FAULTS = [
   f('pairs-record-name-missing', 'pair-record', 'a pair record has code, name, base and quote', ['rest.pairs.schema']),
   f('pairs-base-mismatch', 'pair-record', 'base and quote are the symbols of the code', ['rest.pairs.code-form']),
   // Price record and market object
-  f('price-ask-number', 'price-record', 'every price value is a JSON string', ['rest.price.schema', 'rest.price.stale']),
-  f('price-not-mid', 'price-record', 'price is the mid of ask and bid', ['rest.price.mid', 'ws.push.mid', 'ws.consistency.rest-agrees']),
-  f('price-bid-above-ask', 'price-record', 'bid <= price <= ask', ['rest.price.mid', 'ws.push.mid', 'ws.consistency.rest-agrees']),
-  f('market-crypto-timezone', 'market', 'timezone is absent for Crypto', ['rest.price.market.crypto', 'rest.price.schema', 'rest.price.stale']),
-  f('market-timezone-missing', 'market', 'timezone is present for non-Crypto assets', ['rest.price.market.timezone', 'rest.price.schema']),
-  f('market-timezone-invalid', 'market', 'timezone is an IANA zone name', ['rest.price.market.timezone']),
-  f('market-crypto-regular-session', 'market', 'Crypto reason is continuous', ['rest.price.market.crypto', 'rest.price.market.combination', 'rest.price.schema']),
-  f('market-open-inverted', 'market', 'open is true in a session and false with market_closed (non-Crypto open flag inverted, so it shows at any hour)', [
+  f('price-ask-number', 'price-record', 'every price value is a JSON string', ['rest.price.catalogue', 'rest.price.schema', 'rest.price.stale']),
+  f('price-not-mid', 'price-record', 'price is the mid of ask and bid', ['rest.price.catalogue', 'rest.price.mid', 'ws.push.mid', 'ws.consistency.rest-agrees']),
+  f('price-bid-above-ask', 'price-record', 'bid <= price <= ask', ['rest.price.catalogue', 'rest.price.mid', 'ws.push.mid', 'ws.consistency.rest-agrees']),
+  f('price-deep-pair-inverted', 'price-record', 'bid <= price <= ask for every pair (here only the catalogue\'s last pair, outside every sample, breaks it)', ['rest.price.catalogue']),
+  f('market-crypto-timezone', 'market', 'timezone is absent for Crypto', ['rest.price.catalogue', 'rest.price.market.crypto', 'rest.price.schema', 'rest.price.stale']),
+  f('market-timezone-missing', 'market', 'timezone is present for non-Crypto assets', ['rest.price.catalogue', 'rest.price.market.timezone', 'rest.price.schema']),
+  f('market-timezone-invalid', 'market', 'timezone is an IANA zone name', ['rest.price.catalogue', 'rest.price.market.timezone']),
+  f('market-crypto-regular-session', 'market', 'Crypto reason is continuous', ['rest.price.catalogue', 'rest.price.market.crypto', 'rest.price.market.combination', 'rest.price.schema']),
+  f('market-open-inverted', 'market', 'open is true in a session and false with market_closed (non-Crypto open flag inverted, so it shows at any hour)', ['rest.price.catalogue', 
     'rest.price.market.combination', 'rest.price.market.equity-session', 'rest.price.schema'
   ]),
   // 50102 and 50104 shapes
@@ -151,6 +152,7 @@ export const FAULTS = [
   // Push frames
   f('push-missing-bid', 'push', 'push frames carry code, ask, bid, price', ['ws.push.schema']),
   f('push-price-number', 'push', 'push price values are JSON strings', ['ws.push.schema']),
+  f('push-changed-missing-bid', 'push', 'push frames carry code, ask, bid, price (here only on a connection whose subscription changed, which no push check makes)', ['ws.subscribe.replaces', 'ws.unsubscribe.stops']),
 ] as const satisfies readonly Fault[];
 
 export type FaultName = (typeof FAULTS)[number]['name'];

@@ -28,6 +28,30 @@ export function keyHeader(req: IncomingMessage, caseSensitive: boolean, canonica
 
 interface Outcome { http: number; body: Record<string, unknown> }
 
+/**
+ * Fault price-deep-pair-inverted's pair: deep in the catalogue, out of reach of every sample of
+ * the first pairs per asset type (the profile's sample, a check's first three of a type). The last
+ * listed active pair with three of its type before it in the listing and in the catalogue, and not
+ * among the catalogue's first ten; the last listed active pair when none is.
+ */
+function deepPair(svc: Service): PairEntry | undefined {
+  const active = (entries: readonly PairEntry[]): PairEntry[] => entries.filter((e) => e.state === 'active');
+  const deepIn = (entries: readonly PairEntry[]): Set<PairEntry> => {
+    const seen = new Map<string, number>();
+    const out = new Set<PairEntry>();
+    for (const e of entries) {
+      const n = seen.get(e.assetType) ?? 0;
+      if (n >= 3) out.add(e);
+      seen.set(e.assetType, n + 1);
+    }
+    return out;
+  };
+  const listed = active(svc.listing);
+  const catalogue = active([...svc.book.pairs.values()]);
+  const [inListing, inCatalogue, first] = [deepIn(listed), deepIn(catalogue), new Set(catalogue.slice(0, 10))];
+  return listed.filter((e) => inListing.has(e) && inCatalogue.has(e) && !first.has(e)).at(-1) ?? listed.at(-1);
+}
+
 /** A price record as sent on REST or (without market) in pushes, faults applied, written as the dialect writes prices there. */
 export function priceFields(svc: Service, entry: PairEntry, surface: 'rest' | 'stream'): { ask: string; bid: string; price: string } {
   let { ask, bid, price } = entry.current;
@@ -190,6 +214,7 @@ export class RestHandler {
     }
     const fields: Record<string, unknown> = priceFields(svc, entry, 'rest');
     if (svc.is('price-ask-number')) fields.ask = Number(fields.ask);
+    if (svc.is('price-deep-pair-inverted') && entry === deepPair(svc)) [fields.ask, fields.bid] = [fields.bid, fields.ask];
     const data = { code: entry.code, ...fields, market: marketOut(svc, svc.market(entry)) };
     if (entry.state === 'stale') {
       const out = this.envelope(STATUS.PRICE_STALE, svc.is('stale-data-null') ? null : data);

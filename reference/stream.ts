@@ -41,7 +41,7 @@ export interface StreamStats {
   tickMsMax: number;
 }
 
-interface Group { readonly id: string; readonly codes: readonly string[]; readonly clients: Set<Client> }
+interface Group { readonly id: string; readonly codes: readonly string[]; readonly clients: Set<Client>; readonly changed?: boolean }
 
 /** One stream connection as the protocol sees it; each transport implements it. */
 export interface Link {
@@ -492,10 +492,12 @@ export class StreamServer {
       const extra = [...this.svc.book.pairs.values()].find((e) => PriceBook.priced(e) && !codes.includes(e.code));
       if (extra) pushed = [...codes, extra.code];
     }
-    const id = [...pushed].sort().join('\n');
+    // Fault: connections whose subscription changed (replaced or reduced) get pushes of their own.
+    const changed = this.svc.is('push-changed-missing-bid') && old !== undefined;
+    const id = `${[...pushed].sort().join('\n')}${changed ? '\n(changed)' : ''}`;
     let group = this.groups.get(id);
     if (!group) {
-      group = { id, codes: pushed, clients: new Set() };
+      group = { id, codes: pushed, clients: new Set(), changed };
       this.groups.set(id, group);
     }
     group.clients.add(client);
@@ -572,6 +574,12 @@ export class StreamServer {
       for (const code of group.codes) if (jsonOf(code) !== null) pushes.push(code);
       const n = pushes.length;
       if (n === 0) continue;
+      if (group.changed) {
+        // Fault push-changed-missing-bid: these connections' pushes are written one by one, without bid.
+        const jsonsWithoutBid = pushes.map((code) => JSON.stringify({ ...JSON.parse(jsonOf(code)!) as object, bid: undefined }));
+        for (const client of group.clients) if (client.link.open) client.link.sendPushes(jsonsWithoutBid);
+        continue;
+      }
       let bytes: Buffer | undefined;
       let groupPackets: string[] | undefined;
       for (const client of group.clients) {

@@ -33,7 +33,8 @@ export function buildProfile(config: ReferenceConfig, restUrl: string, wsUrl: st
     if (k.connections !== undefined && k.stream !== false && dialect.keys.stated) entry.connections = k.connections;
     if (k.assetTypes) entry.assetTypes = k.assetTypes;
     if (k.pairs && k.pairs.length > 0) entry.pairs = k.pairs;
-    if (k.rateLimit) entry.rateLimit = k.rateLimit;
+    // Every key's REST rate is declared, so the harness paces its requests within it.
+    entry.rateLimit = k.rateLimit ?? config.restRateLimit;
     keys[name] = entry;
   }
   if (keys[UNKNOWN_KEY_NAME] === undefined && !names.some((n) => config.keys[n]!.key === UNKNOWN_KEY_VALUE)) keys[UNKNOWN_KEY_NAME] = { key: UNKNOWN_KEY_VALUE };

@@ -5,7 +5,7 @@
  */
 import type { CheckResult } from '../src/check.ts';
 import type { RunEvent, RunHandler } from '../src/runner.ts';
-import { failureLines, valueText } from './format.ts';
+import { coverageLine, failureLines, nothingToJudgeLine, valueText } from './format.ts';
 import { printable } from '../src/redact.ts';
 
 export interface ConsoleOptions {
@@ -45,6 +45,9 @@ export function summaryLines(e: Extract<RunEvent, { type: 'run-end' }>): string[
     for (const c of e.changes) lines.push(`  ${c.id} ${c.kind}${c.name ? ` ${c.name}` : ''}: ${valueText(c.before, 80)} -> ${valueText(c.after, 80)}`);
   }
   const s = e.summary;
+  const starved = nothingToJudgeLine(s.coverage);
+  lines.push('', `Coverage: ${coverageLine(s.coverage)}`);
+  if (starved) lines.push('', `!! ${starved}`);
   lines.push('', `${s.verdict === 'pass' ? 'PASS' : 'FAIL'}: ${s.pass} passed, ${s.fail} failed, ${s.error} errors, ${s.skip} skipped of ${s.total} checks in ${(s.durationMs / 1000).toFixed(1)} s (target ${e.target.rest}${e.target.embedded ? ', embedded reference service' : ''})`);
   return lines.map(printable);
 }

@@ -1,5 +1,6 @@
-/** Text shared by every report: how a failure, an error and a way to reproduce read. */
+/** Text shared by every report: how a failure, an error and a way to reproduce read, and the coverage. */
 import type { CheckResult, Evidence } from '../src/check.ts';
+import type { Coverage } from '../src/coverage.ts';
 
 /** `Section: rule`. */
 export const clauseText = (r: Pick<CheckResult, 'clause'>): string => `${r.clause.section}: ${r.clause.rule}`;
@@ -51,4 +52,22 @@ export function valueText(value: unknown, limit = 200): string {
   let s: string;
   try { s = typeof value === 'string' ? value : JSON.stringify(value) ?? String(value); } catch { s = String(value); }
   return truncate(s, limit);
+}
+
+/** Ids as a short list: the first three, then how many more. */
+const someIds = (ids: readonly string[]): string => (ids.length <= 3 ? ids.join(', ') : `${ids.slice(0, 3).join(', ')} and ${ids.length - 3} more`);
+
+/** `74 of 83 must checks ran (89.1 %); 9 skipped: profile has no keys.cryptoOnly (3: …); …`, and the minimum when one was set. */
+export function coverageLine(c: Coverage): string {
+  const head = `${c.mustRan} of ${c.mustTotal} must checks ran (${c.percent} %)`;
+  const skipped = c.mustSkipped === 0 ? '' : `; ${c.mustSkipped} skipped: ${c.skipped.map((g) => `${g.reason} (${g.ids.length}: ${someIds(g.ids)})`).join('; ')}`;
+  const gate = c.minimum === undefined ? '' : c.met ? `; minimum ${c.minimum} %: met` : `; BELOW THE MINIMUM of ${c.minimum} %: the run fails`;
+  return `${head}${skipped}${gate}`;
+}
+
+/** The warning of a run where the target gave the harness nothing to judge, or undefined. */
+export function nothingToJudgeLine(c: Coverage): string | undefined {
+  if (c.nothingToJudge.length === 0) return undefined;
+  const what = c.nothingToJudge.map((n) => `${n.what} (${n.ids.length} checks skipped: ${someIds(n.ids)})`).join('; ');
+  return `NOTHING TO JUDGE: the target gave the harness ${what}. Those rules were not tested: a pass does not cover them.`;
 }

@@ -1,60 +1,168 @@
 /**
- * The HTML report: one self-contained file (inline CSS, no scripts, no external resources): the
- * verdict, failures first with their evidence, the spec clause of every check, and the observed
- * behaviour where the spec is silent.
+ * The HTML report: one self-contained file (inline CSS, no scripts, no external resources).
+ * An overview comes first (verdict, outcomes by spec section and by tag, must-check coverage,
+ * changes against a baseline); then views picked with CSS-only tabs: the failures, each folded to
+ * one Received/Expected line with its reproduction behind a disclosure; every check with a filter
+ * by outcome; the observed behaviour; and the traceability matrix of this run.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { CheckResult } from '../src/check.ts';
+import type { CheckResult, Outcome } from '../src/check.ts';
 import type { RunEvent, RunHandler } from '../src/runner.ts';
-import { clauseText, failureLines, valueText } from './format.ts';
+import type { Coverage } from '../src/coverage.ts';
+import { resolveSelector, SPEC_STATEMENTS } from '../src/matrix.ts';
+import { coverageLine, nothingToJudgeLine, reproduceLines, truncate, valueText } from './format.ts';
 import { printable } from '../src/redact.ts';
 
 export const HTML_REPORT_FILE = 'conform-report.html';
+type RunEnd = Extract<RunEvent, { type: 'run-end' }>;
 
 const esc = (s: string): string => printable(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+/** Filter and bar order: what needs attention first. */
+const OUTCOMES: readonly Outcome[] = ['fail', 'error', 'skip', 'pass'];
+/** Column order of the count tables, as the verdict line reads. */
+const COLUMNS: readonly Outcome[] = ['pass', 'fail', 'error', 'skip'];
+const VIEWS = [['failures', 'Failures'], ['checks', 'Every check'], ['observed', 'Observed behaviour'], ['matrix', 'Traceability matrix']] as const;
 
-const CSS = `body{font:14px/1.45 system-ui,sans-serif;margin:2rem;max-width:72rem;color:#222}
-h1{margin:.2rem 0}.verdict{font-size:1.4rem;font-weight:700;padding:.4rem .8rem;border-radius:4px;display:inline-block}
+// The tabs and the outcome filter are radio inputs placed before <main>, so `:checked ~ main …`
+// selectors show one view and hide filtered rows without a script.
+const CSS = `body{font:14px/1.45 system-ui,sans-serif;margin:1.5rem auto;max-width:76rem;padding:0 1rem;color:#222}
+h1{margin:.2rem 0 .4rem}h2{margin:1.4rem 0 .4rem;font-size:1.15rem}
+.verdict{font-size:1.3rem;font-weight:700;padding:.4rem .8rem;border-radius:4px;display:inline-block;margin:.3rem 0}
 .v-pass{background:#dcf5dc;color:#125212}.v-fail{background:#fde0e0;color:#8a1010}
-table{border-collapse:collapse;width:100%;margin:.6rem 0}td,th{border:1px solid #ddd;padding:.25rem .5rem;text-align:left;vertical-align:top}
+.cards{display:flex;gap:.6rem;flex-wrap:wrap;margin:.6rem 0}.card{border:1px solid #ddd;border-radius:4px;padding:.4rem .8rem;min-width:6rem}
+.card b{display:block;font-size:1.3rem}.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(22rem,1fr));gap:1rem}
+table{border-collapse:collapse;width:100%;margin:.4rem 0}td,th{border:1px solid #ddd;padding:.2rem .45rem;text-align:left;vertical-align:top}
+th{background:#f4f4f4}td.n{text-align:right;font-variant-numeric:tabular-nums}
 .o-pass{color:#125212}.o-fail,.o-error{color:#8a1010;font-weight:700}.o-skip{color:#777}
-pre{background:#f6f6f6;padding:.6rem;overflow:auto;white-space:pre-wrap;word-break:break-all}
-section.failure{border-left:4px solid #c33;padding-left:1rem;margin:1rem 0}code{font-size:.95em}`;
+.bar{display:flex;height:.6rem;min-width:8rem;border-radius:2px;overflow:hidden;background:#eee}.bar i{display:block}
+.b-pass{background:#3a9a3a}.b-fail{background:#c33}.b-error{background:#e08a00}.b-skip{background:#bbb}
+pre{background:#f6f6f6;padding:.5rem;overflow-x:auto;white-space:pre;margin:.3rem 0;font-size:12.5px}
+details.failure{border-left:4px solid #c33;margin:.5rem 0;padding:.2rem .6rem;background:#fffafa}
+details.failure.is-error{border-left-color:#e08a00;background:#fffbf3}
+details.failure summary{cursor:pointer;font-weight:400;color:#222}details.failure summary code.id{font-weight:700}
+.line{font-family:ui-monospace,monospace;font-size:12.5px;color:#444}
+input.ctl{position:absolute;opacity:0;pointer-events:none}
+nav.tabs{display:flex;gap:.3rem;border-bottom:2px solid #ccc;margin-top:1.6rem}
+nav.tabs label,.filter label{cursor:pointer;padding:.3rem .8rem;border:1px solid #ccc;border-bottom:none;border-radius:4px 4px 0 0;background:#f4f4f4}
+.filter label{border-radius:4px;border-bottom:1px solid #ccc;padding:.15rem .6rem}
+.view{display:none;padding-top:.6rem}
+${VIEWS.map(([v]) => `#t-${v}:checked~main #${v}`).join(',')}{display:block}
+${VIEWS.map(([v]) => `#t-${v}:checked~main label[for=t-${v}]`).join(',')}{background:#fff;font-weight:700;border-color:#888}
+${OUTCOMES.map((o) => `#f-${o}:checked~main #checks tr.row:not(.o-${o})`).join(',')}{display:none}
+${['all', ...OUTCOMES].map((o) => `#f-${o}:checked~main label[for=f-${o}]`).join(',')}{background:#fff;font-weight:700;border-color:#888}`;
 
-function failureSection(r: CheckResult): string {
-  return `<section class="failure" id="${esc(r.id)}"><h3><code>${esc(r.id)}</code> <span class="o-${r.outcome}">${r.outcome.toUpperCase()}</span></h3>
-<p>${esc(r.title)}<br>Spec: <em>${esc(clauseText(r))}</em></p>
-<pre>${esc(failureLines(r, 200).join('\n'))}</pre></section>`;
+interface Counts { pass: number; fail: number; error: number; skip: number; total: number }
+const emptyCounts = (): Counts => ({ pass: 0, fail: 0, error: 0, skip: 0, total: 0 });
+
+function countBy(results: readonly CheckResult[], keys: (r: CheckResult) => readonly string[]): Map<string, Counts> {
+  const m = new Map<string, Counts>();
+  for (const r of results) {
+    for (const k of keys(r)) {
+      const c = m.get(k) ?? emptyCounts();
+      c[r.outcome]++;
+      c.total++;
+      m.set(k, c);
+    }
+  }
+  return m;
+}
+
+const bar = (c: Counts): string =>
+  `<span class="bar" title="${OUTCOMES.map((o) => `${c[o]} ${o}`).join(', ')}">${OUTCOMES.map((o) => (c[o] ? `<i class="b-${o}" style="width:${(100 * c[o]) / c.total}%"></i>` : '')).join('')}</span>`;
+
+function countsTable(title: string, m: Map<string, Counts>): string {
+  const rows = [...m.entries()].sort((a, b) => b[1].fail + b[1].error - (a[1].fail + a[1].error) || a[0].localeCompare(b[0]));
+  return `<div><h2>${esc(title)}</h2><table><tr><th>${esc(title.replace(/^By /, ''))}</th><th>pass</th><th>fail</th><th>error</th><th>skip</th><th></th></tr>
+${rows.map(([k, c]) => `<tr><td>${esc(k)}</td>${COLUMNS.map((o) => `<td class="n${c[o] && (o === 'fail' || o === 'error') ? ` o-${o}` : ''}">${c[o]}</td>`).join('')}<td>${bar(c)}</td></tr>`).join('\n')}</table></div>`;
+}
+
+/** The run's must-check coverage (src/coverage.ts), in the words every report uses. */
+const mustCoverage = (c: Coverage): string => `<h2>Must-check coverage</h2><p class="coverage">Coverage: ${esc(coverageLine(c))}</p>`;
+
+function changesSection(e: RunEnd): string {
+  if (!e.changes) return '<h2>Changes against the baseline</h2><p>No baseline given (<code>--baseline FILE</code>).</p>';
+  if (e.changes.length === 0) return '<h2>Changes against the baseline</h2><p>None: every verdict and observation is as before.</p>';
+  return `<h2>Changes against the baseline (${e.changes.length})</h2><table><tr><th>check</th><th>what</th><th>before</th><th>after</th></tr>${e.changes.map((c) => `<tr><td><code>${esc(c.id)}</code></td><td>${esc(c.kind)}${c.name ? ` ${esc(c.name)}` : ''}</td><td>${esc(valueText(c.before))}</td><td>${esc(valueText(c.after))}</td></tr>`).join('')}</table>`;
+}
+
+/** The one line a folded failure shows: the first violation (or the error), and how many more there are. */
+function foldedLine(r: CheckResult): string {
+  if (r.outcome === 'error') return `Error ${r.errorCode ?? ''}: ${r.reason ?? ''}`;
+  const v = r.violations[0];
+  if (!v) return r.reason ?? '';
+  const more = r.violations.length > 1 ? ` (+${r.violations.length - 1} more)` : '';
+  return `Received ${truncate(v.received, 110)} · Expected ${truncate(v.expected, 110)}${more}`;
+}
+
+function failureDetails(r: CheckResult): string {
+  const repro = reproduceLines(r.evidence);
+  const violations = r.violations.map((v) => `<tr><td>${esc(v.received)}</td><td>${esc(v.expected)}</td></tr>`).join('');
+  return `<details class="failure is-${r.outcome}" id="${esc(r.id)}"><summary><code class="id">${esc(r.id)}</code> <span class="o-${r.outcome}">${r.outcome.toUpperCase()}</span><br><span class="line">${esc(foldedLine(r))}</span></summary>
+<p>${esc(r.title)}<br>Spec: <em>${esc(r.clause.section)}</em>: ${esc(r.clause.rule)}</p>
+${violations ? `<table><tr><th>Received</th><th>Expected</th></tr>${violations}</table>` : ''}
+${repro.length ? `<p>Reproduce with:</p><pre class="repro">${esc(repro.join('\n'))}</pre>` : ''}</details>`;
+}
+
+/** The spec statements of the traceability matrix with the outcome of their checks in this run. */
+function matrixView(results: readonly CheckResult[]): string {
+  const byId = new Map(results.map((r) => [r.id, r]));
+  const rows = SPEC_STATEMENTS.map((st) => {
+    const ids = [...new Set(st.checks.flatMap((sel) => resolveSelector(results, sel)))];
+    const checks = ids.map((id) => `<code class="o-${byId.get(id)!.outcome}">${esc(id)}</code>`).join(' ');
+    const cell = checks || (st.outside ? `<span class="o-skip">outside: ${esc(st.outside.reason)}</span>` : '<span class="o-skip">no check in this run</span>');
+    return `<tr><td>${esc(st.section)}</td><td>${esc(st.item)}</td><td>${esc(st.statement)}</td><td>${cell}</td></tr>`;
+  });
+  return `<p>Each statement of the spec and the checks of this run that enforce it, coloured by outcome.</p>
+<table><tr><th>section</th><th>item</th><th>statement</th><th>checks</th></tr>${rows.join('\n')}</table>`;
 }
 
 /** The whole page of a finished run. */
-export function htmlReport(e: Extract<RunEvent, { type: 'run-end' }>): string {
+export function htmlReport(e: RunEnd): string {
   const s = e.summary;
   const failed = e.results.filter((r) => r.outcome === 'fail' || r.outcome === 'error');
   const observations = e.results.flatMap((r) => r.observations.map((o) => ({ r, o })));
-  const rows = e.results.map((r) => `<tr><td><code>${esc(r.id)}</code></td><td class="o-${r.outcome}">${r.outcome}</td><td>${esc(r.severity)}</td><td>${esc(clauseText(r))}</td><td>${esc(r.reason ?? r.expectation)}</td></tr>`);
-  const changes = e.changes && e.changes.length > 0
-    ? `<h2>Changes against the baseline</h2><table><tr><th>check</th><th>what</th><th>before</th><th>after</th></tr>${e.changes.map((c) => `<tr><td><code>${esc(c.id)}</code></td><td>${esc(c.kind)}${c.name ? ` ${esc(c.name)}` : ''}</td><td>${esc(valueText(c.before))}</td><td>${esc(valueText(c.after))}</td></tr>`).join('')}</table>`
-    : '';
+  const total: Counts = { pass: s.pass, fail: s.fail, error: s.error, skip: s.skip, total: s.total };
+  const checkRows = e.results.map((r) => `<tr class="row o-${r.outcome}"><td><code>${esc(r.id)}</code></td><td class="o-${r.outcome}">${r.outcome}</td><td>${esc(r.severity)}</td><td>${esc(r.clause.section)}: ${esc(r.clause.rule)}</td><td>${esc(r.reason ?? r.expectation)}</td></tr>`);
+  const controls = [
+    ...VIEWS.map(([v], i) => `<input class="ctl" type="radio" name="view" id="t-${v}"${i === (failed.length ? 0 : 1) ? ' checked' : ''}>`),
+    ...['all', ...OUTCOMES].map((o) => `<input class="ctl" type="radio" name="outcome" id="f-${o}"${o === 'all' ? ' checked' : ''}>`),
+  ].join('');
+  const count = (v: string): number => (v === 'failures' ? failed.length : v === 'checks' ? s.total : v === 'observed' ? observations.length : SPEC_STATEMENTS.length);
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>conform report: ${esc(e.target.name ?? e.target.rest)}</title><style>${CSS}</style></head>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>conform report: ${esc(e.target.name ?? e.target.rest)}</title><style>${CSS}</style></head>
 <body>
+${controls}
+<main>
 <h1>conform report</h1>
-<p>Target: <code>${esc(e.target.rest)}</code>${e.target.ws ? ` and <code>${esc(e.target.ws)}</code>` : ''}${e.target.embedded ? ' (embedded reference service)' : ''}<br>Run: ${esc(e.startedAt)} to ${esc(e.finishedAt)}</p>
-<p class="verdict v-${s.verdict}">${s.verdict === 'pass' ? 'PASS' : 'FAIL'}: ${s.pass} passed, ${s.fail} failed, ${s.error} errors, ${s.skip} skipped of ${s.total}</p>
-<h2>Failures and errors (${failed.length})</h2>
-${failed.length ? failed.map(failureSection).join('\n') : '<p>None.</p>'}
-${changes}
-<h2>Observed behaviour (${observations.length})</h2>
+<p>Target: <code>${esc(e.target.rest)}</code>${e.target.ws ? ` and <code>${esc(e.target.ws)}</code>` : ''}${e.target.embedded ? ' (embedded reference service)' : ''}<br>Run: ${esc(e.startedAt)} to ${esc(e.finishedAt)} (${(s.durationMs / 1000).toFixed(1)} s)</p>
+<p class="verdict v-${s.verdict}" id="verdict">${s.verdict === 'pass' ? 'PASS' : 'FAIL'}: ${s.pass} passed, ${s.fail} failed, ${s.error} errors, ${s.skip} skipped of ${s.total}</p>
+${nothingToJudgeLine(s.coverage) ? `<p class="verdict v-fail nothing-to-judge">${esc(nothingToJudgeLine(s.coverage)!)}</p>` : ''}
+<div class="cards">${OUTCOMES.map((o) => `<div class="card"><b class="o-${o}">${total[o]}</b>${o}</div>`).join('')}<div class="card"><b>${s.observations}</b>observations</div></div>
+<section id="overview">
+<div class="grid">${countsTable('By spec section', countBy(e.results, (r) => [r.clause.section]))}${countsTable('By tag', countBy(e.results, (r) => r.tags))}</div>
+<div class="grid"><div>${mustCoverage(s.coverage)}</div><div>${changesSection(e)}</div></div>
+</section>
+<nav class="tabs">${VIEWS.map(([v, label]) => `<label for="t-${v}">${label} (${count(v)})</label>`).join('')}</nav>
+<section class="view" id="failures">
+${failed.length ? `<p>Each failure folded to its first Received / Expected; open it for every violation, the spec clause and how to reproduce it.</p>${failed.map(failureDetails).join('\n')}` : '<p>None.</p>'}
+</section>
+<section class="view" id="checks">
+<p class="filter">Show: ${['all', ...OUTCOMES].map((o) => `<label for="f-${o}">${o}${o === 'all' ? '' : ` (${total[o as Outcome]})`}</label>`).join(' ')}</p>
+<table><tr><th>check</th><th>verdict</th><th>severity</th><th>spec clause</th><th>expectation / reason</th></tr>
+${checkRows.join('\n')}
+</table>
+</section>
+<section class="view" id="observed">
 <p>What the target did where the spec says "not shown": recorded, never failing.</p>
 <table><tr><th>check</th><th>observation</th><th>value</th><th>note</th></tr>
 ${observations.map(({ r, o }) => `<tr><td><code>${esc(r.id)}</code></td><td>${esc(o.name)}</td><td><code>${esc(valueText(o.value, 400))}</code></td><td>${esc(o.note ?? '')}</td></tr>`).join('\n')}
 </table>
-<h2>Every check</h2>
-<table><tr><th>check</th><th>verdict</th><th>severity</th><th>spec clause</th><th>expectation / reason</th></tr>
-${rows.join('\n')}
-</table>
+</section>
+<section class="view" id="matrix">
+${matrixView(e.results)}
+</section>
+</main>
 </body></html>
 `;
 }

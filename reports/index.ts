@@ -14,6 +14,8 @@ export interface ReportOptions {
   version: string;
   write: (text: string) => void;
   tty: boolean;
+  /** ANSI colours in the console report; default follows `tty`. */
+  color?: boolean;
   /** Told the path of each file written. */
   written?: (file: string) => void;
 }
@@ -22,7 +24,7 @@ export interface ReportOptions {
 export function reportHandlers(o: ReportOptions): RunHandler[] {
   const handlers: RunHandler[] = [];
   const written = o.written ?? (() => {});
-  if (o.formats.includes('console')) handlers.push(consoleHandler({ write: o.write, tty: o.tty }));
+  if (o.formats.includes('console')) handlers.push(consoleHandler({ write: o.write, tty: o.tty, color: o.color }));
   if (o.formats.includes('json')) handlers.push(jsonHandler(o.outDir, o.version, written));
   if (o.formats.includes('junit')) handlers.push(junitHandler(o.outDir, written));
   if (o.formats.includes('html')) handlers.push(htmlHandler(o.outDir, written));

@@ -3,7 +3,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { CheckResult } from '../src/check.ts';
 import type { RunEvent, RunHandler } from '../src/runner.ts';
-import { clauseText, failureLines, valueText } from './format.ts';
+import { clauseText, coverageLine, failureLines, nothingToJudgeLine, valueText } from './format.ts';
 
 export const JUNIT_REPORT_FILE = 'conform-junit.xml';
 
@@ -43,11 +43,23 @@ export function junitXml(e: Extract<RunEvent, { type: 'run-end' }>): string {
     groups.set(area, [...(groups.get(area) ?? []), r]);
   }
   const count = (rs: CheckResult[], o: string): number => rs.filter((r) => r.outcome === o).length;
+  // The run's coverage on every suite, so a CI view of any one of them shows it.
+  const cov = e.summary.coverage;
+  const starved = nothingToJudgeLine(cov);
+  const properties = [
+    '    <properties>',
+    `      <property name="coverage" value="${xml(coverageLine(cov))}"/>`,
+    ...(starved ? [`      <property name="nothing-to-judge" value="${xml(starved)}"/>`] : []),
+    '    </properties>',
+  ];
+  const suiteOut = `    <system-out>${xml([`Coverage: ${coverageLine(cov)}`, ...(starved ? [starved] : [])].join('\n'))}</system-out>`;
   const suites = [...groups].map(([area, rs]) => {
     const time = rs.reduce((t, r) => t + r.durationMs, 0);
     return [
       `  <testsuite name="conform.${xml(area)}" tests="${rs.length}" failures="${count(rs, 'fail')}" errors="${count(rs, 'error')}" skipped="${count(rs, 'skip')}" time="${seconds(time)}" timestamp="${xml(e.startedAt.replace(/Z$/, ''))}">`,
+      ...properties,
       ...rs.map(testcase),
+      suiteOut,
       '  </testsuite>',
     ].join('\n');
   });

@@ -10,12 +10,15 @@
  */
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import { startReferenceServer } from '../reference/index.ts';
+import { coveringSeeds, drawDialect, resolveConfig, startReferenceServer, type Dialect, type ReferenceConfig } from '../reference/index.ts';
+import { applyDialect } from '../reference/dialect-config.ts';
+import { LIMITS } from '../src/spec.ts';
 import { FAULTS } from '../reference/faults.ts';
 import { RUN_DEFAULTS, runChecks, selectChecks } from '../src/runner.ts';
 import { streamFactoryFor } from '../src/transports/stream-factory.ts';
 import type { Check, CheckResult } from '../src/check.ts';
 import { CHECKS } from '../suites/index.ts';
+import { isPushInspection } from '../src/push-inspection.ts';
 
 /** A fault as reference/faults.ts describes it. */
 export interface FaultEntry { readonly name: string; readonly area: string; readonly rule: string; readonly catches: readonly string[] }
@@ -26,7 +29,7 @@ export interface MutationSettings {
   pingTimeoutMs: number;
   /** Slack after the window before a close counts as late (profile timing.pingGraceMs). */
   pingGraceMs: number;
-  /** Push interval of every server (ms). */
+  /** Push interval of every server (ms) that runs no dialect (a dialect sets its own). */
   tickMs: number;
   /** Catalogue runs (servers) in flight at once. */
   faultConcurrency: number;
@@ -36,6 +39,8 @@ export interface MutationSettings {
   checkTimeoutMs: number;
   /** Stream transport of the reference server and the checks' sessions. */
   transport: 'ws' | 'socketio';
+  /** The conforming dialect the server speaks around the fault; default the reference's own. */
+  dialect?: Dialect;
 }
 
 /** Event name of the Socket.IO runs (the spec does not show one). */
@@ -66,7 +71,8 @@ export async function runCatalogue(fault: string | undefined, settings: Partial<
   // transport/event are additive options of startReferenceServer (issue 9); a server that ignores
   // them would run the checks over the raw WebSocket, so the profile is checked below.
   const options: Parameters<typeof startReferenceServer>[0] & { transport?: string; event?: string } = {
-    pingTimeoutMs: s.pingTimeoutMs, tickMs: s.tickMs, ...(fault === undefined ? {} : { fault }),
+    // A dialect brings its own push cadence; only the ping window is shortened under it.
+    pingTimeoutMs: s.pingTimeoutMs, ...(s.dialect ? { dialect: s.dialect } : { tickMs: s.tickMs }), ...(fault === undefined ? {} : { fault }),
     ...(s.transport === 'socketio' ? { transport: 'socketio', event: SOCKETIO_EVENT } : {}),
   };
   const server = await startReferenceServer(options);
@@ -90,8 +96,14 @@ export interface FaultOutcome {
   errors: { id: string; reason: string }[];
   /** Ids of `catches` that did not fail. */
   missed: string[];
-  /** Failing ids that `catches` does not name. */
+  /** Failing ids that `catches` does not name (incidental ones aside). */
   extra: string[];
+  /**
+   * Failing ids outside `catches` whose every violation is the engine's inspection of the pushes
+   * they happened to receive: a bad push fails whichever check receives it, and which checks
+   * receive one before they end depends on timing, so these are not held against exactness.
+   */
+  incidental: string[];
   /** At least one check failed. */
   caught: boolean;
   /** The failing set equals `catches` and nothing errored. */
@@ -105,8 +117,10 @@ export function judgeFault(fault: FaultEntry, results: readonly CheckResult[], d
   const failing = results.filter((r) => r.outcome === 'fail').map((r) => r.id).sort();
   const errors = results.filter((r) => r.outcome === 'error').map((r) => ({ id: r.id, reason: `${r.errorCode ?? ''} ${r.reason ?? ''}`.trim() }));
   const missed = fault.catches.filter((id) => !failing.includes(id));
-  const extra = failing.filter((id) => !fault.catches.includes(id));
-  return { fault, failing, errors, missed, extra, caught: failing.length > 0, exact: missed.length === 0 && extra.length === 0 && errors.length === 0, durationMs, results: [...results] };
+  const outside = results.filter((r) => r.outcome === 'fail' && !fault.catches.includes(r.id));
+  const incidental = outside.filter((r) => r.violations.length > 0 && r.violations.every(isPushInspection)).map((r) => r.id).sort();
+  const extra = outside.map((r) => r.id).filter((id) => !incidental.includes(id)).sort();
+  return { fault, failing, errors, missed, extra, incidental, caught: failing.length > 0, exact: missed.length === 0 && extra.length === 0 && errors.length === 0, durationMs, results: [...results] };
 }
 
 /** Runs `tasks` with at most `limit` in flight, results in input order. */
@@ -135,6 +149,105 @@ export async function runFaults(faults: readonly FaultEntry[] = FAULTS, settings
     return outcome;
   });
 }
+
+// ---------------------------------------------------------------------------------------------
+// Faults under dialects: a fault must be caught whatever legitimate choices surround it.
+
+/** Dialects each fault runs under besides the default one. */
+export const DIALECTS_PER_FAULT = 2;
+
+/**
+ * Legitimate choices that mask a fault: under such a dialect the fault's rule cannot be broken or
+ * cannot be seen, so the fault is not run under it. Each entry returns why, or undefined when the
+ * dialect leaves the rule breakable. A fault absent here is breakable under every dialect.
+ */
+export const MASKED_BY: Readonly<Record<string, (d: Dialect) => string | undefined>> = {
+  // The pair limit is broken by a subscribe of 101 pairs (and shown by one of 100): a smaller catalogue has neither.
+  'subscribe-accepts-101': (d) => fewerPairsThan(d, LIMITS.maxPairsPerSubscribe + 1),
+  'subscribe-limit-99': (d) => fewerPairsThan(d, LIMITS.maxPairsPerSubscribe),
+  // A stop is judged after a pair has shown two pushes within the stop checks' wait; pushes only on
+  // change, a second or more apart (or from pairs that change seconds apart), may not show them.
+  'subscribe-extends': rarePushes,
+  'unsubscribe-keeps-pushing': rarePushes,
+  'push-unsubscribed-pair': rarePushes,
+  // The fault keeps only a single-connection key's slot, and the slot check closes a connection of keys.limited.
+  'limit-slot-not-freed': (d) => {
+    const limited = referenceConfig(d).keys.limited?.connections;
+    return limited === 1 ? undefined : `keys.limited allows ${String(limited)} connections, and the fault leaks only a single-connection key's slot`;
+  },
+};
+
+function rarePushes(d: Dialect): string | undefined {
+  if (d.stream.pushes === 'every-tick') return undefined;
+  if (d.stream.tickMs >= 1000) return `pushes come only on change, at most every ${d.stream.tickMs} ms: a pair may not push twice within the stop checks' wait`;
+  return d.stream.quietPairs ? 'pushes come only on change and some pairs change seconds apart: a pair may not push twice within the stop checks\' wait' : undefined;
+}
+
+/** The reference's configuration under a dialect (its catalogue and allowances). */
+const referenceConfig = (d: Dialect): ReferenceConfig => applyDialect(resolveConfig({}), d);
+
+function fewerPairsThan(d: Dialect, n: number): string | undefined {
+  const size = referenceConfig(d).pairs.filter((p) => (p.state ?? 'active') === 'active').length;
+  return size < n ? `a catalogue of ${size} active pairs has fewer than the ${n} the rule needs` : undefined;
+}
+
+/** The seeds a fault runs under: the first DIALECTS_PER_FAULT of `pool` (rotated by the fault's index, so faults spread over it) that do not mask it. */
+export function dialectSeedsFor(fault: FaultEntry, index: number, seeds: readonly number[], draw: (seed: number) => Dialect): number[] {
+  const masked = MASKED_BY[fault.name];
+  const out: number[] = [];
+  for (let i = 0; i < seeds.length && out.length < DIALECTS_PER_FAULT; i++) {
+    const seed = seeds[(index + i) % seeds.length]!;
+    if (!masked?.(draw(seed))) out.push(seed);
+  }
+  return out;
+}
+
+/** A fault's outcome under one dialect. */
+export interface DialectFaultOutcome extends FaultOutcome { seed: number }
+
+/**
+ * A fault under a dialect passes when it is caught, nothing errors and nothing fails beyond its
+ * catches (an extra failure is a false failure under that dialect). A catch that does not fail is
+ * allowed: the dialect may leave that one check nothing to see (a catalogue too small for 101 pairs).
+ */
+export const dialectOk = (o: FaultOutcome): boolean => o.caught && o.errors.length === 0 && o.extra.length === 0;
+
+/** Runs every fault (or those given) under its dialects, concurrently. */
+export async function runFaultsUnderDialects(faults: readonly FaultEntry[] = FAULTS, settings: Partial<MutationSettings> = {}, onDone?: (o: DialectFaultOutcome) => void): Promise<DialectFaultOutcome[]> {
+  const s = { ...MUTATION_DEFAULTS, ...settings };
+  const checks = mutationChecks();
+  const seeds = coveringSeeds();
+  const jobs = faults.flatMap((fault) => dialectSeedsFor(fault, FAULTS.findIndex((f) => f.name === fault.name), seeds, drawDialect).map((seed) => ({ fault, seed })));
+  return pool(jobs, s.faultConcurrency, async ({ fault, seed }) => {
+    const t0 = performance.now();
+    const results = await runCatalogue(fault.name, { ...s, dialect: drawDialect(seed) }, checks);
+    const outcome = { ...judgeFault(fault, results, Math.round(performance.now() - t0)), seed };
+    onDone?.(outcome);
+    return outcome;
+  });
+}
+
+/** The score of the faults under dialects, one line. */
+export function formatDialectScore(outcomes: readonly DialectFaultOutcome[]): string {
+  const faults = new Set(outcomes.map((o) => o.fault.name)).size;
+  return `mutation score (dialects): ${outcomes.filter((o) => o.caught).length}/${outcomes.length} fault runs caught (${faults} faults × up to ${DIALECTS_PER_FAULT} dialects), ${outcomes.filter(dialectOk).length} with no error and no failure beyond the catches, ${outcomes.filter((o) => o.exact).length} exact`;
+}
+
+/** One line per fault run under a dialect that is not ok: what failed beyond the catches, what errored, or that nothing failed. */
+export function dialectDisagreementLines(outcomes: readonly DialectFaultOutcome[]): string[] {
+  return outcomes.filter((o) => !dialectOk(o)).map((o) => {
+    const parts = [`${o.fault.name} under dialect seed ${o.seed}: ${o.caught ? `failing [${list(o.failing)}]` : 'NOT CAUGHT'}`];
+    if (o.extra.length) parts.push(`extra [${o.extra.map((id) => `${id}: ${firstWhy(o, id)}`).join('; ')}]`);
+    if (o.errors.length) parts.push(`errors [${o.errors.map((e) => `${e.id}: ${e.reason}`).join('; ')}]`);
+    return parts.join('; ');
+  });
+}
+
+const firstWhy = (o: FaultOutcome, id: string): string => {
+  const r = o.results.find((x) => x.id === id);
+  const v = r?.violations[0];
+  return (v ? `${v.received} / expected ${v.expected}` : `${r?.outcome ?? 'absent'} ${r?.reason ?? ''}`).replace(/\s+/g, ' ').slice(0, 200);
+};
 
 /** Faults that a stream check must catch: the ones worth repeating over another stream transport. */
 export const streamFaults = (faults: readonly FaultEntry[] = FAULTS): FaultEntry[] => faults.filter((f) => f.catches.some((id) => id.startsWith('ws.')));
@@ -245,12 +358,12 @@ export function cleanProblems(results: readonly CheckResult[]): string[] {
     `${r.id}: ${r.outcome}${r.reason ? ` (${r.errorCode ?? ''} ${r.reason})` : ''}${r.violations.map((v) => ` ${v.received} / expected ${v.expected}`).join(';')}`);
 }
 
-/** Reads `--faults a,b` and `--clean-runs N` from argv. */
-function parseCli(argv: readonly string[]): { faults?: string[]; cleanRuns: number; report?: string; explain: boolean; markdown?: string; socketio: boolean } {
+/** Reads `--faults a,b`, `--clean-runs N`, `--socketio`, `--dialects` (each fault under DIALECTS_PER_FAULT dialects too) from argv. */
+function parseCli(argv: readonly string[]): { faults?: string[]; cleanRuns: number; report?: string; explain: boolean; markdown?: string; socketio: boolean; dialects: boolean } {
   const get = (flag: string): string | undefined => { const i = argv.indexOf(flag); return i >= 0 ? argv[i + 1] : undefined; };
   const faults = get('--faults')?.split(',').map((x) => x.trim()).filter(Boolean);
   const cleanRuns = Number(get('--clean-runs') ?? '1');
-  return { faults, cleanRuns: Number.isInteger(cleanRuns) && cleanRuns >= 0 ? cleanRuns : 1, report: get('--report'), explain: argv.includes('--explain'), markdown: get('--markdown'), socketio: argv.includes('--socketio') };
+  return { faults, cleanRuns: Number.isInteger(cleanRuns) && cleanRuns >= 0 ? cleanRuns : 1, report: get('--report'), explain: argv.includes('--explain'), markdown: get('--markdown'), socketio: argv.includes('--socketio'), dialects: argv.includes('--dialects') };
 }
 
 async function main(): Promise<number> {
@@ -275,7 +388,9 @@ async function main(): Promise<number> {
   const outcomes = await runFaults(faults, {}, show(''));
   // --socketio: the stream faults again, over Socket.IO (issue 9), scored on their own line.
   const overSocketIo = cli.socketio ? await runFaults(streamFaults(faults), { transport: 'socketio' }, show('socketio ')) : [];
-  const lines = [...disagreementLines(outcomes), ...disagreementLines(overSocketIo).map((l) => `(socketio) ${l}`)];
+  // --dialects: every fault again under dialects that leave its rule breakable, scored on their own line.
+  const underDialects = cli.dialects ? await runFaultsUnderDialects(faults, {}, (o) => show(`dialect ${o.seed} `)(o)) : [];
+  const lines = [...disagreementLines(outcomes), ...disagreementLines(overSocketIo).map((l) => `(socketio) ${l}`), ...dialectDisagreementLines(underDialects).map((l) => `(dialects) ${l}`)];
   if (lines.length) process.stdout.write(`\ndisagreements (fault: expected catches, actually failing):\n${lines.map((l) => `  ${l}`).join('\n')}\n`);
   if (cli.explain) process.stdout.write(`\nwhy:\n${[...explainLines(outcomes), ...explainLines(overSocketIo)].join('\n')}\n`);
   if (cli.markdown) {
@@ -286,9 +401,9 @@ async function main(): Promise<number> {
     const { writeFile } = await import('node:fs/promises');
     await writeFile(cli.report, `${JSON.stringify(outcomes.map(({ results: _r, ...o }) => ({ ...o, fault: o.fault.name })), null, 2)}\n`);
   }
-  const socketLine = cli.socketio ? `${formatTransportScore(overSocketIo, 'socketio')}\n` : '';
-  process.stdout.write(`\n${faults.length} faults${cli.socketio ? ` (+ ${overSocketIo.length} over socketio)` : ''} in ${((performance.now() - t0) / 1000).toFixed(1)} s\n${socketLine}${formatScore(outcomes)}\n`);
-  return cleanOk && [...outcomes, ...overSocketIo].every((o) => o.exact) ? 0 : 1;
+  const socketLine = `${cli.socketio ? `${formatTransportScore(overSocketIo, 'socketio')}\n` : ''}${cli.dialects ? `${formatDialectScore(underDialects)}\n` : ''}`;
+  process.stdout.write(`\n${faults.length} faults${cli.socketio ? ` (+ ${overSocketIo.length} over socketio)` : ''}${cli.dialects ? ` (+ ${underDialects.length} runs under dialects)` : ''} in ${((performance.now() - t0) / 1000).toFixed(1)} s\n${socketLine}${formatScore(outcomes)}\n`);
+  return cleanOk && [...outcomes, ...overSocketIo].every((o) => o.exact) && underDialects.every(dialectOk) ? 0 : 1;
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) process.exitCode = await main();

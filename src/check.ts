@@ -68,16 +68,62 @@ export interface CheckResult {
   reason?: string;
   /** A stable code for `error` (e.g. `CONFORM_TIMEOUT`, `CONFORM_NETWORK`). */
   errorCode?: string;
+  /** A skip because the target offered nothing to judge (`no priced pair`, `no live pair`: src/coverage.ts). */
+  nothingToJudge?: string;
   violations: Violation[];
   observations: Observation[];
   evidence: Evidence[];
   durationMs: number;
 }
 
+/** A key's WebSocket connection allowance as the run knows it (src/connection-budget.ts). */
+export interface Allowance {
+  /** Connections of the key the engine lends at once. */
+  lent: number;
+  /** The allowance: stated, found, or (source `at-least`) a lower bound; absent when unknown. */
+  connections?: number;
+  /** `profile`: stated there; `found`: a 50009 after `connections` accepted; `at-least`: none refused up to the search's cap; `unknown`: not stated, not found. */
+  source: 'profile' | 'found' | 'at-least' | 'unknown';
+  /** How the search went, one line per connection it opened. */
+  steps: string[];
+  /** Why the allowance is what it is, one line. */
+  note?: string;
+}
+
+/** A limit check's hold on a key: no other check opens a connection of the key until the release. */
+export interface KeyLease {
+  /** Connections of the key that other checks of this run hold open right now. */
+  heldByOthers(): number;
+  /** How many connections of the key have closed since the lease began (the count moved under us). */
+  closedSince(): number;
+  /** Resolves once connections closed before now have had the time this target takes to free their slots. */
+  settled(): Promise<void>;
+  release(): void;
+}
+
+/**
+ * The run's per-key connection budget as a check sees it. `ctx.stream.open()` already borrows one
+ * slot per session and gives it back on close; these are for checks that need more.
+ */
+export interface ConnectionBudgetView {
+  /** What the run knows of a key's allowance (key value; default the primary key). */
+  allowance(key?: string): Allowance;
+  /**
+   * Holds `count` connections of a key at once; opens of that key draw from it until `release()`
+   * (call it after closing them). Skips the check, with the reason, when the key is lent fewer.
+   */
+  borrow(count: number, key?: string): Promise<{ release(): void }>;
+  /** For limit checks: holds the key's count still; opens meanwhile bypass the queue, even beyond the allowance. */
+  freeze(key?: string): Promise<KeyLease>;
+}
+
 export interface CheckContext {
   readonly profile: Profile;
   readonly rest: RestClient;
+  /** Opens stream sessions; each open of a profile key waits for a slot of its allowance. */
   readonly stream: StreamClient;
+  /** The key allowances behind `stream` (see ConnectionBudgetView). */
+  readonly connections: ConnectionBudgetView;
   readonly validator: Validator;
   /** Aborted when the check times out or the run stops; pass it on to waits. */
   readonly signal: AbortSignal;
@@ -85,8 +131,11 @@ export interface CheckContext {
   violation(v: Violation): void;
   /** Records a violation and ends the check. */
   fail(v: Violation): never;
-  /** Ends the check as a skip: it does not apply, and says why. */
-  skip(reason: string): never;
+  /**
+   * Ends the check as a skip: it does not apply, and says why. `nothingToJudge` marks a skip
+   * because the target offered nothing to judge (a NOTHING_TO_JUDGE value), which reports show prominently.
+   */
+  skip(reason: string, nothingToJudge?: string): never;
   /** Records undocumented behaviour. */
   observe(name: string, value: unknown, note?: string): void;
   /** Adds a line to the transcript. */

@@ -23,6 +23,8 @@ export interface ConformIO {
   /** Standard error (the one-line problem). */
   err: (text: string) => void;
   tty: boolean;
+  /** ANSI colours in the console report; default follows `tty`. */
+  color?: boolean;
   version: string;
   /** Starts the embedded target when neither --target nor --profile is given. */
   startEmbedded?: (options: { transport?: 'ws' | 'socketio'; event?: string }) => Promise<{ profile: Profile; close(): Promise<void> }>;
@@ -95,12 +97,12 @@ export async function conform(options: ConformOptions, registry: readonly Check[
 
     const written: string[] = [];
     const handlers = [
-      ...reportHandlers({ formats: options.report, outDir: options.out, version: io.version, write: (t) => io.out(redact(t)), tty: io.tty, written: (f) => written.push(f) }),
+      ...reportHandlers({ formats: options.report, outDir: options.out, version: io.version, write: (t) => io.out(redact(t)), tty: io.tty, color: io.color, written: (f) => written.push(f) }),
       ...(io.handlers ?? []),
     ];
     const outcome = await runChecks({
       profile, checks, handlers, target, redact, signal: io.signal,
-      settings: { concurrency: options.concurrency, timeoutMs: options.timeout, bail: options.bail, maxBodyBytes: options.maxBody, maxPayloadBytes: options.maxPayload },
+      settings: { concurrency: options.concurrency, timeoutMs: options.timeout, bail: options.bail, maxBodyBytes: options.maxBody, maxPayloadBytes: options.maxPayload, minCoverage: options.minCoverage ?? profile.minCoverage },
       compare: baseline ? (results) => compareWithBaseline(baseline, results) : undefined,
     });
     for (const f of written) io.out(`report: ${f}\n`);

@@ -11,11 +11,14 @@ import type { Redact } from './redact.ts';
 import { oneLine, redactDeep } from './redact.ts';
 import { ConformError } from './errors.ts';
 import { createRestClient } from './transports/rest-client.ts';
-import type { StreamClient } from './transports/stream.ts';
+import type { RequestBudget } from './request-budget.ts';
+import type { Push, StreamClient } from './transports/stream.ts';
+import { pushInspector } from './push-inspection.ts';
 import { createStreamClient } from './transports/ws-session.ts';
+import { ConnectionBudget } from './connection-budget.ts';
 
 /** What builds a stream client for a check (src/transports/ws-session.ts's createStreamClient). */
-export type StreamFactory = (options: { url: string; primaryKey: string; record: (e: Evidence) => void; redact?: (s: string) => string; signal?: AbortSignal; maxPayload?: number }) => StreamClient;
+export type StreamFactory = (options: { url: string; primaryKey: string; record: (e: Evidence) => void; redact?: (s: string) => string; signal?: AbortSignal; maxPayload?: number; onPush?: (push: Push) => void }) => StreamClient;
 
 /** Violations kept per check; the rest are counted in one closing line (a 12,000-record page must not take the heap). */
 export const MAX_VIOLATIONS = 50;
@@ -33,6 +36,7 @@ export class CheckFailed extends Error {
 /** Thrown by `ctx.skip`: ends the check as a skip with its reason. */
 export class CheckSkipped extends Error {
   override name = 'CheckSkipped';
+  constructor(message: string, readonly nothingToJudge?: string) { super(message); }
 }
 
 export interface ContextOptions {
@@ -48,6 +52,12 @@ export interface ContextOptions {
   maxBodyBytes?: number;
   /** Largest WebSocket message accepted; default the stream client's. */
   maxPayloadBytes?: number;
+  /** The run's REST request pace, shared by every check. */
+  budget?: RequestBudget;
+  /** The run's per-key WebSocket connection budget; default one of this check's own. */
+  connections?: ConnectionBudget;
+  /** Hears when the check starts (true) and stops (false) waiting for a connection slot. */
+  onSlotWait?: (waiting: boolean) => void;
 }
 
 /** A running check's context plus what the runner reads back from it. */
@@ -76,9 +86,14 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
 
   const record = (e: Evidence): void => { evidence.push(redactDeep(e, redact)); };
   let dropped = 0;
+  // A frame judged both by the engine's push inspection and by a push check reads as one violation.
+  const seen = new Set<string>();
   const addViolation = (v: Violation): void => {
-    if (violations.length >= MAX_VIOLATIONS || (observeOnly && observations.length >= MAX_VIOLATIONS)) { dropped++; return; }
     const clean = { received: cap(oneLine(redact(v.received))), expected: cap(oneLine(redact(v.expected))) };
+    const id = `${clean.received}\n${clean.expected}`;
+    if (seen.has(id)) return;
+    seen.add(id);
+    if (violations.length >= MAX_VIOLATIONS || (observeOnly && observations.length >= MAX_VIOLATIONS)) { dropped++; return; }
     if (observeOnly) observations.push({ name: 'unexpected', value: clean.received, note: clean.expected });
     else violations.push(clean);
   };
@@ -91,17 +106,25 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
     timeoutMs: options.requestTimeoutMs,
     maxBodyBytes: options.maxBodyBytes,
     signal: options.signal,
+    budget: options.budget,
   });
 
+  const skip = (reason: string, nothingToJudge?: string): never => { throw new CheckSkipped(oneLine(redact(reason)), nothingToJudge); };
+  const note = (text: string): void => { record({ kind: 'note', text, atMs: performance.now() }); };
+  const loans = (options.connections ?? new ConnectionBudget(profile)).forCheck({
+    primaryKey: profile.keys.primary.key, signal: options.signal, note, skip, ...(options.onSlotWait ? { onWait: options.onSlotWait } : {}),
+  });
   const factory = options.createStream ?? createStreamClient;
+  const pushes = pushInspector(options.validator, addViolation, (v) => redactDeep(v, redact));
   const stream: StreamClient = profile.ws
-    ? factory({ url: profile.ws, primaryKey: profile.keys.primary.key, record, redact, signal: options.signal, ...(options.maxPayloadBytes ? { maxPayload: options.maxPayloadBytes } : {}) })
+    ? loans.stream(factory({ url: profile.ws, primaryKey: profile.keys.primary.key, record, redact, signal: options.signal, onPush: pushes.inspect, ...(options.maxPayloadBytes ? { maxPayload: options.maxPayloadBytes } : {}) }))
     : noStream('the profile has no ws URL');
 
   const ctx: CheckContext = {
     profile,
     rest,
     stream,
+    connections: loans,
     validator: options.validator,
     signal: options.signal,
     violation: addViolation,
@@ -109,17 +132,13 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
       addViolation(v);
       throw new CheckFailed(v.received);
     },
-    skip(reason: string): never {
-      throw new CheckSkipped(oneLine(redact(reason)));
-    },
+    skip,
     observe(name: string, value: unknown, note?: string): void {
       const o: Observation = { name, value: redactDeep(value, redact) };
       if (note !== undefined) o.note = oneLine(redact(note));
       observations.push(o);
     },
-    note(text: string): void {
-      record({ kind: 'note', text, atMs: performance.now() });
-    },
+    note,
     expectSchema(name: SchemaName, value: unknown, what: string): boolean {
       // Validated redacted: the validator quotes values cut short, and a cut key would escape the redactor.
       const result = options.validator.validate(name, redactDeep(value, redact));
@@ -135,13 +154,16 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
     observations,
     evidence,
     async cleanup() {
+      // Inspection ends with the check's verdict: frames that arrive while its sessions close are not judged.
+      pushes.finish();
+      await stream.closeAll().catch(() => undefined);
       if (dropped > 0) {
         const line = { received: `… and ${dropped} more violations of the same check, not kept`, expected: 'see the violations above' };
         if (observeOnly) observations.push({ name: 'unexpected', value: line.received });
         else violations.push(line);
         dropped = 0;
       }
-      await stream.closeAll().catch(() => undefined);
+      loans.dispose();
     },
   };
 }

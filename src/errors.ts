@@ -35,6 +35,12 @@ export class BodyTooLargeError extends ConformError {
   constructor(message: string) { super('CONFORM_BODY_TOO_LARGE', message); }
 }
 
+/** The target kept answering 50006 (rate limited) until the request's time ran out: nothing to judge. */
+export class ThrottledError extends ConformError {
+  override name = 'ThrottledError';
+  constructor(message: string) { super('CONFORM_THROTTLED', message); }
+}
+
 /** Bad options or input files: the CLI prints the message on one line and exits 2. */
 export class UsageError extends ConformError {
   override name = 'UsageError';

@@ -106,11 +106,11 @@ export const SPEC_STATEMENTS: readonly SpecStatement[] = [
   s('field', H.pair, 'name', 'Display name of the instrument (string).', ['rest.pairs.schema']),
   s('field', H.pair, 'base', 'Base symbol (string), the base of the code.', ['rest.pairs.schema', 'rest.pairs.code-form']),
   s('field', H.pair, 'quote', 'Quote currency symbol (string), the quote of the code.', ['rest.pairs.schema', 'rest.pairs.code-form']),
-  s('field', H.price, 'code', 'Pair code (string).', ['rest.price.schema', 'ws.consistency.rest-agrees']),
-  s('field', H.price, 'ask', 'Ask price, a decimal string.', ['rest.price.schema', 'rest.price.mid']),
-  s('field', H.price, 'bid', 'Bid price, a decimal string.', ['rest.price.schema', 'rest.price.mid']),
-  s('field', H.price, 'price', 'The mid-price, a decimal string.', ['rest.price.schema', 'rest.price.mid']),
-  s('field', H.price, 'market', 'Market-session object.', ['rest.price.schema', 'rest.price.market.combination']),
+  s('field', H.price, 'code', 'Pair code (string): the pair asked for.', ['rest.price.schema', 'rest.price.catalogue', 'ws.consistency.rest-agrees']),
+  s('field', H.price, 'ask', 'Ask price, a decimal string.', ['rest.price.schema', 'rest.price.mid', 'rest.price.catalogue']),
+  s('field', H.price, 'bid', 'Bid price, a decimal string.', ['rest.price.schema', 'rest.price.mid', 'rest.price.catalogue']),
+  s('field', H.price, 'price', 'The mid-price, a decimal string.', ['rest.price.schema', 'rest.price.mid', 'rest.price.catalogue']),
+  s('field', H.price, 'market', 'Market-session object.', ['rest.price.schema', 'rest.price.market.combination', 'rest.price.catalogue']),
   s('field', H.market, 'open', 'Whether the market is open (boolean).', ['rest.price.market.combination', 'rest.price.market.crypto', 'rest.price.market.equity-session']),
   s('field', H.market, 'reason', 'One of continuous, regular_session, pre_session, post_session, market_closed, no_price.', ['rest.price.schema', 'rest.price.market.combination']),
   s('field', H.market, 'session', 'One of REG, PRE, POST, CLOSED.', ['rest.price.schema', 'rest.price.market.combination']),
@@ -191,7 +191,7 @@ export const SPEC_STATEMENTS: readonly SpecStatement[] = [
   s('rule', 'Method ping', 'reply', `The reply is the plain text ${TEXT.pong}; id and params are optional.`, ['ws.ping.pong.']),
   s('rule', 'Resources and their fields', 'price agrees across transports', 'The push frame and the price record carry the same pair\'s ask, bid and mid-price as decimal strings.', ['ws.consistency.rest-agrees']),
   s('rule', 'Endpoints', 'unknown endpoint', `An endpoint that does not exist: ${STATUS.NOT_FOUND}.`, ['rest.not-found.endpoint']),
-  s('rule', 'GET /v1/pairs', 'pagination', 'A paginated list; pagination metadata not shown (observed).', ['rest.pairs.pages-disjoint', 'rest.observe.pagination-metadata']),
+  s('rule', 'GET /v1/pairs', 'pagination', 'A paginated list; pagination metadata not shown (observed).', ['rest.pairs.pages-disjoint', 'rest.observe.pagination-metadata', 'rest.observe.page-past-end']),
   s('rule', 'Versioning', '/v1 prefix', 'REST paths carry the prefix /v1; other versions not shown.', ['rest.pairs.schema', 'rest.price.schema']),
 ];
 
@@ -219,7 +219,7 @@ export interface Matrix {
 export interface MatrixFault { readonly name: string; readonly catches: readonly string[] }
 
 /** Resolves a selector (`id`, or `prefix.` for a family) against the registry. */
-export function resolveSelector(checks: readonly Check[], selector: string): string[] {
+export function resolveSelector(checks: readonly Pick<Check, 'id'>[], selector: string): string[] {
   return checks.filter((c) => (selector.endsWith('.') ? c.id.startsWith(selector) : c.id === selector)).map((c) => c.id);
 }
 

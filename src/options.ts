@@ -41,10 +41,12 @@ export interface ConformOptions {
   maxPayload: number;
   /** With --list: the traceability matrix (spec statement → checks → faults) instead of the catalogue. */
   matrix: boolean;
+  /** Percentage of the selected must checks that have to run (not skip), else exit 1; overrides the profile's `minCoverage`. */
+  minCoverage?: number;
 }
 
 /** Defaults: console report into ./conform-reports (git-ignored), the runner's concurrency and timeout. */
-export const OPTION_DEFAULTS: Readonly<Omit<ConformOptions, 'target' | 'key' | 'ws' | 'profile' | 'rerunFailed' | 'baseline' | 'transport' | 'event'>> = Object.freeze({
+export const OPTION_DEFAULTS: Readonly<Omit<ConformOptions, 'target' | 'key' | 'ws' | 'profile' | 'rerunFailed' | 'baseline' | 'transport' | 'event' | 'minCoverage'>> = Object.freeze({
   keyEnv: 'CONFORM_API_KEY',
   only: [],
   skip: [],
@@ -97,4 +99,16 @@ export function validateOptions(o: ConformOptions): void {
   if (o.transport === 'socketio' && !o.event) throw new UsageError('--transport socketio needs --event NAME (the event that carries the JSON messages)');
   if (o.event !== undefined && o.transport !== 'socketio') throw new UsageError('--event needs --transport socketio');
   if (o.matrix && !o.list) throw new UsageError('--matrix goes with --list');
+  if (o.minCoverage !== undefined && !(Number.isFinite(o.minCoverage) && o.minCoverage >= 0 && o.minCoverage <= 100)) throw new UsageError(`--min-coverage: must be a percentage from 0 to 100 (got ${o.minCoverage})`);
+}
+
+/**
+ * Whether the console report uses ANSI colours: FORCE_COLOR decides when set (`0` or `false` turn
+ * colour off, any other value on), else a non-empty NO_COLOR turns it off (no-color.org), else a
+ * terminal gets colour. FORCE_COLOR winning over NO_COLOR is Node's own rule.
+ */
+export function colorWanted(env: { NO_COLOR?: string; FORCE_COLOR?: string }, tty: boolean): boolean {
+  if (env.FORCE_COLOR !== undefined) return !['0', 'false'].includes(env.FORCE_COLOR.toLowerCase());
+  if (env.NO_COLOR) return false;
+  return tty;
 }

@@ -15,7 +15,10 @@ import type { Redact } from './redact.ts';
 import { oneLine, redactorFor } from './redact.ts';
 import { blankResult, CheckFailed, CheckSkipped, createContext, type StreamFactory } from './context.ts';
 import { streamFactoryFor } from './transports/stream-factory.ts';
+import { ConnectionBudget } from './connection-budget.ts';
 import { createRestClient } from './transports/rest-client.ts';
+import { declaredRates, RequestBudget } from './request-budget.ts';
+import { coverage, type Coverage } from './coverage.ts';
 import type { Evidence } from './check.ts';
 import { AbortedError, ConformError, errorCode, NetworkError, TimeoutError, UnreachableError } from './errors.ts';
 
@@ -31,6 +34,8 @@ export interface RunSettings {
   maxBodyBytes: number;
   /** Largest WebSocket message accepted, bytes. */
   maxPayloadBytes: number;
+  /** Percentage of the selected must checks that have to run (not skip), else the verdict is fail; none by default. */
+  minCoverage?: number;
 }
 
 /** Defaults of the runner: 4 checks at once, 15 s each, no bail, 1 MiB REST bodies, 1 MiB WebSocket messages (the protocol's frames are under 1 KiB). */
@@ -46,7 +51,9 @@ export interface RunSummary {
   /** Observations recorded across every check. */
   observations: number;
   durationMs: number;
-  /** `pass` when no check failed or errored. */
+  /** How many must checks ran, the skip reasons grouped, what the target gave nothing of. */
+  coverage: Coverage;
+  /** `pass` when no check failed or errored and the coverage reached its minimum, if one was set. */
   verdict: 'pass' | 'fail';
 }
 
@@ -191,16 +198,40 @@ export interface RunOutcome {
   changes?: Change[];
 }
 
+/** A check's time limit that stops counting while paused (the check waits for a connection slot). */
+function timeLimit(ms: number, onExpire: () => void): { pause(): void; resume(): void; clear(): void } {
+  let left = ms;
+  let since = performance.now();
+  let cleared = false;
+  let timer: NodeJS.Timeout | undefined = setTimeout(onExpire, left);
+  return {
+    pause() {
+      if (!timer) return;
+      clearTimeout(timer);
+      timer = undefined;
+      left -= performance.now() - since;
+    },
+    resume() {
+      if (timer || cleared) return;
+      since = performance.now();
+      timer = setTimeout(onExpire, Math.max(0, left));
+    },
+    clear() { cleared = true; clearTimeout(timer); timer = undefined; },
+  };
+}
+
 function timeoutOf(check: Check, profile: Profile, fallback: number): number {
   const t = typeof check.timeoutMs === 'function' ? check.timeoutMs(profile) : check.timeoutMs;
   return t && t > 0 ? t : fallback;
 }
 
-/** Counts and verdict of a list of results. */
-export function summarize(results: readonly CheckResult[], durationMs: number): RunSummary {
+/** Counts, coverage and verdict of a list of results; `minCoverage` is a percentage of must checks that have to run. */
+export function summarize(results: readonly CheckResult[], durationMs: number, minCoverage?: number): RunSummary {
   const count = (o: Outcome): number => results.filter((r) => r.outcome === o).length;
   const s = { total: results.length, pass: count('pass'), fail: count('fail'), skip: count('skip'), error: count('error') };
-  return { ...s, observations: results.reduce((n, r) => n + r.observations.length, 0), durationMs, verdict: s.fail + s.error > 0 ? 'fail' : 'pass' };
+  const cov = coverage(results, minCoverage);
+  const verdict = s.fail + s.error > 0 || cov.met === false ? 'fail' : 'pass';
+  return { ...s, observations: results.reduce((n, r) => n + r.observations.length, 0), durationMs, coverage: cov, verdict };
 }
 
 /**
@@ -218,6 +249,7 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
   const t0 = performance.now();
   // Picked once: a profile asking for Socket.IO without an event name is a usage error, before any check.
   const createStream = options.createStream ?? streamFactoryFor(profile);
+  const budget = new RequestBudget(declaredRates(profile.keys));
 
   const preflightMs = Math.min(PREFLIGHT_TIMEOUT_MS, settings.timeoutMs);
   if (!options.skipPreflight) await assertReachable(profile.rest, preflightMs);
@@ -229,6 +261,13 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
   const outer = options.signal;
   const onOuter = (): void => runAbort.abort(new AbortedError('the run was stopped'));
   outer?.addEventListener('abort', onOuter, { once: true });
+  // Every stream session of the run borrows from this budget; allowances the profile leaves out
+  // are found before the first check, while no check holds a connection.
+  const connections = new ConnectionBudget(profile);
+  if (profile.ws && !stalled && checks.some((c) => c.needs.includes('ws'))) {
+    const client = createStream({ url: profile.ws, primaryKey: profile.keys.primary.key, record: () => undefined, redact, signal: runAbort.signal, maxPayload: settings.maxPayloadBytes });
+    await connections.discover(client, runAbort.signal).catch(() => undefined);
+  }
   let unreachable: UnreachableError | undefined;
   let bailedBy: string | undefined;
   // Circuit breaker: checks in a row that got no answer at all (timeout or network error, no
@@ -258,31 +297,33 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
     const checkAbort = new AbortController();
     const onRun = (): void => checkAbort.abort(runAbort.signal.reason);
     runAbort.signal.addEventListener('abort', onRun, { once: true });
+    let expire: (err: Error) => void = () => undefined;
+    const clock = timeLimit(limit, () => {
+      const err = new TimeoutError(`${check.id} did not finish within ${limit} ms`);
+      checkAbort.abort(err);
+      expire(err);
+    });
     const handle = createContext(check, {
       profile, validator: options.validator ?? defaultValidator, redact, signal: checkAbort.signal,
       requestTimeoutMs: Math.min(limit, settings.timeoutMs), createStream,
-      maxBodyBytes: settings.maxBodyBytes, maxPayloadBytes: settings.maxPayloadBytes,
+      maxBodyBytes: settings.maxBodyBytes, maxPayloadBytes: settings.maxPayloadBytes, budget,
+      // Time spent waiting for another check to give a connection slot back is not the check's own.
+      connections, onSlotWait: (waiting) => (waiting ? clock.pause() : clock.resume()),
     });
     const started = performance.now();
-    let timer: NodeJS.Timeout | undefined;
     try {
       const body = check.run(handle.ctx);
       body.catch(() => undefined); // a timed-out body may still reject later
-      await Promise.race([
-        body,
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => {
-            const err = new TimeoutError(`${check.id} did not finish within ${limit} ms`);
-            checkAbort.abort(err);
-            reject(err);
-          }, limit);
-        }),
-      ]);
+      await Promise.race([body, new Promise<never>((_, reject) => { expire = reject; })]);
       result.outcome = handle.violations.length > 0 ? 'fail' : 'pass';
     } catch (err) {
       if (handle.violations.length > 0) result.outcome = 'fail';
       else if (err instanceof CheckFailed) result.outcome = check.severity === 'observe' ? 'pass' : 'fail';
-      else if (err instanceof CheckSkipped) { result.outcome = 'skip'; result.reason = err.message; }
+      else if (err instanceof CheckSkipped) {
+        result.outcome = 'skip';
+        result.reason = err.message;
+        if (err.nothingToJudge) result.nothingToJudge = err.nothingToJudge;
+      }
       else {
         result.outcome = 'error';
         result.errorCode = errorCode(err);
@@ -293,7 +334,7 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
         }
       }
     } finally {
-      clearTimeout(timer);
+      clock.clear();
       runAbort.signal.removeEventListener('abort', onRun);
       await handle.cleanup();
       // Cancels every wait the check left armed (a pause that lost a race), so none outlives it.
@@ -359,7 +400,7 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
     skipped.reason = bailedBy ? `not run: --bail after ${bailedBy}` : 'not run: the run was stopped';
     return skipped;
   });
-  const summary = summarize(finished, Math.round(performance.now() - t0));
+  const summary = summarize(finished, Math.round(performance.now() - t0), settings.minCoverage);
   const changes = options.compare?.(finished);
   await emit({ type: 'run-end', results: finished, summary, startedAt, finishedAt: new Date().toISOString(), target, changes });
   return { results: finished, summary, changes };

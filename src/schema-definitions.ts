@@ -209,12 +209,20 @@ const pingRequest = schema('ping-request', 'Client request: ping', {
   properties: { id: { type: 'string' }, method: { const: METHOD.ping }, params: { type: 'object' } },
 });
 
+const rateLimit: Schema = {
+  type: 'object',
+  required: ['requests', 'windowMs'],
+  additionalProperties: false,
+  properties: { requests: { type: 'integer', minimum: 0 }, windowMs: { type: 'integer', minimum: 1 } },
+  description: 'REST requests the target allows the key per window (the spec does not show it); the run paces the key within it.',
+};
+
 const keyEntry = (extra: Schema = {}, required: string[] = []): Schema => ({
   type: 'object',
   required: ['key', ...required],
-  properties: { key: { type: 'string', minLength: 1 }, ...extra },
+  properties: { key: { type: 'string', minLength: 1 }, rateLimit, ...extra },
 });
-const connections: Schema = { type: 'integer', minimum: 1, description: 'WebSocket connection allowance of the key.' };
+const connections: Schema = { type: 'integer', minimum: 1, description: 'WebSocket connection allowance of the key. When absent, the run finds the allowance of keys.primary and keys.limited (connections opened one at a time until a 50009, at most 10) and lends any other key one connection at a time.' };
 
 const profile = schema('profile', 'conform target profile', {
   type: 'object',
@@ -233,7 +241,7 @@ const profile = schema('profile', 'conform target profile', {
       required: ['primary'],
       properties: {
         primary: keyEntry({ connections }),
-        limited: keyEntry({ connections }, ['connections']),
+        limited: keyEntry({ connections }),
         cryptoOnly: keyEntry({ assetTypes: { type: 'array', minItems: 1, items: { type: 'string' } } }, ['assetTypes']),
         whitelisted: keyEntry({ pairs: { type: 'array', minItems: 1, items: pairCode } }, ['pairs']),
         noStream: keyEntry(),
@@ -266,13 +274,14 @@ const profile = schema('profile', 'conform target profile', {
         },
       },
     },
+    minCoverage: { type: 'number', minimum: 0, maximum: 100, description: 'Percentage of the selected must checks that have to run rather than skip; a run below it exits 1 (a CI gate). --min-coverage overrides it.' },
     timing: {
       type: 'object',
       additionalProperties: false,
       properties: {
         pingTimeoutMs: { type: 'integer', minimum: 1, description: `Keep-alive window; ${LIMITS.pingTimeoutMs} per the spec.` },
         pingGraceMs: { type: 'integer', minimum: 0, description: 'Slack allowed after the window before the close.' },
-        keepAliveHoldWindows: { type: 'number', exclusiveMinimum: 1, description: 'How many windows ws.keepalive.ping-keeps-alive keeps a pinged connection open (default 2.5); it must outlast the window and its grace.' },
+        keepAliveHoldWindows: { type: 'number', exclusiveMinimum: 1, description: 'How many windows ws.keepalive.ping-keeps-alive keeps a pinged connection open (default 1.3, or the window and its grace plus 1 s when that is longer); it must outlast the window and its grace.' },
       },
     },
   },

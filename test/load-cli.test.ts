@@ -2,9 +2,11 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import * as hdr from 'hdr-histogram-js';
 import { parseLoadArgs } from '../load/cli-command.ts';
 import { LoadUsageError } from '../load/options.ts';
 import { ThresholdError } from '../load/thresholds.ts';
+import { startKnownDelayServer } from './helpers/known-delay-server.ts';
 import { loadCli as cli } from './helpers/load-cli.ts';
 
 afterEach(() => vi.restoreAllMocks());
@@ -29,6 +31,13 @@ describe('conform load: options', () => {
     expect(() => parseLoadArgs({ mode: 'fanout', report: ['pdf'] })).toThrow(/--report pdf/);
     expect(() => parseLoadArgs({ mode: 'fanout', threshold: ['latency.p42<1'] })).toThrow(ThresholdError);
     expect(() => parseLoadArgs({ mode: 'rest', threshold: ['skew.p99<1'] })).toThrow(/unknown metric "skew.p99" for load rest/);
+    expect(() => parseLoadArgs({ mode: 'rest', arrival: 'bursty' })).toThrow(/--arrival bursty: use uniform or poisson/);
+    expect(() => parseLoadArgs({ mode: 'rest', rate: 'fast' })).toThrow(/--rate "fast"/);
+  });
+
+  it('reads --rate max as the closed model and --arrival poisson with its seed as the open one', () => {
+    expect(parseLoadArgs({ mode: 'rest', rate: 'max' }).rest.rate).toBe('max');
+    expect(parseLoadArgs({ mode: 'rest', rate: '250/s', arrival: 'poisson', seed: 9 }).rest).toMatchObject({ rate: 250, arrival: 'poisson', seed: 9 });
   });
 });
 
@@ -75,15 +84,37 @@ describe('conform load: exit codes', () => {
     expect(crossed.out).toContain('✗ latency.p99<0');
   });
 
+  it('runs load rest against a --target with no stream URL and writes the latency histogram (µs) into the JSON', async () => {
+    const server = await startKnownDelayServer({ delayMs: 5 });
+    try {
+      const dir = await mkdtemp(join(tmpdir(), 'conform-load-'));
+      const r = await cli(['load', 'rest', '--target', server.url, '--key', 'k-secret-1', '--pair', 'Crypto:ALL:BTC/USD', '--rate', '50', '--duration', '1s', '--warmup', '0', '--report', 'json', '--out', dir, '--no-progress', '--threshold', 'latency.p50>=5']);
+      expect(r.err).toBe('');
+      expect(r.code).toBe(0);
+      const text = await readFile(join(dir, 'load-rest.json'), 'utf8');
+      expect(text).not.toContain('k-secret-1');
+      const json = JSON.parse(text) as { model: string; requests: number; histograms: { latency: string } };
+      expect(json.model).toBe('open');
+      const h = hdr.decodeFromCompressedBase64(json.histograms.latency, 32, false);
+      expect(h.totalCount).toBe(json.requests);
+      // µs: a 5 ms server reads 5,000 or more.
+      expect(h.getValueAtPercentile(50)).toBeGreaterThanOrEqual(5000);
+      expect(server.arrivals.length).toBe(50);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('starts the embedded reference service in a process of its own when no target is given', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'conform-load-'));
     const r = await cli(['load', 'fanout', '--clients', '5', '--pairs', '2', '--duration', '1s', '--report', 'json', '--out', dir, '--no-progress']);
     expect(r.code).toBe(0);
-    const json = JSON.parse(await readFile(join(dir, 'load-fanout.json'), 'utf8')) as { target: { embedded: boolean; ws: string }; connected: number; framesReceived: number; clock: { method: string } };
+    const json = JSON.parse(await readFile(join(dir, 'load-fanout.json'), 'utf8')) as { target: { embedded: boolean; ws: string }; connected: number; framesReceived: number; clock: { status: string; offsetMs: number } };
     expect(json.target.embedded).toBe(true);
     expect(json.connected).toBe(5);
     expect(json.framesReceived).toBeGreaterThan(0);
-    expect(json.clock.method).toBe('loopback');
+    // Estimated, not assumed: the reference runs on this machine's clock.
+    expect(json.clock).toMatchObject({ status: 'same-clock', offsetMs: 0 });
     // The reference's keys never reach the report.
     expect(await readFile(join(dir, 'load-fanout.json'), 'utf8')).not.toMatch(/ref-[a-z-]+-[0-9a-f]{6}/);
   });

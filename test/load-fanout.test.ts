@@ -104,3 +104,70 @@ describe('load fanout against a scripted server', () => {
     expect(report.framesReceived).toBeGreaterThan(0);
   });
 });
+
+describe('load fanout: the target\'s clock is estimated, never assumed', () => {
+  const DELIVERY_MS = 30;
+  /** "Stamps sent_at on a clock `offsetMs` off ours and delivers every frame DELIVERY_MS later." */
+  const skewed = (offsetMs: number, extra: Parameters<typeof startBroadcastServer>[0] = {}): Promise<BroadcastServer> =>
+    startBroadcastServer({ tickMs: 100, clockOffsetMs: offsetMs, plan: () => ({ delayMs: DELIVERY_MS }), ...extra });
+  const run = (s: BroadcastServer, thresholds: string[] = []) =>
+    runFanout(s.target, { clients: 2, pair: [PAIR], workers: 1, durationMs: 1500, warmupMs: 0, rampRate: 100, tickMs: 250, updateWindowMs: 500, settleMs: 100, thresholds });
+  /** The server's own delivery delays, median (its timers fire late on a loaded machine). */
+  const truthP50 = (s: BroadcastServer): number => [...s.delivered].sort((a, b) => a - b)[Math.floor(s.delivered.length / 2)]!;
+
+  for (const offsetMs of [5000, -5000]) {
+    it(`reads ${DELIVERY_MS} ms from a service whose clock runs 5 s ${offsetMs > 0 ? 'ahead' : 'behind'}, corrected within the stated bound`, async () => {
+      server = await skewed(offsetMs);
+      const report = await run(server, ['latency.p50<1000']);
+      const c = report.clock;
+      expect(c.status).toBe('corrected');
+      expect(Math.abs(c.offsetMs! - offsetMs)).toBeLessThanOrEqual(c.boundMs!);
+      expect(c.latencyBoundMs).toBeLessThan(5);
+      const truth = truthP50(server);
+      expect(truth).toBeGreaterThanOrEqual(DELIVERY_MS);
+      // Receipt follows the server's send by loopback and one event-loop turn.
+      expect(report.latencyMs.p50).toBeGreaterThanOrEqual(truth - c.latencyBoundMs!);
+      expect(report.latencyMs.p50).toBeLessThanOrEqual(truth + c.latencyBoundMs! + 3);
+      expect(report.thresholds[0]).toMatchObject({ ok: true });
+      expect(report.observations.join('\n')).toMatch(new RegExp(`clock runs ${offsetMs > 0 ? 'ahead of' : 'behind'} ours by`));
+    });
+  }
+
+  it('with whole-second stamps, reads the 5 s skew and states the wide bound that latency then carries', async () => {
+    server = await skewed(5000, { stampUnit: 's' });
+    const report = await run(server);
+    const c = report.clock;
+    expect(c).toMatchObject({ status: 'corrected', tsUnit: 's', sentAtUnit: 's' });
+    // A stamp in whole seconds bounds the offset to about a second and latency to that plus a second.
+    expect(c.latencyBoundMs).toBeGreaterThan(500);
+    expect(c.latencyBoundMs).toBeLessThan(2100);
+    expect(Math.abs(report.latencyMs.p50! - truthP50(server))).toBeLessThanOrEqual(c.latencyBoundMs!);
+  });
+
+  it('reports latency unknown with the reason, not 0 ms, when REST replies carry no ts, and a latency threshold then fails', async () => {
+    server = await skewed(5000, { restTs: false });
+    const report = await run(server, ['latency.p99<1000']);
+    expect(report.framesReceived).toBeGreaterThan(0);
+    expect(report.clock).toMatchObject({ status: 'unknown', offsetMs: null, reason: expect.stringMatching(/no REST reply carried a numeric `ts`/) });
+    expect(report.latencyMs).toMatchObject({ count: 0, p50: null, p99: null });
+    expect(report.thresholds[0]).toMatchObject({ actual: null, ok: false });
+    expect(formatFanoutSummary(report)).toMatch(/clock: UNKNOWN — latency not measured: no REST reply carried a numeric `ts`/);
+  });
+
+  it('takes frames without sent_at as conforming (the field appears only in the example) and says why latency is unknown', async () => {
+    server = await skewed(0, { frame: (_code, _tick, normal) => JSON.stringify({ ...normal, sent_at: undefined }) });
+    const report = await run(server);
+    expect(report.framesReceived).toBeGreaterThan(0);
+    expect(report.errors).toBe(0);
+    expect(report.clock).toMatchObject({ status: 'unknown', reason: 'push frames carry no sent_at' });
+    expect(report.latencyMs.p50).toBeNull();
+  });
+
+  it('finds our own clock on loopback within a bound of a few ms and corrects nothing', async () => {
+    server = await skewed(0);
+    const report = await run(server);
+    expect(report.clock).toMatchObject({ status: 'same-clock', offsetMs: 0, samples: 8 });
+    expect(report.clock.latencyBoundMs).toBeLessThan(5);
+    expect(report.latencyMs.p50).toBeGreaterThanOrEqual(truthP50(server) - report.clock.latencyBoundMs!);
+  });
+});

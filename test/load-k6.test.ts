@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { buildK6, K6_SCRIPTS } from '../load/k6/build.ts';
+import { startBroadcastServer } from '../load/calibrate/broadcast-server.ts';
 import { mergeResults, parseResultText } from '../load/merge.ts';
 import { startReferenceProcess, type LoadTarget } from '../load/target.ts';
 import { k6Binary, K6_ENV, runK6 } from '../load/k6/run-k6.ts';
@@ -59,7 +60,7 @@ describe('k6 scripts', () => {
       expect(mods.length).toBeGreaterThan(0);
       for (const m of mods) expect(m, `${script}.js imports ${m}`).toMatch(/^k6(\/[a-z0-9/-]+)?$/);
       expect(code).not.toMatch(/\binterface\s|: string\b|\bas const\b/);
-      // load/clock.ts's Node clock must stay out: k6 has no `process`.
+      // Node's clocks (load/mono-clock.ts) must stay out: k6 has no `process`.
       expect(code).not.toMatch(/\bprocess\.|\bperformance\./);
       expect(code).toMatch(/export\s*\{[^}]*\boptions\b/);
       expect(code).toMatch(/export\s*\{[^}]*\bas default\b/);
@@ -87,7 +88,9 @@ describe('the k6 fan-out script on a real k6 against the reference', () => {
     expect(frames % (12 * 2)).toBe(0);
     // The latency buckets hold one count per counted frame.
     expect(r.histograms.latency!.counts.reduce((n, [, c]) => n + c, 0)).toBe(frames);
-    expect(r.clock).toMatchObject({ method: 'rest-ts', tsUnit: 'ms' });
+    // One machine, one clock: the REST round trips and the frames bound the offset around zero.
+    expect(r.clock).toMatchObject({ status: 'same-clock', offsetMs: 0, tsUnit: 'ms', reason: null });
+    expect((r.clock as { samples: number }).samples).toBeGreaterThan(0);
     expect((r.thresholds as { expr: string; ok: boolean }[]).map((t) => [t.expr, t.ok])).toEqual([['latency.p99<1000', true], ['errors==0', true], ['refused==0', true]]);
     expect(run.stdout).toContain('k6 load fanout');
     const files = await readdir(work);
@@ -120,16 +123,46 @@ describe('the k6 fan-out script on a real k6 against the reference', () => {
   });
 
   it('counts an error notice in errors, so errors==0 fails', async () => {
-    // Without TARGET_REST: no clock estimate, said so.
+    // Without TARGET_REST nothing bounds the target's clock: latency is unknown, said so.
     const run = await fanout('notice', { API_KEY: PRIMARY }, { CLIENTS: '1', PAIRS: 'Crypto:ALL:NOPE/USD', THRESHOLDS: 'errors==0', TARGET_REST: '' });
     expect(run.code).toBe(99);
-    expect(run.stdout).toContain('latency assumes synchronised clocks');
+    expect(run.stdout).toContain('latency unknown: no REST reply carried a numeric `ts`');
     const r = await readResult('notice');
-    expect(r.clock).toMatchObject({ method: 'none', errorBoundMs: null });
+    expect(r.clock).toMatchObject({ status: 'unknown', offsetMs: null, samples: 0 });
+    expect(r.histograms.latency).toBeUndefined();
     expect(r).toMatchObject({ connected: 1, subscribed: 0, noticeErrors: { 50104: 1 } });
     expect(r.errors).toBeGreaterThanOrEqual(1);
     expect(r.thresholds).toContainEqual(expect.objectContaining({ expr: 'errors==0', ok: false }));
   });
+
+  for (const offsetMs of [5000, -5000]) {
+    it(`reads a 30 ms delivery from a service whose clock runs 5 s ${offsetMs > 0 ? 'ahead' : 'behind'}, corrected by load/clock.ts's estimate`, async () => {
+      // Stamps sent_at and REST ts on a clock offsetMs off ours and delivers every frame 30 ms later.
+      const server = await startBroadcastServer({ tickMs: 100, clockOffsetMs: offsetMs, plan: () => ({ delayMs: 30 }) });
+      try {
+        const name = `skew${offsetMs}`;
+        const run = await fanout(name, { API_KEY: server.target.keys[0]!.key }, { TARGET_WS: server.target.ws, TARGET_REST: server.target.rest, PAIRS: 'Crypto:ALL:TST/USD', CLIENTS: '2', CONNECTIONS_PER_VU: '2', THRESHOLDS: 'latency.p50<1000' });
+        expect(run.code, run.stderr).toBe(0);
+        const r = await readResult(name);
+        const c = r.clock as { status: string; offsetMs: number; boundMs: number };
+        expect(c.status).toBe('corrected');
+        expect(Math.abs(c.offsetMs - offsetMs)).toBeLessThanOrEqual(c.boundMs);
+        const sorted = [...server.delivered].sort((a, b) => a - b);
+        const truth = sorted[Math.floor(sorted.length / 2)]!;
+        expect(truth).toBeGreaterThanOrEqual(30);
+        const p50 = (r.latencyMs as { p50: number }).p50;
+        console.log(`k6, clock ${offsetMs} ms: offset ${c.offsetMs} ± ${c.boundMs} ms, latency p50 ${p50} ms, server delivery p50 ${truth.toFixed(3)} ms`);
+        // A frame cannot arrive before the server sent it (ms stamps: one more ms of resolution).
+        expect(p50).toBeGreaterThanOrEqual(truth - c.boundMs - 1);
+        // Uncorrected, p50 would read about 5 s or below zero; k6's VU reads the frame on its own
+        // event loop, which on a shared machine adds its delay to the receipt.
+        expect(p50).toBeLessThan(truth + c.boundMs + 100);
+        expect(run.stdout).toContain(`clock: the target's clock is ${c.offsetMs} ms from ours`);
+      } finally {
+        await server.close();
+      }
+    });
+  }
 
   it('two execution segments on one schedule merge to the clients and frames of one process', async () => {
     const startAt = String(Date.now() + 4000);

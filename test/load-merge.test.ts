@@ -3,8 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runFanout } from '../load/fanout/run.ts';
+import { runRest } from '../load/rest/run.ts';
+import { minimalProfile } from '../src/profile.ts';
+import { startKnownDelayServer } from './helpers/known-delay-server.ts';
 import { addEncoded, createHistogram, encode, recordMs, summarize } from '../load/histogram.ts';
-import { BUCKET_COUNT, bucketIndex, bucketLowUs, bucketMidUs } from '../load/log-buckets.ts';
+import { BUCKET_COUNT, bucketIndex, bucketLowUs, bucketMidUs, bucketPercentileUs, shiftBucketCounts } from '../load/log-buckets.ts';
 import { mergeResults, parseResultText } from '../load/merge.ts';
 import { LoadUsageError, parseShard, parseStartAt } from '../load/options.ts';
 import { startReferenceProcess, type LoadTarget } from '../load/target.ts';
@@ -36,6 +39,22 @@ describe('log buckets (the k6 form of a distribution)', () => {
     }
     // At most 1/16 wide above 32 µs.
     for (let i = 33; i < BUCKET_COUNT - 1; i++) expect((bucketLowUs(i + 1) - bucketLowUs(i)) / bucketLowUs(i)).toBeLessThanOrEqual(1 / 16);
+  });
+});
+
+describe('log buckets moved to a later clock estimate', () => {
+  it('move counts at their midpoints, fold magnitudes below zero back in, and count what stays below zero', () => {
+    const counts: [number, number][] = [[bucketIndex(10_000), 3]];
+    const below: [number, number][] = [[bucketIndex(2_000), 2], [bucketIndex(9_000), 1]];
+    const moved = new Map<number, number>();
+    // +5 ms: 10 ms → 15 ms; −2 ms → 3 ms; −9 ms stays below zero (−4 ms), counted, not clamped.
+    const still = shiftBucketCounts(moved, counts, 5_000) + shiftBucketCounts(moved, below, 5_000, true);
+    expect(still).toBe(1);
+    const sorted = [...moved].sort((a, b) => a[0] - b[0]);
+    expect(sorted.reduce((n, [, c]) => n + c, 0)).toBe(5);
+    expect(bucketPercentileUs(sorted, 20)! / 1000).toBeCloseTo(3, 0);
+    expect(bucketPercentileUs(sorted, 50)! / 1000).toBeCloseTo(15, 0);
+    expect(bucketPercentileUs([], 50)).toBeNull();
   });
 });
 
@@ -98,6 +117,68 @@ describe('conform load merge', () => {
     const missing = await cli(['load', 'merge', join(dir, 'nope.json')]);
     expect(missing.code).toBe(2);
     expect(missing.err.trim().split('\n')).toEqual([expect.stringMatching(/^conform: .*nope\.json: cannot read \(ENOENT\)$/)]);
+  });
+});
+
+/** A REST result with the fields merge reads (`late`/`dropped` omitted when undefined, as k6's omit late). */
+const restResult = (o: { requests: number; latency: number[]; late?: number; dropped?: number; thresholds?: string[]; generator?: 'k6' }) => ({
+  kind: 'rest', ...(o.generator ? { generator: o.generator, latencyFrom: 'actual send time' } : { model: 'open', latencyFrom: 'intended send time' }),
+  scheduled: o.requests + (o.dropped ?? 0), requests: o.requests, rps: o.requests, errors: 0, timeouts: 0, non2xx: 0, waitedForConnection: 2,
+  ...(o.late === undefined ? {} : { late: o.late }), ...(o.dropped === undefined ? {} : { dropped: o.dropped }),
+  statusNumbers: { 200: o.requests }, latencyMs: { p99: Math.max(...o.latency) }, trustworthy: true,
+  histograms: { latency: hdr(o.latency) }, thresholds: (o.thresholds ?? []).map((expr) => ({ expr })),
+});
+
+describe('conform load merge of REST runs', () => {
+  it('sums scheduled, late, dropped and waits for a connection, and judges late and dropped on the sums', () => {
+    const a = restResult({ requests: 3, latency: [10, 20, 30], late: 0, dropped: 0, thresholds: ['late==0', 'dropped==0', 'latency.p99<100'] });
+    const b = restResult({ requests: 2, latency: [40, 50], late: 3, dropped: 1 });
+    const m = mergeResults([{ file: 'a.json', data: a }, { file: 'b.json', data: b }]);
+    expect(m.totals).toMatchObject({ requests: 5, scheduled: 6, late: 3, dropped: 1, waited_for_connection: 4 });
+    expect(m.distributions.latency!.count).toBe(5);
+    expect(m.hosts.map((h) => [h.late, h.dropped])).toEqual([[0, 0], [3, 1]]);
+    // Each host alone held the thresholds it was given; merged, host b's late and dropped cross them.
+    // The merged p99 is host b's 50 ms at HDR's 3 significant digits.
+    expect(m.distributions.latency!.p99).toBeCloseTo(50, 1);
+    expect(m.thresholds.map((t) => [t.expr, t.actual, t.ok])).toEqual([['late==0', 3, false], ['dropped==0', 1, false], ['latency.p99<100', m.distributions.latency!.p99, true]]);
+  });
+
+  it('makes late unknown (a threshold on it fails) when a host cannot say how late its sends were', () => {
+    const m = mergeResults([
+      { file: 'conform.json', data: restResult({ requests: 2, latency: [1, 2], late: 0, dropped: 0, thresholds: ['late==0', 'dropped==0'] }) },
+      { file: 'k6.json', data: restResult({ requests: 2, latency: [3, 4], dropped: 0, generator: 'k6' }) },
+    ]);
+    expect(m.thresholds.map((t) => [t.expr, t.actual, t.ok])).toEqual([['late==0', null, false], ['dropped==0', 0, true]]);
+    expect(m.observations.join('\n')).toMatch(/k6\.json report no late requests/);
+    expect(m.observations.join('\n')).toMatch(/latency from different starts \(intended send time; actual send time\)/);
+  });
+
+  it('adds two real open-model runs against one server to the sums of both', async () => {
+    const server = await startKnownDelayServer({ delayMs: 2 });
+    try {
+      const target = { rest: server.url, ws: '', profile: minimalProfile({ target: server.url, key: 'k' }), keys: [{ key: 'k' }], embedded: false, close: async () => {} };
+      const opts = { pair: ['Crypto:ALL:BTC/USD'], rate: 40, durationMs: 1000, warmupMs: 0, thresholds: ['late==0', 'dropped==0'] };
+      const a = await runRest(target, opts);
+      const b = await runRest(target, opts);
+      const m = mergeResults([{ file: 'a.json', data: JSON.parse(JSON.stringify(a)) }, { file: 'b.json', data: JSON.parse(JSON.stringify(b)) }]);
+      expect(a.scheduled).toBeGreaterThan(0);
+      expect(m.totals).toMatchObject({ requests: a.requests + b.requests, scheduled: a.scheduled + b.scheduled, late: a.late + b.late, dropped: a.dropped + b.dropped, waited_for_connection: a.waitedForConnection + b.waitedForConnection });
+      expect(m.distributions.latency!.count).toBe(a.requests + b.requests);
+      expect(m.thresholds.find((t) => t.expr === 'late==0')).toMatchObject({ actual: a.late + b.late, ok: a.late + b.late === 0 });
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('conform load merge and the target\'s clock', () => {
+  it('makes the merged latency unknown when one host had no estimate of the target\'s clock', () => {
+    const known = { ...conformResult({ clients: 2, frames: 4, latency: [5, 6], skewP99: 1, lost: 0, thresholds: ['latency.p99<100'] }), clock: { status: 'same-clock', reason: null } };
+    const { latency: _dropped, ...withoutLatency } = known.histograms;
+    const unknown = { ...known, histograms: withoutLatency, clock: { status: 'unknown', reason: 'no REST reply carried a numeric `ts`' } };
+    const m = mergeResults([{ file: 'a.json', data: known }, { file: 'b.json', data: unknown }]);
+    expect(m.thresholds).toEqual([expect.objectContaining({ expr: 'latency.p99<100', actual: null, ok: false })]);
+    expect(m.observations.join('\n')).toMatch(/latency unknown on b\.json \(no REST reply carried a numeric `ts`\)/);
   });
 });
 

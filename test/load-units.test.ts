@@ -1,14 +1,15 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { estimateOffset, guessTimeUnit, tightenWithFrames } from '../load/clock.ts';
+import { estimateClock, guessTimeUnit, resolutionMs } from '../load/clock.ts';
 import { FanoutAggregator } from '../load/fanout/aggregate.ts';
 import { codeOf, hashBytes, scanPushFrame, scannedFrame } from '../load/fanout/frame-scan.ts';
 import type { Tick } from '../load/fanout/protocol.ts';
 import { createHistogram, encode, FastRecorder, HIGHEST_US, recordMs, summarize } from '../load/histogram.ts';
 import { LoadUsageError, parseDuration, parseRate } from '../load/options.ts';
-import { assignKeys, isLoopback, readKeysFile } from '../load/target.ts';
+import { arrivalClock } from '../load/rest/schedule.ts';
+import { assignKeys, readKeysFile } from '../load/target.ts';
 import { evaluateThresholds, parseThreshold, parseThresholds, ThresholdError, toK6Thresholds } from '../load/thresholds.ts';
 
 describe('frame scan reads push frames straight from the wire bytes', () => {
@@ -104,23 +105,62 @@ describe('clock', () => {
     expect(guessTimeUnit(12345, now)).toBeNull();
   });
 
-  it('estimates the offset NTP-style from the tightest round trips, with its bound', () => {
-    // Server clock 100 ms ahead; round trips of 10 ms and 4 ms.
-    const est = estimateOffset([
+  it('bounds the offset from REST round trips (NTP-style, intersected), and corrects only when the bounds exclude zero', () => {
+    // Server clock 100 ms ahead; round trips of 10 ms and 4 ms; ms stamps.
+    const ahead = estimateClock([
       { sentMs: 0, receivedMs: 10, serverMs: 105 },
       { sentMs: 20, receivedMs: 24, serverMs: 122 },
-    ], 0);
-    expect(est.method).toBe('rest-ts');
-    expect(est.offsetMs - est.errorBoundMs).toBeLessThanOrEqual(100);
-    expect(est.offsetMs + est.errorBoundMs).toBeGreaterThanOrEqual(100);
-    expect(est.errorBoundMs).toBeLessThanOrEqual(2);
-    expect(estimateOffset([]).method).toBe('none');
+    ], 1);
+    expect(ahead).toMatchObject({ status: 'corrected', lowMs: 98, highMs: 103, offsetMs: 100.5, boundMs: 2.5, samples: 2, reason: null });
+    // One clock: the bounds hold zero, so nothing is moved.
+    const same = estimateClock([{ sentMs: 0, receivedMs: 2, serverMs: 1 }], 1);
+    expect(same).toMatchObject({ status: 'same-clock', offsetMs: 0, lowMs: -1, highMs: 2, boundMs: 2 });
   });
 
-  it('raises the lower bound when a frame would otherwise have arrived before it was sent', () => {
-    const t = tightenWithFrames({ offsetMs: 0, errorBoundMs: 10, method: 'rest-ts', samples: 3 }, 6);
-    expect(t.offsetMs - t.errorBoundMs).toBe(6);
-    expect(t.offsetMs + t.errorBoundMs).toBe(10);
+  it('raises the lower bound with frames (none arrives before it was sent) and corrects when that excludes zero', () => {
+    const t = estimateClock([{ sentMs: 0, receivedMs: 20, serverMs: 10 }], 1, 6);
+    expect(t).toMatchObject({ status: 'corrected', lowMs: 6, highMs: 11, offsetMs: 8.5, narrowedByFrames: true });
+    expect(estimateClock([{ sentMs: 0, receivedMs: 20, serverMs: 10 }], 1, -50).narrowedByFrames).toBe(false);
+  });
+
+  it('says latency is unknown, and why, when no estimate holds', () => {
+    expect(estimateClock([], 1)).toMatchObject({ status: 'unknown', offsetMs: null, reason: expect.stringMatching(/no REST reply carried a numeric `ts`/) });
+    expect(estimateClock([{ sentMs: 0, receivedMs: 1, serverMs: 0 }, { sentMs: 10, receivedMs: 11, serverMs: 500 }], 1).reason).toMatch(/REST round trips disagree/);
+    // A frame 50 ms "early" against a REST bound of [−1, 2]: sent_at and ts cannot both be right.
+    expect(estimateClock([{ sentMs: 0, receivedMs: 2, serverMs: 1 }], 1, 50)).toMatchObject({ status: 'unknown', reason: expect.stringMatching(/frames arrived up to 48 ms before their sent_at/) });
+  });
+
+  it('is a module the k6 scripts can bundle: no imports, no Node API', async () => {
+    const source = await readFile(new URL('../load/clock.ts', import.meta.url), 'utf8');
+    expect(source).not.toMatch(/^import /m);
+    expect(source).not.toMatch(/\b(process|performance|require|Buffer)\b[.(]/);
+  });
+
+  it('widens the bound by the stamp resolution (a ts in whole seconds covers a second)', () => {
+    const s = estimateClock([{ sentMs: 0, receivedMs: 1, serverMs: 5000 }], resolutionMs('s'));
+    expect(s).toMatchObject({ lowMs: 4999, highMs: 6000 });
+  });
+});
+
+describe('intended send times', () => {
+  it('spaces uniform arrivals exactly 1000 / rate apart', () => {
+    const next = arrivalClock(400, 'uniform');
+    expect([next(), next(), next(), next()]).toEqual([0, 2.5, 5, 7.5]);
+  });
+
+  it('draws Poisson gaps of the asked mean, exponentially spread, the same for the same seed', () => {
+    const draw = (seed: number): number[] => { const next = arrivalClock(100, 'poisson', seed); return Array.from({ length: 20_001 }, () => next()); };
+    const times = draw(3);
+    expect(draw(3)).toEqual(times);
+    expect(draw(4)).not.toEqual(times);
+    const gaps = times.slice(1).map((t, i) => t - times[i]!);
+    const mean = gaps.reduce((a, b) => a + b, 0) / gaps.length;
+    const sd = Math.sqrt(gaps.reduce((a, b) => a + (b - mean) ** 2, 0) / gaps.length);
+    expect(mean).toBeCloseTo(10, 0);
+    expect(sd / mean).toBeGreaterThan(0.97);
+    expect(sd / mean).toBeLessThan(1.03);
+    // Exponential: e^-1 of the gaps are longer than the mean.
+    expect(gaps.filter((g) => g > 10).length / gaps.length).toBeCloseTo(Math.exp(-1), 1);
   });
 });
 
@@ -177,18 +217,13 @@ describe('options and keys', () => {
     await expect(readKeysFile(join(dir, 'none.txt'))).rejects.toThrow(/cannot read/);
   });
 
-  it('knows loopback hosts', () => {
-    expect(isLoopback('ws://127.0.0.1:8080/v1/ws')).toBe(true);
-    expect(isLoopback('ws://localhost/v1/ws')).toBe(true);
-    expect(isLoopback('wss://prices.example.com/v1/ws')).toBe(false);
-  });
 });
 
 describe('aggregation of worker ticks', () => {
   const empty = encode(createHistogram());
   const tick = (workerIndex: number, atMs: number, updates: Tick['updates'], extra: Partial<Tick> = {}): Tick => ({
     type: 'tick', workerIndex, atMs, steady: true, frames: updates.length, duplicates: 0, outOfOrder: 0, notices: 0, pongs: 0,
-    latency: empty, serverLatency: empty, connectMs: [], openedAt: [], subscribeMs: [], firstFrameMs: [], subscribed: [], closed: [],
+    latency: empty, latencyBelowZero: null, framesWithoutSentAt: 0, serverLatency: empty, connectMs: [], openedAt: [], subscribeMs: [], firstFrameMs: [], subscribed: [], closed: [],
     subscribeFailed: 0, refusals: {}, connectErrors: {}, noticeErrors: {}, updates, validated: 0, violations: 0, violationSamples: [], open: 2,
     eventLoopDelayP99Ms: 1, steadyEventLoopDelayP99Ms: 1, utilization: 0.1, maxSentMinusReceivedMs: -1, windowFrames: 0, sentAtUnit: 'ms', heapUsedBytes: 1, ...extra,
   });
@@ -228,5 +263,32 @@ describe('aggregation of worker ticks', () => {
     expect(m.updates).toBe(1);
     expect(m.lost).toBe(0);
     expect(m.disconnects).toEqual({ 1006: 1 });
+  });
+
+  it('moves latency to the final clock correction, receipts before sent_at included, and reports none when no estimate holds', () => {
+    const rec = (values: number[]): string => { const f = new FastRecorder(); for (const v of values) f.recordMs(v); return f.takeEncoded(); };
+    const agg = () => {
+      const a = new FanoutAggregator({ clients: 1, updateWindowMs: 100, settleMs: 0, tickMs: 50 });
+      a.start(0);
+      a.markSteady(0);
+      // Recorded with a pre-run correction 10 ms short: 20 ms and 25 ms read 10 and 15, and a
+      // frame of true latency 4 ms read −6 ms (kept as a magnitude, not clamped).
+      a.addTick(tick(0, 50, [], { latency: rec([10, 15]), latencyBelowZero: rec([6]), maxSentMinusReceivedMs: 6 }));
+      return a;
+    };
+    const a = agg();
+    expect(a.maxSentMinusReceivedMs).toBe(6);
+    const m = a.finish(10);
+    expect(m.receiptsBeforeSentAt).toBe(1);
+    expect(m.latencyBelowZeroAfterCorrection).toBe(0);
+    expect(m.latencyMs.count).toBe(3);
+    // Moved buckets keep 3 significant digits.
+    expect(m.latencyMs.max).toBeCloseTo(25, 1);
+    expect(m.latencyMs.p50).toBeCloseTo(20, 1);
+    expect(m.latencyCurve[0]!.ms).toBeCloseTo(4, 1);
+    expect(m.timeline[0]!.latencyP50Ms).toBeCloseTo(20, 1);
+    const unknown = agg().finish(null);
+    expect(unknown.latencyMs).toMatchObject({ count: 0, p50: null, p99: null, max: null });
+    expect(unknown.latencyCurve).toEqual([]);
   });
 });

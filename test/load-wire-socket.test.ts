@@ -11,7 +11,7 @@ import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket as ServerSocket } from 'ws';
 import { WireSocket, type WireOptions } from '../load/fanout/wire-socket.ts';
-import { monoNow } from '../load/clock.ts';
+import { monoNow } from '../load/mono-clock.ts';
 import { startRawServer, type RawServer } from './hostile/raw-server.ts';
 import { closeFrame, frame, OPCODE, switchingProtocols, textFrame } from './hostile/ws-frames.ts';
 

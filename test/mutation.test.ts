@@ -4,20 +4,25 @@
  * none may error; the clean service passes three runs in a row. Every run gets its own server on
  * port 0 with a short ping window its profile declares; all runs share one bounded pool inside one
  * hook, so this file holds a single vitest worker while the other files use the other. The faults a
- * stream check must catch run again over Socket.IO (issue 9), and so do the clean runs.
+ * stream check must catch run again over Socket.IO (issue 9), and so do the clean runs. Every fault
+ * runs again under two non-default dialects that leave its rule breakable: it must still be caught,
+ * with nothing failing beyond its catches.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAULTS } from '../reference/faults.ts';
 import type { CheckResult } from '../src/check.ts';
 import { CHECKS } from '../suites/index.ts';
+import { coveringSeeds, drawDialect, DEFAULT_DIALECT } from '../reference/index.ts';
 import {
-  AREA_OF, MUTATION_DEFAULTS, SCORE_AREAS, cleanProblems, disagreementLines, formatScore, formatTransportScore, judgeFault, mutationChecks, pool, runCatalogue, scoreArea, streamFaults,
-  type FaultEntry, type FaultOutcome, type MutationSettings,
+  AREA_OF, DIALECTS_PER_FAULT, MASKED_BY, MUTATION_DEFAULTS, SCORE_AREAS, cleanProblems, dialectDisagreementLines, dialectOk, dialectSeedsFor, disagreementLines, formatDialectScore, formatScore,
+  formatTransportScore, judgeFault, mutationChecks, pool, runCatalogue, scoreArea, streamFaults,
+  type DialectFaultOutcome, type FaultEntry, type FaultOutcome, type MutationSettings,
 } from '../scripts/mutation.ts';
+import { PUSH_EXPECTED } from '../src/push-inspection.ts';
 
 const CLEAN_RUNS = 3;
-/** Generous: the pool usually finishes in ~110 s on two idle cores; the other test files share them. */
-const SUITE_BUDGET_MS = 290_000;
+/** Generous: the pool (faults over two transports and under two dialects each) runs about 250 catalogues; the other test files share the two cores. */
+const SUITE_BUDGET_MS = 1_200_000;
 type Transport = MutationSettings['transport'];
 const TRANSPORTS: readonly Transport[] = ['ws', 'socketio'];
 
@@ -37,6 +42,14 @@ describe('mutation judging', () => {
     const o = judgeFault(fault, [result('a', 'fail'), result('b', 'pass'), result('c', 'fail')]);
     expect(o).toMatchObject({ caught: true, exact: false, missed: ['b'], extra: ['c'] });
     expect(disagreementLines([o])).toEqual(['f: expected [a, b], failing [a, c]; missed [b]; extra [c]']);
+  });
+
+  it('holds no check against exactness that failed only through the push inspection, but any other violation is extra', () => {
+    const inspected = { ...result('c', 'fail'), violations: [{ received: 'push {…}: /bid: missing', expected: PUSH_EXPECTED.schema }] };
+    const mixed = { ...result('d', 'fail'), violations: [{ received: 'push {…}: bid 2 > price 1', expected: PUSH_EXPECTED.quote }, { received: 'no notice', expected: 'a notice' }] };
+    const o = judgeFault(fault, [result('a', 'fail'), result('b', 'fail'), inspected, mixed]);
+    expect(o).toMatchObject({ exact: false, incidental: ['c'], extra: ['d'] });
+    expect(judgeFault(fault, [result('a', 'fail'), result('b', 'fail'), inspected])).toMatchObject({ exact: true, incidental: ['c'], extra: [] });
   });
 
   it('does not call a fault exact when a check errors, and not caught when nothing fails', () => {
@@ -62,6 +75,31 @@ describe('mutation judging', () => {
     });
     expect(out).toEqual([50, 10, 30, 20]);
     expect(peak).toBe(2);
+  });
+});
+
+describe('dialects of a fault', () => {
+  const seeds = coveringSeeds();
+  it.each(FAULTS.map((f, i) => [f.name, f, i] as const))('%s runs under two distinct non-default dialects that do not mask it', (_name, f, i) => {
+    const chosen = dialectSeedsFor(f, i, seeds, drawDialect);
+    expect(chosen.length).toBe(DIALECTS_PER_FAULT);
+    expect(new Set(chosen).size).toBe(chosen.length);
+    for (const seed of chosen) {
+      expect(JSON.stringify(drawDialect(seed))).not.toBe(JSON.stringify({ ...DEFAULT_DIALECT, seed }));
+      expect(MASKED_BY[f.name]?.(drawDialect(seed))).toBeUndefined();
+    }
+  });
+
+  it('names only faults that exist in MASKED_BY', () => {
+    for (const name of Object.keys(MASKED_BY)) expect(FAULTS.some((f) => f.name === name), name).toBe(true);
+  });
+
+  it('calls a fault under a dialect ok when caught with nothing extra and no error, even if one catch had nothing to see', () => {
+    const fault = { name: 'f', area: 'auth', rule: 'r', catches: ['a', 'b'] };
+    expect(dialectOk(judgeFault(fault, [result('a', 'fail'), result('b', 'skip')]))).toBe(true);
+    expect(dialectOk(judgeFault(fault, [result('a', 'fail'), result('c', 'fail')]))).toBe(false);
+    expect(dialectOk(judgeFault(fault, [result('a', 'fail'), result('c', 'error')]))).toBe(false);
+    expect(dialectOk(judgeFault(fault, [result('a', 'pass'), result('b', 'skip')]))).toBe(false);
   });
 });
 
@@ -94,19 +132,26 @@ describe('the fault list', () => {
 describe('the whole catalogue against the reference service', () => {
   const outcomes: Record<Transport, Map<string, FaultOutcome>> = { ws: new Map(), socketio: new Map() };
   const clean: Record<Transport, CheckResult[][]> = { ws: [], socketio: [] };
+  const underDialects = new Map<string, DialectFaultOutcome[]>();
   const faultsOver = (t: Transport): FaultEntry[] => (t === 'ws' ? [...FAULTS] : streamFaults());
   let elapsedMs = 0;
 
   beforeAll(async () => {
     const t0 = performance.now();
-    const jobs = TRANSPORTS.flatMap((transport) => faultsOver(transport).map((fault) => ({ fault, transport })));
+    const seeds = coveringSeeds();
+    const jobs: { fault: FaultEntry; transport: Transport; seed?: number }[] = [
+      ...TRANSPORTS.flatMap((transport) => faultsOver(transport).map((fault) => ({ fault, transport }))),
+      ...FAULTS.flatMap((fault, i) => dialectSeedsFor(fault, i, seeds, drawDialect).map((seed) => ({ fault, transport: 'ws' as const, seed }))),
+    ];
     // The clean runs go one after another (in a row), one chain per transport, beside the faults.
     await Promise.all([
       ...TRANSPORTS.map(async (transport) => { for (let i = 0; i < CLEAN_RUNS; i++) clean[transport].push(await runCatalogue(undefined, { transport })); }),
-      pool(jobs, MUTATION_DEFAULTS.faultConcurrency - TRANSPORTS.length, async ({ fault, transport }) => {
+      pool(jobs, MUTATION_DEFAULTS.faultConcurrency - TRANSPORTS.length, async ({ fault, transport, seed }) => {
         const started = performance.now();
-        const results = await runCatalogue(fault.name, { transport });
-        outcomes[transport].set(fault.name, judgeFault(fault, results, Math.round(performance.now() - started)));
+        const results = await runCatalogue(fault.name, { transport, ...(seed === undefined ? {} : { dialect: drawDialect(seed) }) });
+        const outcome = judgeFault(fault, results, Math.round(performance.now() - started));
+        if (seed === undefined) outcomes[transport].set(fault.name, outcome);
+        else underDialects.set(fault.name, [...(underDialects.get(fault.name) ?? []), { ...outcome, seed }]);
       }),
     ]);
     elapsedMs = performance.now() - t0;
@@ -116,9 +161,18 @@ describe('the whole catalogue against the reference service', () => {
     const ws = FAULTS.map((f) => outcomes.ws.get(f.name)).filter((o): o is FaultOutcome => o !== undefined);
     const sio = streamFaults().map((f) => outcomes.socketio.get(f.name)).filter((o): o is FaultOutcome => o !== undefined);
     if (ws.length === 0) return;
-    const lines = [...disagreementLines(ws), ...disagreementLines(sio).map((l) => `(socketio) ${l}`)];
+    const dialectRuns = [...underDialects.values()].flat();
+    const lines = [...disagreementLines(ws), ...disagreementLines(sio).map((l) => `(socketio) ${l}`), ...dialectDisagreementLines(dialectRuns).map((l) => `(dialects) ${l}`)];
     // Printed into the test output: the score is a deliverable, not only a verdict.
-    console.log(`${lines.length ? `disagreements:\n${lines.join('\n')}\n` : ''}${FAULTS.length} faults (+ ${sio.length} over socketio) and ${CLEAN_RUNS} clean runs per transport in ${(elapsedMs / 1000).toFixed(1)} s\n${formatTransportScore(sio, 'socketio')}\n${formatScore(ws)}`);
+    console.log(`${lines.length ? `disagreements:\n${lines.join('\n')}\n` : ''}${FAULTS.length} faults (+ ${sio.length} over socketio, + ${dialectRuns.length} runs under dialects) and ${CLEAN_RUNS} clean runs per transport in ${(elapsedMs / 1000).toFixed(1)} s\n${formatTransportScore(sio, 'socketio')}\n${formatDialectScore(dialectRuns)}\n${formatScore(ws)}`);
+  });
+
+  describe('under dialects', () => {
+    it.each(FAULTS.map((f) => [f.name, scoreArea(f)] as const))('fault %s (%s): caught under each of its dialects, nothing failing beyond its catches, nothing erroring', (name) => {
+      const runs = underDialects.get(name) ?? [];
+      expect(runs.length, `${name} ran under ${runs.length} dialects`).toBe(DIALECTS_PER_FAULT);
+      for (const o of runs) expect(dialectOk(o), dialectDisagreementLines([o]).join('\n')).toBe(true);
+    });
   });
 
   describe.each(TRANSPORTS.map((t) => [t]))('over %s', (transport) => {

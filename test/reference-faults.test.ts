@@ -99,6 +99,14 @@ const OBSERVE: Record<FaultName, Observation> = {
       return new Decimal(d.bid!).gt(d.ask!);
     },
   },
+  'price-deep-pair-inverted': {
+    async deviates(s) {
+      const listed = await codes(s, 200);
+      const [first, last] = [(await priceData(s, listed[0]!)) as Record<string, string>, (await priceData(s, listed.at(-1)!)) as Record<string, string>];
+      // Only the last pair breaks the rule; the first is as it should be.
+      return new Decimal(last.bid!).gt(last.ask!) && new Decimal(first.bid!).lte(first.ask!);
+    },
+  },
   'market-crypto-timezone': { deviates: async (s) => 'timezone' in (await market(s, BTC)) },
   'market-timezone-missing': { deviates: async (s) => !('timezone' in (await market(s, AAPL))) },
   'market-timezone-invalid': {
@@ -275,6 +283,16 @@ const OBSERVE: Record<FaultName, Observation> = {
     deviates: (s) => withStream(s, async (c) => {
       await subscribe(c, [BTC]);
       return !('bid' in (await c.next((f) => f.json?.code === BTC)).json!);
+    }),
+  },
+  'push-changed-missing-bid': {
+    deviates: (s) => withStream(s, async (c) => {
+      await subscribe(c, [BTC]);
+      const first = (await c.next((f) => f.json?.code === BTC)).json!;
+      await subscribe(c, [ETH]);
+      const after = (await c.next((f) => f.json?.code === ETH)).json!;
+      // Pushes carry bid until the subscription changes, and lack it after.
+      return 'bid' in first && !('bid' in after);
     }),
   },
   'push-price-number': {

@@ -59,7 +59,11 @@ describe('reports', () => {
     const html = await readFile(path.join(dir, 'conform-report.html'), 'utf8');
     expect(html).toMatch(/^<!doctype html>/);
     expect(html).not.toMatch(/<script|<link|src=|https?:\/\/(?!127\.0\.0\.1)/);
-    expect(html.indexOf('Failures and errors')).toBeLessThan(html.indexOf('Every check'));
+    // Overview first, then the failures view, then every check.
+    expect(html.indexOf('id="overview"')).toBeGreaterThan(0);
+    expect(html.indexOf('id="overview"')).toBeLessThan(html.indexOf('id="failures"'));
+    expect(html.indexOf('id="failures"')).toBeLessThan(html.indexOf('id="checks"'));
+    expect(html.match(/<details class="failure/g)).toHaveLength(3);
     expect(html).toContain('FAIL: 2 passed, 2 failed, 1 errors, 1 skipped of 6');
     expect(html).toContain('Observed behaviour (1)');
     expect(html).toContain('REST envelope: synthetic');

@@ -182,6 +182,8 @@ const CASES: Record<SchemaName, { valid: unknown[]; invalid: [string, unknown][]
   profile: {
     valid: [
       { rest: 'http://127.0.0.1:8080', keys: { primary: { key: 'k' } } },
+      // Allowances left out are found at the start of the run.
+      { rest: 'http://127.0.0.1:8080', keys: { primary: { key: 'k' }, limited: { key: 'l' } } },
       {
         rest: 'https://api.example.test', ws: 'wss://api.example.test/ws', transport: 'ws',
         keys: { primary: { key: 'k', connections: 3 }, limited: { key: 'l', connections: 1 }, cryptoOnly: { key: 'c', assetTypes: ['Crypto'] }, whitelisted: { key: 'w', pairs: ['Crypto:ALL:BTC/USDT'] }, noStream: { key: 'n' }, suspended: { key: 's' }, rateLimited: { key: 'r' } },
@@ -193,7 +195,7 @@ const CASES: Record<SchemaName, { valid: unknown[]; invalid: [string, unknown][]
     invalid: [
       ['missing rest', { keys: { primary: { key: 'k' } } }],
       ['missing primary key', { rest: 'http://x', keys: {} }],
-      ['limited without connections', { rest: 'http://x', keys: { primary: { key: 'k' }, limited: { key: 'l' } } }],
+      ['an allowance of 0 connections', { rest: 'http://x', keys: { primary: { key: 'k' }, limited: { key: 'l', connections: 0 } } }],
       ['rest not a URL', { rest: 'localhost:80', keys: { primary: { key: 'k' } } }],
       ['unknown top-level field', { rest: 'http://x', keys: { primary: { key: 'k' } }, target: 'x' }],
       ['probe with undocumented status', { rest: 'http://x', keys: { primary: { key: 'k' } }, probes: [{ status: '404', path: '/v1/x' }] }],

@@ -13,6 +13,7 @@ import { runChecks } from '../src/runner.ts';
 import type { CheckResult } from '../src/check.ts';
 import { parseProfile, type Profile } from '../src/profile.ts';
 import { wsChecks } from '../suites/ws/index.ts';
+import { isPushInspection } from '../src/push-inspection.ts';
 
 const KEY = 'mini-primary-key-4c1d';
 const NO_STREAM = 'mini-no-stream-key-77aa';
@@ -298,12 +299,14 @@ describe('subscription checks', () => {
     expect(r.violations[0]!.received).toMatch(/price 10.02 is not the mid 10.01/);
   });
 
-  it('skips ws.push.mid with the reason when no push of a subscribed pair has decimal prices', async () => {
-    // Pushes its pairs with a non-decimal ask, plus a well-formed stray pair nobody subscribed to.
+  it('finds nothing of its own to compare in ws.push.mid when no subscribed push has decimal prices, and the push inspection still fails the frames', async () => {
+    // Pushes its pairs with a non-decimal ask, plus a stray pair nobody subscribed to with a price above its ask.
     const profile = await miniTarget({ push: (_c, pair, n) => (n % 2 ? { ...quote(pair, n), ask: 'x' } : { ...quote('Crypto:ALL:ZZZ/USD', n), price: '99' }) });
     const r = await runOne(profile, 'ws.push.mid');
-    expect(r.outcome, line(r)).toBe('skip');
-    expect(r.reason).toMatch(/no push of the subscribed pairs carried decimal-string ask, bid and price/);
+    expect(r.outcome, line(r)).toBe('fail');
+    // Every violation is the engine's inspection of the frames received: the check itself compared none.
+    expect(r.violations.every(isPushInspection), line(r)).toBe(true);
+    expect(r.violations.map((v) => v.received)).toEqual(expect.arrayContaining([expect.stringMatching(/\/ask: must match format "decimal" \(got "x"\)/), expect.stringMatching(/ZZZ.*price 99 > ask 10\.02/)]));
   });
 
   it('passes ws.push.mid when the mid is rounded either way at the price precision', async () => {

@@ -9,12 +9,26 @@ describe('places', () => {
 });
 
 describe('priceProblems', () => {
+  it('accepts a mid rounded at 3 places and padded to 8, with ask and bid padded too', () => {
+    expect(priceProblems({ ask: '189.30800000', bid: '189.30500000', price: '189.30700000' })).toEqual([]);
+  });
+  it('reports a padded price one tick (at its significant places) off the mid', () => {
+    const problems = priceProblems({ ask: '189.30800000', bid: '189.30500000', price: '189.30800000' });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/^price 189\.308 is not the mid 189\.3065 of ask and bid/);
+  });
   it('accepts an exact mid', () => expect(priceProblems({ ask: '10.02', bid: '10.00', price: '10.01' })).toEqual([]));
   it('accepts either rounding of a mid that needs one more digit', () => {
     expect(priceProblems({ ask: '10.03', bid: '10.00', price: '10.01' })).toEqual([]);
     expect(priceProblems({ ask: '10.03', bid: '10.00', price: '10.02' })).toEqual([]);
   });
   it('accepts a truncated mid when ask and bid are finer than the price', () => expect(priceProblems({ ask: '10.019', bid: '10.000', price: '10.00' })).toEqual([]));
+  it('accepts a mid rounded at the precision the values show once their padding zeros are trimmed', () => {
+    // Half-up at 2 places, every value padded to 8: 85.375 sent as 85.38000000.
+    expect(priceProblems({ ask: '85.39000000', bid: '85.36000000', price: '85.38000000' })).toEqual([]);
+    // Still one tick off when padded.
+    expect(priceProblems({ ask: '85.39000000', bid: '85.36000000', price: '85.39000000' })).toEqual(['price 85.39 is not the mid 85.375 of ask and bid at 8 decimal places']);
+  });
   it('reports a price one tick off the mid', () => expect(priceProblems({ ask: '10.02', bid: '10.00', price: '10.02' })).toEqual(['price 10.02 is not the mid 10.01 of ask and bid at 2 decimal places']));
   it('reports bid above price and price above ask', () => {
     expect(priceProblems({ ask: '10.00', bid: '10.02', price: '10.01' })).toEqual(['bid 10.02 > price 10.01', 'price 10.01 > ask 10']);

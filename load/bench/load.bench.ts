@@ -7,7 +7,9 @@
  *         fanout stays trustworthy at that rate (default 2,000 clients × 10 pairs × 10 Hz =
  *         200,000 frames/s) and each generator's latency p99.
  *   ramp  10,000 connections ramped at 3,000/s before traffic (subscribe after the ramp), held; memory per connection.
- * Sizes come from the environment: BENCH_CLIENTS, BENCH_DURATION_S, BENCH_REPEAT, RAMP_CLIENTS, RAMP_RATE.
+ *   rest  `conform load rest` beside wrk: throughput ratio at --rate max, percentiles at a fixed rate (rest-bench.ts).
+ * Sizes come from the environment: BENCH_CLIENTS, BENCH_DURATION_S, BENCH_REPEAT, RAMP_CLIENTS, RAMP_RATE,
+ * REST_BENCH_CONNECTIONS, REST_BENCH_DURATION_S, REST_BENCH_RATE, REST_BENCH_REPEAT.
  * The figures are printed and written to conform-reports/bench-load.json.
  */
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
@@ -20,6 +22,7 @@ import { buildK6 } from '../k6/build.ts';
 import { k6Binary, runK6 } from '../k6/run-k6.ts';
 import { fanoutSchedule } from '../schedule.ts';
 import { assignKeys, pickPairs, startReferenceProcess, type LoadTarget } from '../target.ts';
+import { restScenario } from './rest-bench.ts';
 
 const env = (name: string, fallback: number): number => (process.env[name] ? Number(process.env[name]) : fallback);
 const CLIENTS = env('BENCH_CLIENTS', 2000);
@@ -181,6 +184,7 @@ try {
       workerHeapBytes: fan.generator.workers.map((w) => w.heapUsedBytes), framesPerSecond: fan.framesPerSecond, latencyMs: fan.latencyMs, trustworthy: fan.trustworthy, generator: fan.generator,
     };
   }
+  if (run('rest')) results.rest = await restScenario(target, pairs[0]!);
 } finally {
   await target.close();
 }

@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { textFrame } from '../../reference/stream.ts';
-import { METHOD, STATUS, TEXT } from '../../src/spec.ts';
+import { METHOD, PATHS, STATUS, TEXT } from '../../src/spec.ts';
 import type { LoadTarget } from '../target.ts';
 
 /** What to do with one frame for one client: send now, delay by ms, or drop it. */
@@ -22,6 +22,12 @@ export interface BroadcastOptions {
   maxTicks?: number;
   /** Replaces the frame of a tick (tests: malformed frames); undefined keeps the normal one. */
   frame?: (code: string, tick: number, normal: Record<string, unknown>) => string | Buffer | undefined;
+  /** The server's clock runs this many ms ahead of the machine's (negative: behind); default 0. */
+  clockOffsetMs?: number;
+  /** Unit of `ts`, `last_updated` and `sent_at`; default ms. */
+  stampUnit?: 's' | 'ms';
+  /** Whether `GET …/v1/pairs` answers with an envelope carrying `ts` (default true; false: without `ts`). */
+  restTs?: boolean;
 }
 
 export interface BroadcastServer {
@@ -30,6 +36,8 @@ export interface BroadcastServer {
   readonly ticks: number;
   /** For each subscribe received, how many connections were open at that moment. */
   readonly openAtSubscribe: readonly number[];
+  /** For each frame `plan` delayed: ms actually passed from stamping it to sending it. */
+  readonly delivered: readonly number[];
   close(): Promise<void>;
 }
 
@@ -38,12 +46,22 @@ interface Sub { index: number; ws: WebSocket; socket: Socket; pairs: string[]; p
 /** Starts the server on 127.0.0.1, port 0. */
 export async function startBroadcastServer(options: BroadcastOptions = {}): Promise<BroadcastServer> {
   const tickMs = options.tickMs ?? 100;
-  const server: Server = createServer((_req, res) => { res.statusCode = 404; res.end(); });
+  const clock = (): number => {
+    const ms = Date.now() + (options.clockOffsetMs ?? 0);
+    return options.stampUnit === 's' ? Math.floor(ms / 1000) : ms;
+  };
+  // REST only as far as the load generator reads it: its pairs and its clock.
+  const server: Server = createServer((req, res) => {
+    if (!new URL(req.url ?? '/', 'http://x').pathname.endsWith(PATHS.pairs)) { res.statusCode = 404; res.end(); return; }
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ status_number: STATUS.OK, ...(options.restTs === false ? {} : { ts: clock() }), data: [] }));
+  });
   const wss = new WebSocketServer({ server, perMessageDeflate: false });
   const subs = new Set<Sub>();
   let nextIndex = 0;
   let ticks = 0;
   const openAtSubscribe: number[] = [];
+  const delivered: number[] = [];
   const timers = new Set<NodeJS.Timeout>();
 
   wss.on('connection', (ws, req) => {
@@ -68,7 +86,8 @@ export async function startBroadcastServer(options: BroadcastOptions = {}): Prom
     // Ticks count from the first subscriber, so a test's schedule does not depend on start-up time.
     if (subs.size === 0 || (options.maxTicks && ticks >= options.maxTicks)) return;
     ticks++;
-    const now = Date.now();
+    const stampedAt = performance.now();
+    const now = clock();
     const frames = new Map<string, string | Buffer>();
     const frame = (code: string): string | Buffer => {
       let f = frames.get(code);
@@ -99,7 +118,12 @@ export async function startBroadcastServer(options: BroadcastOptions = {}): Prom
         if (d === 'send') s.ws.send(frame(code), { binary: false });
         else {
           const text = frame(code);
-          const t = setTimeout(() => { timers.delete(t); if (s.ws.readyState === s.ws.OPEN) s.ws.send(text, { binary: false }); }, d.delayMs);
+          const t = setTimeout(() => {
+            timers.delete(t);
+            if (s.ws.readyState !== s.ws.OPEN) return;
+            delivered.push(performance.now() - stampedAt);
+            s.ws.send(text, { binary: false });
+          }, d.delayMs);
           timers.add(t);
         }
       }
@@ -117,6 +141,7 @@ export async function startBroadcastServer(options: BroadcastOptions = {}): Prom
     },
     get ticks() { return ticks; },
     openAtSubscribe,
+    delivered,
     async close() {
       clearInterval(ticker);
       for (const t of timers) clearTimeout(t);

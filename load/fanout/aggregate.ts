@@ -3,7 +3,7 @@
  * its own): skew and loss per distinct update (code, last_updated), merged HDR histograms, the
  * timeline, and the generator's own health. The coordinator feeds it; reports format its result.
  */
-import { addEncoded, bucketize, createHistogram, encode, percentileCurve, recordMs, summarize, type Histogram, type Percentiles } from '../histogram.ts';
+import { addEncoded, addShifted, bucketize, createHistogram, encode, percentileCurve, recordMs, summarize, type Histogram, type Percentiles } from '../histogram.ts';
 import type { Tick } from './protocol.ts';
 
 import { SATURATION } from '../options.ts';
@@ -70,6 +70,12 @@ export interface FanoutMeasurements {
   maxSentMinusReceivedMs: number;
   /** Frames sent inside the shared window (--start-at), whenever they arrived. */
   windowFrames: number;
+  /** Frames received before their sent_at on the clock estimated before the run (the estimate was then narrowed). */
+  receiptsBeforeSentAt: number;
+  /** Push frames without a numeric sent_at. */
+  framesWithoutSentAt: number;
+  /** Latencies still below zero after the final correction (bucket rounding only; reported, never clamped). */
+  latencyBelowZeroAfterCorrection: number;
   workers: WorkerHealth[];
   timeline: TimelinePoint[];
   latencyCurve: { percentile: number; ms: number }[];
@@ -78,17 +84,21 @@ export interface FanoutMeasurements {
    * The measured distributions as encoded HDR histograms (µs, hdr-histogram-js compressed
    * base64), keyed by threshold metric name: what `conform load merge` adds across hosts.
    */
-  histograms: Record<'latency' | 'server_latency' | 'connect' | 'subscribe' | 'first_frame' | 'skew', string>;
+  histograms: Record<'server_latency' | 'connect' | 'subscribe' | 'first_frame' | 'skew', string> & { latency?: string };
 }
 
 interface UpdateState { code: string; lastUpdated: number; first: number; last: number; receivers: number }
-interface Bucket { frames: number; latency: Histogram; open: Map<number, number>; steady: boolean }
+interface Bucket { frames: number; latency: Histogram; below: Histogram | null; open: Map<number, number>; steady: boolean }
 
 const SKEW_VALUES_CAP = 200_000;
 
 export class FanoutAggregator {
   private readonly opts: AggregatorOptions;
   private readonly latency = createHistogram();
+  /** Magnitudes of latencies below zero on the pre-run clock estimate (created when one arrives). */
+  private latencyBelow: Histogram | null = null;
+  private receiptsBeforeSentAt = 0;
+  private framesWithoutSentAt = 0;
   private readonly serverLatency = createHistogram();
   private readonly skew = createHistogram();
   private readonly skewValues: number[] = [];
@@ -200,6 +210,7 @@ export class FanoutAggregator {
     const b = this.bucket(tick.atMs);
     b.frames += tick.frames;
     addEncoded(b.latency, tick.latency);
+    if (tick.latencyBelowZero) addEncoded(b.below ??= createHistogram(), tick.latencyBelowZero);
     b.open.set(tick.workerIndex, tick.open);
     if (tick.steady) {
       b.steady = true;
@@ -207,6 +218,13 @@ export class FanoutAggregator {
       this.duplicates += tick.duplicates;
       this.outOfOrder += tick.outOfOrder;
       addEncoded(this.latency, tick.latency);
+      if (tick.latencyBelowZero) {
+        const below = this.latencyBelow ??= createHistogram();
+        const before = below.totalCount;
+        addEncoded(below, tick.latencyBelowZero);
+        this.receiptsBeforeSentAt += below.totalCount - before;
+      }
+      this.framesWithoutSentAt += tick.framesWithoutSentAt;
       addEncoded(this.serverLatency, tick.serverLatency);
       this.validated += tick.validated;
       this.violations += tick.violations;
@@ -241,7 +259,7 @@ export class FanoutAggregator {
     // A tick covers the second before it was sent.
     const key = Math.max(0, Math.ceil((atMs - this.startMs) / this.opts.tickMs - 1e-6));
     let b = this.buckets.get(key);
-    if (!b) { b = { frames: 0, latency: createHistogram(), open: new Map(), steady: false }; this.buckets.set(key, b); }
+    if (!b) { b = { frames: 0, latency: createHistogram(), below: null, open: new Map(), steady: false }; this.buckets.set(key, b); }
     return b;
   }
 
@@ -301,9 +319,28 @@ export class FanoutAggregator {
     return { opened: this.opened, perSecond: spanMs > 0 ? Math.round(((this.opened - 1) * 1000) / spanMs) : 0, spanMs: Math.round(spanMs) };
   }
 
-  /** Judges what is left and returns the measurements. */
-  finish(): FanoutMeasurements {
+  /** Largest sent_at − receipt so far (ms, on our wall clock): the frames' lower bound on the target's clock offset. */
+  get maxSentMinusReceivedMs(): number { return this.maxSentMinusReceived; }
+
+  /**
+   * Judges what is left and returns the measurements. Latency was recorded with the clock
+   * correction estimated before the run; `latencyShiftMs` moves it to the final one (0: none),
+   * and null means no estimate holds: latency is not reported.
+   */
+  finish(latencyShiftMs: number | null = 0): FanoutMeasurements {
     this.judge(true);
+    let stillBelow = 0;
+    const corrected = (pos: Histogram, below: Histogram | null): Histogram | null => {
+      if (latencyShiftMs === null) return null;
+      if (latencyShiftMs === 0 && !below) return pos;
+      const out = createHistogram();
+      const shiftUs = Math.round(latencyShiftMs * 1000);
+      stillBelow += addShifted(out, pos, shiftUs);
+      if (below) stillBelow += addShifted(out, below, shiftUs, true);
+      return out;
+    };
+    const latency = corrected(this.latency, this.latencyBelow);
+    const none = createHistogram();
     const measuredMs = Math.max(0, Math.min(this.stopAt, this.latestMs) - this.steadyAt);
     const workers: WorkerHealth[] = [...this.health.entries()].sort((a, b) => a[0] - b[0]).map(([workerIndex, h]) => ({
       workerIndex,
@@ -313,7 +350,7 @@ export class FanoutAggregator {
       heapUsedBytes: h.heap,
     }));
     const timeline: TimelinePoint[] = [...this.buckets.entries()].sort((a, b) => a[0] - b[0]).map(([k, b]) => {
-      const s = summarize(b.latency);
+      const s = summarize(corrected(b.latency, b.below) ?? none);
       let conns = 0;
       for (const v of b.open.values()) conns += v;
       return { t: (k * this.opts.tickMs) / 1000, framesPerSecond: Math.round((b.frames * 1000) / this.opts.tickMs), connections: conns, latencyP50Ms: s.p50, latencyP99Ms: s.p99, steady: b.steady };
@@ -325,7 +362,7 @@ export class FanoutAggregator {
       framesReceived: this.steadyFrames,
       framesPerSecond: measuredMs > 0 ? Math.round((this.steadyFrames * 1000) / measuredMs) : 0,
       measuredMs: Math.round(measuredMs),
-      latencyMs: summarize(this.latency),
+      latencyMs: summarize(latency ?? none),
       serverLatencyMs: summarize(this.serverLatency),
       skewMs: { count: skew.count, p50: skew.p50, p90: skew.p90, p99: skew.p99, max: skew.max },
       connectMs: summarize(this.connect),
@@ -349,12 +386,16 @@ export class FanoutAggregator {
       sentAtUnit: this.sentAtUnit,
       maxSentMinusReceivedMs: this.maxSentMinusReceived,
       windowFrames: this.windowFrames,
+      receiptsBeforeSentAt: this.receiptsBeforeSentAt,
+      framesWithoutSentAt: this.framesWithoutSentAt,
+      latencyBelowZeroAfterCorrection: stillBelow,
       workers,
       timeline,
-      latencyCurve: percentileCurve(this.latency),
+      latencyCurve: percentileCurve(latency ?? none),
       skewHistogram: bucketize(this.skewValues),
       histograms: {
-        latency: encode(this.latency), server_latency: encode(this.serverLatency), connect: encode(this.connect),
+        // Latency as corrected to the final clock estimate; none when no estimate holds.
+        ...(latency ? { latency: encode(latency) } : {}), server_latency: encode(this.serverLatency), connect: encode(this.connect),
         subscribe: encode(this.subscribe), first_frame: encode(this.firstFrame), skew: encode(this.skew),
       },
     };

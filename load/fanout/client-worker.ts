@@ -10,7 +10,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { monitorEventLoopDelay, performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { METHOD, STATUS, TEXT } from '../../src/spec.ts';
 import { validator } from '../../src/validator.ts';
-import { guessTimeUnit, monoNow, MS_PER_UNIT } from '../clock.ts';
+import { guessTimeUnit, MS_PER_UNIT } from '../clock.ts';
+import { monoNow } from '../mono-clock.ts';
 import { FastRecorder } from '../histogram.ts';
 import { codeOf, hashBytes, scanPushFrame, scannedFrame, type ScannedFrame } from './frame-scan.ts';
 import { WireSocket } from './wire-socket.ts';
@@ -92,6 +93,11 @@ const pingText = JSON.stringify({ method: METHOD.ping });
 
 // Per-tick state, reset by flush().
 const latency = new FastRecorder();
+// Receipts before sent_at on the clock in use, by how much: never clamped to 0, they tell the
+// coordinator that its clock estimate was off (it narrows it and shifts both histograms back).
+const latencyBelowZero = new FastRecorder();
+let belowZero = 0;
+let framesWithoutSentAt = 0;
 const serverLatency = new FastRecorder();
 let frames = 0;
 let windowFrames = 0;
@@ -151,24 +157,31 @@ function onPush(client: Client, t: number, idx: number, lastUpdated: number, sen
     client.firstFrameAt = t;
     firstFrameMs.push(t - client.subscribeSentAt);
   }
-  if (msPerUnit === null) {
-    const unit = guessTimeUnit(sentAt, t + cfg.wallOffsetMs);
-    if (unit) { msPerUnit = MS_PER_UNIT[unit]; sentAtUnit = unit; }
+  if (Number.isNaN(sentAt)) framesWithoutSentAt++;
+  else {
+    if (msPerUnit === null) {
+      const unit = guessTimeUnit(sentAt, t + cfg.wallOffsetMs);
+      if (unit) { msPerUnit = MS_PER_UNIT[unit]; sentAtUnit = unit; }
+    }
+    if (msPerUnit !== null) {
+      const receivedWall = t + cfg.wallOffsetMs;
+      const sentMs = sentAt * msPerUnit;
+      const d = sentMs - receivedWall;
+      if (d > maxSentMinusReceived) maxSentMinusReceived = d;
+      const v = receivedWall - (sentMs - cfg.serverOffsetMs);
+      if (v >= 0) latency.recordMs(v);
+      else { latencyBelowZero.recordMs(-v); belowZero++; }
+      const w = cfg.frameWindow;
+      if (w && sentMs - cfg.serverOffsetMs >= w.startWallMs && sentMs - cfg.serverOffsetMs < w.endWallMs) windowFrames++;
+    }
   }
-  if (msPerUnit !== null) {
-    const receivedWall = t + cfg.wallOffsetMs;
-    const sentMs = sentAt * msPerUnit;
-    const d = sentMs - receivedWall;
-    if (d > maxSentMinusReceived) maxSentMinusReceived = d;
-    latency.recordMs(receivedWall - (sentMs - cfg.serverOffsetMs));
-    const w = cfg.frameWindow;
-    if (w && sentMs - cfg.serverOffsetMs >= w.startWallMs && sentMs - cfg.serverOffsetMs < w.endWallMs) windowFrames++;
-  }
+  // Without last_updated a frame names no update: it counts, but not for skew, loss or order.
+  if (Number.isNaN(lastUpdated)) return;
   if (idx < 0) return;
   const prev = client.lastSeen[idx]!;
   if (prev === lastUpdated) { duplicates++; return; }
   // Only the first frame of an update shows the server's delay; a repeat only shows its age.
-  if (msPerUnit !== null) serverLatency.recordMs((sentAt - lastUpdated) * msPerUnit);
+  if (msPerUnit !== null && !Number.isNaN(sentAt)) serverLatency.recordMs((sentAt - lastUpdated) * msPerUnit);
   if (lastUpdated < prev) outOfOrder++;
   client.lastSeen[idx] = lastUpdated;
   const r = updates[idx]!;
@@ -287,13 +300,14 @@ function onMessage(client: Client, buf: Buffer, start: number, end: number, t: n
     return;
   }
   if (sample) checkSample(value);
-  if (typeof o.code === 'string' && typeof o.sent_at === 'number' && typeof o.last_updated === 'number') {
-    onPush(client, t, indexOfCode(o.code), o.last_updated, o.sent_at);
+  // last_updated and sent_at appear in the spec's example but are not required fields.
+  if (typeof o.code === 'string') {
+    onPush(client, t, indexOfCode(o.code), typeof o.last_updated === 'number' ? o.last_updated : Number.NaN, typeof o.sent_at === 'number' ? o.sent_at : Number.NaN);
   } else {
     frames++;
     if (!sample) {
       violations++;
-      if (violationSamples.length < 5) violationSamples.push(`frame without code/last_updated/sent_at: ${data.toString().slice(0, 80)}`);
+      if (violationSamples.length < 5) violationSamples.push(`frame without code: ${data.toString().slice(0, 80)}`);
     }
   }
 }
@@ -408,7 +422,7 @@ function flush(final = false): void {
   elu = performance.eventLoopUtilization();
   const tick: Tick = {
     type: 'tick', workerIndex: cfg.workerIndex, atMs: now, steady, frames, duplicates, outOfOrder, notices, pongs,
-    latency: latency.takeEncoded(), serverLatency: serverLatency.takeEncoded(), connectMs, openedAt, subscribeMs, firstFrameMs, subscribed, closed,
+    latency: latency.takeEncoded(), latencyBelowZero: belowZero ? latencyBelowZero.takeEncoded() : null, framesWithoutSentAt, serverLatency: serverLatency.takeEncoded(), connectMs, openedAt, subscribeMs, firstFrameMs, subscribed, closed,
     subscribeFailed, refusals, connectErrors, noticeErrors, updates: takeUpdates(final, now), validated, violations, violationSamples, open,
     eventLoopDelayP99Ms: delayP99(eld),
     steadyEventLoopDelayP99Ms: delayP99(eldSteady), utilization: u.utilization,
@@ -430,6 +444,7 @@ function flush(final = false): void {
   violationSamples = []; connectMs = []; openedAt = []; subscribeMs = []; firstFrameMs = []; subscribed = []; closed = [];
   refusals = {}; connectErrors = {}; noticeErrors = {};
   maxSentMinusReceived = Number.NEGATIVE_INFINITY;
+  belowZero = framesWithoutSentAt = 0;
 }
 
 const tickTimer = setInterval(() => flush(), cfg.tickMs);

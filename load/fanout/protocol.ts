@@ -21,7 +21,7 @@ export interface WorkerConfig {
   validatePerSecond: number;
   /** Local wall ms = mono ms + this. */
   wallOffsetMs: number;
-  /** Target clock − local wall clock, ms (0 on loopback). */
+  /** Target clock − local wall clock, ms: the correction estimated before the run (load/clock.ts). */
   serverOffsetMs: number;
   /** ms per unit of `sent_at`/`last_updated`; null = guess from the first frame. */
   msPerUnit: number | null;
@@ -53,6 +53,10 @@ export interface Tick {
   notices: number;
   pongs: number;
   latency: string;
+  /** Receipts before sent_at on the clock in use (how far before, encoded like latency); null when none. */
+  latencyBelowZero: string | null;
+  /** Push frames without a numeric sent_at (latency not measurable for them). */
+  framesWithoutSentAt: number;
   serverLatency: string;
   /** Client-side times of this tick, ms. */
   connectMs: number[];

@@ -6,9 +6,11 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { API_KEY_HEADER } from '../../src/spec.ts';
-import { monoNow, tightenWithFrames, wallOffsetMs, type ClockOffset } from '../clock.ts';
+import { estimateClock, resolutionMs, type ClockEstimate, type TimeUnit } from '../clock.ts';
+import { monoNow, wallOffsetMs } from '../mono-clock.ts';
+import { moduleUrl } from '../../src/module-url.ts';
 import { FANOUT_DEFAULTS, LoadUsageError, positiveInt } from '../options.ts';
-import { assignKeys, isLoopback, measureClockOffset, pickPairs, type LoadTarget } from '../target.ts';
+import { assignKeys, pickPairs, sampleTargetClock, type LoadTarget } from '../target.ts';
 import { evaluateThresholds, parseThresholds, type ThresholdResult } from '../thresholds.ts';
 import { CLOSE_GRACE_MS, fanoutSchedule } from '../schedule.ts';
 import { FanoutAggregator, saturationReasons, type FanoutMeasurements, type WorkerHealth } from './aggregate.ts';
@@ -70,7 +72,12 @@ export interface FanoutReport extends FanoutMeasurements {
   rampMs: number;
   /** Connections opened per second, first open to last. */
   achievedRampRate: number;
-  clock: ClockOffset & { sentAtUnit: string | null };
+  /**
+   * The target's clock against ours (load/clock.ts), from REST `ts` round trips narrowed by the
+   * frames; latency is corrected by `offsetMs` when the bounds exclude zero, and not reported when
+   * `status` is unknown. `latencyBoundMs` adds the resolution of `sent_at` to the clock's bound.
+   */
+  clock: ClockEstimate & { tsUnit: string | null; sentAtUnit: string | null; latencyBoundMs: number | null };
   generator: {
     eventLoopDelayP99Ms: number;
     cpuPercent: number;
@@ -129,7 +136,7 @@ export function resolveFanoutOptions(o: FanoutOptions): Required<Omit<FanoutOpti
 }
 
 const BOOT = new URL('./worker-boot.mjs', import.meta.url);
-const WORKER = new URL('./client-worker.ts', import.meta.url).href;
+const WORKER = moduleUrl('./client-worker.ts', import.meta.url).href;
 
 /** Runs the fan-out test against `target` (which the caller closes). */
 export async function runFanout(target: LoadTarget, options: FanoutOptions = {}): Promise<FanoutReport> {
@@ -149,12 +156,15 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
   const pairs = o.pair ?? await pickPairs(target, o.pairs);
   const startedAt = new Date().toISOString();
   const observations: string[] = [];
-  let clock: ClockOffset = await measureClockOffset(target);
-  if (clock.method === 'none') observations.push('the target clock offset could not be estimated (no numeric `ts` in REST replies): latency assumes synchronised clocks');
-
   const wallOffset = wallOffsetMs();
+  // The target's clock is read on the time scale frames are timed with (mono + wall offset).
+  const clockSamples = await sampleTargetClock(target, () => monoNow() + wallOffset);
+  const before = estimateClock(clockSamples.samples, clockSamples.resolutionMs);
+  // Workers record latency with this correction; frames may narrow it later (then it is shifted).
+  const preOffsetMs = before.offsetMs ?? 0;
   const perWorker: ClientPlan[][] = Array.from({ length: workerCount }, () => []);
   for (let i = shard.from; i < shard.to; i++) perWorker[i % workerCount]!.push({ index: i, key: keys[i]!, startAtMs: (i * 1000) / o.rampRate });
+  // The shared window is judged on sent_at mapped to our clock with the estimate made before the run.
   const frameWindow = schedule ? { startWallMs: options.startAtMs! + schedule.windowStartMs, endWallMs: options.startAtMs! + schedule.windowEndMs } : undefined;
 
   const agg = new FanoutAggregator({ clients: mine, updateWindowMs: o.updateWindowMs, settleMs: o.settleMs, tickMs: o.tickMs });
@@ -171,7 +181,7 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
     const config: WorkerConfig = {
       workerIndex: w, wsUrl: target.ws, keyHeader: API_KEY_HEADER, clients: perWorker[w]!, pairs,
       pingIntervalMs: o.pingIntervalMs, connectTimeoutMs: o.connectTimeoutMs, tickMs: o.tickMs, updateWindowMs: o.updateWindowMs,
-      validatePerSecond: o.validatePerSecond, wallOffsetMs: wallOffset, serverOffsetMs: clock.offsetMs, msPerUnit: null,
+      validatePerSecond: o.validatePerSecond, wallOffsetMs: wallOffset, serverOffsetMs: preOffsetMs, msPerUnit: null,
       ...(options.localAddress ? { localAddress: options.localAddress } : {}),
       ...(options.burnMsPerFrame ? { burnMsPerFrame: options.burnMsPerFrame } : {}),
       ...(options.subscribeAfterRamp ? { holdSubscribe: true } : {}),
@@ -257,9 +267,18 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
       progress('closing');
       await Promise.race([failed, new Promise<void>((r) => { onDone = r; if (done.size === workerCount) r(); }), sleep(15_000)]);
 
-      const m = agg.finish();
-      clock = tightenWithFrames(clock, m.maxSentMinusReceivedMs);
+      const estimate = estimateClock(clockSamples.samples, clockSamples.resolutionMs, agg.maxSentMinusReceivedMs);
+      const m = agg.finish(estimate.offsetMs === null ? null : estimate.offsetMs - preOffsetMs);
       if (failure) throw failure;
+      const sentAtResolution = m.sentAtUnit ? resolutionMs(m.sentAtUnit as TimeUnit) : null;
+      const clock: FanoutReport['clock'] = {
+        ...estimate,
+        ...(m.framesReceived > 0 && m.sentAtUnit === null ? { status: 'unknown' as const, offsetMs: null, reason: m.framesWithoutSentAt >= m.framesReceived ? 'push frames carry no sent_at' : 'the unit of sent_at could not be guessed (not within a day of our clock in s, ms, µs or ns)' } : {}),
+        tsUnit: clockSamples.tsUnit,
+        sentAtUnit: m.sentAtUnit,
+        // A stamp in whole units is up to one unit before the true send time.
+        latencyBoundMs: estimate.boundMs === null || sentAtResolution === null ? null : Math.round((estimate.boundMs + sentAtResolution) * 1000) / 1000,
+      };
       const reasons = saturationReasons(m.workers);
       const measuredMs = Math.max(1, stopAt - steadyAt);
       const cpuMs = (cpu.user + cpu.system) / 1000;
@@ -276,7 +295,7 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
         ...(schedule ? { window: { startAt: new Date(frameWindow!.startWallMs).toISOString(), endAt: new Date(frameWindow!.endWallMs).toISOString(), frames: m.windowFrames } } : {}),
         rampMs,
         achievedRampRate: agg.openRate.perSecond,
-        clock: { ...clock, sentAtUnit: m.sentAtUnit },
+        clock,
         generator: {
           eventLoopDelayP99Ms: Math.max(0, ...m.workers.map((w) => w.eventLoopDelayP99Ms)),
           cpuPercent: Math.max(0, ...m.workers.map((w) => w.cpuPercent)),
@@ -291,7 +310,7 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
         trustworthy: reasons.length === 0,
         observations,
       };
-      observe(report, observations, target);
+      observe(report, observations);
       return { ...report, thresholds: evaluateThresholds(thresholds, fanoutMetrics(report)) };
     } finally {
       clearInterval(progressTimer);
@@ -310,11 +329,17 @@ export function shardRange(clients: number, shard: { index: number; count: numbe
 /** A delay that does not keep the process alive on its own. */
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref());
 
-function observe(r: Omit<FanoutReport, 'thresholds'>, out: string[], target: LoadTarget): void {
-  if (r.clock.sentAtUnit) out.push(`sent_at and last_updated read as ${r.clock.sentAtUnit} since the epoch (the spec does not show the unit)`);
-  else if (r.framesReceived) out.push('the unit of sent_at could not be guessed: latency is not measured');
+function observe(r: Omit<FanoutReport, 'thresholds'>, out: string[]): void {
+  const c = r.clock;
+  if (c.sentAtUnit) out.push(`sent_at and last_updated read as ${c.sentAtUnit} since the epoch (the spec does not show the unit)`);
+  if (c.tsUnit) out.push(`REST ts read as ${c.tsUnit} since the epoch`);
+  if (c.status === 'unknown') out.push(`latency unknown: ${c.reason}`);
+  else if (c.status === 'corrected') out.push(`the target's clock runs ${c.offsetMs! > 0 ? 'ahead of' : 'behind'} ours by ${Math.abs(c.offsetMs!)} ms (between ${c.lowMs} and ${c.highMs} ms, from ${c.samples} REST round trips${c.narrowedByFrames ? ' and the frames' : ''}): latency corrected by it, true within ± ${c.latencyBoundMs} ms`);
+  else out.push(`the target's clock is ours within ${c.lowMs} to ${c.highMs} ms (${c.samples} REST round trips${c.narrowedByFrames ? ' and the frames' : ''}): latency not corrected, true within ± ${c.latencyBoundMs} ms`);
+  if (r.receiptsBeforeSentAt) out.push(`${r.receiptsBeforeSentAt} frames arrived before their sent_at on the clock estimated before the run: the estimate was narrowed by them and latency moved to it, never clamped`);
+  if (r.latencyBelowZeroAfterCorrection) out.push(`${r.latencyBelowZeroAfterCorrection} latencies still below zero after the correction (histogram rounding) are left out, not clamped`);
+  if (r.framesWithoutSentAt && r.framesWithoutSentAt < r.framesReceived) out.push(`${r.framesWithoutSentAt} of ${r.framesReceived} frames carry no sent_at: their latency is not measured`);
   if (r.duplicates) out.push(`${r.duplicates} frames repeated an update a client had already received (same code and last_updated): the push interval is not tied to price changes`);
   if (r.outOfOrder) out.push(`${r.outOfOrder} frames carried an older last_updated than the client had already seen`);
-  if (!isLoopback(target.ws) && r.clock.method === 'rest-ts') out.push(`clock offset to the target ${r.clock.offsetMs.toFixed(1)} ms ± ${r.clock.errorBoundMs.toFixed(1)} ms (NTP-style from REST ts): latency figures carry that bound`);
   if (r.lateReceipts) out.push(`${r.lateReceipts} receipts arrived after the ${r.options.updateWindowMs} ms loss window`);
 }

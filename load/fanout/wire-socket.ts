@@ -10,7 +10,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
-import { monoNow } from '../clock.ts';
+import { monoNow } from '../mono-clock.ts';
 
 /** RFC 6455 section 1.3. */
 const HANDSHAKE_GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';

@@ -4,9 +4,10 @@
  * (unique across execution segments) opens at START_AT + g / RAMP_RATE with its own key from the
  * keys' allowances, subscribes to PAIRS and pings. Every machine shares one schedule: the measured
  * window opens after the whole ramp plus WARMUP and lasts DURATION; a push frame counts when its
- * `sent_at` (unit guessed, server clock offset estimated from REST `ts` as conform does) falls in
- * the window, so two machines together count what one would. handleSummary writes conform's load
- * JSON (with mergeable latency buckets), HTML and JUnit.
+ * `sent_at` (unit guessed, the target's clock estimated from REST `ts` in setup as conform does)
+ * falls in the window, so two machines together count what one would. handleSummary narrows the
+ * clock estimate by the frames (none arrives before it was sent), moves latency to it, and writes
+ * conform's load JSON (with mergeable latency buckets), HTML and JUnit.
  * Run: API_KEYS="$(cat keys.txt)" k6 run -e TARGET_WS=… -e TARGET_REST=… -e PAIRS=… load/k6/dist/fanout.js
  */
 import { check } from 'k6';
@@ -17,11 +18,11 @@ import type { Options } from 'k6/options';
 import { clearInterval, clearTimeout, setInterval, setTimeout } from 'k6/timers';
 import ws from 'k6/ws';
 import { WebSocket, type MessageEvent } from 'k6/websockets';
-import { estimateOffset, guessTimeUnit, MS_PER_UNIT, type ClockOffset, type OffsetSample, type TimeUnit } from '../clock.ts';
+import { estimateClock, guessTimeUnit, MS_PER_UNIT, resolutionMs, type OffsetSample, type TimeUnit } from '../clock.ts';
 import { assignKeyList } from '../keys.ts';
 import { METHOD, NOTICE_ERROR_CODES, PATHS, QUERY, REST_STATUSES, STATUS } from '../../src/spec.ts';
 import { checkAllowance, fanoutConfig, reportConfig, runtimeKeys, thresholdExprs, thresholdsFromEnv } from './lib/config.ts';
-import { countersByCode, distribution, flushMetrics, tally } from './lib/metrics.ts';
+import { countersByCode, distribution, flushMetrics, peak, tally } from './lib/metrics.ts';
 import { pushFrameProblems } from './lib/push-frame.ts';
 import { fanoutSchedule } from '../schedule.ts';
 import { summaryOutputs, type SummaryData } from './lib/summary.ts';
@@ -35,6 +36,10 @@ const k6Thresholds = thresholdsFromEnv('fanout');
 (k6Thresholds.connected ??= []).push('count>0');
 
 const latency = distribution('latency');
+// Magnitudes of latencies below zero on setup's clock estimate: never clamped, moved at the end.
+const latencyBelowZero = distribution('latency_below_zero');
+// Largest sent_at − receipt (ms): the frames' lower bound on the target's clock offset.
+const frameLead = peak('clock_frame_lead');
 const serverLatency = distribution('server_latency');
 const connectTime = distribution('connect');
 const subscribeTime = distribution('subscribe');
@@ -72,14 +77,15 @@ export const options: Options = {
   setupTimeout: '60s',
 };
 
-/** Setup data travels as JSON: an unbounded error is null, not Infinity. */
-interface SetupData { clock: Omit<ClockOffset, 'errorBoundMs'> & { errorBoundMs: number | null; tsUnit: string | null } }
+/**
+ * REST round trips to the target's clock and the correction the VUs record latency with (null:
+ * no estimate holds, latency is not recorded); handleSummary estimates again with the frames.
+ */
+interface SetupData { clock: { samples: OffsetSample[]; resolutionMs: number; tsUnit: TimeUnit | null; offsetMs: number | null } }
 
-const jsonClock = (c: ClockOffset, tsUnit: string | null): SetupData['clock'] => ({ ...c, errorBoundMs: Number.isFinite(c.errorBoundMs) ? c.errorBoundMs : null, tsUnit });
-
-/** NTP-style offset from REST `ts` (load/clock.ts, the same estimate as conform load fanout). */
+/** The target's clock from REST `ts` (load/clock.ts, the same estimate as conform load fanout). */
 export function setup(): SetupData {
-  if (!cfg.restUrl) return { clock: jsonClock(estimateOffset([]), null) };
+  if (!cfg.restUrl) return { clock: { samples: [], resolutionMs: 1, tsUnit: null, offsetMs: null } };
   const key = runtimeKeys()[0]!.key;
   const samples: OffsetSample[] = [];
   let unit: TimeUnit | null = null;
@@ -95,7 +101,8 @@ export function setup(): SetupData {
     unit = u;
     samples.push({ sentMs, receivedMs, serverMs: ts * MS_PER_UNIT[u] });
   }
-  return { clock: jsonClock(estimateOffset(samples, unit === 's' ? 1000 : 1), unit) };
+  const resolution = unit ? resolutionMs(unit) : 1;
+  return { clock: { samples, resolutionMs: resolution, tsUnit: unit, offsetMs: estimateClock(samples, resolution).offsetMs } };
 }
 
 /** The readyState of an open socket (the WHATWG value; k6 defines no WebSocket.OPEN at run time). */
@@ -135,7 +142,7 @@ export default function (data: SetupData): void {
 }
 
 /** One WebSocket client: open, subscribe, ping, count frames in the window, close at the common end. */
-function client(g: number, key: string, base: number, offsetMs: number, done: () => void): void {
+function client(g: number, key: string, base: number, offsetMs: number | null, done: () => void): void {
   clients.add(1);
   const windowStart = base + schedule.windowStartMs;
   const windowEnd = base + schedule.windowEndMs;
@@ -198,11 +205,17 @@ function client(g: number, key: string, base: number, offsetMs: number, done: ()
     unit ??= guessTimeUnit(value.sent_at);
     if (!unit) return;
     const sentServerMs = value.sent_at * MS_PER_UNIT[unit];
-    // offset = server − local, so the frame left at local time sent − offset.
-    const sentLocalMs = sentServerMs - offsetMs;
+    frameLead.add(sentServerMs - receivedAt);
+    // offset = server − local, so the frame left at local time sent − offset (the window is judged
+    // on our clock as if the same when no estimate holds).
+    const sentLocalMs = sentServerMs - (offsetMs ?? 0);
     if (sentLocalMs < windowStart || sentLocalMs >= windowEnd) return;
     frames.add(1);
-    latency.add(receivedAt - sentLocalMs);
+    if (offsetMs !== null) {
+      const v = receivedAt - sentLocalMs;
+      if (v >= 0) latency.add(v);
+      else latencyBelowZero.add(-v);
+    }
     const code = String(value.code);
     // Server latency on the first frame of each update only: a repeated frame shows the price's age.
     if (typeof value.last_updated === 'number' && lastUpdated.get(code) !== value.last_updated) {
@@ -256,7 +269,12 @@ function refusal(key: string): void {
 }
 
 export function handleSummary(data: SummaryData): Record<string, string> {
+  const setupClock = (data.setup_data as SetupData | undefined)?.clock ?? { samples: [], resolutionMs: 1, tsUnit: null, offsetMs: null };
+  const lead = data.metrics.clock_frame_lead?.values.max;
+  const estimate = estimateClock(setupClock.samples, setupClock.resolutionMs, typeof lead === 'number' ? lead : Number.NEGATIVE_INFINITY);
+  const shiftMs = estimate.offsetMs === null || setupClock.offsetMs === null ? null : Math.round((estimate.offsetMs - setupClock.offsetMs) * 1000) / 1000;
   return summaryOutputs(data, {
+    clock: { report: { ...estimate, tsUnit: setupClock.tsUnit }, shiftMs, belowZero: latencyBelowZero.name },
     kind: 'fanout',
     report: reportConfig('fanout'),
     thresholds,

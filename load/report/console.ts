@@ -21,7 +21,10 @@ const counts = (m: Record<string, number>): string => (Object.keys(m).length ? O
 export function formatFanoutSummary(r: FanoutReport): string {
   const d = (name: string, x: { p50: number | null; p90?: number | null; p99: number | null; p999?: number | null; max: number | null }): string[] =>
     [name, n(x.p50, 3), n(x.p90 ?? null, 3), n(x.p99, 3), n(x.p999 ?? null, 3), n(x.max, 3)];
-  const bound = r.clock.method === 'loopback' ? 'exact (loopback, one clock)' : `± ${n(r.clock.errorBoundMs, 1)} ms (${r.clock.method})`;
+  const c = r.clock;
+  const bound = c.status === 'unknown'
+    ? `UNKNOWN — latency not measured: ${c.reason}`
+    : `${c.status === 'corrected' ? `target ${c.offsetMs! > 0 ? 'ahead' : 'behind'} by ${n(Math.abs(c.offsetMs!), 3)} ms, latency corrected` : 'same clock as ours within the bound, latency not corrected'}; offset in [${n(c.lowMs, 3)}, ${n(c.highMs, 3)}] ms, latency ± ${n(c.latencyBoundMs, 3)} ms (${c.samples} REST ts round trips${c.narrowedByFrames ? ', narrowed by frames' : ''})`;
   const lines = [
     r.mode === 'calibrate'
       ? 'conform load calibrate — the generator\'s own floor against a trivial in-process broadcast server'
@@ -55,17 +58,27 @@ export function formatFanoutSummary(r: FanoutReport): string {
 /** The REST summary. */
 export function formatRestSummary(r: RestReport): string {
   const l = r.latencyMs;
+  const open = r.model === 'open';
+  const row = (name: string, x: { p50: number | null; p90: number | null; p99: number | null; p999: number | null; max: number | null }): string[] =>
+    [name, n(x.p50, 3), n(x.p90, 3), n(x.p99, 3), n(x.p999, 3), n(x.max, 3)];
   return [
     `conform load rest — ${r.target.embedded ? 'embedded reference service (own process)' : r.target.rest} — GET /v1/${r.options.endpoint}`,
-    `${n(r.options.rate)} req/s target over ${r.options.connections} connections for ${n(r.options.durationMs / 1000, 1)} s (warm-up ${n(r.options.warmupMs / 1000, 1)} s excluded)`,
+    open
+      ? `open model: ${n(r.options.rate as number)} req/s, ${r.options.arrival === 'poisson' ? `Poisson arrivals (seed ${r.options.seed})` : 'evenly spaced'}, at most ${r.options.connections} connections, ${n(r.options.durationMs / 1000, 1)} s (warm-up ${n(r.options.warmupMs / 1000, 1)} s excluded)`
+      : `closed model (--rate max): ${r.options.connections} connections back to back, ${n(r.options.durationMs / 1000, 1)} s (warm-up ${n(r.options.warmupMs / 1000, 1)} s excluded)`,
     '',
-    table([['ms', 'p50', 'p90', 'p99', 'p99.9', 'max'], ['latency (CO-corrected)', n(l.p50), n(l.p90), n(l.p99), n(l.p999), n(l.max)]]),
+    table([
+      ['ms', 'p50', 'p90', 'p99', 'p99.9', 'max'],
+      row(open ? 'latency (intended send → last byte)' : 'latency (send → last byte)', l),
+      ...(r.sendLagMs ? [row('generator send lag (actual − intended)', r.sendLagMs)] : []),
+    ]),
     '',
-    `requests ${n(r.requests)} (${n(r.rps)}/s), errors ${n(r.errors)}, timeouts ${n(r.timeouts)}, non-2xx ${n(r.non2xx)}`,
+    `requests ${n(r.requests)}${open ? ` of ${n(r.scheduled)} scheduled` : ''} (${n(r.rps)}/s), errors ${n(r.errors)}, timeouts ${n(r.timeouts)}, non-2xx ${n(r.non2xx)}`,
+    ...(open ? [`late (sent > ${r.lateMs} ms after the intended time) ${n(r.late)}, waited for a connection ${n(r.waitedForConnection)}, dropped ${n(r.dropped)}`] : []),
     `HTTP status: ${counts(r.httpStatus)}`,
     `status_number: ${counts(r.statusNumbers)}`,
     `generator: event-loop p99 ${n(r.generator.eventLoopDelayP99Ms)} ms, busy ${n(r.generator.cpuPercent, 1)}%`,
-    r.trustworthy ? 'verdict: trustworthy (generator not saturated)' : `verdict: UNTRUSTWORTHY — generator saturated: ${r.generator.reasons.join('; ')}`,
+    r.trustworthy ? 'verdict: trustworthy (generator kept its schedule)' : `verdict: UNTRUSTWORTHY — ${r.generator.reasons.join('; ')}`,
     ...r.observations.map((o) => `  observed: ${o}`),
     ...thresholdLines(r.thresholds),
   ].join('\n');

@@ -42,6 +42,10 @@ export function renderRestHtml(r: RestReport): string {
   const verdict = r.trustworthy ? '<p class="good">Trustworthy: the generator was not saturated.</p>' : `<p class="bad"><b>Untrustworthy:</b> ${esc(r.generator.reasons.join('; '))}</p>`;
   const charts = [
     lineChart('Requests per second', [{ name: 'req/s', color: '#27ae60', points: r.timeline.map((p) => ({ x: p.t, y: p.rps })) }], { xLabel: 'seconds', yLabel: 'req/s' }),
+    ...(r.model === 'open' ? [lineChart('Latency from the intended send time', [
+      { name: 'p50', color: '#2980b9', points: r.timeline.filter((p) => p.latencyP50Ms !== null).map((p) => ({ x: p.t, y: p.latencyP50Ms! })) },
+      { name: 'p99', color: '#c0392b', points: r.timeline.filter((p) => p.latencyP99Ms !== null).map((p) => ({ x: p.t, y: p.latencyP99Ms! })) },
+    ], { xLabel: 'seconds', yLabel: 'ms' })] : []),
     barChart('status_number', Object.entries(r.statusNumbers).map(([k, v]) => ({ label: k, value: v })), { xLabel: 'status_number', yLabel: 'responses' }),
   ];
   return page('conform load rest', `<h1>conform load rest</h1>${verdict}<pre>${esc(formatRestSummary(r))}</pre>${charts.join('')}`);

@@ -26,7 +26,7 @@ export function formatMergedSummary(r: MergedReport): string {
     '',
     r.kind === 'fanout'
       ? `clients ${n(t.clients)}, connected ${n(t.connected)}, frames ${n(t.frames)} (${n(t.frames_per_second)}/s), errors ${n(t.errors)}; refused ${counts(r.refusals)}; error notices ${counts(r.noticeErrors)}; disconnects ${n(t.disconnects)}`
-      : `requests ${n(t.requests)} (${n(t.rps)}/s), errors ${n(t.errors)}, timeouts ${n(t.timeouts)}; status_number ${counts(r.statusNumbers)}`,
+      : `requests ${n(t.requests)} (${n(t.rps)}/s) of ${n(t.scheduled)} scheduled, late ${n(t.late)}, dropped ${n(t.dropped)}, waited for a connection ${n(t.waited_for_connection)}, errors ${n(t.errors)}, timeouts ${n(t.timeouts)}; status_number ${counts(r.statusNumbers)}`,
     '',
     'per host',
     table([

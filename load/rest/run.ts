@@ -1,20 +1,39 @@
 /**
- * `conform load rest` as a library: `/v1/price` or `/v1/pairs` at a constant arrival rate through
- * autocannon's programmatic API (coordinated-omission correction on, warm-up excluded), with the
- * distribution of the envelope's `status_number` beside the HTTP codes. Returns plain data.
+ * `conform load rest` as a library: `/v1/price` (cycling pairs) or `/v1/pairs`, with the
+ * distribution of the envelope's `status_number` beside the HTTP codes. Two models:
+ * - open (`rate` a number): requests at intended times, latency from the intended send time
+ *   (load/rest/open-model.ts); what a fixed arrival of users would see.
+ * - closed (`rate: 'max'`): autocannon's connections back to back (load/rest/closed-model.ts);
+ *   the most requests per second the target serves, latency as service time under saturation.
+ * Returns plain data with the latency histogram encoded (µs), so runs can be merged.
  */
-import autocannon from 'autocannon';
-import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { API_KEY_HEADER, PATHS, QUERY } from '../../src/spec.ts';
+import { encode, summarize, type Percentiles } from '../histogram.ts';
 import { REST_DEFAULTS, LoadUsageError, positiveInt } from '../options.ts';
 import { pickPairs, type LoadTarget } from '../target.ts';
 import { evaluateThresholds, parseThresholds, type ThresholdResult } from '../thresholds.ts';
 import { SATURATION } from '../fanout/aggregate.ts';
+import { runClosedModel } from './closed-model.ts';
+import { runOpenModel } from './open-model.ts';
+import { ARRIVALS, type Arrival } from './schedule.ts';
+
+/** Limits of a trustworthy open-model run, beside the event-loop ones every load mode shares. */
+export const REST_SATURATION = {
+  /** A request written to its socket more than this after its intended time is late. */
+  lateMs: 5,
+  /** Above this share of late requests the generator's lag is part of the figures. */
+  lateShare: 0.01,
+} as const;
 
 export interface RestOptions {
   endpoint?: 'price' | 'pairs';
-  /** Requests per second (constant arrival rate). */
-  rate?: number;
+  /** Requests per second (open model), or 'max' (closed model: as many as the connections carry). */
+  rate?: number | 'max';
+  /** Open model: evenly spaced intended times, or a Poisson process. */
+  arrival?: Arrival;
+  /** Seed of the Poisson arrivals (the same seed replays the same times). */
+  seed?: number;
+  /** Open model: most connections to the target; closed model: the connections that send back to back. */
   connections?: number;
   durationMs?: number;
   warmupMs?: number;
@@ -26,20 +45,43 @@ export interface RestOptions {
 
 export interface RestReport {
   kind: 'rest';
+  /** open: fixed arrival rate; closed: `--rate max`. */
+  model: 'open' | 'closed';
   startedAt: string;
   target: { rest: string; embedded: boolean };
-  options: { endpoint: string; rate: number; connections: number; durationMs: number; warmupMs: number; pairs: string[] };
+  options: { endpoint: string; rate: number | 'max'; arrival: Arrival | null; seed: number | null; connections: number; durationMs: number; warmupMs: number; timeoutMs: number; pairs: string[] };
+  /** What latency runs from: the intended send time (open) or the actual send (closed). */
+  latencyFrom: 'intended send time' | 'actual send time';
+  /** Requests whose intended time lay in the measured phase (open); completed ones (closed). */
+  scheduled: number;
+  /** Responses received, one latency sample each. */
   requests: number;
   rps: number;
-  latencyMs: { p50: number | null; p90: number | null; p99: number | null; p999: number | null; max: number | null; mean: number | null };
+  latencyMs: Percentiles;
+  /** Open model: actual send − intended send time (the generator's own lag). */
+  sendLagMs: Percentiles | null;
+  /** Requests sent more than `lateMs` after their intended time. */
+  late: number;
+  lateMs: number;
+  /** Requests that found every connection busy and waited for one (their latency includes the wait). */
+  waitedForConnection: number;
+  /** Requests not sent at all: the backlog waiting for a connection was full. */
+  dropped: number;
+  /**
+   * Distributions by threshold metric name, each an hdr-histogram-js compressed base64 histogram
+   * of µs values (3 significant digits, lowest 1, highest 60 s): runs merge by adding them.
+   */
+  histograms: { latency: string };
   errors: number;
+  /** Errors by code (ECONNREFUSED, UND_ERR_SOCKET, …). */
+  errorCodes: Record<string, number>;
   timeouts: number;
   non2xx: number;
   /** HTTP status → count. */
   httpStatus: Record<string, number>;
   /** Envelope `status_number` → count (`(none)` when a body had none). */
   statusNumbers: Record<string, number>;
-  timeline: { t: number; rps: number }[];
+  timeline: { t: number; rps: number; latencyP50Ms: number | null; latencyP99Ms: number | null }[];
   generator: { eventLoopDelayP99Ms: number; cpuPercent: number; saturated: boolean; reasons: string[] };
   trustworthy: boolean;
   thresholds: ThresholdResult[];
@@ -54,112 +96,110 @@ export function restMetrics(r: Omit<RestReport, 'thresholds'>): Record<string, n
     rps: r.rps, requests: r.requests, errors: r.errors, timeouts: r.timeouts, non_2xx: r.non2xx,
     rate_limited: r.statusNumbers['50006'] ?? 0,
     non_200_status: statusTotal - (r.statusNumbers['200'] ?? 0),
+    late: r.late, dropped: r.dropped,
     saturated: r.generator.saturated ? 1 : 0,
   };
 }
 
 const STATUS_NUMBER = /"status_number"\s*:\s*"([^"]*)"/;
 
-/** Runs the REST load against `target` (which the caller closes). */
-export async function runRest(target: LoadTarget, options: RestOptions = {}): Promise<RestReport> {
+/** Validated options with defaults merged (usage errors name the option). */
+export function resolveRestOptions(options: RestOptions): Required<Omit<RestOptions, 'pair' | 'onProgress' | 'thresholds'>> {
   const endpoint = options.endpoint ?? REST_DEFAULTS.endpoint;
   if (endpoint !== 'price' && endpoint !== 'pairs') throw new LoadUsageError(`--endpoint ${String(endpoint)}: use price or pairs`);
-  const rate = positiveInt(options.rate ?? REST_DEFAULTS.rate, '--rate', 1_000_000);
-  const connections = positiveInt(options.connections ?? REST_DEFAULTS.connections, '--connections', 10_000);
+  const rawRate = options.rate ?? REST_DEFAULTS.rate;
+  const rate = rawRate === 'max' ? 'max' as const : rawRate;
+  if (rate !== 'max' && !(typeof rate === 'number' && rate > 0 && rate <= 100_000)) throw new LoadUsageError(`--rate ${String(rawRate)}: must be a rate from 1 to 100000 per second, or max`);
+  const arrival = options.arrival ?? REST_DEFAULTS.arrival;
+  if (!ARRIVALS.includes(arrival)) throw new LoadUsageError(`--arrival ${String(arrival)}: use ${ARRIVALS.join(' or ')}`);
   const durationMs = options.durationMs ?? REST_DEFAULTS.durationMs;
+  if (!(durationMs > 0)) throw new LoadUsageError('--duration: must be positive');
   const warmupMs = options.warmupMs ?? REST_DEFAULTS.warmupMs;
+  if (!(warmupMs >= 0)) throw new LoadUsageError('--warmup: must be 0 or more');
+  return {
+    endpoint, rate, arrival, durationMs, warmupMs,
+    seed: positiveInt(options.seed ?? REST_DEFAULTS.seed, '--seed', 2 ** 31),
+    connections: positiveInt(options.connections ?? REST_DEFAULTS.connections, '--connections', 10_000),
+    timeoutMs: options.timeoutMs ?? REST_DEFAULTS.timeoutMs,
+  };
+}
+
+/** Runs the REST load against `target` (which the caller closes). */
+export async function runRest(target: LoadTarget, options: RestOptions = {}): Promise<RestReport> {
+  const o = resolveRestOptions(options);
   const thresholds = parseThresholds(options.thresholds, 'rest');
   const key = target.keys[0]?.key ?? target.profile.keys.primary.key;
-  const pairs = endpoint === 'price' ? options.pair ?? await pickPairs(target, 10) : [];
+  const pairs = o.endpoint === 'price' ? options.pair ?? await pickPairs(target, 10) : [];
   const startedAt = new Date().toISOString();
-
-  const paths = endpoint === 'price'
-    ? pairs.map((c) => `${PATHS.price}?${QUERY.price.code}=${encodeURIComponent(c)}`)
-    : [`${PATHS.pairs}?${QUERY.pairs.perPage}=10`];
-  let next = 0;
-  const statusNumbers: Record<string, number> = {};
-  let counting = warmupMs <= 0;
-  const timeline: { t: number; rps: number }[] = [];
-
-  const ELD_RESOLUTION_MS = 10;
-  const eld = monitorEventLoopDelay({ resolution: ELD_RESOLUTION_MS });
   const base = new URL(target.rest);
-  const opts: autocannon.Options = {
-    url: base.origin,
-    connections: Math.min(connections, rate),
-    overallRate: rate,
-    duration: durationMs / 1000,
-    timeout: (options.timeoutMs ?? REST_DEFAULTS.timeoutMs) / 1000,
-    headers: { [API_KEY_HEADER]: key },
-    requests: [{
-      method: 'GET',
-      setupRequest: (req) => ({ ...req, path: base.pathname.replace(/\/$/, '') + paths[next++ % paths.length]! }),
-      onResponse: (_status, body) => {
-        if (!counting) return;
-        const m = STATUS_NUMBER.exec(body);
-        const k = m ? m[1]! : '(none)';
-        statusNumbers[k] = (statusNumbers[k] ?? 0) + 1;
-      },
-    }],
-    ...(warmupMs > 0 ? { warmup: { connections: Math.min(connections, rate), duration: warmupMs / 1000 } } : {}),
-  } as autocannon.Options;
-
-  let elu = performance.eventLoopUtilization();
-  let started = 0;
-  // Without a callback autocannon returns an emitter that is also a promise.
-  const instance = autocannon(opts) as unknown as Promise<autocannon.Result> & NodeJS.EventEmitter;
-  // The warm-up runs on a tracker of its own: this one's 'start' is the measured run's.
-  instance.on('start', () => {
-    {
-      counting = true;
-      started = performance.now();
-      eld.enable();
-      elu = performance.eventLoopUtilization();
-    }
-  });
-  instance.on('tick', (t: { counter: number }) => {
-    if (!counting) return;
-    const elapsedS = (performance.now() - started) / 1000;
-    timeline.push({ t: Math.round(elapsedS), rps: t.counter });
-    options.onProgress?.({ elapsedS, requests: timeline.reduce((a, b) => a + b.rps, 0), rps: t.counter });
-  });
-  let result: autocannon.Result;
-  try {
-    result = await instance;
-  } catch (err) {
-    throw new LoadUsageError(`load rest: ${(err as Error).message}`);
+  const prefix = base.pathname.replace(/\/$/, '');
+  const paths = (o.endpoint === 'price'
+    ? pairs.map((c) => `${PATHS.price}?${QUERY.price.code}=${encodeURIComponent(c)}`)
+    : [`${PATHS.pairs}?${QUERY.pairs.perPage}=10`]).map((p) => prefix + p);
+  const statusNumbers: Record<string, number> = {};
+  const onResponse = (_status: number, body: string): void => {
+    const m = STATUS_NUMBER.exec(body);
+    const k = m ? m[1]! : '(none)';
+    statusNumbers[k] = (statusNumbers[k] ?? 0) + 1;
+  };
+  const common = {
+    origin: base.origin, paths, headers: { [API_KEY_HEADER]: key }, connections: o.connections,
+    warmupMs: o.warmupMs, durationMs: o.durationMs, timeoutMs: o.timeoutMs, onResponse,
+    ...(options.onProgress ? { onSecond: options.onProgress } : {}),
+  };
+  const open = o.rate !== 'max';
+  const m = o.rate === 'max'
+    ? { ...(await runClosedModel(common)), scheduled: 0, late: 0, waitedForConnection: 0, dropped: 0, sendLag: null }
+    : await runOpenModel({ ...common, rate: o.rate, arrival: o.arrival, seed: o.seed, lateMs: REST_SATURATION.lateMs });
+  const errorCount = Object.values(m.errors).reduce((a, b) => a + b, 0);
+  if (m.completed === 0 && errorCount > 0 && m.timeouts === 0) {
+    // Not one answer, only errors: a usage problem (wrong URL, nothing listening), not a load result.
+    throw new LoadUsageError(`target unreachable: ${base.origin} (${Object.entries(m.errors).map(([k, v]) => `${k} ×${v}`).join(', ')})`);
   }
-  eld.disable();
-  const u = performance.eventLoopUtilization(elu);
-  // The histogram records whole timer intervals, resolution included: subtract it to get the delay.
-  const eldP99 = eld.count ? Math.round(Math.max(0, eld.percentile(99) / 1e6 - ELD_RESOLUTION_MS) * 100) / 100 : 0;
-  const cpuPercent = Math.round(u.utilization * 1000) / 10;
-  const reasons: string[] = [];
-  if (eldP99 > SATURATION.eventLoopDelayP99Ms) reasons.push(`event-loop delay p99 ${eldP99} ms > ${SATURATION.eventLoopDelayP99Ms} ms`);
-  if (cpuPercent > SATURATION.cpuPercent) reasons.push(`busy ${cpuPercent}% > ${SATURATION.cpuPercent}%`);
+  const scheduled = open ? m.scheduled : m.completed;
 
-  const lat = result.latency as unknown as Record<string, number>;
-  const httpStatus: Record<string, number> = {};
-  for (const [code, s] of Object.entries(result.statusCodeStats ?? {})) httpStatus[code] = (s as { count: number }).count;
+  const reasons: string[] = [];
+  if (m.eventLoopDelayP99Ms > SATURATION.eventLoopDelayP99Ms) reasons.push(`event-loop delay p99 ${m.eventLoopDelayP99Ms} ms > ${SATURATION.eventLoopDelayP99Ms} ms`);
+  if (m.busyPercent > SATURATION.cpuPercent) reasons.push(`busy ${m.busyPercent}% > ${SATURATION.cpuPercent}%`);
+  if (open && scheduled > 0 && m.late / scheduled > REST_SATURATION.lateShare) {
+    reasons.push(`${m.late} of ${scheduled} requests sent more than ${REST_SATURATION.lateMs} ms after their intended time (> ${REST_SATURATION.lateShare * 100}%)${m.waitedForConnection ? `; ${m.waitedForConnection} waited for one of ${o.connections} connections` : ''}`);
+  }
+  if (m.dropped > 0) reasons.push(`${m.dropped} requests dropped: the backlog waiting for one of ${o.connections} connections was full (their latency is missing)`);
+
+  let non2xx = 0;
+  for (const [code, count] of Object.entries(m.httpStatus)) if (!code.startsWith('2')) non2xx += count;
   const observations: string[] = [];
   if (statusNumbers['50006']) observations.push(`${statusNumbers['50006']} responses were throttled (status_number 50006)`);
+  if (m.waitedForConnection) observations.push(`${m.waitedForConnection} requests found all ${o.connections} connections busy and waited for one; their latency includes the wait`);
   const report: Omit<RestReport, 'thresholds'> = {
     kind: 'rest',
+    model: open ? 'open' : 'closed',
     startedAt,
     target: { rest: target.rest, embedded: target.embedded },
-    options: { endpoint, rate, connections: Math.min(connections, rate), durationMs, warmupMs, pairs },
-    requests: result.requests.total,
-    rps: Math.round(result.requests.total / (durationMs / 1000)),
-    latencyMs: { p50: lat.p50 ?? null, p90: lat.p90 ?? null, p99: lat.p99 ?? null, p999: lat.p99_9 ?? null, max: lat.max ?? null, mean: lat.average ?? null },
-    errors: result.errors,
-    timeouts: result.timeouts,
-    non2xx: result.non2xx,
-    httpStatus,
+    options: { endpoint: o.endpoint, rate: o.rate, arrival: open ? o.arrival : null, seed: open && o.arrival === 'poisson' ? o.seed : null, connections: o.connections, durationMs: o.durationMs, warmupMs: o.warmupMs, timeoutMs: o.timeoutMs, pairs },
+    latencyFrom: open ? 'intended send time' : 'actual send time',
+    scheduled,
+    requests: m.completed,
+    rps: Math.round((m.completed * 1000) / m.measuredMs),
+    latencyMs: summarize(m.latency),
+    sendLagMs: m.sendLag ? summarize(m.sendLag) : null,
+    late: m.late,
+    lateMs: REST_SATURATION.lateMs,
+    waitedForConnection: m.waitedForConnection,
+    dropped: m.dropped,
+    histograms: { latency: encode(m.latency) },
+    errors: errorCount + m.timeouts,
+    errorCodes: m.errors,
+    timeouts: m.timeouts,
+    non2xx,
+    httpStatus: m.httpStatus,
     statusNumbers,
-    timeline,
-    generator: { eventLoopDelayP99Ms: eldP99, cpuPercent, saturated: reasons.length > 0, reasons },
+    timeline: m.timeline,
+    generator: { eventLoopDelayP99Ms: m.eventLoopDelayP99Ms, cpuPercent: m.busyPercent, saturated: reasons.length > 0, reasons },
     trustworthy: reasons.length === 0,
     observations,
   };
+  m.latency.destroy();
+  m.sendLag?.destroy();
   return { ...report, thresholds: evaluateThresholds(thresholds, restMetrics(report)) };
 }

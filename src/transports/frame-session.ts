@@ -8,7 +8,7 @@ import type { Evidence } from '../check.ts';
 import { API_KEY_HEADER } from '../spec.ts';
 import {
   StreamError, isPush, jsonObject,
-  type CloseInfo, type InboundFrame, type OpenOptions, type Push, type StreamSession,
+  type CloseInfo, type InboundFrame, type JsonObject, type OpenOptions, type Push, type StreamSession,
 } from './stream.ts';
 
 /** What a session needs from its client. */
@@ -27,6 +27,8 @@ export interface FrameSessionOptions {
   maxFramesPerSecond?: number;
   /** Aborts every wait. */
   signal?: AbortSignal;
+  /** Told of every push frame (a JSON object without `method`) as it arrives, for the engine's inspection. */
+  onPush?: (push: Push) => void;
 }
 
 export const SESSION_DEFAULTS = { waitMs: 5000, maxRecordedFrames: 1000, maxKeptFrames: 20_000, maxKeptChars: 4 * 1024 * 1024, maxFramesPerSecond: 20_000 } as const;
@@ -250,6 +252,7 @@ export abstract class FrameSession implements StreamSession {
       for (const old of this.frames.splice(0, this.frames.length - keep)) if (old.kind !== 'binary') this.keptChars -= old.text.length;
       this.noteDropped(`more than ${keep} frames received: the oldest are no longer kept`, frame.atMs);
     }
+    if (this.options.onPush && frame.kind === 'json' && isPush(frame)) this.options.onPush({ value: frame.value as JsonObject, text: frame.text, atMs: frame.atMs });
     for (const w of [...this.waiters]) {
       let hit = false;
       try { hit = w.predicate(frame); } catch (err) { this.finish(w, err as Error); continue; }

@@ -7,9 +7,10 @@ import http from 'node:http';
 import https from 'node:https';
 import { performance } from 'node:perf_hooks';
 import type { Evidence } from '../check.ts';
-import { API_KEY_HEADER } from '../spec.ts';
+import { API_KEY_HEADER, STATUS } from '../spec.ts';
 import type { Redact } from '../redact.ts';
-import { AbortedError, BodyTooLargeError, NetworkError, TimeoutError } from '../errors.ts';
+import { AbortedError, BodyTooLargeError, NetworkError, ThrottledError, TimeoutError } from '../errors.ts';
+import { retryAfterMs, type RequestBudget } from '../request-budget.ts';
 import type { RestClient, RestExchange, RestRequest } from './rest.ts';
 
 export interface RestClientOptions {
@@ -26,6 +27,8 @@ export interface RestClientOptions {
   maxBodyBytes?: number;
   /** Aborts every request in flight (check timeout, run stopped). */
   signal?: AbortSignal;
+  /** The run's shared request pace; without one, requests go at once and a 50006 comes back as it is. */
+  budget?: RequestBudget;
 }
 
 /** Defaults of the REST client. */
@@ -65,92 +68,112 @@ export function createRestClient(options: RestClientOptions): RestClient {
   const maxBody = options.maxBodyBytes ?? REST_DEFAULTS.maxBodyBytes;
   const { redact, record } = options;
 
-  return {
-    get(req: RestRequest): Promise<RestExchange> {
-      const method = req.method ?? 'GET';
-      const url = requestUrl(options.baseUrl, req.path, req.query);
-      const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
-      const key = req.key === undefined ? options.primaryKey : req.key;
-      if (key !== null) headers[req.keyHeader ?? API_KEY_HEADER] = key;
-      const shownHeaders: Record<string, string> = {};
-      for (const [k, v] of Object.entries(headers)) shownHeaders[redact(k)] = redact(v);
-      const shownUrl = redact(url.toString());
-      const evidence: Extract<Evidence, { kind: 'http' }> = {
-        kind: 'http',
-        request: { method, url: shownUrl, headers: shownHeaders },
-        curl: curlLine(method, shownUrl, shownHeaders),
-        atMs: performance.now(),
-      };
-      const started = performance.now();
+  /** Whether an answer is the rate limit's (the status read loosely: its type is the envelope checks' rule). */
+  const throttledAnswer = (ex: RestExchange): boolean => String((ex.json as { status_number?: unknown } | undefined)?.status_number) === STATUS.RATE_LIMITED;
 
-      return new Promise<RestExchange>((resolve, reject) => {
-        let settled = false;
-        const finish = (err: Error | null, exchange?: RestExchange): void => {
-          if (settled) return;
-          settled = true;
-          clearTimeout(timer);
-          options.signal?.removeEventListener('abort', onAbort);
-          if (err) {
-            evidence.error = redact(`${(err as { code?: string }).code ?? err.name}: ${err.message}`);
-            record(evidence);
-            reject(err);
-          } else {
-            record(evidence);
-            resolve(exchange!);
-          }
-        };
-        if (options.signal?.aborted) { finish(new AbortedError('the check was stopped before the request')); return; }
-        const lib = url.protocol === 'https:' ? https : http;
-        const request = lib.request(url, { method, headers, agent: false });
-        const timer = setTimeout(() => {
-          const err = new TimeoutError(`no complete response from ${shownUrl} within ${timeoutMs} ms`);
-          finish(err);
-          request.destroy(err);
-        }, timeoutMs);
-        const onAbort = (): void => {
-          const err = new AbortedError('the check was stopped during the request');
-          finish(err);
-          request.destroy(err);
-        };
-        options.signal?.addEventListener('abort', onAbort, { once: true });
-        request.on('error', (err: NodeJS.ErrnoException) => {
-          finish(new NetworkError(redact(`${method} ${shownUrl}: ${err.code ?? err.message}`), err.code, { cause: err }));
-        });
-        request.on('response', (res) => {
-          const chunks: Buffer[] = [];
-          let size = 0;
-          res.on('data', (chunk: Buffer) => {
-            size += chunk.length;
-            if (size > maxBody) {
-              const err = new BodyTooLargeError(`response body of ${shownUrl} exceeds ${maxBody} bytes`);
-              finish(err);
-              request.destroy(err);
-              return;
-            }
-            chunks.push(chunk);
-          });
-          res.on('error', (err: NodeJS.ErrnoException) => finish(new NetworkError(redact(`${shownUrl}: ${err.code ?? err.message}`), err.code)));
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
-            const resHeaders = flatHeaders(res.headers);
-            const status = res.statusCode ?? 0;
-            // Checks judge the whole body; the evidence keeps an excerpt, cut after redaction.
-            evidence.response = { status, headers: redactHeaders(resHeaders, redact), body: excerpt(redact(text)) };
-            if (status >= 300 && status < 400 && resHeaders.location) {
-              // Never followed: the key would travel to wherever the target points.
-              evidence.error = redact(`redirect to ${resHeaders.location} not followed (the key is never forwarded)`);
-            }
-            // Checks see the body redacted too: whatever they quote or cut short holds no key.
-            const shownText = redact(text);
-            let json: unknown;
-            try { json = shownText.length ? JSON.parse(shownText) : undefined; } catch { json = undefined; }
-            finish(null, { url: shownUrl, status, headers: redactHeaders(resHeaders, redact), text: shownText, json, durationMs: performance.now() - started });
-          });
-        });
-        request.end();
-      });
+  return {
+    async get(req: RestRequest): Promise<RestExchange> {
+      const key = req.key === undefined ? options.primaryKey : req.key;
+      const budget = req.paced === false || key === null || !options.budget?.paces(key) ? undefined : options.budget;
+      if (!budget) return send(req);
+      const started = performance.now();
+      for (;;) {
+        await budget.take(key!, options.signal).catch(() => { throw new AbortedError('the check was stopped while its request waited for the key\'s turn'); });
+        const sentAtMs = performance.now();
+        const ex = await send(req);
+        if (!throttledAnswer(ex)) return ex;
+        // A 50006 here is the harness's own doing (the limit's size is not shown): wait, retry, never judge it.
+        const waitMs = budget.throttled(key!, retryAfterMs(ex.headers['retry-after']), sentAtMs);
+        if (performance.now() - started + waitMs > timeoutMs) throw new ThrottledError(`the target answered ${ex.url} with 50006 (rate limited) until the request's ${timeoutMs} ms were spent`);
+        record({ kind: 'note', text: `50006 (rate limited): waiting ${Math.round(waitMs)} ms${ex.headers['retry-after'] ? ` (Retry-After: ${ex.headers['retry-after']})` : ''}, then retrying`, atMs: performance.now() });
+      }
     },
   };
+
+  function send(req: RestRequest): Promise<RestExchange> {
+    const method = req.method ?? 'GET';
+    const url = requestUrl(options.baseUrl, req.path, req.query);
+    const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
+    const key = req.key === undefined ? options.primaryKey : req.key;
+    if (key !== null) headers[req.keyHeader ?? API_KEY_HEADER] = key;
+    const shownHeaders: Record<string, string> = {};
+    for (const [k, v] of Object.entries(headers)) shownHeaders[redact(k)] = redact(v);
+    const shownUrl = redact(url.toString());
+    const evidence: Extract<Evidence, { kind: 'http' }> = {
+      kind: 'http',
+      request: { method, url: shownUrl, headers: shownHeaders },
+      curl: curlLine(method, shownUrl, shownHeaders),
+      atMs: performance.now(),
+    };
+    const started = performance.now();
+
+    return new Promise<RestExchange>((resolve, reject) => {
+      let settled = false;
+      const finish = (err: Error | null, exchange?: RestExchange): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        options.signal?.removeEventListener('abort', onAbort);
+        if (err) {
+          evidence.error = redact(`${(err as { code?: string }).code ?? err.name}: ${err.message}`);
+          record(evidence);
+          reject(err);
+        } else {
+          record(evidence);
+          resolve(exchange!);
+        }
+      };
+      if (options.signal?.aborted) { finish(new AbortedError('the check was stopped before the request')); return; }
+      const lib = url.protocol === 'https:' ? https : http;
+      const request = lib.request(url, { method, headers, agent: false });
+      const timer = setTimeout(() => {
+        const err = new TimeoutError(`no complete response from ${shownUrl} within ${timeoutMs} ms`);
+        finish(err);
+        request.destroy(err);
+      }, timeoutMs);
+      const onAbort = (): void => {
+        const err = new AbortedError('the check was stopped during the request');
+        finish(err);
+        request.destroy(err);
+      };
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      request.on('error', (err: NodeJS.ErrnoException) => {
+        finish(new NetworkError(redact(`${method} ${shownUrl}: ${err.code ?? err.message}`), err.code, { cause: err }));
+      });
+      request.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > maxBody) {
+            const err = new BodyTooLargeError(`response body of ${shownUrl} exceeds ${maxBody} bytes`);
+            finish(err);
+            request.destroy(err);
+            return;
+          }
+          chunks.push(chunk);
+        });
+        res.on('error', (err: NodeJS.ErrnoException) => finish(new NetworkError(redact(`${shownUrl}: ${err.code ?? err.message}`), err.code)));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          const resHeaders = flatHeaders(res.headers);
+          const status = res.statusCode ?? 0;
+          // Checks judge the whole body; the evidence keeps an excerpt, cut after redaction.
+          evidence.response = { status, headers: redactHeaders(resHeaders, redact), body: excerpt(redact(text)) };
+          if (status >= 300 && status < 400 && resHeaders.location) {
+            // Never followed: the key would travel to wherever the target points.
+            evidence.error = redact(`redirect to ${resHeaders.location} not followed (the key is never forwarded)`);
+          }
+          // Checks see the body redacted too: whatever they quote or cut short holds no key.
+          const shownText = redact(text);
+          let json: unknown;
+          try { json = shownText.length ? JSON.parse(shownText) : undefined; } catch { json = undefined; }
+          finish(null, { url: shownUrl, status, headers: redactHeaders(resHeaders, redact), text: shownText, json, durationMs: performance.now() - started });
+        });
+      });
+      request.end();
+    });
+  }
 }
 
 function redactHeaders(headers: Record<string, string>, redact: Redact): Record<string, string> {

@@ -13,6 +13,12 @@ export interface RestRequest {
   keyHeader?: string;
   headers?: Record<string, string>;
   method?: 'GET' | 'POST' | 'HEAD';
+  /**
+   * Default true: the request takes its key's turn in the run's request budget, and a 50006 is
+   * waited out and retried, never handed to the check. False sends at once and returns a 50006 as
+   * it came: only for checks that provoke the rate limit on purpose.
+   */
+  paced?: boolean;
 }
 
 export interface RestExchange {

@@ -5,7 +5,7 @@
 import type { Evidence } from '../check.ts';
 import { UsageError } from '../errors.ts';
 import type { Profile } from '../profile.ts';
-import type { StreamClient } from './stream.ts';
+import type { Push, StreamClient } from './stream.ts';
 import { createStreamClient } from './ws-session.ts';
 import { createSocketIoClient } from './socketio-session.ts';
 
@@ -18,6 +18,8 @@ export interface StreamFactoryOptions {
   signal?: AbortSignal;
   /** Largest message accepted, bytes. */
   maxPayload?: number;
+  /** Told of every push frame any session receives. */
+  onPush?: (push: Push) => void;
 }
 
 /** The stream client factory for `profile.transport`; Socket.IO needs `profile.event` and takes `profile.namespace` (default `/`). */

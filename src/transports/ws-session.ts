@@ -8,7 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
 import type { Evidence } from '../check.ts';
 import { readRefusal } from './handshake-refusal.ts';
-import { StreamError, type OpenOptions, type OpenResult, type StreamClient } from './stream.ts';
+import { StreamError, type OpenOptions, type OpenResult, type Push, type StreamClient } from './stream.ts';
 import { FrameSession, SessionSet, maskingRedactor, prepareHandshake, textFrame } from './frame-session.ts';
 
 export interface StreamClientOptions {
@@ -38,6 +38,8 @@ export interface StreamClientOptions {
   clock?: () => number;
   /** Aborts every open and wait and terminates every session (check timeout, run stop). */
   signal?: AbortSignal;
+  /** Told of every push frame any session receives. */
+  onPush?: (push: Push) => void;
 }
 
 /** The handshake's defaults; a session's (waits, budgets) are FrameSession's SESSION_DEFAULTS. */

@@ -1,6 +1,7 @@
 /** The REST suite (issue 4): every REST check, in a fixed order. */
 import type { Check } from '../../src/check.ts';
 import { authChecks } from './auth.ts';
+import { catalogueChecks } from './catalogue.ts';
 import { entitlementChecks } from './entitlements.ts';
 import { envelopeChecks } from './envelope.ts';
 import { observeChecks } from './observe.ts';
@@ -14,6 +15,7 @@ export const restChecks: readonly Check[] = [
   ...authChecks,
   ...pairsChecks,
   ...priceChecks,
+  ...catalogueChecks,
   ...entitlementChecks,
   ...probeChecks,
   ...rateLimitChecks,

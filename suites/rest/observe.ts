@@ -1,7 +1,7 @@
 /** Observations: what the spec leaves "not shown", recorded and never failing. */
 import type { Check, CheckContext } from '../../src/check.ts';
 import type { RestExchange } from '../../src/transports/rest.ts';
-import { PATHS, QUERY, REST_STATUSES_WITH_DATA } from '../../src/spec.ts';
+import { LIMITS, PATHS, QUERY, REST_STATUSES_WITH_DATA, STATUS } from '../../src/spec.ts';
 import { UNKNOWN_ENDPOINT, UNKNOWN_PAIR } from './envelope.ts';
 import { body, catalogue, clause, restCheck } from './support.ts';
 
@@ -38,7 +38,8 @@ async function errorSamples(ctx: CheckContext): Promise<[string, RestExchange][]
   if (p.keys.suspended) out.push(['keys.suspended', await ctx.rest.get({ path: PATHS.pairs, key: p.keys.suspended.key })]);
   for (const probe of p.probes ?? []) {
     const key = p.keys[probe.key ?? 'primary']?.key;
-    if (key) out.push([`probe ${probe.status}`, await ctx.rest.get({ path: probe.path, query: probe.query, key })]);
+    // A probe of 50006 wants the throttled answer, so it is not paced (and not retried).
+    if (key) out.push([`probe ${probe.status}`, await ctx.rest.get({ path: probe.path, query: probe.query, key, paced: probe.status !== STATUS.RATE_LIMITED })]);
   }
   return out;
 }
@@ -67,6 +68,20 @@ export const observeChecks: readonly Check[] = [
       const b = body(await ctx.rest.get({ path: PATHS.pairs, query: { [QUERY.pairs.page]: '1', [QUERY.pairs.perPage]: '5' } })) ?? {};
       const extra = Object.fromEntries(Object.entries(b).filter(([k]) => !ENVELOPE_FIELDS.includes(k)));
       ctx.observe('pagination-metadata', Object.keys(extra).length ? extra : null, Object.keys(extra).length ? 'fields beyond the envelope' : 'none: only the envelope fields');
+    },
+  }),
+  observeCheck({
+    id: 'rest.observe.page-past-end',
+    clause: clause('GET /v1/pairs', 'what a page past the last answers: not shown'),
+    title: 'GET /v1/pairs?page=<one past the last page>',
+    expectation: 'recorded: an empty list, or an error status_number (50004 is the usual one)',
+    async run(ctx) {
+      const total = (await catalogue(ctx)).length;
+      const page = Math.floor(total / LIMITS.defaultPerPage) + 2;
+      const ex = await ctx.rest.get({ path: PATHS.pairs, query: { [QUERY.pairs.page]: String(page) } });
+      const b = body(ex);
+      const answer = Array.isArray(b?.data) ? (b.data.length === 0 ? 'empty list' : `${b.data.length} pairs`) : `status_number ${String(b?.status_number)}`;
+      ctx.observe('page-past-end', answer, `page ${page} of a ${total}-pair catalogue; HTTP ${ex.status}`);
     },
   }),
   observeCheck({

@@ -1,7 +1,7 @@
 /** GET /v1/pairs: schema, pagination, filters, code form (spec: GET /v1/pairs; Pair code; Pair record). */
 import type { Check } from '../../src/check.ts';
 import { LIMITS, parsePairCode, PATHS, QUERY, STATUS } from '../../src/spec.ts';
-import { assetTypeOf, catalogue, clause, expectStatus, pairsPage, restCheck } from './support.ts';
+import { assetTypeOf, catalogue, clause, expectStatus, pageOrEnd, pairsPage, restCheck, statusOf } from './support.ts';
 
 const { page: PAGE, perPage: PER_PAGE, type: TYPE, code: CODE } = QUERY.pairs;
 const codes = (data: readonly { code: string }[]): string[] => data.map((p) => p.code);
@@ -16,6 +16,9 @@ export const INVALID_PARAMS = [
   { id: 'per-page-text', param: PER_PAGE, value: 'ten' },
 ] as const;
 
+/** Pages of each type's filtered list that rest.pairs.type-filter reads. */
+const TYPE_FILTER_PAGES = 3;
+
 /** per_page values asked for by rest.pairs.per-page. */
 const PER_PAGE_SIZES = [3, 7] as const;
 
@@ -25,12 +28,16 @@ export const pairsChecks: readonly Check[] = [
     tags: ['pagination'],
     clause: clause('GET /v1/pairs', 'envelope with status_number 200 and data an array of pair records'),
     title: `${PAIRS} (page 1 and page 2)`,
-    expectation: 'each body matches pairs-response: code, name, base, quote strings per record',
+    expectation: 'each body matches pairs-response: code, name, base, quote strings per record (page 2 may instead answer 50004, as a page past the end may)',
     async run(ctx) {
-      for (const page of ['1', '2']) {
-        const ex = await ctx.rest.get({ path: PATHS.pairs, query: { [PAGE]: page } });
-        ctx.expectSchema('pairs-response', ex.json, `${PAIRS}?page=${page}`);
-      }
+      const first = await ctx.rest.get({ path: PATHS.pairs, query: { [PAGE]: '1' } });
+      ctx.expectSchema('pairs-response', first.json, `${PAIRS}?page=1`);
+      const second = await ctx.rest.get({ path: PATHS.pairs, query: { [PAGE]: '2' } });
+      // A page past the end may answer 50004 (not shown either way); then it is an error envelope.
+      // Whether page 2 lies past the end is the pagination checks' question, not this one's.
+      const pastEnd = statusOf(second) === STATUS.INVALID_REQUEST;
+      if (pastEnd) ctx.note(`${PAIRS}?page=2 answered 50004: read as a page past the end`);
+      ctx.expectSchema(pastEnd ? 'rest-envelope' : 'pairs-response', second.json, `${PAIRS}?page=2`);
     },
   }),
   restCheck({
@@ -54,7 +61,7 @@ export const pairsChecks: readonly Check[] = [
     expectation: 'pages share no pair, and pages 1 and 2 of 5 hold the same pairs as page 1 of 10',
     async run(ctx) {
       const pages: string[][] = [];
-      for (const page of [1, 2, 3]) pages.push(codes((await pairsPage(ctx, { [PAGE]: String(page), [PER_PAGE]: '5' })).data));
+      for (const page of [1, 2, 3]) pages.push(codes((await pageOrEnd(ctx, { [PAGE]: String(page), [PER_PAGE]: '5' })).data ?? []));
       const seen = new Map<string, number>();
       pages.forEach((list, i) => {
         for (const code of list) {
@@ -88,13 +95,15 @@ export const pairsChecks: readonly Check[] = [
     id: 'rest.pairs.type-filter',
     tags: ['pagination'],
     clause: clause('GET /v1/pairs', 'type filters by asset type'),
-    title: `${PAIRS}?type=<T> for every asset type in the catalogue`,
+    title: `${PAIRS}?type=<T> (first ${TYPE_FILTER_PAGES} pages) for every asset type in the catalogue`,
     expectation: 'only pairs of asset type T, and at least one',
     async run(ctx) {
       const types = [...new Set(codes(await catalogue(ctx)).map(assetTypeOf).filter((t): t is string => !!t))];
       if (types.length === 0) ctx.skip('the catalogue is empty');
       for (const t of types) {
-        const list = codes(await catalogue(ctx, { [TYPE]: t }));
+        // A few pages per type: a filter that lets other types through shows there, and a catalogue of
+        // hundreds of pairs would otherwise cost a walk per type.
+        const list = codes(await catalogue(ctx, { [TYPE]: t }, undefined, TYPE_FILTER_PAGES));
         const others = list.filter((c) => assetTypeOf(c) !== t);
         if (list.length === 0) ctx.violation({ received: `${PAIRS}?type=${t}: no pairs`, expected: `the ${t} pairs the unfiltered list shows` });
         if (others.length) ctx.violation({ received: `${PAIRS}?type=${t}: ${others.slice(0, 5).join(', ')}${others.length > 5 ? ` and ${others.length - 5} more` : ''}`, expected: `only ${t} pairs` });

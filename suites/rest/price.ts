@@ -1,11 +1,12 @@
 /** GET /v1/price: schema, mid-price, market rules, stale and error answers (spec: GET /v1/price; Price record; Market object). */
-import { Decimal } from 'decimal.js';
 import type { Check, CheckContext } from '../../src/check.ts';
 import type { RestExchange } from '../../src/transports/rest.ts';
 import {
   ASSET_TYPE, CRYPTO_REASONS, EXTENDED_HOURS_REASONS, MARKET_COMBINATIONS, PATHS, QUERY, REST_STATUSES_WITH_DATA, STATUS,
   parsePairCode, type MarketReason,
 } from '../../src/spec.ts';
+import { NOTHING_TO_JUDGE } from '../../src/coverage.ts';
+import { places, priceProblems } from '../../src/quote-rules.ts';
 import { UNKNOWN_PAIR } from './envelope.ts';
 import { assetTypeOf, body, catalogue, clause, expectHttp, expectStatus, onePerAssetType, restCheck, shown, specialPairs, type Json } from './support.ts';
 
@@ -33,13 +34,15 @@ async function sample(ctx: CheckContext, filter?: (code: string) => boolean): Pr
     if (typeof status === 'string' && (REST_STATUSES_WITH_DATA as readonly string[]).includes(status) && b!.data && typeof b!.data === 'object') priced.push({ code: p.code, status, ex, data: b!.data as Json });
     else ctx.note(`${PRICE}?code=${p.code}: no price (${shown(ex)}); not sampled`);
   }
-  if (priced.length === 0) ctx.skip(filter ? 'no pair of this kind in the catalogue answered with a price' : 'no sampled pair answered with a price');
+  if (priced.length === 0) {
+    if (filter) ctx.skip('no pair of this kind in the catalogue answered with a price');
+    ctx.skip('no sampled pair answered with a price', NOTHING_TO_JUDGE.pricedPair);
+  }
   return priced;
 }
 
 const market = (p: Priced): Json | undefined => (p.data.market && typeof p.data.market === 'object' ? (p.data.market as Json) : undefined);
 const isCrypto = (code: string): boolean => assetTypeOf(code) === ASSET_TYPE.crypto;
-const places = (s: string): number => (s.includes('.') ? s.split('.')[1]!.length : 0);
 
 /** Whether `timeZone` is an IANA zone that Intl knows. */
 export function isIanaZone(timeZone: string): boolean {
@@ -75,20 +78,13 @@ export const priceChecks: readonly Check[] = [
     tags: ['price'],
     clause: clause('Price record (`data` in the price response)', 'price is the mid-price: bid <= price <= ask, (bid+ask)/2 at the pair\'s precision'),
     title: `${PRICE}?code=<one pair per asset type>`,
-    expectation: 'bid <= price <= ask and price equal to (bid+ask)/2 rounded to the pair\'s precision (within half a unit of the last place)',
+    expectation: 'bid <= price <= ask and price equal to (bid+ask)/2 rounded to the pair\'s precision (any rounding mode; padding zeros are not precision)',
     async run(ctx) {
       for (const p of await sample(ctx)) {
         const { ask, bid, price } = p.data;
-        if (typeof ask !== 'string' || typeof bid !== 'string' || typeof price !== 'string') { ctx.note(`${p.code}: price values not strings; rest.price.schema reports it`); continue; }
-        let a: Decimal, b: Decimal, m: Decimal;
-        try { a = new Decimal(ask); b = new Decimal(bid); m = new Decimal(price); } catch { ctx.note(`${p.code}: values are not decimals; rest.price.schema reports it`); continue; }
-        const values = `${p.code}: bid ${bid}, price ${price}, ask ${ask}`;
-        if (b.gt(m) || m.gt(a)) ctx.violation({ received: values, expected: 'bid <= price <= ask' });
-        const precision = Math.max(places(ask), places(bid), places(price));
-        const mid = a.plus(b).div(2);
-        // Half a unit in the last place: the mid rounded (either way on a tie) to the pair's precision.
-        const halfUlp = new Decimal(10).pow(-precision).div(2);
-        if (m.minus(mid).abs().gt(halfUlp)) ctx.violation({ received: `${values} (mid ${mid.toFixed()})`, expected: `price equal to (bid+ask)/2 rounded to ${precision} decimal places` });
+        if ([ask, bid, price].some((v) => places(v) === undefined)) { ctx.note(`${p.code}: price values are not decimal strings; rest.price.schema reports it`); continue; }
+        // The same quote rules as every push (src/quote-rules.ts): any rounding of the mid, padding zeros aside.
+        for (const why of priceProblems(p.data)) ctx.violation({ received: `${p.code}: bid ${bid}, price ${price}, ask ${ask}: ${why}`, expected: 'bid <= price <= ask, price the mid of ask and bid' });
       }
     },
   }),

@@ -22,7 +22,8 @@ export const probeChecks: readonly Check[] = REST_STATUSES.filter((s) => s !== S
       const keyName = p.key ?? 'primary';
       const entry = ctx.profile.keys[keyName];
       if (!entry) throw new ConformError('CONFORM_PROFILE', `probe ${p.path} names key "${keyName}", which the profile does not hold`);
-      const ex = await ctx.rest.get({ path: p.path, query: p.query, key: entry.key });
+      // A probe of 50006 wants the throttled answer; every other probe is paced like any request.
+      const ex = await ctx.rest.get({ path: p.path, query: p.query, key: entry.key, paced: status !== STATUS.RATE_LIMITED });
       const what = `GET ${p.path}${queryText(p.query)} with keys.${keyName}`;
       if (p.httpStatus !== undefined) expectHttp(ctx, ex, p.httpStatus, what);
       if (!expectStatus(ctx, ex, status, what)) continue;

@@ -17,14 +17,15 @@ export const rateLimitChecks: readonly Check[] = [
     title: `up to ${BURST.maxRequests} GET /v1/pairs with one key (keys.burst if the profile has it, else primary), ${BURST.parallel} at a time`,
     expectation: 'a 50006 answer is an error envelope (data null, message); requests succeed again after a pause',
     async run(ctx) {
-      // keys.burst: a key with a small limit, so the burst stays small on a real target.
+      // keys.burst: a key with a small limit, so the burst stays small on a real target. Unpaced:
+      // this check provokes the limit on purpose, so its 50006 answers come back to it.
       const key = ctx.profile.keys.burst?.key;
       let sent = 0;
       let throttled: RestExchange | undefined;
       const lane = async (): Promise<void> => {
         while (!throttled && sent < BURST.maxRequests && !ctx.signal.aborted) {
           sent++;
-          const ex = await ctx.rest.get({ path: PATHS.pairs, key });
+          const ex = await ctx.rest.get({ path: PATHS.pairs, key, paced: false });
           if (statusOf(ex) === STATUS.RATE_LIMITED) throttled ??= ex;
         }
       };
@@ -35,7 +36,7 @@ export const rateLimitChecks: readonly Check[] = [
       const start = Date.now();
       while (Date.now() - start < BURST.recoveryMaxMs) {
         await sleep(BURST.recoveryPollMs, undefined, { signal: ctx.signal });
-        const ex = await ctx.rest.get({ path: PATHS.pairs, key });
+        const ex = await ctx.rest.get({ path: PATHS.pairs, key, paced: false });
         if (statusOf(ex) === STATUS.OK) { ctx.observe('recovers', true, `200 again after ${Date.now() - start} ms`); return; }
       }
       ctx.observe('recovers', false, `still throttled after ${BURST.recoveryMaxMs} ms`);

@@ -50,24 +50,49 @@ export function expectHttp(ctx: CheckContext, ex: RestExchange, want: number, wh
 /** GET /v1/pairs; the `data` array when the answer is a 200 envelope, else the check fails. */
 export async function pairsPage(ctx: CheckContext, query: RestRequest['query'] = {}, key?: string): Promise<{ ex: RestExchange; data: PairRecord[] }> {
   const ex = await ctx.rest.get({ path: PATHS.pairs, query, key });
-  const b = body(ex);
-  if (b?.status_number !== STATUS.OK || !Array.isArray(b.data)) {
-    ctx.fail({ received: `GET ${PATHS.pairs}${queryText(query)}: ${shown(ex)}`, expected: 'status_number "200" with data an array of pair records' });
-  }
-  return { ex, data: (b.data as unknown[]).filter((p): p is PairRecord => typeof (p as PairRecord)?.code === 'string') };
+  return { ex, data: pageData(ctx, ex, query) };
 }
 
 /** Pages walked at most when reading a catalogue (bounded: a target may be large). */
 export const MAX_PAGES = 30;
 
 /**
- * Every pair a key lists, walking default-size pages until a short or empty page (at most
- * MAX_PAGES). Default-size pages, because the largest per_page is not shown.
+ * A page of GET /v1/pairs that may lie past the end of the list. The spec does not say what a
+ * page past the end answers: an empty list and an invalid-request error (50004) both conform, so
+ * a 50004 on a page after the first ends the list (`data` null); anything else must be a page.
  */
-export async function catalogue(ctx: CheckContext, query: RestRequest['query'] = {}, key?: string): Promise<PairRecord[]> {
+export async function pageOrEnd(ctx: CheckContext, query: RestRequest['query'] = {}, key?: string): Promise<{ ex: RestExchange; data: PairRecord[] | null }> {
+  const page = Number(query?.[QUERY.pairs.page] ?? LIMITS.defaultPage);
+  if (page > LIMITS.defaultPage) {
+    const ex = await ctx.rest.get({ path: PATHS.pairs, query, key });
+    if (statusOf(ex) === STATUS.INVALID_REQUEST) {
+      ctx.note(`GET ${PATHS.pairs}${queryText(query)}: 50004, read as the end of the list (what a page past the end answers is not shown)`);
+      return { ex, data: null };
+    }
+    return { ex, data: pageData(ctx, ex, query) };
+  }
+  return pairsPage(ctx, query, key);
+}
+
+/** The pair records of a 200 answer of GET /v1/pairs; anything else fails the check. */
+function pageData(ctx: CheckContext, ex: RestExchange, query: RestRequest['query']): PairRecord[] {
+  const b = body(ex);
+  if (b?.status_number !== STATUS.OK || !Array.isArray(b.data)) {
+    ctx.fail({ received: `GET ${PATHS.pairs}${queryText(query)}: ${shown(ex)}`, expected: 'status_number "200" with data an array of pair records' });
+  }
+  return (b.data as unknown[]).filter((p): p is PairRecord => typeof (p as PairRecord)?.code === 'string');
+}
+
+/**
+ * Every pair a key lists, walking default-size pages until a short or empty page, or a page past
+ * the end answered 50004 (at most `maxPages`, default MAX_PAGES). Default-size pages, because the
+ * largest per_page is not shown.
+ */
+export async function catalogue(ctx: CheckContext, query: RestRequest['query'] = {}, key?: string, maxPages = MAX_PAGES): Promise<PairRecord[]> {
   const all: PairRecord[] = [];
-  for (let page = 1; page <= MAX_PAGES; page++) {
-    const { data } = await pairsPage(ctx, { ...query, [QUERY.pairs.page]: String(page) }, key);
+  for (let page = 1; page <= maxPages; page++) {
+    const { data } = await pageOrEnd(ctx, { ...query, [QUERY.pairs.page]: String(page) }, key);
+    if (data === null) break;
     all.push(...data);
     // A page bigger than the default size means pagination is not honoured (rest.pairs.defaults
     // says so); walking on would only repeat it.

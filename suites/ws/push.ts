@@ -3,13 +3,16 @@
  * does: prices are decimal strings), and what the spec leaves open about them.
  */
 import type { Check, CheckContext } from '../../src/check.ts';
-import type { Push } from '../../src/transports/stream.ts';
-import { WAIT, awaitPushes, needLivePairs, noPushes, openSession, subscribeOk } from './support.ts';
+import { isPush, type Push } from '../../src/transports/stream.ts';
+import { PUSH_EXPECTED } from '../../src/push-inspection.ts';
+import { WAIT, awaitPushes, isSilence, needLivePairs, noPushes, openSession, subscribeOk } from './support.ts';
 import { places, priceProblems, timestampUnit } from './rules.ts';
 
 /** Pairs a push check watches, and how many frames it wants per pair. */
 const WATCH_PAIRS = 3;
 const FRAMES_PER_PAIR = 5;
+/** Timeout of a check that watches pushes: the wait for the first, the gathering after it, and its other steps. */
+const WATCH_TIMEOUT_MS = WAIT.firstPushMs + WAIT.pushMs + 10_000;
 /** Violations listed per check before the rest is only counted. */
 const MAX_LISTED = 20;
 
@@ -18,10 +21,11 @@ async function watchPushes(ctx: CheckContext, pairs: string[]): Promise<Push[]> 
   const session = await openSession(ctx);
   await subscribeOk(ctx, session, pairs, 'conform-watch');
   const from = ctx.stream.now();
+  // The first push may be seconds away when pushes come only on change; then the rest gather for a while.
+  const first = await session.find((f) => isPush(f), WAIT.firstPushMs).catch((err: unknown) => { if (isSilence(err)) return undefined; throw err; });
+  if (!first) noPushes(ctx, `subscribed to ${pairs.join(', ')} for ${WAIT.firstPushMs} ms`);
   await Promise.all(pairs.map((p) => awaitPushes(session, p, FRAMES_PER_PAIR, from, WAIT.pushMs)));
-  const pushes = session.pushes();
-  if (pushes.length === 0) noPushes(ctx, `subscribed to ${pairs.join(', ')} for ${WAIT.pushMs} ms`);
-  return pushes;
+  return session.pushes();
 }
 
 /** Records one violation per problem, up to MAX_LISTED, then a count of the rest. */
@@ -39,6 +43,7 @@ export const pushChecks: readonly Check[] = [
     severity: 'must',
     tags: ['ws', 'push'],
     needs: ['ws'],
+    timeoutMs: WATCH_TIMEOUT_MS,
     async run(ctx) {
       const pushes = await watchPushes(ctx, await needLivePairs(ctx, WATCH_PAIRS, 1));
       const problems: string[] = [];
@@ -46,7 +51,7 @@ export const pushChecks: readonly Check[] = [
         const result = ctx.validator.validate('push-frame', p.value);
         for (const line of result.errors) problems.push(`push ${p.text.slice(0, 200)}: ${line}`);
       }
-      listViolations(ctx, problems, 'each push frame matches the push-frame schema');
+      listViolations(ctx, problems, PUSH_EXPECTED.schema);
     },
   },
   {
@@ -57,6 +62,7 @@ export const pushChecks: readonly Check[] = [
     severity: 'must',
     tags: ['ws', 'push', 'price'],
     needs: ['ws'],
+    timeoutMs: WATCH_TIMEOUT_MS,
     async run(ctx) {
       const pairs = await needLivePairs(ctx, WATCH_PAIRS, 1);
       // Only frames of the subscribed pairs with decimal prices can be judged here: a stray pair is
@@ -66,7 +72,7 @@ export const pushChecks: readonly Check[] = [
       if (comparable.length === 0) ctx.skip('no push of the subscribed pairs carried decimal-string ask, bid and price to compare (ws.push.schema judges their form)');
       ctx.note(`${comparable.length} push(es) compared`);
       const problems = comparable.flatMap((p) => priceProblems(p.value).map((why) => `push ${p.text.slice(0, 200)}: ${why}`));
-      listViolations(ctx, problems, 'bid <= price <= ask, price the mid of ask and bid');
+      listViolations(ctx, problems, PUSH_EXPECTED.quote);
     },
   },
   {
@@ -77,6 +83,7 @@ export const pushChecks: readonly Check[] = [
     severity: 'observe',
     tags: ['ws', 'push'],
     needs: ['ws'],
+    timeoutMs: WATCH_TIMEOUT_MS,
     async run(ctx) {
       const pairs = await needLivePairs(ctx, WATCH_PAIRS, 1);
       const pushes = await watchPushes(ctx, pairs);
@@ -96,6 +103,7 @@ export const pushChecks: readonly Check[] = [
     severity: 'observe',
     tags: ['ws', 'push'],
     needs: ['ws'],
+    timeoutMs: WATCH_TIMEOUT_MS,
     async run(ctx) {
       const pairs = await needLivePairs(ctx, WATCH_PAIRS, 1);
       const pushes = (await watchPushes(ctx, pairs)).filter((p) => pairs.includes(p.value.code as string));

@@ -4,9 +4,9 @@
  */
 import type { Check, CheckContext } from '../../src/check.ts';
 import { KNOWN_ASSET_TYPES, LIMITS, METHOD, STATUS, TEXT, pairNotFoundMessage, parsePairCode } from '../../src/spec.ts';
-import { isNotice, jsonObject, type JsonObject, type StreamSession } from '../../src/transports/stream.ts';
+import { isNotice, isPush, jsonObject, type JsonObject, type StreamSession } from '../../src/transports/stream.ts';
 import {
-  UNKNOWN_PAIR, WAIT, answers, ask, isSilence, sendOrFail, awaitPushes, expectNotice, needLivePairs, needPairs, noPushes, openSession, until, pause, streamPairs, subscribe, subscribeOk, unsubscribe,
+  MAX_WATCH_MS, STOP_CHECK_TIMEOUT_MS, UNKNOWN_PAIR, WAIT, answers, watchMs, ask, isSilence, sendOrFail, awaitPushes, expectNotice, needLivePairs, needPairs, noPushes, openSession, until, pause, streamPairs, subscribe, subscribeOk, unsubscribe,
 } from './support.ts';
 
 const subscribeClause = (rule: string) => ({ section: 'Method subscribe', rule });
@@ -142,6 +142,8 @@ const errorChecks: Check[] = ERROR_CASES.map((c): Check => ({
 }));
 
 const byPair = (pairs: string[]): string => pairs.join(', ');
+/** Open pairs ws.subscribe.pushes-start subscribes to. */
+const PUSH_START_PAIRS = 3;
 
 export const subscribeChecks: readonly Check[] = [
   {
@@ -162,20 +164,24 @@ export const subscribeChecks: readonly Check[] = [
   {
     id: 'ws.subscribe.pushes-start',
     clause: subscribeClause('After success the server pushes data frames without further requests'),
-    title: 'subscribes to a pair whose market is open and sends nothing more',
-    expectation: `a push frame for the pair arrives (within ${WAIT.pushMs} ms)`,
+    title: `subscribes to up to ${PUSH_START_PAIRS} pairs whose market is open and sends nothing more`,
+    expectation: `a push frame for one of them arrives (within ${WAIT.firstPushMs} ms: pushes may come only when a price changes)`,
     severity: 'must',
     tags: ['ws', 'session', 'push'],
     needs: ['ws'],
+    timeoutMs: WAIT.firstPushMs + 15_000,
     async run(ctx) {
-      const [pair] = await needLivePairs(ctx, 1) as [string];
+      const pairs = await needLivePairs(ctx, PUSH_START_PAIRS, 1);
       const session = await openSession(ctx);
-      await subscribeOk(ctx, session, [pair]);
       const from = ctx.stream.now();
-      if (!(await awaitPushes(session, pair, 1, from, WAIT.pushMs))) {
-        ctx.fail({ received: `no push for ${pair} within ${WAIT.pushMs} ms of the success notice`, expected: 'pushes start without further requests' });
-      }
-      ctx.observe('first-push-after-ms', Math.round(session.pushes({ pair })[0]!.atMs - from));
+      await subscribeOk(ctx, session, pairs);
+      // Several pairs: with pushes on change only, one pair may stay still for seconds, not all of them.
+      const first = await session.find((f) => f.atMs >= from && isPush(f) && pairs.includes(jsonObject(f)!.code as string), WAIT.firstPushMs).catch((err: unknown) => {
+        if (isSilence(err)) return undefined;
+        throw err;
+      });
+      if (!first) return ctx.fail({ received: `no push for ${byPair(pairs)} within ${WAIT.firstPushMs} ms of the success notice`, expected: 'pushes start without further requests' });
+      ctx.observe('first-push-after-ms', Math.round(first.atMs - from));
     },
   },
   {
@@ -202,23 +208,28 @@ export const subscribeChecks: readonly Check[] = [
   {
     id: 'ws.subscribe.replaces',
     clause: { section: 'States and transitions', rule: 'a subscribe while subscribed: subscribed to exactly the newly listed pairs; the earlier set is replaced' },
-    title: 'subscribes to pair A, waits for its pushes, then subscribes to pair B only',
-    expectation: `after the second notice (plus ${WAIT.inFlightMs} ms for frames in flight) no push for A; pushes for B`,
+    title: 'subscribes to pair A, waits for two of its pushes, then subscribes to pair B only',
+    expectation: `after the second notice (plus ${WAIT.inFlightMs} ms for frames in flight) no push for A over three of its push gaps; pushes for B`,
     severity: 'must',
     tags: ['ws', 'session', 'push'],
     needs: ['ws'],
+    timeoutMs: STOP_CHECK_TIMEOUT_MS,
     async run(ctx) {
       const [a, b] = await needLivePairs(ctx, 2) as [string, string];
       const session = await openSession(ctx);
       await subscribeOk(ctx, session, [a], 'conform-first');
-      if (!(await awaitPushes(session, a, 1, 0, WAIT.pushMs))) noPushes(ctx, `subscribed to ${a}`);
+      // Two pushes: their gap says how long a silence of A means it stopped (the cadence is not shown).
+      if (!(await awaitPushes(session, a, 2, 0, WAIT.cadenceMs))) noPushes(ctx, `two pushes of ${a}`);
       await subscribeOk(ctx, session, [b], 'conform-second');
       const cutoff = ctx.stream.now() + WAIT.inFlightMs;
-      await awaitPushes(session, b, 3, cutoff, WAIT.pushMs);
-      await until(ctx, cutoff + WAIT.settleMs);
+      const watch = watchMs(session, a);
+      const bPushed = awaitPushes(session, b, 1, cutoff, Math.max(watch, WAIT.pushMs));
+      await until(ctx, cutoff + watch);
       const late = session.pushes({ pair: a, sinceMs: cutoff });
       if (late.length > 0) ctx.violation({ received: `${late.length} push(es) for ${a} more than ${WAIT.inFlightMs} ms after the notice replacing it with ${b}`, expected: `the set is replaced: no pushes for ${a}` });
-      if (session.pushes({ pair: b, sinceMs: cutoff }).length === 0) ctx.violation({ received: `no push for ${b} after subscribing to it`, expected: `subscribed to exactly ${b}: its pushes arrive` });
+      ctx.note(`watched ${watch} ms (three of ${a}'s largest push gaps, within ${WAIT.settleMs}..${MAX_WATCH_MS} ms)`);
+      // A pair may be quiet for a while when pushes come on change: B's silence is no violation, but A's then proves nothing.
+      if (!(await bPushed) && late.length === 0) ctx.skip(`no push for ${b} within ${Math.max(watch, WAIT.pushMs)} ms of subscribing to it, so A's silence cannot be told from a stream gone quiet (the push trigger is not shown)`);
     },
   },
   {

@@ -5,7 +5,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CheckContext } from '../../src/check.ts';
-import { keepAliveTiming, type Profile } from '../../src/profile.ts';
+import { keepAliveTiming } from '../../src/profile.ts';
+import { NOTHING_TO_JUDGE } from '../../src/coverage.ts';
 import { LIMITS, METHOD, PATHS, QUERY, STATUS, parsePairCode } from '../../src/spec.ts';
 import {
   StreamError, isNotice, isPush, jsonObject,
@@ -24,6 +25,10 @@ export const WAIT = {
   watchMs: 1500,
   /** How long after that allowance a check keeps watching for pushes that should have stopped. */
   settleMs: 750,
+  /** For two pushes of a pair, whose gap says its cadence: seconds apart, and only on change, may take several seconds. */
+  cadenceMs: 10_000,
+  /** For the first push of any of several open pairs after a subscribe (the push trigger is not shown). */
+  firstPushMs: 15_000,
 } as const;
 
 /** The keep-alive window, grace and ping-check hold of the target (spec: Limits, Ping interval: 30 s). */
@@ -35,159 +40,16 @@ export function isSilence(err: unknown): err is StreamError {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Connection allowance. Checks of one run share each key's allowance: every session of a key with
-// a known `connections` takes a slot, so concurrent checks never push the key over its limit and
-// read a 50009 that they did not provoke. Limit checks freeze their key's count and fill the rest.
-
-/** Exclusive hold on a key's count: no other check of the run opens a connection of the key meanwhile. */
-export interface KeyLease {
-  /** Connections of the key that other checks of this run hold open right now. */
-  heldByOthers(): number;
-  /** How many of their connections have closed since the lease began (the count moved under us). */
-  closedSince(): number;
-  release(): void;
-}
-
-class Gate {
-  private free: number;
-  private frozen = false;
-  private closes = 0;
-  private readonly queue: { n: number; freeze: boolean; grant: () => void }[] = [];
-  constructor(readonly size: number) { this.free = size; }
-
-  /** Takes `n` slots, waiting its turn; resolves with the release. */
-  acquire(n: number, signal: AbortSignal): Promise<() => void> {
-    const want = Math.min(n, this.size);
-    return this.enqueue(want, false, signal, () => {
-      let released = false;
-      return () => {
-        if (released) return;
-        released = true;
-        this.free += want;
-        this.closes++;
-        this.pump();
-      };
-    });
-  }
-
-  /** Waits its turn, then stops granting slots until released; the slots others hold stay theirs. */
-  freeze(signal: AbortSignal): Promise<KeyLease> {
-    return this.enqueue(0, true, signal, () => {
-      this.frozen = true;
-      const closes0 = this.closes;
-      let released = false;
-      return {
-        heldByOthers: () => this.size - this.free,
-        closedSince: () => this.closes - closes0,
-        release: () => {
-          if (released) return;
-          released = true;
-          this.frozen = false;
-          this.pump();
-        },
-      };
-    });
-  }
-
-  private enqueue<T>(n: number, freeze: boolean, signal: AbortSignal, make: () => T): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const entry = { n, freeze, grant: () => { signal.removeEventListener('abort', onAbort); resolve(make()); } };
-      const onAbort = (): void => {
-        const i = this.queue.indexOf(entry);
-        if (i >= 0) this.queue.splice(i, 1);
-        reject(new StreamError('CONFORM_ABORTED', 'aborted while waiting for a connection slot of the key'));
-      };
-      if (signal.aborted) return onAbort();
-      signal.addEventListener('abort', onAbort, { once: true });
-      this.queue.push(entry);
-      this.pump();
-    });
-  }
-
-  private pump(): void {
-    // First come, first served: a waiting limit check is not starved by single opens.
-    while (!this.frozen && this.queue.length > 0 && (this.queue[0]!.freeze || this.queue[0]!.n <= this.free)) {
-      const head = this.queue.shift()!;
-      this.free -= head.n;
-      head.grant();
-    }
-  }
-}
-
-const gates = new Map<string, Gate>();
-
-/** The allowance of `key` in the profile, when known. */
-export function allowanceOf(profile: Profile, key: string): number | undefined {
-  for (const entry of Object.values(profile.keys)) {
-    if (entry && entry.key === key && typeof (entry as { connections?: unknown }).connections === 'number') return (entry as { connections: number }).connections;
-  }
-  return undefined;
-}
-
-function gateFor(profile: Profile, key: string): Gate | undefined {
-  const size = allowanceOf(profile, key);
-  if (size === undefined) return undefined;
-  const id = `${profile.ws ?? ''}\u0000${key}`;
-  let gate = gates.get(id);
-  if (!gate || gate.size !== size) { gate = new Gate(size); gates.set(id, gate); }
-  return gate;
-}
-
-/** Takes `n` slots of `key`; resolves with the release. No-op for keys of unknown allowance. */
-export async function reserve(ctx: CheckContext, key: string, n: number): Promise<() => void> {
-  const gate = gateFor(ctx.profile, key);
-  if (!gate) return () => undefined;
-  return gate.acquire(n, ctx.signal);
-}
-
-/**
- * Holds `key`'s count still for a limit check: other checks open no connection of the key until
- * the release, and the check learns how many they hold (the target counts those too). A key of
- * unknown allowance gets a lease with nothing held.
- */
-export async function freezeKey(ctx: CheckContext, key: string): Promise<KeyLease> {
-  const gate = gateFor(ctx.profile, key);
-  if (!gate) return { heldByOthers: () => 0, closedSince: () => 0, release: () => undefined };
-  return gate.freeze(ctx.signal);
-}
-
-function keyValue(ctx: CheckContext, options: OpenOptions): string | null {
-  return options.key === undefined ? ctx.profile.keys.primary.key : options.key;
-}
-
-/**
- * Opens a session within the key's allowance (unless `reserved`: the caller holds the slots).
- * A 50009 refusal right after another check closed is retried briefly: the target may not have
- * counted that close yet.
- */
-export async function tryOpen(ctx: CheckContext, options: OpenOptions & { reserved?: boolean } = {}): Promise<OpenResult> {
-  const { reserved, ...open } = options;
-  const key = keyValue(ctx, open);
-  const release = reserved || key === null ? () => undefined : await reserve(ctx, key, 1);
-  try {
-    for (let attempt = 0; ; attempt++) {
-      const result = await ctx.stream.open(open);
-      if (result.ok) {
-        void result.session.closed.then(release);
-        return result;
-      }
-      if (reserved || attempt >= 4 || refusalStatus(result) !== STATUS.CONNECTION_LIMIT || key === null || allowanceOf(ctx.profile, key) === undefined) {
-        release();
-        return result;
-      }
-      ctx.note(`refused with 50009 while holding a slot of the key's allowance; retrying (${attempt + 1})`);
-      await sleep(250 * (attempt + 1), undefined, { signal: ctx.signal });
-    }
-  } catch (err) {
-    release();
-    throw err;
-  }
-}
+// Connections. The engine lends each key's allowance (src/connection-budget.ts): `ctx.stream.open()`
+// waits for a slot, waits out a 50009 the target owes to a slot it has not freed yet, and gives the
+// slot back when the session closes. Checks never count connections themselves.
 
 /** `status_number` of a refusal body, when it has one. */
-export function refusalStatus(refusal: Refusal): unknown {
-  const body = refusal.json;
-  return body !== null && typeof body === 'object' ? (body as Record<string, unknown>).status_number : undefined;
+export { refusalStatus } from '../../src/connection-budget.ts';
+
+/** Opens a session within the key's allowance; a refusal comes back as data for the check to judge. */
+export function tryOpen(ctx: CheckContext, options: OpenOptions = {}): Promise<OpenResult> {
+  return ctx.stream.open(options);
 }
 
 /** Describes a refusal in one line for a violation. */
@@ -198,17 +60,20 @@ export const describeRefusal = (r: Refusal): string => `handshake refused: HTTP 
  * `keepAlive` pings every window/3 so that checks longer than a short test window are not
  * closed under them; ping and keep-alive checks turn it off.
  */
-export async function openSession(ctx: CheckContext, options: OpenOptions & { keepAlive?: boolean; reserved?: boolean } = {}): Promise<StreamSession> {
+export async function openSession(ctx: CheckContext, options: OpenOptions & { keepAlive?: boolean } = {}): Promise<StreamSession> {
   const { keepAlive = true, ...open } = options;
   const result = await tryOpen(ctx, open);
   if (!result.ok) ctx.fail({ received: describeRefusal(result), expected: 'a valid key with stream access is accepted (spec: Authentication)' });
   const session = result.session;
-  if (keepAlive) {
-    const every = Math.max(50, Math.floor(timing(ctx.profile).windowMs / 3));
-    const timer = setInterval(() => { if (session.isOpen) session.send({ method: METHOD.ping }); }, every);
-    void session.closed.then(() => clearInterval(timer));
-  }
+  if (keepAlive) keepOpen(ctx, session);
   return session;
+}
+
+/** Pings `session` every window/3 until it closes, so that the target's keep-alive window never closes it under a check. */
+export function keepOpen(ctx: CheckContext, session: StreamSession): void {
+  const every = Math.max(50, Math.floor(timing(ctx.profile).windowMs / 3));
+  const timer = setInterval(() => { if (session.isOpen) session.send({ method: METHOD.ping }); }, every);
+  void session.closed.then(() => clearInterval(timer));
 }
 
 /** Waits for a frame; no frame (timeout or close) fails the check with `expected`. */
@@ -332,6 +197,28 @@ export async function awaitPushes(session: StreamSession, pair: string, count: n
   }
 }
 
+/** Longest a stop check watches for pushes that should have stopped (ms). */
+export const MAX_WATCH_MS = 10_000;
+/** Timeout of a check that learns a pair's cadence and then watches it stop: both waits and the rest of its steps. */
+export const STOP_CHECK_TIMEOUT_MS = WAIT.cadenceMs + MAX_WATCH_MS + 10_000;
+
+/** The largest gap between successive pushes of `pair` seen on `session` (ms), or undefined with fewer than two. */
+export function largestGap(session: StreamSession, pair: string): number | undefined {
+  const times = session.pushes({ pair }).map((p) => p.atMs);
+  let gap: number | undefined;
+  for (let i = 1; i < times.length; i++) gap = Math.max(gap ?? 0, times[i]! - times[i - 1]!);
+  return gap;
+}
+
+/**
+ * How long to watch a pair that was pushing before deciding its pushes stopped: three of its
+ * largest gaps so far (the cadence and whether pushes come only on change are not shown), at
+ * least WAIT.settleMs, at most MAX_WATCH_MS.
+ */
+export function watchMs(session: StreamSession, pair: string): number {
+  return Math.min(MAX_WATCH_MS, Math.max(WAIT.settleMs, 3 * (largestGap(session, pair) ?? WAIT.pushMs / 3)));
+}
+
 /** Waits until `atMs` on the stream clock (no-op when it has passed). */
 export async function until(ctx: CheckContext, atMs: number): Promise<void> {
   const left = atMs - ctx.stream.now();
@@ -369,8 +256,10 @@ export const pause = (ms: number, ctx: CheckContext): Promise<void> => sleep(ms,
 // ---------------------------------------------------------------------------------------------
 // Pairs to subscribe to.
 
+/** Pairs asked per page, and pages read at most; without per_page (a maximum below 100 may refuse it) pages hold 10. */
 const PAGE_SIZE = 100;
 const MAX_PAGES = 20;
+const MAX_DEFAULT_PAGES = 60;
 
 /**
  * Up to `count` distinct pairs the primary key lists in /v1/pairs (optionally of one asset type),
@@ -388,18 +277,34 @@ export async function streamPairs(ctx: CheckContext, count: number, options: { a
   };
   if (!options.key) for (const code of ctx.profile.pairs?.sample ?? []) add(code);
   const types = options.assetType ? [options.assetType] : ['Crypto', undefined];
+  // The per_page maximum is not shown, nor whether a larger value is clamped or refused: a refused
+  // first page falls back to the default page size.
+  let perPage: number | undefined = PAGE_SIZE;
   for (const type of types) {
-    for (let page = 1; page <= MAX_PAGES && out.length < count; page++) {
-      const before = out.length;
+    let previous = '';
+    let size = 0;
+    for (let page = 1; page <= (perPage ? MAX_PAGES : MAX_DEFAULT_PAGES) && out.length < count; page++) {
       const res = await ctx.rest.get({
         path: PATHS.pairs,
-        query: { [QUERY.pairs.page]: String(page), [QUERY.pairs.perPage]: String(PAGE_SIZE), ...(type ? { [QUERY.pairs.type]: type } : {}) },
+        query: { [QUERY.pairs.page]: String(page), ...(perPage ? { [QUERY.pairs.perPage]: String(perPage) } : {}), ...(type ? { [QUERY.pairs.type]: type } : {}) },
         ...(options.key ? { key: options.key } : {}),
       });
       const data = (res.json as { data?: unknown } | undefined)?.data;
+      if (!Array.isArray(data) && page === 1 && perPage) {
+        ctx.note(`${PATHS.pairs}?per_page=${perPage} refused; reading default-size pages`);
+        perPage = undefined;
+        page = 0;
+        continue;
+      }
       if (!Array.isArray(data) || data.length === 0) break;
       for (const item of data) add((item as { code?: unknown } | null)?.code);
-      if (out.length === before) break;
+      // A page that repeats the last one means the target ignores page: walking on reads it again.
+      // (A page of pairs already taken is no end: the typed walk came first, in catalogue order.)
+      // A per_page above the maximum may be clamped: the first page tells the size pages have.
+      if (page === 1) size = data.length;
+      const seen = JSON.stringify(data);
+      if (seen === previous || data.length < size) break;
+      previous = seen;
     }
     if (out.length >= count) break;
   }
@@ -436,6 +341,6 @@ export async function livePairs(ctx: CheckContext, count: number): Promise<strin
 /** Like livePairs, but skips the check with the reason when fewer than `atLeast` (default `count`) are live. */
 export async function needLivePairs(ctx: CheckContext, count: number, atLeast = count): Promise<string[]> {
   const pairs = await livePairs(ctx, count);
-  if (pairs.length < atLeast) ctx.skip(`needs ${count} pair(s) with an open market (REST ${PATHS.price}: status_number "200", market.open true); found ${pairs.length}`);
+  if (pairs.length < atLeast) ctx.skip(`needs ${count} pair(s) with an open market (REST ${PATHS.price}: status_number "200", market.open true); found ${pairs.length}`, pairs.length === 0 ? NOTHING_TO_JUDGE.livePair : undefined);
   return pairs;
 }

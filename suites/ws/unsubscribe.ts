@@ -1,7 +1,7 @@
 /** Method unsubscribe (spec: Method unsubscribe; Subscription on one WebSocket connection). */
 import type { Check } from '../../src/check.ts';
 import { METHOD, STATUS, TEXT } from '../../src/spec.ts';
-import { UNKNOWN_PAIR, WAIT, ask, awaitPushes, expectNotice, needLivePairs, needPairs, noPushes, openSession, subscribeOk, unsubscribe, until } from './support.ts';
+import { MAX_WATCH_MS, STOP_CHECK_TIMEOUT_MS, UNKNOWN_PAIR, WAIT, ask, awaitPushes, expectNotice, needLivePairs, needPairs, noPushes, openSession, subscribeOk, unsubscribe, until, watchMs } from './support.ts';
 
 const clause = (rule: string) => ({ section: 'Method unsubscribe', rule });
 
@@ -25,25 +25,29 @@ export const unsubscribeChecks: readonly Check[] = [
   {
     id: 'ws.unsubscribe.stops',
     clause: { section: 'States and transitions', rule: 'unsubscribe while subscribed: pushes for the listed pairs stop' },
-    title: 'subscribes to pairs A and B, waits for pushes of both, unsubscribes from A',
-    expectation: `after the notice (plus ${WAIT.inFlightMs} ms for frames in flight) no push for A, while pushes for B go on`,
+    title: 'subscribes to pairs A and B, waits for two pushes of each, unsubscribes from A',
+    expectation: `after the notice (plus ${WAIT.inFlightMs} ms for frames in flight) no push for A over three of its push gaps, while B is still pushed`,
     severity: 'must',
     tags: ['ws', 'session', 'push'],
     needs: ['ws'],
+    timeoutMs: STOP_CHECK_TIMEOUT_MS,
     async run(ctx) {
       const [a, b] = await needLivePairs(ctx, 2) as [string, string];
       const session = await openSession(ctx);
       await subscribeOk(ctx, session, [a, b]);
-      const both = await Promise.all([awaitPushes(session, a, 1, 0, WAIT.pushMs), awaitPushes(session, b, 1, 0, WAIT.pushMs)]);
-      if (!both.every(Boolean)) noPushes(ctx, `subscribed to ${[a, b].filter((_, i) => !both[i]).join(', ')}`);
+      // Two pushes each: their gap says how long a silence of A means it stopped (the cadence is not shown).
+      const both = await Promise.all([awaitPushes(session, a, 2, 0, WAIT.cadenceMs), awaitPushes(session, b, 2, 0, WAIT.cadenceMs)]);
+      if (!both.every(Boolean)) noPushes(ctx, `two pushes of each of ${[a, b].join(' and ')}`);
       const notice = await ask(ctx, session, unsubscribe([a], 'conform-stop'), 'the unsubscribe notice');
       if (String(notice.code) !== STATUS.OK) ctx.fail({ received: `unsubscribe answered ${JSON.stringify(notice)}`, expected: 'the unsubscribe succeeds (code "200")' });
       const cutoff = ctx.stream.now() + WAIT.inFlightMs;
-      await awaitPushes(session, b, 3, cutoff, WAIT.pushMs);
-      await until(ctx, cutoff + WAIT.settleMs);
+      const watch = watchMs(session, a);
+      await until(ctx, cutoff + watch);
       const late = session.pushes({ pair: a, sinceMs: cutoff });
-      if (late.length > 0) ctx.violation({ received: `${late.length} push(es) for ${a} more than ${WAIT.inFlightMs} ms after its unsubscribe notice`, expected: `pushes for ${a} stop` });
-      if (session.pushes({ pair: b, sinceMs: cutoff }).length === 0) ctx.violation({ received: `no push for ${b} after unsubscribing ${a}`, expected: `pushes for ${b}, still subscribed, go on` });
+      if (late.length > 0) ctx.fail({ received: `${late.length} push(es) for ${a} more than ${WAIT.inFlightMs} ms after its unsubscribe notice`, expected: `pushes for ${a} stop` });
+      ctx.note(`watched ${watch} ms (three of ${a}'s largest push gaps, within ${WAIT.settleMs}..${MAX_WATCH_MS} ms)`);
+      // B's silence would make A's no proof: a pair may be quiet for a while when pushes come on change.
+      if (!(await awaitPushes(session, b, 1, cutoff, watchMs(session, b)))) ctx.skip(`no push for ${b} (still subscribed) within three of its push gaps after the unsubscribe either, so A's silence proves nothing (the push trigger is not shown)`);
     },
   },
   {

@@ -43,8 +43,11 @@ function startAt(): number | null {
  * naming one here is an error, never a silently ignored threshold.
  */
 const FANOUT_ONLY = ['skew', 'lost', 'loss_rate', 'saturated'];
-/** conform's generator self-monitoring has no k6 counterpart; k6 reports its own HTTP failures. */
-const REST_ONLY = ['timeouts', 'non_2xx', 'saturated'];
+/**
+ * conform's generator self-monitoring (and how late a send was) has no k6 counterpart; k6 reports
+ * its own HTTP failures.
+ */
+const REST_ONLY = ['timeouts', 'non_2xx', 'saturated', 'late'];
 
 /** The thresholds of `THRESHOLDS` as given (`latency.p99<50,errors==0`), checked for this tool. */
 export function thresholdExprs(kind: LoadKind): string[] {

@@ -62,3 +62,18 @@ export function countersByCode(prefix: string, codes: readonly string[]): { add(
   const other = new Counter(`${prefix}_other`);
   return { add: (code: string) => (byCode.get(code) ?? other).add(1) };
 }
+
+/**
+ * The VU's largest value since the last flush, added to a Trend named `name` as one sample per
+ * flush (only when something was seen): the Trend's max is the run's max; create in the init context.
+ */
+export function peak(name: string): { add(v: number): void } {
+  const trend = new Trend(name);
+  let max = Number.NEGATIVE_INFINITY;
+  flushers.push(() => {
+    if (max === Number.NEGATIVE_INFINITY) return;
+    trend.add(max);
+    max = Number.NEGATIVE_INFINITY;
+  });
+  return { add: (v: number) => { if (v > max) max = v; } };
+}

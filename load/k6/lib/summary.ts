@@ -5,7 +5,7 @@
  * Dependency-free (k6 is not Node).
  */
 import exec from 'k6/execution';
-import { BUCKET_COUNT, bucketMetric } from '../../log-buckets.ts';
+import { BUCKET_COUNT, bucketMetric, bucketPercentileUs, shiftBucketCounts } from '../../log-buckets.ts';
 import { SATURATION } from '../../options.ts';
 import { BUCKET_LAYOUT, BUCKET_UNIT, RESULT_LINE_PREFIX } from '../../result-format.ts';
 import { evaluateThresholds, parseThresholds, type LoadKind, type ThresholdResult } from '../../thresholds.ts';
@@ -13,7 +13,7 @@ import { evaluateThresholds, parseThresholds, type LoadKind, type ThresholdResul
 /** The part of k6's summary data the scripts read. */
 export interface SummaryData {
   metrics: Record<string, { type: string; values: Record<string, number>; thresholds?: Record<string, { ok: boolean }> }>;
-  setup_data?: { clock?: Record<string, unknown> };
+  setup_data?: unknown;
   state: { testRunDurationMs: number };
 }
 
@@ -33,6 +33,13 @@ export interface SummaryContext {
   thresholds: string[];
   options: Record<string, unknown>;
   distributions: string[];
+  /**
+   * The target's clock as judged at the end (load/clock.ts's estimate, narrowed by the frames),
+   * and how latency moves to it: `shiftMs` from the estimate the VUs recorded with (0: none; null:
+   * no estimate holds, latency is not reported); `belowZero` names the distribution of the
+   * magnitudes of latencies that were below zero on the VUs' estimate (never clamped).
+   */
+  clock?: { report: Record<string, unknown>; shiftMs: number | null; belowZero: string };
 }
 
 function segment(): string {
@@ -66,22 +73,44 @@ export function k6Result(data: SummaryData, ctx: SummaryContext): Record<string,
     segment: segment(),
     startedAt: new Date(Date.now() - data.state.testRunDurationMs).toISOString(),
     options: ctx.options,
-    clock: data.setup_data?.clock ?? null,
+    clock: ctx.clock?.report ?? null,
     checks: { passes: m.checks?.values.passes ?? 0, fails: m.checks?.values.fails ?? 0 },
   };
   const histograms: Record<string, BucketCounts> = {};
   const flat: Record<string, number | null> = {};
-  for (const name of ctx.distributions) {
-    const v = m[name]?.values ?? {};
-    const p: K6Percentiles = { count: v.count ?? 0, p50: round3(v.med), p90: round3(v['p(90)']), p99: round3(v['p(99)']), p999: round3(v['p(99.9)']), max: round3(v.max) };
-    result[camel(name)] = p;
-    for (const k of ['p50', 'p90', 'p99', 'p999', 'max'] as const) flat[`${name}.${k}`] = p.count ? p[k] : null;
+  const bucketCounts = (name: string): [number, number][] => {
     const counts: [number, number][] = [];
     for (let i = 0; i < BUCKET_COUNT; i++) {
       const c = m[bucketMetric(name, i)]?.values.count;
       if (c) counts.push([i, c]);
     }
-    histograms[name] = { unit: BUCKET_UNIT, layout: BUCKET_LAYOUT, counts };
+    return counts;
+  };
+  const latencyRecorded = m.latency?.values.count ?? 0;
+  const latencyBucketed = bucketCounts('latency').reduce((n, [, c]) => n + c, 0);
+  for (const name of ctx.distributions) {
+    const v = m[name]?.values ?? {};
+    let p: K6Percentiles = { count: v.count ?? 0, p50: round3(v.med), p90: round3(v['p(90)']), p99: round3(v['p(99)']), p999: round3(v['p(99.9)']), max: round3(v.max) };
+    let counts = bucketCounts(name);
+    const below = name === 'latency' && ctx.clock ? bucketCounts(ctx.clock.belowZero) : [];
+    if (name === 'latency' && ctx.clock && ctx.clock.shiftMs === null) {
+      // No estimate of the target's clock holds: latency is unknown, and a threshold on it fails.
+      p = { count: 0, p50: null, p90: null, p99: null, p999: null, max: null };
+      counts = [];
+    } else if (name === 'latency' && ctx.clock && (ctx.clock.shiftMs !== 0 || below.length)) {
+      // Moved to the final estimate at bucket precision (k6's Trend cannot be moved back).
+      const moved = new Map<number, number>();
+      const shiftUs = Math.round((ctx.clock.shiftMs ?? 0) * 1000);
+      const stillBelow = shiftBucketCounts(moved, counts, shiftUs) + shiftBucketCounts(moved, below, shiftUs, true);
+      counts = [...moved].sort((a, b) => a[0] - b[0]);
+      const at = (q: number): number | null => { const us = bucketPercentileUs(counts, q); return us === null ? null : us / 1000; };
+      p = { count: counts.reduce((n, [, c]) => n + c, 0), p50: at(50), p90: at(90), p99: at(99), p999: at(99.9), max: at(100) };
+      result.latencyBelowZeroAfterCorrection = stillBelow;
+      result.latencyFromBuckets = true;
+    }
+    result[camel(name)] = p;
+    for (const k of ['p50', 'p90', 'p99', 'p999', 'max'] as const) flat[`${name}.${k}`] = p.count ? p[k] : null;
+    if (name !== 'latency' || !ctx.clock || ctx.clock.shiftMs !== null) histograms[name] = { unit: BUCKET_UNIT, layout: BUCKET_LAYOUT, counts };
   }
   if (ctx.kind === 'fanout') {
     const window = ctx.options.window as { startMs: number; endMs: number };
@@ -108,9 +137,7 @@ export function k6Result(data: SummaryData, ctx: SummaryContext): Record<string,
     const lag = m.vu_lag?.values['p(99)'];
     if (lag !== undefined && lag > SATURATION.eventLoopDelayP99Ms) reasons.push(`VU event-loop delay p99 ${round3(lag)} ms > ${SATURATION.eventLoopDelayP99Ms} ms`);
     if (count('closed') < count('connected')) reasons.push(`${count('connected') - count('closed')} of ${count('connected')} clients were still open when the scenario ended: the VUs fell behind their schedule`);
-    const trendCount = m.latency?.values.count ?? 0;
-    const bucketTotal = histograms.latency?.counts.reduce((n, [, c]) => n + c, 0) ?? 0;
-    if (trendCount !== bucketTotal) reasons.push(`${trendCount - bucketTotal} latency samples never reached the bucket counts (a VU's flush did not run): frames and the merged distribution undercount`);
+    if (latencyRecorded !== latencyBucketed) reasons.push(`${latencyRecorded - latencyBucketed} latency samples never reached the bucket counts (a VU's flush did not run): frames and the merged distribution undercount`);
     Object.assign(result, { trustworthy: reasons.length === 0, reasons });
     Object.assign(flat, {
       saturated: reasons.length ? 1 : 0,
@@ -126,8 +153,12 @@ export function k6Result(data: SummaryData, ctx: SummaryContext): Record<string,
       rateLimited: count('rate_limited'),
       non200Status: count('non_200_status'),
       statusNumbers: byPrefix('status'),
+      // k6 times a request from its actual send; requests it could not start (no free VU) are
+      // its dropped iterations, conform's `dropped`. It does not know how late a send was.
+      latencyFrom: 'actual send time',
+      dropped: count('dropped_iterations'),
     });
-    Object.assign(flat, { requests: count('requests'), rps: result.rps as number, errors: count('errors'), rate_limited: count('rate_limited'), non_200_status: count('non_200_status') });
+    Object.assign(flat, { requests: count('requests'), rps: result.rps as number, errors: count('errors'), rate_limited: count('rate_limited'), non_200_status: count('non_200_status'), dropped: count('dropped_iterations') });
   }
   result.histograms = histograms;
   result.thresholds = evaluateThresholds(parseThresholds(ctx.thresholds, ctx.kind), flat);
@@ -155,9 +186,16 @@ function consoleText(r: Record<string, unknown>, ctx: SummaryContext): string {
   } else {
     lines.push(`requests ${fmt(r.requests)} (${fmt(r.rps)}/s), errors ${fmt(r.errors)}, rate limited ${fmt(r.rateLimited)}, status_number ${counts(r.statusNumbers)}`);
   }
-  const clock = r.clock as { method?: string; offsetMs?: number; errorBoundMs?: number } | null;
+  const clock = r.clock as { status?: string; offsetMs?: number | null; lowMs?: number | null; highMs?: number | null; boundMs?: number | null; reason?: string | null; samples?: number; narrowedByFrames?: boolean } | null;
   if (r.trustworthy === false) lines.push(`verdict: UNTRUSTWORTHY — ${(r.reasons as string[]).join('; ')}`);
-  if (clock) lines.push(`clock: ${clock.method === 'none' ? 'no estimate (no TARGET_REST or no numeric ts): latency assumes synchronised clocks' : `offset ${fmt(clock.offsetMs)} ms ± ${fmt(clock.errorBoundMs)} ms (${String(clock.method)})`}`);
+  if (clock) {
+    const from = `${fmt(clock.samples)} REST round trips${clock.narrowedByFrames ? ' and the frames' : ''}`;
+    lines.push(`clock: ${clock.status === 'unknown' ? `latency unknown: ${String(clock.reason)}`
+      : clock.status === 'corrected' ? `the target's clock is ${fmt(clock.offsetMs)} ms from ours (between ${fmt(clock.lowMs)} and ${fmt(clock.highMs)} ms, from ${from}): latency corrected by it, true within ± ${fmt(clock.boundMs)} ms plus sent_at's resolution`
+      : `the target's clock is ours within ${fmt(clock.lowMs)} to ${fmt(clock.highMs)} ms (${from}): latency not corrected, true within ± ${fmt(clock.boundMs)} ms plus sent_at's resolution`}`);
+  }
+  if (typeof r.latencyBelowZeroAfterCorrection === 'number' && r.latencyBelowZeroAfterCorrection) lines.push(`${fmt(r.latencyBelowZeroAfterCorrection)} latencies still below zero after the correction (bucket rounding) are left out, not clamped`);
+  if (r.latencyFromBuckets) lines.push('latency moved to the final clock estimate: its percentiles are bucket midpoints (at most 1/16 wide); k6\'s own thresholds judged it before the move');
   const checks = r.checks as { passes: number; fails: number };
   lines.push(`checks ${checks.passes} passed, ${checks.fails} failed`);
   for (const t of r.thresholds as ThresholdResult[]) lines.push(`  ${t.ok ? '✓' : '✗'} ${t.expr}  (actual ${fmt(t.actual)})`);

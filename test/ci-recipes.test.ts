@@ -1,0 +1,120 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parse } from 'yaml';
+import { XMLParser } from 'fast-xml-parser';
+import { ROOT } from './helpers/conform-cli.ts';
+import { startServeProcess, type ServeProcess } from './helpers/serve-process.ts';
+
+type Json = Record<string, any>;
+const recipe = (name: string): Json => parse(readFileSync(path.join(ROOT, 'docs/ci', name), 'utf8')) as Json;
+const github = recipe('github-actions.yml');
+const gitlab = recipe('gitlab-ci.yml');
+const ghSteps = github.jobs.conform.steps as Json[];
+const glJob = gitlab.conformance as Json;
+
+/**
+ * The command lines a recipe runs. `npm ci` is not run: it installs the project's dependencies,
+ * which this checkout (the project the recipe would live in) already has.
+ */
+const INSTALL = /^npm ci\b/;
+const runnable = (lines: string[]): string[] => lines.filter((l) => !INSTALL.test(l));
+const outDirOf = (lines: string[]): string => /--out (\S+)/.exec(lines.find((l) => l.startsWith('npx conform'))!)![1]!;
+
+function sh(line: string, env: NodeJS.ProcessEnv): Promise<{ code: number; out: string }> {
+  return new Promise((resolve) => {
+    execFile('bash', ['-e', '-o', 'pipefail', '-c', line], { cwd: ROOT, env: { ...process.env, ...env, FORCE_COLOR: '0' }, timeout: 180_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, out: `${stdout}${stderr}` });
+    });
+  });
+}
+
+/** Runs a recipe's lines in order, as its runner would (stopping at the first that fails); returns the last exit code. */
+async function runAll(lines: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; out: string }> {
+  let last = { code: 0, out: '' };
+  for (const line of lines) {
+    last = await sh(line, env);
+    if (last.code !== 0) break;
+  }
+  return last;
+}
+
+/** The JUnit file's test case count and the check ids of its failures (a case is named `id: title`). */
+function junit(file: string): { tests: number; failures: string[] } {
+  const doc = new XMLParser({ ignoreAttributes: false, isArray: (n) => n === 'testsuite' || n === 'testcase' }).parse(readFileSync(file, 'utf8')) as Json;
+  const cases = (doc.testsuites.testsuite as Json[]).flatMap((s) => s.testcase as Json[]);
+  return { tests: cases.length, failures: cases.filter((c) => c.failure !== undefined).map((c) => (c['@_name'] as string).split(':')[0]!) };
+}
+
+const dir = mkdtempSync(path.join(tmpdir(), 'conform-recipes-'));
+// A short keep-alive window, which the written profile declares, keeps a whole run to seconds.
+const config = path.join(dir, 'reference.json');
+writeFileSync(config, JSON.stringify({ pingTimeoutMs: 2000 }));
+let clean: ServeProcess;
+let faulty: ServeProcess;
+beforeAll(async () => {
+  clean = await startServeProcess(mkdtempSync(path.join(dir, 'clean-')), ['--config', config]);
+  faulty = await startServeProcess(mkdtempSync(path.join(dir, 'faulty-')), ['--config', config, '--fault', 'price-not-mid']);
+}, 60_000);
+afterAll(async () => {
+  await Promise.all([clean?.stop(), faulty?.stop()]);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('GitHub Actions recipe (docs/ci/github-actions.yml)', () => {
+  const lines = ghSteps.filter((s) => typeof s.run === 'string').map((s) => (s.run as string).trim());
+  const secretStep = ghSteps.find((s) => s.env?.CONFORM_PROFILE)!;
+  const publish = ghSteps.find((s) => String(s.uses).startsWith('mikepenz/action-junit-report'))!;
+
+  it('takes the profile from a secret and publishes the JUnit file the gate writes, whatever the outcome', () => {
+    expect(secretStep.env.CONFORM_PROFILE).toBe('${{ secrets.CONFORM_PROFILE }}');
+    expect(publish.if).toBe('always()');
+    expect(publish.with.report_paths).toBe(`${outDirOf(lines)}/conform-junit.xml`);
+    expect(github.on.push.tags).toEqual(['v*']);
+    // Every command is plain shell: the test runs them as written.
+    for (const l of lines) expect(l).not.toContain('${{');
+  });
+
+  const env = (serve: ServeProcess): NodeJS.ProcessEnv => ({ RUNNER_TEMP: mkdtempSync(path.join(dir, 'runner-')), CONFORM_PROFILE: readFileSync(serve.profileFile, 'utf8') });
+
+  it('passes the reference service and writes the JUnit report it publishes', async () => {
+    const r = await runAll(runnable(lines), env(clean));
+    expect(r.code, r.out).toBe(0);
+    const report = junit(path.join(ROOT, publish.with.report_paths as string));
+    expect(report.tests).toBeGreaterThan(50);
+    expect(report.failures).toEqual([]);
+    expect(r.out).not.toContain(JSON.parse(readFileSync(clean.profileFile, 'utf8')).keys.primary.key);
+  });
+
+  it('fails the job against a reference with a fault, naming the broken check in the JUnit report', async () => {
+    const r = await runAll(runnable(lines), env(faulty));
+    expect(r.code).toBe(1);
+    expect(junit(path.join(ROOT, publish.with.report_paths as string)).failures).toContain('rest.price.mid');
+  });
+});
+
+describe('GitLab CI recipe (docs/ci/gitlab-ci.yml)', () => {
+  const lines = (glJob.script as string[]).map((l) => l.trim());
+
+  it('takes the profile from a File variable and attaches the JUnit file the gate writes, whatever the outcome', () => {
+    expect(lines.find((l) => l.startsWith('npx conform'))).toContain('--profile "$CONFORM_PROFILE"');
+    expect(glJob.artifacts.when).toBe('always');
+    expect(glJob.artifacts.reports.junit).toBe(`${outDirOf(lines)}/conform-junit.xml`);
+  });
+
+  it('passes the reference service and writes the JUnit report it attaches', async () => {
+    const r = await runAll(runnable(lines), { CONFORM_PROFILE: clean.profileFile });
+    expect(r.code, r.out).toBe(0);
+    const report = junit(path.join(ROOT, glJob.artifacts.reports.junit as string));
+    expect(report.tests).toBeGreaterThan(50);
+    expect(report.failures).toEqual([]);
+  });
+
+  it('fails the job against a reference with a fault, naming the broken check in the JUnit report', async () => {
+    const r = await runAll(runnable(lines), { CONFORM_PROFILE: faulty.profileFile });
+    expect(r.code).toBe(1);
+    expect(junit(path.join(ROOT, glJob.artifacts.reports.junit as string)).failures).toContain('rest.price.mid');
+  });
+});
