@@ -51,7 +51,8 @@ export class KeyPool {
   private cooling = 0;
   private frozen = false;
   private closes = 0;
-  private lastCloseAt = Number.NEGATIVE_INFINITY;
+  /** When connections of this key closed, oldest first; only the last RELEASE_WAIT_MS are kept. */
+  private recentCloses: number[] = [];
   /** Learned from 50009s waited out: how long after a close this target frees the slot. */
   private cooldownMs = 0;
   private readonly queue: Waiter[] = [];
@@ -91,7 +92,9 @@ export class KeyPool {
     this.held -= n;
     if (!used) { this.pump(); return; }
     this.closes++;
-    this.lastCloseAt = performance.now();
+    const now = performance.now();
+    for (let i = 0; i < n; i++) this.recentCloses.push(now);
+    this.recentCloses = this.recentCloses.filter((at) => now - at <= RELEASE_WAIT_MS);
     if (this.cooldownMs <= 0) { this.pump(); return; }
     this.cooling += n;
     const timer = setTimeout(() => {
@@ -117,10 +120,17 @@ export class KeyPool {
     this.give(n, true);
   }
 
-  /** A 50009 was waited out: slots closed this recently may still be counted, so wait as long before lending them again. */
+  /**
+   * A 50009 was waited out: the slot that came free may be the oldest one closed within the
+   * wait, not the last (several checks close and wait at once), so slots are held back as long as
+   * the oldest recent close took. Erring long costs time; erring short lends a slot the target
+   * still counts and starves the check it was lent to.
+   */
   learn(): void {
-    const since = performance.now() - this.lastCloseAt;
-    if (since <= RELEASE_WAIT_MS) this.cooldownMs = Math.min(RELEASE_WAIT_MS, Math.max(this.cooldownMs, Math.ceil(since) + 50));
+    const now = performance.now();
+    const oldest = this.recentCloses.find((at) => now - at <= RELEASE_WAIT_MS);
+    if (oldest === undefined) return;
+    this.cooldownMs = Math.min(RELEASE_WAIT_MS, Math.max(this.cooldownMs, Math.ceil(now - oldest) + 50));
   }
 
   /** Waits its turn, then lends no slot until released; the slots others hold stay theirs. */
