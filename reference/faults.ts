@@ -66,6 +66,8 @@ export const FAULTS = [
   f('auth-suspended-served', 'auth', 'a suspended key gets 50007', ['rest.auth.suspended', 'rest.probe.50007']),
   // Pagination and filters
   f('pairs-default-per-page-20', 'pagination', 'per_page defaults to 10', ['rest.pairs.defaults']),
+  f('pairs-page-alone-per-page-20', 'pagination', 'page given without per_page pages with the default size 10 (here 20)', ['rest.pairs.page-default-size']),
+  f('pairs-error-envelope', 'rest-envelope', '/v1/pairs errors have data null and a message (here data [] and no message on 50004)', ['rest.envelope.error-shape']),
   f('pairs-pages-overlap', 'pagination', 'pages are disjoint: page n starts after page n-1 ends', ['rest.pairs.pages-disjoint']),
   f('pairs-per-page-ignored', 'pagination', 'per_page sets the number of items per page', ['rest.pairs.per-page', 'rest.pairs.pages-disjoint']),
   f('pairs-invalid-page-accepted', 'pagination', 'an invalid page is rejected with 50004', [
@@ -108,6 +110,8 @@ export const FAULTS = [
     'rest.entitlements.crypto-only-pairs', 'rest.entitlements.whitelist-pairs', 'rest.probe.50107'
   ]),
   f('entitlement-whitelist-subscribe', 'entitlements', 'subscribing outside the whitelist gives 50010', ['ws.subscribe.whitelist']),
+  f('entitlement-asset-type-partial', 'entitlements', 'a key limited to asset types is denied every other asset type (here Metal is served on REST and the stream)', ['rest.entitlements.asset-types', 'ws.subscribe.asset-types']),
+  f('entitlement-whitelist-price-ignored', 'entitlements', 'REST /v1/price refuses a pair outside the key\'s whitelist with 50010', ['rest.entitlements.whitelist-price', 'rest.probe.50010']),
   // Handshake
   f('handshake-body-code', 'handshake', 'handshake refusals carry status_number and message, never code', [
     'ws.handshake.error-body', 'ws.handshake.missing-key', 'ws.handshake.invalid-key', 'ws.handshake.no-stream',
@@ -115,6 +119,7 @@ export const FAULTS = [
   ]),
   f('handshake-no-stream-accepted', 'handshake', 'a key without V1 stream access is refused with 50010', ['ws.handshake.no-stream']),
   f('handshake-missing-key-accepted', 'handshake', 'a connection without a key is refused with 50005 (or gets a 50005 notice)', ['ws.handshake.missing-key']),
+  f('handshake-header-case-sensitive', 'handshake', 'the stream handshake takes the key header in any spelling (here only X-API-Key)', ['ws.handshake.header-case']),
   // Connection limit
   f('limit-per-ip', 'connection-limit', 'connections are counted per key, not per IP address', ['ws.limits.connections.per-key']),
   f('limit-off-by-one', 'connection-limit', 'a connection beyond the allowance is refused with 50009', [
@@ -132,7 +137,10 @@ export const FAULTS = [
   f('subscribe-pairs-string-accepted', 'subscription', 'params.pairs that is not an array is an invalid request (50004)', ['ws.subscribe.invalid.pairs-not-array']),
   f('subscribe-inactive-accepted', 'subscription', 'an inactive pair gives 50104', ['ws.subscribe.inactive-pair']),
   f('subscribe-unknown-message', 'subscription', 'unknown pair message is "pair not found: <code>"', ['ws.subscribe.unknown-pair']),
+  f('subscribe-unknown-among-known-dropped', 'subscription', 'a subscribe listing an unknown pair among known ones is an error notice 50104, never a success (here the unknown pair is dropped)', ['ws.subscribe.unknown-among-known']),
   f('unsubscribe-keeps-pushing', 'subscription', 'after unsubscribe pushes for the listed pairs stop', ['ws.unsubscribe.stops']),
+  f('unsubscribe-first-pair-only', 'subscription', 'an unsubscribe stops every listed pair (here only the first)', ['ws.unsubscribe.stops-several']),
+  f('push-first-pair-only', 'subscription', 'every pair of a subscription is pushed (here only the first listed)', ['ws.subscribe.pushes-every-pair']),
   f('push-unsubscribed-pair', 'subscription', 'only subscribed pairs are pushed', ['ws.push.only-subscribed', 'ws.subscribe.replaces', 'ws.unsubscribe.stops']),
   f('push-never-starts', 'subscription', 'after a successful subscribe pushes start without further requests', ['ws.subscribe.pushes-start']),
   // Notices
@@ -142,6 +150,7 @@ export const FAULTS = [
   f('unsubscribe-message-capitalized', 'notice', 'unsubscribe success message is "success"', ['ws.unsubscribe.notice', 'ws.notice.schema']),
   f('notice-status-number', 'notice', 'post-connect frames never carry status_number', ['ws.frames.no-status-number', 'ws.notice.schema']),
   f('notice-malformed-json-ignored', 'notice', 'a malformed message gets a 50004 notice', ['ws.request.malformed-json']),
+  f('notice-denied-shape', 'notice', 'every error notice echoes the id and has data null (here 50010 and 50109 drop the id and fill data)', ['ws.notice.error-shape']),
   f('notice-unknown-method-ignored', 'notice', 'an unknown method gets a 50004 notice', ['ws.request.unknown-method']),
   // Ping and keep-alive
   f('ping-reply-json', 'ping', 'the ping reply is the plain text Pong!', ['ws.ping.pong.bare', 'ws.ping.pong.with-id', 'ws.ping.pong.with-params']),
