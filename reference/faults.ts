@@ -138,10 +138,10 @@ export const FAULTS = [
   f('subscribe-inactive-accepted', 'subscription', 'an inactive pair gives 50104', ['ws.subscribe.inactive-pair']),
   f('subscribe-unknown-message', 'subscription', 'unknown pair message is "pair not found: <code>"', ['ws.subscribe.unknown-pair', 'ws.subscribe.unknown-among-known']),
   f('subscribe-unknown-among-known-dropped', 'subscription', 'a subscribe listing an unknown pair among known ones is an error notice 50104, never a success (here the unknown pair is dropped)', ['ws.subscribe.unknown-among-known']),
-  f('unsubscribe-keeps-pushing', 'subscription', 'after unsubscribe pushes for the listed pairs stop', ['ws.unsubscribe.stops']),
+  f('unsubscribe-keeps-pushing', 'subscription', 'after unsubscribe pushes for the listed pairs stop', ['ws.unsubscribe.stops', 'ws.unsubscribe.stops-several']),
   f('unsubscribe-first-pair-only', 'subscription', 'an unsubscribe stops every listed pair (here only the first)', ['ws.unsubscribe.stops-several']),
   f('push-first-pair-only', 'subscription', 'every pair of a subscription is pushed (here only the first listed)', ['ws.subscribe.pushes-every-pair']),
-  f('push-unsubscribed-pair', 'subscription', 'only subscribed pairs are pushed', ['ws.push.only-subscribed', 'ws.subscribe.replaces', 'ws.unsubscribe.stops']),
+  f('push-unsubscribed-pair', 'subscription', 'only subscribed pairs are pushed', ['ws.push.only-subscribed', 'ws.subscribe.replaces', 'ws.unsubscribe.stops', 'ws.unsubscribe.stops-several']),
   f('push-never-starts', 'subscription', 'after a successful subscribe pushes start without further requests', ['ws.subscribe.pushes-start']),
   // Notices
   f('notice-code-number', 'notice', 'notice code is a string', ['ws.notice.schema', 'ws.subscribe.notice', 'ws.unsubscribe.notice', 'ws.notice.error-shape']),
