@@ -74,6 +74,20 @@ async function provoke(ctx: CheckContext, session: StreamSession, list: readonly
   return judged;
 }
 
+/**
+ * Opens a connection of `key` alone (the primary one is closed by then), subscribes to `outside`, a
+ * pair the key may not read, and judges the error notice; returns 1 when there was one to judge.
+ */
+async function provokeAs(ctx: CheckContext, keyName: string, key: string, outside: string | undefined, code: string): Promise<number> {
+  if (!outside) { ctx.note(`the primary key lists no pair that ${keyName} may not read: ${code} not provoked`); return 0; }
+  const session = await openSession(ctx, { key });
+  try {
+    return await provoke(ctx, session, [{ what: `${keyName} subscribing ${outside}`, code, message: subscribe([outside], `conform-err-${code}`) }]);
+  } finally {
+    await session.close();
+  }
+}
+
 export const errorNoticeChecks: readonly Check[] = [
   {
     id: 'ws.notice.error-shape',
@@ -94,20 +108,10 @@ export const errorNoticeChecks: readonly Check[] = [
       if (whitelisted) {
         const allowed = new Set(whitelisted.pairs);
         const outside = (await streamPairs(ctx, whitelisted.pairs.length + 1)).find((c) => !allowed.has(c));
-        if (outside) {
-          const session = await openSession(ctx, { key: whitelisted.key });
-          judged += await provoke(ctx, session, [{ what: `keys.whitelisted subscribing ${outside}`, code: STATUS.ACCESS_DENIED, message: subscribe([outside], 'conform-err-whitelist') }]);
-          await session.close();
-        } else ctx.note('the primary key lists no pair outside keys.whitelisted.pairs: 50010 not provoked');
-      } else ctx.note('no keys.whitelisted in the profile: 50010 not provoked');
-      if (cryptoOnly) {
-        const [outside] = (await pairsByAccess(ctx, cryptoOnly.assetTypes)).other;
-        if (outside) {
-          const session = await openSession(ctx, { key: cryptoOnly.key });
-          judged += await provoke(ctx, session, [{ what: `keys.cryptoOnly subscribing ${outside}`, code: STATUS.ASSET_TYPE_DENIED, message: subscribe([outside], 'conform-err-asset-type') }]);
-          await session.close();
-        } else ctx.note('the primary key lists no pair outside keys.cryptoOnly.assetTypes: 50109 not provoked');
-      } else ctx.note('no keys.cryptoOnly in the profile: 50109 not provoked');
+        judged += await provokeAs(ctx, 'keys.whitelisted', whitelisted.key, outside, STATUS.ACCESS_DENIED);
+      } else ctx.note(`no keys.whitelisted in the profile: ${STATUS.ACCESS_DENIED} not provoked`);
+      if (cryptoOnly) judged += await provokeAs(ctx, 'keys.cryptoOnly', cryptoOnly.key, (await pairsByAccess(ctx, cryptoOnly.assetTypes)).other[0], STATUS.ASSET_TYPE_DENIED);
+      else ctx.note(`no keys.cryptoOnly in the profile: ${STATUS.ASSET_TYPE_DENIED} not provoked`);
       if (judged === 0) ctx.skip('no request was answered with an error notice, so there is no error notice to judge');
     },
   },
