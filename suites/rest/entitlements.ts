@@ -2,7 +2,7 @@
 import type { Check } from '../../src/check.ts';
 import type { CheckContext } from '../../src/check.ts';
 import { PATHS, QUERY, REST_STATUSES_WITH_DATA, STATUS } from '../../src/spec.ts';
-import { assetTypeOf, body, catalogue, clause, onePerAssetType, restCheck, shown, specialPairs } from './support.ts';
+import { assetTypeOf, body, catalogue, clause, pairPerAssetType, restCheck, shown, specialPairs } from './support.ts';
 
 /** Pairs of its whitelist a key is asked for at most. */
 const MAX_WHITELISTED = 10;
@@ -35,7 +35,7 @@ export const entitlementChecks: readonly Check[] = [
     expectation: 'an error status_number with data null, never the price',
     async run(ctx) {
       const limited = ctx.profile.keys.cryptoOnly!;
-      const other = (await catalogue(ctx)).find((p) => !limited.assetTypes.includes(assetTypeOf(p.code) ?? '') && !specialPairs(ctx).includes(p.code));
+      const other = (await pairPerAssetType(ctx)).find((p) => !limited.assetTypes.includes(assetTypeOf(p.code) ?? ''));
       if (!other) return ctx.skip(`the primary key lists no pair outside ${limited.assetTypes.join(', ')}`);
       const what = `GET /v1/price?code=${other.code} with keys.cryptoOnly`;
       const ex = await ctx.rest.get({ path: PATHS.price, query: { [QUERY.price.code]: other.code }, key: limited.key });
@@ -55,7 +55,7 @@ export const entitlementChecks: readonly Check[] = [
     expectation: 'status_number "50109" for every asset type outside keys.cryptoOnly.assetTypes; its own types served (no denial)',
     async run(ctx) {
       const limited = ctx.profile.keys.cryptoOnly!;
-      const sample = onePerAssetType(await catalogue(ctx), specialPairs(ctx)).map((p) => p.code);
+      const sample = (await pairPerAssetType(ctx)).map((p) => p.code);
       const other = sample.filter((c) => !limited.assetTypes.includes(assetTypeOf(c) ?? ''));
       if (other.length === 0) ctx.skip(`the primary key lists no pair outside ${limited.assetTypes.join(', ')}`);
       for (const code of other) await expectAccess(ctx, code, limited.key, 'keys.cryptoOnly', STATUS.ASSET_TYPE_DENIED, `the key reads only ${limited.assetTypes.join(', ')}`);
@@ -72,7 +72,7 @@ export const entitlementChecks: readonly Check[] = [
     async run(ctx) {
       const w = ctx.profile.keys.whitelisted!;
       for (const code of w.pairs.slice(0, MAX_WHITELISTED)) await expectAccess(ctx, code, w.key, 'keys.whitelisted', 'served', `${code} is on the key's whitelist`);
-      const outside = onePerAssetType(await catalogue(ctx), specialPairs(ctx)).map((p) => p.code).find((c) => !w.pairs.includes(c));
+      const outside = (await pairPerAssetType(ctx)).map((p) => p.code).find((c) => !w.pairs.includes(c));
       if (!outside) return ctx.skip('the primary key lists no pair outside keys.whitelisted.pairs');
       await expectAccess(ctx, outside, w.key, 'keys.whitelisted', STATUS.ACCESS_DENIED, `${outside} is not on the key's whitelist`);
     },

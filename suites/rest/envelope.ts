@@ -2,7 +2,7 @@
 import type { Check, CheckContext } from '../../src/check.ts';
 import type { RestExchange } from '../../src/transports/rest.ts';
 import { PATHS, QUERY, REST_STATUSES_WITH_DATA, STATUS } from '../../src/spec.ts';
-import { assetTypeOf, body, catalogue, clause, expectStatus, onePerAssetType, restCheck, shown, specialPairs } from './support.ts';
+import { assetTypeOf, body, clause, expectStatus, pairPerAssetType, restCheck, shown } from './support.ts';
 import { INVALID_PARAMS } from './pairs.ts';
 
 /** A path under /v1 that no version of the spec names. */
@@ -32,7 +32,7 @@ async function moreErrorAnswers(ctx: CheckContext): Promise<[string, RestExchang
   const { suspended, cryptoOnly, whitelisted } = ctx.profile.keys;
   if (suspended) out.push(['GET /v1/pairs with keys.suspended', await ctx.rest.get({ path: PATHS.pairs, key: suspended.key })]);
   if (!cryptoOnly && !whitelisted) return out;
-  const sample = onePerAssetType(await catalogue(ctx), specialPairs(ctx)).map((p) => p.code);
+  const sample = (await pairPerAssetType(ctx)).map((p) => p.code);
   const price = (code: string, key: string): Promise<RestExchange> => ctx.rest.get({ path: PATHS.price, query: { [QUERY.price.code]: code }, key });
   const otherType = cryptoOnly && sample.find((c) => !cryptoOnly.assetTypes.includes(assetTypeOf(c) ?? ''));
   if (cryptoOnly && otherType) out.push([`GET /v1/price?code=${otherType} with keys.cryptoOnly`, await price(otherType, cryptoOnly.key)]);

@@ -240,7 +240,7 @@ export const subscribeChecks: readonly Check[] = [
       for (const pair of missed) {
         ctx.violation({ received: `no push for ${pair} within ${Math.round(ctx.stream.now() - from)} ms of subscribing to ${byPair(pairs)}, while its REST price moved`, expected: `pushes for every subscribed pair, ${pair} included` });
       }
-      if (missed.length === 0 && quiet.length > 0) ctx.skip(`no push for ${byPair(quiet)} and its REST price did not move within the wait, so whether it is pushed cannot be judged`);
+      if (missed.length === 0 && quiet.length > 0) ctx.skip(`no push for ${byPair(quiet)} and ${quiet.length === 1 ? 'its REST price' : 'their REST prices'} did not move within the wait, so whether ${quiet.length === 1 ? 'it is' : 'they are'} pushed cannot be judged`);
     },
   },
   {

@@ -14,7 +14,7 @@ import {
   type CloseInfo, type InboundFrame, type JsonObject, type OpenOptions, type OpenResult, type Refusal, type StreamSession,
 } from '../../src/transports/stream.ts';
 import { places } from './rules.ts';
-import { catalogue, onePerAssetType, specialPairs } from '../rest/support.ts';
+import { pairPerAssetType } from '../rest/support.ts';
 
 /** Waits of the suite, ms. The spec shows no push interval, so these are generous for a live service. */
 export const WAIT = {
@@ -366,7 +366,7 @@ export const UNKNOWN_PAIR = 'Crypto:ALL:CONFORMNOSUCHPAIR/USD';
  * of the others; the profile's special pairs (stale, inactive…) are left out.
  */
 export async function pairsByAccess(ctx: CheckContext, allowed: readonly string[]): Promise<{ own: string[]; other: string[] }> {
-  const sample = onePerAssetType(await catalogue(ctx), specialPairs(ctx)).map((p) => p.code);
+  const sample = (await pairPerAssetType(ctx)).map((p) => p.code);
   const isOwn = (code: string): boolean => allowed.includes(parsePairCode(code)?.assetType ?? '');
   return { own: sample.filter(isOwn), other: sample.filter((c) => !isOwn(c)) };
 }
