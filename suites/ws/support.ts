@@ -247,6 +247,28 @@ export async function restQuotes(ctx: CheckContext, pairs: readonly string[]): P
   return out;
 }
 
+/** How often movedWithin reads REST prices again. */
+const MOVE_POLL_MS = 250;
+
+/**
+ * The `pairs` whose REST price moved away from `before` within `ms`, reading them again every
+ * MOVE_POLL_MS until all have moved or the time is up. Pushes may wait for a change (on-change
+ * services), so a pair only shows whether it is still pushed once its price has moved.
+ */
+export async function movedWithin(ctx: CheckContext, pairs: readonly string[], before: ReadonlyMap<string, string | undefined>, ms: number): Promise<string[]> {
+  const moved = new Set<string>();
+  const end = ctx.stream.now() + ms;
+  for (;;) {
+    for (const p of pairs) {
+      if (moved.has(p) || before.get(p) === undefined) continue;
+      const now = await restQuote(ctx, p);
+      if (now !== undefined && now !== before.get(p)) moved.add(p);
+    }
+    if (moved.size === pairs.length || ctx.stream.now() >= end) return pairs.filter((p) => moved.has(p));
+    await pause(MOVE_POLL_MS, ctx);
+  }
+}
+
 /**
  * Sorts the `pairs` that sent no push since `sinceMs` into those whose price moved and those that
  * stayed quiet. The spec shows no push interval or trigger, so silence alone proves nothing: each
