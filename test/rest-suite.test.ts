@@ -139,6 +139,16 @@ const MUTATIONS: readonly Mutation[] = [
     body: (b) => { if (typeof b.status_number === 'string' && b.status_number !== '200') b.status_number = b.status_number === '50000' ? '50001' : '50000'; },
   },
   {
+    name: 'a pair on the key\'s whitelist refused with 50010',
+    catches: ['rest.entitlements.whitelist-price'],
+    body: (b, url) => { if (url.pathname === '/v1/price' && url.searchParams.get('code') === 'Forex:ALL:EUR/USD') { b.status_number = '50010'; b.data = null; } },
+  },
+  {
+    name: 'a Crypto pair refused with 50109, whatever the key',
+    catches: ['rest.entitlements.asset-types'],
+    body: (b, url) => { if (url.pathname === '/v1/price' && url.searchParams.get('code')?.startsWith('Crypto:')) { b.status_number = '50109'; b.data = null; } },
+  },
+  {
     name: '50006 answered with data filled',
     catches: ['rest.rate-limit'],
     body: (b) => { if (b.status_number === '50006') b.data = {}; },
