@@ -31,6 +31,7 @@ export const FAULTS = [
     'rest.pairs.type-filter', 'rest.price.market.combination', 'rest.price.market.crypto',
     'rest.price.market.equity-session', 'rest.price.market.timezone', 'rest.price.mid', 'rest.price.missing-code',
     'rest.price.schema', 'rest.price.stale', 'rest.price.unknown-pair',
+    'rest.entitlements.asset-types', 'rest.entitlements.whitelist-price', 'rest.envelope.error-shape', 'ws.notice.error-shape', 'ws.subscribe.asset-types',
     ...probes('50000', '50001', '50002', '50003', '50004', '50005', '50006', '50007', '50008', '50010', '50100', '50101', '50102', '50103', '50104', '50105', '50106', '50107', '50108', '50109')
   ]),
   f('envelope-ts-string', 'rest-envelope', 'ts is an integer', ['rest.price.catalogue', 
@@ -48,8 +49,7 @@ export const FAULTS = [
   ]),
   // Auth
   f('auth-header-case-sensitive', 'auth', 'header names are case-insensitive: X-API-KEY and x-api-key are accepted', [
-    'rest.auth.header-case.upper', 'rest.auth.header-case.lower'
-  ]),
+    'rest.auth.header-case.upper', 'rest.auth.header-case.lower', 'ws.handshake.header-case']),
   f('auth-canonical-header-refused', 'auth', 'the key header is accepted as written, X-API-Key', ['rest.price.catalogue', 
     'rest.auth.header-case.canonical', 'rest.auth.suspended', 'rest.entitlements.crypto-only-pairs',
     'rest.entitlements.crypto-only-price', 'rest.entitlements.whitelist-pairs', 'rest.not-found.endpoint',
@@ -59,13 +59,16 @@ export const FAULTS = [
     'rest.pairs.per-page', 'rest.pairs.schema', 'rest.pairs.type-filter', 'rest.price.market.combination',
     'rest.price.market.crypto', 'rest.price.market.equity-session', 'rest.price.market.timezone', 'rest.price.mid',
     'rest.price.missing-code', 'rest.price.schema', 'rest.price.stale', 'rest.price.unknown-pair',
+    'rest.entitlements.asset-types', 'rest.entitlements.whitelist-price', 'rest.envelope.error-shape', 'ws.notice.error-shape', 'ws.subscribe.asset-types',
     ...probes('50000', '50001', '50002', '50003', '50004', '50006', '50007', '50008', '50010', '50100', '50101', '50102', '50103', '50104', '50105', '50106', '50107', '50108', '50109')
   ]),
   f('auth-missing-key-accepted', 'auth', 'a request without a valid key is rejected with HTTP 401 and 50005', ['rest.auth.missing-key']),
   f('auth-http-403', 'auth', 'a missing or invalid key gets HTTP 401 (not another status)', ['rest.auth.missing-key', 'rest.auth.invalid-key', 'rest.probe.50005']),
   f('auth-suspended-served', 'auth', 'a suspended key gets 50007', ['rest.auth.suspended', 'rest.probe.50007']),
   // Pagination and filters
-  f('pairs-default-per-page-20', 'pagination', 'per_page defaults to 10', ['rest.pairs.defaults']),
+  f('pairs-default-per-page-20', 'pagination', 'per_page defaults to 10', ['rest.pairs.defaults', 'rest.pairs.page-default-size']),
+  f('pairs-page-alone-per-page-20', 'pagination', 'page given without per_page pages with the default size 10 (here 20)', ['rest.pairs.page-default-size']),
+  f('pairs-error-envelope', 'rest-envelope', '/v1/pairs errors have data null and a message (here data [] and no message on 50004)', ['rest.envelope.error-shape']),
   f('pairs-pages-overlap', 'pagination', 'pages are disjoint: page n starts after page n-1 ends', ['rest.pairs.pages-disjoint']),
   f('pairs-per-page-ignored', 'pagination', 'per_page sets the number of items per page', ['rest.pairs.per-page', 'rest.pairs.pages-disjoint']),
   f('pairs-invalid-page-accepted', 'pagination', 'an invalid page is rejected with 50004', [
@@ -102,12 +105,13 @@ export const FAULTS = [
   // Entitlements
   f('entitlement-asset-type-ignored', 'entitlements', 'a key limited to asset types cannot read others (50109)', [
     'rest.entitlements.crypto-only-price', 'ws.subscribe.asset-type', 'rest.entitlements.crypto-only-pairs',
-    'rest.probe.50109'
-  ]),
+    'rest.probe.50109', 'rest.entitlements.asset-types', 'ws.subscribe.asset-types']),
   f('entitlement-pairs-list-unfiltered', 'entitlements', 'the pairs a key reads depend on the key: /v1/pairs lists only its pairs', [
     'rest.entitlements.crypto-only-pairs', 'rest.entitlements.whitelist-pairs', 'rest.probe.50107'
   ]),
   f('entitlement-whitelist-subscribe', 'entitlements', 'subscribing outside the whitelist gives 50010', ['ws.subscribe.whitelist']),
+  f('entitlement-asset-type-partial', 'entitlements', 'a key limited to asset types is denied every other asset type (here Metal is served on REST and the stream)', ['rest.entitlements.asset-types', 'ws.subscribe.asset-types']),
+  f('entitlement-whitelist-price-ignored', 'entitlements', 'REST /v1/price refuses a pair outside the key\'s whitelist with 50010', ['rest.entitlements.whitelist-price', 'rest.probe.50010']),
   // Handshake
   f('handshake-body-code', 'handshake', 'handshake refusals carry status_number and message, never code', [
     'ws.handshake.error-body', 'ws.handshake.missing-key', 'ws.handshake.invalid-key', 'ws.handshake.no-stream',
@@ -115,6 +119,7 @@ export const FAULTS = [
   ]),
   f('handshake-no-stream-accepted', 'handshake', 'a key without V1 stream access is refused with 50010', ['ws.handshake.no-stream']),
   f('handshake-missing-key-accepted', 'handshake', 'a connection without a key is refused with 50005 (or gets a 50005 notice)', ['ws.handshake.missing-key']),
+  f('handshake-header-case-sensitive', 'handshake', 'the stream handshake takes the key header in any spelling (here only X-API-Key)', ['ws.handshake.header-case']),
   // Connection limit
   f('limit-per-ip', 'connection-limit', 'connections are counted per key, not per IP address', ['ws.limits.connections.per-key']),
   f('limit-off-by-one', 'connection-limit', 'a connection beyond the allowance is refused with 50009', [
@@ -131,17 +136,21 @@ export const FAULTS = [
   f('subscribe-missing-params-accepted', 'subscription', 'a subscribe without params is an invalid request (50004)', ['ws.subscribe.invalid.missing-params']),
   f('subscribe-pairs-string-accepted', 'subscription', 'params.pairs that is not an array is an invalid request (50004)', ['ws.subscribe.invalid.pairs-not-array']),
   f('subscribe-inactive-accepted', 'subscription', 'an inactive pair gives 50104', ['ws.subscribe.inactive-pair']),
-  f('subscribe-unknown-message', 'subscription', 'unknown pair message is "pair not found: <code>"', ['ws.subscribe.unknown-pair']),
-  f('unsubscribe-keeps-pushing', 'subscription', 'after unsubscribe pushes for the listed pairs stop', ['ws.unsubscribe.stops']),
-  f('push-unsubscribed-pair', 'subscription', 'only subscribed pairs are pushed', ['ws.push.only-subscribed', 'ws.subscribe.replaces', 'ws.unsubscribe.stops']),
+  f('subscribe-unknown-message', 'subscription', 'unknown pair message is "pair not found: <code>"', ['ws.subscribe.unknown-pair', 'ws.subscribe.unknown-among-known']),
+  f('subscribe-unknown-among-known-dropped', 'subscription', 'a subscribe listing an unknown pair among known ones is an error notice 50104, never a success (here the unknown pair is dropped)', ['ws.subscribe.unknown-among-known']),
+  f('unsubscribe-keeps-pushing', 'subscription', 'after unsubscribe pushes for the listed pairs stop', ['ws.unsubscribe.stops', 'ws.unsubscribe.stops-several']),
+  f('unsubscribe-first-pair-only', 'subscription', 'an unsubscribe stops every listed pair (here only the first)', ['ws.unsubscribe.stops-several']),
+  f('push-first-pair-only', 'subscription', 'every pair of a subscription is pushed (here only the first listed)', ['ws.subscribe.pushes-every-pair']),
+  f('push-unsubscribed-pair', 'subscription', 'only subscribed pairs are pushed', ['ws.push.only-subscribed', 'ws.subscribe.replaces', 'ws.unsubscribe.stops', 'ws.unsubscribe.stops-several']),
   f('push-never-starts', 'subscription', 'after a successful subscribe pushes start without further requests', ['ws.subscribe.pushes-start']),
   // Notices
-  f('notice-code-number', 'notice', 'notice code is a string', ['ws.notice.schema', 'ws.subscribe.notice', 'ws.unsubscribe.notice']),
-  f('notice-id-not-echoed', 'notice', 'the client id is echoed in the reply', ['ws.notice.id-echo', 'ws.subscribe.notice']),
+  f('notice-code-number', 'notice', 'notice code is a string', ['ws.notice.schema', 'ws.subscribe.notice', 'ws.unsubscribe.notice', 'ws.notice.error-shape']),
+  f('notice-id-not-echoed', 'notice', 'the client id is echoed in the reply', ['ws.notice.id-echo', 'ws.subscribe.notice', 'ws.notice.error-shape']),
   f('notice-subscribe-message-lowercase', 'notice', 'subscribe success message is "Success"', ['ws.subscribe.notice', 'ws.notice.schema']),
   f('unsubscribe-message-capitalized', 'notice', 'unsubscribe success message is "success"', ['ws.unsubscribe.notice', 'ws.notice.schema']),
-  f('notice-status-number', 'notice', 'post-connect frames never carry status_number', ['ws.frames.no-status-number', 'ws.notice.schema']),
+  f('notice-status-number', 'notice', 'post-connect frames never carry status_number', ['ws.frames.no-status-number', 'ws.notice.schema', 'ws.notice.error-shape']),
   f('notice-malformed-json-ignored', 'notice', 'a malformed message gets a 50004 notice', ['ws.request.malformed-json']),
+  f('notice-denied-shape', 'notice', 'every error notice echoes the id and has data null (here 50010 and 50109 drop the id and fill data)', ['ws.notice.error-shape']),
   f('notice-unknown-method-ignored', 'notice', 'an unknown method gets a 50004 notice', ['ws.request.unknown-method']),
   // Ping and keep-alive
   f('ping-reply-json', 'ping', 'the ping reply is the plain text Pong!', ['ws.ping.pong.bare', 'ws.ping.pong.with-id', 'ws.ping.pong.with-params']),

@@ -2,7 +2,7 @@
  * The state the REST and stream sides share: keys, entitlements, the price book, the market at
  * the injected clock, and the active fault. No sockets here.
  */
-import { STATUS, type RestStatus } from '../src/spec.ts';
+import { ASSET_TYPE, STATUS, type RestStatus } from '../src/spec.ts';
 import type { KeyConfig, ReferenceConfig } from './config.ts';
 import { marketAt, staleMarket, type MarketInfo } from './market.ts';
 import { PriceBook, mulberry32, type PairEntry } from './prices.ts';
@@ -129,6 +129,15 @@ export class Service {
     if (key.assetTypes && !key.assetTypes.includes(entry.assetType) && !this.is('entitlement-asset-type-ignored')) return STATUS.ASSET_TYPE_DENIED;
     if (key.pairs && !key.pairs.includes(entry.code)) return STATUS.ACCESS_DENIED;
     return undefined;
+  }
+
+  /**
+   * What a price read or a subscribe of `entry` answers for `key`: its entitlement, save for the
+   * fault that lets an asset-type-limited key read Metal (the listing stays filtered).
+   */
+  readAccess(key: KeyRecord, entry: PairEntry): RestStatus | undefined {
+    const denied = this.entitlement(key, entry);
+    return denied === STATUS.ASSET_TYPE_DENIED && entry.assetType === ASSET_TYPE.metal && this.is('entitlement-asset-type-partial') ? undefined : denied;
   }
 
   /** Whether a pair is listed in /v1/pairs: priced pairs only, and only those the key may read. */

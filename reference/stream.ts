@@ -179,7 +179,7 @@ export class StreamServer {
    */
   admit(req: IncomingMessage, remoteAddress: string): Admission | Refusal {
     const svc = this.svc;
-    const value = keyHeader(req, svc.is('auth-header-case-sensitive'));
+    const value = keyHeader(req, svc.is('auth-header-case-sensitive') || svc.is('handshake-header-case-sensitive'));
     let key = svc.keyFor(value);
     // Fault: a keyless connection gets the primary key's entitlements but its own count, so it
     // breaks only the missing-key rule and not primary's allowance.
@@ -324,6 +324,10 @@ export class StreamServer {
     if (id !== undefined && !svc.is('notice-id-not-echoed')) n.id = id;
     n.data = null;
     if (svc.is('notice-status-number')) n.status_number = code;
+    if (svc.is('notice-denied-shape') && (code === STATUS.ACCESS_DENIED || code === STATUS.ASSET_TYPE_DENIED)) {
+      delete n.id;
+      n.data = { reason: message };
+    }
     this.sendJson(client, n);
   }
 
@@ -424,8 +428,10 @@ export class StreamServer {
   /** A subscribe request; true when accepted. */
   private trySubscribe(client: Client, params: unknown, id: string | undefined): boolean {
     const svc = this.svc;
-    const codes = this.pairsOf(client, params, id);
+    let codes = this.pairsOf(client, params, id);
     if (!codes) return false;
+    // Fault: unknown pairs listed beside known ones are dropped instead of refused.
+    if (svc.is('subscribe-unknown-among-known-dropped') && codes.some((c) => svc.livePair(c))) codes = codes.filter((c) => svc.livePair(c));
     for (const code of codes) {
       const entry = svc.livePair(code) ?? (svc.is('subscribe-inactive-accepted') ? svc.book.pairs.get(code) : undefined);
       if (!entry) {
@@ -433,7 +439,7 @@ export class StreamServer {
         this.notice(client, METHOD.error, message, STATUS.PAIR_NOT_FOUND, id);
         return false;
       }
-      let denied = svc.entitlement(client.key, entry);
+      let denied = svc.readAccess(client.key, entry);
       // Spec, Authentication 4: lacking pair-whitelist access yields 50010 after connection.
       if (denied === STATUS.NO_PAIRS_ALLOWED) denied = STATUS.ACCESS_DENIED;
       if (denied === STATUS.ACCESS_DENIED && svc.is('entitlement-whitelist-subscribe')) denied = undefined;
@@ -464,8 +470,9 @@ export class StreamServer {
 
   private unsubscribe(client: Client, params: unknown, id: string | undefined): void {
     const svc = this.svc;
-    const codes = this.pairsOf(client, params, id);
+    let codes = this.pairsOf(client, params, id);
     if (!codes) return;
+    if (svc.is('unsubscribe-first-pair-only')) codes = codes.slice(0, 1);
     for (const code of codes) if (!svc.book.pairs.has(code)) return this.notice(client, METHOD.error, pairNotFoundMessage(code), STATUS.PAIR_NOT_FOUND, id);
     // Pairs that are not subscribed (spec: not shown): ignored, or refused, per the dialect.
     const stray = codes.find((c) => !client.subs.includes(c));
@@ -487,7 +494,7 @@ export class StreamServer {
       client.group = undefined;
       return;
     }
-    let pushed = codes;
+    let pushed = this.svc.is('push-first-pair-only') ? codes.slice(0, 1) : codes;
     if (this.svc.is('push-unsubscribed-pair')) {
       const extra = [...this.svc.book.pairs.values()].find((e) => PriceBook.priced(e) && !codes.includes(e.code));
       if (extra) pushed = [...codes, extra.code];

@@ -9,6 +9,7 @@ const WINDOW = 1500;
 const BTC = 'Crypto:ALL:BTC/USD';
 const ETH = 'Crypto:ALL:ETH/USD';
 const AAPL = 'Equity:US:AAPL/USD';
+const XAU = 'Metal:ALL:XAU/USD';
 /** A Saturday: every non-Crypto market is closed. */
 const SATURDAY = Date.UTC(2026, 10, 21, 15, 0);
 
@@ -73,6 +74,13 @@ const OBSERVE: Record<FaultName, Observation> = {
   'auth-http-403': { deviates: async (s) => (await get(s, PATHS.pairs, 'unknown')).status !== 401 },
   'auth-suspended-served': { deviates: async (s) => (await get(s, PATHS.pairs, 'suspended')).body.status_number !== STATUS.SUSPENDED },
   'pairs-default-per-page-20': { deviates: async (s) => (await pairsOf(s)).length !== LIMITS.defaultPerPage },
+  'pairs-page-alone-per-page-20': { deviates: async (s) => (await pairsOf(s, { page: '1' })).length !== LIMITS.defaultPerPage },
+  'pairs-error-envelope': {
+    async deviates(s) {
+      const b = (await get(s, PATHS.pairs + q({ page: '0' }))).body;
+      return b.data !== null || !('message' in b);
+    },
+  },
   'pairs-pages-overlap': {
     async deviates(s) {
       const [a, b] = [await pairsOf(s, { page: '1', per_page: '5' }), await pairsOf(s, { page: '2', per_page: '5' })];
@@ -137,6 +145,14 @@ const OBSERVE: Record<FaultName, Observation> = {
   'entitlement-asset-type-ignored': { deviates: async (s) => (await price(s, AAPL, 'cryptoOnly')).status_number !== STATUS.ASSET_TYPE_DENIED },
   'entitlement-pairs-list-unfiltered': { deviates: async (s) => (await pairsOf(s, { per_page: '100' }, 'cryptoOnly')).some((p) => !p.code.startsWith('Crypto:')) },
   'entitlement-whitelist-subscribe': { deviates: (s) => withStream(s, async (c) => (await subscribe(c, [ETH])).code !== STATUS.ACCESS_DENIED, 'whitelisted') },
+  'entitlement-asset-type-partial': {
+    async deviates(s) {
+      const rest = (await price(s, XAU, 'cryptoOnly')).status_number !== STATUS.ASSET_TYPE_DENIED;
+      const stream = await withStream(s, async (c) => (await subscribe(c, [XAU])).code !== STATUS.ASSET_TYPE_DENIED, 'cryptoOnly');
+      return rest && stream;
+    },
+  },
+  'entitlement-whitelist-price-ignored': { deviates: async (s) => (await price(s, ETH, 'whitelisted')).status_number !== STATUS.ACCESS_DENIED },
   'handshake-body-code': {
     async deviates(s) {
       const r = await connect(s, null);
@@ -145,6 +161,13 @@ const OBSERVE: Record<FaultName, Observation> = {
   },
   'handshake-no-stream-accepted': { deviates: async (s) => (await connect(s, 'noStream')).ok },
   'handshake-missing-key-accepted': { deviates: async (s) => (await connect(s, null)).ok },
+  'handshake-header-case-sensitive': {
+    async deviates(s) {
+      const r = await connect(s, 'primary', { header: 'x-api-key' });
+      if (r.ok) await r.client.close();
+      return !r.ok;
+    },
+  },
   'limit-per-ip': {
     async deviates(s) {
       const first = await open(s, 'limited');
@@ -202,6 +225,7 @@ const OBSERVE: Record<FaultName, Observation> = {
   },
   'subscribe-inactive-accepted': { deviates: (s) => withStream(s, async (c) => (await subscribe(c, [s.profile.pairs!.inactive!])).code === STATUS.OK) },
   'subscribe-unknown-message': { deviates: (s) => withStream(s, async (c) => (await subscribe(c, ['Crypto:ALL:NOPE/USD'])).message !== pairNotFoundMessage('Crypto:ALL:NOPE/USD')) },
+  'subscribe-unknown-among-known-dropped': { deviates: (s) => withStream(s, async (c) => (await subscribe(c, [BTC, 'Crypto:ALL:NOPE/USD'])).code !== STATUS.PAIR_NOT_FOUND) },
   'unsubscribe-keeps-pushing': {
     deviates: (s) => withStream(s, async (c) => {
       await subscribe(c, [BTC, ETH]);
@@ -210,10 +234,24 @@ const OBSERVE: Record<FaultName, Observation> = {
       return (await settledPushes(c)).some((p) => p.code === BTC);
     }),
   },
+  'unsubscribe-first-pair-only': {
+    deviates: (s) => withStream(s, async (c) => {
+      await subscribe(c, [BTC, ETH, AAPL]);
+      c.send({ method: 'unsubscribe', params: { pairs: [BTC, ETH] } });
+      await c.notice();
+      return (await settledPushes(c)).some((p) => p.code === ETH);
+    }),
+  },
   'push-unsubscribed-pair': {
     deviates: (s) => withStream(s, async (c) => {
       await subscribe(c, [BTC]);
       return (await settledPushes(c)).some((p) => p.code !== BTC);
+    }),
+  },
+  'push-first-pair-only': {
+    deviates: (s) => withStream(s, async (c) => {
+      await subscribe(c, [BTC, ETH]);
+      return !(await settledPushes(c)).some((p) => p.code === ETH);
     }),
   },
   'push-never-starts': {
@@ -233,6 +271,12 @@ const OBSERVE: Record<FaultName, Observation> = {
     }),
   },
   'notice-status-number': { deviates: (s) => withStream(s, async (c) => 'status_number' in (await subscribe(c, [BTC]))) },
+  'notice-denied-shape': {
+    deviates: (s) => withStream(s, async (c) => {
+      const n = await subscribe(c, [AAPL], 'denied');
+      return n.id !== 'denied' || n.data !== null;
+    }, 'cryptoOnly'),
+  },
   'notice-malformed-json-ignored': { deviates: (s) => withStream(s, async (c) => (await noticeBeforePong(c, '{"method":')) === undefined) },
   'notice-unknown-method-ignored': { deviates: (s) => withStream(s, async (c) => (await noticeBeforePong(c, { method: 'launch' })) === undefined) },
   'ping-reply-json': {

@@ -80,6 +80,32 @@ describe('REST suite against each reference fault', () => {
   });
 });
 
+/**
+ * Checks of rules a broken service used to slip past, each with the fault that breaks its rule and
+ * what its violation must say (their clean passes are in the first describe, by id).
+ */
+const BLIND_SPOTS: readonly (readonly [string, string, RegExp])[] = [
+  ['rest.envelope.error-shape', 'pairs-error-envelope', /^GET \/v1\/pairs\?page=0: status_number 50004 with data \[\]$/m],
+  ['rest.entitlements.asset-types', 'entitlement-asset-type-partial', /^GET \/v1\/price\?code=Metal:\S+ with keys\.cryptoOnly: HTTP 200 \{"status_number":"200"/m],
+  ['rest.entitlements.whitelist-price', 'entitlement-whitelist-price-ignored', /^GET \/v1\/price\?code=\S+ with keys\.whitelisted: HTTP 200 \{"status_number":"200"/m],
+  ['rest.pairs.page-default-size', 'pairs-page-alone-per-page-20', /^page=1: 20 pairs .*; page=1&per_page=10: 10 pairs/m],
+];
+
+describe('REST checks of rules a broken service used to slip past', () => {
+  for (const [id, fault, message] of BLIND_SPOTS) {
+    it(`${id} fails against fault ${fault}, saying what broke`, async () => {
+      const ref = await startReferenceServer({ fault });
+      try {
+        const [r] = await run(ref.profile, [id]);
+        expect({ id: r?.id, outcome: r?.outcome }).toEqual({ id, outcome: 'fail' });
+        expect(r!.violations.map((v) => v.received).join('\n')).toMatch(message);
+      } finally {
+        await ref.close();
+      }
+    });
+  }
+});
+
 /** A proxy in front of the reference that changes one thing: the request it forwards or the body it returns. */
 interface Mutation {
   name: string;
@@ -111,6 +137,16 @@ const MUTATIONS: readonly Mutation[] = [
     name: 'every error status_number replaced by another',
     catches: restChecks.filter((c) => c.id.startsWith('rest.probe.') && c.id !== 'rest.probe.50009').map((c) => c.id),
     body: (b) => { if (typeof b.status_number === 'string' && b.status_number !== '200') b.status_number = b.status_number === '50000' ? '50001' : '50000'; },
+  },
+  {
+    name: 'a pair on the key\'s whitelist refused with 50010',
+    catches: ['rest.entitlements.whitelist-price'],
+    body: (b, url) => { if (url.pathname === '/v1/price' && url.searchParams.get('code') === 'Forex:ALL:EUR/USD') { b.status_number = '50010'; b.data = null; } },
+  },
+  {
+    name: 'a Crypto pair refused with 50109, whatever the key',
+    catches: ['rest.entitlements.asset-types'],
+    body: (b, url) => { if (url.pathname === '/v1/price' && url.searchParams.get('code')?.startsWith('Crypto:')) { b.status_number = '50109'; b.data = null; } },
   },
   {
     name: '50006 answered with data filled',

@@ -364,3 +364,58 @@ describe('observations', () => {
     expect(r.observations).toContainEqual(expect.objectContaining({ name: 'other-traffic-keeps-alive', value: true }));
   });
 });
+
+describe('checks of every pair, every error notice and every header spelling', () => {
+  it('skips ws.subscribe.pushes-every-pair, naming the pair, when an unpushed pair\'s REST price does not move', async () => {
+    // Never pushes the third pair; its REST price never moves, so it may just be quiet.
+    const profile = await miniTarget({ push: (_conn, pair, n) => (pair === PAIRS[2] ? undefined : quote(pair, n)) });
+    const r = await runOne(profile, 'ws.subscribe.pushes-every-pair');
+    expect({ outcome: r.outcome, violations: r.violations }, line(r)).toEqual({ outcome: 'skip', violations: [] });
+    expect(r.reason).toBe(`no push for ${PAIRS[2]} and its REST price did not move within the wait, so whether it is pushed cannot be judged`);
+  });
+
+  it('skips ws.unsubscribe.stops-several when neither unsubscribed pair\'s REST price moves, so their stop is not proven', async () => {
+    // Stops every unsubscribed pair, and the third one goes quiet too; the REST prices never move.
+    let unsubscribed = false;
+    const profile = await miniTarget({
+      message(conn, msg, raw) {
+        if (msg?.method === 'unsubscribe') unsubscribed = true;
+        standard(conn, msg && raw ? msg : undefined);
+      },
+      push: (_conn, pair, n) => (pair === PAIRS[2] && unsubscribed ? undefined : quote(pair, n)),
+    });
+    const r = await runOne(profile, 'ws.unsubscribe.stops-several');
+    expect({ outcome: r.outcome, violations: r.violations }, line(r)).toEqual({ outcome: 'skip', violations: [] });
+    expect(r.reason).toBe(`neither ${PAIRS[0]} nor ${PAIRS[1]} moved on REST after the unsubscribe, so whether their pushes stopped cannot be told from quiet`);
+    expect(r.evidence.some((e) => e.kind === 'note' && e.text.startsWith(`no push for ${PAIRS[2]} after the unsubscribe`))).toBe(true);
+  });
+
+  it('fails ws.notice.error-shape on a target whose 50004 notices carry data and no id', async () => {
+    // Every 50004 notice comes without id and with data filled; the rest is standard.
+    const profile = await miniTarget({
+      message(conn, msg, raw) {
+        const real = conn.send;
+        conn.send = (v) => real((v as Json).code === '50004' ? { method: 'error', message: 'invalid', code: '50004', data: { why: 'x' } } : v);
+        try { standard(conn, msg && raw ? msg : undefined); } finally { conn.send = real; }
+      },
+    });
+    const r = await runOne(profile, 'ws.notice.error-shape');
+    expect(r.outcome, line(r)).toBe('fail');
+    const received = r.violations.map((v) => v.received);
+    expect(received).toContain('the notice answering an unknown method (50004 expected): id absent in {"method":"error","message":"invalid","code":"50004","data":{"why":"x"}}');
+    expect(received).toContain('the notice answering malformed JSON (50004 expected): data {"why":"x"} in {"method":"error","message":"invalid","code":"50004","data":{"why":"x"}}');
+    expect(received.some((v) => v.startsWith('the notice answering an unknown pair'))).toBe(false);
+  });
+
+  it('fails ws.handshake.header-case when a spelling is accepted in the handshake but refused after connecting', async () => {
+    // Upgrades every connection, but only the key sent as X-API-Key exactly authenticates it.
+    const canonical = (req: IncomingMessage): boolean => req.rawHeaders.some((h, i) => i % 2 === 0 && h === 'X-API-Key');
+    const profile = await miniTarget({ message: (conn, msg, raw) => (canonical(conn.req) ? standard(conn, msg && raw ? msg : undefined) : conn.send({ method: 'error', message: 'invalid key', code: '50005', ...(typeof msg?.id === 'string' ? { id: msg.id } : {}), data: null })) });
+    const r = await runOne(profile, 'ws.handshake.header-case');
+    expect(r.outcome, line(r)).toBe('fail');
+    expect(r.violations.map((v) => v.received.split(':')[0])).toEqual(['key in "X-API-KEY"', 'key in "x-api-key"']);
+    expect(r.violations[0]!.received).toContain('accepted, then the subscribe answered {"method":"error","message":"invalid key","code":"50005"');
+    const clean = await runOne(await miniTarget({}), 'ws.handshake.header-case');
+    expect(clean.outcome, line(clean)).toBe('pass');
+  });
+});

@@ -42,6 +42,33 @@ describe('ws suite against each fault of the reference service', () => {
   it.concurrent.for(WS_FAULTS)('fault %s fails %j', async ([fault, ids], { expect: local }) => expectFaultFails('ws', fault, ids, local));
 });
 
+/**
+ * Checks of rules a broken service used to slip past, each with the fault that breaks its rule and
+ * what its violation must say (their clean passes are in the first describe, by id).
+ */
+const BLIND_SPOTS: readonly (readonly [string, string, RegExp])[] = [
+  ['ws.subscribe.unknown-among-known', 'subscribe-unknown-among-known-dropped', /the reply: method "subscribe" .*"code":"200"/],
+  ['ws.subscribe.pushes-every-pair', 'push-first-pair-only', /^no push for \S+ within \d+ ms of subscribing to .*, while its REST price moved$/m],
+  ['ws.unsubscribe.stops-several', 'unsubscribe-first-pair-only', /^\d+ push\(es\) for \S+ more than \d+ ms after the notice of an unsubscribe listing /m],
+  ['ws.notice.error-shape', 'notice-denied-shape', /keys\.whitelisted subscribing .*: id absent[\s\S]*keys\.cryptoOnly subscribing .*: data \{"reason"/],
+  ['ws.handshake.header-case', 'handshake-header-case-sensitive', /^key in "X-API-KEY": handshake refused: HTTP 401[\s\S]*^key in "x-api-key": handshake refused/m],
+  ['ws.subscribe.asset-types', 'entitlement-asset-type-partial', /^subscribe to Metal:\S+ with keys\.cryptoOnly answered .*"code":"200"/m],
+];
+
+describe('ws checks of rules a broken service used to slip past', () => {
+  it.concurrent.for(BLIND_SPOTS)('%s fails against fault %s, saying what broke', async ([id, fault, message], { expect: local }) => {
+    const server = await startSuiteServer('ws', fault);
+    try {
+      const r = (await runSuite(server, [id])).get(id);
+      local({ id: r?.id, outcome: r?.outcome }, describeResult(r)).toEqual({ id, outcome: 'fail' });
+      local(r!.violations.map((v) => v.received).join('\n')).toMatch(message);
+    } finally {
+      await server.close();
+    }
+  });
+
+});
+
 describe('ws checks sharing a key allowance', () => {
   it('measures keys.primary\'s allowance while a slow check holds one of its connections', async () => {
     const server = await startSuiteServer('ws');

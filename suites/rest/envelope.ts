@@ -2,12 +2,15 @@
 import type { Check, CheckContext } from '../../src/check.ts';
 import type { RestExchange } from '../../src/transports/rest.ts';
 import { PATHS, QUERY, REST_STATUSES_WITH_DATA, STATUS } from '../../src/spec.ts';
-import { body, clause, expectStatus, restCheck, shown } from './support.ts';
+import { assetTypeOf, body, clause, expectStatus, pairPerAssetType, restCheck, shown } from './support.ts';
+import { INVALID_PARAMS } from './pairs.ts';
 
 /** A path under /v1 that no version of the spec names. */
 export const UNKNOWN_ENDPOINT = '/v1/conform-no-such-endpoint';
 /** A well-formed pair code that no catalogue holds. */
 export const UNKNOWN_PAIR = 'Crypto:ALL:CONFORMNOSUCH/USD';
+/** A key no target issues. */
+const INVALID_KEY = 'conform-invalid-key-for-envelope-0000';
 
 /** Requests whose answers are errors by the spec, each with what it sends. */
 async function errorAnswers(ctx: CheckContext): Promise<[string, RestExchange][]> {
@@ -17,6 +20,25 @@ async function errorAnswers(ctx: CheckContext): Promise<[string, RestExchange][]
     ['GET /v1/price without code', await ctx.rest.get({ path: PATHS.price })],
     [`GET ${UNKNOWN_ENDPOINT}`, await ctx.rest.get({ path: UNKNOWN_ENDPOINT })],
   ];
+}
+
+/**
+ * The other errors the suite provokes: an invalid key, each invalid page/per_page of /v1/pairs, and
+ * with the profile's keys a suspended key, another asset type and a pair outside a whitelist.
+ */
+async function moreErrorAnswers(ctx: CheckContext): Promise<[string, RestExchange][]> {
+  const out: [string, RestExchange][] = [['GET /v1/pairs with an invalid key', await ctx.rest.get({ path: PATHS.pairs, key: INVALID_KEY })]];
+  for (const c of INVALID_PARAMS) out.push([`GET /v1/pairs?${c.param}=${c.value}`, await ctx.rest.get({ path: PATHS.pairs, query: { [c.param]: c.value } })]);
+  const { suspended, cryptoOnly, whitelisted } = ctx.profile.keys;
+  if (suspended) out.push(['GET /v1/pairs with keys.suspended', await ctx.rest.get({ path: PATHS.pairs, key: suspended.key })]);
+  if (!cryptoOnly && !whitelisted) return out;
+  const sample = (await pairPerAssetType(ctx)).map((p) => p.code);
+  const price = (code: string, key: string): Promise<RestExchange> => ctx.rest.get({ path: PATHS.price, query: { [QUERY.price.code]: code }, key });
+  const otherType = cryptoOnly && sample.find((c) => !cryptoOnly.assetTypes.includes(assetTypeOf(c) ?? ''));
+  if (cryptoOnly && otherType) out.push([`GET /v1/price?code=${otherType} with keys.cryptoOnly`, await price(otherType, cryptoOnly.key)]);
+  const outside = whitelisted && sample.find((c) => !whitelisted.pairs.includes(c));
+  if (whitelisted && outside) out.push([`GET /v1/price?code=${outside} with keys.whitelisted`, await price(outside, whitelisted.key)]);
+  return out;
 }
 
 export const envelopeChecks: readonly Check[] = [
@@ -40,18 +62,21 @@ export const envelopeChecks: readonly Check[] = [
   }),
   restCheck({
     id: 'rest.envelope.error-shape',
-    clause: clause('REST envelope', 'data null on errors; message present on errors'),
-    title: 'requests the spec answers with an error: no key, unknown pair, no code, unknown endpoint',
-    expectation: 'each error envelope has data null and a message string',
+    clause: clause('REST envelope', 'status_number a string; data null on errors; message present on errors'),
+    title: 'every request the suite answers with an error: no key, an invalid key, unknown pair, no code, unknown endpoint, each invalid page/per_page of /v1/pairs, and with the profile\'s keys a suspended key, another asset type, a pair outside a whitelist',
+    expectation: 'each error envelope has status_number a string, data null and a message string',
     async run(ctx) {
       let errors = 0;
-      for (const [what, ex] of await errorAnswers(ctx)) {
+      for (const [what, ex] of [...await errorAnswers(ctx), ...await moreErrorAnswers(ctx)]) {
         const b = body(ex);
         const status = b?.status_number;
-        if (typeof status !== 'string' || (REST_STATUSES_WITH_DATA as readonly string[]).includes(status)) { ctx.note(`${what}: not an error answer (${shown(ex)}), left to its own check`); continue; }
+        // A number is read as the status it spells, so that its type is judged here too.
+        const spelled = typeof status === 'number' ? String(status) : status;
+        if (typeof spelled !== 'string' || (REST_STATUSES_WITH_DATA as readonly string[]).includes(spelled)) { ctx.note(`${what}: not an error answer (${shown(ex)}), left to its own check`); continue; }
         errors++;
-        if (b!.data !== null) ctx.violation({ received: `${what}: status_number ${status} with data ${JSON.stringify(b!.data)?.slice(0, 120)}`, expected: `${what}: data null on an error` });
-        if (typeof b!.message !== 'string') ctx.violation({ received: `${what}: status_number ${status} with message ${JSON.stringify(b!.message)}`, expected: `${what}: a message string on an error` });
+        if (typeof status !== 'string') ctx.violation({ received: `${what}: status_number ${JSON.stringify(status)}, a JSON number`, expected: `${what}: status_number a string` });
+        if (b!.data !== null) ctx.violation({ received: `${what}: status_number ${spelled} with data ${JSON.stringify(b!.data)?.slice(0, 120)}`, expected: `${what}: data null on an error` });
+        if (typeof b!.message !== 'string') ctx.violation({ received: `${what}: status_number ${spelled} with message ${JSON.stringify(b!.message)}`, expected: `${what}: a message string on an error` });
       }
       if (errors === 0) ctx.skip('no request was answered with an error status_number');
     },

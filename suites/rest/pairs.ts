@@ -1,7 +1,7 @@
 /** GET /v1/pairs: schema, pagination, filters, code form (spec: GET /v1/pairs; Pair code; Pair record). */
 import type { Check } from '../../src/check.ts';
 import { LIMITS, parsePairCode, PATHS, QUERY, STATUS } from '../../src/spec.ts';
-import { assetTypeOf, catalogue, clause, expectStatus, pageOrEnd, pairsPage, restCheck, statusOf } from './support.ts';
+import { assetTypeOf, body, catalogue, clause, expectStatus, pageOrEnd, pairsPage, restCheck, statusOf } from './support.ts';
 
 const { page: PAGE, perPage: PER_PAGE, type: TYPE, code: CODE } = QUERY.pairs;
 const codes = (data: readonly { code: string }[]): string[] => data.map((p) => p.code);
@@ -51,6 +51,25 @@ export const pairsChecks: readonly Check[] = [
       const explicit = codes((await pairsPage(ctx, { [PAGE]: String(LIMITS.defaultPage), [PER_PAGE]: String(LIMITS.defaultPerPage) })).data);
       if (bare.length > LIMITS.defaultPerPage) ctx.violation({ received: `${PAIRS}: ${bare.length} pairs`, expected: `at most ${LIMITS.defaultPerPage} pairs (per_page default 10)` });
       if (bare.join() !== explicit.join()) ctx.violation({ received: `no parameters: [${bare.join(', ')}]; page=1&per_page=10: [${explicit.join(', ')}]`, expected: 'the same pairs: the defaults are page 1 and per_page 10' });
+    },
+  }),
+  restCheck({
+    id: 'rest.pairs.page-default-size',
+    tags: ['pagination'],
+    clause: clause('GET /v1/pairs', `per_page default ${LIMITS.defaultPerPage}, also when page is given`),
+    title: `${PAIRS}?page=1 and ?page=2 without per_page, each beside the same page with per_page=${LIMITS.defaultPerPage}`,
+    expectation: `each page holds the same pairs as with per_page=${LIMITS.defaultPerPage}`,
+    async run(ctx) {
+      const size = String(LIMITS.defaultPerPage);
+      // Page 2 exists only past the default size; a page past the end may be empty or 50004 (not shown).
+      const second = body(await ctx.rest.get({ path: PATHS.pairs, query: { [PAGE]: '2', [PER_PAGE]: size } }));
+      if (second?.status_number !== STATUS.OK || !Array.isArray(second.data) || second.data.length === 0) ctx.skip(`${PAIRS}?page=2&per_page=${size} lists no pair: the catalogue holds ${size} pairs or fewer`);
+      const sort = (l: string[]): string => [...l].sort().join(', ');
+      for (const page of ['1', '2']) {
+        const bare = codes((await pairsPage(ctx, { [PAGE]: page })).data);
+        const explicit = codes((await pairsPage(ctx, { [PAGE]: page, [PER_PAGE]: size })).data);
+        if (sort(bare) !== sort(explicit)) ctx.violation({ received: `page=${page}: ${bare.length} pairs [${bare.join(', ')}]; page=${page}&per_page=${size}: ${explicit.length} pairs [${explicit.join(', ')}]`, expected: `the same pairs: without per_page, page ${page} has the default size ${size}` });
+      }
     },
   }),
   restCheck({

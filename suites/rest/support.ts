@@ -1,7 +1,7 @@
 /** What the REST checks share: envelope reading, status expectations, catalogue walks. */
 import type { Check, CheckContext, SpecClause, Tag } from '../../src/check.ts';
 import type { RestExchange, RestRequest } from '../../src/transports/rest.ts';
-import { LIMITS, parsePairCode, PATHS, QUERY, STATUS } from '../../src/spec.ts';
+import { KNOWN_ASSET_TYPES, LIMITS, parsePairCode, PATHS, QUERY, STATUS } from '../../src/spec.ts';
 import { preview } from '../../src/validator.ts';
 
 export type Json = Record<string, unknown>;
@@ -112,6 +112,22 @@ export function onePerAssetType(pairs: readonly PairRecord[], exclude: readonly 
     if (t && !seen.has(t) && !exclude.includes(p.code)) seen.set(t, p);
   }
   return [...seen.values()];
+}
+
+/**
+ * One pair of each asset type the primary key lists, leaving out the profile's special pairs: the
+ * first of each type in a bounded catalogue walk, then, for each type the spec names that the walk
+ * did not reach (a large catalogue may list one type for pages), the first of `?type=`.
+ */
+export async function pairPerAssetType(ctx: CheckContext): Promise<PairRecord[]> {
+  const skip = specialPairs(ctx);
+  const found = onePerAssetType(await catalogue(ctx), skip);
+  for (const type of KNOWN_ASSET_TYPES) {
+    if (found.some((p) => assetTypeOf(p.code) === type)) continue;
+    const first = (await pairsPage(ctx, { [QUERY.pairs.type]: type })).data.find((p) => assetTypeOf(p.code) === type && !skip.includes(p.code));
+    if (first) found.push(first);
+  }
+  return found;
 }
 
 /** Codes of the profile's named pairs (stale, inactive, …), which answer other statuses by design; `sample` is not one. */

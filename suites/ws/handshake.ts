@@ -5,7 +5,8 @@
 import type { Check, CheckContext } from '../../src/check.ts';
 import { METHOD, STATUS } from '../../src/spec.ts';
 import { isNotice, jsonObject, type Refusal } from '../../src/transports/stream.ts';
-import { ask, describeRefusal, refusalStatus, streamPairs, subscribe, tryOpen, UNKNOWN_PAIR } from './support.ts';
+import { ask, describeRefusal, needPairs, refusalStatus, streamPairs, subscribe, tryOpen, UNKNOWN_PAIR } from './support.ts';
+import { HEADER_CASES } from '../rest/auth.ts';
 
 /** How long an accepted connection is given to send an unsolicited notice before the first request. */
 const UNSOLICITED_WAIT_MS = 200;
@@ -77,6 +78,26 @@ export const handshakeChecks: readonly Check[] = [
     tags: ['ws', 'handshake', 'auth', 'entitlements'],
     needs: ['ws', 'keys.noStream'],
     run: (ctx) => refusedOrNotice(ctx, ctx.profile.keys.noStream!.key, STATUS.ACCESS_DENIED, 'the noStream key'),
+  },
+  {
+    id: 'ws.handshake.header-case',
+    clause: clause('1. every WebSocket connection is authenticated with the key in X-API-Key (also written X-API-KEY); header names are case-insensitive'),
+    title: `opens a connection with the primary key in each spelling of the header (${HEADER_CASES.map((c) => c.header).join(', ')}), one at a time, closing each before the next, and subscribes on each`,
+    expectation: 'each handshake is accepted and its subscribe succeeds (code "200"): no 50005, in the handshake or after it',
+    severity: 'must',
+    tags: ['ws', 'handshake', 'auth'],
+    needs: ['ws'],
+    async run(ctx) {
+      const pairs = await needPairs(ctx, 1);
+      for (const { header } of HEADER_CASES) {
+        const result = await tryOpen(ctx, { keyHeader: header });
+        if (!result.ok) { ctx.violation({ received: `key in "${header}": ${describeRefusal(result)}`, expected: `the primary key is accepted in "${header}" (header names are case-insensitive)` }); continue; }
+        // A target may check the key after connecting (Authentication 4), so the first request is the proof.
+        const notice = await ask(ctx, result.session, subscribe(pairs, 'conform-header-case'), `the subscribe with the key in "${header}" answered with code "200"`);
+        if (String(notice.code) !== STATUS.OK) ctx.violation({ received: `key in "${header}": accepted, then the subscribe answered ${JSON.stringify(notice)}`, expected: `the key in "${header}" authenticates the connection: the subscribe succeeds` });
+        await result.session.close();
+      }
+    },
   },
   {
     id: 'ws.handshake.error-body',

@@ -7,6 +7,7 @@ import { keepaliveChecks } from './keepalive.ts';
 import { handshakeChecks } from './handshake.ts';
 import { limitChecks } from './limits.ts';
 import { subscribeChecks } from './subscribe.ts';
+import { errorNoticeChecks } from './error-notices.ts';
 import { pushChecks } from './push.ts';
 import { unsubscribeChecks } from './unsubscribe.ts';
 import { pingChecks } from './ping.ts';
@@ -17,6 +18,7 @@ export const wsChecks: readonly Check[] = [
   ...handshakeChecks,
   ...limitChecks,
   ...subscribeChecks,
+  ...errorNoticeChecks,
   ...pushChecks,
   ...unsubscribeChecks,
   ...pingChecks,

@@ -6,7 +6,8 @@ import type { Check, CheckContext } from '../../src/check.ts';
 import { KNOWN_ASSET_TYPES, LIMITS, METHOD, STATUS, TEXT, pairNotFoundMessage, parsePairCode } from '../../src/spec.ts';
 import { isNotice, isPush, jsonObject, type JsonObject, type StreamSession } from '../../src/transports/stream.ts';
 import {
-  MAX_WATCH_MS, STOP_CHECK_TIMEOUT_MS, UNKNOWN_PAIR, WAIT, answers, watchMs, ask, isSilence, sendOrFail, awaitPushes, expectNotice, needLivePairs, needPairs, noPushes, openSession, until, pause, streamPairs, subscribe, subscribeOk, unsubscribe,
+  MAX_WATCH_MS, STOP_CHECK_TIMEOUT_MS, UNKNOWN_PAIR, WAIT, answers, watchMs, ask, isSilence, sendOrFail, awaitPushes, expectNotice, needLivePairs, needPairs, noPushes, openSession, pairsByAccess, restQuotes, unpushedMoves, until, pause, streamPairs, subscribe, subscribeOk, unsubscribe,
+  type NoticeExpectation,
 } from './support.ts';
 
 const subscribeClause = (rule: string) => ({ section: 'Method subscribe', rule });
@@ -24,8 +25,8 @@ interface ErrorCase {
   key?: (ctx: CheckContext) => string;
   /** What to send: a JSON message, or raw text. */
   build(ctx: CheckContext): Promise<JsonObject | string>;
-  /** A fixed `message` the spec requires. */
-  message?: (sent: JsonObject | string) => string;
+  /** The `message` the spec requires: a fixed text, or a rule with its description. */
+  message?: (sent: JsonObject | string) => NonNullable<NoticeExpectation['message']>;
   /** A step before the request (e.g. a subscribe that must succeed). */
   before?: (ctx: CheckContext, session: StreamSession) => Promise<void>;
 }
@@ -94,6 +95,14 @@ const ERROR_CASES: ErrorCase[] = [
     message: () => pairNotFoundMessage(UNKNOWN_PAIR),
   },
   {
+    id: 'ws.subscribe.unknown-among-known',
+    clause: { section: 'States and transitions', rule: 'subscribe succeeds only when all pairs are valid; a pair unknown: error notice 50104 (`pair not found: <pair_code>`)' },
+    title: `subscribes to two known pairs and, listed last, the unknown pair ${UNKNOWN_PAIR}`,
+    code: STATUS.PAIR_NOT_FOUND, needs: ['ws'],
+    build: async (ctx) => subscribe([...await needPairs(ctx, 2), UNKNOWN_PAIR], 'conform-known-and-unknown'),
+    message: () => ({ test: (m: string) => m.includes(UNKNOWN_PAIR), describe: `naming the unknown pair ${UNKNOWN_PAIR}` }),
+  },
+  {
     id: 'ws.subscribe.inactive-pair',
     clause: codesClause('50104 when the pair is inactive or suspended'),
     title: 'subscribes to pairs.inactive',
@@ -124,11 +133,13 @@ const ERROR_CASES: ErrorCase[] = [
   },
 ];
 
+const messageRule = (m: NonNullable<NoticeExpectation['message']>): string => (typeof m === 'string' ? '`pair not found: <code>`' : m.describe);
+
 const errorChecks: Check[] = ERROR_CASES.map((c): Check => ({
   id: c.id,
   clause: c.clause,
   title: c.title,
-  expectation: `an error notice: method "error", code "${c.code}"${c.message ? ', message `pair not found: <code>`' : ''}`,
+  expectation: `an error notice: method "error", code "${c.code}"${c.message ? `, message ${messageRule(c.message({}))}` : ''}`,
   severity: 'must',
   tags: c.tags ?? ['ws', 'session'],
   needs: c.needs,
@@ -141,9 +152,12 @@ const errorChecks: Check[] = ERROR_CASES.map((c): Check => ({
   },
 }));
 
-const byPair = (pairs: string[]): string => pairs.join(', ');
+const byPair = (pairs: readonly string[]): string => pairs.join(', ');
 /** Open pairs ws.subscribe.pushes-start subscribes to. */
 const PUSH_START_PAIRS = 3;
+/** Pairs ws.subscribe.pushes-every-pair lists in one subscribe. */
+const EVERY_PAIR_COUNT = 3;
+
 
 export const subscribeChecks: readonly Check[] = [
   {
@@ -206,6 +220,30 @@ export const subscribeChecks: readonly Check[] = [
     },
   },
   {
+    id: 'ws.subscribe.pushes-every-pair',
+    clause: { section: 'Events', rule: 'a push data frame is sent when price data is available for a subscribed pair: every pair of the subscription, not only the first' },
+    title: `subscribes to ${EVERY_PAIR_COUNT} live pairs in one request and waits for pushes of each`,
+    expectation: `a push for every listed pair; a pair without one whose REST price moved meanwhile fails (given ${WAIT.pushMs} ms more), one whose price did not move cannot be judged`,
+    severity: 'must',
+    tags: ['ws', 'session', 'push'],
+    needs: ['ws'],
+    async run(ctx) {
+      const pairs = await needLivePairs(ctx, EVERY_PAIR_COUNT, 2);
+      const session = await openSession(ctx);
+      await subscribeOk(ctx, session, pairs, 'conform-every-pair');
+      const from = ctx.stream.now();
+      const before = await restQuotes(ctx, pairs);
+      await Promise.all(pairs.map((p) => awaitPushes(session, p, 1, 0, WAIT.pushMs)));
+      if (session.pushes().length === 0) noPushes(ctx, `subscribed to ${byPair(pairs)}`);
+      const { missed, quiet } = await unpushedMoves(ctx, session, pairs, before, 0);
+      ctx.note(`pushed: ${byPair(pairs.filter((p) => session.pushes({ pair: p }).length > 0))}`);
+      for (const pair of missed) {
+        ctx.violation({ received: `no push for ${pair} within ${Math.round(ctx.stream.now() - from)} ms of subscribing to ${byPair(pairs)}, while its REST price moved`, expected: `pushes for every subscribed pair, ${pair} included` });
+      }
+      if (missed.length === 0 && quiet.length > 0) ctx.skip(`no push for ${byPair(quiet)} and ${quiet.length === 1 ? 'its REST price' : 'their REST prices'} did not move within the wait, so whether ${quiet.length === 1 ? 'it is' : 'they are'} pushed cannot be judged`);
+    },
+  },
+  {
     id: 'ws.subscribe.replaces',
     clause: { section: 'States and transitions', rule: 'a subscribe while subscribed: subscribed to exactly the newly listed pairs; the earlier set is replaced' },
     title: 'subscribes to pair A, waits for two of its pushes, then subscribes to pair B only',
@@ -248,6 +286,30 @@ export const subscribeChecks: readonly Check[] = [
     },
   },
   ...errorChecks,
+  {
+    id: 'ws.subscribe.asset-types',
+    clause: { section: 'Authentication', rule: '4, 5. a key limited to asset types: a pair of another type yields 50109; the data it reads depends on the key' },
+    title: 'with keys.cryptoOnly, subscribes to one pair of every asset type in the catalogue, one request each',
+    expectation: 'every other asset type answered with an error notice, code "50109"; a pair of the key\'s own types answered with success (code "200")',
+    severity: 'must',
+    tags: ['ws', 'session', 'entitlements'],
+    needs: ['ws', 'keys.cryptoOnly'],
+    async run(ctx) {
+      const limited = ctx.profile.keys.cryptoOnly!;
+      const { own, other } = await pairsByAccess(ctx, limited.assetTypes);
+      if (other.length === 0) ctx.skip(`the primary key lists no pair outside ${limited.assetTypes.join(', ')}`);
+      const session = await openSession(ctx, { key: limited.key });
+      for (const [i, code] of other.entries()) {
+        const notice = await ask(ctx, session, subscribe([code], `conform-other-type-${i}`), `code "${STATUS.ASSET_TYPE_DENIED}" for ${code}`);
+        if (String(notice.code) !== STATUS.ASSET_TYPE_DENIED) ctx.violation({ received: `subscribe to ${code} with keys.cryptoOnly answered ${JSON.stringify(notice)}`, expected: `an error notice, code "${STATUS.ASSET_TYPE_DENIED}": the key reads only ${limited.assetTypes.join(', ')}` });
+      }
+      // Last, so that whether a failed subscribe keeps the previous set (not stated) does not matter.
+      for (const [i, code] of own.entries()) {
+        const notice = await ask(ctx, session, subscribe([code], `conform-own-type-${i}`), `code "${STATUS.OK}" for ${code}`);
+        if (String(notice.code) !== STATUS.OK) ctx.violation({ received: `subscribe to ${code} with keys.cryptoOnly answered ${JSON.stringify(notice)}`, expected: `success (code "${STATUS.OK}"): ${code} is of an asset type the key reads` });
+      }
+    },
+  },
   {
     id: 'ws.notice.id-echo',
     clause: subscribeClause('id: client identifier, echoed in the reply (success and error)'),

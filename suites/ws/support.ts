@@ -4,6 +4,7 @@
  * spec requires. A target that does not answer breaks a rule (fail); a harness that breaks is an error.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Decimal } from 'decimal.js';
 import type { CheckContext } from '../../src/check.ts';
 import { keepAliveTiming } from '../../src/profile.ts';
 import { NOTHING_TO_JUDGE } from '../../src/coverage.ts';
@@ -12,6 +13,8 @@ import {
   StreamError, isNotice, isPush, jsonObject,
   type CloseInfo, type InboundFrame, type JsonObject, type OpenOptions, type OpenResult, type Refusal, type StreamSession,
 } from '../../src/transports/stream.ts';
+import { places } from './rules.ts';
+import { pairPerAssetType } from '../rest/support.ts';
 
 /** Waits of the suite, ms. The spec shows no push interval, so these are generous for a live service. */
 export const WAIT = {
@@ -226,6 +229,65 @@ export async function until(ctx: CheckContext, atMs: number): Promise<void> {
 }
 
 /**
+ * A pair's REST price as one comparable value: ask, bid and price as numbers (so "1.50" and "1.5"
+ * agree, whatever decimals a channel prints), or undefined when the read carries no price.
+ */
+export async function restQuote(ctx: CheckContext, pair: string): Promise<string | undefined> {
+  const res = await ctx.rest.get({ path: PATHS.price, query: { [QUERY.price.code]: pair } });
+  const data = (res.json as { data?: unknown } | undefined)?.data as Record<string, unknown> | null | undefined;
+  if (!data || typeof data !== 'object') return undefined;
+  const parts = [data.ask, data.bid, data.price].map((v) => (places(v) === undefined ? undefined : new Decimal(v as string).toString()));
+  return parts.includes(undefined) ? undefined : parts.join(' ');
+}
+
+/** REST quotes of several pairs, read one after the other. */
+export async function restQuotes(ctx: CheckContext, pairs: readonly string[]): Promise<Map<string, string | undefined>> {
+  const out = new Map<string, string | undefined>();
+  for (const pair of pairs) out.set(pair, await restQuote(ctx, pair));
+  return out;
+}
+
+/** How often movedWithin reads REST prices again. */
+const MOVE_POLL_MS = 250;
+
+/**
+ * The `pairs` whose REST price moved away from `before` within `ms`, reading them again every
+ * MOVE_POLL_MS until all have moved or the time is up. Pushes may wait for a change (on-change
+ * services), so a pair only shows whether it is still pushed once its price has moved.
+ */
+export async function movedWithin(ctx: CheckContext, pairs: readonly string[], before: ReadonlyMap<string, string | undefined>, ms: number): Promise<string[]> {
+  const moved = new Set<string>();
+  const end = ctx.stream.now() + ms;
+  for (;;) {
+    for (const p of pairs) {
+      if (moved.has(p) || before.get(p) === undefined) continue;
+      const now = await restQuote(ctx, p);
+      if (now !== undefined && now !== before.get(p)) moved.add(p);
+    }
+    if (moved.size === pairs.length || ctx.stream.now() >= end) return pairs.filter((p) => moved.has(p));
+    await pause(MOVE_POLL_MS, ctx);
+  }
+}
+
+/**
+ * Sorts the `pairs` that sent no push since `sinceMs` into those whose price moved and those that
+ * stayed quiet. The spec shows no push interval or trigger, so silence alone proves nothing: each
+ * silent pair is read on REST again, and one whose price moved since `before` is given another
+ * WAIT.pushMs (a slow cadence may batch the change) before it counts as `missed`. A pair whose price
+ * did not move, or could not be read, is `quiet`: nothing to judge.
+ */
+export async function unpushedMoves(ctx: CheckContext, session: StreamSession, pairs: readonly string[], before: ReadonlyMap<string, string | undefined>, sinceMs: number): Promise<{ missed: string[]; quiet: string[] }> {
+  const silent = pairs.filter((p) => session.pushes({ pair: p, sinceMs }).length === 0);
+  const after = await restQuotes(ctx, silent);
+  const moved = silent.filter((p) => before.get(p) !== undefined && after.get(p) !== undefined && before.get(p) !== after.get(p));
+  await Promise.all(moved.map((p) => awaitPushes(session, p, 1, sinceMs, WAIT.pushMs)));
+  return {
+    missed: moved.filter((p) => session.pushes({ pair: p, sinceMs }).length === 0),
+    quiet: silent.filter((p) => !moved.includes(p)),
+  };
+}
+
+/**
  * Ends a check whose rule is about pushes when none arrived: nothing to judge, and the missing
  * pushes are ws.subscribe.pushes-start's failure, reported there once.
  */
@@ -320,6 +382,16 @@ export async function needPairs(ctx: CheckContext, count: number, options: { ass
 
 /** A well-formed pair code that no catalogue carries. */
 export const UNKNOWN_PAIR = 'Crypto:ALL:CONFORMNOSUCHPAIR/USD';
+
+/**
+ * One pair of each asset type in the primary key's catalogue, as codes of the key's own types and
+ * of the others; the profile's special pairs (stale, inactive…) are left out.
+ */
+export async function pairsByAccess(ctx: CheckContext, allowed: readonly string[]): Promise<{ own: string[]; other: string[] }> {
+  const sample = (await pairPerAssetType(ctx)).map((p) => p.code);
+  const isOwn = (code: string): boolean => allowed.includes(parsePairCode(code)?.assetType ?? '');
+  return { own: sample.filter(isOwn), other: sample.filter((c) => !isOwn(c)) };
+}
 
 /**
  * Up to `count` pairs whose REST price says the market is open (status 200, market.open true):
