@@ -39,7 +39,6 @@ export function buildProfile(config: ReferenceConfig, restUrl: string, wsUrl: st
   }
   if (keys[UNKNOWN_KEY_NAME] === undefined && !names.some((n) => config.keys[n]!.key === UNKNOWN_KEY_VALUE)) keys[UNKNOWN_KEY_NAME] = { key: UNKNOWN_KEY_VALUE };
   // The named cases of the profile need their exact fields.
-  if (keys.limited && typeof keys.limited.connections !== 'number') delete keys.limited;
   if (keys.cryptoOnly && !Array.isArray(keys.cryptoOnly.assetTypes)) delete keys.cryptoOnly;
   if (keys.whitelisted && !Array.isArray(keys.whitelisted.pairs)) delete keys.whitelisted;
 
