@@ -50,6 +50,8 @@ export class KeyPool {
   /** Slots given back but not yet lent again: the target may still count them for `cooldownMs`. */
   private cooling = 0;
   private frozen = false;
+  /** Opens of lent slots in flight (possibly waiting out a 50009): not yet counted by the target. */
+  private opening = 0;
   private closes = 0;
   /** When connections of this key closed, oldest first; only the last RELEASE_WAIT_MS are kept. */
   private recentCloses: number[] = [];
@@ -100,7 +102,7 @@ export class KeyPool {
     const timer = setTimeout(() => {
       this.coolTimers.delete(timer);
       this.cooling -= n;
-      if (this.cooling === 0) for (const done of this.coolWaiters) done();
+      this.notifySettled();
       this.pump();
     }, this.cooldownMs);
     this.coolTimers.add(timer);
@@ -153,9 +155,22 @@ export class KeyPool {
     });
   }
 
-  /** Resolves when no released slot is cooling down. */
+  /**
+   * An open of a lent slot starts or ends. While one is in flight the target's count and ours
+   * disagree (it may be waiting out a slot not yet freed), so a limit check does not measure then.
+   */
+  opened(starting: boolean): void {
+    this.opening += starting ? 1 : -1;
+    this.notifySettled();
+  }
+
+  private notifySettled(): void {
+    if (this.cooling === 0 && this.opening === 0) for (const done of this.coolWaiters) done();
+  }
+
+  /** Resolves when no released slot is cooling down and no lent slot is still being opened. */
   private settled(signal: AbortSignal): Promise<void> {
-    if (this.cooling === 0) return Promise.resolve();
+    if (this.cooling === 0 && this.opening === 0) return Promise.resolve();
     return new Promise((resolve, reject) => {
       const done = (): void => { this.coolWaiters.delete(done); signal.removeEventListener('abort', onAbort); resolve(); };
       const onAbort = (): void => { this.coolWaiters.delete(done); this.holdProcess(); reject(new StreamError('CONFORM_ABORTED', 'aborted while waiting for closed connections of the key to be freed')); };
@@ -456,10 +471,13 @@ export class CheckLoans implements ConnectionBudgetView {
     }
     let result: OpenResult & { waitedOut?: number };
     try {
+      if (within) pool.opened(true);
       result = within ? await openWaitingOut(inner, options, this.options.signal, this.options.note) : await inner.open(options);
     } catch (err) {
       give(false);
       throw err;
+    } finally {
+      if (within) pool.opened(false);
     }
     if (result.waitedOut && result.ok) pool.learn();
     if (!result.ok) { give(false); return result; }
