@@ -5,6 +5,7 @@
  */
 import diagnostics_channel from 'node:diagnostics_channel';
 import type { Socket } from 'node:net';
+import { expect } from 'vitest';
 
 /** The size of one socket read (libuv's read buffer): a reader that stops at a limit may hold this much past it. */
 export const READ_CHUNK = 64 * 1024;
@@ -26,4 +27,12 @@ export function watchClientReads(): ClientReads {
       return sockets.map((s) => s.bytesRead);
     },
   };
+}
+
+/** Asserts that exactly one socket was opened and it read `upTo` bytes, plus at most one socket read past them. */
+export async function expectOneSocketReadTo(reads: ClientReads, upTo: number): Promise<void> {
+  const [read, ...others] = await reads.closed();
+  expect(others).toEqual([]);
+  expect(read).toBeGreaterThanOrEqual(upTo);
+  expect(read).toBeLessThanOrEqual(upTo + READ_CHUNK);
 }
