@@ -108,14 +108,14 @@ describe('WireSocket: the load workers\' WebSocket client', () => {
   });
 
   it('closes with the code it sends; the server sees that code', async () => {
-    let serverSaw = 0;
-    const url = await wsServer((socket) => socket.on('close', (code) => { serverSaw = code; }));
+    let serverSaw!: (code: number) => void;
+    const serverClosed = new Promise<number>((resolve) => { serverSaw = resolve; });
+    const url = await wsServer((socket) => socket.on('close', (code) => serverSaw(code)));
     const seen = connect(url);
     await seen.opened;
     seen.socket.close(1000);
     expect(await seen.closed).toBe(1000);
-    await sleep(50);
-    expect(serverSaw).toBe(1000);
+    expect(await serverClosed).toBe(1000);
     expect(seen.socket.state).toBe('closed');
   });
 
