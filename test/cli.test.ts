@@ -71,12 +71,29 @@ describe('conform CLI', () => {
     for (const f of await readdir(out)) outputs.push(await readFile(path.join(out, f), 'utf8'));
   });
 
-  it('reruns only what failed with --rerun-failed, and lists changes against --baseline with --fail-on-change', async () => {
+  it('reruns exactly the checks that failed or errored with --rerun-failed, and lists changes against --baseline with --fail-on-change', async () => {
+    type Past = { results: { id: string; outcome: string }[] };
+    const readReport = async (sub: string): Promise<Past> => JSON.parse(await readFile(path.join(dir, sub, 'conform-report.json'), 'utf8'));
+    const ranIds = async (sub: string): Promise<string[]> => (await readReport(sub)).results.map((x) => x.id).sort();
+
     const rerun = keep(await conform(['--profile', path.join(dir, 'faulty.json'), '--rerun-failed', path.join(dir, 'faulty', 'conform-report.json'), '--report', 'json', '--out', path.join(dir, 'rerun')]));
     expect(rerun.code).toBe(1);
-    const ids = JSON.parse(await readFile(path.join(dir, 'rerun', 'conform-report.json'), 'utf8')).results.map((x: { id: string }) => x.id);
-    expect(ids).toContain('rest.price.mid');
-    expect(ids.every((id: string) => id.startsWith('rest.price'))).toBe(true);
+    const faultyFailed = (await readReport('faulty')).results.filter((x) => x.outcome === 'fail').map((x) => x.id).sort();
+    expect(faultyFailed).toContain('rest.price.mid');
+    expect(await ranIds('rerun')).toEqual(faultyFailed);
+
+    // A past report with a few failures and an error scattered among many passes, siblings of
+    // each failed id passing: the rerun runs those ids and no neighbour sharing their prefix.
+    const past = await readReport('clean');
+    const passed = past.results.filter((x) => x.outcome === 'pass').map((x) => x.id);
+    expect(passed.length).toBeGreaterThan(20);
+    const picked = [passed[1]!, passed[Math.floor(passed.length / 2)]!, passed[passed.length - 2]!];
+    const marked = { ...past, results: past.results.map((x) => (picked.includes(x.id) ? { ...x, outcome: x.id === picked[2] ? 'error' : 'fail' } : x)) };
+    const markedFile = path.join(dir, 'marked-report.json');
+    await writeFile(markedFile, JSON.stringify(marked));
+    const some = keep(await conform(['--profile', path.join(dir, 'clean.json'), '--rerun-failed', markedFile, '--report', 'json', '--out', path.join(dir, 'rerun-some')]));
+    expect(some.code).toBe(0);
+    expect(await ranIds('rerun-some')).toEqual([...picked].sort());
 
     const nothing = keep(await conform(['--profile', path.join(dir, 'clean.json'), '--rerun-failed', path.join(dir, 'clean', 'conform-report.json')]));
     expect(nothing.code).toBe(0);

@@ -86,11 +86,20 @@ describe('keys against hostile targets', () => {
     });
   }
 
-  it('the checks that send the other keys of a profile had them echoed too', () => {
+  it('the checks that send the other keys of a profile had them echoed too, and each echo reached the report under its key\'s name', () => {
     const o = outcomes.get('echo-key (--profile, six keys)')!;
     const sent = o.keys.filter((k) => o.target.stats.keysSeen?.has(k));
     // primary always; the others as far as the checks that use them ran against this target.
     expect(sent.length).toBeGreaterThan(1);
+    // Each profile key is `${o.key}-${name}`: the name is what the redaction labels it with.
+    // What came back from the target only, never what was sent: a response, a handshake's outcome, a frame in, a close reason.
+    const echoed = jsonReportOf(o.run)!.results.flatMap((r) => r.evidence).map((e) => {
+      if (e.kind === 'http') return JSON.stringify(e.response ?? '');
+      if (e.kind === 'ws-open') return e.outcome;
+      if (e.kind === 'frame') return e.direction === 'in' ? e.data : '';
+      return e.kind === 'close' ? e.reason : '';
+    });
+    for (const k of sent) expect(echoed.some((text) => text.includes(redactedLabel(k.slice(o.key.length + 1)))), k.slice(o.key.length + 1)).toBe(true);
   });
 
   it('the echo target really had the key to echo, over REST and the WebSocket handshake', () => {

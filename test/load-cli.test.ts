@@ -1,15 +1,13 @@
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import * as hdr from 'hdr-histogram-js';
 import { parseLoadArgs } from '../load/cli-command.ts';
 import { LoadUsageError } from '../load/options.ts';
 import { ThresholdError } from '../load/thresholds.ts';
 import { startKnownDelayServer } from './helpers/known-delay-server.ts';
 import { loadCli as cli } from './helpers/load-cli.ts';
-
-afterEach(() => vi.restoreAllMocks());
 
 describe('conform load: options', () => {
   it('turns argv into library options with units parsed', () => {
@@ -46,7 +44,7 @@ describe('conform load: exit codes', () => {
     const r = await cli(['load', 'fanout', '--threshold', 'latncy.p99<50']);
     expect(r.code).toBe(2);
     expect(r.err.trim().split('\n')).toHaveLength(1);
-    expect(r.err).toMatch(/unknown metric "latncy.p99"/);
+    expect(r.err).toMatch(/^conform: .*unknown metric "latncy.p99"/);
     expect(r.out).toBe('');
   });
 

@@ -108,34 +108,40 @@ describe('WireSocket: the load workers\' WebSocket client', () => {
   });
 
   it('closes with the code it sends; the server sees that code', async () => {
-    let serverSaw = 0;
-    const url = await wsServer((socket) => socket.on('close', (code) => { serverSaw = code; }));
+    let serverSaw!: (code: number) => void;
+    const serverClosed = new Promise<number>((resolve) => { serverSaw = resolve; });
+    const url = await wsServer((socket) => socket.on('close', (code) => serverSaw(code)));
     const seen = connect(url);
     await seen.opened;
     seen.socket.close(1000);
     expect(await seen.closed).toBe(1000);
-    await sleep(50);
-    expect(serverSaw).toBe(1000);
+    expect(await serverClosed).toBe(1000);
     expect(seen.socket.state).toBe('closed');
   });
 
-  it('reads frames split at any byte, frames that share a chunk, and frames sent in the handshake\'s own packet', async () => {
+  it('reads frames split at any byte, frames that share a chunk, and frames sent in the handshake\'s own packet, each timed no earlier than the write of the chunk that completed it', async () => {
     const texts = Array.from({ length: 12 }, (_, i) => `{"code":"P${i}","sent_at":${1000 + i}}`.repeat(1 + (i % 3) * 30));
-    const stream = Buffer.concat(texts.map((t) => textFrame(t)));
+    const frames = texts.map((t) => textFrame(t));
+    const stream = Buffer.concat(frames);
+    /** Each write of the stream: the offset it ends at and when (monoNow) it was handed to the socket. */
+    const writes: { end: number; t: number }[] = [];
     const server = await rawServer({
       onRequest: ({ socket, request, detach }) => {
         detach();
         socket.setNoDelay(true);
         // The 101 and the first frame in one write: the client finds the frame in the upgrade's head.
+        writes.push({ end: 3, t: monoNow() });
         socket.write(Buffer.concat([Buffer.from(switchingProtocols(request.headers['sec-websocket-key']!), 'latin1'), stream.subarray(0, 3)]));
         void (async () => {
           // Then pieces of 1, 2, 3 … bytes and one large piece holding several whole frames.
           let at = 3;
           for (let size = 1; at < stream.length / 2; size++) {
+            writes.push({ end: Math.min(at + size, stream.length), t: monoNow() });
             socket.write(stream.subarray(at, at + size));
             at += size;
             await sleep(2);
           }
+          writes.push({ end: stream.length, t: monoNow() });
           socket.write(stream.subarray(at));
         })();
       },
@@ -144,9 +150,14 @@ describe('WireSocket: the load workers\' WebSocket client', () => {
     const deadline = Date.now() + 5000;
     while (seen.messages.length < texts.length && Date.now() < deadline) await sleep(10);
     expect(seen.messages).toEqual(texts);
-    // The receipt time is the arrival of the chunk that completed the frame: never before the first.
+    // The receipt time is the arrival of the chunk that completed the frame, so never before that
+    // chunk was written (a frame timed at its first chunk would be earlier than its last write).
+    let frameEnd = 0;
+    const completedAt = frames.map((f) => { frameEnd += f.length; return writes.find((w) => w.end >= frameEnd)!.t; });
+    expect(new Set(completedAt).size).toBeGreaterThan(texts.length / 2);
+    seen.times.forEach((t, i) => expect(t, `frame ${i}`).toBeGreaterThanOrEqual(completedAt[i]!));
     expect([...seen.times].sort((a, b) => a - b)).toEqual(seen.times);
-    expect(seen.times[0]!).toBeLessThanOrEqual(monoNow());
+    expect(seen.times.at(-1)!).toBeLessThanOrEqual(monoNow());
   });
 
   it.each([

@@ -225,18 +225,24 @@ describe('reference stream: keep-alive', () => {
 });
 
 describe('reference stream: per-frame fan-out baseline', () => {
-  it('delivers the same text push frames with one send per frame as with batched writes', async () => {
-    const s = await startReferenceServer({ tickMs: 50, config: { fanOut: 'per-frame' } });
-    try {
-      const c = await open(s);
-      await subscribe(c, [BTC, EUR]);
-      const first = await c.next((f) => f.json?.code === BTC);
-      await c.next((f) => f.json?.code === EUR);
-      expect(Object.keys(first.json!)).toEqual(['code', 'ask', 'bid', 'price', 'last_updated', 'sent_at']);
-      expect(s.stats.framesWritten).toBeGreaterThanOrEqual(2);
-      await c.close();
-    } finally {
-      await s.close();
-    }
+  it('delivers each push as a text frame of one object, with the fields in the order the batched fan-out writes them', async () => {
+    /** The field lists of the first BTC and EUR pushes, each frame parsed on its own. */
+    const shapes = async (fanOut: 'per-frame' | 'batched'): Promise<{ keys: string[][]; framesWritten: number }> => {
+      const s = await startReferenceServer({ tickMs: 50, config: { fanOut } });
+      try {
+        const c = await open(s);
+        await subscribe(c, [BTC, EUR]);
+        const frames = [await c.next((f) => f.json?.code === BTC), await c.next((f) => f.json?.code === EUR)];
+        await c.close();
+        return { keys: frames.map((f) => Object.keys(JSON.parse(f.text) as object)), framesWritten: s.stats.framesWritten };
+      } finally {
+        await s.close();
+      }
+    };
+    const perFrame = await shapes('per-frame');
+    const batched = await shapes('batched');
+    expect(perFrame.keys[0]).toEqual(['code', 'ask', 'bid', 'price', 'last_updated', 'sent_at']);
+    expect(perFrame.keys).toEqual(batched.keys);
+    expect(perFrame.framesWritten).toBeGreaterThanOrEqual(2);
   });
 });

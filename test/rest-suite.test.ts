@@ -110,6 +110,8 @@ describe('REST checks of rules a broken service used to slip past', () => {
 interface Mutation {
   name: string;
   catches: readonly string[];
+  /** The rule each caught check must name: matched against a violation's "received | expected". */
+  violated: RegExp;
   request?: (req: http.IncomingMessage, url: URL, headers: Record<string, string>) => void;
   body?: (body: Record<string, unknown>, url: URL) => void;
 }
@@ -118,16 +120,19 @@ const MUTATIONS: readonly Mutation[] = [
   {
     name: 'invalid per_page answered as if absent',
     catches: ['rest.pairs.invalid-param.per-page-zero', 'rest.pairs.invalid-param.per-page-text'],
+    violated: /: HTTP 200 \{"status_number":"200".* \| GET \/v1\/pairs\?per_page=(0|ten): status_number "50004"$/,
     request: (_req, url) => { if (['0', 'ten'].includes(url.searchParams.get('per_page') ?? '')) url.searchParams.delete('per_page'); },
   },
   {
     name: 'pair records without name',
     catches: ['rest.pairs.schema'],
+    violated: /\/data\/\d+: must have required property "name"/,
     body: (b, url) => { if (url.pathname === '/v1/pairs' && Array.isArray(b.data)) for (const p of b.data) delete (p as Record<string, unknown>).name; },
   },
   {
     name: 'the key refused when sent as X-API-Key exactly',
     catches: ['rest.auth.header-case.canonical'],
+    violated: /with X-API-Key: HTTP 401 \{"status_number":"50005".* \| GET \/v1\/pairs with X-API-Key: status_number "200"$/,
     request: (req, _url, headers) => {
       const raw = req.rawHeaders.filter((_, i) => i % 2 === 0);
       if (raw.includes('X-API-Key')) delete headers['x-api-key'];
@@ -136,21 +141,25 @@ const MUTATIONS: readonly Mutation[] = [
   {
     name: 'every error status_number replaced by another',
     catches: restChecks.filter((c) => c.id.startsWith('rest.probe.') && c.id !== 'rest.probe.50009').map((c) => c.id),
+    violated: /: HTTP \d{3} \{"status_number":"5000[01]".* \| .*: status_number "5\d{4}"$/,
     body: (b) => { if (typeof b.status_number === 'string' && b.status_number !== '200') b.status_number = b.status_number === '50000' ? '50001' : '50000'; },
   },
   {
     name: 'a pair on the key\'s whitelist refused with 50010',
     catches: ['rest.entitlements.whitelist-price'],
+    violated: /Forex:ALL:EUR\/USD with keys\.whitelisted: HTTP 200 \{"status_number":"50010".* \| served, not refused: Forex:ALL:EUR\/USD is on the key's whitelist$/,
     body: (b, url) => { if (url.pathname === '/v1/price' && url.searchParams.get('code') === 'Forex:ALL:EUR/USD') { b.status_number = '50010'; b.data = null; } },
   },
   {
     name: 'a Crypto pair refused with 50109, whatever the key',
     catches: ['rest.entitlements.asset-types'],
+    violated: /with keys\.cryptoOnly: HTTP 200 \{"status_number":"50109".* \| served, not refused: Crypto is one of the key's asset types$/,
     body: (b, url) => { if (url.pathname === '/v1/price' && url.searchParams.get('code')?.startsWith('Crypto:')) { b.status_number = '50109'; b.data = null; } },
   },
   {
     name: '50006 answered with data filled',
     catches: ['rest.rate-limit'],
+    violated: /the 50006 answer: \/data: must be null/,
     body: (b) => { if (b.status_number === '50006') b.data = {}; },
   },
 ];
@@ -182,6 +191,18 @@ async function startProxy(upstream: string, m: Mutation): Promise<{ url: string;
 }
 
 describe('REST suite against a proxy that breaks one rule the faults do not', () => {
+  it('passes every one of these checks through the same proxy when it changes nothing', async () => {
+    const proxy = await startProxy(clean.restUrl, { name: 'identity', catches: [], violated: /^$/ });
+    try {
+      const ids = [...new Set(MUTATIONS.flatMap((m) => m.catches))];
+      const results = await run({ ...clean.profile, rest: proxy.url }, ids);
+      expect(results).toHaveLength(ids.length);
+      for (const r of results) expect({ id: r.id, outcome: r.outcome, reason: r.reason }).toEqual({ id: r.id, outcome: 'pass', reason: undefined });
+    } finally {
+      await proxy.close();
+    }
+  });
+
   for (const m of MUTATIONS) {
     it(`${m.name} fails ${m.catches.length > 3 ? `${m.catches.length} checks (${m.catches[0]} …)` : m.catches.join(', ')}`, async () => {
       const proxy = await startProxy(clean.restUrl, m);
@@ -189,6 +210,7 @@ describe('REST suite against a proxy that breaks one rule the faults do not', ()
         const results = await run({ ...clean.profile, rest: proxy.url }, m.catches);
         expect(results).toHaveLength(m.catches.length);
         for (const r of results) expect({ id: r.id, outcome: r.outcome }).toEqual({ id: r.id, outcome: 'fail' });
+        for (const r of results) expect(r.violations.some((v) => m.violated.test(`${v.received} | ${v.expected}`)), `${r.id}: ${JSON.stringify(r.violations)}`).toBe(true);
       } finally {
         await proxy.close();
       }

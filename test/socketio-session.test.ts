@@ -12,6 +12,8 @@ import { WebSocketServer } from 'ws';
 import type { Evidence } from '../src/check.ts';
 import { createSocketIoClient, socketIoTarget } from '../src/transports/socketio-session.ts';
 import { createStreamClient } from '../src/transports/ws-session.ts';
+import { MAX_REFUSAL_BODY } from '../src/transports/handshake-refusal.ts';
+import { expectOneSocketReadTo, watchClientReads } from './helpers/client-reads.ts';
 import { streamFactoryFor } from '../src/transports/stream-factory.ts';
 import { minimalProfile, parseProfile } from '../src/profile.ts';
 import { StreamError, isPush, type StreamClient, type StreamSession } from '../src/transports/stream.ts';
@@ -138,14 +140,17 @@ describe('socket.io session: handshake', () => {
     expect(evidence).toContainEqual(expect.objectContaining({ kind: 'ws-open', outcome: `refused: HTTP 401 ${body}` }));
   });
 
-  it('reads at most 64 KiB of a huge refusal body and stops the transfer', async () => {
+  it('reads a huge refusal body up to its 64 KiB limit, at most one read past it, and stops the transfer', async () => {
     let written = 0;
+    const head = 'HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: 52428800\r\n\r\n';
     const chunk = Buffer.alloc(64 * 1024, 0x61);
+    let peerClosed: Promise<unknown> | undefined;
     // Refuses with the headers of a 50 MB body and streams it as fast as the client reads.
     const huge = createServer();
     huge.on('upgrade', (_req, socket: NetSocket) => {
       socket.on('error', () => undefined);
-      socket.write('HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: 52428800\r\n\r\n');
+      peerClosed = new Promise((resolve) => socket.once('close', resolve));
+      socket.write(head);
       const pump = (): void => {
         while (written < 52_428_800 && !socket.destroyed) {
           written += chunk.length;
@@ -157,11 +162,14 @@ describe('socket.io session: handshake', () => {
     const port = await listen(huge);
     cleanups.push(() => new Promise<void>((r) => { huge.closeAllConnections(); huge.close(() => r()); }));
     const { stream } = client(`ws://127.0.0.1:${port}/socket.io/`);
+    const reads = watchClientReads();
     const result = await stream.open();
     expect(result).toMatchObject({ ok: false, status: 401, json: undefined });
-    if (!result.ok) expect(result.text.length).toBeGreaterThanOrEqual(64 * 1024);
-    await new Promise((r) => setTimeout(r, 100));
-    expect(written).toBeLessThan(10 * 1024 * 1024);
+    expect(result.ok === false && result.text.length).toBe(MAX_REFUSAL_BODY);
+    await expectOneSocketReadTo(reads, head.length + MAX_REFUSAL_BODY);
+    // The client hung up: the peer's socket closes long before its body ends.
+    await peerClosed;
+    expect(written).toBeLessThan(52_428_800);
   });
 
   it('keeps a non-JSON refusal body as text with json undefined', async () => {

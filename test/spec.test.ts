@@ -15,10 +15,15 @@ describe('spec constants agree with the spec document', () => {
     expect([...NOTICE_CODES].sort()).toEqual(documented.sort());
   });
 
-  it('names every market reason and session the spec names', () => {
-    const text = specText();
-    for (const reason of MARKET_REASONS) expect(text).toContain(`\`${reason}\``);
-    for (const session of MARKET_SESSIONS) expect(text).toContain(`\`${session}\``);
+  it('lists exactly the market reasons and sessions the spec names', () => {
+    const market = tableAfter('### Market object');
+    /** The backticked values of the "One of …" cell of one field row. */
+    const oneOf = (field: string): string[] => [...(market.find((r) => r[0] === field)?.[2] ?? '').matchAll(/`([^`]+)`/g)].map((m) => m[1]!).sort();
+    expect(oneOf('reason').length).toBeGreaterThan(0);
+    expect([...MARKET_REASONS].sort()).toEqual(oneOf('reason'));
+    expect([...MARKET_SESSIONS].sort()).toEqual(oneOf('session'));
+    const states = /States of `market\.session`: (.*)\. /.exec(specText())?.[1] ?? '';
+    expect([...MARKET_SESSIONS].sort()).toEqual([...states.matchAll(/`([^`]+)`/g)].map((m) => m[1]!).sort());
   });
 
   it('carries the limits and fixed texts the spec states', () => {

@@ -11,6 +11,8 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { Evidence } from '../src/check.ts';
 import { createStreamClient } from '../src/transports/ws-session.ts';
 import { StreamError, type StreamClient } from '../src/transports/stream.ts';
+import { MAX_REFUSAL_BODY } from '../src/transports/handshake-refusal.ts';
+import { expectOneSocketReadTo, watchClientReads } from './helpers/client-reads.ts';
 
 const KEY = 'sk_live_session_test_key_123';
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -242,10 +244,13 @@ describe('ws session: close, limits and redaction', () => {
     expect(() => session.send({ method: 'ping' })).toThrow(/cannot send: the connection is closed \(1006 failed by the client: Invalid WebSocket frame/);
   });
 
-  it('reads a refusal body up to 64 KiB and stops the transfer there', async () => {
+  it('reads a refusal body up to its 64 KiB limit, at most one read past it, and stops the transfer there', async () => {
     let written = 0;
+    const head = 'HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: 10485760\r\n\r\n';
+    let peerClosed: Promise<unknown> | undefined;
     const url = await rawServer((_req, socket) => {
-      socket.write('HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: 10485760\r\n\r\n');
+      peerClosed = new Promise((resolve) => socket.once('close', resolve));
+      socket.write(head);
       const chunk = Buffer.alloc(64 * 1024, 0x61);
       const pump = (): void => {
         while (written < 10 * 1024 * 1024 && !socket.destroyed) {
@@ -257,9 +262,13 @@ describe('ws session: close, limits and redaction', () => {
       pump();
     });
     const { stream } = client(url);
+    const reads = watchClientReads();
     const result = await stream.open();
     expect(result).toMatchObject({ ok: false, status: 401, json: undefined });
-    expect(result.ok === false && result.text.length).toBe(64 * 1024);
+    expect(result.ok === false && result.text.length).toBe(MAX_REFUSAL_BODY);
+    await expectOneSocketReadTo(reads, head.length + MAX_REFUSAL_BODY);
+    // The client hung up: the peer's socket closes long before its body ends.
+    await peerClosed;
     expect(written).toBeLessThan(10 * 1024 * 1024);
   });
 

@@ -53,7 +53,7 @@ export function jsonReportOf(run: CliRun): { results: CheckResult[]; summary: Re
 export function judge(def: HostileDefinition, run: CliRun, opts: JudgeOptions): string[] {
   const problems: string[] = [];
   if (run.exitCode === null) problems.push(`hung: killed after ${run.durationMs} ms (${run.signal})`);
-  else if (!def.exit.includes(run.exitCode)) problems.push(`exit ${run.exitCode}, expected ${def.exit.join(' or ')}`);
+  else if (run.exitCode !== def.exit[0]) problems.push(`exit ${run.exitCode}, expected ${def.exit.join(' or ')}`);
   if (run.durationMs >= RUN_LIMIT_MS) problems.push(`took ${run.durationMs} ms, limit ${RUN_LIMIT_MS} ms`);
   const memoryLimit = def.memoryLimitMiB ?? MEMORY_LIMIT_MIB;
   if (run.peakRssMiB !== undefined && run.peakRssMiB >= memoryLimit) problems.push(`peak RSS ${run.peakRssMiB} MiB, limit ${memoryLimit} MiB`);
@@ -70,6 +70,7 @@ export function judge(def: HostileDefinition, run: CliRun, opts: JudgeOptions): 
   if (run.exitCode === 2) {
     const lines = run.stderr.split('\n').filter((l) => l.trim());
     if (lines.length !== 1) problems.push(`exit 2 should print one line on stderr, got ${lines.length}: ${JSON.stringify(run.stderr.slice(0, 300))}`);
+    else if (def.noAnswer && !def.noAnswer.test(lines[0]!.trim())) problems.push(`exit 2 line does not say why as expected (${String(def.noAnswer)}): ${JSON.stringify(lines[0])}`);
     return problems;
   }
   if (run.exitCode !== 1) return problems;

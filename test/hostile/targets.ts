@@ -43,8 +43,13 @@ export interface HostileDefinition {
   /** What it breaks, one line. */
   breaks: string;
   layer: Layer;
-  /** Exit codes a correct harness may give: 1 for a broken target, 2 when it does not speak HTTP at all. */
-  exit: readonly number[];
+  /**
+   * The one exit a correct harness gives: 1 when the target answers HTTP (any response head, however
+   * broken what follows), so the run reaches verdicts and a report; 2 when no response head comes.
+   */
+  exit: readonly [1 | 2];
+  /** With exit 2: the problem line the preflight must print (so an answering target called unreachable is caught). */
+  noAnswer?: RegExp;
   /** Peak RSS allowed when the target's messages are legitimately large; default MEMORY_LIMIT_MIB. */
   memoryLimitMiB?: number;
   /** `must` checks that may pass because the target keeps their rule despite its fault, each with why; `*` for all. */
@@ -230,7 +235,8 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     name: 'silent',
     breaks: 'accepts connections and never answers, REST or upgrade',
     layer: 'both',
-    exit: [1, 2],
+    exit: [2],
+    noAnswer: /^conform: target http:\/\/127\.0\.0\.1:\d+ sent no HTTP response within \d+ ms$/,
     start: everyRequest('both', () => {}),
   },
   {
@@ -248,7 +254,7 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     name: 'html-sign-in',
     breaks: 'answers every request and upgrade with a 200 HTML sign-in page',
     layer: 'both',
-    exit: [1, 2],
+    exit: [1],
     start: everyRequest('both', (x) => {
       x.socket.write(rawResponse('200 OK', [['Content-Type', 'text/html; charset=utf-8'], ['Content-Length', Buffer.byteLength(SIGN_IN_PAGE)]], SIGN_IN_PAGE));
     }),
@@ -257,7 +263,7 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     name: 'proxy-502',
     breaks: 'answers every request and upgrade with a proxy 502 Bad Gateway HTML page',
     layer: 'both',
-    exit: [1, 2],
+    exit: [1],
     start: everyRequest('both', (x) => {
       x.socket.write(rawResponse('502 Bad Gateway', [['Server', 'nginx/1.25.3'], ['Content-Type', 'text/html'], ['Content-Length', Buffer.byteLength(NGINX_502)]], NGINX_502));
     }),
@@ -266,14 +272,15 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     name: 'reset-on-request',
     breaks: 'resets the connection (RST) as soon as a request head arrives',
     layer: 'both',
-    exit: [1, 2],
+    exit: [2],
+    noAnswer: /^conform: target http:\/\/127\.0\.0\.1:\d+ unreachable: ECONNRESET$/,
     start: everyRequest('both', (x) => { x.socket.resetAndDestroy(); }),
   },
   {
     name: 'reset-mid-body',
     breaks: 'sends the headers and half the body it announced, then resets',
     layer: 'both',
-    exit: [1, 2],
+    exit: [1],
     start: everyRequest('both', (x) => {
       const body = ENVELOPE_START + PAIR_JSON.repeat(3);
       x.socket.write(rawResponse('200 OK', [['Content-Type', 'application/json'], ['Content-Length', body.length * 2]], body));
@@ -284,7 +291,7 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     name: 'truncated-json',
     breaks: 'announces a longer Content-Length than it sends, ends the JSON mid-string and closes',
     layer: 'both',
-    exit: [1, 2],
+    exit: [1],
     start: everyRequest('both', (x) => {
       const body = '{"status_number":"200","ts":1700000000000,"data":[{"code":"Crypto:ALL:BTC/US';
       x.socket.end(rawResponse('200 OK', [['Content-Type', 'application/json'], ['Content-Length', 1000]], body));
@@ -294,7 +301,7 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     name: 'short-content-length',
     breaks: 'announces a shorter Content-Length than its JSON, so the body read is truncated JSON and the rest is garbage',
     layer: 'both',
-    exit: [1, 2],
+    exit: [1],
     start: everyRequest('both', (x) => {
       const body = `{"status_number":"200","ts":1700000000000,"data":[${PAIR_JSON}]}`;
       x.socket.write(rawResponse('200 OK', [['Content-Type', 'application/json'], ['Content-Length', 40]], body));
@@ -304,7 +311,8 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     name: 'slowloris',
     breaks: 'dribbles its response (REST or upgrade) one byte every two seconds',
     layer: 'both',
-    exit: [1, 2],
+    exit: [2],
+    noAnswer: /^conform: target http:\/\/127\.0\.0\.1:\d+ sent no HTTP response within \d+ ms$/,
     start: everyRequest('both', (x) => {
       const body = `{"status_number":"200","ts":1700000000000,"data":[]}`;
       dribble(x, rawResponse('200 OK', [['Content-Type', 'application/json'], ['Content-Length', body.length]], body));
@@ -314,7 +322,7 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     name: 'octet-stream',
     breaks: 'answers 200 application/octet-stream with 64 KiB of binary noise',
     layer: 'both',
-    exit: [1, 2],
+    exit: [1],
     start: everyRequest('both', (x) => {
       const body = noise(64 * 1024);
       x.socket.write(rawResponse('200 OK', [['Content-Type', 'application/octet-stream'], ['Content-Length', body.length]], body));
@@ -324,7 +332,7 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     name: 'body-50mb',
     breaks: 'answers every request and upgrade with a 50 MB JSON body',
     layer: 'both',
-    exit: [1, 2],
+    exit: [1],
     start: everyRequest('both', (x, s) => {
       const total = 50 * 1024 * 1024;
       x.detach();
@@ -367,7 +375,7 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     name: 'redirect-loop',
     breaks: 'answers every request and upgrade with a 302 to itself',
     layer: 'both',
-    exit: [1, 2],
+    exit: [1],
     async start() {
       const redirect = (req: http.IncomingMessage): string => `${req.url ?? '/'}${(req.url ?? '').includes('?') ? '&' : '?'}loop=1`;
       return httpTarget('both', (req, res) => {
@@ -382,7 +390,7 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     name: 'redirect-elsewhere',
     breaks: 'answers every request and upgrade with a 307 to another origin (another loopback port) that records what arrives',
     layer: 'both',
-    exit: [1, 2],
+    exit: [1],
     async start() {
       const seen: NonNullable<HostileStats['otherOrigin']> = [];
       // The other origin answers like a healthy service, so following the redirect would look rewarding.
@@ -408,7 +416,7 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     name: 'bad-chunking',
     breaks: 'sends Transfer-Encoding: chunked with a chunk size that is not hexadecimal',
     layer: 'both',
-    exit: [1, 2],
+    exit: [1],
     start: everyRequest('both', (x) => {
       x.socket.write(rawResponse('200 OK', [['Content-Type', 'application/json'], ['Transfer-Encoding', 'chunked']], `zz\r\n{"status_number":"200"}\r\n0\r\n\r\n`));
     }),
@@ -417,7 +425,9 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     name: 'conflicting-lengths',
     breaks: 'sends two different Content-Length headers on one response',
     layer: 'both',
-    exit: [1, 2],
+    // A head with two different lengths cannot be parsed (RFC 9112 6.3): no response came, so no verdicts.
+    exit: [2],
+    noAnswer: /^conform: target http:\/\/127\.0\.0\.1:\d+ does not answer HTTP \(HPE_UNEXPECTED_CONTENT_LENGTH\)$/,
     start: everyRequest('both', (x) => {
       const body = '{"status_number":"200","ts":1700000000000,"data":[]}';
       x.socket.write(rawResponse('200 OK', [['Content-Type', 'application/json'], ['Content-Length', 20], ['Content-Length', body.length]], body));
@@ -428,6 +438,7 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     breaks: 'speaks another protocol: an SSH banner on connect, then silence',
     layer: 'both',
     exit: [2],
+    noAnswer: /^conform: target http:\/\/127\.0\.0\.1:\d+ (does not answer HTTP \(HPE_[A-Z_]+\)|sent no HTTP response within \d+ ms)$/,
     async start() {
       const server = await startRawServer({ onConnection: (socket) => { socket.write('SSH-2.0-OpenSSH_9.6p1 Ubuntu-3ubuntu13\r\n'); } });
       return fromRaw(server, stats(server), 'both');
