@@ -74,6 +74,8 @@ export interface CheckResult {
   observations: Observation[];
   evidence: Evidence[];
   durationMs: number;
+  /** Of `durationMs`, the time spent waiting for another check to give a connection slot back (not counted against the check's timeout). */
+  slotWaitMs?: number;
 }
 
 /** A key's WebSocket connection allowance as the run knows it (src/connection-budget.ts). */

@@ -128,11 +128,14 @@ export class KeyPool {
    * the oldest recent close took. Erring long costs time; erring short lends a slot the target
    * still counts and starves the check it was lent to.
    */
-  learn(): void {
+  learn(waitedMs: number): void {
     const now = performance.now();
     const oldest = this.recentCloses.find((at) => now - at <= RELEASE_WAIT_MS);
     if (oldest === undefined) return;
-    this.cooldownMs = Math.min(RELEASE_WAIT_MS, Math.max(this.cooldownMs, Math.ceil(now - oldest) + 50));
+    // No longer than the wait itself, either: a target that refuses now and then for reasons of
+    // its own would otherwise teach the whole window after every close.
+    const learned = Math.min(now - oldest, waitedMs);
+    this.cooldownMs = Math.min(RELEASE_WAIT_MS, Math.max(this.cooldownMs, Math.ceil(learned) + 50));
   }
 
   /** Waits its turn, then lends no slot until released; the slots others hold stay theirs. */
@@ -351,11 +354,11 @@ async function timeRelease(client: StreamClient, key: string, sessions: StreamSe
  * target has not freed a slot yet; it is waited out for RELEASE_WAIT_MS, attempt by attempt.
  * Resolves with the last result and how many 50009s were waited out.
  */
-async function openWaitingOut(client: StreamClient, options: OpenOptions, signal: AbortSignal, note: (text: string) => void, steps: readonly number[] = RETRY_STEPS_MS): Promise<OpenResult & { waitedOut?: number }> {
+async function openWaitingOut(client: StreamClient, options: OpenOptions, signal: AbortSignal, note: (text: string) => void, steps: readonly number[] = RETRY_STEPS_MS): Promise<OpenResult & { waitedOut?: number; waitedMs?: number }> {
   const first = performance.now();
   for (let attempt = 0; ; attempt++) {
     const result = await client.open(options);
-    if (!isLimitRefusal(result)) return Object.assign(result, attempt > 0 ? { waitedOut: attempt } : {});
+    if (!isLimitRefusal(result)) return Object.assign(result, attempt > 0 ? { waitedOut: attempt, waitedMs: performance.now() - first } : {});
     const waited = performance.now() - first;
     if (waited >= RELEASE_WAIT_MS) return Object.assign(result, { waitedOut: attempt });
     const pauseMs = Math.min(steps[Math.min(attempt, steps.length - 1)]!, RELEASE_WAIT_MS - waited);
@@ -469,7 +472,7 @@ export class CheckLoans implements ConnectionBudgetView {
       h.singles++;
       give = (used) => { h.singles--; pool.give(1, used); };
     }
-    let result: OpenResult & { waitedOut?: number };
+    let result: OpenResult & { waitedOut?: number; waitedMs?: number };
     try {
       if (within) pool.opened(true);
       result = within ? await openWaitingOut(inner, options, this.options.signal, this.options.note) : await inner.open(options);
@@ -479,7 +482,7 @@ export class CheckLoans implements ConnectionBudgetView {
     } finally {
       if (within) pool.opened(false);
     }
-    if (result.waitedOut && result.ok) pool.learn();
+    if (result.waitedOut && result.ok) pool.learn(result.waitedMs ?? 0);
     if (!result.ok) { give(false); return result; }
     void result.session.closed.then(() => give(true));
     return result;

@@ -199,23 +199,29 @@ export interface RunOutcome {
 }
 
 /** A check's time limit that stops counting while paused (the check waits for a connection slot). */
-function timeLimit(ms: number, onExpire: () => void): { pause(): void; resume(): void; clear(): void } {
+function timeLimit(ms: number, onExpire: () => void): { pause(): void; resume(): void; clear(): void; pausedMs(): number } {
   let left = ms;
   let since = performance.now();
   let cleared = false;
+  let paused = 0;
   let timer: NodeJS.Timeout | undefined = setTimeout(onExpire, left);
   return {
     pause() {
       if (!timer) return;
       clearTimeout(timer);
       timer = undefined;
-      left -= performance.now() - since;
+      const now = performance.now();
+      left -= now - since;
+      since = now;
     },
     resume() {
       if (timer || cleared) return;
-      since = performance.now();
+      const now = performance.now();
+      paused += now - since;
+      since = now;
       timer = setTimeout(onExpire, Math.max(0, left));
     },
+    pausedMs: () => paused,
     clear() { cleared = true; clearTimeout(timer); timer = undefined; },
   };
 }
@@ -344,6 +350,8 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
     result.observations = handle.observations;
     result.evidence = handle.evidence;
     result.durationMs = Math.round(performance.now() - started);
+    const slotWaitMs = Math.round(clock.pausedMs());
+    if (slotWaitMs > 0) result.slotWaitMs = slotWaitMs;
     return result;
   };
 

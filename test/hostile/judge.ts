@@ -115,7 +115,9 @@ export function judge(def: HostileDefinition, run: CliRun, opts: JudgeOptions): 
       if (!oneLine(r.reason)) problems.push(`${where}: reason is not one line: ${JSON.stringify(r.reason)}`);
     } else if (r.outcome !== 'pass') problems.push(`${where}: unknown outcome`);
     const limit = timeoutOf(r.id, opts.profile) + TIMEOUT_SLACK_MS;
-    if (r.durationMs > limit) problems.push(`${where}: ran ${r.durationMs} ms, past its timeout + slack (${limit} ms)`);
+    // Waiting for a connection slot another check holds does not count against a check's timeout.
+    const ran = r.durationMs - (r.slotWaitMs ?? 0);
+    if (ran > limit) problems.push(`${where}: ran ${ran} ms (${r.slotWaitMs ?? 0} ms more waiting for a connection slot), past its timeout + slack (${limit} ms)`);
     if (r.outcome === 'pass' && r.severity === 'must' && opts.facesHostile(r) && !def.mayPass?.[r.id] && !def.mayPass?.['*']) problems.push(`${where}: a must check passed against a broken target`);
   }
   if (multiLine.length > 0) problems.push(`${multiLine.length} violations are not one line (received/expected), e.g. ${multiLine[0]}`);
