@@ -68,7 +68,7 @@ export const mutationChecks = (registry: readonly Check[] = CHECKS): Check[] => 
 /** One catalogue run against a reference server (clean when `fault` is undefined). */
 export async function runCatalogue(fault: string | undefined, settings: Partial<MutationSettings> = {}, checks: readonly Check[] = mutationChecks()): Promise<CheckResult[]> {
   const s = { ...MUTATION_DEFAULTS, ...settings };
-  // transport/event are additive options of startReferenceServer (issue 9); a server that ignores
+  // transport/event are additive options of startReferenceServer; a server that ignores
   // them would run the checks over the raw WebSocket, so the profile is checked below.
   const options: Parameters<typeof startReferenceServer>[0] & { transport?: string; event?: string } = {
     // A dialect brings its own push cadence; only the ping window is shortened under it.
@@ -252,7 +252,7 @@ const firstWhy = (o: FaultOutcome, id: string): string => {
 /** Faults that a stream check must catch: the ones worth repeating over another stream transport. */
 export const streamFaults = (faults: readonly FaultEntry[] = FAULTS): FaultEntry[] => faults.filter((f) => f.catches.some((id) => id.startsWith('ws.')));
 
-/** Areas of the score breakdown (issue 6), in print order. */
+/** Areas of the score breakdown, in print order. */
 export const SCORE_AREAS = ['REST envelope', 'auth', 'pagination', 'price', 'handshake', 'limits', 'session', 'keep-alive', 'push'] as const;
 export type ScoreArea = (typeof SCORE_AREAS)[number];
 
@@ -386,7 +386,7 @@ async function main(): Promise<number> {
     process.stdout.write(`${o.exact ? 'exact ' : o.caught ? 'caught' : 'MISSED'}  ${label}${o.fault.name} (${o.durationMs} ms)\n`);
   };
   const outcomes = await runFaults(faults, {}, show(''));
-  // --socketio: the stream faults again, over Socket.IO (issue 9), scored on their own line.
+  // --socketio: the stream faults again, over Socket.IO, scored on their own line.
   const overSocketIo = cli.socketio ? await runFaults(streamFaults(faults), { transport: 'socketio' }, show('socketio ')) : [];
   // --dialects: every fault again under dialects that leave its rule breakable, scored on their own line.
   const underDialects = cli.dialects ? await runFaultsUnderDialects(faults, {}, (o) => show(`dialect ${o.seed} `)(o)) : [];

@@ -1,10 +1,10 @@
 /**
- * The mutation suite (issue 6): for every fault of the reference service the whole catalogue runs
+ * The mutation suite: for every fault of the reference service the whole catalogue runs
  * against a server with that fault on, and exactly the checks the fault's entry names must fail,
  * none may error; the clean service passes three runs in a row. Every run gets its own server on
  * port 0 with a short ping window its profile declares; all runs share one bounded pool inside one
  * hook, so this file holds a single vitest worker while the other files use the other. The faults a
- * stream check must catch run again over Socket.IO (issue 9), and so do the clean runs. Every fault
+ * stream check must catch run again over Socket.IO, and so do the clean runs. Every fault
  * runs again under two non-default dialects that leave its rule breakable: it must still be caught,
  * with nothing failing beyond its catches.
  */
