@@ -23,15 +23,25 @@ async function runSubcommand(name: string): Promise<number> {
   const [{ default: yargs }, { EXIT, problemLine }] = await Promise.all([import('yargs'), import('../src/conform.ts')]);
   const sub = SUBCOMMANDS[name]!;
   const url = moduleUrl(sub.file, import.meta.url);
-  if (!existsSync(url)) { process.stderr.write(`conform: "${name}" is not available in this build\n`); return EXIT.usage; }
+  if (!existsSync(url)) {
+    process.stderr.write(`conform: "${name}" is not available in this build\n`);
+    return EXIT.usage;
+  }
   const mod = (await import(url.href)) as Record<string, unknown>;
   // A command that needs the package version is exported as a factory of it.
   const exported = mod[sub.exportName];
   const command = typeof exported === 'function' ? (exported as (v: string) => unknown)(pkg.version) : exported;
   try {
     // fail() must throw: yargs runs the handler anyway when it returns.
-    await yargs(argv).scriptName('conform').command(command as never).help().version(false).strict()
-      .fail((msg, err) => { throw err ?? new Error(msg); })
+    await yargs(argv)
+      .scriptName('conform')
+      .command(command as never)
+      .help()
+      .version(false)
+      .strict()
+      .fail((msg, err) => {
+        throw err ?? new Error(msg);
+      })
       .parseAsync();
     return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;
   } catch (err) {
@@ -42,16 +52,29 @@ async function runSubcommand(name: string): Promise<number> {
 
 async function main(): Promise<number> {
   if (argv[0] && SUBCOMMANDS[argv[0]]) return runSubcommand(argv[0]);
-  if (earlyRequest(argv) === 'version') { process.stdout.write(`${pkg.version}\n`); return 0; }
+  if (earlyRequest(argv) === 'version') {
+    process.stdout.write(`${pkg.version}\n`);
+    return 0;
+  }
   const [{ helpText, parseArgs }, { conform, EXIT }, { colorWanted }, { CHECKS }] = await Promise.all([
-    import('./parse-args.ts'), import('../src/conform.ts'), import('../src/options.ts'), import('../suites/index.ts'),
+    import('./parse-args.ts'),
+    import('../src/conform.ts'),
+    import('../src/options.ts'),
+    import('../suites/index.ts'),
   ]);
   const parsed = parseArgs(argv);
   switch (parsed.kind) {
-    case 'help': process.stdout.write(`${await helpText()}\n`); return EXIT.ok;
-    case 'version': process.stdout.write(`${pkg.version}\n`); return EXIT.ok;
-    case 'error': process.stderr.write(`conform: ${parsed.message}\n`); return EXIT.usage;
-    default: break;
+    case 'help':
+      process.stdout.write(`${await helpText()}\n`);
+      return EXIT.ok;
+    case 'version':
+      process.stdout.write(`${pkg.version}\n`);
+      return EXIT.ok;
+    case 'error':
+      process.stderr.write(`conform: ${parsed.message}\n`);
+      return EXIT.usage;
+    default:
+      break;
   }
   const options = parsed.options;
   // The environment is read here only: the key stays out of argv, shell history and ps.
@@ -71,7 +94,9 @@ async function main(): Promise<number> {
     faults: (await import('../reference/faults.ts')).FAULTS,
     async startEmbedded({ transport, event }) {
       const { startReferenceServer } = await import('../reference/index.ts');
-      return startReferenceServer(transport === 'socketio' ? ({ transport, event } as Parameters<typeof startReferenceServer>[0]) : {});
+      return startReferenceServer(
+        transport === 'socketio' ? ({ transport, event } as Parameters<typeof startReferenceServer>[0]) : {},
+      );
     },
   });
 }

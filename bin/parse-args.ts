@@ -12,36 +12,88 @@ export type ParseResult =
   | { kind: 'version' }
   | { kind: 'error'; message: string };
 
-const list = (v: unknown): string[] => (Array.isArray(v) ? v : v === undefined ? [] : [v]).flatMap((x) => String(x).split(',')).map((s) => s.trim()).filter(Boolean);
+const list = (v: unknown): string[] =>
+  (Array.isArray(v) ? v : v === undefined ? [] : [v])
+    .flatMap((x) => String(x).split(','))
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 /** The yargs definition of `conform [options]`, shared by parsing and the help text. */
 export function conformYargs(argv: readonly string[]) {
   return yargs([...argv])
     .scriptName('conform')
-    .usage('conform [--target URL --key KEY | --profile FILE] [options]\n\nChecks a Real-Time Price Service against the spec. With neither --target nor --profile it checks the embedded reference service.\n\nconform serve   run the reference service (see conform serve --help)\nconform load    fan-out and REST load tools (see conform load --help)')
+    .usage(
+      'conform [--target URL --key KEY | --profile FILE] [options]\n\nChecks a Real-Time Price Service against the spec. With neither --target nor --profile it checks the embedded reference service.\n\nconform serve   run the reference service (see conform serve --help)\nconform load    fan-out and REST load tools (see conform load --help)',
+    )
     .options({
       target: { type: 'string', describe: 'REST base URL of the target (the harness appends /v1/pairs, /v1/price)' },
-      key: { type: 'string', describe: 'API key for --target (prefer --key-env: keeps it out of shell history and ps)' },
-      'key-env': { type: 'string', default: OPTION_DEFAULTS.keyEnv, describe: 'environment variable holding the key for --target' },
+      key: {
+        type: 'string',
+        describe: 'API key for --target (prefer --key-env: keeps it out of shell history and ps)',
+      },
+      'key-env': {
+        type: 'string',
+        default: OPTION_DEFAULTS.keyEnv,
+        describe: 'environment variable holding the key for --target',
+      },
       ws: { type: 'string', describe: 'WebSocket URL for --target (the spec does not show its path)' },
       profile: { type: 'string', describe: 'target profile JSON (schemas/profile.schema.json)' },
-      only: { type: 'string', array: true, describe: 'run only these check ids, id prefixes or tags (comma-separated or repeated)' },
+      only: {
+        type: 'string',
+        array: true,
+        describe: 'run only these check ids, id prefixes or tags (comma-separated or repeated)',
+      },
       skip: { type: 'string', array: true, describe: 'leave out these check ids, id prefixes or tags' },
-      list: { type: 'boolean', default: false, describe: 'print the catalogue (id, severity, tags, spec clause) and exit' },
-      report: { type: 'string', array: true, describe: 'report formats: console,json,junit,html', default: OPTION_DEFAULTS.report },
+      list: {
+        type: 'boolean',
+        default: false,
+        describe: 'print the catalogue (id, severity, tags, spec clause) and exit',
+      },
+      report: {
+        type: 'string',
+        array: true,
+        describe: 'report formats: console,json,junit,html',
+        default: OPTION_DEFAULTS.report,
+      },
       out: { type: 'string', default: OPTION_DEFAULTS.out, describe: 'directory for json, junit and html reports' },
       concurrency: { type: 'number', default: OPTION_DEFAULTS.concurrency, describe: 'checks in flight at once' },
-      timeout: { type: 'number', default: OPTION_DEFAULTS.timeout, describe: 'per-check timeout, ms (keep-alive checks set their own)' },
+      timeout: {
+        type: 'number',
+        default: OPTION_DEFAULTS.timeout,
+        describe: 'per-check timeout, ms (keep-alive checks set their own)',
+      },
       bail: { type: 'boolean', default: false, describe: 'stop after the first failure or error' },
       'rerun-failed': { type: 'string', describe: 'run only what failed or errored in this earlier JSON report' },
-      baseline: { type: 'string', describe: 'compare with this earlier JSON report: changed verdicts and observations' },
-      'fail-on-change': { type: 'boolean', default: false, describe: 'exit 1 when anything changed against --baseline' },
-      transport: { type: 'string', describe: 'stream transport for --target or the embedded service: ws (default) or socketio' },
+      baseline: {
+        type: 'string',
+        describe: 'compare with this earlier JSON report: changed verdicts and observations',
+      },
+      'fail-on-change': {
+        type: 'boolean',
+        default: false,
+        describe: 'exit 1 when anything changed against --baseline',
+      },
+      transport: {
+        type: 'string',
+        describe: 'stream transport for --target or the embedded service: ws (default) or socketio',
+      },
       event: { type: 'string', describe: 'Socket.IO event that carries the JSON messages (with --transport socketio)' },
       'max-body': { type: 'number', default: OPTION_DEFAULTS.maxBody, describe: 'largest REST body read, bytes' },
-      'max-payload': { type: 'number', default: OPTION_DEFAULTS.maxPayload, describe: 'largest WebSocket message accepted, bytes' },
-      matrix: { type: 'boolean', default: false, describe: 'with --list: the traceability matrix (spec statement, checks, faults)' },
-      'min-coverage': { type: 'number', describe: 'exit 1 when fewer than this percentage of the selected must checks ran (skips do not count); overrides the profile\'s minCoverage' },
+      'max-payload': {
+        type: 'number',
+        default: OPTION_DEFAULTS.maxPayload,
+        describe: 'largest WebSocket message accepted, bytes',
+      },
+      matrix: {
+        type: 'boolean',
+        default: false,
+        describe: 'with --list: the traceability matrix (spec statement, checks, faults)',
+      },
+      'min-coverage': {
+        type: 'number',
+        describe:
+          "exit 1 when fewer than this percentage of the selected must checks ran (skips do not count); overrides the profile's minCoverage",
+      },
     })
     .help(false)
     .version(false)
@@ -63,7 +115,11 @@ export function parseArgs(argv: readonly string[]): ParseResult {
   if (early) return { kind: early };
   let a: Record<string, unknown>;
   try {
-    a = conformYargs(argv).fail((msg, err) => { throw err ?? new Error(msg); }).parseSync() as Record<string, unknown>;
+    a = conformYargs(argv)
+      .fail((msg, err) => {
+        throw err ?? new Error(msg);
+      })
+      .parseSync() as Record<string, unknown>;
   } catch (err) {
     const msg = (err as Error).message.split('\n')[0]!;
     const unknown = /^Unknown arguments?: (.*)$/.exec(msg);
@@ -71,12 +127,19 @@ export function parseArgs(argv: readonly string[]): ParseResult {
       const name = unknown[1]!.split(', ')[0]!;
       // yargs names the option without its dashes; give it back as the user typed it.
       const typed = argv.find((a) => a.replace(/^-+/, '').split('=')[0] === name);
-      return { kind: 'error', message: typed?.startsWith('-') ? `unknown option: ${typed.split('=')[0]}` : `unexpected argument: ${name}` };
+      return {
+        kind: 'error',
+        message: typed?.startsWith('-') ? `unknown option: ${typed.split('=')[0]}` : `unexpected argument: ${name}`,
+      };
     }
     return { kind: 'error', message: msg };
   }
   try {
-    if ((a._ as unknown[]).length > 0) return { kind: 'error', message: `unexpected argument: ${String((a._ as unknown[])[0])} (options start with --)` };
+    if ((a._ as unknown[]).length > 0)
+      return {
+        kind: 'error',
+        message: `unexpected argument: ${String((a._ as unknown[])[0])} (options start with --)`,
+      };
     const num = (name: string): number => {
       const v = a[name];
       if (Array.isArray(v)) throw new Error(`--${name} given more than once`);

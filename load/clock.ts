@@ -30,7 +30,11 @@ export function resolutionMs(unit: TimeUnit): number {
 }
 
 /** One REST round trip: our wall clock at send and at receipt, and the envelope's `ts` in ms. */
-export interface OffsetSample { sentMs: number; receivedMs: number; serverMs: number }
+export interface OffsetSample {
+  sentMs: number;
+  receivedMs: number;
+  serverMs: number;
+}
 
 /** What is known of the target's clock, and what latency may do with it. */
 export interface ClockEstimate {
@@ -57,7 +61,16 @@ export interface ClockEstimate {
 const round3 = (x: number): number => Math.round(x * 1000) / 1000;
 
 function unknown(samples: number, reason: string): ClockEstimate {
-  return { status: 'unknown', offsetMs: null, lowMs: null, highMs: null, boundMs: null, narrowedByFrames: false, samples, reason };
+  return {
+    status: 'unknown',
+    offsetMs: null,
+    lowMs: null,
+    highMs: null,
+    boundMs: null,
+    narrowedByFrames: false,
+    samples,
+    reason,
+  };
 }
 
 /**
@@ -69,19 +82,31 @@ function unknown(samples: number, reason: string): ClockEstimate {
  * trip holds, so the intervals intersect. A frame received at r with `sent_at` s was sent before r
  * on the target's clock: s ≤ r + offset, so offset ≥ s − r.
  */
-export function estimateClock(samples: readonly OffsetSample[], stampResolutionMs: number, maxSentMinusReceivedMs = Number.NEGATIVE_INFINITY): ClockEstimate {
-  if (!samples.length) return unknown(0, 'no REST reply carried a numeric `ts`: nothing bounds the target\'s clock from above');
+export function estimateClock(
+  samples: readonly OffsetSample[],
+  stampResolutionMs: number,
+  maxSentMinusReceivedMs = Number.NEGATIVE_INFINITY,
+): ClockEstimate {
+  if (!samples.length)
+    return unknown(0, "no REST reply carried a numeric `ts`: nothing bounds the target's clock from above");
   let low = Number.NEGATIVE_INFINITY;
   let high = Number.POSITIVE_INFINITY;
   for (const s of samples) {
     low = Math.max(low, s.serverMs - s.receivedMs);
     high = Math.min(high, s.serverMs + stampResolutionMs - s.sentMs);
   }
-  if (low > high) return unknown(samples.length, `REST round trips disagree on the target's clock by ${round3(low - high)} ms (it stepped while being read?)`);
+  if (low > high)
+    return unknown(
+      samples.length,
+      `REST round trips disagree on the target's clock by ${round3(low - high)} ms (it stepped while being read?)`,
+    );
   const narrowed = maxSentMinusReceivedMs > low;
   if (narrowed) low = maxSentMinusReceivedMs;
   if (low > high) {
-    return unknown(samples.length, `frames arrived up to ${round3(low - high)} ms before their sent_at on the clock the REST ts gives: the target's sent_at and ts disagree`);
+    return unknown(
+      samples.length,
+      `frames arrived up to ${round3(low - high)} ms before their sent_at on the clock the REST ts gives: the target's sent_at and ts disagree`,
+    );
   }
   // Note: the correction is made only when zero is excluded; a clock that may be ours is not moved.
   const same = low <= 0 && high >= 0;

@@ -11,7 +11,14 @@ export const HIGHEST_US = 60_000_000;
 
 /** A histogram for µs values, 3 significant digits, plain JS (no WebAssembly in workers). */
 export function createHistogram(): Histogram {
-  return hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: HIGHEST_US, numberOfSignificantValueDigits: 3, bitBucketSize: 32, autoResize: false, useWebAssembly: false });
+  return hdr.build({
+    lowestDiscernibleValue: 1,
+    highestTrackableValue: HIGHEST_US,
+    numberOfSignificantValueDigits: 3,
+    bitBucketSize: 32,
+    autoResize: false,
+    useWebAssembly: false,
+  });
 }
 
 /** Milliseconds as whole µs, clamped to [0, HIGHEST_US]. */
@@ -108,14 +115,22 @@ export function addEncoded(into: Histogram, encoded: string): void {
  * is not recorded: the count of those is returned (the caller's shift was wrong if it is not 0).
  */
 export function addShifted(into: Histogram, from: Histogram, shiftUs: number, negate = false): number {
-  const h = from as unknown as { countsArrayLength: number; getCountAtIndex(i: number): number; valueFromIndex(i: number): number; medianEquivalentValue(v: number): number };
+  const h = from as unknown as {
+    countsArrayLength: number;
+    getCountAtIndex(i: number): number;
+    valueFromIndex(i: number): number;
+    medianEquivalentValue(v: number): number;
+  };
   let below = 0;
   for (let i = 0; i < h.countsArrayLength; i++) {
     const n = h.getCountAtIndex(i);
     if (n === 0) continue;
     const v = h.medianEquivalentValue(h.valueFromIndex(i));
     const moved = Math.round((negate ? -v : v) + shiftUs);
-    if (moved < 0) { below += n; continue; }
+    if (moved < 0) {
+      below += n;
+      continue;
+    }
     into.recordValueWithCount(Math.min(moved, HIGHEST_US), n);
   }
   return below;
@@ -127,7 +142,15 @@ export function decode(encoded: string): Histogram {
 }
 
 /** p50/p90/p99/p99.9/max in milliseconds, and the count; null fields when nothing was recorded. */
-export interface Percentiles { count: number; p50: number | null; p90: number | null; p99: number | null; p999: number | null; max: number | null; mean: number | null }
+export interface Percentiles {
+  count: number;
+  p50: number | null;
+  p90: number | null;
+  p99: number | null;
+  p999: number | null;
+  max: number | null;
+  mean: number | null;
+}
 
 const ms = (us: number): number => Math.round(us) / 1000;
 
@@ -160,7 +183,11 @@ export function bucketize(values: readonly number[], count = 20): { fromMs: numb
   let max = 0;
   for (const v of values) if (v > max) max = v;
   const width = max > 0 ? max / count : 1;
-  const out = Array.from({ length: count }, (_, i) => ({ fromMs: round3(i * width), toMs: round3((i + 1) * width), count: 0 }));
+  const out = Array.from({ length: count }, (_, i) => ({
+    fromMs: round3(i * width),
+    toMs: round3((i + 1) * width),
+    count: 0,
+  }));
   for (const v of values) out[Math.min(count - 1, Math.floor(v / width))]!.count++;
   return out;
 }

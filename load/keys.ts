@@ -20,7 +20,8 @@ export function parseKeyLines(text: string): { keys: KeyAllowance[] } | { badLin
     if (!line) continue;
     const [key, c] = line.split(',').map((s) => s.trim());
     const connections = c ? Number(c) : undefined;
-    if (!key || (connections !== undefined && !(Number.isInteger(connections) && connections > 0))) return { badLine: i + 1 };
+    if (!key || (connections !== undefined && !(Number.isInteger(connections) && connections > 0)))
+      return { badLine: i + 1 };
     keys.push(connections === undefined ? { key } : { key, connections });
   }
   return { keys };

@@ -49,12 +49,20 @@ export function parseBucketMetric(metric: string): { name: string; index: number
  * `negate`: the counts are then magnitudes of values below zero). A value still below zero is not
  * recorded, never clamped: their number is returned beside the counts.
  */
-export function shiftBucketCounts(into: Map<number, number>, counts: readonly (readonly [number, number])[], shiftUs: number, negate = false): number {
+export function shiftBucketCounts(
+  into: Map<number, number>,
+  counts: readonly (readonly [number, number])[],
+  shiftUs: number,
+  negate = false,
+): number {
   let below = 0;
   for (const [i, n] of counts) {
     const mid = bucketMidUs(i);
     const moved = (negate ? -mid : mid) + shiftUs;
-    if (moved < 0) { below += n; continue; }
+    if (moved < 0) {
+      below += n;
+      continue;
+    }
     const j = bucketIndex(moved);
     into.set(j, (into.get(j) ?? 0) + n);
   }

@@ -57,7 +57,10 @@ export interface MergedReport {
   observations: string[];
 }
 
-export interface MergeInput { file: string; data: unknown }
+export interface MergeInput {
+  file: string;
+  data: unknown;
+}
 
 type Json = Record<string, unknown>;
 const DISTRIBUTIONS: Record<LoadKind, readonly string[]> = {
@@ -69,20 +72,33 @@ const sumInto = (into: Record<string, number>, from: unknown): void => {
   if (!from || typeof from !== 'object') return;
   for (const [k, v] of Object.entries(from as Json)) if (typeof v === 'number') into[k] = (into[k] ?? 0) + v;
 };
-const total = (o: unknown): number => (o && typeof o === 'object' ? Object.values(o as Json).reduce<number>((a, v) => a + (typeof v === 'number' ? v : 0), 0) : typeof o === 'number' ? o : 0);
+const total = (o: unknown): number =>
+  o && typeof o === 'object'
+    ? Object.values(o as Json).reduce<number>((a, v) => a + (typeof v === 'number' ? v : 0), 0)
+    : typeof o === 'number'
+      ? o
+      : 0;
 
 /** Adds one result's histogram of `name` into `into`; false when the result has none. */
 function addHistogram(into: Histogram, value: unknown, where: string): boolean {
   if (typeof value === 'string') {
-    try { addEncoded(into, value); } catch (err) { throw new LoadUsageError(`${where}: not an encoded HDR histogram (${(err as Error).message})`); }
+    try {
+      addEncoded(into, value);
+    } catch (err) {
+      throw new LoadUsageError(`${where}: not an encoded HDR histogram (${(err as Error).message})`);
+    }
     return true;
   }
   if (value && typeof value === 'object' && Array.isArray((value as Json).counts)) {
     const v = value as { unit?: unknown; layout?: unknown; counts: unknown[] };
-    if (v.unit !== BUCKET_UNIT || v.layout !== BUCKET_LAYOUT) throw new LoadUsageError(`${where}: unknown bucket layout ${JSON.stringify(v.layout)} (unit ${JSON.stringify(v.unit)})`);
+    if (v.unit !== BUCKET_UNIT || v.layout !== BUCKET_LAYOUT)
+      throw new LoadUsageError(
+        `${where}: unknown bucket layout ${JSON.stringify(v.layout)} (unit ${JSON.stringify(v.unit)})`,
+      );
     for (const pair of v.counts) {
       const [i, n] = Array.isArray(pair) ? pair : [];
-      if (!Number.isInteger(i) || i < 0 || i >= BUCKET_COUNT || !Number.isInteger(n) || n < 0) throw new LoadUsageError(`${where}: bad bucket ${JSON.stringify(pair)}`);
+      if (!Number.isInteger(i) || i < 0 || i >= BUCKET_COUNT || !Number.isInteger(n) || n < 0)
+        throw new LoadUsageError(`${where}: bad bucket ${JSON.stringify(pair)}`);
       if (n) into.recordValueWithCount(bucketMidUs(i), n);
     }
     return true;
@@ -100,7 +116,11 @@ export function parseResultText(text: string): unknown {
   } catch {
     const line = text.split('\n').find((l) => l.startsWith(`${RESULT_LINE_PREFIX}{`));
     if (!line) return undefined;
-    try { return JSON.parse(line.slice(RESULT_LINE_PREFIX.length)); } catch { return undefined; }
+    try {
+      return JSON.parse(line.slice(RESULT_LINE_PREFIX.length));
+    } catch {
+      return undefined;
+    }
   }
 }
 
@@ -108,21 +128,25 @@ export function parseResultText(text: string): unknown {
 export function mergeResults(inputs: readonly MergeInput[], extraThresholds: readonly string[] = []): MergedReport {
   if (!inputs.length) throw new LoadUsageError('conform load merge: give at least one RESULT file');
   const results = inputs.map(({ file, data }) => {
-    if (!data || typeof data !== 'object' || (data as Json).kind !== 'fanout' && (data as Json).kind !== 'rest') {
+    if (!data || typeof data !== 'object' || ((data as Json).kind !== 'fanout' && (data as Json).kind !== 'rest')) {
       throw new LoadUsageError(`${file}: not a load result (no "kind": "fanout" or "rest")`);
     }
     return { file, r: data as Json };
   });
   const kind = results[0]!.r.kind as LoadKind;
   const other = results.find((x) => x.r.kind !== kind);
-  if (other) throw new LoadUsageError(`${other.file}: a ${String(other.r.kind)} result cannot merge with ${kind} results`);
+  if (other)
+    throw new LoadUsageError(`${other.file}: a ${String(other.r.kind)} result cannot merge with ${kind} results`);
 
   const observations: string[] = [];
   const histograms = new Map<string, Histogram>();
   const missing = new Map<string, string[]>();
   for (const name of DISTRIBUTIONS[kind]) histograms.set(name, createHistogram());
   const totals: Record<string, number> = {};
-  const add = (k: string, v: unknown): void => { const n = num(v); if (n !== null) totals[k] = (totals[k] ?? 0) + n; };
+  const add = (k: string, v: unknown): void => {
+    const n = num(v);
+    if (n !== null) totals[k] = (totals[k] ?? 0) + n;
+  };
   const refusals: Record<string, number> = {};
   const noticeErrors: Record<string, number> = {};
   const statusNumbers: Record<string, number> = {};
@@ -138,29 +162,44 @@ export function mergeResults(inputs: readonly MergeInput[], extraThresholds: rea
     const generator = r.generator === 'k6' ? 'k6' : 'conform';
     const h = (r.histograms ?? {}) as Json;
     for (const name of DISTRIBUTIONS[kind]) {
-      if (!addHistogram(histograms.get(name)!, h[name], `${file}: histograms.${name}`)) (missing.get(name) ?? missing.set(name, []).get(name)!).push(file);
+      if (!addHistogram(histograms.get(name)!, h[name], `${file}: histograms.${name}`))
+        (missing.get(name) ?? missing.set(name, []).get(name)!).push(file);
     }
-    for (const t of (Array.isArray(r.thresholds) ? r.thresholds : []) as { expr?: unknown }[]) if (typeof t.expr === 'string') exprs.add(t.expr);
+    for (const t of (Array.isArray(r.thresholds) ? r.thresholds : []) as { expr?: unknown }[])
+      if (typeof t.expr === 'string') exprs.add(t.expr);
     const skew = (r.skewMs ?? {}) as Json;
     const latency = (r.latencyMs ?? {}) as Json;
     const window = r.window as Json | undefined;
     const clock = r.clock as Json | null | undefined;
     if (clock && clock.status === 'unknown') unknownLatency.push(`${file} (${String(clock.reason)})`);
     if (kind === 'fanout') {
-      add('clients', r.clients); add('connected', r.connected);
+      add('clients', r.clients);
+      add('connected', r.connected);
       // With a shared schedule (--start-at / START_AT) every host counts the frames sent in one window.
       add('frames', window && typeof window.frames === 'number' ? window.frames : r.framesReceived);
-      add('frames_per_second', r.framesPerSecond); add('errors', r.errors);
-      add('disconnects', total(r.disconnects)); add('connect_errors', total(r.connectErrors));
+      add('frames_per_second', r.framesPerSecond);
+      add('errors', r.errors);
+      add('disconnects', total(r.disconnects));
+      add('connect_errors', total(r.connectErrors));
       if (generator === 'conform') add('lost', r.lost);
-      sumInto(refusals, r.refusals); sumInto(noticeErrors, r.noticeErrors);
+      sumInto(refusals, r.refusals);
+      sumInto(noticeErrors, r.noticeErrors);
       if (window) windows.add(`${String(window.startAt)}…${String(window.endAt)}`);
     } else {
-      add('requests', r.requests); add('rps', r.rps); add('errors', r.errors); add('timeouts', r.timeouts); add('non_2xx', r.non2xx);
-      add('scheduled', r.scheduled); add('late', r.late); add('dropped', r.dropped); add('waited_for_connection', r.waitedForConnection);
+      add('requests', r.requests);
+      add('rps', r.rps);
+      add('errors', r.errors);
+      add('timeouts', r.timeouts);
+      add('non_2xx', r.non2xx);
+      add('scheduled', r.scheduled);
+      add('late', r.late);
+      add('dropped', r.dropped);
+      add('waited_for_connection', r.waitedForConnection);
       if (num(r.late) === null) withoutLate.push(file);
       if (num(r.dropped) === null) withoutDropped.push(file);
-      latencyFrom.add(typeof r.latencyFrom === 'string' ? r.latencyFrom : generator === 'k6' ? 'actual send time (k6)' : 'unknown');
+      latencyFrom.add(
+        typeof r.latencyFrom === 'string' ? r.latencyFrom : generator === 'k6' ? 'actual send time (k6)' : 'unknown',
+      );
       sumInto(statusNumbers, r.statusNumbers);
     }
     hosts.push({
@@ -168,10 +207,17 @@ export function mergeResults(inputs: readonly MergeInput[], extraThresholds: rea
       host: typeof r.host === 'string' ? r.host : file,
       generator,
       trustworthy: typeof r.trustworthy === 'boolean' ? r.trustworthy : null,
-      clients: num(r.clients), connected: num(r.connected), frames: num(window?.frames ?? r.framesReceived), requests: num(r.requests),
-      late: kind === 'rest' ? num(r.late) : null, dropped: kind === 'rest' ? num(r.dropped) : null,
+      clients: num(r.clients),
+      connected: num(r.connected),
+      frames: num(window?.frames ?? r.framesReceived),
+      requests: num(r.requests),
+      late: kind === 'rest' ? num(r.late) : null,
+      dropped: kind === 'rest' ? num(r.dropped) : null,
       errors: num(r.errors) ?? 0,
-      latencyP99Ms: num(latency.p99), skewP99Ms: num(skew.p99), lost: num(r.lost), lossRate: num(r.lossRate),
+      latencyP99Ms: num(latency.p99),
+      skewP99Ms: num(skew.p99),
+      lost: num(r.lost),
+      lossRate: num(r.lossRate),
       startedAt: typeof r.startedAt === 'string' ? r.startedAt : null,
     });
   }
@@ -186,33 +232,71 @@ export function mergeResults(inputs: readonly MergeInput[], extraThresholds: rea
     distributions[name] = summarize(hist);
     hist.destroy();
   }
-  for (const [name, files] of missing) observations.push(`${files.join(', ')} carried no ${name} histogram: the merged ${name} leaves them out`);
-  if (hosts.some((h) => h.generator === 'k6') && hosts.some((h) => h.generator === 'conform')) observations.push('k6 distributions are bucket counts (at most 1/16 wide) recorded at their midpoints; conform\'s are HDR histograms with 3 significant digits');
-  if (unknownLatency.length) observations.push(`latency unknown on ${unknownLatency.join(', ')}: the merged latency is unknown, and a threshold on it fails`);
-  if (latencyFrom.size > 1) observations.push(`the hosts measured latency from different starts (${[...latencyFrom].join('; ')}): the merged latency mixes them`);
-  if (withoutLate.length) observations.push(`${withoutLate.join(', ')} report no late requests: the merged late is unknown, and a threshold on it fails`);
-  if (withoutDropped.length) observations.push(`${withoutDropped.join(', ')} report no dropped requests: the merged dropped is unknown, and a threshold on it fails`);
-  if (windows.size > 1) observations.push(`the hosts measured different windows (${[...windows].join('; ')}): frame totals add runs that did not overlap`);
+  for (const [name, files] of missing)
+    observations.push(`${files.join(', ')} carried no ${name} histogram: the merged ${name} leaves them out`);
+  if (hosts.some((h) => h.generator === 'k6') && hosts.some((h) => h.generator === 'conform'))
+    observations.push(
+      "k6 distributions are bucket counts (at most 1/16 wide) recorded at their midpoints; conform's are HDR histograms with 3 significant digits",
+    );
+  if (unknownLatency.length)
+    observations.push(
+      `latency unknown on ${unknownLatency.join(', ')}: the merged latency is unknown, and a threshold on it fails`,
+    );
+  if (latencyFrom.size > 1)
+    observations.push(
+      `the hosts measured latency from different starts (${[...latencyFrom].join('; ')}): the merged latency mixes them`,
+    );
+  if (withoutLate.length)
+    observations.push(
+      `${withoutLate.join(', ')} report no late requests: the merged late is unknown, and a threshold on it fails`,
+    );
+  if (withoutDropped.length)
+    observations.push(
+      `${withoutDropped.join(', ')} report no dropped requests: the merged dropped is unknown, and a threshold on it fails`,
+    );
+  if (windows.size > 1)
+    observations.push(
+      `the hosts measured different windows (${[...windows].join('; ')}): frame totals add runs that did not overlap`,
+    );
   if (kind === 'fanout') {
-    observations.push('skew and loss are per host (each sees only its own clients): thresholds on them are judged on the worst host, a lower bound of the whole run');
+    observations.push(
+      'skew and loss are per host (each sees only its own clients): thresholds on them are judged on the worst host, a lower bound of the whole run',
+    );
     if (hosts.some((h) => h.generator === 'k6')) observations.push('k6 hosts report no skew or loss');
   }
   const untrusted = hosts.filter((h) => h.trustworthy === false);
-  if (untrusted.length) observations.push(`untrustworthy (generator saturated): ${untrusted.map((h) => h.host).join(', ')}`);
+  if (untrusted.length)
+    observations.push(`untrustworthy (generator saturated): ${untrusted.map((h) => h.host).join(', ')}`);
 
   const metrics: Record<string, number | null> = { ...totals };
-  for (const [name, p] of Object.entries(distributions)) for (const k of ['p50', 'p90', 'p99', 'p999', 'max'] as const) metrics[`${name}.${k}`] = name === 'latency' && unknownLatency.length ? null : p[k];
+  for (const [name, p] of Object.entries(distributions))
+    for (const k of ['p50', 'p90', 'p99', 'p999', 'max'] as const)
+      metrics[`${name}.${k}`] = name === 'latency' && unknownLatency.length ? null : p[k];
   if (kind === 'rest') {
     if (withoutLate.length) metrics.late = null;
     if (withoutDropped.length) metrics.dropped = null;
   }
-  const worst = (xs: (number | null)[]): number | null => (xs.some((x) => x !== null) ? Math.max(...xs.filter((x): x is number => x !== null)) : null);
+  const worst = (xs: (number | null)[]): number | null =>
+    xs.some((x) => x !== null) ? Math.max(...xs.filter((x): x is number => x !== null)) : null;
   if (kind === 'fanout') {
-    for (const k of ['p50', 'p90', 'p99', 'max'] as const) metrics[`skew.${k}`] = worst(results.map(({ r }) => num(((r.skewMs ?? {}) as Json)[k])));
+    for (const k of ['p50', 'p90', 'p99', 'max'] as const)
+      metrics[`skew.${k}`] = worst(results.map(({ r }) => num(((r.skewMs ?? {}) as Json)[k])));
     metrics.loss_rate = worst(hosts.map((h) => h.lossRate));
     if (!hosts.some((h) => h.generator === 'conform')) metrics.lost = null;
   }
   metrics.saturated = untrusted.length ? 1 : 0;
   const thresholds = evaluateThresholds(parseThresholds([...exprs], kind), metrics);
-  return { kind, mode: 'merge', hosts, distributions, totals, refusals, noticeErrors, statusNumbers, trustworthy: untrusted.length === 0, thresholds, observations };
+  return {
+    kind,
+    mode: 'merge',
+    hosts,
+    distributions,
+    totals,
+    refusals,
+    noticeErrors,
+    statusNumbers,
+    trustworthy: untrusted.length === 0,
+    thresholds,
+    observations,
+  };
 }

@@ -67,11 +67,15 @@ const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_00
 /** Parses `20s`, `500ms`, `2m`, `1h` or a bare number of seconds into ms. */
 export function parseDuration(value: string | number, option: string): number {
   if (typeof value === 'number') {
-    if (!(value > 0) || !Number.isFinite(value)) throw new LoadUsageError(`${option} ${value}: must be a positive duration such as 20s`);
+    if (!(value > 0) || !Number.isFinite(value))
+      throw new LoadUsageError(`${option} ${value}: must be a positive duration such as 20s`);
     return value * 1000;
   }
   const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(value);
-  if (!m || !(Number(m[1]) > 0)) throw new LoadUsageError(`${option} ${JSON.stringify(value)}: must be a positive duration such as 20s, 500ms or 2m`);
+  if (!m || !(Number(m[1]) > 0))
+    throw new LoadUsageError(
+      `${option} ${JSON.stringify(value)}: must be a positive duration such as 20s, 500ms or 2m`,
+    );
   return Number(m[1]) * UNIT_MS[m[2] ?? 's']!;
 }
 
@@ -79,7 +83,8 @@ export function parseDuration(value: string | number, option: string): number {
 export function parseRate(value: string | number, option: string): number {
   const text = String(value);
   const m = /^\s*(\d+(?:\.\d+)?)\s*(?:\/\s*(s|m))?\s*$/.exec(text);
-  if (!m || !(Number(m[1]) > 0)) throw new LoadUsageError(`${option} ${JSON.stringify(text)}: must be a positive rate such as 3000/s`);
+  if (!m || !(Number(m[1]) > 0))
+    throw new LoadUsageError(`${option} ${JSON.stringify(text)}: must be a positive rate such as 3000/s`);
   return m[2] === 'm' ? Number(m[1]) / 60 : Number(m[1]);
 }
 
@@ -96,8 +101,12 @@ const REPORTS = ['console', 'json', 'html'];
 /** Parses `console,json,html`; an unknown format is a usage error. */
 export function parseReports(value: readonly string[] | string | undefined): string[] {
   if (value === undefined) return [...FANOUT_DEFAULTS.reports];
-  const list = (Array.isArray(value) ? value : [value]).flatMap((v) => String(v).split(',')).map((v) => v.trim()).filter(Boolean);
-  for (const r of list) if (!REPORTS.includes(r)) throw new LoadUsageError(`--report ${r}: unknown format; use ${REPORTS.join(', ')}`);
+  const list = (Array.isArray(value) ? value : [value])
+    .flatMap((v) => String(v).split(','))
+    .map((v) => v.trim())
+    .filter(Boolean);
+  for (const r of list)
+    if (!REPORTS.includes(r)) throw new LoadUsageError(`--report ${r}: unknown format; use ${REPORTS.join(', ')}`);
   return list;
 }
 
@@ -106,14 +115,18 @@ export function parseShard(value: string): { index: number; count: number } {
   const m = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(value);
   const index = m ? Number(m[1]) : NaN;
   const count = m ? Number(m[2]) : NaN;
-  if (!(count >= 1 && index >= 1 && index <= count && count <= 1000)) throw new LoadUsageError(`--shard ${JSON.stringify(value)}: must be i/n with 1 ≤ i ≤ n ≤ 1000, e.g. 1/4`);
+  if (!(count >= 1 && index >= 1 && index <= count && count <= 1000))
+    throw new LoadUsageError(`--shard ${JSON.stringify(value)}: must be i/n with 1 ≤ i ≤ n ≤ 1000, e.g. 1/4`);
   return { index, count };
 }
 
 /** Parses `--start-at` (an ISO date or epoch milliseconds) into epoch ms; it must lie ahead, within a day. */
 export function parseStartAt(value: string, nowMs = Date.now()): number {
   const ms = /^\s*\d+\s*$/.test(value) ? Number(value) : Date.parse(value);
-  if (!Number.isFinite(ms)) throw new LoadUsageError(`--start-at ${JSON.stringify(value)}: must be an ISO date such as 2026-01-31T22:00:00Z or epoch milliseconds`);
+  if (!Number.isFinite(ms))
+    throw new LoadUsageError(
+      `--start-at ${JSON.stringify(value)}: must be an ISO date such as 2026-01-31T22:00:00Z or epoch milliseconds`,
+    );
   if (ms < nowMs) throw new LoadUsageError(`--start-at ${value}: is in the past; every host must start before it`);
   if (ms > nowMs + 86_400_000) throw new LoadUsageError(`--start-at ${value}: is more than a day ahead`);
   return ms;

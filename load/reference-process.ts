@@ -10,7 +10,11 @@ import type { ReferenceProcessOptions } from './target.ts';
 const options = JSON.parse(process.argv[2] ?? '{}') as ReferenceProcessOptions;
 // A load run needs more connections than the conformance keys allow: one key with a large
 // allowance and no REST throttle, made up per run.
-const loadKey = { key: `ref-load-${randomBytes(6).toString('hex')}`, connections: options.connections ?? 20_000, rateLimit: { requests: 1_000_000_000, windowMs: 1000 } };
+const loadKey = {
+  key: `ref-load-${randomBytes(6).toString('hex')}`,
+  connections: options.connections ?? 20_000,
+  rateLimit: { requests: 1_000_000_000, windowMs: 1000 },
+};
 const server = await startReferenceServer({
   host: '127.0.0.1',
   port: 0,

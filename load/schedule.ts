@@ -20,12 +20,24 @@ export interface FanoutSchedule {
   maxDurationMs: number;
 }
 
-export function fanoutSchedule(o: { clients: number; rampRate: number; warmupMs: number; durationS: number; startAtMs: number | null }): FanoutSchedule {
+export function fanoutSchedule(o: {
+  clients: number;
+  rampRate: number;
+  warmupMs: number;
+  durationS: number;
+  startAtMs: number | null;
+}): FanoutSchedule {
   const rampMs = ((o.clients - 1) * 1000) / o.rampRate;
   const windowStartMs = Math.ceil(rampMs + SETTLE_MS + o.warmupMs);
   const windowEndMs = windowStartMs + Math.round(o.durationS * 1000);
   const closeAtMs = windowEndMs + CLOSE_GRACE_MS;
   // A START_AT in the future adds its wait to the scenario's run time.
   const wait = o.startAtMs === null ? 0 : Math.max(0, o.startAtMs - Date.now());
-  return { openAtMs: (g) => (g * 1000) / o.rampRate, windowStartMs, windowEndMs, closeAtMs, maxDurationMs: wait + closeAtMs + 30_000 };
+  return {
+    openAtMs: (g) => (g * 1000) / o.rampRate,
+    windowStartMs,
+    windowEndMs,
+    closeAtMs,
+    maxDurationMs: wait + closeAtMs + 30_000,
+  };
 }

@@ -52,23 +52,33 @@ export async function readKeysFile(file: string): Promise<KeyAllowance[]> {
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    throw new LoadUsageError(`--keys-from ${file}: cannot read (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    throw new LoadUsageError(
+      `--keys-from ${file}: cannot read (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+    );
   }
   const keys: KeyAllowance[] = [];
   if (text.trimStart().startsWith('[')) {
     let value: unknown;
-    try { value = JSON.parse(text); } catch (err) { throw new LoadUsageError(`--keys-from ${file}: not valid JSON (${(err as Error).message})`); }
+    try {
+      value = JSON.parse(text);
+    } catch (err) {
+      throw new LoadUsageError(`--keys-from ${file}: not valid JSON (${(err as Error).message})`);
+    }
     for (const [i, item] of (value as unknown[]).entries()) {
       if (typeof item === 'string' && item) keys.push({ key: item });
       else if (item && typeof item === 'object' && typeof (item as KeyAllowance).key === 'string') {
         const c = (item as KeyAllowance).connections;
-        if (c !== undefined && !(Number.isInteger(c) && c > 0)) throw new LoadUsageError(`--keys-from ${file}: item ${i}: connections must be a positive whole number`);
-        keys.push(c === undefined ? { key: (item as KeyAllowance).key } : { key: (item as KeyAllowance).key, connections: c });
+        if (c !== undefined && !(Number.isInteger(c) && c > 0))
+          throw new LoadUsageError(`--keys-from ${file}: item ${i}: connections must be a positive whole number`);
+        keys.push(
+          c === undefined ? { key: (item as KeyAllowance).key } : { key: (item as KeyAllowance).key, connections: c },
+        );
       } else throw new LoadUsageError(`--keys-from ${file}: item ${i} must be a key string or { key, connections }`);
     }
   } else {
     const parsed = parseKeyLines(text);
-    if ('badLine' in parsed) throw new LoadUsageError(`--keys-from ${file}: line ${parsed.badLine} must be KEY or KEY,CONNECTIONS`);
+    if ('badLine' in parsed)
+      throw new LoadUsageError(`--keys-from ${file}: line ${parsed.badLine} must be KEY or KEY,CONNECTIONS`);
     keys.push(...parsed.keys);
   }
   if (!keys.length) throw new LoadUsageError(`--keys-from ${file}: no keys in the file`);
@@ -82,7 +92,9 @@ export async function readKeysFile(file: string): Promise<KeyAllowance[]> {
 export function assignKeys(clients: number, keys: readonly KeyAllowance[]): string[] {
   const total = totalAllowance(keys);
   if (total < clients) {
-    throw new LoadUsageError(`--clients ${clients}: the keys allow only ${total} connections (${keys.length} key${keys.length === 1 ? '' : 's'}); give more keys with --keys-from FILE or fewer clients`);
+    throw new LoadUsageError(
+      `--clients ${clients}: the keys allow only ${total} connections (${keys.length} key${keys.length === 1 ? '' : 's'}); give more keys with --keys-from FILE or fewer clients`,
+    );
   }
   return assignKeyList(clients, keys);
 }
@@ -103,7 +115,10 @@ export interface ReferenceProcessOptions {
  * Starts the reference service in its own Node process (load/reference-process.ts) and reads
  * the one JSON line it prints: `{ restUrl, wsUrl, profile }`.
  */
-export async function startReferenceProcess(options: ReferenceProcessOptions = {}, timeoutMs = 30_000): Promise<LoadTarget> {
+export async function startReferenceProcess(
+  options: ReferenceProcessOptions = {},
+  timeoutMs = 30_000,
+): Promise<LoadTarget> {
   const entry = moduleUrl('./reference-process.ts', import.meta.url);
   // The sources need tsx's loader; the compiled package runs as plain JavaScript.
   const loader = RUNS_COMPILED ? [] : ['--import', import.meta.resolve('tsx')];
@@ -111,16 +126,31 @@ export async function startReferenceProcess(options: ReferenceProcessOptions = {
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stderr = '';
-  child.stderr!.on('data', (c: Buffer) => { stderr = (stderr + c.toString()).slice(-2000); });
+  child.stderr!.on('data', (c: Buffer) => {
+    stderr = (stderr + c.toString()).slice(-2000);
+  });
   const line = await new Promise<string>((resolve, reject) => {
     let buf = '';
-    const timer = setTimeout(() => { child.kill(); reject(new Error(`reference service did not start within ${timeoutMs} ms: ${stderr.trim().split('\n').pop() ?? ''}`)); }, timeoutMs);
+    const timer = setTimeout(() => {
+      child.kill();
+      reject(
+        new Error(`reference service did not start within ${timeoutMs} ms: ${stderr.trim().split('\n').pop() ?? ''}`),
+      );
+    }, timeoutMs);
     child.stdout!.on('data', (c: Buffer) => {
       buf += c.toString();
       const nl = buf.indexOf('\n');
-      if (nl >= 0) { clearTimeout(timer); resolve(buf.slice(0, nl)); }
+      if (nl >= 0) {
+        clearTimeout(timer);
+        resolve(buf.slice(0, nl));
+      }
     });
-    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`reference service exited (${code}) before it was ready: ${stderr.trim().split('\n').pop() ?? ''}`)); });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(
+        new Error(`reference service exited (${code}) before it was ready: ${stderr.trim().split('\n').pop() ?? ''}`),
+      );
+    });
   });
   const started = JSON.parse(line) as { restUrl: string; wsUrl: string; profile: Profile };
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -145,19 +175,37 @@ export async function startReferenceProcess(options: ReferenceProcessOptions = {
  * Resolves `--profile FILE`, `--target URL --key K [--ws URL]`, or (neither) the embedded reference.
  * A stream URL is required unless `needsStream` is false.
  */
-export async function resolveTarget(opts: { profile?: string; target?: string; key?: string; ws?: string; keysFrom?: string; reference?: ReferenceProcessOptions; needsStream?: boolean }): Promise<LoadTarget> {
+export async function resolveTarget(opts: {
+  profile?: string;
+  target?: string;
+  key?: string;
+  ws?: string;
+  keysFrom?: string;
+  reference?: ReferenceProcessOptions;
+  needsStream?: boolean;
+}): Promise<LoadTarget> {
   let target: LoadTarget;
   const fileKeys = opts.keysFrom ? await readKeysFile(opts.keysFrom) : null;
   if (opts.profile || opts.target) {
     let profile: Profile;
     try {
       const key = opts.key ?? fileKeys?.[0]?.key ?? '';
-      profile = opts.profile ? await loadProfile(opts.profile) : minimalProfile({ target: opts.target!, key, ...(opts.ws ? { ws: opts.ws } : {}) });
+      profile = opts.profile
+        ? await loadProfile(opts.profile)
+        : minimalProfile({ target: opts.target!, key, ...(opts.ws ? { ws: opts.ws } : {}) });
     } catch (err) {
       throw new LoadUsageError((err as Error).message);
     }
-    if (!profile.ws && opts.needsStream !== false) throw new LoadUsageError('the target has no WebSocket URL: give --ws URL or "ws" in the profile');
-    target = { rest: profile.rest, ws: profile.ws ?? '', profile, keys: profileLoadKeys(profile), embedded: false, close: async () => {} };
+    if (!profile.ws && opts.needsStream !== false)
+      throw new LoadUsageError('the target has no WebSocket URL: give --ws URL or "ws" in the profile');
+    target = {
+      rest: profile.rest,
+      ws: profile.ws ?? '',
+      profile,
+      keys: profileLoadKeys(profile),
+      embedded: false,
+      close: async () => {},
+    };
   } else {
     target = await startReferenceProcess(opts.reference ?? {});
   }
@@ -171,12 +219,22 @@ async function getJson(target: LoadTarget, path: string, query: Record<string, s
   for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
   let res: Response;
   try {
-    res = await fetch(url, { headers: { [API_KEY_HEADER]: key }, redirect: 'manual', signal: AbortSignal.timeout(10_000) });
+    res = await fetch(url, {
+      headers: { [API_KEY_HEADER]: key },
+      redirect: 'manual',
+      signal: AbortSignal.timeout(10_000),
+    });
   } catch (err) {
-    throw new LoadUsageError(`target unreachable: ${url.origin}${path} (${(err as Error).cause ? String((err as { cause: unknown }).cause) : (err as Error).message})`);
+    throw new LoadUsageError(
+      `target unreachable: ${url.origin}${path} (${(err as Error).cause ? String((err as { cause: unknown }).cause) : (err as Error).message})`,
+    );
   }
   const text = await res.text();
-  try { return JSON.parse(text); } catch { return undefined; }
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Picks `count` pair codes from `/v1/pairs`, Crypto first (always open, so always pushing). */
@@ -188,13 +246,20 @@ export async function pickPairs(target: LoadTarget, count: number): Promise<stri
   for (const c of sample) if (codes.length < count && c.startsWith(crypto) && !codes.includes(c)) codes.push(c);
   for (const query of [{ [QUERY.pairs.type]: ASSET_TYPE.crypto }, {}] as Record<string, string>[]) {
     for (let page = 1; codes.length < count && page <= 20; page++) {
-      const body = await getJson(target, PATHS.pairs, { ...query, [QUERY.pairs.page]: String(page), [QUERY.pairs.perPage]: '100' }, key) as { data?: { code?: unknown }[] } | undefined;
+      const body = (await getJson(
+        target,
+        PATHS.pairs,
+        { ...query, [QUERY.pairs.page]: String(page), [QUERY.pairs.perPage]: '100' },
+        key,
+      )) as { data?: { code?: unknown }[] } | undefined;
       const data = Array.isArray(body?.data) ? body.data : [];
-      for (const p of data) if (typeof p.code === 'string' && !codes.includes(p.code) && codes.length < count) codes.push(p.code);
+      for (const p of data)
+        if (typeof p.code === 'string' && !codes.includes(p.code) && codes.length < count) codes.push(p.code);
       if (data.length < 100) break;
     }
   }
-  if (!codes.length) throw new LoadUsageError(`no pairs: ${target.rest}${PATHS.pairs} listed none for the key; give --pair CODE`);
+  if (!codes.length)
+    throw new LoadUsageError(`no pairs: ${target.rest}${PATHS.pairs} listed none for the key; give --pair CODE`);
   return codes;
 }
 
@@ -218,7 +283,9 @@ export async function sampleTargetClock(target: LoadTarget, now: () => number, r
   let unit: TimeUnit | null = null;
   for (let i = 0; i < rounds; i++) {
     const sentMs = now();
-    const body = await getJson(target, PATHS.pairs, { [QUERY.pairs.perPage]: '1' }, key).catch(() => undefined) as { ts?: unknown } | undefined;
+    const body = (await getJson(target, PATHS.pairs, { [QUERY.pairs.perPage]: '1' }, key).catch(() => undefined)) as
+      | { ts?: unknown }
+      | undefined;
     const receivedMs = now();
     if (typeof body?.ts !== 'number') continue;
     const u = guessTimeUnit(body.ts);

@@ -32,11 +32,38 @@ const dist = (name: string): string[] => PERCENTILES.map((p) => `${name}.${p}`);
 /** Metric names a threshold may use, per load command. */
 export const METRICS = {
   fanout: [
-    ...dist('latency'), ...dist('server_latency'), 'skew.p50', 'skew.p90', 'skew.p99', 'skew.max',
-    ...dist('connect'), ...dist('subscribe'), ...dist('first_frame'),
-    'lost', 'loss_rate', 'errors', 'frames_per_second', 'frames', 'connected', 'refused', 'disconnects', 'saturated',
+    ...dist('latency'),
+    ...dist('server_latency'),
+    'skew.p50',
+    'skew.p90',
+    'skew.p99',
+    'skew.max',
+    ...dist('connect'),
+    ...dist('subscribe'),
+    ...dist('first_frame'),
+    'lost',
+    'loss_rate',
+    'errors',
+    'frames_per_second',
+    'frames',
+    'connected',
+    'refused',
+    'disconnects',
+    'saturated',
   ],
-  rest: [...dist('latency'), 'rps', 'requests', 'errors', 'timeouts', 'non_2xx', 'rate_limited', 'non_200_status', 'late', 'dropped', 'saturated'],
+  rest: [
+    ...dist('latency'),
+    'rps',
+    'requests',
+    'errors',
+    'timeouts',
+    'non_2xx',
+    'rate_limited',
+    'non_200_status',
+    'late',
+    'dropped',
+    'saturated',
+  ],
 } as const satisfies Record<string, readonly string[]>;
 export type LoadKind = keyof typeof METRICS;
 
@@ -45,34 +72,51 @@ const EXPR = /^\s*([a-z_][a-z0-9_.]*)\s*(<=|>=|==|!=|<|>)\s*(-?\d+(?:\.\d+)?)\s*
 /** Parses one expression; throws ThresholdError naming the expression and the problem. */
 export function parseThreshold(expr: string, kind: LoadKind): Threshold {
   const m = EXPR.exec(expr);
-  if (!m) throw new ThresholdError(`--threshold '${expr}': expected METRIC OP NUMBER, e.g. 'latency.p99<50' (OP is <, <=, >, >=, ==, !=)`);
+  if (!m)
+    throw new ThresholdError(
+      `--threshold '${expr}': expected METRIC OP NUMBER, e.g. 'latency.p99<50' (OP is <, <=, >, >=, ==, !=)`,
+    );
   const metric = m[1]!.toLowerCase();
   const known: readonly string[] = METRICS[kind];
   if (!known.includes(metric)) {
-    throw new ThresholdError(`--threshold '${expr}': unknown metric "${metric}" for load ${kind}; known: ${known.join(', ')}`);
+    throw new ThresholdError(
+      `--threshold '${expr}': unknown metric "${metric}" for load ${kind}; known: ${known.join(', ')}`,
+    );
   }
   return { expr, metric, op: m[2] as ThresholdOp, value: Number(m[3]) };
 }
 
 /** Parses every expression (repeated options and comma lists); the first bad one throws. */
 export function parseThresholds(exprs: readonly string[] | undefined, kind: LoadKind): Threshold[] {
-  const list = (exprs ?? []).flatMap((e) => e.split(',')).map((e) => e.trim()).filter(Boolean);
+  const list = (exprs ?? [])
+    .flatMap((e) => e.split(','))
+    .map((e) => e.trim())
+    .filter(Boolean);
   return list.map((e) => parseThreshold(e, kind));
 }
 
 function holds(actual: number, op: ThresholdOp, value: number): boolean {
   switch (op) {
-    case '<': return actual < value;
-    case '<=': return actual <= value;
-    case '>': return actual > value;
-    case '>=': return actual >= value;
-    case '==': return actual === value;
-    case '!=': return actual !== value;
+    case '<':
+      return actual < value;
+    case '<=':
+      return actual <= value;
+    case '>':
+      return actual > value;
+    case '>=':
+      return actual >= value;
+    case '==':
+      return actual === value;
+    case '!=':
+      return actual !== value;
   }
 }
 
 /** Evaluates thresholds against a flat metric map; a missing or NaN value crosses the threshold. */
-export function evaluateThresholds(thresholds: readonly Threshold[], metrics: Readonly<Record<string, number | null | undefined>>): ThresholdResult[] {
+export function evaluateThresholds(
+  thresholds: readonly Threshold[],
+  metrics: Readonly<Record<string, number | null | undefined>>,
+): ThresholdResult[] {
   return thresholds.map((t) => {
     const v = metrics[t.metric];
     const actual = typeof v === 'number' && !Number.isNaN(v) ? v : null;

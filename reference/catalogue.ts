@@ -30,8 +30,16 @@ export interface PairConfig {
 }
 
 const { crypto, equity, forex, commodity, metal } = ASSET_TYPE;
-const p = (type: string, market: string, base: string, quote: string, name: string, precision: number, price: string, extra: Partial<PairConfig> = {}): PairConfig =>
-  ({ code: `${type}:${market}:${base}/${quote}`, name, precision, price, ...extra });
+const p = (
+  type: string,
+  market: string,
+  base: string,
+  quote: string,
+  name: string,
+  precision: number,
+  price: string,
+  extra: Partial<PairConfig> = {},
+): PairConfig => ({ code: `${type}:${market}:${base}/${quote}`, name, precision, price, ...extra });
 
 /** Pool addresses of the default catalogue (test data; any string is accepted as a pool key). */
 export const DEFAULT_POOLS = {
@@ -42,18 +50,54 @@ export const DEFAULT_POOLS = {
 /** Further US equities, so one connection can subscribe the spec's maximum of 100 distinct pairs. */
 function moreEquities(): PairConfig[] {
   const names: [string, string, string][] = [
-    ['NFLX', 'Netflix Inc.', '610.20'], ['ORCL', 'Oracle Corp.', '125.40'], ['INTC', 'Intel Corp.', '30.55'], ['AMD', 'Advanced Micro Devices', '160.10'],
-    ['IBM', 'International Business Machines', '182.30'], ['CSCO', 'Cisco Systems', '48.70'], ['ADBE', 'Adobe Inc.', '505.60'], ['CRM', 'Salesforce Inc.', '290.80'],
-    ['PYPL', 'PayPal Holdings', '64.20'], ['QCOM', 'Qualcomm Inc.', '170.90'], ['TXN', 'Texas Instruments', '172.40'], ['AVGO', 'Broadcom Inc.', '1320.50'],
-    ['V', 'Visa Inc.', '275.30'], ['MA', 'Mastercard Inc.', '460.10'], ['BAC', 'Bank of America', '37.80'], ['WFC', 'Wells Fargo', '58.40'],
-    ['GS', 'Goldman Sachs', '420.70'], ['MS', 'Morgan Stanley', '92.10'], ['C', 'Citigroup Inc.', '62.30'], ['AXP', 'American Express', '225.60'],
-    ['PEP', 'PepsiCo Inc.', '170.20'], ['MCD', 'McDonald\'s Corp.', '270.50'], ['NKE', 'Nike Inc.', '93.40'], ['SBUX', 'Starbucks Corp.', '88.10'],
-    ['WMT', 'Walmart Inc.', '60.20'], ['COST', 'Costco Wholesale', '720.40'], ['HD', 'Home Depot', '345.20'], ['LOW', 'Lowe\'s Companies', '230.10'],
-    ['DIS', 'Walt Disney Co.', '112.30'], ['T', 'AT&T Inc.', '17.250'], ['VZ', 'Verizon Communications', '40.150'], ['PFE', 'Pfizer Inc.', '27.600'],
-    ['JNJ', 'Johnson & Johnson', '152.40'], ['MRK', 'Merck & Co.', '128.70'], ['ABBV', 'AbbVie Inc.', '162.30'], ['UNH', 'UnitedHealth Group', '490.20'],
-    ['XOM', 'Exxon Mobil', '118.60'], ['CVX', 'Chevron Corp.', '158.90'], ['BA', 'Boeing Co.', '180.40'], ['CAT', 'Caterpillar Inc.', '350.70'],
-    ['GE', 'General Electric', '160.30'], ['MMM', '3M Co.', '95.20'], ['UBER', 'Uber Technologies', '70.10'], ['ABNB', 'Airbnb Inc.', '150.60'],
-    ['SHOP', 'Shopify Inc.', '72.30'], ['SNAP', 'Snap Inc.', '11.450'], ['PLTR', 'Palantir Technologies', '22.150'], ['COIN', 'Coinbase Global', '230.40'],
+    ['NFLX', 'Netflix Inc.', '610.20'],
+    ['ORCL', 'Oracle Corp.', '125.40'],
+    ['INTC', 'Intel Corp.', '30.55'],
+    ['AMD', 'Advanced Micro Devices', '160.10'],
+    ['IBM', 'International Business Machines', '182.30'],
+    ['CSCO', 'Cisco Systems', '48.70'],
+    ['ADBE', 'Adobe Inc.', '505.60'],
+    ['CRM', 'Salesforce Inc.', '290.80'],
+    ['PYPL', 'PayPal Holdings', '64.20'],
+    ['QCOM', 'Qualcomm Inc.', '170.90'],
+    ['TXN', 'Texas Instruments', '172.40'],
+    ['AVGO', 'Broadcom Inc.', '1320.50'],
+    ['V', 'Visa Inc.', '275.30'],
+    ['MA', 'Mastercard Inc.', '460.10'],
+    ['BAC', 'Bank of America', '37.80'],
+    ['WFC', 'Wells Fargo', '58.40'],
+    ['GS', 'Goldman Sachs', '420.70'],
+    ['MS', 'Morgan Stanley', '92.10'],
+    ['C', 'Citigroup Inc.', '62.30'],
+    ['AXP', 'American Express', '225.60'],
+    ['PEP', 'PepsiCo Inc.', '170.20'],
+    ['MCD', "McDonald's Corp.", '270.50'],
+    ['NKE', 'Nike Inc.', '93.40'],
+    ['SBUX', 'Starbucks Corp.', '88.10'],
+    ['WMT', 'Walmart Inc.', '60.20'],
+    ['COST', 'Costco Wholesale', '720.40'],
+    ['HD', 'Home Depot', '345.20'],
+    ['LOW', "Lowe's Companies", '230.10'],
+    ['DIS', 'Walt Disney Co.', '112.30'],
+    ['T', 'AT&T Inc.', '17.250'],
+    ['VZ', 'Verizon Communications', '40.150'],
+    ['PFE', 'Pfizer Inc.', '27.600'],
+    ['JNJ', 'Johnson & Johnson', '152.40'],
+    ['MRK', 'Merck & Co.', '128.70'],
+    ['ABBV', 'AbbVie Inc.', '162.30'],
+    ['UNH', 'UnitedHealth Group', '490.20'],
+    ['XOM', 'Exxon Mobil', '118.60'],
+    ['CVX', 'Chevron Corp.', '158.90'],
+    ['BA', 'Boeing Co.', '180.40'],
+    ['CAT', 'Caterpillar Inc.', '350.70'],
+    ['GE', 'General Electric', '160.30'],
+    ['MMM', '3M Co.', '95.20'],
+    ['UBER', 'Uber Technologies', '70.10'],
+    ['ABNB', 'Airbnb Inc.', '150.60'],
+    ['SHOP', 'Shopify Inc.', '72.30'],
+    ['SNAP', 'Snap Inc.', '11.450'],
+    ['PLTR', 'Palantir Technologies', '22.150'],
+    ['COIN', 'Coinbase Global', '230.40'],
   ];
   return names.map(([base, name, price]) => p(equity, 'US', base, 'USD', name, price.split('.')[1]!.length, price));
 }
@@ -61,12 +105,26 @@ function moreEquities(): PairConfig[] {
 /** Forex crosses in the same spirit. */
 function forexCrosses(): PairConfig[] {
   const crosses: [string, string, number, string][] = [
-    ['EUR', 'JPY', 3, '163.900'], ['GBP', 'JPY', 3, '191.300'], ['EUR', 'CHF', 5, '0.97800'], ['AUD', 'JPY', 3, '98.900'],
-    ['EUR', 'AUD', 5, '1.65800'], ['EUR', 'CAD', 5, '1.47000'], ['GBP', 'CHF', 5, '1.14100'], ['CAD', 'JPY', 3, '111.500'],
-    ['CHF', 'JPY', 3, '167.600'], ['NZD', 'JPY', 3, '90.900'], ['AUD', 'NZD', 5, '1.08800'], ['GBP', 'AUD', 5, '1.93400'],
-    ['USD', 'SEK', 4, '10.7500'], ['USD', 'NOK', 4, '10.8200'], ['USD', 'MXN', 4, '16.8500'], ['USD', 'SGD', 5, '1.35200'],
+    ['EUR', 'JPY', 3, '163.900'],
+    ['GBP', 'JPY', 3, '191.300'],
+    ['EUR', 'CHF', 5, '0.97800'],
+    ['AUD', 'JPY', 3, '98.900'],
+    ['EUR', 'AUD', 5, '1.65800'],
+    ['EUR', 'CAD', 5, '1.47000'],
+    ['GBP', 'CHF', 5, '1.14100'],
+    ['CAD', 'JPY', 3, '111.500'],
+    ['CHF', 'JPY', 3, '167.600'],
+    ['NZD', 'JPY', 3, '90.900'],
+    ['AUD', 'NZD', 5, '1.08800'],
+    ['GBP', 'AUD', 5, '1.93400'],
+    ['USD', 'SEK', 4, '10.7500'],
+    ['USD', 'NOK', 4, '10.8200'],
+    ['USD', 'MXN', 4, '16.8500'],
+    ['USD', 'SGD', 5, '1.35200'],
   ];
-  return crosses.map(([base, quote, precision, price]) => p(forex, 'ALL', base, quote, `${base} / ${quote}`, precision, price));
+  return crosses.map(([base, quote, precision, price]) =>
+    p(forex, 'ALL', base, quote, `${base} / ${quote}`, precision, price),
+  );
 }
 
 export const DEFAULT_PAIRS: readonly PairConfig[] = [
@@ -80,7 +138,9 @@ export const DEFAULT_PAIRS: readonly PairConfig[] = [
   p(crypto, 'ALL', 'LTC', 'USD', 'Litecoin', 2, '72.40'),
   p(crypto, 'ALL', 'LINK', 'USD', 'Chainlink', 4, '14.2500'),
   p(crypto, 'ALL', 'ETH', 'BTC', 'Ethereum / Bitcoin', 6, '0.048500'),
-  p(crypto, 'ALL', 'UNI', 'USDT', 'Uniswap', 4, '7.9000', { pools: { [DEFAULT_POOLS.ok]: 'ok', [DEFAULT_POOLS.unavailable]: 'unavailable' } }),
+  p(crypto, 'ALL', 'UNI', 'USDT', 'Uniswap', 4, '7.9000', {
+    pools: { [DEFAULT_POOLS.ok]: 'ok', [DEFAULT_POOLS.unavailable]: 'unavailable' },
+  }),
   p(equity, 'US', 'AAPL', 'USD', 'Apple Inc.', 2, '189.30'),
   p(equity, 'US', 'MSFT', 'USD', 'Microsoft Corp.', 2, '415.10'),
   p(equity, 'US', 'GOOGL', 'USD', 'Alphabet Inc. Class A', 2, '152.80'),
@@ -115,7 +175,9 @@ export const DEFAULT_PAIRS: readonly PairConfig[] = [
   p(crypto, 'ALL', 'SHIB', 'USD', 'Shiba Inu (illiquid, stale price)', 8, '0.00002450', { state: 'stale' }),
   p(crypto, 'ALL', 'LUNA', 'USD', 'Terra Classic (inactive)', 6, '0.000100', { state: 'inactive' }),
   p(equity, 'US', 'NOPR', 'USD', 'No Price Corp. (no price)', 2, '10.00', { state: 'no-price' }),
-  p(forex, 'ALL', 'USD', 'TRY', 'US Dollar / Turkish Lira (temporarily unavailable)', 4, '32.2000', { state: 'unavailable' }),
+  p(forex, 'ALL', 'USD', 'TRY', 'US Dollar / Turkish Lira (temporarily unavailable)', 4, '32.2000', {
+    state: 'unavailable',
+  }),
   p(commodity, 'ALL', 'COCOA', 'USD', 'Cocoa (in maintenance)', 2, '9800.00', { state: 'maintenance' }),
   p(metal, 'ALL', 'XRH', 'USD', 'Rhodium (price source failing)', 2, '4650.00', { state: 'broken' }),
 ];

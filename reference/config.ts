@@ -7,7 +7,14 @@ import { LIMITS, parsePairCode } from '../src/spec.ts';
 import { DEFAULT_PAIRS, PAIR_STATES, type PairConfig } from './catalogue.ts';
 
 /** Account state of a key; each non-active state answers its own status number. */
-export const KEY_STATES = ['active', 'suspended', 'restricted', 'api-maintenance', 'stream-maintenance', 'grpc-maintenance'] as const;
+export const KEY_STATES = [
+  'active',
+  'suspended',
+  'restricted',
+  'api-maintenance',
+  'stream-maintenance',
+  'grpc-maintenance',
+] as const;
 export type KeyState = (typeof KEY_STATES)[number];
 
 export interface KeyConfig {
@@ -63,7 +70,11 @@ export const DEFAULT_KEYS: Readonly<Record<string, KeyConfig>> = {
   primary: { key: 'ref-primary-3f9c2a', connections: 8 },
   limited: { key: 'ref-limited-8d21e7', connections: 1 },
   cryptoOnly: { key: 'ref-crypto-only-5b7a10', connections: 2, assetTypes: ['Crypto'] },
-  whitelisted: { key: 'ref-whitelist-c4e9f3', connections: 2, pairs: ['Crypto:ALL:BTC/USD', 'Forex:ALL:EUR/USD', 'Equity:US:AAPL/USD'] },
+  whitelisted: {
+    key: 'ref-whitelist-c4e9f3',
+    connections: 2,
+    pairs: ['Crypto:ALL:BTC/USD', 'Forex:ALL:EUR/USD', 'Equity:US:AAPL/USD'],
+  },
   noStream: { key: 'ref-no-stream-a0b6d2', stream: false },
   suspended: { key: 'ref-suspended-7e3f41', state: 'suspended' },
   restricted: { key: 'ref-restricted-19ad5c', state: 'restricted' },
@@ -96,7 +107,10 @@ export const DEFAULT_CONFIG: Readonly<ReferenceConfig> = {
 export class ConfigError extends Error {
   readonly code = 'CONFORM_REFERENCE_CONFIG';
   override name = 'ConfigError';
-  constructor(readonly field: string, problem: string) {
+  constructor(
+    readonly field: string,
+    problem: string,
+  ) {
     super(`${field}: ${problem}`);
   }
 }
@@ -118,15 +132,21 @@ function checkKeys(keys: unknown): void {
   for (const [name, k] of Object.entries(keys)) {
     const f = `keys.${name}`;
     if (!isObj(k)) throw new ConfigError(f, 'must be an object');
-    if (typeof k.key !== 'string' || k.key.length === 0) throw new ConfigError(`${f}.key`, 'must be a non-empty string');
+    if (typeof k.key !== 'string' || k.key.length === 0)
+      throw new ConfigError(`${f}.key`, 'must be a non-empty string');
     if (seen.has(k.key)) throw new ConfigError(`${f}.key`, 'repeats the value of another key');
     seen.add(k.key);
-    if (k.connections !== undefined && !posInt(k.connections)) throw new ConfigError(`${f}.connections`, 'must be an integer >= 1');
+    if (k.connections !== undefined && !posInt(k.connections))
+      throw new ConfigError(`${f}.connections`, 'must be an integer >= 1');
     if (k.assetTypes !== undefined && (!Array.isArray(k.assetTypes) || k.assetTypes.some((t) => typeof t !== 'string')))
       throw new ConfigError(`${f}.assetTypes`, 'must be an array of strings');
-    if (k.pairs !== undefined && (!Array.isArray(k.pairs) || k.pairs.some((c) => typeof c !== 'string' || !parsePairCode(c))))
+    if (
+      k.pairs !== undefined &&
+      (!Array.isArray(k.pairs) || k.pairs.some((c) => typeof c !== 'string' || !parsePairCode(c)))
+    )
       throw new ConfigError(`${f}.pairs`, 'must be an array of pair codes <asset_type>:<market>:<base>/<quote>');
-    if (k.stream !== undefined && typeof k.stream !== 'boolean') throw new ConfigError(`${f}.stream`, 'must be a boolean');
+    if (k.stream !== undefined && typeof k.stream !== 'boolean')
+      throw new ConfigError(`${f}.stream`, 'must be a boolean');
     if (k.state !== undefined && !(KEY_STATES as readonly unknown[]).includes(k.state))
       throw new ConfigError(`${f}.state`, `must be one of ${KEY_STATES.join(', ')}`);
     if (k.rateLimit !== undefined) checkRate(k.rateLimit, `${f}.rateLimit`);
@@ -139,16 +159,20 @@ function checkPairs(pairs: unknown): void {
   pairs.forEach((pair: unknown, i) => {
     const f = `pairs[${i}]`;
     if (!isObj(pair)) throw new ConfigError(f, 'must be an object');
-    if (typeof pair.code !== 'string' || !parsePairCode(pair.code)) throw new ConfigError(`${f}.code`, 'must be a pair code <asset_type>:<market>:<base>/<quote>');
+    if (typeof pair.code !== 'string' || !parsePairCode(pair.code))
+      throw new ConfigError(`${f}.code`, 'must be a pair code <asset_type>:<market>:<base>/<quote>');
     if (seen.has(pair.code)) throw new ConfigError(`${f}.code`, `repeats ${pair.code}`);
     seen.add(pair.code);
-    if (typeof pair.name !== 'string' || pair.name.length === 0) throw new ConfigError(`${f}.name`, 'must be a non-empty string');
-    if (!nonNegInt(pair.precision) || (pair.precision as number) > 18) throw new ConfigError(`${f}.precision`, 'must be an integer from 0 to 18');
-    const places = (pair.precision as number);
+    if (typeof pair.name !== 'string' || pair.name.length === 0)
+      throw new ConfigError(`${f}.name`, 'must be a non-empty string');
+    if (!nonNegInt(pair.precision) || (pair.precision as number) > 18)
+      throw new ConfigError(`${f}.precision`, 'must be an integer from 0 to 18');
+    const places = pair.precision as number;
     const re = new RegExp(places === 0 ? '^[0-9]+$' : `^[0-9]+(\\.[0-9]{1,${places}})?$`);
     if (typeof pair.price !== 'string' || !re.test(pair.price) || /^0*(\.0*)?$/.test(pair.price))
       throw new ConfigError(`${f}.price`, `must be a positive decimal string with at most ${places} decimal places`);
-    if (pair.halfSpreadTicks !== undefined && !posInt(pair.halfSpreadTicks)) throw new ConfigError(`${f}.halfSpreadTicks`, 'must be an integer >= 1');
+    if (pair.halfSpreadTicks !== undefined && !posInt(pair.halfSpreadTicks))
+      throw new ConfigError(`${f}.halfSpreadTicks`, 'must be an integer >= 1');
     if (pair.state !== undefined && !(PAIR_STATES as readonly unknown[]).includes(pair.state))
       throw new ConfigError(`${f}.state`, `must be one of ${PAIR_STATES.join(', ')}`);
     if (pair.timezone !== undefined) {
@@ -160,14 +184,31 @@ function checkPairs(pairs: unknown): void {
       }
     }
     if (pair.pools !== undefined) {
-      if (!isObj(pair.pools)) throw new ConfigError(`${f}.pools`, 'must be an object of pool address -> "ok" | "unavailable"');
+      if (!isObj(pair.pools))
+        throw new ConfigError(`${f}.pools`, 'must be an object of pool address -> "ok" | "unavailable"');
       for (const [addr, state] of Object.entries(pair.pools))
-        if (state !== 'ok' && state !== 'unavailable') throw new ConfigError(`${f}.pools.${addr}`, 'must be "ok" or "unavailable"');
+        if (state !== 'ok' && state !== 'unavailable')
+          throw new ConfigError(`${f}.pools.${addr}`, 'must be "ok" or "unavailable"');
     }
   });
 }
 
-const TOP_LEVEL = ['keys', 'pairs', 'pingTimeoutMs', 'tickMs', 'wsPath', 'maxPayload', 'maxBacklogBytes', 'dropAfterTicks', 'maxMessagesPerSecond', 'restRateLimit', 'moveProbability', 'seed', 'fanOut', '$schema'];
+const TOP_LEVEL = [
+  'keys',
+  'pairs',
+  'pingTimeoutMs',
+  'tickMs',
+  'wsPath',
+  'maxPayload',
+  'maxBacklogBytes',
+  'dropAfterTicks',
+  'maxMessagesPerSecond',
+  'restRateLimit',
+  'moveProbability',
+  'seed',
+  'fanOut',
+  '$schema',
+];
 
 /**
  * Validates a partial config and merges it over the default (each given section replaces the
@@ -175,19 +216,30 @@ const TOP_LEVEL = ['keys', 'pairs', 'pingTimeoutMs', 'tickMs', 'wsPath', 'maxPay
  */
 export function resolveConfig(partial: unknown = {}): ReferenceConfig {
   if (!isObj(partial)) throw new ConfigError('(root)', 'must be a JSON object');
-  for (const name of Object.keys(partial)) if (!TOP_LEVEL.includes(name)) throw new ConfigError(name, 'is not a config field');
+  for (const name of Object.keys(partial))
+    if (!TOP_LEVEL.includes(name)) throw new ConfigError(name, 'is not a config field');
   const merged = { ...DEFAULT_CONFIG, ...partial } as Record<string, unknown>;
   delete merged.$schema;
   checkKeys(merged.keys);
   checkPairs(merged.pairs);
-  for (const f of ['pingTimeoutMs', 'tickMs', 'maxPayload', 'maxBacklogBytes', 'dropAfterTicks', 'maxMessagesPerSecond'] as const)
+  for (const f of [
+    'pingTimeoutMs',
+    'tickMs',
+    'maxPayload',
+    'maxBacklogBytes',
+    'dropAfterTicks',
+    'maxMessagesPerSecond',
+  ] as const)
     if (!posInt(merged[f])) throw new ConfigError(f, 'must be an integer >= 1');
-  if (typeof merged.wsPath !== 'string' || !/^\/[^?#\s]*$/.test(merged.wsPath)) throw new ConfigError('wsPath', 'must be a path starting with /');
+  if (typeof merged.wsPath !== 'string' || !/^\/[^?#\s]*$/.test(merged.wsPath))
+    throw new ConfigError('wsPath', 'must be a path starting with /');
   checkRate(merged.restRateLimit, 'restRateLimit');
   const mp = merged.moveProbability;
-  if (typeof mp !== 'number' || !(mp >= 0 && mp <= 1)) throw new ConfigError('moveProbability', 'must be a number from 0 to 1');
+  if (typeof mp !== 'number' || !(mp >= 0 && mp <= 1))
+    throw new ConfigError('moveProbability', 'must be a number from 0 to 1');
   if (!Number.isInteger(merged.seed)) throw new ConfigError('seed', 'must be an integer');
-  if (merged.fanOut !== 'batched' && merged.fanOut !== 'per-frame') throw new ConfigError('fanOut', 'must be "batched" or "per-frame"');
+  if (merged.fanOut !== 'batched' && merged.fanOut !== 'per-frame')
+    throw new ConfigError('fanOut', 'must be "batched" or "per-frame"');
   const config = merged as unknown as ReferenceConfig;
   const codes = new Set(config.pairs.map((pair) => pair.code));
   for (const [name, k] of Object.entries(config.keys))
@@ -213,7 +265,8 @@ export async function loadConfigFile(file: string): Promise<ReferenceConfig> {
   try {
     return resolveConfig(value);
   } catch (err) {
-    if (err instanceof ConfigError) throw new ConfigError(err.field, `${err.message.slice(err.field.length + 2)} (in ${file})`);
+    if (err instanceof ConfigError)
+      throw new ConfigError(err.field, `${err.message.slice(err.field.length + 2)} (in ${file})`);
     throw err;
   }
 }

@@ -18,7 +18,8 @@ function withAllowances(config: ReferenceConfig, dialect: Readonly<Dialect>): Re
   const { primary, limited, others } = dialect.keys;
   const keys: Record<string, KeyConfig> = {};
   for (const [name, k] of Object.entries(config.keys)) {
-    const chosen = name === 'primary' ? primary : name === 'limited' ? limited : k.connections === undefined ? null : others;
+    const chosen =
+      name === 'primary' ? primary : name === 'limited' ? limited : k.connections === undefined ? null : others;
     const connections = chosen ?? k.connections;
     keys[name] = connections === undefined ? k : { ...k, connections };
   }
@@ -47,7 +48,9 @@ function withSize(config: ReferenceConfig, size: number): PairConfig[] {
   const special = config.pairs.filter((p) => (p.state ?? 'active') !== 'active');
   const named = new Set(Object.values(config.keys).flatMap((k) => k.pairs ?? []));
   const first: PairConfig[] = [];
-  const take = (p: PairConfig | undefined): void => { if (p && !first.includes(p)) first.push(p); };
+  const take = (p: PairConfig | undefined): void => {
+    if (p && !first.includes(p)) first.push(p);
+  };
   for (const p of active) if (named.has(p.code)) take(p);
   for (const p of active) if (!first.some((q) => q.code.split(':')[0] === p.code.split(':')[0])) take(p);
   take(active.find((p) => p.pools && Object.keys(p.pools).length > 0));
@@ -55,7 +58,12 @@ function withSize(config: ReferenceConfig, size: number): PairConfig[] {
   const kept = first.length > size ? first : first.slice(0, size);
   for (let i = 1; kept.length < size; i++) {
     const base = `SYN${String(i).padStart(3, '0')}`;
-    kept.push({ code: `${ASSET_TYPE.crypto}:ALL:${base}/USD`, name: `Synthetic ${i}`, precision: 4, price: `${(i % 90) + 10}.${String(i % 10_000).padStart(4, '0')}` });
+    kept.push({
+      code: `${ASSET_TYPE.crypto}:ALL:${base}/USD`,
+      name: `Synthetic ${i}`,
+      precision: 4,
+      price: `${(i % 90) + 10}.${String(i % 10_000).padStart(4, '0')}`,
+    });
   }
   // Catalogue order is kept: the dialect's listing order is applied where the pairs are listed.
   const order = new Map(config.pairs.map((p, i) => [p.code, i]));

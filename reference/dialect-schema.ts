@@ -7,11 +7,19 @@ import { SCHEMA_BASE } from '../src/schema-definitions.ts';
 import { DIALECT_SPACE, type OptionSpace } from './dialect-space.ts';
 
 const groups = Object.fromEntries(
-  Object.entries(DIALECT_SPACE).map(([group, options]) => [group, {
-    type: 'object',
-    additionalProperties: false,
-    properties: Object.fromEntries(Object.entries(options as Record<string, OptionSpace<unknown>>).map(([name, o]) => [name, { ...o.schema, description: o.doc }])),
-  }]),
+  Object.entries(DIALECT_SPACE).map(([group, options]) => [
+    group,
+    {
+      type: 'object',
+      additionalProperties: false,
+      properties: Object.fromEntries(
+        Object.entries(options as Record<string, OptionSpace<unknown>>).map(([name, o]) => [
+          name,
+          { ...o.schema, description: o.doc },
+        ]),
+      ),
+    },
+  ]),
 );
 
 export const DIALECT_SCHEMA = {
@@ -22,7 +30,7 @@ export const DIALECT_SCHEMA = {
   additionalProperties: false,
   properties: {
     $schema: { type: 'string' },
-    seed: { type: 'integer', description: 'Seed of the dialect\'s own draws (per-pair choices).' },
+    seed: { type: 'integer', description: "Seed of the dialect's own draws (per-pair choices)." },
     ...groups,
   },
 } as const;

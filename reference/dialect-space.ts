@@ -16,13 +16,23 @@ export interface OptionSpace<T> {
   readonly doc: string;
 }
 
-const oneOf = <T extends string | number | boolean>(values: readonly T[], doc: string): OptionSpace<T> => ({ values, schema: { enum: [...values] }, doc });
-const range = (values: readonly number[], minimum: number, maximum: number, doc: string): OptionSpace<number> =>
-  ({ values, schema: { type: 'integer', minimum, maximum }, doc });
+const oneOf = <T extends string | number | boolean>(values: readonly T[], doc: string): OptionSpace<T> => ({
+  values,
+  schema: { enum: [...values] },
+  doc,
+});
+const range = (values: readonly number[], minimum: number, maximum: number, doc: string): OptionSpace<number> => ({
+  values,
+  schema: { type: 'integer', minimum, maximum },
+  doc,
+});
 
 /** A key's stream connection allowance; null keeps the configured one. */
-const allowance = (values: readonly number[], whose: string): OptionSpace<number> =>
-  ({ values, schema: { type: ['integer', 'null'], minimum: 1, maximum: 1000 }, doc: `WebSocket connection allowance of ${whose}; null: as configured.` });
+const allowance = (values: readonly number[], whose: string): OptionSpace<number> => ({
+  values,
+  schema: { type: ['integer', 'null'], minimum: 1, maximum: 1000 },
+  doc: `WebSocket connection allowance of ${whose}; null: as configured.`,
+});
 
 /** Named mappings of non-200 status numbers to HTTP statuses (dialect.ts HTTP_MAPPINGS). */
 export const HTTP_MAPPING_NAMES = ['conventional', 'status-in-body', 'client-errors-400', 'gateway'] as const;
@@ -33,48 +43,119 @@ export const DIALECT_SPACE = {
     primary: allowance([1, 2, 3, 8], 'the primary key'),
     limited: allowance([1, 2, 3], 'the limited key'),
     others: allowance([1, 2, 3, 10], 'every other key that has one'),
-    stated: oneOf([true, false], 'Whether the written profile states each key\'s allowance (an operator may not know it).'),
-    slotReleaseMs: range([0, 500, 1500, 3000], 0, 10_000, 'How long after a stream connection closes its slot of the key\'s allowance is free again.'),
+    stated: oneOf(
+      [true, false],
+      "Whether the written profile states each key's allowance (an operator may not know it).",
+    ),
+    slotReleaseMs: range(
+      [0, 500, 1500, 3000],
+      0,
+      10_000,
+      "How long after a stream connection closes its slot of the key's allowance is free again.",
+    ),
   },
   rest: {
-    tsUnit: oneOf(['ms', 's'] as const, 'Unit of the envelope\'s ts.'),
-    httpStatus: oneOf(HTTP_MAPPING_NAMES, 'How each non-200 status_number maps to an HTTP status (50005 stays 401, 50102 stays 200).'),
+    tsUnit: oneOf(['ms', 's'] as const, "Unit of the envelope's ts."),
+    httpStatus: oneOf(
+      HTTP_MAPPING_NAMES,
+      'How each non-200 status_number maps to an HTTP status (50005 stays 401, 50102 stays 200).',
+    ),
     perPageMax: range([50, 100, 200, 500], 10, 100_000, 'Largest per_page answered.'),
-    perPageOver: oneOf(['error', 'clamp'] as const, 'A per_page above the maximum: 50004, or answered with the maximum.'),
+    perPageOver: oneOf(
+      ['error', 'clamp'] as const,
+      'A per_page above the maximum: 50004, or answered with the maximum.',
+    ),
     pastEnd: oneOf(['empty', 'error'] as const, 'A page past the last: an empty list, or 50004.'),
-    pagination: oneOf(['none', 'meta', 'top-level'] as const, 'Pagination metadata of /v1/pairs: none, a meta object, or page, per_page and total beside data.'),
+    pagination: oneOf(
+      ['none', 'meta', 'top-level'] as const,
+      'Pagination metadata of /v1/pairs: none, a meta object, or page, per_page and total beside data.',
+    ),
     order: oneOf(['catalogue', 'code', 'reversed', 'shuffled'] as const, 'Order of the pairs in /v1/pairs.'),
-    catalogueSize: { values: [null, 12, 30, 250, 500], schema: { type: ['integer', 'null'], minimum: 12, maximum: 2000 }, doc: 'Active pairs in the catalogue (the special-state pairs come on top); null: the default catalogue.' },
+    catalogueSize: {
+      values: [null, 12, 30, 250, 500],
+      schema: { type: ['integer', 'null'], minimum: 12, maximum: 2000 },
+      doc: 'Active pairs in the catalogue (the special-state pairs come on top); null: the default catalogue.',
+    },
   },
   json: {
-    extraFields: oneOf([false, true], 'Undocumented extra fields in every object sent (envelopes, records, market, notices, pushes, handshake bodies).'),
+    extraFields: oneOf(
+      [false, true],
+      'Undocumented extra fields in every object sent (envelopes, records, market, notices, pushes, handshake bodies).',
+    ),
     keyOrder: oneOf(['spec', 'reversed', 'sorted'] as const, 'Order of the keys in every object sent.'),
     whitespace: oneOf(['compact', 'indented', 'tabs'] as const, 'Whitespace of the JSON text sent.'),
   },
   stream: {
-    path: { values: ['/v1/ws', '/ws', '/stream', '/v1/stream/prices'], schema: { type: 'string', pattern: '^/[A-Za-z0-9/_.-]*$' }, doc: 'Path of the WebSocket endpoint.' },
+    path: {
+      values: ['/v1/ws', '/ws', '/stream', '/v1/stream/prices'],
+      schema: { type: 'string', pattern: '^/[A-Za-z0-9/_.-]*$' },
+      doc: 'Path of the WebSocket endpoint.',
+    },
     port: oneOf(['shared', 'separate'] as const, 'Whether the stream listens on the REST port or a port of its own.'),
     tickMs: range([10, 50, 100, 500, 1000, 3000], 10, 10_000, 'Push cadence: milliseconds between pushes of a pair.'),
-    pushes: oneOf(['every-tick', 'on-change', 'on-change-snapshot'] as const, 'Which pairs a tick pushes: every subscribed pair, only those whose price changed, or only those plus a snapshot of each on subscribe.'),
+    pushes: oneOf(
+      ['every-tick', 'on-change', 'on-change-snapshot'] as const,
+      'Which pairs a tick pushes: every subscribed pair, only those whose price changed, or only those plus a snapshot of each on subscribe.',
+    ),
     quietPairs: oneOf([false, true], 'Whether some pairs change only seconds apart.'),
     timestamps: oneOf(['ms', 's', 'absent'] as const, 'last_updated and sent_at of pushes: in ms, in s, or absent.'),
-    unsubscribeNotSubscribed: oneOf(['success', 'error'] as const, 'Unsubscribing a pair that is not subscribed: a success notice, or 50004.'),
-    failedSubscribe: oneOf(['keep', 'drop'] as const, 'A refused subscribe keeps the earlier subscription, or drops it.'),
-    idleClose: oneOf(['normal', 'going-away', 'policy', 'app-4000', 'no-status'] as const, 'Close code and reason of the keep-alive close.'),
-    maxMessagesPerSecond: range([20, 50, 200, 1000], 5, 100_000, 'Inbound messages per second per connection before a flood is closed (1008).'),
-    unauthorized: oneOf(['handshake', 'after-connect'] as const, 'A missing or unknown key: refused in the handshake, or a 50005 notice after connecting and a close.'),
+    unsubscribeNotSubscribed: oneOf(
+      ['success', 'error'] as const,
+      'Unsubscribing a pair that is not subscribed: a success notice, or 50004.',
+    ),
+    failedSubscribe: oneOf(
+      ['keep', 'drop'] as const,
+      'A refused subscribe keeps the earlier subscription, or drops it.',
+    ),
+    idleClose: oneOf(
+      ['normal', 'going-away', 'policy', 'app-4000', 'no-status'] as const,
+      'Close code and reason of the keep-alive close.',
+    ),
+    maxMessagesPerSecond: range(
+      [20, 50, 200, 1000],
+      5,
+      100_000,
+      'Inbound messages per second per connection before a flood is closed (1008).',
+    ),
+    unauthorized: oneOf(
+      ['handshake', 'after-connect'] as const,
+      'A missing or unknown key: refused in the handshake, or a 50005 notice after connecting and a close.',
+    ),
   },
   socketio: {
-    event: { values: ['price', 'message', 'prices', 'data'], schema: { type: 'string', minLength: 1, pattern: '^[^\\s]+$' }, doc: 'The Socket.IO event that carries the messages.' },
-    namespace: { values: ['/', '/v1', '/prices'], schema: { type: 'string', pattern: '^/[A-Za-z0-9/_-]*$' }, doc: 'The Socket.IO namespace.' },
+    event: {
+      values: ['price', 'message', 'prices', 'data'],
+      schema: { type: 'string', minLength: 1, pattern: '^[^\\s]+$' },
+      doc: 'The Socket.IO event that carries the messages.',
+    },
+    namespace: {
+      values: ['/', '/v1', '/prices'],
+      schema: { type: 'string', pattern: '^/[A-Za-z0-9/_-]*$' },
+      doc: 'The Socket.IO namespace.',
+    },
     payload: oneOf(['object', 'json-text'] as const, 'Messages the server emits: JSON objects, or JSON text strings.'),
-    refusals: oneOf(['http', 'connect-error'] as const, 'Handshake refusals: in the HTTP phase, or a CONNECT_ERROR with {status_number, message} from a namespace middleware.'),
+    refusals: oneOf(
+      ['http', 'connect-error'] as const,
+      'Handshake refusals: in the HTTP phase, or a CONNECT_ERROR with {status_number, message} from a namespace middleware.',
+    ),
   },
   numbers: {
-    decimals: oneOf(['catalogue', 'drawn'] as const, 'Decimals of each pair: the catalogue\'s, or drawn per pair from 0 to 8.'),
-    restZeros: oneOf(['precision', 'trim', 'pad8'] as const, 'REST prices: every decimal of the pair\'s precision, trailing zeros trimmed, or padded to 8 decimals.'),
-    streamZeros: oneOf(['precision', 'trim', 'pad8'] as const, 'Push prices, chosen apart from REST: the same price may read differently on each.'),
-    mid: oneOf(['even-spread', 'exact', 'rounded'] as const, 'The mid-price: exact at the precision (an even spread), exact with one more decimal (an odd spread), or that rounded to the precision.'),
+    decimals: oneOf(
+      ['catalogue', 'drawn'] as const,
+      "Decimals of each pair: the catalogue's, or drawn per pair from 0 to 8.",
+    ),
+    restZeros: oneOf(
+      ['precision', 'trim', 'pad8'] as const,
+      "REST prices: every decimal of the pair's precision, trailing zeros trimmed, or padded to 8 decimals.",
+    ),
+    streamZeros: oneOf(
+      ['precision', 'trim', 'pad8'] as const,
+      'Push prices, chosen apart from REST: the same price may read differently on each.',
+    ),
+    mid: oneOf(
+      ['even-spread', 'exact', 'rounded'] as const,
+      'The mid-price: exact at the precision (an even spread), exact with one more decimal (an odd spread), or that rounded to the precision.',
+    ),
   },
 } as const satisfies Record<string, Record<string, OptionSpace<unknown>>>;
 

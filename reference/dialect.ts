@@ -118,14 +118,37 @@ export type PartialDialect = { seed?: number } & { [G in keyof Omit<Dialect, 'se
 export const DEFAULT_DIALECT: Readonly<Dialect> = Object.freeze({
   seed: 1,
   keys: Object.freeze({ primary: null, limited: null, others: null, stated: true, slotReleaseMs: 0 }),
-  rest: Object.freeze({ tsUnit: 'ms', httpStatus: 'conventional', perPageMax: 100, perPageOver: 'error', pastEnd: 'empty', pagination: 'none', order: 'catalogue', catalogueSize: null }),
+  rest: Object.freeze({
+    tsUnit: 'ms',
+    httpStatus: 'conventional',
+    perPageMax: 100,
+    perPageOver: 'error',
+    pastEnd: 'empty',
+    pagination: 'none',
+    order: 'catalogue',
+    catalogueSize: null,
+  }),
   json: Object.freeze({ extraFields: false, keyOrder: 'spec', whitespace: 'compact' }),
   stream: Object.freeze({
-    path: '/v1/ws', port: 'shared', tickMs: 100, pushes: 'every-tick', quietPairs: false, timestamps: 'ms',
-    unsubscribeNotSubscribed: 'success', failedSubscribe: 'keep', idleClose: 'normal', maxMessagesPerSecond: 200, unauthorized: 'handshake',
+    path: '/v1/ws',
+    port: 'shared',
+    tickMs: 100,
+    pushes: 'every-tick',
+    quietPairs: false,
+    timestamps: 'ms',
+    unsubscribeNotSubscribed: 'success',
+    failedSubscribe: 'keep',
+    idleClose: 'normal',
+    maxMessagesPerSecond: 200,
+    unauthorized: 'handshake',
   }),
   socketio: Object.freeze({ event: 'price', namespace: '/', payload: 'object', refusals: 'http' }),
-  numbers: Object.freeze({ decimals: 'catalogue', restZeros: 'precision', streamZeros: 'precision', mid: 'even-spread' }),
+  numbers: Object.freeze({
+    decimals: 'catalogue',
+    restZeros: 'precision',
+    streamZeros: 'precision',
+    mid: 'even-spread',
+  }),
 }) as Readonly<Dialect>;
 
 const GROUPS = Object.keys(DIALECT_SPACE) as DialectGroup[];
@@ -186,9 +209,12 @@ function errorLine(e: ErrorObject): string {
   const at = e.instancePath || '/';
   const p = e.params as Record<string, unknown>;
   switch (e.keyword) {
-    case 'additionalProperties': return `${at === '/' ? '' : at}/${String(p.additionalProperty)}: is not a dialect field`;
-    case 'enum': return `${at}: must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
-    default: return `${at}: ${e.message ?? e.keyword}`;
+    case 'additionalProperties':
+      return `${at === '/' ? '' : at}/${String(p.additionalProperty)}: is not a dialect field`;
+    case 'enum':
+      return `${at}: must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+    default:
+      return `${at}: ${e.message ?? e.keyword}`;
   }
 }
 

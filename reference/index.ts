@@ -21,7 +21,18 @@ import { DEFAULT_DIALECT, mergeDialect, parseDialect, type Dialect, type Partial
 export type { ReferenceConfig } from './config.ts';
 export { ConfigError, resolveConfig, loadConfigFile, DEFAULT_CONFIG } from './config.ts';
 export { FAULTS, findFault, type FaultName } from './faults.ts';
-export { DEFAULT_DIALECT, DIALECT_SPACE, DialectError, coveringSeeds, drawDialect, mergeDialect, parseDialect, replayCommand, type Dialect, type PartialDialect } from './dialect.ts';
+export {
+  DEFAULT_DIALECT,
+  DIALECT_SPACE,
+  DialectError,
+  coveringSeeds,
+  drawDialect,
+  mergeDialect,
+  parseDialect,
+  replayCommand,
+  type Dialect,
+  type PartialDialect,
+} from './dialect.ts';
 
 export interface ReferenceOptions {
   /** Default 0: a free port. */
@@ -77,23 +88,35 @@ export async function startReferenceServer(options: ReferenceOptions = {}): Prom
   const rest = new RestHandler(svc);
   const stream = new StreamServer(svc);
   const event = options.event ?? (options.transport === 'socketio' ? dialect.socketio.event : undefined);
-  if (event !== undefined && (typeof event !== 'string' || event.length === 0)) throw new ConfigError('event', 'must be a non-empty event name');
-  const sio = event === undefined ? undefined : new SocketIoStream(stream, {
-    event, maxPayload: config.maxPayload, pingTimeoutMs: config.pingTimeoutMs,
-    namespace: dialect.socketio.namespace, jsonText: dialect.socketio.payload === 'json-text', refusals: dialect.socketio.refusals,
-  });
+  if (event !== undefined && (typeof event !== 'string' || event.length === 0))
+    throw new ConfigError('event', 'must be a non-empty event name');
+  const sio =
+    event === undefined
+      ? undefined
+      : new SocketIoStream(stream, {
+          event,
+          maxPayload: config.maxPayload,
+          pingTimeoutMs: config.pingTimeoutMs,
+          namespace: dialect.socketio.namespace,
+          jsonText: dialect.socketio.payload === 'json-text',
+          refusals: dialect.socketio.refusals,
+        });
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     if (sio?.handles(req)) sio.request(req, res);
     else rest.handle(req, res, config.wsPath);
   };
   const server = createServer({ keepAliveTimeout: 5000 }, onRequest);
   // The stream's port is not shown: the REST port, or (per the dialect) one of its own, where REST refuses upgrades.
-  const streamServer = dialect.stream.port === 'separate' ? createServer({ keepAliveTimeout: 5000 }, onRequest) : server;
+  const streamServer =
+    dialect.stream.port === 'separate' ? createServer({ keepAliveTimeout: 5000 }, onRequest) : server;
   streamServer.on('upgrade', (req, socket, head) => {
     if (sio?.handles(req)) sio.upgrade(req, socket, head);
     else stream.upgrade(req, socket, head);
   });
-  if (streamServer !== server) server.on('upgrade', (_req, socket) => stream.refuse(socket, { status: STATUS.NOT_FOUND, message: 'no stream on this port' }));
+  if (streamServer !== server)
+    server.on('upgrade', (_req, socket) =>
+      stream.refuse(socket, { status: STATUS.NOT_FOUND, message: 'no stream on this port' }),
+    );
   const servers = streamServer === server ? [server] : [server, streamServer];
   for (const s of servers) {
     s.on('clientError', (_err, socket: Socket) => {
@@ -102,13 +125,14 @@ export async function startReferenceServer(options: ReferenceOptions = {}): Prom
     });
   }
   const host = options.host ?? '127.0.0.1';
-  const listen = (s: Server, port: number): Promise<void> => new Promise<void>((resolve, reject) => {
-    s.once('error', reject);
-    s.listen(port, host, () => {
-      s.off('error', reject);
-      resolve();
+  const listen = (s: Server, port: number): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      s.once('error', reject);
+      s.listen(port, host, () => {
+        s.off('error', reject);
+        resolve();
+      });
     });
-  });
   try {
     await listen(server, options.port ?? 0);
     if (streamServer !== server) await listen(streamServer, 0);
@@ -143,7 +167,9 @@ export async function startReferenceServer(options: ReferenceOptions = {}): Prom
         sio?.close();
         let open = servers.length;
         for (const s of servers) {
-          s.close(() => { if (--open === 0) resolve(); });
+          s.close(() => {
+            if (--open === 0) resolve();
+          });
           s.closeAllConnections();
         }
       });

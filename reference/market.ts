@@ -34,7 +34,13 @@ const formatters = new Map<string, Intl.DateTimeFormat>();
 function formatter(zone: string): Intl.DateTimeFormat {
   let f = formatters.get(zone);
   if (!f) {
-    f = new Intl.DateTimeFormat('en-US', { timeZone: zone, weekday: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      weekday: 'short',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    });
     formatters.set(zone, f);
   }
   return f;
@@ -74,9 +80,11 @@ export function marketAt(ms: number, assetType: string, market: string, timezone
   const weekend = weekday === 0 || weekday === 6;
   if (weekend) return { ...CLOSED, timezone: zone };
   if (assetType === ASSET_TYPE.equity && market === 'US') {
-    if (minutes >= US_PRE && minutes < US_REG) return { open: true, reason: 'pre_session', session: 'PRE', timezone: zone };
+    if (minutes >= US_PRE && minutes < US_REG)
+      return { open: true, reason: 'pre_session', session: 'PRE', timezone: zone };
     if (minutes >= US_REG && minutes < US_POST) return { ...REGULAR, timezone: zone };
-    if (minutes >= US_POST && minutes < US_END) return { open: true, reason: 'post_session', session: 'POST', timezone: zone };
+    if (minutes >= US_POST && minutes < US_END)
+      return { open: true, reason: 'post_session', session: 'POST', timezone: zone };
     return { ...CLOSED, timezone: zone };
   }
   return { ...REGULAR, timezone: zone };
@@ -85,5 +93,7 @@ export function marketAt(ms: number, assetType: string, market: string, timezone
 /** The market object of a stale pair: `no_price`, open, REG as in the spec's example. */
 export function staleMarket(assetType: string, timezone?: string): MarketInfo {
   const zone = zoneOf(assetType, timezone);
-  return zone === undefined ? { open: true, reason: 'no_price', session: 'REG' } : { open: true, reason: 'no_price', session: 'REG', timezone: zone };
+  return zone === undefined
+    ? { open: true, reason: 'no_price', session: 'REG' }
+    : { open: true, reason: 'no_price', session: 'REG', timezone: zone };
 }

@@ -66,7 +66,13 @@ export class PriceBook {
   private readonly quiet = new Set<string>();
 
   /** `quietPairs`: every third pair in catalogue order changes at most once every QUIET_PAIR_MS. */
-  constructor(pairs: readonly PairConfig[], seed: number, now: number, private readonly mid: MidPrice = 'even-spread', quietPairs = false) {
+  constructor(
+    pairs: readonly PairConfig[],
+    seed: number,
+    now: number,
+    private readonly mid: MidPrice = 'even-spread',
+    quietPairs = false,
+  ) {
     this.random = mulberry32(seed);
     for (const config of pairs) {
       const parts = parsePairCode(config.code)!;
@@ -77,8 +83,17 @@ export class PriceBook {
       if (mid.lte(halfSpread)) mid = halfSpread.plus(tick);
       const state = config.state ?? 'active';
       const entry: PairEntry = {
-        config, code: config.code, assetType: parts.assetType, market: parts.market, base: parts.base, quote: parts.quote, state,
-        mid, tick, halfSpread, current: { ask: '', bid: '', price: '', lastUpdated: state === 'stale' ? now - STALE_AGE_MS : now },
+        config,
+        code: config.code,
+        assetType: parts.assetType,
+        market: parts.market,
+        base: parts.base,
+        quote: parts.quote,
+        state,
+        mid,
+        tick,
+        halfSpread,
+        current: { ask: '', bid: '', price: '', lastUpdated: state === 'stale' ? now - STALE_AGE_MS : now },
       };
       this.quote(entry, entry.current.lastUpdated);
       if (quietPairs && this.pairs.size % 3 === 2) this.quiet.add(config.code);
@@ -95,13 +110,21 @@ export class PriceBook {
     const places = entry.config.precision;
     const ask = entry.mid.plus(entry.halfSpread);
     if (this.mid === 'even-spread') {
-      entry.current = { ask: ask.toFixed(places), bid: entry.mid.minus(entry.halfSpread).toFixed(places), price: entry.mid.toFixed(places), lastUpdated: at };
+      entry.current = {
+        ask: ask.toFixed(places),
+        bid: entry.mid.minus(entry.halfSpread).toFixed(places),
+        price: entry.mid.toFixed(places),
+        lastUpdated: at,
+      };
       return;
     }
     // The walk keeps mid > halfSpread, so this bid stays positive.
     const bid = entry.mid.minus(entry.halfSpread).plus(entry.tick);
     const mid = ask.plus(bid).dividedBy(2);
-    const price = this.mid === 'exact' ? mid.toFixed(places + 1) : mid.toDecimalPlaces(places, Decimal.ROUND_HALF_UP).toFixed(places);
+    const price =
+      this.mid === 'exact'
+        ? mid.toFixed(places + 1)
+        : mid.toDecimalPlaces(places, Decimal.ROUND_HALF_UP).toFixed(places);
     entry.current = { ask: ask.toFixed(places), bid: bid.toFixed(places), price, lastUpdated: at };
   }
 

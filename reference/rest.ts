@@ -26,7 +26,10 @@ export function keyHeader(req: IncomingMessage, caseSensitive: boolean, canonica
   return Array.isArray(v) ? v[0] : v;
 }
 
-interface Outcome { http: number; body: Record<string, unknown> }
+interface Outcome {
+  http: number;
+  body: Record<string, unknown>;
+}
 
 /**
  * Fault price-deep-pair-inverted's pair: deep in the catalogue, out of reach of every sample of
@@ -53,7 +56,11 @@ function deepPair(svc: Service): PairEntry | undefined {
 }
 
 /** A price record as sent on REST or (without market) in pushes, faults applied, written as the dialect writes prices there. */
-export function priceFields(svc: Service, entry: PairEntry, surface: 'rest' | 'stream'): { ask: string; bid: string; price: string } {
+export function priceFields(
+  svc: Service,
+  entry: PairEntry,
+  surface: 'rest' | 'stream',
+): { ask: string; bid: string; price: string } {
   let { ask, bid, price } = entry.current;
   // One tick off the quote's own mid, whatever its decimals: never the mid at any rounding.
   if (svc.is('price-not-mid')) price = new Decimal(price).plus(entry.tick).toFixed(price.split('.')[1]?.length ?? 0);
@@ -87,7 +94,8 @@ export class RestHandler {
       ts: svc.is('envelope-ts-string') ? String(svc.wire.ts(svc.clock())) : svc.wire.ts(svc.clock()),
       data: !ok && svc.is('envelope-error-data-filled') ? {} : data,
     };
-    if (status !== STATUS.OK && !(svc.is('envelope-error-message-missing') && !ok)) body.message = message ?? messageOf(status);
+    if (status !== STATUS.OK && !(svc.is('envelope-error-message-missing') && !ok))
+      body.message = message ?? messageOf(status);
     return { http, body };
   }
 
@@ -104,7 +112,10 @@ export class RestHandler {
       out = this.error(STATUS.INTERNAL);
     }
     const text = this.svc.wire.text(out.body);
-    res.writeHead(out.http, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+    res.writeHead(out.http, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(text),
+    });
     res.end(text);
   }
 
@@ -112,7 +123,9 @@ export class RestHandler {
     const svc = this.svc;
     const url = new URL(req.url ?? '/', 'http://reference.local');
     // Every endpoint needs the key (spec: Endpoints), so auth comes before routing.
-    let key: KeyRecord | undefined = svc.keyFor(keyHeader(req, svc.is('auth-header-case-sensitive'), svc.is('auth-canonical-header-refused')));
+    let key: KeyRecord | undefined = svc.keyFor(
+      keyHeader(req, svc.is('auth-header-case-sensitive'), svc.is('auth-canonical-header-refused')),
+    );
     if (!key && svc.is('auth-missing-key-accepted') && keyHeader(req, false) === undefined) key = svc.primary;
     if (!key) return this.error(STATUS.UNAUTHORIZED);
     const account = svc.restAccountStatus(key);
@@ -122,10 +135,13 @@ export class RestHandler {
     const known = url.pathname === PATHS.pairs || url.pathname === PATHS.price;
     if (url.pathname === wsPath) return this.wsPathWithoutUpgrade(key);
     if (!known || req.method !== 'GET') {
-      return svc.is('unknown-endpoint-50004') ? this.error(STATUS.INVALID_REQUEST) : this.error(STATUS.NOT_FOUND, `no endpoint ${req.method} ${url.pathname}`);
+      return svc.is('unknown-endpoint-50004')
+        ? this.error(STATUS.INVALID_REQUEST)
+        : this.error(STATUS.NOT_FOUND, `no endpoint ${req.method} ${url.pathname}`);
     }
     const params = url.searchParams;
-    for (const name of new Set(params.keys())) if (params.getAll(name).length > 1) return this.error(STATUS.INVALID_REQUEST, `${name} given more than once`);
+    for (const name of new Set(params.keys()))
+      if (params.getAll(name).length > 1) return this.error(STATUS.INVALID_REQUEST, `${name} given more than once`);
     return url.pathname === PATHS.pairs ? this.pairs(key, params) : this.price(key, params);
   }
 
@@ -150,14 +166,21 @@ export class RestHandler {
 
   private pairs(key: KeyRecord, params: URLSearchParams): Outcome {
     const svc = this.svc;
-    if (key.pairs && key.pairs.length === 0 && !svc.is('entitlement-pairs-list-unfiltered')) return this.error(STATUS.NO_PAIRS_ALLOWED);
+    if (key.pairs && key.pairs.length === 0 && !svc.is('entitlement-pairs-list-unfiltered'))
+      return this.error(STATUS.NO_PAIRS_ALLOWED);
     const page = this.intParam(params, QUERY.pairs.page, LIMITS.defaultPage);
-    const defaultPerPage = svc.is('pairs-default-per-page-20') || (svc.is('pairs-page-alone-per-page-20') && params.has(QUERY.pairs.page)) ? 20 : LIMITS.defaultPerPage;
+    const defaultPerPage =
+      svc.is('pairs-default-per-page-20') || (svc.is('pairs-page-alone-per-page-20') && params.has(QUERY.pairs.page))
+        ? 20
+        : LIMITS.defaultPerPage;
     let perPage = this.intParam(params, QUERY.pairs.perPage, defaultPerPage);
     const invalid = (message: string): Outcome => {
       const out = this.error(STATUS.INVALID_REQUEST, message);
       // Fault: the pairs endpoint's errors carry an empty list and no message.
-      if (svc.is('pairs-error-envelope')) { out.body.data = []; delete out.body.message; }
+      if (svc.is('pairs-error-envelope')) {
+        out.body.data = [];
+        delete out.body.message;
+      }
       return out;
     };
     if (typeof page === 'string') return invalid(page);
@@ -180,9 +203,15 @@ export class RestHandler {
     }
     let start = (page - 1) * perPage;
     if (svc.is('pairs-pages-overlap') && page > 1) start -= 1;
-    if (page > 1 && start >= matches.length && pastEnd === 'error') return invalid(`page ${page} is past the last page`);
+    if (page > 1 && start >= matches.length && pastEnd === 'error')
+      return invalid(`page ${page} is past the last page`);
     const data = matches.slice(start, start + perPage).map((e) => {
-      const record: Record<string, string> = { code: e.code, name: e.config.name, base: svc.is('pairs-base-mismatch') ? e.quote : e.base, quote: e.quote };
+      const record: Record<string, string> = {
+        code: e.code,
+        name: e.config.name,
+        base: svc.is('pairs-base-mismatch') ? e.quote : e.base,
+        quote: e.quote,
+      };
       if (svc.is('pairs-record-name-missing')) delete record.name;
       return record;
     });
@@ -198,10 +227,16 @@ export class RestHandler {
     const svc = this.svc;
     const code = params.get(QUERY.price.code);
     if (code === null || code === '') {
-      return svc.is('missing-code-200') ? this.envelope(STATUS.OK, null) : this.error(STATUS.INVALID_REQUEST, 'code is required');
+      return svc.is('missing-code-200')
+        ? this.envelope(STATUS.OK, null)
+        : this.error(STATUS.INVALID_REQUEST, 'code is required');
     }
     const entry = svc.livePair(code);
-    if (!entry) return this.error(svc.is('unknown-pair-status-50008') ? STATUS.NOT_FOUND : STATUS.PAIR_NOT_FOUND, `pair not found: ${code}`);
+    if (!entry)
+      return this.error(
+        svc.is('unknown-pair-status-50008') ? STATUS.NOT_FOUND : STATUS.PAIR_NOT_FOUND,
+        `pair not found: ${code}`,
+      );
     let denied = svc.readAccess(key, entry);
     if (denied === STATUS.ACCESS_DENIED && svc.is('entitlement-whitelist-price-ignored')) denied = undefined;
     if (denied) return this.error(denied);
@@ -213,15 +248,21 @@ export class RestHandler {
       if (state === 'unavailable') return this.error(STATUS.POOL_UNAVAILABLE);
     }
     switch (entry.state) {
-      case 'no-price': return this.error(STATUS.PRICE_NOT_FOUND);
-      case 'unavailable': return this.error(STATUS.PAIR_UNAVAILABLE);
-      case 'maintenance': return this.error(STATUS.PAIR_MAINTENANCE);
-      case 'broken': return this.error(STATUS.INTERNAL);
-      default: break;
+      case 'no-price':
+        return this.error(STATUS.PRICE_NOT_FOUND);
+      case 'unavailable':
+        return this.error(STATUS.PAIR_UNAVAILABLE);
+      case 'maintenance':
+        return this.error(STATUS.PAIR_MAINTENANCE);
+      case 'broken':
+        return this.error(STATUS.INTERNAL);
+      default:
+        break;
     }
     const fields: Record<string, unknown> = priceFields(svc, entry, 'rest');
     if (svc.is('price-ask-number')) fields.ask = Number(fields.ask);
-    if (svc.is('price-deep-pair-inverted') && entry === deepPair(svc)) [fields.ask, fields.bid] = [fields.bid, fields.ask];
+    if (svc.is('price-deep-pair-inverted') && entry === deepPair(svc))
+      [fields.ask, fields.bid] = [fields.bid, fields.ask];
     const data = { code: entry.code, ...fields, market: marketOut(svc, svc.market(entry)) };
     if (entry.state === 'stale') {
       const out = this.envelope(STATUS.PRICE_STALE, svc.is('stale-data-null') ? null : data);

@@ -44,11 +44,15 @@ export async function startServe(options: ServeOptions, io: ServeIO): Promise<Re
     io.out(`${formatFaults()}\n`);
     return undefined;
   }
-  if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65535) throw new ServeUsageError(`--port: must be an integer from 0 to 65535 (got ${String(options.port)})`);
-  if (typeof options.host !== 'string' || options.host.length === 0) throw new ServeUsageError('--host: must be a host name or address');
+  if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65535)
+    throw new ServeUsageError(`--port: must be an integer from 0 to 65535 (got ${String(options.port)})`);
+  if (typeof options.host !== 'string' || options.host.length === 0)
+    throw new ServeUsageError('--host: must be a host name or address');
   if (options.fault !== undefined) findFault(options.fault);
-  if (options.transport !== undefined && options.transport !== 'ws' && options.transport !== 'socketio') throw new ServeUsageError(`--transport: "${String(options.transport)}" is not ws or socketio`);
-  if (options.event !== undefined && (typeof options.event !== 'string' || options.event.length === 0)) throw new ServeUsageError('--event: must name the Socket.IO event');
+  if (options.transport !== undefined && options.transport !== 'ws' && options.transport !== 'socketio')
+    throw new ServeUsageError(`--transport: "${String(options.transport)}" is not ws or socketio`);
+  if (options.event !== undefined && (typeof options.event !== 'string' || options.event.length === 0))
+    throw new ServeUsageError('--event: must name the Socket.IO event');
   const drawn = await resolveDialectOption(options);
   let config: ReferenceConfig | undefined;
   if (options.config !== undefined) {
@@ -61,7 +65,15 @@ export async function startServe(options: ServeOptions, io: ServeIO): Promise<Re
   }
   let server: ReferenceServer;
   try {
-    server = await startReferenceServer({ port: options.port, host: options.host, config, fault: options.fault, transport: options.transport, event: options.event, dialect: drawn?.dialect });
+    server = await startReferenceServer({
+      port: options.port,
+      host: options.host,
+      config,
+      fault: options.fault,
+      transport: options.transport,
+      event: options.event,
+      dialect: drawn?.dialect,
+    });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND')
@@ -73,17 +85,23 @@ export async function startServe(options: ServeOptions, io: ServeIO): Promise<Re
       await writeFile(options.profileOut, `${JSON.stringify(server.profile, null, 2)}\n`, { mode: 0o600 });
     } catch (err) {
       await server.close();
-      throw new ServeUsageError(`--profile-out: cannot write ${options.profileOut} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+      throw new ServeUsageError(
+        `--profile-out: cannot write ${options.profileOut} (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+      );
     }
   }
   io.out(
     `conform reference service${options.fault ? ` with fault ${options.fault}` : ''}\n` +
-    `REST       ${server.restUrl}\n` +
-    `WebSocket  ${server.wsUrl}\n` +
-    (server.socketIoUrl ? `Socket.IO  ${server.socketIoUrl} (event ${JSON.stringify(server.profile.event ?? options.event)}, namespace ${server.dialect.socketio.namespace})\n` : '') +
-    (options.profileOut ? `profile    ${options.profileOut} (keys, special pairs, probes)\n` : 'profile    not written; pass --profile-out FILE for the keys\n') +
-    (drawn ? `dialect    ${JSON.stringify(drawn.dialect)}\n` : '') +
-    (drawn?.seed !== undefined ? `replay     ${replayCommand(drawn.seed)}\n` : ''),
+      `REST       ${server.restUrl}\n` +
+      `WebSocket  ${server.wsUrl}\n` +
+      (server.socketIoUrl
+        ? `Socket.IO  ${server.socketIoUrl} (event ${JSON.stringify(server.profile.event ?? options.event)}, namespace ${server.dialect.socketio.namespace})\n`
+        : '') +
+      (options.profileOut
+        ? `profile    ${options.profileOut} (keys, special pairs, probes)\n`
+        : 'profile    not written; pass --profile-out FILE for the keys\n') +
+      (drawn ? `dialect    ${JSON.stringify(drawn.dialect)}\n` : '') +
+      (drawn?.seed !== undefined ? `replay     ${replayCommand(drawn.seed)}\n` : ''),
   );
   return server;
 }
@@ -91,12 +109,14 @@ export async function startServe(options: ServeOptions, io: ServeIO): Promise<Re
 /** The dialect `--dialect FILE | random [--seed N]` asks for, with the seed it was drawn from. */
 async function resolveDialectOption(options: ServeOptions): Promise<{ dialect: Dialect; seed?: number } | undefined> {
   const { dialect: source, seed } = options;
-  if (seed !== undefined && (!Number.isSafeInteger(seed) || seed < 0)) throw new ServeUsageError(`--seed: must be an integer >= 0 (got ${String(seed)})`);
+  if (seed !== undefined && (!Number.isSafeInteger(seed) || seed < 0))
+    throw new ServeUsageError(`--seed: must be an integer >= 0 (got ${String(seed)})`);
   if (source === undefined) {
     if (seed !== undefined) throw new ServeUsageError('--seed: only with --dialect random');
     return undefined;
   }
-  if (typeof source !== 'string' || source.length === 0) throw new ServeUsageError('--dialect: must be a dialect file or random');
+  if (typeof source !== 'string' || source.length === 0)
+    throw new ServeUsageError('--dialect: must be a dialect file or random');
   if (source === 'random') {
     const s = seed ?? Math.floor(Math.random() * 2 ** 31);
     return { dialect: drawDialect(s), seed: s };
@@ -106,7 +126,9 @@ async function resolveDialectOption(options: ServeOptions): Promise<{ dialect: D
   try {
     text = await readFile(source, 'utf8');
   } catch (err) {
-    throw new ServeUsageError(`--dialect: cannot read ${source} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    throw new ServeUsageError(
+      `--dialect: cannot read ${source} (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+    );
   }
   let json: unknown;
   try {
@@ -148,13 +170,29 @@ export const serveCommand: CommandModule<object, ServeOptions> = {
     y
       .option('port', { type: 'number', default: 8080, describe: 'Port to listen on; 0 picks a free one' })
       .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address to listen on' })
-      .option('config', { type: 'string', describe: 'JSON config (keys, pairs, timing); replaces the default sections it names' })
+      .option('config', {
+        type: 'string',
+        describe: 'JSON config (keys, pairs, timing); replaces the default sections it names',
+      })
       .option('fault', { type: 'string', describe: 'Switch on one named fault (see --list-faults)' })
       .option('profile-out', { type: 'string', describe: 'Write the target profile that describes this server' })
       .option('list-faults', { type: 'boolean', default: false, describe: 'Print the faults and exit' })
-      .option('transport', { type: 'string', describe: 'Stream transport the profile describes; socketio also serves the stream over Socket.IO' })
-      .option('event', { type: 'string', describe: 'Socket.IO event that carries the messages (default price with --transport socketio)' })
-      .option('dialect', { type: 'string', describe: 'A dialect file (schemas/dialect.schema.json), or random: how the service answers what the spec leaves open' })
-      .option('seed', { type: 'number', describe: 'Seed of --dialect random (printed with a command that replays it)' }) as unknown as Argv<ServeOptions>,
+      .option('transport', {
+        type: 'string',
+        describe: 'Stream transport the profile describes; socketio also serves the stream over Socket.IO',
+      })
+      .option('event', {
+        type: 'string',
+        describe: 'Socket.IO event that carries the messages (default price with --transport socketio)',
+      })
+      .option('dialect', {
+        type: 'string',
+        describe:
+          'A dialect file (schemas/dialect.schema.json), or random: how the service answers what the spec leaves open',
+      })
+      .option('seed', {
+        type: 'number',
+        describe: 'Seed of --dialect random (printed with a command that replays it)',
+      }) as unknown as Argv<ServeOptions>,
   handler: (argv) => serve(argv),
 };

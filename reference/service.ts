@@ -46,8 +46,10 @@ export const messageOf = (status: RestStatus): string => MESSAGES[status] ?? sta
 /** The catalogue in the dialect's listing order; `shuffled` is seeded, so every request sees the same order. */
 function listingOrder(entries: PairEntry[], dialect: Readonly<Dialect>): PairEntry[] {
   switch (dialect.rest.order) {
-    case 'code': return entries.sort((a, b) => (a.code < b.code ? -1 : a.code > b.code ? 1 : 0));
-    case 'reversed': return entries.reverse();
+    case 'code':
+      return entries.sort((a, b) => (a.code < b.code ? -1 : a.code > b.code ? 1 : 0));
+    case 'reversed':
+      return entries.reverse();
     case 'shuffled': {
       const random = mulberry32(dialect.seed);
       for (let i = entries.length - 1; i > 0; i--) {
@@ -56,7 +58,8 @@ function listingOrder(entries: PairEntry[], dialect: Readonly<Dialect>): PairEnt
       }
       return entries;
     }
-    default: return entries;
+    default:
+      return entries;
   }
 }
 
@@ -70,7 +73,12 @@ export class Service {
   /** The pairs in the order /v1/pairs lists them (the spec shows no order). */
   readonly listing: readonly PairEntry[];
 
-  constructor(readonly config: ReferenceConfig, readonly clock: () => number, readonly fault: FaultName | undefined, readonly dialect: Readonly<Dialect> = DEFAULT_DIALECT) {
+  constructor(
+    readonly config: ReferenceConfig,
+    readonly clock: () => number,
+    readonly fault: FaultName | undefined,
+    readonly dialect: Readonly<Dialect> = DEFAULT_DIALECT,
+  ) {
     this.wire = new Wire(dialect);
     this.book = new PriceBook(config.pairs, config.seed, clock(), dialect.numbers.mid, dialect.stream.quietPairs);
     this.listing = listingOrder([...this.book.pairs.values()], dialect);
@@ -94,11 +102,16 @@ export class Service {
   /** Account-state refusal of a REST request, before routing; undefined when the key may go on. */
   restAccountStatus(key: KeyRecord): RestStatus | undefined {
     switch (key.state ?? 'active') {
-      case 'suspended': return this.is('auth-suspended-served') ? undefined : STATUS.SUSPENDED;
-      case 'restricted': return this.is('probe-restricted-as-suspended') ? STATUS.SUSPENDED : STATUS.RESTRICTED_USER;
-      case 'api-maintenance': return this.is('probe-status-swapped') ? STATUS.GRPC_MAINTENANCE : STATUS.API_MAINTENANCE;
-      case 'grpc-maintenance': return STATUS.GRPC_MAINTENANCE;
-      default: return undefined;
+      case 'suspended':
+        return this.is('auth-suspended-served') ? undefined : STATUS.SUSPENDED;
+      case 'restricted':
+        return this.is('probe-restricted-as-suspended') ? STATUS.SUSPENDED : STATUS.RESTRICTED_USER;
+      case 'api-maintenance':
+        return this.is('probe-status-swapped') ? STATUS.GRPC_MAINTENANCE : STATUS.API_MAINTENANCE;
+      case 'grpc-maintenance':
+        return STATUS.GRPC_MAINTENANCE;
+      default:
+        return undefined;
     }
   }
 
@@ -126,7 +139,8 @@ export class Service {
    */
   entitlement(key: KeyRecord, entry: PairEntry): RestStatus | undefined {
     if (key.pairs && key.pairs.length === 0) return STATUS.NO_PAIRS_ALLOWED;
-    if (key.assetTypes && !key.assetTypes.includes(entry.assetType) && !this.is('entitlement-asset-type-ignored')) return STATUS.ASSET_TYPE_DENIED;
+    if (key.assetTypes && !key.assetTypes.includes(entry.assetType) && !this.is('entitlement-asset-type-ignored'))
+      return STATUS.ASSET_TYPE_DENIED;
     if (key.pairs && !key.pairs.includes(entry.code)) return STATUS.ACCESS_DENIED;
     return undefined;
   }
@@ -137,7 +151,11 @@ export class Service {
    */
   readAccess(key: KeyRecord, entry: PairEntry): RestStatus | undefined {
     const denied = this.entitlement(key, entry);
-    return denied === STATUS.ASSET_TYPE_DENIED && entry.assetType === ASSET_TYPE.metal && this.is('entitlement-asset-type-partial') ? undefined : denied;
+    return denied === STATUS.ASSET_TYPE_DENIED &&
+      entry.assetType === ASSET_TYPE.metal &&
+      this.is('entitlement-asset-type-partial')
+      ? undefined
+      : denied;
   }
 
   /** Whether a pair is listed in /v1/pairs: priced pairs only, and only those the key may read. */

@@ -25,9 +25,15 @@ const wsOf = (socket: Socket): WsLike | undefined => (socket.conn.transport as u
 class SocketIoLink implements Link {
   readonly kind = 'socketio';
   /** `jsonText`: messages are emitted as JSON text strings rather than objects (a dialect's choice). */
-  constructor(private readonly socket: Socket, private readonly event: string, private readonly jsonText: boolean) {}
+  constructor(
+    private readonly socket: Socket,
+    private readonly event: string,
+    private readonly jsonText: boolean,
+  ) {}
 
-  get open(): boolean { return this.socket.connected; }
+  get open(): boolean {
+    return this.socket.connected;
+  }
 
   get backlog(): number {
     const ws = wsOf(this.socket);
@@ -39,10 +45,16 @@ class SocketIoLink implements Link {
     return bytes;
   }
 
-  sendJson(value: Record<string, unknown>, text: string): void { this.socket.emit(this.event, this.jsonText ? text : value); }
-  sendText(text: string): void { this.socket.emit(this.event, text); }
+  sendJson(value: Record<string, unknown>, text: string): void {
+    this.socket.emit(this.event, this.jsonText ? text : value);
+  }
+  sendText(text: string): void {
+    this.socket.emit(this.event, text);
+  }
   /** Socket.IO carries no close code or reason: the client sees `io server disconnect`. */
-  close(): void { this.socket.disconnect(true); }
+  close(): void {
+    this.socket.disconnect(true);
+  }
 
   terminate(): void {
     const ws = wsOf(this.socket);
@@ -93,10 +105,17 @@ export class SocketIoStream {
   /** Admitted handshakes by their request, until Socket.IO's connection picks them up. */
   private readonly admitted = new WeakMap<IncomingMessage, Admission>();
 
-  constructor(private readonly stream: StreamServer, readonly options: SocketIoOptions) {
+  constructor(
+    private readonly stream: StreamServer,
+    readonly options: SocketIoOptions,
+  ) {
     this.path = options.path ?? SOCKETIO_PATH;
     this.io = new Server({
-      path: this.path, serveClient: false, maxHttpBufferSize: options.maxPayload, perMessageDeflate: false, httpCompression: false,
+      path: this.path,
+      serveClient: false,
+      maxHttpBufferSize: options.maxPayload,
+      perMessageDeflate: false,
+      httpCompression: false,
       // Socket.IO's defaults (25 s, 20 s) unless the keep-alive window is shorter (tests).
       pingInterval: Math.min(25_000, Math.max(100, Math.floor(options.pingTimeoutMs / 3))),
       pingTimeout: Math.min(20_000, Math.max(100, options.pingTimeoutMs)),
@@ -108,7 +127,9 @@ export class SocketIoStream {
     const nsp = this.io.of(namespace);
     if (options.refusals === 'connect-error') nsp.use((socket, next) => this.admitInNamespace(socket, next));
     // A handshake admitted here that engine.io then rejects frees its slot.
-    this.io.engine.on('connection_error', (err: { req?: IncomingMessage }) => { if (err.req) this.admitted.get(err.req)?.release(); });
+    this.io.engine.on('connection_error', (err: { req?: IncomingMessage }) => {
+      if (err.req) this.admitted.get(err.req)?.release();
+    });
     nsp.on('connection', (socket) => this.onConnection(socket));
   }
 
@@ -127,7 +148,9 @@ export class SocketIoStream {
   private admitInNamespace(socket: Socket, next: (err?: Error) => void): void {
     const admitted = this.stream.admit(socket.request, socket.handshake.address);
     if (!('key' in admitted)) {
-      const refusal = Object.assign(new Error(admitted.message), { data: JSON.parse(this.stream.refusalResponse(admitted).body) as unknown });
+      const refusal = Object.assign(new Error(admitted.message), {
+        data: JSON.parse(this.stream.refusalResponse(admitted).body) as unknown,
+      });
       return next(refusal);
     }
     socket.conn.once('close', admitted.release);
@@ -141,7 +164,10 @@ export class SocketIoStream {
       const admitted = this.stream.admit(req, req.socket.remoteAddress ?? '');
       if (!('key' in admitted)) {
         const { http, body } = this.stream.refusalResponse(admitted);
-        res.writeHead(http, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
+        res.writeHead(http, {
+          'Content-Type': 'application/json; charset=utf-8',
+          'Content-Length': Buffer.byteLength(body),
+        });
         res.end(body);
         return;
       }
@@ -171,7 +197,10 @@ export class SocketIoStream {
     }
     this.admitted.delete(socket.request);
     socket.conn.once('close', admitted.release);
-    const client = this.stream.attach(new SocketIoLink(socket, this.options.event, this.options.jsonText === true), admitted);
+    const client = this.stream.attach(
+      new SocketIoLink(socket, this.options.event, this.options.jsonText === true),
+      admitted,
+    );
     socket.on(this.options.event, (payload: unknown) => this.stream.onPayload(client, payload));
     socket.on('disconnect', () => {
       // The Socket.IO connection ended (a client's DISCONNECT arrives before its WebSocket closes).

@@ -41,7 +41,12 @@ export interface StreamStats {
   tickMsMax: number;
 }
 
-interface Group { readonly id: string; readonly codes: readonly string[]; readonly clients: Set<Client>; readonly changed?: boolean }
+interface Group {
+  readonly id: string;
+  readonly codes: readonly string[];
+  readonly clients: Set<Client>;
+  readonly changed?: boolean;
+}
 
 /** One stream connection as the protocol sees it; each transport implements it. */
 export interface Link {
@@ -74,22 +79,40 @@ export interface Admission {
 }
 
 /** A handshake the service refuses, with the status number and message of the JSON body. */
-export interface Refusal { readonly status: RestStatus; readonly message: string }
+export interface Refusal {
+  readonly status: RestStatus;
+  readonly message: string;
+}
 
 /** The raw WebSocket link: ws for messages, its TCP socket for the pre-framed fan-out. */
 class WsLink implements Link {
   readonly kind = 'ws';
-  constructor(readonly ws: WebSocket, readonly socket: Socket) {}
-  get open(): boolean { return this.ws.readyState === WebSocket.OPEN; }
-  get backlog(): number { return this.socket.writableLength; }
-  sendJson(_value: Record<string, unknown>, text: string): void { this.ws.send(text); }
-  sendText(text: string): void { this.ws.send(text); }
-  sendPushes(jsons: readonly string[]): void { for (const json of jsons) this.ws.send(json); }
+  constructor(
+    readonly ws: WebSocket,
+    readonly socket: Socket,
+  ) {}
+  get open(): boolean {
+    return this.ws.readyState === WebSocket.OPEN;
+  }
+  get backlog(): number {
+    return this.socket.writableLength;
+  }
+  sendJson(_value: Record<string, unknown>, text: string): void {
+    this.ws.send(text);
+  }
+  sendText(text: string): void {
+    this.ws.send(text);
+  }
+  sendPushes(jsons: readonly string[]): void {
+    for (const json of jsons) this.ws.send(json);
+  }
   close(code?: number, reason?: string): void {
     this.ws.close(code, reason);
     setTimeout(() => this.ws.terminate(), CLOSE_GRACE_MS).unref();
   }
-  terminate(): void { this.ws.terminate(); }
+  terminate(): void {
+    this.ws.terminate();
+  }
 }
 
 /** A connected client of either transport. */
@@ -148,7 +171,17 @@ export class StreamServer {
   private pushPacketPrefix: string | undefined;
   /** Whether Socket.IO pushes carry the JSON as a text string rather than an object. */
   private pushAsText = false;
-  readonly stats: StreamStats = { clients: 0, ticks: 0, framesWritten: 0, framesSkipped: 0, slowClientsDropped: 0, floodsClosed: 0, refused: {}, tickMsTotal: 0, tickMsMax: 0 };
+  readonly stats: StreamStats = {
+    clients: 0,
+    ticks: 0,
+    framesWritten: 0,
+    framesSkipped: 0,
+    slowClientsDropped: 0,
+    floodsClosed: 0,
+    refused: {},
+    tickMsTotal: 0,
+    tickMsMax: 0,
+  };
   private readonly wss: WebSocketServer;
   private readonly clients = new Set<Client>();
   private readonly counts = new Map<string, number>();
@@ -157,7 +190,12 @@ export class StreamServer {
 
   constructor(private readonly svc: Service) {
     const { config } = svc;
-    this.wss = new WebSocketServer({ noServer: true, maxPayload: config.maxPayload, perMessageDeflate: false, clientTracking: false });
+    this.wss = new WebSocketServer({
+      noServer: true,
+      maxPayload: config.maxPayload,
+      perMessageDeflate: false,
+      clientTracking: false,
+    });
     this.ticker = setInterval(() => this.tick(), config.tickMs);
   }
 
@@ -165,7 +203,8 @@ export class StreamServer {
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     socket.on('error', () => {});
     const path = new URL(req.url ?? '/', 'http://reference.local').pathname;
-    if (path !== this.svc.config.wsPath) return this.refuse(socket, { status: STATUS.NOT_FOUND, message: `no stream at ${path}` });
+    if (path !== this.svc.config.wsPath)
+      return this.refuse(socket, { status: STATUS.NOT_FOUND, message: `no stream at ${path}` });
     const admitted = this.admit(req, (socket as Socket).remoteAddress ?? '');
     if (!('key' in admitted)) return this.refuse(socket, admitted);
     // The raw socket closes whether or not the upgrade completes, so the slot is always freed.
@@ -184,7 +223,8 @@ export class StreamServer {
     // Fault: a keyless connection gets the primary key's entitlements but its own count, so it
     // breaks only the missing-key rule and not primary's allowance.
     const anonymous = !key && value === undefined && svc.is('handshake-missing-key-accepted');
-    if (anonymous) key = { ...svc.primary, name: 'anonymous', key: '\u0000anonymous', connections: Number.MAX_SAFE_INTEGER };
+    if (anonymous)
+      key = { ...svc.primary, name: 'anonymous', key: '\u0000anonymous', connections: Number.MAX_SAFE_INTEGER };
     const no = (status: RestStatus, message = messageOf(status)): Refusal => ({ status, message });
     // Spec, Authentication 3: failures before the connection is established come back in the
     // HTTP handshake as a JSON body with status_number and message.
@@ -192,12 +232,18 @@ export class StreamServer {
       if (svc.dialect.stream.unauthorized === 'handshake') return no(STATUS.UNAUTHORIZED);
       // Spec, Authentication 4: after connection an absent or invalid key yields a 50005 notice.
       // Such a connection holds no key's slot: it is closed right after the notice.
-      return { key: { name: 'unauthorized', key: '\u0000unauthorized', stream: true }, countKey: '\u0000unauthorized', unauthorized: true, release: () => {} };
+      return {
+        key: { name: 'unauthorized', key: '\u0000unauthorized', stream: true },
+        countKey: '\u0000unauthorized',
+        unauthorized: true,
+        release: () => {},
+      };
     }
     if (key.state === 'suspended') return no(STATUS.SUSPENDED);
     if (key.state === 'restricted') return no(STATUS.RESTRICTED_USER);
     if (key.state === 'stream-maintenance') return no(STATUS.WS_MAINTENANCE);
-    if (key.stream === false && !svc.is('handshake-no-stream-accepted')) return no(STATUS.ACCESS_DENIED, 'Access denied: no access to the V1 source stream');
+    if (key.stream === false && !svc.is('handshake-no-stream-accepted'))
+      return no(STATUS.ACCESS_DENIED, 'Access denied: no access to the V1 source stream');
     // Spec, Limits: counted per key, not per IP address; refused from any address.
     const countKey = svc.is('limit-per-ip') ? `${key.key}\u0000${remoteAddress}` : key.key;
     const allowance = (key.connections ?? 1) + (svc.is('limit-off-by-one') ? 1 : 0);
@@ -207,7 +253,9 @@ export class StreamServer {
     let released = false;
     // Fault: the slot of a single-connection key (keys.limited) is never given back.
     const leaks = svc.is('limit-slot-not-freed') && (key.connections ?? 1) === 1;
-    const free = (): void => { this.counts.set(countKey, (this.counts.get(countKey) ?? 1) - 1); };
+    const free = (): void => {
+      this.counts.set(countKey, (this.counts.get(countKey) ?? 1) - 1);
+    };
     // How long a closed connection keeps its slot is not shown: the dialect chooses.
     const delay = svc.dialect.keys.slotReleaseMs;
     const release = (): void => {
@@ -223,7 +271,9 @@ export class StreamServer {
   refusalResponse(refusal: Refusal): { http: number; body: string } {
     const { status, message } = refusal;
     this.stats.refused[status] = (this.stats.refused[status] ?? 0) + 1;
-    const body = this.svc.wire.text(this.svc.is('handshake-body-code') ? { code: status, message } : { status_number: status, message });
+    const body = this.svc.wire.text(
+      this.svc.is('handshake-body-code') ? { code: status, message } : { status_number: status, message },
+    );
     return { http: this.svc.wire.handshakeHttp(status), body };
   }
 
@@ -232,7 +282,7 @@ export class StreamServer {
     const { http, body } = this.refusalResponse(refusal);
     socket.end(
       `HTTP/1.1 ${http} ${STATUS_CODES[http] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
   }
 
@@ -254,7 +304,18 @@ export class StreamServer {
   /** Starts the protocol on an accepted connection of any transport; the transport wires its messages and close. */
   attach(link: Link, admitted: Admission): Client {
     const svc = this.svc;
-    const client: Client = { link, key: admitted.key, countKey: admitted.countKey, subs: [], group: undefined, keepAlive: undefined, overTicks: 0, windowStart: Date.now(), windowCount: 0, unauthorized: admitted.unauthorized === true };
+    const client: Client = {
+      link,
+      key: admitted.key,
+      countKey: admitted.countKey,
+      subs: [],
+      group: undefined,
+      keepAlive: undefined,
+      overTicks: 0,
+      windowStart: Date.now(),
+      windowCount: 0,
+      unauthorized: admitted.unauthorized === true,
+    };
     this.clients.add(client);
     this.stats.clients = this.clients.size;
     if (admitted.unauthorized) {
@@ -266,7 +327,10 @@ export class StreamServer {
     if (!svc.is('keepalive-never')) {
       // Spec, Limits: the connection is closed if no ping arrives within the window.
       const idle = IDLE_CLOSES[svc.dialect.stream.idleClose];
-      client.keepAlive = setTimeout(() => client.link.close(idle.code, idle.reason), svc.is('keepalive-early') ? Math.floor(window / 2) : window);
+      client.keepAlive = setTimeout(
+        () => client.link.close(idle.code, idle.reason),
+        svc.is('keepalive-early') ? Math.floor(window / 2) : window,
+      );
     }
     return client;
   }
@@ -350,7 +414,8 @@ export class StreamServer {
   onPayload(client: Client, payload: unknown): void {
     if (this.flooded(client)) return;
     if (typeof payload === 'string') return this.onText(client, payload);
-    if (Buffer.isBuffer(payload) || payload instanceof ArrayBuffer || ArrayBuffer.isView(payload)) return this.invalid(client, 'invalid request: binary messages are not accepted');
+    if (Buffer.isBuffer(payload) || payload instanceof ArrayBuffer || ArrayBuffer.isView(payload))
+      return this.invalid(client, 'invalid request: binary messages are not accepted');
     this.onRequest(client, payload);
   }
 
@@ -372,12 +437,21 @@ export class StreamServer {
     const id = typeof msg.id === 'string' ? msg.id : undefined;
     if (msg.id !== undefined && id === undefined) return this.invalid(client, 'invalid request: id must be a string');
     switch (msg.method) {
-      case METHOD.ping: return this.ping(client);
-      case METHOD.subscribe: return this.subscribe(client, msg.params, id);
-      case METHOD.unsubscribe: return this.unsubscribe(client, msg.params, id);
+      case METHOD.ping:
+        return this.ping(client);
+      case METHOD.subscribe:
+        return this.subscribe(client, msg.params, id);
+      case METHOD.unsubscribe:
+        return this.unsubscribe(client, msg.params, id);
       default:
         if (svc.is('notice-unknown-method-ignored')) return;
-        return this.invalid(client, typeof msg.method === 'string' ? `invalid request: unknown method ${JSON.stringify(msg.method).slice(0, 80)}` : 'invalid request: method is required', id);
+        return this.invalid(
+          client,
+          typeof msg.method === 'string'
+            ? `invalid request: unknown method ${JSON.stringify(msg.method).slice(0, 80)}`
+            : 'invalid request: method is required',
+          id,
+        );
     }
   }
 
@@ -396,7 +470,8 @@ export class StreamServer {
     const svc = this.svc;
     // Faults: a missing params reads as no pairs, a single code as a one-pair list.
     if (params === undefined && svc.is('subscribe-missing-params-accepted')) return [];
-    if (isObj(params) && typeof params.pairs === 'string' && svc.is('subscribe-pairs-string-accepted')) return [params.pairs];
+    if (isObj(params) && typeof params.pairs === 'string' && svc.is('subscribe-pairs-string-accepted'))
+      return [params.pairs];
     if (!isObj(params) || !Array.isArray(params.pairs)) {
       this.invalid(client, 'invalid request: params.pairs must be an array of pair codes', id);
       return undefined;
@@ -410,7 +485,8 @@ export class StreamServer {
       this.invalid(client, 'invalid request: every pair must be a string', id);
       return undefined;
     }
-    const max = LIMITS.maxPairsPerSubscribe + (svc.is('subscribe-accepts-101') ? 1 : 0) - (svc.is('subscribe-limit-99') ? 1 : 0);
+    const max =
+      LIMITS.maxPairsPerSubscribe + (svc.is('subscribe-accepts-101') ? 1 : 0) - (svc.is('subscribe-limit-99') ? 1 : 0);
     if (pairs.length > max) {
       this.invalid(client, `invalid request: at most ${LIMITS.maxPairsPerSubscribe} pairs`, id);
       return undefined;
@@ -431,9 +507,11 @@ export class StreamServer {
     let codes = this.pairsOf(client, params, id);
     if (!codes) return false;
     // Fault: unknown pairs listed beside known ones are dropped instead of refused.
-    if (svc.is('subscribe-unknown-among-known-dropped') && codes.some((c) => svc.livePair(c))) codes = codes.filter((c) => svc.livePair(c));
+    if (svc.is('subscribe-unknown-among-known-dropped') && codes.some((c) => svc.livePair(c)))
+      codes = codes.filter((c) => svc.livePair(c));
     for (const code of codes) {
-      const entry = svc.livePair(code) ?? (svc.is('subscribe-inactive-accepted') ? svc.book.pairs.get(code) : undefined);
+      const entry =
+        svc.livePair(code) ?? (svc.is('subscribe-inactive-accepted') ? svc.book.pairs.get(code) : undefined);
       if (!entry) {
         const message = svc.is('subscribe-unknown-message') ? 'unknown pair' : pairNotFoundMessage(code);
         this.notice(client, METHOD.error, message, STATUS.PAIR_NOT_FOUND, id);
@@ -451,7 +529,13 @@ export class StreamServer {
     // Spec, subscription table: the earlier set is replaced, not extended.
     const next = svc.is('subscribe-extends') ? [...new Set([...client.subs, ...codes])] : codes;
     this.setGroup(client, next);
-    this.notice(client, METHOD.subscribe, svc.is('notice-subscribe-message-lowercase') ? TEXT.subscribeSuccess.toLowerCase() : TEXT.subscribeSuccess, STATUS.OK, id);
+    this.notice(
+      client,
+      METHOD.subscribe,
+      svc.is('notice-subscribe-message-lowercase') ? TEXT.subscribeSuccess.toLowerCase() : TEXT.subscribeSuccess,
+      STATUS.OK,
+      id,
+    );
     if (svc.dialect.stream.pushes === 'on-change-snapshot') this.snapshot(client);
     return true;
   }
@@ -473,11 +557,18 @@ export class StreamServer {
     let codes = this.pairsOf(client, params, id);
     if (!codes) return;
     if (svc.is('unsubscribe-first-pair-only')) codes = codes.slice(0, 1);
-    for (const code of codes) if (!svc.book.pairs.has(code)) return this.notice(client, METHOD.error, pairNotFoundMessage(code), STATUS.PAIR_NOT_FOUND, id);
+    for (const code of codes)
+      if (!svc.book.pairs.has(code))
+        return this.notice(client, METHOD.error, pairNotFoundMessage(code), STATUS.PAIR_NOT_FOUND, id);
     // Pairs that are not subscribed (spec: not shown): ignored, or refused, per the dialect.
     const stray = codes.find((c) => !client.subs.includes(c));
-    if (stray !== undefined && svc.dialect.stream.unsubscribeNotSubscribed === 'error') return this.invalid(client, `invalid request: not subscribed to ${stray}`, id);
-    if (!svc.is('unsubscribe-keeps-pushing')) this.setGroup(client, client.subs.filter((c) => !codes.includes(c)));
+    if (stray !== undefined && svc.dialect.stream.unsubscribeNotSubscribed === 'error')
+      return this.invalid(client, `invalid request: not subscribed to ${stray}`, id);
+    if (!svc.is('unsubscribe-keeps-pushing'))
+      this.setGroup(
+        client,
+        client.subs.filter((c) => !codes.includes(c)),
+      );
     const message = svc.is('unsubscribe-message-capitalized') ? TEXT.subscribeSuccess : TEXT.unsubscribeSuccess;
     this.notice(client, METHOD.unsubscribe, message, STATUS.OK, id);
   }
@@ -529,7 +620,12 @@ export class StreamServer {
     const svc = this.svc;
     const entry = svc.book.pairs.get(code);
     if (!entry || !PriceBook.priced(entry)) return null;
-    const push: Record<string, unknown> = { code, ...priceFields(svc, entry, 'stream'), last_updated: svc.wire.pushTime(entry.current.lastUpdated), sent_at: svc.wire.pushTime(now) };
+    const push: Record<string, unknown> = {
+      code,
+      ...priceFields(svc, entry, 'stream'),
+      last_updated: svc.wire.pushTime(entry.current.lastUpdated),
+      sent_at: svc.wire.pushTime(now),
+    };
     if (push.last_updated === undefined) delete push.last_updated;
     if (push.sent_at === undefined) delete push.sent_at;
     if (svc.is('push-missing-bid')) delete push.bid;
@@ -583,7 +679,9 @@ export class StreamServer {
       if (n === 0) continue;
       if (group.changed) {
         // Fault push-changed-missing-bid: these connections' pushes are written one by one, without bid.
-        const jsonsWithoutBid = pushes.map((code) => JSON.stringify({ ...JSON.parse(jsonOf(code)!) as object, bid: undefined }));
+        const jsonsWithoutBid = pushes.map((code) =>
+          JSON.stringify({ ...(JSON.parse(jsonOf(code)!) as object), bid: undefined }),
+        );
         for (const client of group.clients) if (client.link.open) client.link.sendPushes(jsonsWithoutBid);
         continue;
       }

@@ -10,14 +10,38 @@ type HttpTable = Readonly<Record<RestStatus, number>>;
 
 /** The conventional HTTP status by meaning; the spec shows only 401 for 50005 and 200 for 50102. */
 const CONVENTIONAL: HttpTable = {
-  '200': 200, '50000': 500, '50001': 503, '50002': 503, '50003': 503, '50004': 400, '50005': 401, '50006': 429,
-  '50007': 403, '50008': 404, '50009': 429, '50010': 403, '50100': 403, '50101': 404, '50102': 200, '50103': 503,
-  '50104': 404, '50105': 503, '50106': 503, '50107': 403, '50108': 404, '50109': 403,
+  '200': 200,
+  '50000': 500,
+  '50001': 503,
+  '50002': 503,
+  '50003': 503,
+  '50004': 400,
+  '50005': 401,
+  '50006': 429,
+  '50007': 403,
+  '50008': 404,
+  '50009': 429,
+  '50010': 403,
+  '50100': 403,
+  '50101': 404,
+  '50102': 200,
+  '50103': 503,
+  '50104': 404,
+  '50105': 503,
+  '50106': 503,
+  '50107': 403,
+  '50108': 404,
+  '50109': 403,
 };
 
 /** Every status the same HTTP status, but for the two the spec pins. */
 const uniform = (http: number): HttpTable =>
-  Object.fromEntries(Object.keys(CONVENTIONAL).map((s) => [s, s === STATUS.OK || s === STATUS.PRICE_STALE ? 200 : s === STATUS.UNAUTHORIZED ? 401 : http])) as HttpTable;
+  Object.fromEntries(
+    Object.keys(CONVENTIONAL).map((s) => [
+      s,
+      s === STATUS.OK || s === STATUS.PRICE_STALE ? 200 : s === STATUS.UNAUTHORIZED ? 401 : http,
+    ]),
+  ) as HttpTable;
 
 /** Realistic HTTP mappings of the status numbers: the spec leaves each one open but 50005 (401) and 50102 (200). */
 export const HTTP_MAPPINGS: Readonly<Record<HttpMapping, HttpTable>> = {
@@ -27,19 +51,37 @@ export const HTTP_MAPPINGS: Readonly<Record<HttpMapping, HttpTable>> = {
   // Client errors 400, server-side states 500/503.
   'client-errors-400': {
     ...uniform(400),
-    '50000': 500, '50001': 503, '50002': 503, '50003': 503, '50103': 503, '50105': 503, '50106': 503,
+    '50000': 500,
+    '50001': 503,
+    '50002': 503,
+    '50003': 503,
+    '50103': 503,
+    '50105': 503,
+    '50106': 503,
   },
   // An API gateway's choices: 422 for bad parameters, 502 for a failing upstream, 451 for restricted accounts.
   gateway: {
     ...CONVENTIONAL,
-    '50000': 502, '50004': 422, '50007': 401, '50009': 503, '50100': 451, '50103': 502, '50104': 400, '50107': 401, '50108': 400,
+    '50000': 502,
+    '50004': 422,
+    '50007': 401,
+    '50009': 503,
+    '50100': 451,
+    '50103': 502,
+    '50104': 400,
+    '50107': 401,
+    '50108': 400,
   },
 };
 
 /** The undocumented field a dialect with extra fields adds to every object it sends. */
 export const EXTRA_FIELD = { name: 'x_served_by', value: 'conform-reference' } as const;
 
-const INDENT: Readonly<Record<Dialect['json']['whitespace'], string | undefined>> = { compact: undefined, indented: '  ', tabs: '\t' };
+const INDENT: Readonly<Record<Dialect['json']['whitespace'], string | undefined>> = {
+  compact: undefined,
+  indented: '  ',
+  tabs: '\t',
+};
 
 /** The writer of one service's messages under its dialect. */
 export class Wire {

@@ -15,10 +15,18 @@ export function reproduceLines(evidence: readonly Evidence[]): string[] {
         if (e.response) lines.push(`  -> HTTP ${e.response.status} ${truncate(e.response.body, 300)}`);
         if (e.error) lines.push(`  -> ${e.error}`);
         break;
-      case 'ws-open': lines.push(`open ${e.url}${e.localAddress ? ` from ${e.localAddress}` : ''} -> ${e.outcome}`); break;
-      case 'frame': lines.push(`${e.direction === 'out' ? '>' : '<'} ${truncate(e.data, 300)}`); break;
-      case 'close': lines.push(`closed by ${e.by}: ${e.code}${e.reason ? ` ${e.reason}` : ''}`); break;
-      case 'note': lines.push(`# ${e.text}`); break;
+      case 'ws-open':
+        lines.push(`open ${e.url}${e.localAddress ? ` from ${e.localAddress}` : ''} -> ${e.outcome}`);
+        break;
+      case 'frame':
+        lines.push(`${e.direction === 'out' ? '>' : '<'} ${truncate(e.data, 300)}`);
+        break;
+      case 'close':
+        lines.push(`closed by ${e.by}: ${e.code}${e.reason ? ` ${e.reason}` : ''}`);
+        break;
+      case 'note':
+        lines.push(`# ${e.text}`);
+        break;
     }
   }
   return lines;
@@ -50,18 +58,31 @@ export function truncate(text: string, limit: number): string {
 /** A value of an observation as one short line. */
 export function valueText(value: unknown, limit = 200): string {
   let s: string;
-  try { s = typeof value === 'string' ? value : JSON.stringify(value) ?? String(value); } catch { s = String(value); }
+  try {
+    s = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
+  } catch {
+    s = String(value);
+  }
   return truncate(s, limit);
 }
 
 /** Ids as a short list: the first three, then how many more. */
-const someIds = (ids: readonly string[]): string => (ids.length <= 3 ? ids.join(', ') : `${ids.slice(0, 3).join(', ')} and ${ids.length - 3} more`);
+const someIds = (ids: readonly string[]): string =>
+  ids.length <= 3 ? ids.join(', ') : `${ids.slice(0, 3).join(', ')} and ${ids.length - 3} more`;
 
 /** `74 of 83 must checks ran (89.1 %); 9 skipped: profile has no keys.cryptoOnly (3: …); …`, and the minimum when one was set. */
 export function coverageLine(c: Coverage): string {
   const head = `${c.mustRan} of ${c.mustTotal} must checks ran (${c.percent} %)`;
-  const skipped = c.mustSkipped === 0 ? '' : `; ${c.mustSkipped} skipped: ${c.skipped.map((g) => `${g.reason} (${g.ids.length}: ${someIds(g.ids)})`).join('; ')}`;
-  const gate = c.minimum === undefined ? '' : c.met ? `; minimum ${c.minimum} %: met` : `; BELOW THE MINIMUM of ${c.minimum} %: the run fails`;
+  const skipped =
+    c.mustSkipped === 0
+      ? ''
+      : `; ${c.mustSkipped} skipped: ${c.skipped.map((g) => `${g.reason} (${g.ids.length}: ${someIds(g.ids)})`).join('; ')}`;
+  const gate =
+    c.minimum === undefined
+      ? ''
+      : c.met
+        ? `; minimum ${c.minimum} %: met`
+        : `; BELOW THE MINIMUM of ${c.minimum} %: the run fails`;
   return `${head}${skipped}${gate}`;
 }
 

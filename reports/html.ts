@@ -17,12 +17,18 @@ import { printable } from '../src/redact.ts';
 export const HTML_REPORT_FILE = 'conform-report.html';
 type RunEnd = Extract<RunEvent, { type: 'run-end' }>;
 
-const esc = (s: string): string => printable(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const esc = (s: string): string =>
+  printable(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 /** Filter and bar order: what needs attention first. */
 const OUTCOMES: readonly Outcome[] = ['fail', 'error', 'skip', 'pass'];
 /** Column order of the count tables, as the verdict line reads. */
 const COLUMNS: readonly Outcome[] = ['pass', 'fail', 'error', 'skip'];
-const VIEWS = [['failures', 'Failures'], ['checks', 'Every check'], ['observed', 'Observed behaviour'], ['matrix', 'Traceability matrix']] as const;
+const VIEWS = [
+  ['failures', 'Failures'],
+  ['checks', 'Every check'],
+  ['observed', 'Observed behaviour'],
+  ['matrix', 'Traceability matrix'],
+] as const;
 
 // The tabs and the outcome filter are radio inputs placed before <main>, so `:checked ~ main …`
 // selectors show one view and hide filtered rows without a script.
@@ -52,7 +58,13 @@ ${VIEWS.map(([v]) => `#t-${v}:checked~main label[for=t-${v}]`).join(',')}{backgr
 ${OUTCOMES.map((o) => `#f-${o}:checked~main #checks tr.row:not(.o-${o})`).join(',')}{display:none}
 ${['all', ...OUTCOMES].map((o) => `#f-${o}:checked~main label[for=f-${o}]`).join(',')}{background:#fff;font-weight:700;border-color:#888}`;
 
-interface Counts { pass: number; fail: number; error: number; skip: number; total: number }
+interface Counts {
+  pass: number;
+  fail: number;
+  error: number;
+  skip: number;
+  total: number;
+}
 const emptyCounts = (): Counts => ({ pass: 0, fail: 0, error: 0, skip: 0, total: 0 });
 
 function countBy(results: readonly CheckResult[], keys: (r: CheckResult) => readonly string[]): Map<string, Counts> {
@@ -72,17 +84,22 @@ const bar = (c: Counts): string =>
   `<span class="bar" title="${OUTCOMES.map((o) => `${c[o]} ${o}`).join(', ')}">${OUTCOMES.map((o) => (c[o] ? `<i class="b-${o}" style="width:${(100 * c[o]) / c.total}%"></i>` : '')).join('')}</span>`;
 
 function countsTable(title: string, m: Map<string, Counts>): string {
-  const rows = [...m.entries()].sort((a, b) => b[1].fail + b[1].error - (a[1].fail + a[1].error) || a[0].localeCompare(b[0]));
+  const rows = [...m.entries()].sort(
+    (a, b) => b[1].fail + b[1].error - (a[1].fail + a[1].error) || a[0].localeCompare(b[0]),
+  );
   return `<div><h2>${esc(title)}</h2><table><tr><th>${esc(title.replace(/^By /, ''))}</th><th>pass</th><th>fail</th><th>error</th><th>skip</th><th></th></tr>
 ${rows.map(([k, c]) => `<tr><td>${esc(k)}</td>${COLUMNS.map((o) => `<td class="n${c[o] && (o === 'fail' || o === 'error') ? ` o-${o}` : ''}">${c[o]}</td>`).join('')}<td>${bar(c)}</td></tr>`).join('\n')}</table></div>`;
 }
 
 /** The run's must-check coverage (src/coverage.ts), in the words every report uses. */
-const mustCoverage = (c: Coverage): string => `<h2>Must-check coverage</h2><p class="coverage">Coverage: ${esc(coverageLine(c))}</p>`;
+const mustCoverage = (c: Coverage): string =>
+  `<h2>Must-check coverage</h2><p class="coverage">Coverage: ${esc(coverageLine(c))}</p>`;
 
 function changesSection(e: RunEnd): string {
-  if (!e.changes) return '<h2>Changes against the baseline</h2><p>No baseline given (<code>--baseline FILE</code>).</p>';
-  if (e.changes.length === 0) return '<h2>Changes against the baseline</h2><p>None: every verdict and observation is as before.</p>';
+  if (!e.changes)
+    return '<h2>Changes against the baseline</h2><p>No baseline given (<code>--baseline FILE</code>).</p>';
+  if (e.changes.length === 0)
+    return '<h2>Changes against the baseline</h2><p>None: every verdict and observation is as before.</p>';
   return `<h2>Changes against the baseline (${e.changes.length})</h2><table><tr><th>check</th><th>what</th><th>before</th><th>after</th></tr>${e.changes.map((c) => `<tr><td><code>${esc(c.id)}</code></td><td>${esc(c.kind)}${c.name ? ` ${esc(c.name)}` : ''}</td><td>${esc(valueText(c.before))}</td><td>${esc(valueText(c.after))}</td></tr>`).join('')}</table>`;
 }
 
@@ -97,7 +114,9 @@ function foldedLine(r: CheckResult): string {
 
 function failureDetails(r: CheckResult): string {
   const repro = reproduceLines(r.evidence);
-  const violations = r.violations.map((v) => `<tr><td>${esc(v.received)}</td><td>${esc(v.expected)}</td></tr>`).join('');
+  const violations = r.violations
+    .map((v) => `<tr><td>${esc(v.received)}</td><td>${esc(v.expected)}</td></tr>`)
+    .join('');
   return `<details class="failure is-${r.outcome}" id="${esc(r.id)}"><summary><code class="id">${esc(r.id)}</code> <span class="o-${r.outcome}">${r.outcome.toUpperCase()}</span><br><span class="line">${esc(foldedLine(r))}</span></summary>
 <p>${esc(r.title)}<br>Spec: <em>${esc(r.clause.section)}</em>: ${esc(r.clause.rule)}</p>
 ${violations ? `<table><tr><th>Received</th><th>Expected</th></tr>${violations}</table>` : ''}
@@ -110,7 +129,11 @@ function matrixView(results: readonly CheckResult[]): string {
   const rows = SPEC_STATEMENTS.map((st) => {
     const ids = [...new Set(st.checks.flatMap((sel) => resolveSelector(results, sel)))];
     const checks = ids.map((id) => `<code class="o-${byId.get(id)!.outcome}">${esc(id)}</code>`).join(' ');
-    const cell = checks || (st.outside ? `<span class="o-skip">outside: ${esc(st.outside.reason)}</span>` : '<span class="o-skip">no check in this run</span>');
+    const cell =
+      checks ||
+      (st.outside
+        ? `<span class="o-skip">outside: ${esc(st.outside.reason)}</span>`
+        : '<span class="o-skip">no check in this run</span>');
     return `<tr><td>${esc(st.section)}</td><td>${esc(st.item)}</td><td>${esc(st.statement)}</td><td>${cell}</td></tr>`;
   });
   return `<p>Each statement of the spec and the checks of this run that enforce it, coloured by outcome.</p>
@@ -123,12 +146,27 @@ export function htmlReport(e: RunEnd): string {
   const failed = e.results.filter((r) => r.outcome === 'fail' || r.outcome === 'error');
   const observations = e.results.flatMap((r) => r.observations.map((o) => ({ r, o })));
   const total: Counts = { pass: s.pass, fail: s.fail, error: s.error, skip: s.skip, total: s.total };
-  const checkRows = e.results.map((r) => `<tr class="row o-${r.outcome}"><td><code>${esc(r.id)}</code></td><td class="o-${r.outcome}">${r.outcome}</td><td>${esc(r.severity)}</td><td>${esc(r.clause.section)}: ${esc(r.clause.rule)}</td><td>${esc(r.reason ?? r.expectation)}</td></tr>`);
+  const checkRows = e.results.map(
+    (r) =>
+      `<tr class="row o-${r.outcome}"><td><code>${esc(r.id)}</code></td><td class="o-${r.outcome}">${r.outcome}</td><td>${esc(r.severity)}</td><td>${esc(r.clause.section)}: ${esc(r.clause.rule)}</td><td>${esc(r.reason ?? r.expectation)}</td></tr>`,
+  );
   const controls = [
-    ...VIEWS.map(([v], i) => `<input class="ctl" type="radio" name="view" id="t-${v}"${i === (failed.length ? 0 : 1) ? ' checked' : ''}>`),
-    ...['all', ...OUTCOMES].map((o) => `<input class="ctl" type="radio" name="outcome" id="f-${o}"${o === 'all' ? ' checked' : ''}>`),
+    ...VIEWS.map(
+      ([v], i) =>
+        `<input class="ctl" type="radio" name="view" id="t-${v}"${i === (failed.length ? 0 : 1) ? ' checked' : ''}>`,
+    ),
+    ...['all', ...OUTCOMES].map(
+      (o) => `<input class="ctl" type="radio" name="outcome" id="f-${o}"${o === 'all' ? ' checked' : ''}>`,
+    ),
   ].join('');
-  const count = (v: string): number => (v === 'failures' ? failed.length : v === 'checks' ? s.total : v === 'observed' ? observations.length : SPEC_STATEMENTS.length);
+  const count = (v: string): number =>
+    v === 'failures'
+      ? failed.length
+      : v === 'checks'
+        ? s.total
+        : v === 'observed'
+          ? observations.length
+          : SPEC_STATEMENTS.length;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>conform report: ${esc(e.target.name ?? e.target.rest)}</title><style>${CSS}</style></head>
 <body>
@@ -140,7 +178,13 @@ ${controls}
 ${nothingToJudgeLine(s.coverage) ? `<p class="verdict v-fail nothing-to-judge">${esc(nothingToJudgeLine(s.coverage)!)}</p>` : ''}
 <div class="cards">${OUTCOMES.map((o) => `<div class="card"><b class="o-${o}">${total[o]}</b>${o}</div>`).join('')}<div class="card"><b>${s.observations}</b>observations</div></div>
 <section id="overview">
-<div class="grid">${countsTable('By spec section', countBy(e.results, (r) => [r.clause.section]))}${countsTable('By tag', countBy(e.results, (r) => r.tags))}</div>
+<div class="grid">${countsTable(
+    'By spec section',
+    countBy(e.results, (r) => [r.clause.section]),
+  )}${countsTable(
+    'By tag',
+    countBy(e.results, (r) => r.tags),
+  )}</div>
 <div class="grid"><div>${mustCoverage(s.coverage)}</div><div>${changesSection(e)}</div></div>
 </section>
 <nav class="tabs">${VIEWS.map(([v, label]) => `<label for="t-${v}">${label} (${count(v)})</label>`).join('')}</nav>

@@ -23,8 +23,14 @@ export interface JsonReport {
 /** Builds the report object of a finished run. */
 export function jsonReport(e: Extract<RunEvent, { type: 'run-end' }>, version: string): JsonReport {
   const report: JsonReport = {
-    schema: 'conform-report', schemaVersion: REPORT_SCHEMA_VERSION, tool: { name: 'conform', version },
-    target: e.target, startedAt: e.startedAt, finishedAt: e.finishedAt, summary: e.summary, results: e.results,
+    schema: 'conform-report',
+    schemaVersion: REPORT_SCHEMA_VERSION,
+    tool: { name: 'conform', version },
+    target: e.target,
+    startedAt: e.startedAt,
+    finishedAt: e.finishedAt,
+    summary: e.summary,
+    results: e.results,
   };
   if (e.changes) report.changes = e.changes;
   return report;

@@ -12,7 +12,13 @@ const INVALID_XML = /[^\x09\x0A\x0D\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]
 
 /** Escapes text for an XML attribute or element. */
 export function xml(text: string): string {
-  return text.replace(INVALID_XML, '\uFFFD').replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
+  return text
+    .replace(INVALID_XML, '\uFFFD')
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&apos;');
 }
 
 const seconds = (ms: number): string => (ms / 1000).toFixed(3);
@@ -23,9 +29,13 @@ function testcase(r: CheckResult): string {
   const body: string[] = [];
   if (r.outcome === 'fail') {
     const first = r.violations[0];
-    body.push(`      <failure message="${xml(first ? first.received : 'failed')}" type="${xml(r.severity)}">${xml(failureLines(r).join('\n'))}</failure>`);
+    body.push(
+      `      <failure message="${xml(first ? first.received : 'failed')}" type="${xml(r.severity)}">${xml(failureLines(r).join('\n'))}</failure>`,
+    );
   } else if (r.outcome === 'error') {
-    body.push(`      <error message="${xml(r.reason ?? 'error')}" type="${xml(r.errorCode ?? 'error')}">${xml(failureLines(r).join('\n'))}</error>`);
+    body.push(
+      `      <error message="${xml(r.reason ?? 'error')}" type="${xml(r.errorCode ?? 'error')}">${xml(failureLines(r).join('\n'))}</error>`,
+    );
   } else if (r.outcome === 'skip') {
     body.push(`      <skipped message="${xml(r.reason ?? 'skipped')}"/>`);
   }

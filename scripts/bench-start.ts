@@ -20,12 +20,20 @@ execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' 
 const starts = {
   'compiled (dist/bin/cli.js, the installed package)': [path.join(ROOT, 'dist/bin/cli.js')],
   'sources through tsx (bin/conform.js in a clone)': [path.join(ROOT, 'bin/conform.js')],
-  'before: tsx, everything imported up front': ['--import', 'tsx', '--input-type=module', '-e',
-    "await Promise.all([import('./bin/parse-args.ts'), import('./src/conform.ts'), import('./suites/index.ts'), import('yargs')]); console.log(process.argv.at(-1))", '--'],
+  'before: tsx, everything imported up front': [
+    '--import',
+    'tsx',
+    '--input-type=module',
+    '-e',
+    "await Promise.all([import('./bin/parse-args.ts'), import('./src/conform.ts'), import('./suites/index.ts'), import('yargs')]); console.log(process.argv.at(-1))",
+    '--',
+  ],
 };
 const bench = new Bench({ iterations: ROUNDS, time: 0, warmup: true, warmupIterations: 2 });
 for (const [name, args] of Object.entries(starts)) {
-  bench.add(name, () => { execFileSync(process.execPath, [...args, '--version'], { cwd: ROOT, stdio: 'ignore' }); });
+  bench.add(name, () => {
+    execFileSync(process.execPath, [...args, '--version'], { cwd: ROOT, stdio: 'ignore' });
+  });
 }
 const before = loadavg();
 await bench.run();
@@ -33,12 +41,26 @@ const after = loadavg();
 
 const figures = bench.tasks.map((t) => {
   const l = (t.result as unknown as { latency: { p50: number; min: number; max: number } }).latency;
-  return { start: t.name, medianMs: Math.round(l.p50), minMs: Math.round(l.min), maxMs: Math.round(l.max), rounds: ROUNDS };
+  return {
+    start: t.name,
+    medianMs: Math.round(l.p50),
+    minMs: Math.round(l.min),
+    maxMs: Math.round(l.max),
+    rounds: ROUNDS,
+  };
 });
 const ratio = figures[2]!.medianMs / figures[0]!.medianMs;
-const report = { benchmark: 'conform --version start', goal: 'compiled start under 300 ms', loadAverage: { before: before.map((x) => +x.toFixed(2)), after: after.map((x) => +x.toFixed(2)) }, figures, beforeOverCompiled: +ratio.toFixed(2) };
+const report = {
+  benchmark: 'conform --version start',
+  goal: 'compiled start under 300 ms',
+  loadAverage: { before: before.map((x) => +x.toFixed(2)), after: after.map((x) => +x.toFixed(2)) },
+  figures,
+  beforeOverCompiled: +ratio.toFixed(2),
+};
 mkdirSync(path.join(ROOT, 'conform-reports'), { recursive: true });
 writeFileSync(path.join(ROOT, 'conform-reports/bench-start.json'), `${JSON.stringify(report, null, 2)}\n`);
 console.table(figures);
 console.log(`load average ${report.loadAverage.before.join(' ')} -> ${report.loadAverage.after.join(' ')}`);
-console.log(`conform --version: compiled ${figures[0]!.medianMs} ms, sources through tsx ${figures[1]!.medianMs} ms, before ${figures[2]!.medianMs} ms (medians of ${ROUNDS}; before/compiled ${ratio.toFixed(1)}x)`);
+console.log(
+  `conform --version: compiled ${figures[0]!.medianMs} ms, sources through tsx ${figures[1]!.medianMs} ms, before ${figures[2]!.medianMs} ms (medians of ${ROUNDS}; before/compiled ${ratio.toFixed(1)}x)`,
+);

@@ -62,18 +62,33 @@ export const reproduceCommands = (seed: number, transport: MutationSettings['tra
  * Runs the default catalogue against the dialect drawn from `seed`. With `fault`, the dialect
  * carries that fault too: a run that must fail, which shows that a failing seed is reported.
  */
-export async function runDialect(seed: number, settings: Partial<DialectSettings> = {}, fault?: string): Promise<DialectOutcome> {
+export async function runDialect(
+  seed: number,
+  settings: Partial<DialectSettings> = {},
+  fault?: string,
+): Promise<DialectOutcome> {
   const { dialectConcurrency: _n, ...s } = { ...DIALECT_DEFAULTS, ...settings };
   const dialect = drawDialect(seed);
   const t0 = performance.now();
   const results = await runCatalogue(fault, { ...s, dialect });
   const counts = { pass: 0, fail: 0, skip: 0, error: 0 };
   for (const r of results) counts[r.outcome]++;
-  return { seed, dialect, problems: cleanProblems(results), counts, durationMs: Math.round(performance.now() - t0), results };
+  return {
+    seed,
+    dialect,
+    problems: cleanProblems(results),
+    counts,
+    durationMs: Math.round(performance.now() - t0),
+    results,
+  };
 }
 
 /** Runs every seed, at most `dialectConcurrency` at once; results in seed order. */
-export async function runDialects(seeds: readonly number[], settings: Partial<DialectSettings> = {}, onDone?: (o: DialectOutcome) => void): Promise<DialectOutcome[]> {
+export async function runDialects(
+  seeds: readonly number[],
+  settings: Partial<DialectSettings> = {},
+  onDone?: (o: DialectOutcome) => void,
+): Promise<DialectOutcome[]> {
   const limit = settings.dialectConcurrency ?? DIALECT_DEFAULTS.dialectConcurrency;
   return pool(seeds, limit, async (seed) => {
     const outcome = await runDialect(seed, settings);
@@ -103,11 +118,17 @@ export function outcomeLine(o: DialectOutcome): string {
 export const overAllowance = (problem: string): boolean => /status_number"\s*:\s*"50009"/.test(problem);
 
 /** The closing report: the figure, then each failing seed with its dialect, what failed and the commands that reproduce it. */
-export function formatReport(outcomes: readonly DialectOutcome[], transport: MutationSettings['transport'] = 'ws'): string {
+export function formatReport(
+  outcomes: readonly DialectOutcome[],
+  transport: MutationSettings['transport'] = 'ws',
+): string {
   const failing = outcomes.filter((o) => o.problems.length > 0);
   const lines = [`dialects: ${outcomes.length} run, ${failing.length} failing seed(s)`];
   const onlyAllowance = failing.filter((o) => o.problems.every(overAllowance)).length;
-  if (onlyAllowance > 0) lines.push(`  ${onlyAllowance} of them fail only on 50009 refusals of connections conform opened (more than the key allows, or a slot not yet released)`);
+  if (onlyAllowance > 0)
+    lines.push(
+      `  ${onlyAllowance} of them fail only on 50009 refusals of connections conform opened (more than the key allows, or a slot not yet released)`,
+    );
   for (const o of failing) {
     lines.push('', `failing seed ${o.seed}`, `  dialect: ${JSON.stringify(o.dialect)}`);
     for (const p of o.problems) lines.push(`  ${p.replace(/\s+/g, ' ').slice(0, 400)}`);
@@ -117,7 +138,12 @@ export function formatReport(outcomes: readonly DialectOutcome[], transport: Mut
 }
 
 /** Parsed command line of `npm run dialects`. */
-export interface DialectArgs { seeds: number[]; source: 'covering' | 'random' | 'given'; transport: MutationSettings['transport']; concurrency?: number }
+export interface DialectArgs {
+  seeds: number[];
+  source: 'covering' | 'random' | 'given';
+  transport: MutationSettings['transport'];
+  concurrency?: number;
+}
 
 /** Reads `--runs N`, `--seed a,b`, `--socketio`, `--concurrency N`; throws a one-line Error for bad input. */
 export function parseDialectArgs(argv: readonly string[], covering: () => number[] = coveringSeeds): DialectArgs {
@@ -125,18 +151,29 @@ export function parseDialectArgs(argv: readonly string[], covering: () => number
     args: [...argv],
     strict: true,
     allowPositionals: false,
-    options: { runs: { type: 'string' }, seed: { type: 'string' }, socketio: { type: 'boolean' }, concurrency: { type: 'string' } },
+    options: {
+      runs: { type: 'string' },
+      seed: { type: 'string' },
+      socketio: { type: 'boolean' },
+      concurrency: { type: 'string' },
+    },
   });
   const positive = (flag: string, text: string): number => {
     const n = Number(text);
-    if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(n) || n < 1 || n > 2 ** 31 - 1) throw new Error(`--${flag}: ${JSON.stringify(text)} is not a positive integer`);
+    if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(n) || n < 1 || n > 2 ** 31 - 1)
+      throw new Error(`--${flag}: ${JSON.stringify(text)} is not a positive integer`);
     return n;
   };
   if (values.runs !== undefined && values.seed !== undefined) throw new Error('--runs and --seed: give one of them');
   const transport = values.socketio ? 'socketio' : 'ws';
-  const base = { transport, ...(values.concurrency !== undefined ? { concurrency: positive('concurrency', values.concurrency) } : {}) } as const;
-  if (values.seed !== undefined) return { ...base, source: 'given', seeds: values.seed.split(',').map((x) => positive('seed', x.trim())) };
-  if (values.runs !== undefined) return { ...base, source: 'random', seeds: randomSeeds(positive('runs', values.runs)) };
+  const base = {
+    transport,
+    ...(values.concurrency !== undefined ? { concurrency: positive('concurrency', values.concurrency) } : {}),
+  } as const;
+  if (values.seed !== undefined)
+    return { ...base, source: 'given', seeds: values.seed.split(',').map((x) => positive('seed', x.trim())) };
+  if (values.runs !== undefined)
+    return { ...base, source: 'random', seeds: randomSeeds(positive('runs', values.runs)) };
   return { ...base, source: 'covering', seeds: covering() };
 }
 
@@ -149,9 +186,17 @@ async function main(): Promise<number> {
     return 2;
   }
   const t0 = performance.now();
-  process.stdout.write(`dialects: ${args.seeds.length} ${args.source} seed(s) over ${args.transport}: ${args.seeds.join(', ')}\n`);
-  const outcomes = await runDialects(args.seeds, { transport: args.transport, ...(args.concurrency ? { dialectConcurrency: args.concurrency } : {}) }, (o) => process.stdout.write(`${outcomeLine(o)}\n`));
-  process.stdout.write(`\n${formatReport(outcomes, args.transport)}\nin ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+  process.stdout.write(
+    `dialects: ${args.seeds.length} ${args.source} seed(s) over ${args.transport}: ${args.seeds.join(', ')}\n`,
+  );
+  const outcomes = await runDialects(
+    args.seeds,
+    { transport: args.transport, ...(args.concurrency ? { dialectConcurrency: args.concurrency } : {}) },
+    (o) => process.stdout.write(`${outcomeLine(o)}\n`),
+  );
+  process.stdout.write(
+    `\n${formatReport(outcomes, args.transport)}\nin ${((performance.now() - t0) / 1000).toFixed(1)} s\n`,
+  );
   return outcomes.every((o) => o.problems.length === 0) ? 0 : 1;
 }
 

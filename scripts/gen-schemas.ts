@@ -10,7 +10,10 @@ const render = (schema: unknown): string => `${JSON.stringify(schema, null, 2)}\
 
 /** The text each schema file must hold: the messages and the profile, and the reference service's dialect file. */
 export function renderSchemas(): Map<string, string> {
-  return new Map([...SCHEMA_NAMES.map((n) => [schemaFileName(n), render(SCHEMAS[n])] as const), ['dialect.schema.json', render(DIALECT_SCHEMA)]]);
+  return new Map([
+    ...SCHEMA_NAMES.map((n) => [schemaFileName(n), render(SCHEMAS[n])] as const),
+    ['dialect.schema.json', render(DIALECT_SCHEMA)],
+  ]);
 }
 
 /** Files that differ from what the definitions render, or that no definition renders. */

@@ -10,7 +10,14 @@
  */
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import { coveringSeeds, drawDialect, resolveConfig, startReferenceServer, type Dialect, type ReferenceConfig } from '../reference/index.ts';
+import {
+  coveringSeeds,
+  drawDialect,
+  resolveConfig,
+  startReferenceServer,
+  type Dialect,
+  type ReferenceConfig,
+} from '../reference/index.ts';
 import { applyDialect } from '../reference/dialect-config.ts';
 import { LIMITS } from '../src/spec.ts';
 import { FAULTS } from '../reference/faults.ts';
@@ -21,7 +28,12 @@ import { CHECKS } from '../suites/index.ts';
 import { isPushInspection } from '../src/push-inspection.ts';
 
 /** A fault as reference/faults.ts describes it. */
-export interface FaultEntry { readonly name: string; readonly area: string; readonly rule: string; readonly catches: readonly string[] }
+export interface FaultEntry {
+  readonly name: string;
+  readonly area: string;
+  readonly rule: string;
+  readonly catches: readonly string[];
+}
 
 /** Settings of a mutation run; each default is in MUTATION_DEFAULTS. */
 export interface MutationSettings {
@@ -66,21 +78,38 @@ export const MUTATION_DEFAULTS: Readonly<MutationSettings> = Object.freeze({
 export const mutationChecks = (registry: readonly Check[] = CHECKS): Check[] => selectChecks(registry);
 
 /** One catalogue run against a reference server (clean when `fault` is undefined). */
-export async function runCatalogue(fault: string | undefined, settings: Partial<MutationSettings> = {}, checks: readonly Check[] = mutationChecks()): Promise<CheckResult[]> {
+export async function runCatalogue(
+  fault: string | undefined,
+  settings: Partial<MutationSettings> = {},
+  checks: readonly Check[] = mutationChecks(),
+): Promise<CheckResult[]> {
   const s = { ...MUTATION_DEFAULTS, ...settings };
   // transport/event are additive options of startReferenceServer; a server that ignores
   // them would run the checks over the raw WebSocket, so the profile is checked below.
   const options: Parameters<typeof startReferenceServer>[0] & { transport?: string; event?: string } = {
     // A dialect brings its own push cadence; only the ping window is shortened under it.
-    pingTimeoutMs: s.pingTimeoutMs, ...(s.dialect ? { dialect: s.dialect } : { tickMs: s.tickMs }), ...(fault === undefined ? {} : { fault }),
+    pingTimeoutMs: s.pingTimeoutMs,
+    ...(s.dialect ? { dialect: s.dialect } : { tickMs: s.tickMs }),
+    ...(fault === undefined ? {} : { fault }),
     ...(s.transport === 'socketio' ? { transport: 'socketio', event: SOCKETIO_EVENT } : {}),
   };
   const server = await startReferenceServer(options);
   try {
-    if ((server.profile.transport ?? 'ws') !== s.transport) throw new Error(`the reference service did not start a ${s.transport} stream (its profile says ${server.profile.transport ?? 'ws'})`);
+    if ((server.profile.transport ?? 'ws') !== s.transport)
+      throw new Error(
+        `the reference service did not start a ${s.transport} stream (its profile says ${server.profile.transport ?? 'ws'})`,
+      );
     // The profile declares the short window; the grace is ours, since the spec shows none.
-    const profile = { ...server.profile, timing: { ...server.profile.timing, pingTimeoutMs: s.pingTimeoutMs, pingGraceMs: s.pingGraceMs } };
-    const { results } = await runChecks({ profile, checks, createStream: streamFactoryFor(profile), settings: { concurrency: s.checkConcurrency, timeoutMs: s.checkTimeoutMs } });
+    const profile = {
+      ...server.profile,
+      timing: { ...server.profile.timing, pingTimeoutMs: s.pingTimeoutMs, pingGraceMs: s.pingGraceMs },
+    };
+    const { results } = await runChecks({
+      profile,
+      checks,
+      createStream: streamFactoryFor(profile),
+      settings: { concurrency: s.checkConcurrency, timeoutMs: s.checkTimeoutMs },
+    });
     return results;
   } finally {
     await server.close();
@@ -114,17 +143,43 @@ export interface FaultOutcome {
 
 /** Compares a run's results with what the fault's entry promises. */
 export function judgeFault(fault: FaultEntry, results: readonly CheckResult[], durationMs = 0): FaultOutcome {
-  const failing = results.filter((r) => r.outcome === 'fail').map((r) => r.id).sort();
-  const errors = results.filter((r) => r.outcome === 'error').map((r) => ({ id: r.id, reason: `${r.errorCode ?? ''} ${r.reason ?? ''}`.trim() }));
+  const failing = results
+    .filter((r) => r.outcome === 'fail')
+    .map((r) => r.id)
+    .sort();
+  const errors = results
+    .filter((r) => r.outcome === 'error')
+    .map((r) => ({ id: r.id, reason: `${r.errorCode ?? ''} ${r.reason ?? ''}`.trim() }));
   const missed = fault.catches.filter((id) => !failing.includes(id));
   const outside = results.filter((r) => r.outcome === 'fail' && !fault.catches.includes(r.id));
-  const incidental = outside.filter((r) => r.violations.length > 0 && r.violations.every(isPushInspection)).map((r) => r.id).sort();
-  const extra = outside.map((r) => r.id).filter((id) => !incidental.includes(id)).sort();
-  return { fault, failing, errors, missed, extra, incidental, caught: failing.length > 0, exact: missed.length === 0 && extra.length === 0 && errors.length === 0, durationMs, results: [...results] };
+  const incidental = outside
+    .filter((r) => r.violations.length > 0 && r.violations.every(isPushInspection))
+    .map((r) => r.id)
+    .sort();
+  const extra = outside
+    .map((r) => r.id)
+    .filter((id) => !incidental.includes(id))
+    .sort();
+  return {
+    fault,
+    failing,
+    errors,
+    missed,
+    extra,
+    incidental,
+    caught: failing.length > 0,
+    exact: missed.length === 0 && extra.length === 0 && errors.length === 0,
+    durationMs,
+    results: [...results],
+  };
 }
 
 /** Runs `tasks` with at most `limit` in flight, results in input order. */
-export async function pool<T, R>(items: readonly T[], limit: number, task: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function pool<T, R>(
+  items: readonly T[],
+  limit: number,
+  task: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const out = new Array<R>(items.length);
   let next = 0;
   const worker = async (): Promise<void> => {
@@ -138,7 +193,11 @@ export async function pool<T, R>(items: readonly T[], limit: number, task: (item
 }
 
 /** Runs every fault (or those given), concurrently, and judges each. */
-export async function runFaults(faults: readonly FaultEntry[] = FAULTS, settings: Partial<MutationSettings> = {}, onDone?: (o: FaultOutcome) => void): Promise<FaultOutcome[]> {
+export async function runFaults(
+  faults: readonly FaultEntry[] = FAULTS,
+  settings: Partial<MutationSettings> = {},
+  onDone?: (o: FaultOutcome) => void,
+): Promise<FaultOutcome[]> {
   const s = { ...MUTATION_DEFAULTS, ...settings };
   const checks = mutationChecks();
   return pool(faults, s.faultConcurrency, async (fault) => {
@@ -173,14 +232,19 @@ export const MASKED_BY: Readonly<Record<string, (d: Dialect) => string | undefin
   // The fault keeps only a single-connection key's slot, and the slot check closes a connection of keys.limited.
   'limit-slot-not-freed': (d) => {
     const limited = referenceConfig(d).keys.limited?.connections;
-    return limited === 1 ? undefined : `keys.limited allows ${String(limited)} connections, and the fault leaks only a single-connection key's slot`;
+    return limited === 1
+      ? undefined
+      : `keys.limited allows ${String(limited)} connections, and the fault leaks only a single-connection key's slot`;
   },
 };
 
 function rarePushes(d: Dialect): string | undefined {
   if (d.stream.pushes === 'every-tick') return undefined;
-  if (d.stream.tickMs >= 1000) return `pushes come only on change, at most every ${d.stream.tickMs} ms: a pair may not push twice within the stop checks' wait`;
-  return d.stream.quietPairs ? 'pushes come only on change and some pairs change seconds apart: a pair may not push twice within the stop checks\' wait' : undefined;
+  if (d.stream.tickMs >= 1000)
+    return `pushes come only on change, at most every ${d.stream.tickMs} ms: a pair may not push twice within the stop checks' wait`;
+  return d.stream.quietPairs
+    ? "pushes come only on change and some pairs change seconds apart: a pair may not push twice within the stop checks' wait"
+    : undefined;
 }
 
 /** The reference's configuration under a dialect (its catalogue and allowances). */
@@ -192,7 +256,12 @@ function fewerPairsThan(d: Dialect, n: number): string | undefined {
 }
 
 /** The seeds a fault runs under: the first DIALECTS_PER_FAULT of `pool` (rotated by the fault's index, so faults spread over it) that do not mask it. */
-export function dialectSeedsFor(fault: FaultEntry, index: number, seeds: readonly number[], draw: (seed: number) => Dialect): number[] {
+export function dialectSeedsFor(
+  fault: FaultEntry,
+  index: number,
+  seeds: readonly number[],
+  draw: (seed: number) => Dialect,
+): number[] {
   const masked = MASKED_BY[fault.name];
   const out: number[] = [];
   for (let i = 0; i < seeds.length && out.length < DIALECTS_PER_FAULT; i++) {
@@ -203,7 +272,9 @@ export function dialectSeedsFor(fault: FaultEntry, index: number, seeds: readonl
 }
 
 /** A fault's outcome under one dialect. */
-export interface DialectFaultOutcome extends FaultOutcome { seed: number }
+export interface DialectFaultOutcome extends FaultOutcome {
+  seed: number;
+}
 
 /**
  * A fault under a dialect passes when it is caught, nothing errors and nothing fails beyond its
@@ -213,11 +284,22 @@ export interface DialectFaultOutcome extends FaultOutcome { seed: number }
 export const dialectOk = (o: FaultOutcome): boolean => o.caught && o.errors.length === 0 && o.extra.length === 0;
 
 /** Runs every fault (or those given) under its dialects, concurrently. */
-export async function runFaultsUnderDialects(faults: readonly FaultEntry[] = FAULTS, settings: Partial<MutationSettings> = {}, onDone?: (o: DialectFaultOutcome) => void): Promise<DialectFaultOutcome[]> {
+export async function runFaultsUnderDialects(
+  faults: readonly FaultEntry[] = FAULTS,
+  settings: Partial<MutationSettings> = {},
+  onDone?: (o: DialectFaultOutcome) => void,
+): Promise<DialectFaultOutcome[]> {
   const s = { ...MUTATION_DEFAULTS, ...settings };
   const checks = mutationChecks();
   const seeds = coveringSeeds();
-  const jobs = faults.flatMap((fault) => dialectSeedsFor(fault, FAULTS.findIndex((f) => f.name === fault.name), seeds, drawDialect).map((seed) => ({ fault, seed })));
+  const jobs = faults.flatMap((fault) =>
+    dialectSeedsFor(
+      fault,
+      FAULTS.findIndex((f) => f.name === fault.name),
+      seeds,
+      drawDialect,
+    ).map((seed) => ({ fault, seed })),
+  );
   return pool(jobs, s.faultConcurrency, async ({ fault, seed }) => {
     const t0 = performance.now();
     const results = await runCatalogue(fault.name, { ...s, dialect: drawDialect(seed) }, checks);
@@ -235,25 +317,42 @@ export function formatDialectScore(outcomes: readonly DialectFaultOutcome[]): st
 
 /** One line per fault run under a dialect that is not ok: what failed beyond the catches, what errored, or that nothing failed. */
 export function dialectDisagreementLines(outcomes: readonly DialectFaultOutcome[]): string[] {
-  return outcomes.filter((o) => !dialectOk(o)).map((o) => {
-    const parts = [`${o.fault.name} under dialect seed ${o.seed}: ${o.caught ? `failing [${list(o.failing)}]` : 'NOT CAUGHT'}`];
-    if (o.extra.length) parts.push(`extra [${o.extra.map((id) => `${id}: ${firstWhy(o, id)}`).join('; ')}]`);
-    if (o.errors.length) parts.push(`errors [${o.errors.map((e) => `${e.id}: ${e.reason}`).join('; ')}]`);
-    return parts.join('; ');
-  });
+  return outcomes
+    .filter((o) => !dialectOk(o))
+    .map((o) => {
+      const parts = [
+        `${o.fault.name} under dialect seed ${o.seed}: ${o.caught ? `failing [${list(o.failing)}]` : 'NOT CAUGHT'}`,
+      ];
+      if (o.extra.length) parts.push(`extra [${o.extra.map((id) => `${id}: ${firstWhy(o, id)}`).join('; ')}]`);
+      if (o.errors.length) parts.push(`errors [${o.errors.map((e) => `${e.id}: ${e.reason}`).join('; ')}]`);
+      return parts.join('; ');
+    });
 }
 
 const firstWhy = (o: FaultOutcome, id: string): string => {
   const r = o.results.find((x) => x.id === id);
   const v = r?.violations[0];
-  return (v ? `${v.received} / expected ${v.expected}` : `${r?.outcome ?? 'absent'} ${r?.reason ?? ''}`).replace(/\s+/g, ' ').slice(0, 200);
+  return (v ? `${v.received} / expected ${v.expected}` : `${r?.outcome ?? 'absent'} ${r?.reason ?? ''}`)
+    .replace(/\s+/g, ' ')
+    .slice(0, 200);
 };
 
 /** Faults that a stream check must catch: the ones worth repeating over another stream transport. */
-export const streamFaults = (faults: readonly FaultEntry[] = FAULTS): FaultEntry[] => faults.filter((f) => f.catches.some((id) => id.startsWith('ws.')));
+export const streamFaults = (faults: readonly FaultEntry[] = FAULTS): FaultEntry[] =>
+  faults.filter((f) => f.catches.some((id) => id.startsWith('ws.')));
 
 /** Areas of the score breakdown, in print order. */
-export const SCORE_AREAS = ['REST envelope', 'auth', 'pagination', 'price', 'handshake', 'limits', 'session', 'keep-alive', 'push'] as const;
+export const SCORE_AREAS = [
+  'REST envelope',
+  'auth',
+  'pagination',
+  'price',
+  'handshake',
+  'limits',
+  'session',
+  'keep-alive',
+  'push',
+] as const;
 export type ScoreArea = (typeof SCORE_AREAS)[number];
 
 /** The score area of each `area` of reference/faults.ts. */
@@ -284,13 +383,15 @@ const list = (ids: readonly string[]): string => (ids.length ? ids.join(', ') : 
 
 /** One line per fault that is not exact: what it promised and what failed. */
 export function disagreementLines(outcomes: readonly FaultOutcome[]): string[] {
-  return outcomes.filter((o) => !o.exact).map((o) => {
-    const parts = [`${o.fault.name}: expected [${list(o.fault.catches)}], failing [${list(o.failing)}]`];
-    if (o.missed.length) parts.push(`missed [${list(o.missed)}]`);
-    if (o.extra.length) parts.push(`extra [${list(o.extra)}]`);
-    if (o.errors.length) parts.push(`errors [${o.errors.map((e) => `${e.id}: ${e.reason}`).join('; ')}]`);
-    return parts.join('; ');
-  });
+  return outcomes
+    .filter((o) => !o.exact)
+    .map((o) => {
+      const parts = [`${o.fault.name}: expected [${list(o.fault.catches)}], failing [${list(o.failing)}]`];
+      if (o.missed.length) parts.push(`missed [${list(o.missed)}]`);
+      if (o.extra.length) parts.push(`extra [${list(o.extra)}]`);
+      if (o.errors.length) parts.push(`errors [${o.errors.map((e) => `${e.id}: ${e.reason}`).join('; ')}]`);
+      return parts.join('; ');
+    });
 }
 
 /** For each fault that is not exact, why each extra or missed check ended as it did (first violation or reason). */
@@ -313,7 +414,13 @@ export function explainLines(outcomes: readonly FaultOutcome[]): string[] {
 export function disagreementMarkdown(outcomes: readonly FaultOutcome[]): string {
   const out: string[] = [];
   for (const o of outcomes.filter((x) => !x.exact)) {
-    out.push(`### ${o.fault.name}`, '', `- rule: ${o.fault.rule}`, `- expected (catches): ${list(o.fault.catches)}`, `- actually failing: ${list(o.failing)}`);
+    out.push(
+      `### ${o.fault.name}`,
+      '',
+      `- rule: ${o.fault.rule}`,
+      `- expected (catches): ${list(o.fault.catches)}`,
+      `- actually failing: ${list(o.failing)}`,
+    );
     if (o.missed.length) out.push(`- missed: ${list(o.missed)}`);
     if (o.extra.length) out.push(`- extra: ${list(o.extra)}`);
     for (const e of o.errors) out.push(`- error: ${e.id}: ${e.reason}`);
@@ -335,10 +442,14 @@ export function disagreementMarkdown(outcomes: readonly FaultOutcome[]): string 
 export function formatScore(outcomes: readonly FaultOutcome[]): string {
   const areas = [...SCORE_AREAS, ...(outcomes.some((o) => scoreArea(o.fault) === 'other') ? ['other' as const] : [])];
   const w = Math.max(...areas.map((a) => a.length));
-  const lines = ['mutation score by area (caught: >= 1 check fails; exact: the failing checks are the fault\'s catches, no error):'];
+  const lines = [
+    "mutation score by area (caught: >= 1 check fails; exact: the failing checks are the fault's catches, no error):",
+  ];
   for (const area of areas) {
     const of = outcomes.filter((o) => scoreArea(o.fault) === area);
-    lines.push(`  ${area.padEnd(w)}  ${String(of.filter((o) => o.caught).length).padStart(3)}/${String(of.length).padEnd(3)} caught  ${String(of.filter((o) => o.exact).length).padStart(3)}/${of.length} exact`);
+    lines.push(
+      `  ${area.padEnd(w)}  ${String(of.filter((o) => o.caught).length).padStart(3)}/${String(of.length).padEnd(3)} caught  ${String(of.filter((o) => o.exact).length).padStart(3)}/${of.length} exact`,
+    );
   }
   const caught = outcomes.filter((o) => o.caught).length;
   const exact = outcomes.filter((o) => o.exact).length;
@@ -354,22 +465,51 @@ export function formatTransportScore(outcomes: readonly FaultOutcome[], transpor
 
 /** Failing and erroring checks of a clean run, one line each (empty when clean). */
 export function cleanProblems(results: readonly CheckResult[]): string[] {
-  return results.filter((r) => r.outcome === 'fail' || r.outcome === 'error').map((r) =>
-    `${r.id}: ${r.outcome}${r.reason ? ` (${r.errorCode ?? ''} ${r.reason})` : ''}${r.violations.map((v) => ` ${v.received} / expected ${v.expected}`).join(';')}`);
+  return results
+    .filter((r) => r.outcome === 'fail' || r.outcome === 'error')
+    .map(
+      (r) =>
+        `${r.id}: ${r.outcome}${r.reason ? ` (${r.errorCode ?? ''} ${r.reason})` : ''}${r.violations.map((v) => ` ${v.received} / expected ${v.expected}`).join(';')}`,
+    );
 }
 
 /** Reads `--faults a,b`, `--clean-runs N`, `--socketio`, `--dialects` (each fault under DIALECTS_PER_FAULT dialects too) from argv. */
-function parseCli(argv: readonly string[]): { faults?: string[]; cleanRuns: number; report?: string; explain: boolean; markdown?: string; socketio: boolean; dialects: boolean } {
-  const get = (flag: string): string | undefined => { const i = argv.indexOf(flag); return i >= 0 ? argv[i + 1] : undefined; };
-  const faults = get('--faults')?.split(',').map((x) => x.trim()).filter(Boolean);
+function parseCli(argv: readonly string[]): {
+  faults?: string[];
+  cleanRuns: number;
+  report?: string;
+  explain: boolean;
+  markdown?: string;
+  socketio: boolean;
+  dialects: boolean;
+} {
+  const get = (flag: string): string | undefined => {
+    const i = argv.indexOf(flag);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const faults = get('--faults')
+    ?.split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
   const cleanRuns = Number(get('--clean-runs') ?? '1');
-  return { faults, cleanRuns: Number.isInteger(cleanRuns) && cleanRuns >= 0 ? cleanRuns : 1, report: get('--report'), explain: argv.includes('--explain'), markdown: get('--markdown'), socketio: argv.includes('--socketio'), dialects: argv.includes('--dialects') };
+  return {
+    faults,
+    cleanRuns: Number.isInteger(cleanRuns) && cleanRuns >= 0 ? cleanRuns : 1,
+    report: get('--report'),
+    explain: argv.includes('--explain'),
+    markdown: get('--markdown'),
+    socketio: argv.includes('--socketio'),
+    dialects: argv.includes('--dialects'),
+  };
 }
 
 async function main(): Promise<number> {
   const cli = parseCli(process.argv.slice(2));
   const unknown = cli.faults?.filter((n) => !FAULTS.some((f) => f.name === n)) ?? [];
-  if (unknown.length) { process.stderr.write(`mutation: unknown fault ${unknown[0]}\n`); return 2; }
+  if (unknown.length) {
+    process.stderr.write(`mutation: unknown fault ${unknown[0]}\n`);
+    return 2;
+  }
   const faults = cli.faults ? FAULTS.filter((f) => cli.faults!.includes(f.name)) : FAULTS;
   const t0 = performance.now();
   let cleanOk = true;
@@ -378,31 +518,58 @@ async function main(): Promise<number> {
       const results = await runCatalogue(undefined, { transport });
       const problems = cleanProblems(results);
       cleanOk &&= problems.length === 0;
-      process.stdout.write(`clean run ${i}${transport === 'ws' ? '' : ` (${transport})`}: ${results.filter((r) => r.outcome === 'pass').length} pass, ${results.filter((r) => r.outcome === 'skip').length} skip, ${problems.length} fail or error\n`);
+      process.stdout.write(
+        `clean run ${i}${transport === 'ws' ? '' : ` (${transport})`}: ${results.filter((r) => r.outcome === 'pass').length} pass, ${results.filter((r) => r.outcome === 'skip').length} skip, ${problems.length} fail or error\n`,
+      );
       for (const p of problems) process.stdout.write(`  ${p}\n`);
     }
   }
-  const show = (label: string) => (o: FaultOutcome): void => {
-    process.stdout.write(`${o.exact ? 'exact ' : o.caught ? 'caught' : 'MISSED'}  ${label}${o.fault.name} (${o.durationMs} ms)\n`);
-  };
+  const show =
+    (label: string) =>
+    (o: FaultOutcome): void => {
+      process.stdout.write(
+        `${o.exact ? 'exact ' : o.caught ? 'caught' : 'MISSED'}  ${label}${o.fault.name} (${o.durationMs} ms)\n`,
+      );
+    };
   const outcomes = await runFaults(faults, {}, show(''));
   // --socketio: the stream faults again, over Socket.IO, scored on their own line.
-  const overSocketIo = cli.socketio ? await runFaults(streamFaults(faults), { transport: 'socketio' }, show('socketio ')) : [];
+  const overSocketIo = cli.socketio
+    ? await runFaults(streamFaults(faults), { transport: 'socketio' }, show('socketio '))
+    : [];
   // --dialects: every fault again under dialects that leave its rule breakable, scored on their own line.
-  const underDialects = cli.dialects ? await runFaultsUnderDialects(faults, {}, (o) => show(`dialect ${o.seed} `)(o)) : [];
-  const lines = [...disagreementLines(outcomes), ...disagreementLines(overSocketIo).map((l) => `(socketio) ${l}`), ...dialectDisagreementLines(underDialects).map((l) => `(dialects) ${l}`)];
-  if (lines.length) process.stdout.write(`\ndisagreements (fault: expected catches, actually failing):\n${lines.map((l) => `  ${l}`).join('\n')}\n`);
-  if (cli.explain) process.stdout.write(`\nwhy:\n${[...explainLines(outcomes), ...explainLines(overSocketIo)].join('\n')}\n`);
+  const underDialects = cli.dialects
+    ? await runFaultsUnderDialects(faults, {}, (o) => show(`dialect ${o.seed} `)(o))
+    : [];
+  const lines = [
+    ...disagreementLines(outcomes),
+    ...disagreementLines(overSocketIo).map((l) => `(socketio) ${l}`),
+    ...dialectDisagreementLines(underDialects).map((l) => `(dialects) ${l}`),
+  ];
+  if (lines.length)
+    process.stdout.write(
+      `\ndisagreements (fault: expected catches, actually failing):\n${lines.map((l) => `  ${l}`).join('\n')}\n`,
+    );
+  if (cli.explain)
+    process.stdout.write(`\nwhy:\n${[...explainLines(outcomes), ...explainLines(overSocketIo)].join('\n')}\n`);
   if (cli.markdown) {
     const { writeFile } = await import('node:fs/promises');
     await writeFile(cli.markdown, `${disagreementMarkdown(outcomes)}\n`);
   }
   if (cli.report) {
     const { writeFile } = await import('node:fs/promises');
-    await writeFile(cli.report, `${JSON.stringify(outcomes.map(({ results: _r, ...o }) => ({ ...o, fault: o.fault.name })), null, 2)}\n`);
+    await writeFile(
+      cli.report,
+      `${JSON.stringify(
+        outcomes.map(({ results: _r, ...o }) => ({ ...o, fault: o.fault.name })),
+        null,
+        2,
+      )}\n`,
+    );
   }
   const socketLine = `${cli.socketio ? `${formatTransportScore(overSocketIo, 'socketio')}\n` : ''}${cli.dialects ? `${formatDialectScore(underDialects)}\n` : ''}`;
-  process.stdout.write(`\n${faults.length} faults${cli.socketio ? ` (+ ${overSocketIo.length} over socketio)` : ''}${cli.dialects ? ` (+ ${underDialects.length} runs under dialects)` : ''} in ${((performance.now() - t0) / 1000).toFixed(1)} s\n${socketLine}${formatScore(outcomes)}\n`);
+  process.stdout.write(
+    `\n${faults.length} faults${cli.socketio ? ` (+ ${overSocketIo.length} over socketio)` : ''}${cli.dialects ? ` (+ ${underDialects.length} runs under dialects)` : ''} in ${((performance.now() - t0) / 1000).toFixed(1)} s\n${socketLine}${formatScore(outcomes)}\n`,
+  );
   return cleanOk && [...outcomes, ...overSocketIo].every((o) => o.exact) && underDialects.every(dialectOk) ? 0 : 1;
 }
 

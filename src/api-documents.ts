@@ -8,9 +8,7 @@
  * the stream's address and path, the Socket.IO event) the documents stay open and say so.
  */
 import { SCHEMAS, type SchemaName } from './schema-definitions.ts';
-import {
-  API_KEY_HEADER, LIMITS, PAIR_CODE_PATTERN, PATHS, QUERY, REST_STATUS, STATUS, TEXT,
-} from './spec.ts';
+import { API_KEY_HEADER, LIMITS, PAIR_CODE_PATTERN, PATHS, QUERY, REST_STATUS, STATUS, TEXT } from './spec.ts';
 
 type Json = Record<string, unknown>;
 
@@ -27,7 +25,10 @@ function componentSchema(value: unknown, prefix: string): unknown {
   const out: Json = {};
   for (const [k, v] of Object.entries(value)) {
     if (k === '$schema' || k === '$id') continue;
-    out[k] = k === '$ref' && typeof v === 'string' ? `${prefix}${v.replace(/\.schema\.json$/, '')}` : componentSchema(v, prefix);
+    out[k] =
+      k === '$ref' && typeof v === 'string'
+        ? `${prefix}${v.replace(/\.schema\.json$/, '')}`
+        : componentSchema(v, prefix);
   }
   return out;
 }
@@ -36,7 +37,9 @@ function componentSchemas(prefix: string): Json {
   return Object.fromEntries(MESSAGE_SCHEMAS.map((n) => [n, componentSchema(SCHEMAS[n], prefix)]));
 }
 
-const statusList = Object.entries(REST_STATUS).map(([s, meaning]) => `- \`${s}\`: ${meaning}`).join('\n');
+const statusList = Object.entries(REST_STATUS)
+  .map(([s, meaning]) => `- \`${s}\`: ${meaning}`)
+  .join('\n');
 
 /** Defaults of `conform serve`, the only concrete server we know; every other service has its own. */
 const SERVE_HOST = '127.0.0.1:8080';
@@ -47,19 +50,30 @@ export function openApiDocument(version: string): Json {
   const s = (name: string): Json => ({ $ref: `${schemas}${name}` });
   // A missing or invalid key is the one status number whose HTTP status the spec fixes (401);
   // every other error may come with any 4xx, 5xx or even 200 (the client reads status_number).
-  const otherError: Json = { allOf: [s('rest-error'), { properties: { status_number: { not: { const: STATUS.UNAUTHORIZED } } } }] };
-  const json = (schema: Json, description: string): Json => ({ description, content: { 'application/json': { schema } } });
+  const otherError: Json = {
+    allOf: [s('rest-error'), { properties: { status_number: { not: { const: STATUS.UNAUTHORIZED } } } }],
+  };
+  const json = (schema: Json, description: string): Json => ({
+    description,
+    content: { 'application/json': { schema } },
+  });
   const responses = (success: string): Json => ({
     200: json(
       { anyOf: [s(success), otherError] },
       `Success (status_number ${STATUS.OK}${success === 'price-response' ? ` or ${STATUS.PRICE_STALE}, stale price with data` : ''}). ` +
-      'The spec does not fix the HTTP status of an error status_number, so an error envelope with HTTP 200 conforms too.',
+        'The spec does not fix the HTTP status of an error status_number, so an error envelope with HTTP 200 conforms too.',
     ),
     401: json(s('rest-error'), `No valid API key: status_number ${STATUS.UNAUTHORIZED} (spec: Authentication 2).`),
     '4XX': json(otherError, 'An error envelope; which 4xx goes with which status_number is not shown by the spec.'),
     '5XX': json(otherError, 'An error envelope; which 5xx goes with which status_number is not shown by the spec.'),
   });
-  const query = (name: string, schema: Json, description: string, required = false): Json => ({ name, in: 'query', required, schema, description });
+  const query = (name: string, schema: Json, description: string, required = false): Json => ({
+    name,
+    in: 'query',
+    required,
+    schema,
+    description,
+  });
   return {
     openapi: '3.1.0',
     info: {
@@ -70,7 +84,12 @@ export function openApiDocument(version: string): Json {
         'clients must read `status_number`, not only the HTTP status. The unit of `ts`, pagination metadata and the largest ' +
         `\`per_page\` are not shown by the spec; extra fields are allowed everywhere.\n\nstatus_number values:\n${statusList}`,
     },
-    servers: [{ url: `http://${SERVE_HOST}`, description: '`conform serve` with its defaults; the spec does not show a base URL: use your own.' }],
+    servers: [
+      {
+        url: `http://${SERVE_HOST}`,
+        description: '`conform serve` with its defaults; the spec does not show a base URL: use your own.',
+      },
+    ],
     security: [{ apiKey: [] }],
     paths: {
       [PATHS.pairs]: {
@@ -81,7 +100,11 @@ export function openApiDocument(version: string): Json {
             query(QUERY.pairs.code, { type: 'string' }, 'Search pairs by a code or fragment of it.'),
             query(QUERY.pairs.type, { type: 'string' }, 'Filter by asset type, for example Crypto.'),
             query(QUERY.pairs.page, { type: 'integer', default: LIMITS.defaultPage }, 'Page number.'),
-            query(QUERY.pairs.perPage, { type: 'integer', default: LIMITS.defaultPerPage }, 'Items per page; the maximum is not shown by the spec.'),
+            query(
+              QUERY.pairs.perPage,
+              { type: 'integer', default: LIMITS.defaultPerPage },
+              'Items per page; the maximum is not shown by the spec.',
+            ),
           ],
           responses: responses('pairs-response'),
         },
@@ -91,15 +114,31 @@ export function openApiDocument(version: string): Json {
           operationId: 'getPrice',
           summary: 'The latest ask, bid and mid-price of one pair, with market-session information',
           parameters: [
-            query(QUERY.price.code, { type: 'string', pattern: PAIR_CODE_PATTERN }, 'Pair code `<asset_type>:<market>:<base>/<quote>`.', true),
-            query(QUERY.price.pool, { type: 'string' }, 'Pool address for specific crypto assets; format and effect not shown by the spec.'),
+            query(
+              QUERY.price.code,
+              { type: 'string', pattern: PAIR_CODE_PATTERN },
+              'Pair code `<asset_type>:<market>:<base>/<quote>`.',
+              true,
+            ),
+            query(
+              QUERY.price.pool,
+              { type: 'string' },
+              'Pool address for specific crypto assets; format and effect not shown by the spec.',
+            ),
           ],
           responses: responses('price-response'),
         },
       },
     },
     components: {
-      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: API_KEY_HEADER, description: 'Header names are case-insensitive.' } },
+      securitySchemes: {
+        apiKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: API_KEY_HEADER,
+          description: 'Header names are case-insensitive.',
+        },
+      },
       schemas: componentSchemas(schemas),
     },
   };
@@ -110,7 +149,10 @@ export function asyncApiDocument(version: string): Json {
   const channel = '#/channels/prices';
   const msg = (name: string): Json => ({ $ref: `${channel}/messages/${name}` });
   const message = (name: string, title: string, payload: string, summary: string): Json => ({
-    name, title, summary, payload: { $ref: `#/components/schemas/${payload}` },
+    name,
+    title,
+    summary,
+    payload: { $ref: `#/components/schemas/${payload}` },
   });
   const security = [{ $ref: '#/components/securitySchemes/apiKey' }];
   return {
@@ -128,12 +170,20 @@ export function asyncApiDocument(version: string): Json {
     defaultContentType: 'application/json',
     servers: {
       websocket: {
-        host: SERVE_HOST, pathname: '/v1/ws', protocol: 'ws', security,
-        description: 'Raw WebSocket, one JSON message per text frame. Host and path are those of `conform serve`; the spec does not show them.',
+        host: SERVE_HOST,
+        pathname: '/v1/ws',
+        protocol: 'ws',
+        security,
+        description:
+          'Raw WebSocket, one JSON message per text frame. Host and path are those of `conform serve`; the spec does not show them.',
       },
       socketio: {
-        host: SERVE_HOST, pathname: '/socket.io/', protocol: 'ws', security,
-        description: 'Socket.IO (Engine.IO 4 over WebSocket): each JSON message is the argument of one event on one namespace; ' +
+        host: SERVE_HOST,
+        pathname: '/socket.io/',
+        protocol: 'ws',
+        security,
+        description:
+          'Socket.IO (Engine.IO 4 over WebSocket): each JSON message is the argument of one event on one namespace; ' +
           'the spec shows neither (a conform profile names them: `event`, `namespace`; `conform serve --transport socketio` uses `price` on `/`).',
       },
     },
@@ -141,39 +191,101 @@ export function asyncApiDocument(version: string): Json {
       prices: {
         address: null,
         title: 'Price stream',
-        description: 'One connection per client; one active subscription of at most ' +
+        description:
+          'One connection per client; one active subscription of at most ' +
           `${LIMITS.maxPairsPerSubscribe} pairs, replaced by each subscribe.`,
         servers: [{ $ref: '#/servers/websocket' }, { $ref: '#/servers/socketio' }],
         messages: {
-          subscribe: message('subscribe', 'Subscribe', 'subscribe-request', 'Subscribe to exactly these pairs, replacing any earlier subscription.'),
+          subscribe: message(
+            'subscribe',
+            'Subscribe',
+            'subscribe-request',
+            'Subscribe to exactly these pairs, replacing any earlier subscription.',
+          ),
           unsubscribe: message('unsubscribe', 'Unsubscribe', 'unsubscribe-request', 'Stop pushes for these pairs.'),
-          ping: message('ping', 'Ping', 'ping-request', `Keep-alive; at least once every ${LIMITS.pingTimeoutMs / 1000} seconds.`),
-          pong: { name: 'pong', title: 'Pong', summary: 'The reply to a ping: plain text.', contentType: 'text/plain', payload: { type: 'string', const: TEXT.pong } },
+          ping: message(
+            'ping',
+            'Ping',
+            'ping-request',
+            `Keep-alive; at least once every ${LIMITS.pingTimeoutMs / 1000} seconds.`,
+          ),
+          pong: {
+            name: 'pong',
+            title: 'Pong',
+            summary: 'The reply to a ping: plain text.',
+            contentType: 'text/plain',
+            payload: { type: 'string', const: TEXT.pong },
+          },
           pushFrame: message('pushFrame', 'Push data frame', 'push-frame', 'A price update for a subscribed pair.'),
-          noticeSuccess: message('noticeSuccess', 'Success notice', 'notice-success', `A subscribe or unsubscribe was accepted (code ${STATUS.OK}).`),
-          noticeError: message('noticeError', 'Error notice', 'notice-error', 'A request failed; `code` is a domain status code, not an HTTP status.'),
+          noticeSuccess: message(
+            'noticeSuccess',
+            'Success notice',
+            'notice-success',
+            `A subscribe or unsubscribe was accepted (code ${STATUS.OK}).`,
+          ),
+          noticeError: message(
+            'noticeError',
+            'Error notice',
+            'notice-error',
+            'A request failed; `code` is a domain status code, not an HTTP status.',
+          ),
         },
-        bindings: { ws: { method: 'GET', headers: { type: 'object', required: [API_KEY_HEADER], properties: { [API_KEY_HEADER]: { type: 'string' } } } } },
+        bindings: {
+          ws: {
+            method: 'GET',
+            headers: {
+              type: 'object',
+              required: [API_KEY_HEADER],
+              properties: { [API_KEY_HEADER]: { type: 'string' } },
+            },
+          },
+        },
       },
     },
     operations: {
       subscribe: {
-        action: 'receive', channel: { $ref: channel }, summary: 'A client subscribes', messages: [msg('subscribe')],
+        action: 'receive',
+        channel: { $ref: channel },
+        summary: 'A client subscribes',
+        messages: [msg('subscribe')],
         reply: { channel: { $ref: channel }, messages: [msg('noticeSuccess'), msg('noticeError')] },
       },
       unsubscribe: {
-        action: 'receive', channel: { $ref: channel }, summary: 'A client unsubscribes', messages: [msg('unsubscribe')],
+        action: 'receive',
+        channel: { $ref: channel },
+        summary: 'A client unsubscribes',
+        messages: [msg('unsubscribe')],
         reply: { channel: { $ref: channel }, messages: [msg('noticeSuccess'), msg('noticeError')] },
       },
       ping: {
-        action: 'receive', channel: { $ref: channel }, summary: 'A client pings', messages: [msg('ping')],
+        action: 'receive',
+        channel: { $ref: channel },
+        summary: 'A client pings',
+        messages: [msg('ping')],
         reply: { channel: { $ref: channel }, messages: [msg('pong')] },
       },
-      pushPrices: { action: 'send', channel: { $ref: channel }, summary: 'The service pushes prices of the subscribed pairs', messages: [msg('pushFrame')] },
-      reportError: { action: 'send', channel: { $ref: channel }, summary: 'The service reports a failed request or an invalid key state', messages: [msg('noticeError')] },
+      pushPrices: {
+        action: 'send',
+        channel: { $ref: channel },
+        summary: 'The service pushes prices of the subscribed pairs',
+        messages: [msg('pushFrame')],
+      },
+      reportError: {
+        action: 'send',
+        channel: { $ref: channel },
+        summary: 'The service reports a failed request or an invalid key state',
+        messages: [msg('noticeError')],
+      },
     },
     components: {
-      securitySchemes: { apiKey: { type: 'httpApiKey', in: 'header', name: API_KEY_HEADER, description: 'Sent in the HTTP handshake; header names are case-insensitive.' } },
+      securitySchemes: {
+        apiKey: {
+          type: 'httpApiKey',
+          in: 'header',
+          name: API_KEY_HEADER,
+          description: 'Sent in the HTTP handshake; header names are case-insensitive.',
+        },
+      },
       schemas: componentSchemas('#/components/schemas/'),
     },
   };

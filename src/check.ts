@@ -12,11 +12,29 @@ import type { StreamClient } from './transports/stream.ts';
 /** `must`: the spec states it, a violation fails. `observe`: the spec leaves it "not shown": recorded, never failing. */
 export type Severity = 'must' | 'observe';
 
-export const TAGS = ['rest', 'ws', 'auth', 'limits', 'slow', 'disruptive', 'pagination', 'price', 'entitlements', 'handshake', 'session', 'keepalive', 'push', 'consistency'] as const;
+export const TAGS = [
+  'rest',
+  'ws',
+  'auth',
+  'limits',
+  'slow',
+  'disruptive',
+  'pagination',
+  'price',
+  'entitlements',
+  'handshake',
+  'session',
+  'keepalive',
+  'push',
+  'consistency',
+] as const;
 export type Tag = (typeof TAGS)[number];
 
 /** The clause of the spec a check enforces: a section heading of the spec and the rule in a few words. */
-export interface SpecClause { section: string; rule: string }
+export interface SpecClause {
+  section: string;
+  rule: string;
+}
 
 export interface Check {
   /** Stable dotted id, e.g. `rest.price.unknown-pair`. */
@@ -44,12 +62,30 @@ export interface Violation {
 }
 
 /** What the target did where the spec is silent. */
-export interface Observation { name: string; value: unknown; note?: string }
+export interface Observation {
+  name: string;
+  value: unknown;
+  note?: string;
+}
 
 /** One step of the transcript that reproduces a verdict. Keys are redacted before it is stored. */
 export type Evidence =
-  | { kind: 'http'; request: { method: string; url: string; headers: Record<string, string> }; response?: { status: number; headers: Record<string, string>; body: string }; error?: string; curl: string; atMs: number }
-  | { kind: 'ws-open'; url: string; headers: Record<string, string>; localAddress?: string; outcome: string; atMs: number }
+  | {
+      kind: 'http';
+      request: { method: string; url: string; headers: Record<string, string> };
+      response?: { status: number; headers: Record<string, string>; body: string };
+      error?: string;
+      curl: string;
+      atMs: number;
+    }
+  | {
+      kind: 'ws-open';
+      url: string;
+      headers: Record<string, string>;
+      localAddress?: string;
+      outcome: string;
+      atMs: number;
+    }
   | { kind: 'frame'; direction: 'in' | 'out'; data: string; atMs: number }
   | { kind: 'close'; code: number; reason: string; by: 'server' | 'client'; atMs: number }
   | { kind: 'note'; text: string; atMs: number };

@@ -27,7 +27,10 @@ export interface ConformIO {
   color?: boolean;
   version: string;
   /** Starts the embedded target when neither --target nor --profile is given. */
-  startEmbedded?: (options: { transport?: 'ws' | 'socketio'; event?: string }) => Promise<{ profile: Profile; close(): Promise<void> }>;
+  startEmbedded?: (options: {
+    transport?: 'ws' | 'socketio';
+    event?: string;
+  }) => Promise<{ profile: Profile; close(): Promise<void> }>;
   /** The reference service's faults, for `--list --matrix`. */
   faults?: readonly MatrixFault[];
   /** Extra handlers (tests). */
@@ -38,11 +41,17 @@ export interface ConformIO {
 /** The catalogue: id, severity, tags, spec clause; one check a line. */
 export function catalogueText(checks: readonly Check[]): string {
   const w = Math.max(...checks.map((c) => c.id.length));
-  return checks.map((c) => `${c.id.padEnd(w)}  ${c.severity.padEnd(7)}  ${c.tags.join(',').padEnd(28)}  ${c.clause.section}: ${c.clause.rule}`).join('\n');
+  return checks
+    .map(
+      (c) =>
+        `${c.id.padEnd(w)}  ${c.severity.padEnd(7)}  ${c.tags.join(',').padEnd(28)}  ${c.clause.section}: ${c.clause.rule}`,
+    )
+    .join('\n');
 }
 
 /** One line for a problem that ends the run with exit 2. */
-export const problemLine = (err: unknown): string => `conform: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`;
+export const problemLine = (err: unknown): string =>
+  `conform: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`;
 
 /** Runs conform with validated options; returns the exit code. Never throws for bad input. */
 export async function conform(options: ConformOptions, registry: readonly Check[], io: ConformIO): Promise<number> {
@@ -51,16 +60,21 @@ export async function conform(options: ConformOptions, registry: readonly Check[
   try {
     validateOptions(options);
     const bad = unknownSelectors(registry, [...options.only, ...options.skip]);
-    if (bad.length) throw new UsageError(`--only/--skip: no check id, prefix or tag matches "${bad[0]}" (see conform --list)`);
+    if (bad.length)
+      throw new UsageError(`--only/--skip: no check id, prefix or tag matches "${bad[0]}" (see conform --list)`);
     let only = options.only;
     if (options.rerunFailed) {
       const ids = failedIds(await readPastReport(options.rerunFailed, '--rerun-failed'));
       const known = ids.filter((id) => registry.some((c) => c.id === id));
       if (known.length === 0) {
-        io.out(`conform: ${options.rerunFailed} lists no failed or errored check of this catalogue: nothing to rerun\n`);
+        io.out(
+          `conform: ${options.rerunFailed} lists no failed or errored check of this catalogue: nothing to rerun\n`,
+        );
         return EXIT.ok;
       }
-      only = only.length ? known.filter((id) => only.some((s) => matches(registry.find((c) => c.id === id)!, s))) : known;
+      only = only.length
+        ? known.filter((id) => only.some((s) => matches(registry.find((c) => c.id === id)!, s)))
+        : known;
     }
     if (options.list && options.matrix) {
       io.out(`${formatMatrix(buildMatrix(registry, io.faults ?? []))}\n`);
@@ -68,7 +82,9 @@ export async function conform(options: ConformOptions, registry: readonly Check[
     }
     if (options.list) {
       // The catalogue shows disruptive checks too: they exist, they only run when asked for.
-      const listed = registry.filter((c) => (only.length === 0 || only.some((s) => matches(c, s))) && !options.skip.some((s) => matches(c, s)));
+      const listed = registry.filter(
+        (c) => (only.length === 0 || only.some((s) => matches(c, s))) && !options.skip.some((s) => matches(c, s)),
+      );
       io.out(`${catalogueText(listed)}\n`);
       return EXIT.ok;
     }
@@ -77,32 +93,66 @@ export async function conform(options: ConformOptions, registry: readonly Check[
     const baseline = options.baseline ? await readPastReport(options.baseline, '--baseline') : undefined;
     // An unwritable --out is found now, not after the whole run.
     if (options.report.some((f) => f !== 'console')) {
-      try { await mkdir(options.out, { recursive: true }); } catch (err) {
-        throw new UsageError(`--out: cannot create ${options.out} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+      try {
+        await mkdir(options.out, { recursive: true });
+      } catch (err) {
+        throw new UsageError(
+          `--out: cannot create ${options.out} (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+        );
       }
     }
 
     let profile: Profile;
     let target: TargetInfo;
     if (options.profile) profile = await loadProfile(options.profile);
-    else if (options.target) profile = minimalProfile({ target: options.target, key: options.key!, ws: options.ws, transport: options.transport, event: options.event });
+    else if (options.target)
+      profile = minimalProfile({
+        target: options.target,
+        key: options.key!,
+        ws: options.ws,
+        transport: options.transport,
+        event: options.event,
+      });
     else {
       if (!io.startEmbedded) throw new UsageError('give --target URL or --profile FILE');
       embedded = await io.startEmbedded({ transport: options.transport, event: options.event });
       profile = embedded.profile;
-      if ((options.transport ?? 'ws') !== (profile.transport ?? 'ws')) throw new UsageError(`--transport ${options.transport}: the embedded reference service does not serve it in this build`);
+      if ((options.transport ?? 'ws') !== (profile.transport ?? 'ws'))
+        throw new UsageError(
+          `--transport ${options.transport}: the embedded reference service does not serve it in this build`,
+        );
     }
     redact = redactorFor(profile);
     target = { rest: profile.rest, ws: profile.ws, name: profile.name, embedded: embedded !== undefined };
 
     const written: string[] = [];
     const handlers = [
-      ...reportHandlers({ formats: options.report, outDir: options.out, version: io.version, write: (t) => io.out(redact(t)), tty: io.tty, color: io.color, written: (f) => written.push(f) }),
+      ...reportHandlers({
+        formats: options.report,
+        outDir: options.out,
+        version: io.version,
+        write: (t) => io.out(redact(t)),
+        tty: io.tty,
+        color: io.color,
+        written: (f) => written.push(f),
+      }),
       ...(io.handlers ?? []),
     ];
     const outcome = await runChecks({
-      profile, checks, handlers, target, redact, signal: io.signal,
-      settings: { concurrency: options.concurrency, timeoutMs: options.timeout, bail: options.bail, maxBodyBytes: options.maxBody, maxPayloadBytes: options.maxPayload, minCoverage: options.minCoverage ?? profile.minCoverage },
+      profile,
+      checks,
+      handlers,
+      target,
+      redact,
+      signal: io.signal,
+      settings: {
+        concurrency: options.concurrency,
+        timeoutMs: options.timeout,
+        bail: options.bail,
+        maxBodyBytes: options.maxBody,
+        maxPayloadBytes: options.maxPayload,
+        minCoverage: options.minCoverage ?? profile.minCoverage,
+      },
       compare: baseline ? (results) => compareWithBaseline(baseline, results) : undefined,
     });
     for (const f of written) io.out(`report: ${f}\n`);

@@ -15,7 +15,14 @@ import { performance } from 'node:perf_hooks';
 import type { Allowance, ConnectionBudgetView, KeyLease } from './check.ts';
 import type { Profile } from './profile.ts';
 import { STATUS } from './spec.ts';
-import { StreamError, type OpenOptions, type OpenResult, type Refusal, type StreamClient, type StreamSession } from './transports/stream.ts';
+import {
+  StreamError,
+  type OpenOptions,
+  type OpenResult,
+  type Refusal,
+  type StreamClient,
+  type StreamSession,
+} from './transports/stream.ts';
 
 /**
  * How long a 50009 is waited out when the harness holds a slot of the key's allowance: the target
@@ -41,7 +48,11 @@ export function refusalStatus(refusal: Refusal): unknown {
 }
 const isLimitRefusal = (r: OpenResult): r is Refusal => !r.ok && refusalStatus(r) === STATUS.CONNECTION_LIMIT;
 
-interface Waiter { n: number; freeze: boolean; grant: () => void }
+interface Waiter {
+  n: number;
+  freeze: boolean;
+  grant: () => void;
+}
 
 /** One key's slots: a FIFO queue, a freeze for limit checks, and the cool-down a released slot takes. */
 export class KeyPool {
@@ -61,17 +72,29 @@ export class KeyPool {
   private readonly coolWaiters = new Set<() => void>();
   private readonly coolTimers = new Set<NodeJS.Timeout>();
 
-  constructor(readonly name: string, readonly allowance: Allowance, cooldownMs = 0) {
+  constructor(
+    readonly name: string,
+    readonly allowance: Allowance,
+    cooldownMs = 0,
+  ) {
     this.cooldownMs = cooldownMs;
   }
 
   /** Connections lent at once. */
-  get size(): number { return this.allowance.lent; }
-  private get free(): number { return this.size - this.held - this.cooling; }
+  get size(): number {
+    return this.allowance.lent;
+  }
+  private get free(): number {
+    return this.size - this.held - this.cooling;
+  }
   /** Slots that checks hold right now. */
-  get inUse(): number { return this.held; }
+  get inUse(): number {
+    return this.held;
+  }
   /** How long a released slot stays out of the queue, ms. */
-  get cooldown(): number { return this.cooldownMs; }
+  get cooldown(): number {
+    return this.cooldownMs;
+  }
 
   /** Waits its turn for `n` slots. */
   take(n: number, signal: AbortSignal): Promise<void> {
@@ -92,12 +115,18 @@ export class KeyPool {
   /** Gives `n` slots back; after a connection that was open they cool down first. */
   give(n: number, used: boolean): void {
     this.held -= n;
-    if (!used) { this.pump(); return; }
+    if (!used) {
+      this.pump();
+      return;
+    }
     this.closes++;
     const now = performance.now();
     for (let i = 0; i < n; i++) this.recentCloses.push(now);
     this.recentCloses = this.recentCloses.filter((at) => now - at <= RELEASE_WAIT_MS);
-    if (this.cooldownMs <= 0) { this.pump(); return; }
+    if (this.cooldownMs <= 0) {
+      this.pump();
+      return;
+    }
     this.cooling += n;
     const timer = setTimeout(() => {
       this.coolTimers.delete(timer);
@@ -112,7 +141,9 @@ export class KeyPool {
   /** A cooling slot keeps the process alive only while someone waits for it (a finished run exits at once). */
   private holdProcess(): void {
     const waited = this.queue.length > 0 || this.coolWaiters.size > 0;
-    for (const t of this.coolTimers) if (waited) t.ref(); else t.unref();
+    for (const t of this.coolTimers)
+      if (waited) t.ref();
+      else t.unref();
   }
 
   /** `n` connections opened outside the pool (the search for the allowance) closed just now: their slots cool down like any other. */
@@ -175,8 +206,18 @@ export class KeyPool {
   private settled(signal: AbortSignal): Promise<void> {
     if (this.cooling === 0 && this.opening === 0) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const done = (): void => { this.coolWaiters.delete(done); signal.removeEventListener('abort', onAbort); resolve(); };
-      const onAbort = (): void => { this.coolWaiters.delete(done); this.holdProcess(); reject(new StreamError('CONFORM_ABORTED', 'aborted while waiting for closed connections of the key to be freed')); };
+      const done = (): void => {
+        this.coolWaiters.delete(done);
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      const onAbort = (): void => {
+        this.coolWaiters.delete(done);
+        this.holdProcess();
+        reject(
+          new StreamError('CONFORM_ABORTED', 'aborted while waiting for closed connections of the key to be freed'),
+        );
+      };
       if (signal.aborted) return onAbort();
       signal.addEventListener('abort', onAbort, { once: true });
       this.coolWaiters.add(done);
@@ -186,7 +227,13 @@ export class KeyPool {
 
   private enqueue(entry: Omit<Waiter, 'grant'>, signal: AbortSignal): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      const waiter: Waiter = { ...entry, grant: () => { signal.removeEventListener('abort', onAbort); resolve(); } };
+      const waiter: Waiter = {
+        ...entry,
+        grant: () => {
+          signal.removeEventListener('abort', onAbort);
+          resolve();
+        },
+      };
       const onAbort = (): void => {
         const i = this.queue.indexOf(waiter);
         if (i >= 0) this.queue.splice(i, 1);
@@ -216,7 +263,8 @@ export class KeyPool {
 /** The profile's names for each key value (the first name wins; a key value is never printed). */
 function keyNames(profile: Profile): Map<string, string> {
   const names = new Map<string, string>();
-  for (const [name, entry] of Object.entries(profile.keys)) if (entry && typeof entry.key === 'string' && !names.has(entry.key)) names.set(entry.key, name);
+  for (const [name, entry] of Object.entries(profile.keys))
+    if (entry && typeof entry.key === 'string' && !names.has(entry.key)) names.set(entry.key, name);
   return names;
 }
 
@@ -248,9 +296,17 @@ export class ConnectionBudget {
     let pool = this.pools.get(key);
     if (!pool) {
       const stated = statedAllowance(this.profile, key);
-      pool = new KeyPool(name, stated !== undefined
-        ? { lent: stated, connections: stated, source: 'profile', steps: [] }
-        : { lent: 1, source: 'unknown', steps: [], note: 'not stated in the profile and not looked for: lent one connection at a time' });
+      pool = new KeyPool(
+        name,
+        stated !== undefined
+          ? { lent: stated, connections: stated, source: 'profile', steps: [] }
+          : {
+              lent: 1,
+              source: 'unknown',
+              steps: [],
+              note: 'not stated in the profile and not looked for: lent one connection at a time',
+            },
+      );
       this.pools.set(key, pool);
     }
     return pool;
@@ -258,7 +314,14 @@ export class ConnectionBudget {
 
   /** What the run knows of a key's allowance. */
   allowance(key: string): Allowance {
-    return this.pool(key)?.allowance ?? { lent: Number.POSITIVE_INFINITY, source: 'unknown', steps: [], note: 'not a key of the profile' };
+    return (
+      this.pool(key)?.allowance ?? {
+        lent: Number.POSITIVE_INFINITY,
+        source: 'unknown',
+        steps: [],
+        note: 'not a key of the profile',
+      }
+    );
   }
 
   /**
@@ -271,7 +334,11 @@ export class ConnectionBudget {
       const key = (this.profile.keys[name] as { key?: unknown } | undefined)?.key;
       if (typeof key !== 'string' || statedAllowance(this.profile, key) !== undefined || this.pools.has(key)) continue;
       const found = await findAllowance(client, key, signal);
-      const pool = new KeyPool(this.names.get(key)!, found.allowance, found.releaseMs ? found.releaseMs + RELEASE_MARGIN_MS : 0);
+      const pool = new KeyPool(
+        this.names.get(key)!,
+        found.allowance,
+        found.releaseMs ? found.releaseMs + RELEASE_MARGIN_MS : 0,
+      );
       pool.closedOutside(found.opened);
       this.pools.set(key, pool);
     }
@@ -294,7 +361,11 @@ const RELEASE_MARGIN_MS = 50;
  * a closed connection's slot (one closed, the next open retried until accepted), so that checks
  * are not lent a slot the target still counts.
  */
-async function findAllowance(client: StreamClient, key: string, signal: AbortSignal): Promise<{ allowance: Allowance; opened: number; releaseMs?: number }> {
+async function findAllowance(
+  client: StreamClient,
+  key: string,
+  signal: AbortSignal,
+): Promise<{ allowance: Allowance; opened: number; releaseMs?: number }> {
   const sessions: StreamSession[] = [];
   const steps: string[] = [];
   const started = performance.now();
@@ -304,8 +375,15 @@ async function findAllowance(client: StreamClient, key: string, signal: AbortSig
     while (!allowance) {
       const n = sessions.length + 1;
       if (n > DISCOVERY_CAP || performance.now() - started > DISCOVERY_MAX_MS) {
-        const why = n > DISCOVERY_CAP ? `the cap of ${DISCOVERY_CAP}` : `the ${DISCOVERY_MAX_MS} ms the search may take`;
-        allowance = { lent: sessions.length, connections: sessions.length, source: 'at-least', steps, note: `${sessions.length} connection(s) accepted before ${why}, none refused: the allowance is at least that` };
+        const why =
+          n > DISCOVERY_CAP ? `the cap of ${DISCOVERY_CAP}` : `the ${DISCOVERY_MAX_MS} ms the search may take`;
+        allowance = {
+          lent: sessions.length,
+          connections: sessions.length,
+          source: 'at-least',
+          steps,
+          note: `${sessions.length} connection(s) accepted before ${why}, none refused: the allowance is at least that`,
+        };
         break;
       }
       let result: OpenResult;
@@ -315,21 +393,50 @@ async function findAllowance(client: StreamClient, key: string, signal: AbortSig
         result = n === 1 ? await openWaitingOut(client, { key }, signal, () => undefined) : await client.open({ key });
       } catch (err) {
         steps.push(`connection ${n}: ${err instanceof Error ? err.message : String(err)}`);
-        allowance = sessions.length > 0
-          ? { lent: sessions.length, connections: sessions.length, source: 'at-least', steps, note: `${sessions.length} connection(s) accepted, then connection ${n} failed: the allowance is at least ${sessions.length}` }
-          // A stream that completes no handshake cannot be pushed over its allowance, and lending it
-          // one connection at a time would only make every check wait out the last one's failure.
-          : { lent: DISCOVERY_CAP, source: 'unknown', steps, note: `the first connection failed (${err instanceof Error ? err.message : String(err)}): lent as many at a time as the search would have opened` };
+        allowance =
+          sessions.length > 0
+            ? {
+                lent: sessions.length,
+                connections: sessions.length,
+                source: 'at-least',
+                steps,
+                note: `${sessions.length} connection(s) accepted, then connection ${n} failed: the allowance is at least ${sessions.length}`,
+              }
+            : // A stream that completes no handshake cannot be pushed over its allowance, and lending it
+              // one connection at a time would only make every check wait out the last one's failure.
+              {
+                lent: DISCOVERY_CAP,
+                source: 'unknown',
+                steps,
+                note: `the first connection failed (${err instanceof Error ? err.message : String(err)}): lent as many at a time as the search would have opened`,
+              };
         break;
       }
-      if (result.ok) { sessions.push(result.session); steps.push(`connection ${n}: accepted`); continue; }
-      steps.push(`connection ${n}: refused, HTTP ${result.status}, status_number ${JSON.stringify(refusalStatus(result))}`);
+      if (result.ok) {
+        sessions.push(result.session);
+        steps.push(`connection ${n}: accepted`);
+        continue;
+      }
+      steps.push(
+        `connection ${n}: refused, HTTP ${result.status}, status_number ${JSON.stringify(refusalStatus(result))}`,
+      );
       if (isLimitRefusal(result) && sessions.length > 0) {
-        allowance = { lent: sessions.length, connections: sessions.length, source: 'found', steps, note: `${sessions.length} connection(s) accepted, connection ${n} refused with ${STATUS.CONNECTION_LIMIT}` };
+        allowance = {
+          lent: sessions.length,
+          connections: sessions.length,
+          source: 'found',
+          steps,
+          note: `${sessions.length} connection(s) accepted, connection ${n} refused with ${STATUS.CONNECTION_LIMIT}`,
+        };
         releaseMs = await timeRelease(client, key, sessions, signal);
         if (releaseMs !== undefined) steps.push(`one closed: its slot was free again after ${releaseMs} ms`);
       } else {
-        allowance = { lent: Math.max(1, sessions.length), source: 'unknown', steps, note: `connection ${n} refused with status_number ${JSON.stringify(refusalStatus(result))} (HTTP ${result.status}), not ${STATUS.CONNECTION_LIMIT}: ${sessions.length > 0 ? `lent ${sessions.length} at a time` : 'lent one connection at a time'}` };
+        allowance = {
+          lent: Math.max(1, sessions.length),
+          source: 'unknown',
+          steps,
+          note: `connection ${n} refused with status_number ${JSON.stringify(refusalStatus(result))} (HTTP ${result.status}), not ${STATUS.CONNECTION_LIMIT}: ${sessions.length > 0 ? `lent ${sessions.length} at a time` : 'lent one connection at a time'}`,
+        };
       }
     }
   } finally {
@@ -339,7 +446,12 @@ async function findAllowance(client: StreamClient, key: string, signal: AbortSig
 }
 
 /** Closes the last of `sessions` and reopens until accepted (at most RELEASE_WAIT_MS); the ms from close to accepted, or undefined. */
-async function timeRelease(client: StreamClient, key: string, sessions: StreamSession[], signal: AbortSignal): Promise<number | undefined> {
+async function timeRelease(
+  client: StreamClient,
+  key: string,
+  sessions: StreamSession[],
+  signal: AbortSignal,
+): Promise<number | undefined> {
   const closed = await sessions.pop()!.close();
   // Even steps, so the measure is within one step of the truth (a dozen refusals over 3 s at most).
   const again = await openWaitingOut(client, { key }, signal, () => undefined, [TIMING_STEP_MS]).catch(() => undefined);
@@ -354,15 +466,24 @@ async function timeRelease(client: StreamClient, key: string, sessions: StreamSe
  * target has not freed a slot yet; it is waited out for RELEASE_WAIT_MS, attempt by attempt.
  * Resolves with the last result and how many 50009s were waited out.
  */
-async function openWaitingOut(client: StreamClient, options: OpenOptions, signal: AbortSignal, note: (text: string) => void, steps: readonly number[] = RETRY_STEPS_MS): Promise<OpenResult & { waitedOut?: number; waitedMs?: number }> {
+async function openWaitingOut(
+  client: StreamClient,
+  options: OpenOptions,
+  signal: AbortSignal,
+  note: (text: string) => void,
+  steps: readonly number[] = RETRY_STEPS_MS,
+): Promise<OpenResult & { waitedOut?: number; waitedMs?: number }> {
   const first = performance.now();
   for (let attempt = 0; ; attempt++) {
     const result = await client.open(options);
-    if (!isLimitRefusal(result)) return Object.assign(result, attempt > 0 ? { waitedOut: attempt, waitedMs: performance.now() - first } : {});
+    if (!isLimitRefusal(result))
+      return Object.assign(result, attempt > 0 ? { waitedOut: attempt, waitedMs: performance.now() - first } : {});
     const waited = performance.now() - first;
     if (waited >= RELEASE_WAIT_MS) return Object.assign(result, { waitedOut: attempt });
     const pauseMs = Math.min(steps[Math.min(attempt, steps.length - 1)]!, RELEASE_WAIT_MS - waited);
-    note(`refused with ${STATUS.CONNECTION_LIMIT} while within the key's allowance: a slot closed a moment ago may not be free yet; trying again in ${Math.round(pauseMs)} ms`);
+    note(
+      `refused with ${STATUS.CONNECTION_LIMIT} while within the key's allowance: a slot closed a moment ago may not be free yet; trying again in ${Math.round(pauseMs)} ms`,
+    );
     await sleep(pauseMs, undefined, { signal });
   }
 }
@@ -379,7 +500,12 @@ export interface CheckLoanOptions {
   onWait?(waiting: boolean): void;
 }
 
-interface Holding { singles: number; loan: number; loanUsed: boolean; lease?: KeyLease & { count: number; own: number } }
+interface Holding {
+  singles: number;
+  loan: number;
+  loanUsed: boolean;
+  lease?: KeyLease & { count: number; own: number };
+}
 
 /** One check's view of the budget: what it holds of each key, and the stream client that borrows for it. */
 export class CheckLoans implements ConnectionBudgetView {
@@ -388,17 +514,27 @@ export class CheckLoans implements ConnectionBudgetView {
   private readonly outstanding = new Set<() => void>();
   private waiting = 0;
 
-  constructor(private readonly budget: ConnectionBudget, private readonly options: CheckLoanOptions) {}
+  constructor(
+    private readonly budget: ConnectionBudget,
+    private readonly options: CheckLoanOptions,
+  ) {}
 
   private holding(pool: KeyPool): Holding {
     let h = this.holdings.get(pool);
-    if (!h) { h = { singles: 0, loan: 0, loanUsed: false }; this.holdings.set(pool, h); }
+    if (!h) {
+      h = { singles: 0, loan: 0, loanUsed: false };
+      this.holdings.set(pool, h);
+    }
     return h;
   }
 
   private async wait<T>(work: Promise<T>): Promise<T> {
     if (this.waiting++ === 0) this.options.onWait?.(true);
-    try { return await work; } finally { if (--this.waiting === 0) this.options.onWait?.(false); }
+    try {
+      return await work;
+    } finally {
+      if (--this.waiting === 0) this.options.onWait?.(false);
+    }
   }
 
   allowance(key = this.options.primaryKey): Allowance {
@@ -410,7 +546,9 @@ export class CheckLoans implements ConnectionBudgetView {
     if (!pool) return { release: () => undefined };
     const h = this.holding(pool);
     if (h.singles + h.loan + count > pool.size) {
-      this.options.skip(`needs ${h.singles + h.loan + count} connection(s) of keys.${pool.name} at once; ${describeLent(pool)}`);
+      this.options.skip(
+        `needs ${h.singles + h.loan + count} connection(s) of keys.${pool.name} at once; ${describeLent(pool)}`,
+      );
     }
     await this.wait(pool.take(count, this.options.signal));
     h.loan += count;
@@ -426,9 +564,15 @@ export class CheckLoans implements ConnectionBudgetView {
 
   async freeze(key = this.options.primaryKey): Promise<KeyLease> {
     const pool = this.budget.pool(key);
-    if (!pool) return { heldByOthers: () => 0, closedSince: () => 0, settled: () => Promise.resolve(), release: () => undefined };
+    if (!pool)
+      return {
+        heldByOthers: () => 0,
+        closedSince: () => 0,
+        settled: () => Promise.resolve(),
+        release: () => undefined,
+      };
     const h = this.holding(pool);
-    const lease = await this.wait(pool.freeze(this.options.signal)) as KeyLease & { count: number; own: number };
+    const lease = (await this.wait(pool.freeze(this.options.signal))) as KeyLease & { count: number; own: number };
     lease.count = h.singles;
     h.lease = lease;
     const release = (): void => {
@@ -447,7 +591,11 @@ export class CheckLoans implements ConnectionBudgetView {
 
   /** Wraps a check's stream client: every open of a key of the profile borrows a slot, given back when the session closes. */
   stream(inner: StreamClient): StreamClient {
-    return { now: () => inner.now(), closeAll: () => inner.closeAll(), open: (options) => this.open(inner, options ?? {}) };
+    return {
+      now: () => inner.now(),
+      closeAll: () => inner.closeAll(),
+      open: (options) => this.open(inner, options ?? {}),
+    };
   }
 
   private async open(inner: StreamClient, options: OpenOptions): Promise<OpenResult> {
@@ -462,20 +610,33 @@ export class CheckLoans implements ConnectionBudgetView {
       within = pool.overdraw();
       h.lease.count++;
       const lease = h.lease;
-      give = (used) => { lease.count--; if (used) lease.own++; pool.give(1, used); };
+      give = (used) => {
+        lease.count--;
+        if (used) lease.own++;
+        pool.give(1, used);
+      };
     } else if (h.loan > 0) {
       h.loan--;
-      give = (used) => { h.loan++; if (used) h.loanUsed = true; };
+      give = (used) => {
+        h.loan++;
+        if (used) h.loanUsed = true;
+      };
     } else {
-      if (h.singles + 1 > pool.size) this.options.skip(`needs ${h.singles + 1} connections of keys.${pool.name} at once; ${describeLent(pool)}`);
+      if (h.singles + 1 > pool.size)
+        this.options.skip(`needs ${h.singles + 1} connections of keys.${pool.name} at once; ${describeLent(pool)}`);
       await this.wait(pool.take(1, this.options.signal));
       h.singles++;
-      give = (used) => { h.singles--; pool.give(1, used); };
+      give = (used) => {
+        h.singles--;
+        pool.give(1, used);
+      };
     }
     let result: OpenResult & { waitedOut?: number; waitedMs?: number };
     try {
       if (within) pool.opened(true);
-      result = within ? await openWaitingOut(inner, options, this.options.signal, this.options.note) : await inner.open(options);
+      result = within
+        ? await openWaitingOut(inner, options, this.options.signal, this.options.note)
+        : await inner.open(options);
     } catch (err) {
       give(false);
       throw err;
@@ -483,7 +644,10 @@ export class CheckLoans implements ConnectionBudgetView {
       if (within) pool.opened(false);
     }
     if (result.waitedOut && result.ok) pool.learn(result.waitedMs ?? 0);
-    if (!result.ok) { give(false); return result; }
+    if (!result.ok) {
+      give(false);
+      return result;
+    }
     void result.session.closed.then(() => give(true));
     return result;
   }

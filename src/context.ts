@@ -18,7 +18,15 @@ import { createStreamClient } from './transports/ws-session.ts';
 import { ConnectionBudget } from './connection-budget.ts';
 
 /** What builds a stream client for a check (src/transports/ws-session.ts's createStreamClient). */
-export type StreamFactory = (options: { url: string; primaryKey: string; record: (e: Evidence) => void; redact?: (s: string) => string; signal?: AbortSignal; maxPayload?: number; onPush?: (push: Push) => void }) => StreamClient;
+export type StreamFactory = (options: {
+  url: string;
+  primaryKey: string;
+  record: (e: Evidence) => void;
+  redact?: (s: string) => string;
+  signal?: AbortSignal;
+  maxPayload?: number;
+  onPush?: (push: Push) => void;
+}) => StreamClient;
 
 /** Violations kept per check; the rest are counted in one closing line (a 12,000-record page must not take the heap). */
 export const MAX_VIOLATIONS = 50;
@@ -36,7 +44,12 @@ export class CheckFailed extends Error {
 /** Thrown by `ctx.skip`: ends the check as a skip with its reason. */
 export class CheckSkipped extends Error {
   override name = 'CheckSkipped';
-  constructor(message: string, readonly nothingToJudge?: string) { super(message); }
+  constructor(
+    message: string,
+    readonly nothingToJudge?: string,
+  ) {
+    super(message);
+  }
 }
 
 export interface ContextOptions {
@@ -84,7 +97,9 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
   const evidence: Evidence[] = [];
   const observeOnly = check.severity === 'observe';
 
-  const record = (e: Evidence): void => { evidence.push(redactDeep(e, redact)); };
+  const record = (e: Evidence): void => {
+    evidence.push(redactDeep(e, redact));
+  };
   let dropped = 0;
   // A frame judged both by the engine's push inspection and by a push check reads as one violation.
   const seen = new Set<string>();
@@ -93,7 +108,10 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
     const id = `${clean.received}\n${clean.expected}`;
     if (seen.has(id)) return;
     seen.add(id);
-    if (violations.length >= MAX_VIOLATIONS || (observeOnly && observations.length >= MAX_VIOLATIONS)) { dropped++; return; }
+    if (violations.length >= MAX_VIOLATIONS || (observeOnly && observations.length >= MAX_VIOLATIONS)) {
+      dropped++;
+      return;
+    }
     if (observeOnly) observations.push({ name: 'unexpected', value: clean.received, note: clean.expected });
     else violations.push(clean);
   };
@@ -109,15 +127,33 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
     budget: options.budget,
   });
 
-  const skip = (reason: string, nothingToJudge?: string): never => { throw new CheckSkipped(oneLine(redact(reason)), nothingToJudge); };
-  const note = (text: string): void => { record({ kind: 'note', text, atMs: performance.now() }); };
+  const skip = (reason: string, nothingToJudge?: string): never => {
+    throw new CheckSkipped(oneLine(redact(reason)), nothingToJudge);
+  };
+  const note = (text: string): void => {
+    record({ kind: 'note', text, atMs: performance.now() });
+  };
   const loans = (options.connections ?? new ConnectionBudget(profile)).forCheck({
-    primaryKey: profile.keys.primary.key, signal: options.signal, note, skip, ...(options.onSlotWait ? { onWait: options.onSlotWait } : {}),
+    primaryKey: profile.keys.primary.key,
+    signal: options.signal,
+    note,
+    skip,
+    ...(options.onSlotWait ? { onWait: options.onSlotWait } : {}),
   });
   const factory = options.createStream ?? createStreamClient;
   const pushes = pushInspector(options.validator, addViolation, (v) => redactDeep(v, redact));
   const stream: StreamClient = profile.ws
-    ? loans.stream(factory({ url: profile.ws, primaryKey: profile.keys.primary.key, record, redact, signal: options.signal, onPush: pushes.inspect, ...(options.maxPayloadBytes ? { maxPayload: options.maxPayloadBytes } : {}) }))
+    ? loans.stream(
+        factory({
+          url: profile.ws,
+          primaryKey: profile.keys.primary.key,
+          record,
+          redact,
+          signal: options.signal,
+          onPush: pushes.inspect,
+          ...(options.maxPayloadBytes ? { maxPayload: options.maxPayloadBytes } : {}),
+        }),
+      )
     : noStream('the profile has no ws URL');
 
   const ctx: CheckContext = {
@@ -142,7 +178,8 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
     expectSchema(name: SchemaName, value: unknown, what: string): boolean {
       // Validated redacted: the validator quotes values cut short, and a cut key would escape the redactor.
       const result = options.validator.validate(name, redactDeep(value, redact));
-      for (const line of result.errors.slice(0, MAX_SCHEMA_ERRORS)) addViolation({ received: `${what}: ${line}`, expected: `${what} matches the ${name} schema` });
+      for (const line of result.errors.slice(0, MAX_SCHEMA_ERRORS))
+        addViolation({ received: `${what}: ${line}`, expected: `${what} matches the ${name} schema` });
       if (result.errors.length > MAX_SCHEMA_ERRORS) dropped += result.errors.length - MAX_SCHEMA_ERRORS;
       return result.ok;
     },
@@ -158,7 +195,10 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
       pushes.finish();
       await stream.closeAll().catch(() => undefined);
       if (dropped > 0) {
-        const line = { received: `… and ${dropped} more violations of the same check, not kept`, expected: 'see the violations above' };
+        const line = {
+          received: `… and ${dropped} more violations of the same check, not kept`,
+          expected: 'see the violations above',
+        };
         if (observeOnly) observations.push({ name: 'unexpected', value: line.received });
         else violations.push(line);
         dropped = 0;

@@ -16,7 +16,10 @@ export const NOTHING_TO_JUDGE = {
 } as const;
 
 /** Skipped must checks that share one reason. */
-export interface SkipGroup { reason: string; ids: string[] }
+export interface SkipGroup {
+  reason: string;
+  ids: string[];
+}
 
 export interface Coverage {
   /** Must checks selected for the run. */
@@ -52,8 +55,13 @@ export function coverage(results: readonly CheckResult[], minimum?: number): Cov
     mustRan,
     mustSkipped: skipped.length,
     percent: must.length === 0 ? 100 : Math.floor((mustRan * 1000) / must.length) / 10,
-    skipped: grouped(skipped.map((r) => ({ key: r.reason ?? 'no reason given', id: r.id }))).map((g) => ({ reason: g.key, ids: g.ids })),
-    nothingToJudge: grouped(results.flatMap((r) => (r.outcome === 'skip' && r.nothingToJudge ? [{ key: r.nothingToJudge, id: r.id }] : []))).map((g) => ({ what: g.key, ids: g.ids })),
+    skipped: grouped(skipped.map((r) => ({ key: r.reason ?? 'no reason given', id: r.id }))).map((g) => ({
+      reason: g.key,
+      ids: g.ids,
+    })),
+    nothingToJudge: grouped(
+      results.flatMap((r) => (r.outcome === 'skip' && r.nothingToJudge ? [{ key: r.nothingToJudge, id: r.id }] : [])),
+    ).map((g) => ({ what: g.key, ids: g.ids })),
   };
   if (minimum !== undefined) {
     c.minimum = minimum;

@@ -46,7 +46,12 @@ export interface ConformOptions {
 }
 
 /** Defaults: console report into ./conform-reports (git-ignored), the runner's concurrency and timeout. */
-export const OPTION_DEFAULTS: Readonly<Omit<ConformOptions, 'target' | 'key' | 'ws' | 'profile' | 'rerunFailed' | 'baseline' | 'transport' | 'event' | 'minCoverage'>> = Object.freeze({
+export const OPTION_DEFAULTS: Readonly<
+  Omit<
+    ConformOptions,
+    'target' | 'key' | 'ws' | 'profile' | 'rerunFailed' | 'baseline' | 'transport' | 'event' | 'minCoverage'
+  >
+> = Object.freeze({
   keyEnv: 'CONFORM_API_KEY',
   only: [],
   skip: [],
@@ -69,37 +74,57 @@ export const MAX_CONCURRENCY = 64;
 
 function checkUrl(option: string, value: string, schemes: readonly string[]): void {
   let url: URL;
-  try { url = new URL(value); } catch { throw new UsageError(`${option}: "${value}" is not a URL`); }
-  if (!schemes.includes(url.protocol)) throw new UsageError(`${option}: "${value}" must start with ${schemes.map((s) => `${s}//`).join(' or ')}`);
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`${option}: "${value}" is not a URL`);
+  }
+  if (!schemes.includes(url.protocol))
+    throw new UsageError(`${option}: "${value}" must start with ${schemes.map((s) => `${s}//`).join(' or ')}`);
   if (!url.hostname) throw new UsageError(`${option}: "${value}" has no host`);
 }
 
 /** Throws UsageError naming the first bad option. `key` must already be resolved from the environment. */
 export function validateOptions(o: ConformOptions): void {
-  if (o.target !== undefined && o.profile !== undefined) throw new UsageError('--target and --profile exclude each other: give one');
+  if (o.target !== undefined && o.profile !== undefined)
+    throw new UsageError('--target and --profile exclude each other: give one');
   if (o.target !== undefined) checkUrl('--target', o.target, ['http:', 'https:']);
   if (o.ws !== undefined) {
     checkUrl('--ws', o.ws, ['ws:', 'wss:']);
     if (o.target === undefined) throw new UsageError('--ws needs --target (a profile names its own ws URL)');
   }
-  if (o.key !== undefined && o.target === undefined) throw new UsageError('--key needs --target (a profile names its own keys)');
+  if (o.key !== undefined && o.target === undefined)
+    throw new UsageError('--key needs --target (a profile names its own keys)');
   if (o.target !== undefined && !o.key) throw new UsageError(`--target needs a key: pass --key KEY or set ${o.keyEnv}`);
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(o.keyEnv)) throw new UsageError(`--key-env: "${o.keyEnv}" is not an environment variable name`);
-  if (!Number.isInteger(o.concurrency) || o.concurrency < 1 || o.concurrency > MAX_CONCURRENCY) throw new UsageError(`--concurrency: must be an integer from 1 to ${MAX_CONCURRENCY} (got ${o.concurrency})`);
-  if (!Number.isInteger(o.timeout) || o.timeout < 1) throw new UsageError(`--timeout: must be a positive integer of milliseconds (got ${o.timeout})`);
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(o.keyEnv))
+    throw new UsageError(`--key-env: "${o.keyEnv}" is not an environment variable name`);
+  if (!Number.isInteger(o.concurrency) || o.concurrency < 1 || o.concurrency > MAX_CONCURRENCY)
+    throw new UsageError(`--concurrency: must be an integer from 1 to ${MAX_CONCURRENCY} (got ${o.concurrency})`);
+  if (!Number.isInteger(o.timeout) || o.timeout < 1)
+    throw new UsageError(`--timeout: must be a positive integer of milliseconds (got ${o.timeout})`);
   if (o.report.length === 0) throw new UsageError(`--report: name at least one of ${REPORT_FORMAT_NAMES.join(', ')}`);
-  for (const f of o.report) if (!(REPORT_FORMAT_NAMES as readonly string[]).includes(f)) throw new UsageError(`--report: unknown format "${f}" (use ${REPORT_FORMAT_NAMES.join(', ')})`);
+  for (const f of o.report)
+    if (!(REPORT_FORMAT_NAMES as readonly string[]).includes(f))
+      throw new UsageError(`--report: unknown format "${f}" (use ${REPORT_FORMAT_NAMES.join(', ')})`);
   if (!o.out) throw new UsageError('--out: must name a directory');
   if (o.failOnChange && !o.baseline) throw new UsageError('--fail-on-change needs --baseline REPORT.json');
-  for (const [name, v] of [['--max-body', o.maxBody], ['--max-payload', o.maxPayload]] as const) {
-    if (!Number.isInteger(v) || v < 1024) throw new UsageError(`${name}: must be an integer of bytes, at least 1024 (got ${v})`);
+  for (const [name, v] of [
+    ['--max-body', o.maxBody],
+    ['--max-payload', o.maxPayload],
+  ] as const) {
+    if (!Number.isInteger(v) || v < 1024)
+      throw new UsageError(`${name}: must be an integer of bytes, at least 1024 (got ${v})`);
   }
-  if (o.transport !== undefined && !(TRANSPORTS as readonly string[]).includes(o.transport)) throw new UsageError(`--transport: must be ${TRANSPORTS.join(' or ')} (got "${o.transport}")`);
-  if ((o.transport !== undefined || o.event !== undefined) && o.profile !== undefined) throw new UsageError('--transport/--event: a profile names its own (fields transport and event)');
-  if (o.transport === 'socketio' && !o.event) throw new UsageError('--transport socketio needs --event NAME (the event that carries the JSON messages)');
+  if (o.transport !== undefined && !(TRANSPORTS as readonly string[]).includes(o.transport))
+    throw new UsageError(`--transport: must be ${TRANSPORTS.join(' or ')} (got "${o.transport}")`);
+  if ((o.transport !== undefined || o.event !== undefined) && o.profile !== undefined)
+    throw new UsageError('--transport/--event: a profile names its own (fields transport and event)');
+  if (o.transport === 'socketio' && !o.event)
+    throw new UsageError('--transport socketio needs --event NAME (the event that carries the JSON messages)');
   if (o.event !== undefined && o.transport !== 'socketio') throw new UsageError('--event needs --transport socketio');
   if (o.matrix && !o.list) throw new UsageError('--matrix goes with --list');
-  if (o.minCoverage !== undefined && !(Number.isFinite(o.minCoverage) && o.minCoverage >= 0 && o.minCoverage <= 100)) throw new UsageError(`--min-coverage: must be a percentage from 0 to 100 (got ${o.minCoverage})`);
+  if (o.minCoverage !== undefined && !(Number.isFinite(o.minCoverage) && o.minCoverage >= 0 && o.minCoverage <= 100))
+    throw new UsageError(`--min-coverage: must be a percentage from 0 to 100 (got ${o.minCoverage})`);
 }
 
 /**

@@ -79,7 +79,9 @@ export function keepAliveTiming(profile: Profile): { windowMs: number; graceMs: 
   const graceMs = t?.pingGraceMs ?? KEEPALIVE_DEFAULTS.graceMs;
   // A hold that ends before the window and its grace could not tell a server that ignores pings
   // (closing anywhere up to window + grace) from one that resets its timer.
-  const holdWindows = t?.keepAliveHoldWindows ?? Math.max(KEEPALIVE_DEFAULTS.holdWindows, (windowMs + graceMs + HOLD_PAST_GRACE_MS) / windowMs);
+  const holdWindows =
+    t?.keepAliveHoldWindows ??
+    Math.max(KEEPALIVE_DEFAULTS.holdWindows, (windowMs + graceMs + HOLD_PAST_GRACE_MS) / windowMs);
   return { windowMs, graceMs, holdWindows };
 }
 
@@ -97,7 +99,9 @@ export function parseProfile(value: unknown, source = 'profile'): Profile {
   const { windowMs, graceMs, holdWindows } = keepAliveTiming(profile);
   // A hold that ends before the window and its grace would pass against a server that never resets its timer.
   if (profile.timing?.keepAliveHoldWindows !== undefined && holdWindows * windowMs <= windowMs + graceMs) {
-    throw new ProfileError(`${source}: /timing/keepAliveHoldWindows: ${holdWindows} windows (${holdWindows * windowMs} ms) must outlast the window and its grace (${windowMs} + ${graceMs} ms)`);
+    throw new ProfileError(
+      `${source}: /timing/keepAliveHoldWindows: ${holdWindows} windows (${holdWindows * windowMs} ms) must outlast the window and its grace (${windowMs} + ${graceMs} ms)`,
+    );
   }
   return profile;
 }
@@ -120,7 +124,13 @@ export async function loadProfile(file: string): Promise<Profile> {
 }
 
 /** The minimal profile of `--target URL --key KEY [--ws URL] [--transport socketio --event NAME]`. */
-export function minimalProfile(options: { target: string; key: string; ws?: string; transport?: 'ws' | 'socketio'; event?: string }): Profile {
+export function minimalProfile(options: {
+  target: string;
+  key: string;
+  ws?: string;
+  transport?: 'ws' | 'socketio';
+  event?: string;
+}): Profile {
   const profile: Profile = { rest: options.target.replace(/\/+$/, ''), keys: { primary: { key: options.key } } };
   if (options.ws) profile.ws = options.ws;
   if (options.transport) profile.transport = options.transport;

@@ -19,34 +19,51 @@ export const PUSH_EXPECTED = {
 } as const;
 
 /** Every violation of one push frame: its schema errors, then its quote problems. `text` is the frame as received. */
-export function pushViolations(validator: Validator, value: JsonObject, text: string, redactValue: (v: unknown) => unknown = (v) => v): Violation[] {
+export function pushViolations(
+  validator: Validator,
+  value: JsonObject,
+  text: string,
+  redactValue: (v: unknown) => unknown = (v) => v,
+): Violation[] {
   const shown = `push ${text.slice(0, 200)}`;
   const out: Violation[] = [];
   // Validated as received first (the common, valid case costs one pass); the messages come from
   // the redacted value, since the validator quotes values and a quoted key would escape redaction.
   if (!validator.validate('push-frame', value).ok) {
-    for (const line of validator.validate('push-frame', redactValue(value)).errors) out.push({ received: `${shown}: ${line}`, expected: PUSH_EXPECTED.schema });
+    for (const line of validator.validate('push-frame', redactValue(value)).errors)
+      out.push({ received: `${shown}: ${line}`, expected: PUSH_EXPECTED.schema });
   }
   for (const why of priceProblems(value)) out.push({ received: `${shown}: ${why}`, expected: PUSH_EXPECTED.quote });
   return out;
 }
 
 /** The push inspection of one check: `inspect` on every push its sessions receive, `finish` when it ends. */
-export function pushInspector(validator: Validator, report: (v: Violation) => void, redactValue?: (v: unknown) => unknown): { inspect(push: { value: JsonObject; text: string }): void; finish(): void } {
+export function pushInspector(
+  validator: Validator,
+  report: (v: Violation) => void,
+  redactValue?: (v: unknown) => unknown,
+): { inspect(push: { value: JsonObject; text: string }): void; finish(): void } {
   let listed = 0;
   let unlisted = 0;
   let finished = false;
   return {
     inspect(push) {
       if (finished) return;
-      if (listed >= MAX_LISTED_PUSHES) { unlisted++; return; }
+      if (listed >= MAX_LISTED_PUSHES) {
+        unlisted++;
+        return;
+      }
       const violations = pushViolations(validator, push.value, push.text, redactValue);
       if (violations.length === 0) return;
       listed++;
       for (const v of violations) report(v);
     },
     finish() {
-      if (unlisted > 0) report({ received: `${unlisted} more push frame(s) received after ${MAX_LISTED_PUSHES} with problems, not inspected`, expected: `${PUSH_EXPECTED.schema}; ${PUSH_EXPECTED.quote}` });
+      if (unlisted > 0)
+        report({
+          received: `${unlisted} more push frame(s) received after ${MAX_LISTED_PUSHES} with problems, not inspected`,
+          expected: `${PUSH_EXPECTED.schema}; ${PUSH_EXPECTED.quote}`,
+        });
       unlisted = 0;
       finished = true;
     },
@@ -54,4 +71,7 @@ export function pushInspector(validator: Validator, report: (v: Violation) => vo
 }
 
 /** Whether a violation is the push inspection's (or worded as it), so a caller can tell a check failing only through it. */
-export const isPushInspection = (v: Violation): boolean => v.expected === PUSH_EXPECTED.schema || v.expected === PUSH_EXPECTED.quote || v.expected === `${PUSH_EXPECTED.schema}; ${PUSH_EXPECTED.quote}`;
+export const isPushInspection = (v: Violation): boolean =>
+  v.expected === PUSH_EXPECTED.schema ||
+  v.expected === PUSH_EXPECTED.quote ||
+  v.expected === `${PUSH_EXPECTED.schema}; ${PUSH_EXPECTED.quote}`;

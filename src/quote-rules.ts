@@ -41,7 +41,7 @@ export function priceProblems(frame: { ask?: unknown; bid?: unknown; price?: unk
   // trimmed passes too.
   const significant = Math.max(ask.decimalPlaces(), bid.decimalPlaces(), price.decimalPlaces());
   const trimmed = gap.lessThanOrEqualTo(new Decimal(10).pow(-significant).dividedBy(2));
-  if (!asWritten && !trimmed) problems.push(`price ${price.toString()} is not the mid ${mid.toString()} of ask and bid at ${dp} decimal places`);
+  if (!asWritten && !trimmed)
+    problems.push(`price ${price.toString()} is not the mid ${mid.toString()} of ask and bid at ${dp} decimal places`);
   return problems;
 }
-

@@ -28,7 +28,8 @@ export function createRedactor(secrets: Readonly<Record<string, string>>): Redac
     if (json !== value) pairs.push([json, redactedLabel(name)]);
     // Either half of a long key: text cut short elsewhere must not leave a usable piece behind.
     const half = Math.floor(value.length / 2);
-    if (half >= MIN_FRAGMENT) pairs.push([value.slice(0, half), redactedLabel(name)], [value.slice(half), redactedLabel(name)]);
+    if (half >= MIN_FRAGMENT)
+      pairs.push([value.slice(0, half), redactedLabel(name)], [value.slice(half), redactedLabel(name)]);
   }
   pairs.sort((a, b) => b[0].length - a[0].length);
   if (pairs.length === 0) return (text) => text;
@@ -42,7 +43,8 @@ export function createRedactor(secrets: Readonly<Record<string, string>>): Redac
 /** Every key of a profile by its name in `keys`. */
 export function profileSecretMap(profile: Profile): Record<string, string> {
   const map: Record<string, string> = {};
-  for (const [name, entry] of Object.entries(profile.keys)) if (entry && typeof entry.key === 'string') map[name] = entry.key;
+  for (const [name, entry] of Object.entries(profile.keys))
+    if (entry && typeof entry.key === 'string') map[name] = entry.key;
   return map;
 }
 

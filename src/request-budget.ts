@@ -13,7 +13,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 
 /** A key's declared rate limit: `requests` per `windowMs`. */
-export interface RateLimit { requests: number; windowMs: number }
+export interface RateLimit {
+  requests: number;
+  windowMs: number;
+}
 
 /**
  * Pacing constants. A declared rate is used at 80 %, so arrival jitter never puts one request
@@ -21,9 +24,21 @@ export interface RateLimit { requests: number; windowMs: number }
  * least 20 ms apart, doubling on each further 50006 up to 2 s; a 50006 without `Retry-After`
  * waits 500 ms, doubling up to 8 s; a `Retry-After` beyond 30 s is waited 30 s at a time.
  */
-export const PACING = { declaredShare: 0.8, firstSpacingMs: 20, maxSpacingMs: 2000, firstBackoffMs: 500, maxBackoffMs: 8000, maxRetryAfterMs: 30_000 } as const;
+export const PACING = {
+  declaredShare: 0.8,
+  firstSpacingMs: 20,
+  maxSpacingMs: 2000,
+  firstBackoffMs: 500,
+  maxBackoffMs: 8000,
+  maxRetryAfterMs: 30_000,
+} as const;
 
-interface KeyPace { spacingMs: number; nextAtMs: number; blockedUntilMs: number; backoffMs: number }
+interface KeyPace {
+  spacingMs: number;
+  nextAtMs: number;
+  blockedUntilMs: number;
+  backoffMs: number;
+}
 
 /** `Retry-After` in ms: delta-seconds or an HTTP date (RFC 9110 10.2.3); undefined when absent or unreadable. */
 export function retryAfterMs(header: string | undefined, nowMs = Date.now()): number | undefined {
@@ -39,7 +54,10 @@ export class RequestBudget {
   private readonly keys = new Map<string, KeyPace>();
 
   /** `declared`: key value → the rate its profile entry states. */
-  constructor(private readonly declared: ReadonlyMap<string, RateLimit> = new Map(), private readonly clock: () => number = () => performance.now()) {}
+  constructor(
+    private readonly declared: ReadonlyMap<string, RateLimit> = new Map(),
+    private readonly clock: () => number = () => performance.now(),
+  ) {}
 
   private pace(key: string): KeyPace {
     let p = this.keys.get(key);
@@ -87,7 +105,9 @@ export class RequestBudget {
 }
 
 /** The declared rate of every key of a profile that states one, by key value. */
-export function declaredRates(keys: Record<string, { key: string; rateLimit?: RateLimit } | undefined>): Map<string, RateLimit> {
+export function declaredRates(
+  keys: Record<string, { key: string; rateLimit?: RateLimit } | undefined>,
+): Map<string, RateLimit> {
   const out = new Map<string, RateLimit>();
   for (const entry of Object.values(keys)) if (entry?.rateLimit) out.set(entry.key, entry.rateLimit);
   return out;

@@ -39,7 +39,13 @@ export interface RunSettings {
 }
 
 /** Defaults of the runner: 4 checks at once, 15 s each, no bail, 1 MiB REST bodies, 1 MiB WebSocket messages (the protocol's frames are under 1 KiB). */
-export const RUN_DEFAULTS: Readonly<RunSettings> = Object.freeze({ concurrency: 4, timeoutMs: 15_000, bail: false, maxBodyBytes: 1024 * 1024, maxPayloadBytes: 1024 * 1024 });
+export const RUN_DEFAULTS: Readonly<RunSettings> = Object.freeze({
+  concurrency: 4,
+  timeoutMs: 15_000,
+  bail: false,
+  maxBodyBytes: 1024 * 1024,
+  maxPayloadBytes: 1024 * 1024,
+});
 
 /** Counts of a run. */
 export interface RunSummary {
@@ -58,7 +64,12 @@ export interface RunSummary {
 }
 
 /** Target description for reports (never a key). */
-export interface TargetInfo { name?: string; rest: string; ws?: string; embedded?: boolean }
+export interface TargetInfo {
+  name?: string;
+  rest: string;
+  ws?: string;
+  embedded?: boolean;
+}
 
 /** A change against a baseline run. */
 export interface Change {
@@ -74,7 +85,15 @@ export type RunEvent =
   | { type: 'run-start'; target: TargetInfo; checks: readonly Check[]; startedAt: string; settings: RunSettings }
   | { type: 'check-start'; check: Check }
   | { type: 'check-end'; result: CheckResult; done: number; total: number }
-  | { type: 'run-end'; results: CheckResult[]; summary: RunSummary; startedAt: string; finishedAt: string; target: TargetInfo; changes?: Change[] };
+  | {
+      type: 'run-end';
+      results: CheckResult[];
+      summary: RunSummary;
+      startedAt: string;
+      finishedAt: string;
+      target: TargetInfo;
+      changes?: Change[];
+    };
 
 /** A report writer or progress display. */
 export interface RunHandler {
@@ -103,7 +122,10 @@ export function matches(check: Check, selector: string): boolean {
  * The checks a run executes, in registry order. `disruptive` checks run only when an `only`
  * selector names them (by id, prefix or tag): they load the target.
  */
-export function selectChecks(checks: readonly Check[], select: { only?: readonly string[]; skip?: readonly string[] } = {}): Check[] {
+export function selectChecks(
+  checks: readonly Check[],
+  select: { only?: readonly string[]; skip?: readonly string[] } = {},
+): Check[] {
   const only = select.only ?? [];
   const skip = select.skip ?? [];
   return checks.filter((c) => {
@@ -127,7 +149,11 @@ export const PREFLIGHT_TIMEOUT_MS = 10_000;
  */
 export async function assertReachable(restUrl: string, timeoutMs = PREFLIGHT_TIMEOUT_MS): Promise<void> {
   let url: URL;
-  try { url = new URL(restUrl.replace(/\/+$/, '') + '/v1/pairs'); } catch { throw new UnreachableError(`target ${restUrl} is not a URL`); }
+  try {
+    url = new URL(restUrl.replace(/\/+$/, '') + '/v1/pairs');
+  } catch {
+    throw new UnreachableError(`target ${restUrl} is not a URL`);
+  }
   const origin = url.origin;
   await new Promise<void>((resolve, reject) => {
     const lib = url.protocol === 'https:' ? https : http;
@@ -136,11 +162,22 @@ export async function assertReachable(restUrl: string, timeoutMs = PREFLIGHT_TIM
       reject(new UnreachableError(`target ${origin} sent no HTTP response within ${timeoutMs} ms`));
       req.destroy();
     }, timeoutMs);
-    req.once('response', (res) => { clearTimeout(timer); res.destroy(); req.destroy(); resolve(); });
+    req.once('response', (res) => {
+      clearTimeout(timer);
+      res.destroy();
+      req.destroy();
+      resolve();
+    });
     req.once('error', (err: NodeJS.ErrnoException) => {
       clearTimeout(timer);
       const code = err.code ?? err.message;
-      reject(new UnreachableError(code.startsWith('HPE_') ? `target ${origin} does not answer HTTP (${code})` : `target ${origin} unreachable: ${code}`));
+      reject(
+        new UnreachableError(
+          code.startsWith('HPE_')
+            ? `target ${origin} does not answer HTTP (${code})`
+            : `target ${origin} unreachable: ${code}`,
+        ),
+      );
     });
   });
 }
@@ -150,15 +187,29 @@ export async function assertReachable(restUrl: string, timeoutMs = PREFLIGHT_TIM
  * a key but never with one (a gateway whose backend hangs) would cost every check its timeout;
  * returns the evidence and the reason when that request got no answer in time.
  */
-export async function keyedPreflight(profile: Profile, redact: Redact, timeoutMs: number): Promise<{ reason: string; evidence: Evidence[] } | undefined> {
+export async function keyedPreflight(
+  profile: Profile,
+  redact: Redact,
+  timeoutMs: number,
+): Promise<{ reason: string; evidence: Evidence[] } | undefined> {
   const evidence: Evidence[] = [];
-  const rest = createRestClient({ baseUrl: profile.rest, primaryKey: profile.keys.primary.key, record: (e) => evidence.push(e), redact, timeoutMs });
+  const rest = createRestClient({
+    baseUrl: profile.rest,
+    primaryKey: profile.keys.primary.key,
+    record: (e) => evidence.push(e),
+    redact,
+    timeoutMs,
+  });
   try {
     await rest.get({ path: '/v1/pairs' });
     return undefined;
   } catch (err) {
     // Only silence stops the run; any other failure is for the checks to judge and report.
-    if (err instanceof TimeoutError) return { reason: `not run: the target answered no request with the primary key within ${timeoutMs} ms (preflight GET /v1/pairs)`, evidence };
+    if (err instanceof TimeoutError)
+      return {
+        reason: `not run: the target answered no request with the primary key within ${timeoutMs} ms (preflight GET /v1/pairs)`,
+        evidence,
+      };
     return undefined;
   }
 }
@@ -169,7 +220,9 @@ export const BREAKER_MIN = 6;
 /** A check that ended in a timeout or network error without one HTTP response or inbound frame. */
 function gotNoAnswer(r: CheckResult): boolean {
   if (r.outcome !== 'error' || (r.errorCode !== 'CONFORM_TIMEOUT' && r.errorCode !== 'CONFORM_NETWORK')) return false;
-  return !r.evidence.some((e) => (e.kind === 'http' && e.response !== undefined) || (e.kind === 'frame' && e.direction === 'in'));
+  return !r.evidence.some(
+    (e) => (e.kind === 'http' && e.response !== undefined) || (e.kind === 'frame' && e.direction === 'in'),
+  );
 }
 
 /** Errors that mean the target went away: the run stops rather than timing out check by check. */
@@ -199,7 +252,10 @@ export interface RunOutcome {
 }
 
 /** A check's time limit that stops counting while paused (the check waits for a connection slot). */
-function timeLimit(ms: number, onExpire: () => void): { pause(): void; resume(): void; clear(): void; pausedMs(): number } {
+function timeLimit(
+  ms: number,
+  onExpire: () => void,
+): { pause(): void; resume(): void; clear(): void; pausedMs(): number } {
   let left = ms;
   let since = performance.now();
   let cleared = false;
@@ -222,7 +278,11 @@ function timeLimit(ms: number, onExpire: () => void): { pause(): void; resume():
       timer = setTimeout(onExpire, Math.max(0, left));
     },
     pausedMs: () => paused,
-    clear() { cleared = true; clearTimeout(timer); timer = undefined; },
+    clear() {
+      cleared = true;
+      clearTimeout(timer);
+      timer = undefined;
+    },
   };
 }
 
@@ -234,10 +294,22 @@ function timeoutOf(check: Check, profile: Profile, fallback: number): number {
 /** Counts, coverage and verdict of a list of results; `minCoverage` is a percentage of must checks that have to run. */
 export function summarize(results: readonly CheckResult[], durationMs: number, minCoverage?: number): RunSummary {
   const count = (o: Outcome): number => results.filter((r) => r.outcome === o).length;
-  const s = { total: results.length, pass: count('pass'), fail: count('fail'), skip: count('skip'), error: count('error') };
+  const s = {
+    total: results.length,
+    pass: count('pass'),
+    fail: count('fail'),
+    skip: count('skip'),
+    error: count('error'),
+  };
   const cov = coverage(results, minCoverage);
   const verdict = s.fail + s.error > 0 || cov.met === false ? 'fail' : 'pass';
-  return { ...s, observations: results.reduce((n, r) => n + r.observations.length, 0), durationMs, coverage: cov, verdict };
+  return {
+    ...s,
+    observations: results.reduce((n, r) => n + r.observations.length, 0),
+    durationMs,
+    coverage: cov,
+    verdict,
+  };
 }
 
 /**
@@ -250,7 +322,9 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
   const redact = options.redact ?? redactorFor(profile);
   const handlers = options.handlers ?? [];
   const target: TargetInfo = options.target ?? { rest: profile.rest, ws: profile.ws, name: profile.name };
-  const emit = async (e: RunEvent): Promise<void> => { for (const h of handlers) await h.handle(e); };
+  const emit = async (e: RunEvent): Promise<void> => {
+    for (const h of handlers) await h.handle(e);
+  };
   const startedAt = new Date().toISOString();
   const t0 = performance.now();
   // Picked once: a profile asking for Socket.IO without an event name is a usage error, before any check.
@@ -271,7 +345,14 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
   // are found before the first check, while no check holds a connection.
   const connections = new ConnectionBudget(profile);
   if (profile.ws && !stalled && checks.some((c) => c.needs.includes('ws'))) {
-    const client = createStream({ url: profile.ws, primaryKey: profile.keys.primary.key, record: () => undefined, redact, signal: runAbort.signal, maxPayload: settings.maxPayloadBytes });
+    const client = createStream({
+      url: profile.ws,
+      primaryKey: profile.keys.primary.key,
+      record: () => undefined,
+      redact,
+      signal: runAbort.signal,
+      maxPayload: settings.maxPayloadBytes,
+    });
     await connections.discover(client, runAbort.signal).catch(() => undefined);
   }
   let unreachable: UnreachableError | undefined;
@@ -310,17 +391,29 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
       expire(err);
     });
     const handle = createContext(check, {
-      profile, validator: options.validator ?? defaultValidator, redact, signal: checkAbort.signal,
-      requestTimeoutMs: Math.min(limit, settings.timeoutMs), createStream,
-      maxBodyBytes: settings.maxBodyBytes, maxPayloadBytes: settings.maxPayloadBytes, budget,
+      profile,
+      validator: options.validator ?? defaultValidator,
+      redact,
+      signal: checkAbort.signal,
+      requestTimeoutMs: Math.min(limit, settings.timeoutMs),
+      createStream,
+      maxBodyBytes: settings.maxBodyBytes,
+      maxPayloadBytes: settings.maxPayloadBytes,
+      budget,
       // Time spent waiting for another check to give a connection slot back is not the check's own.
-      connections, onSlotWait: (waiting) => (waiting ? clock.pause() : clock.resume()),
+      connections,
+      onSlotWait: (waiting) => (waiting ? clock.pause() : clock.resume()),
     });
     const started = performance.now();
     try {
       const body = check.run(handle.ctx);
       body.catch(() => undefined); // a timed-out body may still reject later
-      await Promise.race([body, new Promise<never>((_, reject) => { expire = reject; })]);
+      await Promise.race([
+        body,
+        new Promise<never>((_, reject) => {
+          expire = reject;
+        }),
+      ]);
       result.outcome = handle.violations.length > 0 ? 'fail' : 'pass';
     } catch (err) {
       if (handle.violations.length > 0) result.outcome = 'fail';
@@ -329,8 +422,7 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
         result.outcome = 'skip';
         result.reason = err.message;
         if (err.nothingToJudge) result.nothingToJudge = err.nothingToJudge;
-      }
-      else {
+      } else {
         result.outcome = 'error';
         result.errorCode = errorCode(err);
         result.reason = oneLine(redact(err instanceof Error ? err.message : String(err)));
@@ -410,7 +502,15 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
   });
   const summary = summarize(finished, Math.round(performance.now() - t0), settings.minCoverage);
   const changes = options.compare?.(finished);
-  await emit({ type: 'run-end', results: finished, summary, startedAt, finishedAt: new Date().toISOString(), target, changes });
+  await emit({
+    type: 'run-end',
+    results: finished,
+    summary,
+    startedAt,
+    finishedAt: new Date().toISOString(),
+    target,
+    changes,
+  });
   return { results: finished, summary, changes };
 }
 

@@ -7,9 +7,21 @@
  * of timestamps is not fixed.
  */
 import {
-  CRYPTO_REASONS, DECIMAL_PATTERN, EXTENDED_HOURS_REASONS, LIMITS, MARKET_COMBINATIONS, MARKET_REASONS,
-  MARKET_SESSIONS, METHOD, NOTICE_ERROR_CODES, PAIR_CODE_PATTERN, REST_STATUSES, REST_STATUSES_WITH_DATA,
-  STATUS, TEXT, ASSET_TYPE,
+  CRYPTO_REASONS,
+  DECIMAL_PATTERN,
+  EXTENDED_HOURS_REASONS,
+  LIMITS,
+  MARKET_COMBINATIONS,
+  MARKET_REASONS,
+  MARKET_SESSIONS,
+  METHOD,
+  NOTICE_ERROR_CODES,
+  PAIR_CODE_PATTERN,
+  REST_STATUSES,
+  REST_STATUSES_WITH_DATA,
+  STATUS,
+  TEXT,
+  ASSET_TYPE,
 } from './spec.ts';
 
 export const SCHEMA_BASE = 'https://conform.local/schemas/';
@@ -23,7 +35,10 @@ const assetPrefix = (assetType: string): string => `^${assetType}:`;
 /** `false` as a property's schema forbids the property outright. */
 const forbidden = false;
 /** `required` that also names the fields, as ajv's strict mode wants. */
-const requires = (...fields: string[]): Schema => ({ required: fields, properties: Object.fromEntries(fields.map((f) => [f, true])) });
+const requires = (...fields: string[]): Schema => ({
+  required: fields,
+  properties: Object.fromEntries(fields.map((f) => [f, true])),
+});
 const errorStatuses = REST_STATUSES.filter((s) => !REST_STATUSES_WITH_DATA.includes(s));
 
 function schema(name: string, title: string, body: Schema): Schema & { $id: string } {
@@ -65,13 +80,29 @@ const priceRecord = schema('price-record', 'Price record (data in the price resp
     {
       // Crypto: continuously open (or stale), never a timezone; every other asset has one.
       if: { properties: { code: { type: 'string', pattern: assetPrefix(ASSET_TYPE.crypto) } }, required: ['code'] },
-      then: { properties: { market: { type: 'object', properties: { timezone: forbidden, reason: { enum: [...CRYPTO_REASONS] } } } } },
-      else: { properties: { market: { type: 'object', required: ['timezone'], properties: { timezone: { type: 'string' }, reason: { not: { const: 'continuous' } } } } } },
+      then: {
+        properties: {
+          market: { type: 'object', properties: { timezone: forbidden, reason: { enum: [...CRYPTO_REASONS] } } },
+        },
+      },
+      else: {
+        properties: {
+          market: {
+            type: 'object',
+            required: ['timezone'],
+            properties: { timezone: { type: 'string' }, reason: { not: { const: 'continuous' } } },
+          },
+        },
+      },
     },
     {
       // Extended hours belong to equities only.
       if: { properties: { code: { type: 'string', pattern: assetPrefix(ASSET_TYPE.equity) } }, required: ['code'] },
-      else: { properties: { market: { type: 'object', properties: { reason: { not: { enum: [...EXTENDED_HOURS_REASONS] } } } } } },
+      else: {
+        properties: {
+          market: { type: 'object', properties: { reason: { not: { enum: [...EXTENDED_HOURS_REASONS] } } } },
+        },
+      },
     },
   ],
 });
@@ -123,17 +154,22 @@ const priceResponse = schema('price-response', 'GET /v1/price response with a pr
     status_number: { enum: [...REST_STATUSES_WITH_DATA] },
     data: ref('price-record'),
   },
-  allOf: [{
-    if: { properties: { status_number: { const: STATUS.PRICE_STALE } }, required: ['status_number'] },
-    then: requires('message'),
-  }],
+  allOf: [
+    {
+      if: { properties: { status_number: { const: STATUS.PRICE_STALE } }, required: ['status_number'] },
+      then: requires('message'),
+    },
+  ],
 });
 
 const pushFrame = schema('push-frame', 'WebSocket push data frame', {
   type: 'object',
   required: ['code', 'ask', 'bid', 'price'],
   properties: {
-    code: pairCode, ask: decimal, bid: decimal, price: decimal,
+    code: pairCode,
+    ask: decimal,
+    bid: decimal,
+    price: decimal,
     last_updated: { type: 'integer' },
     sent_at: { type: 'integer' },
     status_number: forbidden,
@@ -153,7 +189,11 @@ const noticeProperties: Schema = {
 const noticeSuccess = schema('notice-success', 'WebSocket success notice (subscribe, unsubscribe)', {
   type: 'object',
   required: ['method', 'message', 'code'],
-  properties: { ...noticeProperties, method: { enum: [METHOD.subscribe, METHOD.unsubscribe] }, code: { const: STATUS.OK } },
+  properties: {
+    ...noticeProperties,
+    method: { enum: [METHOD.subscribe, METHOD.unsubscribe] },
+    code: { const: STATUS.OK },
+  },
   allOf: [
     {
       if: { properties: { method: { const: METHOD.subscribe } }, required: ['method'] },
@@ -187,7 +227,12 @@ const pairsParams: Schema = {
   type: 'object',
   required: ['pairs'],
   properties: {
-    pairs: { type: 'array', minItems: 1, maxItems: LIMITS.maxPairsPerSubscribe, items: { type: 'string', minLength: 1 } },
+    pairs: {
+      type: 'array',
+      minItems: 1,
+      maxItems: LIMITS.maxPairsPerSubscribe,
+      items: { type: 'string', minLength: 1 },
+    },
   },
 };
 
@@ -214,7 +259,8 @@ const rateLimit: Schema = {
   required: ['requests', 'windowMs'],
   additionalProperties: false,
   properties: { requests: { type: 'integer', minimum: 0 }, windowMs: { type: 'integer', minimum: 1 } },
-  description: 'REST requests the target allows the key per window (the spec does not show it); the run paces the key within it.',
+  description:
+    'REST requests the target allows the key per window (the spec does not show it); the run paces the key within it.',
 };
 
 const keyEntry = (extra: Schema = {}, required: string[] = []): Schema => ({
@@ -222,7 +268,12 @@ const keyEntry = (extra: Schema = {}, required: string[] = []): Schema => ({
   required: ['key', ...required],
   properties: { key: { type: 'string', minLength: 1 }, rateLimit, ...extra },
 });
-const connections: Schema = { type: 'integer', minimum: 1, description: 'WebSocket connection allowance of the key. When absent, the run finds the allowance of keys.primary and keys.limited (connections opened one at a time until a 50009, at most 10) and lends any other key one connection at a time.' };
+const connections: Schema = {
+  type: 'integer',
+  minimum: 1,
+  description:
+    'WebSocket connection allowance of the key. When absent, the run finds the allowance of keys.primary and keys.limited (connections opened one at a time until a 50009, at most 10) and lends any other key one connection at a time.',
+};
 
 const profile = schema('profile', 'conform target profile', {
   type: 'object',
@@ -231,7 +282,11 @@ const profile = schema('profile', 'conform target profile', {
   properties: {
     $schema: { type: 'string' },
     name: { type: 'string', description: 'A label for reports.' },
-    rest: { type: 'string', pattern: '^https?://', description: 'REST base URL; the harness appends /v1/pairs and /v1/price.' },
+    rest: {
+      type: 'string',
+      pattern: '^https?://',
+      description: 'REST base URL; the harness appends /v1/pairs and /v1/price.',
+    },
     ws: { type: 'string', pattern: '^wss?://', description: 'WebSocket URL (the spec does not show its path).' },
     transport: { enum: ['ws', 'socketio'], description: 'Stream transport; default ws.' },
     event: { type: 'string', minLength: 1, description: 'Socket.IO event name that carries the JSON messages.' },
@@ -274,14 +329,29 @@ const profile = schema('profile', 'conform target profile', {
         },
       },
     },
-    minCoverage: { type: 'number', minimum: 0, maximum: 100, description: 'Percentage of the selected must checks that have to run rather than skip; a run below it exits 1 (a CI gate). --min-coverage overrides it.' },
+    minCoverage: {
+      type: 'number',
+      minimum: 0,
+      maximum: 100,
+      description:
+        'Percentage of the selected must checks that have to run rather than skip; a run below it exits 1 (a CI gate). --min-coverage overrides it.',
+    },
     timing: {
       type: 'object',
       additionalProperties: false,
       properties: {
-        pingTimeoutMs: { type: 'integer', minimum: 1, description: `Keep-alive window; ${LIMITS.pingTimeoutMs} per the spec.` },
+        pingTimeoutMs: {
+          type: 'integer',
+          minimum: 1,
+          description: `Keep-alive window; ${LIMITS.pingTimeoutMs} per the spec.`,
+        },
         pingGraceMs: { type: 'integer', minimum: 0, description: 'Slack allowed after the window before the close.' },
-        keepAliveHoldWindows: { type: 'number', exclusiveMinimum: 1, description: 'How many windows ws.keepalive.ping-keeps-alive keeps a pinged connection open (default 1.3, or the window and its grace plus 1 s when that is longer); it must outlast the window and its grace.' },
+        keepAliveHoldWindows: {
+          type: 'number',
+          exclusiveMinimum: 1,
+          description:
+            'How many windows ws.keepalive.ping-keeps-alive keeps a pinged connection open (default 1.3, or the window and its grace plus 1 s when that is longer); it must outlast the window and its grace.',
+        },
       },
     },
   },

@@ -6,7 +6,10 @@ import type { Argv, CommandModule } from 'yargs';
 import { asyncApiDocument, openApiDocument } from './api-documents.ts';
 import { UsageError } from './errors.ts';
 
-export interface SpecOptions { openapi: boolean; asyncapi: boolean }
+export interface SpecOptions {
+  openapi: boolean;
+  asyncapi: boolean;
+}
 
 /** The document the options ask for, as JSON text; exactly one of the two flags. */
 export function specText(options: SpecOptions, version: string): string {
@@ -22,6 +25,12 @@ export const specCommand = (version: string): CommandModule<object, SpecOptions>
   builder: (y: Argv) =>
     y
       .option('openapi', { type: 'boolean', default: false, describe: 'the REST API as OpenAPI 3.1' })
-      .option('asyncapi', { type: 'boolean', default: false, describe: 'the stream (WebSocket, Socket.IO) as AsyncAPI 3.0' }) as unknown as Argv<SpecOptions>,
-  handler: (argv) => { process.stdout.write(specText(argv, version)); },
+      .option('asyncapi', {
+        type: 'boolean',
+        default: false,
+        describe: 'the stream (WebSocket, Socket.IO) as AsyncAPI 3.0',
+      }) as unknown as Argv<SpecOptions>,
+  handler: (argv) => {
+    process.stdout.write(specText(argv, version));
+  },
 });

@@ -20,7 +20,8 @@ export const REST_STATUS = {
   '50010': 'Access denied: key lacks permission.',
   '50100': 'Restricted user: account restricted.',
   '50101': 'Price not found for the pair.',
-  '50102': 'Price unavailable or possibly stale (for example market closed, low liquidity); data may still be returned.',
+  '50102':
+    'Price unavailable or possibly stale (for example market closed, low liquidity); data may still be returned.',
   '50103': 'Price pool unavailable.',
   '50104': 'Pair not found.',
   '50105': 'Pair temporarily unavailable.',
@@ -69,14 +70,18 @@ export const NOTICE_CODE = {
   '50005': 'Invalid API key: API-key data absent or invalid after connection.',
   '50010': 'Access denied: key lacks V1/source-stream access or pair-whitelist access.',
   '50104': 'Pair not found: pair does not exist, is inactive or is suspended.',
-  '50109': 'Asset type access denied: key cannot access the pair\'s asset type.',
+  '50109': "Asset type access denied: key cannot access the pair's asset type.",
 } as const;
 export type NoticeCode = keyof typeof NOTICE_CODE;
 export const NOTICE_CODES = Object.keys(NOTICE_CODE) as NoticeCode[];
 export const NOTICE_ERROR_CODES = NOTICE_CODES.filter((c) => c !== STATUS.OK);
 
 /** Handshake refusals the spec names (spec: Authentication 3, Limits). */
-export const HANDSHAKE_STATUSES: readonly RestStatus[] = [STATUS.UNAUTHORIZED, STATUS.CONNECTION_LIMIT, STATUS.ACCESS_DENIED];
+export const HANDSHAKE_STATUSES: readonly RestStatus[] = [
+  STATUS.UNAUTHORIZED,
+  STATUS.CONNECTION_LIMIT,
+  STATUS.ACCESS_DENIED,
+];
 
 /** Limits (spec: Limits; Method ping; Endpoints GET /v1/pairs). */
 export const LIMITS = {
@@ -116,13 +121,26 @@ export const TEXT = {
 export const pairNotFoundMessage = (code: string): string => `${TEXT.pairNotFoundPrefix}${code}`;
 
 /** Market object enums (spec: Market object). */
-export const MARKET_REASONS = ['continuous', 'regular_session', 'pre_session', 'post_session', 'market_closed', 'no_price'] as const;
+export const MARKET_REASONS = [
+  'continuous',
+  'regular_session',
+  'pre_session',
+  'post_session',
+  'market_closed',
+  'no_price',
+] as const;
 export type MarketReason = (typeof MARKET_REASONS)[number];
 export const MARKET_SESSIONS = ['REG', 'PRE', 'POST', 'CLOSED'] as const;
 export type MarketSession = (typeof MARKET_SESSIONS)[number];
 
 /** Asset types the spec names; "and others" may exist, so this list is not closed. */
-export const ASSET_TYPE = { crypto: 'Crypto', equity: 'Equity', forex: 'Forex', commodity: 'Commodity', metal: 'Metal' } as const;
+export const ASSET_TYPE = {
+  crypto: 'Crypto',
+  equity: 'Equity',
+  forex: 'Forex',
+  commodity: 'Commodity',
+  metal: 'Metal',
+} as const;
 export const KNOWN_ASSET_TYPES = Object.values(ASSET_TYPE);
 
 /**
@@ -146,7 +164,12 @@ export const EXTENDED_HOURS_REASONS: readonly MarketReason[] = ['pre_session', '
 export const PAIR_CODE_PATTERN = '^[^:/\\s]+:[^:/\\s]+:[^:/\\s]+/[^:/\\s]+$';
 const PAIR_CODE_RE = new RegExp(PAIR_CODE_PATTERN);
 
-export interface PairCodeParts { assetType: string; market: string; base: string; quote: string }
+export interface PairCodeParts {
+  assetType: string;
+  market: string;
+  base: string;
+  quote: string;
+}
 /** Splits a pair code into its four parts, or null when it is not of the documented form. */
 export function parsePairCode(code: string): PairCodeParts | null {
   if (!PAIR_CODE_RE.test(code)) return null;

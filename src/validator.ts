@@ -19,7 +19,7 @@ const OK: ValidationResult = Object.freeze({ ok: true, errors: Object.freeze([])
 export function preview(value: unknown, limit = VALUE_LIMIT): string {
   let text: string;
   try {
-    text = value === undefined ? 'undefined' : JSON.stringify(value) ?? String(value);
+    text = value === undefined ? 'undefined' : (JSON.stringify(value) ?? String(value));
   } catch {
     text = String(value);
   }
@@ -39,12 +39,18 @@ function valueAt(root: unknown, pointer: string): unknown {
 function describe(error: ErrorObject): string {
   const p = error.params as Record<string, unknown>;
   switch (error.keyword) {
-    case 'required': return `must have required property "${String(p.missingProperty)}"`;
-    case 'enum': return `must be one of ${preview(p.allowedValues, 200)}`;
-    case 'const': return `must equal ${preview(p.allowedValue)}`;
-    case 'false schema': return 'must be absent here';
-    case 'not': return 'value not allowed here';
-    default: return error.message ?? error.keyword;
+    case 'required':
+      return `must have required property "${String(p.missingProperty)}"`;
+    case 'enum':
+      return `must be one of ${preview(p.allowedValues, 200)}`;
+    case 'const':
+      return `must equal ${preview(p.allowedValue)}`;
+    case 'false schema':
+      return 'must be absent here';
+    case 'not':
+      return 'value not allowed here';
+    default:
+      return error.message ?? error.keyword;
   }
 }
 

@@ -17,7 +17,13 @@ async function responseValidator(path: string, status: string) {
   return ajv.compile(doc.paths[path].get.responses[status].content['application/json'].schema);
 }
 
-const price = { code: 'Crypto:ALL:BTC/USD', ask: '2', bid: '1', price: '1.5', market: { open: true, reason: 'continuous', session: 'REG' } };
+const price = {
+  code: 'Crypto:ALL:BTC/USD',
+  ask: '2',
+  bid: '1',
+  price: '1.5',
+  market: { open: true, reason: 'continuous', session: 'REG' },
+};
 const errorBody = (status: string) => ({ status_number: status, ts: 1, data: null, message: 'm' });
 
 describe('OpenAPI document', () => {
@@ -30,7 +36,11 @@ describe('OpenAPI document', () => {
 
   it('carries every message schema of the validators, with references pointed inside the document', () => {
     const schemas = (openApiDocument('x').components as Json).schemas as Json;
-    expect(Object.keys(schemas).sort()).toEqual(Object.keys(SCHEMAS).filter((n) => n !== 'profile').sort());
+    expect(Object.keys(schemas).sort()).toEqual(
+      Object.keys(SCHEMAS)
+        .filter((n) => n !== 'profile')
+        .sort(),
+    );
     expect(schemas['price-record'].properties.market).toEqual({ $ref: '#/components/schemas/market' });
     expect(schemas['price-record'].required).toEqual(SCHEMAS['price-record'].required);
     expect(JSON.stringify(schemas)).not.toContain('.schema.json');
@@ -42,7 +52,14 @@ describe('OpenAPI document', () => {
     expect(ok({ status_number: STATUS.PRICE_STALE, ts: 1, data: price, message: 'may be stale' })).toBe(true);
     expect(ok(errorBody(STATUS.PAIR_NOT_FOUND))).toBe(true);
     const pairs = await responseValidator('/v1/pairs', '200');
-    expect(pairs({ status_number: STATUS.OK, ts: 1, data: [{ code: 'Forex:ALL:EUR/USD', name: 'Euro', base: 'EUR', quote: 'USD' }], total: 1 })).toBe(true);
+    expect(
+      pairs({
+        status_number: STATUS.OK,
+        ts: 1,
+        data: [{ code: 'Forex:ALL:EUR/USD', name: 'Euro', base: 'EUR', quote: 'USD' }],
+        total: 1,
+      }),
+    ).toBe(true);
   });
 
   it('holds the two HTTP statuses the spec fixes: 50005 only with 401, 50102 only with 200', async () => {
@@ -65,8 +82,20 @@ describe('AsyncAPI document', () => {
     expect(diagnostics.filter((d) => d.severity <= 1).map((d) => `${d.path.join('/')}: ${d.message}`)).toEqual([]);
     expect(document?.version()).toBe('3.0.0');
     const channel = document!.channels().get('prices')!;
-    expect(channel.messages().all().map((m) => m.id()).sort()).toEqual(['noticeError', 'noticeSuccess', 'ping', 'pong', 'pushFrame', 'subscribe', 'unsubscribe']);
-    expect(document!.servers().all().map((s) => s.id()).sort()).toEqual(['socketio', 'websocket']);
+    expect(
+      channel
+        .messages()
+        .all()
+        .map((m) => m.id())
+        .sort(),
+    ).toEqual(['noticeError', 'noticeSuccess', 'ping', 'pong', 'pushFrame', 'subscribe', 'unsubscribe']);
+    expect(
+      document!
+        .servers()
+        .all()
+        .map((s) => s.id())
+        .sort(),
+    ).toEqual(['socketio', 'websocket']);
     const push = channel.messages().get('pushFrame')!.payload()!;
     expect(push.required()).toEqual(SCHEMAS['push-frame'].required);
   });
@@ -76,7 +105,9 @@ describe('conform spec', () => {
   it('prints the OpenAPI document as JSON', async () => {
     const r = await conform(['spec', '--openapi']);
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual(JSON.parse(JSON.stringify(openApiDocument(JSON.parse(r.stdout).info.version))));
+    expect(JSON.parse(r.stdout)).toEqual(
+      JSON.parse(JSON.stringify(openApiDocument(JSON.parse(r.stdout).info.version))),
+    );
   });
 
   it('prints the AsyncAPI document as JSON', async () => {

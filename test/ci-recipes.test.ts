@@ -25,9 +25,14 @@ const outDirOf = (lines: string[]): string => /--out (\S+)/.exec(lines.find((l) 
 
 function sh(line: string, env: NodeJS.ProcessEnv): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
-    execFile('bash', ['-e', '-o', 'pipefail', '-c', line], { cwd: ROOT, env: { ...process.env, ...env, FORCE_COLOR: '0' }, timeout: 180_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, out: `${stdout}${stderr}` });
-    });
+    execFile(
+      'bash',
+      ['-e', '-o', 'pipefail', '-c', line],
+      { cwd: ROOT, env: { ...process.env, ...env, FORCE_COLOR: '0' }, timeout: 180_000 },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, out: `${stdout}${stderr}` });
+      },
+    );
   });
 }
 
@@ -43,9 +48,14 @@ async function runAll(lines: string[], env: NodeJS.ProcessEnv): Promise<{ code: 
 
 /** The JUnit file's test case count and the check ids of its failures (a case is named `id: title`). */
 function junit(file: string): { tests: number; failures: string[] } {
-  const doc = new XMLParser({ ignoreAttributes: false, isArray: (n) => n === 'testsuite' || n === 'testcase' }).parse(readFileSync(file, 'utf8')) as Json;
+  const doc = new XMLParser({ ignoreAttributes: false, isArray: (n) => n === 'testsuite' || n === 'testcase' }).parse(
+    readFileSync(file, 'utf8'),
+  ) as Json;
   const cases = (doc.testsuites.testsuite as Json[]).flatMap((s) => s.testcase as Json[]);
-  return { tests: cases.length, failures: cases.filter((c) => c.failure !== undefined).map((c) => (c['@_name'] as string).split(':')[0]!) };
+  return {
+    tests: cases.length,
+    failures: cases.filter((c) => c.failure !== undefined).map((c) => (c['@_name'] as string).split(':')[0]!),
+  };
 }
 
 const dir = mkdtempSync(path.join(tmpdir(), 'conform-recipes-'));
@@ -56,7 +66,12 @@ let clean: ServeProcess;
 let faulty: ServeProcess;
 beforeAll(async () => {
   clean = await startServeProcess(mkdtempSync(path.join(dir, 'clean-')), ['--config', config]);
-  faulty = await startServeProcess(mkdtempSync(path.join(dir, 'faulty-')), ['--config', config, '--fault', 'price-not-mid']);
+  faulty = await startServeProcess(mkdtempSync(path.join(dir, 'faulty-')), [
+    '--config',
+    config,
+    '--fault',
+    'price-not-mid',
+  ]);
 }, 60_000);
 afterAll(async () => {
   await Promise.all([clean?.stop(), faulty?.stop()]);
@@ -77,7 +92,10 @@ describe('GitHub Actions recipe (docs/ci/github-actions.yml)', () => {
     for (const l of lines) expect(l).not.toContain('${{');
   });
 
-  const env = (serve: ServeProcess): NodeJS.ProcessEnv => ({ RUNNER_TEMP: mkdtempSync(path.join(dir, 'runner-')), CONFORM_PROFILE: readFileSync(serve.profileFile, 'utf8') });
+  const env = (serve: ServeProcess): NodeJS.ProcessEnv => ({
+    RUNNER_TEMP: mkdtempSync(path.join(dir, 'runner-')),
+    CONFORM_PROFILE: readFileSync(serve.profileFile, 'utf8'),
+  });
 
   it('passes the reference service and writes the JUnit report it publishes', async () => {
     const r = await runAll(runnable(lines), env(clean));

@@ -11,7 +11,11 @@ const problem = (argv: string[]): string => {
   const r = parseArgs(argv);
   if (r.kind === 'error') return r.message;
   if (r.kind !== 'run') throw new Error(`expected a problem, got ${r.kind}`);
-  try { validateOptions(r.options); } catch (err) { return (err as Error).message; }
+  try {
+    validateOptions(r.options);
+  } catch (err) {
+    return (err as Error).message;
+  }
   throw new Error(`no problem found in ${argv.join(' ')}`);
 };
 
@@ -21,13 +25,75 @@ describe('parseArgs', () => {
   });
 
   it('reads every option, splitting lists on commas and repeats', () => {
-    expect(run(['--target', 'http://127.0.0.1:1', '--key', 'k', '--ws', 'ws://127.0.0.1:1/v1/ws', '--only', 'rest.price,ws', '--only', 'auth', '--skip', 'slow',
-      '--report', 'json,junit', '--report', 'html', '--out', 'out', '--concurrency', '2', '--timeout', '500', '--bail', '--rerun-failed', 'a.json', '--baseline', 'b.json', '--fail-on-change', '--key-env', 'K'])).toEqual({
-      target: 'http://127.0.0.1:1', key: 'k', ws: 'ws://127.0.0.1:1/v1/ws', only: ['rest.price', 'ws', 'auth'], skip: ['slow'], report: ['json', 'junit', 'html'], out: 'out',
-      concurrency: 2, timeout: 500, bail: true, rerunFailed: 'a.json', baseline: 'b.json', failOnChange: true, keyEnv: 'K', list: false,
-      maxBody: 1048576, maxPayload: 1048576, matrix: false,
+    expect(
+      run([
+        '--target',
+        'http://127.0.0.1:1',
+        '--key',
+        'k',
+        '--ws',
+        'ws://127.0.0.1:1/v1/ws',
+        '--only',
+        'rest.price,ws',
+        '--only',
+        'auth',
+        '--skip',
+        'slow',
+        '--report',
+        'json,junit',
+        '--report',
+        'html',
+        '--out',
+        'out',
+        '--concurrency',
+        '2',
+        '--timeout',
+        '500',
+        '--bail',
+        '--rerun-failed',
+        'a.json',
+        '--baseline',
+        'b.json',
+        '--fail-on-change',
+        '--key-env',
+        'K',
+      ]),
+    ).toEqual({
+      target: 'http://127.0.0.1:1',
+      key: 'k',
+      ws: 'ws://127.0.0.1:1/v1/ws',
+      only: ['rest.price', 'ws', 'auth'],
+      skip: ['slow'],
+      report: ['json', 'junit', 'html'],
+      out: 'out',
+      concurrency: 2,
+      timeout: 500,
+      bail: true,
+      rerunFailed: 'a.json',
+      baseline: 'b.json',
+      failOnChange: true,
+      keyEnv: 'K',
+      list: false,
+      maxBody: 1048576,
+      maxPayload: 1048576,
+      matrix: false,
     });
-    expect(run(['--target', 'http://h', '--key', 'k', '--transport', 'socketio', '--event', 'price', '--max-body', '2048', '--max-payload', '4096'])).toMatchObject({ transport: 'socketio', event: 'price', maxBody: 2048, maxPayload: 4096 });
+    expect(
+      run([
+        '--target',
+        'http://h',
+        '--key',
+        'k',
+        '--transport',
+        'socketio',
+        '--event',
+        'price',
+        '--max-body',
+        '2048',
+        '--max-payload',
+        '4096',
+      ]),
+    ).toMatchObject({ transport: 'socketio', event: 'price', maxBody: 2048, maxPayload: 4096 });
     expect(run(['--list', '--matrix'])).toMatchObject({ list: true, matrix: true });
   });
 
@@ -44,8 +110,14 @@ describe('parseArgs', () => {
     [['--target', 'not a url', '--key', 'k'], '--target: "not a url" is not a URL'],
     [['--target', 'ftp://host', '--key', 'k'], '--target: "ftp://host" must start with http:// or https://'],
     [['--target', 'http://h'], '--target needs a key: pass --key KEY or set CONFORM_API_KEY'],
-    [['--target', 'http://h', '--key', 'k', '--ws', 'http://h/ws'], '--ws: "http://h/ws" must start with ws:// or wss://'],
-    [['--target', 'http://h', '--key', 'k', '--profile', 'p.json'], '--target and --profile exclude each other: give one'],
+    [
+      ['--target', 'http://h', '--key', 'k', '--ws', 'http://h/ws'],
+      '--ws: "http://h/ws" must start with ws:// or wss://',
+    ],
+    [
+      ['--target', 'http://h', '--key', 'k', '--profile', 'p.json'],
+      '--target and --profile exclude each other: give one',
+    ],
     [['--key', 'k'], '--key needs --target (a profile names its own keys)'],
     [['--concurrency', '0'], '--concurrency: must be an integer from 1 to 64 (got 0)'],
     [['--concurrency', 'many'], '--concurrency: must be an integer from 1 to 64 (got NaN)'],
@@ -58,7 +130,10 @@ describe('parseArgs', () => {
     [['--transport', 'grpc'], '--transport: must be ws or socketio (got "grpc")'],
     [['--transport', 'socketio'], '--transport socketio needs --event NAME (the event that carries the JSON messages)'],
     [['--event', 'price'], '--event needs --transport socketio'],
-    [['--profile', 'p.json', '--transport', 'ws'], '--transport/--event: a profile names its own (fields transport and event)'],
+    [
+      ['--profile', 'p.json', '--transport', 'ws'],
+      '--transport/--event: a profile names its own (fields transport and event)',
+    ],
     [['--matrix'], '--matrix goes with --list'],
   ];
   for (const [argv, message] of problems) {

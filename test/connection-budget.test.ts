@@ -45,11 +45,14 @@ function loansOf(budget: ConnectionBudget, s: ReferenceServer, notes: string[] =
     primaryKey: s.profile.keys.primary.key,
     signal: new AbortController().signal,
     note: (t) => notes.push(t),
-    skip: (reason) => { throw new CheckSkipped(reason); },
+    skip: (reason) => {
+      throw new CheckSkipped(reason);
+    },
   });
 }
 
-const settled = async <T>(p: Promise<T>): Promise<'pending' | T> => Promise.race([p, new Promise<'pending'>((r) => setImmediate(() => r('pending')))]);
+const settled = async <T>(p: Promise<T>): Promise<'pending' | T> =>
+  Promise.race([p, new Promise<'pending'>((r) => setImmediate(() => r('pending')))]);
 
 describe('a key pool', () => {
   const allowance = (lent: number) => ({ lent, connections: lent, source: 'profile' as const, steps: [] });
@@ -70,11 +73,14 @@ describe('a key pool', () => {
     expect(order).toEqual(['second', 'third']);
   });
 
-  it('lends nothing while frozen, counts the holder\'s closes apart from the others\'', async () => {
+  it("lends nothing while frozen, counts the holder's closes apart from the others'", async () => {
     const pool = new KeyPool('limited', allowance(2));
     const signal = new AbortController().signal;
     await pool.take(1, signal);
-    const lease = await pool.freeze(signal) as Awaited<ReturnType<KeyPool['freeze']>> & { count: number; own: number };
+    const lease = (await pool.freeze(signal)) as Awaited<ReturnType<KeyPool['freeze']>> & {
+      count: number;
+      own: number;
+    };
     expect(lease.heldByOthers()).toBe(1);
     const blocked = pool.take(1, signal);
     expect(await settled(blocked)).toBe('pending');
@@ -110,14 +116,19 @@ describe('a key pool', () => {
 });
 
 describe('the search for an allowance the profile leaves out', () => {
-  it('finds a primary key\'s allowance of 3 and the time the target takes to free a slot', async () => {
+  it("finds a primary key's allowance of 3 and the time the target takes to free a slot", async () => {
     const s = await serve({ primary: 3, stated: false, slotReleaseMs: 600 });
     expect(s.profile.keys.primary.connections).toBeUndefined();
     const budget = new ConnectionBudget(s.profile);
     await budget.discover(rawClient(s), new AbortController().signal);
     const found = budget.allowance(s.profile.keys.primary.key);
     expect(found).toMatchObject({ lent: 3, connections: 3, source: 'found' });
-    expect(found.steps.slice(0, 4)).toEqual(['connection 1: accepted', 'connection 2: accepted', 'connection 3: accepted', 'connection 4: refused, HTTP 429, status_number "50009"']);
+    expect(found.steps.slice(0, 4)).toEqual([
+      'connection 1: accepted',
+      'connection 2: accepted',
+      'connection 3: accepted',
+      'connection 4: refused, HTTP 429, status_number "50009"',
+    ]);
     const freed = Number(/free again after (\d+) ms/.exec(found.steps[4] ?? '')?.[1]);
     expect(freed).toBeGreaterThanOrEqual(550);
     expect(budget.pool(s.profile.keys.primary.key)!.cooldown).toBeGreaterThanOrEqual(freed);
@@ -155,7 +166,7 @@ describe('opening through the budget', () => {
     await first.session.close();
     const second = await client.open();
     expect(second.ok).toBe(true);
-    expect(notes.some((n) => n.startsWith('refused with 50009 while within the key\'s allowance'))).toBe(true);
+    expect(notes.some((n) => n.startsWith("refused with 50009 while within the key's allowance"))).toBe(true);
     const refusedBefore = s.stats.refused[50009];
     if (second.ok) await second.session.close();
     const third = await client.open();
@@ -169,7 +180,9 @@ describe('opening through the budget', () => {
     const loans = loansOf(new ConnectionBudget(s.profile), s);
     const client = loans.stream(rawClient(s));
     expect((await client.open()).ok).toBe(true);
-    await expect(client.open()).rejects.toThrow('needs 2 connections of keys.primary at once; the profile states an allowance of 1');
+    await expect(client.open()).rejects.toThrow(
+      'needs 2 connections of keys.primary at once; the profile states an allowance of 1',
+    );
     await expect(loans.borrow(2)).rejects.toThrow(CheckSkipped);
   });
 
@@ -195,7 +208,13 @@ describe('the runner and the budget', () => {
   it('does not count the time a check waits for a slot against its time limit', async () => {
     const s = await serve({ primary: 1, stated: true });
     const holds = (id: string): Check => ({
-      id, clause: { section: 'Limits', rule: 'test' }, title: id, expectation: 'open', severity: 'must', tags: ['ws'], needs: ['ws'],
+      id,
+      clause: { section: 'Limits', rule: 'test' },
+      title: id,
+      expectation: 'open',
+      severity: 'must',
+      tags: ['ws'],
+      needs: ['ws'],
       timeoutMs: 2500,
       async run(ctx) {
         const r = await ctx.stream.open();
@@ -205,7 +224,11 @@ describe('the runner and the budget', () => {
     });
     // The last of five waits at least 4 × 800 ms for the connection: over its 2.5 s limit, were the wait counted.
     const ids = ['a', 'b', 'c', 'd', 'e'];
-    const { results } = await runChecks({ profile: withTiming(s.profile), checks: ids.map(holds), settings: { concurrency: 5 } });
+    const { results } = await runChecks({
+      profile: withTiming(s.profile),
+      checks: ids.map(holds),
+      settings: { concurrency: 5 },
+    });
     expect(results.map((r) => `${r.id} ${r.outcome} ${r.reason ?? ''}`)).toEqual(ids.map((id) => `${id} pass `));
     expect(Math.max(...results.map((r) => r.durationMs))).toBeGreaterThan(3200);
     expect(s.stats.refused[50009] ?? 0).toBe(0);
@@ -213,38 +236,53 @@ describe('the runner and the budget', () => {
 });
 
 /** Refusals with 50009 in a check's transcript. */
-const limitRefusals = (r: CheckResult): number => r.evidence.filter((e) => e.kind === 'ws-open' && /50009/.test(e.outcome)).length;
+const limitRefusals = (r: CheckResult): number =>
+  r.evidence.filter((e) => e.kind === 'ws-open' && /50009/.test(e.outcome)).length;
 /** Of those, the ones the engine waited out as a slot not yet freed (each leaves a note). */
-const waitedOut = (r: CheckResult): number => r.evidence.filter((e) => e.kind === 'note' && e.text.includes('while within the key\'s allowance')).length;
+const waitedOut = (r: CheckResult): number =>
+  r.evidence.filter((e) => e.kind === 'note' && e.text.includes("while within the key's allowance")).length;
 
 describe('the whole catalogue against a primary key that allows one connection', () => {
   it.each([
     ['not stated in the profile', false],
     ['stated in the profile', true],
-  ] as const)('passes with the allowance %s; the only 50009s are the search\'s, the limit checks\' one beyond and slots not yet freed, waited out', async (_, stated) => {
-    const s = await serve({ primary: 1, limited: 1, stated, slotReleaseMs: 300 });
-    const { results, summary } = await runChecks({ profile: withTiming(s.profile), checks: selectChecks(CHECKS), settings: { concurrency: 4, timeoutMs: 20_000 } });
-    const bad = results.filter((r) => r.outcome === 'fail' || r.outcome === 'error').map((r) => `${r.id}: ${r.reason ?? ''} ${JSON.stringify(r.violations)}`);
-    expect(bad).toEqual([]);
-    expect(summary.verdict).toBe('pass');
-    const primary = results.find((r) => r.id === 'ws.limits.connections.primary')!;
-    expect(primary.outcome).toBe('pass');
-    if (!stated) expect(primary.observations).toContainEqual(expect.objectContaining({ name: 'allowance', value: 1 }));
-    // No other check saw a 50009 it caused. Without the search (a stated allowance) the engine does
-    // not know yet how long this target keeps a closed slot: the first check to reuse one waits out
-    // its 50009s, the budget learns the time, and no later check meets one.
-    const others = results.filter((x) => !x.id.startsWith('ws.limits.connections.'));
-    for (const r of others) expect(limitRefusals(r) - waitedOut(r), r.id).toBe(0);
-    expect(others.filter((r) => waitedOut(r) > 0).length).toBeLessThanOrEqual(stated ? 1 : 0);
-    // Each measurement of a limit check that judged a refusal provoked exactly one: the one beyond
-    // the allowance (a measurement is repeated when another check closed a connection under it).
-    const limits = results.filter((r) => r.id.startsWith('ws.limits.connections.'));
-    const measurements = (r: CheckResult): number => 1 + r.evidence.filter((e) => e.kind === 'note' && e.text.includes('measuring again')).length;
-    for (const r of limits.filter((x) => x.outcome === 'pass' && x.id !== 'ws.limits.connections.slot-freed')) expect(limitRefusals(r) - waitedOut(r), r.id).toBe(measurements(r));
-    const byChecks = results.reduce((n, r) => n + limitRefusals(r), 0);
-    const total = s.stats.refused[50009] ?? 0;
-    // The rest are the search's, before any check ran: none when the profile states the allowance.
-    if (stated) expect(total).toBe(byChecks);
-    else expect(total).toBeGreaterThan(byChecks);
-  }, 120_000);
+  ] as const)(
+    "passes with the allowance %s; the only 50009s are the search's, the limit checks' one beyond and slots not yet freed, waited out",
+    async (_, stated) => {
+      const s = await serve({ primary: 1, limited: 1, stated, slotReleaseMs: 300 });
+      const { results, summary } = await runChecks({
+        profile: withTiming(s.profile),
+        checks: selectChecks(CHECKS),
+        settings: { concurrency: 4, timeoutMs: 20_000 },
+      });
+      const bad = results
+        .filter((r) => r.outcome === 'fail' || r.outcome === 'error')
+        .map((r) => `${r.id}: ${r.reason ?? ''} ${JSON.stringify(r.violations)}`);
+      expect(bad).toEqual([]);
+      expect(summary.verdict).toBe('pass');
+      const primary = results.find((r) => r.id === 'ws.limits.connections.primary')!;
+      expect(primary.outcome).toBe('pass');
+      if (!stated)
+        expect(primary.observations).toContainEqual(expect.objectContaining({ name: 'allowance', value: 1 }));
+      // No other check saw a 50009 it caused. Without the search (a stated allowance) the engine does
+      // not know yet how long this target keeps a closed slot: the first check to reuse one waits out
+      // its 50009s, the budget learns the time, and no later check meets one.
+      const others = results.filter((x) => !x.id.startsWith('ws.limits.connections.'));
+      for (const r of others) expect(limitRefusals(r) - waitedOut(r), r.id).toBe(0);
+      expect(others.filter((r) => waitedOut(r) > 0).length).toBeLessThanOrEqual(stated ? 1 : 0);
+      // Each measurement of a limit check that judged a refusal provoked exactly one: the one beyond
+      // the allowance (a measurement is repeated when another check closed a connection under it).
+      const limits = results.filter((r) => r.id.startsWith('ws.limits.connections.'));
+      const measurements = (r: CheckResult): number =>
+        1 + r.evidence.filter((e) => e.kind === 'note' && e.text.includes('measuring again')).length;
+      for (const r of limits.filter((x) => x.outcome === 'pass' && x.id !== 'ws.limits.connections.slot-freed'))
+        expect(limitRefusals(r) - waitedOut(r), r.id).toBe(measurements(r));
+      const byChecks = results.reduce((n, r) => n + limitRefusals(r), 0);
+      const total = s.stats.refused[50009] ?? 0;
+      // The rest are the search's, before any check ran: none when the profile states the allowance.
+      if (stated) expect(total).toBe(byChecks);
+      else expect(total).toBeGreaterThan(byChecks);
+    },
+    120_000,
+  );
 });

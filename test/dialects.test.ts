@@ -8,7 +8,17 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { coveringSeeds, drawDialect, DIALECT_SPACE } from '../reference/index.ts';
-import { DIALECT_DEFAULTS, formatReport, outcomeLine, overAllowance, parseDialectArgs, randomSeeds, reproduceCommands, runDialect, type DialectOutcome } from '../scripts/dialects.ts';
+import {
+  DIALECT_DEFAULTS,
+  formatReport,
+  outcomeLine,
+  overAllowance,
+  parseDialectArgs,
+  randomSeeds,
+  reproduceCommands,
+  runDialect,
+  type DialectOutcome,
+} from '../scripts/dialects.ts';
 import { pool, type MutationSettings } from '../scripts/mutation.ts';
 
 type Transport = MutationSettings['transport'];
@@ -32,7 +42,12 @@ describe('npm run dialects arguments', () => {
   });
 
   it('replays the seeds given with --seed, over Socket.IO with --socketio, at --concurrency', () => {
-    expect(parseDialectArgs(['--seed', '17, 42', '--socketio', '--concurrency', '2'])).toEqual({ source: 'given', seeds: [17, 42], transport: 'socketio', concurrency: 2 });
+    expect(parseDialectArgs(['--seed', '17, 42', '--socketio', '--concurrency', '2'])).toEqual({
+      source: 'given',
+      seeds: [17, 42],
+      transport: 'socketio',
+      concurrency: 2,
+    });
   });
 
   it.each([
@@ -52,7 +67,11 @@ describe('the covering seeds', () => {
     const drawn = coveringSeeds().map((s) => drawDialect(s) as unknown as Record<string, Record<string, unknown>>);
     for (const [group, options] of Object.entries(DIALECT_SPACE)) {
       for (const [name, space] of Object.entries(options as Record<string, { values: readonly unknown[] }>)) {
-        for (const v of space.values) expect(drawn.some((d) => JSON.stringify(d[group]![name]) === JSON.stringify(v)), `${group}.${name}=${JSON.stringify(v)}`).toBe(true);
+        for (const v of space.values)
+          expect(
+            drawn.some((d) => JSON.stringify(d[group]![name]) === JSON.stringify(v)),
+            `${group}.${name}=${JSON.stringify(v)}`,
+          ).toBe(true);
       }
     }
   });
@@ -60,7 +79,8 @@ describe('the covering seeds', () => {
 
 describe('a failing seed', () => {
   it('is told apart when it fails only on 50009 refusals of connections conform opened', () => {
-    const refused = 'ws.ping.pong.bare: fail handshake refused: HTTP 429 { "message": "Connection limit exceeded", "status_number": "50009" } / expected a valid key with stream access is accepted';
+    const refused =
+      'ws.ping.pong.bare: fail handshake refused: HTTP 429 { "message": "Connection limit exceeded", "status_number": "50009" } / expected a valid key with stream access is accepted';
     expect(overAllowance(refused)).toBe(true);
     expect(overAllowance('ws.ping.pong.bare: fail text frame "pong!" / expected the text frame "Pong!"')).toBe(false);
   });
@@ -77,7 +97,10 @@ describe('a failing seed', () => {
     expect(report).toContain(JSON.stringify(drawDialect(seed)));
     expect(report).toContain('ws.ping.pong.bare: fail');
     for (const c of reproduceCommands(seed)) expect(report).toContain(`reproduce: ${c}`);
-    expect(reproduceCommands(seed)).toEqual([`npm run dialects -- --seed ${seed}`, `npx conform serve --dialect random --seed ${seed}`]);
+    expect(reproduceCommands(seed)).toEqual([
+      `npm run dialects -- --seed ${seed}`,
+      `npx conform serve --dialect random --seed ${seed}`,
+    ]);
   });
 });
 
@@ -86,7 +109,9 @@ describe('the whole catalogue against dialects of the reference service', () => 
   // Over both transports: the Socket.IO options (event, namespace, payload, refusals) only show over Socket.IO.
   const runs: { seed: number; transport: Transport; covering: boolean }[] = [
     ...TRANSPORTS.flatMap((transport) => covering.map((seed) => ({ seed, transport, covering: true }))),
-    ...randomSeeds(RANDOM_RUNS).filter((s) => !covering.includes(s)).map((seed, i) => ({ seed, transport: TRANSPORTS[i % TRANSPORTS.length]!, covering: false })),
+    ...randomSeeds(RANDOM_RUNS)
+      .filter((s) => !covering.includes(s))
+      .map((seed, i) => ({ seed, transport: TRANSPORTS[i % TRANSPORTS.length]!, covering: false })),
   ];
   const outcomes = new Map<string, DialectOutcome>();
   const key = (seed: number, transport: Transport): string => `${transport}:${seed}`;
@@ -96,19 +121,34 @@ describe('the whole catalogue against dialects of the reference service', () => 
       outcomes.set(key(seed, transport), await runDialect(seed, { transport }));
     });
     // Printed into the test output: the figure is a deliverable, not only a verdict.
-    for (const t of TRANSPORTS) console.log(`over ${t}:\n${formatReport(runs.filter((r) => r.transport === t).map((r) => outcomes.get(key(r.seed, t))!).filter(Boolean), t)}`);
+    for (const t of TRANSPORTS)
+      console.log(
+        `over ${t}:\n${formatReport(
+          runs
+            .filter((r) => r.transport === t)
+            .map((r) => outcomes.get(key(r.seed, t))!)
+            .filter(Boolean),
+          t,
+        )}`,
+      );
   }, SUITE_BUDGET_MS);
 
-  it.each(runs.filter((r) => r.covering).map((r) => [r.seed, r.transport]))('covering seed %i over %s: no check fails or errors', (seed, transport) => {
-    const o = outcomes.get(key(seed, transport));
-    expect(o, `no outcome for seed ${seed}`).toBeDefined();
-    expect(o!.problems, reproduceCommands(seed, transport)[0]).toEqual([]);
-    expect(o!.counts.pass).toBeGreaterThan(o!.results.length / 2);
-  });
+  it.each(runs.filter((r) => r.covering).map((r) => [r.seed, r.transport]))(
+    'covering seed %i over %s: no check fails or errors',
+    (seed, transport) => {
+      const o = outcomes.get(key(seed, transport));
+      expect(o, `no outcome for seed ${seed}`).toBeDefined();
+      expect(o!.problems, reproduceCommands(seed, transport)[0]).toEqual([]);
+      expect(o!.counts.pass).toBeGreaterThan(o!.results.length / 2);
+    },
+  );
 
-  it.each(runs.filter((r) => !r.covering).map((r) => [r.seed, r.transport, reproduceCommands(r.seed, r.transport)[0]]))('random seed %i over %s: no check fails or errors (replay: %s)', (seed, transport) => {
-    const o = outcomes.get(key(seed, transport));
-    expect(o, `no outcome for seed ${seed}`).toBeDefined();
-    expect(o!.problems, reproduceCommands(seed, transport)[0]).toEqual([]);
-  });
+  it.each(runs.filter((r) => !r.covering).map((r) => [r.seed, r.transport, reproduceCommands(r.seed, r.transport)[0]]))(
+    'random seed %i over %s: no check fails or errors (replay: %s)',
+    (seed, transport) => {
+      const o = outcomes.get(key(seed, transport));
+      expect(o, `no outcome for seed ${seed}`).toBeDefined();
+      expect(o!.problems, reproduceCommands(seed, transport)[0]).toEqual([]);
+    },
+  );
 });

@@ -11,7 +11,7 @@ describe('the registry', () => {
     for (const c of restChecks) expect(ids).toContain(c.id);
   });
 
-  it('names a heading of the spec as every check\'s clause section', () => {
+  it("names a heading of the spec as every check's clause section", () => {
     const headings = new Set(specHeadings());
     const unresolved = CHECKS.filter((c) => !headings.has(c.clause.section)).map((c) => `${c.id}: ${c.clause.section}`);
     expect(unresolved).toEqual([]);

@@ -5,12 +5,24 @@ import { createRestClient } from '../src/transports/rest-client.ts';
 import { SECRET, startServer, type TestServer } from './engine-helpers.ts';
 
 const servers: TestServer[] = [];
-afterEach(async () => { await Promise.all(servers.splice(0).map((s) => s.close())); });
-const serve = async (h: Parameters<typeof startServer>[0]): Promise<TestServer> => { const s = await startServer(h); servers.push(s); return s; };
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+});
+const serve = async (h: Parameters<typeof startServer>[0]): Promise<TestServer> => {
+  const s = await startServer(h);
+  servers.push(s);
+  return s;
+};
 
 function client(url: string, extra: { timeoutMs?: number; maxBodyBytes?: number } = {}) {
   const evidence: Evidence[] = [];
-  const rest = createRestClient({ baseUrl: url, primaryKey: SECRET, record: (e) => evidence.push(e), redact: createRedactor({ primary: SECRET }), ...extra });
+  const rest = createRestClient({
+    baseUrl: url,
+    primaryKey: SECRET,
+    record: (e) => evidence.push(e),
+    redact: createRedactor({ primary: SECRET }),
+    ...extra,
+  });
   return { rest, evidence };
 }
 
@@ -23,7 +35,9 @@ describe('REST client', () => {
     expect(s.requests[0]!.headers['x-api-key']).toBe(SECRET);
     expect(s.requests[0]!.url).toBe('/v1/price?code=Crypto%3AALL%3ABTC%2FUSD');
     const e = evidence[0] as Extract<Evidence, { kind: 'http' }>;
-    expect(e.curl).toBe(`curl -sS -i '${s.url}/v1/price?code=Crypto%3AALL%3ABTC%2FUSD' -H 'accept: application/json' -H 'X-API-Key: <key:primary>'`);
+    expect(e.curl).toBe(
+      `curl -sS -i '${s.url}/v1/price?code=Crypto%3AALL%3ABTC%2FUSD' -H 'accept: application/json' -H 'X-API-Key: <key:primary>'`,
+    );
     expect(JSON.stringify(evidence)).not.toContain(SECRET);
     expect(e.response!.body).toBe('{"echo":"<key:primary>"}');
   });
@@ -37,7 +51,10 @@ describe('REST client', () => {
 
   it('never follows a redirect, so the key does not travel to the other origin', async () => {
     const elsewhere = await serve((_q, res) => res.end('{}'));
-    const s = await serve((_q, res) => { res.writeHead(302, { location: `${elsewhere.url}/steal` }); res.end(); });
+    const s = await serve((_q, res) => {
+      res.writeHead(302, { location: `${elsewhere.url}/steal` });
+      res.end();
+    });
     const { rest, evidence } = client(s.url);
     const ex = await rest.get({ path: '/v1/pairs' });
     expect(ex.status).toBe(302);
@@ -50,7 +67,9 @@ describe('REST client', () => {
     const { rest, evidence } = client(s.url);
     const ex = await rest.get({ path: '/' });
     expect(ex.text).toHaveLength(100_002);
-    expect((evidence[0] as Extract<Evidence, { kind: 'http' }>).response!.body).toMatch(/^"x{16383}… \(100002 characters in all\)$/);
+    expect((evidence[0] as Extract<Evidence, { kind: 'http' }>).response!.body).toMatch(
+      /^"x{16383}… \(100002 characters in all\)$/,
+    );
   });
 
   it('gives up on a body beyond the bound with CONFORM_BODY_TOO_LARGE', async () => {
@@ -60,7 +79,9 @@ describe('REST client', () => {
   });
 
   it('gives up on a server that never answers with CONFORM_TIMEOUT', async () => {
-    const s = await serve(() => { /* never answers */ });
+    const s = await serve(() => {
+      /* never answers */
+    });
     const { rest, evidence } = client(s.url, { timeoutMs: 100 });
     await expect(rest.get({ path: '/' })).rejects.toMatchObject({ code: 'CONFORM_TIMEOUT' });
     expect((evidence[0] as Extract<Evidence, { kind: 'http' }>).error).toMatch(/CONFORM_TIMEOUT/);
@@ -70,7 +91,10 @@ describe('REST client', () => {
     const s = await serve((_q, r) => r.end());
     await s.close();
     servers.pop();
-    await expect(client(s.url).rest.get({ path: '/' })).rejects.toMatchObject({ code: 'CONFORM_NETWORK', errno: 'ECONNREFUSED' });
+    await expect(client(s.url).rest.get({ path: '/' })).rejects.toMatchObject({
+      code: 'CONFORM_NETWORK',
+      errno: 'ECONNREFUSED',
+    });
   });
 });
 

@@ -5,20 +5,42 @@ import { UnreachableError } from '../src/errors.ts';
 import { deadPort, SECRET, startServer, synthetic, testProfile, type TestServer } from './engine-helpers.ts';
 
 let server: TestServer;
-beforeEach(async () => { server = await startServer((_req, res) => { res.setHeader('content-type', 'application/json'); res.end(JSON.stringify({ status_number: '200', ts: 1, data: [] })); }); });
-afterEach(async () => { await server.close(); });
+beforeEach(async () => {
+  server = await startServer((_req, res) => {
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ status_number: '200', ts: 1, data: [] }));
+  });
+});
+afterEach(async () => {
+  await server.close();
+});
 
 describe('runner verdicts', () => {
   it('turns a clean body into pass, a violation into fail, ctx.skip into skip and a throw into error with a stable code', async () => {
     const checks = [
-      synthetic('t.pass', async (ctx) => { await ctx.rest.get({ path: '/v1/pairs' }); }),
-      synthetic('t.fail', async (ctx) => { ctx.violation({ received: 'one', expected: 'two' }); ctx.violation({ received: 'three', expected: 'four' }); }),
+      synthetic('t.pass', async (ctx) => {
+        await ctx.rest.get({ path: '/v1/pairs' });
+      }),
+      synthetic('t.fail', async (ctx) => {
+        ctx.violation({ received: 'one', expected: 'two' });
+        ctx.violation({ received: 'three', expected: 'four' });
+      }),
       synthetic('t.skip', async (ctx) => ctx.skip('profile has nothing for this')),
-      synthetic('t.crash', async () => { throw new TypeError('harness bug'); }),
-      synthetic('t.failfast', async (ctx) => { ctx.fail({ received: 'bad', expected: 'good' }); }),
+      synthetic('t.crash', async () => {
+        throw new TypeError('harness bug');
+      }),
+      synthetic('t.failfast', async (ctx) => {
+        ctx.fail({ received: 'bad', expected: 'good' });
+      }),
     ];
     const { results, summary } = await runChecks({ profile: testProfile(server.url), checks });
-    expect(results.map((r) => [r.id, r.outcome])).toEqual([['t.pass', 'pass'], ['t.fail', 'fail'], ['t.skip', 'skip'], ['t.crash', 'error'], ['t.failfast', 'fail']]);
+    expect(results.map((r) => [r.id, r.outcome])).toEqual([
+      ['t.pass', 'pass'],
+      ['t.fail', 'fail'],
+      ['t.skip', 'skip'],
+      ['t.crash', 'error'],
+      ['t.failfast', 'fail'],
+    ]);
     expect(results[1]!.violations).toHaveLength(2);
     expect(results[2]!.reason).toBe('profile has nothing for this');
     expect(results[3]!.errorCode).toBe('CONFORM_CHECK_CRASHED');
@@ -30,24 +52,60 @@ describe('runner verdicts', () => {
   it('ends a check that outlives its timeout as error CONFORM_TIMEOUT and aborts its signal', async () => {
     let aborted = false;
     const checks = [
-      synthetic('t.slow', async (ctx) => { await sleep(5000, undefined, { signal: ctx.signal }).catch(() => { aborted = true; }); }),
-      synthetic('t.own', async () => { await sleep(5000); }, { timeoutMs: () => 50 }),
+      synthetic('t.slow', async (ctx) => {
+        await sleep(5000, undefined, { signal: ctx.signal }).catch(() => {
+          aborted = true;
+        });
+      }),
+      synthetic(
+        't.own',
+        async () => {
+          await sleep(5000);
+        },
+        { timeoutMs: () => 50 },
+      ),
     ];
     const { results } = await runChecks({ profile: testProfile(server.url), checks, settings: { timeoutMs: 100 } });
-    expect(results.map((r) => [r.outcome, r.errorCode])).toEqual([['error', 'CONFORM_TIMEOUT'], ['error', 'CONFORM_TIMEOUT']]);
+    expect(results.map((r) => [r.outcome, r.errorCode])).toEqual([
+      ['error', 'CONFORM_TIMEOUT'],
+      ['error', 'CONFORM_TIMEOUT'],
+    ]);
     expect(results[1]!.durationMs).toBeLessThan(1000);
     expect(aborted).toBe(true);
   });
 
   it('skips a check whose profile fields are missing, naming them', async () => {
     let ran = false;
-    const { results } = await runChecks({ profile: testProfile(server.url), checks: [synthetic('t.needs', async () => { ran = true; }, { needs: ['keys.cryptoOnly', 'keys.suspended'] })] });
+    const { results } = await runChecks({
+      profile: testProfile(server.url),
+      checks: [
+        synthetic(
+          't.needs',
+          async () => {
+            ran = true;
+          },
+          { needs: ['keys.cryptoOnly', 'keys.suspended'] },
+        ),
+      ],
+    });
     expect(results[0]).toMatchObject({ outcome: 'skip', reason: 'profile has no keys.cryptoOnly' });
     expect(ran).toBe(false);
   });
 
   it('never fails an observe check: its violations become observations', async () => {
-    const { results } = await runChecks({ profile: testProfile(server.url), checks: [synthetic('t.obs', async (ctx) => { ctx.violation({ received: 'odd', expected: 'even' }); ctx.fail({ received: 'odder', expected: 'even' }); }, { severity: 'observe' })] });
+    const { results } = await runChecks({
+      profile: testProfile(server.url),
+      checks: [
+        synthetic(
+          't.obs',
+          async (ctx) => {
+            ctx.violation({ received: 'odd', expected: 'even' });
+            ctx.fail({ received: 'odder', expected: 'even' });
+          },
+          { severity: 'observe' },
+        ),
+      ],
+    });
     expect(results[0]!.outcome).toBe('pass');
     expect(results[0]!.observations.map((o) => o.value)).toEqual(['odd', 'odder']);
   });
@@ -55,7 +113,12 @@ describe('runner verdicts', () => {
   it('keeps at most `concurrency` checks in flight', async () => {
     let inFlight = 0;
     let peak = 0;
-    const body = async (): Promise<void> => { inFlight++; peak = Math.max(peak, inFlight); await sleep(20); inFlight--; };
+    const body = async (): Promise<void> => {
+      inFlight++;
+      peak = Math.max(peak, inFlight);
+      await sleep(20);
+      inFlight--;
+    };
     const checks = Array.from({ length: 10 }, (_, i) => synthetic(`t.c${i}`, body));
     const { results } = await runChecks({ profile: testProfile(server.url), checks, settings: { concurrency: 3 } });
     expect(results.every((r) => r.outcome === 'pass')).toBe(true);
@@ -63,8 +126,16 @@ describe('runner verdicts', () => {
   });
 
   it('with bail, stops launching after the first failure and reports the rest as skipped with the reason', async () => {
-    const checks = [synthetic('t.a', async (ctx) => ctx.fail({ received: 'x', expected: 'y' })), synthetic('t.b', async () => {}), synthetic('t.c', async () => {})];
-    const { results } = await runChecks({ profile: testProfile(server.url), checks, settings: { concurrency: 1, bail: true } });
+    const checks = [
+      synthetic('t.a', async (ctx) => ctx.fail({ received: 'x', expected: 'y' })),
+      synthetic('t.b', async () => {}),
+      synthetic('t.c', async () => {}),
+    ];
+    const { results } = await runChecks({
+      profile: testProfile(server.url),
+      checks,
+      settings: { concurrency: 1, bail: true },
+    });
     expect(results.map((r) => r.outcome)).toEqual(['fail', 'skip', 'skip']);
     expect(results[1]!.reason).toBe('not run: --bail after t.a');
   });
@@ -72,23 +143,50 @@ describe('runner verdicts', () => {
   it('runs slow checks in lanes of their own, outside the bound, and still reports in registry order', async () => {
     const started: string[] = [];
     let release!: () => void;
-    const fastDone = new Promise<void>((r) => { release = r; });
+    const fastDone = new Promise<void>((r) => {
+      release = r;
+    });
     const checks = [
-      synthetic('t.fast1', async () => { started.push('t.fast1'); }),
+      synthetic('t.fast1', async () => {
+        started.push('t.fast1');
+      }),
       // Waits until the last fast check has run: with one worker it would deadlock inside the bound.
-      synthetic('t.slow', async () => { started.push('t.slow'); await fastDone; }, { tags: ['rest', 'slow'] }),
-      synthetic('t.fast2', async () => { started.push('t.fast2'); release(); }),
+      synthetic(
+        't.slow',
+        async () => {
+          started.push('t.slow');
+          await fastDone;
+        },
+        { tags: ['rest', 'slow'] },
+      ),
+      synthetic('t.fast2', async () => {
+        started.push('t.fast2');
+        release();
+      }),
     ];
-    const { results } = await runChecks({ profile: testProfile(server.url), checks, settings: { concurrency: 1, timeoutMs: 2000 } });
+    const { results } = await runChecks({
+      profile: testProfile(server.url),
+      checks,
+      settings: { concurrency: 1, timeoutMs: 2000 },
+    });
     expect(started).toEqual(['t.slow', 't.fast1', 't.fast2']);
-    expect(results.map((r) => [r.id, r.outcome])).toEqual([['t.fast1', 'pass'], ['t.slow', 'pass'], ['t.fast2', 'pass']]);
+    expect(results.map((r) => [r.id, r.outcome])).toEqual([
+      ['t.fast1', 'pass'],
+      ['t.slow', 'pass'],
+      ['t.fast2', 'pass'],
+    ]);
   });
 
   it('keeps at most 50 violations of one check and counts the rest in one line', async () => {
-    const { results } = await runChecks({ profile: testProfile(server.url), checks: [synthetic('t.many', async (ctx) => {
-      for (let i = 0; i < 5000; i++) ctx.violation({ received: `item ${i}`, expected: 'none' });
-      ctx.expectSchema('pair-record', {}, 'an empty record');
-    })] });
+    const { results } = await runChecks({
+      profile: testProfile(server.url),
+      checks: [
+        synthetic('t.many', async (ctx) => {
+          for (let i = 0; i < 5000; i++) ctx.violation({ received: `item ${i}`, expected: 'none' });
+          ctx.expectSchema('pair-record', {}, 'an empty record');
+        }),
+      ],
+    });
     const v = results[0]!.violations;
     expect(v).toHaveLength(51);
     expect(v[50]!.received).toBe('… and 4954 more violations of the same check, not kept');
@@ -96,17 +194,32 @@ describe('runner verdicts', () => {
 
   it('aborts the signal of a check when it ends, cancelling waits it left armed', async () => {
     let leftover: Promise<unknown> | undefined;
-    const { results } = await runChecks({ profile: testProfile(server.url), checks: [synthetic('t.race', async (ctx) => {
-      leftover = sleep(60_000, undefined, { signal: ctx.signal }).catch((err: Error) => err.name);
-      await Promise.race([Promise.resolve(), leftover]);
-    })] });
+    const { results } = await runChecks({
+      profile: testProfile(server.url),
+      checks: [
+        synthetic('t.race', async (ctx) => {
+          leftover = sleep(60_000, undefined, { signal: ctx.signal }).catch((err: Error) => err.name);
+          await Promise.race([Promise.resolve(), leftover]);
+        }),
+      ],
+    });
     expect(results[0]!.outcome).toBe('pass');
     await expect(leftover).resolves.toBe('AbortError');
   });
 
   it('emits run-start, check-end per check and run-end in order', async () => {
     const events: RunEvent['type'][] = [];
-    await runChecks({ profile: testProfile(server.url), checks: [synthetic('t.a', async () => {}), synthetic('t.b', async () => {})], handlers: [{ handle: (e) => { events.push(e.type); } }] });
+    await runChecks({
+      profile: testProfile(server.url),
+      checks: [synthetic('t.a', async () => {}), synthetic('t.b', async () => {})],
+      handlers: [
+        {
+          handle: (e) => {
+            events.push(e.type);
+          },
+        },
+      ],
+    });
     expect(events.filter((t) => t !== 'check-start')).toEqual(['run-start', 'check-end', 'check-end', 'run-end']);
   });
 
@@ -117,7 +230,9 @@ describe('runner verdicts', () => {
         ctx.observe('echo', { header: SECRET });
         ctx.violation({ received: `saw ${SECRET}`, expected: 'nothing' });
       }),
-      synthetic('t.leak2', async () => { throw new Error(`boom ${SECRET}`); }),
+      synthetic('t.leak2', async () => {
+        throw new Error(`boom ${SECRET}`);
+      }),
     ];
     const { results } = await runChecks({ profile: testProfile(server.url), checks });
     const text = JSON.stringify(results);
@@ -131,20 +246,45 @@ describe('unreachable target', () => {
     const url = await deadPort();
     let ran = false;
     const started = Date.now();
-    await expect(runChecks({ profile: testProfile(url), checks: [synthetic('t.a', async () => { ran = true; })] })).rejects.toThrow(UnreachableError);
+    await expect(
+      runChecks({
+        profile: testProfile(url),
+        checks: [
+          synthetic('t.a', async () => {
+            ran = true;
+          }),
+        ],
+      }),
+    ).rejects.toThrow(UnreachableError);
     await expect(runChecks({ profile: testProfile(url), checks: [] })).rejects.toThrow(/unreachable: ECONNREFUSED/);
     expect(ran).toBe(false);
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
   it('ends every check as a timeout error at once when the target answers without a key but never with one', async () => {
-    const s = await startServer((req, res) => { if (!req.headers['x-api-key']) res.end('{}'); });
+    const s = await startServer((req, res) => {
+      if (!req.headers['x-api-key']) res.end('{}');
+    });
     let ran = false;
     const started = Date.now();
     try {
-      const { results } = await runChecks({ profile: testProfile(s.url), checks: [synthetic('t.a', async () => { ran = true; }), synthetic('t.b', async () => {}, { needs: ['keys.cryptoOnly'] })], settings: { timeoutMs: 300 } });
-      expect(results.map((r) => [r.outcome, r.errorCode])).toEqual([['error', 'CONFORM_TIMEOUT'], ['skip', undefined]]);
-      expect(results[0]!.reason).toBe('not run: the target answered no request with the primary key within 300 ms (preflight GET /v1/pairs)');
+      const { results } = await runChecks({
+        profile: testProfile(s.url),
+        checks: [
+          synthetic('t.a', async () => {
+            ran = true;
+          }),
+          synthetic('t.b', async () => {}, { needs: ['keys.cryptoOnly'] }),
+        ],
+        settings: { timeoutMs: 300 },
+      });
+      expect(results.map((r) => [r.outcome, r.errorCode])).toEqual([
+        ['error', 'CONFORM_TIMEOUT'],
+        ['skip', undefined],
+      ]);
+      expect(results[0]!.reason).toBe(
+        'not run: the target answered no request with the primary key within 300 ms (preflight GET /v1/pairs)',
+      );
       expect(results[0]!.evidence[0]).toMatchObject({ kind: 'http', curl: expect.stringContaining('<key:primary>') });
       expect(ran).toBe(false);
       expect(Date.now() - started).toBeLessThan(3000);
@@ -156,16 +296,28 @@ describe('unreachable target', () => {
   it('trips the circuit breaker when the target stops answering mid-run: the rest end as timeouts at once', async () => {
     let served = 0;
     // Answers the two preflights and the first check, then never again.
-    const s = await startServer((_req, res) => { if (served++ < 3) res.end('{}'); });
-    const checks = Array.from({ length: 20 }, (_, i) => synthetic(`t.c${String(i).padStart(2, '0')}`, async (ctx) => { await ctx.rest.get({ path: '/v1/pairs' }); }));
+    const s = await startServer((_req, res) => {
+      if (served++ < 3) res.end('{}');
+    });
+    const checks = Array.from({ length: 20 }, (_, i) =>
+      synthetic(`t.c${String(i).padStart(2, '0')}`, async (ctx) => {
+        await ctx.rest.get({ path: '/v1/pairs' });
+      }),
+    );
     checks.push(synthetic('t.needs', async () => {}, { needs: ['keys.cryptoOnly'] }));
     const started = Date.now();
     try {
-      const { results } = await runChecks({ profile: testProfile(s.url), checks, settings: { concurrency: 1, timeoutMs: 200 } });
+      const { results } = await runChecks({
+        profile: testProfile(s.url),
+        checks,
+        settings: { concurrency: 1, timeoutMs: 200 },
+      });
       expect(results[0]!.outcome).toBe('pass');
       expect(results.slice(1, 20).every((r) => r.outcome === 'error' && r.errorCode === 'CONFORM_TIMEOUT')).toBe(true);
       expect(results[20]).toMatchObject({ outcome: 'skip', reason: 'profile has no keys.cryptoOnly' });
-      expect(results[19]!.reason).toMatch(/^not run: the target stopped answering \(6 checks in a row got no answer; the last, t\.c06: /);
+      expect(results[19]!.reason).toMatch(
+        /^not run: the target stopped answering \(6 checks in a row got no answer; the last, t\.c06: /,
+      );
       expect(served).toBeLessThan(10);
       expect(Date.now() - started).toBeLessThan(4000);
     } finally {
@@ -177,10 +329,19 @@ describe('unreachable target', () => {
     const s = await startServer((_q, r) => r.end('{}'));
     const later: string[] = [];
     const checks = [
-      synthetic('t.kill', async (ctx) => { await s.close(); await ctx.rest.get({ path: '/v1/pairs' }); }),
-      ...Array.from({ length: 5 }, (_, i) => synthetic(`t.after${i}`, async () => { later.push(String(i)); })),
+      synthetic('t.kill', async (ctx) => {
+        await s.close();
+        await ctx.rest.get({ path: '/v1/pairs' });
+      }),
+      ...Array.from({ length: 5 }, (_, i) =>
+        synthetic(`t.after${i}`, async () => {
+          later.push(String(i));
+        }),
+      ),
     ];
-    await expect(runChecks({ profile: testProfile(s.url), checks, settings: { concurrency: 1 } })).rejects.toThrow(/unreachable during t.kill: ECONNREFUSED/);
+    await expect(runChecks({ profile: testProfile(s.url), checks, settings: { concurrency: 1 } })).rejects.toThrow(
+      /unreachable during t.kill: ECONNREFUSED/,
+    );
     expect(later).toEqual([]);
   });
 });
@@ -204,7 +365,10 @@ describe('selection', () => {
   it('leaves disruptive checks out unless --only names them', () => {
     expect(ids(selectChecks(checks))).toEqual(['rest.price.mid', 'rest.pairs.schema', 'ws.ping.pong.bare']);
     expect(ids(selectChecks(checks, { only: ['disruptive'] }))).toEqual(['rest.rate-limit']);
-    expect(ids(selectChecks(checks, { only: ['rest'], skip: ['rest.pairs'] }))).toEqual(['rest.price.mid', 'rest.rate-limit']);
+    expect(ids(selectChecks(checks, { only: ['rest'], skip: ['rest.pairs'] }))).toEqual([
+      'rest.price.mid',
+      'rest.rate-limit',
+    ]);
   });
 
   it('reports selectors that match nothing', () => {

@@ -21,9 +21,16 @@ import { RUN_DEFAULTS } from '../src/runner.ts';
 const COUNT_READS = fileURLToPath(new URL('./helpers/count-reads.ts', import.meta.url));
 
 /** Targets whose checks are judged here; the key-focused ones are in hostile-secrets.test.ts. */
-const TARGETS = HOSTILE_TARGETS.filter((t) => t.layer === 'both' && t.name !== 'echo-key' && t.name !== 'redirect-elsewhere');
+const TARGETS = HOSTILE_TARGETS.filter(
+  (t) => t.layer === 'both' && t.name !== 'echo-key' && t.name !== 'redirect-elsewhere',
+);
 
-interface Outcome { def: HostileDefinition; target: HostileTarget; key: string; run: CliRun }
+interface Outcome {
+  def: HostileDefinition;
+  target: HostileTarget;
+  key: string;
+  run: CliRun;
+}
 const outcomes = new Map<string, Outcome>();
 
 beforeAll(async () => {
@@ -31,7 +38,16 @@ beforeAll(async () => {
     const target = await def.start();
     const key = `hk_${randomBytes(12).toString('hex')}`;
     try {
-      const run = await runCli(['--target', target.rest!, '--ws', target.ws!, '--key', key, '--report', 'console,json,junit,html']);
+      const run = await runCli([
+        '--target',
+        target.rest!,
+        '--ws',
+        target.ws!,
+        '--key',
+        key,
+        '--report',
+        'console,json,junit,html',
+      ]);
       console.log(runLine(def.name, run));
       outcomes.set(def.name, { def, target, key, run });
     } finally {
@@ -54,7 +70,10 @@ describe('the CLI against a hostile target', () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'conform-reads-'));
     try {
       const readsFile = path.join(dir, 'reads.json');
-      const run = await runCli(['--target', target.rest!, '--key', 'hk_body_50mb_reads_key', '--only', 'rest.pairs', '--report', 'json'], { env: { NODE_OPTIONS: `--import tsx --import ${COUNT_READS}`, CONFORM_READS_FILE: readsFile } });
+      const run = await runCli(
+        ['--target', target.rest!, '--key', 'hk_body_50mb_reads_key', '--only', 'rest.pairs', '--report', 'json'],
+        { env: { NODE_OPTIONS: `--import tsx --import ${COUNT_READS}`, CONFORM_READS_FILE: readsFile } },
+      );
       console.log(runLine('body-50mb, bytes read', run));
       expect(run.exitCode).toBe(1);
       expect(jsonReportOf(run)!.results.some((r) => r.errorCode === 'CONFORM_BODY_TOO_LARGE')).toBe(true);
@@ -72,12 +91,25 @@ describe('the CLI against a hostile target', () => {
     const def = HOSTILE_TARGETS.find((t) => t.name === 'octet-stream')!;
     const target = await def.start();
     try {
-      const run = await runCli(['--target', target.rest!, '--key', 'hk_max_body_key_0123', '--max-body', '4096', '--only', 'rest', '--report', 'json']);
+      const run = await runCli([
+        '--target',
+        target.rest!,
+        '--key',
+        'hk_max_body_key_0123',
+        '--max-body',
+        '4096',
+        '--only',
+        'rest',
+        '--report',
+        'json',
+      ]);
       console.log(runLine('octet-stream --max-body 4096', run));
       expect(run.exitCode).toBe(1);
       const errors = jsonReportOf(run)!.results.filter((r) => r.outcome === 'error');
       expect(errors.length).toBeGreaterThan(0);
-      expect(errors.every((r) => r.errorCode === 'CONFORM_BODY_TOO_LARGE' && /4096 bytes/.test(r.reason ?? ''))).toBe(true);
+      expect(errors.every((r) => r.errorCode === 'CONFORM_BODY_TOO_LARGE' && /4096 bytes/.test(r.reason ?? ''))).toBe(
+        true,
+      );
     } finally {
       await target.close();
     }

@@ -18,7 +18,11 @@ import { jsonReportOf, judge, runLine } from './hostile/judge.ts';
 
 const byName = (name: string): HostileDefinition => HOSTILE_TARGETS.find((t) => t.name === name)!;
 
-interface Case { name: string; def: HostileDefinition; keyVia: 'option' | 'env' | 'profile' }
+interface Case {
+  name: string;
+  def: HostileDefinition;
+  keyVia: 'option' | 'env' | 'profile';
+}
 const CASES: Case[] = [
   { name: 'echo-key (--key)', def: byName('echo-key'), keyVia: 'option' },
   { name: 'echo-key (CONFORM_API_KEY)', def: byName('echo-key'), keyVia: 'env' },
@@ -43,7 +47,12 @@ function profileWithEveryKey(rest: string, ws: string, key: (name: string) => st
   };
 }
 
-interface Outcome { target: HostileTarget; key: string; keys: string[]; run: CliRun }
+interface Outcome {
+  target: HostileTarget;
+  key: string;
+  keys: string[];
+  run: CliRun;
+}
 const outcomes = new Map<string, Outcome>();
 
 beforeAll(async () => {
@@ -82,24 +91,34 @@ describe('keys against hostile targets', () => {
       const o = outcomes.get(c.name)!;
       const profile = minimalProfile({ target: o.target.rest!, key: o.key, ws: o.target.ws });
       expect(judge(c.def, o.run, { keys: o.keys, profile, facesHostile: () => true })).toEqual([]);
-      expect(Object.keys(o.run.files).sort()).toEqual(['conform-junit.xml', 'conform-report.html', 'conform-report.json']);
+      expect(Object.keys(o.run.files).sort()).toEqual([
+        'conform-junit.xml',
+        'conform-report.html',
+        'conform-report.json',
+      ]);
     });
   }
 
-  it('the checks that send the other keys of a profile had them echoed too, and each echo reached the report under its key\'s name', () => {
+  it("the checks that send the other keys of a profile had them echoed too, and each echo reached the report under its key's name", () => {
     const o = outcomes.get('echo-key (--profile, six keys)')!;
     const sent = o.keys.filter((k) => o.target.stats.keysSeen?.has(k));
     // primary always; the others as far as the checks that use them ran against this target.
     expect(sent.length).toBeGreaterThan(1);
     // Each profile key is `${o.key}-${name}`: the name is what the redaction labels it with.
     // What came back from the target only, never what was sent: a response, a handshake's outcome, a frame in, a close reason.
-    const echoed = jsonReportOf(o.run)!.results.flatMap((r) => r.evidence).map((e) => {
-      if (e.kind === 'http') return JSON.stringify(e.response ?? '');
-      if (e.kind === 'ws-open') return e.outcome;
-      if (e.kind === 'frame') return e.direction === 'in' ? e.data : '';
-      return e.kind === 'close' ? e.reason : '';
-    });
-    for (const k of sent) expect(echoed.some((text) => text.includes(redactedLabel(k.slice(o.key.length + 1)))), k.slice(o.key.length + 1)).toBe(true);
+    const echoed = jsonReportOf(o.run)!
+      .results.flatMap((r) => r.evidence)
+      .map((e) => {
+        if (e.kind === 'http') return JSON.stringify(e.response ?? '');
+        if (e.kind === 'ws-open') return e.outcome;
+        if (e.kind === 'frame') return e.direction === 'in' ? e.data : '';
+        return e.kind === 'close' ? e.reason : '';
+      });
+    for (const k of sent)
+      expect(
+        echoed.some((text) => text.includes(redactedLabel(k.slice(o.key.length + 1)))),
+        k.slice(o.key.length + 1),
+      ).toBe(true);
   });
 
   it('the echo target really had the key to echo, over REST and the WebSocket handshake', () => {

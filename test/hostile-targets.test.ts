@@ -18,7 +18,9 @@ async function start(name: string): Promise<HostileTarget> {
   running.push(t);
   return t;
 }
-afterAll(async () => { await Promise.all(running.map((t) => t.close())); });
+afterAll(async () => {
+  await Promise.all(running.map((t) => t.close()));
+});
 
 const restOf = (t: HostileTarget): string => t.rest ?? '';
 const wsOf = (t: HostileTarget): string => t.ws ?? '';
@@ -30,7 +32,9 @@ describe('WebSocket wire encoding', () => {
   it('encodes 7-bit, 16-bit and 64-bit payload lengths', () => {
     expect([...frameHeader({ opcode: OPCODE.text, length: 5 })]).toEqual([0x81, 5]);
     expect([...frameHeader({ opcode: OPCODE.binary, length: 300 })]).toEqual([0x82, 126, 1, 44]);
-    expect([...frameHeader({ opcode: OPCODE.text, length: 20 * 1024 * 1024 })]).toEqual([0x81, 127, 0, 0, 0, 0, 1, 64, 0, 0]);
+    expect([...frameHeader({ opcode: OPCODE.text, length: 20 * 1024 * 1024 })]).toEqual([
+      0x81, 127, 0, 0, 0, 0, 1, 64, 0, 0,
+    ]);
   });
   it('writes a close frame with any code and reason length, and masks on request', () => {
     const c = closeFrame(1005, 'x'.repeat(200));
@@ -231,7 +235,11 @@ describe('hostile targets misbehave as they say', () => {
 
   it('ws-slow-upgrade dribbles a valid 101', async () => {
     const t = await start('ws-slow-upgrade');
-    const r = await rawExchange(wsOf(t).replace('ws:', 'http:'), 'GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n', 500);
+    const r = await rawExchange(
+      wsOf(t).replace('ws:', 'http:'),
+      'GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n',
+      500,
+    );
     expect(r.bytes.toString()).toBe('H');
   });
 
@@ -310,7 +318,11 @@ describe('hostile targets misbehave as they say', () => {
 
   it('echo-key echoes the key in upgrade headers, notices, pongs and close reasons, and refuses every third handshake with it', async () => {
     const t = await start('echo-key');
-    const w = await wsWatch(wsOf(t), { key: 'SECRET123', send: ['{"id":"1","method":"subscribe","params":{"pairs":["a"]}}', '{"method":"ping"}', '{"method":"ping"}'], ms: 1000 });
+    const w = await wsWatch(wsOf(t), {
+      key: 'SECRET123',
+      send: ['{"id":"1","method":"subscribe","params":{"pairs":["a"]}}', '{"method":"ping"}', '{"method":"ping"}'],
+      ms: 1000,
+    });
     expect(w.upgradeHeaders?.['x-echo-key']).toBe('SECRET123');
     const texts = w.messages.map((m) => m.data.toString());
     expect(texts.some((x) => x.startsWith('{"method":"error"') && x.includes('SECRET123'))).toBe(true);

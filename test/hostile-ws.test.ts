@@ -13,7 +13,11 @@ import { jsonReportOf, judge, runLine } from './hostile/judge.ts';
 
 const TARGETS = HOSTILE_TARGETS.filter((t) => t.layer === 'ws');
 
-interface Outcome { def: HostileDefinition; target: HostileTarget; run: CliRun }
+interface Outcome {
+  def: HostileDefinition;
+  target: HostileTarget;
+  run: CliRun;
+}
 const outcomes = new Map<string, Outcome>();
 let reference: ReferenceServer;
 let key: string;
@@ -24,7 +28,16 @@ beforeAll(async () => {
   await pool(TARGETS, 6, async (def) => {
     const target = await def.start();
     try {
-      const run = await runCli(['--target', reference.restUrl, '--ws', target.ws!, '--key', key, '--report', 'console,json,junit,html']);
+      const run = await runCli([
+        '--target',
+        reference.restUrl,
+        '--ws',
+        target.ws!,
+        '--key',
+        key,
+        '--report',
+        'console,json,junit,html',
+      ]);
       console.log(runLine(def.name, run));
       outcomes.set(def.name, { def, target, run });
     } finally {
@@ -32,7 +45,9 @@ beforeAll(async () => {
     }
   });
 }, 15 * 60_000);
-afterAll(async () => { await reference?.close(); });
+afterAll(async () => {
+  await reference?.close();
+});
 
 describe('the CLI against a hostile WebSocket', () => {
   for (const def of TARGETS) {
@@ -46,7 +61,10 @@ describe('the CLI against a hostile WebSocket', () => {
   it('refuses the 20 MB frame by its announced size (maxPayload) and says so', () => {
     // ws drains a failed connection's socket, so bytes read say nothing here; peak RSS (above) does.
     const report = jsonReportOf(outcomes.get('ws-frame-20mb')!.run)!;
-    const notes = report.results.flatMap((r) => r.evidence).filter((e) => e.kind === 'note').map((e) => e.text);
+    const notes = report.results
+      .flatMap((r) => r.evidence)
+      .filter((e) => e.kind === 'note')
+      .map((e) => e.text);
     expect(notes.some((t) => /max payload|maxPayload|1009/i.test(t))).toBe(true);
   });
 });

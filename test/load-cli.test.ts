@@ -11,16 +11,37 @@ import { loadCli as cli } from './helpers/load-cli.ts';
 
 describe('conform load: options', () => {
   it('turns argv into library options with units parsed', () => {
-    const inv = parseLoadArgs({ mode: 'fanout', clients: 1000, pairs: 10, duration: '20s', 'ramp-rate': '3000/s', workers: 'auto', threshold: ['latency.p99<50'], report: ['json,html'] });
-    expect(inv.fanout).toMatchObject({ clients: 1000, pairs: 10, durationMs: 20_000, rampRate: 3000, workers: 'auto', thresholds: ['latency.p99<50'] });
+    const inv = parseLoadArgs({
+      mode: 'fanout',
+      clients: 1000,
+      pairs: 10,
+      duration: '20s',
+      'ramp-rate': '3000/s',
+      workers: 'auto',
+      threshold: ['latency.p99<50'],
+      report: ['json,html'],
+    });
+    expect(inv.fanout).toMatchObject({
+      clients: 1000,
+      pairs: 10,
+      durationMs: 20_000,
+      rampRate: 3000,
+      workers: 'auto',
+      thresholds: ['latency.p99<50'],
+    });
     expect(inv.reports).toEqual(['json', 'html']);
     expect(inv.target.target).toBeUndefined();
   });
 
   it('takes the key from the environment variable named by --key-env, never requiring it on the command line', () => {
-    const inv = parseLoadArgs({ mode: 'rest', target: 'https://api.example.com', 'key-env': 'MY_KEY' }, { MY_KEY: 'k-123' });
+    const inv = parseLoadArgs(
+      { mode: 'rest', target: 'https://api.example.com', 'key-env': 'MY_KEY' },
+      { MY_KEY: 'k-123' },
+    );
     expect(inv.target.key).toBe('k-123');
-    expect(() => parseLoadArgs({ mode: 'rest', target: 'https://api.example.com' }, {})).toThrow(/--target needs a key/);
+    expect(() => parseLoadArgs({ mode: 'rest', target: 'https://api.example.com' }, {})).toThrow(
+      /--target needs a key/,
+    );
   });
 
   it('rejects bad values naming the option', () => {
@@ -28,14 +49,22 @@ describe('conform load: options', () => {
     expect(() => parseLoadArgs({ mode: 'fanout', duration: 'forever' })).toThrow(LoadUsageError);
     expect(() => parseLoadArgs({ mode: 'fanout', report: ['pdf'] })).toThrow(/--report pdf/);
     expect(() => parseLoadArgs({ mode: 'fanout', threshold: ['latency.p42<1'] })).toThrow(ThresholdError);
-    expect(() => parseLoadArgs({ mode: 'rest', threshold: ['skew.p99<1'] })).toThrow(/unknown metric "skew.p99" for load rest/);
-    expect(() => parseLoadArgs({ mode: 'rest', arrival: 'bursty' })).toThrow(/--arrival bursty: use uniform or poisson/);
+    expect(() => parseLoadArgs({ mode: 'rest', threshold: ['skew.p99<1'] })).toThrow(
+      /unknown metric "skew.p99" for load rest/,
+    );
+    expect(() => parseLoadArgs({ mode: 'rest', arrival: 'bursty' })).toThrow(
+      /--arrival bursty: use uniform or poisson/,
+    );
     expect(() => parseLoadArgs({ mode: 'rest', rate: 'fast' })).toThrow(/--rate "fast"/);
   });
 
   it('reads --rate max as the closed model and --arrival poisson with its seed as the open one', () => {
     expect(parseLoadArgs({ mode: 'rest', rate: 'max' }).rest.rate).toBe('max');
-    expect(parseLoadArgs({ mode: 'rest', rate: '250/s', arrival: 'poisson', seed: 9 }).rest).toMatchObject({ rate: 250, arrival: 'poisson', seed: 9 });
+    expect(parseLoadArgs({ mode: 'rest', rate: '250/s', arrival: 'poisson', seed: 9 }).rest).toMatchObject({
+      rate: 250,
+      arrival: 'poisson',
+      seed: 9,
+    });
   });
 });
 
@@ -49,7 +78,23 @@ describe('conform load: exit codes', () => {
   });
 
   it('exits 2 naming the target when not one client can connect', async () => {
-    const r = await cli(['load', 'fanout', '--target', 'http://127.0.0.1:1', '--ws', 'ws://127.0.0.1:1/ws', '--key', 'k', '--pair', 'Crypto:ALL:BTC/USD', '--clients', '2', '--duration', '1s', '--no-progress']);
+    const r = await cli([
+      'load',
+      'fanout',
+      '--target',
+      'http://127.0.0.1:1',
+      '--ws',
+      'ws://127.0.0.1:1/ws',
+      '--key',
+      'k',
+      '--pair',
+      'Crypto:ALL:BTC/USD',
+      '--clients',
+      '2',
+      '--duration',
+      '1s',
+      '--no-progress',
+    ]);
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/^conform: no client could connect to ws:\/\/127\.0\.0\.1:1\/ws: ECONNREFUSED ×2\n$/);
   });
@@ -57,21 +102,68 @@ describe('conform load: exit codes', () => {
   it('exits 2 naming the transport when the profile streams over Socket.IO, before any client connects', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'conform-load-'));
     const file = join(dir, 'profile.json');
-    await writeFile(file, JSON.stringify({ rest: 'http://127.0.0.1:1', ws: 'ws://127.0.0.1:1/', transport: 'socketio', event: 'price', keys: { primary: { key: 'k' } } }));
-    const r = await cli(['load', 'fanout', '--profile', file, '--pair', 'Crypto:ALL:BTC/USD', '--clients', '2', '--duration', '1s', '--no-progress']);
+    await writeFile(
+      file,
+      JSON.stringify({
+        rest: 'http://127.0.0.1:1',
+        ws: 'ws://127.0.0.1:1/',
+        transport: 'socketio',
+        event: 'price',
+        keys: { primary: { key: 'k' } },
+      }),
+    );
+    const r = await cli([
+      'load',
+      'fanout',
+      '--profile',
+      file,
+      '--pair',
+      'Crypto:ALL:BTC/USD',
+      '--clients',
+      '2',
+      '--duration',
+      '1s',
+      '--no-progress',
+    ]);
     expect(r.code).toBe(2);
-    expect(r.err).toMatch(/^conform: load fanout drives the raw WebSocket stream; the profile's transport is socketio.*\n$/);
+    expect(r.err).toMatch(
+      /^conform: load fanout drives the raw WebSocket stream; the profile's transport is socketio.*\n$/,
+    );
   });
 
   it('exits 0 when every threshold holds and 1 when one is crossed, and writes JSON and HTML', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'conform-load-'));
-    const base = ['load', 'calibrate', '--clients', '4', '--pairs', '2', '--duration', '1500ms', '--out', dir, '--no-progress'];
+    const base = [
+      'load',
+      'calibrate',
+      '--clients',
+      '4',
+      '--pairs',
+      '2',
+      '--duration',
+      '1500ms',
+      '--out',
+      dir,
+      '--no-progress',
+    ];
     const held = await cli([...base, '--threshold', 'latency.p99<60000', '--threshold', 'errors==0']);
     expect(held.code).toBe(0);
     expect(held.out).toContain('conform load calibrate');
     expect(held.out).toContain('✓ errors==0');
     const json = JSON.parse(await readFile(join(dir, 'load-fanout.json'), 'utf8')) as Record<string, unknown>;
-    for (const field of ['clients', 'framesReceived', 'framesPerSecond', 'latencyMs', 'serverLatencyMs', 'skewMs', 'lost', 'errors', 'generator', 'thresholds']) expect(json).toHaveProperty(field);
+    for (const field of [
+      'clients',
+      'framesReceived',
+      'framesPerSecond',
+      'latencyMs',
+      'serverLatencyMs',
+      'skewMs',
+      'lost',
+      'errors',
+      'generator',
+      'thresholds',
+    ])
+      expect(json).toHaveProperty(field);
     expect(json.clients).toBe(4);
     const html = await readFile(join(dir, 'load-fanout.html'), 'utf8');
     expect(html).toContain('<svg');
@@ -86,7 +178,29 @@ describe('conform load: exit codes', () => {
     const server = await startKnownDelayServer({ delayMs: 5 });
     try {
       const dir = await mkdtemp(join(tmpdir(), 'conform-load-'));
-      const r = await cli(['load', 'rest', '--target', server.url, '--key', 'k-secret-1', '--pair', 'Crypto:ALL:BTC/USD', '--rate', '50', '--duration', '1s', '--warmup', '0', '--report', 'json', '--out', dir, '--no-progress', '--threshold', 'latency.p50>=5']);
+      const r = await cli([
+        'load',
+        'rest',
+        '--target',
+        server.url,
+        '--key',
+        'k-secret-1',
+        '--pair',
+        'Crypto:ALL:BTC/USD',
+        '--rate',
+        '50',
+        '--duration',
+        '1s',
+        '--warmup',
+        '0',
+        '--report',
+        'json',
+        '--out',
+        dir,
+        '--no-progress',
+        '--threshold',
+        'latency.p50>=5',
+      ]);
       expect(r.err).toBe('');
       expect(r.code).toBe(0);
       const text = await readFile(join(dir, 'load-rest.json'), 'utf8');
@@ -105,9 +219,28 @@ describe('conform load: exit codes', () => {
 
   it('starts the embedded reference service in a process of its own when no target is given', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'conform-load-'));
-    const r = await cli(['load', 'fanout', '--clients', '5', '--pairs', '2', '--duration', '1s', '--report', 'json', '--out', dir, '--no-progress']);
+    const r = await cli([
+      'load',
+      'fanout',
+      '--clients',
+      '5',
+      '--pairs',
+      '2',
+      '--duration',
+      '1s',
+      '--report',
+      'json',
+      '--out',
+      dir,
+      '--no-progress',
+    ]);
     expect(r.code).toBe(0);
-    const json = JSON.parse(await readFile(join(dir, 'load-fanout.json'), 'utf8')) as { target: { embedded: boolean; ws: string }; connected: number; framesReceived: number; clock: { status: string; offsetMs: number } };
+    const json = JSON.parse(await readFile(join(dir, 'load-fanout.json'), 'utf8')) as {
+      target: { embedded: boolean; ws: string };
+      connected: number;
+      framesReceived: number;
+      clock: { status: string; offsetMs: number };
+    };
     expect(json.target.embedded).toBe(true);
     expect(json.connected).toBe(5);
     expect(json.framesReceived).toBeGreaterThan(0);

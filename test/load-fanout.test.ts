@@ -31,9 +31,19 @@ describe('load fanout against a scripted server', () => {
       },
     });
     const report = await runFanout(server.target, {
-      clients: 3, pair: [PAIR], workers: 2, durationMs: 4000, rampRate: 100, warmupMs: 0,
-      tickMs: 250, updateWindowMs: 1500, settleMs: 200, thresholds: ['lost==0', 'skew.p50<1000'],
-      onProgress: (p) => { if (p.phase === 'steady' && !steadyAtTick) steadyAtTick = server!.ticks; },
+      clients: 3,
+      pair: [PAIR],
+      workers: 2,
+      durationMs: 4000,
+      rampRate: 100,
+      warmupMs: 0,
+      tickMs: 250,
+      updateWindowMs: 1500,
+      settleMs: 200,
+      thresholds: ['lost==0', 'skew.p50<1000'],
+      onProgress: (p) => {
+        if (p.phase === 'steady' && !steadyAtTick) steadyAtTick = server!.ticks;
+      },
     });
     expect(droppedTick).toBeGreaterThan(0);
     expect(report.connected).toBe(3);
@@ -47,7 +57,10 @@ describe('load fanout against a scripted server', () => {
     expect(report.lossRate).toBeCloseTo(1 / (3 * report.updates), 6);
     expect(report.errors).toBe(0);
     expect(report.validated).toBeGreaterThan(0);
-    expect(report.thresholds.map((t) => [t.expr, t.ok])).toEqual([['lost==0', false], ['skew.p50<1000', true]]);
+    expect(report.thresholds.map((t) => [t.expr, t.ok])).toEqual([
+      ['lost==0', false],
+      ['skew.p50<1000', true],
+    ]);
   });
 
   it('reuses the fields of a chunk equal to the last one, and re-reads a chunk of the same length that differs', async () => {
@@ -56,7 +69,18 @@ describe('load fanout against a scripted server', () => {
     // it should not be would repeat the last update (duplicates) and miss the new one (lost).
     // Validation off: a frame picked for validation is parsed, never scanned or reused.
     server = await startBroadcastServer({ tickMs: 50 });
-    const report = await runFanout(server.target, { clients: 4, pair: [PAIR], workers: 1, durationMs: 2500, warmupMs: 0, rampRate: 100, tickMs: 250, updateWindowMs: 500, settleMs: 200, validatePerSecond: 0 });
+    const report = await runFanout(server.target, {
+      clients: 4,
+      pair: [PAIR],
+      workers: 1,
+      durationMs: 2500,
+      warmupMs: 0,
+      rampRate: 100,
+      tickMs: 250,
+      updateWindowMs: 500,
+      settleMs: 200,
+      validatePerSecond: 0,
+    });
     expect(report.connected).toBe(4);
     expect(report.updates).toBeGreaterThan(20);
     expect(report.duplicates).toBe(0);
@@ -68,7 +92,15 @@ describe('load fanout against a scripted server', () => {
     // 20 frames/s × 80 ms of busy work per frame: the worker cannot keep up. The pushes stop
     // after 2 s so the backlog (and the test) stays bounded.
     server = await startBroadcastServer({ tickMs: 50, maxTicks: 40 });
-    const report = await runFanout(server.target, { clients: 1, pair: [PAIR], workers: 1, durationMs: 1500, warmupMs: 0, tickMs: 250, burnMsPerFrame: 80 });
+    const report = await runFanout(server.target, {
+      clients: 1,
+      pair: [PAIR],
+      workers: 1,
+      durationMs: 1500,
+      warmupMs: 0,
+      tickMs: 250,
+      burnMsPerFrame: 80,
+    });
     expect(report.generator.saturated).toBe(true);
     expect(report.trustworthy).toBe(false);
     expect(report.generator.reasons.join(' ')).toMatch(/worker 0: (event-loop delay p99|busy)/);
@@ -81,12 +113,24 @@ describe('load fanout against a scripted server', () => {
     server = await startBroadcastServer({
       tickMs: 50,
       frame: (_code, tick, normal) => {
-        if (tick % 7 === 0) return Buffer.concat([Buffer.from(JSON.stringify(normal).slice(0, -1)), Buffer.from(',"note":"\xff"}', 'latin1')]);
+        if (tick % 7 === 0)
+          return Buffer.concat([
+            Buffer.from(JSON.stringify(normal).slice(0, -1)),
+            Buffer.from(',"note":"\xff"}', 'latin1'),
+          ]);
         if (tick % 4 === 0) return JSON.stringify({ ...normal, price: 100 });
         return undefined;
       },
     });
-    const report = await runFanout(server.target, { clients: 2, pair: [PAIR], workers: 1, durationMs: 2000, warmupMs: 0, tickMs: 250, thresholds: ['errors==0'] });
+    const report = await runFanout(server.target, {
+      clients: 2,
+      pair: [PAIR],
+      workers: 1,
+      durationMs: 2000,
+      warmupMs: 0,
+      tickMs: 250,
+      thresholds: ['errors==0'],
+    });
     expect(report.validated).toBeGreaterThan(20);
     expect(report.errors).toBeGreaterThan(2);
     expect(report.errors).toBeLessThan(report.validated);
@@ -97,7 +141,16 @@ describe('load fanout against a scripted server', () => {
 
   it('with --subscribe-after-ramp connects every client before the first subscribe', async () => {
     server = await startBroadcastServer({ tickMs: 50 });
-    const report = await runFanout(server.target, { clients: 6, pair: [PAIR], workers: 2, durationMs: 1000, warmupMs: 0, rampRate: 20, tickMs: 250, subscribeAfterRamp: true });
+    const report = await runFanout(server.target, {
+      clients: 6,
+      pair: [PAIR],
+      workers: 2,
+      durationMs: 1000,
+      warmupMs: 0,
+      rampRate: 20,
+      tickMs: 250,
+      subscribeAfterRamp: true,
+    });
     expect(server.openAtSubscribe).toHaveLength(6);
     expect(server.openAtSubscribe.every((n) => n === 6)).toBe(true);
     expect(report.connected).toBe(6);
@@ -105,15 +158,27 @@ describe('load fanout against a scripted server', () => {
   });
 });
 
-describe('load fanout: the target\'s clock is estimated, never assumed', () => {
+describe("load fanout: the target's clock is estimated, never assumed", () => {
   const DELIVERY_MS = 30;
   /** "Stamps sent_at on a clock `offsetMs` off ours and delivers every frame DELIVERY_MS later." */
   const skewed = (offsetMs: number, extra: Parameters<typeof startBroadcastServer>[0] = {}): Promise<BroadcastServer> =>
     startBroadcastServer({ tickMs: 100, clockOffsetMs: offsetMs, plan: () => ({ delayMs: DELIVERY_MS }), ...extra });
   const run = (s: BroadcastServer, thresholds: string[] = []) =>
-    runFanout(s.target, { clients: 2, pair: [PAIR], workers: 1, durationMs: 1500, warmupMs: 0, rampRate: 100, tickMs: 250, updateWindowMs: 500, settleMs: 100, thresholds });
+    runFanout(s.target, {
+      clients: 2,
+      pair: [PAIR],
+      workers: 1,
+      durationMs: 1500,
+      warmupMs: 0,
+      rampRate: 100,
+      tickMs: 250,
+      updateWindowMs: 500,
+      settleMs: 100,
+      thresholds,
+    });
   /** The server's own delivery delays, median (its timers fire late on a loaded machine). */
-  const truthP50 = (s: BroadcastServer): number => [...s.delivered].sort((a, b) => a - b)[Math.floor(s.delivered.length / 2)]!;
+  const truthP50 = (s: BroadcastServer): number =>
+    [...s.delivered].sort((a, b) => a - b)[Math.floor(s.delivered.length / 2)]!;
 
   for (const offsetMs of [5000, -5000]) {
     it(`reads ${DELIVERY_MS} ms from a service whose clock runs 5 s ${offsetMs > 0 ? 'ahead' : 'behind'}, corrected within the stated bound`, async () => {
@@ -129,7 +194,9 @@ describe('load fanout: the target\'s clock is estimated, never assumed', () => {
       expect(report.latencyMs.p50).toBeGreaterThanOrEqual(truth - c.latencyBoundMs!);
       expect(report.latencyMs.p50).toBeLessThanOrEqual(truth + c.latencyBoundMs! + 3);
       expect(report.thresholds[0]).toMatchObject({ ok: true });
-      expect(report.observations.join('\n')).toMatch(new RegExp(`clock runs ${offsetMs > 0 ? 'ahead of' : 'behind'} ours by`));
+      expect(report.observations.join('\n')).toMatch(
+        new RegExp(`clock runs ${offsetMs > 0 ? 'ahead of' : 'behind'} ours by`),
+      );
     });
   }
 
@@ -148,10 +215,16 @@ describe('load fanout: the target\'s clock is estimated, never assumed', () => {
     server = await skewed(5000, { restTs: false });
     const report = await run(server, ['latency.p99<1000']);
     expect(report.framesReceived).toBeGreaterThan(0);
-    expect(report.clock).toMatchObject({ status: 'unknown', offsetMs: null, reason: expect.stringMatching(/no REST reply carried a numeric `ts`/) });
+    expect(report.clock).toMatchObject({
+      status: 'unknown',
+      offsetMs: null,
+      reason: expect.stringMatching(/no REST reply carried a numeric `ts`/),
+    });
     expect(report.latencyMs).toMatchObject({ count: 0, p50: null, p99: null });
     expect(report.thresholds[0]).toMatchObject({ actual: null, ok: false });
-    expect(formatFanoutSummary(report)).toMatch(/clock: UNKNOWN — latency not measured: no REST reply carried a numeric `ts`/);
+    expect(formatFanoutSummary(report)).toMatch(
+      /clock: UNKNOWN — latency not measured: no REST reply carried a numeric `ts`/,
+    );
   });
 
   it('takes frames without sent_at as conforming (the field appears only in the example) and says why latency is unknown', async () => {

@@ -7,7 +7,14 @@ import { runRest } from '../load/rest/run.ts';
 import { minimalProfile } from '../src/profile.ts';
 import { startKnownDelayServer } from './helpers/known-delay-server.ts';
 import { addEncoded, createHistogram, encode, recordMs, summarize } from '../load/histogram.ts';
-import { BUCKET_COUNT, bucketIndex, bucketLowUs, bucketMidUs, bucketPercentileUs, shiftBucketCounts } from '../load/log-buckets.ts';
+import {
+  BUCKET_COUNT,
+  bucketIndex,
+  bucketLowUs,
+  bucketMidUs,
+  bucketPercentileUs,
+  shiftBucketCounts,
+} from '../load/log-buckets.ts';
 import { mergeResults, parseResultText } from '../load/merge.ts';
 import { LoadUsageError, parseShard, parseStartAt } from '../load/options.ts';
 import { startReferenceProcess, type LoadTarget } from '../load/target.ts';
@@ -22,30 +29,60 @@ const hdr = (values: number[]): string => {
 };
 
 /** A conform fan-out result with just the fields merge reads. */
-const conformResult = (o: { clients: number; frames: number; latency: number[]; skewP99: number; lost: number; thresholds?: string[]; trustworthy?: boolean }) => ({
-  kind: 'fanout', clients: o.clients, connected: o.clients, framesReceived: o.frames, framesPerSecond: o.frames / 2, errors: 0,
-  refusals: { 50009: 1 }, noticeErrors: {}, disconnects: {}, connectErrors: {}, lost: o.lost, lossRate: 0, skewMs: { p50: 1, p90: 2, p99: o.skewP99, max: o.skewP99 },
-  latencyMs: { p99: Math.max(...o.latency) }, trustworthy: o.trustworthy ?? true,
-  histograms: { latency: hdr(o.latency), server_latency: hdr([1]), connect: hdr([2]), subscribe: hdr([3]), first_frame: hdr([4]) },
+const conformResult = (o: {
+  clients: number;
+  frames: number;
+  latency: number[];
+  skewP99: number;
+  lost: number;
+  thresholds?: string[];
+  trustworthy?: boolean;
+}) => ({
+  kind: 'fanout',
+  clients: o.clients,
+  connected: o.clients,
+  framesReceived: o.frames,
+  framesPerSecond: o.frames / 2,
+  errors: 0,
+  refusals: { 50009: 1 },
+  noticeErrors: {},
+  disconnects: {},
+  connectErrors: {},
+  lost: o.lost,
+  lossRate: 0,
+  skewMs: { p50: 1, p90: 2, p99: o.skewP99, max: o.skewP99 },
+  latencyMs: { p99: Math.max(...o.latency) },
+  trustworthy: o.trustworthy ?? true,
+  histograms: {
+    latency: hdr(o.latency),
+    server_latency: hdr([1]),
+    connect: hdr([2]),
+    subscribe: hdr([3]),
+    first_frame: hdr([4]),
+  },
   thresholds: (o.thresholds ?? []).map((expr) => ({ expr })),
 });
 
 describe('log buckets (the k6 form of a distribution)', () => {
-  it('put every bucket\'s lowest value and midpoint back in that bucket, in increasing order', () => {
+  it("put every bucket's lowest value and midpoint back in that bucket, in increasing order", () => {
     for (let i = 0; i < BUCKET_COUNT; i++) {
       expect(bucketIndex(bucketLowUs(i))).toBe(i);
       expect(bucketIndex(bucketMidUs(i))).toBe(i);
       if (i) expect(bucketLowUs(i)).toBeGreaterThan(bucketLowUs(i - 1));
     }
     // At most 1/16 wide above 32 µs.
-    for (let i = 33; i < BUCKET_COUNT - 1; i++) expect((bucketLowUs(i + 1) - bucketLowUs(i)) / bucketLowUs(i)).toBeLessThanOrEqual(1 / 16);
+    for (let i = 33; i < BUCKET_COUNT - 1; i++)
+      expect((bucketLowUs(i + 1) - bucketLowUs(i)) / bucketLowUs(i)).toBeLessThanOrEqual(1 / 16);
   });
 });
 
 describe('log buckets moved to a later clock estimate', () => {
   it('move counts at their midpoints, fold magnitudes below zero back in, and count what stays below zero', () => {
     const counts: [number, number][] = [[bucketIndex(10_000), 3]];
-    const below: [number, number][] = [[bucketIndex(2_000), 2], [bucketIndex(9_000), 1]];
+    const below: [number, number][] = [
+      [bucketIndex(2_000), 2],
+      [bucketIndex(9_000), 1],
+    ];
     const moved = new Map<number, number>();
     // +5 ms: 10 ms → 15 ms; −2 ms → 3 ms; −9 ms stays below zero (−4 ms), counted, not clamped.
     const still = shiftBucketCounts(moved, counts, 5_000) + shiftBucketCounts(moved, below, 5_000, true);
@@ -60,9 +97,29 @@ describe('log buckets moved to a later clock estimate', () => {
 
 describe('conform load merge', () => {
   it('adds histograms and counts, keeps skew and loss per host, and judges thresholds again on the merged data', () => {
-    const a = conformResult({ clients: 3, frames: 100, latency: Array(99).fill(5).concat([80]), skewP99: 7, lost: 1, thresholds: ['latency.p99<50'] });
-    const b = conformResult({ clients: 2, frames: 50, latency: Array(50).fill(10), skewP99: 12, lost: 0, thresholds: ['skew.p99<10'] });
-    const r = mergeResults([{ file: 'a.json', data: a }, { file: 'b.json', data: b }], ['frames==150', 'lost==0']);
+    const a = conformResult({
+      clients: 3,
+      frames: 100,
+      latency: Array(99).fill(5).concat([80]),
+      skewP99: 7,
+      lost: 1,
+      thresholds: ['latency.p99<50'],
+    });
+    const b = conformResult({
+      clients: 2,
+      frames: 50,
+      latency: Array(50).fill(10),
+      skewP99: 12,
+      lost: 0,
+      thresholds: ['skew.p99<10'],
+    });
+    const r = mergeResults(
+      [
+        { file: 'a.json', data: a },
+        { file: 'b.json', data: b },
+      ],
+      ['frames==150', 'lost==0'],
+    );
     expect(r.totals).toMatchObject({ clients: 5, connected: 5, frames: 150, lost: 1, refused: 2 });
     expect(r.distributions.latency!.count).toBe(150);
     // Merged, 1 of 150 values is 80 ms: the p99 is 10 ms (to HDR's 3 significant digits).
@@ -80,10 +137,18 @@ describe('conform load merge', () => {
   it('merges k6 bucket counts with conform HDR histograms', () => {
     const a = conformResult({ clients: 1, frames: 3, latency: [1, 2, 3], skewP99: 0, lost: 0 });
     const k6 = {
-      kind: 'fanout', generator: 'k6', clients: 2, connected: 2, framesReceived: 4, errors: 0,
+      kind: 'fanout',
+      generator: 'k6',
+      clients: 2,
+      connected: 2,
+      framesReceived: 4,
+      errors: 0,
       histograms: { latency: { unit: 'us', layout: 'log-buckets-32', counts: [[bucketIndex(4000), 4]] } },
     };
-    const r = mergeResults([{ file: 'a', data: a }, { file: 'k6', data: k6 }]);
+    const r = mergeResults([
+      { file: 'a', data: a },
+      { file: 'k6', data: k6 },
+    ]);
     expect(r.distributions.latency!.count).toBe(7);
     expect(r.distributions.latency!.max).toBeCloseTo(bucketMidUs(bucketIndex(4000)) / 1000, 0);
     expect(r.totals.frames).toBe(7);
@@ -92,63 +157,143 @@ describe('conform load merge', () => {
 
   it('refuses results of different kinds, a foreign bucket layout and files that are not results', () => {
     const fan = conformResult({ clients: 1, frames: 1, latency: [1], skewP99: 0, lost: 0 });
-    expect(() => mergeResults([{ file: 'f', data: fan }, { file: 'r.json', data: { kind: 'rest' } }])).toThrow(/r.json: a rest result cannot merge with fanout results/);
+    expect(() =>
+      mergeResults([
+        { file: 'f', data: fan },
+        { file: 'r.json', data: { kind: 'rest' } },
+      ]),
+    ).toThrow(/r.json: a rest result cannot merge with fanout results/);
     expect(() => mergeResults([{ file: 'x.json', data: { hello: 1 } }])).toThrow(LoadUsageError);
-    expect(() => mergeResults([{ file: 'k', data: { kind: 'fanout', histograms: { latency: { unit: 'ms', layout: 'other', counts: [] } } } }])).toThrow(/unknown bucket layout/);
+    expect(() =>
+      mergeResults([
+        { file: 'k', data: { kind: 'fanout', histograms: { latency: { unit: 'ms', layout: 'other', counts: [] } } } },
+      ]),
+    ).toThrow(/unknown bucket layout/);
   });
 
   it('reads a runner pod log with a conform-result line', () => {
-    expect(parseResultText('time="…" level=info msg="x"\nconform-result {"kind":"fanout"}\n')).toEqual({ kind: 'fanout' });
+    expect(parseResultText('time="…" level=info msg="x"\nconform-result {"kind":"fanout"}\n')).toEqual({
+      kind: 'fanout',
+    });
     expect(parseResultText('no result here')).toBeUndefined();
   });
 
   it('writes console, JSON, HTML and JUnit, exits 1 on a crossed threshold and 2 on a missing file', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'conform-merge-'));
-    await writeFile(join(dir, 'a.json'), JSON.stringify(conformResult({ clients: 2, frames: 10, latency: [3, 4], skewP99: 1, lost: 0 })));
-    await writeFile(join(dir, 'b.log'), `noise\nconform-result ${JSON.stringify(conformResult({ clients: 1, frames: 5, latency: [5], skewP99: 1, lost: 0 }))}\n`);
+    await writeFile(
+      join(dir, 'a.json'),
+      JSON.stringify(conformResult({ clients: 2, frames: 10, latency: [3, 4], skewP99: 1, lost: 0 })),
+    );
+    await writeFile(
+      join(dir, 'b.log'),
+      `noise\nconform-result ${JSON.stringify(conformResult({ clients: 1, frames: 5, latency: [5], skewP99: 1, lost: 0 }))}\n`,
+    );
     const out = join(dir, 'out');
-    const ok = await cli(['load', 'merge', join(dir, 'a.json'), join(dir, 'b.log'), '--out', out, '--threshold', 'frames==15']);
+    const ok = await cli([
+      'load',
+      'merge',
+      join(dir, 'a.json'),
+      join(dir, 'b.log'),
+      '--out',
+      out,
+      '--threshold',
+      'frames==15',
+    ]);
     expect(ok.code).toBe(0);
     expect(ok.out).toMatch(/conform load merge — fanout, 2 result\(s\)/);
-    for (const f of ['load-merge-fanout.json', 'load-merge-fanout.html', 'load-merge-fanout.junit.xml']) expect(ok.out).toContain(join(out, f));
+    for (const f of ['load-merge-fanout.json', 'load-merge-fanout.html', 'load-merge-fanout.junit.xml'])
+      expect(ok.out).toContain(join(out, f));
     expect(await readFile(join(out, 'load-merge-fanout.junit.xml'), 'utf8')).toMatch(/tests="1" failures="0"/);
-    const crossed = await cli(['load', 'merge', join(dir, 'a.json'), join(dir, 'b.log'), '--out', out, '--threshold', 'frames>15']);
+    const crossed = await cli([
+      'load',
+      'merge',
+      join(dir, 'a.json'),
+      join(dir, 'b.log'),
+      '--out',
+      out,
+      '--threshold',
+      'frames>15',
+    ]);
     expect(crossed.code).toBe(1);
     const missing = await cli(['load', 'merge', join(dir, 'nope.json')]);
     expect(missing.code).toBe(2);
-    expect(missing.err.trim().split('\n')).toEqual([expect.stringMatching(/^conform: .*nope\.json: cannot read \(ENOENT\)$/)]);
+    expect(missing.err.trim().split('\n')).toEqual([
+      expect.stringMatching(/^conform: .*nope\.json: cannot read \(ENOENT\)$/),
+    ]);
   });
 });
 
 /** A REST result with the fields merge reads (`late`/`dropped` omitted when undefined, as k6's omit late). */
-const restResult = (o: { requests: number; latency: number[]; late?: number; dropped?: number; thresholds?: string[]; generator?: 'k6' }) => ({
-  kind: 'rest', ...(o.generator ? { generator: o.generator, latencyFrom: 'actual send time' } : { model: 'open', latencyFrom: 'intended send time' }),
-  scheduled: o.requests + (o.dropped ?? 0), requests: o.requests, rps: o.requests, errors: 0, timeouts: 0, non2xx: 0, waitedForConnection: 2,
-  ...(o.late === undefined ? {} : { late: o.late }), ...(o.dropped === undefined ? {} : { dropped: o.dropped }),
-  statusNumbers: { 200: o.requests }, latencyMs: { p99: Math.max(...o.latency) }, trustworthy: true,
-  histograms: { latency: hdr(o.latency) }, thresholds: (o.thresholds ?? []).map((expr) => ({ expr })),
+const restResult = (o: {
+  requests: number;
+  latency: number[];
+  late?: number;
+  dropped?: number;
+  thresholds?: string[];
+  generator?: 'k6';
+}) => ({
+  kind: 'rest',
+  ...(o.generator
+    ? { generator: o.generator, latencyFrom: 'actual send time' }
+    : { model: 'open', latencyFrom: 'intended send time' }),
+  scheduled: o.requests + (o.dropped ?? 0),
+  requests: o.requests,
+  rps: o.requests,
+  errors: 0,
+  timeouts: 0,
+  non2xx: 0,
+  waitedForConnection: 2,
+  ...(o.late === undefined ? {} : { late: o.late }),
+  ...(o.dropped === undefined ? {} : { dropped: o.dropped }),
+  statusNumbers: { 200: o.requests },
+  latencyMs: { p99: Math.max(...o.latency) },
+  trustworthy: true,
+  histograms: { latency: hdr(o.latency) },
+  thresholds: (o.thresholds ?? []).map((expr) => ({ expr })),
 });
 
 describe('conform load merge of REST runs', () => {
   it('sums scheduled, late, dropped and waits for a connection, and judges late and dropped on the sums', () => {
-    const a = restResult({ requests: 3, latency: [10, 20, 30], late: 0, dropped: 0, thresholds: ['late==0', 'dropped==0', 'latency.p99<100'] });
+    const a = restResult({
+      requests: 3,
+      latency: [10, 20, 30],
+      late: 0,
+      dropped: 0,
+      thresholds: ['late==0', 'dropped==0', 'latency.p99<100'],
+    });
     const b = restResult({ requests: 2, latency: [40, 50], late: 3, dropped: 1 });
-    const m = mergeResults([{ file: 'a.json', data: a }, { file: 'b.json', data: b }]);
+    const m = mergeResults([
+      { file: 'a.json', data: a },
+      { file: 'b.json', data: b },
+    ]);
     expect(m.totals).toMatchObject({ requests: 5, scheduled: 6, late: 3, dropped: 1, waited_for_connection: 4 });
     expect(m.distributions.latency!.count).toBe(5);
-    expect(m.hosts.map((h) => [h.late, h.dropped])).toEqual([[0, 0], [3, 1]]);
+    expect(m.hosts.map((h) => [h.late, h.dropped])).toEqual([
+      [0, 0],
+      [3, 1],
+    ]);
     // Each host alone held the thresholds it was given; merged, host b's late and dropped cross them.
     // The merged p99 is host b's 50 ms at HDR's 3 significant digits.
     expect(m.distributions.latency!.p99).toBeCloseTo(50, 1);
-    expect(m.thresholds.map((t) => [t.expr, t.actual, t.ok])).toEqual([['late==0', 3, false], ['dropped==0', 1, false], ['latency.p99<100', m.distributions.latency!.p99, true]]);
+    expect(m.thresholds.map((t) => [t.expr, t.actual, t.ok])).toEqual([
+      ['late==0', 3, false],
+      ['dropped==0', 1, false],
+      ['latency.p99<100', m.distributions.latency!.p99, true],
+    ]);
   });
 
   it('makes late unknown (a threshold on it fails) when a host cannot say how late its sends were', () => {
     const m = mergeResults([
-      { file: 'conform.json', data: restResult({ requests: 2, latency: [1, 2], late: 0, dropped: 0, thresholds: ['late==0', 'dropped==0'] }) },
+      {
+        file: 'conform.json',
+        data: restResult({ requests: 2, latency: [1, 2], late: 0, dropped: 0, thresholds: ['late==0', 'dropped==0'] }),
+      },
       { file: 'k6.json', data: restResult({ requests: 2, latency: [3, 4], dropped: 0, generator: 'k6' }) },
     ]);
-    expect(m.thresholds.map((t) => [t.expr, t.actual, t.ok])).toEqual([['late==0', null, false], ['dropped==0', 0, true]]);
+    expect(m.thresholds.map((t) => [t.expr, t.actual, t.ok])).toEqual([
+      ['late==0', null, false],
+      ['dropped==0', 0, true],
+    ]);
     expect(m.observations.join('\n')).toMatch(/k6\.json report no late requests/);
     expect(m.observations.join('\n')).toMatch(/latency from different starts \(intended send time; actual send time\)/);
   });
@@ -156,27 +301,69 @@ describe('conform load merge of REST runs', () => {
   it('adds two real open-model runs against one server to the sums of both', async () => {
     const server = await startKnownDelayServer({ delayMs: 2 });
     try {
-      const target = { rest: server.url, ws: '', profile: minimalProfile({ target: server.url, key: 'k' }), keys: [{ key: 'k' }], embedded: false, close: async () => {} };
-      const opts = { pair: ['Crypto:ALL:BTC/USD'], rate: 40, durationMs: 1000, warmupMs: 0, thresholds: ['late==0', 'dropped==0'] };
+      const target = {
+        rest: server.url,
+        ws: '',
+        profile: minimalProfile({ target: server.url, key: 'k' }),
+        keys: [{ key: 'k' }],
+        embedded: false,
+        close: async () => {},
+      };
+      const opts = {
+        pair: ['Crypto:ALL:BTC/USD'],
+        rate: 40,
+        durationMs: 1000,
+        warmupMs: 0,
+        thresholds: ['late==0', 'dropped==0'],
+      };
       const a = await runRest(target, opts);
       const b = await runRest(target, opts);
-      const m = mergeResults([{ file: 'a.json', data: JSON.parse(JSON.stringify(a)) }, { file: 'b.json', data: JSON.parse(JSON.stringify(b)) }]);
+      const m = mergeResults([
+        { file: 'a.json', data: JSON.parse(JSON.stringify(a)) },
+        { file: 'b.json', data: JSON.parse(JSON.stringify(b)) },
+      ]);
       expect(a.scheduled).toBeGreaterThan(0);
-      expect(m.totals).toMatchObject({ requests: a.requests + b.requests, scheduled: a.scheduled + b.scheduled, late: a.late + b.late, dropped: a.dropped + b.dropped, waited_for_connection: a.waitedForConnection + b.waitedForConnection });
+      expect(m.totals).toMatchObject({
+        requests: a.requests + b.requests,
+        scheduled: a.scheduled + b.scheduled,
+        late: a.late + b.late,
+        dropped: a.dropped + b.dropped,
+        waited_for_connection: a.waitedForConnection + b.waitedForConnection,
+      });
       expect(m.distributions.latency!.count).toBe(a.requests + b.requests);
-      expect(m.thresholds.find((t) => t.expr === 'late==0')).toMatchObject({ actual: a.late + b.late, ok: a.late + b.late === 0 });
+      expect(m.thresholds.find((t) => t.expr === 'late==0')).toMatchObject({
+        actual: a.late + b.late,
+        ok: a.late + b.late === 0,
+      });
     } finally {
       await server.close();
     }
   });
 });
 
-describe('conform load merge and the target\'s clock', () => {
-  it('makes the merged latency unknown when one host had no estimate of the target\'s clock', () => {
-    const known = { ...conformResult({ clients: 2, frames: 4, latency: [5, 6], skewP99: 1, lost: 0, thresholds: ['latency.p99<100'] }), clock: { status: 'same-clock', reason: null } };
+describe("conform load merge and the target's clock", () => {
+  it("makes the merged latency unknown when one host had no estimate of the target's clock", () => {
+    const known = {
+      ...conformResult({
+        clients: 2,
+        frames: 4,
+        latency: [5, 6],
+        skewP99: 1,
+        lost: 0,
+        thresholds: ['latency.p99<100'],
+      }),
+      clock: { status: 'same-clock', reason: null },
+    };
     const { latency: _dropped, ...withoutLatency } = known.histograms;
-    const unknown = { ...known, histograms: withoutLatency, clock: { status: 'unknown', reason: 'no REST reply carried a numeric `ts`' } };
-    const m = mergeResults([{ file: 'a.json', data: known }, { file: 'b.json', data: unknown }]);
+    const unknown = {
+      ...known,
+      histograms: withoutLatency,
+      clock: { status: 'unknown', reason: 'no REST reply carried a numeric `ts`' },
+    };
+    const m = mergeResults([
+      { file: 'a.json', data: known },
+      { file: 'b.json', data: unknown },
+    ]);
     expect(m.thresholds).toEqual([expect.objectContaining({ expr: 'latency.p99<100', actual: null, ok: false })]);
     expect(m.observations.join('\n')).toMatch(/latency unknown on b\.json \(no REST reply carried a numeric `ts`\)/);
   });
@@ -194,13 +381,25 @@ describe('--shard and --start-at', () => {
   });
 
   let target: LoadTarget;
-  beforeAll(async () => { target = await startReferenceProcess({}); });
-  afterAll(async () => { await target?.close(); });
+  beforeAll(async () => {
+    target = await startReferenceProcess({});
+  });
+  afterAll(async () => {
+    await target?.close();
+  });
 
   it('two shards on one start merge to the clients and frames of the unsharded run', async () => {
     // Room for worker start-up and the ramp on a busy machine: the window must open after every client subscribed.
     const startAtMs = Date.now() + 15_000;
-    const base = { clients: 8, pair: ['Crypto:ALL:BTC/USD', 'Crypto:ALL:ETH/USD'], durationMs: 2000, rampRate: 50, warmupMs: 3000, workers: 1, startAtMs };
+    const base = {
+      clients: 8,
+      pair: ['Crypto:ALL:BTC/USD', 'Crypto:ALL:ETH/USD'],
+      durationMs: 2000,
+      rampRate: 50,
+      warmupMs: 3000,
+      workers: 1,
+      startAtMs,
+    };
     const [whole, s1, s2] = await Promise.all([
       runFanout(target, base),
       runFanout(target, { ...base, shard: { index: 1, count: 2 } }),
@@ -209,7 +408,10 @@ describe('--shard and --start-at', () => {
     for (const r of [whole, s1, s2]) expect(r.observations.join('\n')).not.toMatch(/shared window opened/);
     expect(s1.shard).toEqual({ index: 1, count: 2, clients: 4 });
     expect(s1.window).toEqual(whole.window && { ...whole.window, frames: s1.window!.frames });
-    const merged = mergeResults([{ file: 's1', data: s1 }, { file: 's2', data: s2 }]);
+    const merged = mergeResults([
+      { file: 's1', data: s1 },
+      { file: 's2', data: s2 },
+    ]);
     expect(merged.totals.clients).toBe(whole.clients);
     expect(merged.totals.connected).toBe(8);
     expect(whole.window!.frames).toBeGreaterThan(0);
@@ -221,7 +423,7 @@ describe('--shard and --start-at', () => {
 
 describe('merged distributions match a single histogram', () => {
   it('adding two encoded HDR halves gives the percentiles of the whole, encoded the same way', () => {
-    const values = Array.from({ length: 1000 }, (_, i) => (i * 37) % 200 + 0.5);
+    const values = Array.from({ length: 1000 }, (_, i) => ((i * 37) % 200) + 0.5);
     // Encoding keeps HDR's buckets, not the exact max: compare with the whole after the same round trip.
     const whole = createHistogram();
     addEncoded(whole, hdr(values));

@@ -20,13 +20,25 @@ afterEach(async () => {
 
 const PAIR = 'Crypto:ALL:BTC/USD';
 
-async function run(delay: KnownDelayOptions, options: RestOptions): Promise<{ report: RestReport; server: KnownDelayServer }> {
+async function run(
+  delay: KnownDelayOptions,
+  options: RestOptions,
+): Promise<{ report: RestReport; server: KnownDelayServer }> {
   server = await startKnownDelayServer(delay);
-  const target: LoadTarget = { rest: server.url, ws: '', profile: minimalProfile({ target: server.url, key: 'k' }), keys: [{ key: 'k' }], embedded: false, close: async () => {} };
+  const target: LoadTarget = {
+    rest: server.url,
+    ws: '',
+    profile: minimalProfile({ target: server.url, key: 'k' }),
+    keys: [{ key: 'k' }],
+    embedded: false,
+    close: async () => {},
+  };
   const report = await runRest(target, { pair: [PAIR], ...options });
   const lag = report.sendLagMs;
   const held = heldPercentiles(server);
-  console.log(`known delay ${delay.delayMs} ms at ${String(options.rate)}/s: latency p50 ${report.latencyMs.p50} p99 ${report.latencyMs.p99} max ${report.latencyMs.max} ms; server held p50 ${held.p50.toFixed(3)} p99 ${held.p99.toFixed(3)} ms; send lag p50 ${lag?.p50} p99 ${lag?.p99} max ${lag?.max} ms; late ${report.late}/${report.scheduled}; event-loop p99 ${report.generator.eventLoopDelayP99Ms} ms`);
+  console.log(
+    `known delay ${delay.delayMs} ms at ${String(options.rate)}/s: latency p50 ${report.latencyMs.p50} p99 ${report.latencyMs.p99} max ${report.latencyMs.max} ms; server held p50 ${held.p50.toFixed(3)} p99 ${held.p99.toFixed(3)} ms; send lag p50 ${lag?.p50} p99 ${lag?.p99} max ${lag?.max} ms; late ${report.late}/${report.scheduled}; event-loop p99 ${report.generator.eventLoopDelayP99Ms} ms`,
+  );
   return { report, server };
 }
 
@@ -36,7 +48,8 @@ const heldValues = (s: KnownDelayServer): number[] => s.held.filter((x) => x !==
 /** The server's own hold times (arrival to the response's end), p50 and p99, ms. */
 function heldPercentiles(s: KnownDelayServer): { p50: number; p99: number } {
   const sorted = heldValues(s).sort((a, b) => a - b);
-  const at = (p: number): number => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+  const at = (p: number): number =>
+    sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
   return { p50: at(50), p99: at(99) };
 }
 
@@ -44,7 +57,11 @@ function heldPercentiles(s: KnownDelayServer): { p50: number; p99: number } {
 function countAtOrAbove(report: RestReport, ms: number): number {
   const h = hdr.decodeFromCompressedBase64(report.histograms.latency, 32, false);
   let n = 0;
-  const j = h as unknown as { countsArrayLength: number; getCountAtIndex(i: number): number; valueFromIndex(i: number): number };
+  const j = h as unknown as {
+    countsArrayLength: number;
+    getCountAtIndex(i: number): number;
+    valueFromIndex(i: number): number;
+  };
   for (let i = 0; i < j.countsArrayLength; i++) if (j.valueFromIndex(i) >= ms * 1000) n += j.getCountAtIndex(i);
   return n;
 }
@@ -62,8 +79,11 @@ describe('load rest, open model, against known answer times', () => {
     if (report.trustworthy) expect(report.latencyMs.p99).toBeLessThanOrEqual(held.p99 + 5);
   };
 
-  it('reads a 50 ms server at 100 requests/s as p50 50–55 ms and p99 at the server\'s own, one sample per request', async () => {
-    const { report, server: s } = await run({ delayMs: 50 }, { rate: 100, durationMs: 3000, warmupMs: 500, connections: 20 });
+  it("reads a 50 ms server at 100 requests/s as p50 50–55 ms and p99 at the server's own, one sample per request", async () => {
+    const { report, server: s } = await run(
+      { delayMs: 50 },
+      { rate: 100, durationMs: 3000, warmupMs: 500, connections: 20 },
+    );
     expect(report.latencyFrom).toBe('intended send time');
     expectTruth(report, s, 50);
     // 3 s at 100/s: 300 intended times, each answered once and recorded once.
@@ -75,8 +95,11 @@ describe('load rest, open model, against known answer times', () => {
     expect(s.arrivals.length).toBe(350);
   });
 
-  it('reads a 20 ms server at 100 requests/s as p50 20–25 ms and p99 at the server\'s own', async () => {
-    const { report, server: s } = await run({ delayMs: 20 }, { rate: 100, durationMs: 3000, warmupMs: 500, connections: 20 });
+  it("reads a 20 ms server at 100 requests/s as p50 20–25 ms and p99 at the server's own", async () => {
+    const { report, server: s } = await run(
+      { delayMs: 20 },
+      { rate: 100, durationMs: 3000, warmupMs: 500, connections: 20 },
+    );
     expectTruth(report, s, 20);
     expect(report.latencyMs.count).toBe(report.scheduled);
   });
@@ -85,7 +108,10 @@ describe('load rest, open model, against known answer times', () => {
     // Request 151 (1 s into the measured phase) freezes the server for 1 s: the ~100 requests
     // scheduled in that second wait until it ends, the first ~50 of them 500 ms or more (as many
     // as fit 10 ms apart in the stall's actual length, less 500 ms: its timer may end it late).
-    const { report, server: s } = await run({ delayMs: 20, stall: { atRequest: 151, ms: 1000 } }, { rate: 100, durationMs: 3000, warmupMs: 500, connections: 150 });
+    const { report, server: s } = await run(
+      { delayMs: 20, stall: { atRequest: 151, ms: 1000 } },
+      { rate: 100, durationMs: 3000, warmupMs: 500, connections: 150 },
+    );
     expect(report.latencyMs.count).toBe(300);
     expect(report.latencyMs.max).toBeGreaterThanOrEqual(1000);
     expect(report.latencyMs.max).toBeLessThanOrEqual(Math.max(...heldValues(s)) + 5 + report.sendLagMs!.max!);
@@ -103,7 +129,10 @@ describe('load rest, open model, against known answer times', () => {
   });
 
   it('spaces the arrivals the server sees evenly at the asked rate, off their slots by no more than the send lag it reports', async () => {
-    const { server: s, report } = await run({ delayMs: 20 }, { rate: 100, durationMs: 2000, warmupMs: 0, connections: 20 });
+    const { server: s, report } = await run(
+      { delayMs: 20 },
+      { rate: 100, durationMs: 2000, warmupMs: 0, connections: 20 },
+    );
     const a = s.arrivals;
     expect(a.length).toBe(200);
     // Slots 10 ms apart, aligned on the earliest arrival relative to its slot (the least late one).
@@ -116,7 +145,10 @@ describe('load rest, open model, against known answer times', () => {
   });
 
   it('draws Poisson arrivals: the mean gap asked, exponentially spread (coefficient of variation near 1)', async () => {
-    const { server: s, report } = await run({ delayMs: 20 }, { rate: 100, durationMs: 3000, warmupMs: 0, connections: 50, arrival: 'poisson', seed: 7 });
+    const { server: s, report } = await run(
+      { delayMs: 20 },
+      { rate: 100, durationMs: 3000, warmupMs: 0, connections: 50, arrival: 'poisson', seed: 7 },
+    );
     expect(report.options.seed).toBe(7);
     const gaps = s.arrivals.slice(1).map((t, i) => t - s.arrivals[i]!);
     const mean = gaps.reduce((x, y) => x + y, 0) / gaps.length;
@@ -128,7 +160,12 @@ describe('load rest, open model, against known answer times', () => {
   });
 
   it('counts the requests it sent late when its own event loop stalls, includes the lag in their latency and marks the run untrustworthy', async () => {
-    const blocker = setTimeout(() => { const until = performance.now() + 300; while (performance.now() < until) { /* the generator's own stall */ } }, 1500);
+    const blocker = setTimeout(() => {
+      const until = performance.now() + 300;
+      while (performance.now() < until) {
+        /* the generator's own stall */
+      }
+    }, 1500);
     const { report } = await run({ delayMs: 20 }, { rate: 100, durationMs: 2500, warmupMs: 500, connections: 20 });
     clearTimeout(blocker);
     expect(report.late).toBeGreaterThanOrEqual(25);
@@ -151,7 +188,10 @@ describe('load rest, open model, against known answer times', () => {
 
 describe('load rest, closed model (--rate max)', () => {
   it('reads the most a 20 ms server serves over 4 connections, latency from the actual send', async () => {
-    const { report, server: s } = await run({ delayMs: 20 }, { rate: 'max', durationMs: 2000, warmupMs: 0, connections: 4 });
+    const { report, server: s } = await run(
+      { delayMs: 20 },
+      { rate: 'max', durationMs: 2000, warmupMs: 0, connections: 4 },
+    );
     expect(report.model).toBe('closed');
     expect(report.latencyFrom).toBe('actual send time');
     // Four connections back to back: 4 × 1000 / the server's mean hold, never more than 200/s.

@@ -12,24 +12,48 @@ afterEach(async () => {
 async function target(keyName: string): Promise<LoadTarget> {
   server = await startReferenceServer();
   const key = server.profile.keys[keyName]!.key;
-  return { rest: server.restUrl, ws: server.wsUrl, profile: server.profile, keys: [{ key }], embedded: false, close: async () => {} };
+  return {
+    rest: server.restUrl,
+    ws: server.wsUrl,
+    profile: server.profile,
+    keys: [{ key }],
+    embedded: false,
+    close: async () => {},
+  };
 }
 
 describe('load rest', () => {
   it('counts the envelope status_number beside the HTTP status, so throttling (50006) shows', async () => {
     // The reference's `burst` key allows 5 requests a second: most of 40/s are throttled.
     const t = await target('burst');
-    const report = await runRest(t, { endpoint: 'pairs', rate: 40, connections: 4, durationMs: 2000, warmupMs: 0, thresholds: ['rate_limited==0', 'latency.p99<60000'] });
+    const report = await runRest(t, {
+      endpoint: 'pairs',
+      rate: 40,
+      connections: 4,
+      durationMs: 2000,
+      warmupMs: 0,
+      thresholds: ['rate_limited==0', 'latency.p99<60000'],
+    });
     expect(report.requests).toBeGreaterThan(20);
     expect(report.statusNumbers['50006']).toBeGreaterThan(0);
     expect(report.statusNumbers['200']).toBeGreaterThan(0);
     expect(Object.values(report.statusNumbers).reduce((a, b) => a + b, 0)).toBe(report.requests);
-    expect(report.thresholds.map((r) => [r.expr, r.ok])).toEqual([['rate_limited==0', false], ['latency.p99<60000', true]]);
+    expect(report.thresholds.map((r) => [r.expr, r.ok])).toEqual([
+      ['rate_limited==0', false],
+      ['latency.p99<60000', true],
+    ]);
   });
 
   it('excludes the warm-up from the counts', async () => {
     const t = await target('primary');
-    const report = await runRest(t, { endpoint: 'price', pair: ['Crypto:ALL:BTC/USD'], rate: 20, connections: 2, durationMs: 1000, warmupMs: 1000 });
+    const report = await runRest(t, {
+      endpoint: 'price',
+      pair: ['Crypto:ALL:BTC/USD'],
+      rate: 20,
+      connections: 2,
+      durationMs: 1000,
+      warmupMs: 1000,
+    });
     expect(report.statusNumbers).toEqual({ 200: report.requests });
     // 20 intended times in the measured second, not 40 with the warm-up's.
     expect(report.scheduled).toBe(20);

@@ -10,7 +10,13 @@ import { createHistogram, encode, FastRecorder, HIGHEST_US, recordMs, summarize 
 import { LoadUsageError, parseDuration, parseRate } from '../load/options.ts';
 import { arrivalClock } from '../load/rest/schedule.ts';
 import { assignKeys, readKeysFile } from '../load/target.ts';
-import { evaluateThresholds, parseThreshold, parseThresholds, ThresholdError, toK6Thresholds } from '../load/thresholds.ts';
+import {
+  evaluateThresholds,
+  parseThreshold,
+  parseThresholds,
+  ThresholdError,
+  toK6Thresholds,
+} from '../load/thresholds.ts';
 
 describe('frame scan reads push frames straight from the wire bytes', () => {
   const scan = (text: string): { code: string; lastUpdated: number; sentAt: number } | null => {
@@ -22,19 +28,37 @@ describe('frame scan reads push frames straight from the wire bytes', () => {
   };
 
   it('reads the common layout: code first, the two times last, in either order', () => {
-    expect(scan('{"code":"Crypto:ALL:BTC/USD","ask":"1.5","bid":"1.4","price":"1.45","last_updated":1732300000000,"sent_at":1732300000002}'))
-      .toEqual({ code: 'Crypto:ALL:BTC/USD', lastUpdated: 1732300000000, sentAt: 1732300000002 });
-    expect(scan('{"code":"A:B:C/D","price":"1","sent_at":9, "last_updated" : 8 }\n')).toEqual({ code: 'A:B:C/D', lastUpdated: 8, sentAt: 9 });
+    expect(
+      scan(
+        '{"code":"Crypto:ALL:BTC/USD","ask":"1.5","bid":"1.4","price":"1.45","last_updated":1732300000000,"sent_at":1732300000002}',
+      ),
+    ).toEqual({ code: 'Crypto:ALL:BTC/USD', lastUpdated: 1732300000000, sentAt: 1732300000002 });
+    expect(scan('{"code":"A:B:C/D","price":"1","sent_at":9, "last_updated" : 8 }\n')).toEqual({
+      code: 'A:B:C/D',
+      lastUpdated: 8,
+      sentAt: 9,
+    });
   });
 
   it('reads any other key order and whitespace', () => {
-    expect(scan('{ "sent_at" : 7 ,\n "price":"1", "last_updated":\t5, "code" : "Forex:ALL:EUR/USD" }'))
-      .toEqual({ code: 'Forex:ALL:EUR/USD', lastUpdated: 5, sentAt: 7 });
-    expect(scan('{"code":"A:B:C/D","last_updated":1,"sent_at":2,"extra":"x"}')).toEqual({ code: 'A:B:C/D', lastUpdated: 1, sentAt: 2 });
+    expect(scan('{ "sent_at" : 7 ,\n "price":"1", "last_updated":\t5, "code" : "Forex:ALL:EUR/USD" }')).toEqual({
+      code: 'Forex:ALL:EUR/USD',
+      lastUpdated: 5,
+      sentAt: 7,
+    });
+    expect(scan('{"code":"A:B:C/D","last_updated":1,"sent_at":2,"extra":"x"}')).toEqual({
+      code: 'A:B:C/D',
+      lastUpdated: 1,
+      sentAt: 2,
+    });
   });
 
   it('is not fooled by a key name inside a string value', () => {
-    expect(scan('{"note":"\\"code\\":\\"X\\"","code":"A:B:C/D","last_updated":1,"sent_at":2}')).toEqual({ code: 'A:B:C/D', lastUpdated: 1, sentAt: 2 });
+    expect(scan('{"note":"\\"code\\":\\"X\\"","code":"A:B:C/D","last_updated":1,"sent_at":2}')).toEqual({
+      code: 'A:B:C/D',
+      lastUpdated: 1,
+      sentAt: 2,
+    });
   });
 
   it('declines frames JSON.parse must judge: escapes, fractions, strings for numbers, missing fields', () => {
@@ -47,7 +71,10 @@ describe('frame scan reads push frames straight from the wire bytes', () => {
   });
 
   it('reads a frame in place inside a larger chunk and never past its range', () => {
-    const frames = ['{"code":"A:B:C/D","price":"1","last_updated":17,"sent_at":18}', '{"sent_at":5,"code":"X:Y:Z/W","last_updated":4}'];
+    const frames = [
+      '{"code":"A:B:C/D","price":"1","last_updated":17,"sent_at":18}',
+      '{"sent_at":5,"code":"X:Y:Z/W","last_updated":4}',
+    ];
     // Neighbours that would complete a cut-off frame if the scan read past its end, or before its start.
     const before = Buffer.from('{"code":"Q:Q:Q/Q","last_updated":99,"sent_at":');
     const after = Buffer.from('1,"sent_at":3}');
@@ -55,7 +82,9 @@ describe('frame scan reads push frames straight from the wire bytes', () => {
       const chunk = Buffer.concat([before, Buffer.from(text), after]);
       const out = scannedFrame();
       expect(scanPushFrame(chunk, out, before.length, before.length + text.length)).toBe(true);
-      expect([codeOf(chunk, out), out.lastUpdated, out.sentAt]).toEqual(text.startsWith('{"code"') ? ['A:B:C/D', 17, 18] : ['X:Y:Z/W', 4, 5]);
+      expect([codeOf(chunk, out), out.lastUpdated, out.sentAt]).toEqual(
+        text.startsWith('{"code"') ? ['A:B:C/D', 17, 18] : ['X:Y:Z/W', 4, 5],
+      );
       const cut = text.slice(0, text.lastIndexOf(':') + 1);
       expect(scanPushFrame(chunk, out, before.length, before.length + cut.length)).toBe(false);
     }
@@ -65,15 +94,39 @@ describe('frame scan reads push frames straight from the wire bytes', () => {
 describe('FastRecorder fronts an HDR histogram on the per-frame path', () => {
   it('drains into exactly the histogram that direct recording builds: every bucket, the percentiles and the max', () => {
     // Bucket edges, zero, negatives, values past the top, and a spread over every power of two.
-    const edges = [0, -3, 0.0004, 0.0005, 1.023, 1.024, 2.047, 2.048, 2.049, 4.095, 4.096, 65.535, 65.536, 1234.567, HIGHEST_US / 1000, HIGHEST_US / 1000 + 5, 1e9];
+    const edges = [
+      0,
+      -3,
+      0.0004,
+      0.0005,
+      1.023,
+      1.024,
+      2.047,
+      2.048,
+      2.049,
+      4.095,
+      4.096,
+      65.535,
+      65.536,
+      1234.567,
+      HIGHEST_US / 1000,
+      HIGHEST_US / 1000 + 5,
+      1e9,
+    ];
     let seed = 7;
-    const random = (): number => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648; };
+    const random = (): number => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
     const spread = Array.from({ length: 20_000 }, () => 2 ** (random() * 26) / 1000);
     for (const values of [edges, spread, [5, 5, 5], [70_000.123]]) {
       const direct = createHistogram();
       const drained = createHistogram();
       const front = new FastRecorder();
-      for (const ms of values) { recordMs(direct, ms); front.recordMs(ms); }
+      for (const ms of values) {
+        recordMs(direct, ms);
+        front.recordMs(ms);
+      }
       front.drainInto(drained);
       expect(encode(drained)).toBe(encode(direct));
       expect(summarize(drained)).toEqual(summarize(direct));
@@ -107,11 +160,22 @@ describe('clock', () => {
 
   it('bounds the offset from REST round trips (NTP-style, intersected), and corrects only when the bounds exclude zero', () => {
     // Server clock 100 ms ahead; round trips of 10 ms and 4 ms; ms stamps.
-    const ahead = estimateClock([
-      { sentMs: 0, receivedMs: 10, serverMs: 105 },
-      { sentMs: 20, receivedMs: 24, serverMs: 122 },
-    ], 1);
-    expect(ahead).toMatchObject({ status: 'corrected', lowMs: 98, highMs: 103, offsetMs: 100.5, boundMs: 2.5, samples: 2, reason: null });
+    const ahead = estimateClock(
+      [
+        { sentMs: 0, receivedMs: 10, serverMs: 105 },
+        { sentMs: 20, receivedMs: 24, serverMs: 122 },
+      ],
+      1,
+    );
+    expect(ahead).toMatchObject({
+      status: 'corrected',
+      lowMs: 98,
+      highMs: 103,
+      offsetMs: 100.5,
+      boundMs: 2.5,
+      samples: 2,
+      reason: null,
+    });
     // One clock: the bounds hold zero, so nothing is moved.
     const same = estimateClock([{ sentMs: 0, receivedMs: 2, serverMs: 1 }], 1);
     expect(same).toMatchObject({ status: 'same-clock', offsetMs: 0, lowMs: -1, highMs: 2, boundMs: 2 });
@@ -124,10 +188,25 @@ describe('clock', () => {
   });
 
   it('says latency is unknown, and why, when no estimate holds', () => {
-    expect(estimateClock([], 1)).toMatchObject({ status: 'unknown', offsetMs: null, reason: expect.stringMatching(/no REST reply carried a numeric `ts`/) });
-    expect(estimateClock([{ sentMs: 0, receivedMs: 1, serverMs: 0 }, { sentMs: 10, receivedMs: 11, serverMs: 500 }], 1).reason).toMatch(/REST round trips disagree/);
+    expect(estimateClock([], 1)).toMatchObject({
+      status: 'unknown',
+      offsetMs: null,
+      reason: expect.stringMatching(/no REST reply carried a numeric `ts`/),
+    });
+    expect(
+      estimateClock(
+        [
+          { sentMs: 0, receivedMs: 1, serverMs: 0 },
+          { sentMs: 10, receivedMs: 11, serverMs: 500 },
+        ],
+        1,
+      ).reason,
+    ).toMatch(/REST round trips disagree/);
     // A frame 50 ms "early" against a REST bound of [−1, 2]: sent_at and ts cannot both be right.
-    expect(estimateClock([{ sentMs: 0, receivedMs: 2, serverMs: 1 }], 1, 50)).toMatchObject({ status: 'unknown', reason: expect.stringMatching(/frames arrived up to 48 ms before their sent_at/) });
+    expect(estimateClock([{ sentMs: 0, receivedMs: 2, serverMs: 1 }], 1, 50)).toMatchObject({
+      status: 'unknown',
+      reason: expect.stringMatching(/frames arrived up to 48 ms before their sent_at/),
+    });
   });
 
   it('is a module the k6 scripts can bundle: no imports, no Node API', async () => {
@@ -149,7 +228,10 @@ describe('intended send times', () => {
   });
 
   it('draws Poisson gaps of the asked mean, exponentially spread, the same for the same seed', () => {
-    const draw = (seed: number): number[] => { const next = arrivalClock(100, 'poisson', seed); return Array.from({ length: 20_001 }, () => next()); };
+    const draw = (seed: number): number[] => {
+      const next = arrivalClock(100, 'poisson', seed);
+      return Array.from({ length: 20_001 }, () => next());
+    };
     const times = draw(3);
     expect(draw(3)).toEqual(times);
     expect(draw(4)).not.toEqual(times);
@@ -166,8 +248,17 @@ describe('intended send times', () => {
 
 describe('thresholds', () => {
   it('parses k6-style expressions', () => {
-    expect(parseThreshold('latency.p99<50', 'fanout')).toEqual({ expr: 'latency.p99<50', metric: 'latency.p99', op: '<', value: 50 });
-    expect(parseThresholds(['lost==0,errors==0', ' skew.p99 <= 20 '], 'fanout').map((t) => t.metric)).toEqual(['lost', 'errors', 'skew.p99']);
+    expect(parseThreshold('latency.p99<50', 'fanout')).toEqual({
+      expr: 'latency.p99<50',
+      metric: 'latency.p99',
+      op: '<',
+      value: 50,
+    });
+    expect(parseThresholds(['lost==0,errors==0', ' skew.p99 <= 20 '], 'fanout').map((t) => t.metric)).toEqual([
+      'lost',
+      'errors',
+      'skew.p99',
+    ]);
   });
 
   it('rejects an unknown metric by name instead of ignoring it', () => {
@@ -178,15 +269,19 @@ describe('thresholds', () => {
   });
 
   it('crosses a threshold whose metric the run did not produce', () => {
-    const [held, crossed, missing] = evaluateThresholds(parseThresholds(['lost==0', 'latency.p99<0', 'skew.p99<20'], 'fanout'), { lost: 0, 'latency.p99': 3.2, 'skew.p99': null });
+    const [held, crossed, missing] = evaluateThresholds(
+      parseThresholds(['lost==0', 'latency.p99<0', 'skew.p99<20'], 'fanout'),
+      { lost: 0, 'latency.p99': 3.2, 'skew.p99': null },
+    );
     expect(held!.ok).toBe(true);
     expect(crossed).toMatchObject({ ok: false, actual: 3.2 });
     expect(missing).toMatchObject({ ok: false, actual: null });
   });
 
   it('translates to k6 threshold syntax under the same metric names', () => {
-    expect(toK6Thresholds(parseThresholds(['latency.p99<50', 'latency.p999<80', 'lost==0', 'skew.max<100'], 'fanout')))
-      .toEqual({ latency: ['p(99)<50', 'p(99.9)<80'], lost: ['count==0'], skew: ['max<100'] });
+    expect(
+      toK6Thresholds(parseThresholds(['latency.p99<50', 'latency.p999<80', 'lost==0', 'skew.max<100'], 'fanout')),
+    ).toEqual({ latency: ['p(99)<50', 'p(99.9)<80'], lost: ['count==0'], skew: ['max<100'] });
   });
 });
 
@@ -201,7 +296,12 @@ describe('options and keys', () => {
   });
 
   it('spreads clients over keys up to each allowance, and refuses when they cannot hold them all', () => {
-    expect(assignKeys(5, [{ key: 'a', connections: 2 }, { key: 'b', connections: 3 }])).toEqual(['a', 'a', 'b', 'b', 'b']);
+    expect(
+      assignKeys(5, [
+        { key: 'a', connections: 2 },
+        { key: 'b', connections: 3 },
+      ]),
+    ).toEqual(['a', 'a', 'b', 'b', 'b']);
     expect(assignKeys(3, [{ key: 'a', connections: 1 }, { key: 'u' }])).toEqual(['a', 'u', 'u']);
     expect(() => assignKeys(10, [{ key: 'a', connections: 3 }])).toThrow(/allow only 3 connections/);
   });
@@ -216,23 +316,70 @@ describe('options and keys', () => {
     await expect(readKeysFile(join(dir, 'bad.txt'))).rejects.toThrow(/line 1 must be KEY or KEY,CONNECTIONS/);
     await expect(readKeysFile(join(dir, 'none.txt'))).rejects.toThrow(/cannot read/);
   });
-
 });
 
 describe('aggregation of worker ticks', () => {
   const empty = encode(createHistogram());
   const tick = (workerIndex: number, atMs: number, updates: Tick['updates'], extra: Partial<Tick> = {}): Tick => ({
-    type: 'tick', workerIndex, atMs, steady: true, frames: updates.length, duplicates: 0, outOfOrder: 0, notices: 0, pongs: 0,
-    latency: empty, latencyBelowZero: null, framesWithoutSentAt: 0, serverLatency: empty, connectMs: [], openedAt: [], subscribeMs: [], firstFrameMs: [], subscribed: [], closed: [],
-    subscribeFailed: 0, refusals: {}, connectErrors: {}, noticeErrors: {}, updates, validated: 0, violations: 0, violationSamples: [], open: 2,
-    eventLoopDelayP99Ms: 1, steadyEventLoopDelayP99Ms: 1, utilization: 0.1, maxSentMinusReceivedMs: -1, windowFrames: 0, sentAtUnit: 'ms', heapUsedBytes: 1, ...extra,
+    type: 'tick',
+    workerIndex,
+    atMs,
+    steady: true,
+    frames: updates.length,
+    duplicates: 0,
+    outOfOrder: 0,
+    notices: 0,
+    pongs: 0,
+    latency: empty,
+    latencyBelowZero: null,
+    framesWithoutSentAt: 0,
+    serverLatency: empty,
+    connectMs: [],
+    openedAt: [],
+    subscribeMs: [],
+    firstFrameMs: [],
+    subscribed: [],
+    closed: [],
+    subscribeFailed: 0,
+    refusals: {},
+    connectErrors: {},
+    noticeErrors: {},
+    updates,
+    validated: 0,
+    violations: 0,
+    violationSamples: [],
+    open: 2,
+    eventLoopDelayP99Ms: 1,
+    steadyEventLoopDelayP99Ms: 1,
+    utilization: 0.1,
+    maxSentMinusReceivedMs: -1,
+    windowFrames: 0,
+    sentAtUnit: 'ms',
+    heapUsedBytes: 1,
+    ...extra,
   });
 
   it('takes skew across workers and counts a delivery missing from an eligible client as lost', () => {
     const agg = new FanoutAggregator({ clients: 4, updateWindowMs: 100, settleMs: 10, tickMs: 50 });
     agg.start(0);
-    agg.addTick(tick(0, 50, [], { steady: false, subscribed: [[0, 10], [2, 12]] }));
-    agg.addTick(tick(1, 50, [], { steady: false, subscribed: [[1, 11], [3, 13]] }));
+    agg.addTick(
+      tick(0, 50, [], {
+        steady: false,
+        subscribed: [
+          [0, 10],
+          [2, 12],
+        ],
+      }),
+    );
+    agg.addTick(
+      tick(1, 50, [], {
+        steady: false,
+        subscribed: [
+          [1, 11],
+          [3, 13],
+        ],
+      }),
+    );
     agg.markSteady(60);
     // Update U1 reached both clients of worker 0 (1000, 1004) and both of worker 1 (1002, 1030).
     agg.addTick(tick(0, 1100, [['P', 1, 1000, 1004, 2]]));
@@ -253,7 +400,15 @@ describe('aggregation of worker ticks', () => {
   it('does not expect an update from a client that had closed or had not yet subscribed', () => {
     const agg = new FanoutAggregator({ clients: 3, updateWindowMs: 100, settleMs: 10, tickMs: 50 });
     agg.start(0);
-    agg.addTick(tick(0, 50, [], { steady: false, subscribed: [[0, 10], [1, 11]] }));
+    agg.addTick(
+      tick(0, 50, [], {
+        steady: false,
+        subscribed: [
+          [0, 10],
+          [1, 11],
+        ],
+      }),
+    );
     agg.markSteady(60);
     agg.addTick(tick(0, 900, [], { closed: [[1, 900, 1006]] }));
     // Client 2 subscribes after the update was first received: not eligible for it.
@@ -266,7 +421,11 @@ describe('aggregation of worker ticks', () => {
   });
 
   it('moves latency to the final clock correction, receipts before sent_at included, and reports none when no estimate holds', () => {
-    const rec = (values: number[]): string => { const f = new FastRecorder(); for (const v of values) f.recordMs(v); return f.takeEncoded(); };
+    const rec = (values: number[]): string => {
+      const f = new FastRecorder();
+      for (const v of values) f.recordMs(v);
+      return f.takeEncoded();
+    };
     const agg = () => {
       const a = new FanoutAggregator({ clients: 1, updateWindowMs: 100, settleMs: 0, tickMs: 50 });
       a.start(0);

@@ -32,17 +32,35 @@ function connect(url: string, options: Partial<WireOptions> = {}): Seen {
   let onOpen!: () => void;
   let onClose!: (code: number) => void;
   const seen = {
-    messages: [] as string[], times: [] as number[], errors: [] as (Error & { code?: string })[], refused: [] as { status: number; body: string }[], closes: 0,
-    opened: new Promise<void>((r) => { onOpen = r; }),
-    closed: new Promise<number>((r) => { onClose = r; }),
+    messages: [] as string[],
+    times: [] as number[],
+    errors: [] as (Error & { code?: string })[],
+    refused: [] as { status: number; body: string }[],
+    closes: 0,
+    opened: new Promise<void>((r) => {
+      onOpen = r;
+    }),
+    closed: new Promise<number>((r) => {
+      onClose = r;
+    }),
   } as Seen;
-  seen.socket = new WireSocket(url, { headers: { 'x-test': 'yes' }, handshakeTimeoutMs: 2000, ...options }, {
-    open: () => onOpen(),
-    message: (buf, start, end, t) => { seen.messages.push(buf.toString('utf8', start, end)); seen.times.push(t); },
-    refused: (status, body) => seen.refused.push({ status, body: body.toString() }),
-    error: (err) => seen.errors.push(err),
-    close: (code) => { seen.closes++; onClose(code); },
-  });
+  seen.socket = new WireSocket(
+    url,
+    { headers: { 'x-test': 'yes' }, handshakeTimeoutMs: 2000, ...options },
+    {
+      open: () => onOpen(),
+      message: (buf, start, end, t) => {
+        seen.messages.push(buf.toString('utf8', start, end));
+        seen.times.push(t);
+      },
+      refused: (status, body) => seen.refused.push({ status, body: body.toString() }),
+      error: (err) => seen.errors.push(err),
+      close: (code) => {
+        seen.closes++;
+        onClose(code);
+      },
+    },
+  );
   return seen;
 }
 
@@ -55,7 +73,13 @@ async function wsServer(onConnection: (socket: ServerSocket, req: http.IncomingM
   const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
   await once(server, 'listening');
   server.on('connection', onConnection);
-  cleanups.push(() => new Promise<void>((r) => { for (const c of server.clients) c.terminate(); server.close(() => r()); }));
+  cleanups.push(
+    () =>
+      new Promise<void>((r) => {
+        for (const c of server.clients) c.terminate();
+        server.close(() => r());
+      }),
+  );
   return `ws://127.0.0.1:${(server.address() as net.AddressInfo).port}/v1/stream`;
 }
 
@@ -67,8 +91,8 @@ async function rawServer(handlers: Parameters<typeof startRawServer>[0]): Promis
   return server;
 }
 
-describe('WireSocket: the load workers\' WebSocket client', () => {
-  it('opens with the caller\'s headers, sends masked text, and reads messages of every length encoding', async () => {
+describe("WireSocket: the load workers' WebSocket client", () => {
+  it("opens with the caller's headers, sends masked text, and reads messages of every length encoding", async () => {
     const sizes = [0, 5, 125, 126, 65_535, 65_536, 300_000];
     const got: string[] = [];
     let headers: http.IncomingHttpHeaders = {};
@@ -90,10 +114,12 @@ describe('WireSocket: the load workers\' WebSocket client', () => {
     expect(seen.errors).toEqual([]);
   });
 
-  it('joins a fragmented message, answers a ping with a pong of the same payload, and reports the server\'s close code', async () => {
+  it("joins a fragmented message, answers a ping with a pong of the same payload, and reports the server's close code", async () => {
     let pong = '';
     const url = await wsServer((socket) => {
-      socket.on('pong', (data) => { pong = data.toString(); });
+      socket.on('pong', (data) => {
+        pong = data.toString();
+      });
       socket.send('{"a":', { fin: false });
       socket.send('1', { fin: false });
       socket.send('}', { fin: true });
@@ -109,7 +135,9 @@ describe('WireSocket: the load workers\' WebSocket client', () => {
 
   it('closes with the code it sends; the server sees that code', async () => {
     let serverSaw!: (code: number) => void;
-    const serverClosed = new Promise<number>((resolve) => { serverSaw = resolve; });
+    const serverClosed = new Promise<number>((resolve) => {
+      serverSaw = resolve;
+    });
     const url = await wsServer((socket) => socket.on('close', (code) => serverSaw(code)));
     const seen = connect(url);
     await seen.opened;
@@ -119,8 +147,10 @@ describe('WireSocket: the load workers\' WebSocket client', () => {
     expect(seen.socket.state).toBe('closed');
   });
 
-  it('reads frames split at any byte, frames that share a chunk, and frames sent in the handshake\'s own packet, each timed no earlier than the write of the chunk that completed it', async () => {
-    const texts = Array.from({ length: 12 }, (_, i) => `{"code":"P${i}","sent_at":${1000 + i}}`.repeat(1 + (i % 3) * 30));
+  it("reads frames split at any byte, frames that share a chunk, and frames sent in the handshake's own packet, each timed no earlier than the write of the chunk that completed it", async () => {
+    const texts = Array.from({ length: 12 }, (_, i) =>
+      `{"code":"P${i}","sent_at":${1000 + i}}`.repeat(1 + (i % 3) * 30),
+    );
     const frames = texts.map((t) => textFrame(t));
     const stream = Buffer.concat(frames);
     /** Each write of the stream: the offset it ends at and when (monoNow) it was handed to the socket. */
@@ -131,7 +161,12 @@ describe('WireSocket: the load workers\' WebSocket client', () => {
         socket.setNoDelay(true);
         // The 101 and the first frame in one write: the client finds the frame in the upgrade's head.
         writes.push({ end: 3, t: monoNow() });
-        socket.write(Buffer.concat([Buffer.from(switchingProtocols(request.headers['sec-websocket-key']!), 'latin1'), stream.subarray(0, 3)]));
+        socket.write(
+          Buffer.concat([
+            Buffer.from(switchingProtocols(request.headers['sec-websocket-key']!), 'latin1'),
+            stream.subarray(0, 3),
+          ]),
+        );
         void (async () => {
           // Then pieces of 1, 2, 3 … bytes and one large piece holding several whole frames.
           let at = 3;
@@ -153,7 +188,10 @@ describe('WireSocket: the load workers\' WebSocket client', () => {
     // The receipt time is the arrival of the chunk that completed the frame, so never before that
     // chunk was written (a frame timed at its first chunk would be earlier than its last write).
     let frameEnd = 0;
-    const completedAt = frames.map((f) => { frameEnd += f.length; return writes.find((w) => w.end >= frameEnd)!.t; });
+    const completedAt = frames.map((f) => {
+      frameEnd += f.length;
+      return writes.find((w) => w.end >= frameEnd)!.t;
+    });
     expect(new Set(completedAt).size).toBeGreaterThan(texts.length / 2);
     seen.times.forEach((t, i) => expect(t, `frame ${i}`).toBeGreaterThanOrEqual(completedAt[i]!));
     expect([...seen.times].sort((a, b) => a - b)).toEqual(seen.times);
@@ -166,7 +204,11 @@ describe('WireSocket: the load workers\' WebSocket client', () => {
     ['a reserved opcode', frame({ opcode: 0x3, payload: 'hi' }), /reserved opcode/],
     ['a fragmented ping', frame({ opcode: OPCODE.ping, payload: 'hi', fin: false }), /control frame/],
     ['a continuation with nothing to continue', frame({ opcode: OPCODE.continuation, payload: 'hi' }), /continuation/],
-    ['a frame over the payload limit', frame({ opcode: OPCODE.text, payload: 'x'.repeat(2000) }), /over the 1000-byte limit/],
+    [
+      'a frame over the payload limit',
+      frame({ opcode: OPCODE.text, payload: 'x'.repeat(2000) }),
+      /over the 1000-byte limit/,
+    ],
   ])('refuses %s: a protocol error, then close 1002, and nothing after it is read', async (_name, bad, message) => {
     const server = await rawServer({
       onRequest: ({ socket, request, detach }) => {
@@ -182,13 +224,15 @@ describe('WireSocket: the load workers\' WebSocket client', () => {
     expect(seen.errors[0]!.message).toMatch(message);
   });
 
-  it('stops reading at the server\'s close frame and reports its code', async () => {
+  it("stops reading at the server's close frame and reports its code", async () => {
     const server = await rawServer({
       onRequest: ({ socket, request, detach }) => {
         detach();
         socket.write(Buffer.from(switchingProtocols(request.headers['sec-websocket-key']!), 'latin1'));
         socket.write(Buffer.concat([closeFrame(4002, 'going'), textFrame('after close')]));
-        socket.on('end', () => { /* half-close from the client: this server keeps its side open */ });
+        socket.on('end', () => {
+          /* half-close from the client: this server keeps its side open */
+        });
       },
     });
     const seen = connect(wsOrigin(server));
@@ -213,13 +257,24 @@ describe('WireSocket: the load workers\' WebSocket client', () => {
 
   it('fails the handshake on a wrong Sec-WebSocket-Accept, on silence past the timeout, and on a closed port', async () => {
     const wrong = await rawServer({
-      onRequest: ({ socket, detach }) => { detach(); socket.write(Buffer.from(switchingProtocols('not the client key'), 'latin1')); },
+      onRequest: ({ socket, detach }) => {
+        detach();
+        socket.write(Buffer.from(switchingProtocols('not the client key'), 'latin1'));
+      },
     });
-    const silent = await rawServer({ onRequest: ({ detach }) => { detach(); } });
+    const silent = await rawServer({
+      onRequest: ({ detach }) => {
+        detach();
+      },
+    });
     const closedPort = await rawServer({});
     const port = closedPort.port;
     await closedPort.close();
-    const cases: [string, number, string][] = [[wsOrigin(wrong), 2000, 'EHANDSHAKE'], [wsOrigin(silent), 200, 'ETIMEDOUT'], [`ws://127.0.0.1:${port}`, 2000, 'ECONNREFUSED']];
+    const cases: [string, number, string][] = [
+      [wsOrigin(wrong), 2000, 'EHANDSHAKE'],
+      [wsOrigin(silent), 200, 'ETIMEDOUT'],
+      [`ws://127.0.0.1:${port}`, 2000, 'ECONNREFUSED'],
+    ];
     for (const [origin, timeout, code] of cases) {
       const seen = connect(origin, { handshakeTimeoutMs: timeout });
       expect(await seen.closed).toBe(1006);
@@ -228,14 +283,24 @@ describe('WireSocket: the load workers\' WebSocket client', () => {
     }
   });
 
-  it('speaks wss: verifies the server\'s certificate against the trusted ones and refuses one it cannot trust', async () => {
-    const tls = { cert: readFileSync(new URL('./helpers/tls/cert.pem', import.meta.url)), key: readFileSync(new URL('./helpers/tls/key.pem', import.meta.url)) };
+  it("speaks wss: verifies the server's certificate against the trusted ones and refuses one it cannot trust", async () => {
+    const tls = {
+      cert: readFileSync(new URL('./helpers/tls/cert.pem', import.meta.url)),
+      key: readFileSync(new URL('./helpers/tls/key.pem', import.meta.url)),
+    };
     const server = https.createServer(tls);
     const wss = new WebSocketServer({ server });
     wss.on('connection', (socket) => socket.on('message', (data) => socket.send(`echo ${data.toString()}`)));
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
-    cleanups.push(() => new Promise<void>((r) => { for (const c of wss.clients) c.terminate(); wss.close(); server.close(() => r()); }));
+    cleanups.push(
+      () =>
+        new Promise<void>((r) => {
+          for (const c of wss.clients) c.terminate();
+          wss.close();
+          server.close(() => r());
+        }),
+    );
     const url = `wss://127.0.0.1:${(server.address() as net.AddressInfo).port}/`;
     const trusted = connect(url, { ca: tls.cert });
     await trusted.opened;
@@ -251,7 +316,11 @@ describe('WireSocket: the load workers\' WebSocket client', () => {
   });
 
   it('terminate() while connecting still closes exactly once, without an error', async () => {
-    const silent = await rawServer({ onRequest: ({ detach }) => { detach(); } });
+    const silent = await rawServer({
+      onRequest: ({ detach }) => {
+        detach();
+      },
+    });
     const seen = connect(wsOrigin(silent));
     seen.socket.terminate();
     expect(await seen.closed).toBe(1006);

@@ -15,44 +15,75 @@ import { specHeadings, specText, tableAfter } from './helpers/spec-doc.ts';
 
 const strip = (cell: string): string => cell.replace(/`/g, '').trim();
 const matrix = buildMatrix(CHECKS, FAULTS);
-const rowsOf = (section: string): string[] => matrix.rows.filter((r) => r.section === section && r.kind !== 'rule').map((r) => r.item);
+const rowsOf = (section: string): string[] =>
+  matrix.rows.filter((r) => r.section === section && r.kind !== 'rule').map((r) => r.item);
 
 /** The items of a spec table as the matrix names them: the first cell; for the transition table, state / trigger. */
 function specItems(heading: string): string[] {
   const level = specText().includes(`\n### ${heading}\n`) ? '###' : '##';
   const rows = tableAfter(`${level} ${heading}\n`);
-  return rows.map((r) => (heading.startsWith('Subscription on one') ? `${strip(r[0]!)} / ${strip(r[1]!)}` : strip(r[0]!)));
+  return rows.map((r) =>
+    heading.startsWith('Subscription on one') ? `${strip(r[0]!)} / ${strip(r[1]!)}` : strip(r[0]!),
+  );
 }
 
 describe('the traceability matrix', () => {
-  it.each(SPEC_TABLES.map((t) => [t]))('has one statement per row of the spec table "%s", and none that the table lacks', (heading) => {
-    const items = specItems(heading);
-    expect(items.length).toBeGreaterThan(0);
-    expect([...rowsOf(heading)].sort()).toEqual([...items].sort());
-  });
+  it.each(SPEC_TABLES.map((t) => [t]))(
+    'has one statement per row of the spec table "%s", and none that the table lacks',
+    (heading) => {
+      const items = specItems(heading);
+      expect(items.length).toBeGreaterThan(0);
+      expect([...rowsOf(heading)].sort()).toEqual([...items].sort());
+    },
+  );
 
   it('covers every table of the spec that lists fields, parameters, codes, limits, transitions or events', () => {
     // Any table the spec grows must be added to SPEC_TABLES (or this list of tables it does not cover).
-    const tables = specText().split('\n').reduce<{ heading: string; tables: string[] }>((acc, line) => {
-      if (/^#{2,4} /.test(line)) acc.heading = line.replace(/^#+ /, '').trim();
-      else if (line.startsWith('|') && !acc.tables.includes(acc.heading)) acc.tables.push(acc.heading);
-      return acc;
-    }, { heading: '', tables: [] }).tables;
+    const tables = specText()
+      .split('\n')
+      .reduce<{ heading: string; tables: string[] }>(
+        (acc, line) => {
+          if (/^#{2,4} /.test(line)) acc.heading = line.replace(/^#+ /, '').trim();
+          else if (line.startsWith('|') && !acc.tables.includes(acc.heading)) acc.tables.push(acc.heading);
+          return acc;
+        },
+        { heading: '', tables: [] },
+      ).tables;
     expect([...tables].sort()).toEqual([...SPEC_TABLES].sort());
   });
 
   it('has a statement for every status number and notice code of src/spec.ts', () => {
-    expect(matrix.rows.filter((r) => r.kind === 'status').map((r) => r.item).sort()).toEqual([...REST_STATUSES].sort());
-    expect(matrix.rows.filter((r) => r.kind === 'notice').map((r) => r.item).sort()).toEqual([...NOTICE_CODES].sort());
+    expect(
+      matrix.rows
+        .filter((r) => r.kind === 'status')
+        .map((r) => r.item)
+        .sort(),
+    ).toEqual([...REST_STATUSES].sort());
+    expect(
+      matrix.rows
+        .filter((r) => r.kind === 'notice')
+        .map((r) => r.item)
+        .sort(),
+    ).toEqual([...NOTICE_CODES].sort());
   });
 
   it('traces every limit of src/spec.ts to a limit statement with a must check', () => {
-    const rowOf: Record<keyof typeof LIMITS, string> = { maxPairsPerSubscribe: 'Pairs per connection', pingTimeoutMs: 'Ping interval', defaultPage: 'page default', defaultPerPage: 'per_page default' };
+    const rowOf: Record<keyof typeof LIMITS, string> = {
+      maxPairsPerSubscribe: 'Pairs per connection',
+      pingTimeoutMs: 'Ping interval',
+      defaultPage: 'page default',
+      defaultPerPage: 'per_page default',
+    };
     for (const [limit, item] of Object.entries(rowOf)) {
       const row = matrix.rows.find((r) => r.kind === 'limit' && r.item === item);
       expect(row, `${limit} has no limit statement`).toBeDefined();
-      expect(row!.statement).toContain(String(limit === 'pingTimeoutMs' ? LIMITS.pingTimeoutMs / 1000 : LIMITS[limit as keyof typeof LIMITS]));
-      expect(CHECKS.filter((c) => row!.checkIds.includes(c.id) && c.severity === 'must').length, `${limit}: no must check`).toBeGreaterThan(0);
+      expect(row!.statement).toContain(
+        String(limit === 'pingTimeoutMs' ? LIMITS.pingTimeoutMs / 1000 : LIMITS[limit as keyof typeof LIMITS]),
+      );
+      expect(
+        CHECKS.filter((c) => row!.checkIds.includes(c.id) && c.severity === 'must').length,
+        `${limit}: no must check`,
+      ).toBeGreaterThan(0);
     }
   });
 
@@ -65,21 +96,32 @@ describe('the traceability matrix', () => {
   });
 
   it('states why, for every status number or notice code that only a profile probe (or nothing) can provoke', () => {
-    const probeOnly = matrix.rows.filter((x) => (x.kind === 'status' || x.kind === 'notice') && x.checkIds.every((id) => id.startsWith('rest.probe.')));
+    const probeOnly = matrix.rows.filter(
+      (x) => (x.kind === 'status' || x.kind === 'notice') && x.checkIds.every((id) => id.startsWith('rest.probe.')),
+    );
     // Some codes only a profile probe can provoke: the rule has rows to hold for.
     expect(probeOnly.length).toBeGreaterThan(0);
-    for (const r of probeOnly) expect(r.outside, `${r.key} is reachable only through a probe but says not why`).toBeDefined();
+    for (const r of probeOnly)
+      expect(r.outside, `${r.key} is reachable only through a probe but says not why`).toBeDefined();
   });
 
   it('names a must check for every status number, notice code, field, limit and transition that has no stated reason', () => {
-    for (const r of matrix.rows.filter((x) => ['status', 'notice', 'field', 'limit', 'transition'].includes(x.kind) && !x.outside)) {
-      expect(CHECKS.some((c) => r.checkIds.includes(c.id) && c.severity === 'must'), `${r.key} has only observations`).toBe(true);
+    for (const r of matrix.rows.filter(
+      (x) => ['status', 'notice', 'field', 'limit', 'transition'].includes(x.kind) && !x.outside,
+    )) {
+      expect(
+        CHECKS.some((c) => r.checkIds.includes(c.id) && c.severity === 'must'),
+        `${r.key} has only observations`,
+      ).toBe(true);
     }
   });
 
   it('resolves every check selector to checks of the registry, and traces every check', () => {
-    expect(matrix.rows.filter((r) => r.unresolved.length > 0).map((r) => `${r.key}: ${r.unresolved.join(', ')}`)).toEqual([]);
-    for (const st of SPEC_STATEMENTS) for (const sel of st.checks) expect(resolveSelector(CHECKS, sel).length, sel).toBeGreaterThan(0);
+    expect(
+      matrix.rows.filter((r) => r.unresolved.length > 0).map((r) => `${r.key}: ${r.unresolved.join(', ')}`),
+    ).toEqual([]);
+    for (const st of SPEC_STATEMENTS)
+      for (const sel of st.checks) expect(resolveSelector(CHECKS, sel).length, sel).toBeGreaterThan(0);
     expect(matrix.untraced).toEqual([]);
   });
 
@@ -90,10 +132,12 @@ describe('the traceability matrix', () => {
     for (const r of SPEC_STATEMENTS) expect(headings, r.key).toContain(r.section);
   });
 
-  it('lists the faults that exercise a statement\'s checks', () => {
+  it("lists the faults that exercise a statement's checks", () => {
     const row = matrix.rows.find((r) => r.kind === 'transition' && r.item === 'subscribed / subscribe')!;
     expect(row.checkIds).toEqual(['ws.subscribe.replaces']);
-    expect(row.faults).toEqual(FAULTS.filter((f) => (f.catches as readonly string[]).includes('ws.subscribe.replaces')).map((f) => f.name));
+    expect(row.faults).toEqual(
+      FAULTS.filter((f) => (f.catches as readonly string[]).includes('ws.subscribe.replaces')).map((f) => f.name),
+    );
     expect(row.faults).toContain('subscribe-extends');
   });
 

@@ -14,9 +14,29 @@ import type { CheckResult } from '../src/check.ts';
 import { CHECKS } from '../suites/index.ts';
 import { coveringSeeds, drawDialect, DEFAULT_DIALECT } from '../reference/index.ts';
 import {
-  AREA_OF, DIALECTS_PER_FAULT, MASKED_BY, MUTATION_DEFAULTS, SCORE_AREAS, cleanProblems, dialectDisagreementLines, dialectOk, dialectSeedsFor, disagreementLines, formatDialectScore, formatScore,
-  formatTransportScore, judgeFault, mutationChecks, pool, runCatalogue, scoreArea, streamFaults,
-  type DialectFaultOutcome, type FaultEntry, type FaultOutcome, type MutationSettings,
+  AREA_OF,
+  DIALECTS_PER_FAULT,
+  MASKED_BY,
+  MUTATION_DEFAULTS,
+  SCORE_AREAS,
+  cleanProblems,
+  dialectDisagreementLines,
+  dialectOk,
+  dialectSeedsFor,
+  disagreementLines,
+  formatDialectScore,
+  formatScore,
+  formatTransportScore,
+  judgeFault,
+  mutationChecks,
+  pool,
+  runCatalogue,
+  scoreArea,
+  streamFaults,
+  type DialectFaultOutcome,
+  type FaultEntry,
+  type FaultOutcome,
+  type MutationSettings,
 } from '../scripts/mutation.ts';
 import { PUSH_EXPECTED } from '../src/push-inspection.ts';
 
@@ -27,7 +47,17 @@ type Transport = MutationSettings['transport'];
 const TRANSPORTS: readonly Transport[] = ['ws', 'socketio'];
 
 const result = (id: string, outcome: CheckResult['outcome']): CheckResult => ({
-  id, title: id, expectation: '', clause: { section: 's', rule: 'r' }, severity: 'must', tags: [], outcome, violations: [], observations: [], evidence: [], durationMs: 0,
+  id,
+  title: id,
+  expectation: '',
+  clause: { section: 's', rule: 'r' },
+  severity: 'must',
+  tags: [],
+  outcome,
+  violations: [],
+  observations: [],
+  evidence: [],
+  durationMs: 0,
 });
 
 describe('mutation judging', () => {
@@ -45,11 +75,24 @@ describe('mutation judging', () => {
   });
 
   it('holds no check against exactness that failed only through the push inspection, but any other violation is extra', () => {
-    const inspected = { ...result('c', 'fail'), violations: [{ received: 'push {…}: /bid: missing', expected: PUSH_EXPECTED.schema }] };
-    const mixed = { ...result('d', 'fail'), violations: [{ received: 'push {…}: bid 2 > price 1', expected: PUSH_EXPECTED.quote }, { received: 'no notice', expected: 'a notice' }] };
+    const inspected = {
+      ...result('c', 'fail'),
+      violations: [{ received: 'push {…}: /bid: missing', expected: PUSH_EXPECTED.schema }],
+    };
+    const mixed = {
+      ...result('d', 'fail'),
+      violations: [
+        { received: 'push {…}: bid 2 > price 1', expected: PUSH_EXPECTED.quote },
+        { received: 'no notice', expected: 'a notice' },
+      ],
+    };
     const o = judgeFault(fault, [result('a', 'fail'), result('b', 'fail'), inspected, mixed]);
     expect(o).toMatchObject({ exact: false, incidental: ['c'], extra: ['d'] });
-    expect(judgeFault(fault, [result('a', 'fail'), result('b', 'fail'), inspected])).toMatchObject({ exact: true, incidental: ['c'], extra: [] });
+    expect(judgeFault(fault, [result('a', 'fail'), result('b', 'fail'), inspected])).toMatchObject({
+      exact: true,
+      incidental: ['c'],
+      extra: [],
+    });
   });
 
   it('does not call a fault exact when a check errors, and not caught when nothing fails', () => {
@@ -58,7 +101,10 @@ describe('mutation judging', () => {
   });
 
   it('ends the score with the caught line, above it one line per area', () => {
-    const outcomes = [judgeFault(fault, [result('a', 'fail'), result('b', 'fail')]), judgeFault({ ...fault, name: 'g', area: 'push' }, [result('a', 'pass')])];
+    const outcomes = [
+      judgeFault(fault, [result('a', 'fail'), result('b', 'fail')]),
+      judgeFault({ ...fault, name: 'g', area: 'push' }, [result('a', 'pass')]),
+    ];
     const lines = formatScore(outcomes).split('\n');
     expect(lines.at(-1)).toBe('mutation score: 1/2 faults caught');
     for (const area of SCORE_AREAS) expect(lines.some((l) => l.trimStart().startsWith(area))).toBe(true);
@@ -80,18 +126,25 @@ describe('mutation judging', () => {
 
 describe('dialects of a fault', () => {
   const seeds = coveringSeeds();
-  it.each(FAULTS.map((f, i) => [f.name, f, i] as const))('%s runs under two distinct non-default dialects that do not mask it', (_name, f, i) => {
-    const chosen = dialectSeedsFor(f, i, seeds, drawDialect);
-    expect(chosen.length).toBe(DIALECTS_PER_FAULT);
-    expect(new Set(chosen).size).toBe(chosen.length);
-    for (const seed of chosen) {
-      expect(JSON.stringify(drawDialect(seed))).not.toBe(JSON.stringify({ ...DEFAULT_DIALECT, seed }));
-      expect(MASKED_BY[f.name]?.(drawDialect(seed))).toBeUndefined();
-    }
-  });
+  it.each(FAULTS.map((f, i) => [f.name, f, i] as const))(
+    '%s runs under two distinct non-default dialects that do not mask it',
+    (_name, f, i) => {
+      const chosen = dialectSeedsFor(f, i, seeds, drawDialect);
+      expect(chosen.length).toBe(DIALECTS_PER_FAULT);
+      expect(new Set(chosen).size).toBe(chosen.length);
+      for (const seed of chosen) {
+        expect(JSON.stringify(drawDialect(seed))).not.toBe(JSON.stringify({ ...DEFAULT_DIALECT, seed }));
+        expect(MASKED_BY[f.name]?.(drawDialect(seed))).toBeUndefined();
+      }
+    },
+  );
 
   it('names only faults that exist in MASKED_BY', () => {
-    for (const name of Object.keys(MASKED_BY)) expect(FAULTS.some((f) => f.name === name), name).toBe(true);
+    for (const name of Object.keys(MASKED_BY))
+      expect(
+        FAULTS.some((f) => f.name === name),
+        name,
+      ).toBe(true);
   });
 
   it('calls a fault under a dialect ok when caught with nothing extra and no error, even if one catch had nothing to see', () => {
@@ -115,18 +168,25 @@ describe('the fault list', () => {
   it('repeats over Socket.IO exactly the faults that name a stream check', () => {
     const stream = streamFaults().map((f) => f.name);
     expect(stream.length).toBeGreaterThan(0);
-    expect(stream).toEqual(FAULTS.filter((f) => f.catches.some((id) => CHECKS.find((c) => c.id === id)?.tags.includes('ws'))).map((f) => f.name));
+    expect(stream).toEqual(
+      FAULTS.filter((f) => f.catches.some((id) => CHECKS.find((c) => c.id === id)?.tags.includes('ws'))).map(
+        (f) => f.name,
+      ),
+    );
   });
 
-  it.each(FAULTS.map((f) => [f.name, f] as const))('%s names only must checks of the default catalogue, and a known area', (_name, f) => {
-    expect(f.catches.length).toBeGreaterThan(0);
-    for (const id of f.catches) {
-      expect(ids.has(id), `${id} is not in the registry`).toBe(true);
-      expect(selected.has(id), `${id} is not run by default`).toBe(true);
-      expect(CHECKS.find((c) => c.id === id)?.severity, `${id} is an observation, which never fails`).toBe('must');
-    }
-    expect(Object.keys(AREA_OF)).toContain(f.area);
-  });
+  it.each(FAULTS.map((f) => [f.name, f] as const))(
+    '%s names only must checks of the default catalogue, and a known area',
+    (_name, f) => {
+      expect(f.catches.length).toBeGreaterThan(0);
+      for (const id of f.catches) {
+        expect(ids.has(id), `${id} is not in the registry`).toBe(true);
+        expect(selected.has(id), `${id} is not run by default`).toBe(true);
+        expect(CHECKS.find((c) => c.id === id)?.severity, `${id} is an observation, which never fails`).toBe('must');
+      }
+      expect(Object.keys(AREA_OF)).toContain(f.area);
+    },
+  );
 });
 
 describe('the whole catalogue against the reference service', () => {
@@ -141,14 +201,21 @@ describe('the whole catalogue against the reference service', () => {
     const seeds = coveringSeeds();
     const jobs: { fault: FaultEntry; transport: Transport; seed?: number }[] = [
       ...TRANSPORTS.flatMap((transport) => faultsOver(transport).map((fault) => ({ fault, transport }))),
-      ...FAULTS.flatMap((fault, i) => dialectSeedsFor(fault, i, seeds, drawDialect).map((seed) => ({ fault, transport: 'ws' as const, seed }))),
+      ...FAULTS.flatMap((fault, i) =>
+        dialectSeedsFor(fault, i, seeds, drawDialect).map((seed) => ({ fault, transport: 'ws' as const, seed })),
+      ),
     ];
     // The clean runs go one after another (in a row), one chain per transport, beside the faults.
     await Promise.all([
-      ...TRANSPORTS.map(async (transport) => { for (let i = 0; i < CLEAN_RUNS; i++) clean[transport].push(await runCatalogue(undefined, { transport })); }),
+      ...TRANSPORTS.map(async (transport) => {
+        for (let i = 0; i < CLEAN_RUNS; i++) clean[transport].push(await runCatalogue(undefined, { transport }));
+      }),
       pool(jobs, MUTATION_DEFAULTS.faultConcurrency - TRANSPORTS.length, async ({ fault, transport, seed }) => {
         const started = performance.now();
-        const results = await runCatalogue(fault.name, { transport, ...(seed === undefined ? {} : { dialect: drawDialect(seed) }) });
+        const results = await runCatalogue(fault.name, {
+          transport,
+          ...(seed === undefined ? {} : { dialect: drawDialect(seed) }),
+        });
         const outcome = judgeFault(fault, results, Math.round(performance.now() - started));
         if (seed === undefined) outcomes[transport].set(fault.name, outcome);
         else underDialects.set(fault.name, [...(underDialects.get(fault.name) ?? []), { ...outcome, seed }]);
@@ -159,20 +226,31 @@ describe('the whole catalogue against the reference service', () => {
 
   afterAll(() => {
     const ws = FAULTS.map((f) => outcomes.ws.get(f.name)).filter((o): o is FaultOutcome => o !== undefined);
-    const sio = streamFaults().map((f) => outcomes.socketio.get(f.name)).filter((o): o is FaultOutcome => o !== undefined);
+    const sio = streamFaults()
+      .map((f) => outcomes.socketio.get(f.name))
+      .filter((o): o is FaultOutcome => o !== undefined);
     if (ws.length === 0) return;
     const dialectRuns = [...underDialects.values()].flat();
-    const lines = [...disagreementLines(ws), ...disagreementLines(sio).map((l) => `(socketio) ${l}`), ...dialectDisagreementLines(dialectRuns).map((l) => `(dialects) ${l}`)];
+    const lines = [
+      ...disagreementLines(ws),
+      ...disagreementLines(sio).map((l) => `(socketio) ${l}`),
+      ...dialectDisagreementLines(dialectRuns).map((l) => `(dialects) ${l}`),
+    ];
     // Printed into the test output: the score is a deliverable, not only a verdict.
-    console.log(`${lines.length ? `disagreements:\n${lines.join('\n')}\n` : ''}${FAULTS.length} faults (+ ${sio.length} over socketio, + ${dialectRuns.length} runs under dialects) and ${CLEAN_RUNS} clean runs per transport in ${(elapsedMs / 1000).toFixed(1)} s\n${formatTransportScore(sio, 'socketio')}\n${formatDialectScore(dialectRuns)}\n${formatScore(ws)}`);
+    console.log(
+      `${lines.length ? `disagreements:\n${lines.join('\n')}\n` : ''}${FAULTS.length} faults (+ ${sio.length} over socketio, + ${dialectRuns.length} runs under dialects) and ${CLEAN_RUNS} clean runs per transport in ${(elapsedMs / 1000).toFixed(1)} s\n${formatTransportScore(sio, 'socketio')}\n${formatDialectScore(dialectRuns)}\n${formatScore(ws)}`,
+    );
   });
 
   describe('under dialects', () => {
-    it.each(FAULTS.map((f) => [f.name, scoreArea(f)] as const))('fault %s (%s): caught under each of its dialects, nothing failing beyond its catches, nothing erroring', (name) => {
-      const runs = underDialects.get(name) ?? [];
-      expect(runs.length, `${name} ran under ${runs.length} dialects`).toBe(DIALECTS_PER_FAULT);
-      for (const o of runs) expect(dialectOk(o), dialectDisagreementLines([o]).join('\n')).toBe(true);
-    });
+    it.each(FAULTS.map((f) => [f.name, scoreArea(f)] as const))(
+      'fault %s (%s): caught under each of its dialects, nothing failing beyond its catches, nothing erroring',
+      (name) => {
+        const runs = underDialects.get(name) ?? [];
+        expect(runs.length, `${name} ran under ${runs.length} dialects`).toBe(DIALECTS_PER_FAULT);
+        for (const o of runs) expect(dialectOk(o), dialectDisagreementLines([o]).join('\n')).toBe(true);
+      },
+    );
   });
 
   describe.each(TRANSPORTS.map((t) => [t]))('over %s', (transport) => {
@@ -183,20 +261,32 @@ describe('the whole catalogue against the reference service', () => {
       expect(results.filter((r) => r.outcome === 'pass').length).toBeGreaterThan(results.length / 2);
     });
 
-    it.each(faultsOver(transport).map((f) => [f.name, scoreArea(f)] as const))('fault %s (%s): exactly its catches fail, nothing errors', (name) => {
-      const o = outcomes[transport].get(name);
-      expect(o, `no outcome for ${name}`).toBeDefined();
-      expect(o!.failing.length, `${name} is caught by no check`).toBeGreaterThan(0);
-      expect(o!.errors, `${name}: checks ended in error`).toEqual([]);
-      // A check failing only through the push inspection saw the fault's own broken pushes: not extra.
-      expect(o!.failing.filter((id) => !o!.incidental.includes(id)), `${name}: failing set differs from catches`).toEqual([...o!.fault.catches].sort());
-    });
+    it.each(faultsOver(transport).map((f) => [f.name, scoreArea(f)] as const))(
+      'fault %s (%s): exactly its catches fail, nothing errors',
+      (name) => {
+        const o = outcomes[transport].get(name);
+        expect(o, `no outcome for ${name}`).toBeDefined();
+        expect(o!.failing.length, `${name} is caught by no check`).toBeGreaterThan(0);
+        expect(o!.errors, `${name}: checks ended in error`).toEqual([]);
+        // A check failing only through the push inspection saw the fault's own broken pushes: not extra.
+        expect(
+          o!.failing.filter((id) => !o!.incidental.includes(id)),
+          `${name}: failing set differs from catches`,
+        ).toEqual([...o!.fault.catches].sort());
+      },
+    );
 
     it('scores every fault caught', () => {
       const all = faultsOver(transport).map((f) => outcomes[transport].get(f.name)!);
       expect(all.every((o) => o !== undefined && o.caught)).toBe(true);
-      if (transport === 'ws') expect(formatScore(all).split('\n').at(-1)).toBe(`mutation score: ${FAULTS.length}/${FAULTS.length} faults caught`);
-      else expect(formatTransportScore(all, transport)).toMatch(new RegExp(`^mutation score \\(socketio\\): (\\d+)/\\1 stream faults caught`));
+      if (transport === 'ws')
+        expect(formatScore(all).split('\n').at(-1)).toBe(
+          `mutation score: ${FAULTS.length}/${FAULTS.length} faults caught`,
+        );
+      else
+        expect(formatTransportScore(all, transport)).toMatch(
+          new RegExp(`^mutation score \\(socketio\\): (\\d+)/\\1 stream faults caught`),
+        );
     });
   });
 });

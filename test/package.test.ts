@@ -6,8 +6,18 @@ import path from 'node:path';
 import { colorWanted } from '../src/options.ts';
 import { ROOT } from './helpers/conform-cli.ts';
 
-interface Run { code: number; stdout: string; stderr: string }
-function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env, timeout = 180_000): Promise<Run> {
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+function run(
+  cmd: string,
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv = process.env,
+  timeout = 180_000,
+): Promise<Run> {
   return new Promise((resolve) => {
     execFile(cmd, args, { cwd, env, timeout, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
       resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
@@ -15,12 +25,23 @@ function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = 
   });
 }
 
-const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string; license: string; dependencies: Record<string, string>; bin: Record<string, string>; engines: Record<string, string> };
+const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+  version: string;
+  license: string;
+  dependencies: Record<string, string>;
+  bin: Record<string, string>;
+  engines: Record<string, string>;
+};
 const dir = mkdtempSync(path.join(tmpdir(), 'conform-package-'));
 const app = path.join(dir, 'app');
 let files: string[] = [];
 /** Environment without colour settings inherited from the test runner. */
-const plainEnv = (): NodeJS.ProcessEnv => { const e = { ...process.env }; delete e.FORCE_COLOR; delete e.NO_COLOR; return e; };
+const plainEnv = (): NodeJS.ProcessEnv => {
+  const e = { ...process.env };
+  delete e.FORCE_COLOR;
+  delete e.NO_COLOR;
+  return e;
+};
 
 beforeAll(async () => {
   // `npm pack` runs `prepare`, which compiles dist/ from the sources as they are now.
@@ -33,21 +54,38 @@ beforeAll(async () => {
   // never caches (it fetches tarballs by the lock's URLs). So the empty project gets a lock made of
   // this project's own lock without its development entries: the same tree a user resolves today,
   // installed from the npm cache alone.
-  const lock = JSON.parse(readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> };
+  const lock = JSON.parse(readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, { dev?: boolean }>;
+  };
   const packages: Record<string, unknown> = {
     '': { name: 'consumer', dependencies: { conform: tarball } },
-    'node_modules/conform': { version: pkg.version, resolved: tarball, license: pkg.license, dependencies: pkg.dependencies, bin: pkg.bin, engines: pkg.engines },
+    'node_modules/conform': {
+      version: pkg.version,
+      resolved: tarball,
+      license: pkg.license,
+      dependencies: pkg.dependencies,
+      bin: pkg.bin,
+      engines: pkg.engines,
+    },
   };
-  for (const [name, entry] of Object.entries(lock.packages)) if (name.startsWith('node_modules/') && !entry.dev) packages[name] = entry;
+  for (const [name, entry] of Object.entries(lock.packages))
+    if (name.startsWith('node_modules/') && !entry.dev) packages[name] = entry;
   mkdirSync(app);
-  writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'consumer', private: true, dependencies: { conform: tarball } }));
-  writeFileSync(path.join(app, 'package-lock.json'), JSON.stringify({ name: 'consumer', lockfileVersion: 3, requires: true, packages }));
+  writeFileSync(
+    path.join(app, 'package.json'),
+    JSON.stringify({ name: 'consumer', private: true, dependencies: { conform: tarball } }),
+  );
+  writeFileSync(
+    path.join(app, 'package-lock.json'),
+    JSON.stringify({ name: 'consumer', lockfileVersion: 3, requires: true, packages }),
+  );
   const installed = await run('npm', ['ci', '--offline', '--no-audit', '--no-fund'], app);
   expect(installed.code, installed.stderr).toBe(0);
 }, 300_000);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const conform = (args: string[], env: NodeJS.ProcessEnv = plainEnv()): Promise<Run> => run('npx', ['--no-install', 'conform', ...args], app, env);
+const conform = (args: string[], env: NodeJS.ProcessEnv = plainEnv()): Promise<Run> =>
+  run('npx', ['--no-install', 'conform', ...args], app, env);
 
 describe('the packed package', () => {
   it('holds the compiled CLI, the schemas and the README, and no tests, fixtures or TypeScript sources', () => {
@@ -55,7 +93,9 @@ describe('the packed package', () => {
     expect(files).toContain('dist/bin/cli.js');
     expect(files).toContain('dist/load/fanout/worker-boot.mjs');
     expect(files).toContain('schemas/profile.schema.json');
-    expect(files.filter((f) => !/^(dist\/|schemas\/|bin\/conform\.js$|README\.md$|package\.json$)/.test(f))).toEqual([]);
+    expect(files.filter((f) => !/^(dist\/|schemas\/|bin\/conform\.js$|README\.md$|package\.json$)/.test(f))).toEqual(
+      [],
+    );
     expect(files.filter((f) => f.endsWith('.ts') || f.includes('test'))).toEqual([]);
   });
 
@@ -74,12 +114,27 @@ describe('the packed package', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^PASS: \d+ passed, 0 failed, 0 errors/m);
     expect(r.stdout).not.toContain('\x1b[');
-    const report = JSON.parse(readFileSync(path.join(app, 'reports/conform-report.json'), 'utf8')) as { summary: { verdict: string } };
+    const report = JSON.parse(readFileSync(path.join(app, 'reports/conform-report.json'), 'utf8')) as {
+      summary: { verdict: string };
+    };
     expect(report.summary.verdict).toBe('pass');
   });
 
   it('runs the fan-out load tool with its worker threads and the reference in its own process', async () => {
-    const r = await conform(['load', 'fanout', '--clients', '4', '--pairs', '2', '--duration', '2s', '--workers', '1', '--report', 'console']);
+    const r = await conform([
+      'load',
+      'fanout',
+      '--clients',
+      '4',
+      '--pairs',
+      '2',
+      '--duration',
+      '2s',
+      '--workers',
+      '1',
+      '--report',
+      'console',
+    ]);
     expect(r.stdout).toMatch(/connected 4\/4/);
     expect(r.stdout).toMatch(/validation errors 0 of [1-9]/);
   });

@@ -3,8 +3,15 @@ import { Decimal } from 'decimal.js';
 import { parseProfile } from '../src/profile.ts';
 import { PATHS, STATUS } from '../src/spec.ts';
 import {
-  DEFAULT_DIALECT, DIALECT_SPACE, DialectError, coveringSeeds, drawDialect, parseDialect, startReferenceServer,
-  type PartialDialect, type ReferenceServer,
+  DEFAULT_DIALECT,
+  DIALECT_SPACE,
+  DialectError,
+  coveringSeeds,
+  drawDialect,
+  parseDialect,
+  startReferenceServer,
+  type PartialDialect,
+  type ReferenceServer,
 } from '../reference/index.ts';
 import { connect, get, getRaw, open, q, subscribe, type Client } from './reference-helpers.ts';
 import { PriceBook, QUIET_PAIR_MS } from '../reference/prices.ts';
@@ -19,13 +26,21 @@ afterEach(async () => {
 });
 
 /** Serves `dialect` with a 50 ms push cadence unless the dialect sets one (pingTimeoutMs 3000 unless given). */
-async function serve(dialect: PartialDialect, extra: { pingTimeoutMs?: number; transport?: 'socketio' } = {}): Promise<ReferenceServer> {
-  const s = await startReferenceServer({ dialect: { ...dialect, stream: { tickMs: 50, ...dialect.stream } }, pingTimeoutMs: extra.pingTimeoutMs ?? 3000, transport: extra.transport });
+async function serve(
+  dialect: PartialDialect,
+  extra: { pingTimeoutMs?: number; transport?: 'socketio' } = {},
+): Promise<ReferenceServer> {
+  const s = await startReferenceServer({
+    dialect: { ...dialect, stream: { tickMs: 50, ...dialect.stream } },
+    pingTimeoutMs: extra.pingTimeoutMs ?? 3000,
+    transport: extra.transport,
+  });
   servers.push(s);
   return s;
 }
 
-const options = (group: keyof typeof DIALECT_SPACE): [string, { values: readonly unknown[] }][] => Object.entries(DIALECT_SPACE[group]);
+const options = (group: keyof typeof DIALECT_SPACE): [string, { values: readonly unknown[] }][] =>
+  Object.entries(DIALECT_SPACE[group]);
 
 describe('dialect values', () => {
   it('draws the same dialect from the same seed and different ones from other seeds', () => {
@@ -38,7 +53,8 @@ describe('dialect values', () => {
     for (let seed = 1; seed <= 50; seed++) {
       const d = drawDialect(seed);
       for (const group of Object.keys(DIALECT_SPACE) as (keyof typeof DIALECT_SPACE)[])
-        for (const [name, space] of options(group)) expect(space.values).toContain((d[group] as Record<string, unknown>)[name]);
+        for (const [name, space] of options(group))
+          expect(space.values).toContain((d[group] as Record<string, unknown>)[name]);
       expect(parseDialect(JSON.parse(JSON.stringify(d)), `seed ${seed}`)).toEqual(d);
     }
   });
@@ -48,10 +64,13 @@ describe('dialect values', () => {
     const seen = new Set<string>();
     for (const seed of seeds) {
       const d = drawDialect(seed) as unknown as Record<string, Record<string, unknown>>;
-      for (const [group, opts] of Object.entries(d)) if (typeof opts === 'object') for (const [name, v] of Object.entries(opts)) seen.add(`${group}.${name}=${JSON.stringify(v)}`);
+      for (const [group, opts] of Object.entries(d))
+        if (typeof opts === 'object')
+          for (const [name, v] of Object.entries(opts)) seen.add(`${group}.${name}=${JSON.stringify(v)}`);
     }
     for (const group of Object.keys(DIALECT_SPACE) as (keyof typeof DIALECT_SPACE)[])
-      for (const [name, space] of options(group)) for (const v of space.values) expect(seen).toContain(`${group}.${name}=${JSON.stringify(v)}`);
+      for (const [name, space] of options(group))
+        for (const v of space.values) expect(seen).toContain(`${group}.${name}=${JSON.stringify(v)}`);
     expect(seeds).toEqual(coveringSeeds());
   });
 
@@ -74,7 +93,9 @@ describe('dialect values', () => {
   });
 
   it('refuses a bad dialect given to startReferenceServer, naming the field', async () => {
-    await expect(startReferenceServer({ dialect: { rest: { perPageMax: 3 } } })).rejects.toThrow('dialect: /rest/perPageMax: must be >= 10');
+    await expect(startReferenceServer({ dialect: { rest: { perPageMax: 3 } } })).rejects.toThrow(
+      'dialect: /rest/perPageMax: must be >= 10',
+    );
   });
 
   it('serves the default dialect when none is given', async () => {
@@ -121,7 +142,7 @@ describe('dialect keys', () => {
     await a.close();
   });
 
-  it('keeps a closed connection\'s slot for slotReleaseMs, then frees it', async () => {
+  it("keeps a closed connection's slot for slotReleaseMs, then frees it", async () => {
     const s = await serve({ keys: { primary: 1, slotReleaseMs: 600 } });
     const a = await open(s);
     await a.close();
@@ -179,7 +200,7 @@ describe('dialect REST', () => {
     expect(gw.profile.probes!.find((p) => p.status === STATUS.INVALID_REQUEST)!.httpStatus).toBe(422);
   });
 
-  it('refuses or clamps a per_page above the dialect\'s maximum', async () => {
+  it("refuses or clamps a per_page above the dialect's maximum", async () => {
     const err = await serve({ rest: { perPageMax: 50, perPageOver: 'error' } });
     expect((await get(err, `${PATHS.pairs}${q({ per_page: '50' })}`)).body.data).toHaveLength(50);
     const over = await get(err, `${PATHS.pairs}${q({ per_page: '51' })}`);
@@ -216,7 +237,7 @@ async function samplePrices(s: ReferenceServer): Promise<Record<string, string>[
 }
 
 describe('dialect numbers', () => {
-  it('draws each pair\'s decimals from 0 to 8 and writes ask, bid and price with them', async () => {
+  it("draws each pair's decimals from 0 to 8 and writes ask, bid and price with them", async () => {
     const s = await serve({ seed: 5, numbers: { decimals: 'drawn' } });
     const r = await get(s, `${PATHS.pairs}${q({ per_page: '100' })}`);
     const seen = new Set<number>();
@@ -239,7 +260,7 @@ describe('dialect numbers', () => {
     }
   });
 
-  it('rounds an off-grid mid half-up to the pair\'s precision under mid rounded', async () => {
+  it("rounds an off-grid mid half-up to the pair's precision under mid rounded", async () => {
     const s = await serve({ numbers: { mid: 'rounded' } });
     for (const p of await samplePrices(s)) {
       const n = decimalsOf(p.ask);
@@ -262,7 +283,7 @@ describe('dialect numbers', () => {
     await c.close();
   });
 
-  it('keeps every decimal of the pair\'s precision under the default dialect', async () => {
+  it("keeps every decimal of the pair's precision under the default dialect", async () => {
     const s = await serve({});
     const p = (await get(s, `${PATHS.price}${q({ code: 'Crypto:ALL:BTC/USD' })}`)).body.data as Record<string, string>;
     expect([decimalsOf(p.ask), decimalsOf(p.bid), decimalsOf(p.price)]).toEqual([2, 2, 2]);
@@ -270,7 +291,8 @@ describe('dialect numbers', () => {
 });
 
 const BTC = 'Crypto:ALL:BTC/USD';
-const listed = async (s: ReferenceServer, query: Record<string, string> = {}): Promise<Record<string, unknown>> => (await get(s, `${PATHS.pairs}${q({ per_page: '100', ...query })}`)).body;
+const listed = async (s: ReferenceServer, query: Record<string, string> = {}): Promise<Record<string, unknown>> =>
+  (await get(s, `${PATHS.pairs}${q({ per_page: '100', ...query })}`)).body;
 const codesOf = (body: Record<string, unknown>): string[] => (body.data as { code: string }[]).map((p) => p.code);
 
 describe('dialect listing', () => {
@@ -290,7 +312,10 @@ describe('dialect listing', () => {
     const catalogue = codesOf(await listed(await serve({})));
     const byCode = codesOf(await listed(await serve({ rest: { order: 'code' } })));
     expect(byCode).toEqual([...byCode].sort());
-    const all = async (s: ReferenceServer): Promise<string[]> => [...codesOf(await listed(s, { page: '1' })), ...codesOf(await listed(s, { page: '2' }))];
+    const all = async (s: ReferenceServer): Promise<string[]> => [
+      ...codesOf(await listed(s, { page: '1' })),
+      ...codesOf(await listed(s, { page: '2' })),
+    ];
     const fullCatalogue = await all(await serve({}));
     expect(await all(await serve({ rest: { order: 'reversed' } }))).toEqual([...fullCatalogue].reverse());
     const shuffled = await serve({ seed: 9, rest: { order: 'shuffled' } });
@@ -300,18 +325,25 @@ describe('dialect listing', () => {
     expect(new Set(await all(shuffled))).toEqual(new Set(fullCatalogue));
   });
 
-  it.each([12, 250])('serves a catalogue of %i active pairs, keeping the pairs the keys name and every special state', async (size) => {
-    const s = await serve({ rest: { catalogueSize: size, pagination: 'top-level' } });
-    const body = await listed(s);
-    // The stale pair is listed too: it has a price.
-    expect(body.total).toBe(size + 1);
-    const codes = new Set<string>();
-    for (let page = 1; codes.size < size + 1; page++) for (const c of codesOf(await listed(s, { page: String(page) }))) codes.add(c);
-    for (const c of s.profile.keys.whitelisted!.pairs as string[]) expect(codes).toContain(c);
-    expect(codes).toContain(s.profile.pairs!.stale);
-    for (const c of [...codes].slice(0, 20)) expect((await get(s, `${PATHS.price}${q({ code: c })}`)).body.data).not.toBeNull();
-    expect((await get(s, `${PATHS.price}${q({ code: s.profile.pairs!.inactive as string })}`)).body.status_number).toBe(STATUS.PAIR_NOT_FOUND);
-  });
+  it.each([12, 250])(
+    'serves a catalogue of %i active pairs, keeping the pairs the keys name and every special state',
+    async (size) => {
+      const s = await serve({ rest: { catalogueSize: size, pagination: 'top-level' } });
+      const body = await listed(s);
+      // The stale pair is listed too: it has a price.
+      expect(body.total).toBe(size + 1);
+      const codes = new Set<string>();
+      for (let page = 1; codes.size < size + 1; page++)
+        for (const c of codesOf(await listed(s, { page: String(page) }))) codes.add(c);
+      for (const c of s.profile.keys.whitelisted!.pairs as string[]) expect(codes).toContain(c);
+      expect(codes).toContain(s.profile.pairs!.stale);
+      for (const c of [...codes].slice(0, 20))
+        expect((await get(s, `${PATHS.price}${q({ code: c })}`)).body.data).not.toBeNull();
+      expect(
+        (await get(s, `${PATHS.price}${q({ code: s.profile.pairs!.inactive as string })}`)).body.status_number,
+      ).toBe(STATUS.PAIR_NOT_FOUND);
+    },
+  );
 });
 
 describe('dialect JSON', () => {
@@ -320,12 +352,20 @@ describe('dialect JSON', () => {
     const pairs = await listed(s);
     expect(pairs[EXTRA_FIELD.name]).toBe(EXTRA_FIELD.value);
     expect((pairs.data as Record<string, unknown>[])[0]![EXTRA_FIELD.name]).toBe(EXTRA_FIELD.value);
-    const price = (await get(s, `${PATHS.price}${q({ code: BTC })}`)).body.data as Record<string, Record<string, unknown>>;
+    const price = (await get(s, `${PATHS.price}${q({ code: BTC })}`)).body.data as Record<
+      string,
+      Record<string, unknown>
+    >;
     expect(price[EXTRA_FIELD.name]).toBe(EXTRA_FIELD.value);
     expect(price.market![EXTRA_FIELD.name]).toBe(EXTRA_FIELD.value);
     const refused = await connect(s, 'suspended');
     expect(refused.ok).toBe(false);
-    if (!refused.ok) expect(refused.body).toEqual({ status_number: STATUS.SUSPENDED, message: expect.any(String), [EXTRA_FIELD.name]: EXTRA_FIELD.value });
+    if (!refused.ok)
+      expect(refused.body).toEqual({
+        status_number: STATUS.SUSPENDED,
+        message: expect.any(String),
+        [EXTRA_FIELD.name]: EXTRA_FIELD.value,
+      });
     const c = await open(s);
     const notice = await subscribe(c, [BTC]);
     expect([notice.code, notice[EXTRA_FIELD.name]]).toEqual([STATUS.OK, EXTRA_FIELD.value]);
@@ -336,7 +376,9 @@ describe('dialect JSON', () => {
 
   it('orders keys as the dialect says and spaces the text', async () => {
     const s = await serve({ json: { keyOrder: 'sorted', whitespace: 'indented' } });
-    const r = await getRaw(`${s.restUrl}${PATHS.price}${q({ code: BTC })}`, { 'X-API-Key': s.profile.keys.primary.key });
+    const r = await getRaw(`${s.restUrl}${PATHS.price}${q({ code: BTC })}`, {
+      'X-API-Key': s.profile.keys.primary.key,
+    });
     expect(Object.keys(r.body)).toEqual(['data', 'status_number', 'ts']);
     expect(Object.keys(r.body.data as object)).toEqual(['ask', 'bid', 'code', 'market', 'price']);
     expect(r.text).toContain('\n  "data": {\n    "ask"');
@@ -353,12 +395,13 @@ describe('dialect JSON', () => {
 /** Waits until the client has received `n` pushes of `code` (after those already queued), and returns them. */
 async function pushesOf(c: Client, code: string, n: number, timeoutMs = 5000): Promise<Record<string, unknown>[]> {
   const out: Record<string, unknown>[] = [];
-  while (out.length < n) out.push((await c.next((f) => f.json?.code === code && f.json.method === undefined, timeoutMs)).json!);
+  while (out.length < n)
+    out.push((await c.next((f) => f.json?.code === code && f.json.method === undefined, timeoutMs)).json!);
   return out;
 }
 
 describe('dialect stream', () => {
-  it('serves the stream at the dialect\'s path, on a port of its own, and refuses upgrades on the REST port', async () => {
+  it("serves the stream at the dialect's path, on a port of its own, and refuses upgrades on the REST port", async () => {
     const s = await serve({ stream: { path: '/v1/stream/prices', port: 'separate' } });
     const ws = new URL(s.wsUrl);
     expect(ws.pathname).toBe('/v1/stream/prices');
@@ -374,7 +417,7 @@ describe('dialect stream', () => {
     expect((await get(s, PATHS.pairs)).body.status_number).toBe(STATUS.OK);
   });
 
-  it('pushes at the dialect\'s cadence', async () => {
+  it("pushes at the dialect's cadence", async () => {
     const s = await serve({ stream: { tickMs: 400 } });
     const c = await open(s);
     await subscribe(c, [BTC]);
@@ -390,7 +433,8 @@ describe('dialect stream', () => {
     await subscribe(c, [BTC]);
     const pushes = await pushesOf(c, BTC, 4);
     for (const p of pushes) expect(p.last_updated).toBe(p.sent_at);
-    for (let i = 1; i < pushes.length; i++) expect(pushes[i]!.price !== pushes[i - 1]!.price || pushes[i]!.ask !== pushes[i - 1]!.ask).toBe(true);
+    for (let i = 1; i < pushes.length; i++)
+      expect(pushes[i]!.price !== pushes[i - 1]!.price || pushes[i]!.ask !== pushes[i - 1]!.ask).toBe(true);
     await c.close();
   });
 
@@ -409,7 +453,8 @@ describe('dialect stream', () => {
     const plain = await serve({ stream: { pushes: 'on-change' } });
     const d = await open(plain);
     d.send({ method: 'subscribe', params: { pairs: [stale(plain), BTC] } });
-    for (let i = 0; i < 3; i++) expect((await d.next((f) => f.json?.code === BTC || f.json?.code === stale(plain))).json!.code).toBe(BTC);
+    for (let i = 0; i < 3; i++)
+      expect((await d.next((f) => f.json?.code === BTC || f.json?.code === stale(plain))).json!.code).toBe(BTC);
     await d.close();
   });
 
@@ -430,7 +475,10 @@ describe('dialect stream', () => {
   });
 
   it('answers unsubscribing a pair that is not subscribed with success or 50004, per the dialect', async () => {
-    for (const [mode, code] of [['success', STATUS.OK], ['error', STATUS.INVALID_REQUEST]] as const) {
+    for (const [mode, code] of [
+      ['success', STATUS.OK],
+      ['error', STATUS.INVALID_REQUEST],
+    ] as const) {
       const s = await serve({ stream: { unsubscribeNotSubscribed: mode } });
       const c = await open(s);
       await subscribe(c, [BTC]);
@@ -506,7 +554,8 @@ describe('dialect quiet pairs', () => {
   it('moves a quiet pair at most once every QUIET_PAIR_MS while the others move every step', () => {
     const book = new PriceBook(DEFAULT_PAIRS.slice(0, 6), 3, 0, 'even-spread', true);
     const moves = new Map<string, number[]>();
-    for (let t = 100; t <= 10_000; t += 100) for (const code of book.step(t, 1, () => true)) moves.set(code, [...(moves.get(code) ?? []), t]);
+    for (let t = 100; t <= 10_000; t += 100)
+      for (const code of book.step(t, 1, () => true)) moves.set(code, [...(moves.get(code) ?? []), t]);
     const quiet = DEFAULT_PAIRS[2]!.code;
     const times = moves.get(quiet)!;
     for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(QUIET_PAIR_MS);
@@ -516,10 +565,18 @@ describe('dialect quiet pairs', () => {
 
 describe('dialect Socket.IO', () => {
   // The client the runner picks from the profile: transport, event and namespace come from there.
-  const client = (s: ReferenceServer) => streamFactoryFor(s.profile)({ url: s.profile.ws!, primaryKey: s.profile.keys.primary.key, record: () => undefined });
+  const client = (s: ReferenceServer) =>
+    streamFactoryFor(s.profile)({
+      url: s.profile.ws!,
+      primaryKey: s.profile.keys.primary.key,
+      record: () => undefined,
+    });
 
-  it('serves the stream on the dialect\'s event and namespace, messages as JSON text, and writes both in the profile', async () => {
-    const s = await serve({ socketio: { event: 'prices', namespace: '/v1', payload: 'json-text' } }, { transport: 'socketio' });
+  it("serves the stream on the dialect's event and namespace, messages as JSON text, and writes both in the profile", async () => {
+    const s = await serve(
+      { socketio: { event: 'prices', namespace: '/v1', payload: 'json-text' } },
+      { transport: 'socketio' },
+    );
     expect([s.profile.event, s.profile.namespace]).toEqual(['prices', '/v1']);
     expect(parseProfile(JSON.parse(JSON.stringify(s.profile))).namespace).toBe('/v1');
     const r = await client(s).open();
@@ -531,11 +588,20 @@ describe('dialect Socket.IO', () => {
     await r.session.close();
     // On the wire every message is a string payload of the event, on the namespace.
     const raw = io(`${s.socketIoUrl!.replace(/^ws:/, 'http:').replace(/\/socket\.io\/$/, '')}/v1`, {
-      path: '/socket.io/', forceNew: true, reconnection: false, transports: ['websocket'], extraHeaders: { 'X-API-Key': s.profile.keys.primary.key },
+      path: '/socket.io/',
+      forceNew: true,
+      reconnection: false,
+      transports: ['websocket'],
+      extraHeaders: { 'X-API-Key': s.profile.keys.primary.key },
     });
     try {
       const payloads: unknown[] = [];
-      const got = new Promise<void>((resolve) => raw.on('prices', (p: unknown) => { payloads.push(p); if (payloads.length === 2) resolve(); }));
+      const got = new Promise<void>((resolve) =>
+        raw.on('prices', (p: unknown) => {
+          payloads.push(p);
+          if (payloads.length === 2) resolve();
+        }),
+      );
       raw.on('connect', () => raw.emit('prices', { method: 'subscribe', params: { pairs: [BTC] } }));
       await got;
       for (const p of payloads) expect(typeof p).toBe('string');
@@ -547,10 +613,16 @@ describe('dialect Socket.IO', () => {
   });
 
   it('refuses a handshake with a CONNECT_ERROR carrying {status_number, message} when the dialect refuses in the namespace', async () => {
-    const s = await serve({ keys: { primary: 1 }, socketio: { refusals: 'connect-error', namespace: '/prices' } }, { transport: 'socketio' });
+    const s = await serve(
+      { keys: { primary: 1 }, socketio: { refusals: 'connect-error', namespace: '/prices' } },
+      { transport: 'socketio' },
+    );
     const c = client(s);
     const refused = await c.open({ key: s.profile.keys.suspended!.key });
-    expect(refused).toMatchObject({ ok: false, json: { status_number: STATUS.SUSPENDED, message: expect.any(String) } });
+    expect(refused).toMatchObject({
+      ok: false,
+      json: { status_number: STATUS.SUSPENDED, message: expect.any(String) },
+    });
     const one = await c.open();
     expect(one.ok).toBe(true);
     const two = await c.open();
@@ -558,36 +630,51 @@ describe('dialect Socket.IO', () => {
     if (one.ok) await one.session.close();
     // Under the default, the same refusal comes in the HTTP phase.
     const http = await serve({}, { transport: 'socketio' });
-    expect(await client(http).open({ key: http.profile.keys.suspended!.key })).toMatchObject({ ok: false, status: 403 });
+    expect(await client(http).open({ key: http.profile.keys.suspended!.key })).toMatchObject({
+      ok: false,
+      status: 403,
+    });
   });
 });
 
 describe('every covering dialect', () => {
-  it.each(coveringSeeds())('seed %i: starts, writes a valid profile, answers REST, a subscribe and a refusal over both transports', async (seed) => {
-    const s = await startReferenceServer({ dialect: drawDialect(seed), transport: 'socketio', pingTimeoutMs: 5000 });
-    servers.push(s);
-    const profile = parseProfile(JSON.parse(JSON.stringify(s.profile)));
-    expect((await get(s, PATHS.pairs)).body.status_number).toBe(STATUS.OK);
-    const code = profile.pairs!.sample![0]!;
-    expect((await get(s, `${PATHS.price}${q({ code })}`)).body.status_number).toBe(STATUS.OK);
-    const c = await open(s);
-    expect((await subscribe(c, [code])).code).toBe(STATUS.OK);
-    await c.close();
-    const refused = await connect(s, 'suspended');
-    expect(refused.ok).toBe(false);
-    const io = streamFactoryFor(profile)({ url: profile.ws!, primaryKey: profile.keys.primary.key, record: () => undefined });
-    // The raw connection's slot may stay taken for the dialect's slotReleaseMs (a one-connection key waits for it).
-    const deadline = Date.now() + s.dialect.keys.slotReleaseMs + 3000;
-    let r = await io.open();
-    while (!r.ok && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      r = await io.open();
-    }
-    expect(r.ok).toBe(true);
-    if (r.ok) {
-      expect((await r.session.request({ id: 'a', method: 'subscribe', params: { pairs: [code] } })).code).toBe(STATUS.OK);
-      await r.session.close();
-    }
-    expect(await io.open({ key: profile.keys.suspended!.key })).toMatchObject({ ok: false, json: { status_number: STATUS.SUSPENDED } });
-  });
+  it.each(coveringSeeds())(
+    'seed %i: starts, writes a valid profile, answers REST, a subscribe and a refusal over both transports',
+    async (seed) => {
+      const s = await startReferenceServer({ dialect: drawDialect(seed), transport: 'socketio', pingTimeoutMs: 5000 });
+      servers.push(s);
+      const profile = parseProfile(JSON.parse(JSON.stringify(s.profile)));
+      expect((await get(s, PATHS.pairs)).body.status_number).toBe(STATUS.OK);
+      const code = profile.pairs!.sample![0]!;
+      expect((await get(s, `${PATHS.price}${q({ code })}`)).body.status_number).toBe(STATUS.OK);
+      const c = await open(s);
+      expect((await subscribe(c, [code])).code).toBe(STATUS.OK);
+      await c.close();
+      const refused = await connect(s, 'suspended');
+      expect(refused.ok).toBe(false);
+      const io = streamFactoryFor(profile)({
+        url: profile.ws!,
+        primaryKey: profile.keys.primary.key,
+        record: () => undefined,
+      });
+      // The raw connection's slot may stay taken for the dialect's slotReleaseMs (a one-connection key waits for it).
+      const deadline = Date.now() + s.dialect.keys.slotReleaseMs + 3000;
+      let r = await io.open();
+      while (!r.ok && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        r = await io.open();
+      }
+      expect(r.ok).toBe(true);
+      if (r.ok) {
+        expect((await r.session.request({ id: 'a', method: 'subscribe', params: { pairs: [code] } })).code).toBe(
+          STATUS.OK,
+        );
+        await r.session.close();
+      }
+      expect(await io.open({ key: profile.keys.suspended!.key })).toMatchObject({
+        ok: false,
+        json: { status_number: STATUS.SUSPENDED },
+      });
+    },
+  );
 });

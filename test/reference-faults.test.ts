@@ -14,10 +14,17 @@ const XAU = 'Metal:ALL:XAU/USD';
 const SATURDAY = Date.UTC(2026, 10, 21, 15, 0);
 
 type Body = Record<string, unknown>;
-const price = async (s: ReferenceServer, code: string, key = 'primary'): Promise<Body> => (await get(s, PATHS.price + q({ code }), key)).body;
-const priceData = async (s: ReferenceServer, code: string): Promise<Record<string, unknown>> => (await price(s, code)).data as Record<string, unknown>;
-const market = async (s: ReferenceServer, code: string): Promise<Record<string, unknown>> => (await priceData(s, code)).market as Record<string, unknown>;
-const pairsOf = async (s: ReferenceServer, query: Record<string, string> = {}, key = 'primary'): Promise<Record<string, string>[]> =>
+const price = async (s: ReferenceServer, code: string, key = 'primary'): Promise<Body> =>
+  (await get(s, PATHS.price + q({ code }), key)).body;
+const priceData = async (s: ReferenceServer, code: string): Promise<Record<string, unknown>> =>
+  (await price(s, code)).data as Record<string, unknown>;
+const market = async (s: ReferenceServer, code: string): Promise<Record<string, unknown>> =>
+  (await priceData(s, code)).market as Record<string, unknown>;
+const pairsOf = async (
+  s: ReferenceServer,
+  query: Record<string, string> = {},
+  key = 'primary',
+): Promise<Record<string, string>[]> =>
   (await get(s, PATHS.pairs + (Object.keys(query).length ? q(query) : ''), key)).body.data as Record<string, string>[];
 
 /** Opens a primary-key stream that keeps itself alive, runs `fn`, closes. */
@@ -40,7 +47,10 @@ async function settledPushes(c: Client): Promise<Body[]> {
 
 async function codes(s: ReferenceServer, n: number): Promise<string[]> {
   const all = [...(await pairsOf(s, { per_page: '100' })), ...(await pairsOf(s, { per_page: '100', page: '2' }))];
-  return all.map((p) => p.code).filter((c) => c !== s.profile.pairs!.stale).slice(0, n);
+  return all
+    .map((p) => p.code)
+    .filter((c) => c !== s.profile.pairs!.stale)
+    .slice(0, n);
 }
 
 /** A reply to `msg` that comes before the Pong of a following ping: a notice, or nothing. */
@@ -64,17 +74,29 @@ interface Observation {
 
 /** For every fault, how a client sees its deviation; the clean server must not show it. */
 const OBSERVE: Record<FaultName, Observation> = {
-  'envelope-status-number-integer': { deviates: async (s) => typeof (await get(s, PATHS.pairs)).body.status_number !== 'string' },
+  'envelope-status-number-integer': {
+    deviates: async (s) => typeof (await get(s, PATHS.pairs)).body.status_number !== 'string',
+  },
   'envelope-ts-string': { deviates: async (s) => !Number.isInteger((await get(s, PATHS.pairs)).body.ts) },
   'envelope-error-data-filled': { deviates: async (s) => (await price(s, 'Crypto:ALL:NOPE/USD')).data !== null },
   'envelope-error-message-missing': { deviates: async (s) => !('message' in (await price(s, 'Crypto:ALL:NOPE/USD'))) },
-  'auth-header-case-sensitive': { deviates: async (s) => (await get(s, PATHS.pairs, 'primary', 'x-api-key')).body.status_number !== STATUS.OK },
-  'auth-canonical-header-refused': { deviates: async (s) => (await get(s, PATHS.pairs, 'primary', 'X-API-Key')).body.status_number !== STATUS.OK },
-  'auth-missing-key-accepted': { deviates: async (s) => (await get(s, PATHS.pairs, null)).body.status_number !== STATUS.UNAUTHORIZED },
+  'auth-header-case-sensitive': {
+    deviates: async (s) => (await get(s, PATHS.pairs, 'primary', 'x-api-key')).body.status_number !== STATUS.OK,
+  },
+  'auth-canonical-header-refused': {
+    deviates: async (s) => (await get(s, PATHS.pairs, 'primary', 'X-API-Key')).body.status_number !== STATUS.OK,
+  },
+  'auth-missing-key-accepted': {
+    deviates: async (s) => (await get(s, PATHS.pairs, null)).body.status_number !== STATUS.UNAUTHORIZED,
+  },
   'auth-http-403': { deviates: async (s) => (await get(s, PATHS.pairs, 'unknown')).status !== 401 },
-  'auth-suspended-served': { deviates: async (s) => (await get(s, PATHS.pairs, 'suspended')).body.status_number !== STATUS.SUSPENDED },
+  'auth-suspended-served': {
+    deviates: async (s) => (await get(s, PATHS.pairs, 'suspended')).body.status_number !== STATUS.SUSPENDED,
+  },
   'pairs-default-per-page-20': { deviates: async (s) => (await pairsOf(s)).length !== LIMITS.defaultPerPage },
-  'pairs-page-alone-per-page-20': { deviates: async (s) => (await pairsOf(s, { page: '1' })).length !== LIMITS.defaultPerPage },
+  'pairs-page-alone-per-page-20': {
+    deviates: async (s) => (await pairsOf(s, { page: '1' })).length !== LIMITS.defaultPerPage,
+  },
   'pairs-error-envelope': {
     async deviates(s) {
       const b = (await get(s, PATHS.pairs + q({ page: '0' }))).body;
@@ -88,12 +110,23 @@ const OBSERVE: Record<FaultName, Observation> = {
     },
   },
   'pairs-per-page-ignored': { deviates: async (s) => (await pairsOf(s, { per_page: '3' })).length !== 3 },
-  'pairs-invalid-page-accepted': { deviates: async (s) => (await get(s, PATHS.pairs + q({ page: '0' }))).body.status_number !== STATUS.INVALID_REQUEST },
-  'pairs-invalid-per-page-accepted': { deviates: async (s) => (await get(s, PATHS.pairs + q({ per_page: 'ten' }))).body.status_number !== STATUS.INVALID_REQUEST },
-  'pairs-type-filter-ignored': { deviates: async (s) => (await pairsOf(s, { type: 'Metal' })).some((p) => !p.code.startsWith('Metal:')) },
-  'pairs-code-search-ignored': { deviates: async (s) => (await pairsOf(s, { code: 'BTC' })).some((p) => !p.code.includes('BTC')) },
+  'pairs-invalid-page-accepted': {
+    deviates: async (s) => (await get(s, PATHS.pairs + q({ page: '0' }))).body.status_number !== STATUS.INVALID_REQUEST,
+  },
+  'pairs-invalid-per-page-accepted': {
+    deviates: async (s) =>
+      (await get(s, PATHS.pairs + q({ per_page: 'ten' }))).body.status_number !== STATUS.INVALID_REQUEST,
+  },
+  'pairs-type-filter-ignored': {
+    deviates: async (s) => (await pairsOf(s, { type: 'Metal' })).some((p) => !p.code.startsWith('Metal:')),
+  },
+  'pairs-code-search-ignored': {
+    deviates: async (s) => (await pairsOf(s, { code: 'BTC' })).some((p) => !p.code.includes('BTC')),
+  },
   'pairs-record-name-missing': { deviates: async (s) => (await pairsOf(s)).some((p) => typeof p.name !== 'string') },
-  'pairs-base-mismatch': { deviates: async (s) => (await pairsOf(s)).some((p) => parsePairCode(p.code)!.base !== p.base) },
+  'pairs-base-mismatch': {
+    deviates: async (s) => (await pairsOf(s)).some((p) => parsePairCode(p.code)!.base !== p.base),
+  },
   'price-ask-number': { deviates: async (s) => typeof (await priceData(s, BTC)).ask !== 'string' },
   'price-not-mid': {
     async deviates(s) {
@@ -110,7 +143,10 @@ const OBSERVE: Record<FaultName, Observation> = {
   'price-deep-pair-inverted': {
     async deviates(s) {
       const listed = await codes(s, 200);
-      const [first, last] = [(await priceData(s, listed[0]!)) as Record<string, string>, (await priceData(s, listed.at(-1)!)) as Record<string, string>];
+      const [first, last] = [
+        (await priceData(s, listed[0]!)) as Record<string, string>,
+        (await priceData(s, listed.at(-1)!)) as Record<string, string>,
+      ];
       // Only the last pair breaks the rule; the first is as it should be.
       return new Decimal(last.bid!).gt(last.ask!) && new Decimal(first.bid!).lte(first.ask!);
     },
@@ -135,24 +171,50 @@ const OBSERVE: Record<FaultName, Observation> = {
     },
     options: { clock: () => SATURDAY },
   },
-  'stale-http-503': { deviates: async (s) => (await get(s, PATHS.price + q({ code: s.profile.pairs!.stale! }))).status !== 200 },
+  'stale-http-503': {
+    deviates: async (s) => (await get(s, PATHS.price + q({ code: s.profile.pairs!.stale! }))).status !== 200,
+  },
   'stale-data-null': { deviates: async (s) => (await price(s, s.profile.pairs!.stale!)).data === null },
-  'unknown-pair-status-50008': { deviates: async (s) => (await price(s, 'Crypto:ALL:NOPE/USD')).status_number !== STATUS.PAIR_NOT_FOUND },
-  'missing-code-200': { deviates: async (s) => (await get(s, PATHS.price)).body.status_number !== STATUS.INVALID_REQUEST },
-  'unknown-endpoint-50004': { deviates: async (s) => (await get(s, '/v1/nothing')).body.status_number !== STATUS.NOT_FOUND },
-  'probe-status-swapped': { deviates: async (s) => (await get(s, PATHS.pairs, 'apiMaintenance')).body.status_number !== STATUS.API_MAINTENANCE },
-  'probe-restricted-as-suspended': { deviates: async (s) => (await get(s, PATHS.pairs, 'restricted')).body.status_number !== STATUS.RESTRICTED_USER },
-  'entitlement-asset-type-ignored': { deviates: async (s) => (await price(s, AAPL, 'cryptoOnly')).status_number !== STATUS.ASSET_TYPE_DENIED },
-  'entitlement-pairs-list-unfiltered': { deviates: async (s) => (await pairsOf(s, { per_page: '100' }, 'cryptoOnly')).some((p) => !p.code.startsWith('Crypto:')) },
-  'entitlement-whitelist-subscribe': { deviates: (s) => withStream(s, async (c) => (await subscribe(c, [ETH])).code !== STATUS.ACCESS_DENIED, 'whitelisted') },
+  'unknown-pair-status-50008': {
+    deviates: async (s) => (await price(s, 'Crypto:ALL:NOPE/USD')).status_number !== STATUS.PAIR_NOT_FOUND,
+  },
+  'missing-code-200': {
+    deviates: async (s) => (await get(s, PATHS.price)).body.status_number !== STATUS.INVALID_REQUEST,
+  },
+  'unknown-endpoint-50004': {
+    deviates: async (s) => (await get(s, '/v1/nothing')).body.status_number !== STATUS.NOT_FOUND,
+  },
+  'probe-status-swapped': {
+    deviates: async (s) => (await get(s, PATHS.pairs, 'apiMaintenance')).body.status_number !== STATUS.API_MAINTENANCE,
+  },
+  'probe-restricted-as-suspended': {
+    deviates: async (s) => (await get(s, PATHS.pairs, 'restricted')).body.status_number !== STATUS.RESTRICTED_USER,
+  },
+  'entitlement-asset-type-ignored': {
+    deviates: async (s) => (await price(s, AAPL, 'cryptoOnly')).status_number !== STATUS.ASSET_TYPE_DENIED,
+  },
+  'entitlement-pairs-list-unfiltered': {
+    deviates: async (s) =>
+      (await pairsOf(s, { per_page: '100' }, 'cryptoOnly')).some((p) => !p.code.startsWith('Crypto:')),
+  },
+  'entitlement-whitelist-subscribe': {
+    deviates: (s) =>
+      withStream(s, async (c) => (await subscribe(c, [ETH])).code !== STATUS.ACCESS_DENIED, 'whitelisted'),
+  },
   'entitlement-asset-type-partial': {
     async deviates(s) {
       const rest = (await price(s, XAU, 'cryptoOnly')).status_number !== STATUS.ASSET_TYPE_DENIED;
-      const stream = await withStream(s, async (c) => (await subscribe(c, [XAU])).code !== STATUS.ASSET_TYPE_DENIED, 'cryptoOnly');
+      const stream = await withStream(
+        s,
+        async (c) => (await subscribe(c, [XAU])).code !== STATUS.ASSET_TYPE_DENIED,
+        'cryptoOnly',
+      );
       return rest && stream;
     },
   },
-  'entitlement-whitelist-price-ignored': { deviates: async (s) => (await price(s, ETH, 'whitelisted')).status_number !== STATUS.ACCESS_DENIED },
+  'entitlement-whitelist-price-ignored': {
+    deviates: async (s) => (await price(s, ETH, 'whitelisted')).status_number !== STATUS.ACCESS_DENIED,
+  },
   'handshake-body-code': {
     async deviates(s) {
       const r = await connect(s, null);
@@ -202,96 +264,142 @@ const OBSERVE: Record<FaultName, Observation> = {
     },
   },
   'subscribe-extends': {
-    deviates: (s) => withStream(s, async (c) => {
-      await subscribe(c, [BTC]);
-      await subscribe(c, [ETH]);
-      return (await settledPushes(c)).some((p) => p.code === BTC);
-    }),
+    deviates: (s) =>
+      withStream(s, async (c) => {
+        await subscribe(c, [BTC]);
+        await subscribe(c, [ETH]);
+        return (await settledPushes(c)).some((p) => p.code === BTC);
+      }),
   },
-  'subscribe-accepts-101': { deviates: async (s) => withStream(s, async (c) => (await subscribe(c, await codes(s, 101))).code === STATUS.OK) },
-  'subscribe-limit-99': { deviates: async (s) => withStream(s, async (c) => (await subscribe(c, await codes(s, 100))).code !== STATUS.OK) },
-  'subscribe-empty-accepted': { deviates: (s) => withStream(s, async (c) => (await subscribe(c, [])).code === STATUS.OK) },
+  'subscribe-accepts-101': {
+    deviates: async (s) => withStream(s, async (c) => (await subscribe(c, await codes(s, 101))).code === STATUS.OK),
+  },
+  'subscribe-limit-99': {
+    deviates: async (s) => withStream(s, async (c) => (await subscribe(c, await codes(s, 100))).code !== STATUS.OK),
+  },
+  'subscribe-empty-accepted': {
+    deviates: (s) => withStream(s, async (c) => (await subscribe(c, [])).code === STATUS.OK),
+  },
   'subscribe-missing-params-accepted': {
-    deviates: (s) => withStream(s, async (c) => {
-      c.send({ id: 'm', method: 'subscribe' });
-      return (await c.notice()).code !== STATUS.INVALID_REQUEST;
-    }),
+    deviates: (s) =>
+      withStream(s, async (c) => {
+        c.send({ id: 'm', method: 'subscribe' });
+        return (await c.notice()).code !== STATUS.INVALID_REQUEST;
+      }),
   },
   'subscribe-pairs-string-accepted': {
-    deviates: (s) => withStream(s, async (c) => {
-      c.send({ id: 'p', method: 'subscribe', params: { pairs: BTC } });
-      return (await c.notice()).code !== STATUS.INVALID_REQUEST;
-    }),
+    deviates: (s) =>
+      withStream(s, async (c) => {
+        c.send({ id: 'p', method: 'subscribe', params: { pairs: BTC } });
+        return (await c.notice()).code !== STATUS.INVALID_REQUEST;
+      }),
   },
-  'subscribe-inactive-accepted': { deviates: (s) => withStream(s, async (c) => (await subscribe(c, [s.profile.pairs!.inactive!])).code === STATUS.OK) },
-  'subscribe-unknown-message': { deviates: (s) => withStream(s, async (c) => (await subscribe(c, ['Crypto:ALL:NOPE/USD'])).message !== pairNotFoundMessage('Crypto:ALL:NOPE/USD')) },
-  'subscribe-unknown-among-known-dropped': { deviates: (s) => withStream(s, async (c) => (await subscribe(c, [BTC, 'Crypto:ALL:NOPE/USD'])).code !== STATUS.PAIR_NOT_FOUND) },
+  'subscribe-inactive-accepted': {
+    deviates: (s) => withStream(s, async (c) => (await subscribe(c, [s.profile.pairs!.inactive!])).code === STATUS.OK),
+  },
+  'subscribe-unknown-message': {
+    deviates: (s) =>
+      withStream(
+        s,
+        async (c) =>
+          (await subscribe(c, ['Crypto:ALL:NOPE/USD'])).message !== pairNotFoundMessage('Crypto:ALL:NOPE/USD'),
+      ),
+  },
+  'subscribe-unknown-among-known-dropped': {
+    deviates: (s) =>
+      withStream(s, async (c) => (await subscribe(c, [BTC, 'Crypto:ALL:NOPE/USD'])).code !== STATUS.PAIR_NOT_FOUND),
+  },
   'unsubscribe-keeps-pushing': {
-    deviates: (s) => withStream(s, async (c) => {
-      await subscribe(c, [BTC, ETH]);
-      c.send({ method: 'unsubscribe', params: { pairs: [BTC] } });
-      await c.notice();
-      return (await settledPushes(c)).some((p) => p.code === BTC);
-    }),
+    deviates: (s) =>
+      withStream(s, async (c) => {
+        await subscribe(c, [BTC, ETH]);
+        c.send({ method: 'unsubscribe', params: { pairs: [BTC] } });
+        await c.notice();
+        return (await settledPushes(c)).some((p) => p.code === BTC);
+      }),
   },
   'unsubscribe-first-pair-only': {
-    deviates: (s) => withStream(s, async (c) => {
-      await subscribe(c, [BTC, ETH, AAPL]);
-      c.send({ method: 'unsubscribe', params: { pairs: [BTC, ETH] } });
-      await c.notice();
-      return (await settledPushes(c)).some((p) => p.code === ETH);
-    }),
+    deviates: (s) =>
+      withStream(s, async (c) => {
+        await subscribe(c, [BTC, ETH, AAPL]);
+        c.send({ method: 'unsubscribe', params: { pairs: [BTC, ETH] } });
+        await c.notice();
+        return (await settledPushes(c)).some((p) => p.code === ETH);
+      }),
   },
   'push-unsubscribed-pair': {
-    deviates: (s) => withStream(s, async (c) => {
-      await subscribe(c, [BTC]);
-      return (await settledPushes(c)).some((p) => p.code !== BTC);
-    }),
+    deviates: (s) =>
+      withStream(s, async (c) => {
+        await subscribe(c, [BTC]);
+        return (await settledPushes(c)).some((p) => p.code !== BTC);
+      }),
   },
   'push-first-pair-only': {
-    deviates: (s) => withStream(s, async (c) => {
-      await subscribe(c, [BTC, ETH]);
-      return !(await settledPushes(c)).some((p) => p.code === ETH);
-    }),
+    deviates: (s) =>
+      withStream(s, async (c) => {
+        await subscribe(c, [BTC, ETH]);
+        return !(await settledPushes(c)).some((p) => p.code === ETH);
+      }),
   },
   'push-never-starts': {
-    deviates: (s) => withStream(s, async (c) => {
-      await subscribe(c, [BTC]);
-      return (await c.pushesFor(500)).length === 0;
-    }),
+    deviates: (s) =>
+      withStream(s, async (c) => {
+        await subscribe(c, [BTC]);
+        return (await c.pushesFor(500)).length === 0;
+      }),
   },
-  'notice-code-number': { deviates: (s) => withStream(s, async (c) => typeof (await subscribe(c, [BTC])).code !== 'string') },
-  'notice-id-not-echoed': { deviates: (s) => withStream(s, async (c) => (await subscribe(c, [BTC], 'echo-me')).id !== 'echo-me') },
-  'notice-subscribe-message-lowercase': { deviates: (s) => withStream(s, async (c) => (await subscribe(c, [BTC])).message !== TEXT.subscribeSuccess) },
+  'notice-code-number': {
+    deviates: (s) => withStream(s, async (c) => typeof (await subscribe(c, [BTC])).code !== 'string'),
+  },
+  'notice-id-not-echoed': {
+    deviates: (s) => withStream(s, async (c) => (await subscribe(c, [BTC], 'echo-me')).id !== 'echo-me'),
+  },
+  'notice-subscribe-message-lowercase': {
+    deviates: (s) => withStream(s, async (c) => (await subscribe(c, [BTC])).message !== TEXT.subscribeSuccess),
+  },
   'unsubscribe-message-capitalized': {
-    deviates: (s) => withStream(s, async (c) => {
-      await subscribe(c, [BTC]);
-      c.send({ method: 'unsubscribe', params: { pairs: [BTC] } });
-      return (await c.notice()).message !== TEXT.unsubscribeSuccess;
-    }),
+    deviates: (s) =>
+      withStream(s, async (c) => {
+        await subscribe(c, [BTC]);
+        c.send({ method: 'unsubscribe', params: { pairs: [BTC] } });
+        return (await c.notice()).message !== TEXT.unsubscribeSuccess;
+      }),
   },
-  'notice-status-number': { deviates: (s) => withStream(s, async (c) => 'status_number' in (await subscribe(c, [BTC]))) },
+  'notice-status-number': {
+    deviates: (s) => withStream(s, async (c) => 'status_number' in (await subscribe(c, [BTC]))),
+  },
   'notice-denied-shape': {
-    deviates: (s) => withStream(s, async (c) => {
-      const n = await subscribe(c, [AAPL], 'denied');
-      return n.id !== 'denied' || n.data !== null;
-    }, 'cryptoOnly'),
+    deviates: (s) =>
+      withStream(
+        s,
+        async (c) => {
+          const n = await subscribe(c, [AAPL], 'denied');
+          return n.id !== 'denied' || n.data !== null;
+        },
+        'cryptoOnly',
+      ),
   },
-  'notice-malformed-json-ignored': { deviates: (s) => withStream(s, async (c) => (await noticeBeforePong(c, '{"method":')) === undefined) },
-  'notice-unknown-method-ignored': { deviates: (s) => withStream(s, async (c) => (await noticeBeforePong(c, { method: 'launch' })) === undefined) },
+  'notice-malformed-json-ignored': {
+    deviates: (s) => withStream(s, async (c) => (await noticeBeforePong(c, '{"method":')) === undefined),
+  },
+  'notice-unknown-method-ignored': {
+    deviates: (s) => withStream(s, async (c) => (await noticeBeforePong(c, { method: 'launch' })) === undefined),
+  },
   'ping-reply-json': {
-    deviates: (s) => withStream(s, async (c) => {
-      c.frames.length = 0;
-      c.send({ id: 'p', method: 'ping' });
-      return (await c.next()).text !== TEXT.pong;
-    }),
+    deviates: (s) =>
+      withStream(s, async (c) => {
+        c.frames.length = 0;
+        c.send({ id: 'p', method: 'ping' });
+        return (await c.next()).text !== TEXT.pong;
+      }),
   },
   'ping-reply-lowercase': {
-    deviates: (s) => withStream(s, async (c) => {
-      c.frames.length = 0;
-      c.send({ method: 'ping' });
-      return (await c.next()).text !== TEXT.pong;
-    }),
+    deviates: (s) =>
+      withStream(s, async (c) => {
+        c.frames.length = 0;
+        c.send({ method: 'ping' });
+        return (await c.next()).text !== TEXT.pong;
+      }),
   },
   'keepalive-never': {
     async deviates(s) {
@@ -324,26 +432,29 @@ const OBSERVE: Record<FaultName, Observation> = {
     },
   },
   'push-missing-bid': {
-    deviates: (s) => withStream(s, async (c) => {
-      await subscribe(c, [BTC]);
-      return !('bid' in (await c.next((f) => f.json?.code === BTC)).json!);
-    }),
+    deviates: (s) =>
+      withStream(s, async (c) => {
+        await subscribe(c, [BTC]);
+        return !('bid' in (await c.next((f) => f.json?.code === BTC)).json!);
+      }),
   },
   'push-changed-missing-bid': {
-    deviates: (s) => withStream(s, async (c) => {
-      await subscribe(c, [BTC]);
-      const first = (await c.next((f) => f.json?.code === BTC)).json!;
-      await subscribe(c, [ETH]);
-      const after = (await c.next((f) => f.json?.code === ETH)).json!;
-      // Pushes carry bid until the subscription changes, and lack it after.
-      return 'bid' in first && !('bid' in after);
-    }),
+    deviates: (s) =>
+      withStream(s, async (c) => {
+        await subscribe(c, [BTC]);
+        const first = (await c.next((f) => f.json?.code === BTC)).json!;
+        await subscribe(c, [ETH]);
+        const after = (await c.next((f) => f.json?.code === ETH)).json!;
+        // Pushes carry bid until the subscription changes, and lack it after.
+        return 'bid' in first && !('bid' in after);
+      }),
   },
   'push-price-number': {
-    deviates: (s) => withStream(s, async (c) => {
-      await subscribe(c, [BTC]);
-      return typeof (await c.next((f) => f.json?.code === BTC)).json!.price !== 'string';
-    }),
+    deviates: (s) =>
+      withStream(s, async (c) => {
+        await subscribe(c, [BTC]);
+        return typeof (await c.next((f) => f.json?.code === BTC)).json!.price !== 'string';
+      }),
   },
 };
 
@@ -370,7 +481,23 @@ describe('reference faults: the catalogue', () => {
 
   it('covers every area the issue names', () => {
     const areas = new Set(FAULTS.map((f) => f.area));
-    for (const area of ['rest-envelope', 'auth', 'pagination', 'filters', 'price-record', 'market', 'price-status', 'handshake', 'connection-limit', 'subscription', 'notice', 'ping', 'keepalive', 'push', 'entitlements'])
+    for (const area of [
+      'rest-envelope',
+      'auth',
+      'pagination',
+      'filters',
+      'price-record',
+      'market',
+      'price-status',
+      'handshake',
+      'connection-limit',
+      'subscription',
+      'notice',
+      'ping',
+      'keepalive',
+      'push',
+      'entitlements',
+    ])
       expect(areas).toContain(area);
   });
 

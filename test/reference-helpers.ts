@@ -5,10 +5,19 @@ import WebSocket from 'ws';
 import { API_KEY_HEADER } from '../src/spec.ts';
 import type { ReferenceServer } from '../reference/index.ts';
 
-export interface Reply { status: number; body: Record<string, unknown>; text: string }
+export interface Reply {
+  status: number;
+  body: Record<string, unknown>;
+  text: string;
+}
 
 /** GET `path` with the profile key named `keyName` (null: no key) under header `header`. */
-export async function get(server: ReferenceServer, path: string, keyName: string | null = 'primary', header = API_KEY_HEADER): Promise<Reply> {
+export async function get(
+  server: ReferenceServer,
+  path: string,
+  keyName: string | null = 'primary',
+  header = API_KEY_HEADER,
+): Promise<Reply> {
   const headers: Record<string, string> = {};
   if (keyName !== null) headers[header] = server.profile.keys[keyName]!.key;
   return getRaw(server.restUrl + path, headers);
@@ -35,7 +44,9 @@ function readReply(res: IncomingMessage): Promise<Reply> {
 /** GET with exact header names (node keeps their case on the wire). */
 export function getRaw(url: string, headers: Record<string, string>): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { headers }, (res) => { void readReply(res).then(resolve); });
+    const req = request(url, { headers }, (res) => {
+      void readReply(res).then(resolve);
+    });
     req.on('error', reject);
     req.end();
   });
@@ -125,22 +136,34 @@ export class Client {
   }
 }
 
-export type Opened = { ok: true; client: Client } | { ok: false; status: number; body: Record<string, unknown>; text: string };
+export type Opened =
+  | { ok: true; client: Client }
+  | { ok: false; status: number; body: Record<string, unknown>; text: string };
 
 /** Opens the stream with the key named `keyName` (null: none), from `localAddress`. */
-export async function connect(server: ReferenceServer, keyName: string | null = 'primary', opts: { localAddress?: string; header?: string; url?: string } = {}): Promise<Opened> {
+export async function connect(
+  server: ReferenceServer,
+  keyName: string | null = 'primary',
+  opts: { localAddress?: string; header?: string; url?: string } = {},
+): Promise<Opened> {
   const headers: Record<string, string> = {};
   if (keyName !== null) headers[opts.header ?? API_KEY_HEADER] = server.profile.keys[keyName]!.key;
   const ws = new WebSocket(opts.url ?? server.wsUrl, { headers, localAddress: opts.localAddress });
   return new Promise<Opened>((resolve, reject) => {
     ws.once('open', () => resolve({ ok: true, client: new Client(ws) }));
-    ws.once('unexpected-response', (_req, res) => { void readReply(res).then((r) => resolve({ ok: false, ...r })); });
+    ws.once('unexpected-response', (_req, res) => {
+      void readReply(res).then((r) => resolve({ ok: false, ...r }));
+    });
     ws.once('error', reject);
   });
 }
 
 /** Opens the stream and fails the test if it is refused. */
-export async function open(server: ReferenceServer, keyName: string | null = 'primary', opts: { localAddress?: string } = {}): Promise<Client> {
+export async function open(
+  server: ReferenceServer,
+  keyName: string | null = 'primary',
+  opts: { localAddress?: string } = {},
+): Promise<Client> {
   const r = await connect(server, keyName, opts);
   if (!r.ok) throw new Error(`refused: ${r.status} ${r.text}`);
   return r.client;

@@ -32,7 +32,11 @@ describe('reference market sessions', () => {
   it('closes every non-Crypto market at weekends and keeps Crypto continuous without a timezone', () => {
     const saturday = at('2026-07-18T15:00:00Z');
     for (const type of ['Equity', 'Forex', 'Commodity', 'Metal'])
-      expect(marketAt(saturday, type, type === 'Equity' ? 'US' : 'ALL')).toMatchObject({ open: false, reason: 'market_closed', session: 'CLOSED' });
+      expect(marketAt(saturday, type, type === 'Equity' ? 'US' : 'ALL')).toMatchObject({
+        open: false,
+        reason: 'market_closed',
+        session: 'CLOSED',
+      });
     expect(marketAt(saturday, 'Crypto', 'ALL')).toEqual({ open: true, reason: 'continuous', session: 'REG' });
   });
 
@@ -47,7 +51,12 @@ describe('reference market sessions', () => {
 
   it('only ever produces the combinations the spec fixes', () => {
     for (let t = at('2026-03-01T00:00:00Z'); t < at('2026-03-15T00:00:00Z'); t += 17 * 60_000) {
-      for (const [type, market] of [['Equity', 'US'], ['Forex', 'ALL'], ['Metal', 'ALL'], ['Crypto', 'ALL']] as const) {
+      for (const [type, market] of [
+        ['Equity', 'US'],
+        ['Forex', 'ALL'],
+        ['Metal', 'ALL'],
+        ['Crypto', 'ALL'],
+      ] as const) {
         const m = marketAt(t, type, market);
         const fixed = MARKET_COMBINATIONS[m.reason as keyof typeof MARKET_COMBINATIONS];
         expect({ open: m.open, session: m.session }).toEqual(fixed);
@@ -59,7 +68,12 @@ describe('reference market sessions', () => {
     const server = await startReferenceServer({ clock: () => at('2026-01-14T09:30:00Z') });
     try {
       const r = await get(server, PATHS.price + q({ code: 'Equity:US:AAPL/USD' }));
-      expect((r.body.data as { market: unknown }).market).toEqual({ open: true, reason: 'pre_session', session: 'PRE', timezone: 'America/New_York' });
+      expect((r.body.data as { market: unknown }).market).toEqual({
+        open: true,
+        reason: 'pre_session',
+        session: 'PRE',
+        timezone: 'America/New_York',
+      });
       expect(r.body.ts).toBe(at('2026-01-14T09:30:00Z'));
     } finally {
       await server.close();
@@ -68,7 +82,7 @@ describe('reference market sessions', () => {
 });
 
 describe('reference prices', () => {
-  it('keeps ask > bid and price the exact mid at each pair\'s precision over a long walk, changing last_updated only with the price', () => {
+  it("keeps ask > bid and price the exact mid at each pair's precision over a long walk, changing last_updated only with the price", () => {
     const book = new PriceBook(DEFAULT_PAIRS, 7, 1_000);
     let changes = 0;
     for (let step = 1; step <= 500; step++) {
@@ -135,8 +149,12 @@ describe('reference config', () => {
     expect(fieldOf({ keys: { primary: { key: 'a', state: 'sleepy' } } })).toBe('keys.primary.state');
     expect(fieldOf({ keys: { primary: { key: 'a', pairs: ['Crypto:ALL:NOPE/USD'] } } })).toBe('keys.primary.pairs[0]');
     expect(fieldOf({ pairs: [{ code: 'BTCUSD', name: 'x', precision: 2, price: '1' }] })).toBe('pairs[0].code');
-    expect(fieldOf({ pairs: [{ code: 'Crypto:ALL:BTC/USD', name: 'x', precision: 2, price: '1.234' }] })).toBe('pairs[0].price');
-    expect(fieldOf({ pairs: [{ code: 'Forex:ALL:EUR/USD', name: 'x', precision: 2, price: '1', timezone: 'Mars/Base' }] })).toBe('pairs[0].timezone');
+    expect(fieldOf({ pairs: [{ code: 'Crypto:ALL:BTC/USD', name: 'x', precision: 2, price: '1.234' }] })).toBe(
+      'pairs[0].price',
+    );
+    expect(
+      fieldOf({ pairs: [{ code: 'Forex:ALL:EUR/USD', name: 'x', precision: 2, price: '1', timezone: 'Mars/Base' }] }),
+    ).toBe('pairs[0].timezone');
     expect(fieldOf({ restRateLimit: { requests: 1 } })).toBe('restRateLimit.windowMs');
     expect(fieldOf({ moveProbability: 2 })).toBe('moveProbability');
   });

@@ -54,7 +54,11 @@ describe('reference REST: envelope and profile', () => {
     expect(new Set(probes.map((p) => p.status)).size).toBeGreaterThanOrEqual(20);
     for (const p of probes) {
       const r = await get(server, p.path + (p.query ? q(p.query) : ''), p.key ?? 'primary');
-      expect({ probe: p.note, status: r.body.status_number, http: r.status }).toEqual({ probe: p.note, status: p.status, http: p.httpStatus });
+      expect({ probe: p.note, status: r.body.status_number, http: r.status }).toEqual({
+        probe: p.note,
+        status: p.status,
+        http: p.httpStatus,
+      });
     }
   });
 });
@@ -93,7 +97,10 @@ describe('reference REST: auth', () => {
 describe('reference REST: pagination and filters', () => {
   it('defaults to page 1 with 10 pairs per page', async () => {
     const a = await get(server, PATHS.pairs);
-    const b = await get(server, PATHS.pairs + q({ page: String(LIMITS.defaultPage), per_page: String(LIMITS.defaultPerPage) }));
+    const b = await get(
+      server,
+      PATHS.pairs + q({ page: String(LIMITS.defaultPage), per_page: String(LIMITS.defaultPerPage) }),
+    );
     expect((a.body.data as unknown[]).length).toBe(10);
     expect(a.body.data).toEqual(b.body.data);
   });
@@ -113,7 +120,15 @@ describe('reference REST: pagination and filters', () => {
   });
 
   it('rejects invalid page and per_page with 50004', async () => {
-    for (const bad of [{ page: '0' }, { page: '-1' }, { page: 'two' }, { per_page: '0' }, { per_page: 'ten' }, { per_page: '1.5' }, { per_page: '101' }] as Record<string, string>[]) {
+    for (const bad of [
+      { page: '0' },
+      { page: '-1' },
+      { page: 'two' },
+      { per_page: '0' },
+      { per_page: 'ten' },
+      { per_page: '1.5' },
+      { per_page: '101' },
+    ] as Record<string, string>[]) {
       const r = await get(server, PATHS.pairs + q(bad));
       expect([bad, r.status, r.body.status_number, r.body.data]).toEqual([bad, 400, STATUS.INVALID_REQUEST, null]);
     }
@@ -151,7 +166,7 @@ describe('reference REST: pagination and filters', () => {
 });
 
 describe('reference REST: price', () => {
-  it('answers every listed pair with ask > bid and price the exact mid at the pair\'s precision', async () => {
+  it("answers every listed pair with ask > bid and price the exact mid at the pair's precision", async () => {
     for (const pair of await allPairs()) {
       const r = await get(server, PATHS.price + q({ code: pair.code }));
       expect([STATUS.OK, STATUS.PRICE_STALE]).toContain(r.body.status_number);
@@ -167,7 +182,11 @@ describe('reference REST: price', () => {
 
   it('gives Crypto a continuous REG market without a timezone and other assets a real IANA zone', async () => {
     const btc = await get(server, PATHS.price + q({ code: 'Crypto:ALL:BTC/USD' }));
-    expect((btc.body.data as Record<string, unknown>).market).toEqual({ open: true, reason: 'continuous', session: 'REG' });
+    expect((btc.body.data as Record<string, unknown>).market).toEqual({
+      open: true,
+      reason: 'continuous',
+      session: 'REG',
+    });
     for (const code of ['Equity:US:AAPL/USD', 'Forex:ALL:EUR/USD', 'Commodity:ALL:WTI/USD', 'Metal:ALL:XAU/USD']) {
       const m = ((await get(server, PATHS.price + q({ code }))).body.data as { market: { timezone: string } }).market;
       expect(() => new Intl.DateTimeFormat('en', { timeZone: m.timezone })).not.toThrow();
@@ -192,15 +211,25 @@ describe('reference REST: price', () => {
     expect((await get(server, PATHS.price)).body.status_number).toBe(STATUS.INVALID_REQUEST);
     expect((await get(server, PATHS.price + q({ code: '' }))).body.status_number).toBe(STATUS.INVALID_REQUEST);
     expect((await get(server, '/v2/pairs')).body.status_number).toBe(STATUS.NOT_FOUND);
-    const post = await fetch(server.restUrl + PATHS.pairs, { method: 'POST', headers: { 'X-API-Key': server.profile.keys.primary.key } });
+    const post = await fetch(server.restUrl + PATHS.pairs, {
+      method: 'POST',
+      headers: { 'X-API-Key': server.profile.keys.primary.key },
+    });
     expect(((await post.json()) as { status_number: string }).status_number).toBe(STATUS.NOT_FOUND);
   });
 
   it('serves a known pool, and answers an unknown pool with 50108', async () => {
     const code = server.profile.pairs!.pooled as string;
-    expect((await get(server, PATHS.price + q({ code, pool: '0x1111111111111111111111111111111111111111' }))).body.status_number).toBe(STATUS.OK);
-    expect((await get(server, PATHS.price + q({ code, pool: '0xnope' }))).body.status_number).toBe(STATUS.POOL_NOT_FOUND);
-    expect((await get(server, PATHS.price + q({ code: 'Crypto:ALL:BTC/USD', pool: '0xnope' }))).body.status_number).toBe(STATUS.POOL_NOT_FOUND);
+    expect(
+      (await get(server, PATHS.price + q({ code, pool: '0x1111111111111111111111111111111111111111' }))).body
+        .status_number,
+    ).toBe(STATUS.OK);
+    expect((await get(server, PATHS.price + q({ code, pool: '0xnope' }))).body.status_number).toBe(
+      STATUS.POOL_NOT_FOUND,
+    );
+    expect(
+      (await get(server, PATHS.price + q({ code: 'Crypto:ALL:BTC/USD', pool: '0xnope' }))).body.status_number,
+    ).toBe(STATUS.POOL_NOT_FOUND);
   });
 });
 
@@ -216,13 +245,19 @@ describe('reference REST: entitlements', () => {
   it('lists exactly the whitelist of a whitelisted key and refuses other pairs with 50010', async () => {
     const wl = server.profile.keys.whitelisted!;
     expect((await allPairs('whitelisted')).map((p) => p.code).sort()).toEqual([...wl.pairs].sort());
-    expect((await get(server, PATHS.price + q({ code: wl.pairs[0]! }), 'whitelisted')).body.status_number).toBe(STATUS.OK);
-    expect((await get(server, PATHS.price + q({ code: 'Crypto:ALL:ETH/USD' }), 'whitelisted')).body.status_number).toBe(STATUS.ACCESS_DENIED);
+    expect((await get(server, PATHS.price + q({ code: wl.pairs[0]! }), 'whitelisted')).body.status_number).toBe(
+      STATUS.OK,
+    );
+    expect((await get(server, PATHS.price + q({ code: 'Crypto:ALL:ETH/USD' }), 'whitelisted')).body.status_number).toBe(
+      STATUS.ACCESS_DENIED,
+    );
   });
 
   it('answers a key with no pairs allowed with 50107 on both endpoints', async () => {
     expect((await get(server, PATHS.pairs, 'noPairs')).body.status_number).toBe(STATUS.NO_PAIRS_ALLOWED);
-    expect((await get(server, PATHS.price + q({ code: 'Crypto:ALL:BTC/USD' }), 'noPairs')).body.status_number).toBe(STATUS.NO_PAIRS_ALLOWED);
+    expect((await get(server, PATHS.price + q({ code: 'Crypto:ALL:BTC/USD' }), 'noPairs')).body.status_number).toBe(
+      STATUS.NO_PAIRS_ALLOWED,
+    );
   });
 });
 
@@ -230,7 +265,8 @@ describe('reference REST: rate limit', () => {
   it('throttles the burst key with 50006 and HTTP 429 after its allowance, then recovers after the window', async () => {
     const burst = server.profile.keys.burst as { key: string; rateLimit: { requests: number; windowMs: number } };
     const statuses: unknown[] = [];
-    for (let i = 0; i < burst.rateLimit.requests + 2; i++) statuses.push((await get(server, PATHS.pairs, 'burst')).body.status_number);
+    for (let i = 0; i < burst.rateLimit.requests + 2; i++)
+      statuses.push((await get(server, PATHS.pairs, 'burst')).body.status_number);
     expect(statuses.slice(0, burst.rateLimit.requests).every((s) => s === STATUS.OK)).toBe(true);
     const limited = await get(server, PATHS.pairs, 'burst');
     expect([limited.status, limited.body.status_number, limited.body.data]).toEqual([429, STATUS.RATE_LIMITED, null]);

@@ -52,9 +52,17 @@ describe('reference service under bad input', () => {
   it('answers each odd request with exactly one 50004 notice and keeps the connection', async () => {
     const c = await open(server, 'secondary');
     const odd = [
-      '{"method":"subscribe","params":{"pairs":[null]}}', '{"method":{"name":"ping"}}', '{"id":7,"method":"ping"}',
-      '{"__proto__":{"method":"ping"}}', `${'['.repeat(5000)}${']'.repeat(5000)}`, '{"method":"subscribe","params":[]}',
-      '{"method":"unsubscribe"}', '{"method":"PING"}', '""', '1e400', '{"method":"subscribe","params":{"pairs":"Crypto:ALL:BTC/USD"}}',
+      '{"method":"subscribe","params":{"pairs":[null]}}',
+      '{"method":{"name":"ping"}}',
+      '{"id":7,"method":"ping"}',
+      '{"__proto__":{"method":"ping"}}',
+      `${'['.repeat(5000)}${']'.repeat(5000)}`,
+      '{"method":"subscribe","params":[]}',
+      '{"method":"unsubscribe"}',
+      '{"method":"PING"}',
+      '""',
+      '1e400',
+      '{"method":"subscribe","params":{"pairs":"Crypto:ALL:BTC/USD"}}',
     ];
     for (const raw of odd) {
       c.send(raw);
@@ -135,7 +143,8 @@ describe('reference service under bad input', () => {
     // It still pings (writing works while reading is paused), so the keep-alive does not end it first.
     const pinging = setInterval(() => slow.send({ method: 'ping' }), WINDOW / 3);
     const end = Date.now() + 40_000;
-    while (server.stats.slowClientsDropped === before.slowClientsDropped && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+    while (server.stats.slowClientsDropped === before.slowClientsDropped && Date.now() < end)
+      await new Promise((r) => setTimeout(r, 100));
     clearInterval(pinging);
     expect(server.stats.slowClientsDropped).toBe(before.slowClientsDropped + 1);
     expect(server.stats.framesSkipped).toBeGreaterThan(before.framesSkipped);

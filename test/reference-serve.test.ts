@@ -18,7 +18,11 @@ afterEach(() => {
 });
 
 function run(args: string[]): { child: ChildProcess; out: () => string; err: () => string; exit: Promise<number> } {
-  const child = spawn(process.execPath, [BIN, 'serve', ...args], { cwd: ROOT, env: { ...process.env, FORCE_COLOR: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'serve', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, FORCE_COLOR: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   let out = '';
   let err = '';
@@ -74,39 +78,66 @@ describe('conform serve', () => {
   });
 
   const bad: [string, () => string[], RegExp][] = [
-    ['a config without keys.primary', () => {
-      const f = join(dir, 'no-primary.json');
-      writeFileSync(f, JSON.stringify({ keys: { other: { key: 'k' } } }));
-      return ['--config', f];
-    }, /keys\.primary/],
-    ['a config with a bad pair precision', () => {
-      const f = join(dir, 'bad-precision.json');
-      writeFileSync(f, JSON.stringify({ pairs: [{ code: 'Crypto:ALL:BTC/USD', name: 'Bitcoin', precision: -1, price: '1' }] }));
-      return ['--config', f];
-    }, /pairs\[0\]\.precision/],
-    ['a config that is not JSON', () => {
-      const f = join(dir, 'broken.json');
-      writeFileSync(f, '{ keys: ');
-      return ['--config', f];
-    }, /not valid JSON/],
+    [
+      'a config without keys.primary',
+      () => {
+        const f = join(dir, 'no-primary.json');
+        writeFileSync(f, JSON.stringify({ keys: { other: { key: 'k' } } }));
+        return ['--config', f];
+      },
+      /keys\.primary/,
+    ],
+    [
+      'a config with a bad pair precision',
+      () => {
+        const f = join(dir, 'bad-precision.json');
+        writeFileSync(
+          f,
+          JSON.stringify({ pairs: [{ code: 'Crypto:ALL:BTC/USD', name: 'Bitcoin', precision: -1, price: '1' }] }),
+        );
+        return ['--config', f];
+      },
+      /pairs\[0\]\.precision/,
+    ],
+    [
+      'a config that is not JSON',
+      () => {
+        const f = join(dir, 'broken.json');
+        writeFileSync(f, '{ keys: ');
+        return ['--config', f];
+      },
+      /not valid JSON/,
+    ],
     ['a config file that does not exist', () => ['--config', join(dir, 'missing.json')], /cannot read/],
     ['an unknown fault', () => ['--fault', 'nope'], /unknown fault "nope"/],
     ['a port out of range', () => ['--port', '70000'], /--port/],
-    ['a dialect with an unknown field', () => {
-      const f = join(dir, 'dialect-unknown.json');
-      writeFileSync(f, JSON.stringify({ rest: { tsUnit: 's', colour: 'red' } }));
-      return ['--dialect', f];
-    }, /--dialect: .*dialect-unknown\.json: \/rest\/colour: is not a dialect field/],
-    ['a dialect value outside its options', () => {
-      const f = join(dir, 'dialect-bad.json');
-      writeFileSync(f, JSON.stringify({ rest: { pastEnd: 'wrap' } }));
-      return ['--dialect', f];
-    }, /--dialect: .*\/rest\/pastEnd: must be one of "empty", "error"/],
-    ['a dialect that is not JSON', () => {
-      const f = join(dir, 'dialect-broken.json');
-      writeFileSync(f, '{ rest: ');
-      return ['--dialect', f];
-    }, /--dialect: .* is not valid JSON/],
+    [
+      'a dialect with an unknown field',
+      () => {
+        const f = join(dir, 'dialect-unknown.json');
+        writeFileSync(f, JSON.stringify({ rest: { tsUnit: 's', colour: 'red' } }));
+        return ['--dialect', f];
+      },
+      /--dialect: .*dialect-unknown\.json: \/rest\/colour: is not a dialect field/,
+    ],
+    [
+      'a dialect value outside its options',
+      () => {
+        const f = join(dir, 'dialect-bad.json');
+        writeFileSync(f, JSON.stringify({ rest: { pastEnd: 'wrap' } }));
+        return ['--dialect', f];
+      },
+      /--dialect: .*\/rest\/pastEnd: must be one of "empty", "error"/,
+    ],
+    [
+      'a dialect that is not JSON',
+      () => {
+        const f = join(dir, 'dialect-broken.json');
+        writeFileSync(f, '{ rest: ');
+        return ['--dialect', f];
+      },
+      /--dialect: .* is not valid JSON/,
+    ],
     ['a seed without --dialect random', () => ['--seed', '3'], /--seed: only with --dialect random/],
     ['a negative seed', () => ['--dialect', 'random', '--seed', '-1'], /--seed: must be an integer >= 0/],
   ];

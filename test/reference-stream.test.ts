@@ -38,8 +38,11 @@ async function eventually(fn: () => Promise<boolean>, timeoutMs = 3000): Promise
 describe('reference stream: handshake', () => {
   it('refuses a missing, an unknown, a stream-less, a suspended and a maintenance key in the HTTP handshake with status_number and message only', async () => {
     const cases: [string | null, string, number][] = [
-      [null, STATUS.UNAUTHORIZED, 401], ['unknown', STATUS.UNAUTHORIZED, 401], ['noStream', STATUS.ACCESS_DENIED, 403],
-      ['suspended', STATUS.SUSPENDED, 403], ['streamMaintenance', STATUS.WS_MAINTENANCE, 503],
+      [null, STATUS.UNAUTHORIZED, 401],
+      ['unknown', STATUS.UNAUTHORIZED, 401],
+      ['noStream', STATUS.ACCESS_DENIED, 403],
+      ['suspended', STATUS.SUSPENDED, 403],
+      ['streamMaintenance', STATUS.WS_MAINTENANCE, 503],
     ];
     for (const [key, status, http] of cases) {
       const r = await connect(server, key);
@@ -95,7 +98,13 @@ describe('reference stream: subscribe, pushes, unsubscribe', () => {
   });
 
   it('answers subscribe with the exact success notice and pushes without further requests', async () => {
-    expect(await subscribe(c, [BTC, EUR], 'abc')).toEqual({ method: 'subscribe', message: TEXT.subscribeSuccess, code: STATUS.OK, id: 'abc', data: null });
+    expect(await subscribe(c, [BTC, EUR], 'abc')).toEqual({
+      method: 'subscribe',
+      message: TEXT.subscribeSuccess,
+      code: STATUS.OK,
+      id: 'abc',
+      data: null,
+    });
     const push = (await c.next((f) => f.json?.code === BTC)).json!;
     expect(Object.keys(push)).toEqual(['code', 'ask', 'bid', 'price', 'last_updated', 'sent_at']);
     const [ask, bid, price] = [push.ask, push.bid, push.price].map((v) => new Decimal(v as string));
@@ -135,7 +144,12 @@ describe('reference stream: subscribe, pushes, unsubscribe', () => {
     const codes = await activeCodes(LIMITS.maxPairsPerSubscribe + 1);
     expect(codes.length).toBe(LIMITS.maxPairsPerSubscribe + 1);
     expect((await subscribe(c, codes.slice(0, 100), 'hundred')).code).toBe(STATUS.OK);
-    expect(await subscribe(c, codes, 'too-many')).toMatchObject({ method: 'error', code: STATUS.INVALID_REQUEST, id: 'too-many', data: null });
+    expect(await subscribe(c, codes, 'too-many')).toMatchObject({
+      method: 'error',
+      code: STATUS.INVALID_REQUEST,
+      id: 'too-many',
+      data: null,
+    });
     await c.pushesFor(60);
     expect(new Set((await c.pushesFor(200)).map((p) => p.code)).size).toBe(100);
   });
@@ -151,7 +165,12 @@ describe('reference stream: subscribe, pushes, unsubscribe', () => {
     ];
     for (const msg of bad) {
       c.send(msg);
-      expect(await c.notice()).toMatchObject({ method: 'error', code: STATUS.INVALID_REQUEST, id: (msg as { id: string }).id, data: null });
+      expect(await c.notice()).toMatchObject({
+        method: 'error',
+        code: STATUS.INVALID_REQUEST,
+        id: (msg as { id: string }).id,
+        data: null,
+      });
     }
     for (const raw of ['{not json', '[1,2]', '"text"', 'null']) {
       c.send(raw);
@@ -160,15 +179,30 @@ describe('reference stream: subscribe, pushes, unsubscribe', () => {
   });
 
   it('refuses an unknown and an inactive pair with 50104 and the documented message', async () => {
-    expect(await subscribe(c, [BTC, 'Crypto:ALL:NOPE/USD'], 'u1')).toEqual({ method: 'error', message: pairNotFoundMessage('Crypto:ALL:NOPE/USD'), code: STATUS.PAIR_NOT_FOUND, id: 'u1', data: null });
+    expect(await subscribe(c, [BTC, 'Crypto:ALL:NOPE/USD'], 'u1')).toEqual({
+      method: 'error',
+      message: pairNotFoundMessage('Crypto:ALL:NOPE/USD'),
+      code: STATUS.PAIR_NOT_FOUND,
+      id: 'u1',
+      data: null,
+    });
     const inactive = server.profile.pairs!.inactive!;
-    expect(await subscribe(c, [inactive], 'u2')).toMatchObject({ message: pairNotFoundMessage(inactive), code: STATUS.PAIR_NOT_FOUND });
+    expect(await subscribe(c, [inactive], 'u2')).toMatchObject({
+      message: pairNotFoundMessage(inactive),
+      code: STATUS.PAIR_NOT_FOUND,
+    });
   });
 
   it('answers unsubscribe with the success notice, stops those pushes and keeps the others', async () => {
     await subscribe(c, [BTC, ETH]);
     c.send({ id: 'un', method: 'unsubscribe', params: { pairs: [BTC] } });
-    expect(await c.notice()).toEqual({ method: 'unsubscribe', message: TEXT.unsubscribeSuccess, code: STATUS.OK, id: 'un', data: null });
+    expect(await c.notice()).toEqual({
+      method: 'unsubscribe',
+      message: TEXT.unsubscribeSuccess,
+      code: STATUS.OK,
+      id: 'un',
+      data: null,
+    });
     await c.pushesFor(60);
     expect(new Set((await c.pushesFor(300)).map((p) => p.code))).toEqual(new Set([ETH]));
   });
@@ -188,7 +222,11 @@ describe('reference stream: entitlements after connect', () => {
     expect(await subscribe(wl, [ETH], 'w')).toMatchObject({ method: 'error', code: STATUS.ACCESS_DENIED, id: 'w' });
     await wl.close();
     const co = await open(server, 'cryptoOnly');
-    expect(await subscribe(co, ['Equity:US:AAPL/USD'], 'a')).toMatchObject({ method: 'error', code: STATUS.ASSET_TYPE_DENIED, id: 'a' });
+    expect(await subscribe(co, ['Equity:US:AAPL/USD'], 'a')).toMatchObject({
+      method: 'error',
+      code: STATUS.ASSET_TYPE_DENIED,
+      id: 'a',
+    });
     expect(await subscribe(co, [BTC])).toMatchObject({ code: STATUS.OK });
     await co.close();
   });
@@ -234,7 +272,10 @@ describe('reference stream: per-frame fan-out baseline', () => {
         await subscribe(c, [BTC, EUR]);
         const frames = [await c.next((f) => f.json?.code === BTC), await c.next((f) => f.json?.code === EUR)];
         await c.close();
-        return { keys: frames.map((f) => Object.keys(JSON.parse(f.text) as object)), framesWritten: s.stats.framesWritten };
+        return {
+          keys: frames.map((f) => Object.keys(JSON.parse(f.text) as object)),
+          framesWritten: s.stats.framesWritten,
+        };
       } finally {
         await s.close();
       }

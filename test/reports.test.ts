@@ -13,44 +13,99 @@ let dir: string;
 let consoleText = '';
 beforeAll(async () => {
   // Echoes the key and a control character back: both must be handled by every writer.
-  server = await startServer((req, res) => res.end(JSON.stringify({ status_number: '50005', ts: 1, data: null, message: `bad key ${String(req.headers['x-api-key'])}\u0001<&>` })));
+  server = await startServer((req, res) =>
+    res.end(
+      JSON.stringify({
+        status_number: '50005',
+        ts: 1,
+        data: null,
+        message: `bad key ${String(req.headers['x-api-key'])}\u0001<&>`,
+      }),
+    ),
+  );
   dir = await mkdtemp(path.join(os.tmpdir(), 'conform-reports-'));
   const checks = [
-    synthetic('rest.t.pass', async (ctx) => { await ctx.rest.get({ path: '/v1/pairs' }); }),
+    synthetic('rest.t.pass', async (ctx) => {
+      await ctx.rest.get({ path: '/v1/pairs' });
+    }),
     synthetic('rest.t.fail', async (ctx) => {
       const ex = await ctx.rest.get({ path: '/v1/pairs', key: OTHER_SECRET });
       ctx.violation({ received: `HTTP ${ex.status} ${ex.text}`, expected: 'status_number "200"' });
     }),
     synthetic('rest.t.skip', async (ctx) => ctx.skip('profile has no keys.cryptoOnly')),
-    synthetic('rest.t.error', async () => { throw new Error(`crash with ${SECRET}`); }),
-    synthetic('rest.t.observe', async (ctx) => { ctx.observe('ts-unit', 'milliseconds', 'not shown'); }, { severity: 'observe' }),
-    synthetic('ws.t.frames', async (ctx) => { ctx.note(`> {"method":"subscribe","key":"${SECRET}"}`); ctx.fail({ received: 'no notice', expected: 'a notice' }); }, { tags: ['ws'] }),
+    synthetic('rest.t.error', async () => {
+      throw new Error(`crash with ${SECRET}`);
+    }),
+    synthetic(
+      'rest.t.observe',
+      async (ctx) => {
+        ctx.observe('ts-unit', 'milliseconds', 'not shown');
+      },
+      { severity: 'observe' },
+    ),
+    synthetic(
+      'ws.t.frames',
+      async (ctx) => {
+        ctx.note(`> {"method":"subscribe","key":"${SECRET}"}`);
+        ctx.fail({ received: 'no notice', expected: 'a notice' });
+      },
+      { tags: ['ws'] },
+    ),
   ];
   await runChecks({
-    profile: testProfile(server.url), checks,
-    handlers: reportHandlers({ formats: ['console', 'json', 'junit', 'html'], outDir: dir, version: '0.0.0-test', write: (t) => { consoleText += t; }, tty: false }),
+    profile: testProfile(server.url),
+    checks,
+    handlers: reportHandlers({
+      formats: ['console', 'json', 'junit', 'html'],
+      outDir: dir,
+      version: '0.0.0-test',
+      write: (t) => {
+        consoleText += t;
+      },
+      tty: false,
+    }),
   });
 });
-afterAll(async () => { await server.close(); await rm(dir, { recursive: true, force: true }); });
+afterAll(async () => {
+  await server.close();
+  await rm(dir, { recursive: true, force: true });
+});
 
 describe('reports', () => {
   it('writes the JSON report with its schema version and every result with evidence', async () => {
     const report = JSON.parse(await readFile(path.join(dir, 'conform-report.json'), 'utf8')) as JsonReport;
-    expect(report).toMatchObject({ schema: 'conform-report', schemaVersion: REPORT_SCHEMA_VERSION, summary: { total: 6, pass: 2, fail: 2, skip: 1, error: 1, verdict: 'fail' } });
+    expect(report).toMatchObject({
+      schema: 'conform-report',
+      schemaVersion: REPORT_SCHEMA_VERSION,
+      summary: { total: 6, pass: 2, fail: 2, skip: 1, error: 1, verdict: 'fail' },
+    });
     const failed = report.results.find((r) => r.id === 'rest.t.fail')!;
-    expect(failed.evidence[0]).toMatchObject({ kind: 'http', curl: expect.stringContaining("X-API-Key: <key:suspended>") });
-    expect(report.results.find((r) => r.id === 'rest.t.observe')!.observations).toEqual([{ name: 'ts-unit', value: 'milliseconds', note: 'not shown' }]);
+    expect(failed.evidence[0]).toMatchObject({
+      kind: 'http',
+      curl: expect.stringContaining('X-API-Key: <key:suspended>'),
+    });
+    expect(report.results.find((r) => r.id === 'rest.t.observe')!.observations).toEqual([
+      { name: 'ts-unit', value: 'milliseconds', note: 'not shown' },
+    ]);
   });
 
   it('writes JUnit XML that a strict parser accepts, one testcase per check with failure, error and skipped', async () => {
     const xml = await readFile(path.join(dir, 'conform-junit.xml'), 'utf8');
     expect(XMLValidator.validate(xml, { allowBooleanAttributes: false })).toBe(true);
-    const doc = new XMLParser({ ignoreAttributes: false, isArray: (name) => ['testsuite', 'testcase'].includes(name) }).parse(xml);
-    const cases = doc.testsuites.testsuite.flatMap((s: { testcase: unknown[] }) => s.testcase) as Record<string, unknown>[];
+    const doc = new XMLParser({
+      ignoreAttributes: false,
+      isArray: (name) => ['testsuite', 'testcase'].includes(name),
+    }).parse(xml);
+    const cases = doc.testsuites.testsuite.flatMap((s: { testcase: unknown[] }) => s.testcase) as Record<
+      string,
+      unknown
+    >[];
     expect(cases).toHaveLength(6);
     expect(doc.testsuites['@_failures']).toBe('2');
     const fail = cases.find((c) => String(c['@_name']).startsWith('rest.t.fail'))!;
-    expect(String((fail.failure as Record<string, string>)['#text'])).toMatch(/Received: HTTP 200[\s\S]*Expected \(spec: REST envelope: synthetic\)[\s\S]*Reproduce with:[\s\S]*curl /);
+    expect(String((fail.failure as Record<string, string>)['#text'])).toMatch(
+      /Received: HTTP 200[\s\S]*Expected \(spec: REST envelope: synthetic\)[\s\S]*Reproduce with:[\s\S]*curl /,
+    );
     expect(cases.find((c) => String(c['@_name']).startsWith('rest.t.skip'))!.skipped).toBeDefined();
     expect(cases.find((c) => String(c['@_name']).startsWith('rest.t.error'))!.error).toBeDefined();
   });
@@ -96,7 +151,20 @@ describe('console progress', () => {
     const checks = [synthetic('rest.t.a', async () => {}), synthetic('rest.t.b', async (ctx) => ctx.skip('no'))];
     const outputs: Record<string, string> = { tty: '', plain: '' };
     for (const mode of ['tty', 'plain'] as const) {
-      await runChecks({ profile: testProfile(server.url), checks, settings: { concurrency: 1 }, handlers: [consoleHandler({ write: (t) => { outputs[mode] += t; }, tty: mode === 'tty', color: false })] });
+      await runChecks({
+        profile: testProfile(server.url),
+        checks,
+        settings: { concurrency: 1 },
+        handlers: [
+          consoleHandler({
+            write: (t) => {
+              outputs[mode] += t;
+            },
+            tty: mode === 'tty',
+            color: false,
+          }),
+        ],
+      });
     }
     expect(outputs.tty).toContain('[1/2] 1 passed, 0 failed, 0 errors, 0 skipped');
     expect(outputs.tty).toContain('\r\x1b[2KSKIP  rest.t.b');

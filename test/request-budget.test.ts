@@ -18,14 +18,26 @@ import { catalogueTimeoutMs } from '../suites/rest/catalogue.ts';
 import { SECRET, startServer, type TestServer } from './engine-helpers.ts';
 
 const servers: { close(): Promise<void> }[] = [];
-afterEach(async () => { await Promise.all(servers.splice(0).map((s) => s.close())); });
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+});
 
 const catalogueCheck = CHECKS.filter((c) => c.id === 'rest.price.catalogue');
-const statusesOf = (evidence: readonly Evidence[]): string[] => evidence.flatMap((e) => (e.kind === 'http' && e.response ? [String((JSON.parse(e.response.body) as { status_number?: unknown }).status_number)] : []));
+const statusesOf = (evidence: readonly Evidence[]): string[] =>
+  evidence.flatMap((e) =>
+    e.kind === 'http' && e.response
+      ? [String((JSON.parse(e.response.body) as { status_number?: unknown }).status_number)]
+      : [],
+  );
 
 /** A reference whose primary key may send `requests` per `windowMs`, with a catalogue of the first 14 pairs (two default pages). */
 async function rateLimitedReference(requests: number, windowMs: number): Promise<ReferenceServer> {
-  const server = await startReferenceServer({ config: { keys: { primary: { ...DEFAULT_KEYS.primary!, rateLimit: { requests, windowMs } } }, pairs: DEFAULT_PAIRS.slice(0, 14) } });
+  const server = await startReferenceServer({
+    config: {
+      keys: { primary: { ...DEFAULT_KEYS.primary!, rateLimit: { requests, windowMs } } },
+      pairs: DEFAULT_PAIRS.slice(0, 14),
+    },
+  });
   servers.push(server);
   return server;
 }
@@ -42,12 +54,22 @@ describe('REST request budget', () => {
     let calls = 0;
     const server: TestServer = await startServer((_req, res) => {
       calls++;
-      if (calls === 1) { res.writeHead(429, { 'retry-after': '1', 'content-type': 'application/json' }); res.end(JSON.stringify({ status_number: '50006', ts: 1, data: null, message: 'Too many requests' })); return; }
+      if (calls === 1) {
+        res.writeHead(429, { 'retry-after': '1', 'content-type': 'application/json' });
+        res.end(JSON.stringify({ status_number: '50006', ts: 1, data: null, message: 'Too many requests' }));
+        return;
+      }
       res.end(JSON.stringify({ status_number: '200', ts: 1, data: [] }));
     });
     servers.push(server);
     const evidence: Evidence[] = [];
-    const rest = createRestClient({ baseUrl: server.url, primaryKey: SECRET, record: (e) => evidence.push(e), redact: createRedactor({ primary: SECRET }), budget: new RequestBudget() });
+    const rest = createRestClient({
+      baseUrl: server.url,
+      primaryKey: SECRET,
+      record: (e) => evidence.push(e),
+      redact: createRedactor({ primary: SECRET }),
+      budget: new RequestBudget(),
+    });
     const ex = await rest.get({ path: '/v1/pairs' });
     expect((ex.json as { status_number: string }).status_number).toBe('200');
     const http = evidence.filter((e) => e.kind === 'http');
@@ -57,10 +79,18 @@ describe('REST request budget', () => {
   });
 
   it('hands a 50006 to a request that is not paced, and to a key declared at zero requests', async () => {
-    const server = await startServer((_req, res) => res.end(JSON.stringify({ status_number: '50006', ts: 1, data: null, message: 'Too many requests' })));
+    const server = await startServer((_req, res) =>
+      res.end(JSON.stringify({ status_number: '50006', ts: 1, data: null, message: 'Too many requests' })),
+    );
     servers.push(server);
     const budget = new RequestBudget(new Map([['zero-key', { requests: 0, windowMs: 1000 }]]));
-    const rest = createRestClient({ baseUrl: server.url, primaryKey: SECRET, record: () => undefined, redact: (s) => s, budget });
+    const rest = createRestClient({
+      baseUrl: server.url,
+      primaryKey: SECRET,
+      record: () => undefined,
+      redact: (s) => s,
+      budget,
+    });
     expect(statusOf(await rest.get({ path: '/v1/pairs', paced: false }))).toBe('50006');
     expect(statusOf(await rest.get({ path: '/v1/pairs', key: 'zero-key' }))).toBe('50006');
     expect(server.requests).toHaveLength(2);
@@ -81,7 +111,10 @@ describe('REST request budget', () => {
   it('waits out and retries the 50006 answers of an undeclared limit: the catalogue check is never judged on one', async () => {
     const ref = await rateLimitedReference(5, 1000);
     // The profile does not state the limit: the budget learns it from the target's 50006 answers.
-    const profile: Profile = { ...ref.profile, keys: { ...ref.profile.keys, primary: { key: ref.profile.keys.primary.key } } };
+    const profile: Profile = {
+      ...ref.profile,
+      keys: { ...ref.profile.keys, primary: { key: ref.profile.keys.primary.key } },
+    };
     const { results } = await runChecks({ profile, checks: catalogueCheck });
     const r = results[0]!;
     expect(statusesOf(r.evidence)).toContain('50006');

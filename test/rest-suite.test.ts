@@ -14,7 +14,8 @@ import { restChecks } from '../suites/rest/index.ts';
 
 type Reference = Awaited<ReturnType<typeof startReferenceServer>>;
 const run = async (profile: Profile, ids: readonly string[]): Promise<CheckResult[]> =>
-  (await runChecks({ profile, checks: restChecks.filter((c) => ids.includes(c.id)), settings: { concurrency: 4 } })).results;
+  (await runChecks({ profile, checks: restChecks.filter((c) => ids.includes(c.id)), settings: { concurrency: 4 } }))
+    .results;
 
 /** Checks whose rule the reference cannot break over REST: a REST probe cannot provoke 50009 (handshake only). */
 const SKIPPED_ON_REFERENCE: Record<string, string> = { 'rest.probe.50009': 'profile has no probe of status 50009' };
@@ -23,9 +24,14 @@ let clean: Reference;
 let cleanResults: CheckResult[];
 beforeAll(async () => {
   clean = await startReferenceServer();
-  cleanResults = await run(clean.profile, restChecks.map((c) => c.id));
+  cleanResults = await run(
+    clean.profile,
+    restChecks.map((c) => c.id),
+  );
 });
-afterAll(async () => { await clean.close(); });
+afterAll(async () => {
+  await clean.close();
+});
 
 describe('REST suite against the clean reference service', () => {
   for (const check of restChecks) {
@@ -33,7 +39,13 @@ describe('REST suite against the clean reference service', () => {
     it(skipReason ? `${check.id} skips with "${skipReason}"` : `${check.id} passes`, () => {
       const r = cleanResults.find((x) => x.id === check.id)!;
       if (skipReason) expect(r).toMatchObject({ outcome: 'skip', reason: skipReason });
-      else expect({ id: r.id, outcome: r.outcome, reason: r.reason, violations: r.violations }).toEqual({ id: check.id, outcome: 'pass', reason: undefined, violations: [] });
+      else
+        expect({ id: r.id, outcome: r.outcome, reason: r.reason, violations: r.violations }).toEqual({
+          id: check.id,
+          outcome: 'pass',
+          reason: undefined,
+          violations: [],
+        });
     });
   }
 
@@ -72,7 +84,8 @@ describe('REST suite against each reference fault', () => {
     for (const fault of ['envelope-ts-string', 'auth-http-403', 'pairs-per-page-ignored']) {
       const ref = await startReferenceServer({ fault });
       try {
-        for (const r of await run(ref.profile, observe)) expect([r.id, r.outcome]).toEqual([r.id, r.outcome === 'skip' ? 'skip' : 'pass']);
+        for (const r of await run(ref.profile, observe))
+          expect([r.id, r.outcome]).toEqual([r.id, r.outcome === 'skip' ? 'skip' : 'pass']);
       } finally {
         await ref.close();
       }
@@ -85,10 +98,26 @@ describe('REST suite against each reference fault', () => {
  * what its violation must say (their clean passes are in the first describe, by id).
  */
 const BLIND_SPOTS: readonly (readonly [string, string, RegExp])[] = [
-  ['rest.envelope.error-shape', 'pairs-error-envelope', /^GET \/v1\/pairs\?page=0: status_number 50004 with data \[\]$/m],
-  ['rest.entitlements.asset-types', 'entitlement-asset-type-partial', /^GET \/v1\/price\?code=Metal:\S+ with keys\.cryptoOnly: HTTP 200 \{"status_number":"200"/m],
-  ['rest.entitlements.whitelist-price', 'entitlement-whitelist-price-ignored', /^GET \/v1\/price\?code=\S+ with keys\.whitelisted: HTTP 200 \{"status_number":"200"/m],
-  ['rest.pairs.page-default-size', 'pairs-page-alone-per-page-20', /^page=1: 20 pairs .*; page=1&per_page=10: 10 pairs/m],
+  [
+    'rest.envelope.error-shape',
+    'pairs-error-envelope',
+    /^GET \/v1\/pairs\?page=0: status_number 50004 with data \[\]$/m,
+  ],
+  [
+    'rest.entitlements.asset-types',
+    'entitlement-asset-type-partial',
+    /^GET \/v1\/price\?code=Metal:\S+ with keys\.cryptoOnly: HTTP 200 \{"status_number":"200"/m,
+  ],
+  [
+    'rest.entitlements.whitelist-price',
+    'entitlement-whitelist-price-ignored',
+    /^GET \/v1\/price\?code=\S+ with keys\.whitelisted: HTTP 200 \{"status_number":"200"/m,
+  ],
+  [
+    'rest.pairs.page-default-size',
+    'pairs-page-alone-per-page-20',
+    /^page=1: 20 pairs .*; page=1&per_page=10: 10 pairs/m,
+  ],
 ];
 
 describe('REST checks of rules a broken service used to slip past', () => {
@@ -121,18 +150,24 @@ const MUTATIONS: readonly Mutation[] = [
     name: 'invalid per_page answered as if absent',
     catches: ['rest.pairs.invalid-param.per-page-zero', 'rest.pairs.invalid-param.per-page-text'],
     violated: /: HTTP 200 \{"status_number":"200".* \| GET \/v1\/pairs\?per_page=(0|ten): status_number "50004"$/,
-    request: (_req, url) => { if (['0', 'ten'].includes(url.searchParams.get('per_page') ?? '')) url.searchParams.delete('per_page'); },
+    request: (_req, url) => {
+      if (['0', 'ten'].includes(url.searchParams.get('per_page') ?? '')) url.searchParams.delete('per_page');
+    },
   },
   {
     name: 'pair records without name',
     catches: ['rest.pairs.schema'],
     violated: /\/data\/\d+: must have required property "name"/,
-    body: (b, url) => { if (url.pathname === '/v1/pairs' && Array.isArray(b.data)) for (const p of b.data) delete (p as Record<string, unknown>).name; },
+    body: (b, url) => {
+      if (url.pathname === '/v1/pairs' && Array.isArray(b.data))
+        for (const p of b.data) delete (p as Record<string, unknown>).name;
+    },
   },
   {
     name: 'the key refused when sent as X-API-Key exactly',
     catches: ['rest.auth.header-case.canonical'],
-    violated: /with X-API-Key: HTTP 401 \{"status_number":"50005".* \| GET \/v1\/pairs with X-API-Key: status_number "200"$/,
+    violated:
+      /with X-API-Key: HTTP 401 \{"status_number":"50005".* \| GET \/v1\/pairs with X-API-Key: status_number "200"$/,
     request: (req, _url, headers) => {
       const raw = req.rawHeaders.filter((_, i) => i % 2 === 0);
       if (raw.includes('X-API-Key')) delete headers['x-api-key'];
@@ -142,25 +177,42 @@ const MUTATIONS: readonly Mutation[] = [
     name: 'every error status_number replaced by another',
     catches: restChecks.filter((c) => c.id.startsWith('rest.probe.') && c.id !== 'rest.probe.50009').map((c) => c.id),
     violated: /: HTTP \d{3} \{"status_number":"5000[01]".* \| .*: status_number "5\d{4}"$/,
-    body: (b) => { if (typeof b.status_number === 'string' && b.status_number !== '200') b.status_number = b.status_number === '50000' ? '50001' : '50000'; },
+    body: (b) => {
+      if (typeof b.status_number === 'string' && b.status_number !== '200')
+        b.status_number = b.status_number === '50000' ? '50001' : '50000';
+    },
   },
   {
-    name: 'a pair on the key\'s whitelist refused with 50010',
+    name: "a pair on the key's whitelist refused with 50010",
     catches: ['rest.entitlements.whitelist-price'],
-    violated: /Forex:ALL:EUR\/USD with keys\.whitelisted: HTTP 200 \{"status_number":"50010".* \| served, not refused: Forex:ALL:EUR\/USD is on the key's whitelist$/,
-    body: (b, url) => { if (url.pathname === '/v1/price' && url.searchParams.get('code') === 'Forex:ALL:EUR/USD') { b.status_number = '50010'; b.data = null; } },
+    violated:
+      /Forex:ALL:EUR\/USD with keys\.whitelisted: HTTP 200 \{"status_number":"50010".* \| served, not refused: Forex:ALL:EUR\/USD is on the key's whitelist$/,
+    body: (b, url) => {
+      if (url.pathname === '/v1/price' && url.searchParams.get('code') === 'Forex:ALL:EUR/USD') {
+        b.status_number = '50010';
+        b.data = null;
+      }
+    },
   },
   {
     name: 'a Crypto pair refused with 50109, whatever the key',
     catches: ['rest.entitlements.asset-types'],
-    violated: /with keys\.cryptoOnly: HTTP 200 \{"status_number":"50109".* \| served, not refused: Crypto is one of the key's asset types$/,
-    body: (b, url) => { if (url.pathname === '/v1/price' && url.searchParams.get('code')?.startsWith('Crypto:')) { b.status_number = '50109'; b.data = null; } },
+    violated:
+      /with keys\.cryptoOnly: HTTP 200 \{"status_number":"50109".* \| served, not refused: Crypto is one of the key's asset types$/,
+    body: (b, url) => {
+      if (url.pathname === '/v1/price' && url.searchParams.get('code')?.startsWith('Crypto:')) {
+        b.status_number = '50109';
+        b.data = null;
+      }
+    },
   },
   {
     name: '50006 answered with data filled',
     catches: ['rest.rate-limit'],
     violated: /the 50006 answer: \/data: must be null/,
-    body: (b) => { if (b.status_number === '50006') b.data = {}; },
+    body: (b) => {
+      if (b.status_number === '50006') b.data = {};
+    },
   },
 ];
 
@@ -175,18 +227,31 @@ async function startProxy(upstream: string, m: Mutation): Promise<{ url: string;
       upRes.on('data', (c: Buffer) => chunks.push(c));
       upRes.on('end', () => {
         let text = Buffer.concat(chunks).toString('utf8');
-        try { const b = JSON.parse(text); m.body?.(b, url); text = JSON.stringify(b); } catch { /* not JSON: passed through */ }
+        try {
+          const b = JSON.parse(text);
+          m.body?.(b, url);
+          text = JSON.stringify(b);
+        } catch {
+          /* not JSON: passed through */
+        }
         res.writeHead(upRes.statusCode ?? 502, { 'content-type': 'application/json' });
         res.end(text);
       });
     });
-    up.on('error', () => { res.writeHead(502); res.end(); });
+    up.on('error', () => {
+      res.writeHead(502);
+      res.end();
+    });
     up.end();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -197,7 +262,12 @@ describe('REST suite against a proxy that breaks one rule the faults do not', ()
       const ids = [...new Set(MUTATIONS.flatMap((m) => m.catches))];
       const results = await run({ ...clean.profile, rest: proxy.url }, ids);
       expect(results).toHaveLength(ids.length);
-      for (const r of results) expect({ id: r.id, outcome: r.outcome, reason: r.reason }).toEqual({ id: r.id, outcome: 'pass', reason: undefined });
+      for (const r of results)
+        expect({ id: r.id, outcome: r.outcome, reason: r.reason }).toEqual({
+          id: r.id,
+          outcome: 'pass',
+          reason: undefined,
+        });
     } finally {
       await proxy.close();
     }
@@ -210,7 +280,11 @@ describe('REST suite against a proxy that breaks one rule the faults do not', ()
         const results = await run({ ...clean.profile, rest: proxy.url }, m.catches);
         expect(results).toHaveLength(m.catches.length);
         for (const r of results) expect({ id: r.id, outcome: r.outcome }).toEqual({ id: r.id, outcome: 'fail' });
-        for (const r of results) expect(r.violations.some((v) => m.violated.test(`${v.received} | ${v.expected}`)), `${r.id}: ${JSON.stringify(r.violations)}`).toBe(true);
+        for (const r of results)
+          expect(
+            r.violations.some((v) => m.violated.test(`${v.received} | ${v.expected}`)),
+            `${r.id}: ${JSON.stringify(r.violations)}`,
+          ).toBe(true);
       } finally {
         await proxy.close();
       }
@@ -221,7 +295,9 @@ describe('REST suite against a proxy that breaks one rule the faults do not', ()
 describe('coverage', () => {
   it('has every must REST check broken by at least one fault or proxy mutation', () => {
     const caught = new Set([...restFaults.flatMap((f) => f.catches), ...MUTATIONS.flatMap((m) => m.catches)]);
-    const uncaught = restChecks.filter((c) => c.severity === 'must' && !caught.has(c.id) && !SKIPPED_ON_REFERENCE[c.id]).map((c) => c.id);
+    const uncaught = restChecks
+      .filter((c) => c.severity === 'must' && !caught.has(c.id) && !SKIPPED_ON_REFERENCE[c.id])
+      .map((c) => c.id);
     expect(uncaught).toEqual([]);
   });
 });

@@ -6,8 +6,12 @@ import { SCHEMA_DIR, staleSchemaFiles } from '../scripts/gen-schemas.ts';
 
 type Json = Record<string, unknown>;
 const price = (over: Json = {}): Json => ({
-  code: 'Forex:ALL:EUR/USD', ask: '1.08512', bid: '1.08500', price: '1.08506',
-  market: { open: true, reason: 'regular_session', session: 'REG', timezone: 'America/New_York' }, ...over,
+  code: 'Forex:ALL:EUR/USD',
+  ask: '1.08512',
+  bid: '1.08500',
+  price: '1.08506',
+  market: { open: true, reason: 'regular_session', session: 'REG', timezone: 'America/New_York' },
+  ...over,
 });
 const crypto = (market: Json): Json => price({ code: 'Crypto:ALL:BTC/USDT', market });
 const without = (obj: Json, key: string): Json => Object.fromEntries(Object.entries(obj).filter(([k]) => k !== key));
@@ -16,7 +20,10 @@ const pairs = (n: number): string[] => Array.from({ length: n }, (_, i) => `Cryp
 /** For each schema: examples built from the spec's field tables, and broken variants with the reason. */
 const CASES: Record<SchemaName, { valid: unknown[]; invalid: [string, unknown][] }> = {
   'pair-record': {
-    valid: [{ code: 'Equity:US:AAPL/USD', name: 'Apple Inc.', base: 'AAPL', quote: 'USD' }, { code: 'Metal:ALL:XAU/USD', name: 'Gold', base: 'XAU', quote: 'USD', extra: 1 }],
+    valid: [
+      { code: 'Equity:US:AAPL/USD', name: 'Apple Inc.', base: 'AAPL', quote: 'USD' },
+      { code: 'Metal:ALL:XAU/USD', name: 'Gold', base: 'XAU', quote: 'USD', extra: 1 },
+    ],
     invalid: [
       ['missing name', { code: 'Equity:US:AAPL/USD', base: 'AAPL', quote: 'USD' }],
       ['malformed code', { code: 'AAPL/USD', name: 'Apple', base: 'AAPL', quote: 'USD' }],
@@ -24,7 +31,14 @@ const CASES: Record<SchemaName, { valid: unknown[]; invalid: [string, unknown][]
     ],
   },
   'pairs-response': {
-    valid: [{ status_number: '200', ts: 1732300000, data: [{ code: 'Crypto:ALL:BTC/USDT', name: 'Bitcoin', base: 'BTC', quote: 'USDT' }] }, { status_number: '200', ts: 1, data: [], total: 0 }],
+    valid: [
+      {
+        status_number: '200',
+        ts: 1732300000,
+        data: [{ code: 'Crypto:ALL:BTC/USDT', name: 'Bitcoin', base: 'BTC', quote: 'USDT' }],
+      },
+      { status_number: '200', ts: 1, data: [], total: 0 },
+    ],
     invalid: [
       ['numeric status_number', { status_number: 200, ts: 1, data: [] }],
       ['non-integer ts', { status_number: '200', ts: 1.5, data: [] }],
@@ -53,7 +67,10 @@ const CASES: Record<SchemaName, { valid: unknown[]; invalid: [string, unknown][]
       price(),
       crypto({ open: true, reason: 'continuous', session: 'REG' }),
       crypto({ open: true, reason: 'no_price', session: 'REG' }),
-      price({ code: 'Equity:US:AAPL/USD', market: { open: true, reason: 'post_session', session: 'POST', timezone: 'America/New_York' } }),
+      price({
+        code: 'Equity:US:AAPL/USD',
+        market: { open: true, reason: 'post_session', session: 'POST', timezone: 'America/New_York' },
+      }),
     ],
     invalid: [
       ['price as a JSON number', price({ price: 1.08506 })],
@@ -72,7 +89,12 @@ const CASES: Record<SchemaName, { valid: unknown[]; invalid: [string, unknown][]
   'price-response': {
     valid: [
       { status_number: '200', ts: 1732300000000, data: price() },
-      { status_number: '50102', ts: 1, data: crypto({ open: true, reason: 'no_price', session: 'REG' }), message: 'price may not reflect real-time conditions' },
+      {
+        status_number: '50102',
+        ts: 1,
+        data: crypto({ open: true, reason: 'no_price', session: 'REG' }),
+        message: 'price may not reflect real-time conditions',
+      },
     ],
     invalid: [
       ['50102 without message', { status_number: '50102', ts: 1, data: price() }],
@@ -106,7 +128,14 @@ const CASES: Record<SchemaName, { valid: unknown[]; invalid: [string, unknown][]
   },
   'push-frame': {
     valid: [
-      { code: 'Crypto:ALL:BTC/USDT', ask: '97001.5', bid: '97000.5', price: '97001.0', last_updated: 1732300000123, sent_at: 1732300000125 },
+      {
+        code: 'Crypto:ALL:BTC/USDT',
+        ask: '97001.5',
+        bid: '97000.5',
+        price: '97001.0',
+        last_updated: 1732300000123,
+        sent_at: 1732300000125,
+      },
       { code: 'Forex:ALL:EUR/USD', ask: '1.1', bid: '1.0', price: '1.05' },
     ],
     invalid: [
@@ -114,7 +143,10 @@ const CASES: Record<SchemaName, { valid: unknown[]; invalid: [string, unknown][]
       ['exponent ask', { code: 'Forex:ALL:EUR/USD', ask: '1e1', bid: '1.0', price: '1.05' }],
       ['missing bid', { code: 'Forex:ALL:EUR/USD', ask: '1.1', price: '1.05' }],
       ['fractional sent_at', { code: 'Forex:ALL:EUR/USD', ask: '1.1', bid: '1.0', price: '1.05', sent_at: 1.5 }],
-      ['carries status_number', { code: 'Forex:ALL:EUR/USD', ask: '1.1', bid: '1.0', price: '1.05', status_number: '200' }],
+      [
+        'carries status_number',
+        { code: 'Forex:ALL:EUR/USD', ask: '1.1', bid: '1.0', price: '1.05', status_number: '200' },
+      ],
     ],
   },
   'notice-success': {
@@ -154,7 +186,10 @@ const CASES: Record<SchemaName, { valid: unknown[]; invalid: [string, unknown][]
     ],
   },
   'subscribe-request': {
-    valid: [{ id: 'a', method: 'subscribe', params: { pairs: ['Crypto:ALL:BTC/USDT'] } }, { method: 'subscribe', params: { pairs: pairs(100) } }],
+    valid: [
+      { id: 'a', method: 'subscribe', params: { pairs: ['Crypto:ALL:BTC/USDT'] } },
+      { method: 'subscribe', params: { pairs: pairs(100) } },
+    ],
     invalid: [
       ['101 pairs', { method: 'subscribe', params: { pairs: pairs(101) } }],
       ['empty pairs', { method: 'subscribe', params: { pairs: [] } }],
@@ -185,8 +220,18 @@ const CASES: Record<SchemaName, { valid: unknown[]; invalid: [string, unknown][]
       // Allowances left out are found at the start of the run.
       { rest: 'http://127.0.0.1:8080', keys: { primary: { key: 'k' }, limited: { key: 'l' } } },
       {
-        rest: 'https://api.example.test', ws: 'wss://api.example.test/ws', transport: 'ws',
-        keys: { primary: { key: 'k', connections: 3 }, limited: { key: 'l', connections: 1 }, cryptoOnly: { key: 'c', assetTypes: ['Crypto'] }, whitelisted: { key: 'w', pairs: ['Crypto:ALL:BTC/USDT'] }, noStream: { key: 'n' }, suspended: { key: 's' }, rateLimited: { key: 'r' } },
+        rest: 'https://api.example.test',
+        ws: 'wss://api.example.test/ws',
+        transport: 'ws',
+        keys: {
+          primary: { key: 'k', connections: 3 },
+          limited: { key: 'l', connections: 1 },
+          cryptoOnly: { key: 'c', assetTypes: ['Crypto'] },
+          whitelisted: { key: 'w', pairs: ['Crypto:ALL:BTC/USDT'] },
+          noStream: { key: 'n' },
+          suspended: { key: 's' },
+          rateLimited: { key: 'r' },
+        },
         pairs: { stale: 'Crypto:ALL:STALE/USDT', inactive: 'Crypto:ALL:OLD/USDT' },
         probes: [{ status: '50106', path: '/v1/price', query: { code: 'Equity:US:MNT/USD' } }],
         timing: { pingTimeoutMs: 30000 },
@@ -195,10 +240,16 @@ const CASES: Record<SchemaName, { valid: unknown[]; invalid: [string, unknown][]
     invalid: [
       ['missing rest', { keys: { primary: { key: 'k' } } }],
       ['missing primary key', { rest: 'http://x', keys: {} }],
-      ['an allowance of 0 connections', { rest: 'http://x', keys: { primary: { key: 'k' }, limited: { key: 'l', connections: 0 } } }],
+      [
+        'an allowance of 0 connections',
+        { rest: 'http://x', keys: { primary: { key: 'k' }, limited: { key: 'l', connections: 0 } } },
+      ],
       ['rest not a URL', { rest: 'localhost:80', keys: { primary: { key: 'k' } } }],
       ['unknown top-level field', { rest: 'http://x', keys: { primary: { key: 'k' } }, target: 'x' }],
-      ['probe with undocumented status', { rest: 'http://x', keys: { primary: { key: 'k' } }, probes: [{ status: '404', path: '/v1/x' }] }],
+      [
+        'probe with undocumented status',
+        { rest: 'http://x', keys: { primary: { key: 'k' } }, probes: [{ status: '404', path: '/v1/x' }] },
+      ],
     ],
   },
 };
@@ -226,7 +277,9 @@ describe('schemas', () => {
 
 describe('schema files', () => {
   it('every file in schemas/ is a compiled schema, and every compiled schema has its file', () => {
-    const files = readdirSync(SCHEMA_DIR).filter((f) => f.endsWith('.json')).sort();
+    const files = readdirSync(SCHEMA_DIR)
+      .filter((f) => f.endsWith('.json'))
+      .sort();
     // The dialect file is the reference service's input: reference/dialect.ts compiles it.
     expect(files).toEqual([...validator.names.map(schemaFileName), 'dialect.schema.json'].sort());
   });
@@ -241,7 +294,9 @@ describe('error lines', () => {
     expect(result.errors).toEqual(['/ask: must match format "decimal" (got "1e5")']);
   });
   it('name the missing field', () => {
-    expect(validator.validate('notice-error', { method: 'error', code: '50004' }).errors).toEqual(['/: must have required property "message" (got {"method":"error","code":"50004"})']);
+    expect(validator.validate('notice-error', { method: 'error', code: '50004' }).errors).toEqual([
+      '/: must have required property "message" (got {"method":"error","code":"50004"})',
+    ]);
   });
   it('truncate long values', () => {
     const long = 'x'.repeat(500);

@@ -15,11 +15,15 @@ import { OPTION_DEFAULTS, validateOptions, type ConformOptions } from '../src/op
 import { profileSecrets } from '../src/profile.ts';
 import { BIN, conform, ROOT } from './helpers/conform-cli.ts';
 
-const options = (extra: Partial<ConformOptions>): ConformOptions => ({ ...OPTION_DEFAULTS, ...extra } as ConformOptions);
+const options = (extra: Partial<ConformOptions>): ConformOptions =>
+  ({ ...OPTION_DEFAULTS, ...extra }) as ConformOptions;
 
 describe('--transport and --event options', () => {
   it('parses --transport socketio --event NAME', () => {
-    expect(parseArgs(['--transport', 'socketio', '--event', 'price'])).toMatchObject({ kind: 'run', options: { transport: 'socketio', event: 'price' } });
+    expect(parseArgs(['--transport', 'socketio', '--event', 'price'])).toMatchObject({
+      kind: 'run',
+      options: { transport: 'socketio', event: 'price' },
+    });
   });
 
   it('refuses an unknown transport, naming the option and the choices', () => {
@@ -31,7 +35,9 @@ describe('--transport and --event options', () => {
   it('needs --event with socketio, --event only with socketio, and neither with a profile', () => {
     expect(() => validateOptions(options({ transport: 'socketio' }))).toThrow(/--transport socketio needs --event/);
     expect(() => validateOptions(options({ event: 'price' }))).toThrow(/--event needs --transport socketio/);
-    expect(() => validateOptions(options({ profile: 'p.json', transport: 'socketio', event: 'price' }))).toThrow(/a profile names its own/);
+    expect(() => validateOptions(options({ profile: 'p.json', transport: 'socketio', event: 'price' }))).toThrow(
+      /a profile names its own/,
+    );
     expect(() => validateOptions(options({ transport: 'socketio', event: 'price' }))).not.toThrow();
   });
 });
@@ -53,14 +59,44 @@ describe('conform over Socket.IO as a child process', () => {
   });
 
   it('passes against the clean reference with --target --ws --transport socketio --event price (exit 0)', async () => {
-    const r = await conform(['--target', clean.restUrl, '--ws', clean.socketIoUrl!, '--transport', 'socketio', '--event', 'price', '--only', 'ws', '--skip', 'slow'], { CONFORM_API_KEY: clean.profile.keys.primary.key });
+    const r = await conform(
+      [
+        '--target',
+        clean.restUrl,
+        '--ws',
+        clean.socketIoUrl!,
+        '--transport',
+        'socketio',
+        '--event',
+        'price',
+        '--only',
+        'ws',
+        '--skip',
+        'slow',
+      ],
+      { CONFORM_API_KEY: clean.profile.keys.primary.key },
+    );
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toMatch(/PASS: \d+ passed, 0 failed, 0 errors/);
     for (const k of secrets) expect(r.stdout + r.stderr).not.toContain(k);
   });
 
   it('fails the ping checks against the ping-reply-json fault, as over raw WebSocket (exit 1)', async () => {
-    const r = await conform(['--target', faulty.restUrl, '--ws', faulty.socketIoUrl!, '--transport', 'socketio', '--event', 'price', '--only', 'ws.ping'], { CONFORM_API_KEY: faulty.profile.keys.primary.key });
+    const r = await conform(
+      [
+        '--target',
+        faulty.restUrl,
+        '--ws',
+        faulty.socketIoUrl!,
+        '--transport',
+        'socketio',
+        '--event',
+        'price',
+        '--only',
+        'ws.ping',
+      ],
+      { CONFORM_API_KEY: faulty.profile.keys.primary.key },
+    );
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/FAIL\s+ws\.ping\.pong\.bare/);
   });
@@ -74,14 +110,24 @@ describe('conform over Socket.IO as a child process', () => {
 
   it('conform serve --transport socketio --event price serves Socket.IO and writes a profile that says so', async () => {
     const file = path.join(dir, 'serve.json');
-    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--transport', 'socketio', '--event', 'price', '--profile-out', file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [BIN, 'serve', '--port', '0', '--transport', 'socketio', '--event', 'price', '--profile-out', file],
+      { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
-    child.stdout.on('data', (c: Buffer) => { out += c.toString(); });
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+    });
     try {
       await expect.poll(() => out, { timeout: 20_000 }).toMatch(/profile/);
       expect(out).toMatch(/^Socket\.IO  ws:\/\/127\.0\.0\.1:\d+\/socket\.io\/ \(event "price", namespace \/\)$/m);
       const profile = JSON.parse(await readFile(file, 'utf8')) as { ws: string; transport: string; event: string };
-      expect(profile).toMatchObject({ transport: 'socketio', event: 'price', ws: expect.stringMatching(/\/socket\.io\/$/) });
+      expect(profile).toMatchObject({
+        transport: 'socketio',
+        event: 'price',
+        ws: expect.stringMatching(/\/socket\.io\/$/),
+      });
       const r = await conform(['--profile', file, '--only', 'ws.subscribe.notice,ws.ping.pong.bare']);
       expect(r.code, r.stdout + r.stderr).toBe(0);
     } finally {

@@ -26,7 +26,10 @@ const httpBase = (): string => server.socketIoUrl!.replace(/^ws:/, 'http:').repl
 /** A socket.io-client connection with the key of `keyName`; `polling` uses the browser default (polling, then upgrade). */
 function sio(keyName: string | null, options: { polling?: boolean } = {}): Socket {
   const socket = io(httpBase(), {
-    path: '/socket.io/', forceNew: true, reconnection: false, timeout: 3000,
+    path: '/socket.io/',
+    forceNew: true,
+    reconnection: false,
+    timeout: 3000,
     transports: options.polling ? ['polling', 'websocket'] : ['websocket'],
     extraHeaders: keyName === null ? {} : { [API_KEY_HEADER]: key(keyName) },
   });
@@ -34,7 +37,9 @@ function sio(keyName: string | null, options: { polling?: boolean } = {}): Socke
   return socket;
 }
 const sockets: Socket[] = [];
-afterAll(() => { for (const s of sockets) s.disconnect(); });
+afterAll(() => {
+  for (const s of sockets) s.disconnect();
+});
 
 /** Connects `keyName` once the server has freed a slot a previous test closed. */
 async function connectedEventually(keyName: string): Promise<Socket> {
@@ -60,7 +65,10 @@ function connected(socket: Socket): Promise<void> {
 /** The next payload of EVENT that matches. */
 function nextMessage(socket: Socket, pred: (m: unknown) => boolean = () => true, timeoutMs = 3000): Promise<unknown> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => { socket.off(EVENT, on); reject(new Error('no matching message in time')); }, timeoutMs);
+    const timer = setTimeout(() => {
+      socket.off(EVENT, on);
+      reject(new Error('no matching message in time'));
+    }, timeoutMs);
     const on = (m: unknown): void => {
       if (!pred(m)) return;
       clearTimeout(timer);
@@ -87,9 +95,18 @@ describe('reference over Socket.IO: handshake', () => {
   });
 
   it("refuses a WebSocket handshake of a stream-less key with 50010 in the HTTP phase, read by conform's client", async () => {
-    const stream = createSocketIoClient({ url: server.socketIoUrl!, event: EVENT, primaryKey: key('primary'), record: () => undefined });
+    const stream = createSocketIoClient({
+      url: server.socketIoUrl!,
+      event: EVENT,
+      primaryKey: key('primary'),
+      record: () => undefined,
+    });
     const result = await stream.open({ key: key('noStream') });
-    expect(result).toMatchObject({ ok: false, status: 403, json: { status_number: STATUS.ACCESS_DENIED, message: expect.any(String) } });
+    expect(result).toMatchObject({
+      ok: false,
+      status: 403,
+      json: { status_number: STATUS.ACCESS_DENIED, message: expect.any(String) },
+    });
   });
 
   it('refuses a polling handshake of a suspended key with 50007 in the body', async () => {
@@ -103,8 +120,19 @@ describe('reference over Socket.IO: the protocol on the named event', () => {
     const socket = sio('primary');
     await connected(socket);
     socket.emit(EVENT, { id: 's1', method: 'subscribe', params: { pairs: [BTC] } });
-    expect(await nextMessage(socket, isNotice)).toEqual({ method: 'subscribe', message: TEXT.subscribeSuccess, code: STATUS.OK, id: 's1', data: null });
-    expect(await nextMessage(socket, (m) => !isNotice(m) && typeof m === 'object')).toMatchObject({ code: BTC, ask: expect.any(String), bid: expect.any(String), price: expect.any(String) });
+    expect(await nextMessage(socket, isNotice)).toEqual({
+      method: 'subscribe',
+      message: TEXT.subscribeSuccess,
+      code: STATUS.OK,
+      id: 's1',
+      data: null,
+    });
+    expect(await nextMessage(socket, (m) => !isNotice(m) && typeof m === 'object')).toMatchObject({
+      code: BTC,
+      ask: expect.any(String),
+      bid: expect.any(String),
+      price: expect.any(String),
+    });
     socket.emit(EVENT, { method: 'ping' });
     expect(await nextMessage(socket, (m) => typeof m === 'string')).toBe(TEXT.pong);
     socket.disconnect();
@@ -127,14 +155,18 @@ describe('reference over Socket.IO: the protocol on the named event', () => {
     socket.emit(EVENT, JSON.stringify({ id: 'j1', method: 'subscribe', params: { pairs: [BTC] } }));
     expect(await nextMessage(socket, isNotice)).toMatchObject({ method: 'subscribe', id: 'j1' });
     socket.emit(EVENT, Buffer.from('{}'));
-    expect(await nextMessage(socket, (m) => isNotice(m) && m.method === 'error')).toMatchObject({ code: STATUS.INVALID_REQUEST });
+    expect(await nextMessage(socket, (m) => isNotice(m) && m.method === 'error')).toMatchObject({
+      code: STATUS.INVALID_REQUEST,
+    });
     socket.disconnect();
   });
 
   it('closes a Socket.IO connection that sends no ping within the window, Socket.IO heartbeat notwithstanding', async () => {
     const socket = sio('primary');
     let heartbeats = 0;
-    socket.io.engine.on('ping', () => { heartbeats++; });
+    socket.io.engine.on('ping', () => {
+      heartbeats++;
+    });
     await connected(socket);
     const start = Date.now();
     const reason = await new Promise<string>((resolve) => socket.once('disconnect', resolve));
@@ -149,15 +181,25 @@ describe('reference over Socket.IO: the allowance of a key across both transport
   it('refuses a Socket.IO connection with 50009 while the raw WebSocket holds the limited key, and frees it on close', async () => {
     const raw = await connect(server, 'limited');
     expect(raw.ok).toBe(true);
-    const refusedBody = await getRaw(`${httpBase()}/socket.io/?EIO=4&transport=polling`, { [API_KEY_HEADER]: key('limited') });
+    const refusedBody = await getRaw(`${httpBase()}/socket.io/?EIO=4&transport=polling`, {
+      [API_KEY_HEADER]: key('limited'),
+    });
     expect([refusedBody.status, refusedBody.body.status_number]).toEqual([429, STATUS.CONNECTION_LIMIT]);
     if (raw.ok) await raw.client.close();
-    await expect.poll(async () => {
-      const s = sio('limited');
-      const ok = await connected(s).then(() => true, () => false);
-      if (ok) s.disconnect();
-      return ok;
-    }, { timeout: 3000, interval: 100 }).toBe(true);
+    await expect
+      .poll(
+        async () => {
+          const s = sio('limited');
+          const ok = await connected(s).then(
+            () => true,
+            () => false,
+          );
+          if (ok) s.disconnect();
+          return ok;
+        },
+        { timeout: 3000, interval: 100 },
+      )
+      .toBe(true);
   });
 
   it('refuses a raw WebSocket connection with 50009 while Socket.IO holds the limited key', async () => {

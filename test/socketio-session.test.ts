@@ -31,13 +31,20 @@ async function listen(server: HttpServer | ReturnType<typeof createNetServer>): 
   return (server.address() as AddressInfo).port;
 }
 
-interface Peer { url: string; io: Server; handshakes: IncomingMessage[] }
+interface Peer {
+  url: string;
+  io: Server;
+  handshakes: IncomingMessage[];
+}
 
 /**
  * A Socket.IO server on its own HTTP server. `refuse` may answer a handshake with raw HTTP bytes
  * before Socket.IO sees it (how a service writes the spec's JSON body in the HTTP phase).
  */
-async function peer(onConnection: (socket: Socket) => void, options: { refuse?: (req: IncomingMessage) => string | undefined; io?: Partial<ServerOptions> } = {}): Promise<Peer> {
+async function peer(
+  onConnection: (socket: Socket) => void,
+  options: { refuse?: (req: IncomingMessage) => string | undefined; io?: Partial<ServerOptions> } = {},
+): Promise<Peer> {
   const io = new Server({ serveClient: false, ...options.io });
   // Attached to a server that never listens: Socket.IO gets its engine, the test dispatches to it.
   io.attach(createServer());
@@ -46,18 +53,40 @@ async function peer(onConnection: (socket: Socket) => void, options: { refuse?: 
   http.on('upgrade', (req: IncomingMessage, socket: NetSocket, head: Buffer) => {
     handshakes.push(req);
     const raw = options.refuse?.(req);
-    if (raw !== undefined) { socket.end(raw); return; }
+    if (raw !== undefined) {
+      socket.end(raw);
+      return;
+    }
     io.engine.handleUpgrade(req, socket, head);
   });
   io.on('connection', onConnection);
   const port = await listen(http);
-  cleanups.push(() => new Promise<void>((r) => { io.disconnectSockets(true); io.engine.close(); http.closeAllConnections(); http.close(() => r()); }));
+  cleanups.push(
+    () =>
+      new Promise<void>((r) => {
+        io.disconnectSockets(true);
+        io.engine.close();
+        http.closeAllConnections();
+        http.close(() => r());
+      }),
+  );
   return { url: `ws://127.0.0.1:${port}/socket.io/`, io, handshakes };
 }
 
-function client(url: string, extra: Partial<Parameters<typeof createSocketIoClient>[0]> = {}): { stream: StreamClient; evidence: Evidence[] } {
+function client(
+  url: string,
+  extra: Partial<Parameters<typeof createSocketIoClient>[0]> = {},
+): { stream: StreamClient; evidence: Evidence[] } {
   const evidence: Evidence[] = [];
-  const stream = createSocketIoClient({ url, event: EVENT, primaryKey: KEY, record: (e) => evidence.push(e), waitMs: 1000, handshakeTimeoutMs: 2000, ...extra });
+  const stream = createSocketIoClient({
+    url,
+    event: EVENT,
+    primaryKey: KEY,
+    record: (e) => evidence.push(e),
+    waitMs: 1000,
+    handshakeTimeoutMs: 2000,
+    ...extra,
+  });
   cleanups.push(() => stream.closeAll());
   return { stream, evidence };
 }
@@ -73,7 +102,10 @@ const refusal = (status: number, body: string, extra = ''): string =>
 
 describe('socket.io session: target URL', () => {
   it('takes the URL path as the Socket.IO path and defaults it to /socket.io/', () => {
-    expect(socketIoTarget('ws://127.0.0.1:8080/socket.io/')).toEqual({ origin: 'ws://127.0.0.1:8080', path: '/socket.io/' });
+    expect(socketIoTarget('ws://127.0.0.1:8080/socket.io/')).toEqual({
+      origin: 'ws://127.0.0.1:8080',
+      path: '/socket.io/',
+    });
     expect(socketIoTarget('wss://example.test')).toEqual({ origin: 'wss://example.test', path: '/socket.io/' });
     expect(socketIoTarget('ws://127.0.0.1:9/v1/stream')).toEqual({ origin: 'ws://127.0.0.1:9', path: '/v1/stream' });
   });
@@ -84,7 +116,11 @@ describe('transport selection by profile', () => {
     expect(streamFactoryFor({})).toBe(createStreamClient);
     expect(streamFactoryFor({ transport: 'ws' })).toBe(createStreamClient);
     let event: unknown;
-    const p = await peer((s) => s.on('quotes', (m: unknown) => { event = m; }));
+    const p = await peer((s) =>
+      s.on('quotes', (m: unknown) => {
+        event = m;
+      }),
+    );
     const factory = streamFactoryFor({ transport: 'socketio', event: 'quotes' });
     const stream = factory({ url: p.url, primaryKey: KEY, record: () => undefined });
     cleanups.push(() => stream.closeAll());
@@ -95,16 +131,27 @@ describe('transport selection by profile', () => {
 
   it('refuses socketio without an event name, in the factory and in a profile', () => {
     expect(() => streamFactoryFor({ transport: 'socketio' })).toThrow(/needs the event name/);
-    expect(() => parseProfile({ rest: 'http://127.0.0.1:1', keys: { primary: { key: 'k' } }, transport: 'socketio' })).toThrow(/required property "event"/);
-    expect(minimalProfile({ target: 'http://127.0.0.1:1/', key: 'k', ws: 'ws://127.0.0.1:1/socket.io/', transport: 'socketio', event: 'price' }))
-      .toMatchObject({ transport: 'socketio', event: 'price', ws: 'ws://127.0.0.1:1/socket.io/' });
+    expect(() =>
+      parseProfile({ rest: 'http://127.0.0.1:1', keys: { primary: { key: 'k' } }, transport: 'socketio' }),
+    ).toThrow(/required property "event"/);
+    expect(
+      minimalProfile({
+        target: 'http://127.0.0.1:1/',
+        key: 'k',
+        ws: 'ws://127.0.0.1:1/socket.io/',
+        transport: 'socketio',
+        event: 'price',
+      }),
+    ).toMatchObject({ transport: 'socketio', event: 'price', ws: 'ws://127.0.0.1:1/socket.io/' });
   });
 });
 
 describe('socket.io session: handshake', () => {
   it('sends the primary key in the X-API-Key header and never in the query string', async () => {
     let seen: Socket['handshake'] | undefined;
-    const p = await peer((s) => { seen = s.handshake; });
+    const p = await peer((s) => {
+      seen = s.handshake;
+    });
     const { stream } = client(p.url);
     await openOk(stream);
     expect(seen?.headers['x-api-key']).toBe(KEY);
@@ -115,7 +162,9 @@ describe('socket.io session: handshake', () => {
 
   it('sends no key header when the key is null and another header name when asked', async () => {
     const seen: unknown[] = [];
-    const p = await peer((s) => { seen.push(s.handshake.headers['x-api-key']); });
+    const p = await peer((s) => {
+      seen.push(s.handshake.headers['x-api-key']);
+    });
     const { stream } = client(p.url);
     await openOk(stream, { key: null });
     await openOk(stream, { key: 'other-key', keyHeader: 'X-API-KEY' });
@@ -136,7 +185,13 @@ describe('socket.io session: handshake', () => {
     const p = await peer(() => undefined, { refuse: () => refusal(401, body, 'X-Extra: 1\r\n') });
     const { stream, evidence } = client(p.url);
     const result = await stream.open({ key: null });
-    expect(result).toEqual({ ok: false, status: 401, headers: expect.objectContaining({ 'content-type': 'application/json', 'x-extra': '1' }), text: body, json: { status_number: '50005', message: 'Unauthorized' } });
+    expect(result).toEqual({
+      ok: false,
+      status: 401,
+      headers: expect.objectContaining({ 'content-type': 'application/json', 'x-extra': '1' }),
+      text: body,
+      json: { status_number: '50005', message: 'Unauthorized' },
+    });
     expect(evidence).toContainEqual(expect.objectContaining({ kind: 'ws-open', outcome: `refused: HTTP 401 ${body}` }));
   });
 
@@ -154,13 +209,22 @@ describe('socket.io session: handshake', () => {
       const pump = (): void => {
         while (written < 52_428_800 && !socket.destroyed) {
           written += chunk.length;
-          if (!socket.write(chunk)) { socket.once('drain', pump); return; }
+          if (!socket.write(chunk)) {
+            socket.once('drain', pump);
+            return;
+          }
         }
       };
       pump();
     });
     const port = await listen(huge);
-    cleanups.push(() => new Promise<void>((r) => { huge.closeAllConnections(); huge.close(() => r()); }));
+    cleanups.push(
+      () =>
+        new Promise<void>((r) => {
+          huge.closeAllConnections();
+          huge.close(() => r());
+        }),
+    );
     const { stream } = client(`ws://127.0.0.1:${port}/socket.io/`);
     const reads = watchClientReads();
     const result = await stream.open();
@@ -173,7 +237,9 @@ describe('socket.io session: handshake', () => {
   });
 
   it('keeps a non-JSON refusal body as text with json undefined', async () => {
-    const p = await peer(() => undefined, { refuse: () => 'HTTP/1.1 503 Service Unavailable\r\nContent-Length: 4\r\nConnection: close\r\n\r\nbusy' });
+    const p = await peer(() => undefined, {
+      refuse: () => 'HTTP/1.1 503 Service Unavailable\r\nContent-Length: 4\r\nConnection: close\r\n\r\nbusy',
+    });
     const { stream } = client(p.url);
     expect(await stream.open()).toMatchObject({ ok: false, status: 503, text: 'busy', json: undefined });
   });
@@ -190,8 +256,13 @@ describe('socket.io session: handshake', () => {
 
   it('reports a redirect as a refusal and does not follow it with the key', async () => {
     let followed = false;
-    const other = await peer(() => { followed = true; });
-    const p = await peer(() => undefined, { refuse: (req) => `HTTP/1.1 302 Found\r\nLocation: ${other.url.replace('ws:', 'http:')}?${req.url?.split('?')[1] ?? ''}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n` });
+    const other = await peer(() => {
+      followed = true;
+    });
+    const p = await peer(() => undefined, {
+      refuse: (req) =>
+        `HTTP/1.1 302 Found\r\nLocation: ${other.url.replace('ws:', 'http:')}?${req.url?.split('?')[1] ?? ''}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
+    });
     const { stream } = client(p.url);
     expect(await stream.open()).toMatchObject({ ok: false, status: 302 });
     expect(followed).toBe(false);
@@ -200,16 +271,26 @@ describe('socket.io session: handshake', () => {
 
   it('returns a namespace refusal (CONNECT_ERROR after the upgrade) as a Refusal with status 101 and its data', async () => {
     const p = await peer(() => undefined);
-    p.io.use((_socket, next) => next(Object.assign(new Error('denied'), { data: { status_number: '50010', message: 'Access denied' } })));
+    p.io.use((_socket, next) =>
+      next(Object.assign(new Error('denied'), { data: { status_number: '50010', message: 'Access denied' } })),
+    );
     const { stream, evidence } = client(p.url);
     const result = await stream.open();
-    expect(result).toMatchObject({ ok: false, status: 101, json: { status_number: '50010', message: 'Access denied' } });
-    expect(evidence).toContainEqual(expect.objectContaining({ kind: 'ws-open', outcome: expect.stringContaining('CONNECT_ERROR') }));
+    expect(result).toMatchObject({
+      ok: false,
+      status: 101,
+      json: { status_number: '50010', message: 'Access denied' },
+    });
+    expect(evidence).toContainEqual(
+      expect.objectContaining({ kind: 'ws-open', outcome: expect.stringContaining('CONNECT_ERROR') }),
+    );
   });
 
   it('binds the local source address it is given', async () => {
     let remote: string | undefined;
-    const p = await peer((s) => { remote = s.handshake.address; });
+    const p = await peer((s) => {
+      remote = s.handshake.address;
+    });
     const { stream } = client(p.url);
     await openOk(stream, { localAddress: '127.0.0.2' });
     expect(remote).toMatch(/127\.0\.0\.2$/);
@@ -223,7 +304,9 @@ describe('socket.io session: handshake', () => {
     const err = await stream.open().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StreamError);
     expect(err).toMatchObject({ code: 'CONFORM_NETWORK', message: expect.stringContaining('ECONNREFUSED') });
-    expect(evidence).toContainEqual(expect.objectContaining({ kind: 'ws-open', outcome: expect.stringMatching(/^error:/) }));
+    expect(evidence).toContainEqual(
+      expect.objectContaining({ kind: 'ws-open', outcome: expect.stringMatching(/^error:/) }),
+    );
   });
 
   it('rejects with CONFORM_NETWORK naming the problem when the peer is a plain WebSocket server, not Socket.IO', async () => {
@@ -231,14 +314,30 @@ describe('socket.io session: handshake', () => {
     const wss = new WebSocketServer({ server: http });
     wss.on('connection', (ws) => ws.send('{"method":"subscribe"}'));
     const port = await listen(http);
-    cleanups.push(() => new Promise<void>((r) => { for (const c of wss.clients) c.terminate(); wss.close(); http.closeAllConnections(); http.close(() => r()); }));
+    cleanups.push(
+      () =>
+        new Promise<void>((r) => {
+          for (const c of wss.clients) c.terminate();
+          wss.close();
+          http.closeAllConnections();
+          http.close(() => r());
+        }),
+    );
     const { stream } = client(`ws://127.0.0.1:${port}/socket.io/`);
-    await expect(stream.open()).rejects.toMatchObject({ code: 'CONFORM_NETWORK', message: expect.stringContaining('does not speak Socket.IO') });
+    await expect(stream.open()).rejects.toMatchObject({
+      code: 'CONFORM_NETWORK',
+      message: expect.stringContaining('does not speak Socket.IO'),
+    });
   });
 
   it('rejects with CONFORM_TIMEOUT when the server never answers the handshake', async () => {
     // Accepts TCP and reads, never writes.
-    const silent = createNetServer((s) => { s.on('error', () => undefined); cleanups.push(() => { s.destroy(); }); });
+    const silent = createNetServer((s) => {
+      s.on('error', () => undefined);
+      cleanups.push(() => {
+        s.destroy();
+      });
+    });
     const port = await listen(silent);
     cleanups.push(() => new Promise<void>((r) => silent.close(() => r())));
     const { stream } = client(`ws://127.0.0.1:${port}/socket.io/`);
@@ -249,10 +348,12 @@ describe('socket.io session: handshake', () => {
 describe('socket.io session: messages on the named event', () => {
   it('emits a JSON request as the event with the object, and request() resolves with the notice echoing its id', async () => {
     const got: unknown[] = [];
-    const p = await peer((s) => s.on(EVENT, (msg: { id?: string; method?: string }) => {
-      got.push(msg);
-      s.emit(EVENT, { method: 'subscribe', message: 'Success', code: '200', id: msg.id, data: null });
-    }));
+    const p = await peer((s) =>
+      s.on(EVENT, (msg: { id?: string; method?: string }) => {
+        got.push(msg);
+        s.emit(EVENT, { method: 'subscribe', message: 'Success', code: '200', id: msg.id, data: null });
+      }),
+    );
     const { stream } = client(p.url);
     const session = await openOk(stream);
     const notice = await session.request({ id: 'a1', method: 'subscribe', params: { pairs: ['Crypto:ALL:BTC/USD'] } });
@@ -262,7 +363,11 @@ describe('socket.io session: messages on the named event', () => {
 
   it('sends raw text as a string payload, so a malformed request reaches the server as sent', async () => {
     const got: unknown[] = [];
-    const p = await peer((s) => s.on(EVENT, (msg: unknown) => { got.push(msg); }));
+    const p = await peer((s) =>
+      s.on(EVENT, (msg: unknown) => {
+        got.push(msg);
+      }),
+    );
     const { stream } = client(p.url);
     const session = await openOk(stream);
     session.sendText('{"method":"subscribe",');
@@ -271,12 +376,14 @@ describe('socket.io session: messages on the named event', () => {
   });
 
   it('reads the plain string `Pong!` as a text frame and objects as JSON frames, pushes apart from notices', async () => {
-    const p = await peer((s) => s.on(EVENT, () => {
-      s.emit(EVENT, 'Pong!');
-      s.emit(EVENT, { code: 'Crypto:ALL:BTC/USD', ask: '2', bid: '1', price: '1.5', last_updated: 1, sent_at: 2 });
-      s.emit(EVENT, { code: 'Forex:ALL:EUR/USD', ask: '2', bid: '1', price: '1.5' });
-      s.emit(EVENT, '{"method":"error","code":"50004","message":"x"}');
-    }));
+    const p = await peer((s) =>
+      s.on(EVENT, () => {
+        s.emit(EVENT, 'Pong!');
+        s.emit(EVENT, { code: 'Crypto:ALL:BTC/USD', ask: '2', bid: '1', price: '1.5', last_updated: 1, sent_at: 2 });
+        s.emit(EVENT, { code: 'Forex:ALL:EUR/USD', ask: '2', bid: '1', price: '1.5' });
+        s.emit(EVENT, '{"method":"error","code":"50004","message":"x"}');
+      }),
+    );
     const { stream } = client(p.url);
     const session = await openOk(stream);
     session.send({ method: 'ping' });
@@ -290,7 +397,9 @@ describe('socket.io session: messages on the named event', () => {
   });
 
   it('keeps messages the server emits in its connection handler, before the client sees connect', async () => {
-    const p = await peer((s) => { s.emit(EVENT, { method: 'error', code: '50005', message: 'Invalid API key', data: null }); });
+    const p = await peer((s) => {
+      s.emit(EVENT, { method: 'error', code: '50005', message: 'Invalid API key', data: null });
+    });
     const { stream } = client(p.url);
     const session = await openOk(stream);
     const notice = await session.find((f) => f.kind === 'json');
@@ -298,16 +407,26 @@ describe('socket.io session: messages on the named event', () => {
   });
 
   it('records messages on another event as notes, not frames', async () => {
-    const p = await peer((s) => { s.emit('other', { method: 'subscribe' }); s.emit(EVENT, 'Pong!'); });
+    const p = await peer((s) => {
+      s.emit('other', { method: 'subscribe' });
+      s.emit(EVENT, 'Pong!');
+    });
     const { stream, evidence } = client(p.url);
     const session = await openOk(stream);
     await session.find((f) => f.kind === 'text');
     expect(session.frames).toHaveLength(1);
-    expect(evidence).toContainEqual(expect.objectContaining({ kind: 'note', text: expect.stringContaining('event "other"') }));
+    expect(evidence).toContainEqual(
+      expect.objectContaining({ kind: 'note', text: expect.stringContaining('event "other"') }),
+    );
   });
 
   it('keeps at most maxKeptFrames frames from a flooding server and notes the drop once', async () => {
-    const p = await peer((s) => s.on(EVENT, () => { for (let i = 0; i < 300; i++) s.emit(EVENT, { code: 'Crypto:ALL:BTC/USD', n: i }); s.emit(EVENT, 'Pong!'); }));
+    const p = await peer((s) =>
+      s.on(EVENT, () => {
+        for (let i = 0; i < 300; i++) s.emit(EVENT, { code: 'Crypto:ALL:BTC/USD', n: i });
+        s.emit(EVENT, 'Pong!');
+      }),
+    );
     const { stream, evidence } = client(p.url, { maxKeptFrames: 100 });
     const session = await openOk(stream);
     session.send({ method: 'ping' });
@@ -318,32 +437,49 @@ describe('socket.io session: messages on the named event', () => {
   });
 
   it('drops a peer that floods past maxFramesPerSecond, with the reason in the close', async () => {
-    const p = await peer((s) => s.on(EVENT, () => { for (let i = 0; i < 200; i++) s.emit(EVENT, { code: 'Crypto:ALL:BTC/USD', n: i }); }));
+    const p = await peer((s) =>
+      s.on(EVENT, () => {
+        for (let i = 0; i < 200; i++) s.emit(EVENT, { code: 'Crypto:ALL:BTC/USD', n: i });
+      }),
+    );
     const { stream } = client(p.url, { maxFramesPerSecond: 50 });
     const session = await openOk(stream);
     session.send({ method: 'ping' });
     const info = await session.closed;
-    expect(info).toMatchObject({ by: 'client', reason: expect.stringContaining('failed by the client: flood: more than 50 frames') });
+    expect(info).toMatchObject({
+      by: 'client',
+      reason: expect.stringContaining('failed by the client: flood: more than 50 frames'),
+    });
     expect(session.frames.length).toBeLessThanOrEqual(50);
-    expect(() => session.send({ method: 'ping' })).toThrow(/cannot send: the connection is closed \(\d+ failed by the client: flood/);
+    expect(() => session.send({ method: 'ping' })).toThrow(
+      /cannot send: the connection is closed \(\d+ failed by the client: flood/,
+    );
   });
 
   it('records a long message cut at 4096 characters with its length, the key masked before the cut', async () => {
     const long = `${'x'.repeat(4090)}${KEY}${'y'.repeat(5000)}`;
-    const p = await peer((s) => s.on(EVENT, () => { s.emit(EVENT, long); }));
+    const p = await peer((s) =>
+      s.on(EVENT, () => {
+        s.emit(EVENT, long);
+      }),
+    );
     const { stream, evidence } = client(p.url);
     const session = await openOk(stream);
     session.send({ method: 'ping' });
     const frame = await session.next((f) => f.kind === 'text');
     expect(frame.kind === 'text' && frame.text).toBe(long);
-    const recorded = evidence.filter((e) => e.kind === 'frame' && e.direction === 'in').map((e) => (e as { data: string }).data);
+    const recorded = evidence
+      .filter((e) => e.kind === 'frame' && e.direction === 'in')
+      .map((e) => (e as { data: string }).data);
     expect(recorded[0]!.length).toBeLessThan(4200);
     expect(recorded[0]).toMatch(/… \(\d+ characters in all\)$/);
     expect(JSON.stringify(evidence)).not.toContain(KEY.slice(0, 12));
   });
 
   it('reads a binary payload as a binary frame', async () => {
-    const p = await peer((s) => { s.emit(EVENT, Buffer.from([1, 2, 3])); });
+    const p = await peer((s) => {
+      s.emit(EVENT, Buffer.from([1, 2, 3]));
+    });
     const { stream } = client(p.url);
     const session = await openOk(stream);
     expect(await session.find((f) => f.kind === 'binary')).toMatchObject({ kind: 'binary', bytes: 3 });
@@ -359,7 +495,11 @@ describe('socket.io session: messages on the named event', () => {
   });
 
   it('never writes the key into the evidence', async () => {
-    const p = await peer((s) => s.on(EVENT, () => { s.emit(EVENT, `echo ${KEY}`); }));
+    const p = await peer((s) =>
+      s.on(EVENT, () => {
+        s.emit(EVENT, `echo ${KEY}`);
+      }),
+    );
     const { stream, evidence } = client(p.url);
     const session = await openOk(stream, { key: 'second-secret-key' });
     session.send({ method: 'ping', id: KEY });
@@ -374,7 +514,11 @@ describe('socket.io session: messages on the named event', () => {
 
 describe('socket.io session: closing', () => {
   it('maps a server disconnect onto closed: by server, code 1000, the Socket.IO reason, and when', async () => {
-    const p = await peer((s) => s.on(EVENT, () => { s.disconnect(true); }));
+    const p = await peer((s) =>
+      s.on(EVENT, () => {
+        s.disconnect(true);
+      }),
+    );
     const { stream, evidence } = client(p.url);
     const session = await openOk(stream);
     const waiting = session.next(() => false, 5000);
@@ -386,25 +530,43 @@ describe('socket.io session: closing', () => {
     await expect(waiting).rejects.toMatchObject({ code: 'CONFORM_WAIT_CLOSED' });
     expect(session.isOpen).toBe(false);
     expect(() => session.send({ method: 'ping' })).toThrow(StreamError);
-    expect(evidence).toContainEqual(expect.objectContaining({ kind: 'close', by: 'server', reason: 'io server disconnect' }));
+    expect(evidence).toContainEqual(
+      expect.objectContaining({ kind: 'close', by: 'server', reason: 'io server disconnect' }),
+    );
   });
 
   it('keeps the WebSocket close code and reason when the server closes the transport under Socket.IO', async () => {
-    const p = await peer((s) => s.on(EVENT, () => {
-      (s.conn.transport as unknown as { socket: { close(code: number, reason: string): void } }).socket.close(1008, 'no ping within the keep-alive window');
-    }));
+    const p = await peer((s) =>
+      s.on(EVENT, () => {
+        (s.conn.transport as unknown as { socket: { close(code: number, reason: string): void } }).socket.close(
+          1008,
+          'no ping within the keep-alive window',
+        );
+      }),
+    );
     const { stream } = client(p.url);
     const session = await openOk(stream);
     session.send({ method: 'ping' });
     const info = await session.closed;
-    expect(info).toMatchObject({ by: 'server', code: 1008, reason: 'transport close: no ping within the keep-alive window' });
+    expect(info).toMatchObject({
+      by: 'server',
+      code: 1008,
+      reason: 'transport close: no ping within the keep-alive window',
+    });
   });
 
   it('closes from the client side with by client, and the server sees the disconnect', async () => {
     let serverReason: string | undefined;
     let gone!: () => void;
-    const disconnected = new Promise<void>((r) => { gone = r; });
-    const p = await peer((s) => s.on('disconnect', (r) => { serverReason = r; gone(); }));
+    const disconnected = new Promise<void>((r) => {
+      gone = r;
+    });
+    const p = await peer((s) =>
+      s.on('disconnect', (r) => {
+        serverReason = r;
+        gone();
+      }),
+    );
     const { stream } = client(p.url);
     const session = await openOk(stream);
     const info = await session.close();

@@ -8,7 +8,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReferenceServer } from '../reference/index.ts';
 import type { CheckResult } from '../src/check.ts';
 import { wsChecks } from '../suites/ws/index.ts';
-import { describeResult, EVENT, expectFaultFails, expectNoKey, runSuite, startSuiteServer, WS_FAULTS } from './helpers/stream-suite.ts';
+import {
+  describeResult,
+  EVENT,
+  expectFaultFails,
+  expectNoKey,
+  runSuite,
+  startSuiteServer,
+  WS_FAULTS,
+} from './helpers/stream-suite.ts';
 
 describe('stream suite over Socket.IO against the clean reference service', () => {
   let server: ReferenceServer;
@@ -16,7 +24,10 @@ describe('stream suite over Socket.IO against the clean reference service', () =
   beforeAll(async () => {
     server = await startSuiteServer('socketio');
     expect(server.profile).toMatchObject({ transport: 'socketio', event: EVENT, ws: server.socketIoUrl });
-    results = await runSuite(server, wsChecks.map((c) => c.id));
+    results = await runSuite(
+      server,
+      wsChecks.map((c) => c.id),
+    );
   });
   afterAll(() => server?.close());
 
@@ -36,5 +47,7 @@ describe('stream suite over Socket.IO against the clean reference service', () =
 
 /** Each fault runs with the whole non-slow stream suite beside its checks, as test/ws-suite.test.ts does over raw WebSocket. */
 describe('stream suite over Socket.IO against each fault of the reference service', () => {
-  it.concurrent.for(WS_FAULTS)('fault %s fails %j over Socket.IO', async ([fault, ids], { expect: local }) => expectFaultFails('socketio', fault, ids, local));
+  it.concurrent.for(WS_FAULTS)('fault %s fails %j over Socket.IO', async ([fault, ids], { expect: local }) =>
+    expectFaultFails('socketio', fault, ids, local),
+  );
 });

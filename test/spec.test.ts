@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { LIMITS, MARKET_REASONS, MARKET_SESSIONS, NOTICE_CODES, REST_STATUSES, TEXT, parsePairCode } from '../src/spec.ts';
+import {
+  LIMITS,
+  MARKET_REASONS,
+  MARKET_SESSIONS,
+  NOTICE_CODES,
+  REST_STATUSES,
+  TEXT,
+  parsePairCode,
+} from '../src/spec.ts';
 import { specText, tableAfter } from './helpers/spec-doc.ts';
 
 const strip = (cell: string): string => cell.replace(/`/g, '');
@@ -18,7 +26,8 @@ describe('spec constants agree with the spec document', () => {
   it('lists exactly the market reasons and sessions the spec names', () => {
     const market = tableAfter('### Market object');
     /** The backticked values of the "One of …" cell of one field row. */
-    const oneOf = (field: string): string[] => [...(market.find((r) => r[0] === field)?.[2] ?? '').matchAll(/`([^`]+)`/g)].map((m) => m[1]!).sort();
+    const oneOf = (field: string): string[] =>
+      [...(market.find((r) => r[0] === field)?.[2] ?? '').matchAll(/`([^`]+)`/g)].map((m) => m[1]!).sort();
     expect(oneOf('reason').length).toBeGreaterThan(0);
     expect([...MARKET_REASONS].sort()).toEqual(oneOf('reason'));
     expect([...MARKET_SESSIONS].sort()).toEqual(oneOf('session'));
@@ -41,9 +50,19 @@ describe('spec constants agree with the spec document', () => {
 
 describe('parsePairCode', () => {
   it('splits a well-formed code into asset type, market, base and quote', () => {
-    expect(parsePairCode('Equity:US:AAPL/USD')).toEqual({ assetType: 'Equity', market: 'US', base: 'AAPL', quote: 'USD' });
+    expect(parsePairCode('Equity:US:AAPL/USD')).toEqual({
+      assetType: 'Equity',
+      market: 'US',
+      base: 'AAPL',
+      quote: 'USD',
+    });
   });
-  it.each(['Crypto:BTC/USD', 'Crypto:ALL:BTCUSD', 'Crypto::BTC/USD', 'Crypto:ALL:BTC/USD/X', ' Crypto:ALL:BTC/USD', ''])(
-    'rejects %j', (code) => expect(parsePairCode(code)).toBeNull(),
-  );
+  it.each([
+    'Crypto:BTC/USD',
+    'Crypto:ALL:BTCUSD',
+    'Crypto::BTC/USD',
+    'Crypto:ALL:BTC/USD/X',
+    ' Crypto:ALL:BTC/USD',
+    '',
+  ])('rejects %j', (code) => expect(parsePairCode(code)).toBeNull());
 });

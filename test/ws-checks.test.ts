@@ -21,7 +21,13 @@ const PAIRS = ['Crypto:ALL:AAA/USD', 'Crypto:ALL:BBB/USD', 'Crypto:ALL:CCC/USD']
 const TICK_MS = 40;
 
 type Json = Record<string, unknown>;
-interface Conn { ws: WebSocket; req: IncomingMessage; pairs: Set<string>; send(v: unknown): void; /** Restarts the keep-alive window. */ touch(): void }
+interface Conn {
+  ws: WebSocket;
+  req: IncomingMessage;
+  pairs: Set<string>;
+  send(v: unknown): void /** Restarts the keep-alive window. */;
+  touch(): void;
+}
 /** How a mini target treats one connection: `refuse` answers the upgrade instead; `message` answers requests. */
 interface Behaviour {
   /** Runs as soon as a connection is accepted. */
@@ -34,7 +40,14 @@ interface Behaviour {
   pingTimeoutMs?: number;
 }
 
-const quote = (pair: string, n: number): Json => ({ code: pair, ask: '10.02', bid: '10.00', price: '10.01', last_updated: 1_700_000_000_000 + n, sent_at: 1_700_000_000_000 + n });
+const quote = (pair: string, n: number): Json => ({
+  code: pair,
+  ask: '10.02',
+  bid: '10.00',
+  price: '10.01',
+  last_updated: 1_700_000_000_000 + n,
+  sent_at: 1_700_000_000_000 + n,
+});
 
 /** The well-behaved answers; a behaviour overrides what it breaks. */
 function standard(conn: Conn, msg: Json | undefined): void {
@@ -42,10 +55,19 @@ function standard(conn: Conn, msg: Json | undefined): void {
   const id = typeof msg.id === 'string' ? { id: msg.id } : {};
   const pairs = (msg.params as { pairs?: unknown } | undefined)?.pairs;
   if (msg.method === 'ping') return conn.ws.send('Pong!');
-  if (msg.method !== 'subscribe' && msg.method !== 'unsubscribe') return conn.send({ method: 'error', message: 'unknown method', code: '50004', ...id, data: null });
-  if (!Array.isArray(pairs) || pairs.length === 0 || pairs.length > 100) return conn.send({ method: 'error', message: 'invalid pairs', code: '50004', ...id, data: null });
+  if (msg.method !== 'subscribe' && msg.method !== 'unsubscribe')
+    return conn.send({ method: 'error', message: 'unknown method', code: '50004', ...id, data: null });
+  if (!Array.isArray(pairs) || pairs.length === 0 || pairs.length > 100)
+    return conn.send({ method: 'error', message: 'invalid pairs', code: '50004', ...id, data: null });
   const unknown = pairs.find((p) => !PAIRS.includes(p as string));
-  if (unknown !== undefined) return conn.send({ method: 'error', message: `pair not found: ${String(unknown)}`, code: '50104', ...id, data: null });
+  if (unknown !== undefined)
+    return conn.send({
+      method: 'error',
+      message: `pair not found: ${String(unknown)}`,
+      code: '50104',
+      ...id,
+      data: null,
+    });
   if (msg.method === 'subscribe') {
     conn.pairs = new Set(pairs as string[]);
     return conn.send({ method: 'subscribe', message: 'Success', code: '200', ...id, data: null });
@@ -55,19 +77,41 @@ function standard(conn: Conn, msg: Json | undefined): void {
 }
 
 const servers: (() => Promise<void>)[] = [];
-afterEach(async () => { while (servers.length) await servers.pop()!(); });
+afterEach(async () => {
+  while (servers.length) await servers.pop()!();
+});
 
 async function miniTarget(b: Behaviour, windowMs = 1000): Promise<Profile> {
   const rest = (req: IncomingMessage, res: ServerResponse): void => {
     const url = new URL(req.url ?? '/', 'http://x');
-    const send = (body: unknown): void => { res.setHeader('content-type', 'application/json'); res.end(JSON.stringify(body)); };
+    const send = (body: unknown): void => {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(body));
+    };
     if (url.pathname === '/v1/pairs') {
       const page = Number(url.searchParams.get('page') ?? '1');
-      return send({ status_number: '200', ts: Date.now(), data: page === 1 ? PAIRS.map((code) => ({ code, name: code, base: code.split(':')[2]!.split('/')[0], quote: 'USD' })) : [] });
+      return send({
+        status_number: '200',
+        ts: Date.now(),
+        data:
+          page === 1
+            ? PAIRS.map((code) => ({ code, name: code, base: code.split(':')[2]!.split('/')[0], quote: 'USD' }))
+            : [],
+      });
     }
     const code = url.searchParams.get('code') ?? '';
-    if (!PAIRS.includes(code)) return send({ status_number: '50104', ts: Date.now(), data: null, message: 'pair not found' });
-    send({ status_number: '200', ts: Date.now(), data: { ...quote(code, 0), last_updated: undefined, sent_at: undefined, market: { open: true, reason: 'continuous', session: 'REG' } } });
+    if (!PAIRS.includes(code))
+      return send({ status_number: '50104', ts: Date.now(), data: null, message: 'pair not found' });
+    send({
+      status_number: '200',
+      ts: Date.now(),
+      data: {
+        ...quote(code, 0),
+        last_updated: undefined,
+        sent_at: undefined,
+        market: { open: true, reason: 'continuous', session: 'REG' },
+      },
+    });
   };
   const server = createServer(rest);
   const wss = new WebSocketServer({ noServer: true });
@@ -75,29 +119,45 @@ async function miniTarget(b: Behaviour, windowMs = 1000): Promise<Profile> {
   server.on('upgrade', (req, socket, head) => {
     const refusal = b.refuse?.(req);
     if (refusal) {
-      socket.end(`HTTP/1.1 ${refusal.status} Refused\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(refusal.body)}\r\nConnection: close\r\n\r\n${refusal.body}`);
+      socket.end(
+        `HTTP/1.1 ${refusal.status} Refused\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(refusal.body)}\r\nConnection: close\r\n\r\n${refusal.body}`,
+      );
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
       const windowOf = b.pingTimeoutMs ?? windowMs;
       let idle = setTimeout(() => ws.close(1000, 'ping timeout'), windowOf);
-      const touch = (): void => { clearTimeout(idle); idle = setTimeout(() => ws.close(1000, 'ping timeout'), windowOf); };
+      const touch = (): void => {
+        clearTimeout(idle);
+        idle = setTimeout(() => ws.close(1000, 'ping timeout'), windowOf);
+      };
       const conn: Conn = { ws, req, pairs: new Set(), send: (v) => ws.send(JSON.stringify(v)), touch };
       conns.add(conn);
       b.open?.(conn);
       let n = 0;
       const ticker = setInterval(() => {
         n++;
-        for (const pair of conn.pairs) { const frame = (b.push ?? ((_c, p, i) => quote(p, i)))(conn, pair, n); if (frame) conn.send(frame); }
+        for (const pair of conn.pairs) {
+          const frame = (b.push ?? ((_c, p, i) => quote(p, i)))(conn, pair, n);
+          if (frame) conn.send(frame);
+        }
       }, TICK_MS);
       ws.on('message', (data) => {
         const raw = String(data);
         let msg: Json | undefined;
-        try { msg = JSON.parse(raw) as Json; } catch { msg = undefined; }
+        try {
+          msg = JSON.parse(raw) as Json;
+        } catch {
+          msg = undefined;
+        }
         if (msg?.method === 'ping') touch();
         (b.message ?? standard)(conn, msg, raw);
       });
-      ws.on('close', () => { clearInterval(ticker); clearTimeout(idle); conns.delete(conn); });
+      ws.on('close', () => {
+        clearInterval(ticker);
+        clearTimeout(idle);
+        conns.delete(conn);
+      });
     });
   });
   server.listen(0, '127.0.0.1');
@@ -110,7 +170,8 @@ async function miniTarget(b: Behaviour, windowMs = 1000): Promise<Profile> {
   });
   const port = (server.address() as AddressInfo).port;
   return {
-    rest: `http://127.0.0.1:${port}`, ws: `ws://127.0.0.1:${port}/stream`,
+    rest: `http://127.0.0.1:${port}`,
+    ws: `ws://127.0.0.1:${port}/stream`,
     keys: { primary: { key: KEY }, noStream: { key: NO_STREAM } },
     pairs: { sample: PAIRS },
     timing: { pingTimeoutMs: windowMs, pingGraceMs: 500 },
@@ -130,7 +191,14 @@ const keyOf = (req: IncomingMessage): string | undefined => req.headers['x-api-k
 /** Accepts every key, then answers the first request of a connection without a valid key with `code`. */
 const acceptsThenNotice = (code: string, forKey: (k: string | undefined) => boolean): Behaviour => ({
   message(conn, msg, raw) {
-    if (forKey(keyOf(conn.req))) conn.send({ method: 'error', message: 'not allowed', code, ...(typeof msg?.id === 'string' ? { id: msg.id } : {}), data: null });
+    if (forKey(keyOf(conn.req)))
+      conn.send({
+        method: 'error',
+        message: 'not allowed',
+        code,
+        ...(typeof msg?.id === 'string' ? { id: msg.id } : {}),
+        data: null,
+      });
     else standard(conn, msg && raw ? msg : undefined);
   },
 });
@@ -173,7 +241,9 @@ describe('handshake checks accept the outcome after connecting', () => {
 
   it('fails ws.handshake.missing-key when the refusal body is not JSON', async () => {
     // Refuses a missing key with 401 and a plain-text body.
-    const profile = await miniTarget({ refuse: (req) => (keyOf(req) ? undefined : { status: 401, body: 'Unauthorized' }) });
+    const profile = await miniTarget({
+      refuse: (req) => (keyOf(req) ? undefined : { status: 401, body: 'Unauthorized' }),
+    });
     const r = await runOne(profile, 'ws.handshake.missing-key');
     expect(r.outcome).toBe('fail');
     expect(r.violations[0]!.received).toMatch(/HTTP 401 Unauthorized \(not JSON\)/);
@@ -207,7 +277,8 @@ describe('subscription checks', () => {
       message(conn, msg, raw) {
         const before = [...conn.pairs];
         standard(conn, msg && raw ? msg : undefined);
-        if (msg?.method === 'subscribe') for (const p of before) if (!conn.pairs.has(p)) setTimeout(() => conn.send(quote(p, 0)), 600);
+        if (msg?.method === 'subscribe')
+          for (const p of before) if (!conn.pairs.has(p)) setTimeout(() => conn.send(quote(p, 0)), 600);
       },
     });
     const r = await runOne(profile, 'ws.subscribe.replaces');
@@ -219,7 +290,8 @@ describe('subscription checks', () => {
     // Answers any subscribe with success, whatever its params.
     const profile = await miniTarget({
       message(conn, msg, raw) {
-        if (msg?.method === 'subscribe') conn.send({ method: 'subscribe', message: 'Success', code: '200', data: null });
+        if (msg?.method === 'subscribe')
+          conn.send({ method: 'subscribe', message: 'Success', code: '200', data: null });
         else standard(conn, msg && raw ? msg : undefined);
       },
     });
@@ -246,7 +318,11 @@ describe('subscription checks', () => {
 
   it('fails ws.frames.no-status-number when only unrelated notices come back', async () => {
     // Never answers a request; floods unrelated notices instead.
-    const profile = await miniTarget({ message(conn) { for (let i = 0; i < 50; i++) conn.send({ method: 'flood', message: 'noise', code: '200' }); } });
+    const profile = await miniTarget({
+      message(conn) {
+        for (let i = 0; i < 50; i++) conn.send({ method: 'flood', message: 'noise', code: '200' });
+      },
+    });
     const r = await runOne(profile, 'ws.frames.no-status-number');
     expect(r.outcome).toBe('fail');
     expect(r.violations[0]!.received).toMatch(/^no frame within 5000 ms answering \{"id":"f1","method":"subscribe"/);
@@ -262,7 +338,16 @@ describe('subscription checks', () => {
         conn.send = real;
       },
     });
-    const byId = new Map((await runChecks({ profile, checks: wsChecks.filter((c) => ['ws.subscribe.unknown-pair', 'ws.subscribe.pushes-start', 'ws.notice.schema'].includes(c.id)) })).results.map((r) => [r.id, r]));
+    const byId = new Map(
+      (
+        await runChecks({
+          profile,
+          checks: wsChecks.filter((c) =>
+            ['ws.subscribe.unknown-pair', 'ws.subscribe.pushes-start', 'ws.notice.schema'].includes(c.id),
+          ),
+        })
+      ).results.map((r) => [r.id, r]),
+    );
     expect(byId.get('ws.subscribe.unknown-pair')!.outcome, line(byId.get('ws.subscribe.unknown-pair')!)).toBe('pass');
     expect(byId.get('ws.subscribe.pushes-start')!.outcome, line(byId.get('ws.subscribe.pushes-start')!)).toBe('pass');
     expect(byId.get('ws.notice.schema')!.outcome).toBe('fail');
@@ -271,7 +356,12 @@ describe('subscription checks', () => {
 
   it('skips the push rules with a pointer to ws.subscribe.pushes-start when nothing is pushed', async () => {
     const profile = await miniTarget({ push: () => undefined });
-    const { results } = await runChecks({ profile, checks: wsChecks.filter((c) => ['ws.push.schema', 'ws.subscribe.replaces', 'ws.subscribe.pushes-start'].includes(c.id)) });
+    const { results } = await runChecks({
+      profile,
+      checks: wsChecks.filter((c) =>
+        ['ws.push.schema', 'ws.subscribe.replaces', 'ws.subscribe.pushes-start'].includes(c.id),
+      ),
+    });
     const byId = new Map(results.map((r) => [r.id, r]));
     expect(byId.get('ws.subscribe.pushes-start')!.outcome).toBe('fail');
     for (const id of ['ws.push.schema', 'ws.subscribe.replaces']) {
@@ -283,7 +373,8 @@ describe('subscription checks', () => {
   it('fails ws.unsubscribe.notice when the message is "Success" instead of "success"', async () => {
     const profile = await miniTarget({
       message(conn, msg, raw) {
-        if (msg?.method === 'unsubscribe') conn.send({ method: 'unsubscribe', message: 'Success', code: '200', data: null });
+        if (msg?.method === 'unsubscribe')
+          conn.send({ method: 'unsubscribe', message: 'Success', code: '200', data: null });
         else standard(conn, msg && raw ? msg : undefined);
       },
     });
@@ -301,17 +392,27 @@ describe('subscription checks', () => {
 
   it('finds nothing of its own to compare in ws.push.mid when no subscribed push has decimal prices, and the push inspection still fails the frames', async () => {
     // Pushes its pairs with a non-decimal ask, plus a stray pair nobody subscribed to with a price above its ask.
-    const profile = await miniTarget({ push: (_c, pair, n) => (n % 2 ? { ...quote(pair, n), ask: 'x' } : { ...quote('Crypto:ALL:ZZZ/USD', n), price: '99' }) });
+    const profile = await miniTarget({
+      push: (_c, pair, n) =>
+        n % 2 ? { ...quote(pair, n), ask: 'x' } : { ...quote('Crypto:ALL:ZZZ/USD', n), price: '99' },
+    });
     const r = await runOne(profile, 'ws.push.mid');
     expect(r.outcome, line(r)).toBe('fail');
     // Every violation is the engine's inspection of the frames received: the check itself compared none.
     expect(r.violations.every(isPushInspection), line(r)).toBe(true);
-    expect(r.violations.map((v) => v.received)).toEqual(expect.arrayContaining([expect.stringMatching(/\/ask: must match format "decimal" \(got "x"\)/), expect.stringMatching(/ZZZ.*price 99 > ask 10\.02/)]));
+    expect(r.violations.map((v) => v.received)).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/\/ask: must match format "decimal" \(got "x"\)/),
+        expect.stringMatching(/ZZZ.*price 99 > ask 10\.02/),
+      ]),
+    );
   });
 
   it('passes ws.push.mid when the mid is rounded either way at the price precision', async () => {
     // ask 10.03, bid 10.00: the exact mid 10.015 is sent as 10.01 or 10.02 in turn.
-    const profile = await miniTarget({ push: (_c, pair, n) => ({ ...quote(pair, n), ask: '10.03', bid: '10.00', price: n % 2 ? '10.01' : '10.02' }) });
+    const profile = await miniTarget({
+      push: (_c, pair, n) => ({ ...quote(pair, n), ask: '10.03', bid: '10.00', price: n % 2 ? '10.01' : '10.02' }),
+    });
     const r = await runOne(profile, 'ws.push.mid');
     expect(r.outcome, line(r)).toBe('pass');
   });
@@ -320,7 +421,13 @@ describe('subscription checks', () => {
 describe('observations', () => {
   it('records last_updated going back and sent_at before last_updated, without failing', async () => {
     // last_updated counts down; sent_at is one before it.
-    const profile = await miniTarget({ push: (_c, pair, n) => ({ ...quote(pair, 0), last_updated: 1_700_000_001_000 - n, sent_at: 1_700_000_000_999 - n }) });
+    const profile = await miniTarget({
+      push: (_c, pair, n) => ({
+        ...quote(pair, 0),
+        last_updated: 1_700_000_001_000 - n,
+        sent_at: 1_700_000_000_999 - n,
+      }),
+    });
     const r = await runOne(profile, 'ws.push.observe-timestamps');
     expect(r.outcome, line(r)).toBe('pass');
     const value = (name: string): unknown => r.observations.find((o) => o.name === name)?.value;
@@ -335,9 +442,18 @@ describe('observations', () => {
     const held = await runOne(hold(profile), 'ws.keepalive.ping-keeps-alive');
     expect(held.outcome, line(held)).toBe('pass');
     // One ping every window/3 from the open until 1.6 windows: at 0, ⅓, ⅔, 1 and 1⅓ windows.
-    expect(held.observations).toContainEqual(expect.objectContaining({ name: 'pings-and-pongs', value: expect.objectContaining({ pings: 5 }) }));
+    expect(held.observations).toContainEqual(
+      expect.objectContaining({ name: 'pings-and-pongs', value: expect.objectContaining({ pings: 5 }) }),
+    );
     // A target that drops every connection 1.4 windows after it opened, pings or not.
-    const dropsEarly = await miniTarget({ open: (conn) => { setTimeout(() => conn.ws.close(1000, 'bye'), 1400); } }, 1000);
+    const dropsEarly = await miniTarget(
+      {
+        open: (conn) => {
+          setTimeout(() => conn.ws.close(1000, 'bye'), 1400);
+        },
+      },
+      1000,
+    );
     const cut = await runOne(hold(dropsEarly), 'ws.keepalive.ping-keeps-alive');
     expect(cut.outcome, line(cut)).toBe('fail');
     expect(JSON.stringify(cut.violations)).toContain('open for at least 1.6 × 1000 ms while pinging');
@@ -345,20 +461,28 @@ describe('observations', () => {
 
   it('refuses a profile whose hold would not outlast the window and its grace', () => {
     const base = { rest: 'http://127.0.0.1:1', keys: { primary: { key: 'k' } } };
-    expect(() => parseProfile({ ...base, timing: { pingTimeoutMs: 1000, pingGraceMs: 500, keepAliveHoldWindows: 1.4 } }))
-      .toThrow('profile: /timing/keepAliveHoldWindows: 1.4 windows (1400 ms) must outlast the window and its grace (1000 + 500 ms)');
+    expect(() =>
+      parseProfile({ ...base, timing: { pingTimeoutMs: 1000, pingGraceMs: 500, keepAliveHoldWindows: 1.4 } }),
+    ).toThrow(
+      'profile: /timing/keepAliveHoldWindows: 1.4 windows (1400 ms) must outlast the window and its grace (1000 + 500 ms)',
+    );
     expect(() => parseProfile({ ...base, timing: { keepAliveHoldWindows: 1 } })).toThrow(/keepAliveHoldWindows/);
-    expect(parseProfile({ ...base, timing: { keepAliveHoldWindows: 1.3 } }).timing).toEqual({ keepAliveHoldWindows: 1.3 });
+    expect(parseProfile({ ...base, timing: { keepAliveHoldWindows: 1.3 } }).timing).toEqual({
+      keepAliveHoldWindows: 1.3,
+    });
   });
 
   it('records that other traffic keeps a connection alive when the target counts it', async () => {
     // Any message restarts the keep-alive window, not only ping.
-    const profile = await miniTarget({
-      message(conn, msg, raw) {
-        standard(conn, msg && raw ? msg : undefined);
-        conn.touch();
+    const profile = await miniTarget(
+      {
+        message(conn, msg, raw) {
+          standard(conn, msg && raw ? msg : undefined);
+          conn.touch();
+        },
       },
-    }, 600);
+      600,
+    );
     const r = await runOne(profile, 'ws.keepalive.observe-other-traffic');
     expect(r.outcome, line(r)).toBe('pass');
     expect(r.observations).toContainEqual(expect.objectContaining({ name: 'other-traffic-keeps-alive', value: true }));
@@ -366,15 +490,17 @@ describe('observations', () => {
 });
 
 describe('checks of every pair, every error notice and every header spelling', () => {
-  it('skips ws.subscribe.pushes-every-pair, naming the pair, when an unpushed pair\'s REST price does not move', async () => {
+  it("skips ws.subscribe.pushes-every-pair, naming the pair, when an unpushed pair's REST price does not move", async () => {
     // Never pushes the third pair; its REST price never moves, so it may just be quiet.
     const profile = await miniTarget({ push: (_conn, pair, n) => (pair === PAIRS[2] ? undefined : quote(pair, n)) });
     const r = await runOne(profile, 'ws.subscribe.pushes-every-pair');
     expect({ outcome: r.outcome, violations: r.violations }, line(r)).toEqual({ outcome: 'skip', violations: [] });
-    expect(r.reason).toBe(`no push for ${PAIRS[2]} and its REST price did not move within the wait, so whether it is pushed cannot be judged`);
+    expect(r.reason).toBe(
+      `no push for ${PAIRS[2]} and its REST price did not move within the wait, so whether it is pushed cannot be judged`,
+    );
   });
 
-  it('skips ws.unsubscribe.stops-several when neither unsubscribed pair\'s REST price moves, so their stop is not proven', async () => {
+  it("skips ws.unsubscribe.stops-several when neither unsubscribed pair's REST price moves, so their stop is not proven", async () => {
     // Stops every unsubscribed pair, and the third one goes quiet too; the REST prices never move.
     let unsubscribed = false;
     const profile = await miniTarget({
@@ -386,8 +512,12 @@ describe('checks of every pair, every error notice and every header spelling', (
     });
     const r = await runOne(profile, 'ws.unsubscribe.stops-several');
     expect({ outcome: r.outcome, violations: r.violations }, line(r)).toEqual({ outcome: 'skip', violations: [] });
-    expect(r.reason).toBe(`neither ${PAIRS[0]} nor ${PAIRS[1]} moved on REST after the unsubscribe, so whether their pushes stopped cannot be told from quiet`);
-    expect(r.evidence.some((e) => e.kind === 'note' && e.text.startsWith(`no push for ${PAIRS[2]} after the unsubscribe`))).toBe(true);
+    expect(r.reason).toBe(
+      `neither ${PAIRS[0]} nor ${PAIRS[1]} moved on REST after the unsubscribe, so whether their pushes stopped cannot be told from quiet`,
+    );
+    expect(
+      r.evidence.some((e) => e.kind === 'note' && e.text.startsWith(`no push for ${PAIRS[2]} after the unsubscribe`)),
+    ).toBe(true);
   });
 
   it('fails ws.notice.error-shape on a target whose 50004 notices carry data and no id', async () => {
@@ -395,26 +525,53 @@ describe('checks of every pair, every error notice and every header spelling', (
     const profile = await miniTarget({
       message(conn, msg, raw) {
         const real = conn.send;
-        conn.send = (v) => real((v as Json).code === '50004' ? { method: 'error', message: 'invalid', code: '50004', data: { why: 'x' } } : v);
-        try { standard(conn, msg && raw ? msg : undefined); } finally { conn.send = real; }
+        conn.send = (v) =>
+          real(
+            (v as Json).code === '50004'
+              ? { method: 'error', message: 'invalid', code: '50004', data: { why: 'x' } }
+              : v,
+          );
+        try {
+          standard(conn, msg && raw ? msg : undefined);
+        } finally {
+          conn.send = real;
+        }
       },
     });
     const r = await runOne(profile, 'ws.notice.error-shape');
     expect(r.outcome, line(r)).toBe('fail');
     const received = r.violations.map((v) => v.received);
-    expect(received).toContain('the notice answering an unknown method (50004 expected): id absent in {"method":"error","message":"invalid","code":"50004","data":{"why":"x"}}');
-    expect(received).toContain('the notice answering malformed JSON (50004 expected): data {"why":"x"} in {"method":"error","message":"invalid","code":"50004","data":{"why":"x"}}');
+    expect(received).toContain(
+      'the notice answering an unknown method (50004 expected): id absent in {"method":"error","message":"invalid","code":"50004","data":{"why":"x"}}',
+    );
+    expect(received).toContain(
+      'the notice answering malformed JSON (50004 expected): data {"why":"x"} in {"method":"error","message":"invalid","code":"50004","data":{"why":"x"}}',
+    );
     expect(received.some((v) => v.startsWith('the notice answering an unknown pair'))).toBe(false);
   });
 
   it('fails ws.handshake.header-case when a spelling is accepted in the handshake but refused after connecting', async () => {
     // Upgrades every connection, but only the key sent as X-API-Key exactly authenticates it.
-    const canonical = (req: IncomingMessage): boolean => req.rawHeaders.some((h, i) => i % 2 === 0 && h === 'X-API-Key');
-    const profile = await miniTarget({ message: (conn, msg, raw) => (canonical(conn.req) ? standard(conn, msg && raw ? msg : undefined) : conn.send({ method: 'error', message: 'invalid key', code: '50005', ...(typeof msg?.id === 'string' ? { id: msg.id } : {}), data: null })) });
+    const canonical = (req: IncomingMessage): boolean =>
+      req.rawHeaders.some((h, i) => i % 2 === 0 && h === 'X-API-Key');
+    const profile = await miniTarget({
+      message: (conn, msg, raw) =>
+        canonical(conn.req)
+          ? standard(conn, msg && raw ? msg : undefined)
+          : conn.send({
+              method: 'error',
+              message: 'invalid key',
+              code: '50005',
+              ...(typeof msg?.id === 'string' ? { id: msg.id } : {}),
+              data: null,
+            }),
+    });
     const r = await runOne(profile, 'ws.handshake.header-case');
     expect(r.outcome, line(r)).toBe('fail');
     expect(r.violations.map((v) => v.received.split(':')[0])).toEqual(['key in "X-API-KEY"', 'key in "x-api-key"']);
-    expect(r.violations[0]!.received).toContain('accepted, then the subscribe answered {"method":"error","message":"invalid key","code":"50005"');
+    expect(r.violations[0]!.received).toContain(
+      'accepted, then the subscribe answered {"method":"error","message":"invalid key","code":"50005"',
+    );
     const clean = await runOne(await miniTarget({}), 'ws.handshake.header-case');
     expect(clean.outcome, line(clean)).toBe('pass');
   });

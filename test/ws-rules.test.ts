@@ -4,8 +4,15 @@ import { places, priceProblems, relativeGap, timestampUnit } from '../suites/ws/
 import { answers } from '../suites/ws/support.ts';
 
 describe('places', () => {
-  it.each([['1.50', 2], ['64250', 0], ['0.000001', 6], ['-3.1', 1]] as const)('counts the decimal places of %s as %i', (v, n) => expect(places(v)).toBe(n));
-  it.each([1.5, '1e5', '+1', ' 1', '1.', '.5', null])('rejects %j as a decimal string', (v) => expect(places(v)).toBeUndefined());
+  it.each([
+    ['1.50', 2],
+    ['64250', 0],
+    ['0.000001', 6],
+    ['-3.1', 1],
+  ] as const)('counts the decimal places of %s as %i', (v, n) => expect(places(v)).toBe(n));
+  it.each([1.5, '1e5', '+1', ' 1', '1.', '.5', null])('rejects %j as a decimal string', (v) =>
+    expect(places(v)).toBeUndefined(),
+  );
 });
 
 describe('priceProblems', () => {
@@ -22,24 +29,41 @@ describe('priceProblems', () => {
     expect(priceProblems({ ask: '10.03', bid: '10.00', price: '10.01' })).toEqual([]);
     expect(priceProblems({ ask: '10.03', bid: '10.00', price: '10.02' })).toEqual([]);
   });
-  it('accepts a truncated mid when ask and bid are finer than the price', () => expect(priceProblems({ ask: '10.019', bid: '10.000', price: '10.00' })).toEqual([]));
+  it('accepts a truncated mid when ask and bid are finer than the price', () =>
+    expect(priceProblems({ ask: '10.019', bid: '10.000', price: '10.00' })).toEqual([]));
   it('accepts a mid rounded at the precision the values show once their padding zeros are trimmed', () => {
     // Half-up at 2 places, every value padded to 8: 85.375 sent as 85.38000000.
     expect(priceProblems({ ask: '85.39000000', bid: '85.36000000', price: '85.38000000' })).toEqual([]);
     // Still one tick off when padded.
-    expect(priceProblems({ ask: '85.39000000', bid: '85.36000000', price: '85.39000000' })).toEqual(['price 85.39 is not the mid 85.375 of ask and bid at 8 decimal places']);
+    expect(priceProblems({ ask: '85.39000000', bid: '85.36000000', price: '85.39000000' })).toEqual([
+      'price 85.39 is not the mid 85.375 of ask and bid at 8 decimal places',
+    ]);
   });
-  it('reports a price one tick off the mid', () => expect(priceProblems({ ask: '10.02', bid: '10.00', price: '10.02' })).toEqual(['price 10.02 is not the mid 10.01 of ask and bid at 2 decimal places']));
+  it('reports a price one tick off the mid', () =>
+    expect(priceProblems({ ask: '10.02', bid: '10.00', price: '10.02' })).toEqual([
+      'price 10.02 is not the mid 10.01 of ask and bid at 2 decimal places',
+    ]));
   it('reports bid above price and price above ask', () => {
-    expect(priceProblems({ ask: '10.00', bid: '10.02', price: '10.01' })).toEqual(['bid 10.02 > price 10.01', 'price 10.01 > ask 10']);
+    expect(priceProblems({ ask: '10.00', bid: '10.02', price: '10.01' })).toEqual([
+      'bid 10.02 > price 10.01',
+      'price 10.01 > ask 10',
+    ]);
   });
-  it('compares with decimals, not floats', () => expect(priceProblems({ ask: '0.3', bid: '0.1', price: '0.2' })).toEqual([]));
-  it('leaves values that are not decimal strings to the schema', () => expect(priceProblems({ ask: 10.02, bid: '10.00', price: '10.01' })).toEqual([]));
+  it('compares with decimals, not floats', () =>
+    expect(priceProblems({ ask: '0.3', bid: '0.1', price: '0.2' })).toEqual([]));
+  it('leaves values that are not decimal strings to the schema', () =>
+    expect(priceProblems({ ask: 10.02, bid: '10.00', price: '10.01' })).toEqual([]));
 });
 
 describe('timestampUnit', () => {
   const now = 1_763_800_000_000;
-  it.each([[1_763_799_999, 's'], [1_763_799_999_123, 'ms'], [1_763_799_999_123_456, 'us'], [1_763_799_999_123_456_789, 'ns'], [42, 'unknown']] as const)('reads %d as %s', (v, unit) => expect(timestampUnit(v, now)).toBe(unit));
+  it.each([
+    [1_763_799_999, 's'],
+    [1_763_799_999_123, 'ms'],
+    [1_763_799_999_123_456, 'us'],
+    [1_763_799_999_123_456_789, 'ns'],
+    [42, 'unknown'],
+  ] as const)('reads %d as %s', (v, unit) => expect(timestampUnit(v, now)).toBe(unit));
 });
 
 describe('relativeGap', () => {

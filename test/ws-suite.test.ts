@@ -8,14 +8,25 @@ import type { ReferenceServer } from '../reference/index.ts';
 import { runChecks } from '../src/runner.ts';
 import type { CheckResult } from '../src/check.ts';
 import { wsChecks } from '../suites/ws/index.ts';
-import { describeResult, expectFaultFails, expectNoKey, runSuite, startSuiteServer, withGrace, WS_FAULTS } from './helpers/stream-suite.ts';
+import {
+  describeResult,
+  expectFaultFails,
+  expectNoKey,
+  runSuite,
+  startSuiteServer,
+  withGrace,
+  WS_FAULTS,
+} from './helpers/stream-suite.ts';
 
 describe('ws suite against the clean reference service', () => {
   let server: ReferenceServer;
   let results: Map<string, CheckResult>;
   beforeAll(async () => {
     server = await startSuiteServer('ws');
-    results = await runSuite(server, wsChecks.map((c) => c.id));
+    results = await runSuite(
+      server,
+      wsChecks.map((c) => c.id),
+    );
   });
   afterAll(() => server?.close());
 
@@ -29,7 +40,11 @@ describe('ws suite against the clean reference service', () => {
     const observed = (id: string): string[] => results.get(id)!.observations.map((o) => o.name);
     expect(observed('ws.subscribe.observe-failed-keeps-previous')).toContain('previous-subscription');
     expect(observed('ws.unsubscribe.observe-not-subscribed')).toEqual(['known-pair-never-subscribed', 'unknown-pair']);
-    expect(observed('ws.push.observe-timestamps')).toEqual(['last-updated-monotonic', 'sent-at-not-before-last-updated', 'timestamp-unit']);
+    expect(observed('ws.push.observe-timestamps')).toEqual([
+      'last-updated-monotonic',
+      'sent-at-not-before-last-updated',
+      'timestamp-unit',
+    ]);
     expect(observed('ws.keepalive.observe-other-traffic')).toEqual(['other-traffic-keeps-alive']);
     expect(observed('ws.push.observe-interval').length).toBeGreaterThan(0);
   });
@@ -39,7 +54,9 @@ describe('ws suite against the clean reference service', () => {
 
 describe('ws suite against each fault of the reference service', () => {
   // Concurrent (vitest's default of 5 at once): each run mostly waits on timers; its own server and key gates.
-  it.concurrent.for(WS_FAULTS)('fault %s fails %j', async ([fault, ids], { expect: local }) => expectFaultFails('ws', fault, ids, local));
+  it.concurrent.for(WS_FAULTS)('fault %s fails %j', async ([fault, ids], { expect: local }) =>
+    expectFaultFails('ws', fault, ids, local),
+  );
 });
 
 /**
@@ -47,39 +64,71 @@ describe('ws suite against each fault of the reference service', () => {
  * what its violation must say (their clean passes are in the first describe, by id).
  */
 const BLIND_SPOTS: readonly (readonly [string, string, RegExp])[] = [
-  ['ws.subscribe.unknown-among-known', 'subscribe-unknown-among-known-dropped', /the reply: method "subscribe" .*"code":"200"/],
-  ['ws.subscribe.pushes-every-pair', 'push-first-pair-only', /^no push for \S+ within \d+ ms of subscribing to .*, while its REST price moved$/m],
-  ['ws.unsubscribe.stops-several', 'unsubscribe-first-pair-only', /^\d+ push\(es\) for \S+ more than \d+ ms after the notice of an unsubscribe listing /m],
-  ['ws.notice.error-shape', 'notice-denied-shape', /keys\.whitelisted subscribing .*: id absent[\s\S]*keys\.cryptoOnly subscribing .*: data \{"reason"/],
-  ['ws.handshake.header-case', 'handshake-header-case-sensitive', /^key in "X-API-KEY": handshake refused: HTTP 401[\s\S]*^key in "x-api-key": handshake refused/m],
-  ['ws.subscribe.asset-types', 'entitlement-asset-type-partial', /^subscribe to Metal:\S+ with keys\.cryptoOnly answered .*"code":"200"/m],
+  [
+    'ws.subscribe.unknown-among-known',
+    'subscribe-unknown-among-known-dropped',
+    /the reply: method "subscribe" .*"code":"200"/,
+  ],
+  [
+    'ws.subscribe.pushes-every-pair',
+    'push-first-pair-only',
+    /^no push for \S+ within \d+ ms of subscribing to .*, while its REST price moved$/m,
+  ],
+  [
+    'ws.unsubscribe.stops-several',
+    'unsubscribe-first-pair-only',
+    /^\d+ push\(es\) for \S+ more than \d+ ms after the notice of an unsubscribe listing /m,
+  ],
+  [
+    'ws.notice.error-shape',
+    'notice-denied-shape',
+    /keys\.whitelisted subscribing .*: id absent[\s\S]*keys\.cryptoOnly subscribing .*: data \{"reason"/,
+  ],
+  [
+    'ws.handshake.header-case',
+    'handshake-header-case-sensitive',
+    /^key in "X-API-KEY": handshake refused: HTTP 401[\s\S]*^key in "x-api-key": handshake refused/m,
+  ],
+  [
+    'ws.subscribe.asset-types',
+    'entitlement-asset-type-partial',
+    /^subscribe to Metal:\S+ with keys\.cryptoOnly answered .*"code":"200"/m,
+  ],
 ];
 
 describe('ws checks of rules a broken service used to slip past', () => {
-  it.concurrent.for(BLIND_SPOTS)('%s fails against fault %s, saying what broke', async ([id, fault, message], { expect: local }) => {
-    const server = await startSuiteServer('ws', fault);
-    try {
-      const r = (await runSuite(server, [id])).get(id);
-      local({ id: r?.id, outcome: r?.outcome }, describeResult(r)).toEqual({ id, outcome: 'fail' });
-      local(r!.violations.map((v) => v.received).join('\n')).toMatch(message);
-    } finally {
-      await server.close();
-    }
-  });
-
+  it.concurrent.for(BLIND_SPOTS)(
+    '%s fails against fault %s, saying what broke',
+    async ([id, fault, message], { expect: local }) => {
+      const server = await startSuiteServer('ws', fault);
+      try {
+        const r = (await runSuite(server, [id])).get(id);
+        local({ id: r?.id, outcome: r?.outcome }, describeResult(r)).toEqual({ id, outcome: 'fail' });
+        local(r!.violations.map((v) => v.received).join('\n')).toMatch(message);
+      } finally {
+        await server.close();
+      }
+    },
+  );
 });
 
 describe('ws checks sharing a key allowance', () => {
-  it('measures keys.primary\'s allowance while a slow check holds one of its connections', async () => {
+  it("measures keys.primary's allowance while a slow check holds one of its connections", async () => {
     const server = await startSuiteServer('ws');
     try {
       const ids = ['ws.keepalive.ping-keeps-alive', 'ws.limits.connections.primary'];
       const checks = ids.map((id) => wsChecks.find((c) => c.id === id)!);
       // Both start at once: the slow check takes its slot first, the limit check counts it.
-      const { results } = await runChecks({ profile: withGrace(server.profile), checks, settings: { concurrency: 2, timeoutMs: 20_000 } });
+      const { results } = await runChecks({
+        profile: withGrace(server.profile),
+        checks,
+        settings: { concurrency: 2, timeoutMs: 20_000 },
+      });
       for (const r of results) expect(r.outcome, describeResult(r)).toBe('pass');
       const notes = results[1]!.evidence.filter((e) => e.kind === 'note').map((e) => (e as { text: string }).text);
-      expect(notes).toContain(`1 connection(s) of this key held by other checks count toward its allowance of ${server.profile.keys.primary.connections}`);
+      expect(notes).toContain(
+        `1 connection(s) of this key held by other checks count toward its allowance of ${server.profile.keys.primary.connections}`,
+      );
     } finally {
       await server.close();
     }

@@ -6,7 +6,15 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import WebSocket from 'ws';
 
-const cfg = workerData as { wsUrl: string; keyHeader: string; keys: string[]; pairs: string[]; rampRate: number; workers: number; offset: number };
+const cfg = workerData as {
+  wsUrl: string;
+  keyHeader: string;
+  keys: string[];
+  pairs: string[];
+  rampRate: number;
+  workers: number;
+  offset: number;
+};
 let frames = 0;
 let subscribed = 0;
 const sockets: WebSocket[] = [];
@@ -14,19 +22,28 @@ const subscribe = JSON.stringify({ method: 'subscribe', params: { pairs: cfg.pai
 
 cfg.keys.forEach((key, i) => {
   // Same open-model ramp as fanout: global client index / rate.
-  setTimeout(() => {
-    const ws = new WebSocket(cfg.wsUrl, { headers: { [cfg.keyHeader]: key }, perMessageDeflate: false });
-    ws.on('open', () => ws.send(subscribe));
-    let first = true;
-    ws.on('message', () => {
-      if (first) { first = false; subscribed++; return; }
-      frames++;
-    });
-    ws.on('error', () => {});
-    sockets.push(ws);
-  }, ((i * cfg.workers + cfg.offset) * 1000) / cfg.rampRate);
+  setTimeout(
+    () => {
+      const ws = new WebSocket(cfg.wsUrl, { headers: { [cfg.keyHeader]: key }, perMessageDeflate: false });
+      ws.on('open', () => ws.send(subscribe));
+      let first = true;
+      ws.on('message', () => {
+        if (first) {
+          first = false;
+          subscribed++;
+          return;
+        }
+        frames++;
+      });
+      ws.on('error', () => {});
+      sockets.push(ws);
+    },
+    ((i * cfg.workers + cfg.offset) * 1000) / cfg.rampRate,
+  );
 });
-const ping = setInterval(() => { for (const ws of sockets) if (ws.readyState === WebSocket.OPEN) ws.send('{"method":"ping"}'); }, 15_000);
+const ping = setInterval(() => {
+  for (const ws of sockets) if (ws.readyState === WebSocket.OPEN) ws.send('{"method":"ping"}');
+}, 15_000);
 
 parentPort!.on('message', (msg: string) => {
   if (msg === 'count') parentPort!.postMessage({ frames, subscribed });

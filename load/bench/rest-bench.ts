@@ -31,19 +31,48 @@ done = function(summary, latency, requests)
 end
 `;
 
-interface WrkResult { requests: number; rps: number; errors: number; latencyMs: { p50: number; p90: number; p99: number; p999: number; max: number } }
+interface WrkResult {
+  requests: number;
+  rps: number;
+  errors: number;
+  latencyMs: { p50: number; p90: number; p99: number; p999: number; max: number };
+}
 
-async function wrk(url: string, key: string, connections: number, durationS: number, script: string): Promise<WrkResult> {
+async function wrk(
+  url: string,
+  key: string,
+  connections: number,
+  durationS: number,
+  script: string,
+): Promise<WrkResult> {
   const dir = await mkdtemp(join(tmpdir(), 'conform-wrk-'));
   try {
     const file = join(dir, 'bench.lua');
     await writeFile(file, script + DONE_LUA);
-    const { stdout } = await run('wrk', ['-t1', `-c${connections}`, `-d${durationS}s`, '-H', `${API_KEY_HEADER}: ${key}`, '-s', file, url], { timeout: (durationS + 30) * 1000 });
+    const { stdout } = await run(
+      'wrk',
+      ['-t1', `-c${connections}`, `-d${durationS}s`, '-H', `${API_KEY_HEADER}: ${key}`, '-s', file, url],
+      { timeout: (durationS + 30) * 1000 },
+    );
     const line = stdout.split('\n').find((l) => l.startsWith('CONFORM '));
     if (!line) throw new Error(`wrk printed no summary: ${stdout.slice(-300)}`);
-    const r = JSON.parse(line.slice('CONFORM '.length)) as { requests: number; durationUs: number; errors: number; p50: number; p90: number; p99: number; p999: number; max: number };
+    const r = JSON.parse(line.slice('CONFORM '.length)) as {
+      requests: number;
+      durationUs: number;
+      errors: number;
+      p50: number;
+      p90: number;
+      p99: number;
+      p999: number;
+      max: number;
+    };
     const ms = (us: number): number => Math.round(us) / 1000;
-    return { requests: r.requests, rps: Math.round((r.requests * 1e6) / r.durationUs), errors: r.errors, latencyMs: { p50: ms(r.p50), p90: ms(r.p90), p99: ms(r.p99), p999: ms(r.p999), max: ms(r.max) } };
+    return {
+      requests: r.requests,
+      rps: Math.round((r.requests * 1e6) / r.durationUs),
+      errors: r.errors,
+      latencyMs: { p50: ms(r.p50), p90: ms(r.p90), p99: ms(r.p99), p999: ms(r.p999), max: ms(r.max) },
+    };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -52,7 +81,9 @@ async function wrk(url: string, key: string, connections: number, durationS: num
 /** Runs both comparisons; returns the figures for bench-load.json (null when wrk is missing). */
 export async function restScenario(target: LoadTarget, pair: string): Promise<Record<string, unknown> | null> {
   try {
-    await run('wrk', ['--version']).catch((err: { stdout?: string }) => { if (!err.stdout?.includes('wrk')) throw err; });
+    await run('wrk', ['--version']).catch((err: { stdout?: string }) => {
+      if (!err.stdout?.includes('wrk')) throw err;
+    });
   } catch {
     console.log('rest: wrk is not installed (scripts/install-wrk.sh): skipped');
     return null;
@@ -66,15 +97,27 @@ export async function restScenario(target: LoadTarget, pair: string): Promise<Re
   const common = { pair: [pair], durationMs: durationS * 1000, warmupMs: 1000, connections };
 
   console.log(`rest max: closed model, ${connections} connections, ${durationS} s, one pair, ${repeat} round(s)`);
-  const max: { loadAverage: number[]; conform: { rps: number; latencyMs: unknown; trustworthy: boolean }; wrk: WrkResult; ratio: number }[] = [];
+  const max: {
+    loadAverage: number[];
+    conform: { rps: number; latencyMs: unknown; trustworthy: boolean };
+    wrk: WrkResult;
+    ratio: number;
+  }[] = [];
   for (let i = 0; i < repeat; i++) {
     const c = await runRest(target, { ...common, rate: 'max' });
     await sleep(1000);
     const w = await wrk(url, key, connections, durationS, '');
     const ratio = Math.round((c.rps / w.rps) * 100) / 100;
     const la = load();
-    max.push({ loadAverage: la, conform: { rps: c.rps, latencyMs: c.latencyMs, trustworthy: c.trustworthy }, wrk: w, ratio });
-    console.log(`  conform ${c.rps}/s (p50 ${c.latencyMs.p50} p99 ${c.latencyMs.p99} ms, ${c.errors} errors), wrk ${w.rps}/s (p50 ${w.latencyMs.p50} p99 ${w.latencyMs.p99} ms, ${w.errors} errors): ratio ${ratio}×; load average ${la.join(' ')}`);
+    max.push({
+      loadAverage: la,
+      conform: { rps: c.rps, latencyMs: c.latencyMs, trustworthy: c.trustworthy },
+      wrk: w,
+      ratio,
+    });
+    console.log(
+      `  conform ${c.rps}/s (p50 ${c.latencyMs.p50} p99 ${c.latencyMs.p99} ms, ${c.errors} errors), wrk ${w.rps}/s (p50 ${w.latencyMs.p50} p99 ${w.latencyMs.p99} ms, ${w.errors} errors): ratio ${ratio}×; load average ${la.join(' ')}`,
+    );
     await sleep(1000);
   }
 
@@ -82,18 +125,42 @@ export async function restScenario(target: LoadTarget, pair: string): Promise<Re
   const c = await runRest(target, { ...common, rate });
   await sleep(1000);
   // Each connection waits its share of the interval after every response: wrk's closest to a rate.
-  const w = await wrk(url, key, connections, durationS, `delay = function() return ${(connections * 1000) / rate} end\n`);
+  const w = await wrk(
+    url,
+    key,
+    connections,
+    durationS,
+    `delay = function() return ${(connections * 1000) / rate} end\n`,
+  );
   const la = load();
-  const row = (name: string, rps: number, l: { p50: number | null; p90: number | null; p99: number | null; p999: number | null; max: number | null }): string =>
+  const row = (
+    name: string,
+    rps: number,
+    l: { p50: number | null; p90: number | null; p99: number | null; p999: number | null; max: number | null },
+  ): string =>
     `  ${name.padEnd(44)} ${String(rps).padStart(6)}/s  p50 ${l.p50}  p90 ${l.p90}  p99 ${l.p99}  p99.9 ${l.p999}  max ${l.max} ms`;
   console.log(row('conform (open model, from the intended time)', c.rps, c.latencyMs));
   console.log(row('wrk (paced by delay(), from the actual send)', w.rps, w.latencyMs));
-  console.log(`  conform send lag p50 ${c.sendLagMs?.p50} p99 ${c.sendLagMs?.p99} ms, late ${c.late}/${c.scheduled}, ${c.trustworthy ? 'trustworthy' : `UNTRUSTWORTHY (${c.generator.reasons.join('; ')})`}; load average ${la.join(' ')}`);
+  console.log(
+    `  conform send lag p50 ${c.sendLagMs?.p50} p99 ${c.sendLagMs?.p99} ms, late ${c.late}/${c.scheduled}, ${c.trustworthy ? 'trustworthy' : `UNTRUSTWORTHY (${c.generator.reasons.join('; ')})`}; load average ${la.join(' ')}`,
+  );
   return {
-    connections, durationS, pair, max,
+    connections,
+    durationS,
+    pair,
+    max,
     rate: {
-      rate, loadAverage: la,
-      conform: { rps: c.rps, latencyMs: c.latencyMs, sendLagMs: c.sendLagMs, late: c.late, scheduled: c.scheduled, trustworthy: c.trustworthy, reasons: c.generator.reasons },
+      rate,
+      loadAverage: la,
+      conform: {
+        rps: c.rps,
+        latencyMs: c.latencyMs,
+        sendLagMs: c.sendLagMs,
+        late: c.late,
+        scheduled: c.scheduled,
+        trustworthy: c.trustworthy,
+        reasons: c.generator.reasons,
+      },
       wrk: w,
     },
   };

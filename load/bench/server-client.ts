@@ -8,7 +8,13 @@ import { connect, type Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import * as hdr from 'hdr-histogram-js';
 
-interface Args { url: string; key: string; clients: number; pairs: string[]; pingEveryMs: number }
+interface Args {
+  url: string;
+  key: string;
+  clients: number;
+  pairs: string[];
+  pingEveryMs: number;
+}
 const args = JSON.parse(process.argv[2]!) as Args;
 const target = new URL(args.url);
 
@@ -17,7 +23,11 @@ let bytes = 0;
 let connected = 0;
 let failed = 0;
 let closed = 0;
-let histogram = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 120_000, numberOfSignificantValueDigits: 3 });
+let histogram = hdr.build({
+  lowestDiscernibleValue: 1,
+  highestTrackableValue: 120_000,
+  numberOfSignificantValueDigits: 3,
+});
 const sockets: Socket[] = [];
 const SENT_AT = Buffer.from('"sent_at":');
 
@@ -46,7 +56,7 @@ function open(): Promise<void> {
     socket.once('connect', () => {
       socket.write(
         `GET ${target.pathname} HTTP/1.1\r\nHost: ${target.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
-        `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\nX-API-Key: ${args.key}\r\n\r\n`,
+          `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\nX-API-Key: ${args.key}\r\n\r\n`,
       );
     });
     socket.on('error', () => {});
@@ -118,7 +128,8 @@ function open(): Promise<void> {
 
 async function main(): Promise<void> {
   const batch = 100;
-  for (let i = 0; i < args.clients; i += batch) await Promise.all(Array.from({ length: Math.min(batch, args.clients - i) }, open));
+  for (let i = 0; i < args.clients; i += batch)
+    await Promise.all(Array.from({ length: Math.min(batch, args.clients - i) }, open));
   const ping = clientFrame(JSON.stringify({ method: 'ping' }));
   setInterval(() => {
     for (const s of sockets) s.write(ping);
@@ -129,16 +140,29 @@ async function main(): Promise<void> {
     if (msg.cmd === 'start') {
       frames = 0;
       bytes = 0;
-      histogram = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 120_000, numberOfSignificantValueDigits: 3 });
+      histogram = hdr.build({
+        lowestDiscernibleValue: 1,
+        highestTrackableValue: 120_000,
+        numberOfSignificantValueDigits: 3,
+      });
       cpuStart = process.cpuUsage();
       wallStart = process.hrtime.bigint();
     } else if (msg.cmd === 'stop') {
       const cpu = process.cpuUsage(cpuStart);
       const wallMs = Number(process.hrtime.bigint() - wallStart) / 1e6;
       process.send!({
-        kind: 'result', frames, bytes, wallMs, closed,
+        kind: 'result',
+        frames,
+        bytes,
+        wallMs,
+        closed,
         clientCpuMs: (cpu.user + cpu.system) / 1000,
-        latencyMs: { p50: histogram.getValueAtPercentile(50), p99: histogram.getValueAtPercentile(99), max: histogram.maxValue, samples: histogram.totalCount },
+        latencyMs: {
+          p50: histogram.getValueAtPercentile(50),
+          p99: histogram.getValueAtPercentile(99),
+          max: histogram.maxValue,
+          samples: histogram.totalCount,
+        },
       });
     } else if (msg.cmd === 'exit') {
       for (const s of sockets) s.destroy();

@@ -14,8 +14,15 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_CONFIG, startReferenceServer } from '../../reference/index.ts';
 
-const FANOUTS = (process.env.BENCH_FANOUT === 'both' ? ['batched', 'per-frame'] : [process.env.BENCH_FANOUT === 'per-frame' ? 'per-frame' : 'batched']) as ('batched' | 'per-frame')[];
-const STEPS = (process.env.BENCH_CLIENTS ?? '1000,2000,5000').split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0 && n <= 10_000);
+const FANOUTS = (
+  process.env.BENCH_FANOUT === 'both'
+    ? ['batched', 'per-frame']
+    : [process.env.BENCH_FANOUT === 'per-frame' ? 'per-frame' : 'batched']
+) as ('batched' | 'per-frame')[];
+const STEPS = (process.env.BENCH_CLIENTS ?? '1000,2000,5000')
+  .split(',')
+  .map(Number)
+  .filter((n) => Number.isInteger(n) && n > 0 && n <= 10_000);
 const SECONDS = Math.min(60, Math.max(1, Number(process.env.BENCH_SECONDS ?? 10)));
 const WARMUP_MS = 3000;
 const TICK_MS = 100;
@@ -24,7 +31,11 @@ const BENCH_KEY = 'bench-fanout-key';
 const CLIENT = fileURLToPath(new URL('./server-client.ts', import.meta.url));
 
 interface ClientResult {
-  frames: number; bytes: number; wallMs: number; closed: number; clientCpuMs: number;
+  frames: number;
+  bytes: number;
+  wallMs: number;
+  closed: number;
+  clientCpuMs: number;
   latencyMs: { p50: number; p99: number; max: number; samples: number };
 }
 
@@ -71,13 +82,21 @@ function reply<T>(child: ChildProcess, kind: string): Promise<T> {
 async function step(clients: number, fanOut: 'batched' | 'per-frame'): Promise<StepResult> {
   const server = await startReferenceServer({
     tickMs: TICK_MS,
-    config: { keys: { ...DEFAULT_CONFIG.keys, bench: { key: BENCH_KEY, connections: 10_000 } }, maxMessagesPerSecond: 1000, fanOut },
+    config: {
+      keys: { ...DEFAULT_CONFIG.keys, bench: { key: BENCH_KEY, connections: 10_000 } },
+      maxMessagesPerSecond: 1000,
+      fanOut,
+    },
   });
   const pairs = server.profile.pairs!.sample!.slice(0, PAIRS_PER_CLIENT);
-  const child = fork(CLIENT, [JSON.stringify({ url: server.wsUrl, key: BENCH_KEY, clients, pairs, pingEveryMs: 10_000 })], {
-    execArgv: ['--import', 'tsx'],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
+  const child = fork(
+    CLIENT,
+    [JSON.stringify({ url: server.wsUrl, key: BENCH_KEY, clients, pairs, pingEveryMs: 10_000 })],
+    {
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    },
+  );
   try {
     const ready = await reply<{ connected: number; failed: number }>(child, 'ready');
     await new Promise((r) => setTimeout(r, WARMUP_MS));
@@ -109,7 +128,10 @@ async function step(clients: number, fanOut: 'batched' | 'per-frame'): Promise<S
       maxLatencyMs: result.latencyMs.max,
       serverRssMiB: Math.round(mem.rss / 2 ** 20),
       serverHeapMiB: Math.round(mem.heapUsed / 2 ** 20),
-      tickMeanMs: Math.round(((server.stats.tickMsTotal - before.tickMsTotal) / Math.max(1, server.stats.ticks - before.ticks)) * 10) / 10,
+      tickMeanMs:
+        Math.round(
+          ((server.stats.tickMsTotal - before.tickMsTotal) / Math.max(1, server.stats.ticks - before.ticks)) * 10,
+        ) / 10,
       tickMaxMs: Math.round(server.stats.tickMsMax * 10) / 10,
       framesSkipped: server.stats.framesSkipped - before.framesSkipped,
       slowClientsDropped: server.stats.slowClientsDropped - before.slowClientsDropped,
@@ -129,12 +151,16 @@ for (const fanOut of FANOUTS) for (const clients of STEPS) results.push(await st
 if (process.env.BENCH_JSON === '1') {
   console.log(JSON.stringify(results, null, 2));
 } else {
-  console.log(`reference fan-out, ${PAIRS_PER_CLIENT} pairs per client, ${TICK_MS} ms tick, ${SECONDS} s per step (shared 2-core machine: figures are noisy)`);
-  console.log('fan-out | clients | frames/s delivered (expected) | server CPU % of 1 core | server CPU µs/frame | client CPU % | p50 / p99 / max ms | tick mean / max ms | server RSS MiB | skipped | dropped');
+  console.log(
+    `reference fan-out, ${PAIRS_PER_CLIENT} pairs per client, ${TICK_MS} ms tick, ${SECONDS} s per step (shared 2-core machine: figures are noisy)`,
+  );
+  console.log(
+    'fan-out | clients | frames/s delivered (expected) | server CPU % of 1 core | server CPU µs/frame | client CPU % | p50 / p99 / max ms | tick mean / max ms | server RSS MiB | skipped | dropped',
+  );
   for (const r of results) {
     console.log(
       `${r.fanOut} | ${r.connected}/${r.clients} | ${r.framesPerSecond.toLocaleString('en-US')} (${r.expectedFramesPerSecond.toLocaleString('en-US')}) | ${r.serverCpuPercentOfOneCore} | ${r.serverCpuMicrosPerFrame} | ` +
-      `${r.clientCpuPercentOfOneCore}${r.clientSaturated ? ' (saturated)' : ''} | ${r.p50LatencyMs} / ${r.p99LatencyMs} / ${r.maxLatencyMs} | ${r.tickMeanMs} / ${r.tickMaxMs} | ${r.serverRssMiB} | ${r.framesSkipped} | ${r.slowClientsDropped}`,
+        `${r.clientCpuPercentOfOneCore}${r.clientSaturated ? ' (saturated)' : ''} | ${r.p50LatencyMs} / ${r.p99LatencyMs} / ${r.maxLatencyMs} | ${r.tickMeanMs} / ${r.tickMaxMs} | ${r.serverRssMiB} | ${r.framesSkipped} | ${r.slowClientsDropped}`,
     );
   }
 }

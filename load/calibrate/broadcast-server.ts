@@ -41,7 +41,13 @@ export interface BroadcastServer {
   close(): Promise<void>;
 }
 
-interface Sub { index: number; ws: WebSocket; socket: Socket; pairs: string[]; pairsKey: string }
+interface Sub {
+  index: number;
+  ws: WebSocket;
+  socket: Socket;
+  pairs: string[];
+  pairsKey: string;
+}
 
 /** Starts the server on 127.0.0.1, port 0. */
 export async function startBroadcastServer(options: BroadcastOptions = {}): Promise<BroadcastServer> {
@@ -52,9 +58,15 @@ export async function startBroadcastServer(options: BroadcastOptions = {}): Prom
   };
   // REST only as far as the load generator reads it: its pairs and its clock.
   const server: Server = createServer((req, res) => {
-    if (!new URL(req.url ?? '/', 'http://x').pathname.endsWith(PATHS.pairs)) { res.statusCode = 404; res.end(); return; }
+    if (!new URL(req.url ?? '/', 'http://x').pathname.endsWith(PATHS.pairs)) {
+      res.statusCode = 404;
+      res.end();
+      return;
+    }
     res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify({ status_number: STATUS.OK, ...(options.restTs === false ? {} : { ts: clock() }), data: [] }));
+    res.end(
+      JSON.stringify({ status_number: STATUS.OK, ...(options.restTs === false ? {} : { ts: clock() }), data: [] }),
+    );
   });
   const wss = new WebSocketServer({ server, perMessageDeflate: false });
   const subs = new Set<Sub>();
@@ -69,14 +81,29 @@ export async function startBroadcastServer(options: BroadcastOptions = {}): Prom
     ws.on('message', (data) => {
       const text = data.toString();
       let msg: { id?: string; method?: string; params?: { pairs?: string[] } };
-      try { msg = JSON.parse(text); } catch { return; }
-      if (msg.method === METHOD.ping) { ws.send(TEXT.pong); return; }
+      try {
+        msg = JSON.parse(text);
+      } catch {
+        return;
+      }
+      if (msg.method === METHOD.ping) {
+        ws.send(TEXT.pong);
+        return;
+      }
       if (msg.method === METHOD.subscribe && Array.isArray(msg.params?.pairs)) {
         openAtSubscribe.push(wss.clients.size);
         sub.pairs = msg.params.pairs;
         sub.pairsKey = sub.pairs.join('\n');
         subs.add(sub);
-        ws.send(JSON.stringify({ method: METHOD.subscribe, message: TEXT.subscribeSuccess, code: STATUS.OK, ...(msg.id ? { id: msg.id } : {}), data: null }));
+        ws.send(
+          JSON.stringify({
+            method: METHOD.subscribe,
+            message: TEXT.subscribeSuccess,
+            code: STATUS.OK,
+            ...(msg.id ? { id: msg.id } : {}),
+            data: null,
+          }),
+        );
       }
     });
     ws.on('close', () => subs.delete(sub));
@@ -106,7 +133,12 @@ export async function startBroadcastServer(options: BroadcastOptions = {}): Prom
       if (!options.plan) {
         let bytes = written.get(s.pairsKey);
         if (!bytes) {
-          bytes = Buffer.concat(s.pairs.map((code) => { const f = frame(code); return textFrame(typeof f === 'string' ? Buffer.from(f) : f); }));
+          bytes = Buffer.concat(
+            s.pairs.map((code) => {
+              const f = frame(code);
+              return textFrame(typeof f === 'string' ? Buffer.from(f) : f);
+            }),
+          );
           written.set(s.pairsKey, bytes);
         }
         if (s.ws.readyState === s.ws.OPEN) s.socket.write(bytes);
@@ -136,10 +168,16 @@ export async function startBroadcastServer(options: BroadcastOptions = {}): Prom
   const key = 'broadcast-any-key';
   return {
     target: {
-      rest, ws: `ws://127.0.0.1:${port}/`, keys: [{ key }], profile: { rest, ws: `ws://127.0.0.1:${port}/`, keys: { primary: { key } } },
-      embedded: false, close: async () => {},
+      rest,
+      ws: `ws://127.0.0.1:${port}/`,
+      keys: [{ key }],
+      profile: { rest, ws: `ws://127.0.0.1:${port}/`, keys: { primary: { key } } },
+      embedded: false,
+      close: async () => {},
     },
-    get ticks() { return ticks; },
+    get ticks() {
+      return ticks;
+    },
     openAtSubscribe,
     delivered,
     async close() {

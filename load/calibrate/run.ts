@@ -19,7 +19,9 @@ export async function runCalibrate(options: CalibrateOptions = {}): Promise<Fano
     const { pushIntervalMs: _interval, ...fanout } = options;
     const report = await runFanout(server.target, { ...fanout, pair: pairs });
     report.mode = 'calibrate';
-    report.observations.unshift('calibration: trivial in-process broadcast server; these figures are the generator\'s own floor');
+    report.observations.unshift(
+      "calibration: trivial in-process broadcast server; these figures are the generator's own floor",
+    );
     return report;
   } finally {
     await server.close();

@@ -3,7 +3,18 @@
  * its own): skew and loss per distinct update (code, last_updated), merged HDR histograms, the
  * timeline, and the generator's own health. The coordinator feeds it; reports format its result.
  */
-import { addEncoded, addShifted, bucketize, createHistogram, encode, percentileCurve, recordMs, summarize, type Histogram, type Percentiles } from '../histogram.ts';
+import {
+  addEncoded,
+  addShifted,
+  bucketize,
+  createHistogram,
+  encode,
+  percentileCurve,
+  recordMs,
+  summarize,
+  type Histogram,
+  type Percentiles,
+} from '../histogram.ts';
 import type { Tick } from './protocol.ts';
 
 import { SATURATION } from '../options.ts';
@@ -84,11 +95,25 @@ export interface FanoutMeasurements {
    * The measured distributions as encoded HDR histograms (µs, hdr-histogram-js compressed
    * base64), keyed by threshold metric name: what `conform load merge` adds across hosts.
    */
-  histograms: Record<'server_latency' | 'connect' | 'subscribe' | 'first_frame' | 'skew', string> & { latency?: string };
+  histograms: Record<'server_latency' | 'connect' | 'subscribe' | 'first_frame' | 'skew', string> & {
+    latency?: string;
+  };
 }
 
-interface UpdateState { code: string; lastUpdated: number; first: number; last: number; receivers: number }
-interface Bucket { frames: number; latency: Histogram; below: Histogram | null; open: Map<number, number>; steady: boolean }
+interface UpdateState {
+  code: string;
+  lastUpdated: number;
+  first: number;
+  last: number;
+  receivers: number;
+}
+interface Bucket {
+  frames: number;
+  latency: Histogram;
+  below: Histogram | null;
+  open: Map<number, number>;
+  steady: boolean;
+}
 
 const SKEW_VALUES_CAP = 200_000;
 
@@ -149,12 +174,20 @@ export class FanoutAggregator {
   }
 
   /** The ramp began at this mono ms. */
-  start(atMs: number): void { this.startMs = atMs; }
+  start(atMs: number): void {
+    this.startMs = atMs;
+  }
   /** Every client is subscribed (or the ramp gave up): the measured phase begins. */
-  markSteady(atMs: number): void { this.steadyAt = atMs; }
+  markSteady(atMs: number): void {
+    this.steadyAt = atMs;
+  }
   /** The measured phase ended; closes after this are the generator's own. */
-  markStop(atMs: number): void { this.stopAt = atMs; }
-  get steadySince(): number { return this.steadyAt; }
+  markStop(atMs: number): void {
+    this.stopAt = atMs;
+  }
+  get steadySince(): number {
+    return this.steadyAt;
+  }
 
   /** Clients per worker, for the health table. */
   setWorkerClients(workerIndex: number, clients: number): void {
@@ -167,14 +200,28 @@ export class FanoutAggregator {
     for (const v of this.lastOpen.values()) n += v;
     return n;
   }
-  get subscribedCount(): number { return this.subscribedAt.size; }
+  get subscribedCount(): number {
+    return this.subscribedAt.size;
+  }
   /** Connect errors so far (by error code), refusals by status_number. */
-  get failures(): { connectErrors: Record<string, number>; refusals: Record<string, number>; noticeErrors: Record<string, number> } {
-    return { connectErrors: { ...this.connectErrors }, refusals: { ...this.refusals }, noticeErrors: { ...this.noticeErrors } };
+  get failures(): {
+    connectErrors: Record<string, number>;
+    refusals: Record<string, number>;
+    noticeErrors: Record<string, number>;
+  } {
+    return {
+      connectErrors: { ...this.connectErrors },
+      refusals: { ...this.refusals },
+      noticeErrors: { ...this.noticeErrors },
+    };
   }
   /** Clients that will never subscribe: refused, failed to connect, or closed before subscribing. */
-  get failedClients(): number { return this.neverSubscribed; }
-  get frames(): number { return this.framesTotal; }
+  get failedClients(): number {
+    return this.neverSubscribed;
+  }
+  get frames(): number {
+    return this.framesTotal;
+  }
 
   addTick(tick: Tick): void {
     this.latestMs = Math.max(this.latestMs, tick.atMs);
@@ -189,7 +236,10 @@ export class FanoutAggregator {
     }
     for (const v of tick.subscribeMs) recordMs(this.subscribe, v);
     for (const v of tick.firstFrameMs) recordMs(this.firstFrame, v);
-    for (const [i, t] of tick.subscribed) { this.subscribedAt.set(i, t); this.subscribedDirty = true; }
+    for (const [i, t] of tick.subscribed) {
+      this.subscribedAt.set(i, t);
+      this.subscribedDirty = true;
+    }
     for (const [i, t, code] of tick.closed) {
       const s = this.subscribedAt.get(i);
       if (s !== undefined) this.closedClients.push({ subscribedAt: s, closedAt: t });
@@ -210,7 +260,7 @@ export class FanoutAggregator {
     const b = this.bucket(tick.atMs);
     b.frames += tick.frames;
     addEncoded(b.latency, tick.latency);
-    if (tick.latencyBelowZero) addEncoded(b.below ??= createHistogram(), tick.latencyBelowZero);
+    if (tick.latencyBelowZero) addEncoded((b.below ??= createHistogram()), tick.latencyBelowZero);
     b.open.set(tick.workerIndex, tick.open);
     if (tick.steady) {
       b.steady = true;
@@ -219,7 +269,7 @@ export class FanoutAggregator {
       this.outOfOrder += tick.outOfOrder;
       addEncoded(this.latency, tick.latency);
       if (tick.latencyBelowZero) {
-        const below = this.latencyBelow ??= createHistogram();
+        const below = (this.latencyBelow ??= createHistogram());
         const before = below.totalCount;
         addEncoded(below, tick.latencyBelowZero);
         this.receiptsBeforeSentAt += below.totalCount - before;
@@ -243,7 +293,10 @@ export class FanoutAggregator {
     for (const [code, lu, first, last, receivers] of tick.updates) {
       const key = `${code}\u0000${lu}`;
       const judged = this.judged.get(key);
-      if (judged !== undefined) { if (judged > 0) this.late += receivers; continue; }
+      if (judged !== undefined) {
+        if (judged > 0) this.late += receivers;
+        continue;
+      }
       const u = this.pending.get(key);
       if (!u) this.pending.set(key, { code, lastUpdated: lu, first, last, receivers });
       else {
@@ -259,7 +312,10 @@ export class FanoutAggregator {
     // A tick covers the second before it was sent.
     const key = Math.max(0, Math.ceil((atMs - this.startMs) / this.opts.tickMs - 1e-6));
     let b = this.buckets.get(key);
-    if (!b) { b = { frames: 0, latency: createHistogram(), below: null, open: new Map(), steady: false }; this.buckets.set(key, b); }
+    if (!b) {
+      b = { frames: 0, latency: createHistogram(), below: null, open: new Map(), steady: false };
+      this.buckets.set(key, b);
+    }
     return b;
   }
 
@@ -271,9 +327,14 @@ export class FanoutAggregator {
     const cut = firstMs - this.opts.settleMs;
     let lo = 0;
     let hi = this.subscribedSorted.length;
-    while (lo < hi) { const mid = (lo + hi) >> 1; if (this.subscribedSorted[mid]! <= cut) lo = mid + 1; else hi = mid; }
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.subscribedSorted[mid]! <= cut) lo = mid + 1;
+      else hi = mid;
+    }
     let n = lo;
-    for (const c of this.closedClients) if (c.subscribedAt <= cut && c.closedAt < firstMs + this.opts.updateWindowMs) n--;
+    for (const c of this.closedClients)
+      if (c.subscribedAt <= cut && c.closedAt < firstMs + this.opts.updateWindowMs) n--;
     return n;
   }
 
@@ -299,7 +360,10 @@ export class FanoutAggregator {
       const eligible = this.eligibleAt(u.first);
       this.expected += Math.max(eligible, u.receivers);
       const missing = eligible - u.receivers;
-      if (missing > 0) { this.lost += missing; this.lostUpdates++; }
+      if (missing > 0) {
+        this.lost += missing;
+        this.lostUpdates++;
+      }
     }
     // Forget judged keys after a while; a receipt that late is already counted lost.
     if (this.judged.size > 50_000) {
@@ -310,17 +374,28 @@ export class FanoutAggregator {
 
   /** Live figures for the progress line. */
   progress(nowMs: number): { connections: number; subscribed: number; frames: number; elapsedS: number } {
-    return { connections: this.connections, subscribed: this.subscribedCount, frames: this.framesTotal, elapsedS: (nowMs - this.startMs) / 1000 };
+    return {
+      connections: this.connections,
+      subscribed: this.subscribedCount,
+      frames: this.framesTotal,
+      elapsedS: (nowMs - this.startMs) / 1000,
+    };
   }
 
   /** Connections opened and the rate they opened at (first to last open), per second. */
   get openRate(): { opened: number; perSecond: number; spanMs: number } {
     const spanMs = this.opened > 1 ? this.lastOpen_ - this.firstOpen : 0;
-    return { opened: this.opened, perSecond: spanMs > 0 ? Math.round(((this.opened - 1) * 1000) / spanMs) : 0, spanMs: Math.round(spanMs) };
+    return {
+      opened: this.opened,
+      perSecond: spanMs > 0 ? Math.round(((this.opened - 1) * 1000) / spanMs) : 0,
+      spanMs: Math.round(spanMs),
+    };
   }
 
   /** Largest sent_at − receipt so far (ms, on our wall clock): the frames' lower bound on the target's clock offset. */
-  get maxSentMinusReceivedMs(): number { return this.maxSentMinusReceived; }
+  get maxSentMinusReceivedMs(): number {
+    return this.maxSentMinusReceived;
+  }
 
   /**
    * Judges what is left and returns the measurements. Latency was recorded with the clock
@@ -342,19 +417,30 @@ export class FanoutAggregator {
     const latency = corrected(this.latency, this.latencyBelow);
     const none = createHistogram();
     const measuredMs = Math.max(0, Math.min(this.stopAt, this.latestMs) - this.steadyAt);
-    const workers: WorkerHealth[] = [...this.health.entries()].sort((a, b) => a[0] - b[0]).map(([workerIndex, h]) => ({
-      workerIndex,
-      clients: h.clients,
-      eventLoopDelayP99Ms: round(h.eld),
-      cpuPercent: round(h.util.length ? (100 * h.util.reduce((a, b) => a + b, 0)) / h.util.length : 0),
-      heapUsedBytes: h.heap,
-    }));
-    const timeline: TimelinePoint[] = [...this.buckets.entries()].sort((a, b) => a[0] - b[0]).map(([k, b]) => {
-      const s = summarize(corrected(b.latency, b.below) ?? none);
-      let conns = 0;
-      for (const v of b.open.values()) conns += v;
-      return { t: (k * this.opts.tickMs) / 1000, framesPerSecond: Math.round((b.frames * 1000) / this.opts.tickMs), connections: conns, latencyP50Ms: s.p50, latencyP99Ms: s.p99, steady: b.steady };
-    });
+    const workers: WorkerHealth[] = [...this.health.entries()]
+      .sort((a, b) => a[0] - b[0])
+      .map(([workerIndex, h]) => ({
+        workerIndex,
+        clients: h.clients,
+        eventLoopDelayP99Ms: round(h.eld),
+        cpuPercent: round(h.util.length ? (100 * h.util.reduce((a, b) => a + b, 0)) / h.util.length : 0),
+        heapUsedBytes: h.heap,
+      }));
+    const timeline: TimelinePoint[] = [...this.buckets.entries()]
+      .sort((a, b) => a[0] - b[0])
+      .map(([k, b]) => {
+        const s = summarize(corrected(b.latency, b.below) ?? none);
+        let conns = 0;
+        for (const v of b.open.values()) conns += v;
+        return {
+          t: (k * this.opts.tickMs) / 1000,
+          framesPerSecond: Math.round((b.frames * 1000) / this.opts.tickMs),
+          connections: conns,
+          latencyP50Ms: s.p50,
+          latencyP99Ms: s.p99,
+          steady: b.steady,
+        };
+      });
     const skew = summarize(this.skew);
     return {
       clients: this.opts.clients,
@@ -395,8 +481,12 @@ export class FanoutAggregator {
       skewHistogram: bucketize(this.skewValues),
       histograms: {
         // Latency as corrected to the final clock estimate; none when no estimate holds.
-        ...(latency ? { latency: encode(latency) } : {}), server_latency: encode(this.serverLatency), connect: encode(this.connect),
-        subscribe: encode(this.subscribe), first_frame: encode(this.firstFrame), skew: encode(this.skew),
+        ...(latency ? { latency: encode(latency) } : {}),
+        server_latency: encode(this.serverLatency),
+        connect: encode(this.connect),
+        subscribe: encode(this.subscribe),
+        first_frame: encode(this.firstFrame),
+        skew: encode(this.skew),
       },
     };
   }
@@ -406,8 +496,12 @@ export class FanoutAggregator {
 export function saturationReasons(workers: readonly WorkerHealth[]): string[] {
   const reasons: string[] = [];
   for (const w of workers) {
-    if (w.eventLoopDelayP99Ms > SATURATION.eventLoopDelayP99Ms) reasons.push(`worker ${w.workerIndex}: event-loop delay p99 ${w.eventLoopDelayP99Ms} ms > ${SATURATION.eventLoopDelayP99Ms} ms`);
-    if (w.cpuPercent > SATURATION.cpuPercent) reasons.push(`worker ${w.workerIndex}: busy ${w.cpuPercent}% > ${SATURATION.cpuPercent}%`);
+    if (w.eventLoopDelayP99Ms > SATURATION.eventLoopDelayP99Ms)
+      reasons.push(
+        `worker ${w.workerIndex}: event-loop delay p99 ${w.eventLoopDelayP99Ms} ms > ${SATURATION.eventLoopDelayP99Ms} ms`,
+      );
+    if (w.cpuPercent > SATURATION.cpuPercent)
+      reasons.push(`worker ${w.workerIndex}: busy ${w.cpuPercent}% > ${SATURATION.cpuPercent}%`);
   }
   return reasons;
 }

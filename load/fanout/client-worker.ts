@@ -44,8 +44,22 @@ interface Client {
  * 13-digit `last_updated` boxes every key).
  */
 const RING = 256;
-interface UpdateRing { lu: Float64Array; first: Float64Array; last: Float64Array; receivers: Int32Array; head: number; size: number }
-const newRing = (): UpdateRing => ({ lu: new Float64Array(RING), first: new Float64Array(RING), last: new Float64Array(RING), receivers: new Int32Array(RING), head: 0, size: 0 });
+interface UpdateRing {
+  lu: Float64Array;
+  first: Float64Array;
+  last: Float64Array;
+  receivers: Int32Array;
+  head: number;
+  size: number;
+}
+const newRing = (): UpdateRing => ({
+  lu: new Float64Array(RING),
+  first: new Float64Array(RING),
+  last: new Float64Array(RING),
+  receivers: new Int32Array(RING),
+  head: 0,
+  size: 0,
+});
 /** Updates pushed out of a full ring before their window ended; sent with the next tick. */
 let evicted: UpdateRecord[] = [];
 
@@ -88,7 +102,8 @@ function indexOfScanned(buf: Buffer, f: ScannedFrame): number {
 for (const p of cfg.pairs) indexOfCode(p);
 
 const validate = validator.compiled('push-frame');
-const subscribeText = (index: number): string => JSON.stringify({ id: `c${index}`, method: METHOD.subscribe, params: { pairs: cfg.pairs } });
+const subscribeText = (index: number): string =>
+  JSON.stringify({ id: `c${index}`, method: METHOD.subscribe, params: { pairs: cfg.pairs } });
 const pingText = JSON.stringify({ method: METHOD.ping });
 
 // Per-tick state, reset by flush().
@@ -136,8 +151,19 @@ let rateFrames = 0;
 let rateSince = monoNow();
 
 const clients: Client[] = cfg.clients.map((c) => ({
-  index: c.index, key: c.key, ws: null, startedAt: c.startAtMs, openedAt: 0, subscribeSentAt: 0, subscribedAt: 0,
-  firstFrameAt: 0, nextPingAt: 0, refused: false, done: false, lastSeen: new Float64Array(MAX_CODES).fill(Number.NaN), onClosed: null,
+  index: c.index,
+  key: c.key,
+  ws: null,
+  startedAt: c.startAtMs,
+  openedAt: 0,
+  subscribeSentAt: 0,
+  subscribedAt: 0,
+  firstFrameAt: 0,
+  nextPingAt: 0,
+  refused: false,
+  done: false,
+  lastSeen: new Float64Array(MAX_CODES).fill(Number.NaN),
+  onClosed: null,
 }));
 
 const scanned: ScannedFrame = scannedFrame();
@@ -148,7 +174,9 @@ function bump(map: Record<string, number>, key: string): void {
 
 function burn(ms: number): void {
   const until = monoNow() + ms;
-  while (monoNow() < until) { /* a deliberately slow generator */ }
+  while (monoNow() < until) {
+    /* a deliberately slow generator */
+  }
 }
 
 function onPush(client: Client, t: number, idx: number, lastUpdated: number, sentAt: number): void {
@@ -161,7 +189,10 @@ function onPush(client: Client, t: number, idx: number, lastUpdated: number, sen
   else {
     if (msPerUnit === null) {
       const unit = guessTimeUnit(sentAt, t + cfg.wallOffsetMs);
-      if (unit) { msPerUnit = MS_PER_UNIT[unit]; sentAtUnit = unit; }
+      if (unit) {
+        msPerUnit = MS_PER_UNIT[unit];
+        sentAtUnit = unit;
+      }
     }
     if (msPerUnit !== null) {
       const receivedWall = t + cfg.wallOffsetMs;
@@ -170,16 +201,23 @@ function onPush(client: Client, t: number, idx: number, lastUpdated: number, sen
       if (d > maxSentMinusReceived) maxSentMinusReceived = d;
       const v = receivedWall - (sentMs - cfg.serverOffsetMs);
       if (v >= 0) latency.recordMs(v);
-      else { latencyBelowZero.recordMs(-v); belowZero++; }
+      else {
+        latencyBelowZero.recordMs(-v);
+        belowZero++;
+      }
       const w = cfg.frameWindow;
-      if (w && sentMs - cfg.serverOffsetMs >= w.startWallMs && sentMs - cfg.serverOffsetMs < w.endWallMs) windowFrames++;
+      if (w && sentMs - cfg.serverOffsetMs >= w.startWallMs && sentMs - cfg.serverOffsetMs < w.endWallMs)
+        windowFrames++;
     }
   }
   // Without last_updated a frame names no update: it counts, but not for skew, loss or order.
   if (Number.isNaN(lastUpdated)) return;
   if (idx < 0) return;
   const prev = client.lastSeen[idx]!;
-  if (prev === lastUpdated) { duplicates++; return; }
+  if (prev === lastUpdated) {
+    duplicates++;
+    return;
+  }
   // Only the first frame of an update shows the server's delay; a repeat only shows its age.
   if (msPerUnit !== null && !Number.isNaN(sentAt)) serverLatency.recordMs((sentAt - lastUpdated) * msPerUnit);
   if (lastUpdated < prev) outOfOrder++;
@@ -222,8 +260,12 @@ function checkSample(value: unknown): void {
 const CACHE_FRAMES = 256;
 const NOT_CACHED = -2;
 const cache = {
-  chunk: null as Buffer | null, count: 0,
-  start: new Int32Array(CACHE_FRAMES), code: new Int32Array(CACHE_FRAMES), lastUpdated: new Float64Array(CACHE_FRAMES), sentAt: new Float64Array(CACHE_FRAMES),
+  chunk: null as Buffer | null,
+  count: 0,
+  start: new Int32Array(CACHE_FRAMES),
+  code: new Int32Array(CACHE_FRAMES),
+  lastUpdated: new Float64Array(CACHE_FRAMES),
+  sentAt: new Float64Array(CACHE_FRAMES),
 };
 /** The current chunk equals cache.chunk / is being recorded into the cache. */
 let replay = false;
@@ -236,7 +278,10 @@ function onChunk(buf: Buffer, clean: boolean): void {
   const last = cache.chunk;
   replay = clean && last !== null && last.length === buf.length && last.equals(buf);
   fill = clean && !replay;
-  if (fill) { cache.chunk = buf; cache.count = 0; }
+  if (fill) {
+    cache.chunk = buf;
+    cache.count = 0;
+  }
 }
 
 /** One message: bytes [start, end) of `buf`; `t` is when its bytes reached the socket, read before any parsing. */
@@ -244,8 +289,14 @@ function onMessage(client: Client, buf: Buffer, start: number, end: number, t: n
   if (cfg.burnMsPerFrame) burn(cfg.burnMsPerFrame);
   const k = cursor++;
   if (fill) {
-    if (k < CACHE_FRAMES) { cache.start[k] = start; cache.code[k] = NOT_CACHED; cache.count = k + 1; }
-    else { cache.chunk = null; fill = false; }
+    if (k < CACHE_FRAMES) {
+      cache.start[k] = start;
+      cache.code[k] = NOT_CACHED;
+      cache.count = k + 1;
+    } else {
+      cache.chunk = null;
+      fill = false;
+    }
   }
   if (buf[start] !== 0x7b) {
     if (end - start === TEXT.pong.length && buf.toString('latin1', start, end) === TEXT.pong) pongs++;
@@ -264,7 +315,11 @@ function onMessage(client: Client, buf: Buffer, start: number, end: number, t: n
     }
     if (scanPushFrame(buf, scanned, start, end)) {
       const idx = indexOfScanned(buf, scanned);
-      if (fill) { cache.code[k] = idx; cache.lastUpdated[k] = scanned.lastUpdated; cache.sentAt[k] = scanned.sentAt; }
+      if (fill) {
+        cache.code[k] = idx;
+        cache.lastUpdated[k] = scanned.lastUpdated;
+        cache.sentAt[k] = scanned.sentAt;
+      }
       onPush(client, t, idx, scanned.lastUpdated, scanned.sentAt);
       return;
     }
@@ -302,7 +357,13 @@ function onMessage(client: Client, buf: Buffer, start: number, end: number, t: n
   if (sample) checkSample(value);
   // last_updated and sent_at appear in the spec's example but are not required fields.
   if (typeof o.code === 'string') {
-    onPush(client, t, indexOfCode(o.code), typeof o.last_updated === 'number' ? o.last_updated : Number.NaN, typeof o.sent_at === 'number' ? o.sent_at : Number.NaN);
+    onPush(
+      client,
+      t,
+      indexOfCode(o.code),
+      typeof o.last_updated === 'number' ? o.last_updated : Number.NaN,
+      typeof o.sent_at === 'number' ? o.sent_at : Number.NaN,
+    );
   } else {
     frames++;
     if (!sample) {
@@ -324,43 +385,49 @@ function startClient(client: Client): void {
   client.startedAt = t0;
   let ws: WireSocket;
   try {
-    ws = new WireSocket(cfg.wsUrl, {
-      headers: { [cfg.keyHeader]: client.key },
-      handshakeTimeoutMs: cfg.connectTimeoutMs,
-      ...(cfg.localAddress ? { localAddress: cfg.localAddress } : {}),
-    }, {
-      open: () => {
-        const t = monoNow();
-        client.openedAt = t;
-        open++;
-        connectMs.push(t - t0);
-        openedAt.push(t);
-        client.nextPingAt = t + cfg.pingIntervalMs;
-        if (!cfg.holdSubscribe || released) sendSubscribe(client);
+    ws = new WireSocket(
+      cfg.wsUrl,
+      {
+        headers: { [cfg.keyHeader]: client.key },
+        handshakeTimeoutMs: cfg.connectTimeoutMs,
+        ...(cfg.localAddress ? { localAddress: cfg.localAddress } : {}),
       },
-      message: (buf, start, end, t) => onMessage(client, buf, start, end, t),
-      chunk: onChunk,
-      refused: (status, body) => {
-        client.refused = true;
-        let key = `http ${status}`;
-        try {
-          const parsed = JSON.parse(body.toString()) as { status_number?: unknown };
-          if (typeof parsed.status_number === 'string') key = parsed.status_number;
-        } catch { /* not JSON: keep the HTTP status */ }
-        bump(refusals, key);
+      {
+        open: () => {
+          const t = monoNow();
+          client.openedAt = t;
+          open++;
+          connectMs.push(t - t0);
+          openedAt.push(t);
+          client.nextPingAt = t + cfg.pingIntervalMs;
+          if (!cfg.holdSubscribe || released) sendSubscribe(client);
+        },
+        message: (buf, start, end, t) => onMessage(client, buf, start, end, t),
+        chunk: onChunk,
+        refused: (status, body) => {
+          client.refused = true;
+          let key = `http ${status}`;
+          try {
+            const parsed = JSON.parse(body.toString()) as { status_number?: unknown };
+            if (typeof parsed.status_number === 'string') key = parsed.status_number;
+          } catch {
+            /* not JSON: keep the HTTP status */
+          }
+          bump(refusals, key);
+        },
+        error: (err) => {
+          if (client.openedAt === 0 && !client.refused) bump(connectErrors, err.code ?? err.message.slice(0, 60));
+        },
+        close: (code) => {
+          client.done = true;
+          if (client.openedAt > 0) {
+            open--;
+            closed.push([client.index, monoNow(), code]);
+          }
+          client.onClosed?.();
+        },
       },
-      error: (err) => {
-        if (client.openedAt === 0 && !client.refused) bump(connectErrors, err.code ?? err.message.slice(0, 60));
-      },
-      close: (code) => {
-        client.done = true;
-        if (client.openedAt > 0) {
-          open--;
-          closed.push([client.index, monoNow(), code]);
-        }
-        client.onClosed?.();
-      },
-    });
+    );
   } catch (err) {
     bump(connectErrors, (err as Error).message.slice(0, 60));
     client.done = true;
@@ -377,18 +444,22 @@ function ramp(): void {
   if (stopping) return;
   const now = monoNow();
   while (nextClient < clients.length && clients[nextClient]!.startedAt <= now) startClient(clients[nextClient++]!);
-  if (nextClient < clients.length) rampTimer = setTimeout(ramp, Math.max(0, clients[nextClient]!.startedAt - monoNow()));
+  if (nextClient < clients.length)
+    rampTimer = setTimeout(ramp, Math.max(0, clients[nextClient]!.startedAt - monoNow()));
 }
 
-const pingTimer = setInterval(() => {
-  const now = monoNow();
-  for (const c of clients) {
-    if (isOpen(c) && now >= c.nextPingAt) {
-      c.ws!.send(pingText);
-      c.nextPingAt = now + cfg.pingIntervalMs;
+const pingTimer = setInterval(
+  () => {
+    const now = monoNow();
+    for (const c of clients) {
+      if (isOpen(c) && now >= c.nextPingAt) {
+        c.ws!.send(pingText);
+        c.nextPingAt = now + cfg.pingIntervalMs;
+      }
     }
-  }
-}, Math.min(1000, cfg.pingIntervalMs));
+  },
+  Math.min(1000, cfg.pingIntervalMs),
+);
 
 // The histogram records whole timer intervals, resolution included: subtract it to get the delay.
 const ELD_RESOLUTION_MS = 10;
@@ -421,12 +492,41 @@ function flush(final = false): void {
   const u = performance.eventLoopUtilization(elu);
   elu = performance.eventLoopUtilization();
   const tick: Tick = {
-    type: 'tick', workerIndex: cfg.workerIndex, atMs: now, steady, frames, duplicates, outOfOrder, notices, pongs,
-    latency: latency.takeEncoded(), latencyBelowZero: belowZero ? latencyBelowZero.takeEncoded() : null, framesWithoutSentAt, serverLatency: serverLatency.takeEncoded(), connectMs, openedAt, subscribeMs, firstFrameMs, subscribed, closed,
-    subscribeFailed, refusals, connectErrors, noticeErrors, updates: takeUpdates(final, now), validated, violations, violationSamples, open,
+    type: 'tick',
+    workerIndex: cfg.workerIndex,
+    atMs: now,
+    steady,
+    frames,
+    duplicates,
+    outOfOrder,
+    notices,
+    pongs,
+    latency: latency.takeEncoded(),
+    latencyBelowZero: belowZero ? latencyBelowZero.takeEncoded() : null,
+    framesWithoutSentAt,
+    serverLatency: serverLatency.takeEncoded(),
+    connectMs,
+    openedAt,
+    subscribeMs,
+    firstFrameMs,
+    subscribed,
+    closed,
+    subscribeFailed,
+    refusals,
+    connectErrors,
+    noticeErrors,
+    updates: takeUpdates(final, now),
+    validated,
+    violations,
+    violationSamples,
+    open,
     eventLoopDelayP99Ms: delayP99(eld),
-    steadyEventLoopDelayP99Ms: delayP99(eldSteady), utilization: u.utilization,
-    maxSentMinusReceivedMs: maxSentMinusReceived, windowFrames, sentAtUnit, heapUsedBytes: process.memoryUsage().heapUsed,
+    steadyEventLoopDelayP99Ms: delayP99(eldSteady),
+    utilization: u.utilization,
+    maxSentMinusReceivedMs: maxSentMinusReceived,
+    windowFrames,
+    sentAtUnit,
+    heapUsedBytes: process.memoryUsage().heapUsed,
   };
   rateFrames += frames;
   if (cfg.validatePerSecond > 0 && now - rateSince >= RATE_WINDOW_MS) {
@@ -441,8 +541,16 @@ function flush(final = false): void {
   port.postMessage(tick);
   eld.reset();
   frames = windowFrames = duplicates = outOfOrder = notices = pongs = validated = violations = subscribeFailed = 0;
-  violationSamples = []; connectMs = []; openedAt = []; subscribeMs = []; firstFrameMs = []; subscribed = []; closed = [];
-  refusals = {}; connectErrors = {}; noticeErrors = {};
+  violationSamples = [];
+  connectMs = [];
+  openedAt = [];
+  subscribeMs = [];
+  firstFrameMs = [];
+  subscribed = [];
+  closed = [];
+  refusals = {};
+  connectErrors = {};
+  noticeErrors = {};
   maxSentMinusReceived = Number.NEGATIVE_INFINITY;
   belowZero = framesWithoutSentAt = 0;
 }
@@ -463,26 +571,39 @@ port.on('message', (msg: CoordinatorMessage) => {
   } else if (msg.type === 'stop') {
     stopping = true;
     if (rampTimer) clearTimeout(rampTimer);
-    setTimeout(() => {
-      clearInterval(tickTimer);
-      clearInterval(pingTimer);
-      flush();
-      steady = false;
-      eldSteady.disable();
-      const pending = clients.filter((c) => c.ws && !c.done);
-      let left = pending.length;
-      const finish = (): void => {
-        flush(true);
-        eld.disable();
-        port.postMessage({ type: 'done', workerIndex: cfg.workerIndex });
-      };
-      if (!left) { finish(); return; }
-      const guard = setTimeout(() => { for (const c of pending) c.ws!.terminate(); }, 3000);
-      for (const c of pending) {
-        c.onClosed = () => { if (--left === 0) { clearTimeout(guard); finish(); } };
-        c.ws!.close(1000);
-      }
-    }, Math.max(0, msg.closeAtMs - monoNow()));
+    setTimeout(
+      () => {
+        clearInterval(tickTimer);
+        clearInterval(pingTimer);
+        flush();
+        steady = false;
+        eldSteady.disable();
+        const pending = clients.filter((c) => c.ws && !c.done);
+        let left = pending.length;
+        const finish = (): void => {
+          flush(true);
+          eld.disable();
+          port.postMessage({ type: 'done', workerIndex: cfg.workerIndex });
+        };
+        if (!left) {
+          finish();
+          return;
+        }
+        const guard = setTimeout(() => {
+          for (const c of pending) c.ws!.terminate();
+        }, 3000);
+        for (const c of pending) {
+          c.onClosed = () => {
+            if (--left === 0) {
+              clearTimeout(guard);
+              finish();
+            }
+          };
+          c.ws!.close(1000);
+        }
+      },
+      Math.max(0, msg.closeAtMs - monoNow()),
+    );
   }
 });
 

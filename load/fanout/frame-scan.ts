@@ -83,7 +83,11 @@ function backNumber(buf: Uint8Array, first: number, end: number, sent: boolean, 
   let v = 0;
   let scale = 1;
   let d = buf[i]!;
-  while (i >= first && d >= 48 && d <= 57) { v += (d - 48) * scale; scale *= 10; d = buf[--i]!; }
+  while (i >= first && d >= 48 && d <= 57) {
+    v += (d - 48) * scale;
+    scale *= 10;
+    d = buf[--i]!;
+  }
   if (i === last) return -1;
   while (i >= first && isSpace(buf[i])) i--;
   if (buf[i] !== COLON) return -1;
@@ -92,7 +96,8 @@ function backNumber(buf: Uint8Array, first: number, end: number, sent: boolean, 
   const kStart = i - key.length + 1;
   if (kStart < first) return -1;
   for (let k = 0; k < key.length; k++) if (buf[kStart + k] !== key[k]) return -1;
-  if (sent) out.sentAt = v; else out.lastUpdated = v;
+  if (sent) out.sentAt = v;
+  else out.lastUpdated = v;
   return kStart - 1;
 }
 
@@ -107,7 +112,10 @@ function fastPath(buf: Uint8Array, start: number, n: number, out: ScannedFrame):
   if (buf[end] !== 125) return false; // }
   let sentLast = true;
   let i = backNumber(buf, codeEnd + 1, end, true, out);
-  if (i < 0) { sentLast = false; i = backNumber(buf, codeEnd + 1, end, false, out); }
+  if (i < 0) {
+    sentLast = false;
+    i = backNumber(buf, codeEnd + 1, end, false, out);
+  }
   if (i < 0) return false;
   while (i > codeEnd && isSpace(buf[i])) i--;
   if (buf[i] !== COMMA || i <= codeEnd) return false;
@@ -126,13 +134,22 @@ export function scanPushFrame(buf: Buffer, out: ScannedFrame, start = 0, end = b
     if (buf[i] !== QUOTE) continue;
     const c = buf[i + 1];
     let key = 0;
-    if (c === 99 && keyAt(buf, i, n, KEY_CODE)) { key = 1; i += KEY_CODE.length; }
-    else if (c === 115 && keyAt(buf, i, n, KEY_SENT)) { key = 2; i += KEY_SENT.length; }
-    else if (c === 108 && keyAt(buf, i, n, KEY_LAST)) { key = 3; i += KEY_LAST.length; }
-    else {
+    if (c === 99 && keyAt(buf, i, n, KEY_CODE)) {
+      key = 1;
+      i += KEY_CODE.length;
+    } else if (c === 115 && keyAt(buf, i, n, KEY_SENT)) {
+      key = 2;
+      i += KEY_SENT.length;
+    } else if (c === 108 && keyAt(buf, i, n, KEY_LAST)) {
+      key = 3;
+      i += KEY_LAST.length;
+    } else {
       // Some other string (a key or a value): skip to its closing quote.
       i++;
-      while (i < n && buf[i] !== QUOTE) { if (buf[i] === BACKSLASH) i++; i++; }
+      while (i < n && buf[i] !== QUOTE) {
+        if (buf[i] === BACKSLASH) i++;
+        i++;
+      }
       continue;
     }
     // Between a key and its value only whitespace and one colon may stand.
@@ -152,10 +169,14 @@ export function scanPushFrame(buf: Buffer, out: ScannedFrame, start = 0, end = b
       const digits = i;
       let v = 0;
       let d = buf[i]!;
-      while (d >= 48 && d <= 57 && i < n) { v = v * 10 + (d - 48); d = buf[++i]!; }
+      while (d >= 48 && d <= 57 && i < n) {
+        v = v * 10 + (d - 48);
+        d = buf[++i]!;
+      }
       // A fraction, exponent or sign is legal JSON but not plain here: let JSON.parse decide.
       if (i === digits || d === 46 || d === 101 || d === 69) return false;
-      if (key === 2) out.sentAt = v; else out.lastUpdated = v;
+      if (key === 2) out.sentAt = v;
+      else out.lastUpdated = v;
       i--;
     }
     if (++found === 3) return true;

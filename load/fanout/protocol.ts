@@ -1,7 +1,11 @@
 /** Messages between the fan-out coordinator (main thread) and its client workers. Plain data. */
 
 /** One client the worker opens: its global index, key and start, ms after the ramp begins. */
-export interface ClientPlan { index: number; key: string; startAtMs: number }
+export interface ClientPlan {
+  index: number;
+  key: string;
+  startAtMs: number;
+}
 
 export interface WorkerConfig {
   workerIndex: number;

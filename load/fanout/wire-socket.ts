@@ -51,7 +51,10 @@ export interface WireOptions {
 }
 
 class WireError extends Error {
-  constructor(message: string, readonly code: string) {
+  constructor(
+    message: string,
+    readonly code: string,
+  ) {
     super(message);
   }
 }
@@ -77,7 +80,11 @@ export class WireSocket {
   private dead = false;
   private closeTimer: NodeJS.Timeout | null = null;
 
-  constructor(url: string, options: WireOptions, private readonly events: WireEvents) {
+  constructor(
+    url: string,
+    options: WireOptions,
+    private readonly events: WireEvents,
+  ) {
     const target = new URL(url);
     const secure = target.protocol === 'wss:';
     const key = randomBytes(16).toString('base64');
@@ -89,7 +96,13 @@ export class WireSocket {
       // Upgraded sockets must not come from, or go back to, a keep-alive pool.
       agent: false,
       timeout: options.handshakeTimeoutMs,
-      headers: { ...options.headers, Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Key': key },
+      headers: {
+        ...options.headers,
+        Connection: 'Upgrade',
+        Upgrade: 'websocket',
+        'Sec-WebSocket-Version': '13',
+        'Sec-WebSocket-Key': key,
+      },
       ...(options.localAddress ? { localAddress: options.localAddress } : {}),
       ...(secure && options.ca ? { ca: options.ca } : {}),
     });
@@ -100,16 +113,25 @@ export class WireSocket {
       // Not switched: a refusal in the handshake (the spec's JSON body, or anything else).
       const chunks: Buffer[] = [];
       let size = 0;
-      res.on('data', (c: Buffer) => { if (size < REFUSAL_BODY_MAX) { chunks.push(c); size += c.length; } });
+      res.on('data', (c: Buffer) => {
+        if (size < REFUSAL_BODY_MAX) {
+          chunks.push(c);
+          size += c.length;
+        }
+      });
       res.on('end', () => {
         if (this.state === 'closed') return;
         this.events.refused(res.statusCode ?? 0, Buffer.concat(chunks).subarray(0, REFUSAL_BODY_MAX));
         this.finish();
       });
-      res.on('error', () => { /* the refusal is reported from what arrived */ });
+      res.on('error', () => {
+        /* the refusal is reported from what arrived */
+      });
     });
     request.on('upgrade', (res, socket, head) => {
-      const accept = createHash('sha1').update(key + HANDSHAKE_GUID).digest('base64');
+      const accept = createHash('sha1')
+        .update(key + HANDSHAKE_GUID)
+        .digest('base64');
       if (res.headers['sec-websocket-accept'] !== accept) {
         socket.destroy();
         this.fail(new WireError('handshake: wrong Sec-WebSocket-Accept', 'EHANDSHAKE'));
@@ -127,8 +149,13 @@ export class WireSocket {
       socket.setTimeout(0);
       this.state = 'open';
       socket.on('data', (chunk: Buffer) => this.onData(chunk, monoNow()));
-      socket.on('error', () => { /* 'close' follows and reports the code */ });
-      socket.on('end', () => { this.ended = true; socket.end(); });
+      socket.on('error', () => {
+        /* 'close' follows and reports the code */
+      });
+      socket.on('end', () => {
+        this.ended = true;
+        socket.end();
+      });
       socket.on('close', () => this.finish());
       this.events.open();
       if (head.length > 0 && this.state === 'open') this.onData(head, monoNow());
@@ -144,7 +171,10 @@ export class WireSocket {
 
   /** Starts the closing handshake; the socket closes when the server answers or goes away. */
   close(code = 1000): void {
-    if (this.state !== 'open') { if (this.state === 'connecting') this.terminate(); return; }
+    if (this.state !== 'open') {
+      if (this.state === 'connecting') this.terminate();
+      return;
+    }
     this.state = 'closing';
     this.sendClose(code);
   }
@@ -153,7 +183,10 @@ export class WireSocket {
   terminate(): void {
     if (this.state === 'closed') return;
     if (this.socket) this.socket.destroy();
-    else { this.request?.destroy(); this.finish(); }
+    else {
+      this.request?.destroy();
+      this.finish();
+    }
   }
 
   /** Reports the error, then closes (a socket that was never taken closes at once). */
@@ -194,8 +227,13 @@ export class WireSocket {
     const frame = Buffer.allocUnsafe(2 + lengthBytes + 4 + n);
     frame[0] = 0x80 | opcode;
     if (lengthBytes === 0) frame[1] = 0x80 | n;
-    else if (lengthBytes === 2) { frame[1] = 0x80 | 126; frame.writeUInt16BE(n, 2); }
-    else { frame[1] = 0x80 | 127; frame.writeBigUInt64BE(BigInt(n), 2); }
+    else if (lengthBytes === 2) {
+      frame[1] = 0x80 | 126;
+      frame.writeUInt16BE(n, 2);
+    } else {
+      frame[1] = 0x80 | 127;
+      frame.writeBigUInt64BE(BigInt(n), 2);
+    }
     const maskAt = 2 + lengthBytes;
     randomBytes(4).copy(frame, maskAt);
     for (let i = 0; i < n; i++) frame[maskAt + 4 + i] = payload[i]! ^ frame[maskAt + (i & 3)]!;
@@ -237,8 +275,12 @@ export class WireSocket {
       }
       if ((b0 & 0x70) !== 0) return this.violation('a reserved bit is set (no extension was negotiated)');
       if ((b1 & 0x80) !== 0) return this.violation('the server masked a frame');
-      if (length > this.maxPayload) return this.violation(`a frame of ${length} bytes is over the ${this.maxPayload}-byte limit`);
-      if (n - pos < header + length) { this.needed = header + length; break; }
+      if (length > this.maxPayload)
+        return this.violation(`a frame of ${length} bytes is over the ${this.maxPayload}-byte limit`);
+      if (n - pos < header + length) {
+        this.needed = header + length;
+        break;
+      }
       const start = pos + header;
       pos = start + length;
       const opcode = b0 & 0x0f;
@@ -262,7 +304,10 @@ export class WireSocket {
     const length = end - start;
     if (opcode >= OP.close) {
       if (!fin || length > 125) return this.violation('a fragmented or oversized control frame');
-      if (opcode === OP.ping) { this.writeFrame(OP.pong, Buffer.from(buf.subarray(start, end))); return; }
+      if (opcode === OP.ping) {
+        this.writeFrame(OP.pong, Buffer.from(buf.subarray(start, end)));
+        return;
+      }
       if (opcode === OP.pong) return;
       if (opcode !== OP.close) return this.violation(`reserved opcode ${opcode}`);
       this.closeCode = length >= 2 ? buf.readUInt16BE(start) : 1005;

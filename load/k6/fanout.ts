@@ -21,7 +21,14 @@ import { WebSocket, type MessageEvent } from 'k6/websockets';
 import { estimateClock, guessTimeUnit, MS_PER_UNIT, resolutionMs, type OffsetSample, type TimeUnit } from '../clock.ts';
 import { assignKeyList } from '../keys.ts';
 import { METHOD, NOTICE_ERROR_CODES, PATHS, QUERY, REST_STATUSES, STATUS } from '../../src/spec.ts';
-import { checkAllowance, fanoutConfig, reportConfig, runtimeKeys, thresholdExprs, thresholdsFromEnv } from './lib/config.ts';
+import {
+  checkAllowance,
+  fanoutConfig,
+  reportConfig,
+  runtimeKeys,
+  thresholdExprs,
+  thresholdsFromEnv,
+} from './lib/config.ts';
 import { countersByCode, distribution, flushMetrics, peak, tally } from './lib/metrics.ts';
 import { pushFrameProblems } from './lib/push-frame.ts';
 import { fanoutSchedule } from '../schedule.ts';
@@ -81,7 +88,9 @@ export const options: Options = {
  * REST round trips to the target's clock and the correction the VUs record latency with (null:
  * no estimate holds, latency is not recorded); handleSummary estimates again with the frames.
  */
-interface SetupData { clock: { samples: OffsetSample[]; resolutionMs: number; tsUnit: TimeUnit | null; offsetMs: number | null } }
+interface SetupData {
+  clock: { samples: OffsetSample[]; resolutionMs: number; tsUnit: TimeUnit | null; offsetMs: number | null };
+}
 
 /** The target's clock from REST `ts` (load/clock.ts, the same estimate as conform load fanout). */
 export function setup(): SetupData {
@@ -91,10 +100,18 @@ export function setup(): SetupData {
   let unit: TimeUnit | null = null;
   for (let i = 0; i < 8; i++) {
     const sentMs = Date.now();
-    const res = http.get(`${cfg.restUrl}${PATHS.pairs}?${QUERY.pairs.perPage}=1`, { headers: { [cfg.keyHeader]: key }, redirects: 0, tags: { name: 'clock' } });
+    const res = http.get(`${cfg.restUrl}${PATHS.pairs}?${QUERY.pairs.perPage}=1`, {
+      headers: { [cfg.keyHeader]: key },
+      redirects: 0,
+      tags: { name: 'clock' },
+    });
     const receivedMs = Date.now();
     let ts: unknown;
-    try { ts = (JSON.parse(String(res.body)) as { ts?: unknown }).ts; } catch { ts = undefined; }
+    try {
+      ts = (JSON.parse(String(res.body)) as { ts?: unknown }).ts;
+    } catch {
+      ts = undefined;
+    }
     if (typeof ts !== 'number') continue;
     const u = guessTimeUnit(ts);
     if (!u) continue;
@@ -102,7 +119,9 @@ export function setup(): SetupData {
     samples.push({ sentMs, receivedMs, serverMs: ts * MS_PER_UNIT[u] });
   }
   const resolution = unit ? resolutionMs(unit) : 1;
-  return { clock: { samples, resolutionMs: resolution, tsUnit: unit, offsetMs: estimateClock(samples, resolution).offsetMs } };
+  return {
+    clock: { samples, resolutionMs: resolution, tsUnit: unit, offsetMs: estimateClock(samples, resolution).offsetMs },
+  };
 }
 
 /** The readyState of an open socket (the WHATWG value; k6 defines no WebSocket.OPEN at run time). */
@@ -136,9 +155,15 @@ export default function (data: SetupData): void {
   };
   for (let g = first; g < last; g++) {
     const key = keys[g]!;
-    setTimeout(() => client(g, key, base, data.clock.offsetMs, done), Math.max(0, base + schedule.openAtMs(g) - Date.now()));
+    setTimeout(
+      () => client(g, key, base, data.clock.offsetMs, done),
+      Math.max(0, base + schedule.openAtMs(g) - Date.now()),
+    );
   }
-  if (left <= 0) { clearInterval(flushing); flushMetrics(); }
+  if (left <= 0) {
+    clearInterval(flushing);
+    flushMetrics();
+  }
 }
 
 /** One WebSocket client: open, subscribe, ping, count frames in the window, close at the common end. */
@@ -165,11 +190,16 @@ function client(g: number, key: string, base: number, offsetMs: number | null, d
     subscribeSent = Date.now();
     socket.send(JSON.stringify({ id: `c${g}`, method: METHOD.subscribe, params: { pairs: cfg.pairs } }));
     // A socket closing (ours or the server's) is no longer OPEN: sending then throws in k6.
-    ping = setInterval(() => { if (socket.readyState === OPEN) socket.send(JSON.stringify({ method: METHOD.ping })); }, cfg.pingIntervalMs);
-    end = setTimeout(() => {
-      if (ping) clearInterval(ping);
-      socket.close();
-    }, Math.max(0, base + schedule.closeAtMs - Date.now()));
+    ping = setInterval(() => {
+      if (socket.readyState === OPEN) socket.send(JSON.stringify({ method: METHOD.ping }));
+    }, cfg.pingIntervalMs);
+    end = setTimeout(
+      () => {
+        if (ping) clearInterval(ping);
+        socket.close();
+      },
+      Math.max(0, base + schedule.closeAtMs - Date.now()),
+    );
   };
 
   socket.onmessage = (event?: MessageEvent) => {
@@ -198,9 +228,18 @@ function client(g: number, key: string, base: number, offsetMs: number | null, d
       }
       return;
     }
-    if (pushFrameProblems(value).length) { violations.add(1); errors.add(1); }
-    if (!gotFirst) { gotFirst = true; firstFrame.add(receivedAt - subscribeSent); }
-    if (burnMsPerFrame > 0) for (const until = Date.now() + burnMsPerFrame; Date.now() < until;) { /* a deliberately slow generator */ }
+    if (pushFrameProblems(value).length) {
+      violations.add(1);
+      errors.add(1);
+    }
+    if (!gotFirst) {
+      gotFirst = true;
+      firstFrame.add(receivedAt - subscribeSent);
+    }
+    if (burnMsPerFrame > 0)
+      for (const until = Date.now() + burnMsPerFrame; Date.now() < until; ) {
+        /* a deliberately slow generator */
+      }
     if (typeof value.sent_at !== 'number') return;
     unit ??= guessTimeUnit(value.sent_at);
     if (!unit) return;
@@ -252,33 +291,67 @@ function refusal(key: string): void {
   let status = 0;
   let body = '';
   try {
-    const res = ws.connect(cfg.wsUrl, { headers: { [cfg.keyHeader]: key } }, (s) => { s.on('open', () => s.close()); });
+    const res = ws.connect(cfg.wsUrl, { headers: { [cfg.keyHeader]: key } }, (s) => {
+      s.on('open', () => s.close());
+    });
     status = res ? res.status : 0;
     body = res && typeof res.body === 'string' ? res.body : '';
   } catch {
     status = 0;
   }
   check(status, { 'the handshake is accepted': (s) => s === 101 });
-  if (status === 0) { connectErrors.add(1); errors.add(1); return; }
-  if (status === 101) { connectErrors.add(1); errors.add(1); return; } // refused once, accepted on retry
+  if (status === 0) {
+    connectErrors.add(1);
+    errors.add(1);
+    return;
+  }
+  if (status === 101) {
+    connectErrors.add(1);
+    errors.add(1);
+    return;
+  } // refused once, accepted on retry
   refused.add(1);
   refusedHttp.add(status >= 400 && status < 500 ? '4xx' : status >= 500 && status < 600 ? '5xx' : String(status));
   let sn: unknown;
-  try { sn = (JSON.parse(body) as { status_number?: unknown }).status_number; } catch { sn = undefined; }
+  try {
+    sn = (JSON.parse(body) as { status_number?: unknown }).status_number;
+  } catch {
+    sn = undefined;
+  }
   refusedBy.add(String(sn));
 }
 
 export function handleSummary(data: SummaryData): Record<string, string> {
-  const setupClock = (data.setup_data as SetupData | undefined)?.clock ?? { samples: [], resolutionMs: 1, tsUnit: null, offsetMs: null };
+  const setupClock = (data.setup_data as SetupData | undefined)?.clock ?? {
+    samples: [],
+    resolutionMs: 1,
+    tsUnit: null,
+    offsetMs: null,
+  };
   const lead = data.metrics.clock_frame_lead?.values.max;
-  const estimate = estimateClock(setupClock.samples, setupClock.resolutionMs, typeof lead === 'number' ? lead : Number.NEGATIVE_INFINITY);
-  const shiftMs = estimate.offsetMs === null || setupClock.offsetMs === null ? null : Math.round((estimate.offsetMs - setupClock.offsetMs) * 1000) / 1000;
+  const estimate = estimateClock(
+    setupClock.samples,
+    setupClock.resolutionMs,
+    typeof lead === 'number' ? lead : Number.NEGATIVE_INFINITY,
+  );
+  const shiftMs =
+    estimate.offsetMs === null || setupClock.offsetMs === null
+      ? null
+      : Math.round((estimate.offsetMs - setupClock.offsetMs) * 1000) / 1000;
   return summaryOutputs(data, {
     clock: { report: { ...estimate, tsUnit: setupClock.tsUnit }, shiftMs, belowZero: latencyBelowZero.name },
     kind: 'fanout',
     report: reportConfig('fanout'),
     thresholds,
-    options: { clients: cfg.clients, pairs: cfg.pairs, durationMs: cfg.durationS * 1000, rampRate: cfg.rampRate, connectionsPerVU: cfg.connectionsPerVU, startAt: cfg.startAtMs, window: { startMs: schedule.windowStartMs, endMs: schedule.windowEndMs } },
+    options: {
+      clients: cfg.clients,
+      pairs: cfg.pairs,
+      durationMs: cfg.durationS * 1000,
+      rampRate: cfg.rampRate,
+      connectionsPerVU: cfg.connectionsPerVU,
+      startAt: cfg.startAtMs,
+      window: { startMs: schedule.windowStartMs, endMs: schedule.windowEndMs },
+    },
     distributions: [latency.name, serverLatency.name, connectTime.name, subscribeTime.name, firstFrame.name],
   });
 }

@@ -17,7 +17,8 @@ import { summaryOutputs, type SummaryData } from './lib/summary.ts';
 
 const cfg = restConfig();
 if (cfg.endpoint !== 'price' && cfg.endpoint !== 'pairs') throw new Error('k6 script: ENDPOINT must be price or pairs');
-if (cfg.endpoint === 'price' && cfg.pairs.length === 0) throw new Error('k6 script: PAIRS is required for ENDPOINT=price');
+if (cfg.endpoint === 'price' && cfg.pairs.length === 0)
+  throw new Error('k6 script: PAIRS is required for ENDPOINT=price');
 const thresholds = thresholdExprs('rest');
 
 const latency = distribution('latency');
@@ -47,9 +48,10 @@ export default function (): void {
   const keys = runtimeKeys();
   const key = keys[exec.scenario.iterationInTest % keys.length]!.key;
   for (const c of [errors, rateLimited, non200Status]) c.add(0);
-  const url = cfg.endpoint === 'price'
-    ? `${cfg.restUrl}${PATHS.price}?${QUERY.price.code}=${encodeURIComponent(cfg.pairs[exec.scenario.iterationInTest % cfg.pairs.length]!)}`
-    : `${cfg.restUrl}${PATHS.pairs}?${QUERY.pairs.perPage}=10`;
+  const url =
+    cfg.endpoint === 'price'
+      ? `${cfg.restUrl}${PATHS.price}?${QUERY.price.code}=${encodeURIComponent(cfg.pairs[exec.scenario.iterationInTest % cfg.pairs.length]!)}`
+      : `${cfg.restUrl}${PATHS.pairs}?${QUERY.pairs.perPage}=10`;
   const res = http.get(url, { headers: { [cfg.keyHeader]: key }, redirects: 0, tags: { name: `/v1/${cfg.endpoint}` } });
   requests.add(1);
   if (!res.error_code) latency.add(res.timings.duration);

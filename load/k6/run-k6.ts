@@ -23,16 +23,31 @@ export function k6Binary(): string {
 /** The environment every k6 run gets: no network beyond the target, no usage report. */
 export const K6_ENV = { K6_AUTO_EXTENSION_RESOLUTION: 'false', K6_NO_USAGE_REPORT: 'true' } as const;
 
-export interface K6Run { code: number; stdout: string; stderr: string }
+export interface K6Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 
 /** Runs `k6 args…` in `cwd` with `env` added to K6_ENV and PATH/HOME; resolves with the exit code. */
-export function runK6(args: readonly string[], opts: { cwd: string; env?: Record<string, string>; timeoutMs?: number; onSpawn?: (pid: number) => void }): Promise<K6Run> {
+export function runK6(
+  args: readonly string[],
+  opts: { cwd: string; env?: Record<string, string>; timeoutMs?: number; onSpawn?: (pid: number) => void },
+): Promise<K6Run> {
   const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...K6_ENV, ...opts.env };
   return new Promise((resolve, reject) => {
-    const child = execFile(k6Binary(), [...args], { cwd: opts.cwd, env, timeout: opts.timeoutMs ?? 60_000, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
-      if (err && typeof err.code !== 'number') { reject(new Error(`k6 did not finish: ${err.message}\n${stderr}`)); return; }
-      resolve({ code: err ? Number(err.code) : 0, stdout, stderr });
-    });
+    const child = execFile(
+      k6Binary(),
+      [...args],
+      { cwd: opts.cwd, env, timeout: opts.timeoutMs ?? 60_000, maxBuffer: 64 << 20 },
+      (err, stdout, stderr) => {
+        if (err && typeof err.code !== 'number') {
+          reject(new Error(`k6 did not finish: ${err.message}\n${stderr}`));
+          return;
+        }
+        resolve({ code: err ? Number(err.code) : 0, stdout, stderr });
+      },
+    );
     if (child.pid !== undefined) opts.onSpawn?.(child.pid);
   });
 }

@@ -24,29 +24,87 @@ export function renderFanoutHtml(r: FanoutReport): string {
     ? '<p class="good">Trustworthy: the generator was not saturated.</p>'
     : `<p class="bad"><b>Untrustworthy:</b> the generator was saturated (${esc(r.generator.reasons.join('; '))}); latency below reflects the generator's lag as much as the server's.</p>`;
   const charts = [
-    lineChart('Latency by percentile (receipt − sent_at)', [{ name: 'latency ms', color: '#c0392b', points: r.latencyCurve.map((p) => ({ x: pctX(p.percentile), y: p.ms })) }], { xLabel: 'percentile', yLabel: 'ms', xTicks: PCT_TICKS }),
-    lineChart('Latency over time', [
-      { name: 'p50 ms', color: '#2e86c1', points: r.timeline.map((p) => ({ x: p.t, y: p.latencyP50Ms })) },
-      { name: 'p99 ms', color: '#c0392b', points: r.timeline.map((p) => ({ x: p.t, y: p.latencyP99Ms })) },
-    ], { xLabel: 'seconds since ramp start', yLabel: 'ms' }),
-    lineChart('Frames per second', [{ name: 'frames/s', color: '#27ae60', points: r.timeline.map((p) => ({ x: p.t, y: p.framesPerSecond })) }], { xLabel: 'seconds since ramp start', yLabel: 'frames/s' }),
-    lineChart('Connections', [{ name: 'open', color: '#8e44ad', points: r.timeline.map((p) => ({ x: p.t, y: p.connections })) }], { xLabel: 'seconds since ramp start', yLabel: 'connections' }),
-    barChart('Skew per update (last − first client)', r.skewHistogram.map((b) => ({ label: `${b.fromMs}`, value: b.count })), { xLabel: 'ms', yLabel: 'updates' }),
+    lineChart(
+      'Latency by percentile (receipt − sent_at)',
+      [
+        {
+          name: 'latency ms',
+          color: '#c0392b',
+          points: r.latencyCurve.map((p) => ({ x: pctX(p.percentile), y: p.ms })),
+        },
+      ],
+      { xLabel: 'percentile', yLabel: 'ms', xTicks: PCT_TICKS },
+    ),
+    lineChart(
+      'Latency over time',
+      [
+        { name: 'p50 ms', color: '#2e86c1', points: r.timeline.map((p) => ({ x: p.t, y: p.latencyP50Ms })) },
+        { name: 'p99 ms', color: '#c0392b', points: r.timeline.map((p) => ({ x: p.t, y: p.latencyP99Ms })) },
+      ],
+      { xLabel: 'seconds since ramp start', yLabel: 'ms' },
+    ),
+    lineChart(
+      'Frames per second',
+      [{ name: 'frames/s', color: '#27ae60', points: r.timeline.map((p) => ({ x: p.t, y: p.framesPerSecond })) }],
+      { xLabel: 'seconds since ramp start', yLabel: 'frames/s' },
+    ),
+    lineChart(
+      'Connections',
+      [{ name: 'open', color: '#8e44ad', points: r.timeline.map((p) => ({ x: p.t, y: p.connections })) }],
+      { xLabel: 'seconds since ramp start', yLabel: 'connections' },
+    ),
+    barChart(
+      'Skew per update (last − first client)',
+      r.skewHistogram.map((b) => ({ label: `${b.fromMs}`, value: b.count })),
+      { xLabel: 'ms', yLabel: 'updates' },
+    ),
   ];
-  return page('conform load fanout', `<h1>conform load fanout</h1>${verdict}<pre>${esc(formatFanoutSummary(r))}</pre>${charts.join('')}
-<details><summary>Report data (JSON)</summary><pre>${esc(JSON.stringify({ ...r, timeline: undefined, skewHistogram: undefined, latencyCurve: undefined, histograms: undefined }, null, 2))}</pre></details>`);
+  return page(
+    'conform load fanout',
+    `<h1>conform load fanout</h1>${verdict}<pre>${esc(formatFanoutSummary(r))}</pre>${charts.join('')}
+<details><summary>Report data (JSON)</summary><pre>${esc(JSON.stringify({ ...r, timeline: undefined, skewHistogram: undefined, latencyCurve: undefined, histograms: undefined }, null, 2))}</pre></details>`,
+  );
 }
 
 /** The REST report page. */
 export function renderRestHtml(r: RestReport): string {
-  const verdict = r.trustworthy ? '<p class="good">Trustworthy: the generator was not saturated.</p>' : `<p class="bad"><b>Untrustworthy:</b> ${esc(r.generator.reasons.join('; '))}</p>`;
+  const verdict = r.trustworthy
+    ? '<p class="good">Trustworthy: the generator was not saturated.</p>'
+    : `<p class="bad"><b>Untrustworthy:</b> ${esc(r.generator.reasons.join('; '))}</p>`;
   const charts = [
-    lineChart('Requests per second', [{ name: 'req/s', color: '#27ae60', points: r.timeline.map((p) => ({ x: p.t, y: p.rps })) }], { xLabel: 'seconds', yLabel: 'req/s' }),
-    ...(r.model === 'open' ? [lineChart('Latency from the intended send time', [
-      { name: 'p50', color: '#2980b9', points: r.timeline.filter((p) => p.latencyP50Ms !== null).map((p) => ({ x: p.t, y: p.latencyP50Ms! })) },
-      { name: 'p99', color: '#c0392b', points: r.timeline.filter((p) => p.latencyP99Ms !== null).map((p) => ({ x: p.t, y: p.latencyP99Ms! })) },
-    ], { xLabel: 'seconds', yLabel: 'ms' })] : []),
-    barChart('status_number', Object.entries(r.statusNumbers).map(([k, v]) => ({ label: k, value: v })), { xLabel: 'status_number', yLabel: 'responses' }),
+    lineChart(
+      'Requests per second',
+      [{ name: 'req/s', color: '#27ae60', points: r.timeline.map((p) => ({ x: p.t, y: p.rps })) }],
+      { xLabel: 'seconds', yLabel: 'req/s' },
+    ),
+    ...(r.model === 'open'
+      ? [
+          lineChart(
+            'Latency from the intended send time',
+            [
+              {
+                name: 'p50',
+                color: '#2980b9',
+                points: r.timeline.filter((p) => p.latencyP50Ms !== null).map((p) => ({ x: p.t, y: p.latencyP50Ms! })),
+              },
+              {
+                name: 'p99',
+                color: '#c0392b',
+                points: r.timeline.filter((p) => p.latencyP99Ms !== null).map((p) => ({ x: p.t, y: p.latencyP99Ms! })),
+              },
+            ],
+            { xLabel: 'seconds', yLabel: 'ms' },
+          ),
+        ]
+      : []),
+    barChart(
+      'status_number',
+      Object.entries(r.statusNumbers).map(([k, v]) => ({ label: k, value: v })),
+      { xLabel: 'status_number', yLabel: 'responses' },
+    ),
   ];
-  return page('conform load rest', `<h1>conform load rest</h1>${verdict}<pre>${esc(formatRestSummary(r))}</pre>${charts.join('')}`);
+  return page(
+    'conform load rest',
+    `<h1>conform load rest</h1>${verdict}<pre>${esc(formatRestSummary(r))}</pre>${charts.join('')}`,
+  );
 }

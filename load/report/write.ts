@@ -17,7 +17,12 @@ export function summary(report: LoadReport): string {
  * Writes `load-<kind>.json` and `load-<kind>.html` into `outDir` as `formats` asks, scrubbing
  * every given secret first (keys never reach a report). Returns the paths written.
  */
-export async function writeReports(report: LoadReport, formats: readonly string[], outDir: string, secrets: readonly string[] = []): Promise<string[]> {
+export async function writeReports(
+  report: LoadReport,
+  formats: readonly string[],
+  outDir: string,
+  secrets: readonly string[] = [],
+): Promise<string[]> {
   const written: string[] = [];
   const scrub = (text: string): string => secrets.reduce((t, s) => (s ? t.split(s).join('[redacted]') : t), text);
   if (formats.includes('json') || formats.includes('html')) await mkdir(outDir, { recursive: true });

@@ -25,7 +25,6 @@ export interface ClosedModelResult {
   busyPercent: number;
 }
 
-
 export async function runClosedModel(plan: RestPlan): Promise<ClosedModelResult> {
   const latency = createHistogram();
   const httpStatus: Record<string, number> = {};
@@ -41,11 +40,15 @@ export async function runClosedModel(plan: RestPlan): Promise<ClosedModelResult>
     duration: plan.durationMs / 1000,
     timeout: plan.timeoutMs / 1000,
     headers: plan.headers,
-    requests: [{
-      method: 'GET',
-      setupRequest: (req) => ({ ...req, path: plan.paths[next++ % plan.paths.length]! }),
-      onResponse: (status, body) => { if (counting) plan.onResponse?.(status, body); },
-    }],
+    requests: [
+      {
+        method: 'GET',
+        setupRequest: (req) => ({ ...req, path: plan.paths[next++ % plan.paths.length]! }),
+        onResponse: (status, body) => {
+          if (counting) plan.onResponse?.(status, body);
+        },
+      },
+    ],
     ...(plan.warmupMs > 0 ? { warmup: { connections: plan.connections, duration: plan.warmupMs / 1000 } } : {}),
   } as autocannon.Options;
   // Without a callback autocannon returns an emitter that is also a promise.
@@ -78,7 +81,13 @@ export async function runClosedModel(plan: RestPlan): Promise<ClosedModelResult>
   const errors: Record<string, number> = {};
   if (result.errors - result.timeouts > 0) errors.request = result.errors - result.timeouts;
   return {
-    latency, completed, timeouts: result.timeouts, errors, httpStatus, timeline,
-    measuredMs: plan.durationMs, ...health,
+    latency,
+    completed,
+    timeouts: result.timeouts,
+    errors,
+    httpStatus,
+    timeline,
+    measuredMs: plan.durationMs,
+    ...health,
   };
 }

@@ -58,8 +58,14 @@ export async function runOpenModel(plan: OpenModelPlan): Promise<OpenModelResult
   const sendLag = createHistogram();
   const second = createHistogram();
   const result = {
-    scheduled: 0, completed: 0, late: 0, waitedForConnection: 0, dropped: 0, timeouts: 0,
-    errors: {} as Record<string, number>, httpStatus: {} as Record<string, number>,
+    scheduled: 0,
+    completed: 0,
+    late: 0,
+    waitedForConnection: 0,
+    dropped: 0,
+    timeouts: 0,
+    errors: {} as Record<string, number>,
+    httpStatus: {} as Record<string, number>,
   };
   const timeline: OpenModelResult['timeline'] = [];
   // Past this many requests waiting for a connection (about a second of arrivals), new ones are
@@ -74,8 +80,12 @@ export async function runOpenModel(plan: OpenModelPlan): Promise<OpenModelResult
   let measuredCompleted = 0;
   let onIdle: (() => void) | null = null;
 
-  const bump = (m: Record<string, number>, k: string): void => { m[k] = (m[k] ?? 0) + 1; };
-  const settle = (): void => { if (--inFlight === 0 && onIdle) onIdle(); };
+  const bump = (m: Record<string, number>, k: string): void => {
+    m[k] = (m[k] ?? 0) + 1;
+  };
+  const settle = (): void => {
+    if (--inFlight === 0 && onIdle) onIdle();
+  };
 
   const fire = (intendedAbs: number, measured: boolean): void => {
     if (measured) result.scheduled++;
@@ -96,8 +106,12 @@ export async function runOpenModel(plan: OpenModelPlan): Promise<OpenModelResult
         sendLag.recordValue(lagUs);
         if (lagUs > plan.lateMs * 1000) result.late++;
       },
-      onResponseStart(_controller, statusCode) { status = statusCode; },
-      onResponseData(_controller, chunk) { if (measured && plan.onResponse) chunks.push(chunk); },
+      onResponseStart(_controller, statusCode) {
+        status = statusCode;
+      },
+      onResponseData(_controller, chunk) {
+        if (measured && plan.onResponse) chunks.push(chunk);
+      },
       onResponseEnd() {
         const us = Math.round((performance.now() - intendedAbs) * 1000);
         settle();
@@ -136,7 +150,12 @@ export async function runOpenModel(plan: OpenModelPlan): Promise<OpenModelResult
     if (!measuring) return;
     const elapsedS = Math.round((performance.now() - measuredSince) / 1000);
     const s = second.totalCount ? second : null;
-    timeline.push({ t: elapsedS, rps: secondCount, latencyP50Ms: s ? s.getValueAtPercentile(50) / 1000 : null, latencyP99Ms: s ? s.getValueAtPercentile(99) / 1000 : null });
+    timeline.push({
+      t: elapsedS,
+      rps: secondCount,
+      latencyP50Ms: s ? s.getValueAtPercentile(50) / 1000 : null,
+      latencyP99Ms: s ? s.getValueAtPercentile(99) / 1000 : null,
+    });
     plan.onSecond?.({ elapsedS, requests: measuredCompleted, rps: secondCount });
     second.reset();
     secondCount = 0;
@@ -152,7 +171,10 @@ export async function runOpenModel(plan: OpenModelPlan): Promise<OpenModelResult
         fire(t0 + nextAt, nextAt >= plan.warmupMs);
         nextAt = next();
       }
-      if (nextAt >= endMs) { resolve(); return; }
+      if (nextAt >= endMs) {
+        resolve();
+        return;
+      }
       setTimeout(pump, Math.max(0, Math.floor(t0 + nextAt - performance.now())));
     };
     setTimeout(pump, 5);

@@ -49,7 +49,17 @@ export interface RestReport {
   model: 'open' | 'closed';
   startedAt: string;
   target: { rest: string; embedded: boolean };
-  options: { endpoint: string; rate: number | 'max'; arrival: Arrival | null; seed: number | null; connections: number; durationMs: number; warmupMs: number; timeoutMs: number; pairs: string[] };
+  options: {
+    endpoint: string;
+    rate: number | 'max';
+    arrival: Arrival | null;
+    seed: number | null;
+    connections: number;
+    durationMs: number;
+    warmupMs: number;
+    timeoutMs: number;
+    pairs: string[];
+  };
   /** What latency runs from: the intended send time (open) or the actual send (closed). */
   latencyFrom: 'intended send time' | 'actual send time';
   /** Requests whose intended time lay in the measured phase (open); completed ones (closed). */
@@ -92,11 +102,20 @@ export interface RestReport {
 export function restMetrics(r: Omit<RestReport, 'thresholds'>): Record<string, number | null> {
   const statusTotal = Object.values(r.statusNumbers).reduce((a, b) => a + b, 0);
   return {
-    'latency.p50': r.latencyMs.p50, 'latency.p90': r.latencyMs.p90, 'latency.p99': r.latencyMs.p99, 'latency.p999': r.latencyMs.p999, 'latency.max': r.latencyMs.max,
-    rps: r.rps, requests: r.requests, errors: r.errors, timeouts: r.timeouts, non_2xx: r.non2xx,
+    'latency.p50': r.latencyMs.p50,
+    'latency.p90': r.latencyMs.p90,
+    'latency.p99': r.latencyMs.p99,
+    'latency.p999': r.latencyMs.p999,
+    'latency.max': r.latencyMs.max,
+    rps: r.rps,
+    requests: r.requests,
+    errors: r.errors,
+    timeouts: r.timeouts,
+    non_2xx: r.non2xx,
     rate_limited: r.statusNumbers['50006'] ?? 0,
     non_200_status: statusTotal - (r.statusNumbers['200'] ?? 0),
-    late: r.late, dropped: r.dropped,
+    late: r.late,
+    dropped: r.dropped,
     saturated: r.generator.saturated ? 1 : 0,
   };
 }
@@ -104,20 +123,29 @@ export function restMetrics(r: Omit<RestReport, 'thresholds'>): Record<string, n
 const STATUS_NUMBER = /"status_number"\s*:\s*"([^"]*)"/;
 
 /** Validated options with defaults merged (usage errors name the option). */
-export function resolveRestOptions(options: RestOptions): Required<Omit<RestOptions, 'pair' | 'onProgress' | 'thresholds'>> {
+export function resolveRestOptions(
+  options: RestOptions,
+): Required<Omit<RestOptions, 'pair' | 'onProgress' | 'thresholds'>> {
   const endpoint = options.endpoint ?? REST_DEFAULTS.endpoint;
-  if (endpoint !== 'price' && endpoint !== 'pairs') throw new LoadUsageError(`--endpoint ${String(endpoint)}: use price or pairs`);
+  if (endpoint !== 'price' && endpoint !== 'pairs')
+    throw new LoadUsageError(`--endpoint ${String(endpoint)}: use price or pairs`);
   const rawRate = options.rate ?? REST_DEFAULTS.rate;
-  const rate = rawRate === 'max' ? 'max' as const : rawRate;
-  if (rate !== 'max' && !(typeof rate === 'number' && rate > 0 && rate <= 100_000)) throw new LoadUsageError(`--rate ${String(rawRate)}: must be a rate from 1 to 100000 per second, or max`);
+  const rate = rawRate === 'max' ? ('max' as const) : rawRate;
+  if (rate !== 'max' && !(typeof rate === 'number' && rate > 0 && rate <= 100_000))
+    throw new LoadUsageError(`--rate ${String(rawRate)}: must be a rate from 1 to 100000 per second, or max`);
   const arrival = options.arrival ?? REST_DEFAULTS.arrival;
-  if (!ARRIVALS.includes(arrival)) throw new LoadUsageError(`--arrival ${String(arrival)}: use ${ARRIVALS.join(' or ')}`);
+  if (!ARRIVALS.includes(arrival))
+    throw new LoadUsageError(`--arrival ${String(arrival)}: use ${ARRIVALS.join(' or ')}`);
   const durationMs = options.durationMs ?? REST_DEFAULTS.durationMs;
   if (!(durationMs > 0)) throw new LoadUsageError('--duration: must be positive');
   const warmupMs = options.warmupMs ?? REST_DEFAULTS.warmupMs;
   if (!(warmupMs >= 0)) throw new LoadUsageError('--warmup: must be 0 or more');
   return {
-    endpoint, rate, arrival, durationMs, warmupMs,
+    endpoint,
+    rate,
+    arrival,
+    durationMs,
+    warmupMs,
     seed: positiveInt(options.seed ?? REST_DEFAULTS.seed, '--seed', 2 ** 31),
     connections: positiveInt(options.connections ?? REST_DEFAULTS.connections, '--connections', 10_000),
     timeoutMs: options.timeoutMs ?? REST_DEFAULTS.timeoutMs,
@@ -129,13 +157,15 @@ export async function runRest(target: LoadTarget, options: RestOptions = {}): Pr
   const o = resolveRestOptions(options);
   const thresholds = parseThresholds(options.thresholds, 'rest');
   const key = target.keys[0]?.key ?? target.profile.keys.primary.key;
-  const pairs = o.endpoint === 'price' ? options.pair ?? await pickPairs(target, 10) : [];
+  const pairs = o.endpoint === 'price' ? (options.pair ?? (await pickPairs(target, 10))) : [];
   const startedAt = new Date().toISOString();
   const base = new URL(target.rest);
   const prefix = base.pathname.replace(/\/$/, '');
-  const paths = (o.endpoint === 'price'
-    ? pairs.map((c) => `${PATHS.price}?${QUERY.price.code}=${encodeURIComponent(c)}`)
-    : [`${PATHS.pairs}?${QUERY.pairs.perPage}=10`]).map((p) => prefix + p);
+  const paths = (
+    o.endpoint === 'price'
+      ? pairs.map((c) => `${PATHS.price}?${QUERY.price.code}=${encodeURIComponent(c)}`)
+      : [`${PATHS.pairs}?${QUERY.pairs.perPage}=10`]
+  ).map((p) => prefix + p);
   const statusNumbers: Record<string, number> = {};
   const onResponse = (_status: number, body: string): void => {
     const m = STATUS_NUMBER.exec(body);
@@ -143,40 +173,77 @@ export async function runRest(target: LoadTarget, options: RestOptions = {}): Pr
     statusNumbers[k] = (statusNumbers[k] ?? 0) + 1;
   };
   const common = {
-    origin: base.origin, paths, headers: { [API_KEY_HEADER]: key }, connections: o.connections,
-    warmupMs: o.warmupMs, durationMs: o.durationMs, timeoutMs: o.timeoutMs, onResponse,
+    origin: base.origin,
+    paths,
+    headers: { [API_KEY_HEADER]: key },
+    connections: o.connections,
+    warmupMs: o.warmupMs,
+    durationMs: o.durationMs,
+    timeoutMs: o.timeoutMs,
+    onResponse,
     ...(options.onProgress ? { onSecond: options.onProgress } : {}),
   };
   const open = o.rate !== 'max';
-  const m = o.rate === 'max'
-    ? { ...(await runClosedModel(common)), scheduled: 0, late: 0, waitedForConnection: 0, dropped: 0, sendLag: null }
-    : await runOpenModel({ ...common, rate: o.rate, arrival: o.arrival, seed: o.seed, lateMs: REST_SATURATION.lateMs });
+  const m =
+    o.rate === 'max'
+      ? { ...(await runClosedModel(common)), scheduled: 0, late: 0, waitedForConnection: 0, dropped: 0, sendLag: null }
+      : await runOpenModel({
+          ...common,
+          rate: o.rate,
+          arrival: o.arrival,
+          seed: o.seed,
+          lateMs: REST_SATURATION.lateMs,
+        });
   const errorCount = Object.values(m.errors).reduce((a, b) => a + b, 0);
   if (m.completed === 0 && errorCount > 0 && m.timeouts === 0) {
     // Not one answer, only errors: a usage problem (wrong URL, nothing listening), not a load result.
-    throw new LoadUsageError(`target unreachable: ${base.origin} (${Object.entries(m.errors).map(([k, v]) => `${k} ×${v}`).join(', ')})`);
+    throw new LoadUsageError(
+      `target unreachable: ${base.origin} (${Object.entries(m.errors)
+        .map(([k, v]) => `${k} ×${v}`)
+        .join(', ')})`,
+    );
   }
   const scheduled = open ? m.scheduled : m.completed;
 
   const reasons: string[] = [];
-  if (m.eventLoopDelayP99Ms > SATURATION.eventLoopDelayP99Ms) reasons.push(`event-loop delay p99 ${m.eventLoopDelayP99Ms} ms > ${SATURATION.eventLoopDelayP99Ms} ms`);
+  if (m.eventLoopDelayP99Ms > SATURATION.eventLoopDelayP99Ms)
+    reasons.push(`event-loop delay p99 ${m.eventLoopDelayP99Ms} ms > ${SATURATION.eventLoopDelayP99Ms} ms`);
   if (m.busyPercent > SATURATION.cpuPercent) reasons.push(`busy ${m.busyPercent}% > ${SATURATION.cpuPercent}%`);
   if (open && scheduled > 0 && m.late / scheduled > REST_SATURATION.lateShare) {
-    reasons.push(`${m.late} of ${scheduled} requests sent more than ${REST_SATURATION.lateMs} ms after their intended time (> ${REST_SATURATION.lateShare * 100}%)${m.waitedForConnection ? `; ${m.waitedForConnection} waited for one of ${o.connections} connections` : ''}`);
+    reasons.push(
+      `${m.late} of ${scheduled} requests sent more than ${REST_SATURATION.lateMs} ms after their intended time (> ${REST_SATURATION.lateShare * 100}%)${m.waitedForConnection ? `; ${m.waitedForConnection} waited for one of ${o.connections} connections` : ''}`,
+    );
   }
-  if (m.dropped > 0) reasons.push(`${m.dropped} requests dropped: the backlog waiting for one of ${o.connections} connections was full (their latency is missing)`);
+  if (m.dropped > 0)
+    reasons.push(
+      `${m.dropped} requests dropped: the backlog waiting for one of ${o.connections} connections was full (their latency is missing)`,
+    );
 
   let non2xx = 0;
   for (const [code, count] of Object.entries(m.httpStatus)) if (!code.startsWith('2')) non2xx += count;
   const observations: string[] = [];
-  if (statusNumbers['50006']) observations.push(`${statusNumbers['50006']} responses were throttled (status_number 50006)`);
-  if (m.waitedForConnection) observations.push(`${m.waitedForConnection} requests found all ${o.connections} connections busy and waited for one; their latency includes the wait`);
+  if (statusNumbers['50006'])
+    observations.push(`${statusNumbers['50006']} responses were throttled (status_number 50006)`);
+  if (m.waitedForConnection)
+    observations.push(
+      `${m.waitedForConnection} requests found all ${o.connections} connections busy and waited for one; their latency includes the wait`,
+    );
   const report: Omit<RestReport, 'thresholds'> = {
     kind: 'rest',
     model: open ? 'open' : 'closed',
     startedAt,
     target: { rest: target.rest, embedded: target.embedded },
-    options: { endpoint: o.endpoint, rate: o.rate, arrival: open ? o.arrival : null, seed: open && o.arrival === 'poisson' ? o.seed : null, connections: o.connections, durationMs: o.durationMs, warmupMs: o.warmupMs, timeoutMs: o.timeoutMs, pairs },
+    options: {
+      endpoint: o.endpoint,
+      rate: o.rate,
+      arrival: open ? o.arrival : null,
+      seed: open && o.arrival === 'poisson' ? o.seed : null,
+      connections: o.connections,
+      durationMs: o.durationMs,
+      warmupMs: o.warmupMs,
+      timeoutMs: o.timeoutMs,
+      pairs,
+    },
     latencyFrom: open ? 'intended send time' : 'actual send time',
     scheduled,
     requests: m.completed,
@@ -195,7 +262,12 @@ export async function runRest(target: LoadTarget, options: RestOptions = {}): Pr
     httpStatus: m.httpStatus,
     statusNumbers,
     timeline: m.timeline,
-    generator: { eventLoopDelayP99Ms: m.eventLoopDelayP99Ms, cpuPercent: m.busyPercent, saturated: reasons.length > 0, reasons },
+    generator: {
+      eventLoopDelayP99Ms: m.eventLoopDelayP99Ms,
+      cpuPercent: m.busyPercent,
+      saturated: reasons.length > 0,
+      reasons,
+    },
     trustworthy: reasons.length === 0,
     observations,
   };

@@ -7,8 +7,15 @@
 import type { Evidence } from '../check.ts';
 import { API_KEY_HEADER } from '../spec.ts';
 import {
-  StreamError, isPush, jsonObject,
-  type CloseInfo, type InboundFrame, type JsonObject, type OpenOptions, type Push, type StreamSession,
+  StreamError,
+  isPush,
+  jsonObject,
+  type CloseInfo,
+  type InboundFrame,
+  type JsonObject,
+  type OpenOptions,
+  type Push,
+  type StreamSession,
 } from './stream.ts';
 
 /** What a session needs from its client. */
@@ -31,7 +38,13 @@ export interface FrameSessionOptions {
   onPush?: (push: Push) => void;
 }
 
-export const SESSION_DEFAULTS = { waitMs: 5000, maxRecordedFrames: 1000, maxKeptFrames: 20_000, maxKeptChars: 4 * 1024 * 1024, maxFramesPerSecond: 20_000 } as const;
+export const SESSION_DEFAULTS = {
+  waitMs: 5000,
+  maxRecordedFrames: 1000,
+  maxKeptFrames: 20_000,
+  maxKeptChars: 4 * 1024 * 1024,
+  maxFramesPerSecond: 20_000,
+} as const;
 
 /** A recorded frame shows this many characters; the transcript stays readable and small. */
 const MAX_EVIDENCE_CHARS = 4096;
@@ -45,7 +58,10 @@ export const MASK = '[redacted]';
  * A redactor that masks every key the client has sent, even when the caller's redactor does not
  * know it (a key given to `open()`); `remember` adds a key.
  */
-export function maskingRedactor(primaryKey: string, redact?: (s: string) => string): { redact: (s: string) => string; remember: (key: string) => void } {
+export function maskingRedactor(
+  primaryKey: string,
+  redact?: (s: string) => string,
+): { redact: (s: string) => string; remember: (key: string) => void } {
   const keys = new Set<string>([primaryKey]);
   return {
     redact(s: string): string {
@@ -53,7 +69,9 @@ export function maskingRedactor(primaryKey: string, redact?: (s: string) => stri
       for (const k of keys) if (k) out = out.split(k).join(MASK);
       return out;
     },
-    remember(key: string): void { if (key) keys.add(key); },
+    remember(key: string): void {
+      if (key) keys.add(key);
+    },
   };
 }
 
@@ -71,15 +89,29 @@ export function prepareHandshake(
   if (key) masker.remember(key);
   const headers: Record<string, string> = key === null ? {} : { [open.keyHeader ?? API_KEY_HEADER]: key };
   const shownHeaders = Object.fromEntries(Object.entries(headers).map(([h, v]) => [h, masker.redact(v)]));
-  const base = { kind: 'ws-open' as const, url: masker.redact(client.url), headers: shownHeaders, ...(open.localAddress ? { localAddress: open.localAddress } : {}) };
-  return { headers, recordOpen: (outcome) => client.record({ ...base, outcome: masker.redact(outcome), atMs: clock() }) };
+  const base = {
+    kind: 'ws-open' as const,
+    url: masker.redact(client.url),
+    headers: shownHeaders,
+    ...(open.localAddress ? { localAddress: open.localAddress } : {}),
+  };
+  return {
+    headers,
+    recordOpen: (outcome) => client.record({ ...base, outcome: masker.redact(outcome), atMs: clock() }),
+  };
 }
 
 /** The sessions a client opened: closed together when a check ends, dropped at once on abort. */
 export class SessionSet<S extends FrameSession> {
   private readonly sessions = new Set<S>();
   constructor(signal: AbortSignal | undefined) {
-    signal?.addEventListener('abort', () => { for (const s of this.sessions) s.terminate('aborted'); }, { once: true });
+    signal?.addEventListener(
+      'abort',
+      () => {
+        for (const s of this.sessions) s.terminate('aborted');
+      },
+      { once: true },
+    );
   }
 
   add(session: S): void {
@@ -125,7 +157,9 @@ export abstract class FrameSession implements StreamSession {
     protected readonly options: FrameSessionOptions,
     protected readonly redact: (s: string) => string,
   ) {
-    this.closed = new Promise((resolve) => { this.resolveClosed = resolve; });
+    this.closed = new Promise((resolve) => {
+      this.resolveClosed = resolve;
+    });
   }
 
   abstract get isOpen(): boolean;
@@ -136,7 +170,9 @@ export abstract class FrameSession implements StreamSession {
   /** Drops the connection at once. */
   protected abstract kill(): void;
   /** Puts one JSON message on the wire; by default as its text. */
-  protected transmitValue(_value: unknown, text: string): void { this.transmit(text); }
+  protected transmitValue(_value: unknown, text: string): void {
+    this.transmit(text);
+  }
 
   send(message: unknown): void {
     const text = JSON.stringify(message);
@@ -153,12 +189,17 @@ export abstract class FrameSession implements StreamSession {
 
   request(message: Record<string, unknown>, timeoutMs?: number): Promise<Record<string, unknown>> {
     const id = message.id;
-    const what = id === undefined ? `a notice answering ${String(message.method)}` : `a notice with id ${JSON.stringify(id)}`;
-    const reply = this.nextMatching((f) => {
-      const o = jsonObject(f);
-      if (!o || !('method' in o)) return false;
-      return id === undefined || o.id === id;
-    }, timeoutMs, what);
+    const what =
+      id === undefined ? `a notice answering ${String(message.method)}` : `a notice with id ${JSON.stringify(id)}`;
+    const reply = this.nextMatching(
+      (f) => {
+        const o = jsonObject(f);
+        if (!o || !('method' in o)) return false;
+        return id === undefined || o.id === id;
+      },
+      timeoutMs,
+      what,
+    );
     try {
       this.send(message);
     } catch (err) {
@@ -226,7 +267,10 @@ export abstract class FrameSession implements StreamSession {
    */
   protected admitFrame(atMs: number): boolean {
     if (this.failure) return false;
-    if (atMs - this.rateStartMs >= 1000) { this.rateStartMs = atMs; this.rateCount = 0; }
+    if (atMs - this.rateStartMs >= 1000) {
+      this.rateStartMs = atMs;
+      this.rateCount = 0;
+    }
     const rate = this.options.maxFramesPerSecond ?? SESSION_DEFAULTS.maxFramesPerSecond;
     if (++this.rateCount <= rate) return true;
     this.failConnection(`flood: more than ${rate} frames within one second`);
@@ -243,19 +287,29 @@ export abstract class FrameSession implements StreamSession {
       while (this.keptChars > budget && this.frames.length > 1) {
         const old = this.frames.shift()!;
         if (old.kind !== 'binary') this.keptChars -= old.text.length;
-        this.noteDropped(`more than ${budget} characters of frames received: the oldest are no longer kept`, frame.atMs);
+        this.noteDropped(
+          `more than ${budget} characters of frames received: the oldest are no longer kept`,
+          frame.atMs,
+        );
       }
     }
     const keep = this.options.maxKeptFrames ?? SESSION_DEFAULTS.maxKeptFrames;
     // Drop in chunks of a tenth, so a flood costs amortised O(1) per frame.
     if (this.frames.length > keep + Math.ceil(keep / 10)) {
-      for (const old of this.frames.splice(0, this.frames.length - keep)) if (old.kind !== 'binary') this.keptChars -= old.text.length;
+      for (const old of this.frames.splice(0, this.frames.length - keep))
+        if (old.kind !== 'binary') this.keptChars -= old.text.length;
       this.noteDropped(`more than ${keep} frames received: the oldest are no longer kept`, frame.atMs);
     }
-    if (this.options.onPush && frame.kind === 'json' && isPush(frame)) this.options.onPush({ value: frame.value as JsonObject, text: frame.text, atMs: frame.atMs });
+    if (this.options.onPush && frame.kind === 'json' && isPush(frame))
+      this.options.onPush({ value: frame.value as JsonObject, text: frame.text, atMs: frame.atMs });
     for (const w of [...this.waiters]) {
       let hit = false;
-      try { hit = w.predicate(frame); } catch (err) { this.finish(w, err as Error); continue; }
+      try {
+        hit = w.predicate(frame);
+      } catch (err) {
+        this.finish(w, err as Error);
+        continue;
+      }
       if (hit) this.finish(w, frame);
     }
   }
@@ -279,7 +333,12 @@ export abstract class FrameSession implements StreamSession {
     const reason = this.failure ? `failed by the client: ${this.failure}` : wireReason;
     const info: CloseInfo = { code, reason, atMs: this.clock(), by: this.closingByClient ? 'client' : 'server' };
     this.closeInfo = info;
-    if (this.unrecorded > 0) this.options.record({ kind: 'note', text: `${this.unrecorded} further frames not recorded (limit ${this.limit})`, atMs: info.atMs });
+    if (this.unrecorded > 0)
+      this.options.record({
+        kind: 'note',
+        text: `${this.unrecorded} further frames not recorded (limit ${this.limit})`,
+        atMs: info.atMs,
+      });
     this.options.record({ kind: 'close', code, reason: this.redact(reason), by: info.by, atMs: info.atMs });
     for (const w of [...this.waiters]) this.finish(w, closedError(info, 'the frame'));
     this.resolveClosed(info);
@@ -293,10 +352,17 @@ export abstract class FrameSession implements StreamSession {
   private assertOpen(): void {
     if (this.isOpen) return;
     const c = this.closeInfo;
-    throw new StreamError('CONFORM_WAIT_CLOSED', `cannot send: the connection is closed${c ? ` (${c.code}${c.reason ? ` ${c.reason}` : ''}, by ${c.by})` : ''}`);
+    throw new StreamError(
+      'CONFORM_WAIT_CLOSED',
+      `cannot send: the connection is closed${c ? ` (${c.code}${c.reason ? ` ${c.reason}` : ''}, by ${c.by})` : ''}`,
+    );
   }
 
-  private nextMatching(predicate: (frame: InboundFrame) => boolean, timeoutMs: number | undefined, what: string): Promise<InboundFrame> {
+  private nextMatching(
+    predicate: (frame: InboundFrame) => boolean,
+    timeoutMs: number | undefined,
+    what: string,
+  ): Promise<InboundFrame> {
     return new Promise<InboundFrame>((resolve, reject) => {
       if (this.options.signal?.aborted) return reject(new StreamError('CONFORM_ABORTED', 'aborted'));
       if (this.closeInfo) return reject(closedError(this.closeInfo, what));
@@ -305,7 +371,10 @@ export abstract class FrameSession implements StreamSession {
         predicate,
         resolve,
         reject,
-        timer: setTimeout(() => this.finish(waiter, new StreamError('CONFORM_WAIT_TIMEOUT', `waited ${ms} ms for ${what}: none came`)), ms),
+        timer: setTimeout(
+          () => this.finish(waiter, new StreamError('CONFORM_WAIT_TIMEOUT', `waited ${ms} ms for ${what}: none came`)),
+          ms,
+        ),
       };
       this.waiters.add(waiter);
     });
@@ -318,7 +387,9 @@ export abstract class FrameSession implements StreamSession {
     else waiter.resolve(outcome);
   }
 
-  private get limit(): number { return this.options.maxRecordedFrames ?? SESSION_DEFAULTS.maxRecordedFrames; }
+  private get limit(): number {
+    return this.options.maxRecordedFrames ?? SESSION_DEFAULTS.maxRecordedFrames;
+  }
 
   private noteDropped(text: string, atMs: number): void {
     if (this.droppedNoted) return;
@@ -327,19 +398,27 @@ export abstract class FrameSession implements StreamSession {
   }
 
   private recordFrame(direction: 'in' | 'out', text: string): void {
-    if (this.recorded >= this.limit) { this.unrecorded++; return; }
+    if (this.recorded >= this.limit) {
+      this.unrecorded++;
+      return;
+    }
     this.recorded++;
     // Redacted before the cut, with a margin, so no key is cut in half and shown. A slice of a
     // string keeps its whole parent alive in V8: the cut goes through a fresh copy.
-    const data = text.length <= MAX_EVIDENCE_CHARS ? this.redact(text)
-      : `${Buffer.from(this.redact(text.slice(0, MAX_EVIDENCE_CHARS + KEY_MARGIN)).slice(0, MAX_EVIDENCE_CHARS)).toString()}… (${text.length} characters in all)`;
+    const data =
+      text.length <= MAX_EVIDENCE_CHARS
+        ? this.redact(text)
+        : `${Buffer.from(this.redact(text.slice(0, MAX_EVIDENCE_CHARS + KEY_MARGIN)).slice(0, MAX_EVIDENCE_CHARS)).toString()}… (${text.length} characters in all)`;
     this.options.record({ kind: 'frame', direction, data, atMs: this.clock() });
   }
 }
 
 /** The error of a wait that the close ended. */
 export function closedError(info: CloseInfo, what: string): StreamError {
-  return new StreamError('CONFORM_WAIT_CLOSED', `connection closed (${info.code}${info.reason ? ` ${info.reason}` : ''}, by ${info.by}) before ${what}`);
+  return new StreamError(
+    'CONFORM_WAIT_CLOSED',
+    `connection closed (${info.code}${info.reason ? ` ${info.reason}` : ''}, by ${info.by}) before ${what}`,
+  );
 }
 
 /** Parses a text message as the raw WebSocket transport does: JSON when it parses, plain text otherwise. */

@@ -36,9 +36,14 @@ export function readBody(res: IncomingMessage): Promise<string> {
 /** The Refusal of a response and its body text. */
 export function toRefusal(res: IncomingMessage, text: string): Refusal {
   const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+  for (const [k, v] of Object.entries(res.headers))
+    if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
   let json: unknown;
-  try { json = JSON.parse(text); } catch { json = undefined; }
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
   return { ok: false, status: res.statusCode ?? 0, headers, text, json };
 }
 

@@ -36,7 +36,10 @@ export const REST_DEFAULTS = { timeoutMs: 10_000, maxBodyBytes: 1024 * 1024 } as
 
 /** Characters of a body kept in the evidence. */
 export const EVIDENCE_BODY_CHARS = 16 * 1024;
-const excerpt = (text: string): string => (text.length > EVIDENCE_BODY_CHARS ? `${text.slice(0, EVIDENCE_BODY_CHARS)}… (${text.length} characters in all)` : text);
+const excerpt = (text: string): string =>
+  text.length > EVIDENCE_BODY_CHARS
+    ? `${text.slice(0, EVIDENCE_BODY_CHARS)}… (${text.length} characters in all)`
+    : text;
 
 const shellQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
@@ -58,7 +61,8 @@ export function requestUrl(baseUrl: string, path: string, query?: Record<string,
 
 function flatHeaders(raw: http.IncomingHttpHeaders): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(raw)) if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+  for (const [k, v] of Object.entries(raw))
+    if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
   return out;
 }
 
@@ -69,7 +73,8 @@ export function createRestClient(options: RestClientOptions): RestClient {
   const { redact, record } = options;
 
   /** Whether an answer is the rate limit's (the status read loosely: its type is the envelope checks' rule). */
-  const throttledAnswer = (ex: RestExchange): boolean => String((ex.json as { status_number?: unknown } | undefined)?.status_number) === STATUS.RATE_LIMITED;
+  const throttledAnswer = (ex: RestExchange): boolean =>
+    String((ex.json as { status_number?: unknown } | undefined)?.status_number) === STATUS.RATE_LIMITED;
 
   return {
     async get(req: RestRequest): Promise<RestExchange> {
@@ -78,14 +83,23 @@ export function createRestClient(options: RestClientOptions): RestClient {
       if (!budget) return send(req);
       const started = performance.now();
       for (;;) {
-        await budget.take(key!, options.signal).catch(() => { throw new AbortedError('the check was stopped while its request waited for the key\'s turn'); });
+        await budget.take(key!, options.signal).catch(() => {
+          throw new AbortedError("the check was stopped while its request waited for the key's turn");
+        });
         const sentAtMs = performance.now();
         const ex = await send(req);
         if (!throttledAnswer(ex)) return ex;
         // A 50006 here is the harness's own doing (the limit's size is not shown): wait, retry, never judge it.
         const waitMs = budget.throttled(key!, retryAfterMs(ex.headers['retry-after']), sentAtMs);
-        if (performance.now() - started + waitMs > timeoutMs) throw new ThrottledError(`the target answered ${ex.url} with 50006 (rate limited) until the request's ${timeoutMs} ms were spent`);
-        record({ kind: 'note', text: `50006 (rate limited): waiting ${Math.round(waitMs)} ms${ex.headers['retry-after'] ? ` (Retry-After: ${ex.headers['retry-after']})` : ''}, then retrying`, atMs: performance.now() });
+        if (performance.now() - started + waitMs > timeoutMs)
+          throw new ThrottledError(
+            `the target answered ${ex.url} with 50006 (rate limited) until the request's ${timeoutMs} ms were spent`,
+          );
+        record({
+          kind: 'note',
+          text: `50006 (rate limited): waiting ${Math.round(waitMs)} ms${ex.headers['retry-after'] ? ` (Retry-After: ${ex.headers['retry-after']})` : ''}, then retrying`,
+          atMs: performance.now(),
+        });
       }
     },
   };
@@ -123,7 +137,10 @@ export function createRestClient(options: RestClientOptions): RestClient {
           resolve(exchange!);
         }
       };
-      if (options.signal?.aborted) { finish(new AbortedError('the check was stopped before the request')); return; }
+      if (options.signal?.aborted) {
+        finish(new AbortedError('the check was stopped before the request'));
+        return;
+      }
       const lib = url.protocol === 'https:' ? https : http;
       const request = lib.request(url, { method, headers, agent: false });
       const timer = setTimeout(() => {
@@ -153,7 +170,9 @@ export function createRestClient(options: RestClientOptions): RestClient {
           }
           chunks.push(chunk);
         });
-        res.on('error', (err: NodeJS.ErrnoException) => finish(new NetworkError(redact(`${shownUrl}: ${err.code ?? err.message}`), err.code)));
+        res.on('error', (err: NodeJS.ErrnoException) =>
+          finish(new NetworkError(redact(`${shownUrl}: ${err.code ?? err.message}`), err.code)),
+        );
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
           const resHeaders = flatHeaders(res.headers);
@@ -167,8 +186,19 @@ export function createRestClient(options: RestClientOptions): RestClient {
           // Checks see the body redacted too: whatever they quote or cut short holds no key.
           const shownText = redact(text);
           let json: unknown;
-          try { json = shownText.length ? JSON.parse(shownText) : undefined; } catch { json = undefined; }
-          finish(null, { url: shownUrl, status, headers: redactHeaders(resHeaders, redact), text: shownText, json, durationMs: performance.now() - started });
+          try {
+            json = shownText.length ? JSON.parse(shownText) : undefined;
+          } catch {
+            json = undefined;
+          }
+          finish(null, {
+            url: shownUrl,
+            status,
+            headers: redactHeaders(resHeaders, redact),
+            text: shownText,
+            json,
+            durationMs: performance.now() - started,
+          });
         });
       });
       request.end();

@@ -12,9 +12,23 @@ import type { ClientRequest, IncomingMessage } from 'node:http';
 import type WebSocket from 'ws';
 import { io, NodeWebSocket, type ManagerOptions, type Socket, type SocketOptions } from 'socket.io-client';
 import type { StreamClientOptions } from './ws-session.ts';
-import { CLOSE_WAIT_MS, FrameSession, SessionSet, maskingRedactor, prepareHandshake, textFrame } from './frame-session.ts';
+import {
+  CLOSE_WAIT_MS,
+  FrameSession,
+  SessionSet,
+  maskingRedactor,
+  prepareHandshake,
+  textFrame,
+} from './frame-session.ts';
 import { readRefusal } from './handshake-refusal.ts';
-import { StreamError, type InboundFrame, type OpenOptions, type OpenResult, type Refusal, type StreamClient } from './stream.ts';
+import {
+  StreamError,
+  type InboundFrame,
+  type OpenOptions,
+  type OpenResult,
+  type Refusal,
+  type StreamClient,
+} from './stream.ts';
 
 export interface SocketIoClientOptions extends StreamClientOptions {
   /** The event that carries the JSON messages both ways (the spec does not show its name). */
@@ -41,7 +55,8 @@ export function socketIoTarget(url: string): { origin: string; path: string } {
 /** A refusal handed from the transport to `connect_error`. */
 const REFUSAL = Symbol('refusal');
 type Carried = { [REFUSAL]: Refusal };
-const carried = (v: unknown): Refusal | undefined => (v !== null && typeof v === 'object' && REFUSAL in v ? (v as Carried)[REFUSAL] : undefined);
+const carried = (v: unknown): Refusal | undefined =>
+  v !== null && typeof v === 'object' && REFUSAL in v ? (v as Carried)[REFUSAL] : undefined;
 
 /**
  * engine.io's Node WebSocket transport, but a response other than 101 is read (status, headers,
@@ -49,12 +64,22 @@ const carried = (v: unknown): Refusal | undefined => (v !== null && typeof v ===
  * "Unexpected server response". A redirect is such a response too: never followed with the key.
  */
 class RefusalReadingWebSocket extends NodeWebSocket {
-  override createSocket(uri: string, protocols: string | string[] | undefined, opts: Record<string, unknown>): WebSocket {
+  override createSocket(
+    uri: string,
+    protocols: string | string[] | undefined,
+    opts: Record<string, unknown>,
+  ): WebSocket {
     const ws = super.createSocket(uri, protocols, { ...opts, followRedirects: false }) as WebSocket;
     ws.once('unexpected-response', (_req: ClientRequest, res: IncomingMessage) => {
       readRefusal(res).then(
-        (refusal) => { res.socket?.destroy(); this.onError('handshake refused', refusal.status, { [REFUSAL]: refusal } satisfies Carried); },
-        (err: Error) => { res.socket?.destroy(); this.onError('handshake response unreadable', err); },
+        (refusal) => {
+          res.socket?.destroy();
+          this.onError('handshake refused', refusal.status, { [REFUSAL]: refusal } satisfies Carried);
+        },
+        (err: Error) => {
+          res.socket?.destroy();
+          this.onError('handshake response unreadable', err);
+        },
       );
     });
     return ws;
@@ -92,7 +117,11 @@ export function createSocketIoClient(options: SocketIoClientOptions): StreamClie
         let settled = false;
         const startedAtMs = clock();
         // localAddress, maxPayload and perMessageDeflate pass through engine.io to ws.
-        const ioOptions: Partial<Omit<ManagerOptions, 'perMessageDeflate'> & SocketOptions> & { localAddress?: string; maxPayload?: number; perMessageDeflate?: boolean } = {
+        const ioOptions: Partial<Omit<ManagerOptions, 'perMessageDeflate'> & SocketOptions> & {
+          localAddress?: string;
+          maxPayload?: number;
+          perMessageDeflate?: boolean;
+        } = {
           path,
           // One connection per open: no shared Manager, no reconnection, so counts per key are exact.
           forceNew: true,
@@ -107,10 +136,15 @@ export function createSocketIoClient(options: SocketIoClientOptions): StreamClie
           ...(open.localAddress ? { localAddress: open.localAddress } : {}),
         };
         // socket.io-client reads the namespace from the URL's path; the engine path is `path`.
-        const socket = io(namespace === '/' ? origin : `${origin}${namespace}`, ioOptions as Partial<ManagerOptions & SocketOptions>);
+        const socket = io(
+          namespace === '/' ? origin : `${origin}${namespace}`,
+          ioOptions as Partial<ManagerOptions & SocketOptions>,
+        );
         // Events that come before 'connect' fires (socket.io-client emits its buffer first) are kept.
         const early: { args: unknown[]; atMs: number }[] = [];
-        const buffer = (...args: unknown[]): void => { early.push({ args, atMs: clock() }); };
+        const buffer = (...args: unknown[]): void => {
+          early.push({ args, atMs: clock() });
+        };
         socket.on(options.event, buffer);
 
         const settle = (fn: () => void): void => {
@@ -121,24 +155,39 @@ export function createSocketIoClient(options: SocketIoClientOptions): StreamClie
           socket.off(options.event, buffer);
           fn();
         };
-        const fail = (outcome: string, err: StreamError): void => settle(() => {
-          socket.disconnect();
-          recordOpen(outcome);
-          reject(err);
-        });
-        const abortOpen = (): void => fail('aborted', new StreamError('CONFORM_ABORTED', 'aborted during the handshake'));
+        const fail = (outcome: string, err: StreamError): void =>
+          settle(() => {
+            socket.disconnect();
+            recordOpen(outcome);
+            reject(err);
+          });
+        const abortOpen = (): void =>
+          fail('aborted', new StreamError('CONFORM_ABORTED', 'aborted during the handshake'));
         signal?.addEventListener('abort', abortOpen, { once: true });
         // The Manager's timeout covers the engine.io handshake only, not the namespace connect.
-        const timer = setTimeout(() => fail('error: handshake timed out', new StreamError('CONFORM_TIMEOUT', `Socket.IO open timed out after ${timeoutMs} ms`)), timeoutMs);
+        const timer = setTimeout(
+          () =>
+            fail(
+              'error: handshake timed out',
+              new StreamError('CONFORM_TIMEOUT', `Socket.IO open timed out after ${timeoutMs} ms`),
+            ),
+          timeoutMs,
+        );
 
-        socket.once('connect', () => settle(() => {
-          recordOpen('open');
-          options.record({ kind: 'note', text: `Socket.IO: path ${path}, namespace ${namespace}, event ${JSON.stringify(options.event)}`, atMs: clock() });
-          const session = new SocketIoSession(socket, options.event, startedAtMs, clock(), clock, options, redact);
-          sessions.add(session);
-          for (const e of early) session.onEvent(e.args, e.atMs);
-          resolve({ ok: true, session });
-        }));
+        socket.once('connect', () =>
+          settle(() => {
+            recordOpen('open');
+            options.record({
+              kind: 'note',
+              text: `Socket.IO: path ${path}, namespace ${namespace}, event ${JSON.stringify(options.event)}`,
+              atMs: clock(),
+            });
+            const session = new SocketIoSession(socket, options.event, startedAtMs, clock(), clock, options, redact);
+            sessions.add(session);
+            for (const e of early) session.onEvent(e.args, e.atMs);
+            resolve({ ok: true, session });
+          }),
+        );
         socket.once('connect_error', (raw: Error) => {
           const err = raw as ConnectError;
           const refusal = carried(err.context);
@@ -160,12 +209,22 @@ export function createSocketIoClient(options: SocketIoClientOptions): StreamClie
             });
           }
           const errno = errnoOf(err);
-          const code = errno === 'EADDRNOTAVAIL' || errno === 'EINVAL' || errno === 'EAFNOSUPPORT' ? 'CONFORM_BIND'
-            : err.message === 'timeout' ? 'CONFORM_TIMEOUT' : 'CONFORM_NETWORK';
+          const code =
+            errno === 'EADDRNOTAVAIL' || errno === 'EINVAL' || errno === 'EAFNOSUPPORT'
+              ? 'CONFORM_BIND'
+              : err.message === 'timeout'
+                ? 'CONFORM_TIMEOUT'
+                : 'CONFORM_NETWORK';
           // engine.io's words for a peer that does not speak its protocol.
-          const notSocketIo = err.message === 'server error' || err.message === 'parser error' ? 'the peer does not speak Socket.IO (engine.io v4) at this URL and path' : '';
+          const notSocketIo =
+            err.message === 'server error' || err.message === 'parser error'
+              ? 'the peer does not speak Socket.IO (engine.io v4) at this URL and path'
+              : '';
           const detail = errno ?? (typeof err.description === 'number' ? `HTTP ${err.description}` : notSocketIo);
-          fail(`error: ${err.message}${detail ? ` (${detail})` : ''}`, new StreamError(code, `Socket.IO open failed: ${redact(err.message)}${detail ? ` (${detail})` : ''}`));
+          fail(
+            `error: ${err.message}${detail ? ` (${detail})` : ''}`,
+            new StreamError(code, `Socket.IO open failed: ${redact(err.message)}${detail ? ` (${detail})` : ''}`),
+          );
         });
         socket.connect();
       });
@@ -194,21 +253,30 @@ class SocketIoSession extends FrameSession {
     this.ws = (socket.io.engine?.transport as unknown as { ws?: WebSocket } | undefined)?.ws;
     socket.on(event, (...args: unknown[]) => this.onEvent(args, this.clock()));
     socket.onAny((name: string, ...args: unknown[]) => {
-      if (name !== event) this.note(`event ${JSON.stringify(name)} (not ${JSON.stringify(event)}) ignored: ${preview(args)}`);
+      if (name !== event)
+        this.note(`event ${JSON.stringify(name)} (not ${JSON.stringify(event)}) ignored: ${preview(args)}`);
     });
     socket.on('disconnect', (reason, details) => this.onDisconnect(reason, details as Details));
   }
 
-  get isOpen(): boolean { return this.socket.connected; }
+  get isOpen(): boolean {
+    return this.socket.connected;
+  }
 
   /** A string payload is a text message, like a raw WebSocket text frame. */
-  protected transmit(text: string): void { this.socket.emit(this.event, text); }
+  protected transmit(text: string): void {
+    this.socket.emit(this.event, text);
+  }
 
   /** A JSON message is emitted as the object itself. */
-  protected override transmitValue(value: unknown): void { this.socket.emit(this.event, value); }
+  protected override transmitValue(value: unknown): void {
+    this.socket.emit(this.event, value);
+  }
 
   /** Socket.IO has no close code or reason on the wire: the client sends DISCONNECT and closes. */
-  protected shut(): void { if (this.socket.connected) this.socket.disconnect(); }
+  protected shut(): void {
+    if (this.socket.connected) this.socket.disconnect();
+  }
 
   protected kill(): void {
     this.ws?.terminate();
@@ -220,7 +288,10 @@ class SocketIoSession extends FrameSession {
     if (!this.admitFrame(atMs)) return;
     // A trailing function is an acknowledgement callback the server asked for; the spec has none.
     const values = typeof args[args.length - 1] === 'function' ? args.slice(0, -1) : args;
-    if (values.length !== 1) this.note(`event ${JSON.stringify(this.event)} carried ${values.length} arguments; the first is taken as the message`);
+    if (values.length !== 1)
+      this.note(
+        `event ${JSON.stringify(this.event)} carried ${values.length} arguments; the first is taken as the message`,
+      );
     const payload = values[0];
     let frame: InboundFrame;
     let evidence: string;
@@ -261,6 +332,10 @@ class SocketIoSession extends FrameSession {
 
 function preview(args: unknown[]): string {
   let text: string;
-  try { text = JSON.stringify(args) ?? ''; } catch { text = '<unserialisable>'; }
+  try {
+    text = JSON.stringify(args) ?? '';
+  } catch {
+    text = '<unserialisable>';
+  }
   return text.length > 200 ? `${text.slice(0, 200)}…` : text;
 }

@@ -23,10 +23,15 @@ export interface StreamFactoryOptions {
 }
 
 /** The stream client factory for `profile.transport`; Socket.IO needs `profile.event` and takes `profile.namespace` (default `/`). */
-export function streamFactoryFor(profile: Pick<Profile, 'transport' | 'event' | 'namespace'>): (options: StreamFactoryOptions) => StreamClient {
+export function streamFactoryFor(
+  profile: Pick<Profile, 'transport' | 'event' | 'namespace'>,
+): (options: StreamFactoryOptions) => StreamClient {
   if (profile.transport !== 'socketio') return createStreamClient;
   const event = profile.event;
-  if (!event) throw new UsageError('transport socketio needs the event name that carries the messages (profile field event, or --event NAME)');
+  if (!event)
+    throw new UsageError(
+      'transport socketio needs the event name that carries the messages (profile field event, or --event NAME)',
+    );
   const namespace = profile.namespace;
   return (options) => createSocketIoClient({ ...options, event, ...(namespace ? { namespace } : {}) });
 }

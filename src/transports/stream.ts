@@ -43,7 +43,11 @@ export type OpenResult = { ok: true; session: StreamSession } | Refusal;
 export type JsonObject = Record<string, unknown>;
 
 /** A received push data frame with its arrival time. */
-export interface Push { value: JsonObject; text: string; atMs: number }
+export interface Push {
+  value: JsonObject;
+  text: string;
+  atMs: number;
+}
 
 export interface StreamSession {
   /** Monotonic ms at which the handshake began (before the upgrade request was sent). */
@@ -81,12 +85,21 @@ export interface StreamClient {
 }
 
 /** Why a wait on the stream ended without its frame. */
-export type StreamErrorCode = 'CONFORM_WAIT_TIMEOUT' | 'CONFORM_WAIT_CLOSED' | 'CONFORM_ABORTED' | 'CONFORM_NETWORK' | 'CONFORM_TIMEOUT' | 'CONFORM_BIND';
+export type StreamErrorCode =
+  | 'CONFORM_WAIT_TIMEOUT'
+  | 'CONFORM_WAIT_CLOSED'
+  | 'CONFORM_ABORTED'
+  | 'CONFORM_NETWORK'
+  | 'CONFORM_TIMEOUT'
+  | 'CONFORM_BIND';
 
 /** A stream wait or open that did not get what it waited for; `code` says why. */
 export class StreamError extends Error {
   override name = 'StreamError';
-  constructor(readonly code: StreamErrorCode, message: string) {
+  constructor(
+    readonly code: StreamErrorCode,
+    message: string,
+  ) {
     super(message);
   }
 }

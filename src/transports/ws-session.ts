@@ -82,47 +82,68 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
           signal?.removeEventListener('abort', abortOpen);
           fn();
         };
-        const deadline = setTimeout(() => settle(() => {
-          ws.terminate();
-          recordOpen(`error: no complete handshake within ${deadlineMs} ms`);
-          reject(new StreamError('CONFORM_TIMEOUT', `the WebSocket handshake did not complete within ${deadlineMs} ms`));
-        }), deadlineMs);
-        const abortOpen = (): void => settle(() => {
-          ws.terminate();
-          recordOpen('aborted');
-          reject(new StreamError('CONFORM_ABORTED', 'aborted during the handshake'));
-        });
+        const deadline = setTimeout(
+          () =>
+            settle(() => {
+              ws.terminate();
+              recordOpen(`error: no complete handshake within ${deadlineMs} ms`);
+              reject(
+                new StreamError('CONFORM_TIMEOUT', `the WebSocket handshake did not complete within ${deadlineMs} ms`),
+              );
+            }),
+          deadlineMs,
+        );
+        const abortOpen = (): void =>
+          settle(() => {
+            ws.terminate();
+            recordOpen('aborted');
+            reject(new StreamError('CONFORM_ABORTED', 'aborted during the handshake'));
+          });
         signal?.addEventListener('abort', abortOpen, { once: true });
 
-        ws.once('open', () => settle(() => {
-          recordOpen('open');
-          const session = new WsSession(ws, startedAtMs, clock(), clock, options, redact);
-          sessions.add(session);
-          resolve({ ok: true, session });
-        }));
+        ws.once('open', () =>
+          settle(() => {
+            recordOpen('open');
+            const session = new WsSession(ws, startedAtMs, clock(), clock, options, redact);
+            sessions.add(session);
+            resolve({ ok: true, session });
+          }),
+        );
         ws.once('unexpected-response', (_req, res: IncomingMessage) => {
           // The body is read up to 64 KiB, then the transfer stops (handshake-refusal.ts).
-          readRefusal(res).then((refusal) => settle(() => {
-            recordOpen(`refused: HTTP ${refusal.status} ${refusal.text}`);
-            ws.terminate();
-            resolve(refusal);
-          }), (err: Error) => settle(() => {
-            ws.terminate();
-            recordOpen(`error: ${err.message}`);
-            reject(new StreamError('CONFORM_NETWORK', `handshake response unreadable: ${redact(err.message)}`));
-          }));
+          readRefusal(res).then(
+            (refusal) =>
+              settle(() => {
+                recordOpen(`refused: HTTP ${refusal.status} ${refusal.text}`);
+                ws.terminate();
+                resolve(refusal);
+              }),
+            (err: Error) =>
+              settle(() => {
+                ws.terminate();
+                recordOpen(`error: ${err.message}`);
+                reject(new StreamError('CONFORM_NETWORK', `handshake response unreadable: ${redact(err.message)}`));
+              }),
+          );
         });
-        ws.on('error', (err: NodeJS.ErrnoException) => settle(() => {
-          const code = err.code === 'EADDRNOTAVAIL' || err.code === 'EINVAL' || err.code === 'EAFNOSUPPORT' ? 'CONFORM_BIND'
-            : /timed out/i.test(err.message) ? 'CONFORM_TIMEOUT' : 'CONFORM_NETWORK';
-          recordOpen(`error: ${err.code ?? ''} ${err.message}`.trim());
-          reject(new StreamError(code, `WebSocket open failed: ${redact(err.message)}${err.code ? ` (${err.code})` : ''}`));
-        }));
+        ws.on('error', (err: NodeJS.ErrnoException) =>
+          settle(() => {
+            const code =
+              err.code === 'EADDRNOTAVAIL' || err.code === 'EINVAL' || err.code === 'EAFNOSUPPORT'
+                ? 'CONFORM_BIND'
+                : /timed out/i.test(err.message)
+                  ? 'CONFORM_TIMEOUT'
+                  : 'CONFORM_NETWORK';
+            recordOpen(`error: ${err.code ?? ''} ${err.message}`.trim());
+            reject(
+              new StreamError(code, `WebSocket open failed: ${redact(err.message)}${err.code ? ` (${err.code})` : ''}`),
+            );
+          }),
+        );
       });
     },
   };
 }
-
 
 /** One open raw WebSocket; the frame log, waits, budgets and close bookkeeping are FrameSession's. */
 class WsSession extends FrameSession {
@@ -137,20 +158,29 @@ class WsSession extends FrameSession {
     super(startedAtMs, openedAtMs, clock, options, redact);
     ws.on('message', (data: WebSocket.RawData, isBinary: boolean) => this.onMessage(data, isBinary));
     // A protocol error (bad frame, oversized message, invalid UTF-8) or a failed socket fails the connection.
-    ws.on('error', (err: NodeJS.ErrnoException) => this.failConnection(`${err.message}${err.code ? ` (${err.code})` : ''}`));
+    ws.on('error', (err: NodeJS.ErrnoException) =>
+      this.failConnection(`${err.message}${err.code ? ` (${err.code})` : ''}`),
+    );
     ws.once('close', (code: number, reason: Buffer) => this.ended(code, reason.toString('utf8')));
   }
 
-  get isOpen(): boolean { return this.ws.readyState === WebSocket.OPEN; }
+  get isOpen(): boolean {
+    return this.ws.readyState === WebSocket.OPEN;
+  }
 
-  protected transmit(text: string): void { this.ws.send(text); }
+  protected transmit(text: string): void {
+    this.ws.send(text);
+  }
 
   /** A close already in flight (CLOSING) only gets the close deadline. */
   protected shut(code: number, reason: string): void {
-    if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) this.ws.close(code, reason);
+    if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING)
+      this.ws.close(code, reason);
   }
 
-  protected kill(): void { this.ws.terminate(); }
+  protected kill(): void {
+    this.ws.terminate();
+  }
 
   private onMessage(data: WebSocket.RawData, isBinary: boolean): void {
     const atMs = this.clock();

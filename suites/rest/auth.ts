@@ -13,41 +13,52 @@ export const HEADER_CASES = [
   { id: 'lower', header: 'x-api-key' },
 ] as const;
 
-const rejected = (which: 'missing' | 'invalid'): Check => restCheck({
-  id: `rest.auth.${which}-key`,
-  tags: ['auth'],
-  clause: clause('Authentication', 'a request without a valid key is rejected with HTTP 401 and status_number 50005'),
-  title: which === 'missing' ? 'GET /v1/pairs and /v1/price with no key header' : 'GET /v1/pairs and /v1/price with a key nobody issued',
-  expectation: 'HTTP 401 and status_number "50005" on both',
-  async run(ctx) {
-    // A fresh random value: it cannot be a valid key of any target.
-    const key = which === 'missing' ? null : `conform-invalid-${randomBytes(8).toString('hex')}`;
-    const first = (body(await ctx.rest.get({ path: PATHS.pairs }))?.data as { code?: string }[] | undefined)?.[0]?.code ?? 'Crypto:ALL:BTC/USD';
-    for (const [what, req] of [
-      ['GET /v1/pairs', { path: PATHS.pairs, key }],
-      [`GET /v1/price?code=${first}`, { path: PATHS.price, query: { [QUERY.price.code]: first }, key }],
-    ] as const) {
-      const ex = await ctx.rest.get(req);
-      expectHttp(ctx, ex, HTTP_UNAUTHORIZED, what);
-      expectStatus(ctx, ex, STATUS.UNAUTHORIZED, what);
-    }
-  },
-});
+const rejected = (which: 'missing' | 'invalid'): Check =>
+  restCheck({
+    id: `rest.auth.${which}-key`,
+    tags: ['auth'],
+    clause: clause('Authentication', 'a request without a valid key is rejected with HTTP 401 and status_number 50005'),
+    title:
+      which === 'missing'
+        ? 'GET /v1/pairs and /v1/price with no key header'
+        : 'GET /v1/pairs and /v1/price with a key nobody issued',
+    expectation: 'HTTP 401 and status_number "50005" on both',
+    async run(ctx) {
+      // A fresh random value: it cannot be a valid key of any target.
+      const key = which === 'missing' ? null : `conform-invalid-${randomBytes(8).toString('hex')}`;
+      const first =
+        (body(await ctx.rest.get({ path: PATHS.pairs }))?.data as { code?: string }[] | undefined)?.[0]?.code ??
+        'Crypto:ALL:BTC/USD';
+      for (const [what, req] of [
+        ['GET /v1/pairs', { path: PATHS.pairs, key }],
+        [`GET /v1/price?code=${first}`, { path: PATHS.price, query: { [QUERY.price.code]: first }, key }],
+      ] as const) {
+        const ex = await ctx.rest.get(req);
+        expectHttp(ctx, ex, HTTP_UNAUTHORIZED, what);
+        expectStatus(ctx, ex, STATUS.UNAUTHORIZED, what);
+      }
+    },
+  });
 
 export const authChecks: readonly Check[] = [
   rejected('missing'),
   rejected('invalid'),
-  ...HEADER_CASES.map((c) => restCheck({
-    id: `rest.auth.header-case.${c.id}`,
-    tags: ['auth'],
-    clause: clause('Authentication', 'the key header is X-API-Key (also X-API-KEY); header names are case-insensitive'),
-    title: `GET /v1/pairs with the primary key in header "${c.header}"`,
-    expectation: 'accepted: status_number "200"',
-    async run(ctx) {
-      const ex = await ctx.rest.get({ path: PATHS.pairs, keyHeader: c.header });
-      expectStatus(ctx, ex, STATUS.OK, `GET /v1/pairs with ${c.header}`);
-    },
-  })),
+  ...HEADER_CASES.map((c) =>
+    restCheck({
+      id: `rest.auth.header-case.${c.id}`,
+      tags: ['auth'],
+      clause: clause(
+        'Authentication',
+        'the key header is X-API-Key (also X-API-KEY); header names are case-insensitive',
+      ),
+      title: `GET /v1/pairs with the primary key in header "${c.header}"`,
+      expectation: 'accepted: status_number "200"',
+      async run(ctx) {
+        const ex = await ctx.rest.get({ path: PATHS.pairs, keyHeader: c.header });
+        expectStatus(ctx, ex, STATUS.OK, `GET /v1/pairs with ${c.header}`);
+      },
+    }),
+  ),
   restCheck({
     id: 'rest.auth.suspended',
     tags: ['auth'],
@@ -57,7 +68,8 @@ export const authChecks: readonly Check[] = [
     expectation: 'status_number "50007"',
     async run(ctx) {
       const ex = await ctx.rest.get({ path: PATHS.pairs, key: ctx.profile.keys.suspended!.key });
-      if (expectStatus(ctx, ex, STATUS.SUSPENDED, 'GET /v1/pairs with the suspended key')) ctx.observe('http-status', ex.status, 'HTTP status of 50007 (per status: not shown)');
+      if (expectStatus(ctx, ex, STATUS.SUSPENDED, 'GET /v1/pairs with the suspended key'))
+        ctx.observe('http-status', ex.status, 'HTTP status of 50007 (per status: not shown)');
       else ctx.note(shown(ex));
     },
   }),

@@ -37,7 +37,10 @@ async function readOne(ctx: CheckContext, code: string): Promise<boolean> {
   const what = `${PRICE}?code=${code}`;
   const b = body(ex);
   // Read loosely here: a status of the wrong type is the schema's violation below, not a reason to skip the pair.
-  const priced = (REST_STATUSES_WITH_DATA as readonly string[]).includes(String(b?.status_number)) && b!.data !== null && typeof b!.data === 'object';
+  const priced =
+    (REST_STATUSES_WITH_DATA as readonly string[]).includes(String(b?.status_number)) &&
+    b!.data !== null &&
+    typeof b!.data === 'object';
   if (!priced) {
     // A listed pair may have no price now (50101, 50105, 50106…); those answers are the probes' and envelope checks' to judge.
     ctx.note(`${what}: no price (${shown(ex)}); not judged here`);
@@ -45,10 +48,16 @@ async function readOne(ctx: CheckContext, code: string): Promise<boolean> {
   }
   ctx.expectSchema('price-response', ex.json, what);
   const data = b!.data as Json;
-  if (data.code !== code) ctx.violation({ received: `${what}: data.code ${JSON.stringify(data.code)}`, expected: 'data.code equal to the requested code' });
-  for (const why of priceProblems(data)) ctx.violation({ received: `${what}: ${why}`, expected: 'bid <= price <= ask, price the mid of ask and bid' });
+  if (data.code !== code)
+    ctx.violation({
+      received: `${what}: data.code ${JSON.stringify(data.code)}`,
+      expected: 'data.code equal to the requested code',
+    });
+  for (const why of priceProblems(data))
+    ctx.violation({ received: `${what}: ${why}`, expected: 'bid <= price <= ask, price the mid of ask and bid' });
   const tz = (data.market as Json | undefined)?.timezone;
-  if (typeof tz === 'string' && !isIanaZone(tz)) ctx.violation({ received: `${what}: market.timezone "${tz}"`, expected: 'an IANA zone name' });
+  if (typeof tz === 'string' && !isIanaZone(tz))
+    ctx.violation({ received: `${what}: market.timezone "${tz}"`, expected: 'an IANA zone name' });
   return true;
 }
 
@@ -57,14 +66,19 @@ export const catalogueChecks: readonly Check[] = [
     id: 'rest.price.catalogue',
     tags: ['price', 'slow'],
     timeoutMs: catalogueTimeoutMs,
-    clause: clause('Price record (`data` in the price response)', 'every listed pair: code as requested, ask, bid, price decimal strings with bid <= price <= ask, market per asset type'),
+    clause: clause(
+      'Price record (`data` in the price response)',
+      'every listed pair: code as requested, ask, bid, price decimal strings with bid <= price <= ask, market per asset type',
+    ),
     title: `${PRICE}?code=<every pair ${PATHS.pairs} lists, up to ${CATALOGUE_BOUND}>, paced within the key's rate limit`,
-    expectation: 'each answer with a price matches price-response (decimal strings, market per asset type), data.code is the requested code, bid <= price <= ask with price the mid, timezone an IANA zone',
+    expectation:
+      'each answer with a price matches price-response (decimal strings, market per asset type), data.code is the requested code, bid <= price <= ask with price the mid, timezone an IANA zone',
     async run(ctx) {
       const listed = (await catalogue(ctx, {}, undefined, pages)).map((p) => p.code);
       const codes = [...new Set(listed)].slice(0, CATALOGUE_BOUND);
       if (codes.length === 0) ctx.skip(`${PATHS.pairs} lists no pair`, NOTHING_TO_JUDGE.pricedPair);
-      if (listed.length > CATALOGUE_BOUND) ctx.note(`the catalogue lists more than ${CATALOGUE_BOUND} pairs: the first ${CATALOGUE_BOUND} are read`);
+      if (listed.length > CATALOGUE_BOUND)
+        ctx.note(`the catalogue lists more than ${CATALOGUE_BOUND} pairs: the first ${CATALOGUE_BOUND} are read`);
       let next = 0;
       let priced = 0;
       const lane = async (): Promise<void> => {
@@ -72,7 +86,8 @@ export const catalogueChecks: readonly Check[] = [
       };
       await Promise.all(Array.from({ length: Math.min(LANES, codes.length) }, lane));
       ctx.note(`${priced} of ${codes.length} listed pairs answered with a price and were judged`);
-      if (priced === 0) ctx.skip(`none of the ${codes.length} listed pairs answered with a price`, NOTHING_TO_JUDGE.pricedPair);
+      if (priced === 0)
+        ctx.skip(`none of the ${codes.length} listed pairs answered with a price`, NOTHING_TO_JUDGE.pricedPair);
     },
   }),
 ];

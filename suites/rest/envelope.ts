@@ -16,7 +16,10 @@ const INVALID_KEY = 'conform-invalid-key-for-envelope-0000';
 async function errorAnswers(ctx: CheckContext): Promise<[string, RestExchange][]> {
   return [
     ['GET /v1/pairs without a key', await ctx.rest.get({ path: PATHS.pairs, key: null })],
-    ['GET /v1/price of an unknown pair', await ctx.rest.get({ path: PATHS.price, query: { [QUERY.price.code]: UNKNOWN_PAIR } })],
+    [
+      'GET /v1/price of an unknown pair',
+      await ctx.rest.get({ path: PATHS.price, query: { [QUERY.price.code]: UNKNOWN_PAIR } }),
+    ],
     ['GET /v1/price without code', await ctx.rest.get({ path: PATHS.price })],
     [`GET ${UNKNOWN_ENDPOINT}`, await ctx.rest.get({ path: UNKNOWN_ENDPOINT })],
   ];
@@ -27,17 +30,27 @@ async function errorAnswers(ctx: CheckContext): Promise<[string, RestExchange][]
  * with the profile's keys a suspended key, another asset type and a pair outside a whitelist.
  */
 async function moreErrorAnswers(ctx: CheckContext): Promise<[string, RestExchange][]> {
-  const out: [string, RestExchange][] = [['GET /v1/pairs with an invalid key', await ctx.rest.get({ path: PATHS.pairs, key: INVALID_KEY })]];
-  for (const c of INVALID_PARAMS) out.push([`GET /v1/pairs?${c.param}=${c.value}`, await ctx.rest.get({ path: PATHS.pairs, query: { [c.param]: c.value } })]);
+  const out: [string, RestExchange][] = [
+    ['GET /v1/pairs with an invalid key', await ctx.rest.get({ path: PATHS.pairs, key: INVALID_KEY })],
+  ];
+  for (const c of INVALID_PARAMS)
+    out.push([
+      `GET /v1/pairs?${c.param}=${c.value}`,
+      await ctx.rest.get({ path: PATHS.pairs, query: { [c.param]: c.value } }),
+    ]);
   const { suspended, cryptoOnly, whitelisted } = ctx.profile.keys;
-  if (suspended) out.push(['GET /v1/pairs with keys.suspended', await ctx.rest.get({ path: PATHS.pairs, key: suspended.key })]);
+  if (suspended)
+    out.push(['GET /v1/pairs with keys.suspended', await ctx.rest.get({ path: PATHS.pairs, key: suspended.key })]);
   if (!cryptoOnly && !whitelisted) return out;
   const sample = (await pairPerAssetType(ctx)).map((p) => p.code);
-  const price = (code: string, key: string): Promise<RestExchange> => ctx.rest.get({ path: PATHS.price, query: { [QUERY.price.code]: code }, key });
+  const price = (code: string, key: string): Promise<RestExchange> =>
+    ctx.rest.get({ path: PATHS.price, query: { [QUERY.price.code]: code }, key });
   const otherType = cryptoOnly && sample.find((c) => !cryptoOnly.assetTypes.includes(assetTypeOf(c) ?? ''));
-  if (cryptoOnly && otherType) out.push([`GET /v1/price?code=${otherType} with keys.cryptoOnly`, await price(otherType, cryptoOnly.key)]);
+  if (cryptoOnly && otherType)
+    out.push([`GET /v1/price?code=${otherType} with keys.cryptoOnly`, await price(otherType, cryptoOnly.key)]);
   const outside = whitelisted && sample.find((c) => !whitelisted.pairs.includes(c));
-  if (whitelisted && outside) out.push([`GET /v1/price?code=${outside} with keys.whitelisted`, await price(outside, whitelisted.key)]);
+  if (whitelisted && outside)
+    out.push([`GET /v1/price?code=${outside} with keys.whitelisted`, await price(outside, whitelisted.key)]);
   return out;
 }
 
@@ -46,16 +59,27 @@ export const envelopeChecks: readonly Check[] = [
     id: 'rest.envelope.schema',
     clause: clause('REST envelope', 'status_number a documented string, ts an integer, data object/array/null'),
     title: 'GET /v1/pairs, /v1/price (known and unknown pair, no code), no key, an unknown endpoint',
-    expectation: 'every body is the REST envelope: status_number one of the documented strings, ts an integer, data present',
+    expectation:
+      'every body is the REST envelope: status_number one of the documented strings, ts an integer, data present',
     async run(ctx) {
       const pairs = await ctx.rest.get({ path: PATHS.pairs });
       const data = body(pairs)?.data;
       const first = Array.isArray(data) ? (data[0] as { code?: unknown } | undefined)?.code : undefined;
       const answers: [string, RestExchange][] = [['GET /v1/pairs', pairs]];
-      if (typeof first === 'string') answers.push([`GET /v1/price?code=${first}`, await ctx.rest.get({ path: PATHS.price, query: { [QUERY.price.code]: first } })]);
-      answers.push(...await errorAnswers(ctx));
+      if (typeof first === 'string')
+        answers.push([
+          `GET /v1/price?code=${first}`,
+          await ctx.rest.get({ path: PATHS.price, query: { [QUERY.price.code]: first } }),
+        ]);
+      answers.push(...(await errorAnswers(ctx)));
       for (const [what, ex] of answers) {
-        if (ex.json === undefined) { ctx.violation({ received: `${what}: not JSON: ${shown(ex)}`, expected: `${what}: a JSON body (All request and response bodies are JSON)` }); continue; }
+        if (ex.json === undefined) {
+          ctx.violation({
+            received: `${what}: not JSON: ${shown(ex)}`,
+            expected: `${what}: a JSON body (All request and response bodies are JSON)`,
+          });
+          continue;
+        }
         ctx.expectSchema('rest-envelope', ex.json, what);
       }
     },
@@ -63,20 +87,36 @@ export const envelopeChecks: readonly Check[] = [
   restCheck({
     id: 'rest.envelope.error-shape',
     clause: clause('REST envelope', 'status_number a string; data null on errors; message present on errors'),
-    title: 'every request the suite answers with an error: no key, an invalid key, unknown pair, no code, unknown endpoint, each invalid page/per_page of /v1/pairs, and with the profile\'s keys a suspended key, another asset type, a pair outside a whitelist',
+    title:
+      "every request the suite answers with an error: no key, an invalid key, unknown pair, no code, unknown endpoint, each invalid page/per_page of /v1/pairs, and with the profile's keys a suspended key, another asset type, a pair outside a whitelist",
     expectation: 'each error envelope has status_number a string, data null and a message string',
     async run(ctx) {
       let errors = 0;
-      for (const [what, ex] of [...await errorAnswers(ctx), ...await moreErrorAnswers(ctx)]) {
+      for (const [what, ex] of [...(await errorAnswers(ctx)), ...(await moreErrorAnswers(ctx))]) {
         const b = body(ex);
         const status = b?.status_number;
         // A number is read as the status it spells, so that its type is judged here too.
         const spelled = typeof status === 'number' ? String(status) : status;
-        if (typeof spelled !== 'string' || (REST_STATUSES_WITH_DATA as readonly string[]).includes(spelled)) { ctx.note(`${what}: not an error answer (${shown(ex)}), left to its own check`); continue; }
+        if (typeof spelled !== 'string' || (REST_STATUSES_WITH_DATA as readonly string[]).includes(spelled)) {
+          ctx.note(`${what}: not an error answer (${shown(ex)}), left to its own check`);
+          continue;
+        }
         errors++;
-        if (typeof status !== 'string') ctx.violation({ received: `${what}: status_number ${JSON.stringify(status)}, a JSON number`, expected: `${what}: status_number a string` });
-        if (b!.data !== null) ctx.violation({ received: `${what}: status_number ${spelled} with data ${JSON.stringify(b!.data)?.slice(0, 120)}`, expected: `${what}: data null on an error` });
-        if (typeof b!.message !== 'string') ctx.violation({ received: `${what}: status_number ${spelled} with message ${JSON.stringify(b!.message)}`, expected: `${what}: a message string on an error` });
+        if (typeof status !== 'string')
+          ctx.violation({
+            received: `${what}: status_number ${JSON.stringify(status)}, a JSON number`,
+            expected: `${what}: status_number a string`,
+          });
+        if (b!.data !== null)
+          ctx.violation({
+            received: `${what}: status_number ${spelled} with data ${JSON.stringify(b!.data)?.slice(0, 120)}`,
+            expected: `${what}: data null on an error`,
+          });
+        if (typeof b!.message !== 'string')
+          ctx.violation({
+            received: `${what}: status_number ${spelled} with message ${JSON.stringify(b!.message)}`,
+            expected: `${what}: a message string on an error`,
+          });
       }
       if (errors === 0) ctx.skip('no request was answered with an error status_number');
     },

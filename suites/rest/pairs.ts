@@ -1,7 +1,17 @@
 /** GET /v1/pairs: schema, pagination, filters, code form (spec: GET /v1/pairs; Pair code; Pair record). */
 import type { Check } from '../../src/check.ts';
 import { LIMITS, parsePairCode, PATHS, QUERY, STATUS } from '../../src/spec.ts';
-import { assetTypeOf, body, catalogue, clause, expectStatus, pageOrEnd, pairsPage, restCheck, statusOf } from './support.ts';
+import {
+  assetTypeOf,
+  body,
+  catalogue,
+  clause,
+  expectStatus,
+  pageOrEnd,
+  pairsPage,
+  restCheck,
+  statusOf,
+} from './support.ts';
 
 const { page: PAGE, perPage: PER_PAGE, type: TYPE, code: CODE } = QUERY.pairs;
 const codes = (data: readonly { code: string }[]): string[] => data.map((p) => p.code);
@@ -28,7 +38,8 @@ export const pairsChecks: readonly Check[] = [
     tags: ['pagination'],
     clause: clause('GET /v1/pairs', 'envelope with status_number 200 and data an array of pair records'),
     title: `${PAIRS} (page 1 and page 2)`,
-    expectation: 'each body matches pairs-response: code, name, base, quote strings per record (page 2 may instead answer 50004, as a page past the end may)',
+    expectation:
+      'each body matches pairs-response: code, name, base, quote strings per record (page 2 may instead answer 50004, as a page past the end may)',
     async run(ctx) {
       const first = await ctx.rest.get({ path: PATHS.pairs, query: { [PAGE]: '1' } });
       ctx.expectSchema('pairs-response', first.json, `${PAIRS}?page=1`);
@@ -48,9 +59,19 @@ export const pairsChecks: readonly Check[] = [
     expectation: 'both answers list the same pairs, at most 10',
     async run(ctx) {
       const bare = codes((await pairsPage(ctx)).data);
-      const explicit = codes((await pairsPage(ctx, { [PAGE]: String(LIMITS.defaultPage), [PER_PAGE]: String(LIMITS.defaultPerPage) })).data);
-      if (bare.length > LIMITS.defaultPerPage) ctx.violation({ received: `${PAIRS}: ${bare.length} pairs`, expected: `at most ${LIMITS.defaultPerPage} pairs (per_page default 10)` });
-      if (bare.join() !== explicit.join()) ctx.violation({ received: `no parameters: [${bare.join(', ')}]; page=1&per_page=10: [${explicit.join(', ')}]`, expected: 'the same pairs: the defaults are page 1 and per_page 10' });
+      const explicit = codes(
+        (await pairsPage(ctx, { [PAGE]: String(LIMITS.defaultPage), [PER_PAGE]: String(LIMITS.defaultPerPage) })).data,
+      );
+      if (bare.length > LIMITS.defaultPerPage)
+        ctx.violation({
+          received: `${PAIRS}: ${bare.length} pairs`,
+          expected: `at most ${LIMITS.defaultPerPage} pairs (per_page default 10)`,
+        });
+      if (bare.join() !== explicit.join())
+        ctx.violation({
+          received: `no parameters: [${bare.join(', ')}]; page=1&per_page=10: [${explicit.join(', ')}]`,
+          expected: 'the same pairs: the defaults are page 1 and per_page 10',
+        });
     },
   }),
   restCheck({
@@ -63,12 +84,17 @@ export const pairsChecks: readonly Check[] = [
       const size = String(LIMITS.defaultPerPage);
       // Page 2 exists only past the default size; a page past the end may be empty or 50004 (not shown).
       const second = body(await ctx.rest.get({ path: PATHS.pairs, query: { [PAGE]: '2', [PER_PAGE]: size } }));
-      if (second?.status_number !== STATUS.OK || !Array.isArray(second.data) || second.data.length === 0) ctx.skip(`${PAIRS}?page=2&per_page=${size} lists no pair: the catalogue holds ${size} pairs or fewer`);
+      if (second?.status_number !== STATUS.OK || !Array.isArray(second.data) || second.data.length === 0)
+        ctx.skip(`${PAIRS}?page=2&per_page=${size} lists no pair: the catalogue holds ${size} pairs or fewer`);
       const sort = (l: string[]): string => [...l].sort().join(', ');
       for (const page of ['1', '2']) {
         const bare = codes((await pairsPage(ctx, { [PAGE]: page })).data);
         const explicit = codes((await pairsPage(ctx, { [PAGE]: page, [PER_PAGE]: size })).data);
-        if (sort(bare) !== sort(explicit)) ctx.violation({ received: `page=${page}: ${bare.length} pairs [${bare.join(', ')}]; page=${page}&per_page=${size}: ${explicit.length} pairs [${explicit.join(', ')}]`, expected: `the same pairs: without per_page, page ${page} has the default size ${size}` });
+        if (sort(bare) !== sort(explicit))
+          ctx.violation({
+            received: `page=${page}: ${bare.length} pairs [${bare.join(', ')}]; page=${page}&per_page=${size}: ${explicit.length} pairs [${explicit.join(', ')}]`,
+            expected: `the same pairs: without per_page, page ${page} has the default size ${size}`,
+          });
       }
     },
   }),
@@ -80,12 +106,17 @@ export const pairsChecks: readonly Check[] = [
     expectation: 'pages share no pair, and pages 1 and 2 of 5 hold the same pairs as page 1 of 10',
     async run(ctx) {
       const pages: string[][] = [];
-      for (const page of [1, 2, 3]) pages.push(codes((await pageOrEnd(ctx, { [PAGE]: String(page), [PER_PAGE]: '5' })).data ?? []));
+      for (const page of [1, 2, 3])
+        pages.push(codes((await pageOrEnd(ctx, { [PAGE]: String(page), [PER_PAGE]: '5' })).data ?? []));
       const seen = new Map<string, number>();
       pages.forEach((list, i) => {
         for (const code of list) {
           const before = seen.get(code);
-          if (before !== undefined) ctx.violation({ received: `${code} on page ${before + 1} and page ${i + 1} (per_page=5)`, expected: 'each pair on one page only' });
+          if (before !== undefined)
+            ctx.violation({
+              received: `${code} on page ${before + 1} and page ${i + 1} (per_page=5)`,
+              expected: 'each pair on one page only',
+            });
           else seen.set(code, i);
         }
       });
@@ -93,7 +124,11 @@ export const pairsChecks: readonly Check[] = [
       const ten = codes((await pairsPage(ctx, { [PAGE]: '1', [PER_PAGE]: '10' })).data);
       const five = [...pages[0]!, ...pages[1]!];
       const sort = (l: string[]): string => [...l].sort().join(', ');
-      if (sort(ten) !== sort(five)) ctx.violation({ received: `per_page=5 pages 1+2: [${five.join(', ')}]; per_page=10 page 1: [${ten.join(', ')}]`, expected: 'the same pairs' });
+      if (sort(ten) !== sort(five))
+        ctx.violation({
+          received: `per_page=5 pages 1+2: [${five.join(', ')}]; per_page=10 page 1: [${ten.join(', ')}]`,
+          expected: 'the same pairs',
+        });
     },
   }),
   restCheck({
@@ -106,7 +141,11 @@ export const pairsChecks: readonly Check[] = [
       const full = (await pairsPage(ctx)).data.length;
       for (const n of PER_PAGE_SIZES) {
         const got = (await pairsPage(ctx, { [PER_PAGE]: String(n) })).data.length;
-        if (got > n || (full >= LIMITS.defaultPerPage && got !== n)) ctx.violation({ received: `${PAIRS}?per_page=${n}: ${got} pairs (the default page holds ${full})`, expected: `${n} pairs` });
+        if (got > n || (full >= LIMITS.defaultPerPage && got !== n))
+          ctx.violation({
+            received: `${PAIRS}?per_page=${n}: ${got} pairs (the default page holds ${full})`,
+            expected: `${n} pairs`,
+          });
       }
     },
   }),
@@ -117,15 +156,29 @@ export const pairsChecks: readonly Check[] = [
     title: `${PAIRS}?type=<T> (first ${TYPE_FILTER_PAGES} pages) for every asset type in the catalogue`,
     expectation: 'only pairs of asset type T, and at least one',
     async run(ctx) {
-      const types = [...new Set(codes(await catalogue(ctx)).map(assetTypeOf).filter((t): t is string => !!t))];
+      const types = [
+        ...new Set(
+          codes(await catalogue(ctx))
+            .map(assetTypeOf)
+            .filter((t): t is string => !!t),
+        ),
+      ];
       if (types.length === 0) ctx.skip('the catalogue is empty');
       for (const t of types) {
         // A few pages per type: a filter that lets other types through shows there, and a catalogue of
         // hundreds of pairs would otherwise cost a walk per type.
         const list = codes(await catalogue(ctx, { [TYPE]: t }, undefined, TYPE_FILTER_PAGES));
         const others = list.filter((c) => assetTypeOf(c) !== t);
-        if (list.length === 0) ctx.violation({ received: `${PAIRS}?type=${t}: no pairs`, expected: `the ${t} pairs the unfiltered list shows` });
-        if (others.length) ctx.violation({ received: `${PAIRS}?type=${t}: ${others.slice(0, 5).join(', ')}${others.length > 5 ? ` and ${others.length - 5} more` : ''}`, expected: `only ${t} pairs` });
+        if (list.length === 0)
+          ctx.violation({
+            received: `${PAIRS}?type=${t}: no pairs`,
+            expected: `the ${t} pairs the unfiltered list shows`,
+          });
+        if (others.length)
+          ctx.violation({
+            received: `${PAIRS}?type=${t}: ${others.slice(0, 5).join(', ')}${others.length > 5 ? ` and ${others.length - 5} more` : ''}`,
+            expected: `only ${t} pairs`,
+          });
       }
     },
   }),
@@ -142,8 +195,16 @@ export const pairsChecks: readonly Check[] = [
       for (const q of [known.code, ...(parts ? [parts.base] : [])]) {
         const list = codes(await catalogue(ctx, { [CODE]: q }));
         const stray = list.filter((c) => !c.toLowerCase().includes(q.toLowerCase()));
-        if (stray.length) ctx.violation({ received: `${PAIRS}?code=${q}: ${stray.slice(0, 5).join(', ')}${stray.length > 5 ? ` and ${stray.length - 5} more` : ''}`, expected: `only pairs whose code contains "${q}"` });
-        if (!list.includes(known.code)) ctx.violation({ received: `${PAIRS}?code=${q}: [${list.slice(0, 10).join(', ')}]`, expected: `${known.code} among the results` });
+        if (stray.length)
+          ctx.violation({
+            received: `${PAIRS}?code=${q}: ${stray.slice(0, 5).join(', ')}${stray.length > 5 ? ` and ${stray.length - 5} more` : ''}`,
+            expected: `only pairs whose code contains "${q}"`,
+          });
+        if (!list.includes(known.code))
+          ctx.violation({
+            received: `${PAIRS}?code=${q}: [${list.slice(0, 10).join(', ')}]`,
+            expected: `${known.code} among the results`,
+          });
       }
     },
   }),
@@ -152,25 +213,38 @@ export const pairsChecks: readonly Check[] = [
     tags: ['pagination'],
     clause: clause('Pair code', 'a code is <asset_type>:<market>:<base>/<quote>; base and quote are its symbols'),
     title: `${PAIRS}, every page`,
-    expectation: 'every code has the four parts; base and quote equal the code\'s base and quote',
+    expectation: "every code has the four parts; base and quote equal the code's base and quote",
     async run(ctx) {
       for (const p of await catalogue(ctx)) {
         const parts = parsePairCode(p.code);
-        if (!parts) { ctx.violation({ received: `code ${JSON.stringify(p.code)}`, expected: 'a code of the form <asset_type>:<market>:<base>/<quote>' }); continue; }
-        if (p.base !== parts.base) ctx.violation({ received: `${p.code}: base ${JSON.stringify(p.base)}`, expected: `base "${parts.base}"` });
-        if (p.quote !== parts.quote) ctx.violation({ received: `${p.code}: quote ${JSON.stringify(p.quote)}`, expected: `quote "${parts.quote}" (the code identifies the quote currency)` });
+        if (!parts) {
+          ctx.violation({
+            received: `code ${JSON.stringify(p.code)}`,
+            expected: 'a code of the form <asset_type>:<market>:<base>/<quote>',
+          });
+          continue;
+        }
+        if (p.base !== parts.base)
+          ctx.violation({ received: `${p.code}: base ${JSON.stringify(p.base)}`, expected: `base "${parts.base}"` });
+        if (p.quote !== parts.quote)
+          ctx.violation({
+            received: `${p.code}: quote ${JSON.stringify(p.quote)}`,
+            expected: `quote "${parts.quote}" (the code identifies the quote currency)`,
+          });
       }
     },
   }),
-  ...INVALID_PARAMS.map((c) => restCheck({
-    id: `rest.pairs.invalid-param.${c.id}`,
-    tags: ['pagination'],
-    clause: clause('REST `status_number` values', '50004: malformed or invalid parameters'),
-    title: `${PAIRS}?${c.param}=${c.value}`,
-    expectation: 'status_number "50004"',
-    async run(ctx) {
-      const ex = await ctx.rest.get({ path: PATHS.pairs, query: { [c.param]: c.value } });
-      expectStatus(ctx, ex, STATUS.INVALID_REQUEST, `${PAIRS}?${c.param}=${c.value}`);
-    },
-  })),
+  ...INVALID_PARAMS.map((c) =>
+    restCheck({
+      id: `rest.pairs.invalid-param.${c.id}`,
+      tags: ['pagination'],
+      clause: clause('REST `status_number` values', '50004: malformed or invalid parameters'),
+      title: `${PAIRS}?${c.param}=${c.value}`,
+      expectation: 'status_number "50004"',
+      async run(ctx) {
+        const ex = await ctx.rest.get({ path: PATHS.pairs, query: { [c.param]: c.value } });
+        expectStatus(ctx, ex, STATUS.INVALID_REQUEST, `${PAIRS}?${c.param}=${c.value}`);
+      },
+    }),
+  ),
 ];

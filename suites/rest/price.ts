@@ -2,19 +2,44 @@
 import type { Check, CheckContext } from '../../src/check.ts';
 import type { RestExchange } from '../../src/transports/rest.ts';
 import {
-  ASSET_TYPE, CRYPTO_REASONS, EXTENDED_HOURS_REASONS, MARKET_COMBINATIONS, PATHS, QUERY, REST_STATUSES_WITH_DATA, STATUS,
-  parsePairCode, type MarketReason,
+  ASSET_TYPE,
+  CRYPTO_REASONS,
+  EXTENDED_HOURS_REASONS,
+  MARKET_COMBINATIONS,
+  PATHS,
+  QUERY,
+  REST_STATUSES_WITH_DATA,
+  STATUS,
+  parsePairCode,
+  type MarketReason,
 } from '../../src/spec.ts';
 import { NOTHING_TO_JUDGE } from '../../src/coverage.ts';
 import { places, priceProblems } from '../../src/quote-rules.ts';
 import { UNKNOWN_PAIR } from './envelope.ts';
-import { assetTypeOf, body, catalogue, clause, expectHttp, expectStatus, onePerAssetType, restCheck, shown, specialPairs, type Json } from './support.ts';
+import {
+  assetTypeOf,
+  body,
+  catalogue,
+  clause,
+  expectHttp,
+  expectStatus,
+  onePerAssetType,
+  restCheck,
+  shown,
+  specialPairs,
+  type Json,
+} from './support.ts';
 
 const PRICE = 'GET /v1/price';
 /** Pairs of one asset type priced by the market checks; bounded for real targets. */
 const PER_TYPE = 3;
 
-interface Priced { code: string; status: string; ex: RestExchange; data: Json }
+interface Priced {
+  code: string;
+  status: string;
+  ex: RestExchange;
+  data: Json;
+}
 
 /**
  * Prices of sample pairs (one per asset type, or up to PER_TYPE of one type), keeping the answers
@@ -31,7 +56,13 @@ async function sample(ctx: CheckContext, filter?: (code: string) => boolean): Pr
     const ex = await ctx.rest.get({ path: PATHS.price, query: { [QUERY.price.code]: p.code } });
     const b = body(ex);
     const status = b?.status_number;
-    if (typeof status === 'string' && (REST_STATUSES_WITH_DATA as readonly string[]).includes(status) && b!.data && typeof b!.data === 'object') priced.push({ code: p.code, status, ex, data: b!.data as Json });
+    if (
+      typeof status === 'string' &&
+      (REST_STATUSES_WITH_DATA as readonly string[]).includes(status) &&
+      b!.data &&
+      typeof b!.data === 'object'
+    )
+      priced.push({ code: p.code, status, ex, data: b!.data as Json });
     else ctx.note(`${PRICE}?code=${p.code}: no price (${shown(ex)}); not sampled`);
   }
   if (priced.length === 0) {
@@ -41,7 +72,8 @@ async function sample(ctx: CheckContext, filter?: (code: string) => boolean): Pr
   return priced;
 }
 
-const market = (p: Priced): Json | undefined => (p.data.market && typeof p.data.market === 'object' ? (p.data.market as Json) : undefined);
+const market = (p: Priced): Json | undefined =>
+  p.data.market && typeof p.data.market === 'object' ? (p.data.market as Json) : undefined;
 const isCrypto = (code: string): boolean => assetTypeOf(code) === ASSET_TYPE.crypto;
 
 /** Whether `timeZone` is an IANA zone that Intl knows. */
@@ -56,9 +88,14 @@ export function isIanaZone(timeZone: string): boolean {
 
 /** Violations of the open/reason/session combinations the spec fixes, for one market object. */
 function combination(ctx: CheckContext, code: string, m: Json): void {
-  const fixed = MARKET_COMBINATIONS[m.reason as keyof typeof MARKET_COMBINATIONS] as { open: boolean; session: string } | undefined;
+  const fixed = MARKET_COMBINATIONS[m.reason as keyof typeof MARKET_COMBINATIONS] as
+    | { open: boolean; session: string }
+    | undefined;
   if (fixed && (m.open !== fixed.open || m.session !== fixed.session)) {
-    ctx.violation({ received: `${code}: open ${String(m.open)}, reason ${String(m.reason)}, session ${String(m.session)}`, expected: `reason ${String(m.reason)} comes with open ${fixed.open} and session ${fixed.session}` });
+    ctx.violation({
+      received: `${code}: open ${String(m.open)}, reason ${String(m.reason)}, session ${String(m.session)}`,
+      expected: `reason ${String(m.reason)} comes with open ${fixed.open} and session ${fixed.session}`,
+    });
   }
 }
 
@@ -76,15 +113,26 @@ export const priceChecks: readonly Check[] = [
   restCheck({
     id: 'rest.price.mid',
     tags: ['price'],
-    clause: clause('Price record (`data` in the price response)', 'price is the mid-price: bid <= price <= ask, (bid+ask)/2 at the pair\'s precision'),
+    clause: clause(
+      'Price record (`data` in the price response)',
+      "price is the mid-price: bid <= price <= ask, (bid+ask)/2 at the pair's precision",
+    ),
     title: `${PRICE}?code=<one pair per asset type>`,
-    expectation: 'bid <= price <= ask and price equal to (bid+ask)/2 rounded to the pair\'s precision (any rounding mode; padding zeros are not precision)',
+    expectation:
+      "bid <= price <= ask and price equal to (bid+ask)/2 rounded to the pair's precision (any rounding mode; padding zeros are not precision)",
     async run(ctx) {
       for (const p of await sample(ctx)) {
         const { ask, bid, price } = p.data;
-        if ([ask, bid, price].some((v) => places(v) === undefined)) { ctx.note(`${p.code}: price values are not decimal strings; rest.price.schema reports it`); continue; }
+        if ([ask, bid, price].some((v) => places(v) === undefined)) {
+          ctx.note(`${p.code}: price values are not decimal strings; rest.price.schema reports it`);
+          continue;
+        }
         // The same quote rules as every push (src/quote-rules.ts): any rounding of the mid, padding zeros aside.
-        for (const why of priceProblems(p.data)) ctx.violation({ received: `${p.code}: bid ${bid}, price ${price}, ask ${ask}: ${why}`, expected: 'bid <= price <= ask, price the mid of ask and bid' });
+        for (const why of priceProblems(p.data))
+          ctx.violation({
+            received: `${p.code}: bid ${bid}, price ${price}, ask ${ask}: ${why}`,
+            expected: 'bid <= price <= ask, price the mid of ask and bid',
+          });
       }
     },
   }),
@@ -97,28 +145,54 @@ export const priceChecks: readonly Check[] = [
     async run(ctx) {
       for (const p of await sample(ctx, isCrypto)) {
         const m = market(p);
-        if (!m) { ctx.violation({ received: `${p.code}: no market object`, expected: 'a market object' }); continue; }
+        if (!m) {
+          ctx.violation({ received: `${p.code}: no market object`, expected: 'a market object' });
+          continue;
+        }
         const reasons: readonly MarketReason[] = p.status === STATUS.OK ? ['continuous'] : CRYPTO_REASONS;
         const state = `${p.code} (status ${p.status}): open ${String(m.open)}, reason ${String(m.reason)}, session ${String(m.session)}`;
-        if (m.open !== true || m.session !== 'REG' || !reasons.includes(m.reason as MarketReason)) ctx.violation({ received: state, expected: `open true, reason ${reasons.join(' or ')}, session REG` });
-        if ('timezone' in m) ctx.violation({ received: `${p.code}: timezone ${JSON.stringify(m.timezone)}`, expected: 'no timezone for Crypto' });
+        if (m.open !== true || m.session !== 'REG' || !reasons.includes(m.reason as MarketReason))
+          ctx.violation({ received: state, expected: `open true, reason ${reasons.join(' or ')}, session REG` });
+        if ('timezone' in m)
+          ctx.violation({
+            received: `${p.code}: timezone ${JSON.stringify(m.timezone)}`,
+            expected: 'no timezone for Crypto',
+          });
       }
     },
   }),
   restCheck({
     id: 'rest.price.market.equity-session',
     tags: ['price'],
-    clause: clause('Market object', 'US equities: regular_session/REG, pre_session/PRE, post_session/POST open; market_closed/CLOSED closed'),
+    clause: clause(
+      'Market object',
+      'US equities: regular_session/REG, pre_session/PRE, post_session/POST open; market_closed/CLOSED closed',
+    ),
     title: `${PRICE}?code=<up to ${PER_TYPE} US Equity pairs>`,
-    expectation: 'reason one of regular_session, pre_session, post_session, market_closed, no_price, with its open and session',
+    expectation:
+      'reason one of regular_session, pre_session, post_session, market_closed, no_price, with its open and session',
     async run(ctx) {
-      const usEquity = (code: string): boolean => { const parts = parsePairCode(code); return parts?.assetType === ASSET_TYPE.equity && parts.market === 'US'; };
+      const usEquity = (code: string): boolean => {
+        const parts = parsePairCode(code);
+        return parts?.assetType === ASSET_TYPE.equity && parts.market === 'US';
+      };
       const allowed: readonly string[] = ['regular_session', 'market_closed', ...EXTENDED_HOURS_REASONS, 'no_price'];
       for (const p of await sample(ctx, usEquity)) {
         const m = market(p);
-        if (!m) { ctx.violation({ received: `${p.code}: no market object`, expected: 'a market object' }); continue; }
-        ctx.observe(`session ${p.code}`, { open: m.open, reason: m.reason, session: m.session }, 'session schedule: not shown');
-        if (!allowed.includes(m.reason as string)) ctx.violation({ received: `${p.code}: reason ${String(m.reason)}`, expected: `a US equity reason: ${allowed.join(', ')}` });
+        if (!m) {
+          ctx.violation({ received: `${p.code}: no market object`, expected: 'a market object' });
+          continue;
+        }
+        ctx.observe(
+          `session ${p.code}`,
+          { open: m.open, reason: m.reason, session: m.session },
+          'session schedule: not shown',
+        );
+        if (!allowed.includes(m.reason as string))
+          ctx.violation({
+            received: `${p.code}: reason ${String(m.reason)}`,
+            expected: `a US equity reason: ${allowed.join(', ')}`,
+          });
         combination(ctx, p.code, m);
       }
     },
@@ -134,8 +208,13 @@ export const priceChecks: readonly Check[] = [
       if (priced.length === 0) ctx.skip('no non-Crypto pair answered with a price');
       for (const p of priced) {
         const tz = market(p)?.timezone;
-        if (typeof tz !== 'string') ctx.violation({ received: `${p.code}: timezone ${JSON.stringify(tz)}`, expected: 'a timezone for a non-Crypto asset' });
-        else if (!isIanaZone(tz)) ctx.violation({ received: `${p.code}: timezone "${tz}"`, expected: 'an IANA zone name' });
+        if (typeof tz !== 'string')
+          ctx.violation({
+            received: `${p.code}: timezone ${JSON.stringify(tz)}`,
+            expected: 'a timezone for a non-Crypto asset',
+          });
+        else if (!isIanaZone(tz))
+          ctx.violation({ received: `${p.code}: timezone "${tz}"`, expected: 'an IANA zone name' });
       }
     },
   }),
@@ -148,12 +227,28 @@ export const priceChecks: readonly Check[] = [
     async run(ctx) {
       for (const p of await sample(ctx)) {
         const m = market(p);
-        if (!m) { ctx.violation({ received: `${p.code}: no market object`, expected: 'a market object' }); continue; }
+        if (!m) {
+          ctx.violation({ received: `${p.code}: no market object`, expected: 'a market object' });
+          continue;
+        }
         combination(ctx, p.code, m);
-        if (isCrypto(p.code) && m.session !== 'REG') ctx.violation({ received: `${p.code}: session ${String(m.session)}`, expected: 'Crypto is only ever in REG' });
-        if (isCrypto(p.code) && !CRYPTO_REASONS.includes(m.reason as MarketReason)) ctx.violation({ received: `${p.code}: reason ${String(m.reason)}`, expected: 'Crypto reason continuous (no_price when stale)' });
-        if (!isCrypto(p.code) && m.reason === 'continuous') ctx.violation({ received: `${p.code}: reason continuous`, expected: 'continuous only for Crypto' });
-        if (assetTypeOf(p.code) !== ASSET_TYPE.equity && EXTENDED_HOURS_REASONS.includes(m.reason as MarketReason)) ctx.violation({ received: `${p.code}: reason ${String(m.reason)}`, expected: 'pre_session and post_session only for US equities' });
+        if (isCrypto(p.code) && m.session !== 'REG')
+          ctx.violation({
+            received: `${p.code}: session ${String(m.session)}`,
+            expected: 'Crypto is only ever in REG',
+          });
+        if (isCrypto(p.code) && !CRYPTO_REASONS.includes(m.reason as MarketReason))
+          ctx.violation({
+            received: `${p.code}: reason ${String(m.reason)}`,
+            expected: 'Crypto reason continuous (no_price when stale)',
+          });
+        if (!isCrypto(p.code) && m.reason === 'continuous')
+          ctx.violation({ received: `${p.code}: reason continuous`, expected: 'continuous only for Crypto' });
+        if (assetTypeOf(p.code) !== ASSET_TYPE.equity && EXTENDED_HOURS_REASONS.includes(m.reason as MarketReason))
+          ctx.violation({
+            received: `${p.code}: reason ${String(m.reason)}`,
+            expected: 'pre_session and post_session only for US equities',
+          });
       }
     },
   }),
@@ -161,7 +256,10 @@ export const priceChecks: readonly Check[] = [
     id: 'rest.price.stale',
     tags: ['price'],
     needs: ['pairs.stale'],
-    clause: clause('GET /v1/price', '50102: HTTP status remains 200, data still filled, message says the price may not be real-time'),
+    clause: clause(
+      'GET /v1/price',
+      '50102: HTTP status remains 200, data still filled, message says the price may not be real-time',
+    ),
     title: `${PRICE}?code=<pairs.stale>`,
     expectation: 'HTTP 200, status_number "50102", data a price record, message a string',
     async run(ctx) {
@@ -171,9 +269,14 @@ export const priceChecks: readonly Check[] = [
       expectHttp(ctx, ex, 200, what);
       if (!expectStatus(ctx, ex, STATUS.PRICE_STALE, what)) return;
       const b = body(ex)!;
-      if (b.data === null || typeof b.data !== 'object') ctx.violation({ received: `${what}: data ${JSON.stringify(b.data)}`, expected: 'data still filled on 50102' });
+      if (b.data === null || typeof b.data !== 'object')
+        ctx.violation({ received: `${what}: data ${JSON.stringify(b.data)}`, expected: 'data still filled on 50102' });
       else ctx.expectSchema('price-record', b.data, `${what} data`);
-      if (typeof b.message !== 'string') ctx.violation({ received: `${what}: message ${JSON.stringify(b.message)}`, expected: 'a message saying the price may not reflect real-time conditions' });
+      if (typeof b.message !== 'string')
+        ctx.violation({
+          received: `${what}: message ${JSON.stringify(b.message)}`,
+          expected: 'a message saying the price may not reflect real-time conditions',
+        });
     },
   }),
   restCheck({
@@ -187,8 +290,10 @@ export const priceChecks: readonly Check[] = [
       const what = `${PRICE}?code=${UNKNOWN_PAIR}`;
       if (!expectStatus(ctx, ex, STATUS.PAIR_NOT_FOUND, what)) return;
       const b = body(ex)!;
-      if (b.data !== null) ctx.violation({ received: `${what}: data ${JSON.stringify(b.data)?.slice(0, 120)}`, expected: 'data null' });
-      if (typeof b.message !== 'string') ctx.violation({ received: `${what}: message ${JSON.stringify(b.message)}`, expected: 'a message' });
+      if (b.data !== null)
+        ctx.violation({ received: `${what}: data ${JSON.stringify(b.data)?.slice(0, 120)}`, expected: 'data null' });
+      if (typeof b.message !== 'string')
+        ctx.violation({ received: `${what}: message ${JSON.stringify(b.message)}`, expected: 'a message' });
     },
   }),
   restCheck({

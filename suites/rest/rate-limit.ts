@@ -37,7 +37,10 @@ export const rateLimitChecks: readonly Check[] = [
       while (Date.now() - start < BURST.recoveryMaxMs) {
         await sleep(BURST.recoveryPollMs, undefined, { signal: ctx.signal });
         const ex = await ctx.rest.get({ path: PATHS.pairs, key, paced: false });
-        if (statusOf(ex) === STATUS.OK) { ctx.observe('recovers', true, `200 again after ${Date.now() - start} ms`); return; }
+        if (statusOf(ex) === STATUS.OK) {
+          ctx.observe('recovers', true, `200 again after ${Date.now() - start} ms`);
+          return;
+        }
       }
       ctx.observe('recovers', false, `still throttled after ${BURST.recoveryMaxMs} ms`);
     },

@@ -5,10 +5,21 @@ import { KNOWN_ASSET_TYPES, LIMITS, parsePairCode, PATHS, QUERY, STATUS } from '
 import { preview } from '../../src/validator.ts';
 
 export type Json = Record<string, unknown>;
-export interface PairRecord { code: string; name: string; base: string; quote: string }
+export interface PairRecord {
+  code: string;
+  name: string;
+  base: string;
+  quote: string;
+}
 
 /** Declares a check with the REST defaults (tag `rest`, severity `must`, no needs). */
-export function restCheck(c: Omit<Check, 'severity' | 'needs' | 'tags'> & { severity?: Check['severity']; needs?: readonly string[]; tags?: readonly Tag[] }): Check {
+export function restCheck(
+  c: Omit<Check, 'severity' | 'needs' | 'tags'> & {
+    severity?: Check['severity'];
+    needs?: readonly string[];
+    tags?: readonly Tag[];
+  },
+): Check {
   return { severity: 'must', needs: [], ...c, tags: ['rest', ...(c.tags ?? [])] };
 }
 
@@ -29,14 +40,20 @@ export const statusOf = (ex: RestExchange): unknown => body(ex)?.status_number;
 export function expectStatus(ctx: CheckContext, ex: RestExchange, want: string, what: string): boolean {
   const status = statusOf(ex);
   if (status === want) return true;
-  if (typeof status === 'number' && String(status) === want) ctx.violation({ received: `${what}: status_number ${status}, a JSON number`, expected: `${what}: status_number the string "${want}"` });
+  if (typeof status === 'number' && String(status) === want)
+    ctx.violation({
+      received: `${what}: status_number ${status}, a JSON number`,
+      expected: `${what}: status_number the string "${want}"`,
+    });
   else ctx.violation({ received: `${what}: ${shown(ex)}`, expected: `${what}: status_number "${want}"` });
   return false;
 }
 
 /** `?a=b&c=d` for a query as written (not URL-encoded, for reading), or '' when empty. */
 export const queryText = (query: Record<string, string | undefined> | undefined): string => {
-  const parts = Object.entries(query ?? {}).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${v}`);
+  const parts = Object.entries(query ?? {})
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${k}=${v}`);
   return parts.length ? `?${parts.join('&')}` : '';
 };
 
@@ -48,7 +65,11 @@ export function expectHttp(ctx: CheckContext, ex: RestExchange, want: number, wh
 }
 
 /** GET /v1/pairs; the `data` array when the answer is a 200 envelope, else the check fails. */
-export async function pairsPage(ctx: CheckContext, query: RestRequest['query'] = {}, key?: string): Promise<{ ex: RestExchange; data: PairRecord[] }> {
+export async function pairsPage(
+  ctx: CheckContext,
+  query: RestRequest['query'] = {},
+  key?: string,
+): Promise<{ ex: RestExchange; data: PairRecord[] }> {
   const ex = await ctx.rest.get({ path: PATHS.pairs, query, key });
   return { ex, data: pageData(ctx, ex, query) };
 }
@@ -61,12 +82,18 @@ export const MAX_PAGES = 30;
  * page past the end answers: an empty list and an invalid-request error (50004) both conform, so
  * a 50004 on a page after the first ends the list (`data` null); anything else must be a page.
  */
-export async function pageOrEnd(ctx: CheckContext, query: RestRequest['query'] = {}, key?: string): Promise<{ ex: RestExchange; data: PairRecord[] | null }> {
+export async function pageOrEnd(
+  ctx: CheckContext,
+  query: RestRequest['query'] = {},
+  key?: string,
+): Promise<{ ex: RestExchange; data: PairRecord[] | null }> {
   const page = Number(query?.[QUERY.pairs.page] ?? LIMITS.defaultPage);
   if (page > LIMITS.defaultPage) {
     const ex = await ctx.rest.get({ path: PATHS.pairs, query, key });
     if (statusOf(ex) === STATUS.INVALID_REQUEST) {
-      ctx.note(`GET ${PATHS.pairs}${queryText(query)}: 50004, read as the end of the list (what a page past the end answers is not shown)`);
+      ctx.note(
+        `GET ${PATHS.pairs}${queryText(query)}: 50004, read as the end of the list (what a page past the end answers is not shown)`,
+      );
       return { ex, data: null };
     }
     return { ex, data: pageData(ctx, ex, query) };
@@ -78,7 +105,10 @@ export async function pageOrEnd(ctx: CheckContext, query: RestRequest['query'] =
 function pageData(ctx: CheckContext, ex: RestExchange, query: RestRequest['query']): PairRecord[] {
   const b = body(ex);
   if (b?.status_number !== STATUS.OK || !Array.isArray(b.data)) {
-    ctx.fail({ received: `GET ${PATHS.pairs}${queryText(query)}: ${shown(ex)}`, expected: 'status_number "200" with data an array of pair records' });
+    ctx.fail({
+      received: `GET ${PATHS.pairs}${queryText(query)}: ${shown(ex)}`,
+      expected: 'status_number "200" with data an array of pair records',
+    });
   }
   return (b.data as unknown[]).filter((p): p is PairRecord => typeof (p as PairRecord)?.code === 'string');
 }
@@ -88,7 +118,12 @@ function pageData(ctx: CheckContext, ex: RestExchange, query: RestRequest['query
  * the end answered 50004 (at most `maxPages`, default MAX_PAGES). Default-size pages, because the
  * largest per_page is not shown.
  */
-export async function catalogue(ctx: CheckContext, query: RestRequest['query'] = {}, key?: string, maxPages = MAX_PAGES): Promise<PairRecord[]> {
+export async function catalogue(
+  ctx: CheckContext,
+  query: RestRequest['query'] = {},
+  key?: string,
+  maxPages = MAX_PAGES,
+): Promise<PairRecord[]> {
   const all: PairRecord[] = [];
   for (let page = 1; page <= maxPages; page++) {
     const { data } = await pageOrEnd(ctx, { ...query, [QUERY.pairs.page]: String(page) }, key);
@@ -105,7 +140,10 @@ export async function catalogue(ctx: CheckContext, query: RestRequest['query'] =
 export const assetTypeOf = (code: string): string | undefined => parsePairCode(code)?.assetType;
 
 /** The first pair of each asset type, in catalogue order, leaving out the profile's special pairs. */
-export function onePerAssetType(pairs: readonly PairRecord[], exclude: readonly (string | undefined)[] = []): PairRecord[] {
+export function onePerAssetType(
+  pairs: readonly PairRecord[],
+  exclude: readonly (string | undefined)[] = [],
+): PairRecord[] {
   const seen = new Map<string, PairRecord>();
   for (const p of pairs) {
     const t = assetTypeOf(p.code);
@@ -124,7 +162,9 @@ export async function pairPerAssetType(ctx: CheckContext): Promise<PairRecord[]>
   const found = onePerAssetType(await catalogue(ctx), skip);
   for (const type of KNOWN_ASSET_TYPES) {
     if (found.some((p) => assetTypeOf(p.code) === type)) continue;
-    const first = (await pairsPage(ctx, { [QUERY.pairs.type]: type })).data.find((p) => assetTypeOf(p.code) === type && !skip.includes(p.code));
+    const first = (await pairsPage(ctx, { [QUERY.pairs.type]: type })).data.find(
+      (p) => assetTypeOf(p.code) === type && !skip.includes(p.code),
+    );
     if (first) found.push(first);
   }
   return found;
@@ -132,10 +172,16 @@ export async function pairPerAssetType(ctx: CheckContext): Promise<PairRecord[]>
 
 /** Codes of the profile's named pairs (stale, inactive, …), which answer other statuses by design; `sample` is not one. */
 export const specialPairs = (ctx: CheckContext): string[] =>
-  Object.entries(ctx.profile.pairs ?? {}).flatMap(([name, v]) => (name !== 'sample' && typeof v === 'string' ? [v] : []));
+  Object.entries(ctx.profile.pairs ?? {}).flatMap(([name, v]) =>
+    name !== 'sample' && typeof v === 'string' ? [v] : [],
+  );
 
 /** GET /v1/price of a code; the price record when the answer is 200 with data, else undefined (with a violation recorded). */
-export async function priceOf(ctx: CheckContext, code: string, key?: string): Promise<{ ex: RestExchange; data?: Json }> {
+export async function priceOf(
+  ctx: CheckContext,
+  code: string,
+  key?: string,
+): Promise<{ ex: RestExchange; data?: Json }> {
   const ex = await ctx.rest.get({ path: PATHS.price, query: { [QUERY.price.code]: code }, key });
   const b = body(ex);
   if (b?.status_number === STATUS.OK && b.data && typeof b.data === 'object') return { ex, data: b.data as Json };

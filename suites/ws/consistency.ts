@@ -29,7 +29,10 @@ const LIVE_SAMPLE = 2;
 export const consistencyChecks: readonly Check[] = [
   {
     id: 'ws.consistency.rest-agrees',
-    clause: { section: 'Resources and their fields', rule: 'the push frame and the price record carry the same code, ask, bid and price (decimal strings)' },
+    clause: {
+      section: 'Resources and their fields',
+      rule: 'the push frame and the price record carry the same code, ask, bid and price (decimal strings)',
+    },
     title: `subscribes to up to ${CANDIDATES} live pairs, takes the latest push of the most finely priced one and then reads GET /v1/price for it`,
     expectation: `same code; bid <= price <= ask in both; prices within ${PRICE_BAND * 100} % of each other, compared as decimals (each channel may print its own number of places)`,
     severity: 'must',
@@ -42,43 +45,78 @@ export const consistencyChecks: readonly Check[] = [
       await Promise.all(candidates.map((p) => awaitPushes(session, p, 1, 0, WAIT.pushMs)));
       // The price may move between the push and the REST read, by a few units of its last place:
       // only a pair priced in many such units keeps that move inside the band.
-      const fine = candidates.map((p) => ({ p, units: unitsOf(session.pushes({ pair: p }).at(-1)?.value.price) })).sort((x, y) => y.units - x.units)[0]!;
+      const fine = candidates
+        .map((p) => ({ p, units: unitsOf(session.pushes({ pair: p }).at(-1)?.value.price) }))
+        .sort((x, y) => y.units - x.units)[0]!;
       if (fine.units === 0) noPushes(ctx, `subscribed to ${candidates.join(', ')}`);
-      if (fine.units < MIN_UNITS) ctx.skip(`no live pair is priced in ${MIN_UNITS} or more units of its last decimal place (best: ${fine.p}, ${fine.units}), so a move between the push and the REST read could leave the ${PRICE_BAND * 100} % band`);
+      if (fine.units < MIN_UNITS)
+        ctx.skip(
+          `no live pair is priced in ${MIN_UNITS} or more units of its last decimal place (best: ${fine.p}, ${fine.units}), so a move between the push and the REST read could leave the ${PRICE_BAND * 100} % band`,
+        );
       const pair = fine.p;
       const push = session.pushes({ pair }).at(-1)!.value;
       const res = await ctx.rest.get({ path: PATHS.price, query: { [QUERY.price.code]: pair } });
       const record = (res.json as { status_number?: unknown; data?: Record<string, unknown> } | undefined)?.data;
-      if (!record || typeof record !== 'object') return ctx.fail({ received: `REST ${PATHS.price} for ${pair}: ${res.text.slice(0, 200)}`, expected: 'a price record to compare with the push' });
-      if (record.code !== push.code) ctx.violation({ received: `push code ${JSON.stringify(push.code)}, REST code ${JSON.stringify(record.code)}`, expected: 'the same pair code' });
+      if (!record || typeof record !== 'object')
+        return ctx.fail({
+          received: `REST ${PATHS.price} for ${pair}: ${res.text.slice(0, 200)}`,
+          expected: 'a price record to compare with the push',
+        });
+      if (record.code !== push.code)
+        ctx.violation({
+          received: `push code ${JSON.stringify(push.code)}, REST code ${JSON.stringify(record.code)}`,
+          expected: 'the same pair code',
+        });
       // How many places each channel prints is not shown (trailing zeros trimmed on one, padded on
       // the other both conform): the places are recorded, the values compared as decimals.
-      ctx.observe('places', Object.fromEntries((['ask', 'bid', 'price'] as const).map((f) => [f, { push: places(push[f]) ?? null, rest: places(record[f]) ?? null }])));
+      ctx.observe(
+        'places',
+        Object.fromEntries(
+          (['ask', 'bid', 'price'] as const).map((f) => [
+            f,
+            { push: places(push[f]) ?? null, rest: places(record[f]) ?? null },
+          ]),
+        ),
+      );
       for (const field of ['ask', 'bid', 'price'] as const) {
         const gap = relativeGap(push[field], record[field]);
-        if (gap !== undefined && gap > PRICE_BAND) ctx.violation({ received: `${field}: push ${String(push[field])}, REST ${String(record[field])} (${(gap * 100).toFixed(2)} % apart)`, expected: `within ${PRICE_BAND * 100} %` });
+        if (gap !== undefined && gap > PRICE_BAND)
+          ctx.violation({
+            received: `${field}: push ${String(push[field])}, REST ${String(record[field])} (${(gap * 100).toFixed(2)} % apart)`,
+            expected: `within ${PRICE_BAND * 100} %`,
+          });
       }
-      for (const [channel, frame] of [['push', push], ['REST', record]] as const) {
-        for (const why of priceProblems(frame)) ctx.violation({ received: `${channel}: ${why}`, expected: 'bid <= price <= ask, price the mid' });
+      for (const [channel, frame] of [
+        ['push', push],
+        ['REST', record],
+      ] as const) {
+        for (const why of priceProblems(frame))
+          ctx.violation({ received: `${channel}: ${why}`, expected: 'bid <= price <= ask, price the mid' });
       }
       ctx.observe('rest-status', (res.json as { status_number?: unknown } | undefined)?.status_number);
     },
   },
   {
     id: 'ws.consistency.observe-market-live',
-    clause: { section: 'Events', rule: 'push data frames come when price data is available; whether closed markets push: not shown' },
+    clause: {
+      section: 'Events',
+      rule: 'push data frames come when price data is available; whether closed markets push: not shown',
+    },
     title: `subscribes to up to ${LIVE_SAMPLE} pairs of each asset type and compares their pushes with REST market.open`,
     expectation: 'recorded: per pair, market.open and reason from REST, and whether pushes arrived',
     severity: 'observe',
     tags: ['ws', 'rest', 'consistency', 'push'],
     needs: ['ws'],
     async run(ctx) {
-      const sample = (await streamPairs(ctx, 200));
+      const sample = await streamPairs(ctx, 200);
       const perType = new Map<string, string[]>();
       for (const code of sample) {
         const type = code.split(':')[0]!;
         const list = perType.get(type) ?? [];
-        if (list.length < LIVE_SAMPLE) { list.push(code); perType.set(type, list); }
+        if (list.length < LIVE_SAMPLE) {
+          list.push(code);
+          perType.set(type, list);
+        }
       }
       const pairs = [...perType.values()].flat();
       if (pairs.length === 0) ctx.skip(`the primary key lists no pair in ${PATHS.pairs}`);
@@ -88,10 +126,18 @@ export const consistencyChecks: readonly Check[] = [
       await Promise.all(pairs.map((p) => awaitPushes(session, p, 1, from, WAIT.pushMs / 2)));
       for (const pair of pairs) {
         const res = await ctx.rest.get({ path: PATHS.price, query: { [QUERY.price.code]: pair } });
-        const market = (res.json as { data?: { market?: { open?: unknown; reason?: unknown } } } | undefined)?.data?.market;
+        const market = (res.json as { data?: { market?: { open?: unknown; reason?: unknown } } } | undefined)?.data
+          ?.market;
         const pushed = session.pushes({ pair, sinceMs: from }).length;
-        ctx.observe(`market-live:${pair}`, { open: market?.open, reason: market?.reason, pushes: pushed },
-          market?.open === false && pushed === 0 ? 'closed market, no pushes' : market?.open === true && pushed === 0 ? 'open market but no pushes seen' : undefined);
+        ctx.observe(
+          `market-live:${pair}`,
+          { open: market?.open, reason: market?.reason, pushes: pushed },
+          market?.open === false && pushed === 0
+            ? 'closed market, no pushes'
+            : market?.open === true && pushed === 0
+              ? 'open market but no pushes seen'
+              : undefined,
+        );
       }
     },
   },

@@ -5,13 +5,26 @@
 import type { Check, CheckContext } from '../../src/check.ts';
 import { LIMITS, METHOD, STATUS } from '../../src/spec.ts';
 import { isNotice, jsonObject, type JsonObject, type StreamSession } from '../../src/transports/stream.ts';
-import { UNKNOWN_PAIR, WAIT, answers, isSilence, openSession, pairsByAccess, streamPairs, subscribe } from './support.ts';
+import {
+  UNKNOWN_PAIR,
+  WAIT,
+  answers,
+  isSilence,
+  openSession,
+  pairsByAccess,
+  streamPairs,
+  subscribe,
+} from './support.ts';
 
 /** Unanswered requests in a row after which a connection is given up. */
 const MAX_SILENT = 2;
 
 /** One request the spec answers with an error notice, and the code it names. */
-interface Provocation { what: string; code: string; message: JsonObject | string }
+interface Provocation {
+  what: string;
+  code: string;
+  message: JsonObject | string;
+}
 
 /** The requests of the primary key's connection: every kind of 50004 the spec lists, and 50104. */
 async function primaryProvocations(ctx: CheckContext): Promise<Provocation[]> {
@@ -19,7 +32,11 @@ async function primaryProvocations(ctx: CheckContext): Promise<Provocation[]> {
   const bad = STATUS.INVALID_REQUEST;
   const list: Provocation[] = [
     { what: 'malformed JSON', code: bad, message: '{"id":"conform-err-json","method":"subscribe","params":{' },
-    { what: 'an unknown method', code: bad, message: { id: 'conform-err-method', method: 'conform-unknown', params: {} } },
+    {
+      what: 'an unknown method',
+      code: bad,
+      message: { id: 'conform-err-method', method: 'conform-unknown', params: {} },
+    },
     { what: 'a subscribe without params', code: bad, message: { id: 'conform-err-params', method: METHOD.subscribe } },
     { what: 'params.pairs a string', code: bad, message: subscribe(pairs[0] ?? UNKNOWN_PAIR, 'conform-err-string') },
     { what: 'params.pairs empty', code: bad, message: subscribe([], 'conform-err-empty') },
@@ -27,8 +44,12 @@ async function primaryProvocations(ctx: CheckContext): Promise<Provocation[]> {
     // Apart from the other unknown method, so that a target ignoring unknown methods is not taken for a silent one.
     { what: 'an unknown method, without id', code: bad, message: { method: 'conform-unknown' } },
   ];
-  if (pairs.length > LIMITS.maxPairsPerSubscribe) list.push({ what: `${pairs.length} pairs`, code: bad, message: subscribe(pairs, 'conform-err-too-many') });
-  else ctx.note(`the primary key lists ${pairs.length} pairs: too few to exceed the pair limit, so that 50004 is not provoked`);
+  if (pairs.length > LIMITS.maxPairsPerSubscribe)
+    list.push({ what: `${pairs.length} pairs`, code: bad, message: subscribe(pairs, 'conform-err-too-many') });
+  else
+    ctx.note(
+      `the primary key lists ${pairs.length} pairs: too few to exceed the pair limit, so that 50004 is not provoked`,
+    );
   return list;
 }
 
@@ -38,13 +59,19 @@ async function primaryProvocations(ctx: CheckContext): Promise<Provocation[]> {
  */
 function judge(ctx: CheckContext, p: Provocation, notice: JsonObject): void {
   const what = `the notice answering ${p.what} (${p.code} expected)`;
-  const bad = (received: string, expected: string): void => ctx.violation({ received: `${what}: ${received} in ${JSON.stringify(notice).slice(0, 300)}`, expected });
-  if (notice.method !== METHOD.error) bad(`method ${JSON.stringify(notice.method)}`, 'method "error" on every error notice');
-  if (typeof notice.code !== 'string') bad(`code ${JSON.stringify(notice.code)}`, 'code a string (not an HTTP status, not a number)');
+  const bad = (received: string, expected: string): void =>
+    ctx.violation({ received: `${what}: ${received} in ${JSON.stringify(notice).slice(0, 300)}`, expected });
+  if (notice.method !== METHOD.error)
+    bad(`method ${JSON.stringify(notice.method)}`, 'method "error" on every error notice');
+  if (typeof notice.code !== 'string')
+    bad(`code ${JSON.stringify(notice.code)}`, 'code a string (not an HTTP status, not a number)');
   const sentId = typeof p.message === 'object' && typeof p.message.id === 'string' ? p.message.id : undefined;
-  if (sentId !== undefined && notice.id !== sentId) bad(`id ${'id' in notice ? JSON.stringify(notice.id) : 'absent'}`, `id ${JSON.stringify(sentId)} echoed`);
-  if (!('data' in notice) || notice.data !== null) bad(`data ${'data' in notice ? JSON.stringify(notice.data)?.slice(0, 120) : 'absent'}`, 'data null');
-  if (typeof notice.message !== 'string' || notice.message.trim() === '') bad(`message ${JSON.stringify(notice.message)}`, 'a non-empty message');
+  if (sentId !== undefined && notice.id !== sentId)
+    bad(`id ${'id' in notice ? JSON.stringify(notice.id) : 'absent'}`, `id ${JSON.stringify(sentId)} echoed`);
+  if (!('data' in notice) || notice.data !== null)
+    bad(`data ${'data' in notice ? JSON.stringify(notice.data)?.slice(0, 120) : 'absent'}`, 'data null');
+  if (typeof notice.message !== 'string' || notice.message.trim() === '')
+    bad(`message ${JSON.stringify(notice.message)}`, 'a non-empty message');
   if ('status_number' in notice) bad('a field status_number', 'no status_number after connecting (notices use code)');
 }
 
@@ -67,15 +94,28 @@ async function provoke(ctx: CheckContext, session: StreamSession, list: readonly
   let judged = 0;
   let silent = 0;
   for (const p of list) {
-    if (!session.isOpen) { ctx.note(`the connection closed before ${p.what} could be sent`); break; }
+    if (!session.isOpen) {
+      ctx.note(`the connection closed before ${p.what} could be sent`);
+      break;
+    }
     // Two requests in a row without an answer: the target answers nothing this check can read, so waiting out the rest is no use.
-    if (silent >= MAX_SILENT) { ctx.note(`${p.what} not sent: the last ${MAX_SILENT} requests went unanswered`); continue; }
+    if (silent >= MAX_SILENT) {
+      ctx.note(`${p.what} not sent: the last ${MAX_SILENT} requests went unanswered`);
+      continue;
+    }
     const notice = await reply(session, p.message);
     // An unanswered request is the rule of its own check (ws.request.*, ws.subscribe.*), not of this one.
-    if (!notice) { silent++; ctx.note(`no notice answered ${p.what} within ${WAIT.noticeMs} ms (left to its own check)`); continue; }
+    if (!notice) {
+      silent++;
+      ctx.note(`no notice answered ${p.what} within ${WAIT.noticeMs} ms (left to its own check)`);
+      continue;
+    }
     silent = 0;
     // A success here is the rule of the check about that request, not of this one.
-    if (notice.method !== METHOD.error && String(notice.code) === STATUS.OK) { ctx.note(`${p.what} answered with a success (left to its own check): ${JSON.stringify(notice)}`); continue; }
+    if (notice.method !== METHOD.error && String(notice.code) === STATUS.OK) {
+      ctx.note(`${p.what} answered with a success (left to its own check): ${JSON.stringify(notice)}`);
+      continue;
+    }
     judged++;
     judge(ctx, p, notice);
   }
@@ -86,11 +126,22 @@ async function provoke(ctx: CheckContext, session: StreamSession, list: readonly
  * Opens a connection of `key` alone (the primary one is closed by then), subscribes to `outside`, a
  * pair the key may not read, and judges the error notice; returns 1 when there was one to judge.
  */
-async function provokeAs(ctx: CheckContext, keyName: string, key: string, outside: string | undefined, code: string): Promise<number> {
-  if (!outside) { ctx.note(`the primary key lists no pair that ${keyName} may not read: ${code} not provoked`); return 0; }
+async function provokeAs(
+  ctx: CheckContext,
+  keyName: string,
+  key: string,
+  outside: string | undefined,
+  code: string,
+): Promise<number> {
+  if (!outside) {
+    ctx.note(`the primary key lists no pair that ${keyName} may not read: ${code} not provoked`);
+    return 0;
+  }
   const session = await openSession(ctx, { key });
   try {
-    return await provoke(ctx, session, [{ what: `${keyName} subscribing ${outside}`, code, message: subscribe([outside], `conform-err-${code}`) }]);
+    return await provoke(ctx, session, [
+      { what: `${keyName} subscribing ${outside}`, code, message: subscribe([outside], `conform-err-${code}`) },
+    ]);
   } finally {
     await session.close();
   }
@@ -99,9 +150,14 @@ async function provokeAs(ctx: CheckContext, keyName: string, key: string, outsid
 export const errorNoticeChecks: readonly Check[] = [
   {
     id: 'ws.notice.error-shape',
-    clause: { section: 'Method subscribe', rule: 'Error reply: method error, message, code as in Errors (a string), id echoed, data null; post-connect frames never carry status_number' },
-    title: 'provokes every error notice it can, one request at a time: each kind of 50004, 50104, and with keys.whitelisted 50010 and keys.cryptoOnly 50109, one connection at a time',
-    expectation: 'every error notice has method "error", code a string, id echoed when one was sent, data null, a non-empty message, and no status_number',
+    clause: {
+      section: 'Method subscribe',
+      rule: 'Error reply: method error, message, code as in Errors (a string), id echoed, data null; post-connect frames never carry status_number',
+    },
+    title:
+      'provokes every error notice it can, one request at a time: each kind of 50004, 50104, and with keys.whitelisted 50010 and keys.cryptoOnly 50109, one connection at a time',
+    expectation:
+      'every error notice has method "error", code a string, id echoed when one was sent, data null, a non-empty message, and no status_number',
     severity: 'must',
     tags: ['ws', 'session'],
     needs: ['ws'],
@@ -118,7 +174,14 @@ export const errorNoticeChecks: readonly Check[] = [
         const outside = (await streamPairs(ctx, whitelisted.pairs.length + 1)).find((c) => !allowed.has(c));
         judged += await provokeAs(ctx, 'keys.whitelisted', whitelisted.key, outside, STATUS.ACCESS_DENIED);
       } else ctx.note(`no keys.whitelisted in the profile: ${STATUS.ACCESS_DENIED} not provoked`);
-      if (cryptoOnly) judged += await provokeAs(ctx, 'keys.cryptoOnly', cryptoOnly.key, (await pairsByAccess(ctx, cryptoOnly.assetTypes)).other[0], STATUS.ASSET_TYPE_DENIED);
+      if (cryptoOnly)
+        judged += await provokeAs(
+          ctx,
+          'keys.cryptoOnly',
+          cryptoOnly.key,
+          (await pairsByAccess(ctx, cryptoOnly.assetTypes)).other[0],
+          STATUS.ASSET_TYPE_DENIED,
+        );
       else ctx.note(`no keys.cryptoOnly in the profile: ${STATUS.ASSET_TYPE_DENIED} not provoked`);
       if (judged === 0) ctx.skip('no request was answered with an error notice, so there is no error notice to judge');
     },

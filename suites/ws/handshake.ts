@@ -5,7 +5,16 @@
 import type { Check, CheckContext } from '../../src/check.ts';
 import { METHOD, STATUS } from '../../src/spec.ts';
 import { isNotice, jsonObject, type Refusal } from '../../src/transports/stream.ts';
-import { ask, describeRefusal, needPairs, refusalStatus, streamPairs, subscribe, tryOpen, UNKNOWN_PAIR } from './support.ts';
+import {
+  ask,
+  describeRefusal,
+  needPairs,
+  refusalStatus,
+  streamPairs,
+  subscribe,
+  tryOpen,
+  UNKNOWN_PAIR,
+} from './support.ts';
 import { HEADER_CASES } from '../rest/auth.ts';
 
 /** How long an accepted connection is given to send an unsolicited notice before the first request. */
@@ -19,11 +28,18 @@ const clause = (rule: string) => ({ section: 'Authentication', rule });
 function judgeRefusal(ctx: CheckContext, refusal: Refusal, want: string, what: string): void {
   ctx.observe('http-status', refusal.status, `HTTP status of the refused handshake (${what})`);
   if (refusal.json === undefined) {
-    ctx.violation({ received: `${describeRefusal(refusal)} (not JSON)`, expected: `a JSON body with status_number "${want}" and message (spec: Authentication 3)` });
+    ctx.violation({
+      received: `${describeRefusal(refusal)} (not JSON)`,
+      expected: `a JSON body with status_number "${want}" and message (spec: Authentication 3)`,
+    });
     return;
   }
   ctx.expectSchema('handshake-error', refusal.json, `handshake refusal body (${what})`);
-  if (refusalStatus(refusal) !== want) ctx.violation({ received: `${what}: status_number ${JSON.stringify(refusalStatus(refusal))} in ${refusal.text}`, expected: `status_number "${want}"` });
+  if (refusalStatus(refusal) !== want)
+    ctx.violation({
+      received: `${what}: status_number ${JSON.stringify(refusalStatus(refusal))} in ${refusal.text}`,
+      expected: `status_number "${want}"`,
+    });
 }
 
 /**
@@ -41,10 +57,17 @@ async function refusedOrNotice(ctx: CheckContext, key: string | null, want: stri
   const session = result.session;
   const [pair = UNKNOWN_PAIR] = await streamPairs(ctx, 1);
   // A target may send the notice unsolicited on connect (and close): that one answers too.
-  const early = await session.find((f) => isNotice(f) && jsonObject(f)!.method === METHOD.error, UNSOLICITED_WAIT_MS).catch(() => undefined);
-  const notice = early ? jsonObject(early)! : await ask(ctx, session, subscribe([pair], 'conform-auth'), `code "${want}" after ${what}`);
+  const early = await session
+    .find((f) => isNotice(f) && jsonObject(f)!.method === METHOD.error, UNSOLICITED_WAIT_MS)
+    .catch(() => undefined);
+  const notice = early
+    ? jsonObject(early)!
+    : await ask(ctx, session, subscribe([pair], 'conform-auth'), `code "${want}" after ${what}`);
   if (notice.code !== want) {
-    ctx.fail({ received: `${what} accepted; answered ${JSON.stringify(notice)}`, expected: `either a handshake refusal with status_number "${want}", or a notice with code "${want}" (spec: Authentication 3, 4)` });
+    ctx.fail({
+      received: `${what} accepted; answered ${JSON.stringify(notice)}`,
+      expected: `either a handshake refusal with status_number "${want}", or a notice with code "${want}" (spec: Authentication 3, 4)`,
+    });
   }
 }
 
@@ -53,7 +76,8 @@ export const handshakeChecks: readonly Check[] = [
     id: 'ws.handshake.missing-key',
     clause: clause('a connection without a key: 50005 in the handshake body, or a 50005 notice after connecting'),
     title: 'opens a WebSocket connection with no X-API-Key header',
-    expectation: 'refused with a JSON body {status_number "50005", message} without code, or accepted and the first request answered with a notice code "50005"',
+    expectation:
+      'refused with a JSON body {status_number "50005", message} without code, or accepted and the first request answered with a notice code "50005"',
     severity: 'must',
     tags: ['ws', 'handshake', 'auth'],
     needs: ['ws'],
@@ -63,7 +87,8 @@ export const handshakeChecks: readonly Check[] = [
     id: 'ws.handshake.invalid-key',
     clause: clause('an invalid key: 50005 in the handshake body, or a 50005 notice after connecting'),
     title: 'opens a WebSocket connection with a key the target never issued',
-    expectation: 'refused with a JSON body {status_number "50005", message} without code, or accepted and the first request answered with a notice code "50005"',
+    expectation:
+      'refused with a JSON body {status_number "50005", message} without code, or accepted and the first request answered with a notice code "50005"',
     severity: 'must',
     tags: ['ws', 'handshake', 'auth'],
     needs: ['ws'],
@@ -73,7 +98,8 @@ export const handshakeChecks: readonly Check[] = [
     id: 'ws.handshake.no-stream',
     clause: clause('a key without V1 source-stream access: 50010'),
     title: 'opens a WebSocket connection with keys.noStream',
-    expectation: 'refused with a JSON body {status_number "50010", message}, or accepted and the first request answered with a notice code "50010"',
+    expectation:
+      'refused with a JSON body {status_number "50010", message}, or accepted and the first request answered with a notice code "50010"',
     severity: 'must',
     tags: ['ws', 'handshake', 'auth', 'entitlements'],
     needs: ['ws', 'keys.noStream'],
@@ -81,9 +107,12 @@ export const handshakeChecks: readonly Check[] = [
   },
   {
     id: 'ws.handshake.header-case',
-    clause: clause('1. every WebSocket connection is authenticated with the key in X-API-Key (also written X-API-KEY); header names are case-insensitive'),
+    clause: clause(
+      '1. every WebSocket connection is authenticated with the key in X-API-Key (also written X-API-KEY); header names are case-insensitive',
+    ),
     title: `opens a connection with the primary key in each spelling of the header (${HEADER_CASES.map((c) => c.header).join(', ')}), one at a time, closing each before the next, and subscribes on each`,
-    expectation: 'each handshake is accepted and its subscribe succeeds (code "200"): no 50005, in the handshake or after it',
+    expectation:
+      'each handshake is accepted and its subscribe succeeds (code "200"): no 50005, in the handshake or after it',
     severity: 'must',
     tags: ['ws', 'handshake', 'auth'],
     needs: ['ws'],
@@ -91,34 +120,65 @@ export const handshakeChecks: readonly Check[] = [
       const pairs = await needPairs(ctx, 1);
       for (const { header } of HEADER_CASES) {
         const result = await tryOpen(ctx, { keyHeader: header });
-        if (!result.ok) { ctx.violation({ received: `key in "${header}": ${describeRefusal(result)}`, expected: `the primary key is accepted in "${header}" (header names are case-insensitive)` }); continue; }
+        if (!result.ok) {
+          ctx.violation({
+            received: `key in "${header}": ${describeRefusal(result)}`,
+            expected: `the primary key is accepted in "${header}" (header names are case-insensitive)`,
+          });
+          continue;
+        }
         // A target may check the key after connecting (Authentication 4), so the first request is the proof.
-        const notice = await ask(ctx, result.session, subscribe(pairs, 'conform-header-case'), `the subscribe with the key in "${header}" answered with code "200"`);
-        if (String(notice.code) !== STATUS.OK) ctx.violation({ received: `key in "${header}": accepted, then the subscribe answered ${JSON.stringify(notice)}`, expected: `the key in "${header}" authenticates the connection: the subscribe succeeds` });
+        const notice = await ask(
+          ctx,
+          result.session,
+          subscribe(pairs, 'conform-header-case'),
+          `the subscribe with the key in "${header}" answered with code "200"`,
+        );
+        if (String(notice.code) !== STATUS.OK)
+          ctx.violation({
+            received: `key in "${header}": accepted, then the subscribe answered ${JSON.stringify(notice)}`,
+            expected: `the key in "${header}" authenticates the connection: the subscribe succeeds`,
+          });
         await result.session.close();
       }
     },
   },
   {
     id: 'ws.handshake.error-body',
-    clause: { section: 'Errors', rule: 'Handshake errors: the HTTP phase returns status_number and message, never code' },
+    clause: {
+      section: 'Errors',
+      rule: 'Handshake errors: the HTTP phase returns status_number and message, never code',
+    },
     title: 'collects every handshake refusal it can provoke: no key, an invalid key, the noStream key',
     expectation: 'each refusal body is JSON with a documented status_number and a message, and no field code',
     severity: 'must',
     tags: ['ws', 'handshake'],
     needs: ['ws'],
     async run(ctx) {
-      const attempts: [string, string | null][] = [['no key', null], ['an invalid key', INVALID_KEY]];
+      const attempts: [string, string | null][] = [
+        ['no key', null],
+        ['an invalid key', INVALID_KEY],
+      ];
       if (ctx.profile.keys.noStream) attempts.push(['the noStream key', ctx.profile.keys.noStream.key]);
       let refused = 0;
       for (const [what, key] of attempts) {
         const result = await tryOpen(ctx, { key });
-        if (result.ok) { await result.session.close(); continue; }
+        if (result.ok) {
+          await result.session.close();
+          continue;
+        }
         refused++;
-        if (result.json === undefined) ctx.violation({ received: `${what}: ${describeRefusal(result)} (not JSON)`, expected: 'a JSON body with status_number and message' });
+        if (result.json === undefined)
+          ctx.violation({
+            received: `${what}: ${describeRefusal(result)} (not JSON)`,
+            expected: 'a JSON body with status_number and message',
+          });
         else ctx.expectSchema('handshake-error', result.json, `handshake refusal body (${what})`);
       }
-      if (refused === 0) ctx.skip('the target refused none of these handshakes (it answers after connecting, which the spec also allows)');
+      if (refused === 0)
+        ctx.skip(
+          'the target refused none of these handshakes (it answers after connecting, which the spec also allows)',
+        );
     },
   },
 ];

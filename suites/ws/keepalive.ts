@@ -15,15 +15,22 @@ const EARLY_TOLERANCE_MS = 5;
 /** Headroom of the check's own timeout over its longest wait. */
 const HEADROOM_MS = 10_000;
 
-const clause = { section: 'Limits', rule: 'Ping interval: the connection is closed if no ping arrives within 30 seconds' };
-const closeBy = (p: Profile): number => { const t = timing(p); return t.windowMs + t.graceMs; };
+const clause = {
+  section: 'Limits',
+  rule: 'Ping interval: the connection is closed if no ping arrives within 30 seconds',
+};
+const closeBy = (p: Profile): number => {
+  const t = timing(p);
+  return t.windowMs + t.graceMs;
+};
 
 export const keepaliveChecks: readonly Check[] = [
   {
     id: 'ws.keepalive.timeout',
     clause,
     title: 'opens a connection and sends nothing',
-    expectation: 'the server closes it no earlier than pingTimeoutMs and no later than pingTimeoutMs + grace after the connection opened',
+    expectation:
+      'the server closes it no earlier than pingTimeoutMs and no later than pingTimeoutMs + grace after the connection opened',
     severity: 'must',
     tags: ['ws', 'keepalive', 'slow'],
     needs: ['ws'],
@@ -36,22 +43,43 @@ export const keepaliveChecks: readonly Check[] = [
       const started = session.startedAtMs;
       const opened = session.openedAtMs;
       const closed = await closeWithin(ctx, session, windowMs + graceMs + 1000);
-      if (!closed) return ctx.fail({ received: `still open ${windowMs + graceMs + 1000} ms after opening with no ping`, expected: `closed within ${windowMs} + ${graceMs} ms` });
+      if (!closed)
+        return ctx.fail({
+          received: `still open ${windowMs + graceMs + 1000} ms after opening with no ping`,
+          expected: `closed within ${windowMs} + ${graceMs} ms`,
+        });
       // Our side dropping a misbehaving peer is not the server's keep-alive close.
-      if (closed.by === 'client') return ctx.fail({ received: `the connection ended ${Math.round(closed.atMs - opened)} ms after opening, not by the server: ${closed.reason}`, expected: `the server closes a silent connection after ${windowMs} ms` });
+      if (closed.by === 'client')
+        return ctx.fail({
+          received: `the connection ended ${Math.round(closed.atMs - opened)} ms after opening, not by the server: ${closed.reason}`,
+          expected: `the server closes a silent connection after ${windowMs} ms`,
+        });
       const early = closed.atMs - started;
       const late = closed.atMs - opened;
-      ctx.observe('closed-after-ms', Math.round(late), `close code ${closed.code}${closed.reason ? ` reason ${JSON.stringify(closed.reason)}` : ''}, by ${closed.by}`);
+      ctx.observe(
+        'closed-after-ms',
+        Math.round(late),
+        `close code ${closed.code}${closed.reason ? ` reason ${JSON.stringify(closed.reason)}` : ''}, by ${closed.by}`,
+      );
       ctx.observe('close-code', closed.code);
-      if (early < windowMs - EARLY_TOLERANCE_MS) ctx.fail({ received: `closed ${Math.round(early)} ms after the handshake began (code ${closed.code}, by ${closed.by})`, expected: `not closed before the ${windowMs} ms window ends` });
-      if (late > windowMs + graceMs) ctx.fail({ received: `closed ${Math.round(late)} ms after opening`, expected: `closed within ${windowMs} + ${graceMs} ms` });
+      if (early < windowMs - EARLY_TOLERANCE_MS)
+        ctx.fail({
+          received: `closed ${Math.round(early)} ms after the handshake began (code ${closed.code}, by ${closed.by})`,
+          expected: `not closed before the ${windowMs} ms window ends`,
+        });
+      if (late > windowMs + graceMs)
+        ctx.fail({
+          received: `closed ${Math.round(late)} ms after opening`,
+          expected: `closed within ${windowMs} + ${graceMs} ms`,
+        });
     },
   },
   {
     id: 'ws.keepalive.ping-keeps-alive',
     clause,
     title: `opens a connection and pings every pingTimeoutMs/3 for timing.keepAliveHoldWindows windows (default ${KEEPALIVE_DEFAULTS.holdWindows}, longer when the window and its grace outlast that)`,
-    expectation: 'the connection stays open for keepAliveHoldWindows × pingTimeoutMs (the pongs are counted as an observation; their form is ws.ping.pong\'s rule)',
+    expectation:
+      "the connection stays open for keepAliveHoldWindows × pingTimeoutMs (the pongs are counted as an observation; their form is ws.ping.pong's rule)",
     severity: 'must',
     tags: ['ws', 'keepalive', 'slow'],
     needs: ['ws'],
@@ -71,7 +99,10 @@ export const keepaliveChecks: readonly Check[] = [
       }
       if (!session.isOpen) {
         const c = await session.closed;
-        ctx.fail({ received: `closed ${Math.round(c.atMs - session.openedAtMs)} ms after opening (code ${c.code}, by ${c.by}) despite ${pings} ping(s) every ${Math.round(every)} ms`, expected: `open for at least ${Number(holdWindows.toFixed(2))} × ${windowMs} ms while pinging` });
+        ctx.fail({
+          received: `closed ${Math.round(c.atMs - session.openedAtMs)} ms after opening (code ${c.code}, by ${c.by}) despite ${pings} ping(s) every ${Math.round(every)} ms`,
+          expected: `open for at least ${Number(holdWindows.toFixed(2))} × ${windowMs} ms while pinging`,
+        });
       }
       const pongs = session.frames.filter((f) => f.kind === 'text' && f.text === TEXT.pong).length;
       ctx.observe('pings-and-pongs', { pings, pongs });
@@ -79,7 +110,10 @@ export const keepaliveChecks: readonly Check[] = [
   },
   {
     id: 'ws.keepalive.observe-other-traffic',
-    clause: { section: 'Method ping', rule: 'a ping must arrive at least once every 30 seconds; whether other traffic counts: not shown' },
+    clause: {
+      section: 'Method ping',
+      rule: 'a ping must arrive at least once every 30 seconds; whether other traffic counts: not shown',
+    },
     title: 'opens a connection and sends subscribe requests (never ping) every pingTimeoutMs/3',
     expectation: 'recorded: whether the connection is closed after the window despite the traffic',
     severity: 'observe',
@@ -93,13 +127,27 @@ export const keepaliveChecks: readonly Check[] = [
       const until = session.openedAtMs + windowMs + graceMs + 1000;
       let sent = 0;
       while (session.isOpen && ctx.stream.now() < until) {
-        try { session.send(subscribe(pairs, `conform-traffic-${sent}`)); sent++; } catch (err) { if (!isSilence(err)) throw err; }
+        try {
+          session.send(subscribe(pairs, `conform-traffic-${sent}`));
+          sent++;
+        } catch (err) {
+          if (!isSilence(err)) throw err;
+        }
         await closeWithin(ctx, session, Math.min(windowMs / 3, Math.max(0, until - ctx.stream.now())));
       }
-      if (session.isOpen) ctx.observe('other-traffic-keeps-alive', true, `open ${Math.round(ctx.stream.now() - session.openedAtMs)} ms with ${sent} subscribe request(s) and no ping`);
+      if (session.isOpen)
+        ctx.observe(
+          'other-traffic-keeps-alive',
+          true,
+          `open ${Math.round(ctx.stream.now() - session.openedAtMs)} ms with ${sent} subscribe request(s) and no ping`,
+        );
       else {
         const c = await session.closed;
-        ctx.observe('other-traffic-keeps-alive', false, `closed ${Math.round(c.atMs - session.openedAtMs)} ms after opening (code ${c.code}) despite ${sent} subscribe request(s)`);
+        ctx.observe(
+          'other-traffic-keeps-alive',
+          false,
+          `closed ${Math.round(c.atMs - session.openedAtMs)} ms after opening (code ${c.code}) despite ${sent} subscribe request(s)`,
+        );
       }
     },
   },

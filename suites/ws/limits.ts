@@ -34,12 +34,18 @@ async function quiet(ctx: CheckContext, lease: KeyLease): Promise<void> {
   let since = ctx.stream.now();
   while (ctx.stream.now() - since < QUIET_MS && ctx.stream.now() < until) {
     await pause(50, ctx);
-    if (lease.closedSince() !== seen) { seen = lease.closedSince(); since = ctx.stream.now(); }
+    if (lease.closedSince() !== seen) {
+      seen = lease.closedSince();
+      since = ctx.stream.now();
+    }
   }
 }
 
 /** What a limit check knows of a key's allowance; `found` when the engine found it, not the profile. */
-interface Judged { connections: number; found: boolean }
+interface Judged {
+  connections: number;
+  found: boolean;
+}
 
 /**
  * The allowance the check judges: stated in the profile, or found at the start of the run (recorded
@@ -48,14 +54,22 @@ interface Judged { connections: number; found: boolean }
 function judgedAllowance(ctx: CheckContext, key: string, name: string): Judged {
   const a: Allowance = ctx.connections.allowance(key);
   if (a.source === 'profile') return { connections: a.connections!, found: false };
-  ctx.observe('allowance', a.source === 'found' ? a.connections : a.source === 'at-least' ? `at least ${a.connections}` : 'unknown', [a.note, ...a.steps].filter(Boolean).join('; '));
+  ctx.observe(
+    'allowance',
+    a.source === 'found' ? a.connections : a.source === 'at-least' ? `at least ${a.connections}` : 'unknown',
+    [a.note, ...a.steps].filter(Boolean).join('; '),
+  );
   if (a.source === 'found') return { connections: a.connections!, found: true };
-  return ctx.skip(`keys.${name} states no connections and the run did not find its allowance (${a.note ?? a.source}), so there is no connection beyond it to try`);
+  return ctx.skip(
+    `keys.${name} states no connections and the run did not find its allowance (${a.note ?? a.source}), so there is no connection beyond it to try`,
+  );
 }
 
 /** A found allowance that the target now contradicts is the search's uncertainty, not a broken rule: skip with what happened. */
 function contradicted(ctx: CheckContext, name: string, judged: Judged, what: string): never {
-  return ctx.skip(`${what}, unlike at the start of the run, when keys.${name}'s allowance was found to be ${judged.connections} (a slot of an earlier connection may still have been counted then)`);
+  return ctx.skip(
+    `${what}, unlike at the start of the run, when keys.${name}'s allowance was found to be ${judged.connections} (a slot of an earlier connection may still have been counted then)`,
+  );
 }
 
 /**
@@ -63,7 +77,13 @@ function contradicted(ctx: CheckContext, name: string, judged: Judged, what: str
  * too), runs `probe` and closes everything. When another check's connection closed meanwhile, the
  * count moved under the probe, so it is repeated.
  */
-async function atAllowance<T>(ctx: CheckContext, key: string, name: string, judged: Judged, probe: (sessions: StreamSession[]) => Promise<T>): Promise<T> {
+async function atAllowance<T>(
+  ctx: CheckContext,
+  key: string,
+  name: string,
+  judged: Judged,
+  probe: (sessions: StreamSession[]) => Promise<T>,
+): Promise<T> {
   const allowance = judged.connections;
   for (let attempt = 1; attempt <= STEADY_ATTEMPTS; attempt++) {
     const lease = await ctx.connections.freeze(key);
@@ -74,14 +94,17 @@ async function atAllowance<T>(ctx: CheckContext, key: string, name: string, judg
       await lease.settled();
       const closed0 = lease.closedSince();
       const others = lease.heldByOthers();
-      if (others > 0) ctx.note(`${others} connection(s) of this key held by other checks count toward its allowance of ${allowance}`);
+      if (others > 0)
+        ctx.note(`${others} connection(s) of this key held by other checks count toward its allowance of ${allowance}`);
       let refused: OpenResult | undefined;
       // Each of these is within the allowance: the engine waits out a 50009 a slot not yet freed causes.
       for (let i = others; i < allowance && !refused; i++) {
         const r = await tryOpen(ctx, { key });
         // Pinged, so that a short keep-alive window on a slow machine does not close them under the measurement.
-        if (r.ok) { keepOpen(ctx, r.session); sessions.push(r.session); }
-        else refused = r;
+        if (r.ok) {
+          keepOpen(ctx, r.session);
+          sessions.push(r.session);
+        } else refused = r;
       }
       if (refused && !refused.ok && lease.closedSince() === closed0) {
         const received = `connection ${others + sessions.length + 1} of ${allowance} refused: ${describeRefusal(refused)}`;
@@ -95,8 +118,14 @@ async function atAllowance<T>(ctx: CheckContext, key: string, name: string, judg
         // Ours count too: one the target closed under the probe (a short keep-alive window on a slow machine) moved the count as well.
         const ownLost = held.filter((s) => !s.isOpen && sessions.includes(s)).length;
         if (lease.closedSince() === closed0 && ownLost === 0) return result;
-        if (ownLost > 0) ctx.note(`the target closed ${ownLost} of our connection(s) of this key during the measurement; measuring again (${attempt})`);
-        else ctx.note(`another check closed a connection of this key during the measurement; measuring again (${attempt})`);
+        if (ownLost > 0)
+          ctx.note(
+            `the target closed ${ownLost} of our connection(s) of this key during the measurement; measuring again (${attempt})`,
+          );
+        else
+          ctx.note(
+            `another check closed a connection of this key during the measurement; measuring again (${attempt})`,
+          );
         continue;
       }
       ctx.note(`another check closed a connection of this key during the measurement; measuring again (${attempt})`);
@@ -105,11 +134,18 @@ async function atAllowance<T>(ctx: CheckContext, key: string, name: string, judg
       lease.release();
     }
   }
-  return ctx.skip(`connections of the key kept closing during the measurement (other checks', or ours closed by the target), so its count never held still for ${STEADY_ATTEMPTS} attempts`);
+  return ctx.skip(
+    `connections of the key kept closing during the measurement (other checks', or ours closed by the target), so its count never held still for ${STEADY_ATTEMPTS} attempts`,
+  );
 }
 
 /** Opens one more connection; an accepted one joins `sessions` so that it is closed with them. */
-async function extra(ctx: CheckContext, key: string, sessions: StreamSession[], localAddress?: string): Promise<OpenResult> {
+async function extra(
+  ctx: CheckContext,
+  key: string,
+  sessions: StreamSession[],
+  localAddress?: string,
+): Promise<OpenResult> {
   const result = await tryOpen(ctx, { key, ...(localAddress ? { localAddress } : {}) });
   if (result.ok) sessions.push(result.session);
   return result;
@@ -119,12 +155,23 @@ async function extra(ctx: CheckContext, key: string, sessions: StreamSession[], 
 function expectLimitRefusal(ctx: CheckContext, result: OpenResult, what: string, name: string, judged: Judged): void {
   if (result.ok) {
     if (judged.found) contradicted(ctx, name, judged, `${what} was accepted`);
-    ctx.fail({ received: `${what} was accepted`, expected: `refused in the handshake with status_number "${STATUS.CONNECTION_LIMIT}"` });
+    ctx.fail({
+      received: `${what} was accepted`,
+      expected: `refused in the handshake with status_number "${STATUS.CONNECTION_LIMIT}"`,
+    });
   }
   ctx.observe('http-status', result.status, 'HTTP status of the 50009 refusal');
-  if (result.json === undefined) ctx.fail({ received: `${what}: ${describeRefusal(result)} (not JSON)`, expected: `a JSON body with status_number "${STATUS.CONNECTION_LIMIT}" and message` });
+  if (result.json === undefined)
+    ctx.fail({
+      received: `${what}: ${describeRefusal(result)} (not JSON)`,
+      expected: `a JSON body with status_number "${STATUS.CONNECTION_LIMIT}" and message`,
+    });
   ctx.expectSchema('handshake-error', result.json, `${what}: refusal body`);
-  if (refusalStatus(result) !== STATUS.CONNECTION_LIMIT) ctx.violation({ received: `${what}: ${describeRefusal(result)}`, expected: `status_number "${STATUS.CONNECTION_LIMIT}"` });
+  if (refusalStatus(result) !== STATUS.CONNECTION_LIMIT)
+    ctx.violation({
+      received: `${what}: ${describeRefusal(result)}`,
+      expected: `status_number "${STATUS.CONNECTION_LIMIT}"`,
+    });
 }
 
 /** Keys whose allowance the checks judge: stated in the profile, or found at the start of the run. */
@@ -133,21 +180,23 @@ const ALLOWANCE_CASES = [
   { id: 'primary', key: 'primary', needs: ['ws'] },
 ] as const;
 
-const allowanceChecks: Check[] = ALLOWANCE_CASES.map((c): Check => ({
-  id: `ws.limits.connections.${c.id}`,
-  clause: clause('a connection beyond the key\'s allowance is refused: 50009 in the handshake'),
-  title: `opens keys.${c.key}.connections connections with keys.${c.key} (or as many as the run found it allows), then one more`,
-  expectation: `every connection up to the allowance is accepted; the next is refused in the handshake with status_number "${STATUS.CONNECTION_LIMIT}"`,
-  severity: 'must',
-  tags: ['ws', 'limits', 'handshake'],
-  needs: c.needs,
-  async run(ctx) {
-    const key = ctx.profile.keys[c.key]!.key;
-    const judged = judgedAllowance(ctx, key, c.key);
-    const result = await atAllowance(ctx, key, c.key, judged, (sessions) => extra(ctx, key, sessions));
-    expectLimitRefusal(ctx, result, `connection ${judged.connections + 1} of keys.${c.key}`, c.key, judged);
-  },
-}));
+const allowanceChecks: Check[] = ALLOWANCE_CASES.map(
+  (c): Check => ({
+    id: `ws.limits.connections.${c.id}`,
+    clause: clause("a connection beyond the key's allowance is refused: 50009 in the handshake"),
+    title: `opens keys.${c.key}.connections connections with keys.${c.key} (or as many as the run found it allows), then one more`,
+    expectation: `every connection up to the allowance is accepted; the next is refused in the handshake with status_number "${STATUS.CONNECTION_LIMIT}"`,
+    severity: 'must',
+    tags: ['ws', 'limits', 'handshake'],
+    needs: c.needs,
+    async run(ctx) {
+      const key = ctx.profile.keys[c.key]!.key;
+      const judged = judgedAllowance(ctx, key, c.key);
+      const result = await atAllowance(ctx, key, c.key, judged, (sessions) => extra(ctx, key, sessions));
+      expectLimitRefusal(ctx, result, `connection ${judged.connections + 1} of keys.${c.key}`, c.key, judged);
+    },
+  }),
+);
 
 function isLoopback(url: string): boolean {
   const host = new URL(url).hostname;
@@ -158,31 +207,43 @@ export const limitChecks: readonly Check[] = [
   ...allowanceChecks,
   {
     id: 'ws.limits.connections.per-key',
-    clause: clause('counted per key, not per IP address: beyond the allowance a connection is refused from any address'),
+    clause: clause(
+      'counted per key, not per IP address: beyond the allowance a connection is refused from any address',
+    ),
     title: `fills keys.limited's allowance from the default address, then opens one more from ${SECOND_SOURCE_ADDRESS}`,
     expectation: `the extra connection from the other address is refused with status_number "${STATUS.CONNECTION_LIMIT}"`,
     severity: 'must',
     tags: ['ws', 'limits', 'handshake'],
     needs: ['ws', 'keys.limited'],
     async run(ctx) {
-      if (!isLoopback(ctx.profile.ws!)) ctx.skip(`the target is not on loopback, so ${SECOND_SOURCE_ADDRESS} cannot reach it as a second source address`);
+      if (!isLoopback(ctx.profile.ws!))
+        ctx.skip(
+          `the target is not on loopback, so ${SECOND_SOURCE_ADDRESS} cannot reach it as a second source address`,
+        );
       const key = ctx.profile.keys.limited!.key;
       const judged = judgedAllowance(ctx, key, 'limited');
       const result = await atAllowance(ctx, key, 'limited', judged, async (sessions) => {
         try {
           return await extra(ctx, key, sessions, SECOND_SOURCE_ADDRESS);
         } catch (err) {
-          if (err instanceof StreamError && err.code === 'CONFORM_BIND') ctx.skip(`this host cannot bind ${SECOND_SOURCE_ADDRESS}: ${err.message}`);
+          if (err instanceof StreamError && err.code === 'CONFORM_BIND')
+            ctx.skip(`this host cannot bind ${SECOND_SOURCE_ADDRESS}: ${err.message}`);
           throw err;
         }
       });
-      expectLimitRefusal(ctx, result, `connection ${judged.connections + 1} of keys.limited from ${SECOND_SOURCE_ADDRESS}`, 'limited', judged);
+      expectLimitRefusal(
+        ctx,
+        result,
+        `connection ${judged.connections + 1} of keys.limited from ${SECOND_SOURCE_ADDRESS}`,
+        'limited',
+        judged,
+      );
     },
   },
   {
     id: 'ws.limits.connections.slot-freed',
     clause: clause('the allowance counts open connections: closing one frees its slot'),
-    title: 'fills keys.limited\'s allowance, closes one connection, opens another',
+    title: "fills keys.limited's allowance, closes one connection, opens another",
     expectation: `the new connection is accepted (within ${RELEASE_WAIT_MS} ms of the close: the spec shows no time, and a service may take a few seconds to free the slot)`,
     severity: 'must',
     tags: ['ws', 'limits'],
@@ -192,16 +253,24 @@ export const limitChecks: readonly Check[] = [
       const judged = judgedAllowance(ctx, key, 'limited');
       await atAllowance(ctx, key, 'limited', judged, async (sessions) => {
         const mine = sessions.pop();
-        if (!mine) return ctx.skip('other checks hold the whole allowance of keys.limited, so none of ours can be closed');
+        if (!mine)
+          return ctx.skip('other checks hold the whole allowance of keys.limited, so none of ours can be closed');
         const closed = await mine.close();
         // Within the allowance again: the engine waits out a 50009 for RELEASE_WAIT_MS before giving it back.
         const next = await tryOpen(ctx, { key });
         if (next.ok) {
           sessions.push(next.session);
-          ctx.observe('freed-after-ms', Math.round(next.session.openedAtMs - closed.atMs), 'time from the close to an accepted connection');
+          ctx.observe(
+            'freed-after-ms',
+            Math.round(next.session.openedAtMs - closed.atMs),
+            'time from the close to an accepted connection',
+          );
           return;
         }
-        ctx.fail({ received: `${Math.round(ctx.stream.now() - closed.atMs)} ms after closing one connection: ${describeRefusal(next)}`, expected: `a connection is accepted once one of the ${judged.connections} is closed` });
+        ctx.fail({
+          received: `${Math.round(ctx.stream.now() - closed.atMs)} ms after closing one connection: ${describeRefusal(next)}`,
+          expected: `a connection is accepted once one of the ${judged.connections} is closed`,
+        });
       });
     },
   },

@@ -8,24 +8,36 @@ import { openSession, sendOrFail, waitFrame } from './support.ts';
 const PING_CASES = [
   { id: 'bare', title: 'sends {"method":"ping"}', message: { method: METHOD.ping } },
   { id: 'with-id', title: 'sends a ping with an id', message: { id: 'ping-1', method: METHOD.ping } },
-  { id: 'with-params', title: 'sends a ping with an id and empty params', message: { id: 'ping-2', method: METHOD.ping, params: {} } },
+  {
+    id: 'with-params',
+    title: 'sends a ping with an id and empty params',
+    message: { id: 'ping-2', method: METHOD.ping, params: {} },
+  },
 ] as const;
 
-export const pingChecks: readonly Check[] = PING_CASES.map((c): Check => ({
-  id: `ws.ping.pong.${c.id}`,
-  clause: { section: 'Method ping', rule: 'Reply: the plain text `Pong!`' },
-  title: c.title,
-  expectation: 'a text frame that is exactly `Pong!`, not JSON',
-  severity: 'must',
-  tags: ['ws', 'session', 'keepalive'],
-  needs: ['ws'],
-  async run(ctx) {
-    const session = await openSession(ctx, { keepAlive: false });
-    sendOrFail(ctx, session, c.message, 'the connection stays open to answer the ping');
-    // Nothing is subscribed, so the first frame that is not a push answers the ping.
-    const reply = await waitFrame(ctx, session, (f) => !isPush(f), 'a reply to the ping');
-    if (reply.kind !== 'text' || reply.text !== TEXT.pong) {
-      ctx.fail({ received: reply.kind === 'binary' ? `a binary frame of ${reply.bytes} bytes` : `${reply.kind} frame ${JSON.stringify(reply.text)}`, expected: `the text frame ${JSON.stringify(TEXT.pong)}` });
-    }
-  },
-}));
+export const pingChecks: readonly Check[] = PING_CASES.map(
+  (c): Check => ({
+    id: `ws.ping.pong.${c.id}`,
+    clause: { section: 'Method ping', rule: 'Reply: the plain text `Pong!`' },
+    title: c.title,
+    expectation: 'a text frame that is exactly `Pong!`, not JSON',
+    severity: 'must',
+    tags: ['ws', 'session', 'keepalive'],
+    needs: ['ws'],
+    async run(ctx) {
+      const session = await openSession(ctx, { keepAlive: false });
+      sendOrFail(ctx, session, c.message, 'the connection stays open to answer the ping');
+      // Nothing is subscribed, so the first frame that is not a push answers the ping.
+      const reply = await waitFrame(ctx, session, (f) => !isPush(f), 'a reply to the ping');
+      if (reply.kind !== 'text' || reply.text !== TEXT.pong) {
+        ctx.fail({
+          received:
+            reply.kind === 'binary'
+              ? `a binary frame of ${reply.bytes} bytes`
+              : `${reply.kind} frame ${JSON.stringify(reply.text)}`,
+          expected: `the text frame ${JSON.stringify(TEXT.pong)}`,
+        });
+      }
+    },
+  }),
+);

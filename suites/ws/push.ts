@@ -22,7 +22,12 @@ async function watchPushes(ctx: CheckContext, pairs: string[]): Promise<Push[]> 
   await subscribeOk(ctx, session, pairs, 'conform-watch');
   const from = ctx.stream.now();
   // The first push may be seconds away when pushes come only on change; then the rest gather for a while.
-  const first = await session.find((f) => isPush(f), WAIT.firstPushMs).catch((err: unknown) => { if (isSilence(err)) return undefined; throw err; });
+  const first = await session
+    .find((f) => isPush(f), WAIT.firstPushMs)
+    .catch((err: unknown) => {
+      if (isSilence(err)) return undefined;
+      throw err;
+    });
   if (!first) noPushes(ctx, `subscribed to ${pairs.join(', ')} for ${WAIT.firstPushMs} ms`);
   await Promise.all(pairs.map((p) => awaitPushes(session, p, FRAMES_PER_PAIR, from, WAIT.pushMs)));
   return session.pushes();
@@ -31,13 +36,20 @@ async function watchPushes(ctx: CheckContext, pairs: string[]): Promise<Push[]> 
 /** Records one violation per problem, up to MAX_LISTED, then a count of the rest. */
 function listViolations(ctx: CheckContext, problems: string[], expected: string): void {
   problems.slice(0, MAX_LISTED).forEach((received) => ctx.violation({ received, expected }));
-  if (problems.length > MAX_LISTED) ctx.violation({ received: `${problems.length - MAX_LISTED} more frame(s) with the same kind of problem`, expected });
+  if (problems.length > MAX_LISTED)
+    ctx.violation({
+      received: `${problems.length - MAX_LISTED} more frame(s) with the same kind of problem`,
+      expected,
+    });
 }
 
 export const pushChecks: readonly Check[] = [
   {
     id: 'ws.push.schema',
-    clause: { section: 'Resources and their fields', rule: 'WebSocket push data frame: code, ask, bid, price required, prices decimal strings; last_updated, sent_at integers' },
+    clause: {
+      section: 'Resources and their fields',
+      rule: 'WebSocket push data frame: code, ask, bid, price required, prices decimal strings; last_updated, sent_at integers',
+    },
     title: `subscribes to ${WATCH_PAIRS} live pairs and validates every push frame`,
     expectation: 'every push matches push-frame (prices as decimal strings, timestamps integers, no status_number)',
     severity: 'must',
@@ -56,7 +68,10 @@ export const pushChecks: readonly Check[] = [
   },
   {
     id: 'ws.push.mid',
-    clause: { section: 'Resources and their fields', rule: 'WebSocket push data frame: ask, bid and price the mid-price, so bid <= price <= ask' },
+    clause: {
+      section: 'Resources and their fields',
+      rule: 'WebSocket push data frame: ask, bid and price the mid-price, so bid <= price <= ask',
+    },
     title: `subscribes to ${WATCH_PAIRS} live pairs and compares bid, price and ask of every push with decimal arithmetic`,
     expectation: 'bid <= price <= ask, and price is the mid of ask and bid at its precision',
     severity: 'must',
@@ -67,11 +82,21 @@ export const pushChecks: readonly Check[] = [
       const pairs = await needLivePairs(ctx, WATCH_PAIRS, 1);
       // Only frames of the subscribed pairs with decimal prices can be judged here: a stray pair is
       // ws.push.only-subscribed's rule and a malformed price ws.push.schema's.
-      const comparable = (await watchPushes(ctx, pairs)).filter((p) => pairs.includes(p.value.code as string)
-        && places(p.value.ask) !== undefined && places(p.value.bid) !== undefined && places(p.value.price) !== undefined);
-      if (comparable.length === 0) ctx.skip('no push of the subscribed pairs carried decimal-string ask, bid and price to compare (ws.push.schema judges their form)');
+      const comparable = (await watchPushes(ctx, pairs)).filter(
+        (p) =>
+          pairs.includes(p.value.code as string) &&
+          places(p.value.ask) !== undefined &&
+          places(p.value.bid) !== undefined &&
+          places(p.value.price) !== undefined,
+      );
+      if (comparable.length === 0)
+        ctx.skip(
+          'no push of the subscribed pairs carried decimal-string ask, bid and price to compare (ws.push.schema judges their form)',
+        );
       ctx.note(`${comparable.length} push(es) compared`);
-      const problems = comparable.flatMap((p) => priceProblems(p.value).map((why) => `push ${p.text.slice(0, 200)}: ${why}`));
+      const problems = comparable.flatMap((p) =>
+        priceProblems(p.value).map((why) => `push ${p.text.slice(0, 200)}: ${why}`),
+      );
       listViolations(ctx, problems, PUSH_EXPECTED.quote);
     },
   },
@@ -89,17 +114,31 @@ export const pushChecks: readonly Check[] = [
       const pushes = await watchPushes(ctx, pairs);
       for (const pair of pairs) {
         const times = pushes.filter((p) => p.value.code === pair).map((p) => p.atMs);
-        const gaps = times.slice(1).map((t, i) => t - times[i]!).sort((a, b) => a - b);
-        if (gaps.length === 0) { ctx.observe(`interval-ms:${pair}`, null, `${times.length} push(es) seen, too few to time`); continue; }
-        ctx.observe(`interval-ms:${pair}`, { median: Math.round(gaps[Math.floor(gaps.length / 2)]!), max: Math.round(gaps.at(-1)!), samples: gaps.length });
+        const gaps = times
+          .slice(1)
+          .map((t, i) => t - times[i]!)
+          .sort((a, b) => a - b);
+        if (gaps.length === 0) {
+          ctx.observe(`interval-ms:${pair}`, null, `${times.length} push(es) seen, too few to time`);
+          continue;
+        }
+        ctx.observe(`interval-ms:${pair}`, {
+          median: Math.round(gaps[Math.floor(gaps.length / 2)]!),
+          max: Math.round(gaps.at(-1)!),
+          samples: gaps.length,
+        });
       }
     },
   },
   {
     id: 'ws.push.observe-timestamps',
-    clause: { section: 'Resources and their fields', rule: 'REST envelope: unit of ts, last_updated and sent_at not shown' },
+    clause: {
+      section: 'Resources and their fields',
+      rule: 'REST envelope: unit of ts, last_updated and sent_at not shown',
+    },
     title: `subscribes to ${WATCH_PAIRS} live pairs and reads last_updated and sent_at of every push`,
-    expectation: 'recorded: whether last_updated is monotonic per pair, whether sent_at >= last_updated, and the unit of both',
+    expectation:
+      'recorded: whether last_updated is monotonic per pair, whether sent_at >= last_updated, and the unit of both',
     severity: 'observe',
     tags: ['ws', 'push'],
     needs: ['ws'],
@@ -121,10 +160,17 @@ export const pushChecks: readonly Check[] = [
           last.set(String(code), lu);
         }
         if (typeof sa === 'number') units.add(`sent_at:${timestampUnit(sa)}`);
-        if (typeof lu === 'number' && typeof sa === 'number') { both++; if (sa < lu) sentBefore++; }
+        if (typeof lu === 'number' && typeof sa === 'number') {
+          both++;
+          if (sa < lu) sentBefore++;
+        }
       }
       ctx.observe('last-updated-monotonic', backwards === 0, `${backwards} step(s) back over ${pushes.length} pushes`);
-      ctx.observe('sent-at-not-before-last-updated', both === 0 ? null : sentBefore === 0, `${sentBefore} of ${both} frames with sent_at < last_updated`);
+      ctx.observe(
+        'sent-at-not-before-last-updated',
+        both === 0 ? null : sentBefore === 0,
+        `${sentBefore} of ${both} frames with sent_at < last_updated`,
+      );
       ctx.observe('timestamp-unit', [...units].sort());
     },
   },

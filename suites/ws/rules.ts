@@ -10,7 +10,12 @@ export { places, priceProblems } from '../../src/quote-rules.ts';
 
 /** The unit a timestamp's magnitude suggests, compared with now (ms since the epoch). */
 export function timestampUnit(value: number, nowMs = Date.now()): 's' | 'ms' | 'us' | 'ns' | 'unknown' {
-  const candidates = [['s', nowMs / 1e3], ['ms', nowMs], ['us', nowMs * 1e3], ['ns', nowMs * 1e6]] as const;
+  const candidates = [
+    ['s', nowMs / 1e3],
+    ['ms', nowMs],
+    ['us', nowMs * 1e3],
+    ['ns', nowMs * 1e6],
+  ] as const;
   for (const [unit, now] of candidates) if (value > now / 10 && value < now * 10) return unit;
   return 'unknown';
 }

@@ -10,8 +10,17 @@ import { keepAliveTiming } from '../../src/profile.ts';
 import { NOTHING_TO_JUDGE } from '../../src/coverage.ts';
 import { LIMITS, METHOD, PATHS, QUERY, STATUS, parsePairCode } from '../../src/spec.ts';
 import {
-  StreamError, isNotice, isPush, jsonObject,
-  type CloseInfo, type InboundFrame, type JsonObject, type OpenOptions, type OpenResult, type Refusal, type StreamSession,
+  StreamError,
+  isNotice,
+  isPush,
+  jsonObject,
+  type CloseInfo,
+  type InboundFrame,
+  type JsonObject,
+  type OpenOptions,
+  type OpenResult,
+  type Refusal,
+  type StreamSession,
 } from '../../src/transports/stream.ts';
 import { places } from './rules.ts';
 import { pairPerAssetType } from '../rest/support.ts';
@@ -63,10 +72,17 @@ export const describeRefusal = (r: Refusal): string => `handshake refused: HTTP 
  * `keepAlive` pings every window/3 so that checks longer than a short test window are not
  * closed under them; ping and keep-alive checks turn it off.
  */
-export async function openSession(ctx: CheckContext, options: OpenOptions & { keepAlive?: boolean } = {}): Promise<StreamSession> {
+export async function openSession(
+  ctx: CheckContext,
+  options: OpenOptions & { keepAlive?: boolean } = {},
+): Promise<StreamSession> {
   const { keepAlive = true, ...open } = options;
   const result = await tryOpen(ctx, open);
-  if (!result.ok) ctx.fail({ received: describeRefusal(result), expected: 'a valid key with stream access is accepted (spec: Authentication)' });
+  if (!result.ok)
+    ctx.fail({
+      received: describeRefusal(result),
+      expected: 'a valid key with stream access is accepted (spec: Authentication)',
+    });
   const session = result.session;
   if (keepAlive) keepOpen(ctx, session);
   return session;
@@ -75,12 +91,20 @@ export async function openSession(ctx: CheckContext, options: OpenOptions & { ke
 /** Pings `session` every window/3 until it closes, so that the target's keep-alive window never closes it under a check. */
 export function keepOpen(ctx: CheckContext, session: StreamSession): void {
   const every = Math.max(50, Math.floor(timing(ctx.profile).windowMs / 3));
-  const timer = setInterval(() => { if (session.isOpen) session.send({ method: METHOD.ping }); }, every);
+  const timer = setInterval(() => {
+    if (session.isOpen) session.send({ method: METHOD.ping });
+  }, every);
   void session.closed.then(() => clearInterval(timer));
 }
 
 /** Waits for a frame; no frame (timeout or close) fails the check with `expected`. */
-export async function waitFrame(ctx: CheckContext, session: StreamSession, predicate: (f: InboundFrame) => boolean, expected: string, timeoutMs?: number): Promise<InboundFrame> {
+export async function waitFrame(
+  ctx: CheckContext,
+  session: StreamSession,
+  predicate: (f: InboundFrame) => boolean,
+  expected: string,
+  timeoutMs?: number,
+): Promise<InboundFrame> {
   try {
     return await session.next(predicate, timeoutMs ?? WAIT.noticeMs);
   } catch (err) {
@@ -126,7 +150,13 @@ export function answers(message: unknown, notice: JsonObject): boolean {
 }
 
 /** Sends `message` and resolves with the notice that answers it (see `answers`). */
-export async function ask(ctx: CheckContext, session: StreamSession, message: unknown, expected: string, timeoutMs = WAIT.noticeMs): Promise<JsonObject> {
+export async function ask(
+  ctx: CheckContext,
+  session: StreamSession,
+  message: unknown,
+  expected: string,
+  timeoutMs = WAIT.noticeMs,
+): Promise<JsonObject> {
   const reply = session.next((f) => isNotice(f) && answers(message, jsonObject(f)!), timeoutMs);
   reply.catch(() => undefined);
   try {
@@ -135,7 +165,11 @@ export async function ask(ctx: CheckContext, session: StreamSession, message: un
     else session.send(message);
     return jsonObject(await reply)!;
   } catch (err) {
-    if (isSilence(err)) ctx.fail({ received: `${silence(err, timeoutMs)} answering ${preview(message)}`, expected: `a notice: ${expected}` });
+    if (isSilence(err))
+      ctx.fail({
+        received: `${silence(err, timeoutMs)} answering ${preview(message)}`,
+        expected: `a notice: ${expected}`,
+      });
     throw err;
   }
 }
@@ -157,34 +191,71 @@ export function expectNotice(ctx: CheckContext, notice: JsonObject, want: Notice
   let ok = true;
   const bad = (field: string, expected: string): void => {
     ok = false;
-    ctx.violation({ received: `${what}: ${field} ${field in notice ? JSON.stringify(notice[field]) : 'absent'} in ${JSON.stringify(notice)}`, expected: `${field} ${expected}` });
+    ctx.violation({
+      received: `${what}: ${field} ${field in notice ? JSON.stringify(notice[field]) : 'absent'} in ${JSON.stringify(notice)}`,
+      expected: `${field} ${expected}`,
+    });
   };
   if (notice.method !== want.method) bad('method', JSON.stringify(want.method));
-  if (want.looseCode ? String(notice.code) !== want.code : notice.code !== want.code) bad('code', want.looseCode ? JSON.stringify(want.code) : `${JSON.stringify(want.code)} (a string)`);
+  if (want.looseCode ? String(notice.code) !== want.code : notice.code !== want.code)
+    bad('code', want.looseCode ? JSON.stringify(want.code) : `${JSON.stringify(want.code)} (a string)`);
   if (typeof want.message === 'string' && notice.message !== want.message) bad('message', JSON.stringify(want.message));
-  if (want.message && typeof want.message === 'object' && !(typeof notice.message === 'string' && want.message.test(notice.message))) bad('message', want.message.describe);
+  if (
+    want.message &&
+    typeof want.message === 'object' &&
+    !(typeof notice.message === 'string' && want.message.test(notice.message))
+  )
+    bad('message', want.message.describe);
   if (want.id !== undefined && notice.id !== want.id) bad('id', `${JSON.stringify(want.id)} (echoed)`);
   if (want.dataNull && !('data' in notice && notice.data === null)) bad('data', 'null');
   return ok;
 }
 
 /** The subscribe request of the spec. */
-export const subscribe = (pairs: unknown, id?: string): JsonObject => ({ ...(id ? { id } : {}), method: METHOD.subscribe, params: { pairs } });
-export const unsubscribe = (pairs: unknown, id?: string): JsonObject => ({ ...(id ? { id } : {}), method: METHOD.unsubscribe, params: { pairs } });
+export const subscribe = (pairs: unknown, id?: string): JsonObject => ({
+  ...(id ? { id } : {}),
+  method: METHOD.subscribe,
+  params: { pairs },
+});
+export const unsubscribe = (pairs: unknown, id?: string): JsonObject => ({
+  ...(id ? { id } : {}),
+  method: METHOD.unsubscribe,
+  params: { pairs },
+});
 
 /**
  * Subscribes as the setup of a later step and requires success. Success is read loosely (code 200
  * as a string or a number, any method but error): the exact notice is ws.subscribe.notice's rule,
  * so a wrong notice fails that check and not every check that subscribes.
  */
-export async function subscribeOk(ctx: CheckContext, session: StreamSession, pairs: string[], id = 'conform-sub'): Promise<JsonObject> {
-  const notice = await ask(ctx, session, subscribe(pairs, id), `subscribe ${pairs.length} pair(s) answered with code "200"`);
-  if (String(notice.code) !== STATUS.OK || notice.method === METHOD.error) ctx.fail({ received: `subscribe to ${pairs.join(', ')} answered ${JSON.stringify(notice)}`, expected: 'the subscribe succeeds (notice code "200"), so the rule under test can be observed' });
+export async function subscribeOk(
+  ctx: CheckContext,
+  session: StreamSession,
+  pairs: string[],
+  id = 'conform-sub',
+): Promise<JsonObject> {
+  const notice = await ask(
+    ctx,
+    session,
+    subscribe(pairs, id),
+    `subscribe ${pairs.length} pair(s) answered with code "200"`,
+  );
+  if (String(notice.code) !== STATUS.OK || notice.method === METHOD.error)
+    ctx.fail({
+      received: `subscribe to ${pairs.join(', ')} answered ${JSON.stringify(notice)}`,
+      expected: 'the subscribe succeeds (notice code "200"), so the rule under test can be observed',
+    });
   return notice;
 }
 
 /** Waits until `pair` has pushed at least `count` frames since `sinceMs`; false on timeout or close. */
-export async function awaitPushes(session: StreamSession, pair: string, count: number, sinceMs: number, timeoutMs: number): Promise<boolean> {
+export async function awaitPushes(
+  session: StreamSession,
+  pair: string,
+  count: number,
+  sinceMs: number,
+  timeoutMs: number,
+): Promise<boolean> {
   let have = session.pushes({ pair, sinceMs }).length;
   if (have >= count) return true;
   try {
@@ -236,12 +307,17 @@ export async function restQuote(ctx: CheckContext, pair: string): Promise<string
   const res = await ctx.rest.get({ path: PATHS.price, query: { [QUERY.price.code]: pair } });
   const data = (res.json as { data?: unknown } | undefined)?.data as Record<string, unknown> | null | undefined;
   if (!data || typeof data !== 'object') return undefined;
-  const parts = [data.ask, data.bid, data.price].map((v) => (places(v) === undefined ? undefined : new Decimal(v as string).toString()));
+  const parts = [data.ask, data.bid, data.price].map((v) =>
+    places(v) === undefined ? undefined : new Decimal(v as string).toString(),
+  );
   return parts.includes(undefined) ? undefined : parts.join(' ');
 }
 
 /** REST quotes of several pairs, read one after the other. */
-export async function restQuotes(ctx: CheckContext, pairs: readonly string[]): Promise<Map<string, string | undefined>> {
+export async function restQuotes(
+  ctx: CheckContext,
+  pairs: readonly string[],
+): Promise<Map<string, string | undefined>> {
   const out = new Map<string, string | undefined>();
   for (const pair of pairs) out.set(pair, await restQuote(ctx, pair));
   return out;
@@ -255,7 +331,12 @@ const MOVE_POLL_MS = 250;
  * MOVE_POLL_MS until all have moved or the time is up. Pushes may wait for a change (on-change
  * services), so a pair only shows whether it is still pushed once its price has moved.
  */
-export async function movedWithin(ctx: CheckContext, pairs: readonly string[], before: ReadonlyMap<string, string | undefined>, ms: number): Promise<string[]> {
+export async function movedWithin(
+  ctx: CheckContext,
+  pairs: readonly string[],
+  before: ReadonlyMap<string, string | undefined>,
+  ms: number,
+): Promise<string[]> {
   const moved = new Set<string>();
   const end = ctx.stream.now() + ms;
   for (;;) {
@@ -276,10 +357,18 @@ export async function movedWithin(ctx: CheckContext, pairs: readonly string[], b
  * WAIT.pushMs (a slow cadence may batch the change) before it counts as `missed`. A pair whose price
  * did not move, or could not be read, is `quiet`: nothing to judge.
  */
-export async function unpushedMoves(ctx: CheckContext, session: StreamSession, pairs: readonly string[], before: ReadonlyMap<string, string | undefined>, sinceMs: number): Promise<{ missed: string[]; quiet: string[] }> {
+export async function unpushedMoves(
+  ctx: CheckContext,
+  session: StreamSession,
+  pairs: readonly string[],
+  before: ReadonlyMap<string, string | undefined>,
+  sinceMs: number,
+): Promise<{ missed: string[]; quiet: string[] }> {
   const silent = pairs.filter((p) => session.pushes({ pair: p, sinceMs }).length === 0);
   const after = await restQuotes(ctx, silent);
-  const moved = silent.filter((p) => before.get(p) !== undefined && after.get(p) !== undefined && before.get(p) !== after.get(p));
+  const moved = silent.filter(
+    (p) => before.get(p) !== undefined && after.get(p) !== undefined && before.get(p) !== after.get(p),
+  );
   await Promise.all(moved.map((p) => awaitPushes(session, p, 1, sinceMs, WAIT.pushMs)));
   return {
     missed: moved.filter((p) => session.pushes({ pair: p, sinceMs }).length === 0),
@@ -292,19 +381,28 @@ export async function unpushedMoves(ctx: CheckContext, session: StreamSession, p
  * pushes are ws.subscribe.pushes-start's failure, reported there once.
  */
 export function noPushes(ctx: CheckContext, what: string): never {
-  return ctx.skip(`${what}: no push arrived, so this rule cannot be observed (ws.subscribe.pushes-start judges the missing pushes)`);
+  return ctx.skip(
+    `${what}: no push arrived, so this rule cannot be observed (ws.subscribe.pushes-start judges the missing pushes)`,
+  );
 }
 
 /**
  * Waits `ms` or until the session closes, whichever comes first; resolves with the close, or
  * undefined when the time ran out. The timer that loses is cancelled, so no sleep outlives it.
  */
-export async function closeWithin(ctx: CheckContext, session: StreamSession, ms: number): Promise<CloseInfo | undefined> {
+export async function closeWithin(
+  ctx: CheckContext,
+  session: StreamSession,
+  ms: number,
+): Promise<CloseInfo | undefined> {
   const stop = new AbortController();
-  const timer = sleep(ms, undefined, { signal: AbortSignal.any([ctx.signal, stop.signal]) }).then(() => undefined, (err: unknown) => {
-    if (stop.signal.aborted) return undefined;
-    throw err;
-  });
+  const timer = sleep(ms, undefined, { signal: AbortSignal.any([ctx.signal, stop.signal]) }).then(
+    () => undefined,
+    (err: unknown) => {
+      if (stop.signal.aborted) return undefined;
+      throw err;
+    },
+  );
   try {
     return await Promise.race([session.closed, timer]);
   } finally {
@@ -328,8 +426,14 @@ const MAX_DEFAULT_PAGES = 60;
  * without the profile's stale and inactive pairs; Crypto first, since it is always open and
  * therefore pushes. The profile's `pairs.sample` comes first when it has any.
  */
-export async function streamPairs(ctx: CheckContext, count: number, options: { assetType?: string; key?: string } = {}): Promise<string[]> {
-  const skip = new Set([ctx.profile.pairs?.stale, ctx.profile.pairs?.inactive].filter((x): x is string => typeof x === 'string'));
+export async function streamPairs(
+  ctx: CheckContext,
+  count: number,
+  options: { assetType?: string; key?: string } = {},
+): Promise<string[]> {
+  const skip = new Set(
+    [ctx.profile.pairs?.stale, ctx.profile.pairs?.inactive].filter((x): x is string => typeof x === 'string'),
+  );
   const out: string[] = [];
   const add = (code: unknown): void => {
     if (typeof code !== 'string' || skip.has(code) || out.includes(code)) return;
@@ -348,7 +452,11 @@ export async function streamPairs(ctx: CheckContext, count: number, options: { a
     for (let page = 1; page <= (perPage ? MAX_PAGES : MAX_DEFAULT_PAGES) && out.length < count; page++) {
       const res = await ctx.rest.get({
         path: PATHS.pairs,
-        query: { [QUERY.pairs.page]: String(page), ...(perPage ? { [QUERY.pairs.perPage]: String(perPage) } : {}), ...(type ? { [QUERY.pairs.type]: type } : {}) },
+        query: {
+          [QUERY.pairs.page]: String(page),
+          ...(perPage ? { [QUERY.pairs.perPage]: String(perPage) } : {}),
+          ...(type ? { [QUERY.pairs.type]: type } : {}),
+        },
         ...(options.key ? { key: options.key } : {}),
       });
       const data = (res.json as { data?: unknown } | undefined)?.data;
@@ -374,9 +482,16 @@ export async function streamPairs(ctx: CheckContext, count: number, options: { a
 }
 
 /** Like streamPairs, but skips the check with the reason when fewer than `count` pairs exist. */
-export async function needPairs(ctx: CheckContext, count: number, options: { assetType?: string } = {}): Promise<string[]> {
+export async function needPairs(
+  ctx: CheckContext,
+  count: number,
+  options: { assetType?: string } = {},
+): Promise<string[]> {
   const pairs = await streamPairs(ctx, count, options);
-  if (pairs.length < count) ctx.skip(`needs ${count} distinct pair(s)${options.assetType ? ` of ${options.assetType}` : ''} the primary key lists in ${PATHS.pairs}; found ${pairs.length}`);
+  if (pairs.length < count)
+    ctx.skip(
+      `needs ${count} distinct pair(s)${options.assetType ? ` of ${options.assetType}` : ''} the primary key lists in ${PATHS.pairs}; found ${pairs.length}`,
+    );
   return pairs;
 }
 
@@ -387,7 +502,10 @@ export const UNKNOWN_PAIR = 'Crypto:ALL:CONFORMNOSUCHPAIR/USD';
  * One pair of each asset type in the primary key's catalogue, as codes of the key's own types and
  * of the others; the profile's special pairs (stale, inactive…) are left out.
  */
-export async function pairsByAccess(ctx: CheckContext, allowed: readonly string[]): Promise<{ own: string[]; other: string[] }> {
+export async function pairsByAccess(
+  ctx: CheckContext,
+  allowed: readonly string[],
+): Promise<{ own: string[]; other: string[] }> {
   const sample = (await pairPerAssetType(ctx)).map((p) => p.code);
   const isOwn = (code: string): boolean => allowed.includes(parsePairCode(code)?.assetType ?? '');
   return { own: sample.filter(isOwn), other: sample.filter((c) => !isOwn(c)) };
@@ -413,6 +531,10 @@ export async function livePairs(ctx: CheckContext, count: number): Promise<strin
 /** Like livePairs, but skips the check with the reason when fewer than `atLeast` (default `count`) are live. */
 export async function needLivePairs(ctx: CheckContext, count: number, atLeast = count): Promise<string[]> {
   const pairs = await livePairs(ctx, count);
-  if (pairs.length < atLeast) ctx.skip(`needs ${count} pair(s) with an open market (REST ${PATHS.price}: status_number "200", market.open true); found ${pairs.length}`, pairs.length === 0 ? NOTHING_TO_JUDGE.livePair : undefined);
+  if (pairs.length < atLeast)
+    ctx.skip(
+      `needs ${count} pair(s) with an open market (REST ${PATHS.price}: status_number "200", market.open true); found ${pairs.length}`,
+      pairs.length === 0 ? NOTHING_TO_JUDGE.livePair : undefined,
+    );
   return pairs;
 }

@@ -1,7 +1,26 @@
 /** Method unsubscribe (spec: Method unsubscribe; Subscription on one WebSocket connection). */
 import type { Check } from '../../src/check.ts';
 import { METHOD, STATUS, TEXT } from '../../src/spec.ts';
-import { MAX_WATCH_MS, STOP_CHECK_TIMEOUT_MS, UNKNOWN_PAIR, WAIT, ask, awaitPushes, expectNotice, movedWithin, needLivePairs, needPairs, noPushes, openSession, restQuotes, subscribeOk, unpushedMoves, unsubscribe, until, watchMs } from './support.ts';
+import {
+  MAX_WATCH_MS,
+  STOP_CHECK_TIMEOUT_MS,
+  UNKNOWN_PAIR,
+  WAIT,
+  ask,
+  awaitPushes,
+  expectNotice,
+  movedWithin,
+  needLivePairs,
+  needPairs,
+  noPushes,
+  openSession,
+  restQuotes,
+  subscribeOk,
+  unpushedMoves,
+  unsubscribe,
+  until,
+  watchMs,
+} from './support.ts';
 
 const clause = (rule: string) => ({ section: 'Method unsubscribe', rule });
 
@@ -18,13 +37,26 @@ export const unsubscribeChecks: readonly Check[] = [
       const pairs = await needPairs(ctx, 2);
       const session = await openSession(ctx);
       await subscribeOk(ctx, session, pairs);
-      const notice = await ask(ctx, session, unsubscribe([pairs[0]], 'conform-unsub'), 'the unsubscribe success notice');
-      expectNotice(ctx, notice, { method: METHOD.unsubscribe, message: TEXT.unsubscribeSuccess, code: STATUS.OK }, 'the unsubscribe notice');
+      const notice = await ask(
+        ctx,
+        session,
+        unsubscribe([pairs[0]], 'conform-unsub'),
+        'the unsubscribe success notice',
+      );
+      expectNotice(
+        ctx,
+        notice,
+        { method: METHOD.unsubscribe, message: TEXT.unsubscribeSuccess, code: STATUS.OK },
+        'the unsubscribe notice',
+      );
     },
   },
   {
     id: 'ws.unsubscribe.stops',
-    clause: { section: 'States and transitions', rule: 'unsubscribe while subscribed: pushes for the listed pairs stop' },
+    clause: {
+      section: 'States and transitions',
+      rule: 'unsubscribe while subscribed: pushes for the listed pairs stop',
+    },
     title: 'subscribes to pairs A and B, waits for two pushes of each, unsubscribes from A',
     expectation: `after the notice (plus ${WAIT.inFlightMs} ms for frames in flight) no push for A over three of its push gaps, while B is still pushed`,
     severity: 'must',
@@ -32,27 +64,44 @@ export const unsubscribeChecks: readonly Check[] = [
     needs: ['ws'],
     timeoutMs: STOP_CHECK_TIMEOUT_MS,
     async run(ctx) {
-      const [a, b] = await needLivePairs(ctx, 2) as [string, string];
+      const [a, b] = (await needLivePairs(ctx, 2)) as [string, string];
       const session = await openSession(ctx);
       await subscribeOk(ctx, session, [a, b]);
       // Two pushes each: their gap says how long a silence of A means it stopped (the cadence is not shown).
-      const both = await Promise.all([awaitPushes(session, a, 2, 0, WAIT.cadenceMs), awaitPushes(session, b, 2, 0, WAIT.cadenceMs)]);
+      const both = await Promise.all([
+        awaitPushes(session, a, 2, 0, WAIT.cadenceMs),
+        awaitPushes(session, b, 2, 0, WAIT.cadenceMs),
+      ]);
       if (!both.every(Boolean)) noPushes(ctx, `two pushes of each of ${[a, b].join(' and ')}`);
       const notice = await ask(ctx, session, unsubscribe([a], 'conform-stop'), 'the unsubscribe notice');
-      if (String(notice.code) !== STATUS.OK) ctx.fail({ received: `unsubscribe answered ${JSON.stringify(notice)}`, expected: 'the unsubscribe succeeds (code "200")' });
+      if (String(notice.code) !== STATUS.OK)
+        ctx.fail({
+          received: `unsubscribe answered ${JSON.stringify(notice)}`,
+          expected: 'the unsubscribe succeeds (code "200")',
+        });
       const cutoff = ctx.stream.now() + WAIT.inFlightMs;
       const watch = watchMs(session, a);
       await until(ctx, cutoff + watch);
       const late = session.pushes({ pair: a, sinceMs: cutoff });
-      if (late.length > 0) ctx.fail({ received: `${late.length} push(es) for ${a} more than ${WAIT.inFlightMs} ms after its unsubscribe notice`, expected: `pushes for ${a} stop` });
+      if (late.length > 0)
+        ctx.fail({
+          received: `${late.length} push(es) for ${a} more than ${WAIT.inFlightMs} ms after its unsubscribe notice`,
+          expected: `pushes for ${a} stop`,
+        });
       ctx.note(`watched ${watch} ms (three of ${a}'s largest push gaps, within ${WAIT.settleMs}..${MAX_WATCH_MS} ms)`);
       // B's silence would make A's no proof: a pair may be quiet for a while when pushes come on change.
-      if (!(await awaitPushes(session, b, 1, cutoff, watchMs(session, b)))) ctx.skip(`no push for ${b} (still subscribed) within three of its push gaps after the unsubscribe either, so A's silence proves nothing (the push trigger is not shown)`);
+      if (!(await awaitPushes(session, b, 1, cutoff, watchMs(session, b))))
+        ctx.skip(
+          `no push for ${b} (still subscribed) within three of its push gaps after the unsubscribe either, so A's silence proves nothing (the push trigger is not shown)`,
+        );
     },
   },
   {
     id: 'ws.unsubscribe.stops-several',
-    clause: { section: 'States and transitions', rule: 'unsubscribe while subscribed: pushes for the listed pairs stop (every listed pair)' },
+    clause: {
+      section: 'States and transitions',
+      rule: 'unsubscribe while subscribed: pushes for the listed pairs stop (every listed pair)',
+    },
     title: 'subscribes to pairs A, B and C, waits for pushes of all three, unsubscribes from A and B in one request',
     expectation: `after the notice (plus ${WAIT.inFlightMs} ms for frames in flight) no push for A or B, even once their REST prices move, while pushes for C go on (a pair whose REST price does not move is not judged)`,
     severity: 'must',
@@ -61,13 +110,17 @@ export const unsubscribeChecks: readonly Check[] = [
     // Waits for pushes, for the stopped pairs' prices to move and for pushes after that: each up to WAIT.pushMs.
     timeoutMs: 8 * WAIT.pushMs,
     async run(ctx) {
-      const [a, b, c] = await needLivePairs(ctx, 3) as [string, string, string];
+      const [a, b, c] = (await needLivePairs(ctx, 3)) as [string, string, string];
       const session = await openSession(ctx);
       await subscribeOk(ctx, session, [a, b, c]);
       const all = await Promise.all([a, b, c].map((p) => awaitPushes(session, p, 1, 0, WAIT.pushMs)));
       if (!all.every(Boolean)) noPushes(ctx, `subscribed to ${[a, b, c].filter((_, i) => !all[i]).join(', ')}`);
       const notice = await ask(ctx, session, unsubscribe([a, b], 'conform-stop-several'), 'the unsubscribe notice');
-      if (String(notice.code) !== STATUS.OK) ctx.fail({ received: `unsubscribe from ${a}, ${b} answered ${JSON.stringify(notice)}`, expected: 'the unsubscribe succeeds (code "200")' });
+      if (String(notice.code) !== STATUS.OK)
+        ctx.fail({
+          received: `unsubscribe from ${a}, ${b} answered ${JSON.stringify(notice)}`,
+          expected: 'the unsubscribe succeeds (code "200")',
+        });
       const cutoff = ctx.stream.now() + WAIT.inFlightMs;
       const before = await restQuotes(ctx, [a, b, c]);
       await awaitPushes(session, c, 3, cutoff, WAIT.pushMs);
@@ -78,14 +131,31 @@ export const unsubscribeChecks: readonly Check[] = [
       let judged = 0;
       for (const stopped of [a, b]) {
         const late = session.pushes({ pair: stopped, sinceMs: cutoff });
-        if (late.length > 0) ctx.violation({ received: `${late.length} push(es) for ${stopped} more than ${WAIT.inFlightMs} ms after the notice of an unsubscribe listing ${a} and ${b}`, expected: `pushes stop for every listed pair, ${stopped} included` });
+        if (late.length > 0)
+          ctx.violation({
+            received: `${late.length} push(es) for ${stopped} more than ${WAIT.inFlightMs} ms after the notice of an unsubscribe listing ${a} and ${b}`,
+            expected: `pushes stop for every listed pair, ${stopped} included`,
+          });
         if (late.length > 0 || moved.includes(stopped)) judged++;
-        else ctx.note(`${stopped}: no push after the unsubscribe, but its REST price did not move within ${WAIT.pushMs} ms either, so its stop is not proven`);
+        else
+          ctx.note(
+            `${stopped}: no push after the unsubscribe, but its REST price did not move within ${WAIT.pushMs} ms either, so its stop is not proven`,
+          );
       }
       const { missed, quiet } = await unpushedMoves(ctx, session, [c], before, cutoff);
-      if (missed.length > 0) ctx.violation({ received: `no push for ${c} after unsubscribing ${a} and ${b}, while its REST price moved`, expected: `pushes for ${c}, still subscribed, go on` });
-      if (quiet.length > 0) ctx.note(`no push for ${c} after the unsubscribe and its REST price did not move: whether it goes on is not judged`);
-      if (judged === 0 && missed.length === 0) ctx.skip(`neither ${a} nor ${b} moved on REST after the unsubscribe, so whether their pushes stopped cannot be told from quiet`);
+      if (missed.length > 0)
+        ctx.violation({
+          received: `no push for ${c} after unsubscribing ${a} and ${b}, while its REST price moved`,
+          expected: `pushes for ${c}, still subscribed, go on`,
+        });
+      if (quiet.length > 0)
+        ctx.note(
+          `no push for ${c} after the unsubscribe and its REST price did not move: whether it goes on is not judged`,
+        );
+      if (judged === 0 && missed.length === 0)
+        ctx.skip(
+          `neither ${a} nor ${b} moved on REST after the unsubscribe, so whether their pushes stopped cannot be told from quiet`,
+        );
     },
   },
   {
@@ -97,11 +167,17 @@ export const unsubscribeChecks: readonly Check[] = [
     tags: ['ws', 'session'],
     needs: ['ws'],
     async run(ctx) {
-      const [subscribed, other] = await needPairs(ctx, 2) as [string, string];
+      const [subscribed, other] = (await needPairs(ctx, 2)) as [string, string];
       const session = await openSession(ctx);
       await subscribeOk(ctx, session, [subscribed]);
-      ctx.observe('known-pair-never-subscribed', await ask(ctx, session, unsubscribe([other], 'conform-not-sub'), 'a notice'));
-      ctx.observe('unknown-pair', await ask(ctx, session, unsubscribe([UNKNOWN_PAIR], 'conform-unknown-unsub'), 'a notice'));
+      ctx.observe(
+        'known-pair-never-subscribed',
+        await ask(ctx, session, unsubscribe([other], 'conform-not-sub'), 'a notice'),
+      );
+      ctx.observe(
+        'unknown-pair',
+        await ask(ctx, session, unsubscribe([UNKNOWN_PAIR], 'conform-unknown-unsub'), 'a notice'),
+      );
     },
   },
 ];

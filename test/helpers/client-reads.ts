@@ -17,13 +17,17 @@ export interface ClientReads {
 
 export function watchClientReads(): ClientReads {
   const sockets: Socket[] = [];
-  const onSocket = (message: unknown): void => { sockets.push((message as { socket: Socket }).socket); };
+  const onSocket = (message: unknown): void => {
+    sockets.push((message as { socket: Socket }).socket);
+  };
   diagnostics_channel.subscribe('net.client.socket', onSocket);
   return {
     async closed() {
       diagnostics_channel.unsubscribe('net.client.socket', onSocket);
       // 'close' only: a reader that hangs up mid-body may see ECONNRESET first, and that is not a failure here.
-      await Promise.all(sockets.map((s) => (s.closed ? undefined : new Promise((resolve) => s.once('close', resolve)))));
+      await Promise.all(
+        sockets.map((s) => (s.closed ? undefined : new Promise((resolve) => s.once('close', resolve)))),
+      );
       return sockets.map((s) => s.bytesRead);
     },
   };

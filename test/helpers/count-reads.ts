@@ -10,6 +10,8 @@ import type { Socket } from 'node:net';
 const file = process.env['CONFORM_READS_FILE'];
 if (file) {
   const sockets: Socket[] = [];
-  diagnostics_channel.subscribe('net.client.socket', (message) => { sockets.push((message as { socket: Socket }).socket); });
+  diagnostics_channel.subscribe('net.client.socket', (message) => {
+    sockets.push((message as { socket: Socket }).socket);
+  });
   process.on('exit', () => writeFileSync(file, JSON.stringify(sockets.map((s) => s.bytesRead))));
 }

@@ -37,11 +37,17 @@ export async function startKnownDelayServer(options: KnownDelayOptions): Promise
     const at = performance.now();
     const index = arrivals.push(at) - 1;
     if (options.stall && arrivals.length === options.stall.atRequest) stallUntil = at + options.stall.ms;
-    const body = JSON.stringify({ status_number: '200', ts: Date.now(), data: { code: 'Crypto:ALL:BTC/USD', ask: '1.1', bid: '1.0', price: '1.05' } });
+    const body = JSON.stringify({
+      status_number: '200',
+      ts: Date.now(),
+      data: { code: 'Crypto:ALL:BTC/USD', ask: '1.1', bid: '1.0', price: '1.05' },
+    });
     const answerAt = Math.max(at + options.delayMs, stallUntil);
     setTimeout(() => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-      res.end(body, () => { held[index] = performance.now() - at; });
+      res.end(body, () => {
+        held[index] = performance.now() - at;
+      });
     }, answerAt - at);
     req.resume();
   });

@@ -15,7 +15,10 @@ export interface ServeProcess {
 /** Starts `conform serve --port 0 --profile-out DIR/profile.json …args`; resolves once it has printed where it listens. */
 export async function startServeProcess(dir: string, args: string[] = []): Promise<ServeProcess> {
   const profileFile = path.join(dir, 'profile.json');
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--profile-out', profileFile, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--profile-out', profileFile, ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stderr.setEncoding('utf8').on('data', (c: string) => (err += c));

@@ -17,7 +17,12 @@ export function tableAfter(heading: string): string[][] {
   for (const line of lines.slice(1)) {
     if (line.startsWith('|')) {
       inTable = true;
-      rows.push(line.split('|').slice(1, -1).map((c) => c.trim()));
+      rows.push(
+        line
+          .split('|')
+          .slice(1, -1)
+          .map((c) => c.trim()),
+      );
     } else if (inTable) break;
   }
   return rows.slice(2);
@@ -25,5 +30,8 @@ export function tableAfter(heading: string): string[][] {
 
 /** Every `## ` and `### ` heading of the spec, without the hashes. */
 export function specHeadings(): string[] {
-  return specText().split('\n').filter((l) => /^#{2,4} /.test(l)).map((l) => l.replace(/^#+ /, '').trim());
+  return specText()
+    .split('\n')
+    .filter((l) => /^#{2,4} /.test(l))
+    .map((l) => l.replace(/^#+ /, '').trim());
 }

@@ -19,30 +19,60 @@ export const EVENT = 'price';
 export type Transport = 'ws' | 'socketio';
 
 export async function startSuiteServer(transport: Transport, fault?: string): Promise<ReferenceServer> {
-  return startReferenceServer({ pingTimeoutMs: WINDOW_MS, tickMs: 50, ...(transport === 'socketio' ? { transport, event: EVENT } : {}), ...(fault ? { fault } : {}) });
+  return startReferenceServer({
+    pingTimeoutMs: WINDOW_MS,
+    tickMs: 50,
+    ...(transport === 'socketio' ? { transport, event: EVENT } : {}),
+    ...(fault ? { fault } : {}),
+  });
 }
 
-export const withGrace = (profile: Profile): Profile => ({ ...profile, timing: { pingTimeoutMs: WINDOW_MS, pingGraceMs: GRACE_MS } });
+export const withGrace = (profile: Profile): Profile => ({
+  ...profile,
+  timing: { pingTimeoutMs: WINDOW_MS, pingGraceMs: GRACE_MS },
+});
 
 /** Runs the checks `ids` (the runner picks the profile's transport); with the rest, every check that is not slow runs beside them, in registry order, as in a real run. */
-export async function runSuite(server: ReferenceServer, ids: readonly string[], withRest = false): Promise<Map<string, CheckResult>> {
+export async function runSuite(
+  server: ReferenceServer,
+  ids: readonly string[],
+  withRest = false,
+): Promise<Map<string, CheckResult>> {
   const checks = wsChecks.filter((c) => ids.includes(c.id) || (withRest && !c.tags.includes('slow')));
-  expect(checks.filter((c) => ids.includes(c.id)).map((c) => c.id).sort()).toEqual([...ids].sort());
-  const { results } = await runChecks({ profile: withGrace(server.profile), checks, settings: { concurrency: 4, timeoutMs: 20_000 } });
+  expect(
+    checks
+      .filter((c) => ids.includes(c.id))
+      .map((c) => c.id)
+      .sort(),
+  ).toEqual([...ids].sort());
+  const { results } = await runChecks({
+    profile: withGrace(server.profile),
+    checks,
+    settings: { concurrency: 4, timeoutMs: 20_000 },
+  });
   return new Map(results.map((r) => [r.id, r]));
 }
 
 export const describeResult = (r: CheckResult | undefined): string =>
-  r ? `${r.id}: ${r.outcome}${r.reason ? ` (${r.errorCode ?? ''} ${r.reason})` : ''} ${r.violations.map((v) => `${v.received} / expected ${v.expected}`).join('; ')}` : 'no result';
+  r
+    ? `${r.id}: ${r.outcome}${r.reason ? ` (${r.errorCode ?? ''} ${r.reason})` : ''} ${r.violations.map((v) => `${v.received} / expected ${v.expected}`).join('; ')}`
+    : 'no result';
 
 /** Every fault that names ws checks, with those checks, as `[fault, ids]` rows for it.for. */
-export const WS_FAULTS = FAULTS.map((f) => [f.name, f.catches.filter((id) => id.startsWith('ws.'))] as const).filter(([, ids]) => ids.length > 0);
+export const WS_FAULTS = FAULTS.map((f) => [f.name, f.catches.filter((id) => id.startsWith('ws.'))] as const).filter(
+  ([, ids]) => ids.length > 0,
+);
 
 /**
  * Runs a fault's checks with the whole non-slow suite beside them (some faults, a leaked slot,
  * show only after another check) and expects each of them to fail with a violation.
  */
-export async function expectFaultFails(transport: Transport, fault: string, ids: readonly string[], local: typeof expect): Promise<void> {
+export async function expectFaultFails(
+  transport: Transport,
+  fault: string,
+  ids: readonly string[],
+  local: typeof expect,
+): Promise<void> {
   const server = await startSuiteServer(transport, fault);
   try {
     const results = await runSuite(server, ids, true);

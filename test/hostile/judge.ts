@@ -43,7 +43,9 @@ const CONSOLE_CONTROL = /[\u0000-\u0008\u000b-\u000c\u000e-\u001f\u007f-\u009f]/
 const oneLine = (s: unknown): boolean => typeof s === 'string' && s.trim().length > 0 && !s.includes('\n');
 
 /** The JSON report of a run, if it wrote one. */
-export function jsonReportOf(run: CliRun): { results: CheckResult[]; summary: Record<string, unknown>; finishedAt: string } | undefined {
+export function jsonReportOf(
+  run: CliRun,
+): { results: CheckResult[]; summary: Record<string, unknown>; finishedAt: string } | undefined {
   const text = run.files['conform-report.json'];
   if (text === undefined) return undefined;
   return JSON.parse(text) as { results: CheckResult[]; summary: Record<string, unknown>; finishedAt: string };
@@ -56,7 +58,8 @@ export function judge(def: HostileDefinition, run: CliRun, opts: JudgeOptions): 
   else if (run.exitCode !== def.exit[0]) problems.push(`exit ${run.exitCode}, expected ${def.exit.join(' or ')}`);
   if (run.durationMs >= RUN_LIMIT_MS) problems.push(`took ${run.durationMs} ms, limit ${RUN_LIMIT_MS} ms`);
   const memoryLimit = def.memoryLimitMiB ?? MEMORY_LIMIT_MIB;
-  if (run.peakRssMiB !== undefined && run.peakRssMiB >= memoryLimit) problems.push(`peak RSS ${run.peakRssMiB} MiB, limit ${memoryLimit} MiB`);
+  if (run.peakRssMiB !== undefined && run.peakRssMiB >= memoryLimit)
+    problems.push(`peak RSS ${run.peakRssMiB} MiB, limit ${memoryLimit} MiB`);
   const consoleText = `${run.stdout}\n${run.stderr}`;
   for (const sign of CRASH_SIGNS) {
     const m = sign.exec(consoleText);
@@ -64,13 +67,20 @@ export function judge(def: HostileDefinition, run: CliRun, opts: JudgeOptions): 
   }
   // Not a TTY and NO_COLOR: any control character came from the target (a terminal would obey an ESC sequence).
   const control = CONSOLE_CONTROL.exec(consoleText);
-  if (control) problems.push(`console carries control character U+${control[0].charCodeAt(0).toString(16).padStart(4, '0')} from the target`);
+  if (control)
+    problems.push(
+      `console carries control character U+${control[0].charCodeAt(0).toString(16).padStart(4, '0')} from the target`,
+    );
   for (const key of opts.keys) problems.push(...keyLeaks(run, key).map((l) => `key leaked: ${l}`));
 
   if (run.exitCode === 2) {
     const lines = run.stderr.split('\n').filter((l) => l.trim());
-    if (lines.length !== 1) problems.push(`exit 2 should print one line on stderr, got ${lines.length}: ${JSON.stringify(run.stderr.slice(0, 300))}`);
-    else if (def.noAnswer && !def.noAnswer.test(lines[0]!.trim())) problems.push(`exit 2 line does not say why as expected (${String(def.noAnswer)}): ${JSON.stringify(lines[0])}`);
+    if (lines.length !== 1)
+      problems.push(
+        `exit 2 should print one line on stderr, got ${lines.length}: ${JSON.stringify(run.stderr.slice(0, 300))}`,
+      );
+    else if (def.noAnswer && !def.noAnswer.test(lines[0]!.trim()))
+      problems.push(`exit 2 line does not say why as expected (${String(def.noAnswer)}): ${JSON.stringify(lines[0])}`);
     return problems;
   }
   if (run.exitCode !== 1) return problems;
@@ -87,7 +97,10 @@ export function judge(def: HostileDefinition, run: CliRun, opts: JudgeOptions): 
   else {
     const valid = XMLValidator.validate(junit);
     const illegal = XML_ILLEGAL.exec(junit);
-    if (illegal) problems.push(`conform-junit.xml carries U+${illegal[0].charCodeAt(0).toString(16).padStart(4, '0')}, which XML 1.0 forbids`);
+    if (illegal)
+      problems.push(
+        `conform-junit.xml carries U+${illegal[0].charCodeAt(0).toString(16).padStart(4, '0')}, which XML 1.0 forbids`,
+      );
     if (valid !== true) problems.push(`conform-junit.xml is not well-formed XML: ${valid.err.msg}`);
     else {
       const xml = new XMLParser({ ignoreAttributes: false }).parse(junit) as Record<string, unknown>;
@@ -99,28 +112,47 @@ export function judge(def: HostileDefinition, run: CliRun, opts: JudgeOptions): 
   else {
     if (!/<\/html>\s*$/i.test(html)) problems.push('conform-report.html is not a whole document');
     const c = XML_ILLEGAL.exec(html);
-    if (c) problems.push(`conform-report.html carries control character U+${c[0].charCodeAt(0).toString(16).padStart(4, '0')} from the target`);
+    if (c)
+      problems.push(
+        `conform-report.html carries control character U+${c[0].charCodeAt(0).toString(16).padStart(4, '0')} from the target`,
+      );
   }
   if (!report) return problems;
 
   const finishedAt = Date.parse(report.finishedAt);
-  if (Number.isFinite(finishedAt) && run.exitedAt - finishedAt > LINGER_LIMIT_MS) problems.push(`the process lived ${Math.round((run.exitedAt - finishedAt) / 1000)} s after its run had ended (open handles kept it alive)`);
+  if (Number.isFinite(finishedAt) && run.exitedAt - finishedAt > LINGER_LIMIT_MS)
+    problems.push(
+      `the process lived ${Math.round((run.exitedAt - finishedAt) / 1000)} s after its run had ended (open handles kept it alive)`,
+    );
   const multiLine: string[] = [];
   for (const r of report.results) {
     const where = `${r.id} (${r.outcome})`;
     if (r.outcome === 'fail') {
       if (r.violations.length === 0) problems.push(`${where}: fail without a violation`);
-      for (const v of r.violations) if (!oneLine(v.received) || !oneLine(v.expected)) multiLine.push(`${r.id}: ${JSON.stringify(v.received).slice(0, 100)}`);
+      for (const v of r.violations)
+        if (!oneLine(v.received) || !oneLine(v.expected))
+          multiLine.push(`${r.id}: ${JSON.stringify(v.received).slice(0, 100)}`);
     } else if (r.outcome === 'error' || r.outcome === 'skip') {
       if (!oneLine(r.reason)) problems.push(`${where}: reason is not one line: ${JSON.stringify(r.reason)}`);
     } else if (r.outcome !== 'pass') problems.push(`${where}: unknown outcome`);
     const limit = timeoutOf(r.id, opts.profile) + TIMEOUT_SLACK_MS;
     // Waiting for a connection slot another check holds does not count against a check's timeout.
     const ran = r.durationMs - (r.slotWaitMs ?? 0);
-    if (ran > limit) problems.push(`${where}: ran ${ran} ms (${r.slotWaitMs ?? 0} ms more waiting for a connection slot), past its timeout + slack (${limit} ms)`);
-    if (r.outcome === 'pass' && r.severity === 'must' && opts.facesHostile(r) && !def.mayPass?.[r.id] && !def.mayPass?.['*']) problems.push(`${where}: a must check passed against a broken target`);
+    if (ran > limit)
+      problems.push(
+        `${where}: ran ${ran} ms (${r.slotWaitMs ?? 0} ms more waiting for a connection slot), past its timeout + slack (${limit} ms)`,
+      );
+    if (
+      r.outcome === 'pass' &&
+      r.severity === 'must' &&
+      opts.facesHostile(r) &&
+      !def.mayPass?.[r.id] &&
+      !def.mayPass?.['*']
+    )
+      problems.push(`${where}: a must check passed against a broken target`);
   }
-  if (multiLine.length > 0) problems.push(`${multiLine.length} violations are not one line (received/expected), e.g. ${multiLine[0]}`);
+  if (multiLine.length > 0)
+    problems.push(`${multiLine.length} violations are not one line (received/expected), e.g. ${multiLine[0]}`);
   return problems;
 }
 
@@ -130,7 +162,9 @@ export function runLine(name: string, run: CliRun): string {
   try {
     const s = jsonReportOf(run)?.summary;
     if (s) counts = ` pass ${s['pass']} fail ${s['fail']} error ${s['error']} skip ${s['skip']}`;
-  } catch { /* judged elsewhere */ }
+  } catch {
+    /* judged elsewhere */
+  }
   const rss = run.peakRssMiB === undefined ? '' : ` peak RSS ${run.peakRssMiB} MiB`;
   return `[hostile] ${name.padEnd(22)} ${(run.durationMs / 1000).toFixed(1).padStart(6)} s  exit ${run.exitCode}${rss}${counts}`;
 }

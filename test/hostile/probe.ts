@@ -7,7 +7,11 @@ import net from 'node:net';
 import { WebSocket } from 'ws';
 
 /** Sends `request` on a raw socket; resolves with every byte received within `ms` (or until the peer closes) and how it ended. */
-export function rawExchange(url: string, request: string, ms: number): Promise<{ bytes: Buffer; ended: 'timeout' | 'end' | 'reset' | 'error'; error?: string }> {
+export function rawExchange(
+  url: string,
+  request: string,
+  ms: number,
+): Promise<{ bytes: Buffer; ended: 'timeout' | 'end' | 'reset' | 'error'; error?: string }> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
@@ -23,13 +27,16 @@ export function rawExchange(url: string, request: string, ms: number): Promise<{
     const timer = setTimeout(() => finish('timeout'), ms);
     socket.on('data', (c: Buffer) => chunks.push(c));
     socket.on('end', () => finish('end'));
-    socket.on('error', (e: NodeJS.ErrnoException) => finish(e.code === 'ECONNRESET' ? 'reset' : 'error', e.code ?? e.message));
+    socket.on('error', (e: NodeJS.ErrnoException) =>
+      finish(e.code === 'ECONNRESET' ? 'reset' : 'error', e.code ?? e.message),
+    );
     socket.write(request);
   });
 }
 
 /** A GET request head for a raw socket. */
-export const getHead = (path: string, key = 'probe-key'): string => `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${key}\r\n\r\n`;
+export const getHead = (path: string, key = 'probe-key'): string =>
+  `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${key}\r\n\r\n`;
 
 export interface HttpOutcome {
   status?: number;
@@ -84,10 +91,17 @@ export interface WsOutcome {
 }
 
 /** Opens a WebSocket with the `ws` client, sends `send` once open, and watches for `ms`. */
-export function wsWatch(url: string, opts: { key?: string; send?: string[]; ms?: number; maxPayload?: number; stopAfter?: number } = {}): Promise<WsOutcome> {
+export function wsWatch(
+  url: string,
+  opts: { key?: string; send?: string[]; ms?: number; maxPayload?: number; stopAfter?: number } = {},
+): Promise<WsOutcome> {
   return new Promise((resolve) => {
     const out: WsOutcome = { opened: false, messages: [] };
-    const ws = new WebSocket(url, { headers: { 'x-api-key': opts.key ?? 'probe-key' }, maxPayload: opts.maxPayload ?? 1024 * 1024, handshakeTimeout: opts.ms ?? 2000 });
+    const ws = new WebSocket(url, {
+      headers: { 'x-api-key': opts.key ?? 'probe-key' },
+      maxPayload: opts.maxPayload ?? 1024 * 1024,
+      handshakeTimeout: opts.ms ?? 2000,
+    });
     let settled = false;
     const finish = (): void => {
       if (settled) return;
@@ -97,7 +111,9 @@ export function wsWatch(url: string, opts: { key?: string; send?: string[]; ms?:
       resolve(out);
     };
     const timer = setTimeout(finish, opts.ms ?? 1000);
-    ws.on('upgrade', (res) => { out.upgradeHeaders = res.headers; });
+    ws.on('upgrade', (res) => {
+      out.upgradeHeaders = res.headers;
+    });
     ws.on('open', () => {
       out.opened = true;
       for (const m of opts.send ?? []) ws.send(m);
@@ -114,12 +130,23 @@ export function wsWatch(url: string, opts: { key?: string; send?: string[]; ms?:
       res.on('data', (c: Buffer) => {
         chunks.push(c);
         size += c.length;
-        if (size > 64 * 1024) { out.unexpectedBody = Buffer.concat(chunks).toString(); finish(); }
+        if (size > 64 * 1024) {
+          out.unexpectedBody = Buffer.concat(chunks).toString();
+          finish();
+        }
       });
-      res.on('end', () => { out.unexpectedBody = Buffer.concat(chunks).toString(); finish(); });
+      res.on('end', () => {
+        out.unexpectedBody = Buffer.concat(chunks).toString();
+        finish();
+      });
       res.on('error', finish);
     });
-    ws.on('error', (e: Error & { code?: string }) => { out.error ??= e.code ? `${e.code}: ${e.message}` : e.message; });
-    ws.on('close', (code, reason) => { out.close = { code, reason: reason.toString() }; finish(); });
+    ws.on('error', (e: Error & { code?: string }) => {
+      out.error ??= e.code ? `${e.code}: ${e.message}` : e.message;
+    });
+    ws.on('close', (code, reason) => {
+      out.close = { code, reason: reason.toString() };
+      finish();
+    });
   });
 }

@@ -60,10 +60,13 @@ export function parseHead(head: string): RawRequest | undefined {
  * Starts a raw server on 127.0.0.1, port 0. `onConnection` runs first for every socket (a target
  * that answers before any request uses it); `onRequest` for every request head read.
  */
-export async function startRawServer(handlers: {
-  onConnection?: (socket: net.Socket, tools: Pick<RawExchange, 'every' | 'after'>) => void;
-  onRequest?: (exchange: RawExchange) => void;
-}, host = '127.0.0.1'): Promise<RawServer> {
+export async function startRawServer(
+  handlers: {
+    onConnection?: (socket: net.Socket, tools: Pick<RawExchange, 'every' | 'after'>) => void;
+    onRequest?: (exchange: RawExchange) => void;
+  },
+  host = '127.0.0.1',
+): Promise<RawServer> {
   const sockets = new Set<net.Socket>();
   let count = 0;
   const server = net.createServer((socket) => {
@@ -76,8 +79,20 @@ export async function startRawServer(handlers: {
     });
     // A hostile target never cares whether the harness hung up on it.
     socket.on('error', () => {});
-    const every = (ms: number, fn: () => void): void => { timers.push(setInterval(() => { if (!socket.destroyed) fn(); }, ms)); };
-    const after = (ms: number, fn: () => void): void => { timers.push(setTimeout(() => { if (!socket.destroyed) fn(); }, ms)); };
+    const every = (ms: number, fn: () => void): void => {
+      timers.push(
+        setInterval(() => {
+          if (!socket.destroyed) fn();
+        }, ms),
+      );
+    };
+    const after = (ms: number, fn: () => void): void => {
+      timers.push(
+        setTimeout(() => {
+          if (!socket.destroyed) fn();
+        }, ms),
+      );
+    };
     handlers.onConnection?.(socket, { every, after });
     if (!handlers.onRequest) {
       socket.resume();
@@ -96,7 +111,10 @@ export async function startRawServer(handlers: {
         const head = buffer.subarray(0, end).toString('latin1');
         buffer = buffer.subarray(end + 4);
         const request = parseHead(head);
-        if (!request) { socket.destroy(); return; }
+        if (!request) {
+          socket.destroy();
+          return;
+        }
         handlers.onRequest!({
           socket,
           request,
@@ -130,7 +148,11 @@ export async function startRawServer(handlers: {
 }
 
 /** Serialises a complete HTTP/1.1 response (headers written as given, so they may lie). */
-export function rawResponse(status: string, headers: readonly [string, string | number][], body: string | Buffer = ''): Buffer {
+export function rawResponse(
+  status: string,
+  headers: readonly [string, string | number][],
+  body: string | Buffer = '',
+): Buffer {
   const head = [`HTTP/1.1 ${status}`, ...headers.map(([k, v]) => `${k}: ${v}`), '', ''].join('\r\n');
   return Buffer.concat([Buffer.from(head, 'latin1'), typeof body === 'string' ? Buffer.from(body, 'utf8') : body]);
 }

@@ -48,7 +48,10 @@ async function peakRss(pid: number): Promise<number | undefined> {
  * Runs `node bin/conform.js ...args --out <fresh dir>`; kills it after `killAfterMs` (a hang is
  * reported as `exitCode: null`, never waited out).
  */
-export async function runCli(args: readonly string[], opts: { killAfterMs?: number; env?: Record<string, string> } = {}): Promise<CliRun> {
+export async function runCli(
+  args: readonly string[],
+  opts: { killAfterMs?: number; env?: Record<string, string> } = {},
+): Promise<CliRun> {
   const outDir = await mkdtemp(path.join(tmpdir(), 'conform-hostile-'));
   const fullArgs = [...args, '--out', outDir];
   const env: NodeJS.ProcessEnv = { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1', ...opts.env };
@@ -57,29 +60,54 @@ export async function runCli(args: readonly string[], opts: { killAfterMs?: numb
   delete env['CONFORM_API_KEY'];
   if (opts.env?.['CONFORM_API_KEY']) env['CONFORM_API_KEY'] = opts.env['CONFORM_API_KEY'];
   const started = performance.now();
-  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bin/conform.js'), ...fullArgs], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bin/conform.js'), ...fullArgs], {
+    cwd: REPO_ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const out = { stdout: '', stderr: '' };
   for (const name of ['stdout', 'stderr'] as const) {
     child[name].setEncoding('utf8');
-    child[name].on('data', (s: string) => { if (out[name].length < MAX_CAPTURE) out[name] += s; });
+    child[name].on('data', (s: string) => {
+      if (out[name].length < MAX_CAPTURE) out[name] += s;
+    });
   }
   let peak: number | undefined;
   const poll = setInterval(() => {
-    if (child.pid !== undefined) void peakRss(child.pid).then((v) => { if (v !== undefined) peak = Math.max(peak ?? 0, v); });
+    if (child.pid !== undefined)
+      void peakRss(child.pid).then((v) => {
+        if (v !== undefined) peak = Math.max(peak ?? 0, v);
+      });
   }, 100);
   const kill = setTimeout(() => child.kill('SIGKILL'), opts.killAfterMs ?? 150_000);
-  const [exitCode, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on('close', (code, sig) => resolve([code, sig])));
+  const [exitCode, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+    child.on('close', (code, sig) => resolve([code, sig])),
+  );
   const durationMs = Math.round(performance.now() - started);
   const exitedAt = Date.now();
   clearInterval(poll);
   clearTimeout(kill);
   const files: Record<string, string> = {};
   for (const name of await readdir(outDir, { recursive: true })) {
-    try { files[String(name)] = await readFile(path.join(outDir, String(name)), 'utf8'); } catch { /* a directory */ }
+    try {
+      files[String(name)] = await readFile(path.join(outDir, String(name)), 'utf8');
+    } catch {
+      /* a directory */
+    }
   }
   // The files are in memory now; keep the directory only when asked to (for a look by hand).
   if (!process.env['CONFORM_HOSTILE_KEEP']) await rm(outDir, { recursive: true, force: true });
-  return { args: fullArgs, exitCode, signal, durationMs, exitedAt, peakRssMiB: peak === undefined ? undefined : Math.round(peak), ...out, outDir, files };
+  return {
+    args: fullArgs,
+    exitCode,
+    signal,
+    durationMs,
+    exitedAt,
+    peakRssMiB: peak === undefined ? undefined : Math.round(peak),
+    ...out,
+    outDir,
+    files,
+  };
 }
 
 /** Runs `tasks` with at most `limit` in flight; results in input order. */
@@ -112,7 +140,12 @@ export const CRASH_SIGNS: readonly RegExp[] = [
  */
 export function keyForms(key: string): string[] {
   const half = Math.floor(key.length / 2);
-  const forms = [key, JSON.stringify(key).slice(1, -1), encodeURIComponent(key), key.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')];
+  const forms = [
+    key,
+    JSON.stringify(key).slice(1, -1),
+    encodeURIComponent(key),
+    key.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;'),
+  ];
   if (half >= 8) forms.push(key.slice(0, half), key.slice(half));
   return [...new Set(forms)];
 }
@@ -121,6 +154,7 @@ export function keyForms(key: string): string[] {
 export function keyLeaks(run: Pick<CliRun, 'stdout' | 'stderr' | 'files'>, key: string): string[] {
   const places: [string, string][] = [['stdout', run.stdout], ['stderr', run.stderr], ...Object.entries(run.files)];
   const leaks: string[] = [];
-  for (const [where, text] of places) for (const form of keyForms(key)) if (text.includes(form)) leaks.push(`${where} contains ${JSON.stringify(form)}`);
+  for (const [where, text] of places)
+    for (const form of keyForms(key)) if (text.includes(form)) leaks.push(`${where} contains ${JSON.stringify(form)}`);
   return leaks;
 }

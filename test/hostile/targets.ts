@@ -11,7 +11,15 @@ import { once } from 'node:events';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { RUN_DEFAULTS } from '../../src/runner.ts';
 import { pump, rawResponse, startRawServer, type RawExchange, type RawServer } from './raw-server.ts';
-import { OPCODE, closeFrame, frame, frameHeader, parseClientFrames, switchingProtocols, textFrame } from './ws-frames.ts';
+import {
+  OPCODE,
+  closeFrame,
+  frame,
+  frameHeader,
+  parseClientFrames,
+  switchingProtocols,
+  textFrame,
+} from './ws-frames.ts';
 
 /** What a running target exposes to a test. */
 export interface HostileTarget {
@@ -62,7 +70,9 @@ function stats(server: { connections(): number }): HostileStats {
   const tracked: net.Socket[] = [];
   return {
     connections: server.connections,
-    track: (socket) => { tracked.push(socket); },
+    track: (socket) => {
+      tracked.push(socket);
+    },
     maxBytesWritten: () => tracked.reduce((max, s) => Math.max(max, s.bytesWritten), 0),
   };
 }
@@ -84,10 +94,26 @@ function everyRequest(layer: Layer, handle: (x: RawExchange, s: HostileStats) =>
 }
 
 /** A raw target that completes every WebSocket handshake by hand, then does `after` with the socket. */
-function afterHandshake(after: (socket: net.Socket, x: RawExchange, s: HostileStats, incoming: (cb: (opcode: number, payload: Buffer) => void) => void) => void): () => Promise<HostileTarget> {
+function afterHandshake(
+  after: (
+    socket: net.Socket,
+    x: RawExchange,
+    s: HostileStats,
+    incoming: (cb: (opcode: number, payload: Buffer) => void) => void,
+  ) => void,
+): () => Promise<HostileTarget> {
   return everyRequest('ws', (x, s) => {
     if (!x.request.isUpgrade) {
-      x.socket.end(rawResponse('404 Not Found', [['Content-Type', 'application/json'], ['Content-Length', 2]], '{}'));
+      x.socket.end(
+        rawResponse(
+          '404 Not Found',
+          [
+            ['Content-Type', 'application/json'],
+            ['Content-Length', 2],
+          ],
+          '{}',
+        ),
+      );
       return;
     }
     let pending = x.detach();
@@ -134,10 +160,19 @@ const NEAR_LIMIT_BODY = (() => {
   const records = Math.floor((RUN_DEFAULTS.maxBodyBytes - 1024 - ENVELOPE_START.length - 2) / (PAIR_JSON.length + 1));
   return `${ENVELOPE_START}${Array.from({ length: records }, () => PAIR_JSON).join(',')}]}`;
 })();
-const NEAR_LIMIT_RESPONSE = rawResponse('200 OK', [['Content-Type', 'application/json'], ['Content-Length', Buffer.byteLength(NEAR_LIMIT_BODY)]], NEAR_LIMIT_BODY);
+const NEAR_LIMIT_RESPONSE = rawResponse(
+  '200 OK',
+  [
+    ['Content-Type', 'application/json'],
+    ['Content-Length', Buffer.byteLength(NEAR_LIMIT_BODY)],
+  ],
+  NEAR_LIMIT_BODY,
+);
 
 /** A well-formed push frame 1 KiB under the default maxPayload: allowed, heavy to keep. */
-const BIG_PUSH = textFrame(`{"code":"Crypto:ALL:BTC/USD","ask":"2","bid":"1","price":"1.5","last_updated":1,"sent_at":2,"pad":"${'x'.repeat(RUN_DEFAULTS.maxPayloadBytes - 1024 - 100)}"}`);
+const BIG_PUSH = textFrame(
+  `{"code":"Crypto:ALL:BTC/USD","ask":"2","bid":"1","price":"1.5","last_updated":1,"sent_at":2,"pad":"${'x'.repeat(RUN_DEFAULTS.maxPayloadBytes - 1024 - 100)}"}`,
+);
 
 /** Deterministic bytes that are not valid UTF-8 and not JSON. */
 function noise(length: number, seed = 7): Buffer {
@@ -170,7 +205,9 @@ const FLOOD_BATCH = Buffer.concat(
 function dribble(x: RawExchange, bytes: Buffer): void {
   let i = 0;
   x.socket.write(bytes.subarray(i, ++i));
-  x.every(2000, () => { if (i < bytes.length) x.socket.write(bytes.subarray(i, ++i)); });
+  x.every(2000, () => {
+    if (i < bytes.length) x.socket.write(bytes.subarray(i, ++i));
+  });
 }
 
 /** A node:http + ws target for faults that keep to the protocol but break everything above it. */
@@ -191,10 +228,11 @@ async function httpTarget(
   });
   server.on('upgrade', (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => {
     socket.on('error', () => {});
-    const accept = (): void => wss.handleUpgrade(req, socket, head, (ws) => {
-      ws.on('error', () => {});
-      onSocket?.(ws, req);
-    });
+    const accept = (): void =>
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        ws.on('error', () => {});
+        onSocket?.(ws, req);
+      });
     if (onUpgrade) onUpgrade(req, socket, head, accept);
     else if (onSocket) accept();
     else socket.destroy();
@@ -223,7 +261,12 @@ const keyOf = (req: http.IncomingMessage): string => {
   return Array.isArray(v) ? v.join(',') : (v ?? '');
 };
 
-const writeJson = (res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void => {
+const writeJson = (
+  res: http.ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void => {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
   res.end(text);
@@ -241,13 +284,23 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
   },
   {
     name: 'silent-behind-auth',
-    breaks: 'answers a request without a key at once (401, 50005) and never answers one with a key: a gateway whose backend hangs',
+    breaks:
+      'answers a request without a key at once (401, 50005) and never answers one with a key: a gateway whose backend hangs',
     layer: 'both',
     exit: [1],
     start: everyRequest('both', (x) => {
       if (x.request.headers['x-api-key'] !== undefined) return;
       const body = '{"status_number":"50005","ts":1700000000000,"data":null,"message":"missing API key"}';
-      x.socket.write(rawResponse('401 Unauthorized', [['Content-Type', 'application/json'], ['Content-Length', body.length]], body));
+      x.socket.write(
+        rawResponse(
+          '401 Unauthorized',
+          [
+            ['Content-Type', 'application/json'],
+            ['Content-Length', body.length],
+          ],
+          body,
+        ),
+      );
     }),
   },
   {
@@ -256,7 +309,16 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     layer: 'both',
     exit: [1],
     start: everyRequest('both', (x) => {
-      x.socket.write(rawResponse('200 OK', [['Content-Type', 'text/html; charset=utf-8'], ['Content-Length', Buffer.byteLength(SIGN_IN_PAGE)]], SIGN_IN_PAGE));
+      x.socket.write(
+        rawResponse(
+          '200 OK',
+          [
+            ['Content-Type', 'text/html; charset=utf-8'],
+            ['Content-Length', Buffer.byteLength(SIGN_IN_PAGE)],
+          ],
+          SIGN_IN_PAGE,
+        ),
+      );
     }),
   },
   {
@@ -265,7 +327,17 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     layer: 'both',
     exit: [1],
     start: everyRequest('both', (x) => {
-      x.socket.write(rawResponse('502 Bad Gateway', [['Server', 'nginx/1.25.3'], ['Content-Type', 'text/html'], ['Content-Length', Buffer.byteLength(NGINX_502)]], NGINX_502));
+      x.socket.write(
+        rawResponse(
+          '502 Bad Gateway',
+          [
+            ['Server', 'nginx/1.25.3'],
+            ['Content-Type', 'text/html'],
+            ['Content-Length', Buffer.byteLength(NGINX_502)],
+          ],
+          NGINX_502,
+        ),
+      );
     }),
   },
   {
@@ -274,7 +346,9 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     layer: 'both',
     exit: [2],
     noAnswer: /^conform: target http:\/\/127\.0\.0\.1:\d+ unreachable: ECONNRESET$/,
-    start: everyRequest('both', (x) => { x.socket.resetAndDestroy(); }),
+    start: everyRequest('both', (x) => {
+      x.socket.resetAndDestroy();
+    }),
   },
   {
     name: 'reset-mid-body',
@@ -283,7 +357,16 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     exit: [1],
     start: everyRequest('both', (x) => {
       const body = ENVELOPE_START + PAIR_JSON.repeat(3);
-      x.socket.write(rawResponse('200 OK', [['Content-Type', 'application/json'], ['Content-Length', body.length * 2]], body));
+      x.socket.write(
+        rawResponse(
+          '200 OK',
+          [
+            ['Content-Type', 'application/json'],
+            ['Content-Length', body.length * 2],
+          ],
+          body,
+        ),
+      );
       x.after(20, () => x.socket.resetAndDestroy());
     }),
   },
@@ -294,17 +377,36 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     exit: [1],
     start: everyRequest('both', (x) => {
       const body = '{"status_number":"200","ts":1700000000000,"data":[{"code":"Crypto:ALL:BTC/US';
-      x.socket.end(rawResponse('200 OK', [['Content-Type', 'application/json'], ['Content-Length', 1000]], body));
+      x.socket.end(
+        rawResponse(
+          '200 OK',
+          [
+            ['Content-Type', 'application/json'],
+            ['Content-Length', 1000],
+          ],
+          body,
+        ),
+      );
     }),
   },
   {
     name: 'short-content-length',
-    breaks: 'announces a shorter Content-Length than its JSON, so the body read is truncated JSON and the rest is garbage',
+    breaks:
+      'announces a shorter Content-Length than its JSON, so the body read is truncated JSON and the rest is garbage',
     layer: 'both',
     exit: [1],
     start: everyRequest('both', (x) => {
       const body = `{"status_number":"200","ts":1700000000000,"data":[${PAIR_JSON}]}`;
-      x.socket.write(rawResponse('200 OK', [['Content-Type', 'application/json'], ['Content-Length', 40]], body));
+      x.socket.write(
+        rawResponse(
+          '200 OK',
+          [
+            ['Content-Type', 'application/json'],
+            ['Content-Length', 40],
+          ],
+          body,
+        ),
+      );
     }),
   },
   {
@@ -315,7 +417,17 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     noAnswer: /^conform: target http:\/\/127\.0\.0\.1:\d+ sent no HTTP response within \d+ ms$/,
     start: everyRequest('both', (x) => {
       const body = `{"status_number":"200","ts":1700000000000,"data":[]}`;
-      dribble(x, rawResponse('200 OK', [['Content-Type', 'application/json'], ['Content-Length', body.length]], body));
+      dribble(
+        x,
+        rawResponse(
+          '200 OK',
+          [
+            ['Content-Type', 'application/json'],
+            ['Content-Length', body.length],
+          ],
+          body,
+        ),
+      );
     }),
   },
   {
@@ -325,7 +437,16 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     exit: [1],
     start: everyRequest('both', (x) => {
       const body = noise(64 * 1024);
-      x.socket.write(rawResponse('200 OK', [['Content-Type', 'application/octet-stream'], ['Content-Length', body.length]], body));
+      x.socket.write(
+        rawResponse(
+          '200 OK',
+          [
+            ['Content-Type', 'application/octet-stream'],
+            ['Content-Length', body.length],
+          ],
+          body,
+        ),
+      );
     }),
   },
   {
@@ -336,7 +457,16 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     start: everyRequest('both', (x, s) => {
       const total = 50 * 1024 * 1024;
       x.detach();
-      x.socket.write(rawResponse('200 OK', [['Content-Type', 'application/json'], ['Content-Length', total]], ENVELOPE_START));
+      x.socket.write(
+        rawResponse(
+          '200 OK',
+          [
+            ['Content-Type', 'application/json'],
+            ['Content-Length', total],
+          ],
+          ENVELOPE_START,
+        ),
+      );
       s.track(x.socket);
       void pump(x.socket, total - ENVELOPE_START.length, () => BIG_CHUNK);
     }),
@@ -358,17 +488,27 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     exit: [1],
     mayPass: { 'ws.keepalive.ping-keeps-alive': 'it never closes a connection, so a pinged one stays open' },
     async start() {
-      return httpTarget('both', (req, res) => {
-        const url = new URL(req.url ?? '/', 'http://x');
-        const data = url.pathname.endsWith('/pairs')
-          ? { code: 7, name: false, base: [], quote: {} }
-          : [{ code: 1, ask: 1.5, bid: true, price: null, market: 'open' }];
-        writeJson(res, 200, { status_number: 200, ts: '1700000000000', data, message: 404 });
-      }, (ws) => {
-        const push = setInterval(() => ws.send(JSON.stringify({ code: 1, ask: 1.5, bid: 1.4, price: 1.45, last_updated: 'now', sent_at: [] })), 100);
-        ws.on('close', () => clearInterval(push));
-        ws.on('message', () => ws.send(JSON.stringify({ method: 1, message: false, code: 200, id: 42, data: 'null', status_number: [] })));
-      });
+      return httpTarget(
+        'both',
+        (req, res) => {
+          const url = new URL(req.url ?? '/', 'http://x');
+          const data = url.pathname.endsWith('/pairs')
+            ? { code: 7, name: false, base: [], quote: {} }
+            : [{ code: 1, ask: 1.5, bid: true, price: null, market: 'open' }];
+          writeJson(res, 200, { status_number: 200, ts: '1700000000000', data, message: 404 });
+        },
+        (ws) => {
+          const push = setInterval(
+            () =>
+              ws.send(JSON.stringify({ code: 1, ask: 1.5, bid: 1.4, price: 1.45, last_updated: 'now', sent_at: [] })),
+            100,
+          );
+          ws.on('close', () => clearInterval(push));
+          ws.on('message', () =>
+            ws.send(JSON.stringify({ method: 1, message: false, code: 200, id: 42, data: 'null', status_number: [] })),
+          );
+        },
+      );
     },
   },
   {
@@ -377,39 +517,62 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     layer: 'both',
     exit: [1],
     async start() {
-      const redirect = (req: http.IncomingMessage): string => `${req.url ?? '/'}${(req.url ?? '').includes('?') ? '&' : '?'}loop=1`;
-      return httpTarget('both', (req, res) => {
-        res.writeHead(302, { location: redirect(req), 'content-length': 0 });
-        res.end();
-      }, undefined, (req, socket) => {
-        socket.end(`HTTP/1.1 302 Found\r\nLocation: ${redirect(req)}\r\nContent-Length: 0\r\n\r\n`);
-      });
+      const redirect = (req: http.IncomingMessage): string =>
+        `${req.url ?? '/'}${(req.url ?? '').includes('?') ? '&' : '?'}loop=1`;
+      return httpTarget(
+        'both',
+        (req, res) => {
+          res.writeHead(302, { location: redirect(req), 'content-length': 0 });
+          res.end();
+        },
+        undefined,
+        (req, socket) => {
+          socket.end(`HTTP/1.1 302 Found\r\nLocation: ${redirect(req)}\r\nContent-Length: 0\r\n\r\n`);
+        },
+      );
     },
   },
   {
     name: 'redirect-elsewhere',
-    breaks: 'answers every request and upgrade with a 307 to another origin (another loopback port) that records what arrives',
+    breaks:
+      'answers every request and upgrade with a 307 to another origin (another loopback port) that records what arrives',
     layer: 'both',
     exit: [1],
     async start() {
       const seen: NonNullable<HostileStats['otherOrigin']> = [];
       // The other origin answers like a healthy service, so following the redirect would look rewarding.
-      const other = await httpTarget('both', (req, res) => {
-        seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
-        writeJson(res, 200, { status_number: '200', ts: 1700000000000, data: [] });
-      }, undefined, (req, socket) => {
-        seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
-        socket.destroy();
-      });
+      const other = await httpTarget(
+        'both',
+        (req, res) => {
+          seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
+          writeJson(res, 200, { status_number: '200', ts: 1700000000000, data: [] });
+        },
+        undefined,
+        (req, socket) => {
+          seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
+          socket.destroy();
+        },
+      );
       const elsewhere = (req: http.IncomingMessage): string => `${other.rest}${req.url ?? '/'}`;
-      const target = await httpTarget('both', (req, res) => {
-        res.writeHead(307, { location: elsewhere(req), 'content-length': 0 });
-        res.end();
-      }, undefined, (req, socket) => {
-        socket.end(`HTTP/1.1 307 Temporary Redirect\r\nLocation: ${elsewhere(req)}\r\nContent-Length: 0\r\n\r\n`);
-      });
+      const target = await httpTarget(
+        'both',
+        (req, res) => {
+          res.writeHead(307, { location: elsewhere(req), 'content-length': 0 });
+          res.end();
+        },
+        undefined,
+        (req, socket) => {
+          socket.end(`HTTP/1.1 307 Temporary Redirect\r\nLocation: ${elsewhere(req)}\r\nContent-Length: 0\r\n\r\n`);
+        },
+      );
       target.stats.otherOrigin = seen;
-      return { ...target, async close() { await target.close(); await other.close(); } };
+      return {
+        ...target,
+        async close() {
+          await target.close();
+          await other.close();
+        },
+      };
     },
   },
   {
@@ -418,7 +581,16 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     layer: 'both',
     exit: [1],
     start: everyRequest('both', (x) => {
-      x.socket.write(rawResponse('200 OK', [['Content-Type', 'application/json'], ['Transfer-Encoding', 'chunked']], `zz\r\n{"status_number":"200"}\r\n0\r\n\r\n`));
+      x.socket.write(
+        rawResponse(
+          '200 OK',
+          [
+            ['Content-Type', 'application/json'],
+            ['Transfer-Encoding', 'chunked'],
+          ],
+          `zz\r\n{"status_number":"200"}\r\n0\r\n\r\n`,
+        ),
+      );
     }),
   },
   {
@@ -430,7 +602,17 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     noAnswer: /^conform: target http:\/\/127\.0\.0\.1:\d+ does not answer HTTP \(HPE_UNEXPECTED_CONTENT_LENGTH\)$/,
     start: everyRequest('both', (x) => {
       const body = '{"status_number":"200","ts":1700000000000,"data":[]}';
-      x.socket.write(rawResponse('200 OK', [['Content-Type', 'application/json'], ['Content-Length', 20], ['Content-Length', body.length]], body));
+      x.socket.write(
+        rawResponse(
+          '200 OK',
+          [
+            ['Content-Type', 'application/json'],
+            ['Content-Length', 20],
+            ['Content-Length', body.length],
+          ],
+          body,
+        ),
+      );
     }),
   },
   {
@@ -438,9 +620,14 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     breaks: 'speaks another protocol: an SSH banner on connect, then silence',
     layer: 'both',
     exit: [2],
-    noAnswer: /^conform: target http:\/\/127\.0\.0\.1:\d+ (does not answer HTTP \(HPE_[A-Z_]+\)|sent no HTTP response within \d+ ms)$/,
+    noAnswer:
+      /^conform: target http:\/\/127\.0\.0\.1:\d+ (does not answer HTTP \(HPE_[A-Z_]+\)|sent no HTTP response within \d+ ms)$/,
     async start() {
-      const server = await startRawServer({ onConnection: (socket) => { socket.write('SSH-2.0-OpenSSH_9.6p1 Ubuntu-3ubuntu13\r\n'); } });
+      const server = await startRawServer({
+        onConnection: (socket) => {
+          socket.write('SSH-2.0-OpenSSH_9.6p1 Ubuntu-3ubuntu13\r\n');
+        },
+      });
       return fromRaw(server, stats(server), 'both');
     },
   },
@@ -464,14 +651,18 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     breaks: 'dribbles its 101 Switching Protocols one byte every two seconds',
     layer: 'ws',
     exit: [1],
-    start: everyRequest('ws', (x) => { dribble(x, Buffer.from(switchingProtocols(x.request.headers['sec-websocket-key'] ?? ''), 'latin1')); }),
+    start: everyRequest('ws', (x) => {
+      dribble(x, Buffer.from(switchingProtocols(x.request.headers['sec-websocket-key'] ?? ''), 'latin1'));
+    }),
   },
   {
     name: 'ws-reset-upgrade',
     breaks: 'resets the connection (RST) as soon as the upgrade request arrives',
     layer: 'ws',
     exit: [1],
-    start: everyRequest('ws', (x) => { x.socket.resetAndDestroy(); }),
+    start: everyRequest('ws', (x) => {
+      x.socket.resetAndDestroy();
+    }),
   },
   {
     name: 'ws-flood',
@@ -503,7 +694,8 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
   },
   {
     name: 'ws-big-frames',
-    breaks: 'sends 16 well-formed pushes 1 KiB under the default maxPayload (--max-payload) each, as soon as the handshake completes',
+    breaks:
+      'sends 16 well-formed pushes 1 KiB under the default maxPayload (--max-payload) each, as soon as the handshake completes',
     layer: 'ws',
     exit: [1],
     mayPass: { 'ws.keepalive.ping-keeps-alive': 'it never closes a connection, so a pinged one stays open' },
@@ -522,11 +714,15 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
       'ws.frames.no-status-number': 'binary frames carry no status_number',
     },
     async start() {
-      return httpTarget('ws', (req, res) => writeJson(res, 404, {}), (ws) => {
-        const push = setInterval(() => ws.send(noise(256)), 100);
-        ws.on('close', () => clearInterval(push));
-        ws.on('message', (data) => ws.send(Buffer.from(String(data))));
-      });
+      return httpTarget(
+        'ws',
+        (req, res) => writeJson(res, 404, {}),
+        (ws) => {
+          const push = setInterval(() => ws.send(noise(256)), 100);
+          ws.on('close', () => clearInterval(push));
+          ws.on('message', (data) => ws.send(Buffer.from(String(data))));
+        },
+      );
     },
   },
   {
@@ -536,7 +732,9 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     exit: [1],
     start: afterHandshake((socket, x) => {
       socket.write(frameHeader({ opcode: OPCODE.text, length: 1000 }));
-      socket.write(('{"method":"subscribe","message":"Success","code":"200","data":null,"pad":"' + 'x'.repeat(300)).slice(0, 300));
+      socket.write(
+        ('{"method":"subscribe","message":"Success","code":"200","data":null,"pad":"' + 'x'.repeat(300)).slice(0, 300),
+      );
       x.after(20, () => socket.resetAndDestroy());
     }),
   },
@@ -549,7 +747,9 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     start: afterHandshake((socket, x) => {
       const bytes = textFrame('{"method":"subscribe","message":"Success","code":"200","data":null}');
       let i = 0;
-      x.every(2000, () => { if (i < bytes.length) socket.write(bytes.subarray(i, ++i)); });
+      x.every(2000, () => {
+        if (i < bytes.length) socket.write(bytes.subarray(i, ++i));
+      });
     }),
   },
   {
@@ -559,7 +759,13 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     exit: [1],
     start: afterHandshake((socket, x, s, incoming) => {
       const mask = Buffer.from([0x37, 0xfa, 0x21, 0x3d]);
-      socket.write(frame({ opcode: OPCODE.text, payload: '{"method":"subscribe","message":"Success","code":"200","data":null}', mask }));
+      socket.write(
+        frame({
+          opcode: OPCODE.text,
+          payload: '{"method":"subscribe","message":"Success","code":"200","data":null}',
+          mask,
+        }),
+      );
       incoming(() => socket.write(frame({ opcode: OPCODE.text, payload: 'Pong!', mask })));
     }),
   },
@@ -579,7 +785,13 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     layer: 'ws',
     exit: [1],
     start: afterHandshake((socket) => {
-      socket.write(frame({ opcode: OPCODE.text, rsv: 0b100, payload: '{"method":"subscribe","message":"Success","code":"200","data":null}' }));
+      socket.write(
+        frame({
+          opcode: OPCODE.text,
+          rsv: 0b100,
+          payload: '{"method":"subscribe","message":"Success","code":"200","data":null}',
+        }),
+      );
     }),
   },
   {
@@ -588,7 +800,15 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     layer: 'ws',
     exit: [1],
     start: afterHandshake((socket) => {
-      socket.write(textFrame(Buffer.concat([Buffer.from('{"method":"subscribe","message":"'), Buffer.from([0xc3, 0x28, 0xff, 0xfe]), Buffer.from('","code":"200"}')])));
+      socket.write(
+        textFrame(
+          Buffer.concat([
+            Buffer.from('{"method":"subscribe","message":"'),
+            Buffer.from([0xc3, 0x28, 0xff, 0xfe]),
+            Buffer.from('","code":"200"}'),
+          ]),
+        ),
+      );
     }),
   },
   {
@@ -599,7 +819,9 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     async start() {
       const codes = [1005, 999, 1004, 1015, 2999];
       let n = 0;
-      return afterHandshake((socket) => { socket.write(closeFrame(codes[n++ % codes.length]!, 'illegal')); })();
+      return afterHandshake((socket) => {
+        socket.write(closeFrame(codes[n++ % codes.length]!, 'illegal'));
+      })();
     },
   },
   {
@@ -613,7 +835,8 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
   },
   {
     name: 'echo-key',
-    breaks: 'echoes the API key back in bodies, headers, status lines, handshake refusals, notices, pushes, pongs and close reasons',
+    breaks:
+      'echoes the API key back in bodies, headers, status lines, handshake refusals, notices, pushes, pongs and close reasons',
     layer: 'both',
     exit: [1],
     mayPass: {
@@ -621,47 +844,93 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
       'rest.auth.invalid-key': 'it answers every request 401 with 50005',
       'ws.handshake.invalid-key': 'it accepts and then sends a 50005 notice, which the spec allows',
       'ws.handshake.error-body': 'its refusals carry status_number and message, never code',
-      'ws.limits.connections.primary': 'it refuses every third handshake with 50009, which can meet a connection limit by chance',
-      'ws.limits.connections.slot-freed': 'it refuses every third handshake with 50009, which can meet a connection limit by chance',
-      'ws.limits.connections.limited': 'it refuses every third handshake with 50009, which can meet a connection limit by chance',
+      'ws.limits.connections.primary':
+        'it refuses every third handshake with 50009, which can meet a connection limit by chance',
+      'ws.limits.connections.slot-freed':
+        'it refuses every third handshake with 50009, which can meet a connection limit by chance',
+      'ws.limits.connections.limited':
+        'it refuses every third handshake with 50009, which can meet a connection limit by chance',
     },
     async start() {
       let upgrades = 0;
       const keysSeen = new Set<string>();
-      const target = await httpTarget('both', (req, res) => {
-        const key = keyOf(req);
-        keysSeen.add(key);
-        res.statusMessage = `Key ${key} rejected`;
-        writeJson(res, 401, { status_number: '50005', ts: 1700000000000, data: { key, echo: `you sent ${key}` }, message: `invalid key: ${key}` }, {
-          'x-echo-key': key,
-          'www-authenticate': `ApiKey realm="${key}"`,
-          'set-cookie': `session=${key}; HttpOnly`,
-        });
-      }, (ws, req) => {
-        const key = keyOf(req);
-        ws.send(JSON.stringify({ method: 'error', message: `invalid key ${key}`, code: '50005', data: null }));
-        const push = setInterval(() => ws.send(JSON.stringify({ code: `Crypto:ALL:${key}/USDT`, ask: '2', bid: '1', price: '1.5', last_updated: 1, sent_at: 2 })), 100);
-        let messages = 0;
-        ws.on('close', () => clearInterval(push));
-        ws.on('message', (data) => {
-          const text = String(data);
-          let request: Record<string, unknown> = {};
-          try { request = JSON.parse(text) as Record<string, unknown>; } catch { /* echo anyway */ }
-          if (request['method'] === 'ping') ws.send(`Pong! ${key}`);
-          else ws.send(JSON.stringify({ method: request['method'] ?? 'error', message: `Success for ${key}`, code: '200', id: request['id'], data: { key } }));
-          if (++messages === 3) ws.close(1008, `key ${key} revoked`);
-        });
-      }, (req, socket, head, accept) => {
-        const key = keyOf(req);
-        keysSeen.add(key);
-        // Every third handshake is refused with a body and headers that carry the key.
-        if (++upgrades % 3 === 0 || key === '') {
-          const body = JSON.stringify({ status_number: '50009', message: `connection limit reached for key ${key}` });
-          socket.end(`HTTP/1.1 429 Key ${key} over limit\r\nX-Echo-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
-          return;
-        }
-        accept();
-      });
+      const target = await httpTarget(
+        'both',
+        (req, res) => {
+          const key = keyOf(req);
+          keysSeen.add(key);
+          res.statusMessage = `Key ${key} rejected`;
+          writeJson(
+            res,
+            401,
+            {
+              status_number: '50005',
+              ts: 1700000000000,
+              data: { key, echo: `you sent ${key}` },
+              message: `invalid key: ${key}`,
+            },
+            {
+              'x-echo-key': key,
+              'www-authenticate': `ApiKey realm="${key}"`,
+              'set-cookie': `session=${key}; HttpOnly`,
+            },
+          );
+        },
+        (ws, req) => {
+          const key = keyOf(req);
+          ws.send(JSON.stringify({ method: 'error', message: `invalid key ${key}`, code: '50005', data: null }));
+          const push = setInterval(
+            () =>
+              ws.send(
+                JSON.stringify({
+                  code: `Crypto:ALL:${key}/USDT`,
+                  ask: '2',
+                  bid: '1',
+                  price: '1.5',
+                  last_updated: 1,
+                  sent_at: 2,
+                }),
+              ),
+            100,
+          );
+          let messages = 0;
+          ws.on('close', () => clearInterval(push));
+          ws.on('message', (data) => {
+            const text = String(data);
+            let request: Record<string, unknown> = {};
+            try {
+              request = JSON.parse(text) as Record<string, unknown>;
+            } catch {
+              /* echo anyway */
+            }
+            if (request['method'] === 'ping') ws.send(`Pong! ${key}`);
+            else
+              ws.send(
+                JSON.stringify({
+                  method: request['method'] ?? 'error',
+                  message: `Success for ${key}`,
+                  code: '200',
+                  id: request['id'],
+                  data: { key },
+                }),
+              );
+            if (++messages === 3) ws.close(1008, `key ${key} revoked`);
+          });
+        },
+        (req, socket, head, accept) => {
+          const key = keyOf(req);
+          keysSeen.add(key);
+          // Every third handshake is refused with a body and headers that carry the key.
+          if (++upgrades % 3 === 0 || key === '') {
+            const body = JSON.stringify({ status_number: '50009', message: `connection limit reached for key ${key}` });
+            socket.end(
+              `HTTP/1.1 429 Key ${key} over limit\r\nX-Echo-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+            );
+            return;
+          }
+          accept();
+        },
+      );
       target.stats.keysSeen = keysSeen;
       target.wss.on('headers', (headers, req) => headers.push(`X-Echo-Key: ${keyOf(req)}`));
       return target;

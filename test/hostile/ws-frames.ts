@@ -13,7 +13,9 @@ export const OPCODE = { continuation: 0x0, text: 0x1, binary: 0x2, close: 0x8, p
 
 /** The Sec-WebSocket-Accept value that answers a client's Sec-WebSocket-Key. */
 export function acceptFor(clientKey: string): string {
-  return createHash('sha1').update(clientKey + HANDSHAKE_GUID).digest('base64');
+  return createHash('sha1')
+    .update(clientKey + HANDSHAKE_GUID)
+    .digest('base64');
 }
 
 /** A complete 101 response for a client's Sec-WebSocket-Key. */
@@ -42,7 +44,13 @@ export interface FrameOptions {
 }
 
 /** The header of a frame (section 5.2), for a payload of `length` bytes. */
-export function frameHeader(opts: { opcode: number; length: number; fin?: boolean; rsv?: number; masked?: boolean }): Buffer {
+export function frameHeader(opts: {
+  opcode: number;
+  length: number;
+  fin?: boolean;
+  rsv?: number;
+  masked?: boolean;
+}): Buffer {
   const first = ((opts.fin ?? true) ? 0x80 : 0) | (((opts.rsv ?? 0) & 0x7) << 4) | (opts.opcode & 0xf);
   const maskBit = opts.masked ? 0x80 : 0;
   if (opts.length < 126) return Buffer.from([first, maskBit | opts.length]);
@@ -62,7 +70,8 @@ export function frameHeader(opts: { opcode: number; length: number; fin?: boolea
 
 /** One whole frame, as the options describe it (rules broken on purpose included). */
 export function frame(opts: FrameOptions): Buffer {
-  const payload = typeof opts.payload === 'string' ? Buffer.from(opts.payload, 'utf8') : (opts.payload ?? Buffer.alloc(0));
+  const payload =
+    typeof opts.payload === 'string' ? Buffer.from(opts.payload, 'utf8') : (opts.payload ?? Buffer.alloc(0));
   const header = frameHeader({
     opcode: opts.opcode,
     length: opts.announcedLength ?? payload.length,
@@ -89,7 +98,11 @@ export function closeFrame(code: number, reason: string | Buffer = ''): Buffer {
 }
 
 /** A client frame read from the wire: clients must mask, so this unmasks. */
-export interface ClientFrame { opcode: number; fin: boolean; payload: Buffer }
+export interface ClientFrame {
+  opcode: number;
+  fin: boolean;
+  payload: Buffer;
+}
 
 /**
  * Splits client bytes into whole frames; returns the frames and the bytes left over (a partial

@@ -34,7 +34,8 @@ function startAt(): number | null {
   const v = __ENV.START_AT;
   if (v === undefined || v === '') return null;
   const n = /^\d+$/.test(v) ? Number(v) : Date.parse(v);
-  if (!Number.isFinite(n)) throw new Error(`k6 script: START_AT must be epoch milliseconds or an ISO date, got ${JSON.stringify(v)}`);
+  if (!Number.isFinite(n))
+    throw new Error(`k6 script: START_AT must be epoch milliseconds or an ISO date, got ${JSON.stringify(v)}`);
   return n;
 }
 
@@ -55,10 +56,14 @@ export function thresholdExprs(kind: LoadKind): string[] {
   for (const t of list) {
     const base = t.metric.split('.')[0]!;
     if (kind === 'fanout' && FANOUT_ONLY.includes(base)) {
-      throw new Error(`k6 script: threshold '${t.expr}' needs every client's view (skew, loss) or conform's self-monitoring: run it with conform load fanout`);
+      throw new Error(
+        `k6 script: threshold '${t.expr}' needs every client's view (skew, loss) or conform's self-monitoring: run it with conform load fanout`,
+      );
     }
     if (kind === 'rest' && REST_ONLY.includes(base)) {
-      throw new Error(`k6 script: threshold '${t.expr}' exists only in conform load rest; k6 has http_req_failed for failures`);
+      throw new Error(
+        `k6 script: threshold '${t.expr}' exists only in conform load rest; k6 has http_req_failed for failures`,
+      );
     }
   }
   return list.map((t) => t.expr);
@@ -77,7 +82,8 @@ export function runtimeKeys(): KeyAllowance[] {
   const text = __ENV.API_KEYS;
   if (text) {
     const parsed = parseKeyLines(text);
-    if ('badLine' in parsed) throw new Error(`k6 script: API_KEYS line ${parsed.badLine} must be KEY or KEY,CONNECTIONS`);
+    if ('badLine' in parsed)
+      throw new Error(`k6 script: API_KEYS line ${parsed.badLine} must be KEY or KEY,CONNECTIONS`);
     if (parsed.keys.length) return parsed.keys;
   }
   const key = __ENV.API_KEY;
@@ -88,7 +94,10 @@ export function runtimeKeys(): KeyAllowance[] {
 /** Throws unless the keys allow `clients` connections together. */
 export function checkAllowance(keys: readonly KeyAllowance[], clients: number): void {
   const total = totalAllowance(keys);
-  if (total < clients) throw new Error(`k6 script: CLIENTS=${clients} but the keys allow only ${total} connections; give more keys in API_KEYS`);
+  if (total < clients)
+    throw new Error(
+      `k6 script: CLIENTS=${clients} but the keys allow only ${total} connections; give more keys in API_KEYS`,
+    );
 }
 
 /**
@@ -109,7 +118,10 @@ export const fanoutConfig = () => ({
   /** REST base URL: the clock offset is estimated from its `ts`; without it clocks are taken as synchronised. */
   restUrl: env('TARGET_REST', '').replace(/\/+$/, ''),
   keyHeader: env('API_KEY_HEADER', API_KEY_HEADER),
-  pairs: env('PAIRS').split(',').map((p) => p.trim()).filter(Boolean),
+  pairs: env('PAIRS')
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean),
   clients: whole('CLIENTS', '100'),
   /** WebSocket connections each VU holds (k6/websockets runs them on the VU's event loop). */
   connectionsPerVU: whole('CONNECTIONS_PER_VU', '10'),
@@ -126,7 +138,10 @@ export const restConfig = () => ({
   restUrl: env('TARGET_REST').replace(/\/+$/, ''),
   keyHeader: env('API_KEY_HEADER', API_KEY_HEADER),
   endpoint: env('ENDPOINT', 'price'),
-  pairs: env('PAIRS', '').split(',').map((p) => p.trim()).filter(Boolean),
+  pairs: env('PAIRS', '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean),
   rate: positive('RATE', '200'),
   durationS: positive('DURATION', '30'),
   maxVUs: positive('MAX_VUS', '200'),

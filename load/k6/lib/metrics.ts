@@ -52,7 +52,11 @@ export function tally(name: string): { add(n: number): void } {
     counter.add(pending);
     pending = 0;
   });
-  return { add: (n: number) => { pending += n; } };
+  return {
+    add: (n: number) => {
+      pending += n;
+    },
+  };
 }
 
 /** Counters per code, made up front (k6 creates metrics only in the init context). */
@@ -75,5 +79,9 @@ export function peak(name: string): { add(v: number): void } {
     trend.add(max);
     max = Number.NEGATIVE_INFINITY;
   });
-  return { add: (v: number) => { if (v > max) max = v; } };
+  return {
+    add: (v: number) => {
+      if (v > max) max = v;
+    },
+  };
 }

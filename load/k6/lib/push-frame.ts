@@ -7,7 +7,9 @@ const DECIMAL = new RegExp(DECIMAL_PATTERN);
 export function pushFrameProblems(f: Record<string, unknown>): string[] {
   const problems: string[] = [];
   if (typeof f.code !== 'string') problems.push('code must be a string');
-  for (const k of ['ask', 'bid', 'price']) if (typeof f[k] !== 'string' || !DECIMAL.test(f[k] as string)) problems.push(`${k} must be a decimal string`);
-  for (const k of ['last_updated', 'sent_at']) if (f[k] !== undefined && !Number.isInteger(f[k])) problems.push(`${k} must be an integer`);
+  for (const k of ['ask', 'bid', 'price'])
+    if (typeof f[k] !== 'string' || !DECIMAL.test(f[k] as string)) problems.push(`${k} must be a decimal string`);
+  for (const k of ['last_updated', 'sent_at'])
+    if (f[k] !== undefined && !Number.isInteger(f[k])) problems.push(`${k} must be an integer`);
   return problems;
 }

@@ -12,19 +12,34 @@ import { evaluateThresholds, parseThresholds, type LoadKind, type ThresholdResul
 
 /** The part of k6's summary data the scripts read. */
 export interface SummaryData {
-  metrics: Record<string, { type: string; values: Record<string, number>; thresholds?: Record<string, { ok: boolean }> }>;
+  metrics: Record<
+    string,
+    { type: string; values: Record<string, number>; thresholds?: Record<string, { ok: boolean }> }
+  >;
   setup_data?: unknown;
   state: { testRunDurationMs: number };
 }
 
 /** A distribution as conform reports it, in ms. */
-export interface K6Percentiles { count: number; p50: number | null; p90: number | null; p99: number | null; p999: number | null; max: number | null }
+export interface K6Percentiles {
+  count: number;
+  p50: number | null;
+  p90: number | null;
+  p99: number | null;
+  p999: number | null;
+  max: number | null;
+}
 
 /** Bucket counts of one distribution (layout: load/log-buckets.ts), `[index, count]` pairs. */
-export interface BucketCounts { unit: typeof BUCKET_UNIT; layout: typeof BUCKET_LAYOUT; counts: [number, number][] }
+export interface BucketCounts {
+  unit: typeof BUCKET_UNIT;
+  layout: typeof BUCKET_LAYOUT;
+  counts: [number, number][];
+}
 
 const camel = (name: string): string => `${name.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())}Ms`;
-const round3 = (v: number | undefined): number | null => (typeof v === 'number' && Number.isFinite(v) ? Math.round(v * 1000) / 1000 : null);
+const round3 = (v: number | undefined): number | null =>
+  typeof v === 'number' && Number.isFinite(v) ? Math.round(v * 1000) / 1000 : null;
 
 export interface SummaryContext {
   kind: LoadKind;
@@ -90,7 +105,14 @@ export function k6Result(data: SummaryData, ctx: SummaryContext): Record<string,
   const latencyBucketed = bucketCounts('latency').reduce((n, [, c]) => n + c, 0);
   for (const name of ctx.distributions) {
     const v = m[name]?.values ?? {};
-    let p: K6Percentiles = { count: v.count ?? 0, p50: round3(v.med), p90: round3(v['p(90)']), p99: round3(v['p(99)']), p999: round3(v['p(99.9)']), max: round3(v.max) };
+    let p: K6Percentiles = {
+      count: v.count ?? 0,
+      p50: round3(v.med),
+      p90: round3(v['p(90)']),
+      p99: round3(v['p(99)']),
+      p999: round3(v['p(99.9)']),
+      max: round3(v.max),
+    };
     let counts = bucketCounts(name);
     const below = name === 'latency' && ctx.clock ? bucketCounts(ctx.clock.belowZero) : [];
     if (name === 'latency' && ctx.clock && ctx.clock.shiftMs === null) {
@@ -103,14 +125,25 @@ export function k6Result(data: SummaryData, ctx: SummaryContext): Record<string,
       const shiftUs = Math.round((ctx.clock.shiftMs ?? 0) * 1000);
       const stillBelow = shiftBucketCounts(moved, counts, shiftUs) + shiftBucketCounts(moved, below, shiftUs, true);
       counts = [...moved].sort((a, b) => a[0] - b[0]);
-      const at = (q: number): number | null => { const us = bucketPercentileUs(counts, q); return us === null ? null : us / 1000; };
-      p = { count: counts.reduce((n, [, c]) => n + c, 0), p50: at(50), p90: at(90), p99: at(99), p999: at(99.9), max: at(100) };
+      const at = (q: number): number | null => {
+        const us = bucketPercentileUs(counts, q);
+        return us === null ? null : us / 1000;
+      };
+      p = {
+        count: counts.reduce((n, [, c]) => n + c, 0),
+        p50: at(50),
+        p90: at(90),
+        p99: at(99),
+        p999: at(99.9),
+        max: at(100),
+      };
       result.latencyBelowZeroAfterCorrection = stillBelow;
       result.latencyFromBuckets = true;
     }
     result[camel(name)] = p;
     for (const k of ['p50', 'p90', 'p99', 'p999', 'max'] as const) flat[`${name}.${k}`] = p.count ? p[k] : null;
-    if (name !== 'latency' || !ctx.clock || ctx.clock.shiftMs !== null) histograms[name] = { unit: BUCKET_UNIT, layout: BUCKET_LAYOUT, counts };
+    if (name !== 'latency' || !ctx.clock || ctx.clock.shiftMs !== null)
+      histograms[name] = { unit: BUCKET_UNIT, layout: BUCKET_LAYOUT, counts };
   }
   if (ctx.kind === 'fanout') {
     const window = ctx.options.window as { startMs: number; endMs: number };
@@ -135,14 +168,25 @@ export function k6Result(data: SummaryData, ctx: SummaryContext): Record<string,
     // ended, and bucket counts that never left a VU (its flush ran too late or never).
     const reasons: string[] = [];
     const lag = m.vu_lag?.values['p(99)'];
-    if (lag !== undefined && lag > SATURATION.eventLoopDelayP99Ms) reasons.push(`VU event-loop delay p99 ${round3(lag)} ms > ${SATURATION.eventLoopDelayP99Ms} ms`);
-    if (count('closed') < count('connected')) reasons.push(`${count('connected') - count('closed')} of ${count('connected')} clients were still open when the scenario ended: the VUs fell behind their schedule`);
-    if (latencyRecorded !== latencyBucketed) reasons.push(`${latencyRecorded - latencyBucketed} latency samples never reached the bucket counts (a VU's flush did not run): frames and the merged distribution undercount`);
+    if (lag !== undefined && lag > SATURATION.eventLoopDelayP99Ms)
+      reasons.push(`VU event-loop delay p99 ${round3(lag)} ms > ${SATURATION.eventLoopDelayP99Ms} ms`);
+    if (count('closed') < count('connected'))
+      reasons.push(
+        `${count('connected') - count('closed')} of ${count('connected')} clients were still open when the scenario ended: the VUs fell behind their schedule`,
+      );
+    if (latencyRecorded !== latencyBucketed)
+      reasons.push(
+        `${latencyRecorded - latencyBucketed} latency samples never reached the bucket counts (a VU's flush did not run): frames and the merged distribution undercount`,
+      );
     Object.assign(result, { trustworthy: reasons.length === 0, reasons });
     Object.assign(flat, {
       saturated: reasons.length ? 1 : 0,
-      errors: count('errors'), frames: count('frames'), frames_per_second: result.framesPerSecond as number,
-      connected: count('connected'), refused: count('refused'), disconnects: count('disconnects'),
+      errors: count('errors'),
+      frames: count('frames'),
+      frames_per_second: result.framesPerSecond as number,
+      connected: count('connected'),
+      refused: count('refused'),
+      disconnects: count('disconnects'),
     });
   } else {
     const durationMs = Number(ctx.options.durationMs);
@@ -158,19 +202,30 @@ export function k6Result(data: SummaryData, ctx: SummaryContext): Record<string,
       latencyFrom: 'actual send time',
       dropped: count('dropped_iterations'),
     });
-    Object.assign(flat, { requests: count('requests'), rps: result.rps as number, errors: count('errors'), rate_limited: count('rate_limited'), non_200_status: count('non_200_status'), dropped: count('dropped_iterations') });
+    Object.assign(flat, {
+      requests: count('requests'),
+      rps: result.rps as number,
+      errors: count('errors'),
+      rate_limited: count('rate_limited'),
+      non_200_status: count('non_200_status'),
+      dropped: count('dropped_iterations'),
+    });
   }
   result.histograms = histograms;
   result.thresholds = evaluateThresholds(parseThresholds(ctx.thresholds, ctx.kind), flat);
   // k6's own verdicts (what its exit code follows), including the checks threshold.
   const k6Thresholds: { metric: string; expr: string; ok: boolean }[] = [];
-  for (const [name, metric] of Object.entries(m)) for (const [expr, t] of Object.entries(metric.thresholds ?? {})) k6Thresholds.push({ metric: name, expr, ok: t.ok });
+  for (const [name, metric] of Object.entries(m))
+    for (const [expr, t] of Object.entries(metric.thresholds ?? {}))
+      k6Thresholds.push({ metric: name, expr, ok: t.ok });
   result.k6Thresholds = k6Thresholds;
   return result;
 }
 
-const esc = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-const fmt = (v: unknown): string => (v === null || v === undefined ? '—' : typeof v === 'number' ? String(Math.round(v * 1000) / 1000) : String(v));
+const esc = (s: string): string =>
+  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const fmt = (v: unknown): string =>
+  v === null || v === undefined ? '—' : typeof v === 'number' ? String(Math.round(v * 1000) / 1000) : String(v);
 
 function consoleText(r: Record<string, unknown>, ctx: SummaryContext): string {
   const lines = [`k6 load ${ctx.kind} — ${String(r.host)}`];
@@ -179,46 +234,99 @@ function consoleText(r: Record<string, unknown>, ctx: SummaryContext): string {
     const p = r[camel(name)] as K6Percentiles;
     lines.push([name.padEnd(16), fmt(p.count), fmt(p.p50), fmt(p.p90), fmt(p.p99), fmt(p.p999), fmt(p.max)].join('  '));
   }
-  const counts = (o: unknown): string => Object.entries((o ?? {}) as Record<string, number>).map(([k, v]) => `${k}×${v}`).join(', ') || 'none';
+  const counts = (o: unknown): string =>
+    Object.entries((o ?? {}) as Record<string, number>)
+      .map(([k, v]) => `${k}×${v}`)
+      .join(', ') || 'none';
   if (ctx.kind === 'fanout') {
-    lines.push(`clients ${fmt(r.clients)}, connected ${fmt(r.connected)}, subscribed ${fmt(r.subscribed)}; frames in the window ${fmt(r.framesReceived)} (${fmt(r.framesPerSecond)}/s)`);
-    lines.push(`errors ${fmt(r.errors)} (schema ${fmt(r.violations)}; notices ${counts(r.noticeErrors)}); refused ${counts(r.refusals)} (HTTP ${counts(r.refusalsHttp)}); connect errors ${counts(r.connectErrors)}; disconnects ${fmt(r.disconnects)}`);
+    lines.push(
+      `clients ${fmt(r.clients)}, connected ${fmt(r.connected)}, subscribed ${fmt(r.subscribed)}; frames in the window ${fmt(r.framesReceived)} (${fmt(r.framesPerSecond)}/s)`,
+    );
+    lines.push(
+      `errors ${fmt(r.errors)} (schema ${fmt(r.violations)}; notices ${counts(r.noticeErrors)}); refused ${counts(r.refusals)} (HTTP ${counts(r.refusalsHttp)}); connect errors ${counts(r.connectErrors)}; disconnects ${fmt(r.disconnects)}`,
+    );
   } else {
-    lines.push(`requests ${fmt(r.requests)} (${fmt(r.rps)}/s), errors ${fmt(r.errors)}, rate limited ${fmt(r.rateLimited)}, status_number ${counts(r.statusNumbers)}`);
+    lines.push(
+      `requests ${fmt(r.requests)} (${fmt(r.rps)}/s), errors ${fmt(r.errors)}, rate limited ${fmt(r.rateLimited)}, status_number ${counts(r.statusNumbers)}`,
+    );
   }
-  const clock = r.clock as { status?: string; offsetMs?: number | null; lowMs?: number | null; highMs?: number | null; boundMs?: number | null; reason?: string | null; samples?: number; narrowedByFrames?: boolean } | null;
+  const clock = r.clock as {
+    status?: string;
+    offsetMs?: number | null;
+    lowMs?: number | null;
+    highMs?: number | null;
+    boundMs?: number | null;
+    reason?: string | null;
+    samples?: number;
+    narrowedByFrames?: boolean;
+  } | null;
   if (r.trustworthy === false) lines.push(`verdict: UNTRUSTWORTHY — ${(r.reasons as string[]).join('; ')}`);
   if (clock) {
     const from = `${fmt(clock.samples)} REST round trips${clock.narrowedByFrames ? ' and the frames' : ''}`;
-    lines.push(`clock: ${clock.status === 'unknown' ? `latency unknown: ${String(clock.reason)}`
-      : clock.status === 'corrected' ? `the target's clock is ${fmt(clock.offsetMs)} ms from ours (between ${fmt(clock.lowMs)} and ${fmt(clock.highMs)} ms, from ${from}): latency corrected by it, true within ± ${fmt(clock.boundMs)} ms plus sent_at's resolution`
-      : `the target's clock is ours within ${fmt(clock.lowMs)} to ${fmt(clock.highMs)} ms (${from}): latency not corrected, true within ± ${fmt(clock.boundMs)} ms plus sent_at's resolution`}`);
+    lines.push(
+      `clock: ${
+        clock.status === 'unknown'
+          ? `latency unknown: ${String(clock.reason)}`
+          : clock.status === 'corrected'
+            ? `the target's clock is ${fmt(clock.offsetMs)} ms from ours (between ${fmt(clock.lowMs)} and ${fmt(clock.highMs)} ms, from ${from}): latency corrected by it, true within ± ${fmt(clock.boundMs)} ms plus sent_at's resolution`
+            : `the target's clock is ours within ${fmt(clock.lowMs)} to ${fmt(clock.highMs)} ms (${from}): latency not corrected, true within ± ${fmt(clock.boundMs)} ms plus sent_at's resolution`
+      }`,
+    );
   }
-  if (typeof r.latencyBelowZeroAfterCorrection === 'number' && r.latencyBelowZeroAfterCorrection) lines.push(`${fmt(r.latencyBelowZeroAfterCorrection)} latencies still below zero after the correction (bucket rounding) are left out, not clamped`);
-  if (r.latencyFromBuckets) lines.push('latency moved to the final clock estimate: its percentiles are bucket midpoints (at most 1/16 wide); k6\'s own thresholds judged it before the move');
+  if (typeof r.latencyBelowZeroAfterCorrection === 'number' && r.latencyBelowZeroAfterCorrection)
+    lines.push(
+      `${fmt(r.latencyBelowZeroAfterCorrection)} latencies still below zero after the correction (bucket rounding) are left out, not clamped`,
+    );
+  if (r.latencyFromBuckets)
+    lines.push(
+      "latency moved to the final clock estimate: its percentiles are bucket midpoints (at most 1/16 wide); k6's own thresholds judged it before the move",
+    );
   const checks = r.checks as { passes: number; fails: number };
   lines.push(`checks ${checks.passes} passed, ${checks.fails} failed`);
-  for (const t of r.thresholds as ThresholdResult[]) lines.push(`  ${t.ok ? '✓' : '✗'} ${t.expr}  (actual ${fmt(t.actual)})`);
-  for (const t of r.k6Thresholds as { metric: string; expr: string; ok: boolean }[]) if (t.metric === 'checks') lines.push(`  ${t.ok ? '✓' : '✗'} checks ${t.expr}`);
+  for (const t of r.thresholds as ThresholdResult[])
+    lines.push(`  ${t.ok ? '✓' : '✗'} ${t.expr}  (actual ${fmt(t.actual)})`);
+  for (const t of r.k6Thresholds as { metric: string; expr: string; ok: boolean }[])
+    if (t.metric === 'checks') lines.push(`  ${t.ok ? '✓' : '✗'} checks ${t.expr}`);
   return `${lines.join('\n')}\n`;
 }
 
 function html(r: Record<string, unknown>, text: string): string {
   const failed = (r.k6Thresholds as { ok: boolean }[]).some((t) => !t.ok);
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>k6 load ${esc(String(r.kind))}</title>`
-    + '<style>body{font-family:system-ui,sans-serif;margin:2em}pre{background:#f6f6f6;padding:1em}.bad{color:#b00}.ok{color:#070}</style></head><body>'
-    + `<h1>k6 load ${esc(String(r.kind))} — ${esc(String(r.host))}</h1><p class="${failed ? 'bad' : 'ok'}">${failed ? 'a threshold was crossed' : 'every threshold held'}</p>`
-    + `<pre>${esc(text)}</pre></body></html>\n`;
+  return (
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>k6 load ${esc(String(r.kind))}</title>` +
+    '<style>body{font-family:system-ui,sans-serif;margin:2em}pre{background:#f6f6f6;padding:1em}.bad{color:#b00}.ok{color:#070}</style></head><body>' +
+    `<h1>k6 load ${esc(String(r.kind))} — ${esc(String(r.host))}</h1><p class="${failed ? 'bad' : 'ok'}">${failed ? 'a threshold was crossed' : 'every threshold held'}</p>` +
+    `<pre>${esc(text)}</pre></body></html>\n`
+  );
 }
 
 function junit(r: Record<string, unknown>): string {
   const cases = [
-    ...(r.thresholds as ThresholdResult[]).map((t) => ({ name: `threshold ${t.expr}`, ok: t.ok, detail: `actual ${fmt(t.actual)}` })),
-    ...(r.k6Thresholds as { metric: string; expr: string; ok: boolean }[]).filter((t) => t.metric === 'checks').map((t) => ({ name: `checks ${t.expr}`, ok: t.ok, detail: JSON.stringify(r.checks) })),
-    ...(typeof r.trustworthy === 'boolean' ? [{ name: 'k6 kept up with the frames (trustworthy)', ok: r.trustworthy, detail: ((r.reasons ?? []) as string[]).join('; ') }] : []),
+    ...(r.thresholds as ThresholdResult[]).map((t) => ({
+      name: `threshold ${t.expr}`,
+      ok: t.ok,
+      detail: `actual ${fmt(t.actual)}`,
+    })),
+    ...(r.k6Thresholds as { metric: string; expr: string; ok: boolean }[])
+      .filter((t) => t.metric === 'checks')
+      .map((t) => ({ name: `checks ${t.expr}`, ok: t.ok, detail: JSON.stringify(r.checks) })),
+    ...(typeof r.trustworthy === 'boolean'
+      ? [
+          {
+            name: 'k6 kept up with the frames (trustworthy)',
+            ok: r.trustworthy,
+            detail: ((r.reasons ?? []) as string[]).join('; '),
+          },
+        ]
+      : []),
   ];
   const failures = cases.filter((c) => !c.ok).length;
-  const body = cases.map((c) => `    <testcase classname="k6.${esc(String(r.kind))}" name="${esc(c.name)}">${c.ok ? '' : `<failure message="${esc(c.detail)}"/>`}</testcase>`).join('\n');
+  const body = cases
+    .map(
+      (c) =>
+        `    <testcase classname="k6.${esc(String(r.kind))}" name="${esc(c.name)}">${c.ok ? '' : `<failure message="${esc(c.detail)}"/>`}</testcase>`,
+    )
+    .join('\n');
   return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>\n  <testsuite name="k6 load ${esc(String(r.kind))} (${esc(String(r.host))})" tests="${cases.length}" failures="${failures}">\n${body}\n  </testsuite>\n</testsuites>\n`;
 }
 
