@@ -46,7 +46,19 @@ export function refusalStatus(refusal: Refusal): unknown {
   const body = refusal.json;
   return body !== null && typeof body === 'object' ? (body as Record<string, unknown>).status_number : undefined;
 }
-const isLimitRefusal = (r: OpenResult): r is Refusal => !r.ok && refusalStatus(r) === STATUS.CONNECTION_LIMIT;
+/**
+ * Whether the engine treats a refusal as the key's limit when it budgets: a 50009 under
+ * `status_number`, or under a `code` a target put in its place. Judging the body is the checks'
+ * work; a budget that missed a misshapen 50009 would open past the allowance and blame the target
+ * for refusals the run caused.
+ */
+const isLimitRefusal = (r: OpenResult): r is Refusal => {
+  if (r.ok) return false;
+  const body = r.json;
+  if (body === null || typeof body !== 'object') return false;
+  const { status_number, code } = body as Record<string, unknown>;
+  return [status_number, code].some((v) => String(v) === STATUS.CONNECTION_LIMIT);
+};
 
 interface Waiter {
   n: number;
@@ -418,7 +430,8 @@ async function findAllowance(
         continue;
       }
       steps.push(
-        `connection ${n}: refused, HTTP ${result.status}, status_number ${JSON.stringify(refusalStatus(result))}`,
+        `connection ${n}: refused, HTTP ${result.status}, status_number ${JSON.stringify(refusalStatus(result))}` +
+          (isLimitRefusal(result) && refusalStatus(result) !== STATUS.CONNECTION_LIMIT ? `, ${STATUS.CONNECTION_LIMIT} under code` : ''),
       );
       if (isLimitRefusal(result) && sessions.length > 0) {
         allowance = {
