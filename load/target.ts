@@ -99,8 +99,6 @@ export function assignKeys(clients: number, keys: readonly KeyAllowance[]): stri
   return assignKeyList(clients, keys);
 }
 
-const here = (p: string): string => fileURLToPath(new URL(p, import.meta.url));
-
 /** Options passed to the reference process (reference/index.ts `startReferenceServer`). */
 export interface ReferenceProcessOptions {
   /** Push interval of the reference, ms (its default: 100, i.e. 10 Hz per pair). */

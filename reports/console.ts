@@ -84,9 +84,9 @@ export function consoleHandler(options: ConsoleOptions): RunHandler {
       switch (e.type) {
         case 'run-start':
           options.write(
-            printable(
+            `${printable(
               `conform: ${e.checks.length} checks against ${e.target.rest}${e.target.ws ? ` and ${e.target.ws}` : ''}${e.target.embedded ? ' (embedded reference service)' : ''}`,
-            ) + '\n',
+            )}\n`,
           );
           break;
         case 'check-end':

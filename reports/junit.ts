@@ -8,6 +8,7 @@ import { clauseText, coverageLine, failureLines, nothingToJudgeLine, valueText }
 export const JUNIT_REPORT_FILE = 'conform-junit.xml';
 
 // XML 1.0 forbids most control characters even escaped; bodies from a target may carry them.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const INVALID_XML = /[^\x09\x0A\x0D\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu;
 
 /** Escapes text for an XML attribute or element. */

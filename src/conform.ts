@@ -103,7 +103,6 @@ export async function conform(options: ConformOptions, registry: readonly Check[
     }
 
     let profile: Profile;
-    let target: TargetInfo;
     if (options.profile) profile = await loadProfile(options.profile);
     else if (options.target)
       profile = minimalProfile({
@@ -123,7 +122,12 @@ export async function conform(options: ConformOptions, registry: readonly Check[
         );
     }
     redact = redactorFor(profile);
-    target = { rest: profile.rest, ws: profile.ws, name: profile.name, embedded: embedded !== undefined };
+    const target: TargetInfo = {
+      rest: profile.rest,
+      ws: profile.ws,
+      name: profile.name,
+      embedded: embedded !== undefined,
+    };
 
     const written: string[] = [];
     const handlers = [

@@ -150,7 +150,7 @@ export const PREFLIGHT_TIMEOUT_MS = 10_000;
 export async function assertReachable(restUrl: string, timeoutMs = PREFLIGHT_TIMEOUT_MS): Promise<void> {
   let url: URL;
   try {
-    url = new URL(restUrl.replace(/\/+$/, '') + '/v1/pairs');
+    url = new URL(`${restUrl.replace(/\/+$/, '')}/v1/pairs`);
   } catch {
     throw new UnreachableError(`target ${restUrl} is not a URL`);
   }

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noThenProperty: `then` here is the JSON Schema keyword of if/then, never awaited
 /**
  * The JSON Schemas (draft 2020-12) of every message of the spec, built from the spec constants so
  * that no literal is written twice. `npm run gen:schemas` writes them to `schemas/*.schema.json`
@@ -8,7 +9,6 @@
  */
 import {
   CRYPTO_REASONS,
-  DECIMAL_PATTERN,
   EXTENDED_HOURS_REASONS,
   LIMITS,
   MARKET_COMBINATIONS,

@@ -7,6 +7,7 @@ import { SCHEMAS } from '../src/schema-definitions.ts';
 import { DECIMAL_PATTERN, STATUS } from '../src/spec.ts';
 import { conform } from './helpers/conform-cli.ts';
 
+// biome-ignore lint/suspicious/noExplicitAny: a parsed document walked by path; a wrong path fails its assertion
 type Json = Record<string, any>;
 
 /** The response schema of an operation for an HTTP status key ('200', '4XX'…), compiled from the dereferenced document. */

@@ -176,12 +176,12 @@ describe('hostile targets misbehave as they say', () => {
   it('wrong-types gives every field the wrong type, in REST and WebSocket alike', async () => {
     const t = await start('wrong-types');
     const r = JSON.parse((await httpGet(`${restOf(t)}/v1/price?code=x`)).body.toString()) as Record<string, unknown>;
-    expect(typeof r['status_number']).toBe('number');
-    expect(typeof r['ts']).toBe('string');
+    expect(typeof r.status_number).toBe('number');
+    expect(typeof r.ts).toBe('string');
     const w = await wsWatch(wsOf(t), { send: ['{"id":"1","method":"subscribe","params":{"pairs":["a"]}}'], ms: 500 });
     const frames = w.messages.map((m) => JSON.parse(m.data.toString()) as Record<string, unknown>);
-    expect(frames.some((f) => typeof f['method'] === 'number' && typeof f['code'] === 'number')).toBe(true);
-    expect(frames.some((f) => typeof f['ask'] === 'number')).toBe(true);
+    expect(frames.some((f) => typeof f.method === 'number' && typeof f.code === 'number')).toBe(true);
+    expect(frames.some((f) => typeof f.ask === 'number')).toBe(true);
   });
 
   it('redirect-loop redirects to itself', async () => {

@@ -193,7 +193,7 @@ describe("WireSocket: the load workers' WebSocket client", () => {
       return writes.find((w) => w.end >= frameEnd)!.t;
     });
     expect(new Set(completedAt).size).toBeGreaterThan(texts.length / 2);
-    seen.times.forEach((t, i) => expect(t, `frame ${i}`).toBeGreaterThanOrEqual(completedAt[i]!));
+    for (const [i, t] of seen.times.entries()) expect(t, `frame ${i}`).toBeGreaterThanOrEqual(completedAt[i]!);
     expect([...seen.times].sort((a, b) => a - b)).toEqual(seen.times);
     expect(seen.times.at(-1)!).toBeLessThanOrEqual(monoNow());
   });

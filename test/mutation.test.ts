@@ -278,14 +278,14 @@ describe('the whole catalogue against the reference service', () => {
 
     it('scores every fault caught', () => {
       const all = faultsOver(transport).map((f) => outcomes[transport].get(f.name)!);
-      expect(all.every((o) => o !== undefined && o.caught)).toBe(true);
+      expect(all.every((o) => o?.caught)).toBe(true);
       if (transport === 'ws')
         expect(formatScore(all).split('\n').at(-1)).toBe(
           `mutation score: ${FAULTS.length}/${FAULTS.length} faults caught`,
         );
       else
         expect(formatTransportScore(all, transport)).toMatch(
-          new RegExp(`^mutation score \\(socketio\\): (\\d+)/\\1 stream faults caught`),
+          /^mutation score \(socketio\): (\d+)\/\1 stream faults caught/,
         );
     });
   });

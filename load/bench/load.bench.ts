@@ -328,7 +328,7 @@ try {
       `  refused ${JSON.stringify(fan.refusals)}, connect errors ${JSON.stringify(fan.connectErrors)}, disconnects ${JSON.stringify(fan.disconnects)}`,
     );
     console.log(
-      `  memory: ${perConn === null ? '—' : (perConn / 1024).toFixed(1)} KB per connection (process RSS growth / connections), worker heaps ${fan.generator.workers.map((w) => (w.heapUsedBytes / 1048576).toFixed(0) + ' MB').join(', ')}`,
+      `  memory: ${perConn === null ? '—' : (perConn / 1024).toFixed(1)} KB per connection (process RSS growth / connections), worker heaps ${fan.generator.workers.map((w) => `${(w.heapUsedBytes / 1048576).toFixed(0)} MB`).join(', ')}`,
     );
     console.log(
       `  ${fan.framesPerSecond} frames/s, latency p99 ${fan.latencyMs.p99} ms, ${fan.trustworthy ? 'trustworthy' : `UNTRUSTWORTHY (${fan.generator.reasons.join('; ')})`}`,

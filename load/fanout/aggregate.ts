@@ -260,7 +260,10 @@ export class FanoutAggregator {
     const b = this.bucket(tick.atMs);
     b.frames += tick.frames;
     addEncoded(b.latency, tick.latency);
-    if (tick.latencyBelowZero) addEncoded((b.below ??= createHistogram()), tick.latencyBelowZero);
+    if (tick.latencyBelowZero) {
+      b.below ??= createHistogram();
+      addEncoded(b.below, tick.latencyBelowZero);
+    }
     b.open.set(tick.workerIndex, tick.open);
     if (tick.steady) {
       b.steady = true;
@@ -269,7 +272,8 @@ export class FanoutAggregator {
       this.outOfOrder += tick.outOfOrder;
       addEncoded(this.latency, tick.latency);
       if (tick.latencyBelowZero) {
-        const below = (this.latencyBelow ??= createHistogram());
+        this.latencyBelow ??= createHistogram();
+        const below = this.latencyBelow;
         const before = below.totalCount;
         addEncoded(below, tick.latencyBelowZero);
         this.receiptsBeforeSentAt += below.totalCount - before;

@@ -2,7 +2,7 @@
 import type { Check } from '../../src/check.ts';
 import type { CheckContext } from '../../src/check.ts';
 import { PATHS, QUERY, REST_STATUSES_WITH_DATA, STATUS } from '../../src/spec.ts';
-import { assetTypeOf, body, catalogue, clause, pairPerAssetType, restCheck, shown, specialPairs } from './support.ts';
+import { assetTypeOf, body, catalogue, clause, pairPerAssetType, restCheck, shown } from './support.ts';
 
 /** Pairs of its whitelist a key is asked for at most. */
 const MAX_WHITELISTED = 10;

@@ -35,7 +35,7 @@ async function watchPushes(ctx: CheckContext, pairs: string[]): Promise<Push[]> 
 
 /** Records one violation per problem, up to MAX_LISTED, then a count of the rest. */
 function listViolations(ctx: CheckContext, problems: string[], expected: string): void {
-  problems.slice(0, MAX_LISTED).forEach((received) => ctx.violation({ received, expected }));
+  for (const received of problems.slice(0, MAX_LISTED)) ctx.violation({ received, expected });
   if (problems.length > MAX_LISTED)
     ctx.violation({
       received: `${problems.length - MAX_LISTED} more frame(s) with the same kind of problem`,

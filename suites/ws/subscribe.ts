@@ -3,7 +3,7 @@
  * WebSocket connection; Errors, WebSocket notice `code` values; Authentication 4).
  */
 import type { Check, CheckContext } from '../../src/check.ts';
-import { KNOWN_ASSET_TYPES, LIMITS, METHOD, STATUS, TEXT, pairNotFoundMessage, parsePairCode } from '../../src/spec.ts';
+import { KNOWN_ASSET_TYPES, LIMITS, METHOD, STATUS, TEXT, pairNotFoundMessage } from '../../src/spec.ts';
 import { isNotice, isPush, jsonObject, type JsonObject, type StreamSession } from '../../src/transports/stream.ts';
 import {
   MAX_WATCH_MS,

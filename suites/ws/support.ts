@@ -8,7 +8,7 @@ import { Decimal } from 'decimal.js';
 import type { CheckContext } from '../../src/check.ts';
 import { keepAliveTiming } from '../../src/profile.ts';
 import { NOTHING_TO_JUDGE } from '../../src/coverage.ts';
-import { LIMITS, METHOD, PATHS, QUERY, STATUS, parsePairCode } from '../../src/spec.ts';
+import { METHOD, PATHS, QUERY, STATUS, parsePairCode } from '../../src/spec.ts';
 import {
   StreamError,
   isNotice,

@@ -36,8 +36,10 @@ function timeoutOf(id: string, profile: Profile): number {
 }
 
 /** Characters XML 1.0 does not allow anywhere in a document (section 2.2). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const XML_ILLEGAL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/;
 /** C0 controls (but tab, newline, carriage return), DEL and C1 controls. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const CONSOLE_CONTROL = /[\u0000-\u0008\u000b-\u000c\u000e-\u001f\u007f-\u009f]/;
 
 const oneLine = (s: unknown): boolean => typeof s === 'string' && s.trim().length > 0 && !s.includes('\n');
@@ -104,7 +106,7 @@ export function judge(def: HostileDefinition, run: CliRun, opts: JudgeOptions): 
     if (valid !== true) problems.push(`conform-junit.xml is not well-formed XML: ${valid.err.msg}`);
     else {
       const xml = new XMLParser({ ignoreAttributes: false }).parse(junit) as Record<string, unknown>;
-      if (!xml['testsuites'] && !xml['testsuite']) problems.push('conform-junit.xml has no testsuite');
+      if (!xml.testsuites && !xml.testsuite) problems.push('conform-junit.xml has no testsuite');
     }
   }
   const html = run.files['conform-report.html'];
@@ -161,7 +163,7 @@ export function runLine(name: string, run: CliRun): string {
   let counts = '';
   try {
     const s = jsonReportOf(run)?.summary;
-    if (s) counts = ` pass ${s['pass']} fail ${s['fail']} error ${s['error']} skip ${s['skip']}`;
+    if (s) counts = ` pass ${s.pass} fail ${s.fail} error ${s.error} skip ${s.skip}`;
   } catch {
     /* judged elsewhere */
   }

@@ -52,7 +52,7 @@ export function parseHead(head: string): RawRequest | undefined {
     const value = line.slice(i + 1).trim();
     headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
   }
-  const isUpgrade = (headers['upgrade'] ?? '').toLowerCase() === 'websocket';
+  const isUpgrade = (headers.upgrade ?? '').toLowerCase() === 'websocket';
   return { method: m[1]!, target: m[2]!, headers, isUpgrade };
 }
 

@@ -153,7 +153,7 @@ const PAIR_JSON = '{"code":"Crypto:ALL:BTC/USDT","name":"Bitcoin","base":"BTC","
 const ENVELOPE_START = '{"status_number":"200","ts":1700000000000,"data":[';
 
 /** 1 MiB of pair records, the repeating unit of the 50 MB body. */
-const BIG_CHUNK = Buffer.from((PAIR_JSON + ',').repeat(Math.floor((1024 * 1024) / (PAIR_JSON.length + 1))));
+const BIG_CHUNK = Buffer.from(`${PAIR_JSON},`.repeat(Math.floor((1024 * 1024) / (PAIR_JSON.length + 1))));
 
 /** A well-formed pairs envelope 1 KiB under the default body limit: allowed, heavy to keep. */
 const NEAR_LIMIT_BODY = (() => {
@@ -673,7 +673,7 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
       'ws.keepalive.ping-keeps-alive': 'it never closes a connection, so a pinged one stays open',
       'ws.frames.no-status-number': 'none of its frames carries status_number',
     },
-    start: afterHandshake((socket, x, s) => {
+    start: afterHandshake((socket, _x, s) => {
       // Bounded like every load loop: one minute or 2 GiB per connection, whichever comes first.
       const until = Date.now() + 60_000;
       s.track(socket);
@@ -685,7 +685,7 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     breaks: 'sends one 20 MB text frame as soon as the handshake completes',
     layer: 'ws',
     exit: [1],
-    start: afterHandshake((socket, x, s) => {
+    start: afterHandshake((socket, _x, s) => {
       const total = 20 * 1024 * 1024;
       socket.write(frameHeader({ opcode: OPCODE.text, length: total }));
       s.track(socket);
@@ -699,7 +699,7 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     layer: 'ws',
     exit: [1],
     mayPass: { 'ws.keepalive.ping-keeps-alive': 'it never closes a connection, so a pinged one stays open' },
-    start: afterHandshake((socket, x, s) => {
+    start: afterHandshake((socket, _x, s) => {
       s.track(socket);
       void pump(socket, 16 * BIG_PUSH.length, () => BIG_PUSH);
     }),
@@ -716,7 +716,7 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     async start() {
       return httpTarget(
         'ws',
-        (req, res) => writeJson(res, 404, {}),
+        (_req, res) => writeJson(res, 404, {}),
         (ws) => {
           const push = setInterval(() => ws.send(noise(256)), 100);
           ws.on('close', () => clearInterval(push));
@@ -733,7 +733,7 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     start: afterHandshake((socket, x) => {
       socket.write(frameHeader({ opcode: OPCODE.text, length: 1000 }));
       socket.write(
-        ('{"method":"subscribe","message":"Success","code":"200","data":null,"pad":"' + 'x'.repeat(300)).slice(0, 300),
+        `{"method":"subscribe","message":"Success","code":"200","data":null,"pad":"${'x'.repeat(300)}`.slice(0, 300),
       );
       x.after(20, () => socket.resetAndDestroy());
     }),
@@ -757,7 +757,7 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     breaks: 'masks its frames, which a server must never do (RFC 6455 5.1)',
     layer: 'ws',
     exit: [1],
-    start: afterHandshake((socket, x, s, incoming) => {
+    start: afterHandshake((socket, _x, _s, incoming) => {
       const mask = Buffer.from([0x37, 0xfa, 0x21, 0x3d]);
       socket.write(
         frame({
@@ -774,7 +774,7 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     breaks: 'sends frames with reserved opcodes (0x3 data, 0xB control)',
     layer: 'ws',
     exit: [1],
-    start: afterHandshake((socket, x, s, incoming) => {
+    start: afterHandshake((socket, _x, _s, incoming) => {
       socket.write(frame({ opcode: 0x3, payload: '{"method":"subscribe","message":"Success","code":"200"}' }));
       incoming(() => socket.write(frame({ opcode: 0xb, payload: 'Pong!' })));
     }),
@@ -903,21 +903,21 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
             } catch {
               /* echo anyway */
             }
-            if (request['method'] === 'ping') ws.send(`Pong! ${key}`);
+            if (request.method === 'ping') ws.send(`Pong! ${key}`);
             else
               ws.send(
                 JSON.stringify({
-                  method: request['method'] ?? 'error',
+                  method: request.method ?? 'error',
                   message: `Success for ${key}`,
                   code: '200',
-                  id: request['id'],
+                  id: request.id,
                   data: { key },
                 }),
               );
             if (++messages === 3) ws.close(1008, `key ${key} revoked`);
           });
         },
-        (req, socket, head, accept) => {
+        (req, socket, _head, accept) => {
           const key = keyOf(req);
           keysSeen.add(key);
           // Every third handshake is refused with a body and headers that carry the key.
