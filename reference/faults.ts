@@ -1,6 +1,6 @@
 /**
  * Named faults of the reference service. Each switches on exactly one deviation from one rule of
- * the spec; `catches` lists the check ids (plan/check-ids.md) that must report it.
+ * the spec; `catches` lists the ids of the checks that must report it.
  */
 
 export interface Fault {

@@ -16,7 +16,7 @@ import { StreamServer, type StreamStats } from './stream.ts';
 import { SocketIoStream } from './socketio.ts';
 import { buildProfile } from './target-profile.ts';
 import { applyDialect, dialectDefaults } from './dialect-config.ts';
-import { DEFAULT_DIALECT, mergeDialect, parseDialect, type Dialect, type PartialDialect } from './dialect.ts';
+import { mergeDialect, parseDialect, type Dialect, type PartialDialect } from './dialect.ts';
 
 export type { ReferenceConfig } from './config.ts';
 export { ConfigError, resolveConfig, loadConfigFile, DEFAULT_CONFIG } from './config.ts';
@@ -56,9 +56,6 @@ export interface ReferenceOptions {
   /** The Socket.IO event that carries the messages; serves Socket.IO when given. Default `price` with transport socketio. */
   event?: string;
 }
-
-/** The Socket.IO event of the reference service when none is given (the default dialect's). */
-export const DEFAULT_SOCKETIO_EVENT = DEFAULT_DIALECT.socketio.event;
 
 export interface ReferenceServer {
   restUrl: string;

@@ -410,7 +410,7 @@ export function explainLines(outcomes: readonly FaultOutcome[]): string[] {
   return out;
 }
 
-/** The disagreements as Markdown (for plan/mutation-report.md): one section per fault that is not exact. */
+/** The disagreements as Markdown (for `--markdown FILE`): one section per fault that is not exact. */
 export function disagreementMarkdown(outcomes: readonly FaultOutcome[]): string {
   const out: string[] = [];
   for (const o of outcomes.filter((x) => !x.exact)) {

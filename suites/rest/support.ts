@@ -175,15 +175,3 @@ export const specialPairs = (ctx: CheckContext): string[] =>
   Object.entries(ctx.profile.pairs ?? {}).flatMap(([name, v]) =>
     name !== 'sample' && typeof v === 'string' ? [v] : [],
   );
-
-/** GET /v1/price of a code; the price record when the answer is 200 with data, else undefined (with a violation recorded). */
-export async function priceOf(
-  ctx: CheckContext,
-  code: string,
-  key?: string,
-): Promise<{ ex: RestExchange; data?: Json }> {
-  const ex = await ctx.rest.get({ path: PATHS.price, query: { [QUERY.price.code]: code }, key });
-  const b = body(ex);
-  if (b?.status_number === STATUS.OK && b.data && typeof b.data === 'object') return { ex, data: b.data as Json };
-  return { ex };
-}

@@ -1,5 +1,5 @@
 /**
- * What a run of the CLI against a hostile target must look like (issue 8, "Against each"). The
+ * What a run of the CLI against a hostile target must look like (README: When the target misbehaves). The
  * judge returns every problem it finds as one line, so a failing test shows all of them at once.
  */
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
@@ -10,7 +10,7 @@ import { CHECKS } from '../../suites/index.ts';
 import { CRASH_SIGNS, keyLeaks, type CliRun } from './run-cli.ts';
 import type { HostileDefinition } from './targets.ts';
 
-/** The issue's bound on a whole run with default settings. */
+/** The bound on a whole run with default settings. */
 export const RUN_LIMIT_MS = 120_000;
 /** Peak resident memory of one run; a harness that buffered a 50 MB body or a 20 MB frame, or every frame of a flood, would pass it. */
 export const MEMORY_LIMIT_MIB = 400;
@@ -53,7 +53,7 @@ export function jsonReportOf(
   return JSON.parse(text) as { results: CheckResult[]; summary: Record<string, unknown>; finishedAt: string };
 }
 
-/** Every way the run falls short of issue 8; empty when it behaved. */
+/** Every way the run falls short of what is required of it; empty when it behaved. */
 export function judge(def: HostileDefinition, run: CliRun, opts: JudgeOptions): string[] {
   const problems: string[] = [];
   if (run.exitCode === null) problems.push(`hung: killed after ${run.durationMs} ms (${run.signal})`);

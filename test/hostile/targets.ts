@@ -1,6 +1,6 @@
 /**
  * Hostile targets: small servers on 127.0.0.1, port 0, each misbehaving in exactly one way that
- * no spec describes (issue 8). Each entry's `breaks` line says what it breaks, in the manner of
+ * no spec describes. Each entry's `breaks` line says what it breaks, in the manner of
  * autocannon's test/helper.js. Transport-level targets misbehave on REST requests and WebSocket
  * upgrades alike; `ws` targets complete a handshake and then break the WebSocket protocol, so a
  * run pairs them with a working REST service. Byte-level faults are written as raw bytes.
