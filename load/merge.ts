@@ -30,7 +30,10 @@ export interface MergeHost {
   connected: number | null;
   frames: number | null;
   requests: number | null;
-  /** REST: requests sent more than the late bound after their intended time, and not sent at all (null: not reported). */
+  /**
+   * REST: requests sent more than the late bound after their intended time, and not sent at all
+   * (null: not reported).
+   */
   late: number | null;
   dropped: number | null;
   errors: number;
