@@ -162,7 +162,10 @@ async function serve(options: ServeOptions): Promise<void> {
   io.out('conform reference service stopped\n');
 }
 
-/** `conform serve [--port N] [--host H] [--config FILE] [--fault NAME] [--dialect FILE|random [--seed N]] [--profile-out FILE] [--list-faults]`. */
+/**
+ * `conform serve [--port N] [--host H] [--config FILE] [--fault NAME] [--dialect FILE|random
+ * [--seed N]] [--profile-out FILE] [--list-faults]`.
+ */
 export const serveCommand: CommandModule<object, ServeOptions> = {
   command: 'serve',
   describe: 'Run the reference price service (REST + WebSocket), optionally with one fault',
