@@ -70,7 +70,10 @@ export function valueText(value: unknown, limit = 200): string {
 const someIds = (ids: readonly string[]): string =>
   ids.length <= 3 ? ids.join(', ') : `${ids.slice(0, 3).join(', ')} and ${ids.length - 3} more`;
 
-/** `74 of 83 must checks ran (89.1 %); 9 skipped: profile has no keys.cryptoOnly (3: …); …`, and the minimum when one was set. */
+/**
+ * `74 of 83 must checks ran (89.1 %); 9 skipped: profile has no keys.cryptoOnly (3: …); …`, and the
+ * minimum when one was set.
+ */
 export function coverageLine(c: Coverage): string {
   const head = `${c.mustRan} of ${c.mustTotal} must checks ran (${c.percent} %)`;
   const skipped =
