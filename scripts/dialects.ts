@@ -117,7 +117,10 @@ export function outcomeLine(o: DialectOutcome): string {
  */
 export const overAllowance = (problem: string): boolean => /status_number"\s*:\s*"50009"/.test(problem);
 
-/** The closing report: the figure, then each failing seed with its dialect, what failed and the commands that reproduce it. */
+/**
+ * The closing report: the figure, then each failing seed with its dialect, what failed and the
+ * commands that reproduce it.
+ */
 export function formatReport(
   outcomes: readonly DialectOutcome[],
   transport: MutationSettings['transport'] = 'ws',

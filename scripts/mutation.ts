@@ -255,7 +255,10 @@ function fewerPairsThan(d: Dialect, n: number): string | undefined {
   return size < n ? `a catalogue of ${size} active pairs has fewer than the ${n} the rule needs` : undefined;
 }
 
-/** The seeds a fault runs under: the first DIALECTS_PER_FAULT of `pool` (rotated by the fault's index, so faults spread over it) that do not mask it. */
+/**
+ * The seeds a fault runs under: the first DIALECTS_PER_FAULT of `pool` (rotated by the fault's
+ * index, so faults spread over it) that do not mask it.
+ */
 export function dialectSeedsFor(
   fault: FaultEntry,
   index: number,
@@ -315,7 +318,10 @@ export function formatDialectScore(outcomes: readonly DialectFaultOutcome[]): st
   return `mutation score (dialects): ${outcomes.filter((o) => o.caught).length}/${outcomes.length} fault runs caught (${faults} faults × up to ${DIALECTS_PER_FAULT} dialects), ${outcomes.filter(dialectOk).length} with no error and no failure beyond the catches, ${outcomes.filter((o) => o.exact).length} exact`;
 }
 
-/** One line per fault run under a dialect that is not ok: what failed beyond the catches, what errored, or that nothing failed. */
+/**
+ * One line per fault run under a dialect that is not ok: what failed beyond the catches, what
+ * errored, or that nothing failed.
+ */
 export function dialectDisagreementLines(outcomes: readonly DialectFaultOutcome[]): string[] {
   return outcomes
     .filter((o) => !dialectOk(o))
@@ -473,7 +479,10 @@ export function cleanProblems(results: readonly CheckResult[]): string[] {
     );
 }
 
-/** Reads `--faults a,b`, `--clean-runs N`, `--socketio`, `--dialects` (each fault under DIALECTS_PER_FAULT dialects too) from argv. */
+/**
+ * Reads `--faults a,b`, `--clean-runs N`, `--socketio`, `--dialects` (each fault under
+ * DIALECTS_PER_FAULT dialects too) from argv.
+ */
 function parseCli(argv: readonly string[]): {
   faults?: string[];
   cleanRuns: number;
