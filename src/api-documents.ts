@@ -144,7 +144,10 @@ export function openApiDocument(version: string): Json {
   };
 }
 
-/** The AsyncAPI 3.0 document of the stream, raw WebSocket and Socket.IO (spec: WebSocket connection, Methods, Events). */
+/**
+ * The AsyncAPI 3.0 document of the stream, raw WebSocket and Socket.IO (spec: WebSocket connection,
+ * Methods, Events).
+ */
 export function asyncApiDocument(version: string): Json {
   const channel = '#/channels/prices';
   const msg = (name: string): Json => ({ $ref: `${channel}/messages/${name}` });

@@ -146,7 +146,10 @@ export class KeyPool {
       else t.unref();
   }
 
-  /** `n` connections opened outside the pool (the search for the allowance) closed just now: their slots cool down like any other. */
+  /**
+   * `n` connections opened outside the pool (the search for the allowance) closed just now: their
+   * slots cool down like any other.
+   */
   closedOutside(n: number): void {
     if (n === 0) return;
     this.held += n;
@@ -277,7 +280,10 @@ export function statedAllowance(profile: Profile, key: string): number | undefin
   return undefined;
 }
 
-/** Keys whose allowance the run looks for when the profile does not state it: the one most checks use, and the one the limit checks judge. */
+/**
+ * Keys whose allowance the run looks for when the profile does not state it: the one most checks
+ * use, and the one the limit checks judge.
+ */
 export const DISCOVERED_KEYS = ['primary', 'limited'] as const;
 
 /** One run's budget: a pool per key of the profile. */
@@ -289,7 +295,10 @@ export class ConnectionBudget {
     this.names = keyNames(profile);
   }
 
-  /** The pool of a key value of the profile; undefined for any other key (no key, an invalid one: the target counts none). */
+  /**
+   * The pool of a key value of the profile; undefined for any other key (no key, an invalid one:
+   * the target counts none).
+   */
   pool(key: string): KeyPool | undefined {
     const name = this.names.get(key);
     if (name === undefined) return undefined;
@@ -344,7 +353,10 @@ export class ConnectionBudget {
     }
   }
 
-  /** The budget as one check sees it; `onWait` hears when the check starts and stops waiting for a slot (its time limit pauses meanwhile). */
+  /**
+   * The budget as one check sees it; `onWait` hears when the check starts and stops waiting for a
+   * slot (its time limit pauses meanwhile).
+   */
   forCheck(options: CheckLoanOptions): CheckLoans {
     return new CheckLoans(this, options);
   }
@@ -445,7 +457,10 @@ async function findAllowance(
   return { allowance, opened: sessions.length, ...(releaseMs === undefined ? {} : { releaseMs }) };
 }
 
-/** Closes the last of `sessions` and reopens until accepted (at most RELEASE_WAIT_MS); the ms from close to accepted, or undefined. */
+/**
+ * Closes the last of `sessions` and reopens until accepted (at most RELEASE_WAIT_MS); the ms from
+ * close to accepted, or undefined.
+ */
 async function timeRelease(
   client: StreamClient,
   key: string,
@@ -589,7 +604,10 @@ export class CheckLoans implements ConnectionBudgetView {
     for (const release of [...this.outstanding]) release();
   }
 
-  /** Wraps a check's stream client: every open of a key of the profile borrows a slot, given back when the session closes. */
+  /**
+   * Wraps a check's stream client: every open of a key of the profile borrows a slot, given back
+   * when the session closes.
+   */
   stream(inner: StreamClient): StreamClient {
     return {
       now: () => inner.now(),

@@ -38,7 +38,10 @@ export interface RunSettings {
   minCoverage?: number;
 }
 
-/** Defaults of the runner: 4 checks at once, 15 s each, no bail, 1 MiB REST bodies, 1 MiB WebSocket messages (the protocol's frames are under 1 KiB). */
+/**
+ * Defaults of the runner: 4 checks at once, 15 s each, no bail, 1 MiB REST bodies, 1 MiB WebSocket
+ * messages (the protocol's frames are under 1 KiB).
+ */
 export const RUN_DEFAULTS: Readonly<RunSettings> = Object.freeze({
   concurrency: 4,
   timeoutMs: 15_000,

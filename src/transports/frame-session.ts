@@ -26,9 +26,15 @@ export interface FrameSessionOptions {
   waitMs?: number;
   /** Frames recorded as evidence per session before the rest is only counted; default 1000. */
   maxRecordedFrames?: number;
-  /** Frames a session keeps for `frames` and `pushes`; older ones are dropped (a flooding peer stays bounded); default 20000. */
+  /**
+   * Frames a session keeps for `frames` and `pushes`; older ones are dropped (a flooding peer stays
+   * bounded); default 20000.
+   */
   maxKeptFrames?: number;
-  /** Characters of frame text a session keeps; older frames are dropped past it (huge frames stay bounded); default 4 Mi. */
+  /**
+   * Characters of frame text a session keeps; older frames are dropped past it (huge frames stay
+   * bounded); default 4 Mi.
+   */
   maxKeptChars?: number;
   /** Frames per second past which the peer is dropped as a flood; default 20000. */
   maxFramesPerSecond?: number;
