@@ -23,7 +23,10 @@ const UNDECLARED_TIMEOUT_MS = 60_000;
 const PRICE = 'GET /v1/price';
 const pages = Math.ceil(CATALOGUE_BOUND / LIMITS.defaultPerPage);
 
-/** The check's time: the walk at the primary key's declared pace, with half again for latency; a minute when no rate is declared. */
+/**
+ * The check's time: the walk at the primary key's declared pace, with half again for latency; a
+ * minute when no rate is declared.
+ */
 export function catalogueTimeoutMs(profile: Profile): number {
   const rate = profile.keys.primary.rateLimit;
   if (!rate || rate.requests === 0) return UNDECLARED_TIMEOUT_MS;
@@ -42,7 +45,8 @@ async function readOne(ctx: CheckContext, code: string): Promise<boolean> {
     b!.data !== null &&
     typeof b!.data === 'object';
   if (!priced) {
-    // A listed pair may have no price now (50101, 50105, 50106…); those answers are the probes' and envelope checks' to judge.
+    // A listed pair may have no price now (50101, 50105, 50106…); those answers are the probes' and
+    // envelope checks' to judge.
     ctx.note(`${what}: no price (${shown(ex)}); not judged here`);
     return false;
   }

@@ -1,4 +1,7 @@
-/** GET /v1/price: schema, mid-price, market rules, stale and error answers (spec: GET /v1/price; Price record; Market object). */
+/**
+ * GET /v1/price: schema, mid-price, market rules, stale and error answers (spec: GET /v1/price;
+ * Price record; Market object).
+ */
 import type { Check, CheckContext } from '../../src/check.ts';
 import type { RestExchange } from '../../src/transports/rest.ts';
 import {

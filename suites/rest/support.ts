@@ -170,7 +170,10 @@ export async function pairPerAssetType(ctx: CheckContext): Promise<PairRecord[]>
   return found;
 }
 
-/** Codes of the profile's named pairs (stale, inactive, …), which answer other statuses by design; `sample` is not one. */
+/**
+ * Codes of the profile's named pairs (stale, inactive, …), which answer other statuses by design;
+ * `sample` is not one.
+ */
 export const specialPairs = (ctx: CheckContext): string[] =>
   Object.entries(ctx.profile.pairs ?? {}).flatMap(([name, v]) =>
     name !== 'sample' && typeof v === 'string' ? [v] : [],

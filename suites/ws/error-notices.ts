@@ -98,7 +98,8 @@ async function provoke(ctx: CheckContext, session: StreamSession, list: readonly
       ctx.note(`the connection closed before ${p.what} could be sent`);
       break;
     }
-    // Two requests in a row without an answer: the target answers nothing this check can read, so waiting out the rest is no use.
+    // Two requests in a row without an answer: the target answers nothing this check can read, so
+    // waiting out the rest is no use.
     if (silent >= MAX_SILENT) {
       ctx.note(`${p.what} not sent: the last ${MAX_SILENT} requests went unanswered`);
       continue;

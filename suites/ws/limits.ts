@@ -22,7 +22,10 @@ const clause = (rule: string) => ({ section: 'Limits', rule });
 const STEADY_ATTEMPTS = 5;
 /** A close by another check may reach the target this long before our side hears of it (longer on a loaded machine). */
 const SETTLE_MS = 250;
-/** Before measuring again, the key's count must have held still this long (other checks' closes drain; the freeze stops new opens). */
+/**
+ * Before measuring again, the key's count must have held still this long (other checks' closes
+ * drain; the freeze stops new opens).
+ */
 const QUIET_MS = 300;
 /** Longest wait for that quiet. */
 const QUIET_MAX_MS = 5000;
@@ -65,7 +68,10 @@ function judgedAllowance(ctx: CheckContext, key: string, name: string): Judged {
   );
 }
 
-/** A found allowance that the target now contradicts is the search's uncertainty, not a broken rule: skip with what happened. */
+/**
+ * A found allowance that the target now contradicts is the search's uncertainty, not a broken rule:
+ * skip with what happened.
+ */
 function contradicted(ctx: CheckContext, name: string, judged: Judged, what: string): never {
   return ctx.skip(
     `${what}, unlike at the start of the run, when keys.${name}'s allowance was found to be ${judged.connections} (a slot of an earlier connection may still have been counted then)`,
@@ -115,7 +121,8 @@ async function atAllowance<T>(
         const held = [...sessions];
         const result = await probe(sessions);
         await pause(SETTLE_MS, ctx);
-        // Ours count too: one the target closed under the probe (a short keep-alive window on a slow machine) moved the count as well.
+        // Ours count too: one the target closed under the probe (a short keep-alive window on a
+        // slow machine) moved the count as well.
         const ownLost = held.filter((s) => !s.isOpen && sessions.includes(s)).length;
         if (lease.closedSince() === closed0 && ownLost === 0) return result;
         if (ownLost > 0)

@@ -364,7 +364,8 @@ export const subscribeChecks: readonly Check[] = [
           expected: `the set is replaced: no pushes for ${a}`,
         });
       ctx.note(`watched ${watch} ms (three of ${a}'s largest push gaps, within ${WAIT.settleMs}..${MAX_WATCH_MS} ms)`);
-      // A pair may be quiet for a while when pushes come on change: B's silence is no violation, but A's then proves nothing.
+      // A pair may be quiet for a while when pushes come on change: B's silence is no violation,
+      // but A's then proves nothing.
       if (!(await bPushed) && late.length === 0)
         ctx.skip(
           `no push for ${b} within ${Math.max(watch, WAIT.pushMs)} ms of subscribing to it, so A's silence cannot be told from a stream gone quiet (the push trigger is not shown)`,

@@ -37,7 +37,10 @@ export const WAIT = {
   watchMs: 1500,
   /** How long after that allowance a check keeps watching for pushes that should have stopped. */
   settleMs: 750,
-  /** For two pushes of a pair, whose gap says its cadence: seconds apart, and only on change, may take several seconds. */
+  /**
+   * For two pushes of a pair, whose gap says its cadence: seconds apart, and only on change, may
+   * take several seconds.
+   */
   cadenceMs: 10_000,
   /** For the first push of any of several open pairs after a subscribe (the push trigger is not shown). */
   firstPushMs: 15_000,
@@ -88,7 +91,10 @@ export async function openSession(
   return session;
 }
 
-/** Pings `session` every window/3 until it closes, so that the target's keep-alive window never closes it under a check. */
+/**
+ * Pings `session` every window/3 until it closes, so that the target's keep-alive window never
+ * closes it under a check.
+ */
 export function keepOpen(ctx: CheckContext, session: StreamSession): void {
   const every = Math.max(50, Math.floor(timing(ctx.profile).windowMs / 3));
   const timer = setInterval(() => {
