@@ -37,7 +37,10 @@ function sh(line: string, env: NodeJS.ProcessEnv): Promise<{ code: number; out: 
   });
 }
 
-/** Runs a recipe's lines in order, as its runner would (stopping at the first that fails); returns the last exit code. */
+/**
+ * Runs a recipe's lines in order, as its runner would (stopping at the first that fails); returns
+ * the last exit code.
+ */
 async function runAll(lines: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; out: string }> {
   let last = { code: 0, out: '' };
   for (const line of lines) {

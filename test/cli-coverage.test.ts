@@ -1,4 +1,7 @@
-/** --min-coverage and the profile's minCoverage through the real CLI (a child process) against the reference service. */
+/**
+ * --min-coverage and the profile's minCoverage through the real CLI (a child process) against the
+ * reference service.
+ */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';

@@ -26,7 +26,10 @@ const TRANSPORTS: readonly Transport[] = ['ws', 'socketio'];
 
 /** Random seeds run beside the covering ones on every test run. */
 const RANDOM_RUNS = 2;
-/** Generous: the covering seeds over two transports, three at a time, with cadences up to 3 s and slots freed up to 3 s late. */
+/**
+ * Generous: the covering seeds over two transports, three at a time, with cadences up to 3 s and
+ * slots freed up to 3 s late.
+ */
 const SUITE_BUDGET_MS = 1_800_000;
 
 describe('npm run dialects arguments', () => {

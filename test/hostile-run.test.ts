@@ -2,7 +2,8 @@
  * The CLI against every transport-level hostile target (REST and WebSocket upgrade alike), with
  * default settings and every report format: each check ends with a verdict and a one-line reason
  * within its timeout, the run ends with exit 1 (2 when the target does not speak HTTP), no stack
- * trace, bounded memory, under two minutes, and no key in any output. Runs several targets at once: most of a run is waiting.
+ * trace, bounded memory, under two minutes, and no key in any output. Runs several targets at once:
+ * most of a run is waiting.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';

@@ -105,7 +105,8 @@ describe('keys against hostile targets', () => {
     // primary always; the others as far as the checks that use them ran against this target.
     expect(sent.length).toBeGreaterThan(1);
     // Each profile key is `${o.key}-${name}`: the name is what the redaction labels it with.
-    // What came back from the target only, never what was sent: a response, a handshake's outcome, a frame in, a close reason.
+    // What came back from the target only, never what was sent: a response, a handshake's outcome,
+    // a frame in, a close reason.
     const echoed = jsonReportOf(o.run)!
       .results.flatMap((r) => r.evidence)
       .map((e) => {

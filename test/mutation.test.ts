@@ -41,7 +41,11 @@ import {
 import { PUSH_EXPECTED } from '../src/push-inspection.ts';
 
 const CLEAN_RUNS = 3;
-/** Generous: the pool (faults over two transports and under two dialects each) runs about 285 catalogues, some with pushes seconds apart; the other test files share the two cores. A budget against a hang, not a speed goal (CI allows 90 minutes). */
+/**
+ * Generous: the pool (faults over two transports and under two dialects each) runs about 285
+ * catalogues, some with pushes seconds apart; the other test files share the two cores. A budget
+ * against a hang, not a speed goal (CI allows 90 minutes).
+ */
 const SUITE_BUDGET_MS = 2_700_000;
 type Transport = MutationSettings['transport'];
 const TRANSPORTS: readonly Transport[] = ['ws', 'socketio'];

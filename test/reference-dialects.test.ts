@@ -445,7 +445,8 @@ describe('dialect stream', () => {
     c.send({ method: 'subscribe', params: { pairs: [stale(snap)] } });
     const first = await c.next((f) => f.json?.code === stale(snap));
     expect(first.json!.last_updated).toBeLessThan(first.json!.sent_at as number);
-    // The stale pair never moves: after several ticks, the next frame of interest is the ping's Pong!, not a second push.
+    // The stale pair never moves: after several ticks, the next frame of interest is the ping's
+    // Pong!, not a second push.
     await new Promise((r) => setTimeout(r, 300));
     c.send({ method: 'ping' });
     expect((await c.next((f) => f.text === 'Pong!' || f.json?.code === stale(snap))).text).toBe('Pong!');

@@ -30,7 +30,10 @@ const statusesOf = (evidence: readonly Evidence[]): string[] =>
       : [],
   );
 
-/** A reference whose primary key may send `requests` per `windowMs`, with a catalogue of the first 14 pairs (two default pages). */
+/**
+ * A reference whose primary key may send `requests` per `windowMs`, with a catalogue of the first
+ * 14 pairs (two default pages).
+ */
 async function rateLimitedReference(requests: number, windowMs: number): Promise<ReferenceServer> {
   const server = await startReferenceServer({
     config: {

@@ -23,7 +23,10 @@ afterAll(() => server.close());
 const key = (name: string): string => server.profile.keys[name]!.key;
 const httpBase = (): string => server.socketIoUrl!.replace(/^ws:/, 'http:').replace(/\/socket\.io\/$/, '');
 
-/** A socket.io-client connection with the key of `keyName`; `polling` uses the browser default (polling, then upgrade). */
+/**
+ * A socket.io-client connection with the key of `keyName`; `polling` uses the browser default
+ * (polling, then upgrade).
+ */
 function sio(keyName: string | null, options: { polling?: boolean } = {}): Socket {
   const socket = io(httpBase(), {
     path: '/socket.io/',

@@ -32,7 +32,10 @@ export const withGrace = (profile: Profile): Profile => ({
   timing: { pingTimeoutMs: WINDOW_MS, pingGraceMs: GRACE_MS },
 });
 
-/** Runs the checks `ids` (the runner picks the profile's transport); with the rest, every check that is not slow runs beside them, in registry order, as in a real run. */
+/**
+ * Runs the checks `ids` (the runner picks the profile's transport); with the rest, every check that
+ * is not slow runs beside them, in registry order, as in a real run.
+ */
 export async function runSuite(
   server: ReferenceServer,
   ids: readonly string[],

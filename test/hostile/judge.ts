@@ -12,7 +12,10 @@ import type { HostileDefinition } from './targets.ts';
 
 /** The bound on a whole run with default settings. */
 export const RUN_LIMIT_MS = 120_000;
-/** Peak resident memory of one run; a harness that buffered a 50 MB body or a 20 MB frame, or every frame of a flood, would pass it. */
+/**
+ * Peak resident memory of one run; a harness that buffered a 50 MB body or a 20 MB frame, or every
+ * frame of a flood, would pass it.
+ */
 export const MEMORY_LIMIT_MIB = 400;
 /** Writing the reports; a process alive longer after its run ended holds a forgotten handle. */
 const LINGER_LIMIT_MS = 5_000;

@@ -20,7 +20,10 @@ export interface RawRequest {
 export interface RawExchange {
   socket: net.Socket;
   request: RawRequest;
-  /** Stops reading further requests on this socket: the handler owns the bytes from now on; returns those already read past the head. */
+  /**
+   * Stops reading further requests on this socket: the handler owns the bytes from now on; returns
+   * those already read past the head.
+   */
   detach(): Buffer;
   /** Runs `fn` every `ms` until the socket closes. */
   every(ms: number, fn: () => void): void;
@@ -158,8 +161,8 @@ export function rawResponse(
 }
 
 /**
- * Writes `total` bytes made by `chunk(i)` (an empty chunk stops early) with back-pressure, as fast as the peer reads; resolves
- * with the bytes the socket accepted when done or when the peer hangs up.
+ * Writes `total` bytes made by `chunk(i)` (an empty chunk stops early) with back-pressure, as fast
+ * as the peer reads; resolves with the bytes the socket accepted when done or when the peer hangs up.
  */
 export async function pump(socket: net.Socket, total: number, chunk: (i: number) => Buffer): Promise<number> {
   let sent = 0;
