@@ -502,7 +502,8 @@ export function saturationReasons(workers: readonly WorkerHealth[]): string[] {
   for (const w of workers) {
     if (w.eventLoopDelayP99Ms > SATURATION.eventLoopDelayP99Ms)
       reasons.push(
-        `worker ${w.workerIndex}: event-loop delay p99 ${w.eventLoopDelayP99Ms} ms > ${SATURATION.eventLoopDelayP99Ms} ms`,
+        `worker ${w.workerIndex}: event-loop delay p99 ${w.eventLoopDelayP99Ms} ` +
+          `ms > ${SATURATION.eventLoopDelayP99Ms} ms`,
       );
     if (w.cpuPercent > SATURATION.cpuPercent)
       reasons.push(`worker ${w.workerIndex}: busy ${w.cpuPercent}% > ${SATURATION.cpuPercent}%`);
