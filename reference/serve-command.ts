@@ -95,7 +95,8 @@ export async function startServe(options: ServeOptions, io: ServeIO): Promise<Re
       `REST       ${server.restUrl}\n` +
       `WebSocket  ${server.wsUrl}\n` +
       (server.socketIoUrl
-        ? `Socket.IO  ${server.socketIoUrl} (event ${JSON.stringify(server.profile.event ?? options.event)}, namespace ${server.dialect.socketio.namespace})\n`
+        ? `Socket.IO  ${server.socketIoUrl} (event ${JSON.stringify(server.profile.event ?? options.event)}` +
+          `, namespace ${server.dialect.socketio.namespace})\n`
         : '') +
       (options.profileOut
         ? `profile    ${options.profileOut} (keys, special pairs, probes)\n`
