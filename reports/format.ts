@@ -79,7 +79,8 @@ export function coverageLine(c: Coverage): string {
   const skipped =
     c.mustSkipped === 0
       ? ''
-      : `; ${c.mustSkipped} skipped: ${c.skipped.map((g) => `${g.reason} (${g.ids.length}: ${someIds(g.ids)})`).join('; ')}`;
+      : `; ${c.mustSkipped} ` +
+        `skipped: ${c.skipped.map((g) => `${g.reason} (${g.ids.length}: ${someIds(g.ids)})`).join('; ')}`;
   const gate =
     c.minimum === undefined
       ? ''
@@ -93,5 +94,8 @@ export function coverageLine(c: Coverage): string {
 export function nothingToJudgeLine(c: Coverage): string | undefined {
   if (c.nothingToJudge.length === 0) return undefined;
   const what = c.nothingToJudge.map((n) => `${n.what} (${n.ids.length} checks skipped: ${someIds(n.ids)})`).join('; ');
-  return `NOTHING TO JUDGE: the target gave the harness ${what}. Those rules were not tested: a pass does not cover them.`;
+  return (
+    `NOTHING TO JUDGE: the target gave the harness ${what}. Those rules were ` +
+    `not tested: a pass does not cover them.`
+  );
 }

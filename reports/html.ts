@@ -81,14 +81,16 @@ function countBy(results: readonly CheckResult[], keys: (r: CheckResult) => read
 }
 
 const bar = (c: Counts): string =>
-  `<span class="bar" title="${OUTCOMES.map((o) => `${c[o]} ${o}`).join(', ')}">${OUTCOMES.map((o) => (c[o] ? `<i class="b-${o}" style="width:${(100 * c[o]) / c.total}%"></i>` : '')).join('')}</span>`;
+  `<span class="bar" title="${OUTCOMES.map((o) => `${c[o]} ${o}`).join(', ')}">` +
+  `${OUTCOMES.map((o) => (c[o] ? `<i class="b-${o}" style="width:${(100 * c[o]) / c.total}%"></i>` : '')).join('')}` +
+  `</span>`;
 
 function countsTable(title: string, m: Map<string, Counts>): string {
   const rows = [...m.entries()].sort(
     (a, b) => b[1].fail + b[1].error - (a[1].fail + a[1].error) || a[0].localeCompare(b[0]),
   );
   return `<div><h2>${esc(title)}</h2><table><tr><th>${esc(title.replace(/^By /, ''))}</th><th>pass</th><th>fail</th><th>error</th><th>skip</th><th></th></tr>
-${rows.map(([k, c]) => `<tr><td>${esc(k)}</td>${COLUMNS.map((o) => `<td class="n${c[o] && (o === 'fail' || o === 'error') ? ` o-${o}` : ''}">${c[o]}</td>`).join('')}<td>${bar(c)}</td></tr>`).join('\n')}</table></div>`;
+${rows.map(([k, c]) => `<tr><td>${esc(k)}</td>` + `${COLUMNS.map((o) => `<td class="n${c[o] && (o === 'fail' || o === 'error') ? ` o-${o}` : ''}">${c[o]}</td>`).join('')}` + `<td>${bar(c)}</td></tr>`).join('\n')}</table></div>`;
 }
 
 /** The run's must-check coverage (src/coverage.ts), in the words every report uses. */
@@ -100,7 +102,12 @@ function changesSection(e: RunEnd): string {
     return '<h2>Changes against the baseline</h2><p>No baseline given (<code>--baseline FILE</code>).</p>';
   if (e.changes.length === 0)
     return '<h2>Changes against the baseline</h2><p>None: every verdict and observation is as before.</p>';
-  return `<h2>Changes against the baseline (${e.changes.length})</h2><table><tr><th>check</th><th>what</th><th>before</th><th>after</th></tr>${e.changes.map((c) => `<tr><td><code>${esc(c.id)}</code></td><td>${esc(c.kind)}${c.name ? ` ${esc(c.name)}` : ''}</td><td>${esc(valueText(c.before))}</td><td>${esc(valueText(c.after))}</td></tr>`).join('')}</table>`;
+  return (
+    `<h2>Changes against the baseline (${e.changes.length}` +
+    `)</h2><table><tr><th>check</th><th>what</th><th>before</th><th>after</th></tr>` +
+    `${e.changes.map((c) => `<tr><td><code>${esc(c.id)}</code></td><td>${esc(c.kind)}${c.name ? ` ${esc(c.name)}` : ''}</td><td>${esc(valueText(c.before))}</td><td>${esc(valueText(c.after))}</td></tr>`).join('')}` +
+    `</table>`
+  );
 }
 
 /** The one line a folded failure shows: the first violation (or the error), and how many more there are. */
@@ -148,7 +155,9 @@ export function htmlReport(e: RunEnd): string {
   const total: Counts = { pass: s.pass, fail: s.fail, error: s.error, skip: s.skip, total: s.total };
   const checkRows = e.results.map(
     (r) =>
-      `<tr class="row o-${r.outcome}"><td><code>${esc(r.id)}</code></td><td class="o-${r.outcome}">${r.outcome}</td><td>${esc(r.severity)}</td><td>${esc(r.clause.section)}: ${esc(r.clause.rule)}</td><td>${esc(r.reason ?? r.expectation)}</td></tr>`,
+      `<tr class="row o-${r.outcome}"><td><code>${esc(r.id)}</code></td><td ` +
+      `class="o-${r.outcome}">${r.outcome}</td><td>${esc(r.severity)}</td><td>${esc(r.clause.section)}` +
+      `: ${esc(r.clause.rule)}</td><td>${esc(r.reason ?? r.expectation)}</td></tr>`,
   );
   const controls = [
     ...VIEWS.map(
@@ -200,7 +209,7 @@ ${checkRows.join('\n')}
 <section class="view" id="observed">
 <p>What the target did where the spec says "not shown": recorded, never failing.</p>
 <table><tr><th>check</th><th>observation</th><th>value</th><th>note</th></tr>
-${observations.map(({ r, o }) => `<tr><td><code>${esc(r.id)}</code></td><td>${esc(o.name)}</td><td><code>${esc(valueText(o.value, 400))}</code></td><td>${esc(o.note ?? '')}</td></tr>`).join('\n')}
+${observations.map(({ r, o }) => `<tr><td><code>${esc(r.id)}</code></td><td>${esc(o.name)}</td><td><code>` + `${esc(valueText(o.value, 400))}</code></td><td>${esc(o.note ?? '')}</td></tr>`).join('\n')}
 </table>
 </section>
 <section class="view" id="matrix">

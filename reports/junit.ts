@@ -26,16 +26,20 @@ const seconds = (ms: number): string => (ms / 1000).toFixed(3);
 
 function testcase(r: CheckResult): string {
   const classname = r.id.split('.').slice(0, 2).join('.');
-  const open = `    <testcase classname="${xml(classname)}" name="${xml(`${r.id}: ${r.title}`)}" time="${seconds(r.durationMs)}">`;
+  const open =
+    `    <testcase classname="${xml(classname)}" name="${xml(`${r.id}: ${r.title}`)}" ` +
+    `time="${seconds(r.durationMs)}">`;
   const body: string[] = [];
   if (r.outcome === 'fail') {
     const first = r.violations[0];
     body.push(
-      `      <failure message="${xml(first ? first.received : 'failed')}" type="${xml(r.severity)}">${xml(failureLines(r).join('\n'))}</failure>`,
+      `      <failure message="${xml(first ? first.received : 'failed')}" ` +
+        `type="${xml(r.severity)}">${xml(failureLines(r).join('\n'))}</failure>`,
     );
   } else if (r.outcome === 'error') {
     body.push(
-      `      <error message="${xml(r.reason ?? 'error')}" type="${xml(r.errorCode ?? 'error')}">${xml(failureLines(r).join('\n'))}</error>`,
+      `      <error message="${xml(r.reason ?? 'error')}" ` +
+        `type="${xml(r.errorCode ?? 'error')}">${xml(failureLines(r).join('\n'))}</error>`,
     );
   } else if (r.outcome === 'skip') {
     body.push(`      <skipped message="${xml(r.reason ?? 'skipped')}"/>`);
@@ -63,11 +67,15 @@ export function junitXml(e: Extract<RunEvent, { type: 'run-end' }>): string {
     ...(starved ? [`      <property name="nothing-to-judge" value="${xml(starved)}"/>`] : []),
     '    </properties>',
   ];
-  const suiteOut = `    <system-out>${xml([`Coverage: ${coverageLine(cov)}`, ...(starved ? [starved] : [])].join('\n'))}</system-out>`;
+  const suiteOut =
+    `    <system-out>${xml([`Coverage: ${coverageLine(cov)}`, ...(starved ? [starved] : [])].join('\n'))}` +
+    `</system-out>`;
   const suites = [...groups].map(([area, rs]) => {
     const time = rs.reduce((t, r) => t + r.durationMs, 0);
     return [
-      `  <testsuite name="conform.${xml(area)}" tests="${rs.length}" failures="${count(rs, 'fail')}" errors="${count(rs, 'error')}" skipped="${count(rs, 'skip')}" time="${seconds(time)}" timestamp="${xml(e.startedAt.replace(/Z$/, ''))}">`,
+      `  <testsuite name="conform.${xml(area)}" tests="${rs.length}" failures="${count(rs, 'fail')}" ` +
+        `errors="${count(rs, 'error')}" skipped="${count(rs, 'skip')}" time="${seconds(time)}" ` +
+        `timestamp="${xml(e.startedAt.replace(/Z$/, ''))}">`,
       ...properties,
       ...rs.map(testcase),
       suiteOut,
@@ -77,7 +85,8 @@ export function junitXml(e: Extract<RunEvent, { type: 'run-end' }>): string {
   const s = e.summary;
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites name="conform" tests="${s.total}" failures="${s.fail}" errors="${s.error}" skipped="${s.skip}" time="${seconds(s.durationMs)}">`,
+    `<testsuites name="conform" tests="${s.total}" failures="${s.fail}" errors="${s.error}" ` +
+      `skipped="${s.skip}" time="${seconds(s.durationMs)}">`,
     ...suites,
     '</testsuites>',
     '',
