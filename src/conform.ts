@@ -44,7 +44,8 @@ export function catalogueText(checks: readonly Check[]): string {
   return checks
     .map(
       (c) =>
-        `${c.id.padEnd(w)}  ${c.severity.padEnd(7)}  ${c.tags.join(',').padEnd(28)}  ${c.clause.section}: ${c.clause.rule}`,
+        `${c.id.padEnd(w)}  ${c.severity.padEnd(7)}  ${c.tags.join(',').padEnd(28)}` +
+        `  ${c.clause.section}: ${c.clause.rule}`,
     )
     .join('\n');
 }

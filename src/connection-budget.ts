@@ -412,7 +412,9 @@ async function findAllowance(
                 connections: sessions.length,
                 source: 'at-least',
                 steps,
-                note: `${sessions.length} connection(s) accepted, then connection ${n} failed: the allowance is at least ${sessions.length}`,
+                note:
+                  `${sessions.length} connection(s) accepted, then connection ${n} ` +
+                  `failed: the allowance is at least ${sessions.length}`,
               }
             : // A stream that completes no handshake cannot be pushed over its allowance, and lending it
               // one connection at a time would only make every check wait out the last one's failure.
@@ -420,7 +422,9 @@ async function findAllowance(
                 lent: DISCOVERY_CAP,
                 source: 'unknown',
                 steps,
-                note: `the first connection failed (${err instanceof Error ? err.message : String(err)}): lent as many at a time as the search would have opened`,
+                note:
+                  `the first connection failed (${err instanceof Error ? err.message : String(err)}): ` +
+                  `lent as many at a time as the search would have opened`,
               };
         break;
       }
@@ -447,7 +451,10 @@ async function findAllowance(
           lent: Math.max(1, sessions.length),
           source: 'unknown',
           steps,
-          note: `connection ${n} refused with status_number ${JSON.stringify(refusalStatus(result))} (HTTP ${result.status}), not ${STATUS.CONNECTION_LIMIT}: ${sessions.length > 0 ? `lent ${sessions.length} at a time` : 'lent one connection at a time'}`,
+          note:
+            `connection ${n} refused with status_number ${JSON.stringify(refusalStatus(result))} ` +
+            `(HTTP ${result.status}), not ${STATUS.CONNECTION_LIMIT}: ` +
+            `${sessions.length > 0 ? `lent ${sessions.length} at a time` : 'lent one connection at a time'}`,
         };
       }
     }
@@ -497,7 +504,8 @@ async function openWaitingOut(
     if (waited >= RELEASE_WAIT_MS) return Object.assign(result, { waitedOut: attempt });
     const pauseMs = Math.min(steps[Math.min(attempt, steps.length - 1)]!, RELEASE_WAIT_MS - waited);
     note(
-      `refused with ${STATUS.CONNECTION_LIMIT} while within the key's allowance: a slot closed a moment ago may not be free yet; trying again in ${Math.round(pauseMs)} ms`,
+      `refused with ${STATUS.CONNECTION_LIMIT} while within the key's allowance: a slot closed ` +
+        `a moment ago may not be free yet; trying again in ${Math.round(pauseMs)} ms`,
     );
     await sleep(pauseMs, undefined, { signal });
   }

@@ -106,7 +106,8 @@ export function parseProfile(value: unknown, source = 'profile'): Profile {
   // A hold that ends before the window and its grace would pass against a server that never resets its timer.
   if (profile.timing?.keepAliveHoldWindows !== undefined && holdWindows * windowMs <= windowMs + graceMs) {
     throw new ProfileError(
-      `${source}: /timing/keepAliveHoldWindows: ${holdWindows} windows (${holdWindows * windowMs} ms) must outlast the window and its grace (${windowMs} + ${graceMs} ms)`,
+      `${source}: /timing/keepAliveHoldWindows: ${holdWindows} windows (${holdWindows * windowMs} ` +
+        `ms) must outlast the window and its grace (${windowMs} + ${graceMs} ms)`,
     );
   }
   return profile;

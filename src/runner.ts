@@ -210,7 +210,9 @@ export async function keyedPreflight(
     // Only silence stops the run; any other failure is for the checks to judge and report.
     if (err instanceof TimeoutError)
       return {
-        reason: `not run: the target answered no request with the primary key within ${timeoutMs} ms (preflight GET /v1/pairs)`,
+        reason:
+          `not run: the target answered no request with the primary key ` +
+          `within ${timeoutMs} ms (preflight GET /v1/pairs)`,
         evidence,
       };
     return undefined;
@@ -469,7 +471,9 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
     if (settings.bail && (result.outcome === 'fail' || result.outcome === 'error')) bailedBy ??= check.id;
     if (gotNoAnswer(result)) {
       if (++silentStreak >= breakAfter && !stoppedAnswering) {
-        stoppedAnswering = `not run: the target stopped answering (${silentStreak} checks in a row got no answer; the last, ${check.id}: ${result.reason ?? result.errorCode})`;
+        stoppedAnswering =
+          `not run: the target stopped answering (${silentStreak} checks in a row got no ` +
+          `answer; the last, ${check.id}: ${result.reason ?? result.errorCode})`;
         runAbort.abort(new AbortedError(stoppedAnswering));
       }
     } else if (result.outcome !== 'skip') silentStreak = 0;

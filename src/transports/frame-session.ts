@@ -414,7 +414,8 @@ export abstract class FrameSession implements StreamSession {
     const data =
       text.length <= MAX_EVIDENCE_CHARS
         ? this.redact(text)
-        : `${Buffer.from(this.redact(text.slice(0, MAX_EVIDENCE_CHARS + KEY_MARGIN)).slice(0, MAX_EVIDENCE_CHARS)).toString()}… (${text.length} characters in all)`;
+        : `${Buffer.from(this.redact(text.slice(0, MAX_EVIDENCE_CHARS + KEY_MARGIN)).slice(0, MAX_EVIDENCE_CHARS)).toString()}` +
+          `… (${text.length} characters in all)`;
     this.options.record({ kind: 'frame', direction, data, atMs: this.clock() });
   }
 }
