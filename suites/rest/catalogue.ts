@@ -72,11 +72,15 @@ export const catalogueChecks: readonly Check[] = [
     timeoutMs: catalogueTimeoutMs,
     clause: clause(
       'Price record (`data` in the price response)',
-      'every listed pair: code as requested, ask, bid, price decimal strings with bid <= price <= ask, market per asset type',
+      'every listed pair: code as requested, ask, bid, price decimal strings ' +
+        'with bid <= price <= ask, market per asset type',
     ),
-    title: `${PRICE}?code=<every pair ${PATHS.pairs} lists, up to ${CATALOGUE_BOUND}>, paced within the key's rate limit`,
+    title:
+      `${PRICE}?code=<every pair ${PATHS.pairs} lists, up to ${CATALOGUE_BOUND}>, ` +
+      `paced within the key's rate limit`,
     expectation:
-      'each answer with a price matches price-response (decimal strings, market per asset type), data.code is the requested code, bid <= price <= ask with price the mid, timezone an IANA zone',
+      'each answer with a price matches price-response (decimal strings, market per asset type), ' +
+      'data.code is the requested code, bid <= price <= ask with price the mid, timezone an IANA zone',
     async run(ctx) {
       const listed = (await catalogue(ctx, {}, undefined, pages)).map((p) => p.code);
       const codes = [...new Set(listed)].slice(0, CATALOGUE_BOUND);

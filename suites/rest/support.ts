@@ -92,7 +92,8 @@ export async function pageOrEnd(
     const ex = await ctx.rest.get({ path: PATHS.pairs, query, key });
     if (statusOf(ex) === STATUS.INVALID_REQUEST) {
       ctx.note(
-        `GET ${PATHS.pairs}${queryText(query)}: 50004, read as the end of the list (what a page past the end answers is not shown)`,
+        `GET ${PATHS.pairs}${queryText(query)}: 50004, read as the end of the list ` +
+          `(what a page past the end answers is not shown)`,
       );
       return { ex, data: null };
     }

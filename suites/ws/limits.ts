@@ -64,7 +64,8 @@ function judgedAllowance(ctx: CheckContext, key: string, name: string): Judged {
   );
   if (a.source === 'found') return { connections: a.connections!, found: true };
   return ctx.skip(
-    `keys.${name} states no connections and the run did not find its allowance (${a.note ?? a.source}), so there is no connection beyond it to try`,
+    `keys.${name} states no connections and the run did not find its allowance ` +
+      `(${a.note ?? a.source}), so there is no connection beyond it to try`,
   );
 }
 
@@ -74,7 +75,8 @@ function judgedAllowance(ctx: CheckContext, key: string, name: string): Judged {
  */
 function contradicted(ctx: CheckContext, name: string, judged: Judged, what: string): never {
   return ctx.skip(
-    `${what}, unlike at the start of the run, when keys.${name}'s allowance was found to be ${judged.connections} (a slot of an earlier connection may still have been counted then)`,
+    `${what}, unlike at the start of the run, when keys.${name}'s allowance was found to ` +
+      `be ${judged.connections} (a slot of an earlier connection may still have been counted then)`,
   );
 }
 
@@ -127,7 +129,8 @@ async function atAllowance<T>(
         if (lease.closedSince() === closed0 && ownLost === 0) return result;
         if (ownLost > 0)
           ctx.note(
-            `the target closed ${ownLost} of our connection(s) of this key during the measurement; measuring again (${attempt})`,
+            `the target closed ${ownLost} of our connection(s) of this key during ` +
+              `the measurement; measuring again (${attempt})`,
           );
         else
           ctx.note(
@@ -142,7 +145,8 @@ async function atAllowance<T>(
     }
   }
   return ctx.skip(
-    `connections of the key kept closing during the measurement (other checks', or ours closed by the target), so its count never held still for ${STEADY_ATTEMPTS} attempts`,
+    `connections of the key kept closing during the measurement (other checks', or ours closed ` +
+      `by the target), so its count never held still for ${STEADY_ATTEMPTS} attempts`,
   );
 }
 
@@ -191,8 +195,12 @@ const allowanceChecks: Check[] = ALLOWANCE_CASES.map(
   (c): Check => ({
     id: `ws.limits.connections.${c.id}`,
     clause: clause("a connection beyond the key's allowance is refused: 50009 in the handshake"),
-    title: `opens keys.${c.key}.connections connections with keys.${c.key} (or as many as the run found it allows), then one more`,
-    expectation: `every connection up to the allowance is accepted; the next is refused in the handshake with status_number "${STATUS.CONNECTION_LIMIT}"`,
+    title:
+      `opens keys.${c.key}.connections connections with keys.${c.key} (or as ` +
+      `many as the run found it allows), then one more`,
+    expectation:
+      `every connection up to the allowance is accepted; the next is refused in the ` +
+      `handshake with status_number "${STATUS.CONNECTION_LIMIT}"`,
     severity: 'must',
     tags: ['ws', 'limits', 'handshake'],
     needs: c.needs,
@@ -251,7 +259,9 @@ export const limitChecks: readonly Check[] = [
     id: 'ws.limits.connections.slot-freed',
     clause: clause('the allowance counts open connections: closing one frees its slot'),
     title: "fills keys.limited's allowance, closes one connection, opens another",
-    expectation: `the new connection is accepted (within ${RELEASE_WAIT_MS} ms of the close: the spec shows no time, and a service may take a few seconds to free the slot)`,
+    expectation:
+      `the new connection is accepted (within ${RELEASE_WAIT_MS} ms of the close: the spec ` +
+      `shows no time, and a service may take a few seconds to free the slot)`,
     severity: 'must',
     tags: ['ws', 'limits'],
     needs: ['ws', 'keys.limited'],
@@ -275,7 +285,9 @@ export const limitChecks: readonly Check[] = [
           return;
         }
         ctx.fail({
-          received: `${Math.round(ctx.stream.now() - closed.atMs)} ms after closing one connection: ${describeRefusal(next)}`,
+          received:
+            `${Math.round(ctx.stream.now() - closed.atMs)} ms after closing one ` +
+            `connection: ${describeRefusal(next)}`,
           expected: `a connection is accepted once one of the ${judged.connections} is closed`,
         });
       });

@@ -198,7 +198,9 @@ export function expectNotice(ctx: CheckContext, notice: JsonObject, want: Notice
   const bad = (field: string, expected: string): void => {
     ok = false;
     ctx.violation({
-      received: `${what}: ${field} ${field in notice ? JSON.stringify(notice[field]) : 'absent'} in ${JSON.stringify(notice)}`,
+      received:
+        `${what}: ${field} ${field in notice ? JSON.stringify(notice[field]) : 'absent'} ` +
+        `in ${JSON.stringify(notice)}`,
       expected: `${field} ${expected}`,
     });
   };
@@ -496,7 +498,8 @@ export async function needPairs(
   const pairs = await streamPairs(ctx, count, options);
   if (pairs.length < count)
     ctx.skip(
-      `needs ${count} distinct pair(s)${options.assetType ? ` of ${options.assetType}` : ''} the primary key lists in ${PATHS.pairs}; found ${pairs.length}`,
+      `needs ${count} distinct pair(s)${options.assetType ? ` of ${options.assetType}` : ''} ` +
+        `the primary key lists in ${PATHS.pairs}; found ${pairs.length}`,
     );
   return pairs;
 }
@@ -539,7 +542,8 @@ export async function needLivePairs(ctx: CheckContext, count: number, atLeast = 
   const pairs = await livePairs(ctx, count);
   if (pairs.length < atLeast)
     ctx.skip(
-      `needs ${count} pair(s) with an open market (REST ${PATHS.price}: status_number "200", market.open true); found ${pairs.length}`,
+      `needs ${count} pair(s) with an open market (REST ${PATHS.price}: status_number ` +
+        `"200", market.open true); found ${pairs.length}`,
       pairs.length === 0 ? NOTHING_TO_JUDGE.livePair : undefined,
     );
   return pairs;
