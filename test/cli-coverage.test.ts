@@ -37,7 +37,8 @@ describe('conform --min-coverage', () => {
     const r = await conform(['--profile', await halfProfile(), ...SELECT, '--min-coverage', '60']);
     expect(r.stderr).toBe('');
     expect(r.stdout).toContain(
-      'Coverage: 1 of 2 must checks ran (50 %); 1 skipped: profile has no pairs.stale (1: rest.price.stale); BELOW THE MINIMUM of 60 %: the run fails',
+      'Coverage: 1 of 2 must checks ran (50 %); 1 skipped: profile has no pairs.stale ' +
+        '(1: rest.price.stale); BELOW THE MINIMUM of 60 %: the run fails',
     );
     expect(r.stdout).toMatch(/^FAIL: 1 passed, 0 failed, 0 errors, 1 skipped of 2 checks/m);
     expect(r.code).toBe(1);

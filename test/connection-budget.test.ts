@@ -247,7 +247,8 @@ describe('the whole catalogue against a primary key that allows one connection',
     ['not stated in the profile', false],
     ['stated in the profile', true],
   ] as const)(
-    "passes with the allowance %s; the only 50009s are the search's, the limit checks' one beyond and slots not yet freed, waited out",
+    "passes with the allowance %s; the only 50009s are the search's, the limit " +
+      "checks' one beyond and slots not yet freed, waited out",
     async (_, stated) => {
       const s = await serve({ primary: 1, limited: 1, stated, slotReleaseMs: 300 });
       const { results, summary } = await runChecks({

@@ -122,7 +122,9 @@ describe('coverage in every report', () => {
   });
 
   const line =
-    '1 of 4 must checks ran (25 %); 3 skipped: profile has no keys.cryptoOnly (1: rest.c.keys); no sampled pair answered with a price (1: rest.c.priced); needs 1 pair(s) with an open market; found 0 (1: ws.c.live); BELOW THE MINIMUM of 50 %: the run fails';
+    '1 of 4 must checks ran (25 %); 3 skipped: profile has no keys.cryptoOnly (1: rest.c.keys); ' +
+    'no sampled pair answered with a price (1: rest.c.priced); needs 1 pair(s) with an open ' +
+    'market; found 0 (1: ws.c.live); BELOW THE MINIMUM of 50 %: the run fails';
 
   it('the console states the coverage, warns that there was nothing to judge, and fails the verdict below the minimum', () => {
     expect(consoleText).toContain(`Coverage: ${line}`);

@@ -83,7 +83,8 @@ describe('the covering seeds', () => {
 describe('a failing seed', () => {
   it('is told apart when it fails only on 50009 refusals of connections conform opened', () => {
     const refused =
-      'ws.ping.pong.bare: fail handshake refused: HTTP 429 { "message": "Connection limit exceeded", "status_number": "50009" } / expected a valid key with stream access is accepted';
+      'ws.ping.pong.bare: fail handshake refused: HTTP 429 { "message": "Connection limit exceeded", ' +
+      '"status_number": "50009" } / expected a valid key with stream access is accepted';
     expect(overAllowance(refused)).toBe(true);
     expect(overAllowance('ws.ping.pong.bare: fail text frame "pong!" / expected the text frame "Pong!"')).toBe(false);
   });

@@ -237,7 +237,8 @@ describe('hostile targets misbehave as they say', () => {
     const t = await start('ws-slow-upgrade');
     const r = await rawExchange(
       wsOf(t).replace('ws:', 'http:'),
-      'GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n',
+      'GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ' +
+        'dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n',
       500,
     );
     expect(r.bytes.toString()).toBe('H');

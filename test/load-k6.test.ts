@@ -211,7 +211,8 @@ describe('the k6 fan-out script on a real k6 against the reference', () => {
         expect(truth).toBeGreaterThanOrEqual(30);
         const p50 = (r.latencyMs as { p50: number }).p50;
         console.log(
-          `k6, clock ${offsetMs} ms: offset ${c.offsetMs} ± ${c.boundMs} ms, latency p50 ${p50} ms, server delivery p50 ${truth.toFixed(3)} ms`,
+          `k6, clock ${offsetMs} ms: offset ${c.offsetMs} ± ${c.boundMs} ms, latency ` +
+            `p50 ${p50} ms, server delivery p50 ${truth.toFixed(3)} ms`,
         );
         // A frame cannot arrive before the server sent it (ms stamps: one more ms of resolution).
         expect(p50).toBeGreaterThanOrEqual(truth - c.boundMs - 1);
@@ -306,7 +307,10 @@ describe('load/k6/testrun.yaml as k6-operator runs it', () => {
     const dir = await mkdtemp(join(tmpdir(), 'conform-k6-operator-'));
     const script = join(dist, 'fanout.js');
     // The initializer's command line, as grafana/k6-operator builds it, in an environment with no key.
-    const init = `${k6} archive ${script} -O ${dir}/fanout.js.archived.tar ${doc.spec.arguments} 2> ${dir}/k6logs && ${k6} inspect --execution-requirements ${dir}/fanout.js.archived.tar 2> ${dir}/k6logs ; ! cat ${dir}/k6logs | grep 'level=error'`;
+    const init =
+      `${k6} archive ${script} -O ${dir}/fanout.js.archived.tar ${doc.spec.arguments} ` +
+      `2> ${dir}/k6logs && ${k6} inspect --execution-requirements ${dir}/fanout.js.archived.tar ` +
+      `2> ${dir}/k6logs ; ! cat ${dir}/k6logs | grep 'level=error'`;
     const out = execFileSync('sh', ['-c', init], {
       cwd: dir,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...K6_ENV },

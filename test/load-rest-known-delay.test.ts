@@ -37,7 +37,10 @@ async function run(
   const lag = report.sendLagMs;
   const held = heldPercentiles(server);
   console.log(
-    `known delay ${delay.delayMs} ms at ${String(options.rate)}/s: latency p50 ${report.latencyMs.p50} p99 ${report.latencyMs.p99} max ${report.latencyMs.max} ms; server held p50 ${held.p50.toFixed(3)} p99 ${held.p99.toFixed(3)} ms; send lag p50 ${lag?.p50} p99 ${lag?.p99} max ${lag?.max} ms; late ${report.late}/${report.scheduled}; event-loop p99 ${report.generator.eventLoopDelayP99Ms} ms`,
+    `known delay ${delay.delayMs} ms at ${String(options.rate)}/s: latency p50 ${report.latencyMs.p50} ` +
+      `p99 ${report.latencyMs.p99} max ${report.latencyMs.max} ms; server held p50 ${held.p50.toFixed(3)} ` +
+      `p99 ${held.p99.toFixed(3)} ms; send lag p50 ${lag?.p50} p99 ${lag?.p99} max ${lag?.max} ms; ` +
+      `late ${report.late}/${report.scheduled}; event-loop p99 ${report.generator.eventLoopDelayP99Ms} ms`,
   );
   return { report, server };
 }

@@ -242,7 +242,10 @@ describe('the whole catalogue against the reference service', () => {
     ];
     // Printed into the test output: the score is a deliverable, not only a verdict.
     console.log(
-      `${lines.length ? `disagreements:\n${lines.join('\n')}\n` : ''}${FAULTS.length} faults (+ ${sio.length} over socketio, + ${dialectRuns.length} runs under dialects) and ${CLEAN_RUNS} clean runs per transport in ${(elapsedMs / 1000).toFixed(1)} s\n${formatTransportScore(sio, 'socketio')}\n${formatDialectScore(dialectRuns)}\n${formatScore(ws)}`,
+      `${lines.length ? `disagreements:\n${lines.join('\n')}\n` : ''}${FAULTS.length} ` +
+        `faults (+ ${sio.length} over socketio, + ${dialectRuns.length} runs under dialects) ` +
+        `and ${CLEAN_RUNS} clean runs per transport in ${(elapsedMs / 1000).toFixed(1)} s\n` +
+        `${formatTransportScore(sio, 'socketio')}\n${formatDialectScore(dialectRuns)}\n${formatScore(ws)}`,
     );
   });
 

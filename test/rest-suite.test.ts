@@ -274,7 +274,8 @@ describe('REST suite against a proxy that breaks one rule the faults do not', ()
   });
 
   for (const m of MUTATIONS) {
-    it(`${m.name} fails ${m.catches.length > 3 ? `${m.catches.length} checks (${m.catches[0]} …)` : m.catches.join(', ')}`, async () => {
+    const caught = m.catches.length > 3 ? `${m.catches.length} checks (${m.catches[0]} …)` : m.catches.join(', ');
+    it(`${m.name} fails ${caught}`, async () => {
       const proxy = await startProxy(clean.restUrl, m);
       try {
         const results = await run({ ...clean.profile, rest: proxy.url }, m.catches);

@@ -98,7 +98,8 @@ async function openOk(stream: StreamClient, options = {}): Promise<StreamSession
 }
 
 const refusal = (status: number, body: string, extra = ''): string =>
-  `HTTP/1.1 ${status} Refused\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`;
+  `HTTP/1.1 ${status} Refused\r\nContent-Type: application/json\r\nContent-Length: ` +
+  `${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`;
 
 describe('socket.io session: target URL', () => {
   it('takes the URL path as the Socket.IO path and defaults it to /socket.io/', () => {
@@ -261,7 +262,8 @@ describe('socket.io session: handshake', () => {
     });
     const p = await peer(() => undefined, {
       refuse: (req) =>
-        `HTTP/1.1 302 Found\r\nLocation: ${other.url.replace('ws:', 'http:')}?${req.url?.split('?')[1] ?? ''}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
+        `HTTP/1.1 302 Found\r\nLocation: ${other.url.replace('ws:', 'http:')}?` +
+        `${req.url?.split('?')[1] ?? ''}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
     });
     const { stream } = client(p.url);
     expect(await stream.open()).toMatchObject({ ok: false, status: 302 });

@@ -120,7 +120,8 @@ async function miniTarget(b: Behaviour, windowMs = 1000): Promise<Profile> {
     const refusal = b.refuse?.(req);
     if (refusal) {
       socket.end(
-        `HTTP/1.1 ${refusal.status} Refused\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(refusal.body)}\r\nConnection: close\r\n\r\n${refusal.body}`,
+        `HTTP/1.1 ${refusal.status} Refused\r\nContent-Type: application/json\r\nContent-Length: ` +
+          `${Buffer.byteLength(refusal.body)}\r\nConnection: close\r\n\r\n${refusal.body}`,
       );
       return;
     }
@@ -464,7 +465,8 @@ describe('observations', () => {
     expect(() =>
       parseProfile({ ...base, timing: { pingTimeoutMs: 1000, pingGraceMs: 500, keepAliveHoldWindows: 1.4 } }),
     ).toThrow(
-      'profile: /timing/keepAliveHoldWindows: 1.4 windows (1400 ms) must outlast the window and its grace (1000 + 500 ms)',
+      'profile: /timing/keepAliveHoldWindows: 1.4 windows (1400 ms) must outlast ' +
+        'the window and its grace (1000 + 500 ms)',
     );
     expect(() => parseProfile({ ...base, timing: { keepAliveHoldWindows: 1 } })).toThrow(/keepAliveHoldWindows/);
     expect(parseProfile({ ...base, timing: { keepAliveHoldWindows: 1.3 } }).timing).toEqual({
@@ -496,7 +498,8 @@ describe('checks of every pair, every error notice and every header spelling', (
     const r = await runOne(profile, 'ws.subscribe.pushes-every-pair');
     expect({ outcome: r.outcome, violations: r.violations }, line(r)).toEqual({ outcome: 'skip', violations: [] });
     expect(r.reason).toBe(
-      `no push for ${PAIRS[2]} and its REST price did not move within the wait, so whether it is pushed cannot be judged`,
+      `no push for ${PAIRS[2]} and its REST price did not move within the wait, ` +
+        `so whether it is pushed cannot be judged`,
     );
   });
 
@@ -513,7 +516,8 @@ describe('checks of every pair, every error notice and every header spelling', (
     const r = await runOne(profile, 'ws.unsubscribe.stops-several');
     expect({ outcome: r.outcome, violations: r.violations }, line(r)).toEqual({ outcome: 'skip', violations: [] });
     expect(r.reason).toBe(
-      `neither ${PAIRS[0]} nor ${PAIRS[1]} moved on REST after the unsubscribe, so whether their pushes stopped cannot be told from quiet`,
+      `neither ${PAIRS[0]} nor ${PAIRS[1]} moved on REST after the unsubscribe, so ` +
+        `whether their pushes stopped cannot be told from quiet`,
     );
     expect(
       r.evidence.some((e) => e.kind === 'note' && e.text.startsWith(`no push for ${PAIRS[2]} after the unsubscribe`)),
@@ -542,10 +546,12 @@ describe('checks of every pair, every error notice and every header spelling', (
     expect(r.outcome, line(r)).toBe('fail');
     const received = r.violations.map((v) => v.received);
     expect(received).toContain(
-      'the notice answering an unknown method (50004 expected): id absent in {"method":"error","message":"invalid","code":"50004","data":{"why":"x"}}',
+      'the notice answering an unknown method (50004 expected): id absent in ' +
+        '{"method":"error","message":"invalid","code":"50004","data":{"why":"x"}}',
     );
     expect(received).toContain(
-      'the notice answering malformed JSON (50004 expected): data {"why":"x"} in {"method":"error","message":"invalid","code":"50004","data":{"why":"x"}}',
+      'the notice answering malformed JSON (50004 expected): data {"why":"x"} in ' +
+        '{"method":"error","message":"invalid","code":"50004","data":{"why":"x"}}',
     );
     expect(received.some((v) => v.startsWith('the notice answering an unknown pair'))).toBe(false);
   });

@@ -58,7 +58,8 @@ export async function runSuite(
 
 export const describeResult = (r: CheckResult | undefined): string =>
   r
-    ? `${r.id}: ${r.outcome}${r.reason ? ` (${r.errorCode ?? ''} ${r.reason})` : ''} ${r.violations.map((v) => `${v.received} / expected ${v.expected}`).join('; ')}`
+    ? `${r.id}: ${r.outcome}${r.reason ? ` (${r.errorCode ?? ''} ${r.reason})` : ''} ` +
+      `${r.violations.map((v) => `${v.received} / expected ${v.expected}`).join('; ')}`
     : 'no result';
 
 /** Every fault that names ws checks, with those checks, as `[fault, ids]` rows for it.for. */

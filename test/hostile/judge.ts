@@ -119,7 +119,8 @@ export function judge(def: HostileDefinition, run: CliRun, opts: JudgeOptions): 
     const c = XML_ILLEGAL.exec(html);
     if (c)
       problems.push(
-        `conform-report.html carries control character U+${c[0].charCodeAt(0).toString(16).padStart(4, '0')} from the target`,
+        `conform-report.html carries control character ` +
+          `U+${c[0].charCodeAt(0).toString(16).padStart(4, '0')} from the target`,
       );
   }
   if (!report) return problems;
@@ -127,7 +128,8 @@ export function judge(def: HostileDefinition, run: CliRun, opts: JudgeOptions): 
   const finishedAt = Date.parse(report.finishedAt);
   if (Number.isFinite(finishedAt) && run.exitedAt - finishedAt > LINGER_LIMIT_MS)
     problems.push(
-      `the process lived ${Math.round((run.exitedAt - finishedAt) / 1000)} s after its run had ended (open handles kept it alive)`,
+      `the process lived ${Math.round((run.exitedAt - finishedAt) / 1000)} s after ` +
+        `its run had ended (open handles kept it alive)`,
     );
   const multiLine: string[] = [];
   for (const r of report.results) {
@@ -145,7 +147,8 @@ export function judge(def: HostileDefinition, run: CliRun, opts: JudgeOptions): 
     const ran = r.durationMs - (r.slotWaitMs ?? 0);
     if (ran > limit)
       problems.push(
-        `${where}: ran ${ran} ms (${r.slotWaitMs ?? 0} ms more waiting for a connection slot), past its timeout + slack (${limit} ms)`,
+        `${where}: ran ${ran} ms (${r.slotWaitMs ?? 0} ms more waiting for a ` +
+          `connection slot), past its timeout + slack (${limit} ms)`,
       );
     if (
       r.outcome === 'pass' &&
@@ -171,5 +174,8 @@ export function runLine(name: string, run: CliRun): string {
     /* judged elsewhere */
   }
   const rss = run.peakRssMiB === undefined ? '' : ` peak RSS ${run.peakRssMiB} MiB`;
-  return `[hostile] ${name.padEnd(22)} ${(run.durationMs / 1000).toFixed(1).padStart(6)} s  exit ${run.exitCode}${rss}${counts}`;
+  return (
+    `[hostile] ${name.padEnd(22)} ${(run.durationMs / 1000).toFixed(1).padStart(6)} ` +
+    `s  exit ${run.exitCode}${rss}${counts}`
+  );
 }

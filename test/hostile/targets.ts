@@ -171,7 +171,8 @@ const NEAR_LIMIT_RESPONSE = rawResponse(
 
 /** A well-formed push frame 1 KiB under the default maxPayload: allowed, heavy to keep. */
 const BIG_PUSH = textFrame(
-  `{"code":"Crypto:ALL:BTC/USD","ask":"2","bid":"1","price":"1.5","last_updated":1,"sent_at":2,"pad":"${'x'.repeat(RUN_DEFAULTS.maxPayloadBytes - 1024 - 100)}"}`,
+  `{"code":"Crypto:ALL:BTC/USD","ask":"2","bid":"1","price":"1.5","last_updated":1,"sent_at":2,"pad":"` +
+    `${'x'.repeat(RUN_DEFAULTS.maxPayloadBytes - 1024 - 100)}"}`,
 );
 
 /** Deterministic bytes that are not valid UTF-8 and not JSON. */
@@ -285,7 +286,8 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
   {
     name: 'silent-behind-auth',
     breaks:
-      'answers a request without a key at once (401, 50005) and never answers one with a key: a gateway whose backend hangs',
+      'answers a request without a key at once (401, 50005) and never answers ' +
+      'one with a key: a gateway whose backend hangs',
     layer: 'both',
     exit: [1],
     start: everyRequest('both', (x) => {
@@ -535,7 +537,8 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
   {
     name: 'redirect-elsewhere',
     breaks:
-      'answers every request and upgrade with a 307 to another origin (another loopback port) that records what arrives',
+      'answers every request and upgrade with a 307 to another origin (another ' +
+      'loopback port) that records what arrives',
     layer: 'both',
     exit: [1],
     async start() {
@@ -695,7 +698,8 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
   {
     name: 'ws-big-frames',
     breaks:
-      'sends 16 well-formed pushes 1 KiB under the default maxPayload (--max-payload) each, as soon as the handshake completes',
+      'sends 16 well-formed pushes 1 KiB under the default maxPayload (--max-payload) ' +
+      'each, as soon as the handshake completes',
     layer: 'ws',
     exit: [1],
     mayPass: { 'ws.keepalive.ping-keeps-alive': 'it never closes a connection, so a pinged one stays open' },
@@ -836,7 +840,8 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
   {
     name: 'echo-key',
     breaks:
-      'echoes the API key back in bodies, headers, status lines, handshake refusals, notices, pushes, pongs and close reasons',
+      'echoes the API key back in bodies, headers, status lines, handshake ' +
+      'refusals, notices, pushes, pongs and close reasons',
     layer: 'both',
     exit: [1],
     mayPass: {
@@ -924,7 +929,8 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
           if (++upgrades % 3 === 0 || key === '') {
             const body = JSON.stringify({ status_number: '50009', message: `connection limit reached for key ${key}` });
             socket.end(
-              `HTTP/1.1 429 Key ${key} over limit\r\nX-Echo-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+              `HTTP/1.1 429 Key ${key} over limit\r\nX-Echo-Key: ${key}\r\nContent-Type: ` +
+                `application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
             );
             return;
           }
