@@ -102,7 +102,7 @@ describe('conform CLI', () => {
     for (const f of await readdir(out)) outputs.push(await readFile(path.join(out, f), 'utf8'));
   });
 
-  it('reruns exactly the checks that failed or errored with --rerun-failed, and lists changes against --baseline with --fail-on-change', async () => {
+  it('reruns failed and errored checks (--rerun-failed), lists changes to --baseline (--fail-on-change)', async () => {
     type Past = { results: { id: string; outcome: string }[] };
     const readReport = async (sub: string): Promise<Past> =>
       JSON.parse(await readFile(path.join(dir, sub, 'conform-report.json'), 'utf8'));

@@ -126,7 +126,7 @@ describe('coverage in every report', () => {
     'no sampled pair answered with a price (1: rest.c.priced); needs 1 pair(s) with an open ' +
     'market; found 0 (1: ws.c.live); BELOW THE MINIMUM of 50 %: the run fails';
 
-  it('the console states the coverage, warns that there was nothing to judge, and fails the verdict below the minimum', () => {
+  it('the console states the coverage, warns of nothing to judge, and fails the verdict below the minimum', () => {
     expect(consoleText).toContain(`Coverage: ${line}`);
     expect(consoleText).toMatch(
       /^!! NOTHING TO JUDGE: the target gave the harness no priced pair \(1 checks skipped: rest\.c\.priced\); no live pair \(1 checks skipped: ws\.c\.live\)/m,

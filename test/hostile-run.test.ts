@@ -59,7 +59,7 @@ beforeAll(async () => {
 
 describe('the CLI against a hostile target', () => {
   for (const def of TARGETS) {
-    it(`ends against ${def.name} (${def.breaks}) with verdicts, exit ${def.exit.join('/')}, no stack trace and no key`, () => {
+    it(`ends against ${def.name} (${def.breaks}): verdicts, exit ${def.exit.join('/')}, no stack trace, no key`, () => {
       const o = outcomes.get(def.name)!;
       const profile = minimalProfile({ target: o.target.rest!, key: o.key, ws: o.target.ws });
       expect(judge(def, o.run, { keys: [o.key], profile, facesHostile: () => true })).toEqual([]);

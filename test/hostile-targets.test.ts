@@ -317,7 +317,7 @@ describe('hostile targets misbehave as they say', () => {
     expect(r.body.toString()).toContain('SECRET123');
   });
 
-  it('echo-key echoes the key in upgrade headers, notices, pongs and close reasons, and refuses every third handshake with it', async () => {
+  it('echo-key echoes the key in upgrade headers, notices, pongs, closes and every third refusal', async () => {
     const t = await start('echo-key');
     const w = await wsWatch(wsOf(t), {
       key: 'SECRET123',

@@ -92,7 +92,7 @@ describe('frame scan reads push frames straight from the wire bytes', () => {
 });
 
 describe('FastRecorder fronts an HDR histogram on the per-frame path', () => {
-  it('drains into exactly the histogram that direct recording builds: every bucket, the percentiles and the max', () => {
+  it('drains into exactly the histogram direct recording builds: every bucket, the percentiles, the max', () => {
     // Bucket edges, zero, negatives, values past the top, and a spread over every power of two.
     const edges = [
       0,
@@ -158,7 +158,7 @@ describe('clock', () => {
     expect(guessTimeUnit(12345, now)).toBeNull();
   });
 
-  it('bounds the offset from REST round trips (NTP-style, intersected), and corrects only when the bounds exclude zero', () => {
+  it('bounds the offset from REST round trips (NTP-style, intersected); corrects only when they exclude zero', () => {
     // Server clock 100 ms ahead; round trips of 10 ms and 4 ms; ms stamps.
     const ahead = estimateClock(
       [
@@ -181,7 +181,7 @@ describe('clock', () => {
     expect(same).toMatchObject({ status: 'same-clock', offsetMs: 0, lowMs: -1, highMs: 2, boundMs: 2 });
   });
 
-  it('raises the lower bound with frames (none arrives before it was sent) and corrects when that excludes zero', () => {
+  it('raises the lower bound with frames (none arrives before it was sent); corrects when it excludes zero', () => {
     const t = estimateClock([{ sentMs: 0, receivedMs: 20, serverMs: 10 }], 1, 6);
     expect(t).toMatchObject({ status: 'corrected', lowMs: 6, highMs: 11, offsetMs: 8.5, narrowedByFrames: true });
     expect(estimateClock([{ sentMs: 0, receivedMs: 20, serverMs: 10 }], 1, -50).narrowedByFrames).toBe(false);
@@ -420,7 +420,7 @@ describe('aggregation of worker ticks', () => {
     expect(m.disconnects).toEqual({ 1006: 1 });
   });
 
-  it('moves latency to the final clock correction, receipts before sent_at included, and reports none when no estimate holds', () => {
+  it('moves latency to the final clock correction, receipts before sent_at too; none when no estimate holds', () => {
     const rec = (values: number[]): string => {
       const f = new FastRecorder();
       for (const v of values) f.recordMs(v);

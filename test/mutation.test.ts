@@ -78,7 +78,7 @@ describe('mutation judging', () => {
     expect(disagreementLines([o])).toEqual(['f: expected [a, b], failing [a, c]; missed [b]; extra [c]']);
   });
 
-  it('holds no check against exactness that failed only through the push inspection, but any other violation is extra', () => {
+  it('holds a check failing only through the push inspection not against exactness; other violations are extra', () => {
     const inspected = {
       ...result('c', 'fail'),
       violations: [{ received: 'push {…}: /bid: missing', expected: PUSH_EXPECTED.schema }],
@@ -151,7 +151,7 @@ describe('dialects of a fault', () => {
       ).toBe(true);
   });
 
-  it('calls a fault under a dialect ok when caught with nothing extra and no error, even if one catch had nothing to see', () => {
+  it('calls a fault under a dialect ok when caught, nothing extra, no error, even if a catch saw nothing', () => {
     const fault = { name: 'f', area: 'auth', rule: 'r', catches: ['a', 'b'] };
     expect(dialectOk(judgeFault(fault, [result('a', 'fail'), result('b', 'skip')]))).toBe(true);
     expect(dialectOk(judgeFault(fault, [result('a', 'fail'), result('c', 'fail')]))).toBe(false);

@@ -89,7 +89,7 @@ describe('reports', () => {
     ]);
   });
 
-  it('writes JUnit XML that a strict parser accepts, one testcase per check with failure, error and skipped', async () => {
+  it('writes JUnit XML a strict parser accepts, one testcase per check with failure, error and skipped', async () => {
     const xml = await readFile(path.join(dir, 'conform-junit.xml'), 'utf8');
     expect(XMLValidator.validate(xml, { allowBooleanAttributes: false })).toBe(true);
     const doc = new XMLParser({
@@ -146,7 +146,7 @@ describe('reports', () => {
 });
 
 describe('console progress', () => {
-  it('on a terminal rewrites one count line in place between result lines; otherwise prints plain lines only', async () => {
+  it('on a terminal rewrites one count line in place between result lines; else prints plain lines only', async () => {
     const { consoleHandler } = await import('../reports/console.ts');
     const checks = [synthetic('rest.t.a', async () => {}), synthetic('rest.t.b', async (ctx) => ctx.skip('no'))];
     const outputs: Record<string, string> = { tty: '', plain: '' };

@@ -70,7 +70,7 @@ function schemathesis(rest: string, key: string, examples = 200): Promise<{ code
 describe.skipIf(!present)(
   `Schemathesis against conform serve (${present ? ST : 'not installed: scripts/install-schemathesis.sh'})`,
   () => {
-    it('finds no server error, undocumented status, wrong content type, schema violation or ignored key in the reference', async () => {
+    it('finds no server error, undocumented status, wrong content type, schema violation or ignored key', async () => {
       const serve = await startServeProcess(dir);
       try {
         const r = await schemathesis(serve.rest, serve.primaryKey);

@@ -108,7 +108,7 @@ describe('conform over Socket.IO as a child process', () => {
     expect(r.stderr).toMatch(/needs --event/);
   });
 
-  it('conform serve --transport socketio --event price serves Socket.IO and writes a profile that says so', async () => {
+  it('conform serve --transport socketio --event price serves Socket.IO, and its profile says so', async () => {
     const file = path.join(dir, 'serve.json');
     const child = spawn(
       process.execPath,

@@ -205,7 +205,7 @@ const acceptsThenNotice = (code: string, forKey: (k: string | undefined) => bool
 });
 
 describe('handshake checks accept the outcome after connecting', () => {
-  it('passes ws.handshake.missing-key and invalid-key when the target accepts and answers the first request with 50005', async () => {
+  it('passes ws.handshake.missing-key and invalid-key when the target accepts, then answers 50005', async () => {
     const profile = await miniTarget(acceptsThenNotice('50005', (k) => k !== KEY && k !== NO_STREAM));
     for (const id of ['ws.handshake.missing-key', 'ws.handshake.invalid-key']) {
       const r = await runOne(profile, id);
@@ -391,7 +391,7 @@ describe('subscription checks', () => {
     expect(r.violations[0]!.received).toMatch(/price 10.02 is not the mid 10.01/);
   });
 
-  it('finds nothing of its own to compare in ws.push.mid when no subscribed push has decimal prices, and the push inspection still fails the frames', async () => {
+  it('finds nothing to compare in ws.push.mid without decimal prices; the push inspection still fails', async () => {
     // Pushes its pairs with a non-decimal ask, plus a stray pair nobody subscribed to with a price above its ask.
     const profile = await miniTarget({
       push: (_c, pair, n) =>
@@ -492,7 +492,7 @@ describe('observations', () => {
 });
 
 describe('checks of every pair, every error notice and every header spelling', () => {
-  it("skips ws.subscribe.pushes-every-pair, naming the pair, when an unpushed pair's REST price does not move", async () => {
+  it("skips ws.subscribe.pushes-every-pair, naming the pair, when an unpushed pair's REST price stays", async () => {
     // Never pushes the third pair; its REST price never moves, so it may just be quiet.
     const profile = await miniTarget({ push: (_conn, pair, n) => (pair === PAIRS[2] ? undefined : quote(pair, n)) });
     const r = await runOne(profile, 'ws.subscribe.pushes-every-pair');
@@ -503,7 +503,7 @@ describe('checks of every pair, every error notice and every header spelling', (
     );
   });
 
-  it("skips ws.unsubscribe.stops-several when neither unsubscribed pair's REST price moves, so their stop is not proven", async () => {
+  it("skips ws.unsubscribe.stops-several when neither unsubscribed pair's REST price moves (no proof)", async () => {
     // Stops every unsubscribed pair, and the third one goes quiet too; the REST prices never move.
     let unsubscribed = false;
     const profile = await miniTarget({
@@ -556,7 +556,7 @@ describe('checks of every pair, every error notice and every header spelling', (
     expect(received.some((v) => v.startsWith('the notice answering an unknown pair'))).toBe(false);
   });
 
-  it('fails ws.handshake.header-case when a spelling is accepted in the handshake but refused after connecting', async () => {
+  it('fails ws.handshake.header-case when a spelling the handshake accepts is refused after connecting', async () => {
     // Upgrades every connection, but only the key sent as X-API-Key exactly authenticates it.
     const canonical = (req: IncomingMessage): boolean =>
       req.rawHeaders.some((h, i) => i % 2 === 0 && h === 'X-API-Key');

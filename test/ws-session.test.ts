@@ -331,7 +331,7 @@ describe('ws session: close, limits and redaction', () => {
     );
   });
 
-  it('reads a refusal body up to its 64 KiB limit, at most one read past it, and stops the transfer there', async () => {
+  it('reads a refusal body up to its 64 KiB limit, at most one read past it, and stops the transfer', async () => {
     let written = 0;
     const head = 'HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: 10485760\r\n\r\n';
     let peerClosed: Promise<unknown> | undefined;
