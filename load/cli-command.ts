@@ -365,7 +365,10 @@ export function loadBuilder(y: Argv): Argv {
       },
       arrival: {
         type: 'string',
-        describe: `rest, open model: intended times uniform (evenly spaced) or poisson (default ${REST_DEFAULTS.arrival})`,
+        describe:
+          `rest, open model: intended times uniform ` +
+          `(evenly spaced) or poisson ` +
+          `(default ${REST_DEFAULTS.arrival})`,
       },
       seed: { type: 'number', describe: `rest: seed of the Poisson arrivals (default ${REST_DEFAULTS.seed})` },
       connections: {

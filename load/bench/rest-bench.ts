@@ -25,8 +25,11 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 // wrk prints its summary in units of its choosing; this hook prints the figures as JSON (µs).
 const DONE_LUA = `
 done = function(summary, latency, requests)
-  io.write(string.format('\\nCONFORM {"requests":%d,"durationUs":%d,"errors":%d,"p50":%d,"p90":%d,"p99":%d,"p999":%d,"max":%d}\\n',
-    summary.requests, summary.duration, summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.status + summary.errors.timeout,
+  io.write(string.format('\\nCONFORM {"requests":%d,"durationUs":%d,"errors":%d,' ..
+    '"p50":%d,"p90":%d,"p99":%d,"p999":%d,"max":%d}\\n',
+    summary.requests, summary.duration,
+    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.status
+      + summary.errors.timeout,
     latency:percentile(50), latency:percentile(90), latency:percentile(99), latency:percentile(99.9), latency.max))
 end
 `;

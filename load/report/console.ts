@@ -36,12 +36,18 @@ export function formatFanoutSummary(r: FanoutReport): string {
     x: { p50: number | null; p90?: number | null; p99: number | null; p999?: number | null; max: number | null },
   ): string[] => [name, n(x.p50, 3), n(x.p90 ?? null, 3), n(x.p99, 3), n(x.p999 ?? null, 3), n(x.max, 3)];
   const c = r.clock;
+  const correction =
+    c.status === 'corrected'
+      ? `target ${c.offsetMs! > 0 ? 'ahead' : 'behind'} by ${n(Math.abs(c.offsetMs!), 3)} ms, latency corrected`
+      : 'same clock as ours within the bound, latency not corrected';
   const bound =
     c.status === 'unknown'
       ? `UNKNOWN — latency not measured: ${c.reason}`
-      : `${c.status === 'corrected' ? `target ${c.offsetMs! > 0 ? 'ahead' : 'behind'} by ${n(Math.abs(c.offsetMs!), 3)} ms, latency corrected` : 'same clock as ours within the bound, latency not corrected'}` +
-        `; offset in [${n(c.lowMs, 3)}, ${n(c.highMs, 3)}] ms, latency ± ${n(c.latencyBoundMs, 3)} ms ` +
+      : `${correction}; offset in [${n(c.lowMs, 3)}, ${n(c.highMs, 3)}] ms, ` +
+        `latency ± ${n(c.latencyBoundMs, 3)} ms ` +
         `(${c.samples} REST ts round trips${c.narrowedByFrames ? ', narrowed by frames' : ''})`;
+  const perConnection = r.generator.memoryPerConnectionBytes;
+  const kbPerConnection = perConnection === null ? '—' : n(Math.round(perConnection / 1024));
   const lines = [
     r.mode === 'calibrate'
       ? "conform load calibrate — the generator's own floor against a trivial in-process broadcast server"
@@ -76,8 +82,7 @@ export function formatFanoutSummary(r: FanoutReport): string {
     `generator: event-loop p99 ${n(r.generator.eventLoopDelayP99Ms)} ms, busiest ` +
       `worker ${n(r.generator.cpuPercent, 1)}%, process CPU ${n(r.generator.processCpuPercent, 1)}% ` +
       `of a core, ${n(r.generator.cpuMicrosPerFrame)} µs CPU/frame, ` +
-      `${r.generator.memoryPerConnectionBytes === null ? '—' : n(Math.round(r.generator.memoryPerConnectionBytes / 1024))}` +
-      ` KB/connection`,
+      `${kbPerConnection} KB/connection`,
     r.trustworthy
       ? 'verdict: trustworthy (generator not saturated)'
       : `verdict: UNTRUSTWORTHY — generator saturated: ${r.generator.reasons.join('; ')}`,

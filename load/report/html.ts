@@ -64,10 +64,11 @@ export function renderFanoutHtml(r: FanoutReport): string {
       { xLabel: 'ms', yLabel: 'updates' },
     ),
   ];
+  const data = { ...r, timeline: undefined, skewHistogram: undefined, latencyCurve: undefined, histograms: undefined };
   return page(
     'conform load fanout',
     `<h1>conform load fanout</h1>${verdict}<pre>${esc(formatFanoutSummary(r))}</pre>${charts.join('')}
-<details><summary>Report data (JSON)</summary><pre>${esc(JSON.stringify({ ...r, timeline: undefined, skewHistogram: undefined, latencyCurve: undefined, histograms: undefined }, null, 2))}</pre></details>`,
+<details><summary>Report data (JSON)</summary><pre>${esc(JSON.stringify(data, null, 2))}</pre></details>`,
   );
 }
 

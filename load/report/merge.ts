@@ -102,8 +102,9 @@ function html(r: MergedReport): string {
   const failed = r.thresholds.some((x) => !x.ok);
   return (
     `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>conform load merge</title>` +
-    '<style>body{font:14px/1.4 ' +
-    'system-ui,sans-serif;margin:24px;color:#222}pre{background:#f6f6f6;padding:12px;overflow:auto}.bad{background:#fde2e2;padding:8px}.good{background:#e3f5e1;padding:8px}</style></head><body>' +
+    '<style>body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}' +
+    'pre{background:#f6f6f6;padding:12px;overflow:auto}' +
+    '.bad{background:#fde2e2;padding:8px}.good{background:#e3f5e1;padding:8px}</style></head><body>' +
     `<h1>conform load merge — ${esc(r.kind)}</h1><p class="${failed ? 'bad' : 'good'}">` +
     `${failed ? 'A threshold was crossed.' : 'Every threshold held.'}</p>` +
     `<pre>${esc(formatMergedSummary(r))}</pre></body></html>\n`

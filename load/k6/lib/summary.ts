@@ -305,7 +305,8 @@ function html(r: Record<string, unknown>, text: string): string {
   const failed = (r.k6Thresholds as { ok: boolean }[]).some((t) => !t.ok);
   return (
     `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>k6 load ${esc(String(r.kind))}</title>` +
-    '<style>body{font-family:system-ui,sans-serif;margin:2em}pre{background:#f6f6f6;padding:1em}.bad{color:#b00}.ok{color:#070}</style></head><body>' +
+    '<style>body{font-family:system-ui,sans-serif;margin:2em}pre{background:#f6f6f6;padding:1em}' +
+    '.bad{color:#b00}.ok{color:#070}</style></head><body>' +
     `<h1>k6 load ${esc(String(r.kind))} — ${esc(String(r.host))}</h1><p ` +
     `class="${failed ? 'bad' : 'ok'}">${failed ? 'a threshold was crossed' : 'every threshold held'}</p>` +
     `<pre>${esc(text)}</pre></body></html>\n`
