@@ -115,7 +115,8 @@ async function atAllowance<T>(
         } else refused = r;
       }
       if (refused && !refused.ok && lease.closedSince() === closed0) {
-        const received = `connection ${others + sessions.length + 1} of ${allowance} refused: ${describeRefusal(refused)}`;
+        const received =
+          `connection ${others + sessions.length + 1} of ${allowance} ` + `refused: ${describeRefusal(refused)}`;
         if (judged.found) contradicted(ctx, name, judged, received);
         ctx.fail({ received, expected: `every connection up to the allowance of ${allowance} is accepted` });
       }
@@ -226,7 +227,10 @@ export const limitChecks: readonly Check[] = [
       'counted per key, not per IP address: beyond the allowance a connection is refused from any address',
     ),
     title: `fills keys.limited's allowance from the default address, then opens one more from ${SECOND_SOURCE_ADDRESS}`,
-    expectation: `the extra connection from the other address is refused with status_number "${STATUS.CONNECTION_LIMIT}"`,
+    expectation:
+      'the extra connection from the other address is refused ' +
+      'with status_number ' +
+      `"${STATUS.CONNECTION_LIMIT}"`,
     severity: 'must',
     tags: ['ws', 'limits', 'handshake'],
     needs: ['ws', 'keys.limited'],
