@@ -30,7 +30,8 @@ describe('frame scan reads push frames straight from the wire bytes', () => {
   it('reads the common layout: code first, the two times last, in either order', () => {
     expect(
       scan(
-        '{"code":"Crypto:ALL:BTC/USD","ask":"1.5","bid":"1.4","price":"1.45","last_updated":1732300000000,"sent_at":1732300000002}',
+        '{"code":"Crypto:ALL:BTC/USD","ask":"1.5","bid":"1.4","price":"1.45",' +
+          '"last_updated":1732300000000,"sent_at":1732300000002}',
       ),
     ).toEqual({ code: 'Crypto:ALL:BTC/USD', lastUpdated: 1732300000000, sentAt: 1732300000002 });
     expect(scan('{"code":"A:B:C/D","price":"1","sent_at":9, "last_updated" : 8 }\n')).toEqual({

@@ -623,8 +623,10 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     breaks: 'speaks another protocol: an SSH banner on connect, then silence',
     layer: 'both',
     exit: [2],
-    noAnswer:
-      /^conform: target http:\/\/127\.0\.0\.1:\d+ (does not answer HTTP \(HPE_[A-Z_]+\)|sent no HTTP response within \d+ ms)$/,
+    noAnswer: new RegExp(
+      /^conform: target http:\/\/127\.0\.0\.1:\d+ /.source +
+        /(does not answer HTTP \(HPE_[A-Z_]+\)|sent no HTTP response within \d+ ms)$/.source,
+    ),
     async start() {
       const server = await startRawServer({
         onConnection: (socket) => {
