@@ -23,7 +23,10 @@ export function conformYargs(argv: readonly string[]) {
   return yargs([...argv])
     .scriptName('conform')
     .usage(
-      'conform [--target URL --key KEY | --profile FILE] [options]\n\nChecks a Real-Time Price Service against the spec. With neither --target nor --profile it checks the embedded reference service.\n\nconform serve   run the reference service (see conform serve --help)\nconform load    fan-out and REST load tools (see conform load --help)',
+      'conform [--target URL --key KEY | --profile FILE] [options]\n\nChecks a Real-Time Price ' +
+        'Service against the spec. With neither --target nor --profile it checks the embedded ' +
+        'reference service.\n\nconform serve   run the reference service (see conform serve ' +
+        '--help)\nconform load    fan-out and REST load tools (see conform load --help)',
     )
     .options({
       target: { type: 'string', describe: 'REST base URL of the target (the harness appends /v1/pairs, /v1/price)' },
@@ -92,7 +95,8 @@ export function conformYargs(argv: readonly string[]) {
       'min-coverage': {
         type: 'number',
         describe:
-          "exit 1 when fewer than this percentage of the selected must checks ran (skips do not count); overrides the profile's minCoverage",
+          'exit 1 when fewer than this percentage of the selected must checks ran ' +
+          "(skips do not count); overrides the profile's minCoverage",
       },
     })
     .help(false)

@@ -262,7 +262,9 @@ export function loadBuilder(y: Argv): Argv {
     .positional('mode', {
       choices: LOAD_MODES,
       describe:
-        "fanout: WebSocket fan-out latency, skew and loss; rest: REST latency at a fixed arrival rate, or throughput with --rate max; calibrate: the generator's own floor; merge: one report from several hosts' results",
+        'fanout: WebSocket fan-out latency, skew and loss; rest: REST latency at a ' +
+        "fixed arrival rate, or throughput with --rate max; calibrate: the generator's " +
+        "own floor; merge: one report from several hosts' results",
       demandOption: true,
     })
     .positional('results', {
@@ -274,7 +276,8 @@ export function loadBuilder(y: Argv): Argv {
       target: {
         type: 'string',
         describe:
-          'REST base URL of the target; without --target or --profile the reference service is started in its own process',
+          'REST base URL of the target; without --target or --profile the ' +
+          'reference service is started in its own process',
       },
       key: { type: 'string', describe: 'API key for --target (prefer --key-env)' },
       'key-env': {
@@ -293,7 +296,9 @@ export function loadBuilder(y: Argv): Argv {
       pair: { type: 'string', array: true, describe: 'pair codes to use instead (repeat or comma-separate)' },
       duration: {
         type: 'string',
-        describe: `measured phase after the ramp, e.g. 20s (default ${FANOUT_DEFAULTS.durationMs / 1000}s; rest ${REST_DEFAULTS.durationMs / 1000}s)`,
+        describe:
+          `measured phase after the ramp, e.g. 20s (default ${FANOUT_DEFAULTS.durationMs / 1000}s; ` +
+          `rest ${REST_DEFAULTS.durationMs / 1000}s)`,
       },
       'ramp-rate': {
         type: 'string',
@@ -320,21 +325,27 @@ export function loadBuilder(y: Argv): Argv {
       },
       'validate-per-second': {
         type: 'number',
-        describe: `push frames validated per second per worker; 0 = off (default ${FANOUT_DEFAULTS.validatePerSecond}: every frame at lower rates)`,
+        describe:
+          `push frames validated per second per worker; 0 = off ` +
+          `(default ${FANOUT_DEFAULTS.validatePerSecond}: every frame at lower rates)`,
       },
       'loss-window': {
         type: 'string',
-        describe: `a subscribed client that has not received an update this long after the first did has lost it (default ${FANOUT_DEFAULTS.updateWindowMs}ms)`,
+        describe:
+          `a subscribed client that has not received an update this long after the first ` +
+          `did has lost it (default ${FANOUT_DEFAULTS.updateWindowMs}ms)`,
       },
       shard: {
         type: 'string',
         describe:
-          "fanout: this host's share i/n of a run spread over n hosts (--clients is the whole run's; keys assigned over the whole run)",
+          "fanout: this host's share i/n of a run spread over n hosts (--clients is " +
+          "the whole run's; keys assigned over the whole run)",
       },
       'start-at': {
         type: 'string',
         describe:
-          "fanout: wall-clock start of the whole run's ramp on every host (ISO date or epoch ms); the measured window is the shared schedule's",
+          "fanout: wall-clock start of the whole run's ramp on every host (ISO date or " +
+          "epoch ms); the measured window is the shared schedule's",
       },
       'push-interval': {
         type: 'string',
@@ -347,20 +358,31 @@ export function loadBuilder(y: Argv): Argv {
       endpoint: { type: 'string', describe: 'rest: price or pairs (default price)' },
       rate: {
         type: 'string',
-        describe: `rest: requests per second at intended times, latency from the intended send time (open model, default ${String(REST_DEFAULTS.rate)}); max: connections back to back, the most the target serves (closed model)`,
+        describe:
+          `rest: requests per second at intended times, latency from the intended send ` +
+          `time (open model, default ${String(REST_DEFAULTS.rate)}); max: connections ` +
+          `back to back, the most the target serves (closed model)`,
       },
       arrival: {
         type: 'string',
-        describe: `rest, open model: intended times uniform (evenly spaced) or poisson (default ${REST_DEFAULTS.arrival})`,
+        describe:
+          `rest, open model: intended times uniform ` +
+          `(evenly spaced) or poisson ` +
+          `(default ${REST_DEFAULTS.arrival})`,
       },
       seed: { type: 'number', describe: `rest: seed of the Poisson arrivals (default ${REST_DEFAULTS.seed})` },
       connections: {
         type: 'number',
-        describe: `rest: most HTTP connections (open model) or connections sending back to back (max) (default ${REST_DEFAULTS.connections})`,
+        describe:
+          `rest: most HTTP connections (open model) or connections sending back to ` +
+          `back (max) (default ${REST_DEFAULTS.connections})`,
       },
       warmup: {
         type: 'string',
-        describe: `settling time excluded from the figures: after the ramp (fanout, default ${FANOUT_DEFAULTS.warmupMs / 1000}s) or before the measured requests (rest, default ${REST_DEFAULTS.warmupMs / 1000}s)`,
+        describe:
+          `settling time excluded from the figures: after the ramp (fanout, ` +
+          `default ${FANOUT_DEFAULTS.warmupMs / 1000}s) or before the measured requests ` +
+          `(rest, default ${REST_DEFAULTS.warmupMs / 1000}s)`,
       },
     });
 }
@@ -369,7 +391,8 @@ export function loadBuilder(y: Argv): Argv {
 export const loadCommand: CommandModule = {
   command: 'load <mode> [results..]',
   describe:
-    "load tools: fan-out latency, skew and loss; REST throughput; generator calibration; merging several hosts' results",
+    'load tools: fan-out latency, skew and loss; REST throughput; generator ' +
+    "calibration; merging several hosts' results",
   builder: loadBuilder,
   async handler(argv: ArgumentsCamelCase) {
     try {

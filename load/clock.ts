@@ -105,7 +105,8 @@ export function estimateClock(
   if (low > high) {
     return unknown(
       samples.length,
-      `frames arrived up to ${round3(low - high)} ms before their sent_at on the clock the REST ts gives: the target's sent_at and ts disagree`,
+      `frames arrived up to ${round3(low - high)} ms before their sent_at on the clock ` +
+        `the REST ts gives: the target's sent_at and ts disagree`,
     );
   }
   // Note: the correction is made only when zero is excluded; a clock that may be ours is not moved.

@@ -24,7 +24,7 @@ export function createHistogram(): Histogram {
 /** Milliseconds as whole µs, clamped to [0, HIGHEST_US]. */
 function toMicros(ms: number): number {
   const us = Math.round(ms * 1000);
-  return us > 0 ? (us > HIGHEST_US ? HIGHEST_US : us) : 0;
+  return us > 0 ? Math.min(us, HIGHEST_US) : 0;
 }
 
 /** Records milliseconds (clamped to [0, HIGHEST_US] µs). */
@@ -41,7 +41,7 @@ const indexOf = (us: number): number => {
   return (b << HALF_MAGNITUDE) + (us >>> b);
 };
 /** The lowest value of bucket index `i`: recording it lands in the same bucket. */
-const valueOf = (i: number): number => {
+const lowestOfBucket = (i: number): number => {
   if (i < SUB_BUCKETS) return i;
   const b = (i >>> HALF_MAGNITUDE) - 1;
   return ((i & ((1 << HALF_MAGNITUDE) - 1)) + (SUB_BUCKETS >>> 1)) * 2 ** b;
@@ -77,9 +77,9 @@ export class FastRecorder {
       if (n === 0) continue;
       this.counts[i] = 0;
       if (i === maxIndex) {
-        if (n > 1) h.recordValueWithCount(valueOf(i), n - 1);
+        if (n > 1) h.recordValueWithCount(lowestOfBucket(i), n - 1);
         h.recordValue(this.max);
-      } else h.recordValueWithCount(valueOf(i), n);
+      } else h.recordValueWithCount(lowestOfBucket(i), n);
     }
     this.lo = COUNTS;
     this.hi = -1;

@@ -38,12 +38,6 @@ export const BUCKET_COUNT = bucketIndex(BUCKET_HIGHEST_US) + 1;
 /** Counter name of bucket `i` of distribution `name` in a k6 run (`latency_b0123`). */
 export const bucketMetric = (name: string, i: number): string => `${name}_b${String(i).padStart(4, '0')}`;
 
-/** Reads `name_bNNNN` back into its distribution and bucket index, or null. */
-export function parseBucketMetric(metric: string): { name: string; index: number } | null {
-  const m = /^([a-z_]+)_b(\d{4})$/.exec(metric);
-  return m ? { name: m[1]!, index: Number(m[2]) } : null;
-}
-
 /**
  * Counts `[index, count]` moved by `shiftUs`, each at its bucket's midpoint (negated first when
  * `negate`: the counts are then magnitudes of values below zero). A value still below zero is not

@@ -30,7 +30,10 @@ export interface MergeHost {
   connected: number | null;
   frames: number | null;
   requests: number | null;
-  /** REST: requests sent more than the late bound after their intended time, and not sent at all (null: not reported). */
+  /**
+   * REST: requests sent more than the late bound after their intended time, and not sent at all
+   * (null: not reported).
+   */
   late: number | null;
   dropped: number | null;
   errors: number;
@@ -236,7 +239,8 @@ export function mergeResults(inputs: readonly MergeInput[], extraThresholds: rea
     observations.push(`${files.join(', ')} carried no ${name} histogram: the merged ${name} leaves them out`);
   if (hosts.some((h) => h.generator === 'k6') && hosts.some((h) => h.generator === 'conform'))
     observations.push(
-      "k6 distributions are bucket counts (at most 1/16 wide) recorded at their midpoints; conform's are HDR histograms with 3 significant digits",
+      'k6 distributions are bucket counts (at most 1/16 wide) recorded at their midpoints; ' +
+        "conform's are HDR histograms with 3 significant digits",
     );
   if (unknownLatency.length)
     observations.push(
@@ -244,7 +248,8 @@ export function mergeResults(inputs: readonly MergeInput[], extraThresholds: rea
     );
   if (latencyFrom.size > 1)
     observations.push(
-      `the hosts measured latency from different starts (${[...latencyFrom].join('; ')}): the merged latency mixes them`,
+      `the hosts measured latency from different starts (${[...latencyFrom].join('; ')}): ` +
+        `the merged latency mixes them`,
     );
   if (withoutLate.length)
     observations.push(
@@ -252,7 +257,8 @@ export function mergeResults(inputs: readonly MergeInput[], extraThresholds: rea
     );
   if (withoutDropped.length)
     observations.push(
-      `${withoutDropped.join(', ')} report no dropped requests: the merged dropped is unknown, and a threshold on it fails`,
+      `${withoutDropped.join(', ')} report no dropped requests: the merged ` +
+        `dropped is unknown, and a threshold on it fails`,
     );
   if (windows.size > 1)
     observations.push(
@@ -260,7 +266,8 @@ export function mergeResults(inputs: readonly MergeInput[], extraThresholds: rea
     );
   if (kind === 'fanout') {
     observations.push(
-      'skew and loss are per host (each sees only its own clients): thresholds on them are judged on the worst host, a lower bound of the whole run',
+      'skew and loss are per host (each sees only its own clients): thresholds on them ' +
+        'are judged on the worst host, a lower bound of the whole run',
     );
     if (hosts.some((h) => h.generator === 'k6')) observations.push('k6 hosts report no skew or loss');
   }

@@ -54,7 +54,10 @@ export const REST_DEFAULTS = {
   arrival: 'uniform' as 'uniform' | 'poisson',
   /** Seed of Poisson arrivals. */
   seed: 1,
-  /** Open model: most connections opened to the target (enough for rate × latency in flight); closed model: connections sending back to back. */
+  /**
+   * Open model: most connections opened to the target (enough for rate × latency in flight); closed
+   * model: connections sending back to back.
+   */
   connections: 50,
   durationMs: 20_000,
   warmupMs: 2000,

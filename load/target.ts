@@ -93,13 +93,12 @@ export function assignKeys(clients: number, keys: readonly KeyAllowance[]): stri
   const total = totalAllowance(keys);
   if (total < clients) {
     throw new LoadUsageError(
-      `--clients ${clients}: the keys allow only ${total} connections (${keys.length} key${keys.length === 1 ? '' : 's'}); give more keys with --keys-from FILE or fewer clients`,
+      `--clients ${clients}: the keys allow only ${total} connections (${keys.length} ` +
+        `key${keys.length === 1 ? '' : 's'}); give more keys with --keys-from FILE or fewer clients`,
     );
   }
   return assignKeyList(clients, keys);
 }
-
-const here = (p: string): string => fileURLToPath(new URL(p, import.meta.url));
 
 /** Options passed to the reference process (reference/index.ts `startReferenceServer`). */
 export interface ReferenceProcessOptions {
@@ -226,7 +225,8 @@ async function getJson(target: LoadTarget, path: string, query: Record<string, s
     });
   } catch (err) {
     throw new LoadUsageError(
-      `target unreachable: ${url.origin}${path} (${(err as Error).cause ? String((err as { cause: unknown }).cause) : (err as Error).message})`,
+      `target unreachable: ${url.origin}${path} ` +
+        `(${(err as Error).cause ? String((err as { cause: unknown }).cause) : (err as Error).message})`,
     );
   }
   const text = await res.text();

@@ -147,7 +147,8 @@ export function toK6Thresholds(thresholds: readonly Threshold[]): Record<string,
       // Requests the constant-arrival-rate executor could not start: k6's dropped iterations.
       name = 'dropped_iterations';
     }
-    (out[name] ??= []).push(`${agg}${t.op === '==' ? '==' : t.op}${t.value}`);
+    out[name] ??= [];
+    out[name].push(`${agg}${t.op}${t.value}`);
   }
   return out;
 }

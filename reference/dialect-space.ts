@@ -95,7 +95,8 @@ export const DIALECT_SPACE = {
     tickMs: range([10, 50, 100, 500, 1000, 3000], 10, 10_000, 'Push cadence: milliseconds between pushes of a pair.'),
     pushes: oneOf(
       ['every-tick', 'on-change', 'on-change-snapshot'] as const,
-      'Which pairs a tick pushes: every subscribed pair, only those whose price changed, or only those plus a snapshot of each on subscribe.',
+      'Which pairs a tick pushes: every subscribed pair, only those whose price ' +
+        'changed, or only those plus a snapshot of each on subscribe.',
     ),
     quietPairs: oneOf([false, true], 'Whether some pairs change only seconds apart.'),
     timestamps: oneOf(['ms', 's', 'absent'] as const, 'last_updated and sent_at of pushes: in ms, in s, or absent.'),
@@ -136,7 +137,8 @@ export const DIALECT_SPACE = {
     payload: oneOf(['object', 'json-text'] as const, 'Messages the server emits: JSON objects, or JSON text strings.'),
     refusals: oneOf(
       ['http', 'connect-error'] as const,
-      'Handshake refusals: in the HTTP phase, or a CONNECT_ERROR with {status_number, message} from a namespace middleware.',
+      'Handshake refusals: in the HTTP phase, or a CONNECT_ERROR with {status_number, ' +
+        'message} from a namespace middleware.',
     ),
   },
   numbers: {
@@ -154,7 +156,8 @@ export const DIALECT_SPACE = {
     ),
     mid: oneOf(
       ['even-spread', 'exact', 'rounded'] as const,
-      'The mid-price: exact at the precision (an even spread), exact with one more decimal (an odd spread), or that rounded to the precision.',
+      'The mid-price: exact at the precision (an even spread), exact with one more ' +
+        'decimal (an odd spread), or that rounded to the precision.',
     ),
   },
 } as const satisfies Record<string, Record<string, OptionSpace<unknown>>>;

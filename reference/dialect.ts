@@ -24,7 +24,10 @@ export interface Dialect {
     primary: number | null;
     /** Stream connections the limited key allows; default null: as configured (1). */
     limited: number | null;
-    /** Stream connections every other key that has an allowance allows; default null: as configured (2 for cryptoOnly and whitelisted, 10 for secondary). */
+    /**
+     * Stream connections every other key that has an allowance allows; default null: as configured
+     * (2 for cryptoOnly and whitelisted, 10 for secondary).
+     */
     others: number | null;
     /** Whether the written profile states the allowances; default true. */
     stated: boolean;
@@ -42,11 +45,20 @@ export interface Dialect {
     perPageOver: 'error' | 'clamp';
     /** A page past the last: `empty` (an empty list, default) or `error` (50004). */
     pastEnd: 'empty' | 'error';
-    /** Pagination metadata of /v1/pairs: `none` (default), `meta` (`meta: {page, per_page, total}`) or `top-level` (`page`, `per_page`, `total` beside `data`). */
+    /**
+     * Pagination metadata of /v1/pairs: `none` (default), `meta` (`meta: {page, per_page, total}`)
+     * or `top-level` (`page`, `per_page`, `total` beside `data`).
+     */
     pagination: 'none' | 'meta' | 'top-level';
-    /** Order of the listed pairs: `catalogue` (default), `code`, `reversed` or `shuffled` (seeded by `seed`, stable across requests). */
+    /**
+     * Order of the listed pairs: `catalogue` (default), `code`, `reversed` or `shuffled` (seeded by
+     * `seed`, stable across requests).
+     */
     order: 'catalogue' | 'code' | 'reversed' | 'shuffled';
-    /** Active pairs in the catalogue, the special-state pairs on top; default null: the default catalogue (over 100). */
+    /**
+     * Active pairs in the catalogue, the special-state pairs on top; default null: the default
+     * catalogue (over 100).
+     */
     catalogueSize: number | null;
   };
   json: {
@@ -64,7 +76,11 @@ export interface Dialect {
     port: 'shared' | 'separate';
     /** Milliseconds between push ticks; default 100. */
     tickMs: number;
-    /** `every-tick` (default): each tick pushes every subscribed priced pair; `on-change`: only pairs whose price changed; `on-change-snapshot`: that, plus each pair's current price right after a subscribe. */
+    /**
+     * `every-tick` (default): each tick pushes every subscribed priced pair; `on-change`: only
+     * pairs whose price changed; `on-change-snapshot`: that, plus each pair's current price right
+     * after a subscribe.
+     */
     pushes: 'every-tick' | 'on-change' | 'on-change-snapshot';
     /** Whether every third pair changes at most once every few seconds; default false. */
     quietPairs: boolean;
@@ -74,11 +90,17 @@ export interface Dialect {
     unsubscribeNotSubscribed: 'success' | 'error';
     /** A refused subscribe: `keep` (default) the earlier subscription, or `drop` it. */
     failedSubscribe: 'keep' | 'drop';
-    /** The keep-alive close: `normal` (default: 1000 with a reason), `going-away` (1001, no reason), `policy` (1008), `app-4000` (4000), `no-status` (a close frame without a code). */
+    /**
+     * The keep-alive close: `normal` (default: 1000 with a reason), `going-away` (1001, no reason),
+     * `policy` (1008), `app-4000` (4000), `no-status` (a close frame without a code).
+     */
     idleClose: IdleClose;
     /** Inbound messages per second per connection before the connection is closed (1008); default 200. */
     maxMessagesPerSecond: number;
-    /** A missing or unknown key: `handshake` (default, refused with 50005 in the HTTP phase) or `after-connect` (accepted, then a 50005 notice and a close). */
+    /**
+     * A missing or unknown key: `handshake` (default, refused with 50005 in the HTTP phase) or
+     * `after-connect` (accepted, then a 50005 notice and a close).
+     */
     unauthorized: 'handshake' | 'after-connect';
   };
   socketio: {
@@ -88,13 +110,19 @@ export interface Dialect {
     namespace: string;
     /** What the server emits: `object` (default) or `json-text` (each message as a JSON string). */
     payload: 'object' | 'json-text';
-    /** Handshake refusals: `http` (default, the JSON body in the HTTP phase) or `connect-error` (a CONNECT_ERROR whose data is `{status_number, message}`, from a namespace middleware). */
+    /**
+     * Handshake refusals: `http` (default, the JSON body in the HTTP phase) or `connect-error` (a
+     * CONNECT_ERROR whose data is `{status_number, message}`, from a namespace middleware).
+     */
     refusals: 'http' | 'connect-error';
   };
   numbers: {
     /** Decimals of each pair: `catalogue` (default) or `drawn` from 0 to 8 per pair with `seed`. */
     decimals: 'catalogue' | 'drawn';
-    /** How REST writes a price: `precision` (every decimal of the pair, default), `trim` (no trailing zeros) or `pad8` (padded to 8 decimals). */
+    /**
+     * How REST writes a price: `precision` (every decimal of the pair, default), `trim` (no
+     * trailing zeros) or `pad8` (padded to 8 decimals).
+     */
     restZeros: PriceZeros;
     /** How pushes write a price, apart from REST; default `precision`. */
     streamZeros: PriceZeros;

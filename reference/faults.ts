@@ -1,6 +1,6 @@
 /**
  * Named faults of the reference service. Each switches on exactly one deviation from one rule of
- * the spec; `catches` lists the check ids (plan/check-ids.md) that must report it.
+ * the spec; `catches` lists the ids of the checks that must report it.
  */
 
 export interface Fault {
@@ -439,7 +439,8 @@ export const FAULTS = [
   f(
     'subscribe-unknown-among-known-dropped',
     'subscription',
-    'a subscribe listing an unknown pair among known ones is an error notice 50104, never a success (here the unknown pair is dropped)',
+    'a subscribe listing an unknown pair among known ones is an error notice 50104, ' +
+      'never a success (here the unknown pair is dropped)',
     ['ws.subscribe.unknown-among-known'],
   ),
   f('unsubscribe-keeps-pushing', 'subscription', 'after unsubscribe pushes for the listed pairs stop', [
@@ -518,7 +519,8 @@ export const FAULTS = [
   f(
     'push-changed-missing-bid',
     'push',
-    'push frames carry code, ask, bid, price (here only on a connection whose subscription changed, which no push check makes)',
+    'push frames carry code, ask, bid, price (here only on a connection whose ' +
+      'subscription changed, which no push check makes)',
     ['ws.subscribe.replaces', 'ws.unsubscribe.stops'],
   ),
 ] as const satisfies readonly Fault[];

@@ -16,7 +16,7 @@ import { StreamServer, type StreamStats } from './stream.ts';
 import { SocketIoStream } from './socketio.ts';
 import { buildProfile } from './target-profile.ts';
 import { applyDialect, dialectDefaults } from './dialect-config.ts';
-import { DEFAULT_DIALECT, mergeDialect, parseDialect, type Dialect, type PartialDialect } from './dialect.ts';
+import { mergeDialect, parseDialect, type Dialect, type PartialDialect } from './dialect.ts';
 
 export type { ReferenceConfig } from './config.ts';
 export { ConfigError, resolveConfig, loadConfigFile, DEFAULT_CONFIG } from './config.ts';
@@ -41,7 +41,10 @@ export interface ReferenceOptions {
   host?: string;
   /** A full or partial config; each given section replaces the default's. */
   config?: Partial<ReferenceConfig> | ReferenceConfig;
-  /** The service's answers to what the spec leaves open; a partial one is merged onto DEFAULT_DIALECT. Default: DEFAULT_DIALECT. */
+  /**
+   * The service's answers to what the spec leaves open; a partial one is merged onto
+   * DEFAULT_DIALECT. Default: DEFAULT_DIALECT.
+   */
   dialect?: PartialDialect | Dialect;
   /** Name of one fault from FAULTS to switch on. */
   fault?: string;
@@ -51,14 +54,17 @@ export interface ReferenceOptions {
   tickMs?: number;
   /** Clock in ms since the epoch; drives market sessions and timestamps. Default Date.now. */
   clock?: () => number;
-  /** The stream transport the returned profile describes; default `ws`. Socket.IO is served beside the raw WebSocket. */
+  /**
+   * The stream transport the returned profile describes; default `ws`. Socket.IO is served beside
+   * the raw WebSocket.
+   */
   transport?: 'ws' | 'socketio';
-  /** The Socket.IO event that carries the messages; serves Socket.IO when given. Default `price` with transport socketio. */
+  /**
+   * The Socket.IO event that carries the messages; serves Socket.IO when given. Default `price`
+   * with transport socketio.
+   */
   event?: string;
 }
-
-/** The Socket.IO event of the reference service when none is given (the default dialect's). */
-export const DEFAULT_SOCKETIO_EVENT = DEFAULT_DIALECT.socketio.event;
 
 export interface ReferenceServer {
   restUrl: string;
@@ -76,7 +82,10 @@ export interface ReferenceServer {
   close(): Promise<void>;
 }
 
-/** Starts the reference service. Throws ConfigError for a bad config, DialectError for a bad dialect and UnknownFaultError for a bad fault name. */
+/**
+ * Starts the reference service. Throws ConfigError for a bad config, DialectError for a bad dialect
+ * and UnknownFaultError for a bad fault name.
+ */
 export async function startReferenceServer(options: ReferenceOptions = {}): Promise<ReferenceServer> {
   const dialect = options.dialect === undefined ? mergeDialect() : parseDialect(options.dialect, 'dialect');
   const overrides: Record<string, unknown> = { ...dialectDefaults(dialect), ...(options.config ?? {}) };

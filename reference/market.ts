@@ -24,7 +24,10 @@ export const DEFAULT_ZONES: Readonly<Record<string, string>> = {
 };
 const FALLBACK_ZONE = 'UTC';
 
-/** US equity sessions in New York minutes since midnight (issue 3: PRE 04:00, REG 09:30, POST 16:00–20:00). */
+/**
+ * US equity sessions in New York minutes since midnight: the exchanges' usual hours, which the spec
+ * does not state (PRE 04:00, REG 09:30, POST 16:00–20:00).
+ */
 const US_PRE = 4 * 60;
 const US_REG = 9 * 60 + 30;
 const US_POST = 16 * 60;

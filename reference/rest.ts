@@ -55,7 +55,10 @@ function deepPair(svc: Service): PairEntry | undefined {
   return listed.filter((e) => inListing.has(e) && inCatalogue.has(e) && !first.has(e)).at(-1) ?? listed.at(-1);
 }
 
-/** A price record as sent on REST or (without market) in pushes, faults applied, written as the dialect writes prices there. */
+/**
+ * A price record as sent on REST or (without market) in pushes, faults applied, written as the
+ * dialect writes prices there.
+ */
 export function priceFields(
   svc: Service,
   entry: PairEntry,

@@ -95,7 +95,8 @@ export async function startServe(options: ServeOptions, io: ServeIO): Promise<Re
       `REST       ${server.restUrl}\n` +
       `WebSocket  ${server.wsUrl}\n` +
       (server.socketIoUrl
-        ? `Socket.IO  ${server.socketIoUrl} (event ${JSON.stringify(server.profile.event ?? options.event)}, namespace ${server.dialect.socketio.namespace})\n`
+        ? `Socket.IO  ${server.socketIoUrl} (event ${JSON.stringify(server.profile.event ?? options.event)}` +
+          `, namespace ${server.dialect.socketio.namespace})\n`
         : '') +
       (options.profileOut
         ? `profile    ${options.profileOut} (keys, special pairs, probes)\n`
@@ -162,7 +163,10 @@ async function serve(options: ServeOptions): Promise<void> {
   io.out('conform reference service stopped\n');
 }
 
-/** `conform serve [--port N] [--host H] [--config FILE] [--fault NAME] [--dialect FILE|random [--seed N]] [--profile-out FILE] [--list-faults]`. */
+/**
+ * `conform serve [--port N] [--host H] [--config FILE] [--fault NAME] [--dialect FILE|random
+ * [--seed N]] [--profile-out FILE] [--list-faults]`.
+ */
 export const serveCommand: CommandModule<object, ServeOptions> = {
   command: 'serve',
   describe: 'Run the reference price service (REST + WebSocket), optionally with one fault',

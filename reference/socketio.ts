@@ -92,7 +92,10 @@ export interface SocketIoOptions {
   refusals?: 'http' | 'connect-error';
   /** Largest inbound message, bytes. */
   maxPayload: number;
-  /** The spec's keep-alive window: Socket.IO's own heartbeat runs three times within it, so a test can see it does not count as a ping. */
+  /**
+   * The spec's keep-alive window: Socket.IO's own heartbeat runs three times within it, so a test
+   * can see it does not count as a ping.
+   */
   pingTimeoutMs: number;
   /** Default SOCKETIO_PATH. */
   path?: string;
@@ -144,7 +147,10 @@ export class SocketIoStream {
     return this.options.refusals !== 'connect-error';
   }
 
-  /** The namespace middleware of `connect-error` refusals: admits, or refuses with the spec's body as CONNECT_ERROR data. */
+  /**
+   * The namespace middleware of `connect-error` refusals: admits, or refuses with the spec's body
+   * as CONNECT_ERROR data.
+   */
   private admitInNamespace(socket: Socket, next: (err?: Error) => void): void {
     const admitted = this.stream.admit(socket.request, socket.handshake.address);
     if (!('key' in admitted)) {

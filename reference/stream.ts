@@ -154,7 +154,10 @@ export function textFrame(payload: Buffer): Buffer {
 /** Close codes the service uses (RFC 6455 7.4.1); the spec shows none. */
 const CLOSE = { normal: 1000, policy: 1008 } as const;
 
-/** The keep-alive close of each dialect: code and reason (the spec shows neither); no code sends a close frame without one (1005 at the client). */
+/**
+ * The keep-alive close of each dialect: code and reason (the spec shows neither); no code sends a
+ * close frame without one (1005 at the client).
+ */
 const IDLE_CLOSES: Readonly<Record<IdleClose, { code?: number; reason?: string }>> = {
   normal: { code: CLOSE.normal, reason: 'no ping within the keep-alive window' },
   'going-away': { code: 1001 },

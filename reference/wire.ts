@@ -107,12 +107,18 @@ export class Wire {
     return walk(value) as T;
   }
 
-  /** The JSON text of a message (an envelope, a notice, a push, a handshake body), shaped and spaced per the dialect. */
+  /**
+   * The JSON text of a message (an envelope, a notice, a push, a handshake body), shaped and spaced
+   * per the dialect.
+   */
   text(value: unknown): string {
     return JSON.stringify(this.shape(value), null, INDENT[this.dialect.json.whitespace]);
   }
 
-  /** `last_updated` / `sent_at` of a push for clock time `ms`: in the dialect's unit, or undefined when pushes carry none. */
+  /**
+   * `last_updated` / `sent_at` of a push for clock time `ms`: in the dialect's unit, or undefined
+   * when pushes carry none.
+   */
   pushTime(ms: number): number | undefined {
     const unit = this.dialect.stream.timestamps;
     return unit === 'absent' ? undefined : unit === 's' ? Math.floor(ms / 1000) : ms;

@@ -63,7 +63,9 @@ export function summaryLines(e: Extract<RunEvent, { type: 'run-end' }>): string[
   if (starved) lines.push('', `!! ${starved}`);
   lines.push(
     '',
-    `${s.verdict === 'pass' ? 'PASS' : 'FAIL'}: ${s.pass} passed, ${s.fail} failed, ${s.error} errors, ${s.skip} skipped of ${s.total} checks in ${(s.durationMs / 1000).toFixed(1)} s (target ${e.target.rest}${e.target.embedded ? ', embedded reference service' : ''})`,
+    `${s.verdict === 'pass' ? 'PASS' : 'FAIL'}: ${s.pass} passed, ${s.fail} failed, ${s.error} ` +
+      `errors, ${s.skip} skipped of ${s.total} checks in ${(s.durationMs / 1000).toFixed(1)} s ` +
+      `(target ${e.target.rest}${e.target.embedded ? ', embedded reference service' : ''})`,
   );
   return lines.map(printable);
 }
@@ -84,9 +86,11 @@ export function consoleHandler(options: ConsoleOptions): RunHandler {
       switch (e.type) {
         case 'run-start':
           options.write(
-            printable(
-              `conform: ${e.checks.length} checks against ${e.target.rest}${e.target.ws ? ` and ${e.target.ws}` : ''}${e.target.embedded ? ' (embedded reference service)' : ''}`,
-            ) + '\n',
+            `${printable(
+              `conform: ${e.checks.length} checks ` +
+                `against ${e.target.rest}${e.target.ws ? ` and ${e.target.ws}` : ''}` +
+                `${e.target.embedded ? ' (embedded reference service)' : ''}`,
+            )}\n`,
           );
           break;
         case 'check-end':
@@ -95,7 +99,8 @@ export function consoleHandler(options: ConsoleOptions): RunHandler {
           options.write(`${resultLine(e.result, color)}\n`);
           if (options.tty) {
             options.write(
-              `[${e.done}/${e.total}] ${counts.pass} passed, ${counts.fail} failed, ${counts.error} errors, ${counts.skip} skipped`,
+              `[${e.done}/${e.total}] ${counts.pass} passed, ${counts.fail} ` +
+                `failed, ${counts.error} errors, ${counts.skip} skipped`,
             );
             statusShown = true;
           }

@@ -70,13 +70,17 @@ export function valueText(value: unknown, limit = 200): string {
 const someIds = (ids: readonly string[]): string =>
   ids.length <= 3 ? ids.join(', ') : `${ids.slice(0, 3).join(', ')} and ${ids.length - 3} more`;
 
-/** `74 of 83 must checks ran (89.1 %); 9 skipped: profile has no keys.cryptoOnly (3: …); …`, and the minimum when one was set. */
+/**
+ * `74 of 83 must checks ran (89.1 %); 9 skipped: profile has no keys.cryptoOnly (3: …); …`, and the
+ * minimum when one was set.
+ */
 export function coverageLine(c: Coverage): string {
   const head = `${c.mustRan} of ${c.mustTotal} must checks ran (${c.percent} %)`;
   const skipped =
     c.mustSkipped === 0
       ? ''
-      : `; ${c.mustSkipped} skipped: ${c.skipped.map((g) => `${g.reason} (${g.ids.length}: ${someIds(g.ids)})`).join('; ')}`;
+      : `; ${c.mustSkipped} ` +
+        `skipped: ${c.skipped.map((g) => `${g.reason} (${g.ids.length}: ${someIds(g.ids)})`).join('; ')}`;
   const gate =
     c.minimum === undefined
       ? ''
@@ -90,5 +94,8 @@ export function coverageLine(c: Coverage): string {
 export function nothingToJudgeLine(c: Coverage): string | undefined {
   if (c.nothingToJudge.length === 0) return undefined;
   const what = c.nothingToJudge.map((n) => `${n.what} (${n.ids.length} checks skipped: ${someIds(n.ids)})`).join('; ');
-  return `NOTHING TO JUDGE: the target gave the harness ${what}. Those rules were not tested: a pass does not cover them.`;
+  return (
+    `NOTHING TO JUDGE: the target gave the harness ${what}. Those rules were ` +
+    `not tested: a pass does not cover them.`
+  );
 }

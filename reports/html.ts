@@ -32,31 +32,41 @@ const VIEWS = [
 
 // The tabs and the outcome filter are radio inputs placed before <main>, so `:checked ~ main …`
 // selectors show one view and hide filtered rows without a script.
-const CSS = `body{font:14px/1.45 system-ui,sans-serif;margin:1.5rem auto;max-width:76rem;padding:0 1rem;color:#222}
-h1{margin:.2rem 0 .4rem}h2{margin:1.4rem 0 .4rem;font-size:1.15rem}
-.verdict{font-size:1.3rem;font-weight:700;padding:.4rem .8rem;border-radius:4px;display:inline-block;margin:.3rem 0}
-.v-pass{background:#dcf5dc;color:#125212}.v-fail{background:#fde0e0;color:#8a1010}
-.cards{display:flex;gap:.6rem;flex-wrap:wrap;margin:.6rem 0}.card{border:1px solid #ddd;border-radius:4px;padding:.4rem .8rem;min-width:6rem}
-.card b{display:block;font-size:1.3rem}.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(22rem,1fr));gap:1rem}
-table{border-collapse:collapse;width:100%;margin:.4rem 0}td,th{border:1px solid #ddd;padding:.2rem .45rem;text-align:left;vertical-align:top}
-th{background:#f4f4f4}td.n{text-align:right;font-variant-numeric:tabular-nums}
-.o-pass{color:#125212}.o-fail,.o-error{color:#8a1010;font-weight:700}.o-skip{color:#777}
-.bar{display:flex;height:.6rem;min-width:8rem;border-radius:2px;overflow:hidden;background:#eee}.bar i{display:block}
-.b-pass{background:#3a9a3a}.b-fail{background:#c33}.b-error{background:#e08a00}.b-skip{background:#bbb}
-pre{background:#f6f6f6;padding:.5rem;overflow-x:auto;white-space:pre;margin:.3rem 0;font-size:12.5px}
-details.failure{border-left:4px solid #c33;margin:.5rem 0;padding:.2rem .6rem;background:#fffafa}
-details.failure.is-error{border-left-color:#e08a00;background:#fffbf3}
-details.failure summary{cursor:pointer;font-weight:400;color:#222}details.failure summary code.id{font-weight:700}
-.line{font-family:ui-monospace,monospace;font-size:12.5px;color:#444}
-input.ctl{position:absolute;opacity:0;pointer-events:none}
-nav.tabs{display:flex;gap:.3rem;border-bottom:2px solid #ccc;margin-top:1.6rem}
-nav.tabs label,.filter label{cursor:pointer;padding:.3rem .8rem;border:1px solid #ccc;border-bottom:none;border-radius:4px 4px 0 0;background:#f4f4f4}
-.filter label{border-radius:4px;border-bottom:1px solid #ccc;padding:.15rem .6rem}
-.view{display:none;padding-top:.6rem}
-${VIEWS.map(([v]) => `#t-${v}:checked~main #${v}`).join(',')}{display:block}
-${VIEWS.map(([v]) => `#t-${v}:checked~main label[for=t-${v}]`).join(',')}{background:#fff;font-weight:700;border-color:#888}
-${OUTCOMES.map((o) => `#f-${o}:checked~main #checks tr.row:not(.o-${o})`).join(',')}{display:none}
-${['all', ...OUTCOMES].map((o) => `#f-${o}:checked~main label[for=f-${o}]`).join(',')}{background:#fff;font-weight:700;border-color:#888}`;
+const CSS = [
+  'body{font:14px/1.45 system-ui,sans-serif;margin:1.5rem auto;max-width:76rem;padding:0 1rem;color:#222}',
+  'h1{margin:.2rem 0 .4rem}h2{margin:1.4rem 0 .4rem;font-size:1.15rem}',
+  '.verdict{font-size:1.3rem;font-weight:700;padding:.4rem .8rem;border-radius:4px;display:inline-block;' +
+    'margin:.3rem 0}',
+  '.v-pass{background:#dcf5dc;color:#125212}.v-fail{background:#fde0e0;color:#8a1010}',
+  '.cards{display:flex;gap:.6rem;flex-wrap:wrap;margin:.6rem 0}' +
+    '.card{border:1px solid #ddd;border-radius:4px;padding:.4rem .8rem;min-width:6rem}',
+  '.card b{display:block;font-size:1.3rem}' +
+    '.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(22rem,1fr));gap:1rem}',
+  'table{border-collapse:collapse;width:100%;margin:.4rem 0}' +
+    'td,th{border:1px solid #ddd;padding:.2rem .45rem;text-align:left;vertical-align:top}',
+  'th{background:#f4f4f4}td.n{text-align:right;font-variant-numeric:tabular-nums}',
+  '.o-pass{color:#125212}.o-fail,.o-error{color:#8a1010;font-weight:700}.o-skip{color:#777}',
+  '.bar{display:flex;height:.6rem;min-width:8rem;border-radius:2px;overflow:hidden;background:#eee}' +
+    '.bar i{display:block}',
+  '.b-pass{background:#3a9a3a}.b-fail{background:#c33}.b-error{background:#e08a00}.b-skip{background:#bbb}',
+  'pre{background:#f6f6f6;padding:.5rem;overflow-x:auto;white-space:pre;margin:.3rem 0;font-size:12.5px}',
+  'details.failure{border-left:4px solid #c33;margin:.5rem 0;padding:.2rem .6rem;background:#fffafa}',
+  'details.failure.is-error{border-left-color:#e08a00;background:#fffbf3}',
+  'details.failure summary{cursor:pointer;font-weight:400;color:#222}details.failure summary code.id{font-weight:700}',
+  '.line{font-family:ui-monospace,monospace;font-size:12.5px;color:#444}',
+  'input.ctl{position:absolute;opacity:0;pointer-events:none}',
+  'nav.tabs{display:flex;gap:.3rem;border-bottom:2px solid #ccc;margin-top:1.6rem}',
+  'nav.tabs label,.filter label{cursor:pointer;padding:.3rem .8rem;border:1px solid #ccc;border-bottom:none;' +
+    'border-radius:4px 4px 0 0;background:#f4f4f4}',
+  '.filter label{border-radius:4px;border-bottom:1px solid #ccc;padding:.15rem .6rem}',
+  '.view{display:none;padding-top:.6rem}',
+  `${VIEWS.map(([v]) => `#t-${v}:checked~main #${v}`).join(',')}{display:block}`,
+  `${VIEWS.map(([v]) => `#t-${v}:checked~main label[for=t-${v}]`).join(',')}` +
+    '{background:#fff;font-weight:700;border-color:#888}',
+  `${OUTCOMES.map((o) => `#f-${o}:checked~main #checks tr.row:not(.o-${o})`).join(',')}{display:none}`,
+  `${['all', ...OUTCOMES].map((o) => `#f-${o}:checked~main label[for=f-${o}]`).join(',')}` +
+    '{background:#fff;font-weight:700;border-color:#888}',
+].join('\n');
 
 interface Counts {
   pass: number;
@@ -81,14 +91,21 @@ function countBy(results: readonly CheckResult[], keys: (r: CheckResult) => read
 }
 
 const bar = (c: Counts): string =>
-  `<span class="bar" title="${OUTCOMES.map((o) => `${c[o]} ${o}`).join(', ')}">${OUTCOMES.map((o) => (c[o] ? `<i class="b-${o}" style="width:${(100 * c[o]) / c.total}%"></i>` : '')).join('')}</span>`;
+  `<span class="bar" title="${OUTCOMES.map((o) => `${c[o]} ${o}`).join(', ')}">` +
+  `${OUTCOMES.map((o) => (c[o] ? `<i class="b-${o}" style="width:${(100 * c[o]) / c.total}%"></i>` : '')).join('')}` +
+  `</span>`;
 
 function countsTable(title: string, m: Map<string, Counts>): string {
   const rows = [...m.entries()].sort(
     (a, b) => b[1].fail + b[1].error - (a[1].fail + a[1].error) || a[0].localeCompare(b[0]),
   );
-  return `<div><h2>${esc(title)}</h2><table><tr><th>${esc(title.replace(/^By /, ''))}</th><th>pass</th><th>fail</th><th>error</th><th>skip</th><th></th></tr>
-${rows.map(([k, c]) => `<tr><td>${esc(k)}</td>${COLUMNS.map((o) => `<td class="n${c[o] && (o === 'fail' || o === 'error') ? ` o-${o}` : ''}">${c[o]}</td>`).join('')}<td>${bar(c)}</td></tr>`).join('\n')}</table></div>`;
+  const head = '<th>pass</th><th>fail</th><th>error</th><th>skip</th><th></th></tr>';
+  const cell = (c: Counts, o: Outcome): string =>
+    `<td class="n${c[o] && (o === 'fail' || o === 'error') ? ` o-${o}` : ''}">${c[o]}</td>`;
+  const row = ([k, c]: [string, Counts]): string =>
+    `<tr><td>${esc(k)}</td>${COLUMNS.map((o) => cell(c, o)).join('')}<td>${bar(c)}</td></tr>`;
+  return `<div><h2>${esc(title)}</h2><table><tr><th>${esc(title.replace(/^By /, ''))}</th>${head}
+${rows.map(row).join('\n')}</table></div>`;
 }
 
 /** The run's must-check coverage (src/coverage.ts), in the words every report uses. */
@@ -100,7 +117,15 @@ function changesSection(e: RunEnd): string {
     return '<h2>Changes against the baseline</h2><p>No baseline given (<code>--baseline FILE</code>).</p>';
   if (e.changes.length === 0)
     return '<h2>Changes against the baseline</h2><p>None: every verdict and observation is as before.</p>';
-  return `<h2>Changes against the baseline (${e.changes.length})</h2><table><tr><th>check</th><th>what</th><th>before</th><th>after</th></tr>${e.changes.map((c) => `<tr><td><code>${esc(c.id)}</code></td><td>${esc(c.kind)}${c.name ? ` ${esc(c.name)}` : ''}</td><td>${esc(valueText(c.before))}</td><td>${esc(valueText(c.after))}</td></tr>`).join('')}</table>`;
+  const rows = e.changes.map(
+    (c) =>
+      `<tr><td><code>${esc(c.id)}</code></td><td>${esc(c.kind)}${c.name ? ` ${esc(c.name)}` : ''}</td>` +
+      `<td>${esc(valueText(c.before))}</td><td>${esc(valueText(c.after))}</td></tr>`,
+  );
+  return (
+    `<h2>Changes against the baseline (${e.changes.length})</h2>` +
+    `<table><tr><th>check</th><th>what</th><th>before</th><th>after</th></tr>${rows.join('')}</table>`
+  );
 }
 
 /** The one line a folded failure shows: the first violation (or the error), and how many more there are. */
@@ -117,7 +142,10 @@ function failureDetails(r: CheckResult): string {
   const violations = r.violations
     .map((v) => `<tr><td>${esc(v.received)}</td><td>${esc(v.expected)}</td></tr>`)
     .join('');
-  return `<details class="failure is-${r.outcome}" id="${esc(r.id)}"><summary><code class="id">${esc(r.id)}</code> <span class="o-${r.outcome}">${r.outcome.toUpperCase()}</span><br><span class="line">${esc(foldedLine(r))}</span></summary>
+  const summary =
+    `<summary><code class="id">${esc(r.id)}</code> <span class="o-${r.outcome}">${r.outcome.toUpperCase()}</span>` +
+    `<br><span class="line">${esc(foldedLine(r))}</span></summary>`;
+  return `<details class="failure is-${r.outcome}" id="${esc(r.id)}">${summary}
 <p>${esc(r.title)}<br>Spec: <em>${esc(r.clause.section)}</em>: ${esc(r.clause.rule)}</p>
 ${violations ? `<table><tr><th>Received</th><th>Expected</th></tr>${violations}</table>` : ''}
 ${repro.length ? `<p>Reproduce with:</p><pre class="repro">${esc(repro.join('\n'))}</pre>` : ''}</details>`;
@@ -148,7 +176,9 @@ export function htmlReport(e: RunEnd): string {
   const total: Counts = { pass: s.pass, fail: s.fail, error: s.error, skip: s.skip, total: s.total };
   const checkRows = e.results.map(
     (r) =>
-      `<tr class="row o-${r.outcome}"><td><code>${esc(r.id)}</code></td><td class="o-${r.outcome}">${r.outcome}</td><td>${esc(r.severity)}</td><td>${esc(r.clause.section)}: ${esc(r.clause.rule)}</td><td>${esc(r.reason ?? r.expectation)}</td></tr>`,
+      `<tr class="row o-${r.outcome}"><td><code>${esc(r.id)}</code></td><td ` +
+      `class="o-${r.outcome}">${r.outcome}</td><td>${esc(r.severity)}</td><td>${esc(r.clause.section)}` +
+      `: ${esc(r.clause.rule)}</td><td>${esc(r.reason ?? r.expectation)}</td></tr>`,
   );
   const controls = [
     ...VIEWS.map(
@@ -167,16 +197,42 @@ export function htmlReport(e: RunEnd): string {
         : v === 'observed'
           ? observations.length
           : SPEC_STATEMENTS.length;
+  const head =
+    '<meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">' +
+    `<title>conform report: ${esc(e.target.name ?? e.target.rest)}</title><style>${CSS}</style>`;
+  const target =
+    `<code>${esc(e.target.rest)}</code>${e.target.ws ? ` and <code>${esc(e.target.ws)}</code>` : ''}` +
+    `${e.target.embedded ? ' (embedded reference service)' : ''}`;
+  const run = `${esc(e.startedAt)} to ${esc(e.finishedAt)} (${(s.durationMs / 1000).toFixed(1)} s)`;
+  const verdict =
+    `${s.verdict === 'pass' ? 'PASS' : 'FAIL'}: ` +
+    `${s.pass} passed, ${s.fail} failed, ${s.error} errors, ${s.skip} skipped of ${s.total}`;
+  const nothing = nothingToJudgeLine(s.coverage);
+  const cards =
+    OUTCOMES.map((o) => `<div class="card"><b class="o-${o}">${total[o]}</b>${o}</div>`).join('') +
+    `<div class="card"><b>${s.observations}</b>observations</div>`;
+  const failures = failed.length
+    ? '<p>Each failure folded to its first Received / Expected; open it for every violation, the spec clause and ' +
+      `how to reproduce it.</p>${failed.map(failureDetails).join('\n')}`
+    : '<p>None.</p>';
+  const filters = ['all', ...OUTCOMES]
+    .map((o) => `<label for="f-${o}">${o}${o === 'all' ? '' : ` (${total[o as Outcome]})`}</label>`)
+    .join(' ');
+  const observedRows = observations.map(
+    ({ r, o }) =>
+      `<tr><td><code>${esc(r.id)}</code></td><td>${esc(o.name)}</td>` +
+      `<td><code>${esc(valueText(o.value, 400))}</code></td><td>${esc(o.note ?? '')}</td></tr>`,
+  );
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>conform report: ${esc(e.target.name ?? e.target.rest)}</title><style>${CSS}</style></head>
+<html lang="en"><head>${head}</head>
 <body>
 ${controls}
 <main>
 <h1>conform report</h1>
-<p>Target: <code>${esc(e.target.rest)}</code>${e.target.ws ? ` and <code>${esc(e.target.ws)}</code>` : ''}${e.target.embedded ? ' (embedded reference service)' : ''}<br>Run: ${esc(e.startedAt)} to ${esc(e.finishedAt)} (${(s.durationMs / 1000).toFixed(1)} s)</p>
-<p class="verdict v-${s.verdict}" id="verdict">${s.verdict === 'pass' ? 'PASS' : 'FAIL'}: ${s.pass} passed, ${s.fail} failed, ${s.error} errors, ${s.skip} skipped of ${s.total}</p>
-${nothingToJudgeLine(s.coverage) ? `<p class="verdict v-fail nothing-to-judge">${esc(nothingToJudgeLine(s.coverage)!)}</p>` : ''}
-<div class="cards">${OUTCOMES.map((o) => `<div class="card"><b class="o-${o}">${total[o]}</b>${o}</div>`).join('')}<div class="card"><b>${s.observations}</b>observations</div></div>
+<p>Target: ${target}<br>Run: ${run}</p>
+<p class="verdict v-${s.verdict}" id="verdict">${verdict}</p>
+${nothing ? `<p class="verdict v-fail nothing-to-judge">${esc(nothing)}</p>` : ''}
+<div class="cards">${cards}</div>
 <section id="overview">
 <div class="grid">${countsTable(
     'By spec section',
@@ -189,10 +245,10 @@ ${nothingToJudgeLine(s.coverage) ? `<p class="verdict v-fail nothing-to-judge">$
 </section>
 <nav class="tabs">${VIEWS.map(([v, label]) => `<label for="t-${v}">${label} (${count(v)})</label>`).join('')}</nav>
 <section class="view" id="failures">
-${failed.length ? `<p>Each failure folded to its first Received / Expected; open it for every violation, the spec clause and how to reproduce it.</p>${failed.map(failureDetails).join('\n')}` : '<p>None.</p>'}
+${failures}
 </section>
 <section class="view" id="checks">
-<p class="filter">Show: ${['all', ...OUTCOMES].map((o) => `<label for="f-${o}">${o}${o === 'all' ? '' : ` (${total[o as Outcome]})`}</label>`).join(' ')}</p>
+<p class="filter">Show: ${filters}</p>
 <table><tr><th>check</th><th>verdict</th><th>severity</th><th>spec clause</th><th>expectation / reason</th></tr>
 ${checkRows.join('\n')}
 </table>
@@ -200,7 +256,7 @@ ${checkRows.join('\n')}
 <section class="view" id="observed">
 <p>What the target did where the spec says "not shown": recorded, never failing.</p>
 <table><tr><th>check</th><th>observation</th><th>value</th><th>note</th></tr>
-${observations.map(({ r, o }) => `<tr><td><code>${esc(r.id)}</code></td><td>${esc(o.name)}</td><td><code>${esc(valueText(o.value, 400))}</code></td><td>${esc(o.note ?? '')}</td></tr>`).join('\n')}
+${observedRows.join('\n')}
 </table>
 </section>
 <section class="view" id="matrix">

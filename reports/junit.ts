@@ -8,6 +8,7 @@ import { clauseText, coverageLine, failureLines, nothingToJudgeLine, valueText }
 export const JUNIT_REPORT_FILE = 'conform-junit.xml';
 
 // XML 1.0 forbids most control characters even escaped; bodies from a target may carry them.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const INVALID_XML = /[^\x09\x0A\x0D\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu;
 
 /** Escapes text for an XML attribute or element. */
@@ -25,16 +26,20 @@ const seconds = (ms: number): string => (ms / 1000).toFixed(3);
 
 function testcase(r: CheckResult): string {
   const classname = r.id.split('.').slice(0, 2).join('.');
-  const open = `    <testcase classname="${xml(classname)}" name="${xml(`${r.id}: ${r.title}`)}" time="${seconds(r.durationMs)}">`;
+  const open =
+    `    <testcase classname="${xml(classname)}" name="${xml(`${r.id}: ${r.title}`)}" ` +
+    `time="${seconds(r.durationMs)}">`;
   const body: string[] = [];
   if (r.outcome === 'fail') {
     const first = r.violations[0];
     body.push(
-      `      <failure message="${xml(first ? first.received : 'failed')}" type="${xml(r.severity)}">${xml(failureLines(r).join('\n'))}</failure>`,
+      `      <failure message="${xml(first ? first.received : 'failed')}" ` +
+        `type="${xml(r.severity)}">${xml(failureLines(r).join('\n'))}</failure>`,
     );
   } else if (r.outcome === 'error') {
     body.push(
-      `      <error message="${xml(r.reason ?? 'error')}" type="${xml(r.errorCode ?? 'error')}">${xml(failureLines(r).join('\n'))}</error>`,
+      `      <error message="${xml(r.reason ?? 'error')}" ` +
+        `type="${xml(r.errorCode ?? 'error')}">${xml(failureLines(r).join('\n'))}</error>`,
     );
   } else if (r.outcome === 'skip') {
     body.push(`      <skipped message="${xml(r.reason ?? 'skipped')}"/>`);
@@ -62,11 +67,15 @@ export function junitXml(e: Extract<RunEvent, { type: 'run-end' }>): string {
     ...(starved ? [`      <property name="nothing-to-judge" value="${xml(starved)}"/>`] : []),
     '    </properties>',
   ];
-  const suiteOut = `    <system-out>${xml([`Coverage: ${coverageLine(cov)}`, ...(starved ? [starved] : [])].join('\n'))}</system-out>`;
+  const suiteOut =
+    `    <system-out>${xml([`Coverage: ${coverageLine(cov)}`, ...(starved ? [starved] : [])].join('\n'))}` +
+    `</system-out>`;
   const suites = [...groups].map(([area, rs]) => {
     const time = rs.reduce((t, r) => t + r.durationMs, 0);
     return [
-      `  <testsuite name="conform.${xml(area)}" tests="${rs.length}" failures="${count(rs, 'fail')}" errors="${count(rs, 'error')}" skipped="${count(rs, 'skip')}" time="${seconds(time)}" timestamp="${xml(e.startedAt.replace(/Z$/, ''))}">`,
+      `  <testsuite name="conform.${xml(area)}" tests="${rs.length}" failures="${count(rs, 'fail')}" ` +
+        `errors="${count(rs, 'error')}" skipped="${count(rs, 'skip')}" time="${seconds(time)}" ` +
+        `timestamp="${xml(e.startedAt.replace(/Z$/, ''))}">`,
       ...properties,
       ...rs.map(testcase),
       suiteOut,
@@ -76,7 +85,8 @@ export function junitXml(e: Extract<RunEvent, { type: 'run-end' }>): string {
   const s = e.summary;
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites name="conform" tests="${s.total}" failures="${s.fail}" errors="${s.error}" skipped="${s.skip}" time="${seconds(s.durationMs)}">`,
+    `<testsuites name="conform" tests="${s.total}" failures="${s.fail}" errors="${s.error}" ` +
+      `skipped="${s.skip}" time="${seconds(s.durationMs)}">`,
     ...suites,
     '</testsuites>',
     '',

@@ -25,7 +25,8 @@ const starts = {
     'tsx',
     '--input-type=module',
     '-e',
-    "await Promise.all([import('./bin/parse-args.ts'), import('./src/conform.ts'), import('./suites/index.ts'), import('yargs')]); console.log(process.argv.at(-1))",
+    "await Promise.all([import('./bin/parse-args.ts'), import('./src/conform.ts'), " +
+      "import('./suites/index.ts'), import('yargs')]); console.log(process.argv.at(-1))",
     '--',
   ],
 };
@@ -62,5 +63,6 @@ writeFileSync(path.join(ROOT, 'conform-reports/bench-start.json'), `${JSON.strin
 console.table(figures);
 console.log(`load average ${report.loadAverage.before.join(' ')} -> ${report.loadAverage.after.join(' ')}`);
 console.log(
-  `conform --version: compiled ${figures[0]!.medianMs} ms, sources through tsx ${figures[1]!.medianMs} ms, before ${figures[2]!.medianMs} ms (medians of ${ROUNDS}; before/compiled ${ratio.toFixed(1)}x)`,
+  `conform --version: compiled ${figures[0]!.medianMs} ms, sources through tsx ${figures[1]!.medianMs} ` +
+    `ms, before ${figures[2]!.medianMs} ms (medians of ${ROUNDS}; before/compiled ${ratio.toFixed(1)}x)`,
 );

@@ -107,7 +107,10 @@ export function randomSeeds(n: number): number[] {
 /** One line per finished seed. */
 export function outcomeLine(o: DialectOutcome): string {
   const tally = `${o.counts.pass} pass, ${o.counts.skip} skip, ${o.counts.fail} fail, ${o.counts.error} error`;
-  return `${o.problems.length === 0 ? 'pass' : 'FAIL'}  seed ${o.seed} (${(o.durationMs / 1000).toFixed(1)} s): ${tally}`;
+  return (
+    `${o.problems.length === 0 ? 'pass' : 'FAIL'}  seed ${o.seed} ` +
+    `(${(o.durationMs / 1000).toFixed(1)} s): ${tally}`
+  );
 }
 
 /**
@@ -117,7 +120,10 @@ export function outcomeLine(o: DialectOutcome): string {
  */
 export const overAllowance = (problem: string): boolean => /status_number"\s*:\s*"50009"/.test(problem);
 
-/** The closing report: the figure, then each failing seed with its dialect, what failed and the commands that reproduce it. */
+/**
+ * The closing report: the figure, then each failing seed with its dialect, what failed and the
+ * commands that reproduce it.
+ */
 export function formatReport(
   outcomes: readonly DialectOutcome[],
   transport: MutationSettings['transport'] = 'ws',
@@ -127,7 +133,8 @@ export function formatReport(
   const onlyAllowance = failing.filter((o) => o.problems.every(overAllowance)).length;
   if (onlyAllowance > 0)
     lines.push(
-      `  ${onlyAllowance} of them fail only on 50009 refusals of connections conform opened (more than the key allows, or a slot not yet released)`,
+      `  ${onlyAllowance} of them fail only on 50009 refusals of connections conform ` +
+        `opened (more than the key allows, or a slot not yet released)`,
     );
   for (const o of failing) {
     lines.push('', `failing seed ${o.seed}`, `  dialect: ${JSON.stringify(o.dialect)}`);

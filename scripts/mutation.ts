@@ -97,7 +97,8 @@ export async function runCatalogue(
   try {
     if ((server.profile.transport ?? 'ws') !== s.transport)
       throw new Error(
-        `the reference service did not start a ${s.transport} stream (its profile says ${server.profile.transport ?? 'ws'})`,
+        `the reference service did not start a ${s.transport} stream (its profile ` +
+          `says ${server.profile.transport ?? 'ws'})`,
       );
     // The profile declares the short window; the grace is ours, since the spec shows none.
     const profile = {
@@ -244,9 +245,13 @@ export const MASKED_BY: Readonly<Record<string, (d: Dialect) => string | undefin
 function rarePushes(d: Dialect): string | undefined {
   if (d.stream.pushes === 'every-tick') return undefined;
   if (d.stream.tickMs >= 1000)
-    return `pushes come only on change, at most every ${d.stream.tickMs} ms: a pair may not push twice within the stop checks' wait`;
+    return (
+      `pushes come only on change, at most every ${d.stream.tickMs} ms: a pair ` +
+      `may not push twice within the stop checks' wait`
+    );
   return d.stream.quietPairs
-    ? "pushes come only on change and some pairs change seconds apart: a pair may not push twice within the stop checks' wait"
+    ? 'pushes come only on change and some pairs change seconds apart: a pair ' +
+        "may not push twice within the stop checks' wait"
     : undefined;
 }
 
@@ -258,7 +263,10 @@ function fewerPairsThan(d: Dialect, n: number): string | undefined {
   return size < n ? `a catalogue of ${size} active pairs has fewer than the ${n} the rule needs` : undefined;
 }
 
-/** The seeds a fault runs under: the first DIALECTS_PER_FAULT of `pool` (rotated by the fault's index, so faults spread over it) that do not mask it. */
+/**
+ * The seeds a fault runs under: the first DIALECTS_PER_FAULT of `pool` (rotated by the fault's
+ * index, so faults spread over it) that do not mask it.
+ */
 export function dialectSeedsFor(
   fault: FaultEntry,
   index: number,
@@ -315,10 +323,17 @@ export async function runFaultsUnderDialects(
 /** The score of the faults under dialects, one line. */
 export function formatDialectScore(outcomes: readonly DialectFaultOutcome[]): string {
   const faults = new Set(outcomes.map((o) => o.fault.name)).size;
-  return `mutation score (dialects): ${outcomes.filter((o) => o.caught).length}/${outcomes.length} fault runs caught (${faults} faults × up to ${DIALECTS_PER_FAULT} dialects), ${outcomes.filter(dialectOk).length} with no error and no failure beyond the catches, ${outcomes.filter((o) => o.exact).length} exact`;
+  return (
+    `mutation score (dialects): ${outcomes.filter((o) => o.caught).length}/${outcomes.length} fault runs ` +
+    `caught (${faults} faults × up to ${DIALECTS_PER_FAULT} dialects), ${outcomes.filter(dialectOk).length}` +
+    ` with no error and no failure beyond the catches, ${outcomes.filter((o) => o.exact).length} exact`
+  );
 }
 
-/** One line per fault run under a dialect that is not ok: what failed beyond the catches, what errored, or that nothing failed. */
+/**
+ * One line per fault run under a dialect that is not ok: what failed beyond the catches, what
+ * errored, or that nothing failed.
+ */
 export function dialectDisagreementLines(outcomes: readonly DialectFaultOutcome[]): string[] {
   return outcomes
     .filter((o) => !dialectOk(o))
@@ -413,7 +428,7 @@ export function explainLines(outcomes: readonly FaultOutcome[]): string[] {
   return out;
 }
 
-/** The disagreements as Markdown (for plan/mutation-report.md): one section per fault that is not exact. */
+/** The disagreements as Markdown (for `--markdown FILE`): one section per fault that is not exact. */
 export function disagreementMarkdown(outcomes: readonly FaultOutcome[]): string {
   const out: string[] = [];
   for (const o of outcomes.filter((x) => !x.exact)) {
@@ -451,7 +466,9 @@ export function formatScore(outcomes: readonly FaultOutcome[]): string {
   for (const area of areas) {
     const of = outcomes.filter((o) => scoreArea(o.fault) === area);
     lines.push(
-      `  ${area.padEnd(w)}  ${String(of.filter((o) => o.caught).length).padStart(3)}/${String(of.length).padEnd(3)} caught  ${String(of.filter((o) => o.exact).length).padStart(3)}/${of.length} exact`,
+      `  ${area.padEnd(w)}  ${String(of.filter((o) => o.caught).length).padStart(3)}` +
+        `/${String(of.length).padEnd(3)} ` +
+        `caught  ${String(of.filter((o) => o.exact).length).padStart(3)}/${of.length} exact`,
     );
   }
   const caught = outcomes.filter((o) => o.caught).length;
@@ -463,7 +480,10 @@ export function formatScore(outcomes: readonly FaultOutcome[]): string {
 
 /** The score of the stream faults over a second transport, one line (printed above the main score). */
 export function formatTransportScore(outcomes: readonly FaultOutcome[], transport: string): string {
-  return `mutation score (${transport}): ${outcomes.filter((o) => o.caught).length}/${outcomes.length} stream faults caught, ${outcomes.filter((o) => o.exact).length} exact`;
+  return (
+    `mutation score (${transport}): ${outcomes.filter((o) => o.caught).length}/${outcomes.length} ` +
+    `stream faults caught, ${outcomes.filter((o) => o.exact).length} exact`
+  );
 }
 
 /** Failing and erroring checks of a clean run, one line each (empty when clean). */
@@ -472,11 +492,15 @@ export function cleanProblems(results: readonly CheckResult[]): string[] {
     .filter((r) => r.outcome === 'fail' || r.outcome === 'error')
     .map(
       (r) =>
-        `${r.id}: ${r.outcome}${r.reason ? ` (${r.errorCode ?? ''} ${r.reason})` : ''}${r.violations.map((v) => ` ${v.received} / expected ${v.expected}`).join(';')}`,
+        `${r.id}: ${r.outcome}${r.reason ? ` (${r.errorCode ?? ''} ${r.reason})` : ''}` +
+        `${r.violations.map((v) => ` ${v.received} / expected ${v.expected}`).join(';')}`,
     );
 }
 
-/** Reads `--faults a,b`, `--clean-runs N`, `--socketio`, `--dialects` (each fault under DIALECTS_PER_FAULT dialects too) from argv. */
+/**
+ * Reads `--faults a,b`, `--clean-runs N`, `--socketio`, `--dialects` (each fault under
+ * DIALECTS_PER_FAULT dialects too) from argv.
+ */
 function parseCli(argv: readonly string[]): {
   faults?: string[];
   cleanRuns: number;
@@ -522,7 +546,9 @@ async function main(): Promise<number> {
       const problems = cleanProblems(results);
       cleanOk &&= problems.length === 0;
       process.stdout.write(
-        `clean run ${i}${transport === 'ws' ? '' : ` (${transport})`}: ${results.filter((r) => r.outcome === 'pass').length} pass, ${results.filter((r) => r.outcome === 'skip').length} skip, ${problems.length} fail or error\n`,
+        `clean run ${i}${transport === 'ws' ? '' : ` (${transport})`}` +
+          `: ${results.filter((r) => r.outcome === 'pass').length} pass, ` +
+          `${results.filter((r) => r.outcome === 'skip').length} skip, ${problems.length} fail or error\n`,
       );
       for (const p of problems) process.stdout.write(`  ${p}\n`);
     }
@@ -569,9 +595,13 @@ async function main(): Promise<number> {
       )}\n`,
     );
   }
-  const socketLine = `${cli.socketio ? `${formatTransportScore(overSocketIo, 'socketio')}\n` : ''}${cli.dialects ? `${formatDialectScore(underDialects)}\n` : ''}`;
+  const socketLine =
+    `${cli.socketio ? `${formatTransportScore(overSocketIo, 'socketio')}\n` : ''}` +
+    `${cli.dialects ? `${formatDialectScore(underDialects)}\n` : ''}`;
   process.stdout.write(
-    `\n${faults.length} faults${cli.socketio ? ` (+ ${overSocketIo.length} over socketio)` : ''}${cli.dialects ? ` (+ ${underDialects.length} runs under dialects)` : ''} in ${((performance.now() - t0) / 1000).toFixed(1)} s\n${socketLine}${formatScore(outcomes)}\n`,
+    `\n${faults.length} faults${cli.socketio ? ` (+ ${overSocketIo.length} over socketio)` : ''}` +
+      `${cli.dialects ? ` (+ ${underDialects.length} runs under dialects)` : ''} ` +
+      `in ${((performance.now() - t0) / 1000).toFixed(1)} s\n${socketLine}${formatScore(outcomes)}\n`,
   );
   return cleanOk && [...outcomes, ...overSocketIo].every((o) => o.exact) && underDialects.every(dialectOk) ? 0 : 1;
 }

@@ -9,7 +9,10 @@ import type { SchemaName } from './schema-definitions.ts';
 import type { RestClient } from './transports/rest.ts';
 import type { StreamClient } from './transports/stream.ts';
 
-/** `must`: the spec states it, a violation fails. `observe`: the spec leaves it "not shown": recorded, never failing. */
+/**
+ * `must`: the spec states it, a violation fails. `observe`: the spec leaves it "not shown":
+ * recorded, never failing.
+ */
 export type Severity = 'must' | 'observe';
 
 export const TAGS = [
@@ -110,7 +113,10 @@ export interface CheckResult {
   observations: Observation[];
   evidence: Evidence[];
   durationMs: number;
-  /** Of `durationMs`, the time spent waiting for another check to give a connection slot back (not counted against the check's timeout). */
+  /**
+   * Of `durationMs`, the time spent waiting for another check to give a connection slot back (not
+   * counted against the check's timeout).
+   */
   slotWaitMs?: number;
 }
 
@@ -120,7 +126,10 @@ export interface Allowance {
   lent: number;
   /** The allowance: stated, found, or (source `at-least`) a lower bound; absent when unknown. */
   connections?: number;
-  /** `profile`: stated there; `found`: a 50009 after `connections` accepted; `at-least`: none refused up to the search's cap; `unknown`: not stated, not found. */
+  /**
+   * `profile`: stated there; `found`: a 50009 after `connections` accepted; `at-least`: none
+   * refused up to the search's cap; `unknown`: not stated, not found.
+   */
   source: 'profile' | 'found' | 'at-least' | 'unknown';
   /** How the search went, one line per connection it opened. */
   steps: string[];

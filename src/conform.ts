@@ -44,7 +44,8 @@ export function catalogueText(checks: readonly Check[]): string {
   return checks
     .map(
       (c) =>
-        `${c.id.padEnd(w)}  ${c.severity.padEnd(7)}  ${c.tags.join(',').padEnd(28)}  ${c.clause.section}: ${c.clause.rule}`,
+        `${c.id.padEnd(w)}  ${c.severity.padEnd(7)}  ${c.tags.join(',').padEnd(28)}` +
+        `  ${c.clause.section}: ${c.clause.rule}`,
     )
     .join('\n');
 }
@@ -103,7 +104,6 @@ export async function conform(options: ConformOptions, registry: readonly Check[
     }
 
     let profile: Profile;
-    let target: TargetInfo;
     if (options.profile) profile = await loadProfile(options.profile);
     else if (options.target)
       profile = minimalProfile({
@@ -123,7 +123,12 @@ export async function conform(options: ConformOptions, registry: readonly Check[
         );
     }
     redact = redactorFor(profile);
-    target = { rest: profile.rest, ws: profile.ws, name: profile.name, embedded: embedded !== undefined };
+    const target: TargetInfo = {
+      rest: profile.rest,
+      ws: profile.ws,
+      name: profile.name,
+      embedded: embedded !== undefined,
+    };
 
     const written: string[] = [];
     const handlers = [

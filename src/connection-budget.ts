@@ -158,7 +158,10 @@ export class KeyPool {
       else t.unref();
   }
 
-  /** `n` connections opened outside the pool (the search for the allowance) closed just now: their slots cool down like any other. */
+  /**
+   * `n` connections opened outside the pool (the search for the allowance) closed just now: their
+   * slots cool down like any other.
+   */
   closedOutside(n: number): void {
     if (n === 0) return;
     this.held += n;
@@ -289,7 +292,10 @@ export function statedAllowance(profile: Profile, key: string): number | undefin
   return undefined;
 }
 
-/** Keys whose allowance the run looks for when the profile does not state it: the one most checks use, and the one the limit checks judge. */
+/**
+ * Keys whose allowance the run looks for when the profile does not state it: the one most checks
+ * use, and the one the limit checks judge.
+ */
 export const DISCOVERED_KEYS = ['primary', 'limited'] as const;
 
 /** One run's budget: a pool per key of the profile. */
@@ -301,7 +307,10 @@ export class ConnectionBudget {
     this.names = keyNames(profile);
   }
 
-  /** The pool of a key value of the profile; undefined for any other key (no key, an invalid one: the target counts none). */
+  /**
+   * The pool of a key value of the profile; undefined for any other key (no key, an invalid one:
+   * the target counts none).
+   */
   pool(key: string): KeyPool | undefined {
     const name = this.names.get(key);
     if (name === undefined) return undefined;
@@ -356,7 +365,10 @@ export class ConnectionBudget {
     }
   }
 
-  /** The budget as one check sees it; `onWait` hears when the check starts and stops waiting for a slot (its time limit pauses meanwhile). */
+  /**
+   * The budget as one check sees it; `onWait` hears when the check starts and stops waiting for a
+   * slot (its time limit pauses meanwhile).
+   */
   forCheck(options: CheckLoanOptions): CheckLoans {
     return new CheckLoans(this, options);
   }
@@ -412,7 +424,9 @@ async function findAllowance(
                 connections: sessions.length,
                 source: 'at-least',
                 steps,
-                note: `${sessions.length} connection(s) accepted, then connection ${n} failed: the allowance is at least ${sessions.length}`,
+                note:
+                  `${sessions.length} connection(s) accepted, then connection ${n} ` +
+                  `failed: the allowance is at least ${sessions.length}`,
               }
             : // A stream that completes no handshake cannot be pushed over its allowance, and lending it
               // one connection at a time would only make every check wait out the last one's failure.
@@ -420,7 +434,9 @@ async function findAllowance(
                 lent: DISCOVERY_CAP,
                 source: 'unknown',
                 steps,
-                note: `the first connection failed (${err instanceof Error ? err.message : String(err)}): lent as many at a time as the search would have opened`,
+                note:
+                  `the first connection failed (${err instanceof Error ? err.message : String(err)}): ` +
+                  `lent as many at a time as the search would have opened`,
               };
         break;
       }
@@ -448,7 +464,10 @@ async function findAllowance(
           lent: Math.max(1, sessions.length),
           source: 'unknown',
           steps,
-          note: `connection ${n} refused with status_number ${JSON.stringify(refusalStatus(result))} (HTTP ${result.status}), not ${STATUS.CONNECTION_LIMIT}: ${sessions.length > 0 ? `lent ${sessions.length} at a time` : 'lent one connection at a time'}`,
+          note:
+            `connection ${n} refused with status_number ${JSON.stringify(refusalStatus(result))} ` +
+            `(HTTP ${result.status}), not ${STATUS.CONNECTION_LIMIT}: ` +
+            `${sessions.length > 0 ? `lent ${sessions.length} at a time` : 'lent one connection at a time'}`,
         };
       }
     }
@@ -458,7 +477,10 @@ async function findAllowance(
   return { allowance, opened: sessions.length, ...(releaseMs === undefined ? {} : { releaseMs }) };
 }
 
-/** Closes the last of `sessions` and reopens until accepted (at most RELEASE_WAIT_MS); the ms from close to accepted, or undefined. */
+/**
+ * Closes the last of `sessions` and reopens until accepted (at most RELEASE_WAIT_MS); the ms from
+ * close to accepted, or undefined.
+ */
 async function timeRelease(
   client: StreamClient,
   key: string,
@@ -495,7 +517,8 @@ async function openWaitingOut(
     if (waited >= RELEASE_WAIT_MS) return Object.assign(result, { waitedOut: attempt });
     const pauseMs = Math.min(steps[Math.min(attempt, steps.length - 1)]!, RELEASE_WAIT_MS - waited);
     note(
-      `refused with ${STATUS.CONNECTION_LIMIT} while within the key's allowance: a slot closed a moment ago may not be free yet; trying again in ${Math.round(pauseMs)} ms`,
+      `refused with ${STATUS.CONNECTION_LIMIT} while within the key's allowance: a slot closed ` +
+        `a moment ago may not be free yet; trying again in ${Math.round(pauseMs)} ms`,
     );
     await sleep(pauseMs, undefined, { signal });
   }
@@ -602,7 +625,10 @@ export class CheckLoans implements ConnectionBudgetView {
     for (const release of [...this.outstanding]) release();
   }
 
-  /** Wraps a check's stream client: every open of a key of the profile borrows a slot, given back when the session closes. */
+  /**
+   * Wraps a check's stream client: every open of a key of the profile borrows a slot, given back
+   * when the session closes.
+   */
   stream(inner: StreamClient): StreamClient {
     return {
       now: () => inner.now(),

@@ -28,7 +28,10 @@ export type StreamFactory = (options: {
   onPush?: (push: Push) => void;
 }) => StreamClient;
 
-/** Violations kept per check; the rest are counted in one closing line (a 12,000-record page must not take the heap). */
+/**
+ * Violations kept per check; the rest are counted in one closing line (a 12,000-record page must
+ * not take the heap).
+ */
 export const MAX_VIOLATIONS = 50;
 /** Schema errors taken from one validation. */
 export const MAX_SCHEMA_ERRORS = 20;

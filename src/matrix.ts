@@ -132,7 +132,8 @@ const REST_STATUS_ROWS: Readonly<Record<RestStatus, { checks: readonly string[];
     checks: ['rest.rate-limit', 'rest.probe.50006'],
     outside: {
       reason:
-        'request counts and windows are not shown, so a bounded burst may never reach the limit; rest.rate-limit is disruptive and runs only with --only',
+        'request counts and windows are not shown, so a bounded burst may never reach the ' +
+        'limit; rest.rate-limit is disruptive and runs only with --only',
       probe: restProbe(STATUS.RATE_LIMITED, 'uses a key with a rate limit of zero requests (keys.throttled)'),
     },
   },
@@ -231,9 +232,11 @@ const NOTICE_ROWS: Readonly<Record<NoticeCode, { checks: readonly string[]; outs
     checks: [],
     outside: {
       reason:
-        'an unclassified server or connection-manager error has no outside trigger, and no stream request is known to provoke it',
+        'an unclassified server or connection-manager error has no outside trigger, ' +
+        'and no stream request is known to provoke it',
       probe:
-        'a profile stream probe { method: "subscribe", pairs: [pairs.broken], code: "50000" } (the profile has no stream probes yet)',
+        'a profile stream probe { method: "subscribe", pairs: [pairs.broken], code: ' +
+        '"50000" } (the profile has no stream probes yet)',
     },
   },
   '50004': {
@@ -249,7 +252,8 @@ const NOTICE_ROWS: Readonly<Record<NoticeCode, { checks: readonly string[]; outs
     checks: ['ws.handshake.missing-key', 'ws.handshake.invalid-key'],
     outside: {
       reason:
-        'the handshake checks accept 50005 in the handshake or as a notice; a key that turns invalid while connected (expiry, revocation) cannot be provoked',
+        'the handshake checks accept 50005 in the handshake or as a notice; a key that ' +
+        'turns invalid while connected (expiry, revocation) cannot be provoked',
       probe: 'a profile key that expires a stated time after its first use (keys.expiring)',
     },
   },
@@ -450,7 +454,8 @@ export const SPEC_STATEMENTS: readonly SpecStatement[] = [
     'transition',
     H.subscription,
     'no subscription / subscribe',
-    `All pairs valid and permitted, at most ${LIMITS.maxPairsPerSubscribe}: subscribed to exactly the listed pairs; notice code ${STATUS.OK}; pushes start automatically (for every listed pair).`,
+    `All pairs valid and permitted, at most ${LIMITS.maxPairsPerSubscribe}: subscribed to exactly the ` +
+      `listed pairs; notice code ${STATUS.OK}; pushes start automatically (for every listed pair).`,
     ['ws.subscribe.notice', 'ws.subscribe.pushes-start', 'ws.subscribe.pushes-every-pair', 'ws.push.only-subscribed'],
   ),
   s(
@@ -471,7 +476,8 @@ export const SPEC_STATEMENTS: readonly SpecStatement[] = [
     'transition',
     H.subscription,
     'subscribe attempt / subscribe',
-    `A pair unknown, inactive or suspended: error notice ${STATUS.PAIR_NOT_FOUND}; the next state is not stated (observed). One unknown pair among known ones fails the whole subscribe.`,
+    `A pair unknown, inactive or suspended: error notice ${STATUS.PAIR_NOT_FOUND}; the next state ` +
+      `is not stated (observed). One unknown pair among known ones fails the whole subscribe.`,
     [
       'ws.subscribe.unknown-pair',
       'ws.subscribe.unknown-among-known',
@@ -488,7 +494,8 @@ export const SPEC_STATEMENTS: readonly SpecStatement[] = [
     'event',
     H.events,
     'Push data frame',
-    'Sent when price data is available for a subscribed pair (interval and trigger not shown: observed); every subscribed pair, not only the first.',
+    'Sent when price data is available for a subscribed pair (interval and trigger not ' +
+      'shown: observed); every subscribed pair, not only the first.',
     [
       'ws.subscribe.pushes-start',
       'ws.subscribe.pushes-every-pair',
@@ -517,7 +524,8 @@ export const SPEC_STATEMENTS: readonly SpecStatement[] = [
     'limit',
     H.limits,
     'WebSocket connections per API key',
-    `Counted per key, not per IP address; beyond the key's allowance a connection is refused from any address (${STATUS.CONNECTION_LIMIT}); the allowance for a key is not shown (the profile states it).`,
+    `Counted per key, not per IP address; beyond the key's allowance a connection is refused from any ` +
+      `address (${STATUS.CONNECTION_LIMIT}); the allowance for a key is not shown (the profile states it).`,
     [
       'ws.limits.connections.limited',
       'ws.limits.connections.primary',
@@ -539,7 +547,8 @@ export const SPEC_STATEMENTS: readonly SpecStatement[] = [
     'limit',
     H.limits,
     'Ping interval',
-    `The connection is closed if no ping arrives within ${LIMITS.pingTimeoutMs / 1000} seconds (the profile may declare a shorter window for a test target).`,
+    `The connection is closed if no ping arrives within ${LIMITS.pingTimeoutMs / 1000} ` +
+      `seconds (the profile may declare a shorter window for a test target).`,
     ['ws.keepalive.timeout', 'ws.keepalive.ping-keeps-alive', 'ws.keepalive.observe-other-traffic'],
   ),
   s(
@@ -630,7 +639,8 @@ export const SPEC_STATEMENTS: readonly SpecStatement[] = [
     ['rest.observe.http-status'],
     {
       reason:
-        'an obligation of clients, not of the service; the HTTP status per status_number is not shown, so it is observed',
+        'an obligation of clients, not of the service; the HTTP status per ' +
+        'status_number is not shown, so it is observed',
       probe: 'none needed: it binds clients',
     },
   ),
@@ -638,7 +648,8 @@ export const SPEC_STATEMENTS: readonly SpecStatement[] = [
     'rule',
     'Authentication',
     '1. header',
-    'The key goes in X-API-Key (also X-API-KEY); header names are case-insensitive, for REST and the stream handshake alike.',
+    'The key goes in X-API-Key (also X-API-KEY); header names are case-insensitive, ' +
+      'for REST and the stream handshake alike.',
     ['rest.auth.header-case.', 'ws.handshake.header-case'],
   ),
   s('rule', 'Authentication', '2. REST without a valid key', `HTTP 401 and status_number ${STATUS.UNAUTHORIZED}.`, [
@@ -649,14 +660,16 @@ export const SPEC_STATEMENTS: readonly SpecStatement[] = [
     'rule',
     'Authentication',
     '3. handshake failures',
-    `Failures before the connection is established come back in the HTTP handshake as JSON with status_number and message (${STATUS.CONNECTION_LIMIT}, ${STATUS.ACCESS_DENIED}).`,
+    `Failures before the connection is established come back in the HTTP handshake as JSON with ` +
+      `status_number and message (${STATUS.CONNECTION_LIMIT}, ${STATUS.ACCESS_DENIED}).`,
     ['ws.handshake.error-body', 'ws.handshake.no-stream', 'ws.limits.connections.limited'],
   ),
   s(
     'rule',
     'Authentication',
     '4. after connection',
-    `Absent or invalid key state: notice ${STATUS.UNAUTHORIZED}; no V1 or whitelist access: ${STATUS.ACCESS_DENIED}; no access to the asset type: ${STATUS.ASSET_TYPE_DENIED}.`,
+    `Absent or invalid key state: notice ${STATUS.UNAUTHORIZED}; no V1 or whitelist ` +
+      `access: ${STATUS.ACCESS_DENIED}; no access to the asset type: ${STATUS.ASSET_TYPE_DENIED}.`,
     [
       'ws.handshake.missing-key',
       'ws.subscribe.whitelist',
@@ -670,7 +683,8 @@ export const SPEC_STATEMENTS: readonly SpecStatement[] = [
     'rule',
     'Authentication',
     '5. entitlements',
-    'A key can be limited to asset types and to a whitelist of pairs; the data it reads depends on the key: denied every other asset type or pair, served its own, on REST and the stream.',
+    'A key can be limited to asset types and to a whitelist of pairs; the data it reads depends on ' +
+      'the key: denied every other asset type or pair, served its own, on REST and the stream.',
     ['rest.entitlements.', 'ws.subscribe.asset-types', 'ws.subscribe.whitelist'],
   ),
   s('rule', 'Handshake errors', 'never code', 'The handshake returns status_number and message, never code.', [
@@ -691,14 +705,16 @@ export const SPEC_STATEMENTS: readonly SpecStatement[] = [
     'rule',
     'Method subscribe',
     'unknown pair message',
-    `Error notice method error, message ${TEXT.pairNotFoundPrefix}<pair_code>, id echoed, data null; an unknown pair among known ones is named.`,
+    `Error notice method error, message ${TEXT.pairNotFoundPrefix}<pair_code>, id ` +
+      `echoed, data null; an unknown pair among known ones is named.`,
     ['ws.subscribe.unknown-pair', 'ws.subscribe.unknown-among-known', 'ws.notice.id-echo', 'ws.notice.error-shape'],
   ),
   s(
     'rule',
     'Method unsubscribe',
     'success reply',
-    `Notice method unsubscribe, message ${TEXT.unsubscribeSuccess}, code ${STATUS.OK}; pairs not subscribed: not shown (observed).`,
+    `Notice method unsubscribe, message ${TEXT.unsubscribeSuccess}, code ${STATUS.OK}; ` +
+      `pairs not subscribed: not shown (observed).`,
     ['ws.unsubscribe.notice', 'ws.unsubscribe.observe-not-subscribed'],
   ),
   s('rule', 'Method ping', 'reply', `The reply is the plain text ${TEXT.pong}; id and params are optional.`, [
@@ -828,7 +844,8 @@ export function formatMatrix(m: Matrix): string {
     for (const r of rows) {
       out.push(`  ${itemLabel(r)} — ${r.statement}`);
       out.push(
-        `      checks: ${r.checkIds.length ? r.checkIds.join(', ') : 'none'}${r.needs.length ? `  (needs ${r.needs.join(', ')})` : ''}`,
+        `      checks: ${r.checkIds.length ? r.checkIds.join(', ') : 'none'}` +
+          `${r.needs.length ? `  (needs ${r.needs.join(', ')})` : ''}`,
       );
       if (r.faults.length) out.push(`      faults: ${r.faults.join(', ')}`);
       if (r.outside) out.push(`      outside: ${r.outside.reason}; probe: ${r.outside.probe}`);
@@ -838,12 +855,15 @@ export function formatMatrix(m: Matrix): string {
   }
   const gaps = uncovered(m);
   out.push(
-    `${m.rows.length} statements: ${m.rows.filter((r) => r.checkIds.length > 0).length} with checks, ${m.rows.filter((r) => r.outside).length} with a reason why (part of) it cannot be checked from outside, ${gaps.length} with neither`,
+    `${m.rows.length} statements: ${m.rows.filter((r) => r.checkIds.length > 0).length} ` +
+      `with checks, ${m.rows.filter((r) => r.outside).length} with a reason why (part of) ` +
+      `it cannot be checked from outside, ${gaps.length} with neither`,
   );
   const idle = unexercised(m);
   if (idle.length)
     out.push(
-      `${idle.length} ${idle.length === 1 ? 'statement has' : 'statements have'} checks that no reference fault exercises: ${idle.map((r) => `${r.section}: ${r.item}`).join('; ')}`,
+      `${idle.length} ${idle.length === 1 ? 'statement has' : 'statements have'} checks that no ` +
+        `reference fault exercises: ${idle.map((r) => `${r.section}: ${r.item}`).join('; ')}`,
     );
   if (m.neverFailed.length) out.push(`must checks no fault names: ${m.neverFailed.join(', ')}`);
   if (m.untraced.length) out.push(`checks no statement names: ${m.untraced.join(', ')}`);
@@ -858,7 +878,9 @@ export function matrixMarkdown(m: Matrix, header: string): string {
   const out: string[] = [header.trimEnd(), ''];
   const withChecks = m.rows.filter((r) => r.checkIds.length > 0).length;
   out.push(
-    `${m.rows.length} statements; ${withChecks} traced to checks; ${m.rows.filter((r) => r.outside).length} say why (part of) the statement cannot be checked from outside and which profile probe would make it checkable; ${uncovered(m).length} have neither.`,
+    `${m.rows.length} statements; ${withChecks} traced to ` +
+      `checks; ${m.rows.filter((r) => r.outside).length} say why (part of) the statement cannot be checked ` +
+      `from outside and which profile probe would make it checkable; ${uncovered(m).length} have neither.`,
     '',
   );
   for (const kind of KIND_ORDER) {
@@ -872,7 +894,8 @@ export function matrixMarkdown(m: Matrix, header: string): string {
       const outside = r.outside ? `${r.outside.reason}. Probe: ${r.outside.probe}` : '';
       const needs = r.needs.length ? ` (needs ${r.needs.map((n) => `\`${n}\``).join(', ')})` : '';
       out.push(
-        `| ${cell(`${r.section}: ${r.item}`)} | ${cell(r.statement)} | ${cell(code(r.checkIds) + needs)} | ${cell(code(r.faults))} | ${cell(outside)} |`,
+        `| ${cell(`${r.section}: ${r.item}`)} | ${cell(r.statement)} | ${cell(code(r.checkIds) + needs)} ` +
+          `| ${cell(code(r.faults))} | ${cell(outside)} |`,
       );
     }
     out.push('');
@@ -882,7 +905,8 @@ export function matrixMarkdown(m: Matrix, header: string): string {
     out.push(
       '## Statements no fault exercises yet',
       '',
-      'Their checks exist, but no fault of the reference service breaks them, so the mutation suite does not prove those checks can fail:',
+      'Their checks exist, but no fault of the reference service breaks them, so ' +
+        'the mutation suite does not prove those checks can fail:',
       '',
       ...idle.map((r) => `- ${r.section}: ${r.item} (${code(r.checkIds)})`),
       '',

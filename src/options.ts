@@ -41,7 +41,10 @@ export interface ConformOptions {
   maxPayload: number;
   /** With --list: the traceability matrix (spec statement → checks → faults) instead of the catalogue. */
   matrix: boolean;
-  /** Percentage of the selected must checks that have to run (not skip), else exit 1; overrides the profile's `minCoverage`. */
+  /**
+   * Percentage of the selected must checks that have to run (not skip), else exit 1; overrides the
+   * profile's `minCoverage`.
+   */
   minCoverage?: number;
 }
 

@@ -59,7 +59,10 @@ export interface Profile {
   pairs?: { stale?: string; inactive?: string; sample?: string[]; [name: string]: string | string[] | undefined };
   probes?: Probe[];
   timing?: { pingTimeoutMs?: number; pingGraceMs?: number; keepAliveHoldWindows?: number };
-  /** Percentage of the selected must checks that have to run (not skip); fewer fails the run. `--min-coverage` overrides it. */
+  /**
+   * Percentage of the selected must checks that have to run (not skip); fewer fails the run.
+   * `--min-coverage` overrides it.
+   */
   minCoverage?: number;
 }
 
@@ -69,7 +72,10 @@ export interface Profile {
  * where a server that ignores pings closes it, which is all the rule asks to prove.
  */
 export const KEEPALIVE_DEFAULTS = { graceMs: 5000, holdWindows: 1.3 } as const;
-/** A default hold lasts at least the window, its grace and this much: a short test window with a long grace still outlasts both. */
+/**
+ * A default hold lasts at least the window, its grace and this much: a short test window with a
+ * long grace still outlasts both.
+ */
 const HOLD_PAST_GRACE_MS = 1000;
 
 /** The target's keep-alive window, the grace after it, and how many windows the ping check holds. */
@@ -100,7 +106,8 @@ export function parseProfile(value: unknown, source = 'profile'): Profile {
   // A hold that ends before the window and its grace would pass against a server that never resets its timer.
   if (profile.timing?.keepAliveHoldWindows !== undefined && holdWindows * windowMs <= windowMs + graceMs) {
     throw new ProfileError(
-      `${source}: /timing/keepAliveHoldWindows: ${holdWindows} windows (${holdWindows * windowMs} ms) must outlast the window and its grace (${windowMs} + ${graceMs} ms)`,
+      `${source}: /timing/keepAliveHoldWindows: ${holdWindows} windows (${holdWindows * windowMs} ` +
+        `ms) must outlast the window and its grace (${windowMs} + ${graceMs} ms)`,
     );
   }
   return profile;

@@ -9,7 +9,10 @@ import type { Validator } from './validator.ts';
 import type { JsonObject } from './transports/stream.ts';
 import { priceProblems } from './quote-rules.ts';
 
-/** Push frames with problems a check lists in full; later pushes are only counted, in one closing line (a flood stays cheap). */
+/**
+ * Push frames with problems a check lists in full; later pushes are only counted, in one closing
+ * line (a flood stays cheap).
+ */
 export const MAX_LISTED_PUSHES = 5;
 
 /** The expectations, worded as the push checks word theirs, so a frame judged twice reads as one violation. */
@@ -70,7 +73,10 @@ export function pushInspector(
   };
 }
 
-/** Whether a violation is the push inspection's (or worded as it), so a caller can tell a check failing only through it. */
+/**
+ * Whether a violation is the push inspection's (or worded as it), so a caller can tell a check
+ * failing only through it.
+ */
 export const isPushInspection = (v: Violation): boolean =>
   v.expected === PUSH_EXPECTED.schema ||
   v.expected === PUSH_EXPECTED.quote ||

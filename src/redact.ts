@@ -64,6 +64,7 @@ export function redactDeep<T>(value: T, redact: Redact): T {
 }
 
 // C0 controls but tab/newline/CR, DEL and C1 controls: a target's bytes must not drive a terminal.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/g;
 
 /** Text from a target made safe to print: control characters become U+FFFD. */

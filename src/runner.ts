@@ -38,7 +38,10 @@ export interface RunSettings {
   minCoverage?: number;
 }
 
-/** Defaults of the runner: 4 checks at once, 15 s each, no bail, 1 MiB REST bodies, 1 MiB WebSocket messages (the protocol's frames are under 1 KiB). */
+/**
+ * Defaults of the runner: 4 checks at once, 15 s each, no bail, 1 MiB REST bodies, 1 MiB WebSocket
+ * messages (the protocol's frames are under 1 KiB).
+ */
 export const RUN_DEFAULTS: Readonly<RunSettings> = Object.freeze({
   concurrency: 4,
   timeoutMs: 15_000,
@@ -150,7 +153,7 @@ export const PREFLIGHT_TIMEOUT_MS = 10_000;
 export async function assertReachable(restUrl: string, timeoutMs = PREFLIGHT_TIMEOUT_MS): Promise<void> {
   let url: URL;
   try {
-    url = new URL(restUrl.replace(/\/+$/, '') + '/v1/pairs');
+    url = new URL(`${restUrl.replace(/\/+$/, '')}/v1/pairs`);
   } catch {
     throw new UnreachableError(`target ${restUrl} is not a URL`);
   }
@@ -207,7 +210,9 @@ export async function keyedPreflight(
     // Only silence stops the run; any other failure is for the checks to judge and report.
     if (err instanceof TimeoutError)
       return {
-        reason: `not run: the target answered no request with the primary key within ${timeoutMs} ms (preflight GET /v1/pairs)`,
+        reason:
+          `not run: the target answered no request with the primary key ` +
+          `within ${timeoutMs} ms (preflight GET /v1/pairs)`,
         evidence,
       };
     return undefined;
@@ -466,7 +471,9 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
     if (settings.bail && (result.outcome === 'fail' || result.outcome === 'error')) bailedBy ??= check.id;
     if (gotNoAnswer(result)) {
       if (++silentStreak >= breakAfter && !stoppedAnswering) {
-        stoppedAnswering = `not run: the target stopped answering (${silentStreak} checks in a row got no answer; the last, ${check.id}: ${result.reason ?? result.errorCode})`;
+        stoppedAnswering =
+          `not run: the target stopped answering (${silentStreak} checks in a row got no ` +
+          `answer; the last, ${check.id}: ${result.reason ?? result.errorCode})`;
         runAbort.abort(new AbortedError(stoppedAnswering));
       }
     } else if (result.outcome !== 'skip') silentStreak = 0;

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noThenProperty: `then` here is the JSON Schema keyword of if/then, never awaited
 /**
  * The JSON Schemas (draft 2020-12) of every message of the spec, built from the spec constants so
  * that no literal is written twice. `npm run gen:schemas` writes them to `schemas/*.schema.json`
@@ -8,7 +9,6 @@
  */
 import {
   CRYPTO_REASONS,
-  DECIMAL_PATTERN,
   EXTENDED_HOURS_REASONS,
   LIMITS,
   MARKET_COMBINATIONS,
@@ -272,7 +272,9 @@ const connections: Schema = {
   type: 'integer',
   minimum: 1,
   description:
-    'WebSocket connection allowance of the key. When absent, the run finds the allowance of keys.primary and keys.limited (connections opened one at a time until a 50009, at most 10) and lends any other key one connection at a time.',
+    'WebSocket connection allowance of the key. When absent, the run finds the allowance ' +
+    'of keys.primary and keys.limited (connections opened one at a time until a 50009, ' +
+    'at most 10) and lends any other key one connection at a time.',
 };
 
 const profile = schema('profile', 'conform target profile', {
@@ -334,7 +336,8 @@ const profile = schema('profile', 'conform target profile', {
       minimum: 0,
       maximum: 100,
       description:
-        'Percentage of the selected must checks that have to run rather than skip; a run below it exits 1 (a CI gate). --min-coverage overrides it.',
+        'Percentage of the selected must checks that have to run rather than skip; a ' +
+        'run below it exits 1 (a CI gate). --min-coverage overrides it.',
     },
     timing: {
       type: 'object',
@@ -350,7 +353,9 @@ const profile = schema('profile', 'conform target profile', {
           type: 'number',
           exclusiveMinimum: 1,
           description:
-            'How many windows ws.keepalive.ping-keeps-alive keeps a pinged connection open (default 1.3, or the window and its grace plus 1 s when that is longer); it must outlast the window and its grace.',
+            'How many windows ws.keepalive.ping-keeps-alive keeps a pinged connection ' +
+            'open (default 1.3, or the window and its grace plus 1 s when that is ' +
+            'longer); it must outlast the window and its grace.',
         },
       },
     },

@@ -76,13 +76,6 @@ export type NoticeCode = keyof typeof NOTICE_CODE;
 export const NOTICE_CODES = Object.keys(NOTICE_CODE) as NoticeCode[];
 export const NOTICE_ERROR_CODES = NOTICE_CODES.filter((c) => c !== STATUS.OK);
 
-/** Handshake refusals the spec names (spec: Authentication 3, Limits). */
-export const HANDSHAKE_STATUSES: readonly RestStatus[] = [
-  STATUS.UNAUTHORIZED,
-  STATUS.CONNECTION_LIMIT,
-  STATUS.ACCESS_DENIED,
-];
-
 /** Limits (spec: Limits; Method ping; Endpoints GET /v1/pairs). */
 export const LIMITS = {
   /** Pairs in one subscribe request and per connection. */

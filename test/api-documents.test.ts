@@ -7,9 +7,13 @@ import { SCHEMAS } from '../src/schema-definitions.ts';
 import { DECIMAL_PATTERN, STATUS } from '../src/spec.ts';
 import { conform } from './helpers/conform-cli.ts';
 
+// biome-ignore lint/suspicious/noExplicitAny: a parsed document walked by path; a wrong path fails its assertion
 type Json = Record<string, any>;
 
-/** The response schema of an operation for an HTTP status key ('200', '4XX'…), compiled from the dereferenced document. */
+/**
+ * The response schema of an operation for an HTTP status key ('200', '4XX'…), compiled from the
+ * dereferenced document.
+ */
 async function responseValidator(path: string, status: string) {
   const doc = (await SwaggerParser.dereference(structuredClone(openApiDocument('test')) as never)) as Json;
   const ajv = new Ajv2020({ strict: false, allErrors: true });

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/performance/useDomNodeTextContent: Playwright's Locator.innerText() (rendered text), no DOM
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -96,7 +97,7 @@ describe.skipIf(!present)(
       if (!process.env.CONFORM_KEEP_SCREENSHOTS) rmSync(dir, { recursive: true, force: true });
     });
 
-    it('shows the conformance verdict, the overview and each failure with its reproduction, with no error and no request', async () => {
+    it('shows the verdict, the overview and each failure with its reproduction; no error, no request', async () => {
       const { page, errors, requests } = await open(path.join(conformDir, 'conform-report.html'));
       await expect.poll(() => page.locator('#verdict').isVisible()).toBe(true);
       expect(await page.locator('#verdict').innerText()).toMatch(/^FAIL: \d+ passed, [1-9]\d* failed/);

@@ -8,6 +8,7 @@ import { XMLParser } from 'fast-xml-parser';
 import { ROOT } from './helpers/conform-cli.ts';
 import { startServeProcess, type ServeProcess } from './helpers/serve-process.ts';
 
+// biome-ignore lint/suspicious/noExplicitAny: a parsed recipe walked by path; a wrong path fails its assertion
 type Json = Record<string, any>;
 const recipe = (name: string): Json => parse(readFileSync(path.join(ROOT, 'docs/ci', name), 'utf8')) as Json;
 const github = recipe('github-actions.yml');
@@ -36,7 +37,10 @@ function sh(line: string, env: NodeJS.ProcessEnv): Promise<{ code: number; out: 
   });
 }
 
-/** Runs a recipe's lines in order, as its runner would (stopping at the first that fails); returns the last exit code. */
+/**
+ * Runs a recipe's lines in order, as its runner would (stopping at the first that fails); returns
+ * the last exit code.
+ */
 async function runAll(lines: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; out: string }> {
   let last = { code: 0, out: '' };
   for (const line of lines) {
@@ -84,6 +88,7 @@ describe('GitHub Actions recipe (docs/ci/github-actions.yml)', () => {
   const publish = ghSteps.find((s) => String(s.uses).startsWith('mikepenz/action-junit-report'))!;
 
   it('takes the profile from a secret and publishes the JUnit file the gate writes, whatever the outcome', () => {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a GitHub Actions expression, written as the recipe has it
     expect(secretStep.env.CONFORM_PROFILE).toBe('${{ secrets.CONFORM_PROFILE }}');
     expect(publish.if).toBe('always()');
     expect(publish.with.report_paths).toBe(`${outDirOf(lines)}/conform-junit.xml`);

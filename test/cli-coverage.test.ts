@@ -1,4 +1,7 @@
-/** --min-coverage and the profile's minCoverage through the real CLI (a child process) against the reference service. */
+/**
+ * --min-coverage and the profile's minCoverage through the real CLI (a child process) against the
+ * reference service.
+ */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -34,7 +37,8 @@ describe('conform --min-coverage', () => {
     const r = await conform(['--profile', await halfProfile(), ...SELECT, '--min-coverage', '60']);
     expect(r.stderr).toBe('');
     expect(r.stdout).toContain(
-      'Coverage: 1 of 2 must checks ran (50 %); 1 skipped: profile has no pairs.stale (1: rest.price.stale); BELOW THE MINIMUM of 60 %: the run fails',
+      'Coverage: 1 of 2 must checks ran (50 %); 1 skipped: profile has no pairs.stale ' +
+        '(1: rest.price.stale); BELOW THE MINIMUM of 60 %: the run fails',
     );
     expect(r.stdout).toMatch(/^FAIL: 1 passed, 0 failed, 0 errors, 1 skipped of 2 checks/m);
     expect(r.code).toBe(1);

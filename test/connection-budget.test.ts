@@ -156,7 +156,7 @@ describe('the search for an allowance the profile leaves out', () => {
 });
 
 describe('opening through the budget', () => {
-  it('waits out a 50009 from a slot the target has not freed yet, then lends that slot only after the time it took', async () => {
+  it('waits out a 50009 from a slot not yet freed, then lends that slot only after the time it took', async () => {
     const s = await serve({ primary: 1, stated: true, slotReleaseMs: 800 });
     const budget = new ConnectionBudget(s.profile);
     const notes: string[] = [];
@@ -175,7 +175,7 @@ describe('opening through the budget', () => {
     expect(s.stats.refused[50009]).toBe(refusedBefore);
   });
 
-  it('skips a check that wants a second connection of a one-connection key at once, rather than waiting for itself', async () => {
+  it('skips a check wanting two connections at once of a one-connection key, not waiting for itself', async () => {
     const s = await serve({ primary: 1, stated: true });
     const loans = loansOf(new ConnectionBudget(s.profile), s);
     const client = loans.stream(rawClient(s));
@@ -247,7 +247,8 @@ describe('the whole catalogue against a primary key that allows one connection',
     ['not stated in the profile', false],
     ['stated in the profile', true],
   ] as const)(
-    "passes with the allowance %s; the only 50009s are the search's, the limit checks' one beyond and slots not yet freed, waited out",
+    "passes with the allowance %s; the only 50009s are the search's, the limit " +
+      "checks' one beyond and slots not yet freed, waited out",
     async (_, stated) => {
       const s = await serve({ primary: 1, limited: 1, stated, slotReleaseMs: 300 });
       const { results, summary } = await runChecks({

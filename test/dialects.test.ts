@@ -26,7 +26,10 @@ const TRANSPORTS: readonly Transport[] = ['ws', 'socketio'];
 
 /** Random seeds run beside the covering ones on every test run. */
 const RANDOM_RUNS = 2;
-/** Generous: the covering seeds over two transports, three at a time, with cadences up to 3 s and slots freed up to 3 s late. */
+/**
+ * Generous: the covering seeds over two transports, three at a time, with cadences up to 3 s and
+ * slots freed up to 3 s late.
+ */
 const SUITE_BUDGET_MS = 1_800_000;
 
 describe('npm run dialects arguments', () => {
@@ -80,7 +83,8 @@ describe('the covering seeds', () => {
 describe('a failing seed', () => {
   it('is told apart when it fails only on 50009 refusals of connections conform opened', () => {
     const refused =
-      'ws.ping.pong.bare: fail handshake refused: HTTP 429 { "message": "Connection limit exceeded", "status_number": "50009" } / expected a valid key with stream access is accepted';
+      'ws.ping.pong.bare: fail handshake refused: HTTP 429 { "message": "Connection limit exceeded", ' +
+      '"status_number": "50009" } / expected a valid key with stream access is accepted';
     expect(overAllowance(refused)).toBe(true);
     expect(overAllowance('ws.ping.pong.bare: fail text frame "pong!" / expected the text frame "Pong!"')).toBe(false);
   });

@@ -36,7 +36,8 @@ describe('REST client', () => {
     expect(s.requests[0]!.url).toBe('/v1/price?code=Crypto%3AALL%3ABTC%2FUSD');
     const e = evidence[0] as Extract<Evidence, { kind: 'http' }>;
     expect(e.curl).toBe(
-      `curl -sS -i '${s.url}/v1/price?code=Crypto%3AALL%3ABTC%2FUSD' -H 'accept: application/json' -H 'X-API-Key: <key:primary>'`,
+      `curl -sS -i '${s.url}/v1/price?code=Crypto%3AALL%3ABTC%2FUSD' -H 'accept: ` +
+        `application/json' -H 'X-API-Key: <key:primary>'`,
     );
     expect(JSON.stringify(evidence)).not.toContain(SECRET);
     expect(e.response!.body).toBe('{"echo":"<key:primary>"}');

@@ -16,7 +16,7 @@ afterEach(async () => {
 });
 
 describe('runner verdicts', () => {
-  it('turns a clean body into pass, a violation into fail, ctx.skip into skip and a throw into error with a stable code', async () => {
+  it('makes a clean body pass, a violation fail, ctx.skip skip and a throw an error with a stable code', async () => {
     const checks = [
       synthetic('t.pass', async (ctx) => {
         await ctx.rest.get({ path: '/v1/pairs' });
@@ -261,7 +261,7 @@ describe('unreachable target', () => {
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
-  it('ends every check as a timeout error at once when the target answers without a key but never with one', async () => {
+  it('ends every check as a timeout error at once when the target answers only requests without a key', async () => {
     const s = await startServer((req, res) => {
       if (!req.headers['x-api-key']) res.end('{}');
     });
@@ -293,7 +293,7 @@ describe('unreachable target', () => {
     }
   });
 
-  it('trips the circuit breaker when the target stops answering mid-run: the rest end as timeouts at once', async () => {
+  it('trips the circuit breaker when the target stops answering mid-run: the rest time out at once', async () => {
     let served = 0;
     // Answers the two preflights and the first check, then never again.
     const s = await startServer((_req, res) => {

@@ -2,7 +2,8 @@
  * The CLI against every transport-level hostile target (REST and WebSocket upgrade alike), with
  * default settings and every report format: each check ends with a verdict and a one-line reason
  * within its timeout, the run ends with exit 1 (2 when the target does not speak HTTP), no stack
- * trace, bounded memory, under two minutes, and no key in any output. Runs several targets at once: most of a run is waiting.
+ * trace, bounded memory, under two minutes, and no key in any output. Runs several targets at once:
+ * most of a run is waiting.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -58,7 +59,7 @@ beforeAll(async () => {
 
 describe('the CLI against a hostile target', () => {
   for (const def of TARGETS) {
-    it(`ends against ${def.name} (${def.breaks}) with verdicts, exit ${def.exit.join('/')}, no stack trace and no key`, () => {
+    it(`ends against ${def.name} (${def.breaks}): verdicts, exit ${def.exit.join('/')}, no stack trace, no key`, () => {
       const o = outcomes.get(def.name)!;
       const profile = minimalProfile({ target: o.target.rest!, key: o.key, ws: o.target.ws });
       expect(judge(def, o.run, { keys: [o.key], profile, facesHostile: () => true })).toEqual([]);

@@ -87,7 +87,7 @@ const httpEvidence = (results: CheckResult[]) => results.flatMap((r) => r.eviden
 
 describe('keys against hostile targets', () => {
   for (const c of CASES) {
-    it(`ends against ${c.name} with verdicts, exit ${c.def.exit.join('/')}, no stack trace and no key in any output`, () => {
+    it(`ends against ${c.name}: verdicts, exit ${c.def.exit.join('/')}, no stack trace, no key in any output`, () => {
       const o = outcomes.get(c.name)!;
       const profile = minimalProfile({ target: o.target.rest!, key: o.key, ws: o.target.ws });
       expect(judge(c.def, o.run, { keys: o.keys, profile, facesHostile: () => true })).toEqual([]);
@@ -99,13 +99,14 @@ describe('keys against hostile targets', () => {
     });
   }
 
-  it("the checks that send the other keys of a profile had them echoed too, and each echo reached the report under its key's name", () => {
+  it("the checks sending the profile's other keys had them echoed too, each echo reported under its key's name", () => {
     const o = outcomes.get('echo-key (--profile, six keys)')!;
     const sent = o.keys.filter((k) => o.target.stats.keysSeen?.has(k));
     // primary always; the others as far as the checks that use them ran against this target.
     expect(sent.length).toBeGreaterThan(1);
     // Each profile key is `${o.key}-${name}`: the name is what the redaction labels it with.
-    // What came back from the target only, never what was sent: a response, a handshake's outcome, a frame in, a close reason.
+    // What came back from the target only, never what was sent: a response, a handshake's outcome,
+    // a frame in, a close reason.
     const echoed = jsonReportOf(o.run)!
       .results.flatMap((r) => r.evidence)
       .map((e) => {

@@ -176,12 +176,12 @@ describe('hostile targets misbehave as they say', () => {
   it('wrong-types gives every field the wrong type, in REST and WebSocket alike', async () => {
     const t = await start('wrong-types');
     const r = JSON.parse((await httpGet(`${restOf(t)}/v1/price?code=x`)).body.toString()) as Record<string, unknown>;
-    expect(typeof r['status_number']).toBe('number');
-    expect(typeof r['ts']).toBe('string');
+    expect(typeof r.status_number).toBe('number');
+    expect(typeof r.ts).toBe('string');
     const w = await wsWatch(wsOf(t), { send: ['{"id":"1","method":"subscribe","params":{"pairs":["a"]}}'], ms: 500 });
     const frames = w.messages.map((m) => JSON.parse(m.data.toString()) as Record<string, unknown>);
-    expect(frames.some((f) => typeof f['method'] === 'number' && typeof f['code'] === 'number')).toBe(true);
-    expect(frames.some((f) => typeof f['ask'] === 'number')).toBe(true);
+    expect(frames.some((f) => typeof f.method === 'number' && typeof f.code === 'number')).toBe(true);
+    expect(frames.some((f) => typeof f.ask === 'number')).toBe(true);
   });
 
   it('redirect-loop redirects to itself', async () => {
@@ -237,7 +237,8 @@ describe('hostile targets misbehave as they say', () => {
     const t = await start('ws-slow-upgrade');
     const r = await rawExchange(
       wsOf(t).replace('ws:', 'http:'),
-      'GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n',
+      'GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ' +
+        'dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n',
       500,
     );
     expect(r.bytes.toString()).toBe('H');
@@ -316,7 +317,7 @@ describe('hostile targets misbehave as they say', () => {
     expect(r.body.toString()).toContain('SECRET123');
   });
 
-  it('echo-key echoes the key in upgrade headers, notices, pongs and close reasons, and refuses every third handshake with it', async () => {
+  it('echo-key echoes the key in upgrade headers, notices, pongs, closes and every third refusal', async () => {
     const t = await start('echo-key');
     const w = await wsWatch(wsOf(t), {
       key: 'SECRET123',

@@ -51,7 +51,7 @@ afterAll(async () => {
 
 describe('the CLI against a hostile WebSocket', () => {
   for (const def of TARGETS) {
-    it(`ends against ${def.name} (${def.breaks}) with verdicts, exit ${def.exit.join('/')}, no stack trace and no key`, () => {
+    it(`ends against ${def.name} (${def.breaks}): verdicts, exit ${def.exit.join('/')}, no stack trace, no key`, () => {
       const o = outcomes.get(def.name)!;
       const profile = minimalProfile({ target: reference.restUrl, key, ws: o.target.ws });
       expect(judge(def, o.run, { keys: [key], profile, facesHostile: (r) => r.tags.includes('ws') })).toEqual([]);

@@ -174,7 +174,7 @@ describe('conform load: exit codes', () => {
     expect(crossed.out).toContain('✗ latency.p99<0');
   });
 
-  it('runs load rest against a --target with no stream URL and writes the latency histogram (µs) into the JSON', async () => {
+  it('runs load rest against a --target without a stream URL, the latency histogram (µs) in the JSON', async () => {
     const server = await startKnownDelayServer({ delayMs: 5 });
     try {
       const dir = await mkdtemp(join(tmpdir(), 'conform-load-'));

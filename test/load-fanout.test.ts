@@ -63,7 +63,7 @@ describe('load fanout against a scripted server', () => {
     ]);
   });
 
-  it('reuses the fields of a chunk equal to the last one, and re-reads a chunk of the same length that differs', async () => {
+  it('reuses the fields of a chunk equal to the last; re-reads a chunk of the same length that differs', async () => {
     // One worker, four clients, one pair: each tick the first chunk read is scanned, the other three
     // are equal to it; the next tick's chunk has the same length but new times. A chunk reused when
     // it should not be would repeat the last update (duplicates) and miss the new one (lost).
@@ -181,7 +181,7 @@ describe("load fanout: the target's clock is estimated, never assumed", () => {
     [...s.delivered].sort((a, b) => a - b)[Math.floor(s.delivered.length / 2)]!;
 
   for (const offsetMs of [5000, -5000]) {
-    it(`reads ${DELIVERY_MS} ms from a service whose clock runs 5 s ${offsetMs > 0 ? 'ahead' : 'behind'}, corrected within the stated bound`, async () => {
+    it(`reads ${DELIVERY_MS} ms from a clock 5 s ${offsetMs > 0 ? 'ahead' : 'behind'}, within the bound`, async () => {
       server = await skewed(offsetMs);
       const report = await run(server, ['latency.p50<1000']);
       const c = report.clock;
@@ -211,7 +211,7 @@ describe("load fanout: the target's clock is estimated, never assumed", () => {
     expect(Math.abs(report.latencyMs.p50! - truthP50(server))).toBeLessThanOrEqual(c.latencyBoundMs!);
   });
 
-  it('reports latency unknown with the reason, not 0 ms, when REST replies carry no ts, and a latency threshold then fails', async () => {
+  it('reports latency unknown (not 0 ms) and why when REST replies carry no ts; latency thresholds fail', async () => {
     server = await skewed(5000, { restTs: false });
     const report = await run(server, ['latency.p99<1000']);
     expect(report.framesReceived).toBeGreaterThan(0);
@@ -227,7 +227,7 @@ describe("load fanout: the target's clock is estimated, never assumed", () => {
     );
   });
 
-  it('takes frames without sent_at as conforming (the field appears only in the example) and says why latency is unknown', async () => {
+  it('takes frames without sent_at (only in the example) as conforming and says why latency is unknown', async () => {
     server = await skewed(0, { frame: (_code, _tick, normal) => JSON.stringify({ ...normal, sent_at: undefined }) });
     const report = await run(server);
     expect(report.framesReceived).toBeGreaterThan(0);

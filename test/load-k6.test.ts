@@ -91,7 +91,7 @@ describe('k6 scripts', () => {
 });
 
 describe('the k6 fan-out script on a real k6 against the reference', () => {
-  it('spreads 12 clients over two keys by allowance, counts every push in the window, and writes JSON, HTML and JUnit', async () => {
+  it('spreads 12 clients over two keys by allowance, counts every push in the window; JSON, HTML, JUnit', async () => {
     // Pings every 300 ms: none may be sent once a socket is closing (k6 would log an InvalidStateError).
     const run = await fanout(
       'spread',
@@ -139,7 +139,7 @@ describe('the k6 fan-out script on a real k6 against the reference', () => {
     }
   });
 
-  it('counts a refused handshake by HTTP status and status_number, and the checks threshold fails the run', async () => {
+  it('counts a refused handshake by HTTP status and status_number; the checks threshold fails the run', async () => {
     // The file claims three connections for a key the reference allows one: the second client is refused.
     const run = await fanout('refused', { API_KEYS: `${LIMITED},3` }, { CLIENTS: '2', CONNECTIONS_PER_VU: '2' });
     expect(run.code).toBe(99); // k6: thresholds crossed
@@ -149,7 +149,7 @@ describe('the k6 fan-out script on a real k6 against the reference', () => {
     expect(r.k6Thresholds).toContainEqual({ metric: 'checks', expr: 'rate==1', ok: false });
   });
 
-  it("marks a run untrustworthy when its VUs fall behind the frames (event-loop delay over conform's limit)", async () => {
+  it("marks a run untrustworthy when its VUs fall behind (event-loop delay over conform's limit)", async () => {
     // Test hook: 12 ms of busy work per frame, against 2 pairs × 10 Hz per client: the VU is never idle.
     const run = await fanout(
       'slow',
@@ -180,7 +180,7 @@ describe('the k6 fan-out script on a real k6 against the reference', () => {
   });
 
   for (const offsetMs of [5000, -5000]) {
-    it(`reads a 30 ms delivery from a service whose clock runs 5 s ${offsetMs > 0 ? 'ahead' : 'behind'}, corrected by load/clock.ts's estimate`, async () => {
+    it(`reads 30 ms from a clock 5 s ${offsetMs > 0 ? 'ahead' : 'behind'}, corrected by load/clock.ts`, async () => {
       // Stamps sent_at and REST ts on a clock offsetMs off ours and delivers every frame 30 ms later.
       const server = await startBroadcastServer({
         tickMs: 100,
@@ -211,7 +211,8 @@ describe('the k6 fan-out script on a real k6 against the reference', () => {
         expect(truth).toBeGreaterThanOrEqual(30);
         const p50 = (r.latencyMs as { p50: number }).p50;
         console.log(
-          `k6, clock ${offsetMs} ms: offset ${c.offsetMs} ± ${c.boundMs} ms, latency p50 ${p50} ms, server delivery p50 ${truth.toFixed(3)} ms`,
+          `k6, clock ${offsetMs} ms: offset ${c.offsetMs} ± ${c.boundMs} ms, latency ` +
+            `p50 ${p50} ms, server delivery p50 ${truth.toFixed(3)} ms`,
         );
         // A frame cannot arrive before the server sent it (ms stamps: one more ms of resolution).
         expect(p50).toBeGreaterThanOrEqual(truth - c.boundMs - 1);
@@ -298,7 +299,7 @@ describe('load/k6/testrun.yaml as k6-operator runs it', () => {
     expect(doc.spec.runner.env.find((e) => e.name === 'THRESHOLDS')?.value).toMatch(/</);
   });
 
-  it("runs the initializer's k6 archive and k6 inspect without the key, and a runner reads the key at run time", async () => {
+  it("runs the initializer's k6 archive and k6 inspect without the key; a runner reads it at run time", async () => {
     const doc = parseYaml(await readFile(file, 'utf8')) as {
       spec: { parallelism: number; arguments: string; runner: { env: { name: string; value: string }[] } };
     };
@@ -306,7 +307,10 @@ describe('load/k6/testrun.yaml as k6-operator runs it', () => {
     const dir = await mkdtemp(join(tmpdir(), 'conform-k6-operator-'));
     const script = join(dist, 'fanout.js');
     // The initializer's command line, as grafana/k6-operator builds it, in an environment with no key.
-    const init = `${k6} archive ${script} -O ${dir}/fanout.js.archived.tar ${doc.spec.arguments} 2> ${dir}/k6logs && ${k6} inspect --execution-requirements ${dir}/fanout.js.archived.tar 2> ${dir}/k6logs ; ! cat ${dir}/k6logs | grep 'level=error'`;
+    const init =
+      `${k6} archive ${script} -O ${dir}/fanout.js.archived.tar ${doc.spec.arguments} ` +
+      `2> ${dir}/k6logs && ${k6} inspect --execution-requirements ${dir}/fanout.js.archived.tar ` +
+      `2> ${dir}/k6logs ; ! cat ${dir}/k6logs | grep 'level=error'`;
     const out = execFileSync('sh', ['-c', init], {
       cwd: dir,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...K6_ENV },

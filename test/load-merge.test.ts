@@ -186,7 +186,8 @@ describe('conform load merge', () => {
     );
     await writeFile(
       join(dir, 'b.log'),
-      `noise\nconform-result ${JSON.stringify(conformResult({ clients: 1, frames: 5, latency: [5], skewP99: 1, lost: 0 }))}\n`,
+      `noise\nconform-result ` +
+        `${JSON.stringify(conformResult({ clients: 1, frames: 5, latency: [5], skewP99: 1, lost: 0 }))}\n`,
     );
     const out = join(dir, 'out');
     const ok = await cli([

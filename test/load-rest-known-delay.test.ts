@@ -37,7 +37,10 @@ async function run(
   const lag = report.sendLagMs;
   const held = heldPercentiles(server);
   console.log(
-    `known delay ${delay.delayMs} ms at ${String(options.rate)}/s: latency p50 ${report.latencyMs.p50} p99 ${report.latencyMs.p99} max ${report.latencyMs.max} ms; server held p50 ${held.p50.toFixed(3)} p99 ${held.p99.toFixed(3)} ms; send lag p50 ${lag?.p50} p99 ${lag?.p99} max ${lag?.max} ms; late ${report.late}/${report.scheduled}; event-loop p99 ${report.generator.eventLoopDelayP99Ms} ms`,
+    `known delay ${delay.delayMs} ms at ${String(options.rate)}/s: latency p50 ${report.latencyMs.p50} ` +
+      `p99 ${report.latencyMs.p99} max ${report.latencyMs.max} ms; server held p50 ${held.p50.toFixed(3)} ` +
+      `p99 ${held.p99.toFixed(3)} ms; send lag p50 ${lag?.p50} p99 ${lag?.p99} max ${lag?.max} ms; ` +
+      `late ${report.late}/${report.scheduled}; event-loop p99 ${report.generator.eventLoopDelayP99Ms} ms`,
   );
   return { report, server };
 }
@@ -79,7 +82,7 @@ describe('load rest, open model, against known answer times', () => {
     if (report.trustworthy) expect(report.latencyMs.p99).toBeLessThanOrEqual(held.p99 + 5);
   };
 
-  it("reads a 50 ms server at 100 requests/s as p50 50–55 ms and p99 at the server's own, one sample per request", async () => {
+  it("reads a 50 ms server at 100 requests/s as p50 50–55 ms, p99 the server's own, one sample a request", async () => {
     const { report, server: s } = await run(
       { delayMs: 50 },
       { rate: 100, durationMs: 3000, warmupMs: 500, connections: 20 },
@@ -128,7 +131,7 @@ describe('load rest, open model, against known answer times', () => {
     expect(report.waitedForConnection).toBe(0);
   });
 
-  it('spaces the arrivals the server sees evenly at the asked rate, off their slots by no more than the send lag it reports', async () => {
+  it('spaces arrivals evenly at the asked rate, off their slots by no more than the send lag it reports', async () => {
     const { server: s, report } = await run(
       { delayMs: 20 },
       { rate: 100, durationMs: 2000, warmupMs: 0, connections: 20 },
@@ -159,7 +162,7 @@ describe('load rest, open model, against known answer times', () => {
     expect(sd / mean).toBeLessThan(1.25);
   });
 
-  it('counts the requests it sent late when its own event loop stalls, includes the lag in their latency and marks the run untrustworthy', async () => {
+  it('counts requests a stalled event loop sent late, lag in their latency; the run is untrustworthy', async () => {
     const blocker = setTimeout(() => {
       const until = performance.now() + 300;
       while (performance.now() < until) {
@@ -175,7 +178,7 @@ describe('load rest, open model, against known answer times', () => {
     expect(report.generator.reasons.join('; ')).toMatch(/requests sent more than 5 ms after their intended time/);
   });
 
-  it('drops and counts what one connection cannot carry instead of queueing without bound, and says the figures are untrustworthy', async () => {
+  it('drops and counts what one connection cannot carry, no unbounded queue; figures untrustworthy', async () => {
     // One connection to a 50 ms server carries 20 requests/s; 100/s are asked.
     const { report } = await run({ delayMs: 50 }, { rate: 100, durationMs: 2500, warmupMs: 0, connections: 1 });
     expect(report.waitedForConnection).toBeGreaterThan(100);

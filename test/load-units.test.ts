@@ -30,7 +30,8 @@ describe('frame scan reads push frames straight from the wire bytes', () => {
   it('reads the common layout: code first, the two times last, in either order', () => {
     expect(
       scan(
-        '{"code":"Crypto:ALL:BTC/USD","ask":"1.5","bid":"1.4","price":"1.45","last_updated":1732300000000,"sent_at":1732300000002}',
+        '{"code":"Crypto:ALL:BTC/USD","ask":"1.5","bid":"1.4","price":"1.45",' +
+          '"last_updated":1732300000000,"sent_at":1732300000002}',
       ),
     ).toEqual({ code: 'Crypto:ALL:BTC/USD', lastUpdated: 1732300000000, sentAt: 1732300000002 });
     expect(scan('{"code":"A:B:C/D","price":"1","sent_at":9, "last_updated" : 8 }\n')).toEqual({
@@ -92,7 +93,7 @@ describe('frame scan reads push frames straight from the wire bytes', () => {
 });
 
 describe('FastRecorder fronts an HDR histogram on the per-frame path', () => {
-  it('drains into exactly the histogram that direct recording builds: every bucket, the percentiles and the max', () => {
+  it('drains into exactly the histogram direct recording builds: every bucket, the percentiles, the max', () => {
     // Bucket edges, zero, negatives, values past the top, and a spread over every power of two.
     const edges = [
       0,
@@ -158,7 +159,7 @@ describe('clock', () => {
     expect(guessTimeUnit(12345, now)).toBeNull();
   });
 
-  it('bounds the offset from REST round trips (NTP-style, intersected), and corrects only when the bounds exclude zero', () => {
+  it('bounds the offset from REST round trips (NTP-style, intersected); corrects only when they exclude zero', () => {
     // Server clock 100 ms ahead; round trips of 10 ms and 4 ms; ms stamps.
     const ahead = estimateClock(
       [
@@ -181,7 +182,7 @@ describe('clock', () => {
     expect(same).toMatchObject({ status: 'same-clock', offsetMs: 0, lowMs: -1, highMs: 2, boundMs: 2 });
   });
 
-  it('raises the lower bound with frames (none arrives before it was sent) and corrects when that excludes zero', () => {
+  it('raises the lower bound with frames (none arrives before it was sent); corrects when it excludes zero', () => {
     const t = estimateClock([{ sentMs: 0, receivedMs: 20, serverMs: 10 }], 1, 6);
     expect(t).toMatchObject({ status: 'corrected', lowMs: 6, highMs: 11, offsetMs: 8.5, narrowedByFrames: true });
     expect(estimateClock([{ sentMs: 0, receivedMs: 20, serverMs: 10 }], 1, -50).narrowedByFrames).toBe(false);
@@ -420,7 +421,7 @@ describe('aggregation of worker ticks', () => {
     expect(m.disconnects).toEqual({ 1006: 1 });
   });
 
-  it('moves latency to the final clock correction, receipts before sent_at included, and reports none when no estimate holds', () => {
+  it('moves latency to the final clock correction, receipts before sent_at too; none when no estimate holds', () => {
     const rec = (values: number[]): string => {
       const f = new FastRecorder();
       for (const v of values) f.recordMs(v);

@@ -114,7 +114,7 @@ describe("WireSocket: the load workers' WebSocket client", () => {
     expect(seen.errors).toEqual([]);
   });
 
-  it("joins a fragmented message, answers a ping with a pong of the same payload, and reports the server's close code", async () => {
+  it('joins a fragmented message, answers a ping with a pong of its payload, reports the close code', async () => {
     let pong = '';
     const url = await wsServer((socket) => {
       socket.on('pong', (data) => {
@@ -147,7 +147,7 @@ describe("WireSocket: the load workers' WebSocket client", () => {
     expect(seen.socket.state).toBe('closed');
   });
 
-  it("reads frames split at any byte, frames that share a chunk, and frames sent in the handshake's own packet, each timed no earlier than the write of the chunk that completed it", async () => {
+  it("reads frames split anywhere, sharing a chunk or in the handshake's packet, timed by last chunk", async () => {
     const texts = Array.from({ length: 12 }, (_, i) =>
       `{"code":"P${i}","sent_at":${1000 + i}}`.repeat(1 + (i % 3) * 30),
     );
@@ -193,7 +193,7 @@ describe("WireSocket: the load workers' WebSocket client", () => {
       return writes.find((w) => w.end >= frameEnd)!.t;
     });
     expect(new Set(completedAt).size).toBeGreaterThan(texts.length / 2);
-    seen.times.forEach((t, i) => expect(t, `frame ${i}`).toBeGreaterThanOrEqual(completedAt[i]!));
+    for (const [i, t] of seen.times.entries()) expect(t, `frame ${i}`).toBeGreaterThanOrEqual(completedAt[i]!);
     expect([...seen.times].sort((a, b) => a - b)).toEqual(seen.times);
     expect(seen.times.at(-1)!).toBeLessThanOrEqual(monoNow());
   });
@@ -255,7 +255,7 @@ describe("WireSocket: the load workers' WebSocket client", () => {
     expect(seen.closes).toBe(1);
   });
 
-  it('fails the handshake on a wrong Sec-WebSocket-Accept, on silence past the timeout, and on a closed port', async () => {
+  it('fails the handshake on a wrong Sec-WebSocket-Accept, on silence past the timeout, on a closed port', async () => {
     const wrong = await rawServer({
       onRequest: ({ socket, detach }) => {
         detach();
@@ -283,7 +283,7 @@ describe("WireSocket: the load workers' WebSocket client", () => {
     }
   });
 
-  it("speaks wss: verifies the server's certificate against the trusted ones and refuses one it cannot trust", async () => {
+  it("speaks wss: verifies the server's certificate against the trusted ones, refuses an untrusted one", async () => {
     const tls = {
       cert: readFileSync(new URL('./helpers/tls/cert.pem', import.meta.url)),
       key: readFileSync(new URL('./helpers/tls/key.pem', import.meta.url)),

@@ -87,7 +87,7 @@ describe('the traceability matrix', () => {
     }
   });
 
-  it('gives every statement a check, or a reason it cannot be checked from outside and the probe that would make it checkable', () => {
+  it('gives every statement a check, or why it cannot be checked from outside and the probe that would', () => {
     expect(uncovered(matrix).map((r) => r.key)).toEqual([]);
     for (const r of matrix.rows.filter((x) => x.outside)) {
       expect(r.outside!.reason.length, r.key).toBeGreaterThan(10);
@@ -105,7 +105,7 @@ describe('the traceability matrix', () => {
       expect(r.outside, `${r.key} is reachable only through a probe but says not why`).toBeDefined();
   });
 
-  it('names a must check for every status number, notice code, field, limit and transition that has no stated reason', () => {
+  it('names a must check for every status number, notice code, field, limit and transition without a reason', () => {
     for (const r of matrix.rows.filter(
       (x) => ['status', 'notice', 'field', 'limit', 'transition'].includes(x.kind) && !x.outside,
     )) {

@@ -41,7 +41,11 @@ import {
 import { PUSH_EXPECTED } from '../src/push-inspection.ts';
 
 const CLEAN_RUNS = 3;
-/** Generous: the pool (faults over two transports and under two dialects each) runs about 285 catalogues, some with pushes seconds apart; the other test files share the two cores. A budget against a hang, not a speed goal (CI allows 90 minutes). */
+/**
+ * Generous: the pool (faults over two transports and under two dialects each) runs about 285
+ * catalogues, some with pushes seconds apart; the other test files share the two cores. A budget
+ * against a hang, not a speed goal (CI allows 90 minutes).
+ */
 const SUITE_BUDGET_MS = 2_700_000;
 type Transport = MutationSettings['transport'];
 const TRANSPORTS: readonly Transport[] = ['ws', 'socketio'];
@@ -74,7 +78,7 @@ describe('mutation judging', () => {
     expect(disagreementLines([o])).toEqual(['f: expected [a, b], failing [a, c]; missed [b]; extra [c]']);
   });
 
-  it('holds no check against exactness that failed only through the push inspection, but any other violation is extra', () => {
+  it('holds a check failing only through the push inspection not against exactness; other violations are extra', () => {
     const inspected = {
       ...result('c', 'fail'),
       violations: [{ received: 'push {…}: /bid: missing', expected: PUSH_EXPECTED.schema }],
@@ -147,7 +151,7 @@ describe('dialects of a fault', () => {
       ).toBe(true);
   });
 
-  it('calls a fault under a dialect ok when caught with nothing extra and no error, even if one catch had nothing to see', () => {
+  it('calls a fault under a dialect ok when caught, nothing extra, no error, even if a catch saw nothing', () => {
     const fault = { name: 'f', area: 'auth', rule: 'r', catches: ['a', 'b'] };
     expect(dialectOk(judgeFault(fault, [result('a', 'fail'), result('b', 'skip')]))).toBe(true);
     expect(dialectOk(judgeFault(fault, [result('a', 'fail'), result('c', 'fail')]))).toBe(false);
@@ -238,7 +242,10 @@ describe('the whole catalogue against the reference service', () => {
     ];
     // Printed into the test output: the score is a deliverable, not only a verdict.
     console.log(
-      `${lines.length ? `disagreements:\n${lines.join('\n')}\n` : ''}${FAULTS.length} faults (+ ${sio.length} over socketio, + ${dialectRuns.length} runs under dialects) and ${CLEAN_RUNS} clean runs per transport in ${(elapsedMs / 1000).toFixed(1)} s\n${formatTransportScore(sio, 'socketio')}\n${formatDialectScore(dialectRuns)}\n${formatScore(ws)}`,
+      `${lines.length ? `disagreements:\n${lines.join('\n')}\n` : ''}${FAULTS.length} ` +
+        `faults (+ ${sio.length} over socketio, + ${dialectRuns.length} runs under dialects) ` +
+        `and ${CLEAN_RUNS} clean runs per transport in ${(elapsedMs / 1000).toFixed(1)} s\n` +
+        `${formatTransportScore(sio, 'socketio')}\n${formatDialectScore(dialectRuns)}\n${formatScore(ws)}`,
     );
   });
 
@@ -278,14 +285,14 @@ describe('the whole catalogue against the reference service', () => {
 
     it('scores every fault caught', () => {
       const all = faultsOver(transport).map((f) => outcomes[transport].get(f.name)!);
-      expect(all.every((o) => o !== undefined && o.caught)).toBe(true);
+      expect(all.every((o) => o?.caught)).toBe(true);
       if (transport === 'ws')
         expect(formatScore(all).split('\n').at(-1)).toBe(
           `mutation score: ${FAULTS.length}/${FAULTS.length} faults caught`,
         );
       else
         expect(formatTransportScore(all, transport)).toMatch(
-          new RegExp(`^mutation score \\(socketio\\): (\\d+)/\\1 stream faults caught`),
+          /^mutation score \(socketio\): (\d+)\/\1 stream faults caught/,
         );
     });
   });

@@ -107,7 +107,7 @@ describe('dialect values', () => {
 });
 
 describe('dialect keys', () => {
-  it('allows the primary key exactly its allowance, counted across source addresses, and states it in the profile', async () => {
+  it('allows the primary key exactly its allowance across source addresses, stated in the profile', async () => {
     const s = await serve({ keys: { primary: 2 } });
     expect(s.profile.keys.primary.connections).toBe(2);
     const a = await open(s);
@@ -347,7 +347,7 @@ describe('dialect listing', () => {
 });
 
 describe('dialect JSON', () => {
-  it('adds an undocumented field to every object it sends: envelopes, records, market, notices, pushes, handshake bodies', async () => {
+  it('adds an undocumented field to envelopes, records, market, notices, pushes and handshake bodies', async () => {
     const s = await serve({ json: { extraFields: true } });
     const pairs = await listed(s);
     expect(pairs[EXTRA_FIELD.name]).toBe(EXTRA_FIELD.value);
@@ -401,7 +401,7 @@ async function pushesOf(c: Client, code: string, n: number, timeoutMs = 5000): P
 }
 
 describe('dialect stream', () => {
-  it("serves the stream at the dialect's path, on a port of its own, and refuses upgrades on the REST port", async () => {
+  it("serves the stream at the dialect's path, on a port of its own; refuses upgrades on the REST port", async () => {
     const s = await serve({ stream: { path: '/v1/stream/prices', port: 'separate' } });
     const ws = new URL(s.wsUrl);
     expect(ws.pathname).toBe('/v1/stream/prices');
@@ -438,14 +438,15 @@ describe('dialect stream', () => {
     await c.close();
   });
 
-  it('sends a snapshot of a pair that never changes right after the subscribe under on-change-snapshot, and nothing more', async () => {
+  it("sends an unchanging pair's snapshot right after the subscribe (on-change-snapshot), then nothing", async () => {
     const stale = (s: ReferenceServer): string => s.profile.pairs!.stale as string;
     const snap = await serve({ stream: { pushes: 'on-change-snapshot' } });
     const c = await open(snap);
     c.send({ method: 'subscribe', params: { pairs: [stale(snap)] } });
     const first = await c.next((f) => f.json?.code === stale(snap));
     expect(first.json!.last_updated).toBeLessThan(first.json!.sent_at as number);
-    // The stale pair never moves: after several ticks, the next frame of interest is the ping's Pong!, not a second push.
+    // The stale pair never moves: after several ticks, the next frame of interest is the ping's
+    // Pong!, not a second push.
     await new Promise((r) => setTimeout(r, 300));
     c.send({ method: 'ping' });
     expect((await c.next((f) => f.text === 'Pong!' || f.json?.code === stale(snap))).text).toBe('Pong!');
@@ -528,7 +529,7 @@ describe('dialect stream', () => {
     expect((await over.waitClosed()).code).toBe(1008);
   });
 
-  it('accepts a connection without a valid key and tells it 50005, then closes it, when the dialect checks keys after connecting', async () => {
+  it('accepts a connection without a valid key, tells it 50005, closes it when keys are checked after', async () => {
     const s = await serve({ stream: { unauthorized: 'after-connect' } });
     for (const keyless of [null, 'unknown']) {
       const r = await connect(s, keyless);
@@ -572,7 +573,7 @@ describe('dialect Socket.IO', () => {
       record: () => undefined,
     });
 
-  it("serves the stream on the dialect's event and namespace, messages as JSON text, and writes both in the profile", async () => {
+  it("serves the stream on the dialect's event and namespace, messages as JSON text, both in the profile", async () => {
     const s = await serve(
       { socketio: { event: 'prices', namespace: '/v1', payload: 'json-text' } },
       { transport: 'socketio' },
@@ -612,7 +613,7 @@ describe('dialect Socket.IO', () => {
     }
   });
 
-  it('refuses a handshake with a CONNECT_ERROR carrying {status_number, message} when the dialect refuses in the namespace', async () => {
+  it('refuses in the namespace when the dialect says so: a CONNECT_ERROR with {status_number, message}', async () => {
     const s = await serve(
       { keys: { primary: 1 }, socketio: { refusals: 'connect-error', namespace: '/prices' } },
       { transport: 'socketio' },

@@ -82,7 +82,7 @@ describe('reference market sessions', () => {
 });
 
 describe('reference prices', () => {
-  it("keeps ask > bid and price the exact mid at each pair's precision over a long walk, changing last_updated only with the price", () => {
+  it("keeps ask > bid, price the exact mid at the pair's precision on a long walk; last_updated with price", () => {
     const book = new PriceBook(DEFAULT_PAIRS, 7, 1_000);
     let changes = 0;
     for (let step = 1; step <= 500; step++) {

@@ -134,7 +134,7 @@ describe('reference REST: pagination and filters', () => {
     }
   });
 
-  it('lists at least 40 pairs over Crypto, Equity, Forex, Commodity and Metal with base and quote from the code', async () => {
+  it('lists 40+ pairs over Crypto, Equity, Forex, Commodity and Metal, base and quote from the code', async () => {
     const all = await allPairs();
     expect(all.length).toBeGreaterThanOrEqual(40);
     expect(new Set(all.map((p) => parsePairCode(p.code)!.assetType))).toEqual(new Set(KNOWN_ASSET_TYPES));
@@ -262,7 +262,7 @@ describe('reference REST: entitlements', () => {
 });
 
 describe('reference REST: rate limit', () => {
-  it('throttles the burst key with 50006 and HTTP 429 after its allowance, then recovers after the window', async () => {
+  it('throttles the burst key with 50006 and HTTP 429 past its allowance, then recovers after the window', async () => {
     const burst = server.profile.keys.burst as { key: string; rateLimit: { requests: number; windowMs: number } };
     const statuses: unknown[] = [];
     for (let i = 0; i < burst.rateLimit.requests + 2; i++)

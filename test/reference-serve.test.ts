@@ -42,7 +42,7 @@ async function waitFor(pred: () => boolean, timeoutMs = 20_000): Promise<void> {
 
 /** `conform serve …` as a user runs it: the real bin/conform.js in a child process. */
 describe('conform serve', () => {
-  it('prints its REST and WebSocket URLs, writes a valid profile, serves it, and stops cleanly on SIGTERM', async () => {
+  it('prints its REST and WebSocket URLs, writes a valid profile, serves it, stops cleanly on SIGTERM', async () => {
     const file = join(dir, 'profile.json');
     const p = run(['--port', '0', '--profile-out', file]);
     await waitFor(() => p.out().includes('WebSocket'));
@@ -153,7 +153,7 @@ describe('conform serve', () => {
     });
   }
 
-  it('draws the same dialect from the same seed, prints it with the command that replays it, and serves it', async () => {
+  it('draws the same dialect from the same seed, prints it with the command that replays it, serves it', async () => {
     const lines: string[] = [];
     for (const attempt of [1, 2]) {
       const file = join(dir, `profile-seed-${attempt}.json`);

@@ -36,7 +36,7 @@ async function eventually(fn: () => Promise<boolean>, timeoutMs = 3000): Promise
 }
 
 describe('reference stream: handshake', () => {
-  it('refuses a missing, an unknown, a stream-less, a suspended and a maintenance key in the HTTP handshake with status_number and message only', async () => {
+  it('refuses bad keys (absent, unknown, stream-less, suspended, maintenance): status_number and message', async () => {
     const cases: [string | null, string, number][] = [
       [null, STATUS.UNAUTHORIZED, 401],
       ['unknown', STATUS.UNAUTHORIZED, 401],
@@ -263,7 +263,7 @@ describe('reference stream: keep-alive', () => {
 });
 
 describe('reference stream: per-frame fan-out baseline', () => {
-  it('delivers each push as a text frame of one object, with the fields in the order the batched fan-out writes them', async () => {
+  it("delivers each push as a text frame of one object, fields in the batched fan-out's order", async () => {
     /** The field lists of the first BTC and EUR pushes, each frame parsed on its own. */
     const shapes = async (fanOut: 'per-frame' | 'batched'): Promise<{ keys: string[][]; framesWritten: number }> => {
       const s = await startReferenceServer({ tickMs: 50, config: { fanOut } });

@@ -89,7 +89,7 @@ describe('reports', () => {
     ]);
   });
 
-  it('writes JUnit XML that a strict parser accepts, one testcase per check with failure, error and skipped', async () => {
+  it('writes JUnit XML a strict parser accepts, one testcase per check with failure, error and skipped', async () => {
     const xml = await readFile(path.join(dir, 'conform-junit.xml'), 'utf8');
     expect(XMLValidator.validate(xml, { allowBooleanAttributes: false })).toBe(true);
     const doc = new XMLParser({
@@ -126,7 +126,7 @@ describe('reports', () => {
   });
 
   it('prints failures with Received, Expected (spec: …) and a way to reproduce on the console', () => {
-    expect(consoleText).toMatch(/FAIL  rest\.t\.fail/);
+    expect(consoleText).toMatch(/FAIL {2}rest\.t\.fail/);
     expect(consoleText).toMatch(/Received: HTTP 200 .*bad key <key:suspended>/);
     expect(consoleText).toContain('Expected (spec: REST envelope: synthetic): status_number "200"');
     expect(consoleText).toMatch(/Reproduce with:\n\s+curl -sS -i/);
@@ -146,7 +146,7 @@ describe('reports', () => {
 });
 
 describe('console progress', () => {
-  it('on a terminal rewrites one count line in place between result lines; otherwise prints plain lines only', async () => {
+  it('on a terminal rewrites one count line in place between result lines; else prints plain lines only', async () => {
     const { consoleHandler } = await import('../reports/console.ts');
     const checks = [synthetic('rest.t.a', async () => {}), synthetic('rest.t.b', async (ctx) => ctx.skip('no'))];
     const outputs: Record<string, string> = { tty: '', plain: '' };
@@ -168,7 +168,8 @@ describe('console progress', () => {
     }
     expect(outputs.tty).toContain('[1/2] 1 passed, 0 failed, 0 errors, 0 skipped');
     expect(outputs.tty).toContain('\r\x1b[2KSKIP  rest.t.b');
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: no escape sequence may reach a plain output
     expect(outputs.plain).not.toMatch(/\r|\x1b|\[1\/2\]/);
-    expect(outputs.plain).toMatch(/^PASS  rest\.t\.a  \d+ ms\nSKIP  rest\.t\.b  \d+ ms  \(no\)$/m);
+    expect(outputs.plain).toMatch(/^PASS {2}rest\.t\.a {2}\d+ ms\nSKIP {2}rest\.t\.b {2}\d+ ms {2}\(no\)$/m);
   });
 });

@@ -30,7 +30,10 @@ const statusesOf = (evidence: readonly Evidence[]): string[] =>
       : [],
   );
 
-/** A reference whose primary key may send `requests` per `windowMs`, with a catalogue of the first 14 pairs (two default pages). */
+/**
+ * A reference whose primary key may send `requests` per `windowMs`, with a catalogue of the first
+ * 14 pairs (two default pages).
+ */
 async function rateLimitedReference(requests: number, windowMs: number): Promise<ReferenceServer> {
   const server = await startReferenceServer({
     config: {
@@ -50,7 +53,7 @@ describe('REST request budget', () => {
     expect(retryAfterMs(undefined)).toBeUndefined();
   });
 
-  it('waits out a 50006 for the Retry-After the target gives, retries, and hands the check the answer that followed', async () => {
+  it("waits out a 50006 for the target's Retry-After, retries, hands the check the answer that followed", async () => {
     let calls = 0;
     const server: TestServer = await startServer((_req, res) => {
       calls++;
@@ -108,7 +111,7 @@ describe('REST request budget', () => {
     expect(r.durationMs).toBeLessThan(catalogueTimeoutMs(ref.profile));
   });
 
-  it('waits out and retries the 50006 answers of an undeclared limit: the catalogue check is never judged on one', async () => {
+  it('waits out and retries the 50006s of an undeclared limit: no catalogue check is judged on one', async () => {
     const ref = await rateLimitedReference(5, 1000);
     // The profile does not state the limit: the budget learns it from the target's 50006 answers.
     const profile: Profile = {

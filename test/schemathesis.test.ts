@@ -19,7 +19,10 @@ const present = existsSync(ST);
 if (!present && process.env.CONFORM_REQUIRE_TOOLS)
   throw new Error(`schemathesis missing at ${ST}: run scripts/install-schemathesis.sh`);
 
-/** Schemathesis's checks for server errors, status codes, content types, response schemas and ignored authentication. */
+/**
+ * Schemathesis's checks for server errors, status codes, content types, response schemas and
+ * ignored authentication.
+ */
 const CHECKS =
   'not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,ignored_auth';
 const dir = mkdtempSync(path.join(tmpdir(), 'conform-schemathesis-'));
@@ -67,7 +70,7 @@ function schemathesis(rest: string, key: string, examples = 200): Promise<{ code
 describe.skipIf(!present)(
   `Schemathesis against conform serve (${present ? ST : 'not installed: scripts/install-schemathesis.sh'})`,
   () => {
-    it('finds no server error, undocumented status, wrong content type, schema violation or ignored key in the reference', async () => {
+    it('finds no server error, undocumented status, wrong content type, schema violation or ignored key', async () => {
       const serve = await startServeProcess(dir);
       try {
         const r = await schemathesis(serve.rest, serve.primaryKey);

@@ -108,7 +108,7 @@ describe('conform over Socket.IO as a child process', () => {
     expect(r.stderr).toMatch(/needs --event/);
   });
 
-  it('conform serve --transport socketio --event price serves Socket.IO and writes a profile that says so', async () => {
+  it('conform serve --transport socketio --event price serves Socket.IO, and its profile says so', async () => {
     const file = path.join(dir, 'serve.json');
     const child = spawn(
       process.execPath,
@@ -121,7 +121,7 @@ describe('conform over Socket.IO as a child process', () => {
     });
     try {
       await expect.poll(() => out, { timeout: 20_000 }).toMatch(/profile/);
-      expect(out).toMatch(/^Socket\.IO  ws:\/\/127\.0\.0\.1:\d+\/socket\.io\/ \(event "price", namespace \/\)$/m);
+      expect(out).toMatch(/^Socket\.IO {2}ws:\/\/127\.0\.0\.1:\d+\/socket\.io\/ \(event "price", namespace \/\)$/m);
       const profile = JSON.parse(await readFile(file, 'utf8')) as { ws: string; transport: string; event: string };
       expect(profile).toMatchObject({
         transport: 'socketio',

@@ -23,7 +23,10 @@ afterAll(() => server.close());
 const key = (name: string): string => server.profile.keys[name]!.key;
 const httpBase = (): string => server.socketIoUrl!.replace(/^ws:/, 'http:').replace(/\/socket\.io\/$/, '');
 
-/** A socket.io-client connection with the key of `keyName`; `polling` uses the browser default (polling, then upgrade). */
+/**
+ * A socket.io-client connection with the key of `keyName`; `polling` uses the browser default
+ * (polling, then upgrade).
+ */
 function sio(keyName: string | null, options: { polling?: boolean } = {}): Socket {
   const socket = io(httpBase(), {
     path: '/socket.io/',
@@ -94,7 +97,7 @@ describe('reference over Socket.IO: handshake', () => {
     expect(r.body).toEqual({ status_number: STATUS.UNAUTHORIZED, message: expect.any(String) });
   });
 
-  it("refuses a WebSocket handshake of a stream-less key with 50010 in the HTTP phase, read by conform's client", async () => {
+  it("refuses a stream-less key's WebSocket handshake with 50010 in the HTTP phase (conform's client)", async () => {
     const stream = createSocketIoClient({
       url: server.socketIoUrl!,
       event: EVENT,
@@ -161,7 +164,7 @@ describe('reference over Socket.IO: the protocol on the named event', () => {
     socket.disconnect();
   });
 
-  it('closes a Socket.IO connection that sends no ping within the window, Socket.IO heartbeat notwithstanding', async () => {
+  it("closes a Socket.IO connection that sends no ping within the window, Socket.IO's heartbeat aside", async () => {
     const socket = sio('primary');
     let heartbeats = 0;
     socket.io.engine.on('ping', () => {
@@ -178,7 +181,7 @@ describe('reference over Socket.IO: the protocol on the named event', () => {
 });
 
 describe('reference over Socket.IO: the allowance of a key across both transports', () => {
-  it('refuses a Socket.IO connection with 50009 while the raw WebSocket holds the limited key, and frees it on close', async () => {
+  it('refuses Socket.IO with 50009 while a raw WebSocket holds the limited key; frees it on close', async () => {
     const raw = await connect(server, 'limited');
     expect(raw.ok).toBe(true);
     const refusedBody = await getRaw(`${httpBase()}/socket.io/?EIO=4&transport=polling`, {

@@ -98,7 +98,8 @@ async function openOk(stream: StreamClient, options = {}): Promise<StreamSession
 }
 
 const refusal = (status: number, body: string, extra = ''): string =>
-  `HTTP/1.1 ${status} Refused\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`;
+  `HTTP/1.1 ${status} Refused\r\nContent-Type: application/json\r\nContent-Length: ` +
+  `${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`;
 
 describe('socket.io session: target URL', () => {
   it('takes the URL path as the Socket.IO path and defaults it to /socket.io/', () => {
@@ -244,7 +245,7 @@ describe('socket.io session: handshake', () => {
     expect(await stream.open()).toMatchObject({ ok: false, status: 503, text: 'busy', json: undefined });
   });
 
-  it("reports Socket.IO's own upgrade refusal (allowRequest) as HTTP 400 with engine.io's text body, not JSON", async () => {
+  it("reports Socket.IO's own upgrade refusal (allowRequest) as HTTP 400 with engine.io's text, not JSON", async () => {
     const p = await peer(() => undefined, { io: { allowRequest: (_req, cb) => cb('nope', false) } });
     const { stream } = client(p.url);
     const result = await stream.open();
@@ -261,7 +262,8 @@ describe('socket.io session: handshake', () => {
     });
     const p = await peer(() => undefined, {
       refuse: (req) =>
-        `HTTP/1.1 302 Found\r\nLocation: ${other.url.replace('ws:', 'http:')}?${req.url?.split('?')[1] ?? ''}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
+        `HTTP/1.1 302 Found\r\nLocation: ${other.url.replace('ws:', 'http:')}?` +
+        `${req.url?.split('?')[1] ?? ''}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
     });
     const { stream } = client(p.url);
     expect(await stream.open()).toMatchObject({ ok: false, status: 302 });
@@ -269,7 +271,7 @@ describe('socket.io session: handshake', () => {
     expect(other.handshakes).toHaveLength(0);
   });
 
-  it('returns a namespace refusal (CONNECT_ERROR after the upgrade) as a Refusal with status 101 and its data', async () => {
+  it('returns a namespace refusal (CONNECT_ERROR after the upgrade) as a Refusal, status 101, with data', async () => {
     const p = await peer(() => undefined);
     p.io.use((_socket, next) =>
       next(Object.assign(new Error('denied'), { data: { status_number: '50010', message: 'Access denied' } })),
@@ -309,7 +311,7 @@ describe('socket.io session: handshake', () => {
     );
   });
 
-  it('rejects with CONFORM_NETWORK naming the problem when the peer is a plain WebSocket server, not Socket.IO', async () => {
+  it('rejects with CONFORM_NETWORK, naming the problem, when the peer is a plain WebSocket server', async () => {
     const http = createServer();
     const wss = new WebSocketServer({ server: http });
     wss.on('connection', (ws) => ws.send('{"method":"subscribe"}'));
@@ -346,7 +348,7 @@ describe('socket.io session: handshake', () => {
 });
 
 describe('socket.io session: messages on the named event', () => {
-  it('emits a JSON request as the event with the object, and request() resolves with the notice echoing its id', async () => {
+  it('emits a JSON request as the event with the object; request() resolves with the notice echoing it', async () => {
     const got: unknown[] = [];
     const p = await peer((s) =>
       s.on(EVENT, (msg: { id?: string; method?: string }) => {
@@ -375,7 +377,7 @@ describe('socket.io session: messages on the named event', () => {
     expect(got).toEqual(['{"method":"subscribe",']);
   });
 
-  it('reads the plain string `Pong!` as a text frame and objects as JSON frames, pushes apart from notices', async () => {
+  it('reads the plain string `Pong!` as a text frame, objects as JSON frames, pushes apart from notices', async () => {
     const p = await peer((s) =>
       s.on(EVENT, () => {
         s.emit(EVENT, 'Pong!');

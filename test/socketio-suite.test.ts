@@ -45,7 +45,10 @@ describe('stream suite over Socket.IO against the clean reference service', () =
   it('never puts a key of the profile into a result', () => expectNoKey(server, results));
 });
 
-/** Each fault runs with the whole non-slow stream suite beside its checks, as test/ws-suite.test.ts does over raw WebSocket. */
+/**
+ * Each fault runs with the whole non-slow stream suite beside its checks, as test/ws-suite.test.ts
+ * does over raw WebSocket.
+ */
 describe('stream suite over Socket.IO against each fault of the reference service', () => {
   it.concurrent.for(WS_FAULTS)('fault %s fails %j over Socket.IO', async ([fault, ids], { expect: local }) =>
     expectFaultFails('socketio', fault, ids, local),

@@ -120,7 +120,8 @@ async function miniTarget(b: Behaviour, windowMs = 1000): Promise<Profile> {
     const refusal = b.refuse?.(req);
     if (refusal) {
       socket.end(
-        `HTTP/1.1 ${refusal.status} Refused\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(refusal.body)}\r\nConnection: close\r\n\r\n${refusal.body}`,
+        `HTTP/1.1 ${refusal.status} Refused\r\nContent-Type: application/json\r\nContent-Length: ` +
+          `${Buffer.byteLength(refusal.body)}\r\nConnection: close\r\n\r\n${refusal.body}`,
       );
       return;
     }
@@ -204,7 +205,7 @@ const acceptsThenNotice = (code: string, forKey: (k: string | undefined) => bool
 });
 
 describe('handshake checks accept the outcome after connecting', () => {
-  it('passes ws.handshake.missing-key and invalid-key when the target accepts and answers the first request with 50005', async () => {
+  it('passes ws.handshake.missing-key and invalid-key when the target accepts, then answers 50005', async () => {
     const profile = await miniTarget(acceptsThenNotice('50005', (k) => k !== KEY && k !== NO_STREAM));
     for (const id of ['ws.handshake.missing-key', 'ws.handshake.invalid-key']) {
       const r = await runOne(profile, id);
@@ -390,7 +391,7 @@ describe('subscription checks', () => {
     expect(r.violations[0]!.received).toMatch(/price 10.02 is not the mid 10.01/);
   });
 
-  it('finds nothing of its own to compare in ws.push.mid when no subscribed push has decimal prices, and the push inspection still fails the frames', async () => {
+  it('finds nothing to compare in ws.push.mid without decimal prices; the push inspection still fails', async () => {
     // Pushes its pairs with a non-decimal ask, plus a stray pair nobody subscribed to with a price above its ask.
     const profile = await miniTarget({
       push: (_c, pair, n) =>
@@ -464,7 +465,8 @@ describe('observations', () => {
     expect(() =>
       parseProfile({ ...base, timing: { pingTimeoutMs: 1000, pingGraceMs: 500, keepAliveHoldWindows: 1.4 } }),
     ).toThrow(
-      'profile: /timing/keepAliveHoldWindows: 1.4 windows (1400 ms) must outlast the window and its grace (1000 + 500 ms)',
+      'profile: /timing/keepAliveHoldWindows: 1.4 windows (1400 ms) must outlast ' +
+        'the window and its grace (1000 + 500 ms)',
     );
     expect(() => parseProfile({ ...base, timing: { keepAliveHoldWindows: 1 } })).toThrow(/keepAliveHoldWindows/);
     expect(parseProfile({ ...base, timing: { keepAliveHoldWindows: 1.3 } }).timing).toEqual({
@@ -490,17 +492,18 @@ describe('observations', () => {
 });
 
 describe('checks of every pair, every error notice and every header spelling', () => {
-  it("skips ws.subscribe.pushes-every-pair, naming the pair, when an unpushed pair's REST price does not move", async () => {
+  it("skips ws.subscribe.pushes-every-pair, naming the pair, when an unpushed pair's REST price stays", async () => {
     // Never pushes the third pair; its REST price never moves, so it may just be quiet.
     const profile = await miniTarget({ push: (_conn, pair, n) => (pair === PAIRS[2] ? undefined : quote(pair, n)) });
     const r = await runOne(profile, 'ws.subscribe.pushes-every-pair');
     expect({ outcome: r.outcome, violations: r.violations }, line(r)).toEqual({ outcome: 'skip', violations: [] });
     expect(r.reason).toBe(
-      `no push for ${PAIRS[2]} and its REST price did not move within the wait, so whether it is pushed cannot be judged`,
+      `no push for ${PAIRS[2]} and its REST price did not move within the wait, ` +
+        `so whether it is pushed cannot be judged`,
     );
   });
 
-  it("skips ws.unsubscribe.stops-several when neither unsubscribed pair's REST price moves, so their stop is not proven", async () => {
+  it("skips ws.unsubscribe.stops-several when neither unsubscribed pair's REST price moves (no proof)", async () => {
     // Stops every unsubscribed pair, and the third one goes quiet too; the REST prices never move.
     let unsubscribed = false;
     const profile = await miniTarget({
@@ -513,7 +516,8 @@ describe('checks of every pair, every error notice and every header spelling', (
     const r = await runOne(profile, 'ws.unsubscribe.stops-several');
     expect({ outcome: r.outcome, violations: r.violations }, line(r)).toEqual({ outcome: 'skip', violations: [] });
     expect(r.reason).toBe(
-      `neither ${PAIRS[0]} nor ${PAIRS[1]} moved on REST after the unsubscribe, so whether their pushes stopped cannot be told from quiet`,
+      `neither ${PAIRS[0]} nor ${PAIRS[1]} moved on REST after the unsubscribe, so ` +
+        `whether their pushes stopped cannot be told from quiet`,
     );
     expect(
       r.evidence.some((e) => e.kind === 'note' && e.text.startsWith(`no push for ${PAIRS[2]} after the unsubscribe`)),
@@ -542,15 +546,17 @@ describe('checks of every pair, every error notice and every header spelling', (
     expect(r.outcome, line(r)).toBe('fail');
     const received = r.violations.map((v) => v.received);
     expect(received).toContain(
-      'the notice answering an unknown method (50004 expected): id absent in {"method":"error","message":"invalid","code":"50004","data":{"why":"x"}}',
+      'the notice answering an unknown method (50004 expected): id absent in ' +
+        '{"method":"error","message":"invalid","code":"50004","data":{"why":"x"}}',
     );
     expect(received).toContain(
-      'the notice answering malformed JSON (50004 expected): data {"why":"x"} in {"method":"error","message":"invalid","code":"50004","data":{"why":"x"}}',
+      'the notice answering malformed JSON (50004 expected): data {"why":"x"} in ' +
+        '{"method":"error","message":"invalid","code":"50004","data":{"why":"x"}}',
     );
     expect(received.some((v) => v.startsWith('the notice answering an unknown pair'))).toBe(false);
   });
 
-  it('fails ws.handshake.header-case when a spelling is accepted in the handshake but refused after connecting', async () => {
+  it('fails ws.handshake.header-case when a spelling the handshake accepts is refused after connecting', async () => {
     // Upgrades every connection, but only the key sent as X-API-Key exactly authenticates it.
     const canonical = (req: IncomingMessage): boolean =>
       req.rawHeaders.some((h, i) => i % 2 === 0 && h === 'X-API-Key');

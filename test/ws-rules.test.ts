@@ -61,6 +61,7 @@ describe('timestampUnit', () => {
     [1_763_799_999, 's'],
     [1_763_799_999_123, 'ms'],
     [1_763_799_999_123_456, 'us'],
+    // biome-ignore lint/correctness/noPrecisionLoss: a nanosecond timestamp is read by its magnitude alone
     [1_763_799_999_123_456_789, 'ns'],
     [42, 'unknown'],
   ] as const)('reads %d as %s', (v, unit) => expect(timestampUnit(v, now)).toBe(unit));

@@ -66,7 +66,8 @@ function acceptUpgrade(req: IncomingMessage, socket: Socket): void {
     .update(`${req.headers['sec-websocket-key']}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`)
     .digest('base64');
   socket.write(
-    `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`,
+    `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: ` +
+      `Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`,
   );
 }
 
@@ -116,7 +117,8 @@ describe('ws session: handshake', () => {
     const body = '{"status_number":"50005","message":"Unauthorized"}';
     const url = await rawServer((_req, socket) => {
       socket.end(
-        `HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nX-Extra: 1\r\n\r\n${body}`,
+        `HTTP/1.1 401 Unauthorized\r\nContent-Type: ` +
+          `application/json\r\nContent-Length: ${body.length}\r\nX-Extra: 1\r\n\r\n${body}`,
       );
     });
     const { stream, evidence } = client(url);
@@ -329,7 +331,7 @@ describe('ws session: close, limits and redaction', () => {
     );
   });
 
-  it('reads a refusal body up to its 64 KiB limit, at most one read past it, and stops the transfer there', async () => {
+  it('reads a refusal body up to its 64 KiB limit, at most one read past it, and stops the transfer', async () => {
     let written = 0;
     const head = 'HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: 10485760\r\n\r\n';
     let peerClosed: Promise<unknown> | undefined;

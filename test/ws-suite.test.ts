@@ -127,7 +127,8 @@ describe('ws checks sharing a key allowance', () => {
       for (const r of results) expect(r.outcome, describeResult(r)).toBe('pass');
       const notes = results[1]!.evidence.filter((e) => e.kind === 'note').map((e) => (e as { text: string }).text);
       expect(notes).toContain(
-        `1 connection(s) of this key held by other checks count toward its allowance of ${server.profile.keys.primary.connections}`,
+        `1 connection(s) of this key held by other checks count toward its allowance ` +
+          `of ${server.profile.keys.primary.connections}`,
       );
     } finally {
       await server.close();

@@ -215,7 +215,8 @@ try {
         .join(' ')}`,
     );
     console.log(
-      `cpu: ${CLIENTS} clients × ${pairs.length} pairs × 10 Hz, ${DURATION_S} s each, ${WORKERS} workers, ${REPEAT} rounds (minimal, fanout alternating)`,
+      `cpu: ${CLIENTS} clients × ${pairs.length} pairs × 10 Hz, ${DURATION_S} s ` +
+        `each, ${WORKERS} workers, ${REPEAT} rounds (minimal, fanout alternating)`,
     );
     const rounds: {
       minimal: number;
@@ -254,18 +255,27 @@ try {
         p99: { minimal: null, fanout: fan.latencyMs.p99, k6: 'skipped' in k6 ? null : k6.latencyP99Ms },
       });
       console.log(
-        `  round ${round}: minimal ws loop ${base.cpuMicrosPerFrame.toFixed(2)} µs CPU/frame at ${base.framesPerSecond} frames/s; fanout ${fan.generator.cpuMicrosPerFrame} µs CPU/frame at ${fan.framesPerSecond} frames/s; ratio ${ratio.toFixed(2)}×`,
+        `  round ${round}: minimal ws loop ${base.cpuMicrosPerFrame.toFixed(2)} µs CPU/frame ` +
+          `at ${base.framesPerSecond} frames/s; fanout ${fan.generator.cpuMicrosPerFrame} µs ` +
+          `CPU/frame at ${fan.framesPerSecond} frames/s; ratio ${ratio.toFixed(2)}×`,
       );
       console.log(
-        `    fanout latency p50/p99/max ${fan.latencyMs.p50}/${fan.latencyMs.p99}/${fan.latencyMs.max} ms, skew p99 ${fan.skewMs.p99} ms, lost ${fan.lost}, errors ${fan.errors} of ${fan.validated} validated`,
+        `    fanout latency p50/p99/max ${fan.latencyMs.p50}/${fan.latencyMs.p99}/${fan.latencyMs.max} ` +
+          `ms, skew p99 ${fan.skewMs.p99} ms, lost ${fan.lost}, errors ${fan.errors} ` +
+          `of ${fan.validated} validated`,
       );
       console.log(
         'skipped' in k6
           ? `    k6: skipped (${k6.skipped})`
-          : `    k6 (${k6.connected} connected): ${k6.cpuMicrosPerFrame} µs CPU/frame at ${k6.framesPerSecond} frames/s, ratio to minimal ${k6Ratio}×, to fanout ${(k6.cpuMicrosPerFrame / (fan.generator.cpuMicrosPerFrame ?? Number.NaN)).toFixed(2)}×; latency p99 ${k6.latencyP99Ms} ms (fanout ${fan.latencyMs.p99} ms)`,
+          : `    k6 (${k6.connected} connected): ${k6.cpuMicrosPerFrame} µs CPU/frame ` +
+              `at ${k6.framesPerSecond} frames/s, ratio to minimal ${k6Ratio}×, to fanout ` +
+              `${(k6.cpuMicrosPerFrame / (fan.generator.cpuMicrosPerFrame ?? Number.NaN)).toFixed(2)}×; ` +
+              `latency p99 ${k6.latencyP99Ms} ms (fanout ${fan.latencyMs.p99} ms)`,
       );
       console.log(
-        `    generator: event-loop p99 ${fan.generator.eventLoopDelayP99Ms} ms, busiest worker ${fan.generator.cpuPercent}%, ${fan.trustworthy ? 'trustworthy' : `UNTRUSTWORTHY (${fan.generator.reasons.join('; ')})`}`,
+        `    generator: event-loop p99 ${fan.generator.eventLoopDelayP99Ms} ` +
+          `ms, busiest worker ${fan.generator.cpuPercent}%, ` +
+          `${fan.trustworthy ? 'trustworthy' : `UNTRUSTWORTHY (${fan.generator.reasons.join('; ')})`}`,
       );
       last = fan;
     }
@@ -275,13 +285,15 @@ try {
     };
     const ratio = median(rounds.map((r) => r.fanout)) / median(rounds.map((r) => r.minimal));
     console.log(
-      `  median: minimal ${median(rounds.map((r) => r.minimal)).toFixed(2)} µs, fanout ${median(rounds.map((r) => r.fanout)).toFixed(2)} µs per frame: ratio ${ratio.toFixed(2)}×`,
+      `  median: minimal ${median(rounds.map((r) => r.minimal)).toFixed(2)} µs, ` +
+        `fanout ${median(rounds.map((r) => r.fanout)).toFixed(2)} µs per frame: ratio ${ratio.toFixed(2)}×`,
     );
     const k6s = rounds.flatMap((r) => (r.k6 === null ? [] : [r.k6]));
     const k6Ratio = k6s.length ? median(k6s) / median(rounds.map((r) => r.minimal)) : null;
     if (k6Ratio !== null)
       console.log(
-        `  k6 median ${median(k6s).toFixed(2)} µs per frame: ${k6Ratio.toFixed(2)}× the minimal loop, ${(median(k6s) / median(rounds.map((r) => r.fanout))).toFixed(2)}× fanout`,
+        `  k6 median ${median(k6s).toFixed(2)} µs per frame: ${k6Ratio.toFixed(2)}× the minimal ` +
+          `loop, ${(median(k6s) / median(rounds.map((r) => r.fanout))).toFixed(2)}× fanout`,
       );
     const fan = last!;
     results.cpu = {
@@ -322,16 +334,21 @@ try {
     });
     const perConn = fan.generator.memoryPerConnectionBytes;
     console.log(
-      `  connected ${fan.connected}/${RAMP_CLIENTS}, opened at ${fan.achievedRampRate} conn/s (ramp phase ${fan.rampMs} ms), connect p99 ${fan.connectMs.p99} ms`,
+      `  connected ${fan.connected}/${RAMP_CLIENTS}, opened at ${fan.achievedRampRate} conn/s ` +
+        `(ramp phase ${fan.rampMs} ms), connect p99 ${fan.connectMs.p99} ms`,
     );
     console.log(
-      `  refused ${JSON.stringify(fan.refusals)}, connect errors ${JSON.stringify(fan.connectErrors)}, disconnects ${JSON.stringify(fan.disconnects)}`,
+      `  refused ${JSON.stringify(fan.refusals)}, connect errors ${JSON.stringify(fan.connectErrors)}, ` +
+        `disconnects ${JSON.stringify(fan.disconnects)}`,
     );
     console.log(
-      `  memory: ${perConn === null ? '—' : (perConn / 1024).toFixed(1)} KB per connection (process RSS growth / connections), worker heaps ${fan.generator.workers.map((w) => (w.heapUsedBytes / 1048576).toFixed(0) + ' MB').join(', ')}`,
+      `  memory: ${perConn === null ? '—' : (perConn / 1024).toFixed(1)} ` +
+        `KB per connection (process RSS growth / connections), worker heaps ` +
+        `${fan.generator.workers.map((w) => `${(w.heapUsedBytes / 1048576).toFixed(0)} MB`).join(', ')}`,
     );
     console.log(
-      `  ${fan.framesPerSecond} frames/s, latency p99 ${fan.latencyMs.p99} ms, ${fan.trustworthy ? 'trustworthy' : `UNTRUSTWORTHY (${fan.generator.reasons.join('; ')})`}`,
+      `  ${fan.framesPerSecond} frames/s, latency p99 ${fan.latencyMs.p99} ` +
+        `ms, ${fan.trustworthy ? 'trustworthy' : `UNTRUSTWORTHY (${fan.generator.reasons.join('; ')})`}`,
     );
     results.ramp = {
       clients: RAMP_CLIENTS,

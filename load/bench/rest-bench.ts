@@ -25,8 +25,11 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 // wrk prints its summary in units of its choosing; this hook prints the figures as JSON (µs).
 const DONE_LUA = `
 done = function(summary, latency, requests)
-  io.write(string.format('\\nCONFORM {"requests":%d,"durationUs":%d,"errors":%d,"p50":%d,"p90":%d,"p99":%d,"p999":%d,"max":%d}\\n',
-    summary.requests, summary.duration, summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.status + summary.errors.timeout,
+  io.write(string.format('\\nCONFORM {"requests":%d,"durationUs":%d,"errors":%d,' ..
+    '"p50":%d,"p90":%d,"p99":%d,"p999":%d,"max":%d}\\n',
+    summary.requests, summary.duration,
+    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.status
+      + summary.errors.timeout,
     latency:percentile(50), latency:percentile(90), latency:percentile(99), latency:percentile(99.9), latency.max))
 end
 `;
@@ -116,7 +119,9 @@ export async function restScenario(target: LoadTarget, pair: string): Promise<Re
       ratio,
     });
     console.log(
-      `  conform ${c.rps}/s (p50 ${c.latencyMs.p50} p99 ${c.latencyMs.p99} ms, ${c.errors} errors), wrk ${w.rps}/s (p50 ${w.latencyMs.p50} p99 ${w.latencyMs.p99} ms, ${w.errors} errors): ratio ${ratio}×; load average ${la.join(' ')}`,
+      `  conform ${c.rps}/s (p50 ${c.latencyMs.p50} p99 ${c.latencyMs.p99} ms, ${c.errors} ` +
+        `errors), wrk ${w.rps}/s (p50 ${w.latencyMs.p50} p99 ${w.latencyMs.p99} ms, ${w.errors} ` +
+        `errors): ratio ${ratio}×; load average ${la.join(' ')}`,
     );
     await sleep(1000);
   }
@@ -138,11 +143,14 @@ export async function restScenario(target: LoadTarget, pair: string): Promise<Re
     rps: number,
     l: { p50: number | null; p90: number | null; p99: number | null; p999: number | null; max: number | null },
   ): string =>
-    `  ${name.padEnd(44)} ${String(rps).padStart(6)}/s  p50 ${l.p50}  p90 ${l.p90}  p99 ${l.p99}  p99.9 ${l.p999}  max ${l.max} ms`;
+    `  ${name.padEnd(44)} ${String(rps).padStart(6)}/s  p50 ${l.p50}  p90 ${l.p90}  ` +
+    `p99 ${l.p99}  p99.9 ${l.p999}  max ${l.max} ms`;
   console.log(row('conform (open model, from the intended time)', c.rps, c.latencyMs));
   console.log(row('wrk (paced by delay(), from the actual send)', w.rps, w.latencyMs));
   console.log(
-    `  conform send lag p50 ${c.sendLagMs?.p50} p99 ${c.sendLagMs?.p99} ms, late ${c.late}/${c.scheduled}, ${c.trustworthy ? 'trustworthy' : `UNTRUSTWORTHY (${c.generator.reasons.join('; ')})`}; load average ${la.join(' ')}`,
+    `  conform send lag p50 ${c.sendLagMs?.p50} p99 ${c.sendLagMs?.p99} ms, late ${c.late}/${c.scheduled}` +
+      `, ${c.trustworthy ? 'trustworthy' : `UNTRUSTWORTHY (${c.generator.reasons.join('; ')})`}; ` +
+      `load average ${la.join(' ')}`,
   );
   return {
     connections,

@@ -56,7 +56,8 @@ function open(): Promise<void> {
     socket.once('connect', () => {
       socket.write(
         `GET ${target.pathname} HTTP/1.1\r\nHost: ${target.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
-          `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\nX-API-Key: ${args.key}\r\n\r\n`,
+          `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: ` +
+          `13\r\nX-API-Key: ${args.key}\r\n\r\n`,
       );
     });
     socket.on('error', () => {});

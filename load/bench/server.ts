@@ -152,15 +152,21 @@ if (process.env.BENCH_JSON === '1') {
   console.log(JSON.stringify(results, null, 2));
 } else {
   console.log(
-    `reference fan-out, ${PAIRS_PER_CLIENT} pairs per client, ${TICK_MS} ms tick, ${SECONDS} s per step (shared 2-core machine: figures are noisy)`,
+    `reference fan-out, ${PAIRS_PER_CLIENT} pairs per client, ${TICK_MS} ms tick, ${SECONDS} ` +
+      `s per step (shared 2-core machine: figures are noisy)`,
   );
   console.log(
-    'fan-out | clients | frames/s delivered (expected) | server CPU % of 1 core | server CPU µs/frame | client CPU % | p50 / p99 / max ms | tick mean / max ms | server RSS MiB | skipped | dropped',
+    'fan-out | clients | frames/s delivered (expected) | server CPU % of 1 core | server CPU µs/frame ' +
+      '| client CPU % | p50 / p99 / max ms | tick mean / max ms | server RSS MiB | skipped | dropped',
   );
   for (const r of results) {
     console.log(
-      `${r.fanOut} | ${r.connected}/${r.clients} | ${r.framesPerSecond.toLocaleString('en-US')} (${r.expectedFramesPerSecond.toLocaleString('en-US')}) | ${r.serverCpuPercentOfOneCore} | ${r.serverCpuMicrosPerFrame} | ` +
-        `${r.clientCpuPercentOfOneCore}${r.clientSaturated ? ' (saturated)' : ''} | ${r.p50LatencyMs} / ${r.p99LatencyMs} / ${r.maxLatencyMs} | ${r.tickMeanMs} / ${r.tickMaxMs} | ${r.serverRssMiB} | ${r.framesSkipped} | ${r.slowClientsDropped}`,
+      `${r.fanOut} | ${r.connected}/${r.clients} | ${r.framesPerSecond.toLocaleString('en-US')} ` +
+        `(${r.expectedFramesPerSecond.toLocaleString('en-US')}) | ${r.serverCpuPercentOfOneCore} ` +
+        `| ${r.serverCpuMicrosPerFrame} | ` +
+        `${r.clientCpuPercentOfOneCore}${r.clientSaturated ? ' (saturated)' : ''} | ${r.p50LatencyMs} ` +
+        `/ ${r.p99LatencyMs} / ${r.maxLatencyMs} | ${r.tickMeanMs} / ${r.tickMaxMs} ` +
+        `| ${r.serverRssMiB} | ${r.framesSkipped} | ${r.slowClientsDropped}`,
     );
   }
 }

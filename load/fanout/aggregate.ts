@@ -260,7 +260,10 @@ export class FanoutAggregator {
     const b = this.bucket(tick.atMs);
     b.frames += tick.frames;
     addEncoded(b.latency, tick.latency);
-    if (tick.latencyBelowZero) addEncoded((b.below ??= createHistogram()), tick.latencyBelowZero);
+    if (tick.latencyBelowZero) {
+      b.below ??= createHistogram();
+      addEncoded(b.below, tick.latencyBelowZero);
+    }
     b.open.set(tick.workerIndex, tick.open);
     if (tick.steady) {
       b.steady = true;
@@ -269,7 +272,8 @@ export class FanoutAggregator {
       this.outOfOrder += tick.outOfOrder;
       addEncoded(this.latency, tick.latency);
       if (tick.latencyBelowZero) {
-        const below = (this.latencyBelow ??= createHistogram());
+        this.latencyBelow ??= createHistogram();
+        const below = this.latencyBelow;
         const before = below.totalCount;
         addEncoded(below, tick.latencyBelowZero);
         this.receiptsBeforeSentAt += below.totalCount - before;
@@ -498,7 +502,8 @@ export function saturationReasons(workers: readonly WorkerHealth[]): string[] {
   for (const w of workers) {
     if (w.eventLoopDelayP99Ms > SATURATION.eventLoopDelayP99Ms)
       reasons.push(
-        `worker ${w.workerIndex}: event-loop delay p99 ${w.eventLoopDelayP99Ms} ms > ${SATURATION.eventLoopDelayP99Ms} ms`,
+        `worker ${w.workerIndex}: event-loop delay p99 ${w.eventLoopDelayP99Ms} ` +
+          `ms > ${SATURATION.eventLoopDelayP99Ms} ms`,
       );
     if (w.cpuPercent > SATURATION.cpuPercent)
       reasons.push(`worker ${w.workerIndex}: busy ${w.cpuPercent}% > ${SATURATION.cpuPercent}%`);

@@ -193,7 +193,8 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
   if (target.profile.transport === 'socketio') {
     // Refused up front: raw WebSocket clients against a Socket.IO endpoint would all fail to connect.
     throw new LoadUsageError(
-      `load fanout drives the raw WebSocket stream; the profile's transport is socketio, which it does not speak (load rest works with this profile)`,
+      `load fanout drives the raw WebSocket stream; the profile's transport is socketio, ` +
+        `which it does not speak (load rest works with this profile)`,
     );
   }
   const keys = assignKeys(o.clients, target.keys);
@@ -361,7 +362,8 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
             `no client could subscribe to ${pairs.join(', ')}: error notices ${list(noticeErrors)}`,
           );
         throw new LoadUsageError(
-          `no client could connect to ${target.ws}: ${list({ ...refusals, ...connectErrors }) || 'closed before subscribing'}`,
+          `no client could connect to ${target.ws}: ` +
+            `${list({ ...refusals, ...connectErrors }) || 'closed before subscribing'}`,
         );
       }
       // Warm-up: connection bursts of the ramp settle before anything is counted.
@@ -371,11 +373,14 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
       const steadyAt = monoNow();
       if (schedule && agg.subscribedCount < mine)
         observations.push(
-          `${mine - agg.subscribedCount} of ${mine} clients were not subscribed when the shared window opened: their frames are missing from window.frames`,
+          `${mine - agg.subscribedCount} of ${mine} clients were not subscribed when the ` +
+            `shared window opened: their frames are missing from window.frames`,
         );
       else if (schedule && steadyAt > t0 + schedule.windowStartMs + 50)
         observations.push(
-          `the ramp ended ${Math.round(steadyAt - t0 - schedule.windowStartMs)} ms after the shared window opened: clients that subscribed late miss frames in window.frames (give a longer --warmup)`,
+          `the ramp ended ${Math.round(steadyAt - t0 - schedule.windowStartMs)} ` +
+            `ms after the shared window opened: clients that subscribed late miss ` +
+            `frames in window.frames (give a longer --warmup)`,
         );
       agg.markSteady(steadyAt);
       post({ type: 'steady' });
@@ -505,25 +510,33 @@ function observe(r: Omit<FanoutReport, 'thresholds'>, out: string[]): void {
   if (c.status === 'unknown') out.push(`latency unknown: ${c.reason}`);
   else if (c.status === 'corrected')
     out.push(
-      `the target's clock runs ${c.offsetMs! > 0 ? 'ahead of' : 'behind'} ours by ${Math.abs(c.offsetMs!)} ms (between ${c.lowMs} and ${c.highMs} ms, from ${c.samples} REST round trips${c.narrowedByFrames ? ' and the frames' : ''}): latency corrected by it, true within ± ${c.latencyBoundMs} ms`,
+      `the target's clock runs ${c.offsetMs! > 0 ? 'ahead of' : 'behind'} ours ` +
+        `by ${Math.abs(c.offsetMs!)} ms (between ${c.lowMs} and ${c.highMs} ms, ` +
+        `from ${c.samples} REST round trips${c.narrowedByFrames ? ' and the frames' : ''}): ` +
+        `latency corrected by it, true within ± ${c.latencyBoundMs} ms`,
     );
   else
     out.push(
-      `the target's clock is ours within ${c.lowMs} to ${c.highMs} ms (${c.samples} REST round trips${c.narrowedByFrames ? ' and the frames' : ''}): latency not corrected, true within ± ${c.latencyBoundMs} ms`,
+      `the target's clock is ours within ${c.lowMs} to ${c.highMs} ms (${c.samples} ` +
+        `REST round trips${c.narrowedByFrames ? ' and the frames' : ''}): latency ` +
+        `not corrected, true within ± ${c.latencyBoundMs} ms`,
     );
   if (r.receiptsBeforeSentAt)
     out.push(
-      `${r.receiptsBeforeSentAt} frames arrived before their sent_at on the clock estimated before the run: the estimate was narrowed by them and latency moved to it, never clamped`,
+      `${r.receiptsBeforeSentAt} frames arrived before their sent_at on the clock estimated before ` +
+        `the run: the estimate was narrowed by them and latency moved to it, never clamped`,
     );
   if (r.latencyBelowZeroAfterCorrection)
     out.push(
-      `${r.latencyBelowZeroAfterCorrection} latencies still below zero after the correction (histogram rounding) are left out, not clamped`,
+      `${r.latencyBelowZeroAfterCorrection} latencies still below zero after the ` +
+        `correction (histogram rounding) are left out, not clamped`,
     );
   if (r.framesWithoutSentAt && r.framesWithoutSentAt < r.framesReceived)
     out.push(`${r.framesWithoutSentAt} of ${r.framesReceived} frames carry no sent_at: their latency is not measured`);
   if (r.duplicates)
     out.push(
-      `${r.duplicates} frames repeated an update a client had already received (same code and last_updated): the push interval is not tied to price changes`,
+      `${r.duplicates} frames repeated an update a client had already received (same code ` +
+        `and last_updated): the push interval is not tied to price changes`,
     );
   if (r.outOfOrder) out.push(`${r.outOfOrder} frames carried an older last_updated than the client had already seen`);
   if (r.lateReceipts)

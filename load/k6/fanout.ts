@@ -40,7 +40,8 @@ const iterations = Math.ceil(cfg.clients / cfg.connectionsPerVU);
 const schedule = fanoutSchedule(cfg);
 const k6Thresholds = thresholdsFromEnv('fanout');
 // A run in which not one client connected says nothing about the target: it fails.
-(k6Thresholds.connected ??= []).push('count>0');
+k6Thresholds.connected ??= [];
+k6Thresholds.connected.push('count>0');
 
 const latency = distribution('latency');
 // Magnitudes of latencies below zero on setup's clock estimate: never clamped, moved at the end.

@@ -50,7 +50,8 @@ export default function (): void {
   for (const c of [errors, rateLimited, non200Status]) c.add(0);
   const url =
     cfg.endpoint === 'price'
-      ? `${cfg.restUrl}${PATHS.price}?${QUERY.price.code}=${encodeURIComponent(cfg.pairs[exec.scenario.iterationInTest % cfg.pairs.length]!)}`
+      ? `${cfg.restUrl}${PATHS.price}?${QUERY.price.code}=` +
+        `${encodeURIComponent(cfg.pairs[exec.scenario.iterationInTest % cfg.pairs.length]!)}`
       : `${cfg.restUrl}${PATHS.pairs}?${QUERY.pairs.perPage}=10`;
   const res = http.get(url, { headers: { [cfg.keyHeader]: key }, redirects: 0, tags: { name: `/v1/${cfg.endpoint}` } });
   requests.add(1);

@@ -36,15 +36,25 @@ export function formatFanoutSummary(r: FanoutReport): string {
     x: { p50: number | null; p90?: number | null; p99: number | null; p999?: number | null; max: number | null },
   ): string[] => [name, n(x.p50, 3), n(x.p90 ?? null, 3), n(x.p99, 3), n(x.p999 ?? null, 3), n(x.max, 3)];
   const c = r.clock;
+  const correction =
+    c.status === 'corrected'
+      ? `target ${c.offsetMs! > 0 ? 'ahead' : 'behind'} by ${n(Math.abs(c.offsetMs!), 3)} ms, latency corrected`
+      : 'same clock as ours within the bound, latency not corrected';
   const bound =
     c.status === 'unknown'
       ? `UNKNOWN — latency not measured: ${c.reason}`
-      : `${c.status === 'corrected' ? `target ${c.offsetMs! > 0 ? 'ahead' : 'behind'} by ${n(Math.abs(c.offsetMs!), 3)} ms, latency corrected` : 'same clock as ours within the bound, latency not corrected'}; offset in [${n(c.lowMs, 3)}, ${n(c.highMs, 3)}] ms, latency ± ${n(c.latencyBoundMs, 3)} ms (${c.samples} REST ts round trips${c.narrowedByFrames ? ', narrowed by frames' : ''})`;
+      : `${correction}; offset in [${n(c.lowMs, 3)}, ${n(c.highMs, 3)}] ms, ` +
+        `latency ± ${n(c.latencyBoundMs, 3)} ms ` +
+        `(${c.samples} REST ts round trips${c.narrowedByFrames ? ', narrowed by frames' : ''})`;
+  const perConnection = r.generator.memoryPerConnectionBytes;
+  const kbPerConnection = perConnection === null ? '—' : n(Math.round(perConnection / 1024));
   const lines = [
     r.mode === 'calibrate'
       ? "conform load calibrate — the generator's own floor against a trivial in-process broadcast server"
       : `conform load fanout — ${r.target.embedded ? 'embedded reference service (own process)' : r.target.ws}`,
-    `${r.clients} clients × ${r.options.pairs.length} pairs, ${r.options.workers} workers, ${r.options.keys} key(s); ramp ${n(r.rampMs / 1000, 1)} s at ${n(r.achievedRampRate)} conn/s; measured ${n(r.measuredMs / 1000, 1)} s`,
+    `${r.clients} clients × ${r.options.pairs.length} pairs, ${r.options.workers} ` +
+      `workers, ${r.options.keys} key(s); ramp ${n(r.rampMs / 1000, 1)} s ` +
+      `at ${n(r.achievedRampRate)} conn/s; measured ${n(r.measuredMs / 1000, 1)} s`,
     '',
     table([
       ['ms', 'p50', 'p90', 'p99', 'p99.9', 'max'],
@@ -56,8 +66,12 @@ export function formatFanoutSummary(r: FanoutReport): string {
       d('first frame', r.firstFrameMs),
     ]),
     '',
-    `frames ${n(r.framesReceived)} (${n(r.framesPerSecond)}/s), updates judged ${n(r.updates)}, lost ${n(r.lost)} (rate ${n(r.lossRate * 100, 4)}%), validation errors ${n(r.errors)} of ${n(r.validated)} validated`,
-    `connected ${n(r.connected)}/${n(r.clients)}; refused ${counts(r.refusals)}; connect errors ${counts(r.connectErrors)}; disconnects ${counts(r.disconnects)}; error notices ${counts(r.noticeErrors)}`,
+    `frames ${n(r.framesReceived)} (${n(r.framesPerSecond)}/s), updates ` +
+      `judged ${n(r.updates)}, lost ${n(r.lost)} (rate ${n(r.lossRate * 100, 4)}%), ` +
+      `validation errors ${n(r.errors)} of ${n(r.validated)} validated`,
+    `connected ${n(r.connected)}/${n(r.clients)}; refused ${counts(r.refusals)}; ` +
+      `connect errors ${counts(r.connectErrors)}; disconnects ${counts(r.disconnects)}; ` +
+      `error notices ${counts(r.noticeErrors)}`,
     ...(r.shard
       ? [`shard ${r.shard.index}/${r.shard.count}: ${n(r.shard.clients)} of the run's ${n(r.options.clients)} clients`]
       : []),
@@ -65,7 +79,10 @@ export function formatFanoutSummary(r: FanoutReport): string {
       ? [`shared window ${r.window.startAt} – ${r.window.endAt}: ${n(r.window.frames)} frames sent inside it`]
       : []),
     `clock: ${bound}`,
-    `generator: event-loop p99 ${n(r.generator.eventLoopDelayP99Ms)} ms, busiest worker ${n(r.generator.cpuPercent, 1)}%, process CPU ${n(r.generator.processCpuPercent, 1)}% of a core, ${n(r.generator.cpuMicrosPerFrame)} µs CPU/frame, ${r.generator.memoryPerConnectionBytes === null ? '—' : n(Math.round(r.generator.memoryPerConnectionBytes / 1024))} KB/connection`,
+    `generator: event-loop p99 ${n(r.generator.eventLoopDelayP99Ms)} ms, busiest ` +
+      `worker ${n(r.generator.cpuPercent, 1)}%, process CPU ${n(r.generator.processCpuPercent, 1)}% ` +
+      `of a core, ${n(r.generator.cpuMicrosPerFrame)} µs CPU/frame, ` +
+      `${kbPerConnection} KB/connection`,
     r.trustworthy
       ? 'verdict: trustworthy (generator not saturated)'
       : `verdict: UNTRUSTWORTHY — generator saturated: ${r.generator.reasons.join('; ')}`,
@@ -85,10 +102,16 @@ export function formatRestSummary(r: RestReport): string {
     x: { p50: number | null; p90: number | null; p99: number | null; p999: number | null; max: number | null },
   ): string[] => [name, n(x.p50, 3), n(x.p90, 3), n(x.p99, 3), n(x.p999, 3), n(x.max, 3)];
   return [
-    `conform load rest — ${r.target.embedded ? 'embedded reference service (own process)' : r.target.rest} — GET /v1/${r.options.endpoint}`,
+    `conform load rest ` +
+      `— ${r.target.embedded ? 'embedded reference service (own process)' : r.target.rest} ` +
+      `— GET /v1/${r.options.endpoint}`,
     open
-      ? `open model: ${n(r.options.rate as number)} req/s, ${r.options.arrival === 'poisson' ? `Poisson arrivals (seed ${r.options.seed})` : 'evenly spaced'}, at most ${r.options.connections} connections, ${n(r.options.durationMs / 1000, 1)} s (warm-up ${n(r.options.warmupMs / 1000, 1)} s excluded)`
-      : `closed model (--rate max): ${r.options.connections} connections back to back, ${n(r.options.durationMs / 1000, 1)} s (warm-up ${n(r.options.warmupMs / 1000, 1)} s excluded)`,
+      ? `open model: ${n(r.options.rate as number)} req/s, ` +
+        `${r.options.arrival === 'poisson' ? `Poisson arrivals (seed ${r.options.seed})` : 'evenly spaced'}` +
+        `, at most ${r.options.connections} connections, ${n(r.options.durationMs / 1000, 1)} ` +
+        `s (warm-up ${n(r.options.warmupMs / 1000, 1)} s excluded)`
+      : `closed model (--rate max): ${r.options.connections} connections back to back, ` +
+        `${n(r.options.durationMs / 1000, 1)} s (warm-up ${n(r.options.warmupMs / 1000, 1)} s excluded)`,
     '',
     table([
       ['ms', 'p50', 'p90', 'p99', 'p99.9', 'max'],
@@ -96,10 +119,12 @@ export function formatRestSummary(r: RestReport): string {
       ...(r.sendLagMs ? [row('generator send lag (actual − intended)', r.sendLagMs)] : []),
     ]),
     '',
-    `requests ${n(r.requests)}${open ? ` of ${n(r.scheduled)} scheduled` : ''} (${n(r.rps)}/s), errors ${n(r.errors)}, timeouts ${n(r.timeouts)}, non-2xx ${n(r.non2xx)}`,
+    `requests ${n(r.requests)}${open ? ` of ${n(r.scheduled)} scheduled` : ''} (${n(r.rps)}/s), ` +
+      `errors ${n(r.errors)}, timeouts ${n(r.timeouts)}, non-2xx ${n(r.non2xx)}`,
     ...(open
       ? [
-          `late (sent > ${r.lateMs} ms after the intended time) ${n(r.late)}, waited for a connection ${n(r.waitedForConnection)}, dropped ${n(r.dropped)}`,
+          `late (sent > ${r.lateMs} ms after the intended time) ${n(r.late)}, waited for ` +
+            `a connection ${n(r.waitedForConnection)}, dropped ${n(r.dropped)}`,
         ]
       : []),
     `HTTP status: ${counts(r.httpStatus)}`,

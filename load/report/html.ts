@@ -11,7 +11,10 @@ svg text{font-size:11px;fill:#444}.grid{stroke:#ddd}pre{background:#f6f6f6;paddi
 .empty{color:#888}`;
 
 function page(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title><style>${STYLE}</style></head><body>${body}</body></html>\n`;
+  return (
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(title)}` +
+    `</title><style>${STYLE}</style></head><body>${body}</body></html>\n`
+  );
 }
 
 // Percentiles spread on a log scale of 1/(1 − p), so the tail gets room (as in HdrHistogram plots).
@@ -22,7 +25,9 @@ const PCT_TICKS = [0, 90, 99, 99.9, 99.99, 99.999].map((p) => ({ x: pctX(p), lab
 export function renderFanoutHtml(r: FanoutReport): string {
   const verdict = r.trustworthy
     ? '<p class="good">Trustworthy: the generator was not saturated.</p>'
-    : `<p class="bad"><b>Untrustworthy:</b> the generator was saturated (${esc(r.generator.reasons.join('; '))}); latency below reflects the generator's lag as much as the server's.</p>`;
+    : `<p class="bad"><b>Untrustworthy:</b> the generator was saturated ` +
+      `(${esc(r.generator.reasons.join('; '))}); latency below reflects the ` +
+      `generator's lag as much as the server's.</p>`;
   const charts = [
     lineChart(
       'Latency by percentile (receipt − sent_at)',
@@ -59,10 +64,11 @@ export function renderFanoutHtml(r: FanoutReport): string {
       { xLabel: 'ms', yLabel: 'updates' },
     ),
   ];
+  const data = { ...r, timeline: undefined, skewHistogram: undefined, latencyCurve: undefined, histograms: undefined };
   return page(
     'conform load fanout',
     `<h1>conform load fanout</h1>${verdict}<pre>${esc(formatFanoutSummary(r))}</pre>${charts.join('')}
-<details><summary>Report data (JSON)</summary><pre>${esc(JSON.stringify({ ...r, timeline: undefined, skewHistogram: undefined, latencyCurve: undefined, histograms: undefined }, null, 2))}</pre></details>`,
+<details><summary>Report data (JSON)</summary><pre>${esc(JSON.stringify(data, null, 2))}</pre></details>`,
   );
 }
 

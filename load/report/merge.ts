@@ -45,8 +45,12 @@ export function formatMergedSummary(r: MergedReport): string {
     ]),
     '',
     r.kind === 'fanout'
-      ? `clients ${n(t.clients)}, connected ${n(t.connected)}, frames ${n(t.frames)} (${n(t.frames_per_second)}/s), errors ${n(t.errors)}; refused ${counts(r.refusals)}; error notices ${counts(r.noticeErrors)}; disconnects ${n(t.disconnects)}`
-      : `requests ${n(t.requests)} (${n(t.rps)}/s) of ${n(t.scheduled)} scheduled, late ${n(t.late)}, dropped ${n(t.dropped)}, waited for a connection ${n(t.waited_for_connection)}, errors ${n(t.errors)}, timeouts ${n(t.timeouts)}; status_number ${counts(r.statusNumbers)}`,
+      ? `clients ${n(t.clients)}, connected ${n(t.connected)}, frames ${n(t.frames)} ` +
+        `(${n(t.frames_per_second)}/s), errors ${n(t.errors)}; refused ${counts(r.refusals)}; ` +
+        `error notices ${counts(r.noticeErrors)}; disconnects ${n(t.disconnects)}`
+      : `requests ${n(t.requests)} (${n(t.rps)}/s) of ${n(t.scheduled)} scheduled, late ${n(t.late)}, ` +
+        `dropped ${n(t.dropped)}, waited for a connection ${n(t.waited_for_connection)}, ` +
+        `errors ${n(t.errors)}, timeouts ${n(t.timeouts)}; status_number ${counts(r.statusNumbers)}`,
     '',
     'per host',
     table([
@@ -83,18 +87,26 @@ export function formatMergedSummary(r: MergedReport): string {
 function junit(r: MergedReport): string {
   const cases = r.thresholds.map(
     (x) =>
-      `    <testcase classname="load.merge.${r.kind}" name="${xml(`threshold ${x.expr}`)}">${x.ok ? '' : `<failure message="${xml(`actual ${n(x.actual)}`)}"/>`}</testcase>`,
+      `    <testcase classname="load.merge.${r.kind}" name="${xml(`threshold ${x.expr}`)}">` +
+      `${x.ok ? '' : `<failure message="${xml(`actual ${n(x.actual)}`)}"/>`}</testcase>`,
   );
   const failures = r.thresholds.filter((x) => !x.ok).length;
-  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>\n  <testsuite name="conform load merge ${r.kind}" tests="${cases.length}" failures="${failures}">\n${cases.join('\n')}\n  </testsuite>\n</testsuites>\n`;
+  return (
+    `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>\n  <testsuite name="conform load ` +
+    `merge ${r.kind}" tests="${cases.length}" failures="${failures}">\n${cases.join('\n')}\n  ` +
+    `</testsuite>\n</testsuites>\n`
+  );
 }
 
 function html(r: MergedReport): string {
   const failed = r.thresholds.some((x) => !x.ok);
   return (
     `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>conform load merge</title>` +
-    '<style>body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}pre{background:#f6f6f6;padding:12px;overflow:auto}.bad{background:#fde2e2;padding:8px}.good{background:#e3f5e1;padding:8px}</style></head><body>' +
-    `<h1>conform load merge — ${esc(r.kind)}</h1><p class="${failed ? 'bad' : 'good'}">${failed ? 'A threshold was crossed.' : 'Every threshold held.'}</p>` +
+    '<style>body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}' +
+    'pre{background:#f6f6f6;padding:12px;overflow:auto}' +
+    '.bad{background:#fde2e2;padding:8px}.good{background:#e3f5e1;padding:8px}</style></head><body>' +
+    `<h1>conform load merge — ${esc(r.kind)}</h1><p class="${failed ? 'bad' : 'good'}">` +
+    `${failed ? 'A threshold was crossed.' : 'Every threshold held.'}</p>` +
     `<pre>${esc(formatMergedSummary(r))}</pre></body></html>\n`
   );
 }

@@ -39,7 +39,9 @@ export function lineChart(
   for (let i = 0; i <= 4; i++) {
     const y = (yMax * i) / 4;
     parts.push(
-      `<line x1="${PAD.l}" x2="${W - PAD.r}" y1="${sy(y).toFixed(1)}" y2="${sy(y).toFixed(1)}" class="grid"/><text x="${PAD.l - 6}" y="${(sy(y) + 4).toFixed(1)}" text-anchor="end">${fmt(y)}</text>`,
+      `<line x1="${PAD.l}" x2="${W - PAD.r}" y1="${sy(y).toFixed(1)}" ` +
+        `y2="${sy(y).toFixed(1)}" class="grid"/><text x="${PAD.l - 6}" ` +
+        `y="${(sy(y) + 4).toFixed(1)}" text-anchor="end">${fmt(y)}</text>`,
     );
   }
   const ticks =
@@ -66,7 +68,12 @@ export function lineChart(
   const legend = series
     .map((s, i) => `<text x="${PAD.l + 8 + i * 140}" y="${PAD.t - 8}" fill="${s.color}">■ ${esc(s.name)}</text>`)
     .join('');
-  return `<figure><figcaption>${esc(title)}</figcaption><svg viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${esc(title)}">${parts.join('')}${legend}<text x="${(W + PAD.l) / 2}" y="${H - 6}" text-anchor="middle">${esc(opts.xLabel)}</text><text x="12" y="${H / 2}" transform="rotate(-90 12 ${H / 2})" text-anchor="middle">${esc(opts.yLabel)}</text></svg></figure>`;
+  return (
+    `<figure><figcaption>${esc(title)}</figcaption><svg viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" ` +
+    `role="img" aria-label="${esc(title)}">${parts.join('')}${legend}<text x="${(W + PAD.l) / 2}" ` +
+    `y="${H - 6}" text-anchor="middle">${esc(opts.xLabel)}</text><text x="12" y="${H / 2}" ` +
+    `transform="rotate(-90 12 ${H / 2})" text-anchor="middle">${esc(opts.yLabel)}</text></svg></figure>`
+  );
 }
 
 /** A bar chart of buckets (for the skew histogram). */
@@ -83,20 +90,29 @@ export function barChart(
   for (let i = 0; i <= 4; i++) {
     const y = (yMax * i) / 4;
     parts.push(
-      `<line x1="${PAD.l}" x2="${W - PAD.r}" y1="${sy(y).toFixed(1)}" y2="${sy(y).toFixed(1)}" class="grid"/><text x="${PAD.l - 6}" y="${(sy(y) + 4).toFixed(1)}" text-anchor="end">${fmt(y)}</text>`,
+      `<line x1="${PAD.l}" x2="${W - PAD.r}" y1="${sy(y).toFixed(1)}" ` +
+        `y2="${sy(y).toFixed(1)}" class="grid"/><text x="${PAD.l - 6}" ` +
+        `y="${(sy(y) + 4).toFixed(1)}" text-anchor="end">${fmt(y)}</text>`,
     );
   }
   bars.forEach((b, i) => {
     const x = PAD.l + i * bw;
     parts.push(
-      `<rect x="${(x + 1).toFixed(1)}" y="${sy(b.value).toFixed(1)}" width="${Math.max(1, bw - 2).toFixed(1)}" height="${(H - PAD.b - sy(b.value)).toFixed(1)}" fill="#4a7bd0"><title>${esc(b.label)}: ${b.value}</title></rect>`,
+      `<rect x="${(x + 1).toFixed(1)}" y="${sy(b.value).toFixed(1)}" ` +
+        `width="${Math.max(1, bw - 2).toFixed(1)}" height="${(H - PAD.b - sy(b.value)).toFixed(1)}" ` +
+        `fill="#4a7bd0"><title>${esc(b.label)}: ${b.value}</title></rect>`,
     );
     if (i % Math.ceil(bars.length / 6) === 0)
       parts.push(
         `<text x="${(x + bw / 2).toFixed(1)}" y="${H - PAD.b + 16}" text-anchor="middle">${esc(b.label)}</text>`,
       );
   });
-  return `<figure><figcaption>${esc(title)}</figcaption><svg viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${esc(title)}">${parts.join('')}<text x="${(W + PAD.l) / 2}" y="${H - 6}" text-anchor="middle">${esc(opts.xLabel)}</text><text x="12" y="${H / 2}" transform="rotate(-90 12 ${H / 2})" text-anchor="middle">${esc(opts.yLabel)}</text></svg></figure>`;
+  return (
+    `<figure><figcaption>${esc(title)}</figcaption><svg viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" ` +
+    `role="img" aria-label="${esc(title)}">${parts.join('')}<text x="${(W + PAD.l) / 2}" y="${H - 6}" ` +
+    `text-anchor="middle">${esc(opts.xLabel)}</text><text x="12" y="${H / 2}" transform="rotate(-90 ` +
+    `12 ${H / 2})" text-anchor="middle">${esc(opts.yLabel)}</text></svg></figure>`
+  );
 }
 
 export { esc };

@@ -211,12 +211,15 @@ export async function runRest(target: LoadTarget, options: RestOptions = {}): Pr
   if (m.busyPercent > SATURATION.cpuPercent) reasons.push(`busy ${m.busyPercent}% > ${SATURATION.cpuPercent}%`);
   if (open && scheduled > 0 && m.late / scheduled > REST_SATURATION.lateShare) {
     reasons.push(
-      `${m.late} of ${scheduled} requests sent more than ${REST_SATURATION.lateMs} ms after their intended time (> ${REST_SATURATION.lateShare * 100}%)${m.waitedForConnection ? `; ${m.waitedForConnection} waited for one of ${o.connections} connections` : ''}`,
+      `${m.late} of ${scheduled} requests sent more than ${REST_SATURATION.lateMs} ` +
+        `ms after their intended time (> ${REST_SATURATION.lateShare * 100}%)` +
+        `${m.waitedForConnection ? `; ${m.waitedForConnection} waited for one of ${o.connections} connections` : ''}`,
     );
   }
   if (m.dropped > 0)
     reasons.push(
-      `${m.dropped} requests dropped: the backlog waiting for one of ${o.connections} connections was full (their latency is missing)`,
+      `${m.dropped} requests dropped: the backlog waiting for one of ${o.connections} ` +
+        `connections was full (their latency is missing)`,
     );
 
   let non2xx = 0;
@@ -226,7 +229,8 @@ export async function runRest(target: LoadTarget, options: RestOptions = {}): Pr
     observations.push(`${statusNumbers['50006']} responses were throttled (status_number 50006)`);
   if (m.waitedForConnection)
     observations.push(
-      `${m.waitedForConnection} requests found all ${o.connections} connections busy and waited for one; their latency includes the wait`,
+      `${m.waitedForConnection} requests found all ${o.connections} connections busy ` +
+        `and waited for one; their latency includes the wait`,
     );
   const report: Omit<RestReport, 'thresholds'> = {
     kind: 'rest',

@@ -26,9 +26,15 @@ export interface FrameSessionOptions {
   waitMs?: number;
   /** Frames recorded as evidence per session before the rest is only counted; default 1000. */
   maxRecordedFrames?: number;
-  /** Frames a session keeps for `frames` and `pushes`; older ones are dropped (a flooding peer stays bounded); default 20000. */
+  /**
+   * Frames a session keeps for `frames` and `pushes`; older ones are dropped (a flooding peer stays
+   * bounded); default 20000.
+   */
   maxKeptFrames?: number;
-  /** Characters of frame text a session keeps; older frames are dropped past it (huge frames stay bounded); default 4 Mi. */
+  /**
+   * Characters of frame text a session keeps; older frames are dropped past it (huge frames stay
+   * bounded); default 4 Mi.
+   */
   maxKeptChars?: number;
   /** Frames per second past which the peer is dropped as a flood; default 20000. */
   maxFramesPerSecond?: number;
@@ -405,10 +411,12 @@ export abstract class FrameSession implements StreamSession {
     this.recorded++;
     // Redacted before the cut, with a margin, so no key is cut in half and shown. A slice of a
     // string keeps its whole parent alive in V8: the cut goes through a fresh copy.
-    const data =
-      text.length <= MAX_EVIDENCE_CHARS
-        ? this.redact(text)
-        : `${Buffer.from(this.redact(text.slice(0, MAX_EVIDENCE_CHARS + KEY_MARGIN)).slice(0, MAX_EVIDENCE_CHARS)).toString()}… (${text.length} characters in all)`;
+    let data: string;
+    if (text.length <= MAX_EVIDENCE_CHARS) data = this.redact(text);
+    else {
+      const kept = this.redact(text.slice(0, MAX_EVIDENCE_CHARS + KEY_MARGIN)).slice(0, MAX_EVIDENCE_CHARS);
+      data = `${Buffer.from(kept).toString()}… (${text.length} characters in all)`;
+    }
     this.options.record({ kind: 'frame', direction, data, atMs: this.clock() });
   }
 }

@@ -97,7 +97,10 @@ export function createRestClient(options: RestClientOptions): RestClient {
           );
         record({
           kind: 'note',
-          text: `50006 (rate limited): waiting ${Math.round(waitMs)} ms${ex.headers['retry-after'] ? ` (Retry-After: ${ex.headers['retry-after']})` : ''}, then retrying`,
+          text:
+            `50006 (rate limited): waiting ${Math.round(waitMs)} ` +
+            `ms${ex.headers['retry-after'] ? ` (Retry-After: ${ex.headers['retry-after']})` : ''}, ` +
+            `then retrying`,
           atMs: performance.now(),
         });
       }

@@ -22,7 +22,10 @@ export interface StreamFactoryOptions {
   onPush?: (push: Push) => void;
 }
 
-/** The stream client factory for `profile.transport`; Socket.IO needs `profile.event` and takes `profile.namespace` (default `/`). */
+/**
+ * The stream client factory for `profile.transport`; Socket.IO needs `profile.event` and takes
+ * `profile.namespace` (default `/`).
+ */
 export function streamFactoryFor(
   profile: Pick<Profile, 'transport' | 'event' | 'namespace'>,
 ): (options: StreamFactoryOptions) => StreamClient {

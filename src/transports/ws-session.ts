@@ -18,7 +18,10 @@ export interface StreamClientOptions {
   primaryKey: string;
   /** Receives every open, frame and close of every session. */
   record: (e: Evidence) => void;
-  /** Largest frame accepted, bytes; default 1 MiB: the protocol's frames are well under 1 KiB (ws's own default is 100 MiB). */
+  /**
+   * Largest frame accepted, bytes; default 1 MiB: the protocol's frames are well under 1 KiB (ws's
+   * own default is 100 MiB).
+   */
   maxPayload?: number;
   /** Applied to every recorded text; the key header is always masked. */
   redact?: (s: string) => string;
@@ -30,9 +33,15 @@ export interface StreamClientOptions {
   maxFramesPerSecond?: number;
   /** Frames recorded as evidence per session before the rest is only counted; default 1000. */
   maxRecordedFrames?: number;
-  /** Frames a session keeps for `frames` and `pushes`; older ones are dropped (a flooding peer stays bounded); default 20000. */
+  /**
+   * Frames a session keeps for `frames` and `pushes`; older ones are dropped (a flooding peer stays
+   * bounded); default 20000.
+   */
   maxKeptFrames?: number;
-  /** Characters of frame text a session keeps; older frames are dropped past it (huge frames stay bounded); default 4 Mi. */
+  /**
+   * Characters of frame text a session keeps; older frames are dropped past it (huge frames stay
+   * bounded); default 4 Mi.
+   */
   maxKeptChars?: number;
   /** Monotonic clock, ms; default `performance.now`. */
   clock?: () => number;

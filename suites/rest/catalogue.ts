@@ -23,7 +23,10 @@ const UNDECLARED_TIMEOUT_MS = 60_000;
 const PRICE = 'GET /v1/price';
 const pages = Math.ceil(CATALOGUE_BOUND / LIMITS.defaultPerPage);
 
-/** The check's time: the walk at the primary key's declared pace, with half again for latency; a minute when no rate is declared. */
+/**
+ * The check's time: the walk at the primary key's declared pace, with half again for latency; a
+ * minute when no rate is declared.
+ */
 export function catalogueTimeoutMs(profile: Profile): number {
   const rate = profile.keys.primary.rateLimit;
   if (!rate || rate.requests === 0) return UNDECLARED_TIMEOUT_MS;
@@ -42,7 +45,8 @@ async function readOne(ctx: CheckContext, code: string): Promise<boolean> {
     b!.data !== null &&
     typeof b!.data === 'object';
   if (!priced) {
-    // A listed pair may have no price now (50101, 50105, 50106…); those answers are the probes' and envelope checks' to judge.
+    // A listed pair may have no price now (50101, 50105, 50106…); those answers are the probes' and
+    // envelope checks' to judge.
     ctx.note(`${what}: no price (${shown(ex)}); not judged here`);
     return false;
   }
@@ -68,11 +72,15 @@ export const catalogueChecks: readonly Check[] = [
     timeoutMs: catalogueTimeoutMs,
     clause: clause(
       'Price record (`data` in the price response)',
-      'every listed pair: code as requested, ask, bid, price decimal strings with bid <= price <= ask, market per asset type',
+      'every listed pair: code as requested, ask, bid, price decimal strings ' +
+        'with bid <= price <= ask, market per asset type',
     ),
-    title: `${PRICE}?code=<every pair ${PATHS.pairs} lists, up to ${CATALOGUE_BOUND}>, paced within the key's rate limit`,
+    title:
+      `${PRICE}?code=<every pair ${PATHS.pairs} lists, up to ${CATALOGUE_BOUND}>, ` +
+      `paced within the key's rate limit`,
     expectation:
-      'each answer with a price matches price-response (decimal strings, market per asset type), data.code is the requested code, bid <= price <= ask with price the mid, timezone an IANA zone',
+      'each answer with a price matches price-response (decimal strings, market per asset type), ' +
+      'data.code is the requested code, bid <= price <= ask with price the mid, timezone an IANA zone',
     async run(ctx) {
       const listed = (await catalogue(ctx, {}, undefined, pages)).map((p) => p.code);
       const codes = [...new Set(listed)].slice(0, CATALOGUE_BOUND);

@@ -2,7 +2,7 @@
 import type { Check } from '../../src/check.ts';
 import type { CheckContext } from '../../src/check.ts';
 import { PATHS, QUERY, REST_STATUSES_WITH_DATA, STATUS } from '../../src/spec.ts';
-import { assetTypeOf, body, catalogue, clause, pairPerAssetType, restCheck, shown, specialPairs } from './support.ts';
+import { assetTypeOf, body, catalogue, clause, pairPerAssetType, restCheck, shown } from './support.ts';
 
 /** Pairs of its whitelist a key is asked for at most. */
 const MAX_WHITELISTED = 10;
@@ -66,7 +66,9 @@ export const entitlementChecks: readonly Check[] = [
       ) {
         ctx.violation({
           received: `${what}: ${shown(ex)}`,
-          expected: `refused: an error status_number (50109 names this case) and data null, since the key reads only ${limited.assetTypes.join(', ')}`,
+          expected:
+            `refused: an error status_number (50109 names this case) and data null, ` +
+            `since the key reads only ${limited.assetTypes.join(', ')}`,
         });
       } else
         ctx.observe('status', { status_number: status, http: ex.status }, 'status used to refuse another asset type');
@@ -116,7 +118,9 @@ export const entitlementChecks: readonly Check[] = [
       'Authentication',
       '4, 5. a key limited to a whitelist of pairs reads those and no other (50010: access denied)',
     ),
-    title: `GET /v1/price with keys.whitelisted of its pairs (up to ${MAX_WHITELISTED}) and of a pair outside its whitelist`,
+    title:
+      `GET /v1/price with keys.whitelisted of its pairs (up to ${MAX_WHITELISTED}) ` +
+      `and of a pair outside its whitelist`,
     expectation: 'its pairs served (no denial); the pair outside answered with status_number "50010"',
     async run(ctx) {
       const w = ctx.profile.keys.whitelisted!;

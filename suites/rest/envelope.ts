@@ -88,7 +88,9 @@ export const envelopeChecks: readonly Check[] = [
     id: 'rest.envelope.error-shape',
     clause: clause('REST envelope', 'status_number a string; data null on errors; message present on errors'),
     title:
-      "every request the suite answers with an error: no key, an invalid key, unknown pair, no code, unknown endpoint, each invalid page/per_page of /v1/pairs, and with the profile's keys a suspended key, another asset type, a pair outside a whitelist",
+      'every request the suite answers with an error: no key, an invalid key, unknown pair, no ' +
+      "code, unknown endpoint, each invalid page/per_page of /v1/pairs, and with the profile's " +
+      'keys a suspended key, another asset type, a pair outside a whitelist',
     expectation: 'each error envelope has status_number a string, data null and a message string',
     async run(ctx) {
       let errors = 0;

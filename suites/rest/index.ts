@@ -1,4 +1,4 @@
-/** The REST suite (issue 4): every REST check, in a fixed order. */
+/** The REST suite: every REST check, in a fixed order. */
 import type { Check } from '../../src/check.ts';
 import { authChecks } from './auth.ts';
 import { catalogueChecks } from './catalogue.ts';

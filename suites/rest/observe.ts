@@ -140,7 +140,8 @@ export const observeChecks: readonly Check[] = [
     id: 'rest.observe.http-status',
     clause: clause('REST `status_number` values', 'HTTP status for each status_number: not shown'),
     title:
-      'error requests (no key, invalid key, unknown pair, no code, unknown endpoint, page=0, profile pairs, keys and probes)',
+      'error requests (no key, invalid key, unknown pair, no code, unknown ' +
+      'endpoint, page=0, profile pairs, keys and probes)',
     expectation: 'recorded: the HTTP status that came with each status_number',
     async run(ctx) {
       const seen: Record<string, number[]> = {};

@@ -39,7 +39,8 @@ export const pairsChecks: readonly Check[] = [
     clause: clause('GET /v1/pairs', 'envelope with status_number 200 and data an array of pair records'),
     title: `${PAIRS} (page 1 and page 2)`,
     expectation:
-      'each body matches pairs-response: code, name, base, quote strings per record (page 2 may instead answer 50004, as a page past the end may)',
+      'each body matches pairs-response: code, name, base, quote strings per record ' +
+      '(page 2 may instead answer 50004, as a page past the end may)',
     async run(ctx) {
       const first = await ctx.rest.get({ path: PATHS.pairs, query: { [PAGE]: '1' } });
       ctx.expectSchema('pairs-response', first.json, `${PAIRS}?page=1`);
@@ -78,7 +79,9 @@ export const pairsChecks: readonly Check[] = [
     id: 'rest.pairs.page-default-size',
     tags: ['pagination'],
     clause: clause('GET /v1/pairs', `per_page default ${LIMITS.defaultPerPage}, also when page is given`),
-    title: `${PAIRS}?page=1 and ?page=2 without per_page, each beside the same page with per_page=${LIMITS.defaultPerPage}`,
+    title:
+      `${PAIRS}?page=1 and ?page=2 without per_page, each beside the same page ` +
+      `with per_page=${LIMITS.defaultPerPage}`,
     expectation: `each page holds the same pairs as with per_page=${LIMITS.defaultPerPage}`,
     async run(ctx) {
       const size = String(LIMITS.defaultPerPage);
@@ -92,7 +95,9 @@ export const pairsChecks: readonly Check[] = [
         const explicit = codes((await pairsPage(ctx, { [PAGE]: page, [PER_PAGE]: size })).data);
         if (sort(bare) !== sort(explicit))
           ctx.violation({
-            received: `page=${page}: ${bare.length} pairs [${bare.join(', ')}]; page=${page}&per_page=${size}: ${explicit.length} pairs [${explicit.join(', ')}]`,
+            received:
+              `page=${page}: ${bare.length} pairs [${bare.join(', ')}]; ` +
+              `page=${page}&per_page=${size}: ${explicit.length} pairs [${explicit.join(', ')}]`,
             expected: `the same pairs: without per_page, page ${page} has the default size ${size}`,
           });
       }
@@ -176,7 +181,9 @@ export const pairsChecks: readonly Check[] = [
           });
         if (others.length)
           ctx.violation({
-            received: `${PAIRS}?type=${t}: ${others.slice(0, 5).join(', ')}${others.length > 5 ? ` and ${others.length - 5} more` : ''}`,
+            received:
+              `${PAIRS}?type=${t}: ${others.slice(0, 5).join(', ')}` +
+              `${others.length > 5 ? ` and ${others.length - 5} more` : ''}`,
             expected: `only ${t} pairs`,
           });
       }
@@ -197,7 +204,9 @@ export const pairsChecks: readonly Check[] = [
         const stray = list.filter((c) => !c.toLowerCase().includes(q.toLowerCase()));
         if (stray.length)
           ctx.violation({
-            received: `${PAIRS}?code=${q}: ${stray.slice(0, 5).join(', ')}${stray.length > 5 ? ` and ${stray.length - 5} more` : ''}`,
+            received:
+              `${PAIRS}?code=${q}: ${stray.slice(0, 5).join(', ')}` +
+              `${stray.length > 5 ? ` and ${stray.length - 5} more` : ''}`,
             expected: `only pairs whose code contains "${q}"`,
           });
         if (!list.includes(known.code))

@@ -1,4 +1,7 @@
-/** GET /v1/price: schema, mid-price, market rules, stale and error answers (spec: GET /v1/price; Price record; Market object). */
+/**
+ * GET /v1/price: schema, mid-price, market rules, stale and error answers (spec: GET /v1/price;
+ * Price record; Market object).
+ */
 import type { Check, CheckContext } from '../../src/check.ts';
 import type { RestExchange } from '../../src/transports/rest.ts';
 import {
@@ -119,7 +122,8 @@ export const priceChecks: readonly Check[] = [
     ),
     title: `${PRICE}?code=<one pair per asset type>`,
     expectation:
-      "bid <= price <= ask and price equal to (bid+ask)/2 rounded to the pair's precision (any rounding mode; padding zeros are not precision)",
+      "bid <= price <= ask and price equal to (bid+ask)/2 rounded to the pair's " +
+      'precision (any rounding mode; padding zeros are not precision)',
     async run(ctx) {
       for (const p of await sample(ctx)) {
         const { ask, bid, price } = p.data;
@@ -150,7 +154,9 @@ export const priceChecks: readonly Check[] = [
           continue;
         }
         const reasons: readonly MarketReason[] = p.status === STATUS.OK ? ['continuous'] : CRYPTO_REASONS;
-        const state = `${p.code} (status ${p.status}): open ${String(m.open)}, reason ${String(m.reason)}, session ${String(m.session)}`;
+        const state =
+          `${p.code} (status ${p.status}): open ${String(m.open)}, ` +
+          `reason ${String(m.reason)}, session ${String(m.session)}`;
         if (m.open !== true || m.session !== 'REG' || !reasons.includes(m.reason as MarketReason))
           ctx.violation({ received: state, expected: `open true, reason ${reasons.join(' or ')}, session REG` });
         if ('timezone' in m)

@@ -15,7 +15,9 @@ export const probeChecks: readonly Check[] = REST_STATUSES.filter((s) => s !== S
     needs: ['probes'],
     clause: clause('REST `status_number` values', `${status}: ${REST_STATUS[status]}`),
     title: `every profile probe of status ${status}`,
-    expectation: `status_number "${status}"${(REST_STATUSES_WITH_DATA as readonly string[]).includes(status) ? ' with data' : ', data null and a message'}`,
+    expectation:
+      `status_number "${status}"` +
+      `${(REST_STATUSES_WITH_DATA as readonly string[]).includes(status) ? ' with data' : ', data null and a message'}`,
     async run(ctx) {
       const probes = (ctx.profile.probes ?? []).filter((p) => p.status === status);
       if (probes.length === 0) ctx.skip(`profile has no probe of status ${status}`);

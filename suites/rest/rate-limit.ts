@@ -14,7 +14,9 @@ export const rateLimitChecks: readonly Check[] = [
     tags: ['disruptive', 'limits'],
     timeoutMs: 40_000,
     clause: clause('Limits', 'a REST rate limit exists and answers status 50006'),
-    title: `up to ${BURST.maxRequests} GET /v1/pairs with one key (keys.burst if the profile has it, else primary), ${BURST.parallel} at a time`,
+    title:
+      `up to ${BURST.maxRequests} GET /v1/pairs with one key (keys.burst if the ` +
+      `profile has it, else primary), ${BURST.parallel} at a time`,
     expectation: 'a 50006 answer is an error envelope (data null, message); requests succeed again after a pause',
     async run(ctx) {
       // keys.burst: a key with a small limit, so the burst stays small on a real target. Unpaced:

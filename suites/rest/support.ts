@@ -92,7 +92,8 @@ export async function pageOrEnd(
     const ex = await ctx.rest.get({ path: PATHS.pairs, query, key });
     if (statusOf(ex) === STATUS.INVALID_REQUEST) {
       ctx.note(
-        `GET ${PATHS.pairs}${queryText(query)}: 50004, read as the end of the list (what a page past the end answers is not shown)`,
+        `GET ${PATHS.pairs}${queryText(query)}: 50004, read as the end of the list ` +
+          `(what a page past the end answers is not shown)`,
       );
       return { ex, data: null };
     }
@@ -170,20 +171,11 @@ export async function pairPerAssetType(ctx: CheckContext): Promise<PairRecord[]>
   return found;
 }
 
-/** Codes of the profile's named pairs (stale, inactive, …), which answer other statuses by design; `sample` is not one. */
+/**
+ * Codes of the profile's named pairs (stale, inactive, …), which answer other statuses by design;
+ * `sample` is not one.
+ */
 export const specialPairs = (ctx: CheckContext): string[] =>
   Object.entries(ctx.profile.pairs ?? {}).flatMap(([name, v]) =>
     name !== 'sample' && typeof v === 'string' ? [v] : [],
   );
-
-/** GET /v1/price of a code; the price record when the answer is 200 with data, else undefined (with a violation recorded). */
-export async function priceOf(
-  ctx: CheckContext,
-  code: string,
-  key?: string,
-): Promise<{ ex: RestExchange; data?: Json }> {
-  const ex = await ctx.rest.get({ path: PATHS.price, query: { [QUERY.price.code]: code }, key });
-  const b = body(ex);
-  if (b?.status_number === STATUS.OK && b.data && typeof b.data === 'object') return { ex, data: b.data as Json };
-  return { ex };
-}

@@ -33,8 +33,12 @@ export const consistencyChecks: readonly Check[] = [
       section: 'Resources and their fields',
       rule: 'the push frame and the price record carry the same code, ask, bid and price (decimal strings)',
     },
-    title: `subscribes to up to ${CANDIDATES} live pairs, takes the latest push of the most finely priced one and then reads GET /v1/price for it`,
-    expectation: `same code; bid <= price <= ask in both; prices within ${PRICE_BAND * 100} % of each other, compared as decimals (each channel may print its own number of places)`,
+    title:
+      `subscribes to up to ${CANDIDATES} live pairs, takes the latest push of the most ` +
+      `finely priced one and then reads GET /v1/price for it`,
+    expectation:
+      `same code; bid <= price <= ask in both; prices within ${PRICE_BAND * 100} % of each ` +
+      `other, compared as decimals (each channel may print its own number of places)`,
     severity: 'must',
     tags: ['ws', 'rest', 'consistency', 'price'],
     needs: ['ws'],
@@ -51,7 +55,9 @@ export const consistencyChecks: readonly Check[] = [
       if (fine.units === 0) noPushes(ctx, `subscribed to ${candidates.join(', ')}`);
       if (fine.units < MIN_UNITS)
         ctx.skip(
-          `no live pair is priced in ${MIN_UNITS} or more units of its last decimal place (best: ${fine.p}, ${fine.units}), so a move between the push and the REST read could leave the ${PRICE_BAND * 100} % band`,
+          `no live pair is priced in ${MIN_UNITS} or more units of its last decimal ` +
+            `place (best: ${fine.p}, ${fine.units}), so a move between the push and the ` +
+            `REST read could leave the ${PRICE_BAND * 100} % band`,
         );
       const pair = fine.p;
       const push = session.pushes({ pair }).at(-1)!.value;
@@ -82,7 +88,9 @@ export const consistencyChecks: readonly Check[] = [
         const gap = relativeGap(push[field], record[field]);
         if (gap !== undefined && gap > PRICE_BAND)
           ctx.violation({
-            received: `${field}: push ${String(push[field])}, REST ${String(record[field])} (${(gap * 100).toFixed(2)} % apart)`,
+            received:
+              `${field}: push ${String(push[field])}, REST ${String(record[field])} ` +
+              `(${(gap * 100).toFixed(2)} % apart)`,
             expected: `within ${PRICE_BAND * 100} %`,
           });
       }
@@ -102,7 +110,9 @@ export const consistencyChecks: readonly Check[] = [
       section: 'Events',
       rule: 'push data frames come when price data is available; whether closed markets push: not shown',
     },
-    title: `subscribes to up to ${LIVE_SAMPLE} pairs of each asset type and compares their pushes with REST market.open`,
+    title:
+      `subscribes to up to ${LIVE_SAMPLE} pairs of each asset type and compares ` +
+      `their pushes with REST market.open`,
     expectation: 'recorded: per pair, market.open and reason from REST, and whether pushes arrived',
     severity: 'observe',
     tags: ['ws', 'rest', 'consistency', 'push'],

@@ -98,7 +98,8 @@ async function provoke(ctx: CheckContext, session: StreamSession, list: readonly
       ctx.note(`the connection closed before ${p.what} could be sent`);
       break;
     }
-    // Two requests in a row without an answer: the target answers nothing this check can read, so waiting out the rest is no use.
+    // Two requests in a row without an answer: the target answers nothing this check can read, so
+    // waiting out the rest is no use.
     if (silent >= MAX_SILENT) {
       ctx.note(`${p.what} not sent: the last ${MAX_SILENT} requests went unanswered`);
       continue;
@@ -152,12 +153,16 @@ export const errorNoticeChecks: readonly Check[] = [
     id: 'ws.notice.error-shape',
     clause: {
       section: 'Method subscribe',
-      rule: 'Error reply: method error, message, code as in Errors (a string), id echoed, data null; post-connect frames never carry status_number',
+      rule:
+        'Error reply: method error, message, code as in Errors (a string), id echoed, ' +
+        'data null; post-connect frames never carry status_number',
     },
     title:
-      'provokes every error notice it can, one request at a time: each kind of 50004, 50104, and with keys.whitelisted 50010 and keys.cryptoOnly 50109, one connection at a time',
+      'provokes every error notice it can, one request at a time: each kind of 50004, 50104, and ' +
+      'with keys.whitelisted 50010 and keys.cryptoOnly 50109, one connection at a time',
     expectation:
-      'every error notice has method "error", code a string, id echoed when one was sent, data null, a non-empty message, and no status_number',
+      'every error notice has method "error", code a string, id echoed when one was ' +
+      'sent, data null, a non-empty message, and no status_number',
     severity: 'must',
     tags: ['ws', 'session'],
     needs: ['ws'],

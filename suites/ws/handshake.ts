@@ -66,7 +66,9 @@ async function refusedOrNotice(ctx: CheckContext, key: string | null, want: stri
   if (notice.code !== want) {
     ctx.fail({
       received: `${what} accepted; answered ${JSON.stringify(notice)}`,
-      expected: `either a handshake refusal with status_number "${want}", or a notice with code "${want}" (spec: Authentication 3, 4)`,
+      expected:
+        `either a handshake refusal with status_number "${want}", or a notice ` +
+        `with code "${want}" (spec: Authentication 3, 4)`,
     });
   }
 }
@@ -77,7 +79,8 @@ export const handshakeChecks: readonly Check[] = [
     clause: clause('a connection without a key: 50005 in the handshake body, or a 50005 notice after connecting'),
     title: 'opens a WebSocket connection with no X-API-Key header',
     expectation:
-      'refused with a JSON body {status_number "50005", message} without code, or accepted and the first request answered with a notice code "50005"',
+      'refused with a JSON body {status_number "50005", message} without code, or accepted ' +
+      'and the first request answered with a notice code "50005"',
     severity: 'must',
     tags: ['ws', 'handshake', 'auth'],
     needs: ['ws'],
@@ -88,7 +91,8 @@ export const handshakeChecks: readonly Check[] = [
     clause: clause('an invalid key: 50005 in the handshake body, or a 50005 notice after connecting'),
     title: 'opens a WebSocket connection with a key the target never issued',
     expectation:
-      'refused with a JSON body {status_number "50005", message} without code, or accepted and the first request answered with a notice code "50005"',
+      'refused with a JSON body {status_number "50005", message} without code, or accepted ' +
+      'and the first request answered with a notice code "50005"',
     severity: 'must',
     tags: ['ws', 'handshake', 'auth'],
     needs: ['ws'],
@@ -99,7 +103,8 @@ export const handshakeChecks: readonly Check[] = [
     clause: clause('a key without V1 source-stream access: 50010'),
     title: 'opens a WebSocket connection with keys.noStream',
     expectation:
-      'refused with a JSON body {status_number "50010", message}, or accepted and the first request answered with a notice code "50010"',
+      'refused with a JSON body {status_number "50010", message}, or accepted and ' +
+      'the first request answered with a notice code "50010"',
     severity: 'must',
     tags: ['ws', 'handshake', 'auth', 'entitlements'],
     needs: ['ws', 'keys.noStream'],
@@ -108,9 +113,13 @@ export const handshakeChecks: readonly Check[] = [
   {
     id: 'ws.handshake.header-case',
     clause: clause(
-      '1. every WebSocket connection is authenticated with the key in X-API-Key (also written X-API-KEY); header names are case-insensitive',
+      '1. every WebSocket connection is authenticated with the key in X-API-Key (also ' +
+        'written X-API-KEY); header names are case-insensitive',
     ),
-    title: `opens a connection with the primary key in each spelling of the header (${HEADER_CASES.map((c) => c.header).join(', ')}), one at a time, closing each before the next, and subscribes on each`,
+    title:
+      `opens a connection with the primary key in each spelling of the header ` +
+      `(${HEADER_CASES.map((c) => c.header).join(', ')}), one at a time, closing ` +
+      `each before the next, and subscribes on each`,
     expectation:
       'each handshake is accepted and its subscribe succeeds (code "200"): no 50005, in the handshake or after it',
     severity: 'must',

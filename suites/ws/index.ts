@@ -1,5 +1,5 @@
 /**
- * The WebSocket suite (issue 5): every check of the stream, in a fixed order. The slow keep-alive
+ * The WebSocket suite: every check of the stream, in a fixed order. The slow keep-alive
  * checks come first so that a runner taking checks in order starts them before the rest.
  */
 import type { Check } from '../../src/check.ts';

@@ -30,7 +30,8 @@ export const keepaliveChecks: readonly Check[] = [
     clause,
     title: 'opens a connection and sends nothing',
     expectation:
-      'the server closes it no earlier than pingTimeoutMs and no later than pingTimeoutMs + grace after the connection opened',
+      'the server closes it no earlier than pingTimeoutMs and no later than ' +
+      'pingTimeoutMs + grace after the connection opened',
     severity: 'must',
     tags: ['ws', 'keepalive', 'slow'],
     needs: ['ws'],
@@ -51,7 +52,9 @@ export const keepaliveChecks: readonly Check[] = [
       // Our side dropping a misbehaving peer is not the server's keep-alive close.
       if (closed.by === 'client')
         return ctx.fail({
-          received: `the connection ended ${Math.round(closed.atMs - opened)} ms after opening, not by the server: ${closed.reason}`,
+          received:
+            `the connection ended ${Math.round(closed.atMs - opened)} ms after ` +
+            `opening, not by the server: ${closed.reason}`,
           expected: `the server closes a silent connection after ${windowMs} ms`,
         });
       const early = closed.atMs - started;
@@ -77,9 +80,12 @@ export const keepaliveChecks: readonly Check[] = [
   {
     id: 'ws.keepalive.ping-keeps-alive',
     clause,
-    title: `opens a connection and pings every pingTimeoutMs/3 for timing.keepAliveHoldWindows windows (default ${KEEPALIVE_DEFAULTS.holdWindows}, longer when the window and its grace outlast that)`,
+    title:
+      `opens a connection and pings every pingTimeoutMs/3 for timing.keepAliveHoldWindows windows ` +
+      `(default ${KEEPALIVE_DEFAULTS.holdWindows}, longer when the window and its grace outlast that)`,
     expectation:
-      "the connection stays open for keepAliveHoldWindows × pingTimeoutMs (the pongs are counted as an observation; their form is ws.ping.pong's rule)",
+      'the connection stays open for keepAliveHoldWindows × pingTimeoutMs (the pongs are ' +
+      "counted as an observation; their form is ws.ping.pong's rule)",
     severity: 'must',
     tags: ['ws', 'keepalive', 'slow'],
     needs: ['ws'],
@@ -100,7 +106,9 @@ export const keepaliveChecks: readonly Check[] = [
       if (!session.isOpen) {
         const c = await session.closed;
         ctx.fail({
-          received: `closed ${Math.round(c.atMs - session.openedAtMs)} ms after opening (code ${c.code}, by ${c.by}) despite ${pings} ping(s) every ${Math.round(every)} ms`,
+          received:
+            `closed ${Math.round(c.atMs - session.openedAtMs)} ms after opening (code ${c.code}, ` +
+            `by ${c.by}) despite ${pings} ping(s) every ${Math.round(every)} ms`,
           expected: `open for at least ${Number(holdWindows.toFixed(2))} × ${windowMs} ms while pinging`,
         });
       }
@@ -146,7 +154,8 @@ export const keepaliveChecks: readonly Check[] = [
         ctx.observe(
           'other-traffic-keeps-alive',
           false,
-          `closed ${Math.round(c.atMs - session.openedAtMs)} ms after opening (code ${c.code}) despite ${sent} subscribe request(s)`,
+          `closed ${Math.round(c.atMs - session.openedAtMs)} ms after opening ` +
+            `(code ${c.code}) despite ${sent} subscribe request(s)`,
         );
       }
     },

@@ -22,7 +22,10 @@ const clause = (rule: string) => ({ section: 'Limits', rule });
 const STEADY_ATTEMPTS = 5;
 /** A close by another check may reach the target this long before our side hears of it (longer on a loaded machine). */
 const SETTLE_MS = 250;
-/** Before measuring again, the key's count must have held still this long (other checks' closes drain; the freeze stops new opens). */
+/**
+ * Before measuring again, the key's count must have held still this long (other checks' closes
+ * drain; the freeze stops new opens).
+ */
 const QUIET_MS = 300;
 /** Longest wait for that quiet. */
 const QUIET_MAX_MS = 5000;
@@ -61,14 +64,19 @@ function judgedAllowance(ctx: CheckContext, key: string, name: string): Judged {
   );
   if (a.source === 'found') return { connections: a.connections!, found: true };
   return ctx.skip(
-    `keys.${name} states no connections and the run did not find its allowance (${a.note ?? a.source}), so there is no connection beyond it to try`,
+    `keys.${name} states no connections and the run did not find its allowance ` +
+      `(${a.note ?? a.source}), so there is no connection beyond it to try`,
   );
 }
 
-/** A found allowance that the target now contradicts is the search's uncertainty, not a broken rule: skip with what happened. */
+/**
+ * A found allowance that the target now contradicts is the search's uncertainty, not a broken rule:
+ * skip with what happened.
+ */
 function contradicted(ctx: CheckContext, name: string, judged: Judged, what: string): never {
   return ctx.skip(
-    `${what}, unlike at the start of the run, when keys.${name}'s allowance was found to be ${judged.connections} (a slot of an earlier connection may still have been counted then)`,
+    `${what}, unlike at the start of the run, when keys.${name}'s allowance was found to ` +
+      `be ${judged.connections} (a slot of an earlier connection may still have been counted then)`,
   );
 }
 
@@ -107,7 +115,8 @@ async function atAllowance<T>(
         } else refused = r;
       }
       if (refused && !refused.ok && lease.closedSince() === closed0) {
-        const received = `connection ${others + sessions.length + 1} of ${allowance} refused: ${describeRefusal(refused)}`;
+        const received =
+          `connection ${others + sessions.length + 1} of ${allowance} ` + `refused: ${describeRefusal(refused)}`;
         if (judged.found) contradicted(ctx, name, judged, received);
         ctx.fail({ received, expected: `every connection up to the allowance of ${allowance} is accepted` });
       }
@@ -115,12 +124,14 @@ async function atAllowance<T>(
         const held = [...sessions];
         const result = await probe(sessions);
         await pause(SETTLE_MS, ctx);
-        // Ours count too: one the target closed under the probe (a short keep-alive window on a slow machine) moved the count as well.
+        // Ours count too: one the target closed under the probe (a short keep-alive window on a
+        // slow machine) moved the count as well.
         const ownLost = held.filter((s) => !s.isOpen && sessions.includes(s)).length;
         if (lease.closedSince() === closed0 && ownLost === 0) return result;
         if (ownLost > 0)
           ctx.note(
-            `the target closed ${ownLost} of our connection(s) of this key during the measurement; measuring again (${attempt})`,
+            `the target closed ${ownLost} of our connection(s) of this key during ` +
+              `the measurement; measuring again (${attempt})`,
           );
         else
           ctx.note(
@@ -135,7 +146,8 @@ async function atAllowance<T>(
     }
   }
   return ctx.skip(
-    `connections of the key kept closing during the measurement (other checks', or ours closed by the target), so its count never held still for ${STEADY_ATTEMPTS} attempts`,
+    `connections of the key kept closing during the measurement (other checks', or ours closed ` +
+      `by the target), so its count never held still for ${STEADY_ATTEMPTS} attempts`,
   );
 }
 
@@ -184,8 +196,12 @@ const allowanceChecks: Check[] = ALLOWANCE_CASES.map(
   (c): Check => ({
     id: `ws.limits.connections.${c.id}`,
     clause: clause("a connection beyond the key's allowance is refused: 50009 in the handshake"),
-    title: `opens keys.${c.key}.connections connections with keys.${c.key} (or as many as the run found it allows), then one more`,
-    expectation: `every connection up to the allowance is accepted; the next is refused in the handshake with status_number "${STATUS.CONNECTION_LIMIT}"`,
+    title:
+      `opens keys.${c.key}.connections connections with keys.${c.key} (or as ` +
+      `many as the run found it allows), then one more`,
+    expectation:
+      `every connection up to the allowance is accepted; the next is refused in the ` +
+      `handshake with status_number "${STATUS.CONNECTION_LIMIT}"`,
     severity: 'must',
     tags: ['ws', 'limits', 'handshake'],
     needs: c.needs,
@@ -211,7 +227,10 @@ export const limitChecks: readonly Check[] = [
       'counted per key, not per IP address: beyond the allowance a connection is refused from any address',
     ),
     title: `fills keys.limited's allowance from the default address, then opens one more from ${SECOND_SOURCE_ADDRESS}`,
-    expectation: `the extra connection from the other address is refused with status_number "${STATUS.CONNECTION_LIMIT}"`,
+    expectation:
+      'the extra connection from the other address is refused ' +
+      'with status_number ' +
+      `"${STATUS.CONNECTION_LIMIT}"`,
     severity: 'must',
     tags: ['ws', 'limits', 'handshake'],
     needs: ['ws', 'keys.limited'],
@@ -252,7 +271,9 @@ export const limitChecks: readonly Check[] = [
     id: 'ws.limits.connections.slot-freed',
     clause: clause('the allowance counts open connections: closing one frees its slot'),
     title: "fills keys.limited's allowance, closes one connection, opens another",
-    expectation: `the new connection is accepted (within ${RELEASE_WAIT_MS} ms of the close: the spec shows no time, and a service may take a few seconds to free the slot)`,
+    expectation:
+      `the new connection is accepted (within ${RELEASE_WAIT_MS} ms of the close: the spec ` +
+      `shows no time, and a service may take a few seconds to free the slot)`,
     severity: 'must',
     tags: ['ws', 'limits'],
     needs: ['ws', 'keys.limited'],
@@ -276,7 +297,9 @@ export const limitChecks: readonly Check[] = [
           return;
         }
         ctx.fail({
-          received: `${Math.round(ctx.stream.now() - closed.atMs)} ms after closing one connection: ${describeRefusal(next)}`,
+          received:
+            `${Math.round(ctx.stream.now() - closed.atMs)} ms after closing one ` +
+            `connection: ${describeRefusal(next)}`,
           expected: `a connection is accepted once one of the ${judged.connections} is closed`,
         });
       });

@@ -35,7 +35,7 @@ async function watchPushes(ctx: CheckContext, pairs: string[]): Promise<Push[]> 
 
 /** Records one violation per problem, up to MAX_LISTED, then a count of the rest. */
 function listViolations(ctx: CheckContext, problems: string[], expected: string): void {
-  problems.slice(0, MAX_LISTED).forEach((received) => ctx.violation({ received, expected }));
+  for (const received of problems.slice(0, MAX_LISTED)) ctx.violation({ received, expected });
   if (problems.length > MAX_LISTED)
     ctx.violation({
       received: `${problems.length - MAX_LISTED} more frame(s) with the same kind of problem`,
@@ -48,7 +48,9 @@ export const pushChecks: readonly Check[] = [
     id: 'ws.push.schema',
     clause: {
       section: 'Resources and their fields',
-      rule: 'WebSocket push data frame: code, ask, bid, price required, prices decimal strings; last_updated, sent_at integers',
+      rule:
+        'WebSocket push data frame: code, ask, bid, price required, prices decimal ' +
+        'strings; last_updated, sent_at integers',
     },
     title: `subscribes to ${WATCH_PAIRS} live pairs and validates every push frame`,
     expectation: 'every push matches push-frame (prices as decimal strings, timestamps integers, no status_number)',
@@ -72,7 +74,9 @@ export const pushChecks: readonly Check[] = [
       section: 'Resources and their fields',
       rule: 'WebSocket push data frame: ask, bid and price the mid-price, so bid <= price <= ask',
     },
-    title: `subscribes to ${WATCH_PAIRS} live pairs and compares bid, price and ask of every push with decimal arithmetic`,
+    title:
+      `subscribes to ${WATCH_PAIRS} live pairs and compares bid, price and ` +
+      `ask of every push with decimal arithmetic`,
     expectation: 'bid <= price <= ask, and price is the mid of ask and bid at its precision',
     severity: 'must',
     tags: ['ws', 'push', 'price'],
@@ -91,7 +95,8 @@ export const pushChecks: readonly Check[] = [
       );
       if (comparable.length === 0)
         ctx.skip(
-          'no push of the subscribed pairs carried decimal-string ask, bid and price to compare (ws.push.schema judges their form)',
+          'no push of the subscribed pairs carried decimal-string ask, bid and ' +
+            'price to compare (ws.push.schema judges their form)',
         );
       ctx.note(`${comparable.length} push(es) compared`);
       const problems = comparable.flatMap((p) =>

@@ -3,7 +3,7 @@
  * WebSocket connection; Errors, WebSocket notice `code` values; Authentication 4).
  */
 import type { Check, CheckContext } from '../../src/check.ts';
-import { KNOWN_ASSET_TYPES, LIMITS, METHOD, STATUS, TEXT, pairNotFoundMessage, parsePairCode } from '../../src/spec.ts';
+import { KNOWN_ASSET_TYPES, LIMITS, METHOD, STATUS, TEXT, pairNotFoundMessage } from '../../src/spec.ts';
 import { isNotice, isPush, jsonObject, type JsonObject, type StreamSession } from '../../src/transports/stream.ts';
 import {
   MAX_WATCH_MS,
@@ -132,7 +132,9 @@ const ERROR_CASES: ErrorCase[] = [
     id: 'ws.subscribe.unknown-among-known',
     clause: {
       section: 'States and transitions',
-      rule: 'subscribe succeeds only when all pairs are valid; a pair unknown: error notice 50104 (`pair not found: <pair_code>`)',
+      rule:
+        'subscribe succeeds only when all pairs are valid; a pair unknown: error ' +
+        'notice 50104 (`pair not found: <pair_code>`)',
     },
     title: `subscribes to two known pairs and, listed last, the unknown pair ${UNKNOWN_PAIR}`,
     code: STATUS.PAIR_NOT_FOUND,
@@ -194,7 +196,9 @@ const errorChecks: Check[] = ERROR_CASES.map(
     id: c.id,
     clause: c.clause,
     title: c.title,
-    expectation: `an error notice: method "error", code "${c.code}"${c.message ? `, message ${messageRule(c.message({}))}` : ''}`,
+    expectation:
+      `an error notice: method "error", code ` +
+      `"${c.code}"${c.message ? `, message ${messageRule(c.message({}))}` : ''}`,
     severity: 'must',
     tags: c.tags ?? ['ws', 'session'],
     needs: c.needs,
@@ -251,7 +255,9 @@ export const subscribeChecks: readonly Check[] = [
     id: 'ws.subscribe.pushes-start',
     clause: subscribeClause('After success the server pushes data frames without further requests'),
     title: `subscribes to up to ${PUSH_START_PAIRS} pairs whose market is open and sends nothing more`,
-    expectation: `a push frame for one of them arrives (within ${WAIT.firstPushMs} ms: pushes may come only when a price changes)`,
+    expectation:
+      `a push frame for one of them arrives (within ${WAIT.firstPushMs} ms: ` +
+      `pushes may come only when a price changes)`,
     severity: 'must',
     tags: ['ws', 'session', 'push'],
     needs: ['ws'],
@@ -305,10 +311,14 @@ export const subscribeChecks: readonly Check[] = [
     id: 'ws.subscribe.pushes-every-pair',
     clause: {
       section: 'Events',
-      rule: 'a push data frame is sent when price data is available for a subscribed pair: every pair of the subscription, not only the first',
+      rule:
+        'a push data frame is sent when price data is available for a subscribed pair: ' +
+        'every pair of the subscription, not only the first',
     },
     title: `subscribes to ${EVERY_PAIR_COUNT} live pairs in one request and waits for pushes of each`,
-    expectation: `a push for every listed pair; a pair without one whose REST price moved meanwhile fails (given ${WAIT.pushMs} ms more), one whose price did not move cannot be judged`,
+    expectation:
+      `a push for every listed pair; a pair without one whose REST price moved meanwhile fails ` +
+      `(given ${WAIT.pushMs} ms more), one whose price did not move cannot be judged`,
     severity: 'must',
     tags: ['ws', 'session', 'push'],
     needs: ['ws'],
@@ -324,13 +334,17 @@ export const subscribeChecks: readonly Check[] = [
       ctx.note(`pushed: ${byPair(pairs.filter((p) => session.pushes({ pair: p }).length > 0))}`);
       for (const pair of missed) {
         ctx.violation({
-          received: `no push for ${pair} within ${Math.round(ctx.stream.now() - from)} ms of subscribing to ${byPair(pairs)}, while its REST price moved`,
+          received:
+            `no push for ${pair} within ${Math.round(ctx.stream.now() - from)} ms of ` +
+            `subscribing to ${byPair(pairs)}, while its REST price moved`,
           expected: `pushes for every subscribed pair, ${pair} included`,
         });
       }
       if (missed.length === 0 && quiet.length > 0)
         ctx.skip(
-          `no push for ${byPair(quiet)} and ${quiet.length === 1 ? 'its REST price' : 'their REST prices'} did not move within the wait, so whether ${quiet.length === 1 ? 'it is' : 'they are'} pushed cannot be judged`,
+          `no push for ${byPair(quiet)} ` +
+            `and ${quiet.length === 1 ? 'its REST price' : 'their REST prices'} did not move within the ` +
+            `wait, so whether ${quiet.length === 1 ? 'it is' : 'they are'} pushed cannot be judged`,
         );
     },
   },
@@ -341,7 +355,9 @@ export const subscribeChecks: readonly Check[] = [
       rule: 'a subscribe while subscribed: subscribed to exactly the newly listed pairs; the earlier set is replaced',
     },
     title: 'subscribes to pair A, waits for two of its pushes, then subscribes to pair B only',
-    expectation: `after the second notice (plus ${WAIT.inFlightMs} ms for frames in flight) no push for A over three of its push gaps; pushes for B`,
+    expectation:
+      `after the second notice (plus ${WAIT.inFlightMs} ms for frames in flight) no ` +
+      `push for A over three of its push gaps; pushes for B`,
     severity: 'must',
     tags: ['ws', 'session', 'push'],
     needs: ['ws'],
@@ -360,14 +376,18 @@ export const subscribeChecks: readonly Check[] = [
       const late = session.pushes({ pair: a, sinceMs: cutoff });
       if (late.length > 0)
         ctx.violation({
-          received: `${late.length} push(es) for ${a} more than ${WAIT.inFlightMs} ms after the notice replacing it with ${b}`,
+          received:
+            `${late.length} push(es) for ${a} more than ${WAIT.inFlightMs} ms ` +
+            `after the notice replacing it with ${b}`,
           expected: `the set is replaced: no pushes for ${a}`,
         });
       ctx.note(`watched ${watch} ms (three of ${a}'s largest push gaps, within ${WAIT.settleMs}..${MAX_WATCH_MS} ms)`);
-      // A pair may be quiet for a while when pushes come on change: B's silence is no violation, but A's then proves nothing.
+      // A pair may be quiet for a while when pushes come on change: B's silence is no violation,
+      // but A's then proves nothing.
       if (!(await bPushed) && late.length === 0)
         ctx.skip(
-          `no push for ${b} within ${Math.max(watch, WAIT.pushMs)} ms of subscribing to it, so A's silence cannot be told from a stream gone quiet (the push trigger is not shown)`,
+          `no push for ${b} within ${Math.max(watch, WAIT.pushMs)} ms of subscribing to it, so A's ` +
+            `silence cannot be told from a stream gone quiet (the push trigger is not shown)`,
         );
     },
   },
@@ -375,7 +395,9 @@ export const subscribeChecks: readonly Check[] = [
     id: 'ws.subscribe.max-pairs',
     clause: {
       section: 'Limits',
-      rule: `Pairs per connection: ${LIMITS.maxPairsPerSubscribe} maximum (so ${LIMITS.maxPairsPerSubscribe} are accepted)`,
+      rule:
+        `Pairs per connection: ${LIMITS.maxPairsPerSubscribe} maximum ` +
+        `(so ${LIMITS.maxPairsPerSubscribe} are accepted)`,
     },
     title: `subscribes to ${LIMITS.maxPairsPerSubscribe} distinct pairs`,
     expectation: 'the success notice, code "200"',
@@ -399,11 +421,14 @@ export const subscribeChecks: readonly Check[] = [
     id: 'ws.subscribe.asset-types',
     clause: {
       section: 'Authentication',
-      rule: '4, 5. a key limited to asset types: a pair of another type yields 50109; the data it reads depends on the key',
+      rule:
+        '4, 5. a key limited to asset types: a pair of another type yields ' +
+        '50109; the data it reads depends on the key',
     },
     title: 'with keys.cryptoOnly, subscribes to one pair of every asset type in the catalogue, one request each',
     expectation:
-      'every other asset type answered with an error notice, code "50109"; a pair of the key\'s own types answered with success (code "200")',
+      'every other asset type answered with an error notice, code "50109"; a pair of ' +
+      'the key\'s own types answered with success (code "200")',
     severity: 'must',
     tags: ['ws', 'session', 'entitlements'],
     needs: ['ws', 'keys.cryptoOnly'],
@@ -422,7 +447,9 @@ export const subscribeChecks: readonly Check[] = [
         if (String(notice.code) !== STATUS.ASSET_TYPE_DENIED)
           ctx.violation({
             received: `subscribe to ${code} with keys.cryptoOnly answered ${JSON.stringify(notice)}`,
-            expected: `an error notice, code "${STATUS.ASSET_TYPE_DENIED}": the key reads only ${limited.assetTypes.join(', ')}`,
+            expected:
+              `an error notice, code "${STATUS.ASSET_TYPE_DENIED}": the key reads ` +
+              `only ${limited.assetTypes.join(', ')}`,
           });
       }
       // Last, so that whether a failed subscribe keeps the previous set (not stated) does not matter.
@@ -461,7 +488,8 @@ export const subscribeChecks: readonly Check[] = [
         const notice = await ask(ctx, session, message, `a notice echoing id ${String(message.id)}`);
         if (notice.id !== message.id)
           ctx.violation({
-            received: `${what}: id ${'id' in notice ? JSON.stringify(notice.id) : 'absent'} in ${JSON.stringify(notice)}`,
+            received:
+              `${what}: id ${'id' in notice ? JSON.stringify(notice.id) : 'absent'} ` + `in ${JSON.stringify(notice)}`,
             expected: `id ${JSON.stringify(message.id)} echoed`,
           });
       }
@@ -539,7 +567,9 @@ export const subscribeChecks: readonly Check[] = [
       });
       if (carrying.length > 0)
         ctx.fail({
-          received: `${carrying.length} frame(s) with status_number, first: ${carrying[0]!.kind === 'json' ? carrying[0]!.text : ''}`,
+          received:
+            `${carrying.length} frame(s) with status_number, ` +
+            `first: ${carrying[0]!.kind === 'json' ? carrying[0]!.text : ''}`,
           expected: 'post-connect frames never carry status_number (notices use code)',
         });
     },

@@ -8,7 +8,7 @@ import { Decimal } from 'decimal.js';
 import type { CheckContext } from '../../src/check.ts';
 import { keepAliveTiming } from '../../src/profile.ts';
 import { NOTHING_TO_JUDGE } from '../../src/coverage.ts';
-import { LIMITS, METHOD, PATHS, QUERY, STATUS, parsePairCode } from '../../src/spec.ts';
+import { METHOD, PATHS, QUERY, STATUS, parsePairCode } from '../../src/spec.ts';
 import {
   StreamError,
   isNotice,
@@ -37,7 +37,10 @@ export const WAIT = {
   watchMs: 1500,
   /** How long after that allowance a check keeps watching for pushes that should have stopped. */
   settleMs: 750,
-  /** For two pushes of a pair, whose gap says its cadence: seconds apart, and only on change, may take several seconds. */
+  /**
+   * For two pushes of a pair, whose gap says its cadence: seconds apart, and only on change, may
+   * take several seconds.
+   */
   cadenceMs: 10_000,
   /** For the first push of any of several open pairs after a subscribe (the push trigger is not shown). */
   firstPushMs: 15_000,
@@ -88,7 +91,10 @@ export async function openSession(
   return session;
 }
 
-/** Pings `session` every window/3 until it closes, so that the target's keep-alive window never closes it under a check. */
+/**
+ * Pings `session` every window/3 until it closes, so that the target's keep-alive window never
+ * closes it under a check.
+ */
 export function keepOpen(ctx: CheckContext, session: StreamSession): void {
   const every = Math.max(50, Math.floor(timing(ctx.profile).windowMs / 3));
   const timer = setInterval(() => {
@@ -192,7 +198,9 @@ export function expectNotice(ctx: CheckContext, notice: JsonObject, want: Notice
   const bad = (field: string, expected: string): void => {
     ok = false;
     ctx.violation({
-      received: `${what}: ${field} ${field in notice ? JSON.stringify(notice[field]) : 'absent'} in ${JSON.stringify(notice)}`,
+      received:
+        `${what}: ${field} ${field in notice ? JSON.stringify(notice[field]) : 'absent'} ` +
+        `in ${JSON.stringify(notice)}`,
       expected: `${field} ${expected}`,
     });
   };
@@ -490,7 +498,8 @@ export async function needPairs(
   const pairs = await streamPairs(ctx, count, options);
   if (pairs.length < count)
     ctx.skip(
-      `needs ${count} distinct pair(s)${options.assetType ? ` of ${options.assetType}` : ''} the primary key lists in ${PATHS.pairs}; found ${pairs.length}`,
+      `needs ${count} distinct pair(s)${options.assetType ? ` of ${options.assetType}` : ''} ` +
+        `the primary key lists in ${PATHS.pairs}; found ${pairs.length}`,
     );
   return pairs;
 }
@@ -533,7 +542,8 @@ export async function needLivePairs(ctx: CheckContext, count: number, atLeast = 
   const pairs = await livePairs(ctx, count);
   if (pairs.length < atLeast)
     ctx.skip(
-      `needs ${count} pair(s) with an open market (REST ${PATHS.price}: status_number "200", market.open true); found ${pairs.length}`,
+      `needs ${count} pair(s) with an open market (REST ${PATHS.price}: status_number ` +
+        `"200", market.open true); found ${pairs.length}`,
       pairs.length === 0 ? NOTHING_TO_JUDGE.livePair : undefined,
     );
   return pairs;

@@ -58,7 +58,9 @@ export const unsubscribeChecks: readonly Check[] = [
       rule: 'unsubscribe while subscribed: pushes for the listed pairs stop',
     },
     title: 'subscribes to pairs A and B, waits for two pushes of each, unsubscribes from A',
-    expectation: `after the notice (plus ${WAIT.inFlightMs} ms for frames in flight) no push for A over three of its push gaps, while B is still pushed`,
+    expectation:
+      `after the notice (plus ${WAIT.inFlightMs} ms for frames in flight) no push for ` +
+      `A over three of its push gaps, while B is still pushed`,
     severity: 'must',
     tags: ['ws', 'session', 'push'],
     needs: ['ws'],
@@ -92,7 +94,8 @@ export const unsubscribeChecks: readonly Check[] = [
       // B's silence would make A's no proof: a pair may be quiet for a while when pushes come on change.
       if (!(await awaitPushes(session, b, 1, cutoff, watchMs(session, b))))
         ctx.skip(
-          `no push for ${b} (still subscribed) within three of its push gaps after the unsubscribe either, so A's silence proves nothing (the push trigger is not shown)`,
+          `no push for ${b} (still subscribed) within three of its push gaps after the unsubscribe ` +
+            `either, so A's silence proves nothing (the push trigger is not shown)`,
         );
     },
   },
@@ -103,7 +106,10 @@ export const unsubscribeChecks: readonly Check[] = [
       rule: 'unsubscribe while subscribed: pushes for the listed pairs stop (every listed pair)',
     },
     title: 'subscribes to pairs A, B and C, waits for pushes of all three, unsubscribes from A and B in one request',
-    expectation: `after the notice (plus ${WAIT.inFlightMs} ms for frames in flight) no push for A or B, even once their REST prices move, while pushes for C go on (a pair whose REST price does not move is not judged)`,
+    expectation:
+      `after the notice (plus ${WAIT.inFlightMs} ms for frames in flight) no push ` +
+      `for A or B, even once their REST prices move, while pushes for C go on (a ` +
+      `pair whose REST price does not move is not judged)`,
     severity: 'must',
     tags: ['ws', 'session', 'push'],
     needs: ['ws'],
@@ -133,13 +139,16 @@ export const unsubscribeChecks: readonly Check[] = [
         const late = session.pushes({ pair: stopped, sinceMs: cutoff });
         if (late.length > 0)
           ctx.violation({
-            received: `${late.length} push(es) for ${stopped} more than ${WAIT.inFlightMs} ms after the notice of an unsubscribe listing ${a} and ${b}`,
+            received:
+              `${late.length} push(es) for ${stopped} more than ${WAIT.inFlightMs} ms ` +
+              `after the notice of an unsubscribe listing ${a} and ${b}`,
             expected: `pushes stop for every listed pair, ${stopped} included`,
           });
         if (late.length > 0 || moved.includes(stopped)) judged++;
         else
           ctx.note(
-            `${stopped}: no push after the unsubscribe, but its REST price did not move within ${WAIT.pushMs} ms either, so its stop is not proven`,
+            `${stopped}: no push after the unsubscribe, but its REST price did not move ` +
+              `within ${WAIT.pushMs} ms either, so its stop is not proven`,
           );
       }
       const { missed, quiet } = await unpushedMoves(ctx, session, [c], before, cutoff);
@@ -154,7 +163,8 @@ export const unsubscribeChecks: readonly Check[] = [
         );
       if (judged === 0 && missed.length === 0)
         ctx.skip(
-          `neither ${a} nor ${b} moved on REST after the unsubscribe, so whether their pushes stopped cannot be told from quiet`,
+          `neither ${a} nor ${b} moved on REST after the unsubscribe, so whether ` +
+            `their pushes stopped cannot be told from quiet`,
         );
     },
   },

@@ -7,7 +7,7 @@ import diagnostics_channel from 'node:diagnostics_channel';
 import { writeFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 
-const file = process.env['CONFORM_READS_FILE'];
+const file = process.env.CONFORM_READS_FILE;
 if (file) {
   const sockets: Socket[] = [];
   diagnostics_channel.subscribe('net.client.socket', (message) => {

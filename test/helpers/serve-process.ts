@@ -12,7 +12,10 @@ export interface ServeProcess {
   stop(): Promise<void>;
 }
 
-/** Starts `conform serve --port 0 --profile-out DIR/profile.json …args`; resolves once it has printed where it listens. */
+/**
+ * Starts `conform serve --port 0 --profile-out DIR/profile.json …args`; resolves once it has
+ * printed where it listens.
+ */
 export async function startServeProcess(dir: string, args: string[] = []): Promise<ServeProcess> {
   const profileFile = path.join(dir, 'profile.json');
   const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--profile-out', profileFile, ...args], {

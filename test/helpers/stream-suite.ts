@@ -32,7 +32,10 @@ export const withGrace = (profile: Profile): Profile => ({
   timing: { pingTimeoutMs: WINDOW_MS, pingGraceMs: GRACE_MS },
 });
 
-/** Runs the checks `ids` (the runner picks the profile's transport); with the rest, every check that is not slow runs beside them, in registry order, as in a real run. */
+/**
+ * Runs the checks `ids` (the runner picks the profile's transport); with the rest, every check that
+ * is not slow runs beside them, in registry order, as in a real run.
+ */
 export async function runSuite(
   server: ReferenceServer,
   ids: readonly string[],
@@ -55,7 +58,8 @@ export async function runSuite(
 
 export const describeResult = (r: CheckResult | undefined): string =>
   r
-    ? `${r.id}: ${r.outcome}${r.reason ? ` (${r.errorCode ?? ''} ${r.reason})` : ''} ${r.violations.map((v) => `${v.received} / expected ${v.expected}`).join('; ')}`
+    ? `${r.id}: ${r.outcome}${r.reason ? ` (${r.errorCode ?? ''} ${r.reason})` : ''} ` +
+      `${r.violations.map((v) => `${v.received} / expected ${v.expected}`).join('; ')}`
     : 'no result';
 
 /** Every fault that names ws checks, with those checks, as `[fault, ids]` rows for it.for. */

@@ -1,5 +1,5 @@
 /**
- * What a run of the CLI against a hostile target must look like (issue 8, "Against each"). The
+ * What a run of the CLI against a hostile target must look like (README: When the target misbehaves). The
  * judge returns every problem it finds as one line, so a failing test shows all of them at once.
  */
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
@@ -10,9 +10,12 @@ import { CHECKS } from '../../suites/index.ts';
 import { CRASH_SIGNS, keyLeaks, type CliRun } from './run-cli.ts';
 import type { HostileDefinition } from './targets.ts';
 
-/** The issue's bound on a whole run with default settings. */
+/** The bound on a whole run with default settings. */
 export const RUN_LIMIT_MS = 120_000;
-/** Peak resident memory of one run; a harness that buffered a 50 MB body or a 20 MB frame, or every frame of a flood, would pass it. */
+/**
+ * Peak resident memory of one run; a harness that buffered a 50 MB body or a 20 MB frame, or every
+ * frame of a flood, would pass it.
+ */
 export const MEMORY_LIMIT_MIB = 400;
 /** Writing the reports; a process alive longer after its run ended holds a forgotten handle. */
 const LINGER_LIMIT_MS = 5_000;
@@ -36,8 +39,10 @@ function timeoutOf(id: string, profile: Profile): number {
 }
 
 /** Characters XML 1.0 does not allow anywhere in a document (section 2.2). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const XML_ILLEGAL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/;
 /** C0 controls (but tab, newline, carriage return), DEL and C1 controls. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const CONSOLE_CONTROL = /[\u0000-\u0008\u000b-\u000c\u000e-\u001f\u007f-\u009f]/;
 
 const oneLine = (s: unknown): boolean => typeof s === 'string' && s.trim().length > 0 && !s.includes('\n');
@@ -51,7 +56,7 @@ export function jsonReportOf(
   return JSON.parse(text) as { results: CheckResult[]; summary: Record<string, unknown>; finishedAt: string };
 }
 
-/** Every way the run falls short of issue 8; empty when it behaved. */
+/** Every way the run falls short of what is required of it; empty when it behaved. */
 export function judge(def: HostileDefinition, run: CliRun, opts: JudgeOptions): string[] {
   const problems: string[] = [];
   if (run.exitCode === null) problems.push(`hung: killed after ${run.durationMs} ms (${run.signal})`);
@@ -104,7 +109,7 @@ export function judge(def: HostileDefinition, run: CliRun, opts: JudgeOptions): 
     if (valid !== true) problems.push(`conform-junit.xml is not well-formed XML: ${valid.err.msg}`);
     else {
       const xml = new XMLParser({ ignoreAttributes: false }).parse(junit) as Record<string, unknown>;
-      if (!xml['testsuites'] && !xml['testsuite']) problems.push('conform-junit.xml has no testsuite');
+      if (!xml.testsuites && !xml.testsuite) problems.push('conform-junit.xml has no testsuite');
     }
   }
   const html = run.files['conform-report.html'];
@@ -114,7 +119,8 @@ export function judge(def: HostileDefinition, run: CliRun, opts: JudgeOptions): 
     const c = XML_ILLEGAL.exec(html);
     if (c)
       problems.push(
-        `conform-report.html carries control character U+${c[0].charCodeAt(0).toString(16).padStart(4, '0')} from the target`,
+        `conform-report.html carries control character ` +
+          `U+${c[0].charCodeAt(0).toString(16).padStart(4, '0')} from the target`,
       );
   }
   if (!report) return problems;
@@ -122,7 +128,8 @@ export function judge(def: HostileDefinition, run: CliRun, opts: JudgeOptions): 
   const finishedAt = Date.parse(report.finishedAt);
   if (Number.isFinite(finishedAt) && run.exitedAt - finishedAt > LINGER_LIMIT_MS)
     problems.push(
-      `the process lived ${Math.round((run.exitedAt - finishedAt) / 1000)} s after its run had ended (open handles kept it alive)`,
+      `the process lived ${Math.round((run.exitedAt - finishedAt) / 1000)} s after ` +
+        `its run had ended (open handles kept it alive)`,
     );
   const multiLine: string[] = [];
   for (const r of report.results) {
@@ -140,7 +147,8 @@ export function judge(def: HostileDefinition, run: CliRun, opts: JudgeOptions): 
     const ran = r.durationMs - (r.slotWaitMs ?? 0);
     if (ran > limit)
       problems.push(
-        `${where}: ran ${ran} ms (${r.slotWaitMs ?? 0} ms more waiting for a connection slot), past its timeout + slack (${limit} ms)`,
+        `${where}: ran ${ran} ms (${r.slotWaitMs ?? 0} ms more waiting for a ` +
+          `connection slot), past its timeout + slack (${limit} ms)`,
       );
     if (
       r.outcome === 'pass' &&
@@ -161,10 +169,13 @@ export function runLine(name: string, run: CliRun): string {
   let counts = '';
   try {
     const s = jsonReportOf(run)?.summary;
-    if (s) counts = ` pass ${s['pass']} fail ${s['fail']} error ${s['error']} skip ${s['skip']}`;
+    if (s) counts = ` pass ${s.pass} fail ${s.fail} error ${s.error} skip ${s.skip}`;
   } catch {
     /* judged elsewhere */
   }
   const rss = run.peakRssMiB === undefined ? '' : ` peak RSS ${run.peakRssMiB} MiB`;
-  return `[hostile] ${name.padEnd(22)} ${(run.durationMs / 1000).toFixed(1).padStart(6)} s  exit ${run.exitCode}${rss}${counts}`;
+  return (
+    `[hostile] ${name.padEnd(22)} ${(run.durationMs / 1000).toFixed(1).padStart(6)} ` +
+    `s  exit ${run.exitCode}${rss}${counts}`
+  );
 }

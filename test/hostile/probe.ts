@@ -6,7 +6,10 @@ import http from 'node:http';
 import net from 'node:net';
 import { WebSocket } from 'ws';
 
-/** Sends `request` on a raw socket; resolves with every byte received within `ms` (or until the peer closes) and how it ended. */
+/**
+ * Sends `request` on a raw socket; resolves with every byte received within `ms` (or until the peer
+ * closes) and how it ended.
+ */
 export function rawExchange(
   url: string,
   request: string,

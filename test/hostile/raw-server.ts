@@ -20,7 +20,10 @@ export interface RawRequest {
 export interface RawExchange {
   socket: net.Socket;
   request: RawRequest;
-  /** Stops reading further requests on this socket: the handler owns the bytes from now on; returns those already read past the head. */
+  /**
+   * Stops reading further requests on this socket: the handler owns the bytes from now on; returns
+   * those already read past the head.
+   */
   detach(): Buffer;
   /** Runs `fn` every `ms` until the socket closes. */
   every(ms: number, fn: () => void): void;
@@ -52,7 +55,7 @@ export function parseHead(head: string): RawRequest | undefined {
     const value = line.slice(i + 1).trim();
     headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
   }
-  const isUpgrade = (headers['upgrade'] ?? '').toLowerCase() === 'websocket';
+  const isUpgrade = (headers.upgrade ?? '').toLowerCase() === 'websocket';
   return { method: m[1]!, target: m[2]!, headers, isUpgrade };
 }
 
@@ -158,8 +161,8 @@ export function rawResponse(
 }
 
 /**
- * Writes `total` bytes made by `chunk(i)` (an empty chunk stops early) with back-pressure, as fast as the peer reads; resolves
- * with the bytes the socket accepted when done or when the peer hangs up.
+ * Writes `total` bytes made by `chunk(i)` (an empty chunk stops early) with back-pressure, as fast
+ * as the peer reads; resolves with the bytes the socket accepted when done or when the peer hangs up.
  */
 export async function pump(socket: net.Socket, total: number, chunk: (i: number) => Buffer): Promise<number> {
   let sent = 0;

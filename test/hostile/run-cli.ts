@@ -56,9 +56,9 @@ export async function runCli(
   const fullArgs = [...args, '--out', outDir];
   const env: NodeJS.ProcessEnv = { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1', ...opts.env };
   // A runaway harness must crash (a finding) rather than take the shared machine's memory.
-  env['NODE_OPTIONS'] = `${env['NODE_OPTIONS'] ?? ''} --max-old-space-size=${HEAP_CAP_MIB}`.trim();
-  delete env['CONFORM_API_KEY'];
-  if (opts.env?.['CONFORM_API_KEY']) env['CONFORM_API_KEY'] = opts.env['CONFORM_API_KEY'];
+  env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --max-old-space-size=${HEAP_CAP_MIB}`.trim();
+  delete env.CONFORM_API_KEY;
+  if (opts.env?.CONFORM_API_KEY) env.CONFORM_API_KEY = opts.env.CONFORM_API_KEY;
   const started = performance.now();
   const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bin/conform.js'), ...fullArgs], {
     cwd: REPO_ROOT,
@@ -96,7 +96,7 @@ export async function runCli(
     }
   }
   // The files are in memory now; keep the directory only when asked to (for a look by hand).
-  if (!process.env['CONFORM_HOSTILE_KEEP']) await rm(outDir, { recursive: true, force: true });
+  if (!process.env.CONFORM_HOSTILE_KEEP) await rm(outDir, { recursive: true, force: true });
   return {
     args: fullArgs,
     exitCode,

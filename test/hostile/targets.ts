@@ -1,6 +1,6 @@
 /**
  * Hostile targets: small servers on 127.0.0.1, port 0, each misbehaving in exactly one way that
- * no spec describes (issue 8). Each entry's `breaks` line says what it breaks, in the manner of
+ * no spec describes. Each entry's `breaks` line says what it breaks, in the manner of
  * autocannon's test/helper.js. Transport-level targets misbehave on REST requests and WebSocket
  * upgrades alike; `ws` targets complete a handshake and then break the WebSocket protocol, so a
  * run pairs them with a working REST service. Byte-level faults are written as raw bytes.
@@ -153,7 +153,7 @@ const PAIR_JSON = '{"code":"Crypto:ALL:BTC/USDT","name":"Bitcoin","base":"BTC","
 const ENVELOPE_START = '{"status_number":"200","ts":1700000000000,"data":[';
 
 /** 1 MiB of pair records, the repeating unit of the 50 MB body. */
-const BIG_CHUNK = Buffer.from((PAIR_JSON + ',').repeat(Math.floor((1024 * 1024) / (PAIR_JSON.length + 1))));
+const BIG_CHUNK = Buffer.from(`${PAIR_JSON},`.repeat(Math.floor((1024 * 1024) / (PAIR_JSON.length + 1))));
 
 /** A well-formed pairs envelope 1 KiB under the default body limit: allowed, heavy to keep. */
 const NEAR_LIMIT_BODY = (() => {
@@ -171,7 +171,8 @@ const NEAR_LIMIT_RESPONSE = rawResponse(
 
 /** A well-formed push frame 1 KiB under the default maxPayload: allowed, heavy to keep. */
 const BIG_PUSH = textFrame(
-  `{"code":"Crypto:ALL:BTC/USD","ask":"2","bid":"1","price":"1.5","last_updated":1,"sent_at":2,"pad":"${'x'.repeat(RUN_DEFAULTS.maxPayloadBytes - 1024 - 100)}"}`,
+  `{"code":"Crypto:ALL:BTC/USD","ask":"2","bid":"1","price":"1.5","last_updated":1,"sent_at":2,"pad":"` +
+    `${'x'.repeat(RUN_DEFAULTS.maxPayloadBytes - 1024 - 100)}"}`,
 );
 
 /** Deterministic bytes that are not valid UTF-8 and not JSON. */
@@ -285,7 +286,8 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
   {
     name: 'silent-behind-auth',
     breaks:
-      'answers a request without a key at once (401, 50005) and never answers one with a key: a gateway whose backend hangs',
+      'answers a request without a key at once (401, 50005) and never answers ' +
+      'one with a key: a gateway whose backend hangs',
     layer: 'both',
     exit: [1],
     start: everyRequest('both', (x) => {
@@ -535,7 +537,8 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
   {
     name: 'redirect-elsewhere',
     breaks:
-      'answers every request and upgrade with a 307 to another origin (another loopback port) that records what arrives',
+      'answers every request and upgrade with a 307 to another origin (another ' +
+      'loopback port) that records what arrives',
     layer: 'both',
     exit: [1],
     async start() {
@@ -620,8 +623,10 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     breaks: 'speaks another protocol: an SSH banner on connect, then silence',
     layer: 'both',
     exit: [2],
-    noAnswer:
-      /^conform: target http:\/\/127\.0\.0\.1:\d+ (does not answer HTTP \(HPE_[A-Z_]+\)|sent no HTTP response within \d+ ms)$/,
+    noAnswer: new RegExp(
+      /^conform: target http:\/\/127\.0\.0\.1:\d+ /.source +
+        /(does not answer HTTP \(HPE_[A-Z_]+\)|sent no HTTP response within \d+ ms)$/.source,
+    ),
     async start() {
       const server = await startRawServer({
         onConnection: (socket) => {
@@ -673,7 +678,7 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
       'ws.keepalive.ping-keeps-alive': 'it never closes a connection, so a pinged one stays open',
       'ws.frames.no-status-number': 'none of its frames carries status_number',
     },
-    start: afterHandshake((socket, x, s) => {
+    start: afterHandshake((socket, _x, s) => {
       // Bounded like every load loop: one minute or 2 GiB per connection, whichever comes first.
       const until = Date.now() + 60_000;
       s.track(socket);
@@ -685,7 +690,7 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     breaks: 'sends one 20 MB text frame as soon as the handshake completes',
     layer: 'ws',
     exit: [1],
-    start: afterHandshake((socket, x, s) => {
+    start: afterHandshake((socket, _x, s) => {
       const total = 20 * 1024 * 1024;
       socket.write(frameHeader({ opcode: OPCODE.text, length: total }));
       s.track(socket);
@@ -695,11 +700,12 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
   {
     name: 'ws-big-frames',
     breaks:
-      'sends 16 well-formed pushes 1 KiB under the default maxPayload (--max-payload) each, as soon as the handshake completes',
+      'sends 16 well-formed pushes 1 KiB under the default maxPayload (--max-payload) ' +
+      'each, as soon as the handshake completes',
     layer: 'ws',
     exit: [1],
     mayPass: { 'ws.keepalive.ping-keeps-alive': 'it never closes a connection, so a pinged one stays open' },
-    start: afterHandshake((socket, x, s) => {
+    start: afterHandshake((socket, _x, s) => {
       s.track(socket);
       void pump(socket, 16 * BIG_PUSH.length, () => BIG_PUSH);
     }),
@@ -716,7 +722,7 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     async start() {
       return httpTarget(
         'ws',
-        (req, res) => writeJson(res, 404, {}),
+        (_req, res) => writeJson(res, 404, {}),
         (ws) => {
           const push = setInterval(() => ws.send(noise(256)), 100);
           ws.on('close', () => clearInterval(push));
@@ -733,7 +739,7 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     start: afterHandshake((socket, x) => {
       socket.write(frameHeader({ opcode: OPCODE.text, length: 1000 }));
       socket.write(
-        ('{"method":"subscribe","message":"Success","code":"200","data":null,"pad":"' + 'x'.repeat(300)).slice(0, 300),
+        `{"method":"subscribe","message":"Success","code":"200","data":null,"pad":"${'x'.repeat(300)}`.slice(0, 300),
       );
       x.after(20, () => socket.resetAndDestroy());
     }),
@@ -757,7 +763,7 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     breaks: 'masks its frames, which a server must never do (RFC 6455 5.1)',
     layer: 'ws',
     exit: [1],
-    start: afterHandshake((socket, x, s, incoming) => {
+    start: afterHandshake((socket, _x, _s, incoming) => {
       const mask = Buffer.from([0x37, 0xfa, 0x21, 0x3d]);
       socket.write(
         frame({
@@ -774,7 +780,7 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
     breaks: 'sends frames with reserved opcodes (0x3 data, 0xB control)',
     layer: 'ws',
     exit: [1],
-    start: afterHandshake((socket, x, s, incoming) => {
+    start: afterHandshake((socket, _x, _s, incoming) => {
       socket.write(frame({ opcode: 0x3, payload: '{"method":"subscribe","message":"Success","code":"200"}' }));
       incoming(() => socket.write(frame({ opcode: 0xb, payload: 'Pong!' })));
     }),
@@ -836,7 +842,8 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
   {
     name: 'echo-key',
     breaks:
-      'echoes the API key back in bodies, headers, status lines, handshake refusals, notices, pushes, pongs and close reasons',
+      'echoes the API key back in bodies, headers, status lines, handshake ' +
+      'refusals, notices, pushes, pongs and close reasons',
     layer: 'both',
     exit: [1],
     mayPass: {
@@ -903,28 +910,29 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
             } catch {
               /* echo anyway */
             }
-            if (request['method'] === 'ping') ws.send(`Pong! ${key}`);
+            if (request.method === 'ping') ws.send(`Pong! ${key}`);
             else
               ws.send(
                 JSON.stringify({
-                  method: request['method'] ?? 'error',
+                  method: request.method ?? 'error',
                   message: `Success for ${key}`,
                   code: '200',
-                  id: request['id'],
+                  id: request.id,
                   data: { key },
                 }),
               );
             if (++messages === 3) ws.close(1008, `key ${key} revoked`);
           });
         },
-        (req, socket, head, accept) => {
+        (req, socket, _head, accept) => {
           const key = keyOf(req);
           keysSeen.add(key);
           // Every third handshake is refused with a body and headers that carry the key.
           if (++upgrades % 3 === 0 || key === '') {
             const body = JSON.stringify({ status_number: '50009', message: `connection limit reached for key ${key}` });
             socket.end(
-              `HTTP/1.1 429 Key ${key} over limit\r\nX-Echo-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+              `HTTP/1.1 429 Key ${key} over limit\r\nX-Echo-Key: ${key}\r\nContent-Type: ` +
+                `application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
             );
             return;
           }

@@ -57,7 +57,8 @@ export function thresholdExprs(kind: LoadKind): string[] {
     const base = t.metric.split('.')[0]!;
     if (kind === 'fanout' && FANOUT_ONLY.includes(base)) {
       throw new Error(
-        `k6 script: threshold '${t.expr}' needs every client's view (skew, loss) or conform's self-monitoring: run it with conform load fanout`,
+        `k6 script: threshold '${t.expr}' needs every client's view (skew, loss) or ` +
+          `conform's self-monitoring: run it with conform load fanout`,
       );
     }
     if (kind === 'rest' && REST_ONLY.includes(base)) {

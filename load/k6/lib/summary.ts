@@ -172,11 +172,13 @@ export function k6Result(data: SummaryData, ctx: SummaryContext): Record<string,
       reasons.push(`VU event-loop delay p99 ${round3(lag)} ms > ${SATURATION.eventLoopDelayP99Ms} ms`);
     if (count('closed') < count('connected'))
       reasons.push(
-        `${count('connected') - count('closed')} of ${count('connected')} clients were still open when the scenario ended: the VUs fell behind their schedule`,
+        `${count('connected') - count('closed')} of ${count('connected')} clients were still ` +
+          `open when the scenario ended: the VUs fell behind their schedule`,
       );
     if (latencyRecorded !== latencyBucketed)
       reasons.push(
-        `${latencyRecorded - latencyBucketed} latency samples never reached the bucket counts (a VU's flush did not run): frames and the merged distribution undercount`,
+        `${latencyRecorded - latencyBucketed} latency samples never reached the bucket counts ` +
+          `(a VU's flush did not run): frames and the merged distribution undercount`,
       );
     Object.assign(result, { trustworthy: reasons.length === 0, reasons });
     Object.assign(flat, {
@@ -240,14 +242,18 @@ function consoleText(r: Record<string, unknown>, ctx: SummaryContext): string {
       .join(', ') || 'none';
   if (ctx.kind === 'fanout') {
     lines.push(
-      `clients ${fmt(r.clients)}, connected ${fmt(r.connected)}, subscribed ${fmt(r.subscribed)}; frames in the window ${fmt(r.framesReceived)} (${fmt(r.framesPerSecond)}/s)`,
+      `clients ${fmt(r.clients)}, connected ${fmt(r.connected)}, subscribed ${fmt(r.subscribed)}; ` +
+        `frames in the window ${fmt(r.framesReceived)} (${fmt(r.framesPerSecond)}/s)`,
     );
     lines.push(
-      `errors ${fmt(r.errors)} (schema ${fmt(r.violations)}; notices ${counts(r.noticeErrors)}); refused ${counts(r.refusals)} (HTTP ${counts(r.refusalsHttp)}); connect errors ${counts(r.connectErrors)}; disconnects ${fmt(r.disconnects)}`,
+      `errors ${fmt(r.errors)} (schema ${fmt(r.violations)}; notices ${counts(r.noticeErrors)}); ` +
+        `refused ${counts(r.refusals)} (HTTP ${counts(r.refusalsHttp)}); connect ` +
+        `errors ${counts(r.connectErrors)}; disconnects ${fmt(r.disconnects)}`,
     );
   } else {
     lines.push(
-      `requests ${fmt(r.requests)} (${fmt(r.rps)}/s), errors ${fmt(r.errors)}, rate limited ${fmt(r.rateLimited)}, status_number ${counts(r.statusNumbers)}`,
+      `requests ${fmt(r.requests)} (${fmt(r.rps)}/s), errors ${fmt(r.errors)}, rate ` +
+        `limited ${fmt(r.rateLimited)}, status_number ${counts(r.statusNumbers)}`,
     );
   }
   const clock = r.clock as {
@@ -268,18 +274,23 @@ function consoleText(r: Record<string, unknown>, ctx: SummaryContext): string {
         clock.status === 'unknown'
           ? `latency unknown: ${String(clock.reason)}`
           : clock.status === 'corrected'
-            ? `the target's clock is ${fmt(clock.offsetMs)} ms from ours (between ${fmt(clock.lowMs)} and ${fmt(clock.highMs)} ms, from ${from}): latency corrected by it, true within ± ${fmt(clock.boundMs)} ms plus sent_at's resolution`
-            : `the target's clock is ours within ${fmt(clock.lowMs)} to ${fmt(clock.highMs)} ms (${from}): latency not corrected, true within ± ${fmt(clock.boundMs)} ms plus sent_at's resolution`
+            ? `the target's clock is ${fmt(clock.offsetMs)} ms from ours (between ${fmt(clock.lowMs)} ` +
+              `and ${fmt(clock.highMs)} ms, from ${from}): latency corrected by it, true ` +
+              `within ± ${fmt(clock.boundMs)} ms plus sent_at's resolution`
+            : `the target's clock is ours within ${fmt(clock.lowMs)} to ${fmt(clock.highMs)} ms (${from}): ` +
+              `latency not corrected, true within ± ${fmt(clock.boundMs)} ms plus sent_at's resolution`
       }`,
     );
   }
   if (typeof r.latencyBelowZeroAfterCorrection === 'number' && r.latencyBelowZeroAfterCorrection)
     lines.push(
-      `${fmt(r.latencyBelowZeroAfterCorrection)} latencies still below zero after the correction (bucket rounding) are left out, not clamped`,
+      `${fmt(r.latencyBelowZeroAfterCorrection)} latencies still below zero after ` +
+        `the correction (bucket rounding) are left out, not clamped`,
     );
   if (r.latencyFromBuckets)
     lines.push(
-      "latency moved to the final clock estimate: its percentiles are bucket midpoints (at most 1/16 wide); k6's own thresholds judged it before the move",
+      'latency moved to the final clock estimate: its percentiles are bucket midpoints ' +
+        "(at most 1/16 wide); k6's own thresholds judged it before the move",
     );
   const checks = r.checks as { passes: number; fails: number };
   lines.push(`checks ${checks.passes} passed, ${checks.fails} failed`);
@@ -294,8 +305,10 @@ function html(r: Record<string, unknown>, text: string): string {
   const failed = (r.k6Thresholds as { ok: boolean }[]).some((t) => !t.ok);
   return (
     `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>k6 load ${esc(String(r.kind))}</title>` +
-    '<style>body{font-family:system-ui,sans-serif;margin:2em}pre{background:#f6f6f6;padding:1em}.bad{color:#b00}.ok{color:#070}</style></head><body>' +
-    `<h1>k6 load ${esc(String(r.kind))} — ${esc(String(r.host))}</h1><p class="${failed ? 'bad' : 'ok'}">${failed ? 'a threshold was crossed' : 'every threshold held'}</p>` +
+    '<style>body{font-family:system-ui,sans-serif;margin:2em}pre{background:#f6f6f6;padding:1em}' +
+    '.bad{color:#b00}.ok{color:#070}</style></head><body>' +
+    `<h1>k6 load ${esc(String(r.kind))} — ${esc(String(r.host))}</h1><p ` +
+    `class="${failed ? 'bad' : 'ok'}">${failed ? 'a threshold was crossed' : 'every threshold held'}</p>` +
     `<pre>${esc(text)}</pre></body></html>\n`
   );
 }
@@ -324,10 +337,15 @@ function junit(r: Record<string, unknown>): string {
   const body = cases
     .map(
       (c) =>
-        `    <testcase classname="k6.${esc(String(r.kind))}" name="${esc(c.name)}">${c.ok ? '' : `<failure message="${esc(c.detail)}"/>`}</testcase>`,
+        `    <testcase classname="k6.${esc(String(r.kind))}" ` +
+        `name="${esc(c.name)}">${c.ok ? '' : `<failure message="${esc(c.detail)}"/>`}</testcase>`,
     )
     .join('\n');
-  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>\n  <testsuite name="k6 load ${esc(String(r.kind))} (${esc(String(r.host))})" tests="${cases.length}" failures="${failures}">\n${body}\n  </testsuite>\n</testsuites>\n`;
+  return (
+    `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>\n  <testsuite name="k6 ` +
+    `load ${esc(String(r.kind))} (${esc(String(r.host))})" tests="${cases.length}" ` +
+    `failures="${failures}">\n${body}\n  </testsuite>\n</testsuites>\n`
+  );
 }
 
 /** The files handleSummary returns: JSON, HTML, JUnit under REPORT_DIR, and the console text. */
