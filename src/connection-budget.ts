@@ -447,7 +447,9 @@ async function findAllowance(
       }
       steps.push(
         `connection ${n}: refused, HTTP ${result.status}, status_number ${JSON.stringify(refusalStatus(result))}` +
-          (isLimitRefusal(result) && refusalStatus(result) !== STATUS.CONNECTION_LIMIT ? `, ${STATUS.CONNECTION_LIMIT} under code` : ''),
+          (isLimitRefusal(result) && refusalStatus(result) !== STATUS.CONNECTION_LIMIT
+            ? `, ${STATUS.CONNECTION_LIMIT} under code`
+            : ''),
       );
       if (isLimitRefusal(result) && sessions.length > 0) {
         allowance = {

@@ -1,4 +1,3 @@
-// biome-ignore-all lint/performance/useDomNodeTextContent: Playwright's Locator.innerText() (rendered text), no DOM
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
