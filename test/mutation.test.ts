@@ -37,6 +37,8 @@ import {
   type FaultEntry,
   type FaultOutcome,
   type MutationSettings,
+  underDialect,
+  WIDENED_BY,
 } from '../scripts/mutation.ts';
 import { PUSH_EXPECTED } from '../src/push-inspection.ts';
 
@@ -143,6 +145,24 @@ describe('dialects of a fault', () => {
     },
   );
 
+  it('widens a fault only by registry checks, and only under a dialect that carries its broken frame further', () => {
+    const ids = new Set(CHECKS.map((c) => c.id));
+    for (const [name, widen] of Object.entries(WIDENED_BY)) {
+      const f = FAULTS.find((x) => x.name === name);
+      expect(f, name).toBeDefined();
+      for (const seed of coveringSeeds()) for (const id of widen(drawDialect(seed))) expect(ids.has(id), id).toBe(true);
+      expect(underDialect(f!, DEFAULT_DIALECT)).toBe(f);
+    }
+    const f = FAULTS.find((x) => x.name === 'notice-code-number')!;
+    const afterConnect = {
+      ...DEFAULT_DIALECT,
+      stream: { ...DEFAULT_DIALECT.stream, unauthorized: 'after-connect' as const },
+    };
+    expect(underDialect(f, afterConnect).catches).toEqual(
+      expect.arrayContaining([...f.catches, 'ws.handshake.missing-key']),
+    );
+  });
+
   it('names only faults that exist in MASKED_BY', () => {
     for (const name of Object.keys(MASKED_BY))
       expect(
@@ -216,11 +236,10 @@ describe('the whole catalogue against the reference service', () => {
       }),
       pool(jobs, MUTATION_DEFAULTS.faultConcurrency - TRANSPORTS.length, async ({ fault, transport, seed }) => {
         const started = performance.now();
-        const results = await runCatalogue(fault.name, {
-          transport,
-          ...(seed === undefined ? {} : { dialect: drawDialect(seed) }),
-        });
-        const outcome = judgeFault(fault, results, Math.round(performance.now() - started));
+        const dialect = seed === undefined ? undefined : drawDialect(seed);
+        const results = await runCatalogue(fault.name, { transport, ...(dialect ? { dialect } : {}) });
+        const judged = dialect ? underDialect(fault, dialect) : fault;
+        const outcome = judgeFault(judged, results, Math.round(performance.now() - started));
         if (seed === undefined) outcomes[transport].set(fault.name, outcome);
         else underDialects.set(fault.name, [...(underDialects.get(fault.name) ?? []), { ...outcome, seed }]);
       }),
