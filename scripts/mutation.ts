@@ -234,11 +234,17 @@ export const MASKED_BY: Readonly<Record<string, (d: Dialect) => string | undefin
   'limit-off-by-one': (d) =>
     d.keys.stated ? undefined : 'allowances are not stated: the run finds the allowance the fault enforces',
   // The fault keeps only a single-connection key's slot, and the slot check closes a connection of keys.limited.
+  // A primary key of one connection would leak too, and every stream check after the first needs its slot.
   'limit-slot-not-freed': (d) => {
-    const limited = referenceConfig(d).keys.limited?.connections;
-    return limited === 1
-      ? undefined
-      : `keys.limited allows ${String(limited)} connections, and the fault leaks only a single-connection key's slot`;
+    const { limited, primary } = referenceConfig(d).keys;
+    if (limited?.connections !== 1)
+      return (
+        `keys.limited allows ${String(limited?.connections)} connections, ` +
+        "and the fault leaks only a single-connection key's slot"
+      );
+    return primary?.connections === 1
+      ? "keys.primary allows one connection, so the fault leaks the primary key's slot too"
+      : undefined;
   },
 };
 
@@ -260,7 +266,10 @@ function rarePushes(d: Dialect): string | undefined {
  * and the dialect carries the broken frame where more checks look.
  */
 export const WIDENED_BY: Readonly<Record<string, (d: Dialect) => readonly string[]>> = {
-  // Refused after the upgrade, a missing or invalid key is answered with a 50005 notice, whose code the fault makes a number.
+  // A check that pings its connection to hold it across a window sees the window closed under it.
+  'keepalive-ping-not-reset': () => ['ws.frames.no-status-number'],
+  // Refused after the upgrade, a missing or invalid key is answered with a 50005 notice, whose code
+  // the fault makes a number.
   'notice-code-number': (d) =>
     d.stream.unauthorized === 'after-connect' ? ['ws.handshake.invalid-key', 'ws.handshake.missing-key'] : [],
 };
