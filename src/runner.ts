@@ -312,6 +312,29 @@ async function inLanes(
 }
 
 /**
+ * The run's connection budget, which every stream session of the run borrows from. Allowances the
+ * profile leaves out are looked for only when a check streams and the target answers with a key.
+ */
+function connectionBudget(
+  profile: Profile,
+  checks: readonly Check[],
+  answers: boolean,
+  createStream: StreamFactory,
+  options: { redact: Redact; signal: AbortSignal; maxPayload: number },
+): Promise<ConnectionBudget> {
+  const search =
+    profile.ws && answers && checks.some((c) => c.needs.includes('ws'))
+      ? createStream({
+          url: profile.ws,
+          primaryKey: profile.keys.primary.key,
+          record: () => undefined,
+          ...options,
+        })
+      : undefined;
+  return ConnectionBudget.forRun(profile, search, options.signal);
+}
+
+/**
  * Runs the checks and emits the event stream. Throws UnreachableError when the target takes no
  * connection (before the first check, or when a check finds it gone): the caller exits 2.
  */
@@ -339,19 +362,11 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
   const outer = options.signal;
   const onOuter = (): void => runAbort.abort(new AbortedError('the run was stopped'));
   outer?.addEventListener('abort', onOuter, { once: true });
-  // Every stream session of the run borrows from this budget.
-  const search =
-    profile.ws && !stalled && checks.some((c) => c.needs.includes('ws'))
-      ? createStream({
-          url: profile.ws,
-          primaryKey: profile.keys.primary.key,
-          record: () => undefined,
-          redact,
-          signal: runAbort.signal,
-          maxPayload: settings.maxPayloadBytes,
-        })
-      : undefined;
-  const connections = await ConnectionBudget.forRun(profile, search, runAbort.signal);
+  const connections = await connectionBudget(profile, checks, stalled === undefined, createStream, {
+    redact,
+    signal: runAbort.signal,
+    maxPayload: settings.maxPayloadBytes,
+  });
 
   let unreachable: UnreachableError | undefined;
   const env: RunEnv = {
