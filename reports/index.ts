@@ -1,24 +1,12 @@
 /** Report formats by name; each is a handler of the runner's event stream. */
+import type { ReportOptions } from '../src/conform.ts';
 import type { RunHandler } from '../src/runner.ts';
 import { consoleHandler } from './console.ts';
 import { htmlHandler } from './html.ts';
 import { jsonHandler } from './json.ts';
 import { junitHandler } from './junit.ts';
 
-export const REPORT_FORMATS = ['console', 'json', 'junit', 'html'] as const;
-export type ReportFormat = (typeof REPORT_FORMATS)[number];
-
-export interface ReportOptions {
-  formats: readonly ReportFormat[];
-  outDir: string;
-  version: string;
-  write: (text: string) => void;
-  tty: boolean;
-  /** ANSI colours in the console report; default follows `tty`. */
-  color?: boolean;
-  /** Told the path of each file written. */
-  written?: (file: string) => void;
-}
+export type { ReportOptions };
 
 /** The handlers of the chosen formats, in a fixed order. */
 export function reportHandlers(o: ReportOptions): RunHandler[] {

@@ -25,7 +25,7 @@ const starts = {
     'tsx',
     '--input-type=module',
     '-e',
-    "await Promise.all([import('./bin/parse-args.ts'), import('./src/conform.ts'), " +
+    "await Promise.all([import('./bin/parse-args.ts'), import('./src/conform.ts'), import('./reports/index.ts'), " +
       "import('./suites/index.ts'), import('yargs')]); console.log(process.argv.at(-1))",
     '--',
   ],

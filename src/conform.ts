@@ -1,21 +1,34 @@
 /**
  * The programmatic entry of a conformance run: options in, exit code out. The CLI is a thin shell
- * around it; the embedded reference service is passed in, so the library never imports it.
+ * around it; the embedded reference service and the report writers are passed in through its IO,
+ * so the library never imports them.
  */
 import { mkdir } from 'node:fs/promises';
 import type { Check } from './check.ts';
 import type { Profile } from './profile.ts';
 import { loadProfile, minimalProfile, ProfileError } from './profile.ts';
-import { type ConformOptions, validateOptions } from './options.ts';
+import { type ConformOptions, type ReportFormat, validateOptions } from './options.ts';
 import { redactorFor } from './redact.ts';
 import { matches, runChecks, selectChecks, unknownSelectors, type RunHandler, type TargetInfo } from './runner.ts';
 import { compareWithBaseline, failedIds, readPastReport } from './baseline.ts';
 import { ConformError, UsageError } from './errors.ts';
 import { buildMatrix, formatMatrix, type MatrixFault } from './matrix.ts';
-import { reportHandlers } from '../reports/index.ts';
 
 /** Exit codes: every must check passed; a check failed or errored; usage, profile or reachability problem. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+
+/** What a run asks of its report writers. */
+export interface ReportOptions {
+  formats: readonly ReportFormat[];
+  outDir: string;
+  version: string;
+  write: (text: string) => void;
+  tty: boolean;
+  /** ANSI colours in the console report; default follows `tty`. */
+  color?: boolean;
+  /** Told the path of each file written. */
+  written?: (file: string) => void;
+}
 
 export interface ConformIO {
   /** Standard output (reports, catalogue). */
@@ -26,6 +39,8 @@ export interface ConformIO {
   /** ANSI colours in the console report; default follows `tty`. */
   color?: boolean;
   version: string;
+  /** The handlers of the chosen report formats, in a fixed order (reports/index.ts `reportHandlers`). */
+  reports: (options: ReportOptions) => RunHandler[];
   /** Starts the embedded target when neither --target nor --profile is given. */
   startEmbedded?: (options: {
     transport?: 'ws' | 'socketio';
@@ -132,7 +147,7 @@ export async function conform(options: ConformOptions, registry: readonly Check[
 
     const written: string[] = [];
     const handlers = [
-      ...reportHandlers({
+      ...io.reports({
         formats: options.report,
         outDir: options.out,
         version: io.version,

@@ -308,6 +308,22 @@ export class ConnectionBudget {
   }
 
   /**
+   * The budget of a run, with the allowances the profile leaves out looked for through `search`
+   * (a stream client that records nothing) before the first check, while no check holds a
+   * connection. Without a client (no check streams) nothing is looked for; a search that fails
+   * leaves the key lent one connection at a time.
+   */
+  static async forRun(
+    profile: Profile,
+    search: StreamClient | undefined,
+    signal: AbortSignal,
+  ): Promise<ConnectionBudget> {
+    const budget = new ConnectionBudget(profile);
+    if (search) await budget.discover(search, signal).catch(() => undefined);
+    return budget;
+  }
+
+  /**
    * The pool of a key value of the profile; undefined for any other key (no key, an invalid one:
    * the target counts none).
    */

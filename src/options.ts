@@ -6,6 +6,8 @@ import { UsageError } from './errors.ts';
 import { RUN_DEFAULTS } from './runner.ts';
 
 export const REPORT_FORMAT_NAMES = ['console', 'json', 'junit', 'html'] as const;
+/** A report format's name. */
+export type ReportFormat = (typeof REPORT_FORMAT_NAMES)[number];
 
 /** Everything a run can be told; each field's default is in OPTION_DEFAULTS. */
 export interface ConformOptions {
@@ -22,7 +24,7 @@ export interface ConformOptions {
   only: string[];
   skip: string[];
   list: boolean;
-  report: (typeof REPORT_FORMAT_NAMES)[number][];
+  report: ReportFormat[];
   out: string;
   concurrency: number;
   /** Per-check timeout, ms. */

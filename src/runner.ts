@@ -3,24 +3,24 @@
  * timeout each, turns each into one verdict (pass / fail / skip / error) and emits one event
  * stream that every report writer listens to.
  */
-import http from 'node:http';
-import https from 'node:https';
 import { performance } from 'node:perf_hooks';
-import type { Check, CheckResult, Outcome, Tag } from './check.ts';
+import type { Check, CheckResult, Evidence, Outcome, Tag } from './check.ts';
 import { TAGS } from './check.ts';
 import type { Profile } from './profile.ts';
 import type { Validator } from './validator.ts';
 import { validator as defaultValidator } from './validator.ts';
 import type { Redact } from './redact.ts';
-import { oneLine, redactorFor } from './redact.ts';
-import { blankResult, CheckFailed, CheckSkipped, createContext, type StreamFactory } from './context.ts';
+import { redactorFor } from './redact.ts';
+import { blankResult, createContext, type StreamFactory } from './context.ts';
 import { streamFactoryFor } from './transports/stream-factory.ts';
 import { ConnectionBudget } from './connection-budget.ts';
-import { createRestClient } from './transports/rest-client.ts';
 import { declaredRates, RequestBudget } from './request-budget.ts';
 import { coverage, type Coverage } from './coverage.ts';
-import type { Evidence } from './check.ts';
-import { AbortedError, ConformError, errorCode, NetworkError, TimeoutError, UnreachableError } from './errors.ts';
+import { AbortedError, ConformError, NetworkError, TimeoutError, UnreachableError } from './errors.ts';
+import { assertReachable, keyedPreflight, PREFLIGHT_TIMEOUT_MS } from './preflight.ts';
+import { CircuitBreaker } from './circuit-breaker.ts';
+import { timeLimit } from './time-limit.ts';
+import { type Ending, type NotRunReason, notRun, verdictOf } from './verdict.ts';
 
 /** Run-wide settings; each field's default is in RUN_DEFAULTS. */
 export interface RunSettings {
@@ -143,93 +143,6 @@ export function unknownSelectors(checks: readonly Check[], selectors: readonly s
   return selectors.filter((s) => !checks.some((c) => matches(c, s)));
 }
 
-/** Longest wait for the first HTTP response of a run. */
-export const PREFLIGHT_TIMEOUT_MS = 10_000;
-
-/**
- * Fails fast when the target takes no connection or does not answer HTTP at all, rather than a
- * cascade of timeouts: one GET of /v1/pairs without a key, any HTTP status will do.
- */
-export async function assertReachable(restUrl: string, timeoutMs = PREFLIGHT_TIMEOUT_MS): Promise<void> {
-  let url: URL;
-  try {
-    url = new URL(`${restUrl.replace(/\/+$/, '')}/v1/pairs`);
-  } catch {
-    throw new UnreachableError(`target ${restUrl} is not a URL`);
-  }
-  const origin = url.origin;
-  await new Promise<void>((resolve, reject) => {
-    const lib = url.protocol === 'https:' ? https : http;
-    const req = lib.get(url, { agent: false, headers: { accept: 'application/json' } });
-    const timer = setTimeout(() => {
-      reject(new UnreachableError(`target ${origin} sent no HTTP response within ${timeoutMs} ms`));
-      req.destroy();
-    }, timeoutMs);
-    req.once('response', (res) => {
-      clearTimeout(timer);
-      res.destroy();
-      req.destroy();
-      resolve();
-    });
-    req.once('error', (err: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
-      const code = err.code ?? err.message;
-      reject(
-        new UnreachableError(
-          code.startsWith('HPE_')
-            ? `target ${origin} does not answer HTTP (${code})`
-            : `target ${origin} unreachable: ${code}`,
-        ),
-      );
-    });
-  });
-}
-
-/**
- * The second preflight: one GET of /v1/pairs with the primary key. A target that answers without
- * a key but never with one (a gateway whose backend hangs) would cost every check its timeout;
- * returns the evidence and the reason when that request got no answer in time.
- */
-export async function keyedPreflight(
-  profile: Profile,
-  redact: Redact,
-  timeoutMs: number,
-): Promise<{ reason: string; evidence: Evidence[] } | undefined> {
-  const evidence: Evidence[] = [];
-  const rest = createRestClient({
-    baseUrl: profile.rest,
-    primaryKey: profile.keys.primary.key,
-    record: (e) => evidence.push(e),
-    redact,
-    timeoutMs,
-  });
-  try {
-    await rest.get({ path: '/v1/pairs' });
-    return undefined;
-  } catch (err) {
-    // Only silence stops the run; any other failure is for the checks to judge and report.
-    if (err instanceof TimeoutError)
-      return {
-        reason:
-          `not run: the target answered no request with the primary key ` +
-          `within ${timeoutMs} ms (preflight GET /v1/pairs)`,
-        evidence,
-      };
-    return undefined;
-  }
-}
-
-/** Fewest silent checks in a row that trip the circuit breaker (more with a higher concurrency). */
-export const BREAKER_MIN = 6;
-
-/** A check that ended in a timeout or network error without one HTTP response or inbound frame. */
-function gotNoAnswer(r: CheckResult): boolean {
-  if (r.outcome !== 'error' || (r.errorCode !== 'CONFORM_TIMEOUT' && r.errorCode !== 'CONFORM_NETWORK')) return false;
-  return !r.evidence.some(
-    (e) => (e.kind === 'http' && e.response !== undefined) || (e.kind === 'frame' && e.direction === 'in'),
-  );
-}
-
 /** Errors that mean the target went away: the run stops rather than timing out check by check. */
 const UNREACHABLE_ERRNO = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 
@@ -254,41 +167,6 @@ export interface RunOutcome {
   results: CheckResult[];
   summary: RunSummary;
   changes?: Change[];
-}
-
-/** A check's time limit that stops counting while paused (the check waits for a connection slot). */
-function timeLimit(
-  ms: number,
-  onExpire: () => void,
-): { pause(): void; resume(): void; clear(): void; pausedMs(): number } {
-  let left = ms;
-  let since = performance.now();
-  let cleared = false;
-  let paused = 0;
-  let timer: NodeJS.Timeout | undefined = setTimeout(onExpire, left);
-  return {
-    pause() {
-      if (!timer) return;
-      clearTimeout(timer);
-      timer = undefined;
-      const now = performance.now();
-      left -= now - since;
-      since = now;
-    },
-    resume() {
-      if (timer || cleared) return;
-      const now = performance.now();
-      paused += now - since;
-      since = now;
-      timer = setTimeout(onExpire, Math.max(0, left));
-    },
-    pausedMs: () => paused,
-    clear() {
-      cleared = true;
-      clearTimeout(timer);
-      timer = undefined;
-    },
-  };
 }
 
 function timeoutOf(check: Check, profile: Profile, fallback: number): number {
@@ -317,6 +195,145 @@ export function summarize(results: readonly CheckResult[], durationMs: number, m
   };
 }
 
+/** What every check of a run shares; the run's progress is not in it. */
+interface RunEnv {
+  profile: Profile;
+  settings: RunSettings;
+  redact: Redact;
+  validator: Validator;
+  createStream: StreamFactory;
+  /** The run's REST request pace. */
+  requests: RequestBudget;
+  /** The run's per-key WebSocket connection budget. */
+  connections: ConnectionBudget;
+  /** Aborted when the run stops: every check in flight stops with it. */
+  signal: AbortSignal;
+  /** Told when a check finds the target gone: the run stops at once. */
+  wentAway(err: UnreachableError): void;
+}
+
+/** Why a check does not run, if it does not: the profile lacks what it needs, or the target fell `silent`. */
+function whyNotRun(
+  check: Check,
+  profile: Profile,
+  silent?: { reason: string; evidence?: readonly Evidence[] },
+): NotRunReason | undefined {
+  const missing = check.needs.filter((n) => !profileHas(profile, n));
+  if (missing.length > 0) return { kind: 'missing', fields: missing };
+  return silent ? { kind: 'silent', ...silent } : undefined;
+}
+
+/** Runs a check's body until it settles or `expired` rejects; what the body does later is ignored. */
+async function settle(run: () => Promise<void>, expired: Promise<never>): Promise<Ending> {
+  try {
+    const body = run();
+    body.catch(() => undefined); // a timed-out body may still reject later
+    await Promise.race([body, expired]);
+    return { ok: true };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
+/** Runs one check: its context, its time limit, then its verdict and what it recorded. */
+async function runCheck(check: Check, env: RunEnv): Promise<CheckResult> {
+  const { profile, settings, redact } = env;
+  const limit = timeoutOf(check, profile, settings.timeoutMs);
+  const checkAbort = new AbortController();
+  const onRun = (): void => checkAbort.abort(env.signal.reason);
+  env.signal.addEventListener('abort', onRun, { once: true });
+  let expire: (err: Error) => void = () => undefined;
+  const expired = new Promise<never>((_, reject) => {
+    expire = reject;
+  });
+  const clock = timeLimit(limit, () => {
+    const err = new TimeoutError(`${check.id} did not finish within ${limit} ms`);
+    checkAbort.abort(err);
+    expire(err);
+  });
+  const handle = createContext(check, {
+    profile,
+    validator: env.validator,
+    redact,
+    signal: checkAbort.signal,
+    requestTimeoutMs: Math.min(limit, settings.timeoutMs),
+    createStream: env.createStream,
+    maxBodyBytes: settings.maxBodyBytes,
+    maxPayloadBytes: settings.maxPayloadBytes,
+    budget: env.requests,
+    // Time spent waiting for another check to give a connection slot back is not the check's own.
+    connections: env.connections,
+    onSlotWait: (waiting) => (waiting ? clock.pause() : clock.resume()),
+  });
+  const started = performance.now();
+  const ending = await settle(() => check.run(handle.ctx), expired);
+  // Judged as the body ends, before its sessions close.
+  const verdict = verdictOf(check.severity, handle.violations.length, ending, redact);
+  if (verdict.outcome === 'error' && !ending.ok) {
+    const err = ending.error;
+    if (err instanceof NetworkError && err.errno && UNREACHABLE_ERRNO.has(err.errno))
+      env.wentAway(new UnreachableError(`target ${profile.rest} unreachable during ${check.id}: ${err.errno}`));
+  }
+  clock.clear();
+  env.signal.removeEventListener('abort', onRun);
+  await handle.cleanup();
+  // Cancels every wait the check left armed (a pause that lost a race), so none outlives it.
+  if (!checkAbort.signal.aborted) checkAbort.abort(new AbortedError('the check has ended'));
+
+  const result: CheckResult = Object.assign(blankResult(check), verdict);
+  result.violations = handle.violations;
+  result.observations = handle.observations;
+  result.evidence = handle.evidence;
+  result.durationMs = Math.round(performance.now() - started);
+  const slotWaitMs = Math.round(clock.pausedMs());
+  if (slotWaitMs > 0) result.slotWaitMs = slotWaitMs;
+  return result;
+}
+
+/**
+ * Calls `run` with each check's index. Slow checks are idle waits on a keep-alive window: each gets
+ * its own lane from the start, so they overlap the rest and the concurrency bound applies to the
+ * others, which start in registry order, `concurrency` at a time, while `more()` holds.
+ */
+async function inLanes(
+  checks: readonly Check[],
+  concurrency: number,
+  more: () => boolean,
+  run: (index: number) => Promise<void>,
+): Promise<void> {
+  const slow = checks.map((_, i) => i).filter((i) => checks[i]!.tags.includes('slow'));
+  const order = checks.map((_, i) => i).filter((i) => !checks[i]!.tags.includes('slow'));
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < order.length && more()) await run(order[next++]!);
+  };
+  const width = Math.max(1, Math.min(concurrency, order.length));
+  await Promise.all([...slow.map(run), ...Array.from({ length: width }, lane)]);
+}
+
+/**
+ * The run's connection budget, which every stream session of the run borrows from. Allowances the
+ * profile leaves out are looked for only when a check streams and the target answers with a key.
+ */
+function connectionBudget(
+  profile: Profile,
+  checks: readonly Check[],
+  answers: boolean,
+  createStream: StreamFactory,
+  options: { redact: Redact; signal: AbortSignal; maxPayload: number },
+): Promise<ConnectionBudget> {
+  const search =
+    profile.ws && answers && checks.some((c) => c.needs.includes('ws'))
+      ? createStream({
+          url: profile.ws,
+          primaryKey: profile.keys.primary.key,
+          record: () => undefined,
+          ...options,
+        })
+      : undefined;
+  return ConnectionBudget.forRun(profile, search, options.signal);
+}
+
 /**
  * Runs the checks and emits the event stream. Throws UnreachableError when the target takes no
  * connection (before the first check, or when a check finds it gone): the caller exits 2.
@@ -334,179 +351,64 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
   const t0 = performance.now();
   // Picked once: a profile asking for Socket.IO without an event name is a usage error, before any check.
   const createStream = options.createStream ?? streamFactoryFor(profile);
-  const budget = new RequestBudget(declaredRates(profile.keys));
+  const requests = new RequestBudget(declaredRates(profile.keys));
 
   const preflightMs = Math.min(PREFLIGHT_TIMEOUT_MS, settings.timeoutMs);
   if (!options.skipPreflight) await assertReachable(profile.rest, preflightMs);
   const stalled = options.skipPreflight ? undefined : await keyedPreflight(profile, redact, preflightMs);
   await emit({ type: 'run-start', target, checks, startedAt, settings });
 
-  const results: (CheckResult | undefined)[] = new Array(checks.length);
   const runAbort = new AbortController();
   const outer = options.signal;
   const onOuter = (): void => runAbort.abort(new AbortedError('the run was stopped'));
   outer?.addEventListener('abort', onOuter, { once: true });
-  // Every stream session of the run borrows from this budget; allowances the profile leaves out
-  // are found before the first check, while no check holds a connection.
-  const connections = new ConnectionBudget(profile);
-  if (profile.ws && !stalled && checks.some((c) => c.needs.includes('ws'))) {
-    const client = createStream({
-      url: profile.ws,
-      primaryKey: profile.keys.primary.key,
-      record: () => undefined,
-      redact,
-      signal: runAbort.signal,
-      maxPayload: settings.maxPayloadBytes,
-    });
-    await connections.discover(client, runAbort.signal).catch(() => undefined);
-  }
+  const connections = await connectionBudget(profile, checks, stalled === undefined, createStream, {
+    redact,
+    signal: runAbort.signal,
+    maxPayload: settings.maxPayloadBytes,
+  });
+
   let unreachable: UnreachableError | undefined;
-  let bailedBy: string | undefined;
-  // Circuit breaker: checks in a row that got no answer at all (timeout or network error, no
-  // response, no frame). A target that stops answering mid-run ends the run in seconds.
-  const breakAfter = Math.max(BREAKER_MIN, settings.concurrency + 2);
-  let silentStreak = 0;
-  let stoppedAnswering: string | undefined;
-  let next = 0;
-  let done = 0;
-
-  const runOne = async (check: Check): Promise<CheckResult> => {
-    const result = blankResult(check);
-    const missing = check.needs.filter((n) => !profileHas(profile, n));
-    if (missing.length > 0) {
-      result.outcome = 'skip';
-      result.reason = `profile has no ${missing.join(', ')}`;
-      return result;
-    }
-    if (stalled) {
-      result.outcome = 'error';
-      result.errorCode = 'CONFORM_TIMEOUT';
-      result.reason = stalled.reason;
-      result.evidence = [...stalled.evidence];
-      return result;
-    }
-    const limit = timeoutOf(check, profile, settings.timeoutMs);
-    const checkAbort = new AbortController();
-    const onRun = (): void => checkAbort.abort(runAbort.signal.reason);
-    runAbort.signal.addEventListener('abort', onRun, { once: true });
-    let expire: (err: Error) => void = () => undefined;
-    const clock = timeLimit(limit, () => {
-      const err = new TimeoutError(`${check.id} did not finish within ${limit} ms`);
-      checkAbort.abort(err);
-      expire(err);
-    });
-    const handle = createContext(check, {
-      profile,
-      validator: options.validator ?? defaultValidator,
-      redact,
-      signal: checkAbort.signal,
-      requestTimeoutMs: Math.min(limit, settings.timeoutMs),
-      createStream,
-      maxBodyBytes: settings.maxBodyBytes,
-      maxPayloadBytes: settings.maxPayloadBytes,
-      budget,
-      // Time spent waiting for another check to give a connection slot back is not the check's own.
-      connections,
-      onSlotWait: (waiting) => (waiting ? clock.pause() : clock.resume()),
-    });
-    const started = performance.now();
-    try {
-      const body = check.run(handle.ctx);
-      body.catch(() => undefined); // a timed-out body may still reject later
-      await Promise.race([
-        body,
-        new Promise<never>((_, reject) => {
-          expire = reject;
-        }),
-      ]);
-      result.outcome = handle.violations.length > 0 ? 'fail' : 'pass';
-    } catch (err) {
-      if (handle.violations.length > 0) result.outcome = 'fail';
-      else if (err instanceof CheckFailed) result.outcome = check.severity === 'observe' ? 'pass' : 'fail';
-      else if (err instanceof CheckSkipped) {
-        result.outcome = 'skip';
-        result.reason = err.message;
-        if (err.nothingToJudge) result.nothingToJudge = err.nothingToJudge;
-      } else {
-        result.outcome = 'error';
-        result.errorCode = errorCode(err);
-        result.reason = oneLine(redact(err instanceof Error ? err.message : String(err)));
-        if (err instanceof NetworkError && err.errno && UNREACHABLE_ERRNO.has(err.errno)) {
-          unreachable ??= new UnreachableError(`target ${profile.rest} unreachable during ${check.id}: ${err.errno}`);
-          runAbort.abort(unreachable);
-        }
-      }
-    } finally {
-      clock.clear();
-      runAbort.signal.removeEventListener('abort', onRun);
-      await handle.cleanup();
-      // Cancels every wait the check left armed (a pause that lost a race), so none outlives it.
-      if (!checkAbort.signal.aborted) checkAbort.abort(new AbortedError('the check has ended'));
-    }
-    result.violations = handle.violations;
-    result.observations = handle.observations;
-    result.evidence = handle.evidence;
-    result.durationMs = Math.round(performance.now() - started);
-    const slotWaitMs = Math.round(clock.pausedMs());
-    if (slotWaitMs > 0) result.slotWaitMs = slotWaitMs;
-    return result;
+  const env: RunEnv = {
+    profile,
+    settings,
+    redact,
+    validator: options.validator ?? defaultValidator,
+    createStream,
+    requests,
+    connections,
+    signal: runAbort.signal,
+    wentAway(err) {
+      unreachable ??= err;
+      runAbort.abort(unreachable);
+    },
   };
-
-  // Slow checks are idle waits on a keep-alive window: each gets its own lane from the start, so
-  // they overlap the rest and the concurrency bound applies to the others. Results keep registry order.
-  const slow = checks.map((_, i) => i).filter((i) => checks[i]!.tags.includes('slow'));
-  const order = checks.map((_, i) => i).filter((i) => !checks[i]!.tags.includes('slow'));
+  const breaker = CircuitBreaker.forConcurrency(settings.concurrency);
+  const results: (CheckResult | undefined)[] = new Array(checks.length);
+  let bailedBy: string | undefined;
+  let done = 0;
   const runIndex = async (index: number): Promise<void> => {
     const check = checks[index]!;
     await emit({ type: 'check-start', check });
-    const result = await runOne(check);
+    const why = whyNotRun(check, profile, stalled);
+    const result = why ? notRun(check, why) : await runCheck(check, env);
     if (unreachable) return;
-    if (stoppedAnswering && result.outcome === 'error' && result.errorCode === 'CONFORM_ABORTED') {
-      result.errorCode = 'CONFORM_TIMEOUT';
-      result.reason = stoppedAnswering;
-    }
+    breaker.attribute(result);
     results[index] = result;
     done++;
     await emit({ type: 'check-end', result, done, total: checks.length });
     if (settings.bail && (result.outcome === 'fail' || result.outcome === 'error')) bailedBy ??= check.id;
-    if (gotNoAnswer(result)) {
-      if (++silentStreak >= breakAfter && !stoppedAnswering) {
-        stoppedAnswering =
-          `not run: the target stopped answering (${silentStreak} checks in a row got no ` +
-          `answer; the last, ${check.id}: ${result.reason ?? result.errorCode})`;
-        runAbort.abort(new AbortedError(stoppedAnswering));
-      }
-    } else if (result.outcome !== 'skip') silentStreak = 0;
+    const tripped = breaker.record(result);
+    if (tripped) runAbort.abort(new AbortedError(tripped));
   };
-  const worker = async (): Promise<void> => {
-    while (next < order.length && !runAbort.signal.aborted && !bailedBy) await runIndex(order[next++]!);
-  };
-  const width = Math.max(1, Math.min(settings.concurrency, order.length));
-  await Promise.all([...slow.map(runIndex), ...Array.from({ length: width }, worker)]);
+  await inLanes(checks, settings.concurrency, () => !runAbort.signal.aborted && !bailedBy, runIndex);
   outer?.removeEventListener('abort', onOuter);
   if (unreachable) throw unreachable;
 
-  // Checks never started (bail, stop) are reported as skips with the reason, not silently dropped.
-  const finished = checks.map((check, i) => {
-    const r = results[i];
-    if (r) return r;
-    const skipped = blankResult(check);
-    const missing = check.needs.filter((n) => !profileHas(profile, n));
-    if (missing.length > 0) {
-      skipped.outcome = 'skip';
-      skipped.reason = `profile has no ${missing.join(', ')}`;
-      return skipped;
-    }
-    if (stoppedAnswering) {
-      skipped.outcome = 'error';
-      skipped.errorCode = 'CONFORM_TIMEOUT';
-      skipped.reason = stoppedAnswering;
-      return skipped;
-    }
-    skipped.outcome = 'skip';
-    skipped.reason = bailedBy ? `not run: --bail after ${bailedBy}` : 'not run: the run was stopped';
-    return skipped;
-  });
+  // Checks never started (bail, stop) are reported with the reason, not silently dropped.
+  const silent = breaker.tripped ? { reason: breaker.tripped } : undefined;
+  const stop: NotRunReason = bailedBy ? { kind: 'bail', after: bailedBy } : { kind: 'stopped' };
+  const finished = checks.map((check, i) => results[i] ?? notRun(check, whyNotRun(check, profile, silent) ?? stop));
   const summary = summarize(finished, Math.round(performance.now() - t0), settings.minCoverage);
   const changes = options.compare?.(finished);
   await emit({
