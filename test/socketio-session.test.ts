@@ -2,7 +2,7 @@
  * What only the Socket.IO session has, against Socket.IO servers on port 0 (peers, not the thing
  * under test): the URL's path, the transport a profile picks, engine.io's own refusals and
  * heartbeat, the named event, and Socket.IO's disconnect reasons. The contract it shares with the
- * raw WebSocket session is test/stream-session.test.ts.
+ * raw WebSocket session is the table in helpers/stream-contract.ts, run here first.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Socket } from 'socket.io';
@@ -10,6 +10,7 @@ import { socketIoTarget } from '../src/transports/socketio-session.ts';
 import { createStreamClient } from '../src/transports/ws-session.ts';
 import { streamFactoryFor } from '../src/transports/stream-factory.ts';
 import { minimalProfile, parseProfile } from '../src/profile.ts';
+import { streamSessionContract } from './helpers/stream-contract.ts';
 import {
   EVENT,
   KEY,
@@ -22,6 +23,8 @@ import {
 } from './helpers/stream-peers.ts';
 
 afterEach(cleanup);
+
+streamSessionContract(socketIoTransport);
 
 const t = socketIoTransport;
 

@@ -1,15 +1,22 @@
 /**
  * What only the raw WebSocket session has, against small servers on port 0: literal wire frames
  * written byte by byte, the frame size limit and protocol errors. The contract it shares with the
- * Socket.IO session is test/stream-session.test.ts.
+ * Socket.IO session is the table in helpers/stream-contract.ts, run here first.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { streamSessionContract } from './helpers/stream-contract.ts';
 import { cleanup, client, openOk, wsTransport } from './helpers/stream-peers.ts';
 import { switchingProtocols, textFrame } from './hostile/ws-frames.ts';
 
-afterEach(cleanup);
+afterEach(async () => {
+  // A test that failed with frozen timers must not leave them frozen for the teardown.
+  vi.useRealTimers();
+  await cleanup();
+});
+
+streamSessionContract(wsTransport);
 
 /** Completes the upgrade by hand (a 101 with the right accept value), so the test writes the frames. */
 const acceptUpgrade = (req: IncomingMessage, socket: Socket): void => {

@@ -1,8 +1,8 @@
 /**
  * The two stream transports as the session tests see them: a peer server of each kind on port 0
  * (peers of the client, not the thing under test) and the client factory that talks to it. The
- * contract both clients keep is one table of cases in test/stream-session.test.ts; what only one
- * transport has stays in test/ws-session.test.ts and test/socketio-session.test.ts.
+ * contract both clients keep is one table of cases (stream-contract.ts), which
+ * test/ws-session.test.ts and test/socketio-session.test.ts each run with their transport.
  */
 import { createServer, type IncomingMessage, type Server as HttpServer } from 'node:http';
 import type { AddressInfo, Server as NetServer, Socket as NetSocket } from 'node:net';
@@ -164,8 +164,6 @@ export const socketIoTransport: StreamTransport = {
     return { url: socketIoTransport.urlAt(port), port, handshakes, io };
   },
 };
-
-export const TRANSPORTS: readonly StreamTransport[] = [wsTransport, socketIoTransport];
 
 /** The key every client is given as its primary key. */
 export const KEY = 'sk_live_stream_session_test_key_123';
