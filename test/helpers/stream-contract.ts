@@ -76,7 +76,7 @@ export function streamSessionContract(t: StreamTransport): void {
       expect(await stream.open()).toMatchObject({ ok: false, status: 503, text: 'busy', json: undefined });
     });
 
-    it('reads a huge refusal body up to its 64 KiB limit, at most one read past it, and stops the transfer', async () => {
+    it('reads a huge refusal body to its 64 KiB limit, at most one read past it, and stops the transfer', async () => {
       const total = 50 * 1024 * 1024;
       const head = `HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: ${total}\r\n\r\n`;
       const chunk = Buffer.alloc(64 * 1024, 0x61);
@@ -344,7 +344,7 @@ export function streamSessionContract(t: StreamTransport): void {
   });
 
   describe(`stream session over ${t.name}: closing`, () => {
-    it("reports a server close by server, with the transport's code and reason and when, and rejects waits", async () => {
+    it("reports a server close by server, with the transport's code, reason and time, and rejects waits", async () => {
       const p = await t.peer((c: PeerConnection) => c.onMessage(() => c.close()));
       const { stream, evidence } = client(t, p.url);
       const session = await openOk(stream);
