@@ -2,19 +2,18 @@
  * The CLI against every transport-level hostile target (REST and WebSocket upgrade alike), with
  * default settings and every report format: each check ends with a verdict and a one-line reason
  * within its timeout, the run ends with exit 1 (2 when the target does not speak HTTP), no stack
- * trace, bounded memory, under two minutes, and no key in any output. Runs several targets at once:
- * most of a run is waiting.
+ * trace, bounded memory, under two minutes, and no key in any output.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { minimalProfile } from '../src/profile.ts';
-import { HOSTILE_TARGETS, closedPort, type HostileDefinition, type HostileTarget } from './hostile/targets.ts';
-import { pool, runCli, type CliRun } from './hostile/run-cli.ts';
-import { jsonReportOf, judge, runLine } from './hostile/judge.ts';
+import { HOSTILE_TARGETS, closedPort } from './hostile/targets.ts';
+import { judgeHostileRuns } from './hostile/harness.ts';
+import { runCli } from './hostile/run-cli.ts';
+import { jsonReportOf, runLine } from './hostile/judge.ts';
 import { READ_CHUNK } from './helpers/client-reads.ts';
 import { RUN_DEFAULTS } from '../src/runner.ts';
 
@@ -25,46 +24,23 @@ const COUNT_READS = fileURLToPath(new URL('./helpers/count-reads.ts', import.met
 const TARGETS = HOSTILE_TARGETS.filter(
   (t) => t.layer === 'both' && t.name !== 'echo-key' && t.name !== 'redirect-elsewhere',
 );
-
-interface Outcome {
-  def: HostileDefinition;
-  target: HostileTarget;
-  key: string;
-  run: CliRun;
-}
-const outcomes = new Map<string, Outcome>();
-
-beforeAll(async () => {
-  await pool(TARGETS, 4, async (def) => {
-    const target = await def.start();
-    const key = `hk_${randomBytes(12).toString('hex')}`;
-    try {
-      const run = await runCli([
-        '--target',
-        target.rest!,
-        '--ws',
-        target.ws!,
-        '--key',
-        key,
-        '--report',
-        'console,json,junit,html',
-      ]);
-      console.log(runLine(def.name, run));
-      outcomes.set(def.name, { def, target, key, run });
-    } finally {
-      await target.close();
-    }
-  });
-}, 15 * 60_000);
+const REPORTS = 'console,json,junit,html';
 
 describe('the CLI against a hostile target', () => {
-  for (const def of TARGETS) {
-    it(`ends against ${def.name} (${def.breaks}): verdicts, exit ${def.exit.join('/')}, no stack trace, no key`, () => {
-      const o = outcomes.get(def.name)!;
-      const profile = minimalProfile({ target: o.target.rest!, key: o.key, ws: o.target.ws });
-      expect(judge(def, o.run, { keys: [o.key], profile, facesHostile: () => true })).toEqual([]);
-    });
-  }
+  judgeHostileRuns(
+    TARGETS.map((def) => ({ name: def.name, def })),
+    {
+      concurrency: 4,
+      timeoutMs: 15 * 60_000,
+      run: async (_c, target, key) => ({
+        run: await runCli(['--target', target.rest!, '--ws', target.ws!, '--key', key, '--report', REPORTS]),
+      }),
+      judging: (o) => ({
+        profile: minimalProfile({ target: o.target.rest!, key: o.key, ws: o.target.ws }),
+        facesHostile: () => true,
+      }),
+    },
+  );
 
   it('reads each 50 MB body up to the body limit, at most one socket read past it, and no further', async () => {
     const target = await HOSTILE_TARGETS.find((t) => t.name === 'body-50mb')!.start();

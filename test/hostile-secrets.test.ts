@@ -8,13 +8,14 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CheckResult } from '../src/check.ts';
 import { minimalProfile, type Profile } from '../src/profile.ts';
 import { redactedLabel } from '../src/redact.ts';
-import { HOSTILE_TARGETS, type HostileDefinition, type HostileTarget } from './hostile/targets.ts';
-import { pool, runCli, type CliRun } from './hostile/run-cli.ts';
-import { jsonReportOf, judge, runLine } from './hostile/judge.ts';
+import { HOSTILE_TARGETS, type HostileDefinition } from './hostile/targets.ts';
+import { judgeHostileRuns } from './hostile/harness.ts';
+import { runCli } from './hostile/run-cli.ts';
+import { jsonReportOf } from './hostile/judge.ts';
 
 const byName = (name: string): HostileDefinition => HOSTILE_TARGETS.find((t) => t.name === name)!;
 
@@ -47,57 +48,43 @@ function profileWithEveryKey(rest: string, ws: string, key: (name: string) => st
   };
 }
 
-interface Outcome {
-  target: HostileTarget;
-  key: string;
-  keys: string[];
-  run: CliRun;
-}
-const outcomes = new Map<string, Outcome>();
-
-beforeAll(async () => {
-  await pool(CASES, 4, async (c) => {
-    const target = await c.def.start();
-    // Hex and punctuation a JSON, URL or HTML writer would each escape differently.
-    const key = `hk-${randomBytes(10).toString('hex')}_+/=`;
-    try {
-      const reports = ['--report', 'console,json,junit,html'];
-      const base = ['--target', target.rest!, '--ws', target.ws!, ...reports];
-      let keys = [key];
-      let run: CliRun;
-      if (c.keyVia === 'profile') {
-        const profile = profileWithEveryKey(target.rest!, target.ws!, (name) => `${key}-${name}`);
-        keys = Object.values(profile.keys).map((k) => k!.key);
-        const dir = await mkdtemp(path.join(tmpdir(), 'conform-hostile-profile-'));
-        const file = path.join(dir, 'profile.json');
-        await writeFile(file, JSON.stringify(profile));
-        run = await runCli(['--profile', file, ...reports]);
-        await rm(dir, { recursive: true });
-      } else if (c.keyVia === 'option') run = await runCli([...base, '--key', key]);
-      else run = await runCli(base, { env: { CONFORM_API_KEY: key } });
-      console.log(runLine(c.name, run));
-      outcomes.set(c.name, { target, key, keys, run });
-    } finally {
-      await target.close();
-    }
-  });
-}, 10 * 60_000);
-
 const httpEvidence = (results: CheckResult[]) => results.flatMap((r) => r.evidence).filter((e) => e.kind === 'http');
 
 describe('keys against hostile targets', () => {
-  for (const c of CASES) {
-    it(`ends against ${c.name}: verdicts, exit ${c.def.exit.join('/')}, no stack trace, no key in any output`, () => {
-      const o = outcomes.get(c.name)!;
-      const profile = minimalProfile({ target: o.target.rest!, key: o.key, ws: o.target.ws });
-      expect(judge(c.def, o.run, { keys: o.keys, profile, facesHostile: () => true })).toEqual([]);
+  const outcomes = judgeHostileRuns(CASES, {
+    concurrency: 4,
+    timeoutMs: 10 * 60_000,
+    // Hex and punctuation a JSON, URL or HTML writer would each escape differently.
+    makeKey: () => `hk-${randomBytes(10).toString('hex')}_+/=`,
+    async run(c, target, key) {
+      const reports = ['--report', 'console,json,junit,html'];
+      const base = ['--target', target.rest!, '--ws', target.ws!, ...reports];
+      if (c.keyVia === 'option') return { run: await runCli([...base, '--key', key]) };
+      if (c.keyVia === 'env') return { run: await runCli(base, { env: { CONFORM_API_KEY: key } }) };
+      const profile = profileWithEveryKey(target.rest!, target.ws!, (name) => `${key}-${name}`);
+      const dir = await mkdtemp(path.join(tmpdir(), 'conform-hostile-profile-'));
+      try {
+        const file = path.join(dir, 'profile.json');
+        await writeFile(file, JSON.stringify(profile));
+        return {
+          run: await runCli(['--profile', file, ...reports]),
+          keys: Object.values(profile.keys).map((k) => k!.key),
+        };
+      } finally {
+        await rm(dir, { recursive: true });
+      }
+    },
+    judging: (o) => ({
+      profile: minimalProfile({ target: o.target.rest!, key: o.key, ws: o.target.ws }),
+      facesHostile: () => true,
+    }),
+    alsoExpect: (o) =>
       expect(Object.keys(o.run.files).sort()).toEqual([
         'conform-junit.xml',
         'conform-report.html',
         'conform-report.json',
-      ]);
-    });
-  }
+      ]),
+  });
 
   it("the checks sending the profile's other keys had them echoed too, each echo reported under its key's name", () => {
     const o = outcomes.get('echo-key (--profile, six keys)')!;

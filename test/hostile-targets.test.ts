@@ -8,6 +8,7 @@ import { RUN_DEFAULTS } from '../src/runner.ts';
 import { HOSTILE_TARGETS, closedPort, type HostileTarget } from './hostile/targets.ts';
 import { getHead, httpGet, rawExchange, wsWatch } from './hostile/probe.ts';
 import { parseHead } from './hostile/raw-server.ts';
+import { READ_CHUNK, watchClientReads } from './helpers/client-reads.ts';
 import { OPCODE, acceptFor, closeFrame, frame, frameHeader, parseClientFrames } from './hostile/ws-frames.ts';
 
 const running: HostileTarget[] = [];
@@ -146,13 +147,20 @@ describe('hostile targets misbehave as they say', () => {
     expect(r.body.length).toBe(64 * 1024);
   });
 
-  it('body-50mb announces 50 MB and stops writing when the reader stops reading', async () => {
+  // Written only as fast as it is read: a reader stopping at the body limit gets at most one socket read more.
+  it('body-50mb announces 50 MB, is read to the 1 MiB limit plus one read, stops when the reader leaves', async () => {
     const t = await start('body-50mb');
-    const r = await httpGet(`${restOf(t)}/v1/pairs`, { maxBody: 2 * 1024 * 1024, ms: 5000 });
+    const reads = watchClientReads();
+    const r = await httpGet(`${restOf(t)}/v1/pairs`, { maxBody: RUN_DEFAULTS.maxBodyBytes, ms: 5000 });
     expect(r.headers?.['content-length']).toBe(String(50 * 1024 * 1024));
     expect(r.error).toBe('max-body');
     expect(r.body.toString().startsWith('{"status_number":"200"')).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    const [read, ...others] = await reads.closed();
+    expect(others).toEqual([]);
+    expect(read).toBeGreaterThanOrEqual(RUN_DEFAULTS.maxBodyBytes);
+    // The response head is a few hundred bytes: 1 KiB bounds it.
+    expect(read).toBeLessThanOrEqual(1024 + RUN_DEFAULTS.maxBodyBytes + READ_CHUNK);
+    await t.stats.settled();
     expect(t.stats.maxBytesWritten()).toBeLessThan(50 * 1024 * 1024);
   });
 

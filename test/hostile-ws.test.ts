@@ -2,61 +2,53 @@
  * The CLI against every WebSocket-level hostile target, paired with the reference service for
  * REST (so the run reaches the stream checks): every `ws` check ends fail, error or skip within
  * its timeout with a one-line reason, exit 1, no stack trace, bounded memory (maxPayload), under
- * two minutes, and no key in any output. Runs several targets at once: most of a run is waiting.
+ * two minutes, and no key in any output.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReferenceServer, type ReferenceServer } from '../reference/index.ts';
 import { minimalProfile } from '../src/profile.ts';
-import { HOSTILE_TARGETS, type HostileDefinition, type HostileTarget } from './hostile/targets.ts';
-import { pool, runCli, type CliRun } from './hostile/run-cli.ts';
-import { jsonReportOf, judge, runLine } from './hostile/judge.ts';
+import { HOSTILE_TARGETS } from './hostile/targets.ts';
+import { judgeHostileRuns } from './hostile/harness.ts';
+import { runCli } from './hostile/run-cli.ts';
+import { jsonReportOf } from './hostile/judge.ts';
 
 const TARGETS = HOSTILE_TARGETS.filter((t) => t.layer === 'ws');
 
-interface Outcome {
-  def: HostileDefinition;
-  target: HostileTarget;
-  run: CliRun;
-}
-const outcomes = new Map<string, Outcome>();
 let reference: ReferenceServer;
-let key: string;
-
+// Started before the runs, which are registered after it.
 beforeAll(async () => {
   reference = await startReferenceServer();
-  key = reference.profile.keys.primary.key;
-  await pool(TARGETS, 6, async (def) => {
-    const target = await def.start();
-    try {
-      const run = await runCli([
-        '--target',
-        reference.restUrl,
-        '--ws',
-        target.ws!,
-        '--key',
-        key,
-        '--report',
-        'console,json,junit,html',
-      ]);
-      console.log(runLine(def.name, run));
-      outcomes.set(def.name, { def, target, run });
-    } finally {
-      await target.close();
-    }
-  });
-}, 15 * 60_000);
+});
 afterAll(async () => {
   await reference?.close();
 });
 
 describe('the CLI against a hostile WebSocket', () => {
-  for (const def of TARGETS) {
-    it(`ends against ${def.name} (${def.breaks}): verdicts, exit ${def.exit.join('/')}, no stack trace, no key`, () => {
-      const o = outcomes.get(def.name)!;
-      const profile = minimalProfile({ target: reference.restUrl, key, ws: o.target.ws });
-      expect(judge(def, o.run, { keys: [key], profile, facesHostile: (r) => r.tags.includes('ws') })).toEqual([]);
-    });
-  }
+  const outcomes = judgeHostileRuns(
+    TARGETS.map((def) => ({ name: def.name, def })),
+    {
+      concurrency: 6,
+      timeoutMs: 15 * 60_000,
+      // The reference's own key: its REST half must answer.
+      makeKey: () => reference.profile.keys.primary.key,
+      run: async (_c, target, key) => ({
+        run: await runCli([
+          '--target',
+          reference.restUrl,
+          '--ws',
+          target.ws!,
+          '--key',
+          key,
+          '--report',
+          'console,json,junit,html',
+        ]),
+      }),
+      judging: (o) => ({
+        profile: minimalProfile({ target: reference.restUrl, key: o.key, ws: o.target.ws }),
+        facesHostile: (r) => r.tags.includes('ws'),
+      }),
+    },
+  );
 
   it('refuses the 20 MB frame by its announced size (maxPayload) and says so', () => {
     // ws drains a failed connection's socket, so bytes read say nothing here; peak RSS (above) does.

@@ -14,13 +14,17 @@ import { WireSocket, type WireOptions } from '../load/fanout/wire-socket.ts';
 import { monoNow } from '../load/mono-clock.ts';
 import { startRawServer, type RawServer } from './hostile/raw-server.ts';
 import { closeFrame, frame, OPCODE, switchingProtocols, textFrame } from './hostile/ws-frames.ts';
+import { watchClientReads } from './helpers/client-reads.ts';
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+/** Paces a server's writes, so the client reads them as separate chunks. */
+const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 interface Seen {
   socket: WireSocket;
   opened: Promise<void>;
   closed: Promise<number>;
+  /** Resolves once `n` messages have arrived. */
+  received(n: number): Promise<void>;
   messages: string[];
   times: number[];
   errors: (Error & { code?: string })[];
@@ -31,6 +35,7 @@ interface Seen {
 function connect(url: string, options: Partial<WireOptions> = {}): Seen {
   let onOpen!: () => void;
   let onClose!: (code: number) => void;
+  const waiting: { n: number; resolve: () => void }[] = [];
   const seen = {
     messages: [] as string[],
     times: [] as number[],
@@ -43,6 +48,11 @@ function connect(url: string, options: Partial<WireOptions> = {}): Seen {
     closed: new Promise<number>((r) => {
       onClose = r;
     }),
+    received: (n: number) =>
+      new Promise<void>((resolve) => {
+        if (seen.messages.length >= n) resolve();
+        else waiting.push({ n, resolve });
+      }),
   } as Seen;
   seen.socket = new WireSocket(
     url,
@@ -52,6 +62,10 @@ function connect(url: string, options: Partial<WireOptions> = {}): Seen {
       message: (buf, start, end, t) => {
         seen.messages.push(buf.toString('utf8', start, end));
         seen.times.push(t);
+        for (const w of waiting.filter((w) => seen.messages.length >= w.n)) {
+          waiting.splice(waiting.indexOf(w), 1);
+          w.resolve();
+        }
       },
       refused: (status, body) => seen.refused.push({ status, body: body.toString() }),
       error: (err) => seen.errors.push(err),
@@ -107,8 +121,7 @@ describe("WireSocket: the load workers' WebSocket client", () => {
     await seen.opened;
     expect(headers['x-test']).toBe('yes');
     seen.socket.send('{"method":"subscribe"}');
-    const deadline = Date.now() + 5000;
-    while (seen.messages.length < sizes.length && Date.now() < deadline) await sleep(10);
+    await seen.received(sizes.length);
     expect(got).toEqual(['{"method":"subscribe"}']);
     expect(seen.messages.map((m) => m.length)).toEqual(sizes);
     expect(seen.errors).toEqual([]);
@@ -117,14 +130,15 @@ describe("WireSocket: the load workers' WebSocket client", () => {
   it('joins a fragmented message, answers a ping with a pong of its payload, reports the close code', async () => {
     let pong = '';
     const url = await wsServer((socket) => {
+      // Closes once the pong is in: the close code is reported after the ping was answered.
       socket.on('pong', (data) => {
         pong = data.toString();
+        socket.close(4001, 'bye');
       });
       socket.send('{"a":', { fin: false });
       socket.send('1', { fin: false });
       socket.send('}', { fin: true });
       socket.ping('are you there');
-      setTimeout(() => socket.close(4001, 'bye'), 100);
     });
     const seen = connect(url);
     expect(await seen.closed).toBe(4001);
@@ -174,7 +188,7 @@ describe("WireSocket: the load workers' WebSocket client", () => {
             writes.push({ end: Math.min(at + size, stream.length), t: monoNow() });
             socket.write(stream.subarray(at, at + size));
             at += size;
-            await sleep(2);
+            await pause(2);
           }
           writes.push({ end: stream.length, t: monoNow() });
           socket.write(stream.subarray(at));
@@ -182,8 +196,7 @@ describe("WireSocket: the load workers' WebSocket client", () => {
       },
     });
     const seen = connect(wsOrigin(server));
-    const deadline = Date.now() + 5000;
-    while (seen.messages.length < texts.length && Date.now() < deadline) await sleep(10);
+    await seen.received(texts.length);
     expect(seen.messages).toEqual(texts);
     // The receipt time is the arrival of the chunk that completed the frame, so never before that
     // chunk was written (a frame timed at its first chunk would be earlier than its last write).
@@ -305,8 +318,7 @@ describe("WireSocket: the load workers' WebSocket client", () => {
     const trusted = connect(url, { ca: tls.cert });
     await trusted.opened;
     trusted.socket.send('over tls');
-    const deadline = Date.now() + 3000;
-    while (trusted.messages.length === 0 && Date.now() < deadline) await sleep(10);
+    await trusted.received(1);
     expect(trusted.messages).toEqual(['echo over tls']);
     trusted.socket.close();
     expect(await trusted.closed).toBe(1000);
@@ -321,10 +333,13 @@ describe("WireSocket: the load workers' WebSocket client", () => {
         detach();
       },
     });
+    const sockets = watchClientReads();
     const seen = connect(wsOrigin(silent));
     seen.socket.terminate();
     expect(await seen.closed).toBe(1006);
-    await sleep(50);
+    // The socket's close is the last event that could report a second close or an error.
+    expect(await sockets.closed()).toHaveLength(1);
+    await new Promise(setImmediate);
     expect(seen.closes).toBe(1);
     expect(seen.errors).toEqual([]);
   });

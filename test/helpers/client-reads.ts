@@ -11,7 +11,10 @@ import { expect } from 'vitest';
 export const READ_CHUNK = 64 * 1024;
 
 export interface ClientReads {
-  /** Stops watching, waits for every watched socket to close, and returns the bytes each read. */
+  /**
+   * Waits for every socket opened so far to close, then stops watching and returns the bytes each
+   * socket read (those opened meanwhile too: a reader that opens another on the way is seen).
+   */
   closed(): Promise<number[]>;
 }
 
@@ -23,11 +26,11 @@ export function watchClientReads(): ClientReads {
   diagnostics_channel.subscribe('net.client.socket', onSocket);
   return {
     async closed() {
-      diagnostics_channel.unsubscribe('net.client.socket', onSocket);
       // 'close' only: a reader that hangs up mid-body may see ECONNRESET first, and that is not a failure here.
       await Promise.all(
         sockets.map((s) => (s.closed ? undefined : new Promise((resolve) => s.once('close', resolve)))),
       );
+      diagnostics_channel.unsubscribe('net.client.socket', onSocket);
       return sockets.map((s) => s.bytesRead);
     },
   };

@@ -38,6 +38,8 @@ export interface HostileStats {
   maxBytesWritten(): number;
   /** Counts `socket` in maxBytesWritten. */
   track(socket: net.Socket): void;
+  /** Resolves once every tracked connection has closed (its count of bytes written is final). */
+  settled(): Promise<void>;
   /** Every API key value the target was sent (the echo target records them, proving it had a key to echo). */
   keysSeen?: Set<string>;
   /** Every request that reached the other origin of a redirect target. */
@@ -74,6 +76,10 @@ function stats(server: { connections(): number }): HostileStats {
       tracked.push(socket);
     },
     maxBytesWritten: () => tracked.reduce((max, s) => Math.max(max, s.bytesWritten), 0),
+    settled: async () => {
+      // 'close' only: the reader's hang-up reaches the target as ECONNRESET first.
+      await Promise.all(tracked.map((s) => (s.closed ? undefined : new Promise((r) => s.once('close', r)))));
+    },
   };
 }
 const fromRaw = (server: RawServer, s: HostileStats, layer: Layer): HostileTarget => ({
