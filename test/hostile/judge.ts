@@ -10,15 +10,23 @@ import { CHECKS } from '../../suites/index.ts';
 import { CRASH_SIGNS, keyLeaks, type CliRun } from './run-cli.ts';
 import type { HostileDefinition } from './targets.ts';
 
-/** The bound on a whole run with default settings. */
-export const RUN_LIMIT_MS = 120_000;
+/**
+ * A bound against a hang, not a speed goal: the circuit breaker and the per-check timeouts end a
+ * run against a silent or stalling target within a minute or two on an idle machine; waiting out
+ * every check's timeout in turn would take far longer than this. Generous, because the hostile
+ * files run beside others on two loaded cores.
+ */
+export const RUN_LIMIT_MS = 240_000;
 /**
  * Peak resident memory of one run; a harness that buffered a 50 MB body or a 20 MB frame, or every
  * frame of a flood, would pass it.
  */
 export const MEMORY_LIMIT_MIB = 400;
-/** Writing the reports; a process alive longer after its run ended holds a forgotten handle. */
-const LINGER_LIMIT_MS = 5_000;
+/**
+ * Writing the reports; a process alive longer after its run ended holds a forgotten handle (a
+ * socket or a keep-alive timer, which would hold it 30 s and more). Seconds of slack for a loaded machine.
+ */
+const LINGER_LIMIT_MS = 15_000;
 /** Slack on a check's own timeout for the runner's bookkeeping and a loaded 2-core machine. */
 const TIMEOUT_SLACK_MS = 5_000;
 

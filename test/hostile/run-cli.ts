@@ -79,7 +79,7 @@ export async function runCli(
         if (v !== undefined) peak = Math.max(peak ?? 0, v);
       });
   }, 100);
-  const kill = setTimeout(() => child.kill('SIGKILL'), opts.killAfterMs ?? 150_000);
+  const kill = setTimeout(() => child.kill('SIGKILL'), opts.killAfterMs ?? 270_000);
   const [exitCode, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
     child.on('close', (code, sig) => resolve([code, sig])),
   );
