@@ -2,8 +2,9 @@
  * The mutation suite: the reference service's faults are the harness's own test. For every fault,
  * the whole catalogue runs against the reference service with that fault on; a fault is caught
  * when at least one check fails, and exact when the failing checks are the fault's catches (the
- * checks that name it in their `catches`) and no check errored. `npm run mutation` prints the outcome per fault, a breakdown by area, and
- * `mutation score: CAUGHT/TOTAL faults caught` last. test/mutation.test.ts runs the same code.
+ * checks that name it in their `catches`) and no check errored. `npm run mutation` prints the
+ * outcome per fault, a breakdown by area, and `mutation score: CAUGHT/TOTAL faults caught` last.
+ * test/mutation.test.ts runs the same code.
  *
  * Speed: faults run concurrently, each on its own server on port 0, with a short ping window that
  * the server's profile declares (the spec's 30 s window is exercised by the clean CLI run).
