@@ -41,7 +41,12 @@ export class ServeUsageError extends Error {
 /** Validates options, starts the service and prints where it is. Throws a one-line error for bad input. */
 export async function startServe(options: ServeOptions, io: ServeIO): Promise<ReferenceServer | undefined> {
   if (options.listFaults) {
-    io.out(`${formatFaults()}\n`);
+    // The checks name the faults they catch; the listing loads them, the service itself never does.
+    const [{ CHECKS }, { faultCatches }] = await Promise.all([
+      import('../suites/index.ts'),
+      import('../src/matrix.ts'),
+    ]);
+    io.out(`${formatFaults((fault) => faultCatches(CHECKS, fault))}\n`);
     return undefined;
   }
   if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65535)

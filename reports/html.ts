@@ -7,10 +7,10 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { CheckResult, Outcome } from '../src/check.ts';
+import type { Check, CheckResult, Outcome } from '../src/check.ts';
 import type { RunEvent, RunHandler } from '../src/runner.ts';
 import type { Coverage } from '../src/coverage.ts';
-import { resolveSelector, SPEC_STATEMENTS } from '../src/matrix.ts';
+import { SPEC_STATEMENTS } from '../src/matrix.ts';
 import { coverageLine, nothingToJudgeLine, reproduceLines, truncate, valueText } from './format.ts';
 import { printable } from '../src/redact.ts';
 
@@ -152,10 +152,10 @@ ${repro.length ? `<p>Reproduce with:</p><pre class="repro">${esc(repro.join('\n'
 }
 
 /** The spec statements of the traceability matrix with the outcome of their checks in this run. */
-function matrixView(results: readonly CheckResult[]): string {
+function matrixView(results: readonly CheckResult[], registry: readonly Check[]): string {
   const byId = new Map(results.map((r) => [r.id, r]));
   const rows = SPEC_STATEMENTS.map((st) => {
-    const ids = [...new Set(st.checks.flatMap((sel) => resolveSelector(results, sel)))];
+    const ids = registry.filter((c) => c.enforces.includes(st.key) && byId.has(c.id)).map((c) => c.id);
     const checks = ids.map((id) => `<code class="o-${byId.get(id)!.outcome}">${esc(id)}</code>`).join(' ');
     const cell =
       checks ||
@@ -168,8 +168,8 @@ function matrixView(results: readonly CheckResult[]): string {
 <table><tr><th>section</th><th>item</th><th>statement</th><th>checks</th></tr>${rows.join('\n')}</table>`;
 }
 
-/** The whole page of a finished run. */
-export function htmlReport(e: RunEnd): string {
+/** The whole page of a finished run; `registry` (the run's checks) says which statements each enforces. */
+export function htmlReport(e: RunEnd, registry: readonly Check[]): string {
   const s = e.summary;
   const failed = e.results.filter((r) => r.outcome === 'fail' || r.outcome === 'error');
   const observations = e.results.flatMap((r) => r.observations.map((o) => ({ r, o })));
@@ -260,7 +260,7 @@ ${observedRows.join('\n')}
 </table>
 </section>
 <section class="view" id="matrix">
-${matrixView(e.results)}
+${matrixView(e.results, registry)}
 </section>
 </main>
 </body></html>
@@ -269,12 +269,14 @@ ${matrixView(e.results)}
 
 /** Writes `conform-report.html` into `outDir` when the run ends. */
 export function htmlHandler(outDir: string, written: (file: string) => void = () => {}): RunHandler {
+  let registry: readonly Check[] = [];
   return {
     async handle(e) {
+      if (e.type === 'run-start') registry = e.checks;
       if (e.type !== 'run-end') return;
       await mkdir(outDir, { recursive: true });
       const file = path.join(outDir, HTML_REPORT_FILE);
-      await writeFile(file, htmlReport(e));
+      await writeFile(file, htmlReport(e, registry));
       written(file);
     },
   };

@@ -1,9 +1,10 @@
 /**
  * The mutation suite: the reference service's faults are the harness's own test. For every fault,
  * the whole catalogue runs against the reference service with that fault on; a fault is caught
- * when at least one check fails, and exact when the failing checks are the fault's `catches` and
- * no check errored. `npm run mutation` prints the outcome per fault, a breakdown by area, and
- * `mutation score: CAUGHT/TOTAL faults caught` last. test/mutation.test.ts runs the same code.
+ * when at least one check fails, and exact when the failing checks are the fault's catches (the
+ * checks that name it in their `catches`) and no check errored. `npm run mutation` prints the
+ * outcome per fault, a breakdown by area, and `mutation score: CAUGHT/TOTAL faults caught` last.
+ * test/mutation.test.ts runs the same code.
  *
  * Speed: faults run concurrently, each on its own server on port 0, with a short ping window that
  * the server's profile declares (the spec's 30 s window is exercised by the clean CLI run).
@@ -20,20 +21,24 @@ import {
 } from '../reference/index.ts';
 import { applyDialect } from '../reference/dialect-config.ts';
 import { LIMITS } from '../src/spec.ts';
-import { FAULTS } from '../reference/faults.ts';
+import { FAULTS as REFERENCE_FAULTS } from '../reference/faults.ts';
+import { withCatches } from '../src/matrix.ts';
 import { RUN_DEFAULTS, runChecks, selectChecks } from '../src/runner.ts';
 import { streamFactoryFor } from '../src/transports/stream-factory.ts';
 import type { Check, CheckResult } from '../src/check.ts';
 import { CHECKS } from '../suites/index.ts';
 import { isPushInspection } from '../src/push-inspection.ts';
 
-/** A fault as reference/faults.ts describes it. */
+/** A fault as reference/faults.ts describes it, with the checks that must fail when it is on. */
 export interface FaultEntry {
   readonly name: string;
   readonly area: string;
   readonly rule: string;
   readonly catches: readonly string[];
 }
+
+/** The reference's faults, each with its catches gathered from the registry. */
+export const FAULTS: readonly FaultEntry[] = withCatches(REFERENCE_FAULTS, CHECKS);
 
 /** Settings of a mutation run; each default is in MUTATION_DEFAULTS. */
 export interface MutationSettings {

@@ -3,6 +3,7 @@
  * (src/runner.ts) gives it a context and turns what it records into a verdict. Checks never open
  * sockets or read the environment themselves: everything comes through the context.
  */
+import type { StatementKey } from './matrix.ts';
 import type { Profile } from './profile.ts';
 import type { Validator } from './validator.ts';
 import type { SchemaName } from './schema-definitions.ts';
@@ -43,6 +44,13 @@ export interface Check {
   /** Stable dotted id, e.g. `rest.price.unknown-pair`. */
   readonly id: string;
   readonly clause: SpecClause;
+  /** The statements of the traceability matrix (src/matrix.ts) the check enforces: its rows there. */
+  readonly enforces: readonly StatementKey[];
+  /**
+   * Faults of the reference service (reference/faults.ts, by name) under which the check must fail:
+   * the mutation suite's expectation of each fault is the checks naming it.
+   */
+  readonly catches?: readonly string[];
   /** What the check sends. */
   readonly title: string;
   /** What the spec requires of the answer. */

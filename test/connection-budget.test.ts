@@ -210,6 +210,7 @@ describe('the runner and the budget', () => {
     const holds = (id: string): Check => ({
       id,
       clause: { section: 'Limits', rule: 'test' },
+      enforces: [],
       title: id,
       expectation: 'open',
       severity: 'must',

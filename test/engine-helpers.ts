@@ -56,6 +56,7 @@ export function synthetic(id: string, run: (ctx: CheckContext) => Promise<void>,
     tags: ['rest'] as Tag[],
     needs: [],
     clause: { section: 'REST envelope', rule: 'synthetic' },
+    enforces: [],
     run,
     ...extra,
   };

@@ -1,13 +1,14 @@
 /**
  * The traceability matrix is complete and current: every row of every table of the spec, every
  * status number and notice code of src/spec.ts and every limit has a statement with a check or a
- * stated reason (and probe); every selector resolves; every check is traced; docs/COVERAGE.md is
- * what scripts/gen-coverage.ts would write.
+ * stated reason (and probe); the rows are derived from the checks (src/matrix.ts and reference/faults.ts
+ * write no check id), every statement a check enforces and every fault a check catches exists, every
+ * check is traced; docs/COVERAGE.md is what scripts/gen-coverage.ts would write.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { FAULTS } from '../reference/faults.ts';
-import { buildMatrix, formatMatrix, resolveSelector, SPEC_STATEMENTS, SPEC_TABLES, uncovered } from '../src/matrix.ts';
+import { buildMatrix, faultCatches, formatMatrix, SPEC_STATEMENTS, SPEC_TABLES, uncovered } from '../src/matrix.ts';
 import { LIMITS, NOTICE_CODES, REST_STATUSES } from '../src/spec.ts';
 import { CHECKS } from '../suites/index.ts';
 import { COVERAGE_FILE, coverageMarkdown } from '../scripts/gen-coverage.ts';
@@ -116,13 +117,26 @@ describe('the traceability matrix', () => {
     }
   });
 
-  it('resolves every check selector to checks of the registry, and traces every check', () => {
-    expect(
-      matrix.rows.filter((r) => r.unresolved.length > 0).map((r) => `${r.key}: ${r.unresolved.join(', ')}`),
-    ).toEqual([]);
-    for (const st of SPEC_STATEMENTS)
-      for (const sel of st.checks) expect(resolveSelector(CHECKS, sel).length, sel).toBeGreaterThan(0);
+  it('derives its rows from the checks: every statement a check enforces exists, and every check is traced', () => {
+    const keys = new Set<string>(SPEC_STATEMENTS.map((st) => st.key));
+    for (const c of CHECKS) {
+      expect(c.enforces.length, `${c.id} enforces no statement`).toBeGreaterThan(0);
+      for (const key of c.enforces) expect(keys.has(key), `${c.id} enforces unknown ${key}`).toBe(true);
+    }
+    for (const r of matrix.rows)
+      expect(r.checkIds).toEqual(CHECKS.filter((c) => c.enforces.includes(r.key)).map((c) => c.id));
     expect(matrix.untraced).toEqual([]);
+  });
+
+  it('is derived: no check id (nor a family prefix of ids) is written in src/matrix.ts or reference/faults.ts', () => {
+    expect(CHECKS.every((c) => /^(rest|ws)\./.test(c.id))).toBe(true);
+    // A quote (or backtick) opening something shaped like a check id, up to a closing quote or a `${`.
+    const quotedId = /['"`](rest|ws)\.[a-z0-9.-]+(?=['"`]|\$\{)/g;
+    for (const file of ['../src/matrix.ts', '../reference/faults.ts']) {
+      const text = readFileSync(new URL(file, import.meta.url), 'utf8');
+      expect(text.match(quotedId) ?? [], file).toEqual([]);
+      for (const c of CHECKS) for (const q of ["'", '"', '`']) expect(text, file).not.toContain(`${q}${c.id}${q}`);
+    }
   });
 
   it('keys statements uniquely and places each under a heading of the spec', () => {
@@ -136,7 +150,7 @@ describe('the traceability matrix', () => {
     const row = matrix.rows.find((r) => r.kind === 'transition' && r.item === 'subscribed / subscribe')!;
     expect(row.checkIds).toEqual(['ws.subscribe.replaces']);
     expect(row.faults).toEqual(
-      FAULTS.filter((f) => (f.catches as readonly string[]).includes('ws.subscribe.replaces')).map((f) => f.name),
+      FAULTS.filter((f) => faultCatches(CHECKS, f.name).includes('ws.subscribe.replaces')).map((f) => f.name),
     );
     expect(row.faults).toContain('subscribe-extends');
   });
@@ -153,4 +167,26 @@ describe('docs/COVERAGE.md', () => {
   it('is what npm run gen:coverage writes (regenerate it when checks, faults or statements change)', () => {
     expect(readFileSync(COVERAGE_FILE, 'utf8')).toBe(coverageMarkdown());
   });
+});
+
+describe('the expectations of the faults', () => {
+  const names = new Set(FAULTS.map((f) => f.name));
+
+  it('name only faults of reference/faults.ts, in the catches of checks of the registry', () => {
+    for (const c of CHECKS)
+      for (const name of c.catches ?? []) expect(names.has(name), `${c.id} catches unknown fault ${name}`).toBe(true);
+  });
+
+  it.each(FAULTS.map((f) => [f.name, f] as const))(
+    '%s resolves to checks of the registry, and one of them enforces a statement it breaks',
+    (name, f) => {
+      const catches = faultCatches(CHECKS, name);
+      expect(catches.length, `no check catches ${name}`).toBeGreaterThan(0);
+      const enforcing = CHECKS.filter((c) => catches.includes(c.id) && c.enforces.some((k) => f.breaks.includes(k)));
+      // Missing bids only on a connection whose subscription changed: no check of the push frame
+      // changes a subscription, so the checks that do (and inspect every push) are the ones to catch it.
+      if (name === 'push-changed-missing-bid') expect(enforcing).toEqual([]);
+      else expect(enforcing.length, `${name} is caught only by checks of other statements`).toBeGreaterThan(0);
+    },
+  );
 });

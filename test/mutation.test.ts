@@ -9,13 +9,13 @@
  * with nothing failing beyond its catches.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FAULTS } from '../reference/faults.ts';
 import type { CheckResult } from '../src/check.ts';
 import { CHECKS } from '../suites/index.ts';
 import { coveringSeeds, drawDialect, DEFAULT_DIALECT } from '../reference/index.ts';
 import {
   AREA_OF,
   DIALECTS_PER_FAULT,
+  FAULTS,
   MASKED_BY,
   MUTATION_DEFAULTS,
   SCORE_AREAS,

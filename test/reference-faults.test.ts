@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { Decimal } from 'decimal.js';
 import { startReferenceServer, type ReferenceOptions, type ReferenceServer } from '../reference/index.ts';
 import { FAULTS, FAULT_NAMES, findFault, formatFaults, type FaultName } from '../reference/faults.ts';
+import { faultCatches, SPEC_STATEMENTS } from '../src/matrix.ts';
 import { LIMITS, PATHS, STATUS, TEXT, pairNotFoundMessage, parsePairCode } from '../src/spec.ts';
+import { CHECKS } from '../suites/index.ts';
 import { connect, get, open, q, subscribe, type Client } from './reference-helpers.ts';
 
 const WINDOW = 1500;
@@ -469,13 +471,14 @@ async function observe(name: FaultName, fault: FaultName | undefined): Promise<b
 }
 
 describe('reference faults: the catalogue', () => {
-  it('has at least 30 faults with unique names, a rule and check ids each', () => {
+  it('has at least 30 faults with unique names, a rule and the statements of the spec it breaks each', () => {
     expect(FAULTS.length).toBeGreaterThanOrEqual(30);
     expect(new Set(FAULT_NAMES).size).toBe(FAULTS.length);
+    const keys = SPEC_STATEMENTS.map((s) => s.key);
     for (const f of FAULTS) {
       expect(f.rule.length).toBeGreaterThan(5);
-      expect(f.catches.length).toBeGreaterThan(0);
-      for (const id of f.catches) expect(id).toMatch(/^(rest|ws)\.[a-z0-9.-]+$/);
+      expect(f.breaks.length, f.name).toBeGreaterThan(0);
+      for (const key of f.breaks) expect(keys, f.name).toContain(key);
     }
   });
 
@@ -503,8 +506,11 @@ describe('reference faults: the catalogue', () => {
 
   it('has an outside observation for every fault and lists each one', () => {
     expect(Object.keys(OBSERVE).sort()).toEqual([...FAULT_NAMES].sort());
-    const listing = formatFaults();
+    const listing = formatFaults((fault) => faultCatches(CHECKS, fault));
     for (const name of FAULT_NAMES) expect(listing).toContain(name);
+    expect(listing).toMatch(
+      /^envelope-ts-string +\[rest-envelope\] breaks: ts is an integer; caught by .*rest\.envelope\.schema/m,
+    );
   });
 
   it('refuses an unknown fault name when starting', async () => {

@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { FAULTS, startReferenceServer } from '../reference/index.ts';
+import { startReferenceServer } from '../reference/index.ts';
+import { FAULTS } from '../scripts/mutation.ts';
 import type { CheckResult } from '../src/check.ts';
 import type { Profile } from '../src/profile.ts';
 import { runChecks } from '../src/runner.ts';

@@ -2,20 +2,26 @@
 import { randomBytes } from 'node:crypto';
 import type { Check } from '../../src/check.ts';
 import { API_KEY_HEADER, PATHS, QUERY, STATUS } from '../../src/spec.ts';
-import { body, clause, expectHttp, expectStatus, restCheck, shown } from './support.ts';
+import { body, clause, expectHttp, expectStatus, restCheck, shown, REST_ANSWER_FAULTS } from './support.ts';
 
 const HTTP_UNAUTHORIZED = 401;
 
-/** Header spellings the spec names (and HTTP's case-insensitivity implies). */
+/** Header spellings the spec names (and HTTP's case-insensitivity implies); `catches`: the faults refusing one. */
 export const HEADER_CASES = [
-  { id: 'canonical', header: API_KEY_HEADER },
-  { id: 'upper', header: 'X-API-KEY' },
-  { id: 'lower', header: 'x-api-key' },
+  { id: 'canonical', header: API_KEY_HEADER, catches: ['auth-canonical-header-refused'] },
+  { id: 'upper', header: 'X-API-KEY', catches: ['auth-header-case-sensitive'] },
+  { id: 'lower', header: 'x-api-key', catches: ['auth-header-case-sensitive'] },
 ] as const;
 
 const rejected = (which: 'missing' | 'invalid'): Check =>
   restCheck({
     id: `rest.auth.${which}-key`,
+    enforces: ['status:50005', 'rule:auth:rest-without-a-valid-key'],
+    catches: [
+      'envelope-status-number-integer',
+      ...(which === 'missing' ? ['auth-missing-key-accepted'] : []),
+      'auth-http-403',
+    ],
     tags: ['auth'],
     clause: clause('Authentication', 'a request without a valid key is rejected with HTTP 401 and status_number 50005'),
     title:
@@ -46,6 +52,8 @@ export const authChecks: readonly Check[] = [
   ...HEADER_CASES.map((c) =>
     restCheck({
       id: `rest.auth.header-case.${c.id}`,
+      enforces: ['rule:auth:header'],
+      catches: ['envelope-status-number-integer', ...c.catches],
       tags: ['auth'],
       clause: clause(
         'Authentication',
@@ -61,6 +69,8 @@ export const authChecks: readonly Check[] = [
   ),
   restCheck({
     id: 'rest.auth.suspended',
+    enforces: ['status:50007'],
+    catches: [...REST_ANSWER_FAULTS, 'auth-suspended-served'],
     tags: ['auth'],
     needs: ['keys.suspended'],
     clause: clause('REST `status_number` values', '50007: key suspended'),

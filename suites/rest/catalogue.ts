@@ -11,7 +11,7 @@ import { PACING } from '../../src/request-budget.ts';
 import { priceProblems } from '../../src/quote-rules.ts';
 import { LIMITS, PATHS, QUERY, REST_STATUSES_WITH_DATA } from '../../src/spec.ts';
 import { isIanaZone } from './price.ts';
-import { body, catalogue, clause, restCheck, shown, type Json } from './support.ts';
+import { body, catalogue, clause, restCheck, shown, type Json, REST_ANSWER_FAULTS } from './support.ts';
 
 /** Pairs read at most (a catalogue of thousands is read in part, and says so). */
 export const CATALOGUE_BOUND = 500;
@@ -68,6 +68,20 @@ async function readOne(ctx: CheckContext, code: string): Promise<boolean> {
 export const catalogueChecks: readonly Check[] = [
   restCheck({
     id: 'rest.price.catalogue',
+    enforces: ['field:price:code', 'field:price:ask', 'field:price:bid', 'field:price:price', 'field:price:market'],
+    catches: [
+      ...REST_ANSWER_FAULTS,
+      'envelope-ts-string',
+      'price-ask-number',
+      'price-not-mid',
+      'price-bid-above-ask',
+      'price-deep-pair-inverted',
+      'market-crypto-timezone',
+      'market-timezone-missing',
+      'market-timezone-invalid',
+      'market-crypto-regular-session',
+      'market-open-inverted',
+    ],
     tags: ['price', 'slow'],
     timeoutMs: catalogueTimeoutMs,
     clause: clause(

@@ -2,7 +2,16 @@
 import type { Check } from '../../src/check.ts';
 import type { CheckContext } from '../../src/check.ts';
 import { PATHS, QUERY, REST_STATUSES_WITH_DATA, STATUS } from '../../src/spec.ts';
-import { assetTypeOf, body, catalogue, clause, pairPerAssetType, restCheck, shown } from './support.ts';
+import {
+  assetTypeOf,
+  body,
+  catalogue,
+  clause,
+  pairPerAssetType,
+  restCheck,
+  shown,
+  REST_ANSWER_FAULTS,
+} from './support.ts';
 
 /** Pairs of its whitelist a key is asked for at most. */
 const MAX_WHITELISTED = 10;
@@ -43,6 +52,8 @@ async function expectAccess(
 export const entitlementChecks: readonly Check[] = [
   restCheck({
     id: 'rest.entitlements.crypto-only-price',
+    enforces: ['status:50109', 'rule:auth:entitlements'],
+    catches: [...REST_ANSWER_FAULTS, 'envelope-error-data-filled', 'entitlement-asset-type-ignored'],
     tags: ['entitlements', 'auth'],
     needs: ['keys.cryptoOnly'],
     clause: clause(
@@ -76,6 +87,8 @@ export const entitlementChecks: readonly Check[] = [
   }),
   restCheck({
     id: 'rest.entitlements.asset-types',
+    enforces: ['status:50109', 'rule:auth:entitlements'],
+    catches: [...REST_ANSWER_FAULTS, 'entitlement-asset-type-ignored', 'entitlement-asset-type-partial'],
     tags: ['entitlements', 'auth'],
     needs: ['keys.cryptoOnly'],
     clause: clause(
@@ -112,6 +125,8 @@ export const entitlementChecks: readonly Check[] = [
   }),
   restCheck({
     id: 'rest.entitlements.whitelist-price',
+    enforces: ['status:50010', 'rule:auth:entitlements'],
+    catches: [...REST_ANSWER_FAULTS, 'entitlement-whitelist-price-ignored'],
     tags: ['entitlements', 'auth'],
     needs: ['keys.whitelisted'],
     clause: clause(
@@ -140,6 +155,8 @@ export const entitlementChecks: readonly Check[] = [
   }),
   restCheck({
     id: 'rest.entitlements.crypto-only-pairs',
+    enforces: ['rule:auth:entitlements'],
+    catches: [...REST_ANSWER_FAULTS, 'entitlement-asset-type-ignored', 'entitlement-pairs-list-unfiltered'],
     tags: ['entitlements', 'auth'],
     needs: ['keys.cryptoOnly'],
     clause: clause('Authentication', 'a key limited to asset types: the pairs it reads depend on the key'),
@@ -162,6 +179,8 @@ export const entitlementChecks: readonly Check[] = [
   }),
   restCheck({
     id: 'rest.entitlements.whitelist-pairs',
+    enforces: ['rule:auth:entitlements'],
+    catches: [...REST_ANSWER_FAULTS, 'entitlement-pairs-list-unfiltered'],
     tags: ['entitlements', 'auth'],
     needs: ['keys.whitelisted'],
     clause: clause('Authentication', 'a key limited to a whitelist of pairs reads only those'),

@@ -2,7 +2,16 @@
 import type { Check, CheckContext } from '../../src/check.ts';
 import type { RestExchange } from '../../src/transports/rest.ts';
 import { PATHS, QUERY, REST_STATUSES_WITH_DATA, STATUS } from '../../src/spec.ts';
-import { assetTypeOf, body, clause, expectStatus, pairPerAssetType, restCheck, shown } from './support.ts';
+import {
+  assetTypeOf,
+  body,
+  clause,
+  expectStatus,
+  pairPerAssetType,
+  restCheck,
+  shown,
+  REST_ANSWER_FAULTS,
+} from './support.ts';
 import { INVALID_PARAMS } from './pairs.ts';
 
 /** A path under /v1 that no version of the spec names. */
@@ -57,6 +66,19 @@ async function moreErrorAnswers(ctx: CheckContext): Promise<[string, RestExchang
 export const envelopeChecks: readonly Check[] = [
   restCheck({
     id: 'rest.envelope.schema',
+    enforces: [
+      'field:envelope:status_number',
+      'field:envelope:ts',
+      'field:envelope:data',
+      'status:200',
+      'rule:service:json-bodies',
+    ],
+    catches: [
+      'envelope-status-number-integer',
+      'envelope-ts-string',
+      'envelope-error-data-filled',
+      'envelope-error-message-missing',
+    ],
     clause: clause('REST envelope', 'status_number a documented string, ts an integer, data object/array/null'),
     title: 'GET /v1/pairs, /v1/price (known and unknown pair, no code), no key, an unknown endpoint',
     expectation:
@@ -86,6 +108,19 @@ export const envelopeChecks: readonly Check[] = [
   }),
   restCheck({
     id: 'rest.envelope.error-shape',
+    enforces: [
+      'field:envelope:status_number',
+      'field:envelope:data',
+      'field:envelope:message',
+      'parameter:pairs:page',
+      'parameter:pairs:per_page',
+    ],
+    catches: [
+      ...REST_ANSWER_FAULTS,
+      'envelope-error-data-filled',
+      'envelope-error-message-missing',
+      'pairs-error-envelope',
+    ],
     clause: clause('REST envelope', 'status_number a string; data null on errors; message present on errors'),
     title:
       'every request the suite answers with an error: no key, an invalid key, unknown pair, no ' +
@@ -125,6 +160,8 @@ export const envelopeChecks: readonly Check[] = [
   }),
   restCheck({
     id: 'rest.not-found.endpoint',
+    enforces: ['status:50008', 'rule:endpoints:unknown-endpoint'],
+    catches: [...REST_ANSWER_FAULTS, 'unknown-endpoint-50004'],
     clause: clause('REST `status_number` values', '50008: endpoint or resource does not exist'),
     title: `GET ${UNKNOWN_ENDPOINT} with the primary key`,
     expectation: 'status_number "50008"',

@@ -60,6 +60,7 @@ async function errorSamples(ctx: CheckContext): Promise<[string, RestExchange][]
 export const observeChecks: readonly Check[] = [
   observeCheck({
     id: 'rest.observe.ts-unit',
+    enforces: ['field:envelope:ts'],
     clause: clause('REST envelope', 'unit of ts: not shown'),
     title: 'GET /v1/pairs, ts compared with the local clock',
     expectation: 'recorded: seconds, milliseconds, microseconds or nanoseconds since the epoch',
@@ -79,6 +80,7 @@ export const observeChecks: readonly Check[] = [
   }),
   observeCheck({
     id: 'rest.observe.pagination-metadata',
+    enforces: ['rule:pairs:pagination'],
     clause: clause('GET /v1/pairs', 'pagination metadata: not shown'),
     title: 'GET /v1/pairs?page=1&per_page=5',
     expectation: 'recorded: fields beside status_number, ts, data, message',
@@ -97,6 +99,7 @@ export const observeChecks: readonly Check[] = [
   }),
   observeCheck({
     id: 'rest.observe.page-past-end',
+    enforces: ['rule:pairs:pagination'],
     clause: clause('GET /v1/pairs', 'what a page past the last answers: not shown'),
     title: 'GET /v1/pairs?page=<one past the last page>',
     expectation: 'recorded: an empty list, or an error status_number (50004 is the usual one)',
@@ -115,6 +118,7 @@ export const observeChecks: readonly Check[] = [
   }),
   observeCheck({
     id: 'rest.observe.max-per-page',
+    enforces: ['limit:per_page-default'],
     clause: clause('Limits', 'per_page maximum: not shown'),
     title: `GET /v1/pairs?per_page=${PER_PAGE_TRIES.join('|')}`,
     expectation: 'recorded: the largest per_page answered in full',
@@ -138,6 +142,7 @@ export const observeChecks: readonly Check[] = [
   }),
   observeCheck({
     id: 'rest.observe.http-status',
+    enforces: ['rule:price:client-checks-status'],
     clause: clause('REST `status_number` values', 'HTTP status for each status_number: not shown'),
     title:
       'error requests (no key, invalid key, unknown pair, no code, unknown ' +

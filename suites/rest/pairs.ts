@@ -11,6 +11,7 @@ import {
   pairsPage,
   restCheck,
   statusOf,
+  REST_ANSWER_FAULTS,
 } from './support.ts';
 
 const { page: PAGE, perPage: PER_PAGE, type: TYPE, code: CODE } = QUERY.pairs;
@@ -26,6 +27,12 @@ export const INVALID_PARAMS = [
   { id: 'per-page-text', param: PER_PAGE, value: 'ten' },
 ] as const;
 
+/** The reference fault that accepts an invalid value of each parameter. */
+const ACCEPTS_INVALID: Readonly<Record<(typeof INVALID_PARAMS)[number]['param'], string>> = {
+  [PAGE]: 'pairs-invalid-page-accepted',
+  [PER_PAGE]: 'pairs-invalid-per-page-accepted',
+};
+
 /** Pages of each type's filtered list that rest.pairs.type-filter reads. */
 const TYPE_FILTER_PAGES = 3;
 
@@ -35,6 +42,15 @@ const PER_PAGE_SIZES = [3, 7] as const;
 export const pairsChecks: readonly Check[] = [
   restCheck({
     id: 'rest.pairs.schema',
+    enforces: [
+      'field:pair:code',
+      'field:pair:name',
+      'field:pair:base',
+      'field:pair:quote',
+      'status:200',
+      'rule:versioning:v1-prefix',
+    ],
+    catches: [...REST_ANSWER_FAULTS, 'envelope-ts-string', 'pairs-record-name-missing'],
     tags: ['pagination'],
     clause: clause('GET /v1/pairs', 'envelope with status_number 200 and data an array of pair records'),
     title: `${PAIRS} (page 1 and page 2)`,
@@ -54,6 +70,8 @@ export const pairsChecks: readonly Check[] = [
   }),
   restCheck({
     id: 'rest.pairs.defaults',
+    enforces: ['parameter:pairs:page', 'parameter:pairs:per_page', 'limit:per_page-default', 'limit:page-default'],
+    catches: [...REST_ANSWER_FAULTS, 'pairs-default-per-page-20'],
     tags: ['pagination'],
     clause: clause('GET /v1/pairs', 'page default 1, per_page default 10'),
     title: `${PAIRS} with no page/per_page, then with page=1&per_page=10`,
@@ -77,6 +95,8 @@ export const pairsChecks: readonly Check[] = [
   }),
   restCheck({
     id: 'rest.pairs.page-default-size',
+    enforces: ['parameter:pairs:page', 'parameter:pairs:per_page', 'limit:per_page-default'],
+    catches: ['pairs-default-per-page-20', 'pairs-page-alone-per-page-20'],
     tags: ['pagination'],
     clause: clause('GET /v1/pairs', `per_page default ${LIMITS.defaultPerPage}, also when page is given`),
     title:
@@ -105,6 +125,8 @@ export const pairsChecks: readonly Check[] = [
   }),
   restCheck({
     id: 'rest.pairs.pages-disjoint',
+    enforces: ['parameter:pairs:page', 'rule:pairs:pagination'],
+    catches: [...REST_ANSWER_FAULTS, 'pairs-pages-overlap', 'pairs-per-page-ignored'],
     tags: ['pagination'],
     clause: clause('GET /v1/pairs', 'a paginated list: page n holds the per_page items after page n-1'),
     title: `${PAIRS}?per_page=5 pages 1 to 3, and ?per_page=10 page 1`,
@@ -138,6 +160,8 @@ export const pairsChecks: readonly Check[] = [
   }),
   restCheck({
     id: 'rest.pairs.per-page',
+    enforces: ['parameter:pairs:per_page'],
+    catches: [...REST_ANSWER_FAULTS, 'pairs-per-page-ignored'],
     tags: ['pagination'],
     clause: clause('GET /v1/pairs', 'per_page: items per page'),
     title: `${PAIRS}?per_page=${PER_PAGE_SIZES.join(', then ')}`,
@@ -156,6 +180,8 @@ export const pairsChecks: readonly Check[] = [
   }),
   restCheck({
     id: 'rest.pairs.type-filter',
+    enforces: ['parameter:pairs:type'],
+    catches: [...REST_ANSWER_FAULTS, 'pairs-type-filter-ignored'],
     tags: ['pagination'],
     clause: clause('GET /v1/pairs', 'type filters by asset type'),
     title: `${PAIRS}?type=<T> (first ${TYPE_FILTER_PAGES} pages) for every asset type in the catalogue`,
@@ -191,6 +217,8 @@ export const pairsChecks: readonly Check[] = [
   }),
   restCheck({
     id: 'rest.pairs.code-search',
+    enforces: ['parameter:pairs:code'],
+    catches: [...REST_ANSWER_FAULTS, 'pairs-code-search-ignored'],
     tags: ['pagination'],
     clause: clause('GET /v1/pairs', 'code searches pairs by a code or a fragment of it'),
     title: `${PAIRS}?code=<a listed code>, then ?code=<its base symbol>`,
@@ -219,6 +247,8 @@ export const pairsChecks: readonly Check[] = [
   }),
   restCheck({
     id: 'rest.pairs.code-form',
+    enforces: ['field:pair:code', 'field:pair:base', 'field:pair:quote', 'rule:pair-code:form'],
+    catches: [...REST_ANSWER_FAULTS, 'pairs-base-mismatch'],
     tags: ['pagination'],
     clause: clause('Pair code', 'a code is <asset_type>:<market>:<base>/<quote>; base and quote are its symbols'),
     title: `${PAIRS}, every page`,
@@ -246,6 +276,8 @@ export const pairsChecks: readonly Check[] = [
   ...INVALID_PARAMS.map((c) =>
     restCheck({
       id: `rest.pairs.invalid-param.${c.id}`,
+      enforces: ['parameter:pairs:page', 'parameter:pairs:per_page', 'status:50004'],
+      catches: [...REST_ANSWER_FAULTS, ACCEPTS_INVALID[c.param]],
       tags: ['pagination'],
       clause: clause('REST `status_number` values', '50004: malformed or invalid parameters'),
       title: `${PAIRS}?${c.param}=${c.value}`,

@@ -31,6 +31,7 @@ import {
   shown,
   specialPairs,
   type Json,
+  REST_ANSWER_FAULTS,
 } from './support.ts';
 
 const PRICE = 'GET /v1/price';
@@ -105,6 +106,28 @@ function combination(ctx: CheckContext, code: string, m: Json): void {
 export const priceChecks: readonly Check[] = [
   restCheck({
     id: 'rest.price.schema',
+    enforces: [
+      'field:price:code',
+      'field:price:ask',
+      'field:price:bid',
+      'field:price:price',
+      'field:price:market',
+      'field:market:reason',
+      'field:market:session',
+      'parameter:price:code',
+      'status:200',
+      'rule:service:decimal-strings',
+      'rule:versioning:v1-prefix',
+    ],
+    catches: [
+      ...REST_ANSWER_FAULTS,
+      'envelope-ts-string',
+      'price-ask-number',
+      'market-crypto-timezone',
+      'market-timezone-missing',
+      'market-crypto-regular-session',
+      'market-open-inverted',
+    ],
     tags: ['price'],
     clause: clause('Price record (`data` in the price response)', 'code, ask, bid, price (decimal strings) and market'),
     title: `${PRICE}?code=<one pair per asset type>`,
@@ -115,6 +138,8 @@ export const priceChecks: readonly Check[] = [
   }),
   restCheck({
     id: 'rest.price.mid',
+    enforces: ['field:price:ask', 'field:price:bid', 'field:price:price'],
+    catches: [...REST_ANSWER_FAULTS, 'price-not-mid', 'price-bid-above-ask'],
     tags: ['price'],
     clause: clause(
       'Price record (`data` in the price response)',
@@ -142,6 +167,8 @@ export const priceChecks: readonly Check[] = [
   }),
   restCheck({
     id: 'rest.price.market.crypto',
+    enforces: ['field:market:open', 'field:market:timezone', 'rule:market:crypto', 'rule:market-session:transitions'],
+    catches: [...REST_ANSWER_FAULTS, 'market-crypto-timezone', 'market-crypto-regular-session'],
     tags: ['price'],
     clause: clause('Market object', 'Crypto: open true, reason continuous, session REG, no timezone'),
     title: `${PRICE}?code=<up to ${PER_TYPE} Crypto pairs>`,
@@ -169,6 +196,8 @@ export const priceChecks: readonly Check[] = [
   }),
   restCheck({
     id: 'rest.price.market.equity-session',
+    enforces: ['field:market:open', 'rule:market:us-extended-hours'],
+    catches: [...REST_ANSWER_FAULTS, 'market-open-inverted'],
     tags: ['price'],
     clause: clause(
       'Market object',
@@ -205,6 +234,8 @@ export const priceChecks: readonly Check[] = [
   }),
   restCheck({
     id: 'rest.price.market.timezone',
+    enforces: ['field:market:timezone'],
+    catches: [...REST_ANSWER_FAULTS, 'market-timezone-missing', 'market-timezone-invalid'],
     tags: ['price'],
     clause: clause('Market object', 'timezone: an IANA zone name, present for non-Crypto assets'),
     title: `${PRICE}?code=<one non-Crypto pair per asset type>`,
@@ -226,6 +257,15 @@ export const priceChecks: readonly Check[] = [
   }),
   restCheck({
     id: 'rest.price.market.combination',
+    enforces: [
+      'field:price:market',
+      'field:market:open',
+      'field:market:reason',
+      'field:market:session',
+      'rule:market:other-assets',
+      'rule:market:no_price',
+    ],
+    catches: [...REST_ANSWER_FAULTS, 'market-crypto-regular-session', 'market-open-inverted'],
     tags: ['price'],
     clause: clause('Market object', 'open/reason/session combinations per asset type'),
     title: `${PRICE}?code=<one pair per asset type>`,
@@ -260,6 +300,8 @@ export const priceChecks: readonly Check[] = [
   }),
   restCheck({
     id: 'rest.price.stale',
+    enforces: ['field:envelope:message', 'status:50102', 'rule:market:no_price', 'rule:price:stale-keeps-data'],
+    catches: [...REST_ANSWER_FAULTS, 'price-ask-number', 'market-crypto-timezone', 'stale-http-503', 'stale-data-null'],
     tags: ['price'],
     needs: ['pairs.stale'],
     clause: clause(
@@ -287,6 +329,13 @@ export const priceChecks: readonly Check[] = [
   }),
   restCheck({
     id: 'rest.price.unknown-pair',
+    enforces: ['status:50104', 'rule:price:unknown-pair-data-null'],
+    catches: [
+      ...REST_ANSWER_FAULTS,
+      'envelope-error-data-filled',
+      'envelope-error-message-missing',
+      'unknown-pair-status-50008',
+    ],
     tags: ['price'],
     clause: clause('GET /v1/price', 'a pair that does not exist: status_number 50104, data null, message'),
     title: `${PRICE}?code=${UNKNOWN_PAIR}`,
@@ -304,6 +353,8 @@ export const priceChecks: readonly Check[] = [
   }),
   restCheck({
     id: 'rest.price.missing-code',
+    enforces: ['parameter:price:code', 'status:50004'],
+    catches: [...REST_ANSWER_FAULTS, 'missing-code-200'],
     tags: ['price'],
     clause: clause('GET /v1/price', 'code is required (50004: malformed or invalid parameters)'),
     title: `${PRICE} with no code`,

@@ -4,13 +4,55 @@
  * stay stable whatever the profile holds.
  */
 import type { Check } from '../../src/check.ts';
-import { REST_STATUSES, REST_STATUSES_WITH_DATA, REST_STATUS, STATUS } from '../../src/spec.ts';
+import type { StatementKey } from '../../src/matrix.ts';
+import { REST_STATUSES, REST_STATUSES_WITH_DATA, REST_STATUS, STATUS, type RestStatus } from '../../src/spec.ts';
 import { ConformError } from '../../src/errors.ts';
 import { body, clause, expectHttp, expectStatus, queryText, restCheck } from './support.ts';
+
+/** Statements besides its status's row that the probe of a status enforces. */
+const ALSO_ENFORCES: Readonly<Partial<Record<RestStatus, readonly StatementKey[]>>> = {
+  [STATUS.RATE_LIMITED]: ['limit:rest-rate-limit'],
+  [STATUS.POOL_UNAVAILABLE]: ['parameter:price:pool'],
+  [STATUS.POOL_NOT_FOUND]: ['parameter:price:pool'],
+};
+
+/** Reference faults that change the answer of one status (the probe of that status catches them). */
+const FAULTS_OF_STATUS: Readonly<Partial<Record<RestStatus, readonly string[]>>> = {
+  [STATUS.API_MAINTENANCE]: ['probe-status-swapped'],
+  [STATUS.INVALID_REQUEST]: ['missing-code-200'],
+  [STATUS.UNAUTHORIZED]: ['auth-http-403'],
+  [STATUS.SUSPENDED]: ['auth-suspended-served'],
+  [STATUS.NOT_FOUND]: ['unknown-endpoint-50004'],
+  [STATUS.ACCESS_DENIED]: ['entitlement-whitelist-price-ignored'],
+  [STATUS.RESTRICTED_USER]: ['probe-restricted-as-suspended'],
+  [STATUS.PRICE_STALE]: ['stale-http-503', 'stale-data-null'],
+  [STATUS.PAIR_NOT_FOUND]: ['unknown-pair-status-50008'],
+  [STATUS.NO_PAIRS_ALLOWED]: ['entitlement-pairs-list-unfiltered'],
+  [STATUS.ASSET_TYPE_DENIED]: ['entitlement-asset-type-ignored'],
+};
+
+/**
+ * The reference faults a probe must catch: a broken envelope shows in every answer, a broken error
+ * envelope in every answer without data; a refused canonical header turns every answer but 50005's
+ * into 50005. The reference's profile holds no probe of 50009 (it refuses connections in the
+ * stream handshake only), so that probe skips there and catches nothing.
+ */
+function probeCatches(status: RestStatus): string[] {
+  if (status === STATUS.CONNECTION_LIMIT) return [];
+  const withData = REST_STATUSES_WITH_DATA.includes(status);
+  return [
+    'envelope-status-number-integer',
+    ...(withData ? [] : ['envelope-ts-string', 'envelope-error-data-filled', 'envelope-error-message-missing']),
+    ...(status === STATUS.UNAUTHORIZED ? [] : ['auth-canonical-header-refused']),
+    ...(FAULTS_OF_STATUS[status] ?? []),
+  ];
+}
 
 export const probeChecks: readonly Check[] = REST_STATUSES.filter((s) => s !== STATUS.OK).map((status) =>
   restCheck({
     id: `rest.probe.${status}`,
+    enforces: [`status:${status}`, ...(ALSO_ENFORCES[status] ?? [])],
+    catches: probeCatches(status),
     tags: ['auth'],
     needs: ['probes'],
     clause: clause('REST `status_number` values', `${status}: ${REST_STATUS[status]}`),

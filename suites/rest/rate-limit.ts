@@ -11,6 +11,7 @@ export const BURST = { maxRequests: 400, parallel: 8, recoveryPollMs: 250, recov
 export const rateLimitChecks: readonly Check[] = [
   restCheck({
     id: 'rest.rate-limit',
+    enforces: ['limit:rest-rate-limit', 'status:50006'],
     tags: ['disruptive', 'limits'],
     timeoutMs: 40_000,
     clause: clause('Limits', 'a REST rate limit exists and answers status 50006'),

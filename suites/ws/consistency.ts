@@ -29,6 +29,13 @@ const LIVE_SAMPLE = 2;
 export const consistencyChecks: readonly Check[] = [
   {
     id: 'ws.consistency.rest-agrees',
+    enforces: [
+      'field:price:code',
+      'field:push:price',
+      'rule:service:decimal-strings',
+      'rule:resources:price-agrees-across-transports',
+    ],
+    catches: ['price-not-mid', 'price-bid-above-ask'],
     clause: {
       section: 'Resources and their fields',
       rule: 'the push frame and the price record carry the same code, ask, bid and price (decimal strings)',
@@ -106,6 +113,7 @@ export const consistencyChecks: readonly Check[] = [
   },
   {
     id: 'ws.consistency.observe-market-live',
+    enforces: ['event:push', 'rule:market-session:transitions'],
     clause: {
       section: 'Events',
       rule: 'push data frames come when price data is available; whether closed markets push: not shown',

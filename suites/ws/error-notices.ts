@@ -15,6 +15,7 @@ import {
   streamPairs,
   subscribe,
 } from './support.ts';
+import { REST_ANSWER_FAULTS } from '../rest/support.ts';
 
 /** Unanswered requests in a row after which a connection is given up. */
 const MAX_SILENT = 2;
@@ -151,6 +152,28 @@ async function provokeAs(
 export const errorNoticeChecks: readonly Check[] = [
   {
     id: 'ws.notice.error-shape',
+    enforces: [
+      'field:notice:method',
+      'field:notice:message',
+      'field:notice:code',
+      'field:notice:id',
+      'field:notice:data',
+      'event:notice-error',
+      'notice:50004',
+      'notice:50010',
+      'notice:50104',
+      'notice:50109',
+      'rule:auth:after-connection',
+      'rule:handshake:no-status-after-connect',
+      'rule:subscribe:unknown-pair-message',
+    ],
+    catches: [
+      ...REST_ANSWER_FAULTS,
+      'notice-code-number',
+      'notice-id-not-echoed',
+      'notice-status-number',
+      'notice-denied-shape',
+    ],
     clause: {
       section: 'Method subscribe',
       rule:

@@ -76,6 +76,8 @@ async function refusedOrNotice(ctx: CheckContext, key: string | null, want: stri
 export const handshakeChecks: readonly Check[] = [
   {
     id: 'ws.handshake.missing-key',
+    enforces: ['status:50005', 'notice:50005', 'rule:auth:after-connection'],
+    catches: ['handshake-body-code', 'handshake-missing-key-accepted'],
     clause: clause('a connection without a key: 50005 in the handshake body, or a 50005 notice after connecting'),
     title: 'opens a WebSocket connection with no X-API-Key header',
     expectation:
@@ -88,6 +90,8 @@ export const handshakeChecks: readonly Check[] = [
   },
   {
     id: 'ws.handshake.invalid-key',
+    enforces: ['status:50005', 'notice:50005'],
+    catches: ['handshake-body-code'],
     clause: clause('an invalid key: 50005 in the handshake body, or a 50005 notice after connecting'),
     title: 'opens a WebSocket connection with a key the target never issued',
     expectation:
@@ -100,6 +104,8 @@ export const handshakeChecks: readonly Check[] = [
   },
   {
     id: 'ws.handshake.no-stream',
+    enforces: ['status:50010', 'notice:50010', 'rule:auth:handshake-failures'],
+    catches: ['handshake-body-code', 'handshake-no-stream-accepted'],
     clause: clause('a key without V1 source-stream access: 50010'),
     title: 'opens a WebSocket connection with keys.noStream',
     expectation:
@@ -112,6 +118,8 @@ export const handshakeChecks: readonly Check[] = [
   },
   {
     id: 'ws.handshake.header-case',
+    enforces: ['rule:auth:header'],
+    catches: ['auth-header-case-sensitive', 'handshake-header-case-sensitive'],
     clause: clause(
       '1. every WebSocket connection is authenticated with the key in X-API-Key (also ' +
         'written X-API-KEY); header names are case-insensitive',
@@ -154,6 +162,13 @@ export const handshakeChecks: readonly Check[] = [
   },
   {
     id: 'ws.handshake.error-body',
+    enforces: [
+      'field:handshake:status_number',
+      'field:handshake:message',
+      'rule:auth:handshake-failures',
+      'rule:handshake:never-code',
+    ],
+    catches: ['handshake-body-code'],
     clause: {
       section: 'Errors',
       rule: 'Handshake errors: the HTTP phase returns status_number and message, never code',

@@ -27,6 +27,8 @@ const closeBy = (p: Profile): number => {
 export const keepaliveChecks: readonly Check[] = [
   {
     id: 'ws.keepalive.timeout',
+    enforces: ['transition:connected/no-ping', 'limit:ping-interval'],
+    catches: ['keepalive-never', 'keepalive-early'],
     clause,
     title: 'opens a connection and sends nothing',
     expectation:
@@ -79,6 +81,8 @@ export const keepaliveChecks: readonly Check[] = [
   },
   {
     id: 'ws.keepalive.ping-keeps-alive',
+    enforces: ['transition:connected/no-ping', 'limit:ping-interval'],
+    catches: ['keepalive-ping-not-reset'],
     clause,
     title:
       `opens a connection and pings every pingTimeoutMs/3 for timing.keepAliveHoldWindows windows ` +
@@ -118,6 +122,7 @@ export const keepaliveChecks: readonly Check[] = [
   },
   {
     id: 'ws.keepalive.observe-other-traffic',
+    enforces: ['limit:ping-interval'],
     clause: {
       section: 'Method ping',
       rule: 'a ping must arrive at least once every 30 seconds; whether other traffic counts: not shown',

@@ -188,13 +188,20 @@ function expectLimitRefusal(ctx: CheckContext, result: OpenResult, what: string,
 
 /** Keys whose allowance the checks judge: stated in the profile, or found at the start of the run. */
 const ALLOWANCE_CASES = [
-  { id: 'limited', key: 'limited', needs: ['ws', 'keys.limited'] },
-  { id: 'primary', key: 'primary', needs: ['ws'] },
+  {
+    id: 'limited',
+    key: 'limited',
+    needs: ['ws', 'keys.limited'],
+    enforces: ['limit:connections-per-key', 'status:50009', 'rule:auth:handshake-failures'],
+  },
+  { id: 'primary', key: 'primary', needs: ['ws'], enforces: ['limit:connections-per-key', 'status:50009'] },
 ] as const;
 
 const allowanceChecks: Check[] = ALLOWANCE_CASES.map(
   (c): Check => ({
     id: `ws.limits.connections.${c.id}`,
+    enforces: c.enforces,
+    catches: ['handshake-body-code', 'limit-off-by-one'],
     clause: clause("a connection beyond the key's allowance is refused: 50009 in the handshake"),
     title:
       `opens keys.${c.key}.connections connections with keys.${c.key} (or as ` +
@@ -223,6 +230,8 @@ export const limitChecks: readonly Check[] = [
   ...allowanceChecks,
   {
     id: 'ws.limits.connections.per-key',
+    enforces: ['limit:connections-per-key', 'status:50009'],
+    catches: ['handshake-body-code', 'limit-per-ip', 'limit-off-by-one', 'limit-slot-not-freed'],
     clause: clause(
       'counted per key, not per IP address: beyond the allowance a connection is refused from any address',
     ),
@@ -269,6 +278,8 @@ export const limitChecks: readonly Check[] = [
   },
   {
     id: 'ws.limits.connections.slot-freed',
+    enforces: ['limit:connections-per-key'],
+    catches: ['limit-slot-not-freed'],
     clause: clause('the allowance counts open connections: closing one frees its slot'),
     title: "fills keys.limited's allowance, closes one connection, opens another",
     expectation:

@@ -18,6 +18,8 @@ const PING_CASES = [
 export const pingChecks: readonly Check[] = PING_CASES.map(
   (c): Check => ({
     id: `ws.ping.pong.${c.id}`,
+    enforces: ['event:pong', 'rule:service:json-bodies', 'rule:ping:reply'],
+    catches: ['ping-reply-json', 'ping-reply-lowercase'],
     clause: { section: 'Method ping', rule: 'Reply: the plain text `Pong!`' },
     title: c.title,
     expectation: 'a text frame that is exactly `Pong!`, not JSON',

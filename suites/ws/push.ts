@@ -46,6 +46,17 @@ function listViolations(ctx: CheckContext, problems: string[], expected: string)
 export const pushChecks: readonly Check[] = [
   {
     id: 'ws.push.schema',
+    enforces: [
+      'field:push:code',
+      'field:push:ask',
+      'field:push:bid',
+      'field:push:price',
+      'field:push:last_updated',
+      'field:push:sent_at',
+      'event:push',
+      'rule:service:decimal-strings',
+    ],
+    catches: ['push-missing-bid', 'push-price-number'],
     clause: {
       section: 'Resources and their fields',
       rule:
@@ -70,6 +81,8 @@ export const pushChecks: readonly Check[] = [
   },
   {
     id: 'ws.push.mid',
+    enforces: ['field:push:ask', 'field:push:bid', 'field:push:price'],
+    catches: ['price-not-mid', 'price-bid-above-ask'],
     clause: {
       section: 'Resources and their fields',
       rule: 'WebSocket push data frame: ask, bid and price the mid-price, so bid <= price <= ask',
@@ -107,6 +120,7 @@ export const pushChecks: readonly Check[] = [
   },
   {
     id: 'ws.push.observe-interval',
+    enforces: ['event:push'],
     clause: { section: 'Events', rule: 'the interval and trigger of push frames: not shown' },
     title: `subscribes to ${WATCH_PAIRS} live pairs and times their pushes`,
     expectation: 'recorded: the median and largest interval between pushes of one pair',
@@ -137,6 +151,7 @@ export const pushChecks: readonly Check[] = [
   },
   {
     id: 'ws.push.observe-timestamps',
+    enforces: ['field:push:last_updated', 'field:push:sent_at'],
     clause: {
       section: 'Resources and their fields',
       rule: 'REST envelope: unit of ts, last_updated and sent_at not shown',

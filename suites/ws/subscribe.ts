@@ -3,6 +3,7 @@
  * WebSocket connection; Errors, WebSocket notice `code` values; Authentication 4).
  */
 import type { Check, CheckContext } from '../../src/check.ts';
+import type { StatementKey } from '../../src/matrix.ts';
 import { KNOWN_ASSET_TYPES, LIMITS, METHOD, STATUS, TEXT, pairNotFoundMessage } from '../../src/spec.ts';
 import { isNotice, isPush, jsonObject, type JsonObject, type StreamSession } from '../../src/transports/stream.ts';
 import {
@@ -32,12 +33,13 @@ import {
   unsubscribe,
   type NoticeExpectation,
 } from './support.ts';
+import { REST_ANSWER_FAULTS } from '../rest/support.ts';
 
 const subscribeClause = (rule: string) => ({ section: 'Method subscribe', rule });
 const codesClause = (rule: string) => ({ section: 'Errors', rule: `WebSocket notice code values: ${rule}` });
 
 /** One request the target must answer with an error notice. */
-interface ErrorCase {
+interface ErrorCase extends Pick<Check, 'enforces' | 'catches'> {
   id: string;
   clause: { section: string; rule: string };
   title: string;
@@ -66,9 +68,20 @@ async function pairOutsideAssetTypes(ctx: CheckContext, allowed: readonly string
   ctx.skip(`the primary key lists no pair outside keys.cryptoOnly.assetTypes (${allowed.join(', ')})`);
 }
 
+/** What a subscribe naming an unknown pair (alone or among known ones) is judged by. */
+const UNKNOWN_PAIR_STATEMENTS: readonly StatementKey[] = [
+  'field:notice:message',
+  'transition:attempt/subscribe',
+  'status:50104',
+  'notice:50104',
+  'rule:subscribe:unknown-pair-message',
+];
+
 const ERROR_CASES: ErrorCase[] = [
   {
     id: 'ws.subscribe.invalid.empty-list',
+    enforces: ['parameter:subscribe:params.pairs', 'notice:50004'],
+    catches: ['subscribe-empty-accepted'],
     clause: codesClause('50004 for missing or invalid pairs'),
     title: 'subscribes with params.pairs an empty list',
     code: STATUS.INVALID_REQUEST,
@@ -77,6 +90,8 @@ const ERROR_CASES: ErrorCase[] = [
   },
   {
     id: 'ws.subscribe.invalid.missing-params',
+    enforces: ['parameter:subscribe:params', 'notice:50004'],
+    catches: ['subscribe-missing-params-accepted'],
     clause: codesClause('50004 for a malformed message or missing pairs'),
     title: 'subscribes without params',
     code: STATUS.INVALID_REQUEST,
@@ -85,6 +100,8 @@ const ERROR_CASES: ErrorCase[] = [
   },
   {
     id: 'ws.subscribe.invalid.pairs-not-array',
+    enforces: ['parameter:subscribe:params.pairs', 'notice:50004'],
+    catches: ['subscribe-pairs-string-accepted'],
     clause: codesClause('50004 for invalid pairs'),
     title: 'subscribes with params.pairs a string instead of an array',
     code: STATUS.INVALID_REQUEST,
@@ -93,6 +110,8 @@ const ERROR_CASES: ErrorCase[] = [
   },
   {
     id: 'ws.subscribe.too-many-pairs',
+    enforces: ['parameter:subscribe:params.pairs', 'limit:pairs-per-connection', 'notice:50004'],
+    catches: ['subscribe-accepts-101'],
     clause: {
       section: 'Limits',
       rule: `Pairs per connection: ${LIMITS.maxPairsPerSubscribe} maximum; exceeding it gives 50004`,
@@ -105,6 +124,8 @@ const ERROR_CASES: ErrorCase[] = [
   },
   {
     id: 'ws.request.malformed-json',
+    enforces: ['event:notice-error', 'notice:50004'],
+    catches: ['notice-malformed-json-ignored'],
     clause: codesClause('50004 for a malformed message'),
     title: 'sends a text frame that is not valid JSON',
     code: STATUS.INVALID_REQUEST,
@@ -113,6 +134,8 @@ const ERROR_CASES: ErrorCase[] = [
   },
   {
     id: 'ws.request.unknown-method',
+    enforces: ['parameter:subscribe:method', 'event:notice-error', 'notice:50004'],
+    catches: ['notice-unknown-method-ignored'],
     clause: codesClause('50004 for an unknown method'),
     title: 'sends a request with method "conform-unknown"',
     code: STATUS.INVALID_REQUEST,
@@ -121,6 +144,8 @@ const ERROR_CASES: ErrorCase[] = [
   },
   {
     id: 'ws.subscribe.unknown-pair',
+    enforces: UNKNOWN_PAIR_STATEMENTS,
+    catches: ['subscribe-unknown-message'],
     clause: subscribeClause('an unknown pair: error notice, code 50104, message `pair not found: <pair_code>`'),
     title: `subscribes to the well-formed but unknown pair ${UNKNOWN_PAIR}`,
     code: STATUS.PAIR_NOT_FOUND,
@@ -130,6 +155,8 @@ const ERROR_CASES: ErrorCase[] = [
   },
   {
     id: 'ws.subscribe.unknown-among-known',
+    enforces: UNKNOWN_PAIR_STATEMENTS,
+    catches: ['subscribe-unknown-message', 'subscribe-unknown-among-known-dropped'],
     clause: {
       section: 'States and transitions',
       rule:
@@ -147,6 +174,8 @@ const ERROR_CASES: ErrorCase[] = [
   },
   {
     id: 'ws.subscribe.inactive-pair',
+    enforces: ['transition:attempt/subscribe', 'status:50104', 'notice:50104'],
+    catches: ['subscribe-inactive-accepted'],
     clause: codesClause('50104 when the pair is inactive or suspended'),
     title: 'subscribes to pairs.inactive',
     code: STATUS.PAIR_NOT_FOUND,
@@ -155,6 +184,8 @@ const ERROR_CASES: ErrorCase[] = [
   },
   {
     id: 'ws.subscribe.whitelist',
+    enforces: ['status:50010', 'notice:50010', 'rule:auth:after-connection', 'rule:auth:entitlements'],
+    catches: ['entitlement-whitelist-subscribe'],
     clause: { section: 'Authentication', rule: '4. lacking pair-whitelist access yields 50010' },
     title:
       'with keys.whitelisted, subscribes to a whitelisted pair (must succeed), then to a pair outside the whitelist',
@@ -174,6 +205,8 @@ const ERROR_CASES: ErrorCase[] = [
   },
   {
     id: 'ws.subscribe.asset-type',
+    enforces: ['status:50109', 'notice:50109', 'rule:auth:after-connection'],
+    catches: ['entitlement-asset-type-ignored'],
     clause: { section: 'Authentication', rule: "4. lacking access to a pair's asset type yields 50109" },
     title: 'with keys.cryptoOnly, subscribes to a pair of an asset type outside keys.cryptoOnly.assetTypes',
     code: STATUS.ASSET_TYPE_DENIED,
@@ -194,6 +227,8 @@ const messageRule = (m: NonNullable<NoticeExpectation['message']>): string =>
 const errorChecks: Check[] = ERROR_CASES.map(
   (c): Check => ({
     id: c.id,
+    enforces: c.enforces,
+    ...(c.catches ? { catches: c.catches } : {}),
     clause: c.clause,
     title: c.title,
     expectation:
@@ -226,6 +261,17 @@ const EVERY_PAIR_COUNT = 3;
 export const subscribeChecks: readonly Check[] = [
   {
     id: 'ws.subscribe.notice',
+    enforces: [
+      'field:notice:method',
+      'field:notice:message',
+      'field:notice:code',
+      'field:notice:data',
+      'parameter:subscribe:method',
+      'transition:none/subscribe',
+      'event:notice-subscribe',
+      'notice:200',
+    ],
+    catches: ['notice-code-number', 'notice-id-not-echoed', 'notice-subscribe-message-lowercase'],
     clause: subscribeClause('Success reply: method subscribe, message Success, code 200, id echoed, data null'),
     title: 'subscribes to one pair with id "conform-sub-notice"',
     expectation:
@@ -253,6 +299,8 @@ export const subscribeChecks: readonly Check[] = [
   },
   {
     id: 'ws.subscribe.pushes-start',
+    enforces: ['transition:none/subscribe', 'event:push', 'rule:subscribe:pushes-without-requests'],
+    catches: ['push-never-starts'],
     clause: subscribeClause('After success the server pushes data frames without further requests'),
     title: `subscribes to up to ${PUSH_START_PAIRS} pairs whose market is open and sends nothing more`,
     expectation:
@@ -284,6 +332,8 @@ export const subscribeChecks: readonly Check[] = [
   },
   {
     id: 'ws.push.only-subscribed',
+    enforces: ['field:push:code', 'transition:none/subscribe'],
+    catches: ['push-unsubscribed-pair'],
     clause: { section: 'Events', rule: 'push data frames come for subscribed pairs' },
     title: 'subscribes to two pairs and watches every push',
     expectation: 'no push frame for any other pair',
@@ -309,6 +359,8 @@ export const subscribeChecks: readonly Check[] = [
   },
   {
     id: 'ws.subscribe.pushes-every-pair',
+    enforces: ['transition:none/subscribe', 'event:push'],
+    catches: ['push-first-pair-only'],
     clause: {
       section: 'Events',
       rule:
@@ -350,6 +402,8 @@ export const subscribeChecks: readonly Check[] = [
   },
   {
     id: 'ws.subscribe.replaces',
+    enforces: ['transition:subscribed/subscribe', 'limit:subscriptions-per-connection'],
+    catches: ['subscribe-extends', 'push-unsubscribed-pair', 'push-changed-missing-bid'],
     clause: {
       section: 'States and transitions',
       rule: 'a subscribe while subscribed: subscribed to exactly the newly listed pairs; the earlier set is replaced',
@@ -393,6 +447,8 @@ export const subscribeChecks: readonly Check[] = [
   },
   {
     id: 'ws.subscribe.max-pairs',
+    enforces: ['parameter:subscribe:params.pairs', 'limit:pairs-per-connection'],
+    catches: ['subscribe-limit-99'],
     clause: {
       section: 'Limits',
       rule:
@@ -419,6 +475,8 @@ export const subscribeChecks: readonly Check[] = [
   ...errorChecks,
   {
     id: 'ws.subscribe.asset-types',
+    enforces: ['status:50109', 'notice:50109', 'rule:auth:after-connection', 'rule:auth:entitlements'],
+    catches: [...REST_ANSWER_FAULTS, 'entitlement-asset-type-ignored', 'entitlement-asset-type-partial'],
     clause: {
       section: 'Authentication',
       rule:
@@ -470,6 +528,8 @@ export const subscribeChecks: readonly Check[] = [
   },
   {
     id: 'ws.notice.id-echo',
+    enforces: ['field:notice:id', 'parameter:subscribe:id', 'rule:subscribe:unknown-pair-message'],
+    catches: ['notice-id-not-echoed'],
     clause: subscribeClause('id: client identifier, echoed in the reply (success and error)'),
     title: 'sends a subscribe, a failing subscribe and an unsubscribe, each with its own id',
     expectation: 'each notice carries the id of its request',
@@ -497,6 +557,21 @@ export const subscribeChecks: readonly Check[] = [
   },
   {
     id: 'ws.notice.schema',
+    enforces: [
+      'field:notice:method',
+      'field:notice:message',
+      'field:notice:code',
+      'field:notice:data',
+      'event:notice-error',
+      'notice:200',
+      'rule:service:json-bodies',
+    ],
+    catches: [
+      'notice-code-number',
+      'notice-subscribe-message-lowercase',
+      'unsubscribe-message-capitalized',
+      'notice-status-number',
+    ],
     clause: {
       section: 'Resources and their fields',
       rule: 'WebSocket notice frame: method, message, code (a string) required; id string; data object or null',
@@ -548,6 +623,8 @@ export const subscribeChecks: readonly Check[] = [
   },
   {
     id: 'ws.frames.no-status-number',
+    enforces: ['rule:handshake:no-status-after-connect'],
+    catches: ['notice-status-number'],
     clause: { section: 'Errors', rule: 'Handshake errors: post-connect frames never carry status_number' },
     title: 'subscribes, receives pushes, provokes an error, unsubscribes',
     expectation: 'no JSON frame received after connecting has a field status_number',
@@ -576,6 +653,7 @@ export const subscribeChecks: readonly Check[] = [
   },
   {
     id: 'ws.subscribe.observe-failed-keeps-previous',
+    enforces: ['transition:attempt/subscribe'],
     clause: { section: 'States and transitions', rule: 'a failed subscribe: "no change stated"' },
     title: 'subscribes to a live pair, then to an unknown pair (fails), and watches the first pair',
     expectation: 'recorded: whether pushes for the first pair go on after the failed subscribe',

@@ -27,6 +27,15 @@ const clause = (rule: string) => ({ section: 'Method unsubscribe', rule });
 export const unsubscribeChecks: readonly Check[] = [
   {
     id: 'ws.unsubscribe.notice',
+    enforces: [
+      'field:notice:method',
+      'field:notice:message',
+      'transition:subscribed/unsubscribe',
+      'event:notice-unsubscribe',
+      'notice:200',
+      'rule:unsubscribe:success-reply',
+    ],
+    catches: ['notice-code-number', 'unsubscribe-message-capitalized'],
     clause: clause('Success reply: method unsubscribe, message success, code 200'),
     title: 'subscribes to two pairs, then unsubscribes from one',
     expectation: '{method "unsubscribe", message "success", code "200" (a string)}',
@@ -53,6 +62,8 @@ export const unsubscribeChecks: readonly Check[] = [
   },
   {
     id: 'ws.unsubscribe.stops',
+    enforces: ['transition:subscribed/unsubscribe'],
+    catches: ['unsubscribe-keeps-pushing', 'push-unsubscribed-pair', 'push-changed-missing-bid'],
     clause: {
       section: 'States and transitions',
       rule: 'unsubscribe while subscribed: pushes for the listed pairs stop',
@@ -101,6 +112,8 @@ export const unsubscribeChecks: readonly Check[] = [
   },
   {
     id: 'ws.unsubscribe.stops-several',
+    enforces: ['transition:subscribed/unsubscribe'],
+    catches: ['unsubscribe-keeps-pushing', 'unsubscribe-first-pair-only', 'push-unsubscribed-pair'],
     clause: {
       section: 'States and transitions',
       rule: 'unsubscribe while subscribed: pushes for the listed pairs stop (every listed pair)',
@@ -170,6 +183,7 @@ export const unsubscribeChecks: readonly Check[] = [
   },
   {
     id: 'ws.unsubscribe.observe-not-subscribed',
+    enforces: ['event:notice-unsubscribe', 'rule:unsubscribe:success-reply'],
     clause: clause('Behavior for pairs that are not currently subscribed: not shown'),
     title: 'subscribes to one pair, then unsubscribes from another known pair and from an unknown pair',
     expectation: 'recorded: the notices the target answers with',

@@ -4,7 +4,8 @@
  * faults that name ws checks. Only the transport differs between the two files.
  */
 import { expect } from 'vitest';
-import { startReferenceServer, FAULTS, type ReferenceServer } from '../../reference/index.ts';
+import { startReferenceServer, type ReferenceServer } from '../../reference/index.ts';
+import { FAULTS } from '../../scripts/mutation.ts';
 import { runChecks } from '../../src/runner.ts';
 import type { CheckResult } from '../../src/check.ts';
 import type { Profile } from '../../src/profile.ts';
