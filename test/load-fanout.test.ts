@@ -1,17 +1,88 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocketServer } from 'ws';
+import { METHOD, STATUS } from '../src/spec.ts';
+import type { LoadTarget } from '../load/target.ts';
+import { textFrame } from './hostile/ws-frames.ts';
 import { startBroadcastServer, type BroadcastServer } from '../load/calibrate/broadcast-server.ts';
 import { runFanout } from '../load/fanout/run.ts';
 import { formatFanoutSummary } from '../load/report/console.ts';
 import { renderFanoutHtml } from '../load/report/html.ts';
 
 let server: BroadcastServer | null = null;
+let cleanup: (() => Promise<void>) | null = null;
 afterEach(async () => {
   await server?.close();
   server = null;
+  await cleanup?.();
+  cleanup = null;
 });
 
 const PAIR = 'Crypto:ALL:TST/USD';
 const DELAY_MS = 60;
+const FLOOD_MS = 4000;
+
+/**
+ * "Floods": answers subscribe, then writes push frames without `last_updated` or `sent_at` (legal:
+ * the spec requires neither) as fast as the socket drains, until the client closes or FLOOD_MS.
+ * Its REST side answers 404, so the run's clock is unknown: nothing here depends on it.
+ */
+async function startFloodServer(): Promise<{
+  target: LoadTarget;
+  bytesWritten: () => number;
+  close: () => Promise<void>;
+}> {
+  const frame = textFrame(JSON.stringify({ code: PAIR, ask: '100.01', bid: '99.99', price: '100.00' }));
+  const chunk = Buffer.concat(Array.from({ length: Math.floor(65536 / frame.length) }, () => frame));
+  let written = 0;
+  const http = createServer((_req, res) => {
+    res.statusCode = 404;
+    res.end();
+  });
+  const wss = new WebSocketServer({ server: http, perMessageDeflate: false });
+  wss.on('connection', (ws, req) => {
+    const socket = req.socket;
+    ws.on('message', (data) => {
+      const msg = JSON.parse(data.toString()) as { id?: string; method?: string };
+      if (msg.method !== METHOD.subscribe) return;
+      ws.send(JSON.stringify({ method: METHOD.subscribe, code: STATUS.OK, id: msg.id, data: null }));
+      const until = Date.now() + FLOOD_MS;
+      // Whole unmasked frames written beside ws's own sends, as a fan-out server writes them.
+      const pump = (): void => {
+        while (ws.readyState === ws.OPEN && Date.now() < until) {
+          written += chunk.length;
+          if (!socket.write(chunk)) {
+            socket.once('drain', pump);
+            return;
+          }
+        }
+      };
+      pump();
+    });
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const { port } = http.address() as AddressInfo;
+  const rest = `http://127.0.0.1:${port}`;
+  const ws = `ws://127.0.0.1:${port}/`;
+  const key = 'flood-any-key';
+  return {
+    target: {
+      rest,
+      ws,
+      keys: [{ key }],
+      profile: { rest, ws, keys: { primary: { key } } },
+      embedded: false,
+      close: async () => {},
+    },
+    bytesWritten: () => written,
+    async close() {
+      for (const c of wss.clients) c.terminate();
+      await new Promise<void>((r) => wss.close(() => r()));
+      await new Promise<void>((r) => http.close(() => r()));
+    },
+  };
+}
 
 describe('load fanout against a scripted server', () => {
   it('measures the skew of a client delayed on purpose and counts the one frame dropped for another', async () => {
@@ -88,19 +159,23 @@ describe('load fanout against a scripted server', () => {
     expect(report.latencyMs.count).toBe(report.framesReceived);
   });
 
-  it('flags a saturated generator as untrustworthy in the data, the console summary and the HTML', async () => {
-    // 20 frames/s × 80 ms of busy work per frame: the worker cannot keep up. The pushes stop
-    // after 2 s so the backlog (and the test) stays bounded.
-    server = await startBroadcastServer({ tickMs: 50, maxTicks: 40 });
-    const report = await runFanout(server.target, {
+  it('flags a generator that cannot keep up with its target as untrustworthy, in the data, summary and HTML', async () => {
+    // Named fault: a flooding target writes push frames as fast as the socket drains, for at most
+    // FLOOD_MS. Writing a frame costs it a share of a memory copy; reading one costs the worker a
+    // parse (these frames carry no times, so the scanner hands them to JSON.parse): the worker
+    // falls behind on any machine and stays busy for the whole measured phase.
+    const flood = await startFloodServer();
+    cleanup = flood.close;
+    const report = await runFanout(flood.target, {
       clients: 1,
       pair: [PAIR],
       workers: 1,
       durationMs: 1500,
       warmupMs: 0,
       tickMs: 250,
-      burnMsPerFrame: 80,
     });
+    expect(flood.bytesWritten()).toBeGreaterThan(0);
+    expect(report.framesReceived).toBeGreaterThan(1000);
     expect(report.generator.saturated).toBe(true);
     expect(report.trustworthy).toBe(false);
     expect(report.generator.reasons.join(' ')).toMatch(/worker 0: (event-loop delay p99|busy)/);

@@ -38,8 +38,6 @@ export interface WorkerConfig {
    * falls in it are counted apart, so hosts on a shared schedule (--start-at) count the same frames.
    */
   frameWindow?: { startWallMs: number; endWallMs: number };
-  /** Test hook: busy-spin this many ms per received frame, to saturate the generator on purpose. */
-  burnMsPerFrame?: number;
 }
 
 /** An update as seen by one worker: first and last receipt (mono ms) and distinct receivers. */

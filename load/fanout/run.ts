@@ -49,8 +49,6 @@ export interface FanoutOptions {
    * are counted apart (`window.frames`), so shards merge to the unsharded counts.
    */
   startAtMs?: number;
-  /** Busy-spin per frame in the workers: simulates a slow generator (tests of the saturation verdict). */
-  burnMsPerFrame?: number;
   onProgress?: (p: FanoutProgress) => void;
 }
 
@@ -147,10 +145,7 @@ export function fanoutMetrics(r: Omit<FanoutReport, 'thresholds'>): Record<strin
 export function resolveFanoutOptions(
   o: FanoutOptions,
 ): Required<
-  Omit<
-    FanoutOptions,
-    'pair' | 'localAddress' | 'onProgress' | 'burnMsPerFrame' | 'workers' | 'subscribeAfterRamp' | 'shard' | 'startAtMs'
-  >
+  Omit<FanoutOptions, 'pair' | 'localAddress' | 'onProgress' | 'workers' | 'subscribeAfterRamp' | 'shard' | 'startAtMs'>
 > & { workers: number; pair?: string[] } {
   const clients = positiveInt(o.clients ?? FANOUT_DEFAULTS.clients, '--clients', 20_000);
   const pairs = positiveInt(o.pairs ?? FANOUT_DEFAULTS.pairs, '--pairs', 100);
@@ -267,7 +262,6 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
       serverOffsetMs: preOffsetMs,
       msPerUnit: null,
       ...(options.localAddress ? { localAddress: options.localAddress } : {}),
-      ...(options.burnMsPerFrame ? { burnMsPerFrame: options.burnMsPerFrame } : {}),
       ...(options.subscribeAfterRamp ? { holdSubscribe: true } : {}),
       ...(frameWindow ? { frameWindow } : {}),
     };
