@@ -3,13 +3,11 @@
  * frames: each message is the text a socket chunk carries, with the time the chunk arrived.
  * No socket and no thread: what a worker counts for each frame is read back from `take()`.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ClientState, type StateConfig, type TickCounts } from '../load/fanout/client-state.ts';
-import { WireSocket } from '../load/fanout/wire-socket.ts';
+import { WireReader } from '../load/fanout/wire-reader.ts';
 import { decode, summarize, type Percentiles } from '../load/histogram.ts';
-import { monoNow } from '../load/mono-clock.ts';
-import { startRawServer, type RawServer } from './hostile/raw-server.ts';
-import { frame, OPCODE, switchingProtocols, textFrame } from './hostile/ws-frames.ts';
+import { frame, OPCODE, textFrame } from './hostile/ws-frames.ts';
 
 const PAIR = 'Crypto:ALL:BTC/USDT';
 const OTHER = 'Crypto:ALL:ETH/USDT';
@@ -401,68 +399,56 @@ describe('fan-out worker state: connections and ticks', () => {
   });
 });
 
-describe('fan-out worker state behind the load client socket', () => {
-  let server: RawServer | null = null;
-  let socket: WireSocket | null = null;
-  afterEach(async () => {
-    socket?.terminate();
-    await server?.close();
-    server = socket = null;
-  });
-  const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-  it('counts once each a frame split across chunks and a message sent in fragments', async () => {
-    const now = Date.now();
-    const p = [1, 2, 3].map((i) => Buffer.from(push({ last_updated: now + i, sent_at: now + i })));
-    const second = textFrame(p[1]!);
-    const half = Math.floor(p[2]!.length / 2);
-    // Legal framing a generator must read all the same: the second push split 7 bytes in, the
-    // third sent as two fragments, the last fragment with a pong behind it in the same write.
-    const writes = [
-      Buffer.concat([textFrame(p[0]!), second.subarray(0, 7)]),
-      Buffer.concat([second.subarray(7), frame({ opcode: OPCODE.text, payload: p[2]!.subarray(0, half), fin: false })]),
-      Buffer.concat([frame({ opcode: OPCODE.continuation, payload: p[2]!.subarray(half) }), textFrame('Pong!')]),
-    ];
-    server = await startRawServer({
-      onRequest: ({ socket: raw, request, detach }) => {
-        detach();
-        raw.setNoDelay(true);
-        raw.write(switchingProtocols(request.headers['sec-websocket-key']!));
-        void (async () => {
-          for (const w of writes) {
-            await sleep(20);
-            raw.write(w);
-          }
-        })();
-      },
-    });
-    const s = state({ pairs: [PAIR], wallOffsetMs: Date.now() - monoNow() });
+describe('fan-out worker state behind the frame reader', () => {
+  /** A state for one client reading every chunk through a WireReader, as a worker's socket does. */
+  function reading(): { s: ClientState; write: (chunk: Buffer, t: number) => void } {
+    const s = state({ pairs: [PAIR] });
     const client = s.clients[0]!;
-    let messages = 0;
-    const all = new Promise<void>((resolve, reject) => {
-      socket = new WireSocket(
-        server!.origin.replace('http', 'ws'),
-        { headers: {}, handshakeTimeoutMs: 2000 },
-        {
-          open: () => s.opened(client, monoNow()),
-          chunk: s.onChunk,
-          message: (buf, start, end, t) => {
-            s.onMessage(client, buf, start, end, t);
-            if (++messages === 4) resolve();
-          },
-          refused: (status) => reject(new Error(`refused ${status}`)),
-          error: reject,
-          close: (code) => reject(new Error(`closed ${code} after ${messages} messages`)),
-        },
-      );
-    });
-    await all;
-    const tick = s.take(monoNow(), true);
+    const reader = new WireReader(
+      1 << 20,
+      { chunk: s.onChunk, message: (buf, start, end, t) => s.onMessage(client, buf, start, end, t) },
+      {
+        ping: () => {},
+        close: (code) => expect.unreachable(`close ${code}`),
+        violation: (what) => expect.unreachable(what),
+      },
+    );
+    return { s, write: (chunk, t) => reader.write(chunk, t) };
+  }
+
+  it('counts a push frame split across chunks once, timed by the chunk that completed it', () => {
+    const { s, write } = reading();
+    const whole = textFrame(push());
+    write(whole.subarray(0, 1), 1000);
+    write(whole.subarray(1, 40), 1004);
+    write(whole.subarray(40), 1010);
+    const tick = s.take(5000);
+    expect(tick.frames).toBe(1);
+    // Sent at wall +990, completed at +1010.
+    expect(ms(tick.latency).max).toBe(20);
+    expect(tick.updates).toEqual([[PAIR, WALL + 900, 1010, 1010, 1]]);
+  });
+
+  it('counts once each a message sent in fragments and the frames that share its chunks', () => {
+    const { s, write } = reading();
+    const p = [1, 2, 3].map((i) => push({ last_updated: WALL + 900 + i, sent_at: WALL + 990 + i }));
+    const half = Math.floor(p[1]!.length / 2);
+    write(
+      Buffer.concat([textFrame(p[0]!), frame({ opcode: OPCODE.text, payload: p[1]!.slice(0, half), fin: false })]),
+      1000,
+    );
+    // The message completed by this chunk lies in a buffer of its own: nothing of the chunk's cache applies to it.
+    write(
+      Buffer.concat([frame({ opcode: OPCODE.continuation, payload: p[1]!.slice(half) }), textFrame('Pong!')]),
+      1010,
+    );
+    write(Buffer.concat([textFrame(p[2]!)]), 1020);
+    const tick = s.take(5000);
     expect(tick).toMatchObject({ frames: 3, pongs: 1, duplicates: 0, outOfOrder: 0, violations: 0 });
-    expect(tick.updates.map((u) => [u[0], u[1], u[4]])).toEqual([
-      [PAIR, now + 1, 1],
-      [PAIR, now + 2, 1],
-      [PAIR, now + 3, 1],
+    expect(tick.updates).toEqual([
+      [PAIR, WALL + 901, 1000, 1000, 1],
+      [PAIR, WALL + 902, 1010, 1010, 1],
+      [PAIR, WALL + 903, 1020, 1020, 1],
     ]);
   });
 });

@@ -102,7 +102,7 @@ export class ClientState {
   /** The worker's clients, in the order of its ramp. */
   readonly clients: FanoutClient[];
   /** Connections open now. */
-  open = 0;
+  private open = 0;
 
   private readonly maxCodes: number;
   private readonly codeIndex = new Map<string, number>();

@@ -1,9 +1,8 @@
 /**
  * The load generator's WebSocket client (RFC 6455, client side, no extensions). `ws` builds a
  * Buffer and emits an event for every frame, which is most of a generator's CPU at 200,000
- * frames/s; this one reads the frames in place in each socket chunk, hands the caller a byte
- * range, and stamps every chunk with the clock before it parses anything. Rare paths (frames
- * split across chunks, fragmented messages, control frames) copy; the per-frame path does not.
+ * frames/s; this one reads the frames in place in each socket chunk (wire-reader.ts), hands the
+ * caller a byte range, and stamps every chunk with the clock before it parses anything.
  * Only the load workers use it: conformance sessions keep `ws`, which checks every rule.
  */
 import { createHash, randomBytes } from 'node:crypto';
@@ -11,27 +10,19 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import { monoNow } from '../mono-clock.ts';
+import { type ReaderEvents, WireReader } from './wire-reader.ts';
 
 /** RFC 6455 section 1.3. */
 const HANDSHAKE_GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
-const OP = { continuation: 0x0, text: 0x1, binary: 0x2, close: 0x8, ping: 0x9, pong: 0xa } as const;
+const OP = { text: 0x1, close: 0x8, pong: 0xa } as const;
 /** A handshake refusal's body is read up to this many bytes (enough for the spec's JSON). */
 const REFUSAL_BODY_MAX = 4096;
 const CLOSE_TIMEOUT_MS = 5000;
 
-export interface WireEvents {
+/** A socket's events: its messages and chunks as the reader gives them (`t` is when the chunk arrived), and these. */
+export interface WireEvents extends ReaderEvents {
   /** The handshake is done. */
   open(): void;
-  /**
-   * A whole text or binary message: bytes [start, end) of `buf`, valid only during the call.
-   * `t` is when (monoNow) the chunk holding its last byte arrived, read before any parsing.
-   */
-  message(buf: Buffer, start: number, end: number, t: number): void;
-  /**
-   * Called before the messages of each chunk. `clean`: the chunk starts on a frame boundary with
-   * no message half-read, so equal bytes in a later clean chunk yield the same messages.
-   */
-  chunk?(buf: Buffer, clean: boolean): void;
   /** The server answered the upgrade with another status: the status and the body's first bytes. */
   refused(status: number, body: Buffer): void;
   /** A failure to connect or hand-shake, or a protocol violation by the server (the socket is then dropped). */
@@ -64,20 +55,10 @@ export class WireSocket {
   private socket: Socket | null = null;
   /** The upgrade request, until it has given its socket (10,000 of them are worth freeing). */
   private request: http.ClientRequest | null;
-  private readonly maxPayload: number;
-  /** Bytes of a frame that did not fit in the chunks so far. */
-  private pending: Buffer[] = [];
-  private pendingLength = 0;
-  /** Bytes the partial frame at the head of `pending` needs before it can be read (0: unknown yet). */
-  private needed = 0;
-  /** Fragments of a message sent in several frames (section 5.4). */
-  private fragments: Buffer[] | null = null;
-  private fragmentsLength = 0;
+  private readonly reader: WireReader;
   private closeCode = 1006;
   private closeSent = false;
   private ended = false;
-  /** Set on a close frame or a violation: nothing after it is read. */
-  private dead = false;
   private closeTimer: NodeJS.Timeout | null = null;
 
   constructor(
@@ -88,7 +69,16 @@ export class WireSocket {
     const target = new URL(url);
     const secure = target.protocol === 'wss:';
     const key = randomBytes(16).toString('base64');
-    this.maxPayload = options.maxPayload ?? 16 * 1024 * 1024;
+    this.reader = new WireReader(options.maxPayload ?? 16 * 1024 * 1024, events, {
+      ping: (payload) => this.writeFrame(OP.pong, payload),
+      close: (code) => {
+        this.closeCode = code ?? 1005;
+        this.state = 'closing';
+        this.sendClose(code ?? 1000);
+        this.socket!.end();
+      },
+      violation: (what) => this.violation(what),
+    });
     const request = (secure ? https : http).request({
       hostname: target.hostname.replace(/^\[|\]$/g, ''),
       port: target.port || (secure ? 443 : 80),
@@ -148,7 +138,7 @@ export class WireSocket {
       socket.setNoDelay(true);
       socket.setTimeout(0);
       this.state = 'open';
-      socket.on('data', (chunk: Buffer) => this.onData(chunk, monoNow()));
+      socket.on('data', (chunk: Buffer) => this.reader.write(chunk, monoNow()));
       socket.on('error', () => {
         /* 'close' follows and reports the code */
       });
@@ -158,7 +148,7 @@ export class WireSocket {
       });
       socket.on('close', () => this.finish());
       this.events.open();
-      if (head.length > 0 && this.state === 'open') this.onData(head, monoNow());
+      if (head.length > 0 && this.state === 'open') this.reader.write(head, monoNow());
     });
     request.end();
   }
@@ -192,7 +182,7 @@ export class WireSocket {
   /** Reports the error, then closes (a socket that was never taken closes at once). */
   private fail(err: Error & { code?: string }): void {
     if (this.state === 'closed') return;
-    this.dead = true;
+    this.reader.stop();
     this.events.error(err);
     if (this.socket) this.socket.destroy();
     else this.finish();
@@ -202,7 +192,7 @@ export class WireSocket {
   private finish(): void {
     if (this.state === 'closed') return;
     this.state = 'closed';
-    this.dead = true;
+    this.reader.stop();
     this.request = null;
     if (this.closeTimer) clearTimeout(this.closeTimer);
     this.events.close(this.closeCode);
@@ -238,101 +228,6 @@ export class WireSocket {
     randomBytes(4).copy(frame, maskAt);
     for (let i = 0; i < n; i++) frame[maskAt + 4 + i] = payload[i]! ^ frame[maskAt + (i & 3)]!;
     socket.write(frame);
-  }
-
-  private onData(chunk: Buffer, t: number): void {
-    if (this.dead) return;
-    let buf = chunk;
-    // The pending bytes began on a frame boundary, so a joined buffer does too.
-    const clean = this.fragments === null;
-    if (this.pendingLength > 0) {
-      this.pending.push(chunk);
-      this.pendingLength += chunk.length;
-      if (this.pendingLength < this.needed) return;
-      buf = Buffer.concat(this.pending, this.pendingLength);
-      this.pending = [];
-      this.pendingLength = 0;
-    }
-    this.events.chunk?.(buf, clean);
-    this.needed = 0;
-    let pos = 0;
-    const n = buf.length;
-    while (pos < n && !this.dead) {
-      if (n - pos < 2) break;
-      const b0 = buf[pos]!;
-      const b1 = buf[pos + 1]!;
-      let length = b1 & 0x7f;
-      let header = 2;
-      if (length === 126) {
-        if (n - pos < 4) break;
-        length = buf.readUInt16BE(pos + 2);
-        header = 4;
-      } else if (length === 127) {
-        if (n - pos < 10) break;
-        const high = buf.readUInt32BE(pos + 2);
-        length = high * 0x100000000 + buf.readUInt32BE(pos + 6);
-        header = 10;
-      }
-      if ((b0 & 0x70) !== 0) return this.violation('a reserved bit is set (no extension was negotiated)');
-      if ((b1 & 0x80) !== 0) return this.violation('the server masked a frame');
-      if (length > this.maxPayload)
-        return this.violation(`a frame of ${length} bytes is over the ${this.maxPayload}-byte limit`);
-      if (n - pos < header + length) {
-        this.needed = header + length;
-        break;
-      }
-      const start = pos + header;
-      pos = start + length;
-      const opcode = b0 & 0x0f;
-      const fin = (b0 & 0x80) !== 0;
-      if ((opcode === OP.text || opcode === OP.binary) && fin && this.fragments === null) {
-        this.events.message(buf, start, pos, t);
-      } else {
-        this.rareFrame(opcode, fin, buf, start, pos, t);
-      }
-    }
-    if (pos < n && !this.dead) {
-      // Keep a copy: the rest of this chunk is the start of a frame the next chunks complete.
-      const rest = Buffer.from(buf.subarray(pos));
-      this.pending.push(rest);
-      this.pendingLength = rest.length;
-      if (this.needed === 0) this.needed = rest.length + 1;
-    }
-  }
-
-  private rareFrame(opcode: number, fin: boolean, buf: Buffer, start: number, end: number, t: number): void {
-    const length = end - start;
-    if (opcode >= OP.close) {
-      if (!fin || length > 125) return this.violation('a fragmented or oversized control frame');
-      if (opcode === OP.ping) {
-        this.writeFrame(OP.pong, Buffer.from(buf.subarray(start, end)));
-        return;
-      }
-      if (opcode === OP.pong) return;
-      if (opcode !== OP.close) return this.violation(`reserved opcode ${opcode}`);
-      this.closeCode = length >= 2 ? buf.readUInt16BE(start) : 1005;
-      this.dead = true;
-      this.state = 'closing';
-      this.sendClose(length >= 2 ? this.closeCode : 1000);
-      this.socket!.end();
-      return;
-    }
-    if (opcode === OP.text || opcode === OP.binary) {
-      if (this.fragments !== null) return this.violation('a new message began before the fragmented one ended');
-      this.fragments = [Buffer.from(buf.subarray(start, end))];
-      this.fragmentsLength = length;
-      return;
-    }
-    if (opcode !== OP.continuation) return this.violation(`reserved opcode ${opcode}`);
-    if (this.fragments === null) return this.violation('a continuation frame without a message to continue');
-    this.fragmentsLength += length;
-    if (this.fragmentsLength > this.maxPayload) return this.violation(`a message of over ${this.maxPayload} bytes`);
-    this.fragments.push(Buffer.from(buf.subarray(start, end)));
-    if (!fin) return;
-    const whole = Buffer.concat(this.fragments, this.fragmentsLength);
-    this.fragments = null;
-    this.fragmentsLength = 0;
-    this.events.message(whole, 0, whole.length, t);
   }
 
   private violation(what: string): void {
