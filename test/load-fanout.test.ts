@@ -159,7 +159,7 @@ describe('load fanout against a scripted server', () => {
     expect(report.latencyMs.count).toBe(report.framesReceived);
   });
 
-  it('flags a generator that cannot keep up with its target as untrustworthy, in the data, summary and HTML', async () => {
+  it('marks a generator that cannot keep up with its target untrustworthy in the data, summary and HTML', async () => {
     // Named fault: a flooding target writes push frames as fast as the socket drains, for at most
     // FLOOD_MS. Writing a frame costs it a share of a memory copy; reading one costs the worker a
     // parse (these frames carry no times, so the scanner hands them to JSON.parse): the worker
