@@ -261,7 +261,9 @@ describe("load fanout: the target's clock is estimated, never assumed", () => {
       const report = await run(server, ['latency.p50<1000']);
       const c = report.clock;
       expect(c.status).toBe('corrected');
-      expect(Math.abs(c.offsetMs! - offsetMs)).toBeLessThanOrEqual(c.boundMs!);
+      // The server's skew is exact against Date.now(); ours maps the monotonic clock to the wall
+      // clock, which Date.now() gives to the millisecond: half of one more on the truth's side.
+      expect(Math.abs(c.offsetMs! - offsetMs)).toBeLessThanOrEqual(c.boundMs! + 0.5);
       expect(c.latencyBoundMs).toBeLessThan(5);
       const truth = truthP50(server);
       expect(truth).toBeGreaterThanOrEqual(DELIVERY_MS);

@@ -110,9 +110,11 @@ describe('the k6 fan-out script on a real k6 against the reference', () => {
       errors: 0,
       refusals: {},
       disconnects: 0,
-      trustworthy: true,
-      reasons: [],
     });
+    // The VUs' own lag depends on what else the machine runs; nothing else may make the run untrustworthy.
+    const reasons = r.reasons as string[];
+    expect(r.trustworthy).toBe(reasons.length === 0);
+    for (const reason of reasons) expect(reason).toMatch(/^VU event-loop delay p99 \d+ ms > \d+ ms$/);
     expect(r.checks).toEqual({ passes: 36, fails: 0 });
     // Every client receives every push of both pairs sent inside the window.
     const frames = r.framesReceived as number;
