@@ -10,15 +10,19 @@ import { keyHeader, keyHeaderSpelled } from './key-header.ts';
 import { PriceBook, type PairEntry } from './prices.ts';
 import { deviate, type Deviation, type Outcome, type PairsVerdict, type Seams } from './seams.ts';
 import type { KeyRecord, Service } from './service.ts';
-import { TOO_MANY_PAIRS } from './session.ts';
-
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { TOO_MANY_PAIRS, isObj } from './session.ts';
 
 /** `out` with its envelope changed by `change` (a copy: key order kept, fields replaced in place). */
 const withBody = (out: Outcome, change: (body: Record<string, unknown>) => void): Outcome => {
   const body = { ...out.body };
   change(body);
   return { ...out, body };
+};
+
+/** `value` without its field `field` (a copy). */
+const without = (value: Record<string, unknown>, field: string): Record<string, unknown> => {
+  const { [field]: _dropped, ...rest } = value;
+  return rest;
 };
 
 /** Whether an answer with `status` is an error (neither 200 nor 50102, the two that carry data). */
@@ -138,14 +142,7 @@ export const FAULT_EFFECTS: Readonly<Record<FaultName, Deviation>> = {
   },
   'pairs-type-filter-ignored': { query: { pairs: (q) => ({ ...q, type: undefined }) } },
   'pairs-code-search-ignored': { query: { pairs: (q) => ({ ...q, code: undefined }) } },
-  'pairs-record-name-missing': {
-    record: {
-      pair: (r) => {
-        const { name: _name, ...rest } = r;
-        return rest;
-      },
-    },
-  },
+  'pairs-record-name-missing': { record: { pair: (r) => without(r, 'name') } },
   'pairs-base-mismatch': { record: { pair: (r) => ({ ...r, base: r.quote }) } },
   // Price record and market object
   'price-ask-number': { record: { price: (d) => ({ ...d, ask: Number(d.ask) }) } },
@@ -338,12 +335,7 @@ export const FAULT_EFFECTS: Readonly<Record<FaultName, Deviation>> = {
   'push-never-starts': { push: { pairs: () => [] } },
   // Notices
   'notice-code-number': { notice: (n) => ({ ...n, code: Number(n.code) }) },
-  'notice-id-not-echoed': {
-    notice: (n) => {
-      const { id: _id, ...rest } = n;
-      return rest;
-    },
-  },
+  'notice-id-not-echoed': { notice: (n) => without(n, 'id') },
   'notice-subscribe-message-lowercase': {
     notice: (n, { code }) =>
       n.method === METHOD.subscribe && code === STATUS.OK ? { ...n, message: TEXT.subscribeSuccess.toLowerCase() } : n,
@@ -356,11 +348,10 @@ export const FAULT_EFFECTS: Readonly<Record<FaultName, Deviation>> = {
   'notice-malformed-json-ignored': { notice: (n, { cause }) => (cause === 'malformed-json' ? undefined : n) },
   'notice-denied-shape': {
     // 50010 and 50109 drop the id and fill data.
-    notice: (n, { code }) => {
-      if (code !== STATUS.ACCESS_DENIED && code !== STATUS.ASSET_TYPE_DENIED) return n;
-      const { id: _id, ...rest } = n;
-      return { ...rest, data: { reason: n.message } };
-    },
+    notice: (n, { code }) =>
+      code === STATUS.ACCESS_DENIED || code === STATUS.ASSET_TYPE_DENIED
+        ? { ...without(n, 'id'), data: { reason: n.message } }
+        : n,
   },
   'notice-unknown-method-ignored': { notice: (n, { cause }) => (cause === 'unknown-method' ? undefined : n) },
   // Ping and keep-alive
@@ -378,24 +369,13 @@ export const FAULT_EFFECTS: Readonly<Record<FaultName, Deviation>> = {
   },
   'keepalive-ping-not-reset': { session: { keepAlive: (k) => ({ ...k, pingResets: false }) } },
   // Push frames
-  'push-missing-bid': {
-    push: {
-      message: (p) => {
-        const { bid: _bid, ...rest } = p;
-        return rest;
-      },
-    },
-  },
+  'push-missing-bid': { push: { message: (p) => without(p, 'bid') } },
   'push-price-number': { push: { message: (p) => ({ ...p, price: Number(p.price) }) } },
   'push-changed-missing-bid': {
     // Connections whose subscription changed (replaced or reduced) get pushes of their own, without bid.
     push: {
       variant: ({ resubscribed }) => (resubscribed ? 'changed' : undefined),
-      message: (p, { variant }) => {
-        if (variant !== 'changed') return p;
-        const { bid: _bid, ...rest } = p;
-        return rest;
-      },
+      message: (p, { variant }) => (variant === 'changed' ? without(p, 'bid') : p),
     },
   },
 };

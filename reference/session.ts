@@ -31,7 +31,9 @@ export interface Client {
 /** The 50004 message of a subscribe or unsubscribe listing more pairs than allowed. */
 export const TOO_MANY_PAIRS = `invalid request: at most ${LIMITS.maxPairsPerSubscribe} pairs`;
 
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** Whether `v` is a JSON object (not null, not an array). */
+export const isObj = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * The keep-alive close of each dialect: code and reason (the spec shows neither); no code sends a
