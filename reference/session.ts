@@ -32,6 +32,14 @@ export interface Client {
 export const TOO_MANY_PAIRS = `invalid request: at most ${LIMITS.maxPairsPerSubscribe} pairs`;
 
 /** Whether `v` is a JSON object (not null, not an array). */
+export /** What a notice answers: the request's id and method, and why, where the code alone does not say. */
+interface About {
+  readonly id?: string;
+  readonly request?: string;
+  readonly cause?: NoticeCause;
+}
+
+/** Whether `v` is a JSON object (not null, not an array). */
 export const isObj = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -78,7 +86,7 @@ export class Sessions {
     this.clients.add(client);
     this.stats.clients = this.clients.size;
     if (admitted.unauthorized) {
-      this.notice(client, METHOD.error, messageOf(STATUS.UNAUTHORIZED), STATUS.UNAUTHORIZED, undefined);
+      this.notice(client, METHOD.error, messageOf(STATUS.UNAUTHORIZED), STATUS.UNAUTHORIZED);
       client.link.close(CLOSE.policy, 'unauthorized');
       return client;
     }
@@ -152,28 +160,18 @@ export class Sessions {
     if (this.fanOut.sendable(client)) client.link.sendText(text);
   }
 
-  /**
-   * Sends a notice: `method` is the request's (or `error`), `request` the method of the request it
-   * answers, `cause` why, where the code alone does not say.
-   */
-  private notice(
-    client: Client,
-    method: string,
-    message: string,
-    code: NoticeCode,
-    id: string | undefined,
-    request?: string,
-    cause?: NoticeCause,
-  ): void {
+  /** Sends a notice (spec: notice format): `method`, `message`, `code`, the request's `id`, `data` null. */
+  private notice(client: Client, method: string, message: string, code: NoticeCode, about: About = {}): void {
     const n: Record<string, unknown> = { method, message, code };
-    if (id !== undefined) n.id = id;
+    if (about.id !== undefined) n.id = about.id;
     n.data = null;
-    const sent = this.svc.seams.notice(n, { code, request, cause });
+    const sent = this.svc.seams.notice(n, { code, request: about.request, cause: about.cause });
     if (sent) this.sendJson(client, sent);
   }
 
-  private invalid(client: Client, message: string, id?: string, request?: string, cause?: NoticeCause): void {
-    this.notice(client, METHOD.error, message, STATUS.INVALID_REQUEST, id, request, cause);
+  /** Sends a 50004 error notice. */
+  private invalid(client: Client, message: string, about: About = {}): void {
+    this.notice(client, METHOD.error, message, STATUS.INVALID_REQUEST, about);
   }
 
   private onText(client: Client, text: string): void {
@@ -181,7 +179,7 @@ export class Sessions {
     try {
       msg = JSON.parse(text);
     } catch {
-      return this.invalid(client, 'invalid request: malformed JSON', undefined, undefined, 'malformed-json');
+      return this.invalid(client, 'invalid request: malformed JSON', { cause: 'malformed-json' });
     }
     this.onRequest(client, msg);
   }
@@ -204,9 +202,7 @@ export class Sessions {
           typeof msg.method === 'string'
             ? `invalid request: unknown method ${JSON.stringify(msg.method).slice(0, 80)}`
             : 'invalid request: method is required',
-          id,
-          undefined,
-          'unknown-method',
+          { id, cause: 'unknown-method' },
         );
     }
   }
@@ -222,7 +218,7 @@ export class Sessions {
   private pairsOf(client: Client, params: unknown, id: string | undefined, method: string): string[] | undefined {
     const verdict = this.svc.seams.session.pairs(readPairs(params), { params });
     if (Array.isArray(verdict)) return verdict;
-    this.invalid(client, verdict.invalid, id, method);
+    this.invalid(client, verdict.invalid, { id, request: method });
     return undefined;
   }
 
@@ -243,18 +239,21 @@ export class Sessions {
     for (const code of codes) {
       const entry = seams.subscribable(svc.livePair(code), { code, svc });
       if (!entry) {
-        this.notice(client, METHOD.error, pairNotFoundMessage(code), STATUS.PAIR_NOT_FOUND, id, method);
+        this.notice(client, METHOD.error, pairNotFoundMessage(code), STATUS.PAIR_NOT_FOUND, { id, request: method });
         return false;
       }
       const denied = svc.access(client.key, entry, 'subscribe');
       if (denied) {
-        this.notice(client, METHOD.error, `${messageOf(denied)}: ${code}`, denied as NoticeCode, id, method);
+        this.notice(client, METHOD.error, `${messageOf(denied)}: ${code}`, denied as NoticeCode, {
+          id,
+          request: method,
+        });
         return false;
       }
     }
     // Spec, subscription table: the earlier set is replaced, not extended.
     this.fanOut.join(client, seams.next(codes, { current: client.subs, method }));
-    this.notice(client, METHOD.subscribe, TEXT.subscribeSuccess, STATUS.OK, id, method);
+    this.notice(client, METHOD.subscribe, TEXT.subscribeSuccess, STATUS.OK, { id, request: method });
     if (svc.dialect.stream.pushes === 'on-change-snapshot') this.fanOut.snapshot(client);
     return true;
   }
@@ -268,14 +267,17 @@ export class Sessions {
     const codes = seams.select(valid, { method, svc });
     for (const code of codes)
       if (!svc.book.pairs.has(code))
-        return this.notice(client, METHOD.error, pairNotFoundMessage(code), STATUS.PAIR_NOT_FOUND, id, method);
+        return this.notice(client, METHOD.error, pairNotFoundMessage(code), STATUS.PAIR_NOT_FOUND, {
+          id,
+          request: method,
+        });
     // Pairs that are not subscribed (spec: not shown): ignored, or refused, per the dialect.
     const stray = codes.find((c) => !client.subs.includes(c));
     if (stray !== undefined && svc.dialect.stream.unsubscribeNotSubscribed === 'error')
-      return this.invalid(client, `invalid request: not subscribed to ${stray}`, id, method);
+      return this.invalid(client, `invalid request: not subscribed to ${stray}`, { id, request: method });
     const next = client.subs.filter((c) => !codes.includes(c));
     this.fanOut.join(client, seams.next(next, { current: client.subs, method }));
-    this.notice(client, METHOD.unsubscribe, TEXT.unsubscribeSuccess, STATUS.OK, id, method);
+    this.notice(client, METHOD.unsubscribe, TEXT.unsubscribeSuccess, STATUS.OK, { id, request: method });
   }
 }
 
