@@ -31,8 +31,7 @@ export interface Client {
 /** The 50004 message of a subscribe or unsubscribe listing more pairs than allowed. */
 export const TOO_MANY_PAIRS = `invalid request: at most ${LIMITS.maxPairsPerSubscribe} pairs`;
 
-/** Whether `v` is a JSON object (not null, not an array). */
-export /** What a notice answers: the request's id and method, and why, where the code alone does not say. */
+/** What a notice answers: the request's id and method, and why, where the code alone does not say. */
 interface About {
   readonly id?: string;
   readonly request?: string;
