@@ -165,16 +165,27 @@ export const FAULT_EFFECTS: Readonly<Record<FaultName, Deviation>> = {
   'market-timezone-missing': { record: { price: (d) => withMarket(d, (m) => delete m.timezone) } },
   'market-timezone-invalid': {
     record: {
-      price: (d) => withMarket(d, (m) => m.timezone !== undefined && (m.timezone = 'America/New York')),
+      price: (d) =>
+        withMarket(d, (m) => {
+          if (m.timezone !== undefined) m.timezone = 'America/New York';
+        }),
     },
   },
   'market-crypto-regular-session': {
     record: {
-      price: (d) => withMarket(d, (m) => m.reason === 'continuous' && (m.reason = 'regular_session')),
+      price: (d) =>
+        withMarket(d, (m) => {
+          if (m.reason === 'continuous') m.reason = 'regular_session';
+        }),
     },
   },
   'market-open-inverted': {
-    record: { price: (d) => withMarket(d, (m) => m.timezone !== undefined && (m.open = !m.open)) },
+    record: {
+      price: (d) =>
+        withMarket(d, (m) => {
+          if (m.timezone !== undefined) m.open = !m.open;
+        }),
+    },
   },
   // 50102 and 50104 shapes
   'stale-http-503': {
