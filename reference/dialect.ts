@@ -4,7 +4,7 @@
  * random from `DIALECT_SPACE`, the same dialect for the same seed; `parseDialect` reads a dialect
  * file (any subset of fields, merged onto the default). The service applies a dialect at a few
  * seams only (wire.ts: how an envelope, a notice, a push and a handshake body are written;
- * stream.ts `admit`: how a connection is admitted and its slot freed).
+ * admission.ts: how a connection is admitted and its slot freed).
  */
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import { DIALECT_SPACE, type DialectGroup, type HTTP_MAPPING_NAMES, type OptionSpace } from './dialect-space.ts';

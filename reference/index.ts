@@ -10,6 +10,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Profile } from '../src/profile.ts';
 import { ConfigError, resolveConfig, type ReferenceConfig } from './config.ts';
 import { findFault, type FaultName } from './faults.ts';
+import { faultSeams } from './fault-effects.ts';
 import { RestHandler } from './rest.ts';
 import { Service } from './service.ts';
 import { StreamServer, type StreamStats } from './stream.ts';
@@ -93,7 +94,7 @@ export async function startReferenceServer(options: ReferenceOptions = {}): Prom
   if (options.tickMs !== undefined) overrides.tickMs = options.tickMs;
   const config = applyDialect(resolveConfig(overrides), dialect);
   const fault = options.fault === undefined ? undefined : (findFault(options.fault).name as FaultName);
-  const svc = new Service(config, options.clock ?? Date.now, fault, dialect);
+  const svc = new Service(config, options.clock ?? Date.now, faultSeams(fault), dialect);
   const rest = new RestHandler(svc);
   const stream = new StreamServer(svc);
   const event = options.event ?? (options.transport === 'socketio' ? dialect.socketio.event : undefined);

@@ -1,14 +1,16 @@
 /**
  * The state the REST and stream sides share: keys, entitlements, the price book, the market at
- * the injected clock, and the active fault. No sockets here.
+ * the injected clock, and the seams where it departs from the spec. No sockets here.
  */
-import { ASSET_TYPE, STATUS, type RestStatus } from '../src/spec.ts';
+import { STATUS, type RestStatus } from '../src/spec.ts';
 import type { KeyConfig, ReferenceConfig } from './config.ts';
 import { marketAt, staleMarket, type MarketInfo } from './market.ts';
 import { PriceBook, mulberry32, type PairEntry } from './prices.ts';
-import type { FaultName } from './faults.ts';
+import type { IncomingMessage } from 'node:http';
 import { DEFAULT_DIALECT, type Dialect } from './dialect.ts';
 import { Wire } from './wire.ts';
+import { keyHeader } from './key-header.ts';
+import { CORRECT, type Seams, type Surface, type Use } from './seams.ts';
 
 /** A configured key with its name. */
 export interface KeyRecord extends KeyConfig {
@@ -63,7 +65,7 @@ function listingOrder(entries: PairEntry[], dialect: Readonly<Dialect>): PairEnt
   }
 }
 
-/** Keys, entitlements, prices, the dialect and the active fault of one running service. */
+/** Keys, entitlements, prices, the dialect and the seams of one running service. */
 export class Service {
   readonly book: PriceBook;
   private readonly byValue = new Map<string, KeyRecord>();
@@ -73,10 +75,14 @@ export class Service {
   /** The pairs in the order /v1/pairs lists them (the spec shows no order). */
   readonly listing: readonly PairEntry[];
 
+  /**
+   * `seams`: where the service departs from the spec (fault-effects.ts), the correct seams by default;
+   * `dialect`: its answers where the spec is silent.
+   */
   constructor(
     readonly config: ReferenceConfig,
     readonly clock: () => number,
-    readonly fault: FaultName | undefined,
+    readonly seams: Readonly<Seams> = CORRECT,
     readonly dialect: Readonly<Dialect> = DEFAULT_DIALECT,
   ) {
     this.wire = new Wire(dialect);
@@ -85,13 +91,14 @@ export class Service {
     for (const [name, k] of Object.entries(config.keys)) this.byValue.set(k.key, { ...k, name });
   }
 
-  is(fault: FaultName): boolean {
-    return this.fault === fault;
-  }
-
   /** The key record for a header value, or undefined for a missing or unknown key. */
   keyFor(value: string | undefined): KeyRecord | undefined {
     return value === undefined ? undefined : this.byValue.get(value);
+  }
+
+  /** The key a request (rest) or handshake (stream) names, or undefined for a missing or unknown key. */
+  caller(req: IncomingMessage, surface: Surface): KeyRecord | undefined {
+    return this.seams.admission.caller(this.keyFor(keyHeader(req)), { req, surface, svc: this });
   }
 
   /** The primary key's record (faults that accept a missing key act as primary). */
@@ -101,18 +108,7 @@ export class Service {
 
   /** Account-state refusal of a REST request, before routing; undefined when the key may go on. */
   restAccountStatus(key: KeyRecord): RestStatus | undefined {
-    switch (key.state ?? 'active') {
-      case 'suspended':
-        return this.is('auth-suspended-served') ? undefined : STATUS.SUSPENDED;
-      case 'restricted':
-        return this.is('probe-restricted-as-suspended') ? STATUS.SUSPENDED : STATUS.RESTRICTED_USER;
-      case 'api-maintenance':
-        return this.is('probe-status-swapped') ? STATUS.GRPC_MAINTENANCE : STATUS.API_MAINTENANCE;
-      case 'grpc-maintenance':
-        return STATUS.GRPC_MAINTENANCE;
-      default:
-        return undefined;
-    }
+    return this.seams.admission.account(accountStatus(key), { key });
   }
 
   /** Counts one REST request of `key` in its fixed window; true when over the limit. */
@@ -134,35 +130,20 @@ export class Service {
   }
 
   /**
-   * Whether `key` may read `entry`: undefined when allowed, else 50107 (no pairs at all),
-   * 50109 (asset type) or 50010 (whitelist).
+   * Whether `key` may read `entry` for `use`: undefined when allowed, else 50107 (no pairs at all),
+   * 50109 (asset type) or 50010 (whitelist). No `entry`: whether the key may read any pair.
    */
-  entitlement(key: KeyRecord, entry: PairEntry): RestStatus | undefined {
-    if (key.pairs && key.pairs.length === 0) return STATUS.NO_PAIRS_ALLOWED;
-    if (key.assetTypes && !key.assetTypes.includes(entry.assetType) && !this.is('entitlement-asset-type-ignored'))
-      return STATUS.ASSET_TYPE_DENIED;
-    if (key.pairs && !key.pairs.includes(entry.code)) return STATUS.ACCESS_DENIED;
-    return undefined;
-  }
-
-  /**
-   * What a price read or a subscribe of `entry` answers for `key`: its entitlement, save for the
-   * fault that lets an asset-type-limited key read Metal (the listing stays filtered).
-   */
-  readAccess(key: KeyRecord, entry: PairEntry): RestStatus | undefined {
-    const denied = this.entitlement(key, entry);
-    return denied === STATUS.ASSET_TYPE_DENIED &&
-      entry.assetType === ASSET_TYPE.metal &&
-      this.is('entitlement-asset-type-partial')
-      ? undefined
-      : denied;
+  access(key: KeyRecord, entry: PairEntry | undefined, use: Use): RestStatus | undefined {
+    let denied = entitlement(key, entry);
+    // Spec, Authentication 4: lacking pair-whitelist access yields 50010 after connection.
+    if (use === 'subscribe' && denied === STATUS.NO_PAIRS_ALLOWED) denied = STATUS.ACCESS_DENIED;
+    return this.seams.entitlement(denied, { key, entry, use });
   }
 
   /** Whether a pair is listed in /v1/pairs: priced pairs only, and only those the key may read. */
   listable(key: KeyRecord, entry: PairEntry): boolean {
     if (entry.state !== 'active' && entry.state !== 'stale') return false;
-    if (this.is('entitlement-pairs-list-unfiltered')) return true;
-    return this.entitlement(key, entry) === undefined;
+    return this.access(key, entry, 'list') === undefined;
   }
 
   /** The market object of a pair now. */
@@ -170,4 +151,29 @@ export class Service {
     if (entry.state === 'stale') return staleMarket(entry.assetType, entry.config.timezone);
     return marketAt(now, entry.assetType, entry.market, entry.config.timezone);
   }
+}
+
+/** The refusal of a REST request for the key's account state; undefined when the account is active. */
+function accountStatus(key: KeyRecord): RestStatus | undefined {
+  switch (key.state ?? 'active') {
+    case 'suspended':
+      return STATUS.SUSPENDED;
+    case 'restricted':
+      return STATUS.RESTRICTED_USER;
+    case 'api-maintenance':
+      return STATUS.API_MAINTENANCE;
+    case 'grpc-maintenance':
+      return STATUS.GRPC_MAINTENANCE;
+    default:
+      return undefined;
+  }
+}
+
+/** What `key` is entitled to read of `entry` (no entry: whether it may read any pair). */
+function entitlement(key: KeyRecord, entry: PairEntry | undefined): RestStatus | undefined {
+  if (key.pairs && key.pairs.length === 0) return STATUS.NO_PAIRS_ALLOWED;
+  if (!entry) return undefined;
+  if (key.assetTypes && !key.assetTypes.includes(entry.assetType)) return STATUS.ASSET_TYPE_DENIED;
+  if (key.pairs && !key.pairs.includes(entry.code)) return STATUS.ACCESS_DENIED;
+  return undefined;
 }

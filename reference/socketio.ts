@@ -1,6 +1,6 @@
 /**
  * The stream over Socket.IO, on the same HTTP server as REST and the raw WebSocket: one named
- * event carries every message both ways, and the protocol is stream.ts's, so entitlements,
+ * event carries every message both ways, and the protocol is session.ts's, so entitlements,
  * limits (counted per key across both transports), faults and the keep-alive are the same.
  *
  * Handshakes are decided before Socket.IO sees them: Socket.IO's `allowRequest` can only answer
