@@ -3,7 +3,7 @@
  * needs is imported up front; the catalogue, the validator and yargs load when a run needs them,
  * so the installed CLI answers `--version` in a fraction of the time a run takes to start.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { earlyRequest } from './early-args.ts';
 import { moduleUrl, PACKAGE_JSON_URL } from '../src/module-url.ts';
 
@@ -20,14 +20,13 @@ const SUBCOMMANDS: Record<string, { file: string; exportName: string }> = {
 };
 
 async function runSubcommand(name: string): Promise<number> {
-  const [{ default: yargs }, { EXIT, problemLine }] = await Promise.all([import('yargs'), import('../src/conform.ts')]);
+  const [{ default: yargs }, { EXIT, problemLine }, { isBadInput, UsageError }] = await Promise.all([
+    import('yargs'),
+    import('../src/conform.ts'),
+    import('../src/errors.ts'),
+  ]);
   const sub = SUBCOMMANDS[name]!;
-  const url = moduleUrl(sub.file, import.meta.url);
-  if (!existsSync(url)) {
-    process.stderr.write(`conform: "${name}" is not available in this build\n`);
-    return EXIT.usage;
-  }
-  const mod = (await import(url.href)) as Record<string, unknown>;
+  const mod = (await import(moduleUrl(sub.file, import.meta.url).href)) as Record<string, unknown>;
   // A command that needs the package version is exported as a factory of it.
   const exported = mod[sub.exportName];
   const command = typeof exported === 'function' ? (exported as (v: string) => unknown)(pkg.version) : exported;
@@ -40,12 +39,13 @@ async function runSubcommand(name: string): Promise<number> {
       .version(false)
       .strict()
       .fail((msg, err) => {
-        throw err ?? new Error(msg);
+        throw err ?? new UsageError(msg);
       })
       .parseAsync();
     return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;
   } catch (err) {
-    process.stderr.write(`${problemLine(err)}\n`);
+    // Bad input is named in one line; anything else is the harness's own failure and says so.
+    process.stderr.write(`${problemLine(err)}${isBadInput(err) ? '' : ' (internal error)'}\n`);
     return EXIT.usage;
   }
 }

@@ -3,6 +3,7 @@
  * yargs parses; src/options.ts validates.
  */
 import yargs from 'yargs';
+import { UsageError } from '../src/errors.ts';
 import { OPTION_DEFAULTS, type ConformOptions } from '../src/options.ts';
 import { earlyRequest } from './early-args.ts';
 
@@ -107,9 +108,9 @@ export function conformYargs(argv: readonly string[]) {
 }
 
 const single = (name: string, v: unknown): string | undefined => {
-  if (Array.isArray(v)) throw new Error(`--${name} given more than once`);
+  if (Array.isArray(v)) throw new UsageError(`--${name} given more than once`);
   if (v === undefined) return undefined;
-  if (typeof v !== 'string') throw new Error(`--${name} needs a value`);
+  if (typeof v !== 'string') throw new UsageError(`--${name} needs a value`);
   return v;
 };
 
@@ -121,7 +122,7 @@ export function parseArgs(argv: readonly string[]): ParseResult {
   try {
     a = conformYargs(argv)
       .fail((msg, err) => {
-        throw err ?? new Error(msg);
+        throw err ?? new UsageError(msg);
       })
       .parseSync() as Record<string, unknown>;
   } catch (err) {
@@ -146,7 +147,7 @@ export function parseArgs(argv: readonly string[]): ParseResult {
       };
     const num = (name: string): number => {
       const v = a[name];
-      if (Array.isArray(v)) throw new Error(`--${name} given more than once`);
+      if (Array.isArray(v)) throw new UsageError(`--${name} given more than once`);
       return typeof v === 'number' ? v : Number.NaN;
     };
     const options: ConformOptions = {

@@ -5,11 +5,11 @@
  */
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { readFile } from 'node:fs/promises';
+import { isBadInput, LoadUsageError, MergeInputError } from '../src/errors.ts';
 import { runCalibrate } from './calibrate/run.ts';
 import { runFanout, type FanoutOptions } from './fanout/run.ts';
 import {
   FANOUT_DEFAULTS,
-  LoadUsageError,
   parseDuration,
   parseRate,
   parseReports,
@@ -25,7 +25,7 @@ import { summary, writeReports, type LoadReport } from './report/write.ts';
 import { runRest, type RestOptions } from './rest/run.ts';
 import { ARRIVALS } from './rest/schedule.ts';
 import { resolveTarget, type LoadTarget, type ReferenceProcessOptions } from './target.ts';
-import { parseThresholds, ThresholdError, type LoadKind } from './thresholds.ts';
+import { parseThresholds, type LoadKind } from './thresholds.ts';
 
 export const LOAD_EXIT = { ok: 0, thresholdCrossed: 1, usage: 2 } as const;
 export const LOAD_MODES = ['fanout', 'rest', 'calibrate', 'merge'] as const;
@@ -198,10 +198,10 @@ export async function runMerge(inv: MergeInvocation, io: Pick<LoadIO, 'out'>): P
     try {
       text = await readFile(file, 'utf8');
     } catch (err) {
-      throw new LoadUsageError(`${file}: cannot read (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+      throw new MergeInputError(`${file}: cannot read (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
     }
     const data = parseResultText(text);
-    if (data === undefined) throw new LoadUsageError(`${file}: neither JSON nor a log with a conform-result line`);
+    if (data === undefined) throw new MergeInputError(`${file}: neither JSON nor a log with a conform-result line`);
     inputs.push({ file, data });
   }
   const report = mergeResults(inputs, inv.thresholds);
@@ -409,7 +409,7 @@ export const loadCommand: CommandModule = {
         tty: process.stderr.isTTY === true,
       });
     } catch (err) {
-      if (err instanceof LoadUsageError || err instanceof ThresholdError) {
+      if (isBadInput(err)) {
         process.stderr.write(`conform: ${err.message}\n`);
         process.exitCode = LOAD_EXIT.usage;
         return;

@@ -16,7 +16,7 @@
  */
 import { addEncoded, createHistogram, summarize, type Histogram, type Percentiles } from './histogram.ts';
 import { BUCKET_COUNT, bucketMidUs } from './log-buckets.ts';
-import { LoadUsageError } from './options.ts';
+import { MergeInputError } from '../src/errors.ts';
 import { BUCKET_LAYOUT, BUCKET_UNIT, RESULT_LINE_PREFIX } from './result-format.ts';
 import { evaluateThresholds, parseThresholds, type LoadKind, type ThresholdResult } from './thresholds.ts';
 
@@ -88,20 +88,20 @@ function addHistogram(into: Histogram, value: unknown, where: string): boolean {
     try {
       addEncoded(into, value);
     } catch (err) {
-      throw new LoadUsageError(`${where}: not an encoded HDR histogram (${(err as Error).message})`);
+      throw new MergeInputError(`${where}: not an encoded HDR histogram (${(err as Error).message})`);
     }
     return true;
   }
   if (value && typeof value === 'object' && Array.isArray((value as Json).counts)) {
     const v = value as { unit?: unknown; layout?: unknown; counts: unknown[] };
     if (v.unit !== BUCKET_UNIT || v.layout !== BUCKET_LAYOUT)
-      throw new LoadUsageError(
+      throw new MergeInputError(
         `${where}: unknown bucket layout ${JSON.stringify(v.layout)} (unit ${JSON.stringify(v.unit)})`,
       );
     for (const pair of v.counts) {
       const [i, n] = Array.isArray(pair) ? pair : [];
       if (!Number.isInteger(i) || i < 0 || i >= BUCKET_COUNT || !Number.isInteger(n) || n < 0)
-        throw new LoadUsageError(`${where}: bad bucket ${JSON.stringify(pair)}`);
+        throw new MergeInputError(`${where}: bad bucket ${JSON.stringify(pair)}`);
       if (n) into.recordValueWithCount(bucketMidUs(i), n);
     }
     return true;
@@ -129,17 +129,17 @@ export function parseResultText(text: string): unknown {
 
 /** Merges results of one kind; a usage error names the file when one cannot be merged. */
 export function mergeResults(inputs: readonly MergeInput[], extraThresholds: readonly string[] = []): MergedReport {
-  if (!inputs.length) throw new LoadUsageError('conform load merge: give at least one RESULT file');
+  if (!inputs.length) throw new MergeInputError('conform load merge: give at least one RESULT file');
   const results = inputs.map(({ file, data }) => {
     if (!data || typeof data !== 'object' || ((data as Json).kind !== 'fanout' && (data as Json).kind !== 'rest')) {
-      throw new LoadUsageError(`${file}: not a load result (no "kind": "fanout" or "rest")`);
+      throw new MergeInputError(`${file}: not a load result (no "kind": "fanout" or "rest")`);
     }
     return { file, r: data as Json };
   });
   const kind = results[0]!.r.kind as LoadKind;
   const other = results.find((x) => x.r.kind !== kind);
   if (other)
-    throw new LoadUsageError(`${other.file}: a ${String(other.r.kind)} result cannot merge with ${kind} results`);
+    throw new MergeInputError(`${other.file}: a ${String(other.r.kind)} result cannot merge with ${kind} results`);
 
   const observations: string[] = [];
   const histograms = new Map<string, Histogram>();

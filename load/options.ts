@@ -3,13 +3,8 @@
  * durations and rates, and validation whose messages name the option and the rule, so
  * programmatic callers get the same errors as the CLI (exit 2).
  */
+import { LoadUsageError } from '../src/errors.ts';
 import { LIMITS } from '../src/spec.ts';
-
-/** A bad option value: the CLI prints the message on one line and exits 2. */
-export class LoadUsageError extends Error {
-  readonly code = 'CONFORM_LOAD_USAGE';
-  override name = 'LoadUsageError';
-}
 
 /**
  * Limits of a trustworthy generator: above either, a run is marked untrustworthy (conform's

@@ -11,7 +11,7 @@ import { API_KEY_HEADER, PATHS, QUERY, ASSET_TYPE } from '../src/spec.ts';
 import { guessTimeUnit, MS_PER_UNIT, resolutionMs, type OffsetSample, type TimeUnit } from './clock.ts';
 import { moduleUrl, RUNS_COMPILED } from '../src/module-url.ts';
 import { assignKeyList, parseKeyLines, totalAllowance, type KeyAllowance } from './keys.ts';
-import { LoadUsageError } from './options.ts';
+import { LoadUsageError, ReferenceStartError } from '../src/errors.ts';
 
 export type { KeyAllowance } from './keys.ts';
 
@@ -133,7 +133,9 @@ export async function startReferenceProcess(
     const timer = setTimeout(() => {
       child.kill();
       reject(
-        new Error(`reference service did not start within ${timeoutMs} ms: ${stderr.trim().split('\n').pop() ?? ''}`),
+        new ReferenceStartError(
+          `reference service did not start within ${timeoutMs} ms: ${stderr.trim().split('\n').pop() ?? ''}`,
+        ),
       );
     }, timeoutMs);
     child.stdout!.on('data', (c: Buffer) => {
@@ -147,7 +149,9 @@ export async function startReferenceProcess(
     child.once('exit', (code) => {
       clearTimeout(timer);
       reject(
-        new Error(`reference service exited (${code}) before it was ready: ${stderr.trim().split('\n').pop() ?? ''}`),
+        new ReferenceStartError(
+          `reference service exited (${code}) before it was ready: ${stderr.trim().split('\n').pop() ?? ''}`,
+        ),
       );
     });
   });

@@ -1,8 +1,9 @@
 /**
- * k6-style thresholds: `latency.p99<50`, `lost==0`. Pure and import-free, so the k6 scripts
+ * k6-style thresholds: `latency.p99<50`, `lost==0`. Pure and dependency-free, so the k6 scripts
  * bundle it too and both tools share one set of names. An unknown metric is an error, never
  * ignored (unlike grafana/k6#1526).
  */
+import { ThresholdError } from '../src/errors.ts';
 
 export type ThresholdOp = '<' | '<=' | '>' | '>=' | '==' | '!=';
 
@@ -18,12 +19,6 @@ export interface ThresholdResult extends Threshold {
   /** The measured value; null when the run produced none (which crosses the threshold). */
   actual: number | null;
   ok: boolean;
-}
-
-/** A threshold that does not parse or names an unknown metric: a usage error (exit 2). */
-export class ThresholdError extends Error {
-  readonly code = 'CONFORM_THRESHOLD';
-  override name = 'ThresholdError';
 }
 
 const PERCENTILES = ['p50', 'p90', 'p99', 'p999', 'max'] as const;

@@ -3,6 +3,7 @@
  * timing. One typed default, merged and never mutated; a JSON config replaces whole sections.
  */
 import { readFile } from 'node:fs/promises';
+import { ConfigError } from '../src/errors.ts';
 import { LIMITS, parsePairCode } from '../src/spec.ts';
 import { DEFAULT_PAIRS, PAIR_STATES, type PairConfig } from './catalogue.ts';
 
@@ -102,18 +103,6 @@ export const DEFAULT_CONFIG: Readonly<ReferenceConfig> = {
   seed: 1,
   fanOut: 'batched',
 };
-
-/** A config that cannot be used; `field` is the JSON path of the first bad field. */
-export class ConfigError extends Error {
-  readonly code = 'CONFORM_REFERENCE_CONFIG';
-  override name = 'ConfigError';
-  constructor(
-    readonly field: string,
-    problem: string,
-  ) {
-    super(`${field}: ${problem}`);
-  }
-}
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const posInt = (v: unknown): boolean => Number.isInteger(v) && (v as number) > 0;

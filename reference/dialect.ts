@@ -7,6 +7,7 @@
  * admission.ts: how a connection is admitted and its slot freed).
  */
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
+import { DialectError } from '../src/errors.ts';
 import { DIALECT_SPACE, type DialectGroup, type HTTP_MAPPING_NAMES, type OptionSpace } from './dialect-space.ts';
 import { DIALECT_SCHEMA } from './dialect-schema.ts';
 import { mulberry32 } from './prices.ts';
@@ -222,12 +223,6 @@ export function coveringSeeds(limit = 10_000): number[] {
     }
   }
   return seeds;
-}
-
-/** A dialect that cannot be used: one line naming the source and the field. */
-export class DialectError extends Error {
-  readonly code = 'CONFORM_DIALECT';
-  override name = 'DialectError';
 }
 
 // The dialect file is the reference's own input, so it gets its own ajv instance rather than the harness's validator.

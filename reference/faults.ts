@@ -4,6 +4,7 @@
  * checks must report it is not written here: each check names the faults it catches
  * (`Check.catches` in suites/), and src/matrix.ts `faultCatches` gathers them.
  */
+import { UnknownFaultError } from '../src/errors.ts';
 import type { StatementKey } from '../src/matrix.ts';
 
 export interface Fault {
@@ -295,12 +296,6 @@ export const FAULTS = [
 
 export type FaultName = (typeof FAULTS)[number]['name'];
 export const FAULT_NAMES: readonly FaultName[] = FAULTS.map((x) => x.name);
-
-/** Unknown fault names; the message lists the valid ones. */
-export class UnknownFaultError extends Error {
-  readonly code = 'CONFORM_REFERENCE_FAULT';
-  override name = 'UnknownFaultError';
-}
 
 /** Returns the fault named `name`, or throws UnknownFaultError. */
 export function findFault(name: string): Fault {

@@ -8,7 +8,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { STATUS } from '../src/spec.ts';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Profile } from '../src/profile.ts';
-import { ConfigError, resolveConfig, type ReferenceConfig } from './config.ts';
+import { ConfigError } from '../src/errors.ts';
+import { resolveConfig, type ReferenceConfig } from './config.ts';
 import { findFault, type FaultName } from './faults.ts';
 import { faultSeams } from './fault-effects.ts';
 import { RestHandler } from './rest.ts';
@@ -20,12 +21,12 @@ import { applyDialect, dialectDefaults } from './dialect-config.ts';
 import { mergeDialect, parseDialect, type Dialect, type PartialDialect } from './dialect.ts';
 
 export type { ReferenceConfig } from './config.ts';
-export { ConfigError, resolveConfig, loadConfigFile, DEFAULT_CONFIG } from './config.ts';
+export { ConfigError, DialectError, UnknownFaultError } from '../src/errors.ts';
+export { resolveConfig, loadConfigFile, DEFAULT_CONFIG } from './config.ts';
 export { FAULTS, findFault, type FaultName } from './faults.ts';
 export {
   DEFAULT_DIALECT,
   DIALECT_SPACE,
-  DialectError,
   coveringSeeds,
   drawDialect,
   mergeDialect,

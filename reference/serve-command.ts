@@ -4,10 +4,11 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import type { Argv, CommandModule } from 'yargs';
-import { ConfigError, loadConfigFile, type ReferenceConfig } from './config.ts';
+import { ConfigError, DialectError, ServeUsageError } from '../src/errors.ts';
+import { loadConfigFile, type ReferenceConfig } from './config.ts';
 import { findFault, formatFaults } from './faults.ts';
 import { startReferenceServer, type ReferenceServer } from './index.ts';
-import { DialectError, drawDialect, parseDialect, replayCommand, type Dialect } from './dialect.ts';
+import { drawDialect, parseDialect, replayCommand, type Dialect } from './dialect.ts';
 
 export interface ServeOptions {
   /** Default 8080; 0 picks a free port. */
@@ -30,12 +31,6 @@ export interface ServeOptions {
 
 export interface ServeIO {
   out(text: string): void;
-}
-
-/** A bad `conform serve` option; the message names it. */
-export class ServeUsageError extends Error {
-  readonly code = 'CONFORM_SERVE_USAGE';
-  override name = 'ServeUsageError';
 }
 
 /** Validates options, starts the service and prints where it is. Throws a one-line error for bad input. */

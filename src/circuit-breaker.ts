@@ -5,13 +5,14 @@
  * counts nor breaks the streak, any other result breaks it.
  */
 import type { CheckResult } from './check.ts';
+import { AbortedError, NetworkError, TimeoutError } from './errors.ts';
 
 /** Fewest silent checks in a row that trip the breaker (more with a higher concurrency). */
 export const BREAKER_MIN = 6;
 
 /** A check that ended in a timeout or network error without one HTTP response or inbound frame. */
 export function gotNoAnswer(r: CheckResult): boolean {
-  if (r.outcome !== 'error' || (r.errorCode !== 'CONFORM_TIMEOUT' && r.errorCode !== 'CONFORM_NETWORK')) return false;
+  if (r.outcome !== 'error' || (r.errorCode !== TimeoutError.code && r.errorCode !== NetworkError.code)) return false;
   return !r.evidence.some(
     (e) => (e.kind === 'http' && e.response !== undefined) || (e.kind === 'frame' && e.direction === 'in'),
   );
@@ -52,8 +53,8 @@ export class CircuitBreaker {
    * the target's silence stopped it, not the harness.
    */
   attribute(result: CheckResult): void {
-    if (this.why && result.outcome === 'error' && result.errorCode === 'CONFORM_ABORTED') {
-      result.errorCode = 'CONFORM_TIMEOUT';
+    if (this.why && result.outcome === 'error' && result.errorCode === AbortedError.code) {
+      result.errorCode = TimeoutError.code;
       result.reason = this.why;
     }
   }

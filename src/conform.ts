@@ -6,7 +6,7 @@
 import { mkdir } from 'node:fs/promises';
 import type { Check } from './check.ts';
 import type { Profile } from './profile.ts';
-import { loadProfile, minimalProfile, ProfileError } from './profile.ts';
+import { loadProfile, minimalProfile } from './profile.ts';
 import { type ConformOptions, type ReportFormat, validateOptions } from './options.ts';
 import { redactorFor } from './redact.ts';
 import { matches, runChecks, selectChecks, unknownSelectors, type RunHandler, type TargetInfo } from './runner.ts';
@@ -133,9 +133,7 @@ export async function conform(options: ConformOptions, registry: readonly Check[
       embedded = await io.startEmbedded({ transport: options.transport, event: options.event });
       profile = embedded.profile;
       if ((options.transport ?? 'ws') !== (profile.transport ?? 'ws'))
-        throw new UsageError(
-          `--transport ${options.transport}: the embedded reference service does not serve it in this build`,
-        );
+        throw new UsageError(`--transport ${options.transport}: the embedded reference service does not serve it`);
     }
     redact = redactorFor(profile);
     const target: TargetInfo = {
@@ -180,7 +178,7 @@ export async function conform(options: ConformOptions, registry: readonly Check[
     if (options.failOnChange && (outcome.changes?.length ?? 0) > 0) return EXIT.failed;
     return EXIT.ok;
   } catch (err) {
-    if (err instanceof ConformError || err instanceof ProfileError || (err as NodeJS.ErrnoException)?.code) {
+    if (err instanceof ConformError || (err as NodeJS.ErrnoException)?.code) {
       io.err(`${redact(problemLine(err))}\n`);
       return EXIT.usage;
     }

@@ -14,9 +14,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import type { Allowance, ConnectionBudgetView, KeyLease } from './check.ts';
 import type { Profile } from './profile.ts';
+import { AbortedError } from './errors.ts';
 import { STATUS } from './spec.ts';
 import {
-  StreamError,
   type OpenOptions,
   type OpenResult,
   type Refusal,
@@ -229,9 +229,7 @@ export class KeyPool {
       const onAbort = (): void => {
         this.coolWaiters.delete(done);
         this.holdProcess();
-        reject(
-          new StreamError('CONFORM_ABORTED', 'aborted while waiting for closed connections of the key to be freed'),
-        );
+        reject(new AbortedError('aborted while waiting for closed connections of the key to be freed'));
       };
       if (signal.aborted) return onAbort();
       signal.addEventListener('abort', onAbort, { once: true });
@@ -253,7 +251,7 @@ export class KeyPool {
         const i = this.queue.indexOf(waiter);
         if (i >= 0) this.queue.splice(i, 1);
         this.holdProcess();
-        reject(new StreamError('CONFORM_ABORTED', `aborted while waiting for a connection slot of keys.${this.name}`));
+        reject(new AbortedError(`aborted while waiting for a connection slot of keys.${this.name}`));
       };
       if (signal.aborted) return onAbort();
       signal.addEventListener('abort', onAbort, { once: true });

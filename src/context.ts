@@ -9,7 +9,7 @@ import type { Validator } from './validator.ts';
 import type { SchemaName } from './schema-definitions.ts';
 import type { Redact } from './redact.ts';
 import { oneLine, redactDeep } from './redact.ts';
-import { ConformError } from './errors.ts';
+import { NoStreamError } from './errors.ts';
 import { createRestClient } from './transports/rest-client.ts';
 import type { RequestBudget } from './request-budget.ts';
 import type { Push, StreamClient } from './transports/stream.ts';
@@ -39,6 +39,9 @@ export const MAX_SCHEMA_ERRORS = 20;
 /** Longest violation text kept (after redaction, so a cut never splits a key). */
 export const MAX_VIOLATION_CHARS = 1000;
 const cap = (s: string): string => (s.length > MAX_VIOLATION_CHARS ? `${s.slice(0, MAX_VIOLATION_CHARS - 1)}…` : s);
+
+// CheckFailed and CheckSkipped are verdicts, not errors: they stay outside the error catalogue
+// (src/errors.ts), so nothing can mistake a broken target for a broken harness.
 
 /** Thrown by `ctx.fail`: ends the check as a failure. */
 export class CheckFailed extends Error {
@@ -87,7 +90,7 @@ export interface ContextHandle {
 }
 
 const noStream = (why: string): StreamClient => ({
-  open: () => Promise.reject(new ConformError('CONFORM_NO_STREAM', why)),
+  open: () => Promise.reject(new NoStreamError(why)),
   now: () => performance.now(),
   closeAll: () => Promise.resolve(),
 });

@@ -4,6 +4,7 @@
  * `schemas/profile.schema.json`; only `rest` and `keys.primary` are required.
  */
 import { readFile } from 'node:fs/promises';
+import { ProfileError } from './errors.ts';
 import { LIMITS, type RestStatus } from './spec.ts';
 import { validator } from './validator.ts';
 import type { RateLimit } from './request-budget.ts';
@@ -89,12 +90,6 @@ export function keepAliveTiming(profile: Profile): { windowMs: number; graceMs: 
     t?.keepAliveHoldWindows ??
     Math.max(KEEPALIVE_DEFAULTS.holdWindows, (windowMs + graceMs + HOLD_PAST_GRACE_MS) / windowMs);
   return { windowMs, graceMs, holdWindows };
-}
-
-/** A profile that could not be read or is invalid; `message` names the file and the field. */
-export class ProfileError extends Error {
-  readonly code = 'CONFORM_PROFILE';
-  override name = 'ProfileError';
 }
 
 /** Validates a parsed profile; throws ProfileError naming the first bad field. */

@@ -5,7 +5,7 @@
  */
 import type { Check, CheckResult, Evidence, Severity } from './check.ts';
 import { blankResult, CheckFailed, CheckSkipped } from './context.ts';
-import { errorCode } from './errors.ts';
+import { errorCode, TimeoutError } from './errors.ts';
 import { oneLine, type Redact } from './redact.ts';
 
 /** How a check's body ended: it returned, or it threw (a timeout and an abort are thrown too). */
@@ -63,7 +63,7 @@ export function notRun(check: Check, why: NotRunReason): CheckResult {
       break;
     case 'silent':
       result.outcome = 'error';
-      result.errorCode = 'CONFORM_TIMEOUT';
+      result.errorCode = TimeoutError.code;
       result.reason = why.reason;
       if (why.evidence) result.evidence = [...why.evidence];
       break;

@@ -4,8 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as hdr from 'hdr-histogram-js';
 import { parseLoadArgs } from '../load/cli-command.ts';
-import { LoadUsageError } from '../load/options.ts';
-import { ThresholdError } from '../load/thresholds.ts';
+import { LoadUsageError, ThresholdError } from '../src/errors.ts';
 import { startKnownDelayServer } from './helpers/known-delay-server.ts';
 import { loadCli as cli } from './helpers/load-cli.ts';
 

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { ClientState, type StateConfig, type TickCounts } from '../load/fanout/client-state.ts';
 import { WireReader } from '../load/fanout/wire-reader.ts';
 import { decode, summarize, type Percentiles } from '../load/histogram.ts';
+import { NetworkError } from '../src/errors.ts';
 import { frame, OPCODE, textFrame } from './hostile/ws-frames.ts';
 
 const PAIR = 'Crypto:ALL:BTC/USDT';
@@ -362,7 +363,7 @@ describe('fan-out worker state: connections and ticks', () => {
     const [a, b] = s.clients as [(typeof s.clients)[0], (typeof s.clients)[0]];
     s.refused(a, 429, Buffer.from(JSON.stringify({ status_number: '50009', message: 'Connection limit exceeded.' })));
     s.refused(b, 503, Buffer.from('<html>busy</html>'));
-    s.connectError(a, Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
+    s.connectError(a, new NetworkError('socket hang up', 'ECONNRESET'));
     // A client refused or never opened closes without counting a close.
     s.closedAt(a, 10, 1006);
     expect(s.take(100)).toMatchObject({
@@ -376,10 +377,10 @@ describe('fan-out worker state: connections and ticks', () => {
   it('counts a connection error by its code, or by its message, only before the connection opened', () => {
     const s = state();
     const [a, b] = s.clients as [(typeof s.clients)[0], (typeof s.clients)[0]];
-    s.connectError(a, Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }));
+    s.connectError(a, new NetworkError('connect ECONNREFUSED 127.0.0.1:1', 'ECONNREFUSED'));
     s.startError(new Error('Invalid URL'));
     s.opened(b, 10);
-    s.connectError(b, Object.assign(new Error('protocol error: the server masked a frame'), { code: 'EPROTOCOL' }));
+    s.connectError(b, new NetworkError('protocol error: the server masked a frame', 'EPROTOCOL'));
     expect(s.take(100).connectErrors).toEqual({ ECONNREFUSED: 1, 'Invalid URL': 1 });
   });
 

@@ -16,7 +16,8 @@ import {
   shiftBucketCounts,
 } from '../load/log-buckets.ts';
 import { mergeResults, parseResultText } from '../load/merge.ts';
-import { LoadUsageError, parseShard, parseStartAt } from '../load/options.ts';
+import { MergeInputError } from '../src/errors.ts';
+import { parseShard, parseStartAt } from '../load/options.ts';
 import { startReferenceProcess, type LoadTarget } from '../load/target.ts';
 import { loadCli as cli } from './helpers/load-cli.ts';
 
@@ -163,7 +164,7 @@ describe('conform load merge', () => {
         { file: 'r.json', data: { kind: 'rest' } },
       ]),
     ).toThrow(/r.json: a rest result cannot merge with fanout results/);
-    expect(() => mergeResults([{ file: 'x.json', data: { hello: 1 } }])).toThrow(LoadUsageError);
+    expect(() => mergeResults([{ file: 'x.json', data: { hello: 1 } }])).toThrow(MergeInputError);
     expect(() =>
       mergeResults([
         { file: 'k', data: { kind: 'fanout', histograms: { latency: { unit: 'ms', layout: 'other', counts: [] } } } },

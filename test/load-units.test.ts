@@ -7,16 +7,11 @@ import { FanoutAggregator } from '../load/fanout/aggregate.ts';
 import { codeOf, hashBytes, scanPushFrame, scannedFrame } from '../load/fanout/frame-scan.ts';
 import type { Tick } from '../load/fanout/protocol.ts';
 import { createHistogram, encode, FastRecorder, HIGHEST_US, recordMs, summarize } from '../load/histogram.ts';
-import { LoadUsageError, parseDuration, parseRate } from '../load/options.ts';
+import { LoadUsageError, ThresholdError } from '../src/errors.ts';
+import { parseDuration, parseRate } from '../load/options.ts';
 import { arrivalClock } from '../load/rest/schedule.ts';
 import { assignKeys, readKeysFile } from '../load/target.ts';
-import {
-  evaluateThresholds,
-  parseThreshold,
-  parseThresholds,
-  ThresholdError,
-  toK6Thresholds,
-} from '../load/thresholds.ts';
+import { evaluateThresholds, parseThreshold, parseThresholds, toK6Thresholds } from '../load/thresholds.ts';
 
 describe('frame scan reads push frames straight from the wire bytes', () => {
   const scan = (text: string): { code: string; lastUpdated: number; sentAt: number } | null => {

@@ -11,6 +11,7 @@ import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket as ServerSocket } from 'ws';
 import { WireSocket, type WireOptions } from '../load/fanout/wire-socket.ts';
+import type { NetworkError } from '../src/errors.ts';
 import { monoNow } from '../load/mono-clock.ts';
 import { startRawServer, type RawServer } from './hostile/raw-server.ts';
 import { closeFrame, frame, OPCODE, switchingProtocols, textFrame } from './hostile/ws-frames.ts';
@@ -27,7 +28,7 @@ interface Seen {
   received(n: number): Promise<void>;
   messages: string[];
   times: number[];
-  errors: (Error & { code?: string })[];
+  errors: NetworkError[];
   refused: { status: number; body: string }[];
   closes: number;
 }
@@ -39,7 +40,7 @@ function connect(url: string, options: Partial<WireOptions> = {}): Seen {
   const seen = {
     messages: [] as string[],
     times: [] as number[],
-    errors: [] as (Error & { code?: string })[],
+    errors: [] as NetworkError[],
     refused: [] as { status: number; body: string }[],
     closes: 0,
     opened: new Promise<void>((r) => {
@@ -233,7 +234,7 @@ describe("WireSocket: the load workers' WebSocket client", () => {
     const seen = connect(wsOrigin(server), { maxPayload: 1000 });
     expect(await seen.closed).toBe(1002);
     expect(seen.messages).toEqual(['before']);
-    expect(seen.errors.map((e) => e.code)).toEqual(['EPROTOCOL']);
+    expect(seen.errors.map((e) => e.errno)).toEqual(['EPROTOCOL']);
     expect(seen.errors[0]!.message).toMatch(message);
   });
 
@@ -291,7 +292,7 @@ describe("WireSocket: the load workers' WebSocket client", () => {
     for (const [origin, timeout, code] of cases) {
       const seen = connect(origin, { handshakeTimeoutMs: timeout });
       expect(await seen.closed).toBe(1006);
-      expect(seen.errors.map((e) => e.code)).toEqual([code]);
+      expect(seen.errors.map((e) => e.errno)).toEqual([code]);
       expect(seen.closes).toBe(1);
     }
   });
@@ -324,7 +325,7 @@ describe("WireSocket: the load workers' WebSocket client", () => {
     expect(await trusted.closed).toBe(1000);
     const untrusted = connect(url);
     expect(await untrusted.closed).toBe(1006);
-    expect(untrusted.errors.map((e) => e.code)).toEqual(['DEPTH_ZERO_SELF_SIGNED_CERT']);
+    expect(untrusted.errors.map((e) => e.errno)).toEqual(['DEPTH_ZERO_SELF_SIGNED_CERT']);
   });
 
   it('terminate() while connecting still closes exactly once, without an error', async () => {

@@ -6,6 +6,7 @@
  * and starts them again. client-worker.ts joins it to the sockets and the coordinator's port.
  */
 import { isUtf8 } from 'node:buffer';
+import type { NetworkError } from '../../src/errors.ts';
 import { METHOD, STATUS, TEXT } from '../../src/spec.ts';
 import { validator } from '../../src/validator.ts';
 import { guessTimeUnit, MS_PER_UNIT } from '../clock.ts';
@@ -218,8 +219,8 @@ export class ClientState {
   }
 
   /** The connection of `client` failed; counted only before it opened and when not refused. */
-  connectError(client: FanoutClient, err: Error & { code?: string }): void {
-    if (client.openedAt === 0 && !client.refused) bump(this.connectErrors, err.code ?? err.message.slice(0, 60));
+  connectError(client: FanoutClient, err: NetworkError): void {
+    if (client.openedAt === 0 && !client.refused) bump(this.connectErrors, err.errno ?? err.message.slice(0, 60));
   }
 
   /** The connection of a client could not even start (the socket's constructor threw). */

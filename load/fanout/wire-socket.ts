@@ -9,6 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
+import { NetworkError } from '../../src/errors.ts';
 import { monoNow } from '../mono-clock.ts';
 import { type ReaderEvents, WireReader } from './wire-reader.ts';
 
@@ -25,8 +26,11 @@ export interface WireEvents extends ReaderEvents {
   open(): void;
   /** The server answered the upgrade with another status: the status and the body's first bytes. */
   refused(status: number, body: Buffer): void;
-  /** A failure to connect or hand-shake, or a protocol violation by the server (the socket is then dropped). */
-  error(err: Error & { code?: string }): void;
+  /**
+   * A failure to connect or hand-shake, or a protocol violation by the server (the socket is then
+   * dropped). `errno` is Node's code (ECONNREFUSED…) or this client's: ETIMEDOUT, EHANDSHAKE, EPROTOCOL.
+   */
+  error(err: NetworkError): void;
   /** The socket is gone: the code of the server's close frame, 1005 when it had none, 1006 when no close frame came. */
   close(code: number): void;
 }
@@ -39,15 +43,6 @@ export interface WireOptions {
   maxPayload?: number;
   /** wss: trusted certificates instead of Node's (NODE_EXTRA_CA_CERTS adds to those as well). */
   ca?: string | Buffer;
-}
-
-class WireError extends Error {
-  constructor(
-    message: string,
-    readonly code: string,
-  ) {
-    super(message);
-  }
 }
 
 export class WireSocket {
@@ -97,8 +92,10 @@ export class WireSocket {
       ...(secure && options.ca ? { ca: options.ca } : {}),
     });
     this.request = request;
-    request.on('timeout', () => request.destroy(new WireError('handshake timed out', 'ETIMEDOUT')));
-    request.on('error', (err: Error & { code?: string }) => this.fail(err));
+    request.on('timeout', () => request.destroy(new NetworkError('handshake timed out', 'ETIMEDOUT')));
+    request.on('error', (err: NodeJS.ErrnoException) =>
+      this.fail(err instanceof NetworkError ? err : new NetworkError(err.message, err.code, { cause: err })),
+    );
     request.on('response', (res) => {
       // Not switched: a refusal in the handshake (the spec's JSON body, or anything else).
       const chunks: Buffer[] = [];
@@ -124,12 +121,12 @@ export class WireSocket {
         .digest('base64');
       if (res.headers['sec-websocket-accept'] !== accept) {
         socket.destroy();
-        this.fail(new WireError('handshake: wrong Sec-WebSocket-Accept', 'EHANDSHAKE'));
+        this.fail(new NetworkError('handshake: wrong Sec-WebSocket-Accept', 'EHANDSHAKE'));
         return;
       }
       if (res.headers['sec-websocket-extensions']) {
         socket.destroy();
-        this.fail(new WireError('handshake: the server chose an extension the client did not offer', 'EHANDSHAKE'));
+        this.fail(new NetworkError('handshake: the server chose an extension the client did not offer', 'EHANDSHAKE'));
         return;
       }
       request.setTimeout(0);
@@ -180,7 +177,7 @@ export class WireSocket {
   }
 
   /** Reports the error, then closes (a socket that was never taken closes at once). */
-  private fail(err: Error & { code?: string }): void {
+  private fail(err: NetworkError): void {
     if (this.state === 'closed') return;
     this.reader.stop();
     this.events.error(err);
@@ -233,6 +230,6 @@ export class WireSocket {
   private violation(what: string): void {
     this.closeCode = 1002;
     this.sendClose(1002);
-    this.fail(new WireError(`protocol error: ${what}`, 'EPROTOCOL'));
+    this.fail(new NetworkError(`protocol error: ${what}`, 'EPROTOCOL'));
   }
 }

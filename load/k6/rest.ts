@@ -10,15 +10,17 @@ import exec from 'k6/execution';
 import http from 'k6/http';
 import { Counter } from 'k6/metrics';
 import type { Options } from 'k6/options';
+import { K6ConfigError } from '../../src/errors.ts';
 import { PATHS, QUERY, REST_STATUSES, STATUS } from '../../src/spec.ts';
 import { reportConfig, restConfig, runtimeKeys, thresholdExprs, thresholdsFromEnv } from './lib/config.ts';
 import { countersByCode, distribution, flushMetrics } from './lib/metrics.ts';
 import { summaryOutputs, type SummaryData } from './lib/summary.ts';
 
 const cfg = restConfig();
-if (cfg.endpoint !== 'price' && cfg.endpoint !== 'pairs') throw new Error('k6 script: ENDPOINT must be price or pairs');
+if (cfg.endpoint !== 'price' && cfg.endpoint !== 'pairs')
+  throw new K6ConfigError('k6 script: ENDPOINT must be price or pairs');
 if (cfg.endpoint === 'price' && cfg.pairs.length === 0)
-  throw new Error('k6 script: PAIRS is required for ENDPOINT=price');
+  throw new K6ConfigError('k6 script: PAIRS is required for ENDPOINT=price');
 const thresholds = thresholdExprs('rest');
 
 const latency = distribution('latency');

@@ -6,6 +6,7 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { K6RunError } from '../../src/errors.ts';
 
 const INSTALL = fileURLToPath(new URL('../../scripts/install-k6.sh', import.meta.url));
 
@@ -15,7 +16,7 @@ export function k6Binary(): string {
   try {
     accessSync(bin, constants.X_OK);
   } catch {
-    throw new Error(`k6 is not installed at ${bin}: run scripts/install-k6.sh (CI's .ci/run does)`);
+    throw new K6RunError(`k6 is not installed at ${bin}: run scripts/install-k6.sh (CI's .ci/run does)`);
   }
   return bin;
 }
@@ -42,7 +43,7 @@ export function runK6(
       { cwd: opts.cwd, env, timeout: opts.timeoutMs ?? 60_000, maxBuffer: 64 << 20 },
       (err, stdout, stderr) => {
         if (err && typeof err.code !== 'number') {
-          reject(new Error(`k6 did not finish: ${err.message}\n${stderr}`));
+          reject(new K6RunError(`k6 did not finish: ${err.message}\n${stderr}`));
           return;
         }
         resolve({ code: err ? Number(err.code) : 0, stdout, stderr });

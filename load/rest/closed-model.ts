@@ -9,7 +9,7 @@
 import autocannon from 'autocannon';
 import { performance } from 'node:perf_hooks';
 import { createHistogram, type Histogram } from '../histogram.ts';
-import { LoadUsageError } from '../options.ts';
+import { LoadUsageError } from '../../src/errors.ts';
 import { watchEventLoop, type RestPlan } from './plan.ts';
 
 export interface ClosedModelResult {

@@ -9,7 +9,8 @@
  */
 import { API_KEY_HEADER, PATHS, QUERY } from '../../src/spec.ts';
 import { encode, summarize, type Percentiles } from '../histogram.ts';
-import { REST_DEFAULTS, LoadUsageError, positiveInt } from '../options.ts';
+import { LoadUsageError } from '../../src/errors.ts';
+import { REST_DEFAULTS, positiveInt } from '../options.ts';
 import { pickPairs, type LoadTarget } from '../target.ts';
 import { evaluateThresholds, parseThresholds, type ThresholdResult } from '../thresholds.ts';
 import { SATURATION } from '../fanout/aggregate.ts';

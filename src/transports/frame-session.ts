@@ -5,9 +5,9 @@
  * `ended()` calls and implements sending and closing.
  */
 import type { Evidence } from '../check.ts';
+import { AbortedError, StreamClosedError, WaitTimeoutError } from '../errors.ts';
 import { API_KEY_HEADER } from '../spec.ts';
 import {
-  StreamError,
   isPush,
   jsonObject,
   type CloseInfo,
@@ -263,7 +263,7 @@ export abstract class FrameSession implements StreamSession {
     if (this.closeInfo) return;
     this.closingByClient = true;
     this.options.record({ kind: 'note', text: `terminated: ${why}`, atMs: this.clock() });
-    for (const w of [...this.waiters]) this.finish(w, new StreamError('CONFORM_ABORTED', `wait aborted: ${why}`));
+    for (const w of [...this.waiters]) this.finish(w, new AbortedError(`wait aborted: ${why}`));
     this.kill();
   }
 
@@ -358,8 +358,7 @@ export abstract class FrameSession implements StreamSession {
   private assertOpen(): void {
     if (this.isOpen) return;
     const c = this.closeInfo;
-    throw new StreamError(
-      'CONFORM_WAIT_CLOSED',
+    throw new StreamClosedError(
       `cannot send: the connection is closed${c ? ` (${c.code}${c.reason ? ` ${c.reason}` : ''}, by ${c.by})` : ''}`,
     );
   }
@@ -370,7 +369,7 @@ export abstract class FrameSession implements StreamSession {
     what: string,
   ): Promise<InboundFrame> {
     return new Promise<InboundFrame>((resolve, reject) => {
-      if (this.options.signal?.aborted) return reject(new StreamError('CONFORM_ABORTED', 'aborted'));
+      if (this.options.signal?.aborted) return reject(new AbortedError('aborted'));
       if (this.closeInfo) return reject(closedError(this.closeInfo, what));
       const ms = timeoutMs ?? this.options.waitMs ?? SESSION_DEFAULTS.waitMs;
       const waiter: Waiter = {
@@ -378,7 +377,7 @@ export abstract class FrameSession implements StreamSession {
         resolve,
         reject,
         timer: setTimeout(
-          () => this.finish(waiter, new StreamError('CONFORM_WAIT_TIMEOUT', `waited ${ms} ms for ${what}: none came`)),
+          () => this.finish(waiter, new WaitTimeoutError(`waited ${ms} ms for ${what}: none came`)),
           ms,
         ),
       };
@@ -422,9 +421,8 @@ export abstract class FrameSession implements StreamSession {
 }
 
 /** The error of a wait that the close ended. */
-export function closedError(info: CloseInfo, what: string): StreamError {
-  return new StreamError(
-    'CONFORM_WAIT_CLOSED',
+export function closedError(info: CloseInfo, what: string): StreamClosedError {
+  return new StreamClosedError(
     `connection closed (${info.code}${info.reason ? ` ${info.reason}` : ''}, by ${info.by}) before ${what}`,
   );
 }

@@ -21,14 +21,8 @@ import {
   textFrame,
 } from './frame-session.ts';
 import { readRefusal } from './handshake-refusal.ts';
-import {
-  StreamError,
-  type InboundFrame,
-  type OpenOptions,
-  type OpenResult,
-  type Refusal,
-  type StreamClient,
-} from './stream.ts';
+import { AbortedError, BindError, type ConformError, NetworkError, TimeoutError } from '../errors.ts';
+import { type InboundFrame, type OpenOptions, type OpenResult, type Refusal, type StreamClient } from './stream.ts';
 
 export interface SocketIoClientOptions extends StreamClientOptions {
   /** The event that carries the JSON messages both ways (the spec does not show its name). */
@@ -113,7 +107,7 @@ export function createSocketIoClient(options: SocketIoClientOptions): StreamClie
       const timeoutMs = open.timeoutMs ?? options.handshakeTimeoutMs ?? DEFAULTS.handshakeTimeoutMs;
 
       return new Promise<OpenResult>((resolve, reject) => {
-        if (signal?.aborted) return reject(new StreamError('CONFORM_ABORTED', 'aborted before the handshake'));
+        if (signal?.aborted) return reject(new AbortedError('aborted before the handshake'));
         let settled = false;
         const startedAtMs = clock();
         // localAddress, maxPayload and perMessageDeflate pass through engine.io to ws.
@@ -155,22 +149,17 @@ export function createSocketIoClient(options: SocketIoClientOptions): StreamClie
           socket.off(options.event, buffer);
           fn();
         };
-        const fail = (outcome: string, err: StreamError): void =>
+        const fail = (outcome: string, err: ConformError): void =>
           settle(() => {
             socket.disconnect();
             recordOpen(outcome);
             reject(err);
           });
-        const abortOpen = (): void =>
-          fail('aborted', new StreamError('CONFORM_ABORTED', 'aborted during the handshake'));
+        const abortOpen = (): void => fail('aborted', new AbortedError('aborted during the handshake'));
         signal?.addEventListener('abort', abortOpen, { once: true });
         // The Manager's timeout covers the engine.io handshake only, not the namespace connect.
         const timer = setTimeout(
-          () =>
-            fail(
-              'error: handshake timed out',
-              new StreamError('CONFORM_TIMEOUT', `Socket.IO open timed out after ${timeoutMs} ms`),
-            ),
+          () => fail('error: handshake timed out', new TimeoutError(`Socket.IO open timed out after ${timeoutMs} ms`)),
           timeoutMs,
         );
 
@@ -209,12 +198,12 @@ export function createSocketIoClient(options: SocketIoClientOptions): StreamClie
             });
           }
           const errno = errnoOf(err);
-          const code =
+          const Failure =
             errno === 'EADDRNOTAVAIL' || errno === 'EINVAL' || errno === 'EAFNOSUPPORT'
-              ? 'CONFORM_BIND'
+              ? BindError
               : err.message === 'timeout'
-                ? 'CONFORM_TIMEOUT'
-                : 'CONFORM_NETWORK';
+                ? TimeoutError
+                : NetworkError;
           // engine.io's words for a peer that does not speak its protocol.
           const notSocketIo =
             err.message === 'server error' || err.message === 'parser error'
@@ -223,7 +212,7 @@ export function createSocketIoClient(options: SocketIoClientOptions): StreamClie
           const detail = errno ?? (typeof err.description === 'number' ? `HTTP ${err.description}` : notSocketIo);
           fail(
             `error: ${err.message}${detail ? ` (${detail})` : ''}`,
-            new StreamError(code, `Socket.IO open failed: ${redact(err.message)}${detail ? ` (${detail})` : ''}`),
+            new Failure(`Socket.IO open failed: ${redact(err.message)}${detail ? ` (${detail})` : ''}`),
           );
         });
         socket.connect();

@@ -84,26 +84,6 @@ export interface StreamClient {
   closeAll(): Promise<void>;
 }
 
-/** Why a wait on the stream ended without its frame. */
-export type StreamErrorCode =
-  | 'CONFORM_WAIT_TIMEOUT'
-  | 'CONFORM_WAIT_CLOSED'
-  | 'CONFORM_ABORTED'
-  | 'CONFORM_NETWORK'
-  | 'CONFORM_TIMEOUT'
-  | 'CONFORM_BIND';
-
-/** A stream wait or open that did not get what it waited for; `code` says why. */
-export class StreamError extends Error {
-  override name = 'StreamError';
-  constructor(
-    readonly code: StreamErrorCode,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 /** Whether a frame is a JSON object. */
 export function jsonObject(frame: InboundFrame): JsonObject | undefined {
   if (frame.kind !== 'json') return undefined;

@@ -8,7 +8,8 @@ import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
 import type { Evidence } from '../check.ts';
 import { readRefusal } from './handshake-refusal.ts';
-import { StreamError, type OpenOptions, type OpenResult, type Push, type StreamClient } from './stream.ts';
+import { AbortedError, BindError, NetworkError, TimeoutError } from '../errors.ts';
+import { type OpenOptions, type OpenResult, type Push, type StreamClient } from './stream.ts';
 import { FrameSession, SessionSet, maskingRedactor, prepareHandshake, textFrame } from './frame-session.ts';
 
 export interface StreamClientOptions {
@@ -70,7 +71,7 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
       const { headers, recordOpen } = prepareHandshake(options, open, masker, clock);
 
       return new Promise<OpenResult>((resolve, reject) => {
-        if (signal?.aborted) return reject(new StreamError('CONFORM_ABORTED', 'aborted before the handshake'));
+        if (signal?.aborted) return reject(new AbortedError('aborted before the handshake'));
         let settled = false;
         const startedAtMs = clock();
         const deadlineMs = open.timeoutMs ?? options.handshakeTimeoutMs ?? DEFAULTS.handshakeTimeoutMs;
@@ -96,9 +97,7 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
             settle(() => {
               ws.terminate();
               recordOpen(`error: no complete handshake within ${deadlineMs} ms`);
-              reject(
-                new StreamError('CONFORM_TIMEOUT', `the WebSocket handshake did not complete within ${deadlineMs} ms`),
-              );
+              reject(new TimeoutError(`the WebSocket handshake did not complete within ${deadlineMs} ms`));
             }),
           deadlineMs,
         );
@@ -106,7 +105,7 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
           settle(() => {
             ws.terminate();
             recordOpen('aborted');
-            reject(new StreamError('CONFORM_ABORTED', 'aborted during the handshake'));
+            reject(new AbortedError('aborted during the handshake'));
           });
         signal?.addEventListener('abort', abortOpen, { once: true });
 
@@ -131,22 +130,20 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
               settle(() => {
                 ws.terminate();
                 recordOpen(`error: ${err.message}`);
-                reject(new StreamError('CONFORM_NETWORK', `handshake response unreadable: ${redact(err.message)}`));
+                reject(new NetworkError(`handshake response unreadable: ${redact(err.message)}`));
               }),
           );
         });
         ws.on('error', (err: NodeJS.ErrnoException) =>
           settle(() => {
-            const code =
+            const Failure =
               err.code === 'EADDRNOTAVAIL' || err.code === 'EINVAL' || err.code === 'EAFNOSUPPORT'
-                ? 'CONFORM_BIND'
+                ? BindError
                 : /timed out/i.test(err.message)
-                  ? 'CONFORM_TIMEOUT'
-                  : 'CONFORM_NETWORK';
+                  ? TimeoutError
+                  : NetworkError;
             recordOpen(`error: ${err.code ?? ''} ${err.message}`.trim());
-            reject(
-              new StreamError(code, `WebSocket open failed: ${redact(err.message)}${err.code ? ` (${err.code})` : ''}`),
-            );
+            reject(new Failure(`WebSocket open failed: ${redact(err.message)}${err.code ? ` (${err.code})` : ''}`));
           }),
         );
       });

@@ -6,7 +6,7 @@
 import type { Check } from '../../src/check.ts';
 import type { StatementKey } from '../../src/matrix.ts';
 import { REST_STATUSES, REST_STATUSES_WITH_DATA, REST_STATUS, STATUS, type RestStatus } from '../../src/spec.ts';
-import { ConformError } from '../../src/errors.ts';
+import { ProfileError } from '../../src/errors.ts';
 import { body, clause, expectHttp, expectStatus, queryText, restCheck } from './support.ts';
 
 /** Statements besides its status's row that the probe of a status enforces. */
@@ -66,11 +66,7 @@ export const probeChecks: readonly Check[] = REST_STATUSES.filter((s) => s !== S
       for (const p of probes) {
         const keyName = p.key ?? 'primary';
         const entry = ctx.profile.keys[keyName];
-        if (!entry)
-          throw new ConformError(
-            'CONFORM_PROFILE',
-            `probe ${p.path} names key "${keyName}", which the profile does not hold`,
-          );
+        if (!entry) throw new ProfileError(`probe ${p.path} names key "${keyName}", which the profile does not hold`);
         // A probe of 50006 wants the throttled answer; every other probe is paced like any request.
         const ex = await ctx.rest.get({
           path: p.path,

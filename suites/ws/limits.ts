@@ -8,9 +8,9 @@
  */
 import type { Allowance, Check, CheckContext, KeyLease } from '../../src/check.ts';
 import { RELEASE_WAIT_MS } from '../../src/connection-budget.ts';
+import { BindError } from '../../src/errors.ts';
 import { STATUS } from '../../src/spec.ts';
 import type { OpenResult, StreamSession } from '../../src/transports/stream.ts';
-import { StreamError } from '../../src/transports/stream.ts';
 import { describeRefusal, keepOpen, pause, refusalStatus, tryOpen } from './support.ts';
 
 /** A second source address on loopback, to show the count is per key and not per IP. */
@@ -261,8 +261,7 @@ export const limitChecks: readonly Check[] = [
         try {
           return { result: await extra(ctx, key, sessions, SECOND_SOURCE_ADDRESS), confirmed: judged.found };
         } catch (err) {
-          if (err instanceof StreamError && err.code === 'CONFORM_BIND')
-            ctx.skip(`this host cannot bind ${SECOND_SOURCE_ADDRESS}: ${err.message}`);
+          if (err instanceof BindError) ctx.skip(`this host cannot bind ${SECOND_SOURCE_ADDRESS}: ${err.message}`);
           throw err;
         }
       });

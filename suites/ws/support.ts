@@ -8,9 +8,9 @@ import { Decimal } from 'decimal.js';
 import type { CheckContext } from '../../src/check.ts';
 import { keepAliveTiming } from '../../src/profile.ts';
 import { NOTHING_TO_JUDGE } from '../../src/coverage.ts';
+import { StreamClosedError, WaitTimeoutError } from '../../src/errors.ts';
 import { METHOD, PATHS, QUERY, STATUS, parsePairCode } from '../../src/spec.ts';
 import {
-  StreamError,
   isNotice,
   isPush,
   jsonObject,
@@ -50,8 +50,8 @@ export const WAIT = {
 export const timing = keepAliveTiming;
 
 /** Whether an error is the target not answering (timeout, close) rather than the harness breaking. */
-export function isSilence(err: unknown): err is StreamError {
-  return err instanceof StreamError && (err.code === 'CONFORM_WAIT_TIMEOUT' || err.code === 'CONFORM_WAIT_CLOSED');
+export function isSilence(err: unknown): err is WaitTimeoutError | StreamClosedError {
+  return err instanceof WaitTimeoutError || err instanceof StreamClosedError;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -120,8 +120,8 @@ export async function waitFrame(
 }
 
 /** What the target's silence looked like: a timeout or a close. */
-function silence(err: StreamError, timeoutMs: number): string {
-  return err.code === 'CONFORM_WAIT_TIMEOUT' ? `no frame within ${timeoutMs} ms` : err.message;
+function silence(err: WaitTimeoutError | StreamClosedError, timeoutMs: number): string {
+  return err instanceof WaitTimeoutError ? `no frame within ${timeoutMs} ms` : err.message;
 }
 
 /** A sent message, short, for a violation line. */

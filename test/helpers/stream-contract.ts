@@ -10,7 +10,8 @@ import type { IncomingMessage } from 'node:http';
 import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { MAX_REFUSAL_BODY } from '../../src/transports/handshake-refusal.ts';
-import { StreamError, isPush } from '../../src/transports/stream.ts';
+import { NetworkError, StreamClosedError, WaitTimeoutError } from '../../src/errors.ts';
+import { isPush } from '../../src/transports/stream.ts';
 import { expectOneSocketReadTo, watchClientReads } from './client-reads.ts';
 import { KEY, client, listen, openOk, type PeerConnection, type StreamTransport } from './stream-peers.ts';
 import { pump } from '../hostile/raw-server.ts';
@@ -132,7 +133,7 @@ export function streamSessionContract(t: StreamTransport): void {
       await new Promise<void>((r) => probe.close(() => r()));
       const { stream, evidence } = client(t, t.urlAt(port));
       const err = await stream.open().catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(StreamError);
+      expect(err).toBeInstanceOf(NetworkError);
       expect(err).toMatchObject({ code: 'CONFORM_NETWORK', message: expect.stringContaining('ECONNREFUSED') });
       expect(evidence).toContainEqual(
         expect.objectContaining({ kind: 'ws-open', outcome: expect.stringMatching(/^error:/) }),
@@ -215,7 +216,7 @@ export function streamSessionContract(t: StreamTransport): void {
       const { stream } = client(t, p.url);
       const session = await openOk(stream);
       const err = await session.next(() => true, 50).catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(StreamError);
+      expect(err).toBeInstanceOf(WaitTimeoutError);
       expect(err).toMatchObject({ code: 'CONFORM_WAIT_TIMEOUT' });
     });
 
@@ -356,7 +357,7 @@ export function streamSessionContract(t: StreamTransport): void {
       expect(info.atMs).toBeGreaterThanOrEqual(before);
       expect(await pending).toMatchObject({ code: 'CONFORM_WAIT_CLOSED' });
       expect(session.isOpen).toBe(false);
-      expect(() => session.send({ method: 'ping' })).toThrow(StreamError);
+      expect(() => session.send({ method: 'ping' })).toThrow(StreamClosedError);
       expect(evidence.at(-1)).toMatchObject({ kind: 'close', ...t.serverClose, by: 'server' });
     });
 

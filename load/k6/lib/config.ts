@@ -6,6 +6,7 @@
  * init context: `k6 archive` and k6-operator's initializer run the init context without them, and
  * an archive must not carry them.
  */
+import { K6ConfigError } from '../../../src/errors.ts';
 import { API_KEY_HEADER } from '../../../src/spec.ts';
 import { parseKeyLines, totalAllowance, type KeyAllowance } from '../../keys.ts';
 import { parseThresholds, toK6Thresholds, type LoadKind } from '../../thresholds.ts';
@@ -13,19 +14,19 @@ import { parseThresholds, toK6Thresholds, type LoadKind } from '../../thresholds
 const env = (name: string, fallback?: string): string => {
   const v = __ENV[name];
   if (v !== undefined && v !== '') return v;
-  if (fallback === undefined) throw new Error(`k6 script: environment variable ${name} is required`);
+  if (fallback === undefined) throw new K6ConfigError(`k6 script: environment variable ${name} is required`);
   return fallback;
 };
 
 const positive = (name: string, fallback: string): number => {
   const n = Number(env(name, fallback));
-  if (!(n > 0)) throw new Error(`k6 script: ${name} must be a positive number`);
+  if (!(n > 0)) throw new K6ConfigError(`k6 script: ${name} must be a positive number`);
   return n;
 };
 
 const whole = (name: string, fallback: string): number => {
   const n = positive(name, fallback);
-  if (!Number.isInteger(n)) throw new Error(`k6 script: ${name} must be a whole number`);
+  if (!Number.isInteger(n)) throw new K6ConfigError(`k6 script: ${name} must be a whole number`);
   return n;
 };
 
@@ -35,7 +36,7 @@ function startAt(): number | null {
   if (v === undefined || v === '') return null;
   const n = /^\d+$/.test(v) ? Number(v) : Date.parse(v);
   if (!Number.isFinite(n))
-    throw new Error(`k6 script: START_AT must be epoch milliseconds or an ISO date, got ${JSON.stringify(v)}`);
+    throw new K6ConfigError(`k6 script: START_AT must be epoch milliseconds or an ISO date, got ${JSON.stringify(v)}`);
   return n;
 }
 
@@ -56,13 +57,13 @@ export function thresholdExprs(kind: LoadKind): string[] {
   for (const t of list) {
     const base = t.metric.split('.')[0]!;
     if (kind === 'fanout' && FANOUT_ONLY.includes(base)) {
-      throw new Error(
+      throw new K6ConfigError(
         `k6 script: threshold '${t.expr}' needs every client's view (skew, loss) or ` +
           `conform's self-monitoring: run it with conform load fanout`,
       );
     }
     if (kind === 'rest' && REST_ONLY.includes(base)) {
-      throw new Error(
+      throw new K6ConfigError(
         `k6 script: threshold '${t.expr}' exists only in conform load rest; k6 has http_req_failed for failures`,
       );
     }
@@ -84,19 +85,21 @@ export function runtimeKeys(): KeyAllowance[] {
   if (text) {
     const parsed = parseKeyLines(text);
     if ('badLine' in parsed)
-      throw new Error(`k6 script: API_KEYS line ${parsed.badLine} must be KEY or KEY,CONNECTIONS`);
+      throw new K6ConfigError(`k6 script: API_KEYS line ${parsed.badLine} must be KEY or KEY,CONNECTIONS`);
     if (parsed.keys.length) return parsed.keys;
   }
   const key = __ENV.API_KEY;
   if (key) return [{ key }];
-  throw new Error('k6 script: give the key at run time as API_KEY, or several as API_KEYS (KEY,CONNECTIONS lines)');
+  throw new K6ConfigError(
+    'k6 script: give the key at run time as API_KEY, or several as API_KEYS (KEY,CONNECTIONS lines)',
+  );
 }
 
 /** Throws unless the keys allow `clients` connections together. */
 export function checkAllowance(keys: readonly KeyAllowance[], clients: number): void {
   const total = totalAllowance(keys);
   if (total < clients)
-    throw new Error(
+    throw new K6ConfigError(
       `k6 script: CLIENTS=${clients} but the keys allow only ${total} connections; give more keys in API_KEYS`,
     );
 }
