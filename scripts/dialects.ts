@@ -18,6 +18,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { coveringSeeds, drawDialect, replayCommand, type Dialect } from '../reference/index.ts';
 import type { CheckResult } from '../src/check.ts';
+import { UsageError } from '../src/errors.ts';
 import { cleanProblems, MUTATION_DEFAULTS, pool, runCatalogue, type MutationSettings } from './mutation.ts';
 
 /** Settings of a dialect run: those of a mutation catalogue run, plus how many servers run at once. */
@@ -168,10 +169,10 @@ export function parseDialectArgs(argv: readonly string[], covering: () => number
   const positive = (flag: string, text: string): number => {
     const n = Number(text);
     if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(n) || n < 1 || n > 2 ** 31 - 1)
-      throw new Error(`--${flag}: ${JSON.stringify(text)} is not a positive integer`);
+      throw new UsageError(`--${flag}: ${JSON.stringify(text)} is not a positive integer`);
     return n;
   };
-  if (values.runs !== undefined && values.seed !== undefined) throw new Error('--runs and --seed: give one of them');
+  if (values.runs !== undefined && values.seed !== undefined) throw new UsageError('--runs and --seed: give one of them');
   const transport = values.socketio ? 'socketio' : 'ws';
   const base = {
     transport,

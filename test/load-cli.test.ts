@@ -76,6 +76,14 @@ describe('conform load: exit codes', () => {
     expect(r.out).toBe('');
   });
 
+  it('exits 2 with one line for an option yargs rejects, which is bad input rather than an internal error', async () => {
+    const r = await cli(['load', 'fanout', '--bogus-option', '1']);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/^conform: Unknown arguments?: .*bogus-option.*\n$/);
+    expect(r.err).not.toContain('internal error');
+    expect(r.out).toBe('');
+  });
+
   it('exits 2 naming the target when not one client can connect', async () => {
     const r = await cli([
       'load',
