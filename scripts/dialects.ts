@@ -172,7 +172,8 @@ export function parseDialectArgs(argv: readonly string[], covering: () => number
       throw new UsageError(`--${flag}: ${JSON.stringify(text)} is not a positive integer`);
     return n;
   };
-  if (values.runs !== undefined && values.seed !== undefined) throw new UsageError('--runs and --seed: give one of them');
+  if (values.runs !== undefined && values.seed !== undefined)
+    throw new UsageError('--runs and --seed: give one of them');
   const transport = values.socketio ? 'socketio' : 'ws';
   const base = {
     transport,

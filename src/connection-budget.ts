@@ -16,13 +16,7 @@ import type { Allowance, ConnectionBudgetView, KeyLease } from './check.ts';
 import type { Profile } from './profile.ts';
 import { AbortedError } from './errors.ts';
 import { STATUS } from './spec.ts';
-import {
-  type OpenOptions,
-  type OpenResult,
-  type Refusal,
-  type StreamClient,
-  type StreamSession,
-} from './transports/stream.ts';
+import type { OpenOptions, OpenResult, Refusal, StreamClient, StreamSession } from './transports/stream.ts';
 
 /**
  * How long a 50009 is waited out when the harness holds a slot of the key's allowance: the target

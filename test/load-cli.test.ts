@@ -76,7 +76,7 @@ describe('conform load: exit codes', () => {
     expect(r.out).toBe('');
   });
 
-  it('exits 2 with one line for an option yargs rejects, which is bad input rather than an internal error', async () => {
+  it('exits 2 with one line for an option yargs rejects: bad input, not an internal error', async () => {
     const r = await cli(['load', 'fanout', '--bogus-option', '1']);
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/^conform: Unknown arguments?: .*bogus-option.*\n$/);

@@ -22,7 +22,7 @@ import {
 } from './frame-session.ts';
 import { readRefusal } from './handshake-refusal.ts';
 import { AbortedError, BindError, type ConformError, NetworkError, TimeoutError } from '../errors.ts';
-import { type InboundFrame, type OpenOptions, type OpenResult, type Refusal, type StreamClient } from './stream.ts';
+import type { InboundFrame, OpenOptions, OpenResult, Refusal, StreamClient } from './stream.ts';
 
 export interface SocketIoClientOptions extends StreamClientOptions {
   /** The event that carries the JSON messages both ways (the spec does not show its name). */

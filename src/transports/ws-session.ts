@@ -9,7 +9,7 @@ import WebSocket from 'ws';
 import type { Evidence } from '../check.ts';
 import { readRefusal } from './handshake-refusal.ts';
 import { AbortedError, BindError, NetworkError, TimeoutError } from '../errors.ts';
-import { type OpenOptions, type OpenResult, type Push, type StreamClient } from './stream.ts';
+import type { OpenOptions, OpenResult, Push, StreamClient } from './stream.ts';
 import { FrameSession, SessionSet, maskingRedactor, prepareHandshake, textFrame } from './frame-session.ts';
 
 export interface StreamClientOptions {
