@@ -247,9 +247,11 @@ export const MASKED_BY: Readonly<Record<string, (d: Dialect) => string | undefin
         `keys.limited allows ${String(limited?.connections)} connections, ` +
         "and the fault leaks only a single-connection key's slot"
       );
-    return primary?.connections === 1
-      ? "keys.primary allows one connection, so the fault leaks the primary key's slot too"
-      : undefined;
+    if (primary?.connections === 1)
+      return "keys.primary allows one connection, so the fault leaks the primary key's slot too";
+    // Unstated, the allowance is searched for before any check: the search's own connection leaks the
+    // slot, and every later refusal reads as the found allowance contradicted, which a check skips.
+    return d.keys.stated ? undefined : 'allowances are not stated: the search for them leaks the slot before any check';
   },
 };
 
