@@ -89,6 +89,7 @@ describe('a failing seed', () => {
     expect(overAllowance('ws.ping.pong.bare: fail text frame "pong!" / expected the text frame "Pong!"')).toBe(false);
   });
 
+  // A whole catalogue under a dialect: a bound against a hang (it shares two cores with the mutation suite).
   it('is reported with its dialect, what failed and the commands that replay it', async () => {
     const seed = coveringSeeds()[0]!;
     // A fault on top of a dialect: a run that must fail, as a false failure would.
@@ -105,7 +106,7 @@ describe('a failing seed', () => {
       `npm run dialects -- --seed ${seed}`,
       `npx conform serve --dialect random --seed ${seed}`,
     ]);
-  });
+  }, 180_000);
 });
 
 describe('the whole catalogue against dialects of the reference service', () => {
