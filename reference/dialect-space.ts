@@ -45,7 +45,8 @@ export const DIALECT_SPACE = {
     others: allowance([1, 2, 3, 10], 'every other key that has one'),
     stated: oneOf(
       [true, false],
-      "Whether the written profile states each key's allowance (an operator may not know it).",
+      "Whether the written profile states each key's allowance and the service's timing " +
+        '(push interval, reply time, slot release): an operator may not know them.',
     ),
     slotReleaseMs: range(
       [0, 500, 1500, 3000],

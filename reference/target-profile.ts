@@ -8,6 +8,7 @@ import type { ReferenceConfig } from './config.ts';
 import type { PairConfig, PairState } from './catalogue.ts';
 import { DEFAULT_DIALECT, type Dialect } from './dialect.ts';
 import { Wire } from './wire.ts';
+import { QUIET_PAIR_MS } from './prices.ts';
 
 /** Slack after the ping window before a close counts as late; the spec shows none. */
 export const PING_GRACE_MS = 2000;
@@ -193,6 +194,31 @@ export function buildProfile(
     keys,
     pairs: profilePairs,
     probes,
-    timing: { pingTimeoutMs: config.pingTimeoutMs, pingGraceMs: PING_GRACE_MS },
+    timing: {
+      pingTimeoutMs: config.pingTimeoutMs,
+      pingGraceMs: PING_GRACE_MS,
+      ...(dialect.keys.stated ? statedTiming(config, dialect) : {}),
+    },
   };
+}
+
+/**
+ * Ticks within which a pair that pushes only on change has moved, all but certainly: each tick
+ * moves it with config.moveProbability (one half by default), so eight still ticks in a row
+ * happen once in 256 gaps, and the harness's wait of twice the interval once in 65,536.
+ */
+const ON_CHANGE_TICKS = 8;
+/** How soon the service answers a request: at once, so this covers its own timers on a busy machine. */
+const NOTICE_MS = 500;
+
+/**
+ * What the operator of this service can state of its timing: the push interval of a pair whose
+ * price moves (every tick, or within a few ticks when only changes are pushed, and a quiet pair's
+ * seconds on top), how soon it answers, and how soon it frees a closed connection's slot.
+ */
+function statedTiming(config: ReferenceConfig, dialect: Readonly<Dialect>): Profile['timing'] {
+  const { pushes, quietPairs } = dialect.stream;
+  const interval =
+    pushes === 'every-tick' ? config.tickMs : ON_CHANGE_TICKS * config.tickMs + (quietPairs ? QUIET_PAIR_MS : 0);
+  return { pushIntervalMs: interval, noticeMs: NOTICE_MS, slotReleaseMs: dialect.keys.slotReleaseMs };
 }

@@ -6,6 +6,7 @@
 import type { StatementKey } from './matrix.ts';
 import type { Profile } from './profile.ts';
 import type { Validator } from './validator.ts';
+import type { Waits } from './timing.ts';
 import type { SchemaName } from './schema-definitions.ts';
 import type { RestClient } from './transports/rest.ts';
 import type { StreamClient } from './transports/stream.ts';
@@ -59,8 +60,11 @@ export interface Check {
   readonly tags: readonly Tag[];
   /** Dotted profile paths the check needs (`keys.cryptoOnly`, `pairs.stale`, `ws`); missing ones skip it. */
   readonly needs: readonly string[];
-  /** Overrides the run's per-check timeout (keep-alive checks wait out the ping window). */
-  readonly timeoutMs?: number | ((profile: Profile) => number);
+  /**
+   * Overrides the run's per-check timeout (keep-alive checks wait out the ping window); a function
+   * reads the target's profile and the run's waits (src/timing.ts).
+   */
+  readonly timeoutMs?: number | ((profile: Profile, waits: Waits) => number);
   run(ctx: CheckContext): Promise<void>;
 }
 
@@ -180,6 +184,8 @@ export interface CheckContext {
   /** The key allowances behind `stream` (see ConnectionBudgetView). */
   readonly connections: ConnectionBudgetView;
   readonly validator: Validator;
+  /** How long to wait for the target (src/timing.ts): stated in the profile, measured, or the defaults. */
+  readonly waits: Waits;
   /** Aborted when the check times out or the run stops; pass it on to waits. */
   readonly signal: AbortSignal;
   /** Records a violation and carries on, so one run shows all that is wrong. */

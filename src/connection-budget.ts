@@ -16,14 +16,9 @@ import type { Allowance, ConnectionBudgetView, KeyLease } from './check.ts';
 import type { Profile } from './profile.ts';
 import { AbortedError } from './errors.ts';
 import { STATUS } from './spec.ts';
+import { RunTiming, WAIT_DEFAULTS } from './timing.ts';
 import type { OpenOptions, OpenResult, Refusal, StreamClient, StreamSession } from './transports/stream.ts';
 
-/**
- * How long a 50009 is waited out when the harness holds a slot of the key's allowance: the target
- * may not have freed the slot of a connection closed a moment ago (a conforming service may take
- * up to about 3 s after the close).
- */
-export const RELEASE_WAIT_MS = 5000;
 /** Pauses between attempts while waiting out such a 50009, ms; the last repeats. */
 const RETRY_STEPS_MS = [100, 200, 400, 800, 1000] as const;
 /**
@@ -70,7 +65,7 @@ export class KeyPool {
   /** Opens of lent slots in flight (possibly waiting out a 50009): not yet counted by the target. */
   private opening = 0;
   private closes = 0;
-  /** When connections of this key closed, oldest first; only the last RELEASE_WAIT_MS are kept. */
+  /** When connections of this key closed, oldest first; only those within the release wait are kept. */
   private recentCloses: number[] = [];
   /** Learned from 50009s waited out: how long after a close this target frees the slot. */
   private cooldownMs = 0;
@@ -78,10 +73,15 @@ export class KeyPool {
   private readonly coolWaiters = new Set<() => void>();
   private readonly coolTimers = new Set<NodeJS.Timeout>();
 
+  /**
+   * @param releaseWaitMs How long a 50009 after a close is waited out (the run's `waits.releaseMs`):
+   * no close older than that explains a refusal, and no cool-down is learned longer than it.
+   */
   constructor(
     readonly name: string,
     readonly allowance: Allowance,
     cooldownMs = 0,
+    private readonly releaseWaitMs: () => number = () => WAIT_DEFAULTS.releaseMs,
   ) {
     this.cooldownMs = cooldownMs;
   }
@@ -128,7 +128,7 @@ export class KeyPool {
     this.closes++;
     const now = performance.now();
     for (let i = 0; i < n; i++) this.recentCloses.push(now);
-    this.recentCloses = this.recentCloses.filter((at) => now - at <= RELEASE_WAIT_MS);
+    this.recentCloses = this.recentCloses.filter((at) => now - at <= this.releaseWaitMs());
     if (this.cooldownMs <= 0) {
       this.pump();
       return;
@@ -170,12 +170,12 @@ export class KeyPool {
    */
   learn(waitedMs: number): void {
     const now = performance.now();
-    const oldest = this.recentCloses.find((at) => now - at <= RELEASE_WAIT_MS);
+    const oldest = this.recentCloses.find((at) => now - at <= this.releaseWaitMs());
     if (oldest === undefined) return;
     // No longer than the wait itself, either: a target that refuses now and then for reasons of
     // its own would otherwise teach the whole window after every close.
     const learned = Math.min(now - oldest, waitedMs);
-    this.cooldownMs = Math.min(RELEASE_WAIT_MS, Math.max(this.cooldownMs, Math.ceil(learned) + 50));
+    this.cooldownMs = Math.min(this.releaseWaitMs(), Math.max(this.cooldownMs, Math.ceil(learned) + 50));
   }
 
   /** Waits its turn, then lends no slot until released; the slots others hold stay theirs. */
@@ -294,9 +294,26 @@ export const DISCOVERED_KEYS = ['primary', 'limited'] as const;
 export class ConnectionBudget {
   private readonly pools = new Map<string, KeyPool>();
   private readonly names: Map<string, string>;
+  /** The run's waits: the release wait comes from the profile's timing or what `discover` measured. */
+  readonly timing: RunTiming;
 
   constructor(private readonly profile: Profile) {
     this.names = keyNames(profile);
+    this.timing = new RunTiming(profile);
+  }
+
+  /** How long a 50009 within the allowance is waited out, as of now. */
+  get releaseWaitMs(): number {
+    return this.timing.waits.releaseMs;
+  }
+
+  /**
+   * How long a released slot is held back before it is lent again: what the profile states, so
+   * that a check is not lent a slot the target still counts (otherwise learned from 50009s).
+   */
+  private get statedCooldownMs(): number {
+    const stated = this.profile.timing?.slotReleaseMs;
+    return stated ? stated + RELEASE_MARGIN_MS : 0;
   }
 
   /**
@@ -335,6 +352,8 @@ export class ConnectionBudget {
               steps: [],
               note: 'not stated in the profile and not looked for: lent one connection at a time',
             },
+        this.statedCooldownMs,
+        () => this.releaseWaitMs,
       );
       this.pools.set(key, pool);
     }
@@ -362,11 +381,13 @@ export class ConnectionBudget {
     for (const name of DISCOVERED_KEYS) {
       const key = (this.profile.keys[name] as { key?: unknown } | undefined)?.key;
       if (typeof key !== 'string' || statedAllowance(this.profile, key) !== undefined || this.pools.has(key)) continue;
-      const found = await findAllowance(client, key, signal);
+      const found = await findAllowance(client, key, signal, this.releaseWaitMs);
+      if (found.releaseMs !== undefined) this.timing.observeSlotRelease(found.releaseMs);
       const pool = new KeyPool(
         this.names.get(key)!,
         found.allowance,
-        found.releaseMs ? found.releaseMs + RELEASE_MARGIN_MS : 0,
+        Math.max(this.statedCooldownMs, found.releaseMs ? found.releaseMs + RELEASE_MARGIN_MS : 0),
+        () => this.releaseWaitMs,
       );
       pool.closedOutside(found.opened);
       this.pools.set(key, pool);
@@ -397,6 +418,7 @@ async function findAllowance(
   client: StreamClient,
   key: string,
   signal: AbortSignal,
+  releaseWaitMs: number,
 ): Promise<{ allowance: Allowance; opened: number; releaseMs?: number }> {
   const sessions: StreamSession[] = [];
   const steps: string[] = [];
@@ -422,7 +444,10 @@ async function findAllowance(
       try {
         // The first connection is waited out like any other within the allowance: a key that can
         // stream allows one, and a slot of an earlier run may not be free yet.
-        result = n === 1 ? await openWaitingOut(client, { key }, signal, () => undefined) : await client.open({ key });
+        result =
+          n === 1
+            ? await openWaitingOut(client, { key }, signal, () => undefined, releaseWaitMs)
+            : await client.open({ key });
       } catch (err) {
         steps.push(`connection ${n}: ${err instanceof Error ? err.message : String(err)}`);
         allowance =
@@ -467,7 +492,7 @@ async function findAllowance(
           steps,
           note: `${sessions.length} connection(s) accepted, connection ${n} refused with ${STATUS.CONNECTION_LIMIT}`,
         };
-        releaseMs = await timeRelease(client, key, sessions, signal);
+        releaseMs = await timeRelease(client, key, sessions, signal, releaseWaitMs);
         if (releaseMs !== undefined) steps.push(`one closed: its slot was free again after ${releaseMs} ms`);
       } else {
         allowance = {
@@ -488,7 +513,7 @@ async function findAllowance(
 }
 
 /**
- * Closes the last of `sessions` and reopens until accepted (at most RELEASE_WAIT_MS); the ms from
+ * Closes the last of `sessions` and reopens until accepted (at most `releaseWaitMs`); the ms from
  * close to accepted, or undefined.
  */
 async function timeRelease(
@@ -496,10 +521,13 @@ async function timeRelease(
   key: string,
   sessions: StreamSession[],
   signal: AbortSignal,
+  releaseWaitMs: number,
 ): Promise<number | undefined> {
   const closed = await sessions.pop()!.close();
   // Even steps, so the measure is within one step of the truth (a dozen refusals over 3 s at most).
-  const again = await openWaitingOut(client, { key }, signal, () => undefined, [TIMING_STEP_MS]).catch(() => undefined);
+  const again = await openWaitingOut(client, { key }, signal, () => undefined, releaseWaitMs, [TIMING_STEP_MS]).catch(
+    () => undefined,
+  );
   if (!again?.ok) return undefined;
   sessions.push(again.session);
   // Accepted at the first attempt: the slot was free by the time we asked.
@@ -508,7 +536,7 @@ async function timeRelease(
 
 /**
  * Opens a connection the harness believes is within the key's allowance. A 50009 then means the
- * target has not freed a slot yet; it is waited out for RELEASE_WAIT_MS, attempt by attempt.
+ * target has not freed a slot yet; it is waited out for `releaseWaitMs`, attempt by attempt.
  * Resolves with the last result and how many 50009s were waited out.
  */
 async function openWaitingOut(
@@ -516,6 +544,7 @@ async function openWaitingOut(
   options: OpenOptions,
   signal: AbortSignal,
   note: (text: string) => void,
+  releaseWaitMs: number,
   steps: readonly number[] = RETRY_STEPS_MS,
 ): Promise<OpenResult & { waitedOut?: number; waitedMs?: number }> {
   const first = performance.now();
@@ -524,8 +553,8 @@ async function openWaitingOut(
     if (!isLimitRefusal(result))
       return Object.assign(result, attempt > 0 ? { waitedOut: attempt, waitedMs: performance.now() - first } : {});
     const waited = performance.now() - first;
-    if (waited >= RELEASE_WAIT_MS) return Object.assign(result, { waitedOut: attempt });
-    const pauseMs = Math.min(steps[Math.min(attempt, steps.length - 1)]!, RELEASE_WAIT_MS - waited);
+    if (waited >= releaseWaitMs) return Object.assign(result, { waitedOut: attempt });
+    const pauseMs = Math.min(steps[Math.min(attempt, steps.length - 1)]!, releaseWaitMs - waited);
     note(
       `refused with ${STATUS.CONNECTION_LIMIT} while within the key's allowance: a slot closed ` +
         `a moment ago may not be free yet; trying again in ${Math.round(pauseMs)} ms`,
@@ -684,7 +713,7 @@ export class CheckLoans implements ConnectionBudgetView {
     try {
       if (within) pool.opened(true);
       result = within
-        ? await openWaitingOut(inner, options, this.options.signal, this.options.note)
+        ? await openWaitingOut(inner, options, this.options.signal, this.options.note, this.budget.releaseWaitMs)
         : await inner.open(options);
     } catch (err) {
       give(false);

@@ -139,7 +139,8 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
   const note = (text: string): void => {
     record({ kind: 'note', text, atMs: performance.now() });
   };
-  const loans = (options.connections ?? new ConnectionBudget(profile)).forCheck({
+  const connections = options.connections ?? new ConnectionBudget(profile);
+  const loans = connections.forCheck({
     primaryKey: profile.keys.primary.key,
     signal: options.signal,
     note,
@@ -168,6 +169,8 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
     stream,
     connections: loans,
     validator: options.validator,
+    // Read as the check starts: what the run measured before it counts.
+    waits: connections.timing.waits,
     signal: options.signal,
     violation: addViolation,
     fail(v: Violation): never {

@@ -8,6 +8,7 @@ import { ProfileError } from './errors.ts';
 import { LIMITS, type RestStatus } from './spec.ts';
 import { validator } from './validator.ts';
 import type { RateLimit } from './request-budget.ts';
+import type { StatedTiming } from './timing.ts';
 
 export interface KeyEntry {
   key: string;
@@ -59,7 +60,8 @@ export interface Profile {
   keys: ProfileKeys;
   pairs?: { stale?: string; inactive?: string; sample?: string[]; [name: string]: string | string[] | undefined };
   probes?: Probe[];
-  timing?: { pingTimeoutMs?: number; pingGraceMs?: number; keepAliveHoldWindows?: number };
+  /** What the operator states of the target's timing; the run's waits come from it (src/timing.ts). */
+  timing?: StatedTiming;
   /**
    * Percentage of the selected must checks that have to run (not skip); fewer fails the run.
    * `--min-coverage` overrides it.

@@ -7,6 +7,7 @@ import { performance } from 'node:perf_hooks';
 import type { Check, CheckResult, Evidence, Outcome, Tag } from './check.ts';
 import { TAGS } from './check.ts';
 import type { Profile } from './profile.ts';
+import type { Waits } from './timing.ts';
 import type { Validator } from './validator.ts';
 import { validator as defaultValidator } from './validator.ts';
 import type { Redact } from './redact.ts';
@@ -169,8 +170,8 @@ export interface RunOutcome {
   changes?: Change[];
 }
 
-function timeoutOf(check: Check, profile: Profile, fallback: number): number {
-  const t = typeof check.timeoutMs === 'function' ? check.timeoutMs(profile) : check.timeoutMs;
+function timeoutOf(check: Check, profile: Profile, waits: Waits, fallback: number): number {
+  const t = typeof check.timeoutMs === 'function' ? check.timeoutMs(profile, waits) : check.timeoutMs;
   return t && t > 0 ? t : fallback;
 }
 
@@ -238,7 +239,7 @@ async function settle(run: () => Promise<void>, expired: Promise<never>): Promis
 /** Runs one check: its context, its time limit, then its verdict and what it recorded. */
 async function runCheck(check: Check, env: RunEnv): Promise<CheckResult> {
   const { profile, settings, redact } = env;
-  const limit = timeoutOf(check, profile, settings.timeoutMs);
+  const limit = timeoutOf(check, profile, env.connections.timing.waits, settings.timeoutMs);
   const checkAbort = new AbortController();
   const onRun = (): void => checkAbort.abort(env.signal.reason);
   env.signal.addEventListener('abort', onRun, { once: true });

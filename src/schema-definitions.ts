@@ -357,6 +357,35 @@ const profile = schema('profile', 'conform target profile', {
             'open (default 1.3, or the window and its grace plus 1 s when that is ' +
             'longer); it must outlast the window and its grace.',
         },
+        pushIntervalMs: {
+          type: 'integer',
+          minimum: 0,
+          description:
+            'Longest gap between two pushes of a subscribed pair whose price moves. The push waits ' +
+            'become twice it plus 1 s; unstated, they are 5 s for a push and 10 s for two.',
+        },
+        firstPushMs: {
+          type: 'integer',
+          minimum: 0,
+          description:
+            "Longest from a subscribe's success notice to the first push (default: pushIntervalMs). " +
+            'The wait becomes twice it plus 1 s; unstated, 15 s.',
+        },
+        noticeMs: {
+          type: 'integer',
+          minimum: 0,
+          description:
+            'Longest the target takes to answer a request with a notice or a ping with its pong. ' +
+            'The wait becomes twice it plus 1 s; unstated, 5 s.',
+        },
+        slotReleaseMs: {
+          type: 'integer',
+          minimum: 0,
+          description:
+            "Longest from a stream connection's close until its slot of the key's allowance is free " +
+            'again. A 50009 within the allowance is waited out for twice it plus 1 s; unstated, 5 s ' +
+            '(or longer, when the run measures a slower release).',
+        },
       },
     },
   },

@@ -158,7 +158,9 @@ describe('the search for an allowance the profile leaves out', () => {
 describe('opening through the budget', () => {
   it('waits out a 50009 from a slot not yet freed, then lends that slot only after the time it took', async () => {
     const s = await serve({ primary: 1, stated: true, slotReleaseMs: 800 });
-    const budget = new ConnectionBudget(s.profile);
+    // The release time unstated: the budget has only the refusals to learn it from.
+    const { slotReleaseMs: _stated, ...timing } = s.profile.timing ?? {};
+    const budget = new ConnectionBudget({ ...s.profile, timing });
     const notes: string[] = [];
     const client = loansOf(budget, s, notes).stream(rawClient(s));
     const first = await client.open();
@@ -173,6 +175,20 @@ describe('opening through the budget', () => {
     expect(third.ok).toBe(true);
     // The learned release time kept the third open back until the slot was free: no refusal this time.
     expect(s.stats.refused[50009]).toBe(refusedBefore);
+  });
+
+  it('holds a closed slot back for the release time the profile states, so the target refuses nothing', async () => {
+    const s = await serve({ primary: 1, stated: true, slotReleaseMs: 800 });
+    expect(s.profile.timing?.slotReleaseMs).toBe(800);
+    const notes: string[] = [];
+    const client = loansOf(new ConnectionBudget(s.profile), s, notes).stream(rawClient(s));
+    for (let i = 0; i < 3; i++) {
+      const r = await client.open();
+      if (!r.ok) throw new Error(`connection ${i + 1} refused`);
+      await r.session.close();
+    }
+    expect(s.stats.refused[50009] ?? 0).toBe(0);
+    expect(notes.filter((n) => n.startsWith('refused with 50009'))).toEqual([]);
   });
 
   it('skips a check wanting two connections at once of a one-connection key, not waiting for itself', async () => {

@@ -4,7 +4,7 @@
  */
 import type { Check } from '../../src/check.ts';
 import { PATHS, QUERY } from '../../src/spec.ts';
-import { WAIT, awaitPushes, needLivePairs, noPushes, openSession, streamPairs, subscribeOk } from './support.ts';
+import { awaitPushes, needLivePairs, noPushes, openSession, streamPairs, subscribeOk } from './support.ts';
 import { Decimal } from 'decimal.js';
 import { places, priceProblems, relativeGap } from './rules.ts';
 
@@ -53,7 +53,7 @@ export const consistencyChecks: readonly Check[] = [
       const candidates = await needLivePairs(ctx, CANDIDATES, 1);
       const session = await openSession(ctx);
       await subscribeOk(ctx, session, candidates);
-      await Promise.all(candidates.map((p) => awaitPushes(session, p, 1, 0, WAIT.pushMs)));
+      await Promise.all(candidates.map((p) => awaitPushes(session, p, 1, 0, ctx.waits.pushMs)));
       // The price may move between the push and the REST read, by a few units of its last place:
       // only a pair priced in many such units keeps that move inside the band.
       const fine = candidates
@@ -141,7 +141,7 @@ export const consistencyChecks: readonly Check[] = [
       const session = await openSession(ctx);
       await subscribeOk(ctx, session, pairs);
       const from = ctx.stream.now();
-      await Promise.all(pairs.map((p) => awaitPushes(session, p, 1, from, WAIT.pushMs / 2)));
+      await Promise.all(pairs.map((p) => awaitPushes(session, p, 1, from, ctx.waits.pushMs / 2)));
       for (const pair of pairs) {
         const res = await ctx.rest.get({ path: PATHS.price, query: { [QUERY.price.code]: pair } });
         const market = (res.json as { data?: { market?: { open?: unknown; reason?: unknown } } } | undefined)?.data

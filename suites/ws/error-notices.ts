@@ -5,16 +5,7 @@
 import type { Check, CheckContext } from '../../src/check.ts';
 import { LIMITS, METHOD, STATUS } from '../../src/spec.ts';
 import { isNotice, jsonObject, type JsonObject, type StreamSession } from '../../src/transports/stream.ts';
-import {
-  UNKNOWN_PAIR,
-  WAIT,
-  answers,
-  isSilence,
-  openSession,
-  pairsByAccess,
-  streamPairs,
-  subscribe,
-} from './support.ts';
+import { UNKNOWN_PAIR, answers, isSilence, openSession, pairsByAccess, streamPairs, subscribe } from './support.ts';
 import { REST_ANSWER_FAULTS } from '../rest/support.ts';
 
 /** Unanswered requests in a row after which a connection is given up. */
@@ -77,8 +68,12 @@ function judge(ctx: CheckContext, p: Provocation, notice: JsonObject): void {
 }
 
 /** The notice answering `message`, or undefined when none comes (timeout or close). */
-async function reply(session: StreamSession, message: JsonObject | string): Promise<JsonObject | undefined> {
-  const answer = session.next((f) => isNotice(f) && answers(message, jsonObject(f)!), WAIT.noticeMs);
+async function reply(
+  ctx: CheckContext,
+  session: StreamSession,
+  message: JsonObject | string,
+): Promise<JsonObject | undefined> {
+  const answer = session.next((f) => isNotice(f) && answers(message, jsonObject(f)!), ctx.waits.noticeMs);
   answer.catch(() => undefined);
   try {
     if (typeof message === 'string') session.sendText(message);
@@ -105,11 +100,11 @@ async function provoke(ctx: CheckContext, session: StreamSession, list: readonly
       ctx.note(`${p.what} not sent: the last ${MAX_SILENT} requests went unanswered`);
       continue;
     }
-    const notice = await reply(session, p.message);
+    const notice = await reply(ctx, session, p.message);
     // An unanswered request is the rule of its own check (ws.request.*, ws.subscribe.*), not of this one.
     if (!notice) {
       silent++;
-      ctx.note(`no notice answered ${p.what} within ${WAIT.noticeMs} ms (left to its own check)`);
+      ctx.note(`no notice answered ${p.what} within ${ctx.waits.noticeMs} ms (left to its own check)`);
       continue;
     }
     silent = 0;
@@ -190,7 +185,7 @@ export const errorNoticeChecks: readonly Check[] = [
     tags: ['ws', 'session'],
     needs: ['ws'],
     // Requests go one at a time; a target that leaves every other one unanswered costs a notice wait for each.
-    timeoutMs: 8 * WAIT.noticeMs,
+    timeoutMs: (_p, w) => 8 * w.noticeMs,
     async run(ctx) {
       let judged = 0;
       const primary = await openSession(ctx);

@@ -5,14 +5,16 @@
 import type { Check, CheckContext } from '../../src/check.ts';
 import { isPush, type Push } from '../../src/transports/stream.ts';
 import { PUSH_EXPECTED } from '../../src/push-inspection.ts';
-import { WAIT, awaitPushes, isSilence, needLivePairs, noPushes, openSession, subscribeOk } from './support.ts';
+import type { Profile } from '../../src/profile.ts';
+import type { Waits } from '../../src/timing.ts';
+import { awaitPushes, isSilence, needLivePairs, noPushes, openSession, subscribeOk } from './support.ts';
 import { places, priceProblems, timestampUnit } from './rules.ts';
 
 /** Pairs a push check watches, and how many frames it wants per pair. */
 const WATCH_PAIRS = 3;
 const FRAMES_PER_PAIR = 5;
 /** Timeout of a check that watches pushes: the wait for the first, the gathering after it, and its other steps. */
-const WATCH_TIMEOUT_MS = WAIT.firstPushMs + WAIT.pushMs + 10_000;
+const watchTimeoutMs = (_p: Profile, w: Waits): number => w.firstPushMs + w.pushMs + 10_000;
 /** Violations listed per check before the rest is only counted. */
 const MAX_LISTED = 20;
 
@@ -23,13 +25,13 @@ async function watchPushes(ctx: CheckContext, pairs: string[]): Promise<Push[]> 
   const from = ctx.stream.now();
   // The first push may be seconds away when pushes come only on change; then the rest gather for a while.
   const first = await session
-    .find((f) => isPush(f), WAIT.firstPushMs)
+    .find((f) => isPush(f), ctx.waits.firstPushMs)
     .catch((err: unknown) => {
       if (isSilence(err)) return undefined;
       throw err;
     });
-  if (!first) noPushes(ctx, `subscribed to ${pairs.join(', ')} for ${WAIT.firstPushMs} ms`);
-  await Promise.all(pairs.map((p) => awaitPushes(session, p, FRAMES_PER_PAIR, from, WAIT.pushMs)));
+  if (!first) noPushes(ctx, `subscribed to ${pairs.join(', ')} for ${ctx.waits.firstPushMs} ms`);
+  await Promise.all(pairs.map((p) => awaitPushes(session, p, FRAMES_PER_PAIR, from, ctx.waits.pushMs)));
   return session.pushes();
 }
 
@@ -68,7 +70,7 @@ export const pushChecks: readonly Check[] = [
     severity: 'must',
     tags: ['ws', 'push'],
     needs: ['ws'],
-    timeoutMs: WATCH_TIMEOUT_MS,
+    timeoutMs: watchTimeoutMs,
     async run(ctx) {
       const pushes = await watchPushes(ctx, await needLivePairs(ctx, WATCH_PAIRS, 1));
       const problems: string[] = [];
@@ -94,7 +96,7 @@ export const pushChecks: readonly Check[] = [
     severity: 'must',
     tags: ['ws', 'push', 'price'],
     needs: ['ws'],
-    timeoutMs: WATCH_TIMEOUT_MS,
+    timeoutMs: watchTimeoutMs,
     async run(ctx) {
       const pairs = await needLivePairs(ctx, WATCH_PAIRS, 1);
       // Only frames of the subscribed pairs with decimal prices can be judged here: a stray pair is
@@ -127,7 +129,7 @@ export const pushChecks: readonly Check[] = [
     severity: 'observe',
     tags: ['ws', 'push'],
     needs: ['ws'],
-    timeoutMs: WATCH_TIMEOUT_MS,
+    timeoutMs: watchTimeoutMs,
     async run(ctx) {
       const pairs = await needLivePairs(ctx, WATCH_PAIRS, 1);
       const pushes = await watchPushes(ctx, pairs);
@@ -162,7 +164,7 @@ export const pushChecks: readonly Check[] = [
     severity: 'observe',
     tags: ['ws', 'push'],
     needs: ['ws'],
-    timeoutMs: WATCH_TIMEOUT_MS,
+    timeoutMs: watchTimeoutMs,
     async run(ctx) {
       const pairs = await needLivePairs(ctx, WATCH_PAIRS, 1);
       const pushes = (await watchPushes(ctx, pairs)).filter((p) => pairs.includes(p.value.code as string));

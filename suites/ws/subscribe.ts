@@ -2,15 +2,15 @@
  * Method subscribe, its notices and its errors (spec: Method subscribe; Subscription on one
  * WebSocket connection; Errors, WebSocket notice `code` values; Authentication 4).
  */
+import { WAIT_DEFAULTS } from '../../src/timing.ts';
 import type { Check, CheckContext } from '../../src/check.ts';
 import type { StatementKey } from '../../src/matrix.ts';
 import { KNOWN_ASSET_TYPES, LIMITS, METHOD, STATUS, TEXT, pairNotFoundMessage } from '../../src/spec.ts';
 import { isNotice, isPush, jsonObject, type JsonObject, type StreamSession } from '../../src/transports/stream.ts';
 import {
-  MAX_WATCH_MS,
-  STOP_CHECK_TIMEOUT_MS,
+  watchNote,
+  stopCheckTimeoutMs,
   UNKNOWN_PAIR,
-  WAIT,
   answers,
   watchMs,
   ask,
@@ -304,12 +304,12 @@ export const subscribeChecks: readonly Check[] = [
     clause: subscribeClause('After success the server pushes data frames without further requests'),
     title: `subscribes to up to ${PUSH_START_PAIRS} pairs whose market is open and sends nothing more`,
     expectation:
-      `a push frame for one of them arrives (within ${WAIT.firstPushMs} ms: ` +
-      `pushes may come only when a price changes)`,
+      'a push frame for one of them arrives (within the first-push wait, timing.firstPushMs: ' +
+      'pushes may come only when a price changes)',
     severity: 'must',
     tags: ['ws', 'session', 'push'],
     needs: ['ws'],
-    timeoutMs: WAIT.firstPushMs + 15_000,
+    timeoutMs: (_p, w) => w.firstPushMs + 15_000,
     async run(ctx) {
       const pairs = await needLivePairs(ctx, PUSH_START_PAIRS, 1);
       const session = await openSession(ctx);
@@ -317,14 +317,17 @@ export const subscribeChecks: readonly Check[] = [
       await subscribeOk(ctx, session, pairs);
       // Several pairs: with pushes on change only, one pair may stay still for seconds, not all of them.
       const first = await session
-        .find((f) => f.atMs >= from && isPush(f) && pairs.includes(jsonObject(f)!.code as string), WAIT.firstPushMs)
+        .find(
+          (f) => f.atMs >= from && isPush(f) && pairs.includes(jsonObject(f)!.code as string),
+          ctx.waits.firstPushMs,
+        )
         .catch((err: unknown) => {
           if (isSilence(err)) return undefined;
           throw err;
         });
       if (!first)
         return ctx.fail({
-          received: `no push for ${byPair(pairs)} within ${WAIT.firstPushMs} ms of the success notice`,
+          received: `no push for ${byPair(pairs)} within ${ctx.waits.firstPushMs} ms of the success notice`,
           expected: 'pushes start without further requests',
         });
       ctx.observe('first-push-after-ms', Math.round(first.atMs - from));
@@ -345,8 +348,8 @@ export const subscribeChecks: readonly Check[] = [
       const session = await openSession(ctx);
       await subscribeOk(ctx, session, pairs);
       const from = ctx.stream.now();
-      await awaitPushes(session, pairs[0]!, 3, from, WAIT.pushMs);
-      await pause(WAIT.watchMs / 3, ctx);
+      await awaitPushes(session, pairs[0]!, 3, from, ctx.waits.pushMs);
+      await pause(ctx.waits.watchMs / 3, ctx);
       const seen = session.pushesByPair();
       if (seen.size === 0) noPushes(ctx, `subscribed to ${byPair(pairs)}`);
       const others = [...seen.keys()].filter((c) => !pairs.includes(c));
@@ -370,7 +373,7 @@ export const subscribeChecks: readonly Check[] = [
     title: `subscribes to ${EVERY_PAIR_COUNT} live pairs in one request and waits for pushes of each`,
     expectation:
       `a push for every listed pair; a pair without one whose REST price moved meanwhile fails ` +
-      `(given ${WAIT.pushMs} ms more), one whose price did not move cannot be judged`,
+      '(given a push wait more), one whose price did not move cannot be judged',
     severity: 'must',
     tags: ['ws', 'session', 'push'],
     needs: ['ws'],
@@ -380,7 +383,7 @@ export const subscribeChecks: readonly Check[] = [
       await subscribeOk(ctx, session, pairs, 'conform-every-pair');
       const from = ctx.stream.now();
       const before = await restQuotes(ctx, pairs);
-      await Promise.all(pairs.map((p) => awaitPushes(session, p, 1, 0, WAIT.pushMs)));
+      await Promise.all(pairs.map((p) => awaitPushes(session, p, 1, 0, ctx.waits.pushMs)));
       if (session.pushes().length === 0) noPushes(ctx, `subscribed to ${byPair(pairs)}`);
       const { missed, quiet } = await unpushedMoves(ctx, session, pairs, before, 0);
       ctx.note(`pushed: ${byPair(pairs.filter((p) => session.pushes({ pair: p }).length > 0))}`);
@@ -410,37 +413,37 @@ export const subscribeChecks: readonly Check[] = [
     },
     title: 'subscribes to pair A, waits for two of its pushes, then subscribes to pair B only',
     expectation:
-      `after the second notice (plus ${WAIT.inFlightMs} ms for frames in flight) no ` +
+      `after the second notice (plus ${WAIT_DEFAULTS.inFlightMs} ms for frames in flight) no ` +
       `push for A over three of its push gaps; pushes for B`,
     severity: 'must',
     tags: ['ws', 'session', 'push'],
     needs: ['ws'],
-    timeoutMs: STOP_CHECK_TIMEOUT_MS,
+    timeoutMs: stopCheckTimeoutMs,
     async run(ctx) {
       const [a, b] = (await needLivePairs(ctx, 2)) as [string, string];
       const session = await openSession(ctx);
       await subscribeOk(ctx, session, [a], 'conform-first');
       // Two pushes: their gap says how long a silence of A means it stopped (the cadence is not shown).
-      if (!(await awaitPushes(session, a, 2, 0, WAIT.cadenceMs))) noPushes(ctx, `two pushes of ${a}`);
+      if (!(await awaitPushes(session, a, 2, 0, ctx.waits.cadenceMs))) noPushes(ctx, `two pushes of ${a}`);
       await subscribeOk(ctx, session, [b], 'conform-second');
-      const cutoff = ctx.stream.now() + WAIT.inFlightMs;
-      const watch = watchMs(session, a);
-      const bPushed = awaitPushes(session, b, 1, cutoff, Math.max(watch, WAIT.pushMs));
+      const cutoff = ctx.stream.now() + ctx.waits.inFlightMs;
+      const watch = watchMs(ctx, session, a);
+      const bPushed = awaitPushes(session, b, 1, cutoff, Math.max(watch, ctx.waits.pushMs));
       await until(ctx, cutoff + watch);
       const late = session.pushes({ pair: a, sinceMs: cutoff });
       if (late.length > 0)
         ctx.violation({
           received:
-            `${late.length} push(es) for ${a} more than ${WAIT.inFlightMs} ms ` +
+            `${late.length} push(es) for ${a} more than ${ctx.waits.inFlightMs} ms ` +
             `after the notice replacing it with ${b}`,
           expected: `the set is replaced: no pushes for ${a}`,
         });
-      ctx.note(`watched ${watch} ms (three of ${a}'s largest push gaps, within ${WAIT.settleMs}..${MAX_WATCH_MS} ms)`);
+      ctx.note(watchNote(ctx, watch, a));
       // A pair may be quiet for a while when pushes come on change: B's silence is no violation,
       // but A's then proves nothing.
       if (!(await bPushed) && late.length === 0)
         ctx.skip(
-          `no push for ${b} within ${Math.max(watch, WAIT.pushMs)} ms of subscribing to it, so A's ` +
+          `no push for ${b} within ${Math.max(watch, ctx.waits.pushMs)} ms of subscribing to it, so A's ` +
             `silence cannot be told from a stream gone quiet (the push trigger is not shown)`,
         );
     },
@@ -594,7 +597,7 @@ export const subscribeChecks: readonly Check[] = [
       // All requests go out at once and share one wait, so a silent target costs one timeout, not five.
       const replies = requests.map((message) =>
         session
-          .next((f) => isNotice(f) && answers(message, jsonObject(f)!), WAIT.noticeMs)
+          .next((f) => isNotice(f) && answers(message, jsonObject(f)!), ctx.waits.noticeMs)
           .catch((err: unknown) => {
             if (isSilence(err)) return undefined;
             throw err;
@@ -607,7 +610,7 @@ export const subscribeChecks: readonly Check[] = [
         const message = requests[i]!;
         // A request left unanswered is the rule of its own check (ws.request.*, ws.subscribe.*), not of this one.
         if (!frame) {
-          ctx.note(`no notice answered ${JSON.stringify(message)} within ${WAIT.noticeMs} ms`);
+          ctx.note(`no notice answered ${JSON.stringify(message)} within ${ctx.waits.noticeMs} ms`);
           continue;
         }
         answered++;
@@ -635,7 +638,7 @@ export const subscribeChecks: readonly Check[] = [
       const pairs = await needPairs(ctx, 1);
       const session = await openSession(ctx);
       await ask(ctx, session, subscribe(pairs, 'f1'), 'a notice');
-      await awaitPushes(session, pairs[0]!, 2, 0, WAIT.pushMs);
+      await awaitPushes(session, pairs[0]!, 2, 0, ctx.waits.pushMs);
       await ask(ctx, session, subscribe([UNKNOWN_PAIR], 'f2'), 'a notice');
       await ask(ctx, session, unsubscribe(pairs, 'f3'), 'a notice');
       const carrying = session.frames.filter((f) => {
@@ -664,12 +667,12 @@ export const subscribeChecks: readonly Check[] = [
       const [pair] = (await needLivePairs(ctx, 1)) as [string];
       const session = await openSession(ctx);
       await subscribeOk(ctx, session, [pair]);
-      if (!(await awaitPushes(session, pair, 1, 0, WAIT.pushMs)))
+      if (!(await awaitPushes(session, pair, 1, 0, ctx.waits.pushMs)))
         ctx.skip(`no push for ${pair} before the failed subscribe, so nothing to compare`);
       const notice = await ask(ctx, session, subscribe([UNKNOWN_PAIR], 'conform-failing'), 'an error notice');
       ctx.observe('failed-subscribe-notice', notice);
-      const cutoff = ctx.stream.now() + WAIT.inFlightMs;
-      const kept = await awaitPushes(session, pair, 2, cutoff, WAIT.pushMs);
+      const cutoff = ctx.stream.now() + ctx.waits.inFlightMs;
+      const kept = await awaitPushes(session, pair, 2, cutoff, ctx.waits.pushMs);
       ctx.observe(
         'previous-subscription',
         kept ? 'kept' : 'dropped',

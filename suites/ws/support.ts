@@ -6,7 +6,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Decimal } from 'decimal.js';
 import type { CheckContext } from '../../src/check.ts';
-import { keepAliveTiming } from '../../src/profile.ts';
+import { keepAliveTiming, type Profile } from '../../src/profile.ts';
+import type { Waits } from '../../src/timing.ts';
 import { NOTHING_TO_JUDGE } from '../../src/coverage.ts';
 import { StreamClosedError, WaitTimeoutError } from '../../src/errors.ts';
 import { METHOD, PATHS, QUERY, STATUS, parsePairCode } from '../../src/spec.ts';
@@ -24,27 +25,6 @@ import {
 } from '../../src/transports/stream.ts';
 import { places } from './rules.ts';
 import { pairPerAssetType } from '../rest/support.ts';
-
-/** Waits of the suite, ms. The spec shows no push interval, so these are generous for a live service. */
-export const WAIT = {
-  /** For a notice answering a request. */
-  noticeMs: 5000,
-  /** For the first push after a subscribe. */
-  pushMs: 5000,
-  /** After a replacing subscribe or an unsubscribe notice, frames already sent may still arrive this long. */
-  inFlightMs: 250,
-  /** How long a check watches the pushes of a subscription. */
-  watchMs: 1500,
-  /** How long after that allowance a check keeps watching for pushes that should have stopped. */
-  settleMs: 750,
-  /**
-   * For two pushes of a pair, whose gap says its cadence: seconds apart, and only on change, may
-   * take several seconds.
-   */
-  cadenceMs: 10_000,
-  /** For the first push of any of several open pairs after a subscribe (the push trigger is not shown). */
-  firstPushMs: 15_000,
-} as const;
 
 /** The keep-alive window, grace and ping-check hold of the target (spec: Limits, Ping interval: 30 s). */
 export const timing = keepAliveTiming;
@@ -112,9 +92,9 @@ export async function waitFrame(
   timeoutMs?: number,
 ): Promise<InboundFrame> {
   try {
-    return await session.next(predicate, timeoutMs ?? WAIT.noticeMs);
+    return await session.next(predicate, timeoutMs ?? ctx.waits.noticeMs);
   } catch (err) {
-    if (isSilence(err)) ctx.fail({ received: silence(err, timeoutMs ?? WAIT.noticeMs), expected });
+    if (isSilence(err)) ctx.fail({ received: silence(err, timeoutMs ?? ctx.waits.noticeMs), expected });
     throw err;
   }
 }
@@ -161,7 +141,7 @@ export async function ask(
   session: StreamSession,
   message: unknown,
   expected: string,
-  timeoutMs = WAIT.noticeMs,
+  timeoutMs = ctx.waits.noticeMs,
 ): Promise<JsonObject> {
   const reply = session.next((f) => isNotice(f) && answers(message, jsonObject(f)!), timeoutMs);
   reply.catch(() => undefined);
@@ -279,10 +259,10 @@ export async function awaitPushes(
   }
 }
 
-/** Longest a stop check watches for pushes that should have stopped (ms). */
-export const MAX_WATCH_MS = 10_000;
+/** Longest a stop check watches for pushes that should have stopped: the wait for two pushes (ms). */
+export const maxWatchMs = (w: Waits): number => w.cadenceMs;
 /** Timeout of a check that learns a pair's cadence and then watches it stop: both waits and the rest of its steps. */
-export const STOP_CHECK_TIMEOUT_MS = WAIT.cadenceMs + MAX_WATCH_MS + 10_000;
+export const stopCheckTimeoutMs = (_p: Profile, w: Waits): number => w.cadenceMs + maxWatchMs(w) + 10_000;
 
 /** The largest gap between successive pushes of `pair` seen on `session` (ms), or undefined with fewer than two. */
 export function largestGap(session: StreamSession, pair: string): number | undefined {
@@ -294,12 +274,18 @@ export function largestGap(session: StreamSession, pair: string): number | undef
 
 /**
  * How long to watch a pair that was pushing before deciding its pushes stopped: three of its
- * largest gaps so far (the cadence and whether pushes come only on change are not shown), at
- * least WAIT.settleMs, at most MAX_WATCH_MS.
+ * largest gaps so far on this session (the cadence and whether pushes come only on change are not
+ * shown), at least the settle wait, at most `maxWatchMs`.
  */
-export function watchMs(session: StreamSession, pair: string): number {
-  return Math.min(MAX_WATCH_MS, Math.max(WAIT.settleMs, 3 * (largestGap(session, pair) ?? WAIT.pushMs / 3)));
+export function watchMs(ctx: CheckContext, session: StreamSession, pair: string): number {
+  const w = ctx.waits;
+  return Math.min(maxWatchMs(w), Math.max(w.settleMs, 3 * (largestGap(session, pair) ?? w.pushMs / 3)));
 }
+
+/** The transcript line that says how long a stop was watched and why. */
+export const watchNote = (ctx: CheckContext, watch: number, pair: string): string =>
+  `watched ${watch} ms (three of ${pair}'s largest push gaps, ` +
+  `within ${ctx.waits.settleMs}..${maxWatchMs(ctx.waits)} ms)`;
 
 /** Waits until `atMs` on the stream clock (no-op when it has passed). */
 export async function until(ctx: CheckContext, atMs: number): Promise<void> {
@@ -362,7 +348,7 @@ export async function movedWithin(
  * Sorts the `pairs` that sent no push since `sinceMs` into those whose price moved and those that
  * stayed quiet. The spec shows no push interval or trigger, so silence alone proves nothing: each
  * silent pair is read on REST again, and one whose price moved since `before` is given another
- * WAIT.pushMs (a slow cadence may batch the change) before it counts as `missed`. A pair whose price
+ * push wait (a slow cadence may batch the change) before it counts as `missed`. A pair whose price
  * did not move, or could not be read, is `quiet`: nothing to judge.
  */
 export async function unpushedMoves(
@@ -377,7 +363,7 @@ export async function unpushedMoves(
   const moved = silent.filter(
     (p) => before.get(p) !== undefined && after.get(p) !== undefined && before.get(p) !== after.get(p),
   );
-  await Promise.all(moved.map((p) => awaitPushes(session, p, 1, sinceMs, WAIT.pushMs)));
+  await Promise.all(moved.map((p) => awaitPushes(session, p, 1, sinceMs, ctx.waits.pushMs)));
   return {
     missed: moved.filter((p) => session.pushes({ pair: p, sinceMs }).length === 0),
     quiet: silent.filter((p) => !moved.includes(p)),

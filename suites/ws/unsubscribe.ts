@@ -1,11 +1,11 @@
 /** Method unsubscribe (spec: Method unsubscribe; Subscription on one WebSocket connection). */
+import { WAIT_DEFAULTS } from '../../src/timing.ts';
 import type { Check } from '../../src/check.ts';
 import { METHOD, STATUS, TEXT } from '../../src/spec.ts';
 import {
-  MAX_WATCH_MS,
-  STOP_CHECK_TIMEOUT_MS,
+  watchNote,
+  stopCheckTimeoutMs,
   UNKNOWN_PAIR,
-  WAIT,
   ask,
   awaitPushes,
   expectNotice,
@@ -70,20 +70,20 @@ export const unsubscribeChecks: readonly Check[] = [
     },
     title: 'subscribes to pairs A and B, waits for two pushes of each, unsubscribes from A',
     expectation:
-      `after the notice (plus ${WAIT.inFlightMs} ms for frames in flight) no push for ` +
+      `after the notice (plus ${WAIT_DEFAULTS.inFlightMs} ms for frames in flight) no push for ` +
       `A over three of its push gaps, while B is still pushed`,
     severity: 'must',
     tags: ['ws', 'session', 'push'],
     needs: ['ws'],
-    timeoutMs: STOP_CHECK_TIMEOUT_MS,
+    timeoutMs: stopCheckTimeoutMs,
     async run(ctx) {
       const [a, b] = (await needLivePairs(ctx, 2)) as [string, string];
       const session = await openSession(ctx);
       await subscribeOk(ctx, session, [a, b]);
       // Two pushes each: their gap says how long a silence of A means it stopped (the cadence is not shown).
       const both = await Promise.all([
-        awaitPushes(session, a, 2, 0, WAIT.cadenceMs),
-        awaitPushes(session, b, 2, 0, WAIT.cadenceMs),
+        awaitPushes(session, a, 2, 0, ctx.waits.cadenceMs),
+        awaitPushes(session, b, 2, 0, ctx.waits.cadenceMs),
       ]);
       if (!both.every(Boolean)) noPushes(ctx, `two pushes of each of ${[a, b].join(' and ')}`);
       const notice = await ask(ctx, session, unsubscribe([a], 'conform-stop'), 'the unsubscribe notice');
@@ -92,18 +92,19 @@ export const unsubscribeChecks: readonly Check[] = [
           received: `unsubscribe answered ${JSON.stringify(notice)}`,
           expected: 'the unsubscribe succeeds (code "200")',
         });
-      const cutoff = ctx.stream.now() + WAIT.inFlightMs;
-      const watch = watchMs(session, a);
+      const cutoff = ctx.stream.now() + ctx.waits.inFlightMs;
+      const watch = watchMs(ctx, session, a);
       await until(ctx, cutoff + watch);
       const late = session.pushes({ pair: a, sinceMs: cutoff });
+      const after = `more than ${ctx.waits.inFlightMs} ms after its unsubscribe notice`;
       if (late.length > 0)
         ctx.fail({
-          received: `${late.length} push(es) for ${a} more than ${WAIT.inFlightMs} ms after its unsubscribe notice`,
+          received: `${late.length} push(es) for ${a} ${after}`,
           expected: `pushes for ${a} stop`,
         });
-      ctx.note(`watched ${watch} ms (three of ${a}'s largest push gaps, within ${WAIT.settleMs}..${MAX_WATCH_MS} ms)`);
+      ctx.note(watchNote(ctx, watch, a));
       // B's silence would make A's no proof: a pair may be quiet for a while when pushes come on change.
-      if (!(await awaitPushes(session, b, 1, cutoff, watchMs(session, b))))
+      if (!(await awaitPushes(session, b, 1, cutoff, watchMs(ctx, session, b))))
         ctx.skip(
           `no push for ${b} (still subscribed) within three of its push gaps after the unsubscribe ` +
             `either, so A's silence proves nothing (the push trigger is not shown)`,
@@ -120,19 +121,19 @@ export const unsubscribeChecks: readonly Check[] = [
     },
     title: 'subscribes to pairs A, B and C, waits for pushes of all three, unsubscribes from A and B in one request',
     expectation:
-      `after the notice (plus ${WAIT.inFlightMs} ms for frames in flight) no push ` +
+      `after the notice (plus ${WAIT_DEFAULTS.inFlightMs} ms for frames in flight) no push ` +
       `for A or B, even once their REST prices move, while pushes for C go on (a ` +
       `pair whose REST price does not move is not judged)`,
     severity: 'must',
     tags: ['ws', 'session', 'push'],
     needs: ['ws'],
-    // Waits for pushes, for the stopped pairs' prices to move and for pushes after that: each up to WAIT.pushMs.
-    timeoutMs: 8 * WAIT.pushMs,
+    // Waits for pushes, for the stopped pairs' prices to move and for pushes after that: each up to a push wait.
+    timeoutMs: (_p, w) => 8 * w.pushMs,
     async run(ctx) {
       const [a, b, c] = (await needLivePairs(ctx, 3)) as [string, string, string];
       const session = await openSession(ctx);
       await subscribeOk(ctx, session, [a, b, c]);
-      const all = await Promise.all([a, b, c].map((p) => awaitPushes(session, p, 1, 0, WAIT.pushMs)));
+      const all = await Promise.all([a, b, c].map((p) => awaitPushes(session, p, 1, 0, ctx.waits.pushMs)));
       if (!all.every(Boolean)) noPushes(ctx, `subscribed to ${[a, b, c].filter((_, i) => !all[i]).join(', ')}`);
       const notice = await ask(ctx, session, unsubscribe([a, b], 'conform-stop-several'), 'the unsubscribe notice');
       if (String(notice.code) !== STATUS.OK)
@@ -140,20 +141,20 @@ export const unsubscribeChecks: readonly Check[] = [
           received: `unsubscribe from ${a}, ${b} answered ${JSON.stringify(notice)}`,
           expected: 'the unsubscribe succeeds (code "200")',
         });
-      const cutoff = ctx.stream.now() + WAIT.inFlightMs;
+      const cutoff = ctx.stream.now() + ctx.waits.inFlightMs;
       const before = await restQuotes(ctx, [a, b, c]);
-      await awaitPushes(session, c, 3, cutoff, WAIT.pushMs);
-      await until(ctx, cutoff + WAIT.settleMs);
+      await awaitPushes(session, c, 3, cutoff, ctx.waits.pushMs);
+      await until(ctx, cutoff + ctx.waits.settleMs);
       // On-change pushes show a pair still subscribed only after its price moves: wait for the move, then for a push.
-      const moved = await movedWithin(ctx, [a, b], before, WAIT.pushMs);
-      if (moved.length > 0) await Promise.race(moved.map((p) => awaitPushes(session, p, 1, cutoff, WAIT.pushMs)));
+      const moved = await movedWithin(ctx, [a, b], before, ctx.waits.pushMs);
+      if (moved.length > 0) await Promise.race(moved.map((p) => awaitPushes(session, p, 1, cutoff, ctx.waits.pushMs)));
       let judged = 0;
       for (const stopped of [a, b]) {
         const late = session.pushes({ pair: stopped, sinceMs: cutoff });
         if (late.length > 0)
           ctx.violation({
             received:
-              `${late.length} push(es) for ${stopped} more than ${WAIT.inFlightMs} ms ` +
+              `${late.length} push(es) for ${stopped} more than ${ctx.waits.inFlightMs} ms ` +
               `after the notice of an unsubscribe listing ${a} and ${b}`,
             expected: `pushes stop for every listed pair, ${stopped} included`,
           });
@@ -161,7 +162,7 @@ export const unsubscribeChecks: readonly Check[] = [
         else
           ctx.note(
             `${stopped}: no push after the unsubscribe, but its REST price did not move ` +
-              `within ${WAIT.pushMs} ms either, so its stop is not proven`,
+              `within ${ctx.waits.pushMs} ms either, so its stop is not proven`,
           );
       }
       const { missed, quiet } = await unpushedMoves(ctx, session, [c], before, cutoff);

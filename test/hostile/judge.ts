@@ -2,6 +2,7 @@
  * What a run of the CLI against a hostile target must look like (README: When the target misbehaves). The
  * judge returns every problem it finds as one line, so a failing test shows all of them at once.
  */
+import { waitsFor } from '../../src/timing.ts';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import type { CheckResult } from '../../src/check.ts';
 import type { Profile } from '../../src/profile.ts';
@@ -42,7 +43,7 @@ export interface JudgeOptions {
 /** A check's own timeout as the runner computes it. */
 function timeoutOf(id: string, profile: Profile): number {
   const check = CHECKS.find((c) => c.id === id || id.startsWith(`${c.id}.`));
-  const t = typeof check?.timeoutMs === 'function' ? check.timeoutMs(profile) : check?.timeoutMs;
+  const t = typeof check?.timeoutMs === 'function' ? check.timeoutMs(profile, waitsFor(profile)) : check?.timeoutMs;
   return t && t > 0 ? t : RUN_DEFAULTS.timeoutMs;
 }
 
