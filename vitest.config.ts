@@ -1,11 +1,34 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Three tiers (CONTRIBUTING.md): `unit` is `npm test` (unit and loopback integration tests, no
+ * whole-catalogue sweep); `ci` adds the sweep of test:ci; `full` the whole sweep and the tests that
+ * drive outside tools (the packed package, a browser, Schemathesis, the CI recipes).
+ */
+const SWEEPS = ['test/sweeps/**/*.test.ts'];
+const OUTSIDE_TOOLS = [
+  'test/package.test.ts',
+  'test/browser-reports.test.ts',
+  'test/schemathesis.test.ts',
+  'test/ci-recipes.test.ts',
+];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Integration tests start real servers; two cores, so keep the pool small.
     maxWorkers: 2,
+    projects: [
+      {
+        extends: true,
+        test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: [...SWEEPS, ...OUTSIDE_TOOLS] },
+      },
+      { extends: true, test: { name: 'ci', include: SWEEPS, env: { CONFORM_TIER: 'ci' } } },
+      {
+        extends: true,
+        test: { name: 'full', include: [...SWEEPS, ...OUTSIDE_TOOLS], env: { CONFORM_TIER: 'full' } },
+      },
+    ],
   },
 });

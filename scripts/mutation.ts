@@ -1,607 +1,102 @@
 /**
- * The mutation suite: the reference service's faults are the harness's own test. For every fault,
- * the whole catalogue runs against the reference service with that fault on; a fault is caught
- * when at least one check fails, and exact when the failing checks are the fault's catches (the
- * checks that name it in their `catches`) and no check errored. `npm run mutation` prints the
- * outcome per fault, a breakdown by area, and `mutation score: CAUGHT/TOTAL faults caught` last.
- * test/mutation.test.ts runs the same code.
+ * `npm run mutation`: the reference service's faults are the harness's own test. The clean service
+ * three runs in a row per transport, every fault over the raw WebSocket, the stream faults again
+ * over Socket.IO, and every fault under two dialects that leave its rule breakable, all through the
+ * sweep (test/helpers/sweep.ts). Prints each run, the disagreements, the scores, and the sweep's
+ * wall and CPU time; `mutation score: CAUGHT/TOTAL faults caught` is the last line.
  *
- * Speed: faults run concurrently, each on its own server on port 0, with a short ping window that
- * the server's profile declares (the spec's 30 s window is exercised by the clean CLI run).
+ *   npm run mutation -- --faults a,b     those faults only
+ *   npm run mutation -- --explain        why each disagreeing check ended as it did
+ *   npm run mutation -- --markdown F     the disagreements as Markdown
+ *   npm run mutation -- --report F       every fault's outcome as JSON
+ *
+ * Exit 0 when the clean runs pass, every fault is exact and every fault under a dialect is caught
+ * with nothing beyond its catches; 1 otherwise; 2 on bad arguments.
  */
-import { performance } from 'node:perf_hooks';
+import { writeFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { drawDialect } from '../reference/index.ts';
 import {
-  coveringSeeds,
-  drawDialect,
-  resolveConfig,
-  startReferenceServer,
-  type Dialect,
-  type ReferenceConfig,
-} from '../reference/index.ts';
-import { applyDialect } from '../reference/dialect-config.ts';
-import { LIMITS } from '../src/spec.ts';
-import { FAULTS as REFERENCE_FAULTS } from '../reference/faults.ts';
-import { withCatches } from '../src/matrix.ts';
-import { RUN_DEFAULTS, runChecks, selectChecks } from '../src/runner.ts';
-import { streamFactoryFor } from '../src/transports/stream-factory.ts';
-import type { Check, CheckResult } from '../src/check.ts';
-import { CHECKS } from '../suites/index.ts';
-import { isPushInspection } from '../src/push-inspection.ts';
+  CLEAN_RUNS,
+  cleanProblems,
+  dialectDisagreementLines,
+  dialectOk,
+  disagreementLines,
+  disagreementMarkdown,
+  explainLines,
+  FAULTS,
+  faultDialectRuns,
+  formatDialectScore,
+  formatScore,
+  formatTransportScore,
+  judgeFault,
+  streamFaults,
+  underDialect,
+  type DialectFaultOutcome,
+  type FaultOutcome,
+  type PlannedRun,
+} from '../test/helpers/mutation.ts';
+import { sweep, sweepLine, type SweepResult } from '../test/helpers/sweep.ts';
 
-/** A fault as reference/faults.ts describes it, with the checks that must fail when it is on. */
-export interface FaultEntry {
-  readonly name: string;
-  readonly area: string;
-  readonly rule: string;
-  readonly catches: readonly string[];
-}
-
-/** The reference's faults, each with its catches gathered from the registry. */
-export const FAULTS: readonly FaultEntry[] = withCatches(REFERENCE_FAULTS, CHECKS);
-
-/** Settings of a mutation run; each default is in MUTATION_DEFAULTS. */
-export interface MutationSettings {
-  /** Keep-alive window of every server (ms); declared in its profile, so checks wait this long. */
-  pingTimeoutMs: number;
-  /** Slack after the window before a close counts as late (profile timing.pingGraceMs). */
-  pingGraceMs: number;
-  /** Push interval of every server (ms) that runs no dialect (a dialect sets its own). */
-  tickMs: number;
-  /** Catalogue runs (servers) in flight at once. */
-  faultConcurrency: number;
-  /** Checks in flight at once within one catalogue run. */
-  checkConcurrency: number;
-  /** Per-check timeout (ms) unless the check sets its own. */
-  checkTimeoutMs: number;
-  /** Stream transport of the reference server and the checks' sessions. */
-  transport: 'ws' | 'socketio';
-  /** The conforming dialect the server speaks around the fault; default the reference's own. */
-  dialect?: Dialect;
-}
-
-/** Event name of the Socket.IO runs (the spec does not show one). */
-export const SOCKETIO_EVENT = 'price';
-
-/**
- * Defaults: a 2 s window with 2 s grace keeps keep-alive checks near 5 s and still far above the
- * ticks and timer noise of a loaded 2-core machine; 6 runs at once keep both cores busy without
- * starving the timing checks; within a run, checks go at the CLI's concurrency (more gains no time
- * on two cores and makes connection-limit measurements see more closes by other checks).
- */
-export const MUTATION_DEFAULTS: Readonly<MutationSettings> = Object.freeze({
-  pingTimeoutMs: 2000,
-  pingGraceMs: 2000,
-  tickMs: 50,
-  faultConcurrency: 6,
-  checkConcurrency: RUN_DEFAULTS.concurrency,
-  checkTimeoutMs: 20_000,
-  transport: 'ws',
-});
-
-/** The checks a mutation run executes: the default catalogue (disruptive checks are left out, as in a plain run). */
-export const mutationChecks = (registry: readonly Check[] = CHECKS): Check[] => selectChecks(registry);
-
-/** One catalogue run against a reference server (clean when `fault` is undefined). */
-export async function runCatalogue(
-  fault: string | undefined,
-  settings: Partial<MutationSettings> = {},
-  checks: readonly Check[] = mutationChecks(),
-): Promise<CheckResult[]> {
-  const s = { ...MUTATION_DEFAULTS, ...settings };
-  // transport/event are additive options of startReferenceServer; a server that ignores
-  // them would run the checks over the raw WebSocket, so the profile is checked below.
-  const options: Parameters<typeof startReferenceServer>[0] & { transport?: string; event?: string } = {
-    // A dialect brings its own push cadence; only the ping window is shortened under it.
-    pingTimeoutMs: s.pingTimeoutMs,
-    ...(s.dialect ? { dialect: s.dialect } : { tickMs: s.tickMs }),
-    ...(fault === undefined ? {} : { fault }),
-    ...(s.transport === 'socketio' ? { transport: 'socketio', event: SOCKETIO_EVENT } : {}),
-  };
-  const server = await startReferenceServer(options);
-  try {
-    if ((server.profile.transport ?? 'ws') !== s.transport)
-      throw new Error(
-        `the reference service did not start a ${s.transport} stream (its profile ` +
-          `says ${server.profile.transport ?? 'ws'})`,
-      );
-    // The profile declares the short window; the grace is ours, since the spec shows none.
-    const profile = {
-      ...server.profile,
-      timing: { ...server.profile.timing, pingTimeoutMs: s.pingTimeoutMs, pingGraceMs: s.pingGraceMs },
-    };
-    const { results } = await runChecks({
-      profile,
-      checks,
-      createStream: streamFactoryFor(profile),
-      settings: { concurrency: s.checkConcurrency, timeoutMs: s.checkTimeoutMs },
-    });
-    return results;
-  } finally {
-    await server.close();
-  }
-}
-
-/** What one fault did to the catalogue. */
-export interface FaultOutcome {
-  fault: FaultEntry;
-  /** Ids that ended in `fail`, sorted. */
-  failing: string[];
-  /** Ids that ended in `error`, with the reason. */
-  errors: { id: string; reason: string }[];
-  /** Ids of `catches` that did not fail. */
-  missed: string[];
-  /** Failing ids that `catches` does not name (incidental ones aside). */
-  extra: string[];
-  /**
-   * Failing ids outside `catches` whose every violation is the engine's inspection of the pushes
-   * they happened to receive: a bad push fails whichever check receives it, and which checks
-   * receive one before they end depends on timing, so these are not held against exactness.
-   */
-  incidental: string[];
-  /** At least one check failed. */
-  caught: boolean;
-  /** The failing set equals `catches` and nothing errored. */
-  exact: boolean;
-  durationMs: number;
-  results: CheckResult[];
-}
-
-/** Compares a run's results with what the fault's entry promises. */
-export function judgeFault(fault: FaultEntry, results: readonly CheckResult[], durationMs = 0): FaultOutcome {
-  const failing = results
-    .filter((r) => r.outcome === 'fail')
-    .map((r) => r.id)
-    .sort();
-  const errors = results
-    .filter((r) => r.outcome === 'error')
-    .map((r) => ({ id: r.id, reason: `${r.errorCode ?? ''} ${r.reason ?? ''}`.trim() }));
-  const missed = fault.catches.filter((id) => !failing.includes(id));
-  const outside = results.filter((r) => r.outcome === 'fail' && !fault.catches.includes(r.id));
-  const incidental = outside
-    .filter((r) => r.violations.length > 0 && r.violations.every(isPushInspection))
-    .map((r) => r.id)
-    .sort();
-  const extra = outside
-    .map((r) => r.id)
-    .filter((id) => !incidental.includes(id))
-    .sort();
-  return {
-    fault,
-    failing,
-    errors,
-    missed,
-    extra,
-    incidental,
-    caught: failing.length > 0,
-    exact: missed.length === 0 && extra.length === 0 && errors.length === 0,
-    durationMs,
-    results: [...results],
-  };
-}
-
-/** Runs `tasks` with at most `limit` in flight, results in input order. */
-export async function pool<T, R>(
-  items: readonly T[],
-  limit: number,
-  task: (item: T, index: number) => Promise<R>,
-): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await task(items[i]!, i);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
-  return out;
-}
-
-/** Runs every fault (or those given), concurrently, and judges each. */
-export async function runFaults(
-  faults: readonly FaultEntry[] = FAULTS,
-  settings: Partial<MutationSettings> = {},
-  onDone?: (o: FaultOutcome) => void,
-): Promise<FaultOutcome[]> {
-  const s = { ...MUTATION_DEFAULTS, ...settings };
-  const checks = mutationChecks();
-  return pool(faults, s.faultConcurrency, async (fault) => {
-    const t0 = performance.now();
-    const results = await runCatalogue(fault.name, s, checks);
-    const outcome = judgeFault(fault, results, Math.round(performance.now() - t0));
-    onDone?.(outcome);
-    return outcome;
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    args: process.argv.slice(2),
+    strict: true,
+    options: {
+      faults: { type: 'string' },
+      explain: { type: 'boolean' },
+      markdown: { type: 'string' },
+      report: { type: 'string' },
+    },
   });
-}
-
-// ---------------------------------------------------------------------------------------------
-// Faults under dialects: a fault must be caught whatever legitimate choices surround it.
-
-/** Dialects each fault runs under besides the default one. */
-export const DIALECTS_PER_FAULT = 2;
-
-/**
- * Legitimate choices that mask a fault: under such a dialect the fault's rule cannot be broken or
- * cannot be seen, so the fault is not run under it. Each entry returns why, or undefined when the
- * dialect leaves the rule breakable. A fault absent here is breakable under every dialect.
- */
-export const MASKED_BY: Readonly<Record<string, (d: Dialect) => string | undefined>> = {
-  // The pair limit is broken by a subscribe of 101 pairs (and shown by one of 100): a smaller catalogue has neither.
-  'subscribe-accepts-101': (d) => fewerPairsThan(d, LIMITS.maxPairsPerSubscribe + 1),
-  'subscribe-limit-99': (d) => fewerPairsThan(d, LIMITS.maxPairsPerSubscribe),
-  // A stop is judged after a pair has shown two pushes within the stop checks' wait; pushes only on
-  // change, a second or more apart (or from pairs that change seconds apart), may not show them.
-  'subscribe-extends': rarePushes,
-  'unsubscribe-keeps-pushing': rarePushes,
-  'push-unsubscribed-pair': rarePushes,
-  // Found rather than stated, the allowance is the one the target enforces, off by one or not.
-  'limit-off-by-one': (d) =>
-    d.keys.stated ? undefined : 'allowances are not stated: the run finds the allowance the fault enforces',
-  // The fault keeps only a single-connection key's slot, and the slot check closes a connection of keys.limited.
-  // A primary key of one connection would leak too, and every stream check after the first needs its slot.
-  'limit-slot-not-freed': (d) => {
-    const { limited, primary } = referenceConfig(d).keys;
-    if (limited?.connections !== 1)
-      return (
-        `keys.limited allows ${String(limited?.connections)} connections, ` +
-        "and the fault leaks only a single-connection key's slot"
-      );
-    if (primary?.connections === 1)
-      return "keys.primary allows one connection, so the fault leaks the primary key's slot too";
-    // Unstated, the allowance is searched for before any check: the search's own connection leaks the
-    // slot, and every later refusal reads as the found allowance contradicted, which a check skips.
-    return d.keys.stated ? undefined : 'allowances are not stated: the search for them leaks the slot before any check';
-  },
-};
-
-function rarePushes(d: Dialect): string | undefined {
-  if (d.stream.pushes === 'every-tick') return undefined;
-  if (d.stream.tickMs >= 1000)
-    return (
-      `pushes come only on change, at most every ${d.stream.tickMs} ms: a pair ` +
-      `may not push twice within the stop checks' wait`
-    );
-  return d.stream.quietPairs
-    ? 'pushes come only on change and some pairs change seconds apart: a pair ' +
-        "may not push twice within the stop checks' wait"
-    : undefined;
-}
-
-/**
- * Checks that a dialect lets see a fault besides its catches: the fault still breaks its one rule,
- * and the dialect carries the broken frame where more checks look.
- */
-export const WIDENED_BY: Readonly<Record<string, (d: Dialect) => readonly string[]>> = {
-  // A check that pings its connection to hold it across a window sees the window closed under it.
-  'keepalive-ping-not-reset': () => ['ws.frames.no-status-number'],
-  // Refused after the upgrade, a missing or invalid key is answered with a 50005 notice, whose code
-  // the fault makes a number.
-  'notice-code-number': (d) =>
-    d.stream.unauthorized === 'after-connect' ? ['ws.handshake.invalid-key', 'ws.handshake.missing-key'] : [],
-};
-
-/** A fault as judged under a dialect: its catches, and those the dialect widens them by. */
-export function underDialect<F extends FaultEntry>(fault: F, d: Dialect): F {
-  const more = WIDENED_BY[fault.name]?.(d) ?? [];
-  return more.length ? { ...fault, catches: [...new Set([...fault.catches, ...more])] } : fault;
-}
-
-/** The reference's configuration under a dialect (its catalogue and allowances). */
-const referenceConfig = (d: Dialect): ReferenceConfig => applyDialect(resolveConfig({}), d);
-
-function fewerPairsThan(d: Dialect, n: number): string | undefined {
-  const size = referenceConfig(d).pairs.filter((p) => (p.state ?? 'active') === 'active').length;
-  return size < n ? `a catalogue of ${size} active pairs has fewer than the ${n} the rule needs` : undefined;
-}
-
-/**
- * The seeds a fault runs under: the first DIALECTS_PER_FAULT of `pool` (rotated by the fault's
- * index, so faults spread over it) that do not mask it.
- */
-export function dialectSeedsFor(
-  fault: FaultEntry,
-  index: number,
-  seeds: readonly number[],
-  draw: (seed: number) => Dialect,
-): number[] {
-  const masked = MASKED_BY[fault.name];
-  const out: number[] = [];
-  for (let i = 0; i < seeds.length && out.length < DIALECTS_PER_FAULT; i++) {
-    const seed = seeds[(index + i) % seeds.length]!;
-    if (!masked?.(draw(seed))) out.push(seed);
-  }
-  return out;
-}
-
-/** A fault's outcome under one dialect. */
-export interface DialectFaultOutcome extends FaultOutcome {
-  seed: number;
-}
-
-/**
- * A fault under a dialect passes when it is caught, nothing errors and nothing fails beyond its
- * catches (an extra failure is a false failure under that dialect). A catch that does not fail is
- * allowed: the dialect may leave that one check nothing to see (a catalogue too small for 101 pairs).
- */
-export const dialectOk = (o: FaultOutcome): boolean => o.caught && o.errors.length === 0 && o.extra.length === 0;
-
-/** Runs every fault (or those given) under its dialects, concurrently. */
-export async function runFaultsUnderDialects(
-  faults: readonly FaultEntry[] = FAULTS,
-  settings: Partial<MutationSettings> = {},
-  onDone?: (o: DialectFaultOutcome) => void,
-): Promise<DialectFaultOutcome[]> {
-  const s = { ...MUTATION_DEFAULTS, ...settings };
-  const checks = mutationChecks();
-  const seeds = coveringSeeds();
-  const jobs = faults.flatMap((fault) =>
-    dialectSeedsFor(
-      fault,
-      FAULTS.findIndex((f) => f.name === fault.name),
-      seeds,
-      drawDialect,
-    ).map((seed) => ({ fault, seed })),
-  );
-  return pool(jobs, s.faultConcurrency, async ({ fault, seed }) => {
-    const t0 = performance.now();
-    const dialect = drawDialect(seed);
-    const results = await runCatalogue(fault.name, { ...s, dialect }, checks);
-    const outcome = { ...judgeFault(underDialect(fault, dialect), results, Math.round(performance.now() - t0)), seed };
-    onDone?.(outcome);
-    return outcome;
-  });
-}
-
-/** The score of the faults under dialects, one line. */
-export function formatDialectScore(outcomes: readonly DialectFaultOutcome[]): string {
-  const faults = new Set(outcomes.map((o) => o.fault.name)).size;
-  return (
-    `mutation score (dialects): ${outcomes.filter((o) => o.caught).length}/${outcomes.length} fault runs ` +
-    `caught (${faults} faults × up to ${DIALECTS_PER_FAULT} dialects), ${outcomes.filter(dialectOk).length}` +
-    ` with no error and no failure beyond the catches, ${outcomes.filter((o) => o.exact).length} exact`
-  );
-}
-
-/**
- * One line per fault run under a dialect that is not ok: what failed beyond the catches, what
- * errored, or that nothing failed.
- */
-export function dialectDisagreementLines(outcomes: readonly DialectFaultOutcome[]): string[] {
-  return outcomes
-    .filter((o) => !dialectOk(o))
-    .map((o) => {
-      const parts = [
-        `${o.fault.name} under dialect seed ${o.seed}: ${o.caught ? `failing [${list(o.failing)}]` : 'NOT CAUGHT'}`,
-      ];
-      if (o.extra.length) parts.push(`extra [${o.extra.map((id) => `${id}: ${firstWhy(o, id)}`).join('; ')}]`);
-      if (o.errors.length) parts.push(`errors [${o.errors.map((e) => `${e.id}: ${e.reason}`).join('; ')}]`);
-      return parts.join('; ');
-    });
-}
-
-const firstWhy = (o: FaultOutcome, id: string): string => {
-  const r = o.results.find((x) => x.id === id);
-  const v = r?.violations[0];
-  return (v ? `${v.received} / expected ${v.expected}` : `${r?.outcome ?? 'absent'} ${r?.reason ?? ''}`)
-    .replace(/\s+/g, ' ')
-    .slice(0, 200);
-};
-
-/** Faults that a stream check must catch: the ones worth repeating over another stream transport. */
-export const streamFaults = (faults: readonly FaultEntry[] = FAULTS): FaultEntry[] =>
-  faults.filter((f) => f.catches.some((id) => id.startsWith('ws.')));
-
-/** Areas of the score breakdown, in print order. */
-export const SCORE_AREAS = [
-  'REST envelope',
-  'auth',
-  'pagination',
-  'price',
-  'handshake',
-  'limits',
-  'session',
-  'keep-alive',
-  'push',
-] as const;
-export type ScoreArea = (typeof SCORE_AREAS)[number];
-
-/** The score area of each `area` of reference/faults.ts. */
-export const AREA_OF: Readonly<Record<string, ScoreArea>> = {
-  'rest-envelope': 'REST envelope',
-  'status-numbers': 'REST envelope',
-  auth: 'auth',
-  entitlements: 'auth',
-  pagination: 'pagination',
-  filters: 'pagination',
-  'pair-record': 'pagination',
-  'price-record': 'price',
-  market: 'price',
-  'price-status': 'price',
-  handshake: 'handshake',
-  'connection-limit': 'limits',
-  subscription: 'session',
-  notice: 'session',
-  ping: 'keep-alive',
-  keepalive: 'keep-alive',
-  push: 'push',
-};
-
-/** Score area of a fault; `other` flags an area this table does not know yet. */
-export const scoreArea = (fault: FaultEntry): ScoreArea | 'other' => AREA_OF[fault.area] ?? 'other';
-
-const list = (ids: readonly string[]): string => (ids.length ? ids.join(', ') : '-');
-
-/** One line per fault that is not exact: what it promised and what failed. */
-export function disagreementLines(outcomes: readonly FaultOutcome[]): string[] {
-  return outcomes
-    .filter((o) => !o.exact)
-    .map((o) => {
-      const parts = [`${o.fault.name}: expected [${list(o.fault.catches)}], failing [${list(o.failing)}]`];
-      if (o.missed.length) parts.push(`missed [${list(o.missed)}]`);
-      if (o.extra.length) parts.push(`extra [${list(o.extra)}]`);
-      if (o.errors.length) parts.push(`errors [${o.errors.map((e) => `${e.id}: ${e.reason}`).join('; ')}]`);
-      return parts.join('; ');
-    });
-}
-
-/** For each fault that is not exact, why each extra or missed check ended as it did (first violation or reason). */
-export function explainLines(outcomes: readonly FaultOutcome[]): string[] {
-  const out: string[] = [];
-  for (const o of outcomes.filter((x) => !x.exact)) {
-    out.push(`${o.fault.name} (${o.fault.rule}): expected [${list(o.fault.catches)}]`);
-    for (const id of [...o.extra, ...o.missed, ...o.errors.map((e) => e.id)]) {
-      const r = o.results.find((x) => x.id === id);
-      const v = r?.violations[0];
-      const why = v ? `${v.received} / expected ${v.expected}` : `${r?.errorCode ?? ''} ${r?.reason ?? ''}`.trim();
-      const kind = o.extra.includes(id) ? 'extra' : o.missed.includes(id) ? 'missed' : 'error';
-      out.push(`  ${kind} ${id} (${r?.outcome ?? 'absent'}): ${why.replace(/\s+/g, ' ').slice(0, 300)}`);
-    }
-  }
-  return out;
-}
-
-/** The disagreements as Markdown (for `--markdown FILE`): one section per fault that is not exact. */
-export function disagreementMarkdown(outcomes: readonly FaultOutcome[]): string {
-  const out: string[] = [];
-  for (const o of outcomes.filter((x) => !x.exact)) {
-    out.push(
-      `### ${o.fault.name}`,
-      '',
-      `- rule: ${o.fault.rule}`,
-      `- expected (catches): ${list(o.fault.catches)}`,
-      `- actually failing: ${list(o.failing)}`,
-    );
-    if (o.missed.length) out.push(`- missed: ${list(o.missed)}`);
-    if (o.extra.length) out.push(`- extra: ${list(o.extra)}`);
-    for (const e of o.errors) out.push(`- error: ${e.id}: ${e.reason}`);
-    for (const id of [...o.extra, ...o.missed]) {
-      const r = o.results.find((x) => x.id === id);
-      const v = r?.violations[0];
-      const why = v ? `${v.received} / expected ${v.expected}` : `${r?.outcome ?? 'absent'} ${r?.reason ?? ''}`;
-      out.push(`  - ${id}: ${why.replace(/\s+/g, ' ').slice(0, 240)}`);
-    }
-    out.push('');
-  }
-  return out.join('\n');
-}
-
-/**
- * The score: one line per area (caught and exact out of its faults), then
- * `mutation score: CAUGHT/TOTAL faults caught` as the last line.
- */
-export function formatScore(outcomes: readonly FaultOutcome[]): string {
-  const areas = [...SCORE_AREAS, ...(outcomes.some((o) => scoreArea(o.fault) === 'other') ? ['other' as const] : [])];
-  const w = Math.max(...areas.map((a) => a.length));
-  const lines = [
-    "mutation score by area (caught: >= 1 check fails; exact: the failing checks are the fault's catches, no error):",
-  ];
-  for (const area of areas) {
-    const of = outcomes.filter((o) => scoreArea(o.fault) === area);
-    lines.push(
-      `  ${area.padEnd(w)}  ${String(of.filter((o) => o.caught).length).padStart(3)}` +
-        `/${String(of.length).padEnd(3)} ` +
-        `caught  ${String(of.filter((o) => o.exact).length).padStart(3)}/${of.length} exact`,
-    );
-  }
-  const caught = outcomes.filter((o) => o.caught).length;
-  const exact = outcomes.filter((o) => o.exact).length;
-  lines.push(`exact: ${exact}/${outcomes.length} faults fail exactly their catches with no error`);
-  lines.push(`mutation score: ${caught}/${outcomes.length} faults caught`);
-  return lines.join('\n');
-}
-
-/** The score of the stream faults over a second transport, one line (printed above the main score). */
-export function formatTransportScore(outcomes: readonly FaultOutcome[], transport: string): string {
-  return (
-    `mutation score (${transport}): ${outcomes.filter((o) => o.caught).length}/${outcomes.length} ` +
-    `stream faults caught, ${outcomes.filter((o) => o.exact).length} exact`
-  );
-}
-
-/** Failing and erroring checks of a clean run, one line each (empty when clean). */
-export function cleanProblems(results: readonly CheckResult[]): string[] {
-  return results
-    .filter((r) => r.outcome === 'fail' || r.outcome === 'error')
-    .map(
-      (r) =>
-        `${r.id}: ${r.outcome}${r.reason ? ` (${r.errorCode ?? ''} ${r.reason})` : ''}` +
-        `${r.violations.map((v) => ` ${v.received} / expected ${v.expected}`).join(';')}`,
-    );
-}
-
-/**
- * Reads `--faults a,b`, `--clean-runs N`, `--socketio`, `--dialects` (each fault under
- * DIALECTS_PER_FAULT dialects too) from argv.
- */
-function parseCli(argv: readonly string[]): {
-  faults?: string[];
-  cleanRuns: number;
-  report?: string;
-  explain: boolean;
-  markdown?: string;
-  socketio: boolean;
-  dialects: boolean;
-} {
-  const get = (flag: string): string | undefined => {
-    const i = argv.indexOf(flag);
-    return i >= 0 ? argv[i + 1] : undefined;
-  };
-  const faults = get('--faults')
+  const names = values.faults
     ?.split(',')
     .map((x) => x.trim())
     .filter(Boolean);
-  const cleanRuns = Number(get('--clean-runs') ?? '1');
-  return {
-    faults,
-    cleanRuns: Number.isInteger(cleanRuns) && cleanRuns >= 0 ? cleanRuns : 1,
-    report: get('--report'),
-    explain: argv.includes('--explain'),
-    markdown: get('--markdown'),
-    socketio: argv.includes('--socketio'),
-    dialects: argv.includes('--dialects'),
-  };
-}
-
-async function main(): Promise<number> {
-  const cli = parseCli(process.argv.slice(2));
-  const unknown = cli.faults?.filter((n) => !FAULTS.some((f) => f.name === n)) ?? [];
+  const unknown = names?.filter((n) => !FAULTS.some((f) => f.name === n)) ?? [];
   if (unknown.length) {
     process.stderr.write(`mutation: unknown fault ${unknown[0]}\n`);
     return 2;
   }
-  const faults = cli.faults ? FAULTS.filter((f) => cli.faults!.includes(f.name)) : FAULTS;
-  const t0 = performance.now();
-  let cleanOk = true;
-  for (const transport of cli.socketio ? (['ws', 'socketio'] as const) : (['ws'] as const)) {
-    for (let i = 1; i <= cli.cleanRuns; i++) {
-      const results = await runCatalogue(undefined, { transport });
-      const problems = cleanProblems(results);
-      cleanOk &&= problems.length === 0;
-      process.stdout.write(
-        `clean run ${i}${transport === 'ws' ? '' : ` (${transport})`}` +
-          `: ${results.filter((r) => r.outcome === 'pass').length} pass, ` +
-          `${results.filter((r) => r.outcome === 'skip').length} skip, ${problems.length} fail or error\n`,
-      );
+  const faults = names ? FAULTS.filter((f) => names.includes(f.name)) : FAULTS;
+  const runs: PlannedRun[] = [
+    ...(['ws', 'socketio'] as const).flatMap((transport) =>
+      Array.from({ length: CLEAN_RUNS }, () => ({ transport, role: 'clean' as const })),
+    ),
+    ...faults.map((f) => ({ fault: f.name, transport: 'ws' as const, role: 'fault' as const })),
+    ...streamFaults(faults).map((f) => ({ fault: f.name, transport: 'socketio' as const, role: 'fault' as const })),
+    ...faultDialectRuns(faults),
+  ];
+  const judge = (r: SweepResult): FaultOutcome => {
+    const f = FAULTS.find((x) => x.name === r.job.fault)!;
+    return judgeFault(r.job.seed === undefined ? f : underDialect(f, drawDialect(r.job.seed)), r.results, r.durationMs);
+  };
+  const label = (j: PlannedRun): string =>
+    `${j.transport === 'ws' ? '' : `${j.transport} `}${j.seed === undefined ? '' : `dialect ${j.seed} `}`;
+  const done = await sweep(runs, (r) => {
+    const job = r.job as PlannedRun;
+    if (job.role === 'clean') {
+      const problems = cleanProblems(r.results);
+      process.stdout.write(`clean run (${job.transport}): ${problems.length} fail or error\n`);
       for (const p of problems) process.stdout.write(`  ${p}\n`);
+      return;
     }
-  }
-  const show =
-    (label: string) =>
-    (o: FaultOutcome): void => {
-      process.stdout.write(
-        `${o.exact ? 'exact ' : o.caught ? 'caught' : 'MISSED'}  ${label}${o.fault.name} (${o.durationMs} ms)\n`,
-      );
-    };
-  const outcomes = await runFaults(faults, {}, show(''));
-  // --socketio: the stream faults again, over Socket.IO, scored on their own line.
-  const overSocketIo = cli.socketio
-    ? await runFaults(streamFaults(faults), { transport: 'socketio' }, show('socketio '))
-    : [];
-  // --dialects: every fault again under dialects that leave its rule breakable, scored on their own line.
-  const underDialects = cli.dialects
-    ? await runFaultsUnderDialects(faults, {}, (o) => show(`dialect ${o.seed} `)(o))
-    : [];
+    const o = judge(r);
+    const ok = job.role === 'fault-dialect' ? dialectOk(o) : o.exact;
+    process.stdout.write(
+      `${ok ? 'exact ' : o.caught ? 'caught' : 'MISSED'}  ${label(job)}${o.fault.name} (${o.durationMs} ms)\n`,
+    );
+  });
+  const of = (role: PlannedRun['role'], transport?: string): SweepResult[] =>
+    done.results.filter((r) => {
+      const j = r.job as PlannedRun;
+      return j.role === role && (transport === undefined || j.transport === transport);
+    });
+  const cleanOk = of('clean').every((r) => cleanProblems(r.results).length === 0);
+  const outcomes = of('fault', 'ws').map(judge);
+  const overSocketIo = of('fault', 'socketio').map(judge);
+  const underDialects: DialectFaultOutcome[] = of('fault-dialect').map((r) => ({ ...judge(r), seed: r.job.seed! }));
   const lines = [
     ...disagreementLines(outcomes),
     ...disagreementLines(overSocketIo).map((l) => `(socketio) ${l}`),
@@ -611,32 +106,28 @@ async function main(): Promise<number> {
     process.stdout.write(
       `\ndisagreements (fault: expected catches, actually failing):\n${lines.map((l) => `  ${l}`).join('\n')}\n`,
     );
-  if (cli.explain)
+  if (values.explain)
     process.stdout.write(`\nwhy:\n${[...explainLines(outcomes), ...explainLines(overSocketIo)].join('\n')}\n`);
-  if (cli.markdown) {
-    const { writeFile } = await import('node:fs/promises');
-    await writeFile(cli.markdown, `${disagreementMarkdown(outcomes)}\n`);
-  }
-  if (cli.report) {
-    const { writeFile } = await import('node:fs/promises');
+  if (values.markdown) await writeFile(values.markdown, `${disagreementMarkdown(outcomes)}\n`);
+  if (values.report)
     await writeFile(
-      cli.report,
+      values.report,
       `${JSON.stringify(
         outcomes.map(({ results: _r, ...o }) => ({ ...o, fault: o.fault.name })),
         null,
         2,
       )}\n`,
     );
-  }
-  const socketLine =
-    `${cli.socketio ? `${formatTransportScore(overSocketIo, 'socketio')}\n` : ''}` +
-    `${cli.dialects ? `${formatDialectScore(underDialects)}\n` : ''}`;
   process.stdout.write(
-    `\n${faults.length} faults${cli.socketio ? ` (+ ${overSocketIo.length} over socketio)` : ''}` +
-      `${cli.dialects ? ` (+ ${underDialects.length} runs under dialects)` : ''} ` +
-      `in ${((performance.now() - t0) / 1000).toFixed(1)} s\n${socketLine}${formatScore(outcomes)}\n`,
+    `\n${faults.length} faults (+ ${overSocketIo.length} over socketio) (+ ${underDialects.length} runs under ` +
+      `dialects): ${sweepLine(done)}\n${formatTransportScore(overSocketIo, 'socketio')}\n` +
+      `${formatDialectScore(underDialects)}\n${formatScore(outcomes)}\n`,
   );
   return cleanOk && [...outcomes, ...overSocketIo].every((o) => o.exact) && underDialects.every(dialectOk) ? 0 : 1;
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) process.exitCode = await main();
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href)
+  process.exitCode = await main().catch((err: unknown) => {
+    process.stderr.write(`mutation: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}\n`);
+    return 2;
+  });

@@ -1,14 +1,9 @@
 /**
- * The mutation suite: for every fault of the reference service the whole catalogue runs
- * against a server with that fault on, and exactly the checks the fault's entry names must fail,
- * none may error; the clean service passes three runs in a row. Every run gets its own server on
- * port 0 with a short ping window its profile declares; all runs share one bounded pool inside one
- * hook, so this file holds a single vitest worker while the other files use the other. The faults a
- * stream check must catch run again over Socket.IO, and so do the clean runs. Every fault
- * runs again under two non-default dialects that leave its rule breakable: it must still be caught,
- * with nothing failing beyond its catches.
+ * The mutation driver's own logic (test/helpers/mutation.ts): how a fault's run is judged, which
+ * dialects each fault runs under, what the fault list promises, and which runs each tier plans.
+ * The runs themselves are the sweep (test/sweeps/catalogue.test.ts).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CheckResult } from '../src/check.ts';
 import { CHECKS } from '../suites/index.ts';
 import { coveringSeeds, drawDialect, DEFAULT_DIALECT } from '../reference/index.ts';
@@ -17,40 +12,25 @@ import {
   DIALECTS_PER_FAULT,
   FAULTS,
   MASKED_BY,
-  MUTATION_DEFAULTS,
   SCORE_AREAS,
-  cleanProblems,
-  dialectDisagreementLines,
   dialectOk,
   dialectSeedsFor,
   disagreementLines,
-  formatDialectScore,
   formatScore,
-  formatTransportScore,
   judgeFault,
   mutationChecks,
-  pool,
-  runCatalogue,
-  scoreArea,
   streamFaults,
-  type DialectFaultOutcome,
-  type FaultEntry,
-  type FaultOutcome,
-  type MutationSettings,
   underDialect,
   WIDENED_BY,
-} from '../scripts/mutation.ts';
+  CI_DIALECT_SAMPLE,
+  CLEAN_RUNS,
+  faultDialectRuns,
+  planSweep,
+  sweepSeed,
+  type PlannedRun,
+} from './helpers/mutation.ts';
+import { sweepCapacity } from './helpers/sweep.ts';
 import { PUSH_EXPECTED } from '../src/push-inspection.ts';
-
-const CLEAN_RUNS = 3;
-/**
- * Generous: the pool (faults over two transports and under two dialects each) runs about 285
- * catalogues, some with pushes seconds apart; the other test files share the two cores. A budget
- * against a hang, not a speed goal (CI allows 90 minutes).
- */
-const SUITE_BUDGET_MS = 3_600_000;
-type Transport = MutationSettings['transport'];
-const TRANSPORTS: readonly Transport[] = ['ws', 'socketio'];
 
 const result = (id: string, outcome: CheckResult['outcome']): CheckResult => ({
   id,
@@ -114,19 +94,6 @@ describe('mutation judging', () => {
     const lines = formatScore(outcomes).split('\n');
     expect(lines.at(-1)).toBe('mutation score: 1/2 faults caught');
     for (const area of SCORE_AREAS) expect(lines.some((l) => l.trimStart().startsWith(area))).toBe(true);
-  });
-
-  it('runs a bounded pool in input order', async () => {
-    let inFlight = 0;
-    let peak = 0;
-    const out = await pool([5, 1, 3, 2], 2, async (n) => {
-      peak = Math.max(peak, ++inFlight);
-      await new Promise((r) => setTimeout(r, n));
-      inFlight--;
-      return n * 10;
-    });
-    expect(out).toEqual([50, 10, 30, 20]);
-    expect(peak).toBe(2);
   });
 });
 
@@ -213,106 +180,56 @@ describe('the fault list', () => {
   );
 });
 
-describe('the whole catalogue against the reference service', () => {
-  const outcomes: Record<Transport, Map<string, FaultOutcome>> = { ws: new Map(), socketio: new Map() };
-  const clean: Record<Transport, CheckResult[][]> = { ws: [], socketio: [] };
-  const underDialects = new Map<string, DialectFaultOutcome[]>();
-  const faultsOver = (t: Transport): FaultEntry[] => (t === 'ws' ? [...FAULTS] : streamFaults());
-  let elapsedMs = 0;
+describe('the sweeps', () => {
+  const key = (r: PlannedRun): string => `${r.role} ${r.transport} ${r.fault ?? '-'} ${r.seed ?? '-'}`;
 
-  beforeAll(async () => {
-    const t0 = performance.now();
-    const seeds = coveringSeeds();
-    const jobs: { fault: FaultEntry; transport: Transport; seed?: number }[] = [
-      ...TRANSPORTS.flatMap((transport) => faultsOver(transport).map((fault) => ({ fault, transport }))),
-      ...FAULTS.flatMap((fault, i) =>
-        dialectSeedsFor(fault, i, seeds, drawDialect).map((seed) => ({ fault, transport: 'ws' as const, seed })),
-      ),
-    ];
-    // The clean runs go one after another (in a row), one chain per transport, beside the faults.
-    await Promise.all([
-      ...TRANSPORTS.map(async (transport) => {
-        for (let i = 0; i < CLEAN_RUNS; i++) clean[transport].push(await runCatalogue(undefined, { transport }));
-      }),
-      pool(jobs, MUTATION_DEFAULTS.faultConcurrency - TRANSPORTS.length, async ({ fault, transport, seed }) => {
-        const started = performance.now();
-        const dialect = seed === undefined ? undefined : drawDialect(seed);
-        const results = await runCatalogue(fault.name, { transport, ...(dialect ? { dialect } : {}) });
-        const judged = dialect ? underDialect(fault, dialect) : fault;
-        const outcome = judgeFault(judged, results, Math.round(performance.now() - started));
-        if (seed === undefined) outcomes[transport].set(fault.name, outcome);
-        else underDialects.set(fault.name, [...(underDialects.get(fault.name) ?? []), { ...outcome, seed }]);
-      }),
+  it('test:ci runs every fault once, the stream faults over Socket.IO, the covering dialects twice', () => {
+    const ci = planSweep('ci', 7);
+    const faults = ci.filter((r) => r.role === 'fault');
+    expect(faults.filter((r) => r.transport === 'ws').map((r) => r.fault)).toEqual(FAULTS.map((f) => f.name));
+    expect(faults.filter((r) => r.transport === 'socketio').map((r) => r.fault)).toEqual(
+      streamFaults().map((f) => f.name),
+    );
+    for (const transport of ['ws', 'socketio'] as const)
+      expect(ci.filter((r) => r.role === 'dialect' && r.transport === transport).map((r) => r.seed)).toEqual(
+        coveringSeeds(),
+      );
+    expect(ci.filter((r) => r.role === 'clean').length).toBe(2 * CLEAN_RUNS);
+  });
+
+  it('test:ci samples faults under dialects by its seed: the same seed the same sample, another seed another', () => {
+    const sampled = (seed: number): string[] =>
+      planSweep('ci', seed)
+        .filter((r) => r.role === 'fault-dialect')
+        .map(key);
+    expect(sampled(7)).toHaveLength(CI_DIALECT_SAMPLE);
+    expect(new Set(sampled(7)).size).toBe(CI_DIALECT_SAMPLE);
+    expect(sampled(7)).toEqual(sampled(7));
+    expect(sampled(8)).not.toEqual(sampled(7));
+    const all = new Set(faultDialectRuns().map(key));
+    for (const k of sampled(7)) expect(all.has(k), k).toBe(true);
+  });
+
+  it('test:full runs every fault under each of its dialects, and the random dialects it is given', () => {
+    const full = planSweep('full', 7, [101, 202]);
+    expect(full.filter((r) => r.role === 'fault-dialect').map(key)).toEqual(faultDialectRuns().map(key));
+    expect(full.filter((r) => r.role === 'dialect' && !coveringSeeds().includes(r.seed!)).map((r) => r.seed)).toEqual([
+      101, 202,
     ]);
-    elapsedMs = performance.now() - t0;
-  }, SUITE_BUDGET_MS);
-
-  afterAll(() => {
-    const ws = FAULTS.map((f) => outcomes.ws.get(f.name)).filter((o): o is FaultOutcome => o !== undefined);
-    const sio = streamFaults()
-      .map((f) => outcomes.socketio.get(f.name))
-      .filter((o): o is FaultOutcome => o !== undefined);
-    if (ws.length === 0) return;
-    const dialectRuns = [...underDialects.values()].flat();
-    const lines = [
-      ...disagreementLines(ws),
-      ...disagreementLines(sio).map((l) => `(socketio) ${l}`),
-      ...dialectDisagreementLines(dialectRuns).map((l) => `(dialects) ${l}`),
-    ];
-    // Printed into the test output: the score is a deliverable, not only a verdict.
-    console.log(
-      `${lines.length ? `disagreements:\n${lines.join('\n')}\n` : ''}${FAULTS.length} ` +
-        `faults (+ ${sio.length} over socketio, + ${dialectRuns.length} runs under dialects) ` +
-        `and ${CLEAN_RUNS} clean runs per transport in ${(elapsedMs / 1000).toFixed(1)} s\n` +
-        `${formatTransportScore(sio, 'socketio')}\n${formatDialectScore(dialectRuns)}\n${formatScore(ws)}`,
-    );
   });
 
-  describe('under dialects', () => {
-    it.each(FAULTS.map((f) => [f.name, scoreArea(f)] as const))(
-      'fault %s (%s): caught under each of its dialects, nothing failing beyond its catches, nothing erroring',
-      (name) => {
-        const runs = underDialects.get(name) ?? [];
-        expect(runs.length, `${name} ran under ${runs.length} dialects`).toBe(DIALECTS_PER_FAULT);
-        for (const o of runs) expect(dialectOk(o), dialectDisagreementLines([o]).join('\n')).toBe(true);
-      },
-    );
+  it('takes the sample seed from CONFORM_SWEEP_SEED, else from the commit', () => {
+    expect(sweepSeed('42', 'abcdef0123')).toBe(42);
+    expect(sweepSeed(undefined, 'abcdef0123')).toBe(0xabcdef01);
+    expect(sweepSeed(undefined, undefined)).toBe(1);
   });
 
-  describe.each(TRANSPORTS.map((t) => [t]))('over %s', (transport) => {
-    it.each(Array.from({ length: CLEAN_RUNS }, (_, i) => [i + 1]))('clean run %i: no check fails or errors', (n) => {
-      const results = clean[transport][n - 1]!;
-      expect(results.length).toBe(mutationChecks().length);
-      expect(cleanProblems(results)).toEqual([]);
-      expect(results.filter((r) => r.outcome === 'pass').length).toBeGreaterThan(results.length / 2);
-    });
-
-    it.each(faultsOver(transport).map((f) => [f.name, scoreArea(f)] as const))(
-      'fault %s (%s): exactly its catches fail, nothing errors',
-      (name) => {
-        const o = outcomes[transport].get(name);
-        expect(o, `no outcome for ${name}`).toBeDefined();
-        expect(o!.failing.length, `${name} is caught by no check`).toBeGreaterThan(0);
-        expect(o!.errors, `${name}: checks ended in error`).toEqual([]);
-        // A check failing only through the push inspection saw the fault's own broken pushes: not extra.
-        expect(
-          o!.failing.filter((id) => !o!.incidental.includes(id)),
-          `${name}: failing set differs from catches`,
-        ).toEqual([...o!.fault.catches].sort());
-      },
-    );
-
-    it('scores every fault caught', () => {
-      const all = faultsOver(transport).map((f) => outcomes[transport].get(f.name)!);
-      expect(all.every((o) => o?.caught)).toBe(true);
-      if (transport === 'ws')
-        expect(formatScore(all).split('\n').at(-1)).toBe(
-          `mutation score: ${FAULTS.length}/${FAULTS.length} faults caught`,
-        );
-      else
-        expect(formatTransportScore(all, transport)).toMatch(
-          /^mutation score \(socketio\): (\d+)\/\1 stream faults caught/,
-        );
-    });
+  it('sizes the sweep from the cores and the free memory, or CONFORM_SWEEP_CONCURRENCY', () => {
+    const gib = 1024 ** 3;
+    expect(sweepCapacity(2, 20 * gib, undefined)).toEqual({ processes: 2, perProcess: 8 });
+    // Little memory: fewer runs than the cores would carry.
+    expect(sweepCapacity(2, 1 * gib, undefined)).toEqual({ processes: 2, perProcess: 2 });
+    expect(sweepCapacity(8, 0, undefined)).toEqual({ processes: 1, perProcess: 1 });
+    expect(sweepCapacity(2, 20 * gib, '3')).toEqual({ processes: 2, perProcess: 2 });
   });
 });

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startReferenceServer } from '../reference/index.ts';
-import { FAULTS } from '../scripts/mutation.ts';
+import { FAULTS } from './helpers/mutation.ts';
 import type { CheckResult } from '../src/check.ts';
 import type { Profile } from '../src/profile.ts';
 import { runChecks } from '../src/runner.ts';

@@ -8,15 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReferenceServer } from '../reference/index.ts';
 import type { CheckResult } from '../src/check.ts';
 import { wsChecks } from '../suites/ws/index.ts';
-import {
-  describeResult,
-  EVENT,
-  expectFaultFails,
-  expectNoKey,
-  runSuite,
-  startSuiteServer,
-  WS_FAULTS,
-} from './helpers/stream-suite.ts';
+import { describeResult, EVENT, expectNoKey, runSuite, startSuiteServer } from './helpers/stream-suite.ts';
 
 describe('stream suite over Socket.IO against the clean reference service', () => {
   let server: ReferenceServer;
@@ -43,14 +35,4 @@ describe('stream suite over Socket.IO against the clean reference service', () =
   });
 
   it('never puts a key of the profile into a result', () => expectNoKey(server, results));
-});
-
-/**
- * Each fault runs with the whole non-slow stream suite beside its checks, as test/ws-suite.test.ts
- * does over raw WebSocket.
- */
-describe('stream suite over Socket.IO against each fault of the reference service', () => {
-  it.concurrent.for(WS_FAULTS)('fault %s fails %j over Socket.IO', async ([fault, ids], { expect: local }) =>
-    expectFaultFails('socketio', fault, ids, local),
-  );
 });

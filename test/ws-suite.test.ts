@@ -8,15 +8,7 @@ import type { ReferenceServer } from '../reference/index.ts';
 import { runChecks } from '../src/runner.ts';
 import type { CheckResult } from '../src/check.ts';
 import { wsChecks } from '../suites/ws/index.ts';
-import {
-  describeResult,
-  expectFaultFails,
-  expectNoKey,
-  runSuite,
-  startSuiteServer,
-  withGrace,
-  WS_FAULTS,
-} from './helpers/stream-suite.ts';
+import { describeResult, expectNoKey, runSuite, startSuiteServer, withGrace } from './helpers/stream-suite.ts';
 
 describe('ws suite against the clean reference service', () => {
   let server: ReferenceServer;
@@ -50,13 +42,6 @@ describe('ws suite against the clean reference service', () => {
   });
 
   it('never puts a key of the profile into a result', () => expectNoKey(server, results));
-});
-
-describe('ws suite against each fault of the reference service', () => {
-  // Concurrent (vitest's default of 5 at once): each run mostly waits on timers; its own server and key gates.
-  it.concurrent.for(WS_FAULTS)('fault %s fails %j', async ([fault, ids], { expect: local }) =>
-    expectFaultFails('ws', fault, ids, local),
-  );
 });
 
 /**

@@ -5,7 +5,7 @@
  */
 import { expect } from 'vitest';
 import { startReferenceServer, type ReferenceServer } from '../../reference/index.ts';
-import { FAULTS } from '../../scripts/mutation.ts';
+import { FAULTS } from './mutation.ts';
 import { runChecks } from '../../src/runner.ts';
 import type { CheckResult } from '../../src/check.ts';
 import type { Profile } from '../../src/profile.ts';
@@ -30,7 +30,7 @@ export async function startSuiteServer(transport: Transport, fault?: string): Pr
 
 export const withGrace = (profile: Profile): Profile => ({
   ...profile,
-  timing: { pingTimeoutMs: WINDOW_MS, pingGraceMs: GRACE_MS },
+  timing: { ...profile.timing, pingTimeoutMs: WINDOW_MS, pingGraceMs: GRACE_MS },
 });
 
 /**

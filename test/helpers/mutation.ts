@@ -1,0 +1,547 @@
+/**
+ * The mutation driver: the reference service's faults are the harness's own test. For every fault,
+ * the whole catalogue runs against the reference service with that fault on; a fault is caught
+ * when at least one check fails, and exact when the failing checks are the fault's catches (the
+ * checks that name it in their `catches`) and no check errored. Here, in one place: one run
+ * (`runCatalogue`), the judging, the dialects that mask or widen a fault and why, the scores, and
+ * the plan of each tier's sweep. `npm run mutation` (scripts/mutation.ts) and the sweep
+ * (test/sweeps/catalogue.test.ts) both use it; test/helpers/sweep.ts runs the runs.
+ */
+import { execFileSync } from 'node:child_process';
+import {
+  coveringSeeds,
+  drawDialect,
+  resolveConfig,
+  startReferenceServer,
+  type Dialect,
+  type ReferenceConfig,
+} from '../../reference/index.ts';
+import { applyDialect } from '../../reference/dialect-config.ts';
+import { mulberry32 } from '../../reference/prices.ts';
+import type { SweepJob } from './sweep.ts';
+import { LIMITS } from '../../src/spec.ts';
+import { FAULTS as REFERENCE_FAULTS } from '../../reference/faults.ts';
+import { withCatches } from '../../src/matrix.ts';
+import { RUN_DEFAULTS, runChecks, selectChecks } from '../../src/runner.ts';
+import { streamFactoryFor } from '../../src/transports/stream-factory.ts';
+import type { Check, CheckResult } from '../../src/check.ts';
+import { CHECKS } from '../../suites/index.ts';
+import { isPushInspection } from '../../src/push-inspection.ts';
+
+/** A fault as reference/faults.ts describes it, with the checks that must fail when it is on. */
+export interface FaultEntry {
+  readonly name: string;
+  readonly area: string;
+  readonly rule: string;
+  readonly catches: readonly string[];
+}
+
+/** The reference's faults, each with its catches gathered from the registry. */
+export const FAULTS: readonly FaultEntry[] = withCatches(REFERENCE_FAULTS, CHECKS);
+
+/** Settings of a mutation run; each default is in MUTATION_DEFAULTS. */
+export interface MutationSettings {
+  /** Keep-alive window of every server (ms); declared in its profile, so checks wait this long. */
+  pingTimeoutMs: number;
+  /** Slack after the window before a close counts as late (profile timing.pingGraceMs). */
+  pingGraceMs: number;
+  /** Push interval of every server (ms) that runs no dialect (a dialect sets its own). */
+  tickMs: number;
+  /** Checks in flight at once within one catalogue run. */
+  checkConcurrency: number;
+  /** Per-check timeout (ms) unless the check sets its own. */
+  checkTimeoutMs: number;
+  /** Stream transport of the reference server and the checks' sessions. */
+  transport: 'ws' | 'socketio';
+  /** The conforming dialect the server speaks around the fault; default the reference's own. */
+  dialect?: Dialect;
+}
+
+/** Event name of the Socket.IO runs (the spec does not show one). */
+export const SOCKETIO_EVENT = 'price';
+
+/**
+ * Defaults: a 2 s window with 2 s grace keeps keep-alive checks near 5 s and still far above the
+ * ticks and timer noise of a loaded 2-core machine; within a run, checks go at the CLI's
+ * concurrency (more gains no time on two cores and makes connection-limit measurements see more
+ * closes by other checks). How many runs go at once is the sweep's (test/helpers/sweep.ts).
+ */
+export const MUTATION_DEFAULTS: Readonly<MutationSettings> = Object.freeze({
+  pingTimeoutMs: 2000,
+  pingGraceMs: 2000,
+  tickMs: 50,
+  checkConcurrency: RUN_DEFAULTS.concurrency,
+  checkTimeoutMs: 20_000,
+  transport: 'ws',
+});
+
+/** The checks a mutation run executes: the default catalogue (disruptive checks are left out, as in a plain run). */
+export const mutationChecks = (registry: readonly Check[] = CHECKS): Check[] => selectChecks(registry);
+
+/** One catalogue run against a reference server (clean when `fault` is undefined). */
+export async function runCatalogue(
+  fault: string | undefined,
+  settings: Partial<MutationSettings> = {},
+  checks: readonly Check[] = mutationChecks(),
+): Promise<CheckResult[]> {
+  const s = { ...MUTATION_DEFAULTS, ...settings };
+  // transport/event are additive options of startReferenceServer; a server that ignores
+  // them would run the checks over the raw WebSocket, so the profile is checked below.
+  const options: Parameters<typeof startReferenceServer>[0] & { transport?: string; event?: string } = {
+    // A dialect brings its own push cadence; only the ping window is shortened under it.
+    pingTimeoutMs: s.pingTimeoutMs,
+    ...(s.dialect ? { dialect: s.dialect } : { tickMs: s.tickMs }),
+    ...(fault === undefined ? {} : { fault }),
+    ...(s.transport === 'socketio' ? { transport: 'socketio', event: SOCKETIO_EVENT } : {}),
+  };
+  const server = await startReferenceServer(options);
+  try {
+    if ((server.profile.transport ?? 'ws') !== s.transport)
+      throw new Error(
+        `the reference service did not start a ${s.transport} stream (its profile ` +
+          `says ${server.profile.transport ?? 'ws'})`,
+      );
+    // The profile declares the short window; the grace is ours, since the spec shows none.
+    const profile = {
+      ...server.profile,
+      timing: { ...server.profile.timing, pingTimeoutMs: s.pingTimeoutMs, pingGraceMs: s.pingGraceMs },
+    };
+    const { results } = await runChecks({
+      profile,
+      checks,
+      createStream: streamFactoryFor(profile),
+      settings: { concurrency: s.checkConcurrency, timeoutMs: s.checkTimeoutMs },
+    });
+    return results;
+  } finally {
+    await server.close();
+  }
+}
+
+/** What one fault did to the catalogue. */
+export interface FaultOutcome {
+  fault: FaultEntry;
+  /** Ids that ended in `fail`, sorted. */
+  failing: string[];
+  /** Ids that ended in `error`, with the reason. */
+  errors: { id: string; reason: string }[];
+  /** Ids of `catches` that did not fail. */
+  missed: string[];
+  /** Failing ids that `catches` does not name (incidental ones aside). */
+  extra: string[];
+  /**
+   * Failing ids outside `catches` whose every violation is the engine's inspection of the pushes
+   * they happened to receive: a bad push fails whichever check receives it, and which checks
+   * receive one before they end depends on timing, so these are not held against exactness.
+   */
+  incidental: string[];
+  /** At least one check failed. */
+  caught: boolean;
+  /** The failing set equals `catches` and nothing errored. */
+  exact: boolean;
+  durationMs: number;
+  results: CheckResult[];
+}
+
+/** Compares a run's results with what the fault's entry promises. */
+export function judgeFault(fault: FaultEntry, results: readonly CheckResult[], durationMs = 0): FaultOutcome {
+  const failing = results
+    .filter((r) => r.outcome === 'fail')
+    .map((r) => r.id)
+    .sort();
+  const errors = results
+    .filter((r) => r.outcome === 'error')
+    .map((r) => ({ id: r.id, reason: `${r.errorCode ?? ''} ${r.reason ?? ''}`.trim() }));
+  const missed = fault.catches.filter((id) => !failing.includes(id));
+  const outside = results.filter((r) => r.outcome === 'fail' && !fault.catches.includes(r.id));
+  const incidental = outside
+    .filter((r) => r.violations.length > 0 && r.violations.every(isPushInspection))
+    .map((r) => r.id)
+    .sort();
+  const extra = outside
+    .map((r) => r.id)
+    .filter((id) => !incidental.includes(id))
+    .sort();
+  return {
+    fault,
+    failing,
+    errors,
+    missed,
+    extra,
+    incidental,
+    caught: failing.length > 0,
+    exact: missed.length === 0 && extra.length === 0 && errors.length === 0,
+    durationMs,
+    results: [...results],
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Faults under dialects: a fault must be caught whatever legitimate choices surround it.
+
+/** Dialects each fault runs under besides the default one. */
+export const DIALECTS_PER_FAULT = 2;
+
+/**
+ * Legitimate choices that mask a fault: under such a dialect the fault's rule cannot be broken or
+ * cannot be seen, so the fault is not run under it. Each entry returns why, or undefined when the
+ * dialect leaves the rule breakable. A fault absent here is breakable under every dialect.
+ */
+export const MASKED_BY: Readonly<Record<string, (d: Dialect) => string | undefined>> = {
+  // The pair limit is broken by a subscribe of 101 pairs (and shown by one of 100): a smaller catalogue has neither.
+  'subscribe-accepts-101': (d) => fewerPairsThan(d, LIMITS.maxPairsPerSubscribe + 1),
+  'subscribe-limit-99': (d) => fewerPairsThan(d, LIMITS.maxPairsPerSubscribe),
+  // A stop is judged after a pair has shown two pushes within the stop checks' wait; pushes only on
+  // change, a second or more apart (or from pairs that change seconds apart), may not show them.
+  'subscribe-extends': rarePushes,
+  'unsubscribe-keeps-pushing': rarePushes,
+  'push-unsubscribed-pair': rarePushes,
+  // Found rather than stated, the allowance is the one the target enforces, off by one or not.
+  'limit-off-by-one': (d) =>
+    d.keys.stated ? undefined : 'allowances are not stated: the run finds the allowance the fault enforces',
+  // The fault keeps only a single-connection key's slot, and the slot check closes a connection of keys.limited.
+  // A primary key of one connection would leak too, and every stream check after the first needs its slot.
+  'limit-slot-not-freed': (d) => {
+    const { limited, primary } = referenceConfig(d).keys;
+    if (limited?.connections !== 1)
+      return (
+        `keys.limited allows ${String(limited?.connections)} connections, ` +
+        "and the fault leaks only a single-connection key's slot"
+      );
+    if (primary?.connections === 1)
+      return "keys.primary allows one connection, so the fault leaks the primary key's slot too";
+    // Unstated, the allowance is searched for before any check: the search's own connection leaks the
+    // slot, and every later refusal reads as the found allowance contradicted, which a check skips.
+    return d.keys.stated ? undefined : 'allowances are not stated: the search for them leaks the slot before any check';
+  },
+};
+
+function rarePushes(d: Dialect): string | undefined {
+  if (d.stream.pushes === 'every-tick') return undefined;
+  if (d.stream.tickMs >= 1000)
+    return (
+      `pushes come only on change, at most every ${d.stream.tickMs} ms: a pair ` +
+      `may not push twice within the stop checks' wait`
+    );
+  return d.stream.quietPairs
+    ? 'pushes come only on change and some pairs change seconds apart: a pair ' +
+        "may not push twice within the stop checks' wait"
+    : undefined;
+}
+
+/**
+ * Checks that a dialect lets see a fault besides its catches: the fault still breaks its one rule,
+ * and the dialect carries the broken frame where more checks look.
+ */
+export const WIDENED_BY: Readonly<Record<string, (d: Dialect) => readonly string[]>> = {
+  // A check that pings its connection to hold it across a window sees the window closed under it.
+  'keepalive-ping-not-reset': () => ['ws.frames.no-status-number'],
+  // Refused after the upgrade, a missing or invalid key is answered with a 50005 notice, whose code
+  // the fault makes a number.
+  'notice-code-number': (d) =>
+    d.stream.unauthorized === 'after-connect' ? ['ws.handshake.invalid-key', 'ws.handshake.missing-key'] : [],
+};
+
+/** A fault as judged under a dialect: its catches, and those the dialect widens them by. */
+export function underDialect<F extends FaultEntry>(fault: F, d: Dialect): F {
+  const more = WIDENED_BY[fault.name]?.(d) ?? [];
+  return more.length ? { ...fault, catches: [...new Set([...fault.catches, ...more])] } : fault;
+}
+
+/** The reference's configuration under a dialect (its catalogue and allowances). */
+const referenceConfig = (d: Dialect): ReferenceConfig => applyDialect(resolveConfig({}), d);
+
+function fewerPairsThan(d: Dialect, n: number): string | undefined {
+  const size = referenceConfig(d).pairs.filter((p) => (p.state ?? 'active') === 'active').length;
+  return size < n ? `a catalogue of ${size} active pairs has fewer than the ${n} the rule needs` : undefined;
+}
+
+/**
+ * The seeds a fault runs under: the first DIALECTS_PER_FAULT of `pool` (rotated by the fault's
+ * index, so faults spread over it) that do not mask it.
+ */
+export function dialectSeedsFor(
+  fault: FaultEntry,
+  index: number,
+  seeds: readonly number[],
+  draw: (seed: number) => Dialect,
+): number[] {
+  const masked = MASKED_BY[fault.name];
+  const out: number[] = [];
+  for (let i = 0; i < seeds.length && out.length < DIALECTS_PER_FAULT; i++) {
+    const seed = seeds[(index + i) % seeds.length]!;
+    if (!masked?.(draw(seed))) out.push(seed);
+  }
+  return out;
+}
+
+/** A fault's outcome under one dialect. */
+export interface DialectFaultOutcome extends FaultOutcome {
+  seed: number;
+}
+
+/**
+ * A fault under a dialect passes when it is caught, nothing errors and nothing fails beyond its
+ * catches (an extra failure is a false failure under that dialect). A catch that does not fail is
+ * allowed: the dialect may leave that one check nothing to see (a catalogue too small for 101 pairs).
+ */
+export const dialectOk = (o: FaultOutcome): boolean => o.caught && o.errors.length === 0 && o.extra.length === 0;
+
+/** The score of the faults under dialects, one line. */
+export function formatDialectScore(outcomes: readonly DialectFaultOutcome[]): string {
+  const faults = new Set(outcomes.map((o) => o.fault.name)).size;
+  return (
+    `mutation score (dialects): ${outcomes.filter((o) => o.caught).length}/${outcomes.length} fault runs ` +
+    `caught (${faults} faults × up to ${DIALECTS_PER_FAULT} dialects), ${outcomes.filter(dialectOk).length}` +
+    ` with no error and no failure beyond the catches, ${outcomes.filter((o) => o.exact).length} exact`
+  );
+}
+
+/**
+ * One line per fault run under a dialect that is not ok: what failed beyond the catches, what
+ * errored, or that nothing failed.
+ */
+export function dialectDisagreementLines(outcomes: readonly DialectFaultOutcome[]): string[] {
+  return outcomes
+    .filter((o) => !dialectOk(o))
+    .map((o) => {
+      const parts = [
+        `${o.fault.name} under dialect seed ${o.seed}: ${o.caught ? `failing [${list(o.failing)}]` : 'NOT CAUGHT'}`,
+      ];
+      if (o.extra.length) parts.push(`extra [${o.extra.map((id) => `${id}: ${firstWhy(o, id)}`).join('; ')}]`);
+      if (o.errors.length) parts.push(`errors [${o.errors.map((e) => `${e.id}: ${e.reason}`).join('; ')}]`);
+      return parts.join('; ');
+    });
+}
+
+const firstWhy = (o: FaultOutcome, id: string): string => {
+  const r = o.results.find((x) => x.id === id);
+  const v = r?.violations[0];
+  return (v ? `${v.received} / expected ${v.expected}` : `${r?.outcome ?? 'absent'} ${r?.reason ?? ''}`)
+    .replace(/\s+/g, ' ')
+    .slice(0, 200);
+};
+
+/** Faults that a stream check must catch: the ones worth repeating over another stream transport. */
+export const streamFaults = (faults: readonly FaultEntry[] = FAULTS): FaultEntry[] =>
+  faults.filter((f) => f.catches.some((id) => id.startsWith('ws.')));
+
+/** Areas of the score breakdown, in print order. */
+export const SCORE_AREAS = [
+  'REST envelope',
+  'auth',
+  'pagination',
+  'price',
+  'handshake',
+  'limits',
+  'session',
+  'keep-alive',
+  'push',
+] as const;
+export type ScoreArea = (typeof SCORE_AREAS)[number];
+
+/** The score area of each `area` of reference/faults.ts. */
+export const AREA_OF: Readonly<Record<string, ScoreArea>> = {
+  'rest-envelope': 'REST envelope',
+  'status-numbers': 'REST envelope',
+  auth: 'auth',
+  entitlements: 'auth',
+  pagination: 'pagination',
+  filters: 'pagination',
+  'pair-record': 'pagination',
+  'price-record': 'price',
+  market: 'price',
+  'price-status': 'price',
+  handshake: 'handshake',
+  'connection-limit': 'limits',
+  subscription: 'session',
+  notice: 'session',
+  ping: 'keep-alive',
+  keepalive: 'keep-alive',
+  push: 'push',
+};
+
+/** Score area of a fault; `other` flags an area this table does not know yet. */
+export const scoreArea = (fault: FaultEntry): ScoreArea | 'other' => AREA_OF[fault.area] ?? 'other';
+
+const list = (ids: readonly string[]): string => (ids.length ? ids.join(', ') : '-');
+
+/** One line per fault that is not exact: what it promised and what failed. */
+export function disagreementLines(outcomes: readonly FaultOutcome[]): string[] {
+  return outcomes
+    .filter((o) => !o.exact)
+    .map((o) => {
+      const parts = [`${o.fault.name}: expected [${list(o.fault.catches)}], failing [${list(o.failing)}]`];
+      if (o.missed.length) parts.push(`missed [${list(o.missed)}]`);
+      if (o.extra.length) parts.push(`extra [${list(o.extra)}]`);
+      if (o.errors.length) parts.push(`errors [${o.errors.map((e) => `${e.id}: ${e.reason}`).join('; ')}]`);
+      return parts.join('; ');
+    });
+}
+
+/** For each fault that is not exact, why each extra or missed check ended as it did (first violation or reason). */
+export function explainLines(outcomes: readonly FaultOutcome[]): string[] {
+  const out: string[] = [];
+  for (const o of outcomes.filter((x) => !x.exact)) {
+    out.push(`${o.fault.name} (${o.fault.rule}): expected [${list(o.fault.catches)}]`);
+    for (const id of [...o.extra, ...o.missed, ...o.errors.map((e) => e.id)]) {
+      const r = o.results.find((x) => x.id === id);
+      const v = r?.violations[0];
+      const why = v ? `${v.received} / expected ${v.expected}` : `${r?.errorCode ?? ''} ${r?.reason ?? ''}`.trim();
+      const kind = o.extra.includes(id) ? 'extra' : o.missed.includes(id) ? 'missed' : 'error';
+      out.push(`  ${kind} ${id} (${r?.outcome ?? 'absent'}): ${why.replace(/\s+/g, ' ').slice(0, 300)}`);
+    }
+  }
+  return out;
+}
+
+/** The disagreements as Markdown (for `--markdown FILE`): one section per fault that is not exact. */
+export function disagreementMarkdown(outcomes: readonly FaultOutcome[]): string {
+  const out: string[] = [];
+  for (const o of outcomes.filter((x) => !x.exact)) {
+    out.push(
+      `### ${o.fault.name}`,
+      '',
+      `- rule: ${o.fault.rule}`,
+      `- expected (catches): ${list(o.fault.catches)}`,
+      `- actually failing: ${list(o.failing)}`,
+    );
+    if (o.missed.length) out.push(`- missed: ${list(o.missed)}`);
+    if (o.extra.length) out.push(`- extra: ${list(o.extra)}`);
+    for (const e of o.errors) out.push(`- error: ${e.id}: ${e.reason}`);
+    for (const id of [...o.extra, ...o.missed]) {
+      const r = o.results.find((x) => x.id === id);
+      const v = r?.violations[0];
+      const why = v ? `${v.received} / expected ${v.expected}` : `${r?.outcome ?? 'absent'} ${r?.reason ?? ''}`;
+      out.push(`  - ${id}: ${why.replace(/\s+/g, ' ').slice(0, 240)}`);
+    }
+    out.push('');
+  }
+  return out.join('\n');
+}
+
+/**
+ * The score: one line per area (caught and exact out of its faults), then
+ * `mutation score: CAUGHT/TOTAL faults caught` as the last line.
+ */
+export function formatScore(outcomes: readonly FaultOutcome[]): string {
+  const areas = [...SCORE_AREAS, ...(outcomes.some((o) => scoreArea(o.fault) === 'other') ? ['other' as const] : [])];
+  const w = Math.max(...areas.map((a) => a.length));
+  const lines = [
+    "mutation score by area (caught: >= 1 check fails; exact: the failing checks are the fault's catches, no error):",
+  ];
+  for (const area of areas) {
+    const of = outcomes.filter((o) => scoreArea(o.fault) === area);
+    lines.push(
+      `  ${area.padEnd(w)}  ${String(of.filter((o) => o.caught).length).padStart(3)}` +
+        `/${String(of.length).padEnd(3)} ` +
+        `caught  ${String(of.filter((o) => o.exact).length).padStart(3)}/${of.length} exact`,
+    );
+  }
+  const caught = outcomes.filter((o) => o.caught).length;
+  const exact = outcomes.filter((o) => o.exact).length;
+  lines.push(`exact: ${exact}/${outcomes.length} faults fail exactly their catches with no error`);
+  lines.push(`mutation score: ${caught}/${outcomes.length} faults caught`);
+  return lines.join('\n');
+}
+
+/** The score of the stream faults over a second transport, one line (printed above the main score). */
+export function formatTransportScore(outcomes: readonly FaultOutcome[], transport: string): string {
+  return (
+    `mutation score (${transport}): ${outcomes.filter((o) => o.caught).length}/${outcomes.length} ` +
+    `stream faults caught, ${outcomes.filter((o) => o.exact).length} exact`
+  );
+}
+
+/** Failing and erroring checks of a clean run, one line each (empty when clean). */
+export function cleanProblems(results: readonly CheckResult[]): string[] {
+  return results
+    .filter((r) => r.outcome === 'fail' || r.outcome === 'error')
+    .map(
+      (r) =>
+        `${r.id}: ${r.outcome}${r.reason ? ` (${r.errorCode ?? ''} ${r.reason})` : ''}` +
+        `${r.violations.map((v) => ` ${v.received} / expected ${v.expected}`).join(';')}`,
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The sweeps: which catalogue runs each tier makes. One list, read by the tests and the scripts.
+
+/** `test:ci` checks every fault once; `test:full` checks every fault under every dialect it is run under. */
+export type SweepTier = 'ci' | 'full';
+
+/** The role of a run in a sweep, for the tests that judge it. */
+export type SweepRole = 'clean' | 'fault' | 'fault-dialect' | 'dialect';
+
+/** A run of a sweep and why it is there. */
+export type PlannedRun = SweepJob & { role: SweepRole };
+
+/** Clean runs in a row per transport: a clean pass must not be a fluke of timing. */
+export const CLEAN_RUNS = 3;
+/** Fault runs under dialects that `test:ci` draws, anew for every commit. */
+export const CI_DIALECT_SAMPLE = 24;
+/** Random dialects `test:full` runs beside the covering ones, on each transport. */
+export const FULL_RANDOM_DIALECTS = 3;
+
+/** Every fault under each of its dialects (DIALECTS_PER_FAULT that do not mask it). */
+export function faultDialectRuns(faults: readonly FaultEntry[] = FAULTS): PlannedRun[] {
+  const seeds = coveringSeeds();
+  return faults.flatMap((fault) =>
+    dialectSeedsFor(
+      fault,
+      FAULTS.findIndex((f) => f.name === fault.name),
+      seeds,
+      drawDialect,
+    ).map((seed) => ({ fault: fault.name, transport: 'ws' as const, seed, role: 'fault-dialect' as const })),
+  );
+}
+
+/** `n` of `items`, drawn without repeats by a PRNG seeded with `seed` (so a sample can be replayed). */
+export function sample<T>(items: readonly T[], n: number, seed: number): T[] {
+  const random = mulberry32(seed);
+  const rest = [...items];
+  const out: T[] = [];
+  while (out.length < n && rest.length > 0) out.push(rest.splice(Math.floor(random() * rest.length), 1)[0]!);
+  return out;
+}
+
+/**
+ * The runs of a tier. Both: clean runs and every fault over the raw WebSocket, the faults a stream
+ * check catches again over Socket.IO, and the covering dialect seeds (every value of every option)
+ * clean over both transports. `ci` adds CI_DIALECT_SAMPLE fault runs under dialects drawn with
+ * `sampleSeed`; `full` adds every fault under each of its dialects and `randomDialects` clean.
+ */
+export function planSweep(tier: SweepTier, sampleSeed: number, randomDialects: readonly number[] = []): PlannedRun[] {
+  const transports = ['ws', 'socketio'] as const;
+  const covering = coveringSeeds();
+  const underDialects = faultDialectRuns();
+  return [
+    ...transports.flatMap((transport) =>
+      Array.from({ length: CLEAN_RUNS }, () => ({ transport, role: 'clean' as const })),
+    ),
+    ...FAULTS.map((f) => ({ fault: f.name, transport: 'ws' as const, role: 'fault' as const })),
+    ...streamFaults().map((f) => ({ fault: f.name, transport: 'socketio' as const, role: 'fault' as const })),
+    ...transports.flatMap((transport) => covering.map((seed) => ({ transport, seed, role: 'dialect' as const }))),
+    ...(tier === 'ci' ? sample(underDialects, CI_DIALECT_SAMPLE, sampleSeed) : underDialects),
+    ...(tier === 'full'
+      ? randomDialects.flatMap((seed, i) => [{ transport: transports[i % 2]!, seed, role: 'dialect' as const }])
+      : []),
+  ];
+}
+
+/**
+ * The seed of `test:ci`'s dialect sample: CONFORM_SWEEP_SEED when set (to replay a run), else
+ * drawn from the commit under test, so each commit samples anew and any run can be replayed.
+ */
+export function sweepSeed(env = process.env.CONFORM_SWEEP_SEED, commit = currentCommit()): number {
+  if (env !== undefined && /^\d+$/.test(env)) return Number(env);
+  return commit ? Number.parseInt(commit.slice(0, 8), 16) : 1;
+}
+
+function currentCommit(): string | undefined {
+  try {
+    return execFileSync('git', ['rev-parse', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return undefined;
+  }
+}
