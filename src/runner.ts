@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import type { Check, CheckResult, Evidence, Outcome, Tag } from './check.ts';
 import { TAGS } from './check.ts';
 import type { Profile } from './profile.ts';
-import type { Waits } from './timing.ts';
+import { waitStretch, type Waits } from './timing.ts';
 import type { Validator } from './validator.ts';
 import { validator as defaultValidator } from './validator.ts';
 import type { Redact } from './redact.ts';
@@ -172,7 +172,7 @@ export interface RunOutcome {
 
 function timeoutOf(check: Check, profile: Profile, waits: Waits, fallback: number): number {
   const t = typeof check.timeoutMs === 'function' ? check.timeoutMs(profile, waits) : check.timeoutMs;
-  return t && t > 0 ? t : fallback;
+  return t && t > 0 ? t : Math.ceil(fallback * waitStretch(waits));
 }
 
 /** Counts, coverage and verdict of a list of results; `minCoverage` is a percentage of must checks that have to run. */

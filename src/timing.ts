@@ -94,6 +94,16 @@ export function waitsFor(profile: Pick<Profile, 'timing'>, observed: ObservedTim
 }
 
 /**
+ * How much longer than the defaults the run waits (at least 1): a target that states a slower
+ * cadence or a slower reply stretches the per-check timeout by as much, so a check that waits as
+ * the statement asks is not cut off by a timeout sized for the defaults.
+ */
+export function waitStretch(w: Waits): number {
+  const keys = ['noticeMs', 'firstPushMs', 'pushMs', 'cadenceMs', 'releaseMs'] as const;
+  return Math.max(1, ...keys.map((k) => w[k] / WAIT_DEFAULTS[k]));
+}
+
+/**
  * The run's timing: the profile's statement and what the run measured. Checks read the waits as
  * they start.
  */

@@ -219,14 +219,14 @@ describe('the sweeps', () => {
   });
 
   it('takes the sample seed from CONFORM_SWEEP_SEED, else from the commit', () => {
-    expect(sweepSeed('42', 'abcdef0123')).toBe(42);
-    expect(sweepSeed(undefined, 'abcdef0123')).toBe(0xabcdef01);
-    expect(sweepSeed(undefined, undefined)).toBe(1);
+    expect(sweepSeed('42', () => 'abcdef0123')).toBe(42);
+    expect(sweepSeed(undefined, () => 'abcdef0123')).toBe(0xabcdef01);
+    expect(sweepSeed(undefined, () => undefined)).toBe(1);
   });
 
   it('sizes the sweep from the cores and the free memory, or CONFORM_SWEEP_CONCURRENCY', () => {
     const gib = 1024 ** 3;
-    expect(sweepCapacity(2, 20 * gib, undefined)).toEqual({ processes: 2, perProcess: 8 });
+    expect(sweepCapacity(2, 20 * gib, undefined)).toEqual({ processes: 2, perProcess: 12 });
     // Little memory: fewer runs than the cores would carry.
     expect(sweepCapacity(2, 1 * gib, undefined)).toEqual({ processes: 2, perProcess: 2 });
     expect(sweepCapacity(8, 0, undefined)).toEqual({ processes: 1, perProcess: 1 });

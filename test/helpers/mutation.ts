@@ -515,17 +515,19 @@ export function planSweep(tier: SweepTier, sampleSeed: number, randomDialects: r
   const transports = ['ws', 'socketio'] as const;
   const covering = coveringSeeds();
   const underDialects = faultDialectRuns();
+  // The runs under dialects first: they take the longest (a minute or more, where a default run
+  // takes seconds), and a sweep that starts them last waits for its slowest run at the end.
   return [
+    ...(tier === 'ci' ? sample(underDialects, CI_DIALECT_SAMPLE, sampleSeed) : underDialects),
+    ...transports.flatMap((transport) => covering.map((seed) => ({ transport, seed, role: 'dialect' as const }))),
+    ...(tier === 'full'
+      ? randomDialects.map((seed, i) => ({ transport: transports[i % 2]!, seed, role: 'dialect' as const }))
+      : []),
+    ...FAULTS.map((f) => ({ fault: f.name, transport: 'ws' as const, role: 'fault' as const })),
+    ...streamFaults().map((f) => ({ fault: f.name, transport: 'socketio' as const, role: 'fault' as const })),
     ...transports.flatMap((transport) =>
       Array.from({ length: CLEAN_RUNS }, () => ({ transport, role: 'clean' as const })),
     ),
-    ...FAULTS.map((f) => ({ fault: f.name, transport: 'ws' as const, role: 'fault' as const })),
-    ...streamFaults().map((f) => ({ fault: f.name, transport: 'socketio' as const, role: 'fault' as const })),
-    ...transports.flatMap((transport) => covering.map((seed) => ({ transport, seed, role: 'dialect' as const }))),
-    ...(tier === 'ci' ? sample(underDialects, CI_DIALECT_SAMPLE, sampleSeed) : underDialects),
-    ...(tier === 'full'
-      ? randomDialects.flatMap((seed, i) => [{ transport: transports[i % 2]!, seed, role: 'dialect' as const }])
-      : []),
   ];
 }
 
@@ -533,9 +535,13 @@ export function planSweep(tier: SweepTier, sampleSeed: number, randomDialects: r
  * The seed of `test:ci`'s dialect sample: CONFORM_SWEEP_SEED when set (to replay a run), else
  * drawn from the commit under test, so each commit samples anew and any run can be replayed.
  */
-export function sweepSeed(env = process.env.CONFORM_SWEEP_SEED, commit = currentCommit()): number {
+export function sweepSeed(
+  env = process.env.CONFORM_SWEEP_SEED,
+  commit: () => string | undefined = currentCommit,
+): number {
   if (env !== undefined && /^\d+$/.test(env)) return Number(env);
-  return commit ? Number.parseInt(commit.slice(0, 8), 16) : 1;
+  const head = commit();
+  return head ? Number.parseInt(head.slice(0, 8), 16) : 1;
 }
 
 function currentCommit(): string | undefined {

@@ -34,10 +34,11 @@ export interface SweepCapacity {
 
 /**
  * Runs per core: a run spends about a tenth of its wall time on the CPU (measured: 1.9 CPU-s of a
- * 5 s clean run, 2 to 9 CPU-s of a 60 to 90 s run under a dialect), so eight keep a core under
- * full load with room for the bursts; the event-loop gate below catches the rest.
+ * 5 s clean run, 2 to 9 CPU-s of a 60 to 200 s run under a dialect; a sweep of 181 runs at eight
+ * a core kept its two cores 27 % busy), so twelve keep a core well used with room for the bursts;
+ * the event-loop gate of each process catches the rest.
  */
-const RUNS_PER_CORE = 8;
+const RUNS_PER_CORE = 12;
 /** Memory one run holds at its peak (its server, its sessions, its results), with room. */
 const BYTES_PER_RUN = 128 * 1024 * 1024;
 /** Share of the free memory the sweep may take. */
@@ -134,9 +135,15 @@ export async function sweep(
 /** One line: how long the sweep took, on what, and how busy it kept the machine. */
 export function sweepLine(o: SweepOutcome, cores = availableParallelism()): string {
   const wall = o.wallMs / 1000;
+  const slowest = [...o.results].sort((a, b) => b.durationMs - a.durationMs)[0];
+  const job = slowest?.job;
   return (
     `${o.results.length} catalogue runs in ${wall.toFixed(1)} s wall, ${(o.cpuMs / 1000).toFixed(1)} s CPU ` +
     `(${((o.cpuMs / o.wallMs / cores) * 100).toFixed(0)} % of ${cores} cores; ` +
-    `${o.capacity.processes} processes × ${o.capacity.perProcess} runs)`
+    `${o.capacity.processes} processes × ${o.capacity.perProcess} runs)` +
+    (job
+      ? `; slowest run ${(slowest.durationMs / 1000).toFixed(1)} s (${job.fault ?? 'clean'}, ${job.transport}` +
+        `${job.seed === undefined ? '' : `, dialect ${job.seed}`})`
+      : '')
   );
 }

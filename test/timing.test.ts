@@ -1,0 +1,41 @@
+/**
+ * The run's waits (src/timing.ts): what the profile states shortens or lengthens them by the
+ * harness's margin, what the run measured only lengthens them, and a target that states nothing
+ * is waited for as long as the defaults say.
+ */
+import { describe, expect, it } from 'vitest';
+import { RunTiming, WAIT_DEFAULTS, margin, waitStretch, waitsFor } from '../src/timing.ts';
+
+describe('the waits of a run', () => {
+  it('are the defaults for a profile that states nothing', () => {
+    expect(waitsFor({})).toEqual(WAIT_DEFAULTS);
+    expect(waitsFor({ timing: { pingTimeoutMs: 2000, pingGraceMs: 500 } })).toEqual(WAIT_DEFAULTS);
+    expect(waitStretch(waitsFor({}))).toBe(1);
+  });
+
+  it('come from a stated push interval, reply time and release time, with twice the figure plus a second', () => {
+    const w = waitsFor({ timing: { pushIntervalMs: 100, noticeMs: 500, slotReleaseMs: 0 } });
+    expect(w).toMatchObject({ pushMs: 1200, cadenceMs: 1400, firstPushMs: 1200, noticeMs: 2000, releaseMs: 1000 });
+    expect(w.inFlightMs).toBe(WAIT_DEFAULTS.inFlightMs);
+    expect(margin(250)).toBe(1500);
+  });
+
+  it('take a stated first-push time over the interval, and grow past the defaults for a slow target', () => {
+    expect(waitsFor({ timing: { pushIntervalMs: 100, firstPushMs: 4000 } }).firstPushMs).toBe(9000);
+    const slow = waitsFor({ timing: { pushIntervalMs: 11_000 } });
+    expect(slow).toMatchObject({ pushMs: 23_000, cadenceMs: 45_000 });
+    // The per-check timeout stretches with the most stretched wait: 23 s for a push against 5 s unstated.
+    expect(waitStretch(slow)).toBe(4.6);
+  });
+
+  it('lengthen with a release the run measured, never shorten', () => {
+    const timing = new RunTiming({});
+    timing.observeSlotRelease(3000);
+    expect(timing.waits.releaseMs).toBe(7000);
+    timing.observeSlotRelease(100);
+    expect(timing.waits.releaseMs).toBe(7000);
+    const fast = new RunTiming({});
+    fast.observeSlotRelease(0);
+    expect(fast.waits.releaseMs).toBe(WAIT_DEFAULTS.releaseMs);
+  });
+});
