@@ -3,7 +3,7 @@
  * process. Scenarios (all by default, or name them: `npm run bench:load -- cpu ramp`):
  *   cpu   CPU per received frame of `conform load fanout` (all its measuring included) beside a
  *         minimal ws client loop (connect, subscribe, count) and the k6 fan-out script on a real
- *         k6 (when scripts/install-k6.sh has installed it) at the same N, one run; also whether
+ *         k6 (when CONFORM_K6 names one the user installed) at the same N, one run; also whether
  *         fanout stays trustworthy at that rate (default 2,000 clients × 10 pairs × 10 Hz =
  *         200,000 frames/s) and each generator's latency p99.
  *   ramp  10,000 connections ramped at 3,000/s before traffic (subscribe after the ramp), held; memory per connection.

@@ -29,16 +29,18 @@ import {
   thresholdExprs,
   thresholdsFromEnv,
 } from './lib/config.ts';
-import { countersByCode, distribution, flushMetrics, peak, tally } from './lib/metrics.ts';
+import { k6Metrics } from './lib/metrics.ts';
+import { currentSegment } from './lib/segment.ts';
 import { pushFrameProblems } from './lib/push-frame.ts';
 import { fanoutSchedule } from '../schedule.ts';
 import { summaryOutputs, type SummaryData } from './lib/summary.ts';
 
-const cfg = fanoutConfig();
-const thresholds = thresholdExprs('fanout');
+const cfg = fanoutConfig(__ENV);
+const { countersByCode, distribution, flushMetrics, peak, tally } = k6Metrics({ Counter, Trend });
+const thresholds = thresholdExprs(__ENV, 'fanout');
 const iterations = Math.ceil(cfg.clients / cfg.connectionsPerVU);
 const schedule = fanoutSchedule(cfg);
-const k6Thresholds = thresholdsFromEnv('fanout');
+const k6Thresholds = thresholdsFromEnv(__ENV, 'fanout');
 // A run in which not one client connected says nothing about the target: it fails.
 k6Thresholds.connected ??= [];
 k6Thresholds.connected.push('count>0');
@@ -96,7 +98,7 @@ interface SetupData {
 /** The target's clock from REST `ts` (load/clock.ts, the same estimate as conform load fanout). */
 export function setup(): SetupData {
   if (!cfg.restUrl) return { clock: { samples: [], resolutionMs: 1, tsUnit: null, offsetMs: null } };
-  const key = runtimeKeys()[0]!.key;
+  const key = runtimeKeys(__ENV)[0]!.key;
   const samples: OffsetSample[] = [];
   let unit: TimeUnit | null = null;
   for (let i = 0; i < 8; i++) {
@@ -132,7 +134,7 @@ let keys: string[] | null = null;
 
 export default function (data: SetupData): void {
   if (!keys) {
-    const allowances = runtimeKeys();
+    const allowances = runtimeKeys(__ENV);
     checkAllowance(allowances, cfg.clients);
     keys = assignKeyList(cfg.clients, allowances);
   }
@@ -342,7 +344,8 @@ export function handleSummary(data: SummaryData): Record<string, string> {
   return summaryOutputs(data, {
     clock: { report: { ...estimate, tsUnit: setupClock.tsUnit }, shiftMs, belowZero: latencyBelowZero.name },
     kind: 'fanout',
-    report: reportConfig('fanout'),
+    report: reportConfig(__ENV, 'fanout'),
+    segment: currentSegment(),
     thresholds,
     options: {
       clients: cfg.clients,

@@ -2,9 +2,9 @@
  * handleSummary for the k6 scripts: turns k6's end-of-test data into conform's load result (the
  * JSON `conform load merge` reads, with each distribution's bucket counts), a console summary,
  * a self-contained HTML page and JUnit XML, so a k6 run reads like a conform run.
- * Dependency-free (k6 is not Node).
+ * Dependency-free (k6 is not Node), and free of k6 modules too: what it needs of k6's execution
+ * context (the execution segment) comes in through the context, so it runs under Node in the tests.
  */
-import exec from 'k6/execution';
 import { BUCKET_COUNT, bucketMetric, bucketPercentileUs, shiftBucketCounts } from '../../log-buckets.ts';
 import { SATURATION } from '../../options.ts';
 import { BUCKET_LAYOUT, BUCKET_UNIT, RESULT_LINE_PREFIX } from '../../result-format.ts';
@@ -55,15 +55,14 @@ export interface SummaryContext {
    * magnitudes of latencies that were below zero on the VUs' estimate (never clamped).
    */
   clock?: { report: Record<string, unknown>; shiftMs: number | null; belowZero: string };
+  /** This instance's execution segment (`segmentOf(exec.test.options)`); `0:1` is the whole test. */
+  segment: string;
 }
 
-function segment(): string {
-  try {
-    const s = (exec.test.options as { executionSegment?: unknown }).executionSegment;
-    return s ? String(s) : '0:1';
-  } catch {
-    return '0:1';
-  }
+/** The execution segment named in k6's test options (`exec.test.options`), else the whole test. */
+export function segmentOf(options: unknown): string {
+  const s = (options as { executionSegment?: unknown } | null | undefined)?.executionSegment;
+  return s ? String(s) : '0:1';
 }
 
 /** conform's load result of a k6 run (plain data). */
@@ -84,8 +83,8 @@ export function k6Result(data: SummaryData, ctx: SummaryContext): Record<string,
   const result: Record<string, unknown> = {
     kind: ctx.kind,
     generator: 'k6',
-    host: ctx.report.host || `k6 segment ${segment()}`,
-    segment: segment(),
+    host: ctx.report.host || `k6 segment ${ctx.segment}`,
+    segment: ctx.segment,
     startedAt: new Date(Date.now() - data.state.testRunDurationMs).toISOString(),
     options: ctx.options,
     clock: ctx.clock?.report ?? null,
