@@ -95,8 +95,12 @@ export function positiveInt(value: unknown, option: string, max = Number.MAX_SAF
   return n;
 }
 
-const REPORTS = ['console', 'json', 'html'];
-/** Parses `console,json,html`; an unknown format is a usage error. */
+/**
+ * Report formats; `result` prints the JSON report as one `conform-result {…}` line on stdout, so a
+ * pod's log is a result file for `conform load merge`.
+ */
+const REPORTS = ['console', 'json', 'html', 'result'];
+/** Parses `console,json,html,result`; an unknown format is a usage error. */
 export function parseReports(value: readonly string[] | string | undefined): string[] {
   if (value === undefined) return [...FANOUT_DEFAULTS.reports];
   const list = (Array.isArray(value) ? value : [value])

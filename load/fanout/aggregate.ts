@@ -56,6 +56,7 @@ export interface FanoutMeasurements {
   framesReceived: number;
   framesPerSecond: number;
   measuredMs: number;
+  /** Of the measured phase's frames; with a shared window (--start-at), of the frames sent inside it. */
   latencyMs: Percentiles;
   serverLatencyMs: Percentiles;
   skewMs: { count: number; p50: number | null; p90: number | null; p99: number | null; max: number | null };
@@ -122,6 +123,13 @@ export class FanoutAggregator {
   private readonly latency = createHistogram();
   /** Magnitudes of latencies below zero on the pre-run clock estimate (created when one arrives). */
   private latencyBelow: Histogram | null = null;
+  /**
+   * With a shared window (--start-at): latency of the frames sent inside it, from every tick,
+   * measured phase or not. It replaces `latency` in the result, so hosts on one schedule report
+   * the same frames and merge to the unsharded distribution.
+   */
+  private windowLatency: Histogram | null = null;
+  private windowLatencyBelow: Histogram | null = null;
   private receiptsBeforeSentAt = 0;
   private framesWithoutSentAt = 0;
   private readonly serverLatency = createHistogram();
@@ -256,6 +264,14 @@ export class FanoutAggregator {
     if (tick.sentAtUnit) this.sentAtUnit = tick.sentAtUnit;
     this.maxSentMinusReceived = Math.max(this.maxSentMinusReceived, tick.maxSentMinusReceivedMs);
     this.windowFrames += tick.windowFrames;
+    if (tick.windowLatency !== undefined) {
+      this.windowLatency ??= createHistogram();
+      addEncoded(this.windowLatency, tick.windowLatency);
+    }
+    if (tick.windowLatencyBelowZero) {
+      this.windowLatencyBelow ??= createHistogram();
+      addEncoded(this.windowLatencyBelow, tick.windowLatencyBelowZero);
+    }
 
     const b = this.bucket(tick.atMs);
     b.frames += tick.frames;
@@ -418,7 +434,9 @@ export class FanoutAggregator {
       if (below) stillBelow += addShifted(out, below, shiftUs, true);
       return out;
     };
-    const latency = corrected(this.latency, this.latencyBelow);
+    const latency = this.windowLatency
+      ? corrected(this.windowLatency, this.windowLatencyBelow)
+      : corrected(this.latency, this.latencyBelow);
     const none = createHistogram();
     const measuredMs = Math.max(0, Math.min(this.stopAt, this.latestMs) - this.steadyAt);
     const workers: WorkerHealth[] = [...this.health.entries()]

@@ -121,6 +121,11 @@ export class ClientState {
   // coordinator that its clock estimate was off (it narrows it and shifts both histograms back).
   private readonly latencyBelowZero = new FastRecorder();
   private belowZero = 0;
+  // The frames sent inside the shared window (--start-at) alone, whenever they arrive: every host
+  // on the schedule measures the same frames, so shards merge to the unsharded distribution.
+  private readonly windowLatency = new FastRecorder();
+  private readonly windowLatencyBelowZero = new FastRecorder();
+  private windowBelowZero = 0;
   private framesWithoutSentAt = 0;
   private readonly serverLatency = new FastRecorder();
   private frames = 0;
@@ -353,6 +358,12 @@ export class ClientState {
       pongs: this.pongs,
       latency: this.latency.takeEncoded(),
       latencyBelowZero: this.belowZero ? this.latencyBelowZero.takeEncoded() : null,
+      ...(this.cfg.frameWindow
+        ? {
+            windowLatency: this.windowLatency.takeEncoded(),
+            windowLatencyBelowZero: this.windowBelowZero ? this.windowLatencyBelowZero.takeEncoded() : null,
+          }
+        : {}),
       framesWithoutSentAt: this.framesWithoutSentAt,
       serverLatency: this.serverLatency.takeEncoded(),
       connectMs: this.connectMs,
@@ -398,7 +409,7 @@ export class ClientState {
     this.connectErrors = {};
     this.noticeErrors = {};
     this.maxSentMinusReceived = Number.NEGATIVE_INFINITY;
-    this.belowZero = this.framesWithoutSentAt = 0;
+    this.belowZero = this.windowBelowZero = this.framesWithoutSentAt = 0;
     return counts;
   }
 
@@ -467,8 +478,14 @@ export class ClientState {
           this.belowZero++;
         }
         const w = cfg.frameWindow;
-        if (w && sentMs - cfg.serverOffsetMs >= w.startWallMs && sentMs - cfg.serverOffsetMs < w.endWallMs)
+        if (w && sentMs - cfg.serverOffsetMs >= w.startWallMs && sentMs - cfg.serverOffsetMs < w.endWallMs) {
           this.windowFrames++;
+          if (v >= 0) this.windowLatency.recordMs(v);
+          else {
+            this.windowLatencyBelowZero.recordMs(-v);
+            this.windowBelowZero++;
+          }
+        }
       }
     }
     // Without last_updated a frame names no update: it counts, but not for skew, loss or order.

@@ -57,6 +57,12 @@ export interface Tick {
   latency: string;
   /** Receipts before sent_at on the clock in use (how far before, encoded like latency); null when none. */
   latencyBelowZero: string | null;
+  /**
+   * With a frameWindow: the latency of the frames sent inside it, and of those received before
+   * their sent_at (encoded like latency; null when none). Absent without a window.
+   */
+  windowLatency?: string;
+  windowLatencyBelowZero?: string | null;
   /** Push frames without a numeric sent_at (latency not measurable for them). */
   framesWithoutSentAt: number;
   serverLatency: string;
