@@ -10,6 +10,8 @@ import { runCalibrate } from './calibrate/run.ts';
 import { runFanout, type FanoutOptions } from './fanout/run.ts';
 import {
   FANOUT_DEFAULTS,
+  MAX_CLIENTS_PER_HOST,
+  MAX_SHARDS,
   parseDuration,
   parseRate,
   parseReports,
@@ -97,7 +99,9 @@ export function parseLoadArgs(
   }
   const pair = list(argv.pair);
   const fanout: FanoutOptions = {
-    ...(argv.clients !== undefined ? { clients: positiveInt(one(argv.clients), '--clients', 20_000) } : {}),
+    ...(argv.clients !== undefined
+      ? { clients: positiveInt(one(argv.clients), '--clients', MAX_CLIENTS_PER_HOST * MAX_SHARDS) }
+      : {}),
     ...(argv.pairs !== undefined ? { pairs: positiveInt(one(argv.pairs), '--pairs', 100) } : {}),
     ...(pair ? { pair } : {}),
     ...(duration !== undefined ? { durationMs: duration } : {}),

@@ -160,6 +160,7 @@ export function mergeResults(inputs: readonly MergeInput[], extraThresholds: rea
   const withoutLate: string[] = [];
   const withoutDropped: string[] = [];
   const exprs = new Set<string>(extraThresholds);
+  const shards: { index: number; count: number }[] = [];
 
   for (const { file, r } of results) {
     const generator = r.generator === 'k6' ? 'k6' : 'conform';
@@ -170,6 +171,9 @@ export function mergeResults(inputs: readonly MergeInput[], extraThresholds: rea
     }
     for (const t of (Array.isArray(r.thresholds) ? r.thresholds : []) as { expr?: unknown }[])
       if (typeof t.expr === 'string') exprs.add(t.expr);
+    const shard = r.shard as Json | undefined;
+    if (shard && num(shard.index) !== null && num(shard.count) !== null)
+      shards.push({ index: shard.index as number, count: shard.count as number });
     const skew = (r.skewMs ?? {}) as Json;
     const latency = (r.latencyMs ?? {}) as Json;
     const window = r.window as Json | undefined;
@@ -270,6 +274,22 @@ export function mergeResults(inputs: readonly MergeInput[], extraThresholds: rea
         'are judged on the worst host, a lower bound of the whole run',
     );
     if (hosts.some((h) => h.generator === 'k6')) observations.push('k6 hosts report no skew or loss');
+  }
+  if (shards.length) {
+    // A run spread over n shards (a Job's pods) is whole only with each shard once.
+    const counts = new Set(shards.map((s) => s.count));
+    const n = Math.max(...counts);
+    const seen = shards.map((s) => s.index);
+    const missing = Array.from({ length: n }, (_, i) => i + 1).filter((i) => !seen.includes(i));
+    const twice = [...new Set(seen.filter((i, k) => seen.indexOf(i) !== k))];
+    if (counts.size > 1)
+      observations.push(`the results name different shard counts (${[...counts].join(', ')}): not one run`);
+    if (missing.length)
+      observations.push(
+        `shard${missing.length > 1 ? 's' : ''} ${missing.join(', ')} of ${n} missing: ` +
+          `the merged run lacks their clients and frames`,
+      );
+    if (twice.length) observations.push(`shard ${twice.join(', ')} given more than once: its counts are added twice`);
   }
   const untrusted = hosts.filter((h) => h.trustworthy === false);
   if (untrusted.length)

@@ -12,6 +12,13 @@ import { LIMITS } from '../src/spec.ts';
  */
 export const SATURATION = { eventLoopDelayP99Ms: 20, cpuPercent: 90 } as const;
 
+/**
+ * Clients one `conform load fanout` process opens at most (its open files and two cores); a run
+ * spread over shards may have this many per shard, up to the most shards `--shard` allows.
+ */
+export const MAX_CLIENTS_PER_HOST = 20_000;
+export const MAX_SHARDS = 1000;
+
 /** Defaults of `conform load fanout`. */
 export const FANOUT_DEFAULTS = {
   /** Clients (WebSocket connections). */
@@ -117,8 +124,8 @@ export function parseShard(value: string): { index: number; count: number } {
   const m = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(value);
   const index = m ? Number(m[1]) : NaN;
   const count = m ? Number(m[2]) : NaN;
-  if (!(count >= 1 && index >= 1 && index <= count && count <= 1000))
-    throw new LoadUsageError(`--shard ${JSON.stringify(value)}: must be i/n with 1 ≤ i ≤ n ≤ 1000, e.g. 1/4`);
+  if (!(count >= 1 && index >= 1 && index <= count && count <= MAX_SHARDS))
+    throw new LoadUsageError(`--shard ${JSON.stringify(value)}: must be i/n with 1 ≤ i ≤ n ≤ ${MAX_SHARDS}, e.g. 1/4`);
   return { index, count };
 }
 

@@ -232,6 +232,7 @@ describe('the Job run as N pods on one machine', () => {
     ]);
     for (const r of [whole!, ...shards]) expect(r.observations.join('\n')).not.toMatch(/shared window opened/);
     const merged = mergeResults(shards.map((s, i) => ({ file: `pod-${i}.log`, data: s })));
+    expect(merged.observations.join('\n')).not.toMatch(/missing|more than once|different shard counts/);
     const count = (name: string): number => merged.distributions[name]!.count;
     const figures = {
       merged: {

@@ -10,7 +10,7 @@ import { estimateClock, resolutionMs, type ClockEstimate, type TimeUnit } from '
 import { monoNow, wallOffsetMs } from '../mono-clock.ts';
 import { moduleUrl } from '../../src/module-url.ts';
 import { LoadUsageError } from '../../src/errors.ts';
-import { FANOUT_DEFAULTS, positiveInt } from '../options.ts';
+import { FANOUT_DEFAULTS, MAX_CLIENTS_PER_HOST, MAX_SHARDS, positiveInt } from '../options.ts';
 import { assignKeys, pickPairs, sampleTargetClock, type LoadTarget } from '../target.ts';
 import { evaluateThresholds, parseThresholds, type ThresholdResult } from '../thresholds.ts';
 import { CLOSE_GRACE_MS, fanoutSchedule } from '../schedule.ts';
@@ -148,7 +148,8 @@ export function resolveFanoutOptions(
 ): Required<
   Omit<FanoutOptions, 'pair' | 'localAddress' | 'onProgress' | 'workers' | 'subscribeAfterRamp' | 'shard' | 'startAtMs'>
 > & { workers: number; pair?: string[] } {
-  const clients = positiveInt(o.clients ?? FANOUT_DEFAULTS.clients, '--clients', 20_000);
+  // The whole run's clients: one host opens at most MAX_CLIENTS_PER_HOST of them (checked per shard).
+  const clients = positiveInt(o.clients ?? FANOUT_DEFAULTS.clients, '--clients', MAX_CLIENTS_PER_HOST * MAX_SHARDS);
   const pairs = positiveInt(o.pairs ?? FANOUT_DEFAULTS.pairs, '--pairs', 100);
   if (o.pair && o.pair.length > 100)
     throw new LoadUsageError(`--pair: ${o.pair.length} pairs; the spec allows at most 100 per connection`);
@@ -193,9 +194,14 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
         `which it does not speak (load rest works with this profile)`,
     );
   }
-  const keys = assignKeys(o.clients, target.keys);
   const shard = shardRange(o.clients, options.shard);
   const mine = shard.to - shard.from;
+  if (mine > MAX_CLIENTS_PER_HOST)
+    throw new LoadUsageError(
+      `--clients ${o.clients}${options.shard ? ` --shard ${options.shard.index}/${options.shard.count}` : ''}: ` +
+        `${mine} clients on this host; one host opens at most ${MAX_CLIENTS_PER_HOST}: spread them over more shards`,
+    );
+  const keys = assignKeys(o.clients, target.keys);
   if (options.shard && mine < 1)
     throw new LoadUsageError(
       `--shard ${options.shard.index}/${options.shard.count}: no clients left for this shard (--clients ${o.clients})`,
