@@ -10,6 +10,7 @@ import { createHistogram, encode, FastRecorder, HIGHEST_US, recordMs, summarize 
 import { LoadUsageError, ThresholdError } from '../src/errors.ts';
 import { parseDuration, parseRate } from '../load/options.ts';
 import { arrivalClock } from '../load/rest/schedule.ts';
+import { lineChart } from '../load/report/svg.ts';
 import { assignKeys, readKeysFile } from '../load/target.ts';
 import { evaluateThresholds, parseThreshold, parseThresholds, toK6Thresholds } from '../load/thresholds.ts';
 
@@ -353,6 +354,47 @@ describe('aggregation of worker ticks', () => {
     sentAtUnit: 'ms',
     heapUsedBytes: 1,
     ...extra,
+  });
+
+  it("shows a second without a worker's sample as unknown, and its late sample over the time it covers", () => {
+    const agg = new FanoutAggregator({ clients: 10, updateWindowMs: 100, settleMs: 0, tickMs: 1000 });
+    agg.start(0);
+    agg.markSteady(0);
+    const at = (w: number, atMs: number, frames: number) =>
+      agg.addTick(tick(w, atMs, [], { frames, open: 5, latency: empty }));
+    // Worker 1's tick for the third second fires 5 ms late, in the fourth, beside its own.
+    for (const [w, atMs] of [
+      [0, 1000],
+      [1, 1000],
+      [0, 2000],
+      [1, 2000],
+      [0, 3000],
+      [1, 3005],
+      [0, 4000],
+      [1, 3995],
+      [0, 5000],
+      [1, 5000],
+    ] as const)
+      at(w, atMs, 100);
+    agg.markStop(5000);
+    const points = agg.finish(0).timeline.map((p) => [p.t, p.framesPerSecond, p.connections, p.missingWorkers]);
+    expect(points).toEqual([
+      [1, 200, 10, []],
+      [2, 200, 10, []],
+      [3, null, null, [1]],
+      [4, 200, 10, []],
+      [5, 200, 10, []],
+    ]);
+  });
+
+  it('leaves a gap in a line chart where a point is unknown, instead of drawing it at zero', () => {
+    const svg = lineChart('frames', [{ name: 'f', color: '#000', points: [1, null, 3].map((y, x) => ({ x, y })) }], {
+      xLabel: 's',
+      yLabel: 'frames/s',
+    });
+    const d = /<path d="([^"]+)"/.exec(svg)![1]!;
+    expect(d.match(/M/g)).toHaveLength(2);
+    expect(d).not.toContain('L');
   });
 
   it('takes skew across workers and counts a delivery missing from an eligible client as lost', () => {

@@ -42,11 +42,18 @@ export interface WorkerHealth {
 export interface TimelinePoint {
   /** Seconds since the ramp began. */
   t: number;
-  framesPerSecond: number;
-  connections: number;
+  /**
+   * Frames per second over the time each worker's samples in this second cover; null when a
+   * worker sent no sample for it (`missingWorkers`): unknown, never drawn as a drop.
+   */
+  framesPerSecond: number | null;
+  /** Open connections at the workers' samples; null when a worker's sample is missing. */
+  connections: number | null;
   latencyP50Ms: number | null;
   latencyP99Ms: number | null;
   steady: boolean;
+  /** Workers that were running but sent no sample for this second (its figures came later). */
+  missingWorkers: number[];
 }
 
 /** Everything measured on the client side, before the coordinator adds target, clock and options. */
@@ -113,6 +120,8 @@ interface Bucket {
   latency: Histogram;
   below: Histogram | null;
   open: Map<number, number>;
+  /** Per worker: frames and the ms its ticks here cover (since its tick before). */
+  covered: Map<number, { frames: number; spanMs: number }>;
   steady: boolean;
 }
 
@@ -147,6 +156,8 @@ export class FanoutAggregator {
   private readonly buckets = new Map<number, Bucket>();
   private readonly health = new Map<number, { clients: number; eld: number; util: number[]; heap: number }>();
   private readonly lastOpen = new Map<number, number>();
+  /** Per worker: its last tick's time and the first and last second it sent a tick for. */
+  private readonly workerTicks = new Map<number, { lastAtMs: number; firstKey: number; lastKey: number }>();
   private startMs = 0;
   private steadyAt = Number.POSITIVE_INFINITY;
   private stopAt = Number.POSITIVE_INFINITY;
@@ -273,8 +284,21 @@ export class FanoutAggregator {
       addEncoded(this.windowLatencyBelow, tick.windowLatencyBelowZero);
     }
 
-    const b = this.bucket(tick.atMs);
+    const key = this.bucketKey(tick.atMs);
+    const b = this.bucket(key);
     b.frames += tick.frames;
+    const seen = this.workerTicks.get(tick.workerIndex);
+    // A worker's first tick covers its interval from before the start: take it as one nominal tick.
+    const spanMs = seen ? Math.max(0, tick.atMs - seen.lastAtMs) : this.opts.tickMs;
+    const cov = b.covered.get(tick.workerIndex) ?? { frames: 0, spanMs: 0 };
+    cov.frames += tick.frames;
+    cov.spanMs += spanMs;
+    b.covered.set(tick.workerIndex, cov);
+    this.workerTicks.set(tick.workerIndex, {
+      lastAtMs: Math.max(tick.atMs, seen?.lastAtMs ?? tick.atMs),
+      firstKey: Math.min(key, seen?.firstKey ?? key),
+      lastKey: Math.max(key, seen?.lastKey ?? key),
+    });
     addEncoded(b.latency, tick.latency);
     if (tick.latencyBelowZero) {
       b.below ??= createHistogram();
@@ -328,15 +352,55 @@ export class FanoutAggregator {
     this.judge(false);
   }
 
-  private bucket(atMs: number): Bucket {
-    // A tick covers the second before it was sent.
-    const key = Math.max(0, Math.ceil((atMs - this.startMs) / this.opts.tickMs - 1e-6));
+  /** The second a tick belongs to: a tick covers the second before it was sent. */
+  private bucketKey(atMs: number): number {
+    return Math.max(0, Math.ceil((atMs - this.startMs) / this.opts.tickMs - 1e-6));
+  }
+
+  private bucket(key: number): Bucket {
     let b = this.buckets.get(key);
     if (!b) {
-      b = { frames: 0, latency: createHistogram(), below: null, open: new Map(), steady: false };
+      b = { frames: 0, latency: createHistogram(), below: null, open: new Map(), covered: new Map(), steady: false };
       this.buckets.set(key, b);
     }
     return b;
+  }
+
+  /**
+   * The run second by second. A worker that was running (it sent ticks before and after) but sent
+   * none for a second leaves that second's frames and connections unknown: null, with the worker
+   * named, never a drop to what the other workers saw. Its late tick then covers two seconds, and
+   * its frames count over the time they cover, not as a spike.
+   */
+  private timeline(corrected: (pos: Histogram, below: Histogram | null) => Histogram | null): TimelinePoint[] {
+    const keys = [...this.buckets.keys()];
+    if (!keys.length) return [];
+    const none = createHistogram();
+    const points: TimelinePoint[] = [];
+    for (let k = Math.min(...keys); k <= Math.max(...keys); k++) {
+      const b = this.buckets.get(k);
+      const missingWorkers = [...this.workerTicks.entries()]
+        .filter(([w, t]) => t.firstKey <= k && k <= t.lastKey && !b?.covered.has(w))
+        .map(([w]) => w)
+        .sort((x, y) => x - y);
+      const s = b ? summarize(corrected(b.latency, b.below) ?? none) : null;
+      let rate = 0;
+      let conns = 0;
+      for (const c of b?.covered.values() ?? []) rate += c.spanMs > 0 ? (c.frames * 1000) / c.spanMs : 0;
+      for (const v of b?.open.values() ?? []) conns += v;
+      const known = b !== undefined && missingWorkers.length === 0;
+      points.push({
+        t: (k * this.opts.tickMs) / 1000,
+        framesPerSecond: known ? Math.round(rate) : null,
+        connections: known ? conns : null,
+        latencyP50Ms: s?.p50 ?? null,
+        latencyP99Ms: s?.p99 ?? null,
+        steady: b?.steady ?? false,
+        missingWorkers,
+      });
+    }
+    none.destroy();
+    return points;
   }
 
   private eligibleAt(firstMs: number): number {
@@ -448,21 +512,10 @@ export class FanoutAggregator {
         cpuPercent: round(h.util.length ? (100 * h.util.reduce((a, b) => a + b, 0)) / h.util.length : 0),
         heapUsedBytes: h.heap,
       }));
-    const timeline: TimelinePoint[] = [...this.buckets.entries()]
-      .sort((a, b) => a[0] - b[0])
-      .map(([k, b]) => {
-        const s = summarize(corrected(b.latency, b.below) ?? none);
-        let conns = 0;
-        for (const v of b.open.values()) conns += v;
-        return {
-          t: (k * this.opts.tickMs) / 1000,
-          framesPerSecond: Math.round((b.frames * 1000) / this.opts.tickMs),
-          connections: conns,
-          latencyP50Ms: s.p50,
-          latencyP99Ms: s.p99,
-          steady: b.steady,
-        };
-      });
+    // The seconds re-count the same receipts: what stays below zero is counted once, above.
+    const belowOnce = stillBelow;
+    const timeline = this.timeline(corrected);
+    stillBelow = belowOnce;
     const skew = summarize(this.skew);
     return {
       clients: this.opts.clients,
