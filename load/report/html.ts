@@ -25,9 +25,7 @@ const PCT_TICKS = [0, 90, 99, 99.9, 99.99, 99.999].map((p) => ({ x: pctX(p), lab
 function missingSamples(timeline: FanoutReport['timeline']): string {
   const gaps = timeline.filter((p) => p.missingWorkers.length);
   if (!gaps.length) return '';
-  const items = gaps
-    .map((p) => `<li>t = ${p.t} s: no sample from worker ${p.missingWorkers.join(', ')}</li>`)
-    .join('');
+  const items = gaps.map((p) => `<li>t = ${p.t} s: no sample from worker ${p.missingWorkers.join(', ')}</li>`).join('');
   return (
     `<p class="empty">Frames per second and connections are unknown in these seconds (gaps in ` +
     `the charts, not zeros); the late samples are counted in the next second over the time they cover:</p>` +
@@ -82,7 +80,8 @@ export function renderFanoutHtml(r: FanoutReport): string {
   return page(
     'conform load fanout',
     `<h1>conform load fanout</h1>${verdict}<pre>${esc(formatFanoutSummary(r))}</pre>${charts.join('')}
-${missingSamples(r.timeline)}<details><summary>Report data (JSON)</summary><pre>${esc(JSON.stringify(data, null, 2))}</pre></details>`,
+${missingSamples(r.timeline)}` +
+      `<details><summary>Report data (JSON)</summary><pre>${esc(JSON.stringify(data, null, 2))}</pre></details>`,
   );
 }
 
