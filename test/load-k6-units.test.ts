@@ -234,7 +234,6 @@ describe("k6's summary as conform's load result", () => {
     report: { dir: 'out', name: 'r', host: '', resultOnStdout: true },
     thresholds: ['latency.p99<50', 'refused==0'],
     options: { window: { startMs: 1000, endMs: 3000 } },
-    distributions: ['latency'],
     segment: '0:1/2',
   };
 

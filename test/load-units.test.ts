@@ -275,10 +275,21 @@ describe('thresholds', () => {
     expect(missing).toMatchObject({ ok: false, actual: null });
   });
 
-  it('translates to k6 threshold syntax under the same metric names', () => {
-    expect(
-      toK6Thresholds(parseThresholds(['latency.p99<50', 'latency.p999<80', 'lost==0', 'skew.max<100'], 'fanout')),
-    ).toEqual({ latency: ['p(99)<50', 'p(99.9)<80'], lost: ['count==0'], skew: ['max<100'] });
+  it('translates to k6 threshold syntax under the same metric names, as the metrics table maps them', () => {
+    const fanout = ['latency.p99<50', 'latency.p999<80', 'errors==0', 'frames_per_second>10', 'connect_time.p99<500'];
+    expect(toK6Thresholds(parseThresholds(fanout, 'fanout'), 'fanout')).toEqual({
+      latency: ['p(99)<50', 'p(99.9)<80'],
+      errors: ['count==0'],
+      frames: ['rate>10'],
+      connect_time: ['p(99)<500'],
+    });
+    expect(toK6Thresholds(parseThresholds(['rps>100', 'dropped==0'], 'rest'), 'rest')).toEqual({
+      http_reqs: ['rate>100'],
+      dropped_iterations: ['count==0'],
+    });
+    expect(() => toK6Thresholds(parseThresholds(['skew.max<100'], 'fanout'), 'fanout')).toThrow(
+      /k6 does not measure skew.max/,
+    );
   });
 });
 

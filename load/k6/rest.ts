@@ -82,6 +82,5 @@ export function handleSummary(data: SummaryData): Record<string, string> {
     segment: currentSegment(),
     thresholds,
     options: { endpoint: cfg.endpoint, pairs: cfg.pairs, rate: cfg.rate, durationMs: cfg.durationS * 1000 },
-    distributions: [latency.name],
   });
 }

@@ -12,6 +12,7 @@
 import { K6ConfigError } from '../../../src/errors.ts';
 import { API_KEY_HEADER } from '../../../src/spec.ts';
 import { parseKeyLines, totalAllowance, type KeyAllowance } from '../../keys.ts';
+import { metricOf } from '../../metrics.ts';
 import { parseThresholds, toK6Thresholds, type LoadKind } from '../../thresholds.ts';
 
 /** k6's `__ENV`, or any plain map of the same shape. */
@@ -47,32 +48,15 @@ function startAt(e: K6Env): number | null {
 }
 
 /**
- * Metrics that need one view of every client (skew, loss) exist only in `conform load fanout`;
- * naming one here is an error, never a silently ignored threshold.
+ * The thresholds of `THRESHOLDS` as given (`latency.p99<50,errors==0`), checked for this tool: a
+ * metric only conform measures (load/metrics.ts says why) is an error, never a silently ignored
+ * threshold.
  */
-const FANOUT_ONLY = ['skew', 'lost', 'loss_rate', 'saturated'];
-/**
- * conform's generator self-monitoring (and how late a send was) has no k6 counterpart; k6 reports
- * its own HTTP failures.
- */
-const REST_ONLY = ['timeouts', 'non_2xx', 'saturated', 'late'];
-
-/** The thresholds of `THRESHOLDS` as given (`latency.p99<50,errors==0`), checked for this tool. */
 export function thresholdExprs(e: K6Env, kind: LoadKind): string[] {
   const list = parseThresholds([read(e, 'THRESHOLDS', '')], kind);
   for (const t of list) {
-    const base = t.metric.split('.')[0]!;
-    if (kind === 'fanout' && FANOUT_ONLY.includes(base)) {
-      throw new K6ConfigError(
-        `k6 script: threshold '${t.expr}' needs every client's view (skew, loss) or ` +
-          `conform's self-monitoring: run it with conform load fanout`,
-      );
-    }
-    if (kind === 'rest' && REST_ONLY.includes(base)) {
-      throw new K6ConfigError(
-        `k6 script: threshold '${t.expr}' exists only in conform load rest; k6 has http_req_failed for failures`,
-      );
-    }
+    const m = metricOf(kind, t.metric);
+    if (m && 'absent' in m.k6) throw new K6ConfigError(`k6 script: threshold '${t.expr}' ${m.k6.absent}`);
   }
   return list.map((t) => t.expr);
 }
@@ -82,7 +66,7 @@ export function thresholdExprs(e: K6Env, kind: LoadKind): string[] {
  * run instead of only printing a cross.
  */
 export function thresholdsFromEnv(e: K6Env, kind: LoadKind): Record<string, string[]> {
-  return { ...toK6Thresholds(parseThresholds(thresholdExprs(e, kind), kind)), checks: ['rate==1'] };
+  return { ...toK6Thresholds(parseThresholds(thresholdExprs(e, kind), kind), kind), checks: ['rate==1'] };
 }
 
 /** The keys, read at run time: `API_KEYS` (a keys file's text: `KEY[,CONNECTIONS]` lines) or `API_KEY`. */
