@@ -243,6 +243,7 @@ describe('the Job run as N pods on one machine', () => {
         connect: count('connect'),
         subscribe: count('subscribe'),
         firstFrame: count('first_frame'),
+        connectTime: count('connect_time'),
       },
       unsharded: {
         clients: whole!.clients,
@@ -252,12 +253,14 @@ describe('the Job run as N pods on one machine', () => {
         connect: whole!.connectMs.count,
         subscribe: whole!.subscribeMs.count,
         firstFrame: whole!.firstFrameMs.count,
+        connectTime: (whole as unknown as Record<string, { count: number }>).connectTimeMs!.count,
       },
     };
     console.log(`Job of ${N} pods against one: ${JSON.stringify(figures)}`);
     expect(figures.merged).toEqual(figures.unsharded);
     expect(figures.unsharded.clients).toBe(CLIENTS);
     expect(figures.unsharded.connected).toBe(CLIENTS);
+    expect(figures.unsharded.connectTime).toBe(CLIENTS);
     // Every client got every push of every pair sent inside the window, each timed once.
     expect(figures.unsharded.windowFrames).toBeGreaterThan(0);
     expect(figures.unsharded.windowFrames % (CLIENTS * PAIRS)).toBe(0);

@@ -224,6 +224,9 @@ function fanoutSummaryData(): SummaryData {
     vu_lag: { type: 'trend', values: { 'p(99)': 3 } },
     [bucketMetric('latency', bucketIndex(10_000))]: counter(30),
     [bucketMetric('latency', bucketIndex(30_000))]: counter(10),
+    connect_time: { type: 'trend', values: { count: 2, med: 40, 'p(90)': 80, 'p(99)': 80, 'p(99.9)': 80, max: 80 } },
+    [bucketMetric('connect_time', bucketIndex(40_000))]: counter(1),
+    [bucketMetric('connect_time', bucketIndex(80_000))]: counter(1),
   };
   return { metrics, state: { testRunDurationMs: 5000 } };
 }
@@ -232,7 +235,7 @@ describe("k6's summary as conform's load result", () => {
   const ctx = {
     kind: 'fanout' as const,
     report: { dir: 'out', name: 'r', host: '', resultOnStdout: true },
-    thresholds: ['latency.p99<50', 'refused==0'],
+    thresholds: ['latency.p99<50', 'refused==0', 'connect_time.p99<50'],
     options: { window: { startMs: 1000, endMs: 3000 } },
     segment: '0:1/2',
   };
@@ -261,12 +264,16 @@ describe("k6's summary as conform's load result", () => {
       checks: { passes: 6, fails: 0 },
     });
     expect(r.latencyMs).toMatchObject({ count: 40, p50: 10, p99: 30 });
+    expect(r.connectTimeMs).toMatchObject({ count: 2, p50: 40, p99: 80 });
+    expect(r.skewMs).toBeUndefined();
     expect((r.thresholds as { expr: string; ok: boolean }[]).map((t) => [t.expr, t.ok])).toEqual([
       ['latency.p99<50', true],
       ['refused==0', false],
+      ['connect_time.p99<50', false],
     ]);
     const merged = mergeResults([{ file: 'k6', data: r }]);
     expect(merged.distributions.latency!.count).toBe(40);
+    expect(merged.distributions.connect_time!.count).toBe(2);
     expect(merged.totals.frames).toBe(40);
   });
 
@@ -282,7 +289,7 @@ describe("k6's summary as conform's load result", () => {
     const out = summaryOutputs(fanoutSummaryData(), ctx);
     expect(Object.keys(out).sort()).toEqual(['out/r.html', 'out/r.json', 'out/r.junit.xml', 'stdout']);
     expect(parseResultText(out.stdout!)).toEqual(JSON.parse(out['out/r.json']!));
-    expect(out['out/r.junit.xml']).toMatch(/tests="4" failures="1"/);
+    expect(out['out/r.junit.xml']).toMatch(/tests="5" failures="2"/);
     const quiet = summaryOutputs(fanoutSummaryData(), { ...ctx, report: { ...ctx.report, resultOnStdout: false } });
     expect(quiet.stdout).not.toContain('conform-result');
   });

@@ -15,6 +15,7 @@ import {
   type Histogram,
   type Percentiles,
 } from '../histogram.ts';
+import { distributions } from '../metrics.ts';
 import type { Tick } from './protocol.ts';
 
 import { SATURATION } from '../options.ts';
@@ -103,10 +104,18 @@ export interface FanoutMeasurements {
    * The measured distributions as encoded HDR histograms (µs, hdr-histogram-js compressed
    * base64), keyed by threshold metric name: what `conform load merge` adds across hosts.
    */
-  histograms: Record<'server_latency' | 'connect' | 'subscribe' | 'first_frame' | 'skew', string> & {
-    latency?: string;
-  };
+  histograms: Record<'server_latency' | 'connect' | 'subscribe' | 'first_frame' | 'skew', string> &
+    Record<string, string> & {
+      latency?: string;
+    };
 }
+
+/**
+ * The distributions of load/metrics.ts the aggregator does not compute itself: the workers time
+ * them once per client (Tick.clientTimes), and each comes out under its row's field and name.
+ */
+const OWN_DISTRIBUTIONS = new Set(['latency', 'server_latency', 'skew', 'connect', 'subscribe', 'first_frame']);
+const CLIENT_TIMED = distributions('fanout').filter((m) => !OWN_DISTRIBUTIONS.has(m.name));
 
 interface UpdateState {
   code: string;
@@ -147,6 +156,7 @@ export class FanoutAggregator {
   private readonly connect = createHistogram();
   private readonly subscribe = createHistogram();
   private readonly firstFrame = createHistogram();
+  private readonly clientTimed = new Map(CLIENT_TIMED.map((m) => [m.name, createHistogram()]));
   private readonly pending = new Map<string, UpdateState>();
   private readonly judged = new Map<string, number>();
   private readonly subscribedAt = new Map<number, number>();
@@ -255,6 +265,10 @@ export class FanoutAggregator {
     }
     for (const v of tick.subscribeMs) recordMs(this.subscribe, v);
     for (const v of tick.firstFrameMs) recordMs(this.firstFrame, v);
+    for (const [name, values] of Object.entries(tick.clientTimes ?? {})) {
+      const h = this.clientTimed.get(name);
+      if (h) for (const v of values) recordMs(h, v);
+    }
     for (const [i, t] of tick.subscribed) {
       this.subscribedAt.set(i, t);
       this.subscribedDirty = true;
@@ -517,7 +531,8 @@ export class FanoutAggregator {
     const timeline = this.timeline(corrected);
     stillBelow = belowOnce;
     const skew = summarize(this.skew);
-    return {
+    const timed = CLIENT_TIMED.map((m) => ({ m, h: this.clientTimed.get(m.name)! }));
+    const out: FanoutMeasurements = {
       clients: this.opts.clients,
       connected: this.peakConnected,
       framesReceived: this.steadyFrames,
@@ -562,8 +577,11 @@ export class FanoutAggregator {
         subscribe: encode(this.subscribe),
         first_frame: encode(this.firstFrame),
         skew: encode(this.skew),
+        ...Object.fromEntries(timed.map(({ m, h }) => [m.name, encode(h)])),
       },
     };
+    // Each under its row's field (`connectTimeMs`), where thresholds and reports read it.
+    return Object.assign(out, Object.fromEntries(timed.map(({ m, h }) => [m.field, summarize(h)])));
   }
 }
 

@@ -141,6 +141,8 @@ export class ClientState {
   private openedAt: number[] = [];
   private subscribeMs: number[] = [];
   private firstFrameMs: number[] = [];
+  /** Once-per-client times of distributions named in load/metrics.ts, by metric name. */
+  private clientTimes: Record<string, number[]> = {};
   private subscribed: [number, number][] = [];
   private closed: [number, number, number][] = [];
   private subscribeFailed = 0;
@@ -316,6 +318,7 @@ export class ClientState {
         if (client.subscribedAt === 0) {
           client.subscribedAt = t;
           this.subscribeMs.push(t - client.subscribeSentAt);
+          this.clientTime('connect_time', t - client.startedAt);
           this.subscribed.push([client.index, t]);
         }
       } else if (o.method === METHOD.error) {
@@ -344,6 +347,13 @@ export class ClientState {
     }
   }
 
+  /** Records one client's time (ms) of the distribution `name`. */
+  private clientTime(name: string, ms: number): void {
+    const times = this.clientTimes[name];
+    if (times) times.push(ms);
+    else this.clientTimes[name] = [ms];
+  }
+
   /**
    * The counts since the last call, as plain data, and a fresh start; updates whose window ended
    * by `now` go with them (every update still followed, when `final`). The validation stride is
@@ -370,6 +380,7 @@ export class ClientState {
       openedAt: this.openedAt,
       subscribeMs: this.subscribeMs,
       firstFrameMs: this.firstFrameMs,
+      clientTimes: this.clientTimes,
       subscribed: this.subscribed,
       closed: this.closed,
       subscribeFailed: this.subscribeFailed,
@@ -403,6 +414,7 @@ export class ClientState {
     this.openedAt = [];
     this.subscribeMs = [];
     this.firstFrameMs = [];
+    this.clientTimes = {};
     this.subscribed = [];
     this.closed = [];
     this.refusals = {};

@@ -72,6 +72,11 @@ export interface Tick {
   openedAt: number[];
   subscribeMs: number[];
   firstFrameMs: number[];
+  /**
+   * Once-per-client times (ms) of other distributions of load/metrics.ts, by metric name
+   * (`connect_time`: handshake start to subscribe acknowledged); absent or empty when none.
+   */
+  clientTimes?: Record<string, number[]>;
   /** Clients whose subscribe notice arrived: [client index, mono ms]. */
   subscribed: [number, number][];
   /** Clients that closed: [client index, mono ms, close code]. */
