@@ -314,3 +314,20 @@ export function flatMetrics(kind: LoadKind, r: Json): Record<string, number | nu
   }
   return out;
 }
+
+/** A distribution's figures as a result carries them, in ms (null: no sample). */
+export interface DistributionFigures {
+  count: number;
+  p50: number | null;
+  p90?: number | null;
+  p99: number | null;
+  p999?: number | null;
+  max: number | null;
+}
+
+/** The distribution `name` of a result, read from its row's field; undefined when it has none. */
+export function distributionOf(kind: LoadKind, r: object, name: string): DistributionFigures | undefined {
+  const m = distributions(kind).find((d) => d.name === name);
+  const v = m ? (r as Json)[m.field] : undefined;
+  return v && typeof v === 'object' ? (v as DistributionFigures) : undefined;
+}

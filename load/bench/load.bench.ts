@@ -20,6 +20,7 @@ import { API_KEY_HEADER } from '../../src/spec.ts';
 import { runFanout, type FanoutReport } from '../fanout/run.ts';
 import { buildK6 } from '../k6/build.ts';
 import { k6Binary, runK6 } from '../k6/run-k6.ts';
+import { distributionOf } from '../metrics.ts';
 import { fanoutSchedule } from '../schedule.ts';
 import { assignKeys, pickPairs, startReferenceProcess, type LoadTarget } from '../target.ts';
 import { restScenario } from './rest-bench.ts';
@@ -335,7 +336,7 @@ try {
     const perConn = fan.generator.memoryPerConnectionBytes;
     console.log(
       `  connected ${fan.connected}/${RAMP_CLIENTS}, opened at ${fan.achievedRampRate} conn/s ` +
-        `(ramp phase ${fan.rampMs} ms), connect p99 ${fan.connectMs.p99} ms`,
+        `(ramp phase ${fan.rampMs} ms), connect p99 ${distributionOf('fanout', fan, 'connect')?.p99} ms`,
     );
     console.log(
       `  refused ${JSON.stringify(fan.refusals)}, connect errors ${JSON.stringify(fan.connectErrors)}, ` +
@@ -356,7 +357,7 @@ try {
       connected: fan.connected,
       achievedRampRate: fan.achievedRampRate,
       rampMs: fan.rampMs,
-      connectMs: fan.connectMs,
+      connectMs: distributionOf('fanout', fan, 'connect'),
       refusals: fan.refusals,
       connectErrors: fan.connectErrors,
       memoryPerConnectionBytes: perConn,

@@ -68,9 +68,6 @@ export interface FanoutMeasurements {
   latencyMs: Percentiles;
   serverLatencyMs: Percentiles;
   skewMs: { count: number; p50: number | null; p90: number | null; p99: number | null; max: number | null };
-  connectMs: Percentiles;
-  subscribeMs: Percentiles;
-  firstFrameMs: Percentiles;
   updates: number;
   lost: number;
   lostUpdates: number;
@@ -104,17 +101,16 @@ export interface FanoutMeasurements {
    * The measured distributions as encoded HDR histograms (µs, hdr-histogram-js compressed
    * base64), keyed by threshold metric name: what `conform load merge` adds across hosts.
    */
-  histograms: Record<'server_latency' | 'connect' | 'subscribe' | 'first_frame' | 'skew', string> &
-    Record<string, string> & {
-      latency?: string;
-    };
+  histograms: Record<'server_latency' | 'skew', string> & Record<string, string> & { latency?: string };
 }
 
 /**
- * The distributions of load/metrics.ts the aggregator does not compute itself: the workers time
- * them once per client (Tick.clientTimes), and each comes out under its row's field and name.
+ * The per-client times of a fan-out result: every distribution of load/metrics.ts other than the
+ * per-frame and per-update ones the aggregator computes itself (latency, server_latency, skew).
+ * The workers time them once per client (Tick.clientTimes); the result carries each under its
+ * row's field (`connectMs`, `connectTimeMs`, …) and its histogram under its name.
  */
-const OWN_DISTRIBUTIONS = new Set(['latency', 'server_latency', 'skew', 'connect', 'subscribe', 'first_frame']);
+const OWN_DISTRIBUTIONS = new Set(['latency', 'server_latency', 'skew']);
 const CLIENT_TIMED = distributions('fanout').filter((m) => !OWN_DISTRIBUTIONS.has(m.name));
 
 interface UpdateState {
@@ -153,9 +149,6 @@ export class FanoutAggregator {
   private readonly serverLatency = createHistogram();
   private readonly skew = createHistogram();
   private readonly skewValues: number[] = [];
-  private readonly connect = createHistogram();
-  private readonly subscribe = createHistogram();
-  private readonly firstFrame = createHistogram();
   private readonly clientTimed = new Map(CLIENT_TIMED.map((m) => [m.name, createHistogram()]));
   private readonly pending = new Map<string, UpdateState>();
   private readonly judged = new Map<string, number>();
@@ -257,15 +250,12 @@ export class FanoutAggregator {
     this.framesTotal += tick.frames;
     this.lastOpen.set(tick.workerIndex, tick.open);
     this.peakConnected = Math.max(this.peakConnected, this.connections);
-    for (const v of tick.connectMs) recordMs(this.connect, v);
     for (const t of tick.openedAt) {
       this.opened++;
       if (t < this.firstOpen) this.firstOpen = t;
       if (t > this.lastOpen_) this.lastOpen_ = t;
     }
-    for (const v of tick.subscribeMs) recordMs(this.subscribe, v);
-    for (const v of tick.firstFrameMs) recordMs(this.firstFrame, v);
-    for (const [name, values] of Object.entries(tick.clientTimes ?? {})) {
+    for (const [name, values] of Object.entries(tick.clientTimes)) {
       const h = this.clientTimed.get(name);
       if (h) for (const v of values) recordMs(h, v);
     }
@@ -541,9 +531,6 @@ export class FanoutAggregator {
       latencyMs: summarize(latency ?? none),
       serverLatencyMs: summarize(this.serverLatency),
       skewMs: { count: skew.count, p50: skew.p50, p90: skew.p90, p99: skew.p99, max: skew.max },
-      connectMs: summarize(this.connect),
-      subscribeMs: summarize(this.subscribe),
-      firstFrameMs: summarize(this.firstFrame),
       updates: this.updates,
       lost: this.lost,
       lostUpdates: this.lostUpdates,
@@ -573,9 +560,6 @@ export class FanoutAggregator {
         // Latency as corrected to the final clock estimate; none when no estimate holds.
         ...(latency ? { latency: encode(latency) } : {}),
         server_latency: encode(this.serverLatency),
-        connect: encode(this.connect),
-        subscribe: encode(this.subscribe),
-        first_frame: encode(this.firstFrame),
         skew: encode(this.skew),
         ...Object.fromEntries(timed.map(({ m, h }) => [m.name, encode(h)])),
       },

@@ -137,10 +137,7 @@ export class ClientState {
   private validated = 0;
   private violations = 0;
   private violationSamples: string[] = [];
-  private connectMs: number[] = [];
   private openedAt: number[] = [];
-  private subscribeMs: number[] = [];
-  private firstFrameMs: number[] = [];
   /** Once-per-client times of distributions named in load/metrics.ts, by metric name. */
   private clientTimes: Record<string, number[]> = {};
   private subscribed: [number, number][] = [];
@@ -202,7 +199,7 @@ export class ClientState {
   opened(client: FanoutClient, t: number): void {
     client.openedAt = t;
     this.open++;
-    this.connectMs.push(t - client.startedAt);
+    this.clientTime('connect', t - client.startedAt);
     this.openedAt.push(t);
   }
 
@@ -317,7 +314,7 @@ export class ClientState {
       if (o.method === METHOD.subscribe && o.code === STATUS.OK) {
         if (client.subscribedAt === 0) {
           client.subscribedAt = t;
-          this.subscribeMs.push(t - client.subscribeSentAt);
+          this.clientTime('subscribe', t - client.subscribeSentAt);
           this.clientTime('connect_time', t - client.startedAt);
           this.subscribed.push([client.index, t]);
         }
@@ -376,10 +373,7 @@ export class ClientState {
         : {}),
       framesWithoutSentAt: this.framesWithoutSentAt,
       serverLatency: this.serverLatency.takeEncoded(),
-      connectMs: this.connectMs,
       openedAt: this.openedAt,
-      subscribeMs: this.subscribeMs,
-      firstFrameMs: this.firstFrameMs,
       clientTimes: this.clientTimes,
       subscribed: this.subscribed,
       closed: this.closed,
@@ -410,10 +404,7 @@ export class ClientState {
     this.frames = this.windowFrames = this.duplicates = this.outOfOrder = this.notices = this.pongs = 0;
     this.validated = this.violations = this.subscribeFailed = 0;
     this.violationSamples = [];
-    this.connectMs = [];
     this.openedAt = [];
-    this.subscribeMs = [];
-    this.firstFrameMs = [];
     this.clientTimes = {};
     this.subscribed = [];
     this.closed = [];
@@ -466,7 +457,7 @@ export class ClientState {
     this.frames++;
     if (client.firstFrameAt === 0) {
       client.firstFrameAt = t;
-      this.firstFrameMs.push(t - client.subscribeSentAt);
+      this.clientTime('first_frame', t - client.subscribeSentAt);
     }
     if (Number.isNaN(sentAt)) this.framesWithoutSentAt++;
     else {

@@ -66,17 +66,14 @@ export interface Tick {
   /** Push frames without a numeric sent_at (latency not measurable for them). */
   framesWithoutSentAt: number;
   serverLatency: string;
-  /** Client-side times of this tick, ms. */
-  connectMs: number[];
   /** Mono ms at which connections opened. */
   openedAt: number[];
-  subscribeMs: number[];
-  firstFrameMs: number[];
   /**
-   * Once-per-client times (ms) of other distributions of load/metrics.ts, by metric name
-   * (`connect_time`: handshake start to subscribe acknowledged); absent or empty when none.
+   * Once-per-client times (ms) of this tick for distributions of load/metrics.ts, by metric name:
+   * `connect` (handshake), `subscribe` (subscribe sent → notice), `first_frame` (subscribe sent →
+   * first push), `connect_time` (handshake start → subscribe notice).
    */
-  clientTimes?: Record<string, number[]>;
+  clientTimes: Record<string, number[]>;
   /** Clients whose subscribe notice arrived: [client index, mono ms]. */
   subscribed: [number, number][];
   /** Clients that closed: [client index, mono ms, close code]. */
