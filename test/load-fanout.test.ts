@@ -244,6 +244,7 @@ describe('load fanout against a scripted server', () => {
       ['connect_time.p99<1', false, expect.any(Number)],
     ]);
     expect(formatFanoutSummary(report)).toMatch(/connect time \(handshake → subscribed\)\s+\d/);
+    expect(renderFanoutHtml(report)).toMatch(/connect time \(handshake → subscribed\)\s+\d/);
   });
 });
 
