@@ -10,6 +10,8 @@ import { runCalibrate } from './calibrate/run.ts';
 import { runFanout, type FanoutOptions } from './fanout/run.ts';
 import {
   FANOUT_DEFAULTS,
+  MAX_CLIENTS_PER_HOST,
+  MAX_SHARDS,
   parseDuration,
   parseRate,
   parseReports,
@@ -21,7 +23,7 @@ import {
 import { mergeResults, parseResultText, type MergeInput } from './merge.ts';
 import { formatProgress } from './report/console.ts';
 import { formatMergedSummary, writeMergedReports } from './report/merge.ts';
-import { summary, writeReports, type LoadReport } from './report/write.ts';
+import { resultLine, summary, writeReports, type LoadReport } from './report/write.ts';
 import { runRest, type RestOptions } from './rest/run.ts';
 import { ARRIVALS } from './rest/schedule.ts';
 import { resolveTarget, type LoadTarget, type ReferenceProcessOptions } from './target.ts';
@@ -97,7 +99,9 @@ export function parseLoadArgs(
   }
   const pair = list(argv.pair);
   const fanout: FanoutOptions = {
-    ...(argv.clients !== undefined ? { clients: positiveInt(one(argv.clients), '--clients', 20_000) } : {}),
+    ...(argv.clients !== undefined
+      ? { clients: positiveInt(one(argv.clients), '--clients', MAX_CLIENTS_PER_HOST * MAX_SHARDS) }
+      : {}),
     ...(argv.pairs !== undefined ? { pairs: positiveInt(one(argv.pairs), '--pairs', 100) } : {}),
     ...(pair ? { pair } : {}),
     ...(duration !== undefined ? { durationMs: duration } : {}),
@@ -251,6 +255,7 @@ export async function runLoad(inv: LoadInvocation, io: LoadIO): Promise<number> 
   const secrets = target ? target.keys.map((k) => k.key) : [];
   if (inv.target.key) secrets.push(inv.target.key);
   if (inv.reports.includes('console')) io.out(`${summary(report)}\n`);
+  if (inv.reports.includes('result')) io.out(resultLine(report, secrets));
   const written = await writeReports(report, inv.reports, inv.outDir, secrets);
   for (const f of written) io.out(`wrote ${f}\n`);
   return report.thresholds.every((t) => t.ok) ? LOAD_EXIT.ok : LOAD_EXIT.thresholdCrossed;
@@ -315,7 +320,7 @@ export function loadBuilder(y: Argv): Argv {
         type: 'string',
         array: true,
         default: [...FANOUT_DEFAULTS.reports],
-        describe: 'report formats: console,json,html',
+        describe: 'report formats: console,json,html,result (one conform-result line on stdout)',
       },
       out: { type: 'string', default: FANOUT_DEFAULTS.outDir, describe: 'report folder' },
       progress: { type: 'boolean', describe: 'live progress line on stderr (default: when stderr is a TTY)' },

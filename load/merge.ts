@@ -18,7 +18,8 @@ import { addEncoded, createHistogram, summarize, type Histogram, type Percentile
 import { BUCKET_COUNT, bucketMidUs } from './log-buckets.ts';
 import { MergeInputError } from '../src/errors.ts';
 import { BUCKET_LAYOUT, BUCKET_UNIT, RESULT_LINE_PREFIX } from './result-format.ts';
-import { evaluateThresholds, parseThresholds, type LoadKind, type ThresholdResult } from './thresholds.ts';
+import { distributions, LOAD_METRICS, type LoadKind, type ValueMetric } from './metrics.ts';
+import { evaluateThresholds, parseThresholds, type ThresholdResult } from './thresholds.ts';
 
 /** One host's figures as the merged report lists them. */
 export interface MergeHost {
@@ -66,9 +67,19 @@ export interface MergeInput {
 }
 
 type Json = Record<string, unknown>;
-const DISTRIBUTIONS: Record<LoadKind, readonly string[]> = {
-  fanout: ['latency', 'server_latency', 'connect', 'subscribe', 'first_frame'],
-  rest: ['latency'],
+/** Distributions whose hosts' histograms add up (load/metrics.ts: merge `histogram`). */
+const added = (kind: LoadKind): string[] =>
+  distributions(kind)
+    .filter((m) => m.merge === 'histogram')
+    .map((m) => m.name);
+/**
+ * Fan-out frames on a shared schedule are the frames sent inside the window, which every host
+ * counts alike; the run's own `frames` (its measured phase) only without one.
+ */
+const mergedValue = (kind: LoadKind, m: ValueMetric, r: Json): number | null => {
+  const window = r.window as Json | undefined;
+  if (kind === 'fanout' && m.name === 'frames' && window && typeof window.frames === 'number') return window.frames;
+  return m.value(r);
 };
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 const sumInto = (into: Record<string, number>, from: unknown): void => {
@@ -144,7 +155,7 @@ export function mergeResults(inputs: readonly MergeInput[], extraThresholds: rea
   const observations: string[] = [];
   const histograms = new Map<string, Histogram>();
   const missing = new Map<string, string[]>();
-  for (const name of DISTRIBUTIONS[kind]) histograms.set(name, createHistogram());
+  for (const name of added(kind)) histograms.set(name, createHistogram());
   const totals: Record<string, number> = {};
   const add = (k: string, v: unknown): void => {
     const n = num(v);
@@ -160,16 +171,23 @@ export function mergeResults(inputs: readonly MergeInput[], extraThresholds: rea
   const withoutLate: string[] = [];
   const withoutDropped: string[] = [];
   const exprs = new Set<string>(extraThresholds);
+  const shards: { index: number; count: number }[] = [];
 
   for (const { file, r } of results) {
     const generator = r.generator === 'k6' ? 'k6' : 'conform';
+    // Every metric merged by sum, from the hosts that report it.
+    for (const m of LOAD_METRICS[kind])
+      if (m.kind !== 'distribution' && m.merge === 'sum') add(m.name, mergedValue(kind, m, r));
     const h = (r.histograms ?? {}) as Json;
-    for (const name of DISTRIBUTIONS[kind]) {
+    for (const name of added(kind)) {
       if (!addHistogram(histograms.get(name)!, h[name], `${file}: histograms.${name}`))
         (missing.get(name) ?? missing.set(name, []).get(name)!).push(file);
     }
     for (const t of (Array.isArray(r.thresholds) ? r.thresholds : []) as { expr?: unknown }[])
       if (typeof t.expr === 'string') exprs.add(t.expr);
+    const shard = r.shard as Json | undefined;
+    if (shard && num(shard.index) !== null && num(shard.count) !== null)
+      shards.push({ index: shard.index as number, count: shard.count as number });
     const skew = (r.skewMs ?? {}) as Json;
     const latency = (r.latencyMs ?? {}) as Json;
     const window = r.window as Json | undefined;
@@ -177,26 +195,12 @@ export function mergeResults(inputs: readonly MergeInput[], extraThresholds: rea
     if (clock && clock.status === 'unknown') unknownLatency.push(`${file} (${String(clock.reason)})`);
     if (kind === 'fanout') {
       add('clients', r.clients);
-      add('connected', r.connected);
-      // With a shared schedule (--start-at / START_AT) every host counts the frames sent in one window.
-      add('frames', window && typeof window.frames === 'number' ? window.frames : r.framesReceived);
-      add('frames_per_second', r.framesPerSecond);
-      add('errors', r.errors);
-      add('disconnects', total(r.disconnects));
       add('connect_errors', total(r.connectErrors));
-      if (generator === 'conform') add('lost', r.lost);
       sumInto(refusals, r.refusals);
       sumInto(noticeErrors, r.noticeErrors);
       if (window) windows.add(`${String(window.startAt)}…${String(window.endAt)}`);
     } else {
-      add('requests', r.requests);
-      add('rps', r.rps);
-      add('errors', r.errors);
-      add('timeouts', r.timeouts);
-      add('non_2xx', r.non2xx);
       add('scheduled', r.scheduled);
-      add('late', r.late);
-      add('dropped', r.dropped);
       add('waited_for_connection', r.waitedForConnection);
       if (num(r.late) === null) withoutLate.push(file);
       if (num(r.dropped) === null) withoutDropped.push(file);
@@ -223,11 +227,6 @@ export function mergeResults(inputs: readonly MergeInput[], extraThresholds: rea
       lossRate: num(r.lossRate),
       startedAt: typeof r.startedAt === 'string' ? r.startedAt : null,
     });
-  }
-  totals.refused = total(refusals);
-  if (kind === 'rest') {
-    totals.rate_limited = statusNumbers['50006'] ?? 0;
-    totals.non_200_status = total(statusNumbers) - (statusNumbers['200'] ?? 0);
   }
 
   const distributions: Record<string, Percentiles> = {};
@@ -271,6 +270,22 @@ export function mergeResults(inputs: readonly MergeInput[], extraThresholds: rea
     );
     if (hosts.some((h) => h.generator === 'k6')) observations.push('k6 hosts report no skew or loss');
   }
+  if (shards.length) {
+    // A run spread over n shards (a Job's pods) is whole only with each shard once.
+    const counts = new Set(shards.map((s) => s.count));
+    const n = Math.max(...counts);
+    const seen = shards.map((s) => s.index);
+    const missing = Array.from({ length: n }, (_, i) => i + 1).filter((i) => !seen.includes(i));
+    const twice = [...new Set(seen.filter((i, k) => seen.indexOf(i) !== k))];
+    if (counts.size > 1)
+      observations.push(`the results name different shard counts (${[...counts].join(', ')}): not one run`);
+    if (missing.length)
+      observations.push(
+        `shard${missing.length > 1 ? 's' : ''} ${missing.join(', ')} of ${n} missing: ` +
+          `the merged run lacks their clients and frames`,
+      );
+    if (twice.length) observations.push(`shard ${twice.join(', ')} given more than once: its counts are added twice`);
+  }
   const untrusted = hosts.filter((h) => h.trustworthy === false);
   if (untrusted.length)
     observations.push(`untrustworthy (generator saturated): ${untrusted.map((h) => h.host).join(', ')}`);
@@ -285,13 +300,16 @@ export function mergeResults(inputs: readonly MergeInput[], extraThresholds: rea
   }
   const worst = (xs: (number | null)[]): number | null =>
     xs.some((x) => x !== null) ? Math.max(...xs.filter((x): x is number => x !== null)) : null;
-  if (kind === 'fanout') {
-    for (const k of ['p50', 'p90', 'p99', 'max'] as const)
-      metrics[`skew.${k}`] = worst(results.map(({ r }) => num(((r.skewMs ?? {}) as Json)[k])));
-    metrics.loss_rate = worst(hosts.map((h) => h.lossRate));
-    if (!hosts.some((h) => h.generator === 'conform')) metrics.lost = null;
+  for (const m of LOAD_METRICS[kind]) {
+    if (m.kind === 'distribution') {
+      if (m.merge === 'worst-host')
+        for (const k of m.stats)
+          metrics[`${m.name}.${k}`] = worst(results.map(({ r }) => num(((r[m.field] ?? {}) as Json)[k])));
+    } else if (m.merge === 'worst-host') metrics[m.name] = worst(results.map(({ r }) => m.value(r)));
+    else if (m.merge === 'any') metrics[m.name] = results.some(({ r }) => m.value(r) === 1) ? 1 : 0;
+    // A sum no host reported is unknown, not zero: a threshold on it fails.
+    else if (!(m.name in totals)) metrics[m.name] = null;
   }
-  metrics.saturated = untrusted.length ? 1 : 0;
   const thresholds = evaluateThresholds(parseThresholds([...exprs], kind), metrics);
   return {
     kind,

@@ -12,6 +12,13 @@ import { LIMITS } from '../src/spec.ts';
  */
 export const SATURATION = { eventLoopDelayP99Ms: 20, cpuPercent: 90 } as const;
 
+/**
+ * Clients one `conform load fanout` process opens at most (its open files and two cores); a run
+ * spread over shards may have this many per shard, up to the most shards `--shard` allows.
+ */
+export const MAX_CLIENTS_PER_HOST = 20_000;
+export const MAX_SHARDS = 1000;
+
 /** Defaults of `conform load fanout`. */
 export const FANOUT_DEFAULTS = {
   /** Clients (WebSocket connections). */
@@ -95,8 +102,12 @@ export function positiveInt(value: unknown, option: string, max = Number.MAX_SAF
   return n;
 }
 
-const REPORTS = ['console', 'json', 'html'];
-/** Parses `console,json,html`; an unknown format is a usage error. */
+/**
+ * Report formats; `result` prints the JSON report as one `conform-result {…}` line on stdout, so a
+ * pod's log is a result file for `conform load merge`.
+ */
+const REPORTS = ['console', 'json', 'html', 'result'];
+/** Parses `console,json,html,result`; an unknown format is a usage error. */
 export function parseReports(value: readonly string[] | string | undefined): string[] {
   if (value === undefined) return [...FANOUT_DEFAULTS.reports];
   const list = (Array.isArray(value) ? value : [value])
@@ -113,8 +124,8 @@ export function parseShard(value: string): { index: number; count: number } {
   const m = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(value);
   const index = m ? Number(m[1]) : NaN;
   const count = m ? Number(m[2]) : NaN;
-  if (!(count >= 1 && index >= 1 && index <= count && count <= 1000))
-    throw new LoadUsageError(`--shard ${JSON.stringify(value)}: must be i/n with 1 ≤ i ≤ n ≤ 1000, e.g. 1/4`);
+  if (!(count >= 1 && index >= 1 && index <= count && count <= MAX_SHARDS))
+    throw new LoadUsageError(`--shard ${JSON.stringify(value)}: must be i/n with 1 ≤ i ≤ n ≤ ${MAX_SHARDS}, e.g. 1/4`);
   return { index, count };
 }
 

@@ -4,6 +4,7 @@
  * ignored (unlike grafana/k6#1526).
  */
 import { ThresholdError } from '../src/errors.ts';
+import { metricOf, thresholdNames, type LoadKind } from './metrics.ts';
 
 export type ThresholdOp = '<' | '<=' | '>' | '>=' | '==' | '!=';
 
@@ -21,46 +22,12 @@ export interface ThresholdResult extends Threshold {
   ok: boolean;
 }
 
-const PERCENTILES = ['p50', 'p90', 'p99', 'p999', 'max'] as const;
-const dist = (name: string): string[] => PERCENTILES.map((p) => `${name}.${p}`);
-
-/** Metric names a threshold may use, per load command. */
-export const METRICS = {
-  fanout: [
-    ...dist('latency'),
-    ...dist('server_latency'),
-    'skew.p50',
-    'skew.p90',
-    'skew.p99',
-    'skew.max',
-    ...dist('connect'),
-    ...dist('subscribe'),
-    ...dist('first_frame'),
-    'lost',
-    'loss_rate',
-    'errors',
-    'frames_per_second',
-    'frames',
-    'connected',
-    'refused',
-    'disconnects',
-    'saturated',
-  ],
-  rest: [
-    ...dist('latency'),
-    'rps',
-    'requests',
-    'errors',
-    'timeouts',
-    'non_2xx',
-    'rate_limited',
-    'non_200_status',
-    'late',
-    'dropped',
-    'saturated',
-  ],
-} as const satisfies Record<string, readonly string[]>;
-export type LoadKind = keyof typeof METRICS;
+/** Metric names a threshold may use, per load command (load/metrics.ts). */
+export const METRICS: Readonly<Record<LoadKind, readonly string[]>> = {
+  fanout: thresholdNames('fanout'),
+  rest: thresholdNames('rest'),
+};
+export type { LoadKind };
 
 const EXPR = /^\s*([a-z_][a-z0-9_.]*)\s*(<=|>=|==|!=|<|>)\s*(-?\d+(?:\.\d+)?)\s*$/i;
 
@@ -121,26 +88,20 @@ export function evaluateThresholds(
 
 /**
  * The same thresholds in k6's form: `latency.p99<50` becomes `{ latency: ['p(99)<50'] }`, and a
- * plain counter such as `lost==0` becomes `{ lost: ['count==0'] }`. Names stay the same in both tools.
+ * plain counter such as `errors==0` becomes `{ errors: ['count==0'] }`; a metric k6 names or
+ * aggregates otherwise says so in its row of load/metrics.ts. Names stay the same in both tools.
  */
-export function toK6Thresholds(thresholds: readonly Threshold[]): Record<string, string[]> {
+export function toK6Thresholds(thresholds: readonly Threshold[], kind: LoadKind): Record<string, string[]> {
   const out: Record<string, string[]> = {};
   for (const t of thresholds) {
-    const dot = t.metric.lastIndexOf('.');
-    let name = t.metric;
-    let agg = 'count';
-    if (dot > 0) {
-      name = t.metric.slice(0, dot);
-      const stat = t.metric.slice(dot + 1);
+    const m = metricOf(kind, t.metric);
+    if (!m || 'absent' in m.k6) throw new ThresholdError(`--threshold '${t.expr}': k6 does not measure ${t.metric}`);
+    let name = m.k6.metric ?? m.name;
+    let agg = m.k6.agg ?? 'count';
+    if (m.kind === 'distribution') {
+      name = m.k6.metric ?? m.name;
+      const stat = t.metric.slice(m.name.length + 1);
       agg = stat === 'max' ? 'max' : stat === 'p999' ? 'p(99.9)' : `p(${stat.slice(1)})`;
-    } else if (t.metric.endsWith('_rate')) {
-      agg = 'rate';
-    } else if (t.metric === 'frames_per_second' || t.metric === 'rps') {
-      name = t.metric === 'rps' ? 'http_reqs' : 'frames';
-      agg = 'rate';
-    } else if (t.metric === 'dropped') {
-      // Requests the constant-arrival-rate executor could not start: k6's dropped iterations.
-      name = 'dropped_iterations';
     }
     out[name] ??= [];
     out[name].push(`${agg}${t.op}${t.value}`);

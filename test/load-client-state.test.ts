@@ -203,7 +203,11 @@ describe('fan-out worker state: notices and pongs', () => {
     deliver(s, 0, 990, [ok]);
     deliver(s, 0, 1000, [push()]);
     const tick = s.take(1000);
-    expect(tick).toMatchObject({ notices: 2, subscribed: [[0, 950]], subscribeMs: [50], firstFrameMs: [100] });
+    expect(tick).toMatchObject({
+      notices: 2,
+      subscribed: [[0, 950]],
+      clientTimes: { subscribe: [50], first_frame: [100], connect_time: [950 - client.startedAt] },
+    });
     // An error after the subscription does not fail it.
     deliver(s, 0, 1100, [JSON.stringify({ method: 'error', code: '50004', id: 'c0', data: null })]);
     expect(s.take(1100)).toMatchObject({ subscribeFailed: 0, noticeErrors: { '50004': 1 } });
@@ -353,9 +357,16 @@ describe('fan-out worker state: connections and ticks', () => {
     b.startedAt = 200;
     s.opened(a, 130);
     s.opened(b, 260);
-    expect(s.take(300)).toMatchObject({ open: 2, connectMs: [30, 60], openedAt: [130, 260], closed: [] });
+    expect(s.take(300)).toMatchObject({
+      open: 2,
+      clientTimes: { connect: [30, 60] },
+      openedAt: [130, 260],
+      closed: [],
+    });
     s.closedAt(a, 400, 1000);
-    expect(s.take(500)).toMatchObject({ open: 1, connectMs: [], closed: [[0, 400, 1000]] });
+    const later = s.take(500);
+    expect(later).toMatchObject({ open: 1, closed: [[0, 400, 1000]] });
+    expect(later.clientTimes).toEqual({});
   });
 
   it('counts a refusal by the status_number of its JSON body, or by its HTTP status, and not again as an error', () => {
@@ -391,6 +402,8 @@ describe('fan-out worker state: connections and ticks', () => {
     const first: TickCounts = s.take(1000);
     expect(first).toMatchObject({ frames: 1, pongs: 1, notices: 1, violations: 1, open: 1, sentAtUnit: 'ms' });
     const second = s.take(1001);
+    expect(first.clientTimes).toEqual({ connect: [10 - s.clients[0]!.startedAt], first_frame: [1000] });
+    expect(second.clientTimes).toEqual({});
     expect(second).toMatchObject({
       frames: 0,
       pongs: 0,
@@ -398,7 +411,6 @@ describe('fan-out worker state: connections and ticks', () => {
       violations: 0,
       duplicates: 0,
       noticeErrors: {},
-      connectMs: [],
       open: 1,
       sentAtUnit: 'ms',
       maxSentMinusReceivedMs: Number.NEGATIVE_INFINITY,

@@ -7,6 +7,7 @@ import type { LoadTarget } from '../load/target.ts';
 import { textFrame } from './hostile/ws-frames.ts';
 import { startBroadcastServer, type BroadcastServer } from '../load/calibrate/broadcast-server.ts';
 import { runFanout } from '../load/fanout/run.ts';
+import { distributionOf } from '../load/metrics.ts';
 import { formatFanoutSummary } from '../load/report/console.ts';
 import { renderFanoutHtml } from '../load/report/html.ts';
 
@@ -225,11 +226,25 @@ describe('load fanout against a scripted server', () => {
       rampRate: 20,
       tickMs: 250,
       subscribeAfterRamp: true,
+      thresholds: ['connect_time.p50>0', 'connect_time.p99<1'],
     });
     expect(server.openAtSubscribe).toHaveLength(6);
     expect(server.openAtSubscribe.every((n) => n === 6)).toBe(true);
     expect(report.connected).toBe(6);
     expect(report.framesReceived).toBeGreaterThan(0);
+    // Connect time runs from the handshake's start to the subscribe notice: the first client
+    // opened at 0 and was subscribed only after the last opened, 250 ms into the ramp.
+    const connectTime = distributionOf('fanout', report, 'connect_time')!;
+    expect(connectTime.count).toBe(6);
+    expect(connectTime.max).toBeGreaterThanOrEqual(250);
+    expect(connectTime.p50).toBeGreaterThanOrEqual(distributionOf('fanout', report, 'subscribe')!.p50!);
+    expect(report.histograms.connect_time).toBeTruthy();
+    expect(report.thresholds.map((t) => [t.expr, t.ok, t.actual])).toEqual([
+      ['connect_time.p50>0', true, connectTime.p50],
+      ['connect_time.p99<1', false, expect.any(Number)],
+    ]);
+    expect(formatFanoutSummary(report)).toMatch(/connect time \(handshake → subscribed\)\s+\d/);
+    expect(renderFanoutHtml(report)).toMatch(/connect time \(handshake → subscribed\)\s+\d/);
   });
 });
 

@@ -2,6 +2,7 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseLoadArgs } from '../load/cli-command.ts';
 import { runFanout } from '../load/fanout/run.ts';
 import { runRest } from '../load/rest/run.ts';
 import { minimalProfile } from '../src/profile.ts';
@@ -382,12 +383,38 @@ describe('--shard and --start-at', () => {
     expect(() => parseStartAt('soon', now)).toThrow(/ISO date/);
   });
 
+  it('says which shards of a run are missing or given twice', () => {
+    const shard = (index: number, count = 4) => ({ kind: 'fanout', clients: 1, shard: { index, count, clients: 1 } });
+    const obs = (xs: unknown[]) => mergeResults(xs.map((data, i) => ({ file: `pod-${i}.log`, data }))).observations;
+    expect(obs([shard(1), shard(2), shard(3), shard(4)]).join('\n')).not.toMatch(/shard/i);
+    expect(obs([shard(1), shard(3)])).toContain(
+      'shards 2, 4 of 4 missing: the merged run lacks their clients and frames',
+    );
+    expect(obs([shard(1), shard(1, 1), shard(2), shard(3), shard(4)]).join('\n')).toMatch(/different shard counts/);
+    expect(obs([shard(1), shard(2), shard(2), shard(3), shard(4)])).toContain(
+      'shard 2 given more than once: its counts are added twice',
+    );
+  });
+
   let target: LoadTarget;
   beforeAll(async () => {
     target = await startReferenceProcess({});
   });
   afterAll(async () => {
     await target?.close();
+  });
+
+  it('allows a whole run past one host by shards, each host opening at most 20,000 clients', async () => {
+    await expect(runFanout(target, { clients: 20_001 })).rejects.toThrow(
+      '--clients 20001: 20001 clients on this host; one host opens at most 20000: spread them over more shards',
+    );
+    await expect(runFanout(target, { clients: 40_002, shard: { index: 1, count: 2 } })).rejects.toThrow(
+      /--clients 40002 --shard 1\/2: 20001 clients on this host/,
+    );
+    expect(parseLoadArgs({ mode: 'fanout', clients: 100_000, shard: '1/5' }).fanout).toMatchObject({
+      clients: 100_000,
+      shard: { index: 1, count: 5 },
+    });
   });
 
   it('two shards on one start merge to the clients and frames of the unsharded run', async () => {

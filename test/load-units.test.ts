@@ -10,6 +10,7 @@ import { createHistogram, encode, FastRecorder, HIGHEST_US, recordMs, summarize 
 import { LoadUsageError, ThresholdError } from '../src/errors.ts';
 import { parseDuration, parseRate } from '../load/options.ts';
 import { arrivalClock } from '../load/rest/schedule.ts';
+import { lineChart } from '../load/report/svg.ts';
 import { assignKeys, readKeysFile } from '../load/target.ts';
 import { evaluateThresholds, parseThreshold, parseThresholds, toK6Thresholds } from '../load/thresholds.ts';
 
@@ -274,10 +275,21 @@ describe('thresholds', () => {
     expect(missing).toMatchObject({ ok: false, actual: null });
   });
 
-  it('translates to k6 threshold syntax under the same metric names', () => {
-    expect(
-      toK6Thresholds(parseThresholds(['latency.p99<50', 'latency.p999<80', 'lost==0', 'skew.max<100'], 'fanout')),
-    ).toEqual({ latency: ['p(99)<50', 'p(99.9)<80'], lost: ['count==0'], skew: ['max<100'] });
+  it('translates to k6 threshold syntax under the same metric names, as the metrics table maps them', () => {
+    const fanout = ['latency.p99<50', 'latency.p999<80', 'errors==0', 'frames_per_second>10', 'connect_time.p99<500'];
+    expect(toK6Thresholds(parseThresholds(fanout, 'fanout'), 'fanout')).toEqual({
+      latency: ['p(99)<50', 'p(99.9)<80'],
+      errors: ['count==0'],
+      frames: ['rate>10'],
+      connect_time: ['p(99)<500'],
+    });
+    expect(toK6Thresholds(parseThresholds(['rps>100', 'dropped==0'], 'rest'), 'rest')).toEqual({
+      http_reqs: ['rate>100'],
+      dropped_iterations: ['count==0'],
+    });
+    expect(() => toK6Thresholds(parseThresholds(['skew.max<100'], 'fanout'), 'fanout')).toThrow(
+      /k6 does not measure skew.max/,
+    );
   });
 });
 
@@ -330,10 +342,8 @@ describe('aggregation of worker ticks', () => {
     latencyBelowZero: null,
     framesWithoutSentAt: 0,
     serverLatency: empty,
-    connectMs: [],
     openedAt: [],
-    subscribeMs: [],
-    firstFrameMs: [],
+    clientTimes: {},
     subscribed: [],
     closed: [],
     subscribeFailed: 0,
@@ -353,6 +363,47 @@ describe('aggregation of worker ticks', () => {
     sentAtUnit: 'ms',
     heapUsedBytes: 1,
     ...extra,
+  });
+
+  it("shows a second without a worker's sample as unknown, and its late sample over the time it covers", () => {
+    const agg = new FanoutAggregator({ clients: 10, updateWindowMs: 100, settleMs: 0, tickMs: 1000 });
+    agg.start(0);
+    agg.markSteady(0);
+    const at = (w: number, atMs: number, frames: number) =>
+      agg.addTick(tick(w, atMs, [], { frames, open: 5, latency: empty }));
+    // Worker 1's tick for the third second fires 5 ms late, in the fourth, beside its own.
+    for (const [w, atMs] of [
+      [0, 1000],
+      [1, 1000],
+      [0, 2000],
+      [1, 2000],
+      [0, 3000],
+      [1, 3005],
+      [0, 4000],
+      [1, 3995],
+      [0, 5000],
+      [1, 5000],
+    ] as const)
+      at(w, atMs, 100);
+    agg.markStop(5000);
+    const points = agg.finish(0).timeline.map((p) => [p.t, p.framesPerSecond, p.connections, p.missingWorkers]);
+    expect(points).toEqual([
+      [1, 200, 10, []],
+      [2, 200, 10, []],
+      [3, null, null, [1]],
+      [4, 200, 10, []],
+      [5, 200, 10, []],
+    ]);
+  });
+
+  it('leaves a gap in a line chart where a point is unknown, instead of drawing it at zero', () => {
+    const svg = lineChart('frames', [{ name: 'f', color: '#000', points: [1, null, 3].map((y, x) => ({ x, y })) }], {
+      xLabel: 's',
+      yLabel: 'frames/s',
+    });
+    const d = /<path d="([^"]+)"/.exec(svg)![1]!;
+    expect(d.match(/M/g)).toHaveLength(2);
+    expect(d).not.toContain('L');
   });
 
   it('takes skew across workers and counts a delivery missing from an eligible client as lost', () => {

@@ -3,7 +3,7 @@
  * process. Scenarios (all by default, or name them: `npm run bench:load -- cpu ramp`):
  *   cpu   CPU per received frame of `conform load fanout` (all its measuring included) beside a
  *         minimal ws client loop (connect, subscribe, count) and the k6 fan-out script on a real
- *         k6 (when scripts/install-k6.sh has installed it) at the same N, one run; also whether
+ *         k6 (when CONFORM_K6 names one the user installed) at the same N, one run; also whether
  *         fanout stays trustworthy at that rate (default 2,000 clients × 10 pairs × 10 Hz =
  *         200,000 frames/s) and each generator's latency p99.
  *   ramp  10,000 connections ramped at 3,000/s before traffic (subscribe after the ramp), held; memory per connection.
@@ -20,6 +20,7 @@ import { API_KEY_HEADER } from '../../src/spec.ts';
 import { runFanout, type FanoutReport } from '../fanout/run.ts';
 import { buildK6 } from '../k6/build.ts';
 import { k6Binary, runK6 } from '../k6/run-k6.ts';
+import { distributionOf } from '../metrics.ts';
 import { fanoutSchedule } from '../schedule.ts';
 import { assignKeys, pickPairs, startReferenceProcess, type LoadTarget } from '../target.ts';
 import { restScenario } from './rest-bench.ts';
@@ -335,7 +336,7 @@ try {
     const perConn = fan.generator.memoryPerConnectionBytes;
     console.log(
       `  connected ${fan.connected}/${RAMP_CLIENTS}, opened at ${fan.achievedRampRate} conn/s ` +
-        `(ramp phase ${fan.rampMs} ms), connect p99 ${fan.connectMs.p99} ms`,
+        `(ramp phase ${fan.rampMs} ms), connect p99 ${distributionOf('fanout', fan, 'connect')?.p99} ms`,
     );
     console.log(
       `  refused ${JSON.stringify(fan.refusals)}, connect errors ${JSON.stringify(fan.connectErrors)}, ` +
@@ -356,7 +357,7 @@ try {
       connected: fan.connected,
       achievedRampRate: fan.achievedRampRate,
       rampMs: fan.rampMs,
-      connectMs: fan.connectMs,
+      connectMs: distributionOf('fanout', fan, 'connect'),
       refusals: fan.refusals,
       connectErrors: fan.connectErrors,
       memoryPerConnectionBytes: perConn,

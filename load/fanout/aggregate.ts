@@ -15,6 +15,7 @@ import {
   type Histogram,
   type Percentiles,
 } from '../histogram.ts';
+import { distributions } from '../metrics.ts';
 import type { Tick } from './protocol.ts';
 
 import { SATURATION } from '../options.ts';
@@ -42,11 +43,18 @@ export interface WorkerHealth {
 export interface TimelinePoint {
   /** Seconds since the ramp began. */
   t: number;
-  framesPerSecond: number;
-  connections: number;
+  /**
+   * Frames per second over the time each worker's samples in this second cover; null when a
+   * worker sent no sample for it (`missingWorkers`): unknown, never drawn as a drop.
+   */
+  framesPerSecond: number | null;
+  /** Open connections at the workers' samples; null when a worker's sample is missing. */
+  connections: number | null;
   latencyP50Ms: number | null;
   latencyP99Ms: number | null;
   steady: boolean;
+  /** Workers that were running but sent no sample for this second (its figures came later). */
+  missingWorkers: number[];
 }
 
 /** Everything measured on the client side, before the coordinator adds target, clock and options. */
@@ -56,12 +64,10 @@ export interface FanoutMeasurements {
   framesReceived: number;
   framesPerSecond: number;
   measuredMs: number;
+  /** Of the measured phase's frames; with a shared window (--start-at), of the frames sent inside it. */
   latencyMs: Percentiles;
   serverLatencyMs: Percentiles;
   skewMs: { count: number; p50: number | null; p90: number | null; p99: number | null; max: number | null };
-  connectMs: Percentiles;
-  subscribeMs: Percentiles;
-  firstFrameMs: Percentiles;
   updates: number;
   lost: number;
   lostUpdates: number;
@@ -95,10 +101,17 @@ export interface FanoutMeasurements {
    * The measured distributions as encoded HDR histograms (µs, hdr-histogram-js compressed
    * base64), keyed by threshold metric name: what `conform load merge` adds across hosts.
    */
-  histograms: Record<'server_latency' | 'connect' | 'subscribe' | 'first_frame' | 'skew', string> & {
-    latency?: string;
-  };
+  histograms: Record<'server_latency' | 'skew', string> & Record<string, string> & { latency?: string };
 }
+
+/**
+ * The per-client times of a fan-out result: every distribution of load/metrics.ts other than the
+ * per-frame and per-update ones the aggregator computes itself (latency, server_latency, skew).
+ * The workers time them once per client (Tick.clientTimes); the result carries each under its
+ * row's field (`connectMs`, `connectTimeMs`, …) and its histogram under its name.
+ */
+const OWN_DISTRIBUTIONS = new Set(['latency', 'server_latency', 'skew']);
+const CLIENT_TIMED = distributions('fanout').filter((m) => !OWN_DISTRIBUTIONS.has(m.name));
 
 interface UpdateState {
   code: string;
@@ -112,6 +125,8 @@ interface Bucket {
   latency: Histogram;
   below: Histogram | null;
   open: Map<number, number>;
+  /** Per worker: frames and the ms its ticks here cover (since its tick before). */
+  covered: Map<number, { frames: number; spanMs: number }>;
   steady: boolean;
 }
 
@@ -122,14 +137,19 @@ export class FanoutAggregator {
   private readonly latency = createHistogram();
   /** Magnitudes of latencies below zero on the pre-run clock estimate (created when one arrives). */
   private latencyBelow: Histogram | null = null;
+  /**
+   * With a shared window (--start-at): latency of the frames sent inside it, from every tick,
+   * measured phase or not. It replaces `latency` in the result, so hosts on one schedule report
+   * the same frames and merge to the unsharded distribution.
+   */
+  private windowLatency: Histogram | null = null;
+  private windowLatencyBelow: Histogram | null = null;
   private receiptsBeforeSentAt = 0;
   private framesWithoutSentAt = 0;
   private readonly serverLatency = createHistogram();
   private readonly skew = createHistogram();
   private readonly skewValues: number[] = [];
-  private readonly connect = createHistogram();
-  private readonly subscribe = createHistogram();
-  private readonly firstFrame = createHistogram();
+  private readonly clientTimed = new Map(CLIENT_TIMED.map((m) => [m.name, createHistogram()]));
   private readonly pending = new Map<string, UpdateState>();
   private readonly judged = new Map<string, number>();
   private readonly subscribedAt = new Map<number, number>();
@@ -139,6 +159,8 @@ export class FanoutAggregator {
   private readonly buckets = new Map<number, Bucket>();
   private readonly health = new Map<number, { clients: number; eld: number; util: number[]; heap: number }>();
   private readonly lastOpen = new Map<number, number>();
+  /** Per worker: its last tick's time and the first and last second it sent a tick for. */
+  private readonly workerTicks = new Map<number, { lastAtMs: number; firstKey: number; lastKey: number }>();
   private startMs = 0;
   private steadyAt = Number.POSITIVE_INFINITY;
   private stopAt = Number.POSITIVE_INFINITY;
@@ -228,14 +250,15 @@ export class FanoutAggregator {
     this.framesTotal += tick.frames;
     this.lastOpen.set(tick.workerIndex, tick.open);
     this.peakConnected = Math.max(this.peakConnected, this.connections);
-    for (const v of tick.connectMs) recordMs(this.connect, v);
     for (const t of tick.openedAt) {
       this.opened++;
       if (t < this.firstOpen) this.firstOpen = t;
       if (t > this.lastOpen_) this.lastOpen_ = t;
     }
-    for (const v of tick.subscribeMs) recordMs(this.subscribe, v);
-    for (const v of tick.firstFrameMs) recordMs(this.firstFrame, v);
+    for (const [name, values] of Object.entries(tick.clientTimes)) {
+      const h = this.clientTimed.get(name);
+      if (h) for (const v of values) recordMs(h, v);
+    }
     for (const [i, t] of tick.subscribed) {
       this.subscribedAt.set(i, t);
       this.subscribedDirty = true;
@@ -256,9 +279,30 @@ export class FanoutAggregator {
     if (tick.sentAtUnit) this.sentAtUnit = tick.sentAtUnit;
     this.maxSentMinusReceived = Math.max(this.maxSentMinusReceived, tick.maxSentMinusReceivedMs);
     this.windowFrames += tick.windowFrames;
+    if (tick.windowLatency !== undefined) {
+      this.windowLatency ??= createHistogram();
+      addEncoded(this.windowLatency, tick.windowLatency);
+    }
+    if (tick.windowLatencyBelowZero) {
+      this.windowLatencyBelow ??= createHistogram();
+      addEncoded(this.windowLatencyBelow, tick.windowLatencyBelowZero);
+    }
 
-    const b = this.bucket(tick.atMs);
+    const key = this.bucketKey(tick.atMs);
+    const b = this.bucket(key);
     b.frames += tick.frames;
+    const seen = this.workerTicks.get(tick.workerIndex);
+    // A worker's first tick covers its interval from before the start: take it as one nominal tick.
+    const spanMs = seen ? Math.max(0, tick.atMs - seen.lastAtMs) : this.opts.tickMs;
+    const cov = b.covered.get(tick.workerIndex) ?? { frames: 0, spanMs: 0 };
+    cov.frames += tick.frames;
+    cov.spanMs += spanMs;
+    b.covered.set(tick.workerIndex, cov);
+    this.workerTicks.set(tick.workerIndex, {
+      lastAtMs: Math.max(tick.atMs, seen?.lastAtMs ?? tick.atMs),
+      firstKey: Math.min(key, seen?.firstKey ?? key),
+      lastKey: Math.max(key, seen?.lastKey ?? key),
+    });
     addEncoded(b.latency, tick.latency);
     if (tick.latencyBelowZero) {
       b.below ??= createHistogram();
@@ -312,15 +356,55 @@ export class FanoutAggregator {
     this.judge(false);
   }
 
-  private bucket(atMs: number): Bucket {
-    // A tick covers the second before it was sent.
-    const key = Math.max(0, Math.ceil((atMs - this.startMs) / this.opts.tickMs - 1e-6));
+  /** The second a tick belongs to: a tick covers the second before it was sent. */
+  private bucketKey(atMs: number): number {
+    return Math.max(0, Math.ceil((atMs - this.startMs) / this.opts.tickMs - 1e-6));
+  }
+
+  private bucket(key: number): Bucket {
     let b = this.buckets.get(key);
     if (!b) {
-      b = { frames: 0, latency: createHistogram(), below: null, open: new Map(), steady: false };
+      b = { frames: 0, latency: createHistogram(), below: null, open: new Map(), covered: new Map(), steady: false };
       this.buckets.set(key, b);
     }
     return b;
+  }
+
+  /**
+   * The run second by second. A worker that was running (it sent ticks before and after) but sent
+   * none for a second leaves that second's frames and connections unknown: null, with the worker
+   * named, never a drop to what the other workers saw. Its late tick then covers two seconds, and
+   * its frames count over the time they cover, not as a spike.
+   */
+  private timeline(corrected: (pos: Histogram, below: Histogram | null) => Histogram | null): TimelinePoint[] {
+    const keys = [...this.buckets.keys()];
+    if (!keys.length) return [];
+    const none = createHistogram();
+    const points: TimelinePoint[] = [];
+    for (let k = Math.min(...keys); k <= Math.max(...keys); k++) {
+      const b = this.buckets.get(k);
+      const missingWorkers = [...this.workerTicks.entries()]
+        .filter(([w, t]) => t.firstKey <= k && k <= t.lastKey && !b?.covered.has(w))
+        .map(([w]) => w)
+        .sort((x, y) => x - y);
+      const s = b ? summarize(corrected(b.latency, b.below) ?? none) : null;
+      let rate = 0;
+      let conns = 0;
+      for (const c of b?.covered.values() ?? []) rate += c.spanMs > 0 ? (c.frames * 1000) / c.spanMs : 0;
+      for (const v of b?.open.values() ?? []) conns += v;
+      const known = b !== undefined && missingWorkers.length === 0;
+      points.push({
+        t: (k * this.opts.tickMs) / 1000,
+        framesPerSecond: known ? Math.round(rate) : null,
+        connections: known ? conns : null,
+        latencyP50Ms: s?.p50 ?? null,
+        latencyP99Ms: s?.p99 ?? null,
+        steady: b?.steady ?? false,
+        missingWorkers,
+      });
+    }
+    none.destroy();
+    return points;
   }
 
   private eligibleAt(firstMs: number): number {
@@ -418,7 +502,9 @@ export class FanoutAggregator {
       if (below) stillBelow += addShifted(out, below, shiftUs, true);
       return out;
     };
-    const latency = corrected(this.latency, this.latencyBelow);
+    const latency = this.windowLatency
+      ? corrected(this.windowLatency, this.windowLatencyBelow)
+      : corrected(this.latency, this.latencyBelow);
     const none = createHistogram();
     const measuredMs = Math.max(0, Math.min(this.stopAt, this.latestMs) - this.steadyAt);
     const workers: WorkerHealth[] = [...this.health.entries()]
@@ -430,23 +516,13 @@ export class FanoutAggregator {
         cpuPercent: round(h.util.length ? (100 * h.util.reduce((a, b) => a + b, 0)) / h.util.length : 0),
         heapUsedBytes: h.heap,
       }));
-    const timeline: TimelinePoint[] = [...this.buckets.entries()]
-      .sort((a, b) => a[0] - b[0])
-      .map(([k, b]) => {
-        const s = summarize(corrected(b.latency, b.below) ?? none);
-        let conns = 0;
-        for (const v of b.open.values()) conns += v;
-        return {
-          t: (k * this.opts.tickMs) / 1000,
-          framesPerSecond: Math.round((b.frames * 1000) / this.opts.tickMs),
-          connections: conns,
-          latencyP50Ms: s.p50,
-          latencyP99Ms: s.p99,
-          steady: b.steady,
-        };
-      });
+    // The seconds re-count the same receipts: what stays below zero is counted once, above.
+    const belowOnce = stillBelow;
+    const timeline = this.timeline(corrected);
+    stillBelow = belowOnce;
     const skew = summarize(this.skew);
-    return {
+    const timed = CLIENT_TIMED.map((m) => ({ m, h: this.clientTimed.get(m.name)! }));
+    const out: FanoutMeasurements = {
       clients: this.opts.clients,
       connected: this.peakConnected,
       framesReceived: this.steadyFrames,
@@ -455,9 +531,6 @@ export class FanoutAggregator {
       latencyMs: summarize(latency ?? none),
       serverLatencyMs: summarize(this.serverLatency),
       skewMs: { count: skew.count, p50: skew.p50, p90: skew.p90, p99: skew.p99, max: skew.max },
-      connectMs: summarize(this.connect),
-      subscribeMs: summarize(this.subscribe),
-      firstFrameMs: summarize(this.firstFrame),
       updates: this.updates,
       lost: this.lost,
       lostUpdates: this.lostUpdates,
@@ -487,12 +560,12 @@ export class FanoutAggregator {
         // Latency as corrected to the final clock estimate; none when no estimate holds.
         ...(latency ? { latency: encode(latency) } : {}),
         server_latency: encode(this.serverLatency),
-        connect: encode(this.connect),
-        subscribe: encode(this.subscribe),
-        first_frame: encode(this.firstFrame),
         skew: encode(this.skew),
+        ...Object.fromEntries(timed.map(({ m, h }) => [m.name, encode(h)])),
       },
     };
+    // Each under its row's field (`connectTimeMs`), where thresholds and reports read it.
+    return Object.assign(out, Object.fromEntries(timed.map(({ m, h }) => [m.field, summarize(h)])));
   }
 }
 

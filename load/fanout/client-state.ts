@@ -121,6 +121,11 @@ export class ClientState {
   // coordinator that its clock estimate was off (it narrows it and shifts both histograms back).
   private readonly latencyBelowZero = new FastRecorder();
   private belowZero = 0;
+  // The frames sent inside the shared window (--start-at) alone, whenever they arrive: every host
+  // on the schedule measures the same frames, so shards merge to the unsharded distribution.
+  private readonly windowLatency = new FastRecorder();
+  private readonly windowLatencyBelowZero = new FastRecorder();
+  private windowBelowZero = 0;
   private framesWithoutSentAt = 0;
   private readonly serverLatency = new FastRecorder();
   private frames = 0;
@@ -132,10 +137,9 @@ export class ClientState {
   private validated = 0;
   private violations = 0;
   private violationSamples: string[] = [];
-  private connectMs: number[] = [];
   private openedAt: number[] = [];
-  private subscribeMs: number[] = [];
-  private firstFrameMs: number[] = [];
+  /** Once-per-client times of distributions named in load/metrics.ts, by metric name. */
+  private clientTimes: Record<string, number[]> = {};
   private subscribed: [number, number][] = [];
   private closed: [number, number, number][] = [];
   private subscribeFailed = 0;
@@ -195,7 +199,7 @@ export class ClientState {
   opened(client: FanoutClient, t: number): void {
     client.openedAt = t;
     this.open++;
-    this.connectMs.push(t - client.startedAt);
+    this.clientTime('connect', t - client.startedAt);
     this.openedAt.push(t);
   }
 
@@ -310,7 +314,8 @@ export class ClientState {
       if (o.method === METHOD.subscribe && o.code === STATUS.OK) {
         if (client.subscribedAt === 0) {
           client.subscribedAt = t;
-          this.subscribeMs.push(t - client.subscribeSentAt);
+          this.clientTime('subscribe', t - client.subscribeSentAt);
+          this.clientTime('connect_time', t - client.startedAt);
           this.subscribed.push([client.index, t]);
         }
       } else if (o.method === METHOD.error) {
@@ -339,6 +344,13 @@ export class ClientState {
     }
   }
 
+  /** Records one client's time (ms) of the distribution `name`. */
+  private clientTime(name: string, ms: number): void {
+    const times = this.clientTimes[name];
+    if (times) times.push(ms);
+    else this.clientTimes[name] = [ms];
+  }
+
   /**
    * The counts since the last call, as plain data, and a fresh start; updates whose window ended
    * by `now` go with them (every update still followed, when `final`). The validation stride is
@@ -353,12 +365,16 @@ export class ClientState {
       pongs: this.pongs,
       latency: this.latency.takeEncoded(),
       latencyBelowZero: this.belowZero ? this.latencyBelowZero.takeEncoded() : null,
+      ...(this.cfg.frameWindow
+        ? {
+            windowLatency: this.windowLatency.takeEncoded(),
+            windowLatencyBelowZero: this.windowBelowZero ? this.windowLatencyBelowZero.takeEncoded() : null,
+          }
+        : {}),
       framesWithoutSentAt: this.framesWithoutSentAt,
       serverLatency: this.serverLatency.takeEncoded(),
-      connectMs: this.connectMs,
       openedAt: this.openedAt,
-      subscribeMs: this.subscribeMs,
-      firstFrameMs: this.firstFrameMs,
+      clientTimes: this.clientTimes,
       subscribed: this.subscribed,
       closed: this.closed,
       subscribeFailed: this.subscribeFailed,
@@ -388,17 +404,15 @@ export class ClientState {
     this.frames = this.windowFrames = this.duplicates = this.outOfOrder = this.notices = this.pongs = 0;
     this.validated = this.violations = this.subscribeFailed = 0;
     this.violationSamples = [];
-    this.connectMs = [];
     this.openedAt = [];
-    this.subscribeMs = [];
-    this.firstFrameMs = [];
+    this.clientTimes = {};
     this.subscribed = [];
     this.closed = [];
     this.refusals = {};
     this.connectErrors = {};
     this.noticeErrors = {};
     this.maxSentMinusReceived = Number.NEGATIVE_INFINITY;
-    this.belowZero = this.framesWithoutSentAt = 0;
+    this.belowZero = this.windowBelowZero = this.framesWithoutSentAt = 0;
     return counts;
   }
 
@@ -443,7 +457,7 @@ export class ClientState {
     this.frames++;
     if (client.firstFrameAt === 0) {
       client.firstFrameAt = t;
-      this.firstFrameMs.push(t - client.subscribeSentAt);
+      this.clientTime('first_frame', t - client.subscribeSentAt);
     }
     if (Number.isNaN(sentAt)) this.framesWithoutSentAt++;
     else {
@@ -467,8 +481,14 @@ export class ClientState {
           this.belowZero++;
         }
         const w = cfg.frameWindow;
-        if (w && sentMs - cfg.serverOffsetMs >= w.startWallMs && sentMs - cfg.serverOffsetMs < w.endWallMs)
+        if (w && sentMs - cfg.serverOffsetMs >= w.startWallMs && sentMs - cfg.serverOffsetMs < w.endWallMs) {
           this.windowFrames++;
+          if (v >= 0) this.windowLatency.recordMs(v);
+          else {
+            this.windowLatencyBelowZero.recordMs(-v);
+            this.windowBelowZero++;
+          }
+        }
       }
     }
     // Without last_updated a frame names no update: it counts, but not for skew, loss or order.

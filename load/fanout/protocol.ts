@@ -57,15 +57,23 @@ export interface Tick {
   latency: string;
   /** Receipts before sent_at on the clock in use (how far before, encoded like latency); null when none. */
   latencyBelowZero: string | null;
+  /**
+   * With a frameWindow: the latency of the frames sent inside it, and of those received before
+   * their sent_at (encoded like latency; null when none). Absent without a window.
+   */
+  windowLatency?: string;
+  windowLatencyBelowZero?: string | null;
   /** Push frames without a numeric sent_at (latency not measurable for them). */
   framesWithoutSentAt: number;
   serverLatency: string;
-  /** Client-side times of this tick, ms. */
-  connectMs: number[];
   /** Mono ms at which connections opened. */
   openedAt: number[];
-  subscribeMs: number[];
-  firstFrameMs: number[];
+  /**
+   * Once-per-client times (ms) of this tick for distributions of load/metrics.ts, by metric name:
+   * `connect` (handshake), `subscribe` (subscribe sent → notice), `first_frame` (subscribe sent →
+   * first push), `connect_time` (handshake start → subscribe notice).
+   */
+  clientTimes: Record<string, number[]>;
   /** Clients whose subscribe notice arrived: [client index, mono ms]. */
   subscribed: [number, number][];
   /** Clients that closed: [client index, mono ms, close code]. */

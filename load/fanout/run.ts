@@ -10,8 +10,9 @@ import { estimateClock, resolutionMs, type ClockEstimate, type TimeUnit } from '
 import { monoNow, wallOffsetMs } from '../mono-clock.ts';
 import { moduleUrl } from '../../src/module-url.ts';
 import { LoadUsageError } from '../../src/errors.ts';
-import { FANOUT_DEFAULTS, positiveInt } from '../options.ts';
+import { FANOUT_DEFAULTS, MAX_CLIENTS_PER_HOST, MAX_SHARDS, positiveInt } from '../options.ts';
 import { assignKeys, pickPairs, sampleTargetClock, type LoadTarget } from '../target.ts';
+import { flatMetrics } from '../metrics.ts';
 import { evaluateThresholds, parseThresholds, type ThresholdResult } from '../thresholds.ts';
 import { CLOSE_GRACE_MS, fanoutSchedule } from '../schedule.ts';
 import { FanoutAggregator, saturationReasons, type FanoutMeasurements, type WorkerHealth } from './aggregate.ts';
@@ -111,35 +112,9 @@ export interface FanoutReport extends FanoutMeasurements {
   observations: string[];
 }
 
-/** Flat metric values for thresholds (names in thresholds.ts METRICS.fanout). */
+/** Flat metric values for thresholds, read as load/metrics.ts says. */
 export function fanoutMetrics(r: Omit<FanoutReport, 'thresholds'>): Record<string, number | null> {
-  const m: Record<string, number | null> = {};
-  const dist = (
-    name: string,
-    d: { p50: number | null; p90?: number | null; p99: number | null; p999?: number | null; max: number | null },
-  ): void => {
-    m[`${name}.p50`] = d.p50;
-    m[`${name}.p90`] = d.p90 ?? null;
-    m[`${name}.p99`] = d.p99;
-    m[`${name}.p999`] = d.p999 ?? null;
-    m[`${name}.max`] = d.max;
-  };
-  dist('latency', r.latencyMs);
-  dist('server_latency', r.serverLatencyMs);
-  dist('skew', r.skewMs);
-  dist('connect', r.connectMs);
-  dist('subscribe', r.subscribeMs);
-  dist('first_frame', r.firstFrameMs);
-  m.lost = r.lost;
-  m.loss_rate = r.lossRate;
-  m.errors = r.errors;
-  m.frames_per_second = r.framesPerSecond;
-  m.frames = r.framesReceived;
-  m.connected = r.connected;
-  m.refused = Object.values(r.refusals).reduce((a, b) => a + b, 0);
-  m.disconnects = Object.values(r.disconnects).reduce((a, b) => a + b, 0);
-  m.saturated = r.generator.saturated ? 1 : 0;
-  return m;
+  return flatMetrics('fanout', r as unknown as Record<string, unknown>);
 }
 
 /** Validated options with defaults merged. */
@@ -148,7 +123,8 @@ export function resolveFanoutOptions(
 ): Required<
   Omit<FanoutOptions, 'pair' | 'localAddress' | 'onProgress' | 'workers' | 'subscribeAfterRamp' | 'shard' | 'startAtMs'>
 > & { workers: number; pair?: string[] } {
-  const clients = positiveInt(o.clients ?? FANOUT_DEFAULTS.clients, '--clients', 20_000);
+  // The whole run's clients: one host opens at most MAX_CLIENTS_PER_HOST of them (checked per shard).
+  const clients = positiveInt(o.clients ?? FANOUT_DEFAULTS.clients, '--clients', MAX_CLIENTS_PER_HOST * MAX_SHARDS);
   const pairs = positiveInt(o.pairs ?? FANOUT_DEFAULTS.pairs, '--pairs', 100);
   if (o.pair && o.pair.length > 100)
     throw new LoadUsageError(`--pair: ${o.pair.length} pairs; the spec allows at most 100 per connection`);
@@ -193,9 +169,14 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
         `which it does not speak (load rest works with this profile)`,
     );
   }
-  const keys = assignKeys(o.clients, target.keys);
   const shard = shardRange(o.clients, options.shard);
   const mine = shard.to - shard.from;
+  if (mine > MAX_CLIENTS_PER_HOST)
+    throw new LoadUsageError(
+      `--clients ${o.clients}${options.shard ? ` --shard ${options.shard.index}/${options.shard.count}` : ''}: ` +
+        `${mine} clients on this host; one host opens at most ${MAX_CLIENTS_PER_HOST}: spread them over more shards`,
+    );
+  const keys = assignKeys(o.clients, target.keys);
   if (options.shard && mine < 1)
     throw new LoadUsageError(
       `--shard ${options.shard.index}/${options.shard.count}: no clients left for this shard (--clients ${o.clients})`,

@@ -29,16 +29,18 @@ import {
   thresholdExprs,
   thresholdsFromEnv,
 } from './lib/config.ts';
-import { countersByCode, distribution, flushMetrics, peak, tally } from './lib/metrics.ts';
+import { k6Metrics } from './lib/metrics.ts';
+import { currentSegment } from './lib/segment.ts';
 import { pushFrameProblems } from './lib/push-frame.ts';
 import { fanoutSchedule } from '../schedule.ts';
 import { summaryOutputs, type SummaryData } from './lib/summary.ts';
 
-const cfg = fanoutConfig();
-const thresholds = thresholdExprs('fanout');
+const cfg = fanoutConfig(__ENV);
+const { countersByCode, distribution, flushMetrics, peak, tally } = k6Metrics({ Counter, Trend });
+const thresholds = thresholdExprs(__ENV, 'fanout');
 const iterations = Math.ceil(cfg.clients / cfg.connectionsPerVU);
 const schedule = fanoutSchedule(cfg);
-const k6Thresholds = thresholdsFromEnv('fanout');
+const k6Thresholds = thresholdsFromEnv(__ENV, 'fanout');
 // A run in which not one client connected says nothing about the target: it fails.
 k6Thresholds.connected ??= [];
 k6Thresholds.connected.push('count>0');
@@ -49,7 +51,9 @@ const latencyBelowZero = distribution('latency_below_zero');
 // Largest sent_at − receipt (ms): the frames' lower bound on the target's clock offset.
 const frameLead = peak('clock_frame_lead');
 const serverLatency = distribution('server_latency');
-const connectTime = distribution('connect');
+const handshakeTime = distribution('connect');
+// Handshake start to subscribe acknowledged: how long a client waits before it can get prices.
+const connectTime = distribution('connect_time');
 const subscribeTime = distribution('subscribe');
 const firstFrame = distribution('first_frame');
 const clients = new Counter('clients');
@@ -96,7 +100,7 @@ interface SetupData {
 /** The target's clock from REST `ts` (load/clock.ts, the same estimate as conform load fanout). */
 export function setup(): SetupData {
   if (!cfg.restUrl) return { clock: { samples: [], resolutionMs: 1, tsUnit: null, offsetMs: null } };
-  const key = runtimeKeys()[0]!.key;
+  const key = runtimeKeys(__ENV)[0]!.key;
   const samples: OffsetSample[] = [];
   let unit: TimeUnit | null = null;
   for (let i = 0; i < 8; i++) {
@@ -132,7 +136,7 @@ let keys: string[] | null = null;
 
 export default function (data: SetupData): void {
   if (!keys) {
-    const allowances = runtimeKeys();
+    const allowances = runtimeKeys(__ENV);
     checkAllowance(allowances, cfg.clients);
     keys = assignKeyList(cfg.clients, allowances);
   }
@@ -187,7 +191,7 @@ function client(g: number, key: string, base: number, offsetMs: number | null, d
   socket.onopen = () => {
     opened = true;
     connected.add(1);
-    connectTime.add(Date.now() - started);
+    handshakeTime.add(Date.now() - started);
     subscribeSent = Date.now();
     socket.send(JSON.stringify({ id: `c${g}`, method: METHOD.subscribe, params: { pairs: cfg.pairs } }));
     // A socket closing (ours or the server's) is no longer OPEN: sending then throws in k6.
@@ -226,6 +230,7 @@ function client(g: number, key: string, base: number, offsetMs: number | null, d
         isSubscribed = true;
         subscribed.add(1);
         subscribeTime.add(receivedAt - subscribeSent);
+        connectTime.add(receivedAt - started);
       }
       return;
     }
@@ -342,7 +347,8 @@ export function handleSummary(data: SummaryData): Record<string, string> {
   return summaryOutputs(data, {
     clock: { report: { ...estimate, tsUnit: setupClock.tsUnit }, shiftMs, belowZero: latencyBelowZero.name },
     kind: 'fanout',
-    report: reportConfig('fanout'),
+    report: reportConfig(__ENV, 'fanout'),
+    segment: currentSegment(),
     thresholds,
     options: {
       clients: cfg.clients,
@@ -353,6 +359,5 @@ export function handleSummary(data: SummaryData): Record<string, string> {
       startAt: cfg.startAtMs,
       window: { startMs: schedule.windowStartMs, endMs: schedule.windowEndMs },
     },
-    distributions: [latency.name, serverLatency.name, connectTime.name, subscribeTime.name, firstFrame.name],
   });
 }

@@ -8,20 +8,22 @@
 import { check } from 'k6';
 import exec from 'k6/execution';
 import http from 'k6/http';
-import { Counter } from 'k6/metrics';
+import { Counter, Trend } from 'k6/metrics';
 import type { Options } from 'k6/options';
 import { K6ConfigError } from '../../src/errors.ts';
 import { PATHS, QUERY, REST_STATUSES, STATUS } from '../../src/spec.ts';
 import { reportConfig, restConfig, runtimeKeys, thresholdExprs, thresholdsFromEnv } from './lib/config.ts';
-import { countersByCode, distribution, flushMetrics } from './lib/metrics.ts';
+import { k6Metrics } from './lib/metrics.ts';
+import { currentSegment } from './lib/segment.ts';
 import { summaryOutputs, type SummaryData } from './lib/summary.ts';
 
-const cfg = restConfig();
+const cfg = restConfig(__ENV);
+const { countersByCode, distribution, flushMetrics } = k6Metrics({ Counter, Trend });
 if (cfg.endpoint !== 'price' && cfg.endpoint !== 'pairs')
   throw new K6ConfigError('k6 script: ENDPOINT must be price or pairs');
 if (cfg.endpoint === 'price' && cfg.pairs.length === 0)
   throw new K6ConfigError('k6 script: PAIRS is required for ENDPOINT=price');
-const thresholds = thresholdExprs('rest');
+const thresholds = thresholdExprs(__ENV, 'rest');
 
 const latency = distribution('latency');
 const errors = new Counter('errors');
@@ -41,13 +43,13 @@ export const options: Options = {
       maxVUs: cfg.maxVUs,
     },
   },
-  thresholds: thresholdsFromEnv('rest'),
+  thresholds: thresholdsFromEnv(__ENV, 'rest'),
   summaryTrendStats: ['med', 'p(90)', 'p(99)', 'p(99.9)', 'max', 'count'],
 };
 
 export default function (): void {
   // A REST key has no connection allowance to honour: requests go round the keys by iteration.
-  const keys = runtimeKeys();
+  const keys = runtimeKeys(__ENV);
   const key = keys[exec.scenario.iterationInTest % keys.length]!.key;
   for (const c of [errors, rateLimited, non200Status]) c.add(0);
   const url =
@@ -76,9 +78,9 @@ export default function (): void {
 export function handleSummary(data: SummaryData): Record<string, string> {
   return summaryOutputs(data, {
     kind: 'rest',
-    report: reportConfig('rest'),
+    report: reportConfig(__ENV, 'rest'),
+    segment: currentSegment(),
     thresholds,
     options: { endpoint: cfg.endpoint, pairs: cfg.pairs, rate: cfg.rate, durationMs: cfg.durationS * 1000 },
-    distributions: [latency.name],
   });
 }

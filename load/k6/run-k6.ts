@@ -1,24 +1,36 @@
 /**
- * Runs the real k6 that scripts/install-k6.sh installs (or CONFORM_K6 names), offline: automatic
- * extension resolution and usage reports off, and only the environment given here (no stray keys).
+ * Runs a k6 that the user installed and named in CONFORM_K6, offline: automatic extension
+ * resolution and usage reports off, and only the environment given here (no stray keys).
+ * The project never fetches, builds or ships k6 (AGPL-3.0): without CONFORM_K6 nothing here runs.
  * Node-side (tests and the load benchmark), not part of the k6 bundles.
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { K6RunError } from '../../src/errors.ts';
 
-const INSTALL = fileURLToPath(new URL('../../scripts/install-k6.sh', import.meta.url));
+/** The k6 release the scripts were written and last run against. */
+export const K6_WRITTEN_AGAINST = 'v1.8.1';
 
-/** The k6 binary: CONFORM_K6, else the path the install script uses; throws when it is absent. */
-export function k6Binary(): string {
-  const bin = process.env.CONFORM_K6 || execFileSync(INSTALL, ['--print-path'], { encoding: 'utf8' }).trim();
+/**
+ * Why a real k6 cannot run here (one line), or null when CONFORM_K6 names an executable file.
+ * `env` is the process environment, read in this one place.
+ */
+export function k6Unavailable(env: Readonly<Record<string, string | undefined>> = process.env): string | null {
+  const bin = env.CONFORM_K6;
+  if (!bin) return `CONFORM_K6 is not set: name a k6 you installed (written against ${K6_WRITTEN_AGAINST})`;
   try {
     accessSync(bin, constants.X_OK);
   } catch {
-    throw new K6RunError(`k6 is not installed at ${bin}: run scripts/install-k6.sh (CI's .ci/run does)`);
+    return `CONFORM_K6=${bin} is not an executable file`;
   }
-  return bin;
+  return null;
+}
+
+/** The k6 binary CONFORM_K6 names; throws K6RunError saying why when there is none. */
+export function k6Binary(): string {
+  const why = k6Unavailable();
+  if (why) throw new K6RunError(`k6 is not available: ${why}`);
+  return process.env.CONFORM_K6!;
 }
 
 /** The environment every k6 run gets: no network beyond the target, no usage report. */

@@ -1,6 +1,7 @@
 /** Present: the console summaries of load reports (plain text; the CLI prints them). */
 import type { FanoutReport } from '../fanout/run.ts';
 import type { RestReport } from '../rest/run.ts';
+import { distributions } from '../metrics.ts';
 import type { ThresholdResult } from '../thresholds.ts';
 
 const n = (v: number | null | undefined, digits = 2): string =>
@@ -29,12 +30,19 @@ const counts = (m: Record<string, number>): string =>
         .join(', ')
     : 'none';
 
+type Dist = { p50: number | null; p90?: number | null; p99: number | null; p999?: number | null; max: number | null };
+const NONE: Dist = { p50: null, p99: null, max: null };
+
 /** The fan-out summary table, the generator's verdict and the thresholds. */
 export function formatFanoutSummary(r: FanoutReport): string {
-  const d = (
-    name: string,
-    x: { p50: number | null; p90?: number | null; p99: number | null; p999?: number | null; max: number | null },
-  ): string[] => [name, n(x.p50, 3), n(x.p90 ?? null, 3), n(x.p99, 3), n(x.p999 ?? null, 3), n(x.max, 3)];
+  const d = (name: string, x: Dist): string[] => [
+    name,
+    n(x.p50, 3),
+    n(x.p90 ?? null, 3),
+    n(x.p99, 3),
+    n(x.p999 ?? null, 3),
+    n(x.max, 3),
+  ];
   const c = r.clock;
   const correction =
     c.status === 'corrected'
@@ -58,12 +66,10 @@ export function formatFanoutSummary(r: FanoutReport): string {
     '',
     table([
       ['ms', 'p50', 'p90', 'p99', 'p99.9', 'max'],
-      d('latency (receipt − sent_at)', r.latencyMs),
-      d('server (sent_at − last_updated)', r.serverLatencyMs),
-      d('skew (last − first client)', r.skewMs),
-      d('connect', r.connectMs),
-      d('subscribe notice', r.subscribeMs),
-      d('first frame', r.firstFrameMs),
+      // Every distribution of load/metrics.ts, under its title, in the table's order.
+      ...distributions('fanout').map((m) =>
+        d(m.title, ((r as unknown as Record<string, Dist | undefined>)[m.field] ?? NONE) as Dist),
+      ),
     ]),
     '',
     `frames ${n(r.framesReceived)} (${n(r.framesPerSecond)}/s), updates ` +

@@ -21,6 +21,18 @@ function page(title: string, body: string): string {
 const pctX = (p: number): number => Math.log10(1 / Math.max(1e-5, 1 - p / 100));
 const PCT_TICKS = [0, 90, 99, 99.9, 99.99, 99.999].map((p) => ({ x: pctX(p), label: `${p}%` }));
 
+/** Says which seconds lack a worker's sample: the charts leave them as gaps, not as drops. */
+function missingSamples(timeline: FanoutReport['timeline']): string {
+  const gaps = timeline.filter((p) => p.missingWorkers.length);
+  if (!gaps.length) return '';
+  const items = gaps.map((p) => `<li>t = ${p.t} s: no sample from worker ${p.missingWorkers.join(', ')}</li>`).join('');
+  return (
+    `<p class="empty">Frames per second and connections are unknown in these seconds (gaps in ` +
+    `the charts, not zeros); the late samples are counted in the next second over the time they cover:</p>` +
+    `<ul class="empty">${items}</ul>`
+  );
+}
+
 /** The fan-out report page. */
 export function renderFanoutHtml(r: FanoutReport): string {
   const verdict = r.trustworthy
@@ -68,7 +80,8 @@ export function renderFanoutHtml(r: FanoutReport): string {
   return page(
     'conform load fanout',
     `<h1>conform load fanout</h1>${verdict}<pre>${esc(formatFanoutSummary(r))}</pre>${charts.join('')}
-<details><summary>Report data (JSON)</summary><pre>${esc(JSON.stringify(data, null, 2))}</pre></details>`,
+${missingSamples(r.timeline)}` +
+      `<details><summary>Report data (JSON)</summary><pre>${esc(JSON.stringify(data, null, 2))}</pre></details>`,
   );
 }
 

@@ -5,12 +5,26 @@ import type { FanoutReport } from '../fanout/run.ts';
 import type { RestReport } from '../rest/run.ts';
 import { formatFanoutSummary, formatRestSummary } from './console.ts';
 import { renderFanoutHtml, renderRestHtml } from './html.ts';
+import { RESULT_LINE_PREFIX } from '../result-format.ts';
 
 export type LoadReport = FanoutReport | RestReport;
 
 /** Console text of a report. */
 export function summary(report: LoadReport): string {
   return report.kind === 'fanout' ? formatFanoutSummary(report) : formatRestSummary(report);
+}
+
+const scrubber =
+  (secrets: readonly string[]) =>
+  (text: string): string =>
+    secrets.reduce((t, s) => (s ? t.split(s).join('[redacted]') : t), text);
+
+/**
+ * The report as one `conform-result {…}` line (`--report result`): on stdout, a pod's log is then
+ * a result file `conform load merge` reads. Every given secret is scrubbed, as in the files.
+ */
+export function resultLine(report: LoadReport, secrets: readonly string[] = []): string {
+  return `${RESULT_LINE_PREFIX}${scrubber(secrets)(JSON.stringify(report))}\n`;
 }
 
 /**
@@ -24,7 +38,7 @@ export async function writeReports(
   secrets: readonly string[] = [],
 ): Promise<string[]> {
   const written: string[] = [];
-  const scrub = (text: string): string => secrets.reduce((t, s) => (s ? t.split(s).join('[redacted]') : t), text);
+  const scrub = scrubber(secrets);
   if (formats.includes('json') || formats.includes('html')) await mkdir(outDir, { recursive: true });
   if (formats.includes('json')) {
     const file = join(outDir, `load-${report.kind}.json`);

@@ -12,6 +12,7 @@ import { encode, summarize, type Percentiles } from '../histogram.ts';
 import { LoadUsageError } from '../../src/errors.ts';
 import { REST_DEFAULTS, positiveInt } from '../options.ts';
 import { pickPairs, type LoadTarget } from '../target.ts';
+import { flatMetrics } from '../metrics.ts';
 import { evaluateThresholds, parseThresholds, type ThresholdResult } from '../thresholds.ts';
 import { SATURATION } from '../fanout/aggregate.ts';
 import { runClosedModel } from './closed-model.ts';
@@ -99,26 +100,9 @@ export interface RestReport {
   observations: string[];
 }
 
-/** Flat metric values for thresholds (names in thresholds.ts METRICS.rest). */
+/** Flat metric values for thresholds, read as load/metrics.ts says. */
 export function restMetrics(r: Omit<RestReport, 'thresholds'>): Record<string, number | null> {
-  const statusTotal = Object.values(r.statusNumbers).reduce((a, b) => a + b, 0);
-  return {
-    'latency.p50': r.latencyMs.p50,
-    'latency.p90': r.latencyMs.p90,
-    'latency.p99': r.latencyMs.p99,
-    'latency.p999': r.latencyMs.p999,
-    'latency.max': r.latencyMs.max,
-    rps: r.rps,
-    requests: r.requests,
-    errors: r.errors,
-    timeouts: r.timeouts,
-    non_2xx: r.non2xx,
-    rate_limited: r.statusNumbers['50006'] ?? 0,
-    non_200_status: statusTotal - (r.statusNumbers['200'] ?? 0),
-    late: r.late,
-    dropped: r.dropped,
-    saturated: r.generator.saturated ? 1 : 0,
-  };
+  return flatMetrics('rest', r as unknown as Record<string, unknown>);
 }
 
 const STATUS_NUMBER = /"status_number"\s*:\s*"([^"]*)"/;

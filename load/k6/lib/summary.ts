@@ -2,10 +2,11 @@
  * handleSummary for the k6 scripts: turns k6's end-of-test data into conform's load result (the
  * JSON `conform load merge` reads, with each distribution's bucket counts), a console summary,
  * a self-contained HTML page and JUnit XML, so a k6 run reads like a conform run.
- * Dependency-free (k6 is not Node).
+ * Dependency-free (k6 is not Node), and free of k6 modules too: what it needs of k6's execution
+ * context (the execution segment) comes in through the context, so it runs under Node in the tests.
  */
-import exec from 'k6/execution';
 import { BUCKET_COUNT, bucketMetric, bucketPercentileUs, shiftBucketCounts } from '../../log-buckets.ts';
+import { distributions, flatMetrics, type DistributionMetric } from '../../metrics.ts';
 import { SATURATION } from '../../options.ts';
 import { BUCKET_LAYOUT, BUCKET_UNIT, RESULT_LINE_PREFIX } from '../../result-format.ts';
 import { evaluateThresholds, parseThresholds, type LoadKind, type ThresholdResult } from '../../thresholds.ts';
@@ -37,7 +38,9 @@ export interface BucketCounts {
   counts: [number, number][];
 }
 
-const camel = (name: string): string => `${name.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())}Ms`;
+/** The distributions a k6 run of `kind` measures: every one of load/metrics.ts that k6 can. */
+export const k6Distributions = (kind: LoadKind): DistributionMetric[] =>
+  distributions(kind).filter((m) => !('absent' in m.k6));
 const round3 = (v: number | undefined): number | null =>
   typeof v === 'number' && Number.isFinite(v) ? Math.round(v * 1000) / 1000 : null;
 
@@ -47,7 +50,6 @@ export interface SummaryContext {
   /** THRESHOLDS as given, re-evaluated here on the same values conform would use. */
   thresholds: string[];
   options: Record<string, unknown>;
-  distributions: string[];
   /**
    * The target's clock as judged at the end (load/clock.ts's estimate, narrowed by the frames),
    * and how latency moves to it: `shiftMs` from the estimate the VUs recorded with (0: none; null:
@@ -55,15 +57,14 @@ export interface SummaryContext {
    * magnitudes of latencies that were below zero on the VUs' estimate (never clamped).
    */
   clock?: { report: Record<string, unknown>; shiftMs: number | null; belowZero: string };
+  /** This instance's execution segment (`segmentOf(exec.test.options)`); `0:1` is the whole test. */
+  segment: string;
 }
 
-function segment(): string {
-  try {
-    const s = (exec.test.options as { executionSegment?: unknown }).executionSegment;
-    return s ? String(s) : '0:1';
-  } catch {
-    return '0:1';
-  }
+/** The execution segment named in k6's test options (`exec.test.options`), else the whole test. */
+export function segmentOf(options: unknown): string {
+  const s = (options as { executionSegment?: unknown } | null | undefined)?.executionSegment;
+  return s ? String(s) : '0:1';
 }
 
 /** conform's load result of a k6 run (plain data). */
@@ -84,15 +85,14 @@ export function k6Result(data: SummaryData, ctx: SummaryContext): Record<string,
   const result: Record<string, unknown> = {
     kind: ctx.kind,
     generator: 'k6',
-    host: ctx.report.host || `k6 segment ${segment()}`,
-    segment: segment(),
+    host: ctx.report.host || `k6 segment ${ctx.segment}`,
+    segment: ctx.segment,
     startedAt: new Date(Date.now() - data.state.testRunDurationMs).toISOString(),
     options: ctx.options,
     clock: ctx.clock?.report ?? null,
     checks: { passes: m.checks?.values.passes ?? 0, fails: m.checks?.values.fails ?? 0 },
   };
   const histograms: Record<string, BucketCounts> = {};
-  const flat: Record<string, number | null> = {};
   const bucketCounts = (name: string): [number, number][] => {
     const counts: [number, number][] = [];
     for (let i = 0; i < BUCKET_COUNT; i++) {
@@ -103,7 +103,7 @@ export function k6Result(data: SummaryData, ctx: SummaryContext): Record<string,
   };
   const latencyRecorded = m.latency?.values.count ?? 0;
   const latencyBucketed = bucketCounts('latency').reduce((n, [, c]) => n + c, 0);
-  for (const name of ctx.distributions) {
+  for (const { name, field } of k6Distributions(ctx.kind)) {
     const v = m[name]?.values ?? {};
     let p: K6Percentiles = {
       count: v.count ?? 0,
@@ -140,8 +140,7 @@ export function k6Result(data: SummaryData, ctx: SummaryContext): Record<string,
       result.latencyBelowZeroAfterCorrection = stillBelow;
       result.latencyFromBuckets = true;
     }
-    result[camel(name)] = p;
-    for (const k of ['p50', 'p90', 'p99', 'p999', 'max'] as const) flat[`${name}.${k}`] = p.count ? p[k] : null;
+    result[field] = p;
     if (name !== 'latency' || !ctx.clock || ctx.clock.shiftMs !== null)
       histograms[name] = { unit: BUCKET_UNIT, layout: BUCKET_LAYOUT, counts };
   }
@@ -181,15 +180,6 @@ export function k6Result(data: SummaryData, ctx: SummaryContext): Record<string,
           `(a VU's flush did not run): frames and the merged distribution undercount`,
       );
     Object.assign(result, { trustworthy: reasons.length === 0, reasons });
-    Object.assign(flat, {
-      saturated: reasons.length ? 1 : 0,
-      errors: count('errors'),
-      frames: count('frames'),
-      frames_per_second: result.framesPerSecond as number,
-      connected: count('connected'),
-      refused: count('refused'),
-      disconnects: count('disconnects'),
-    });
   } else {
     const durationMs = Number(ctx.options.durationMs);
     Object.assign(result, {
@@ -204,17 +194,9 @@ export function k6Result(data: SummaryData, ctx: SummaryContext): Record<string,
       latencyFrom: 'actual send time',
       dropped: count('dropped_iterations'),
     });
-    Object.assign(flat, {
-      requests: count('requests'),
-      rps: result.rps as number,
-      errors: count('errors'),
-      rate_limited: count('rate_limited'),
-      non_200_status: count('non_200_status'),
-      dropped: count('dropped_iterations'),
-    });
   }
   result.histograms = histograms;
-  result.thresholds = evaluateThresholds(parseThresholds(ctx.thresholds, ctx.kind), flat);
+  result.thresholds = evaluateThresholds(parseThresholds(ctx.thresholds, ctx.kind), flatMetrics(ctx.kind, result));
   // k6's own verdicts (what its exit code follows), including the checks threshold.
   const k6Thresholds: { metric: string; expr: string; ok: boolean }[] = [];
   for (const [name, metric] of Object.entries(m))
@@ -232,8 +214,8 @@ const fmt = (v: unknown): string =>
 function consoleText(r: Record<string, unknown>, ctx: SummaryContext): string {
   const lines = [`k6 load ${ctx.kind} — ${String(r.host)}`];
   lines.push(['ms'.padEnd(16), 'count', 'p50', 'p90', 'p99', 'p99.9', 'max'].join('  '));
-  for (const name of ctx.distributions) {
-    const p = r[camel(name)] as K6Percentiles;
+  for (const { name, field } of k6Distributions(ctx.kind)) {
+    const p = r[field] as K6Percentiles;
     lines.push([name.padEnd(16), fmt(p.count), fmt(p.p50), fmt(p.p90), fmt(p.p99), fmt(p.p999), fmt(p.max)].join('  '));
   }
   const counts = (o: unknown): string =>
