@@ -2,10 +2,17 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * Three tiers (CONTRIBUTING.md): `unit` is `npm test` (unit and loopback integration tests, no
- * whole-catalogue sweep); `ci` adds the sweep of test:ci; `full` the whole sweep and the tests that
- * drive outside tools (the packed package, a browser, Schemathesis, the CI recipes).
+ * whole-catalogue sweep); `ci` adds the sweeps of test:ci, the CLI against every hostile target and
+ * the Kubernetes Job run as processes; `full` the whole sweep and the tests that drive outside tools
+ * (the packed package, a browser, Schemathesis, the CI recipes).
  */
-const SWEEPS = ['test/sweeps/**/*.test.ts'];
+const SWEEPS = [
+  'test/sweeps/**/*.test.ts',
+  'test/hostile-run.test.ts',
+  'test/hostile-ws.test.ts',
+  'test/hostile-secrets.test.ts',
+  'test/load-fanout-job.test.ts',
+];
 const OUTSIDE_TOOLS = [
   'test/package.test.ts',
   'test/browser-reports.test.ts',
