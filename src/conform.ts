@@ -8,7 +8,7 @@ import type { Check } from './check.ts';
 import type { Profile } from './profile.ts';
 import { loadProfile, minimalProfile } from './profile.ts';
 import { type ConformOptions, type ReportFormat, validateOptions } from './options.ts';
-import { redactorFor } from './redact.ts';
+import { MIN_FRAGMENT, profileSecretMap, redactorFor, shortKeys } from './redact.ts';
 import { matches, runChecks, selectChecks, unknownSelectors, type RunHandler, type TargetInfo } from './runner.ts';
 import { compareWithBaseline, failedIds, readPastReport } from './baseline.ts';
 import { ConformError, UsageError } from './errors.ts';
@@ -136,9 +136,15 @@ export async function conform(options: ConformOptions, registry: readonly Check[
         throw new UsageError(`--transport ${options.transport}: the embedded reference service does not serve it`);
     }
     redact = redactorFor(profile);
+    for (const name of shortKeys(profileSecretMap(profile)))
+      io.err(
+        `conform: warning: the ${name} key is shorter than ${MIN_FRAGMENT} characters; it is redacted only ` +
+          'where it stands alone (a header value, a URL parameter, a quoted value), never inside words or ids\n',
+      );
+    // The target's URLs may carry a key (a query parameter); ids, titles and prose never pass a redactor.
     const target: TargetInfo = {
-      rest: profile.rest,
-      ws: profile.ws,
+      rest: redact(profile.rest),
+      ws: profile.ws === undefined ? undefined : redact(profile.ws),
       name: profile.name,
       embedded: embedded !== undefined,
     };
@@ -149,7 +155,7 @@ export async function conform(options: ConformOptions, registry: readonly Check[
         formats: options.report,
         outDir: options.out,
         version: io.version,
-        write: (t) => io.out(redact(t)),
+        write: io.out,
         tty: io.tty,
         color: io.color,
         written: (f) => written.push(f),
