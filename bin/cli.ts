@@ -20,10 +20,11 @@ const SUBCOMMANDS: Record<string, { file: string; exportName: string }> = {
 };
 
 async function runSubcommand(name: string): Promise<number> {
-  const [{ default: yargs }, { EXIT, problemLine }, { isBadInput, UsageError }] = await Promise.all([
+  const [{ default: yargs }, { EXIT, problemLine }, { isBadInput, UsageError }, { yargsMessage }] = await Promise.all([
     import('yargs'),
     import('../src/conform.ts'),
     import('../src/errors.ts'),
+    import('./parse-args.ts'),
   ]);
   const sub = SUBCOMMANDS[name]!;
   const mod = (await import(moduleUrl(sub.file, import.meta.url).href)) as Record<string, unknown>;
@@ -39,7 +40,7 @@ async function runSubcommand(name: string): Promise<number> {
       .version(false)
       .strict()
       .fail((msg, err) => {
-        throw err ?? new UsageError(msg);
+        throw err ?? new UsageError(yargsMessage(msg));
       })
       .parseAsync();
     return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;

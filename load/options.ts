@@ -90,6 +90,9 @@ export function parseRate(value: string | number, option: string): number {
 export function positiveInt(value: unknown, option: string, max = Number.MAX_SAFE_INTEGER): number {
   const n = typeof value === 'string' ? Number(value) : value;
   if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > max) {
+    // yargs turns a typed word into NaN, which JSON shows as null: say it was not a number.
+    if (typeof n === 'number' && Number.isNaN(n))
+      throw new LoadUsageError(`${option}: must be a whole number from 1 to ${max} (got something not a number)`);
     throw new LoadUsageError(`${option} ${JSON.stringify(value)}: must be a whole number from 1 to ${max}`);
   }
   return n;

@@ -84,6 +84,21 @@ describe('conform load: exit codes', () => {
     expect(r.out).toBe('');
   });
 
+  it('exits 2 with one line naming the unknown mode, what was given and the modes there are', async () => {
+    const r = await cli(['load', 'bogus']);
+    expect(r.code).toBe(2);
+    expect(r.err).toBe(
+      'conform: Invalid values: Argument: mode, Given: "bogus", Choices: "fanout", "rest", "calibrate", "merge"\n',
+    );
+    expect(r.out).toBe('');
+  });
+
+  it('exits 2 saying a count is not a number rather than quoting what yargs made of it', async () => {
+    const r = await cli(['load', 'fanout', '--clients', 'abc']);
+    expect(r.code).toBe(2);
+    expect(r.err).toBe('conform: --clients: must be a whole number from 1 to 20000 (got something not a number)\n');
+  });
+
   it('exits 2 naming the target when not one client can connect', async () => {
     const r = await cli([
       'load',
