@@ -1,6 +1,7 @@
 /**
  * `conform serve`: runs the reference service until SIGINT/SIGTERM/SIGHUP (or until npm that
- * launched it is gone), prints its URLs and writes the target profile that describes it. Never prints a key (they are in the profile file).
+ * launched it is gone), prints its URLs and writes the target profile that describes it. Never
+ * prints a key (they are in the profile file).
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import type { Argv, CommandModule } from 'yargs';

@@ -8,7 +8,17 @@
  * the stream's address and path, the Socket.IO event) the documents stay open and say so.
  */
 import { SCHEMAS, type SchemaName } from './schema-definitions.ts';
-import { API_KEY_HEADER, LIMITS, PAGING_MINIMUM, PAIR_CODE_PATTERN, PATHS, QUERY, REST_STATUS, STATUS, TEXT } from './spec.ts';
+import {
+  API_KEY_HEADER,
+  LIMITS,
+  PAGING_MINIMUM,
+  PAIR_CODE_PATTERN,
+  PATHS,
+  QUERY,
+  REST_STATUS,
+  STATUS,
+  TEXT,
+} from './spec.ts';
 
 type Json = Record<string, unknown>;
 
@@ -57,7 +67,11 @@ function componentSchemas(prefix: string, body: Json): Json {
     out[name] = componentSchema(SCHEMAS[known], prefix);
     pending.push(...schemaRefs(out[name], prefix, new Set()));
   }
-  return Object.fromEntries(Object.keys(out).sort().map((n) => [n, out[n]]));
+  return Object.fromEntries(
+    Object.keys(out)
+      .sort()
+      .map((n) => [n, out[n]]),
+  );
 }
 
 const statusList = Object.entries(REST_STATUS)
