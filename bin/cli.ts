@@ -57,14 +57,19 @@ async function main(): Promise<number> {
     process.stdout.write(`${pkg.version}\n`);
     return 0;
   }
-  const [{ helpText, parseArgs }, { conform, EXIT }, { colorWanted }, { CHECKS }, { reportHandlers }] =
-    await Promise.all([
-      import('./parse-args.ts'),
-      import('../src/conform.ts'),
-      import('../src/options.ts'),
-      import('../suites/index.ts'),
-      import('../reports/index.ts'),
-    ]);
+  const [
+    { helpText, parseArgs },
+    { conform, EXIT },
+    { colorWanted },
+    { CHECKS },
+    { githubEnvironment, reportHandlers },
+  ] = await Promise.all([
+    import('./parse-args.ts'),
+    import('../src/conform.ts'),
+    import('../src/options.ts'),
+    import('../suites/index.ts'),
+    import('../reports/index.ts'),
+  ]);
   const parsed = parseArgs(argv);
   switch (parsed.kind) {
     case 'help':
@@ -94,6 +99,7 @@ async function main(): Promise<number> {
     color: colorWanted(process.env, process.stdout.isTTY === true),
     version: pkg.version,
     reports: reportHandlers,
+    github: githubEnvironment(process.env),
     signal: stop.signal,
     faults: (await import('../reference/faults.ts')).FAULTS,
     async startEmbedded({ transport, event }) {

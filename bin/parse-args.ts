@@ -4,7 +4,7 @@
  */
 import yargs from 'yargs';
 import { UsageError } from '../src/errors.ts';
-import { OPTION_DEFAULTS, type ConformOptions } from '../src/options.ts';
+import { OPTION_DEFAULTS, REPORT_FORMAT_NAMES, type ConformOptions } from '../src/options.ts';
 import { earlyRequest } from './early-args.ts';
 
 export type ParseResult =
@@ -56,10 +56,14 @@ export function conformYargs(argv: readonly string[]) {
       report: {
         type: 'string',
         array: true,
-        describe: 'report formats: console,json,junit,html',
+        describe: `report formats: ${REPORT_FORMAT_NAMES.join(',')}`,
         default: OPTION_DEFAULTS.report,
       },
-      out: { type: 'string', default: OPTION_DEFAULTS.out, describe: 'directory for json, junit and html reports' },
+      out: {
+        type: 'string',
+        default: OPTION_DEFAULTS.out,
+        describe: 'directory for the report files (and the job summary outside GitHub Actions)',
+      },
       concurrency: { type: 'number', default: OPTION_DEFAULTS.concurrency, describe: 'checks in flight at once' },
       timeout: {
         type: 'number',

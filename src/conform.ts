@@ -18,6 +18,14 @@ import { buildMatrix, formatMatrix, type MatrixFault } from './matrix.ts';
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
 
 /** What a run asks of its report writers. */
+/** Where the run is, as GitHub Actions tells its steps; both absent outside Actions. */
+export interface GithubEnvironment {
+  /** `$GITHUB_STEP_SUMMARY`: the file a step appends its Markdown summary to. */
+  stepSummary?: string;
+  /** The run's page, where its artifacts are listed. */
+  runUrl?: string;
+}
+
 export interface ReportOptions {
   formats: readonly ReportFormat[];
   outDir: string;
@@ -28,6 +36,8 @@ export interface ReportOptions {
   color?: boolean;
   /** Told the path of each file written. */
   written?: (file: string) => void;
+  /** Where a GitHub Actions step writes its job summary and where its run's artifacts are. */
+  github?: GithubEnvironment;
 }
 
 export interface ConformIO {
@@ -39,6 +49,8 @@ export interface ConformIO {
   /** ANSI colours in the console report; default follows `tty`. */
   color?: boolean;
   version: string;
+  /** GitHub Actions' step summary file and run page, when the run is a step of one. */
+  github?: GithubEnvironment;
   /** The handlers of the chosen report formats, in a fixed order (reports/index.ts `reportHandlers`). */
   reports: (options: ReportOptions) => RunHandler[];
   /** Starts the embedded target when neither --target nor --profile is given. */
@@ -159,6 +171,7 @@ export async function conform(options: ConformOptions, registry: readonly Check[
         tty: io.tty,
         color: io.color,
         written: (f) => written.push(f),
+        ...(io.github ? { github: io.github } : {}),
       }),
       ...(io.handlers ?? []),
     ];
