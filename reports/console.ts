@@ -5,7 +5,8 @@
  */
 import type { CheckResult } from '../src/check.ts';
 import type { RunEvent, RunHandler } from '../src/runner.ts';
-import { coverageLine, failureLines, nothingToJudgeLine, valueText } from './format.ts';
+import { causesOf } from './causes.ts';
+import { causeLines, coverageLine, failureLines, nothingToJudgeLine, valueText } from './format.ts';
 import { printable } from '../src/redact.ts';
 
 export interface ConsoleOptions {
@@ -36,6 +37,8 @@ export function resultLine(r: CheckResult, color = false): string {
 export function summaryLines(e: Extract<RunEvent, { type: 'run-end' }>): string[] {
   const lines: string[] = [];
   const failed = e.results.filter((r) => r.outcome === 'fail' || r.outcome === 'error');
+  const causes = causeLines(e.results, causesOf(e.results));
+  if (causes.length) lines.push('', ...causes);
   if (failed.length) {
     lines.push('', `Failures and errors (${failed.length}):`);
     for (const r of failed) {

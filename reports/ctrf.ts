@@ -16,7 +16,10 @@ export const CTRF_SPEC_VERSION = '0.0.0';
 
 type CtrfStatus = 'passed' | 'failed' | 'skipped' | 'pending' | 'other';
 
-/** An error (the target or the harness broke the check off) fails the run as a failure does; `rawStatus` tells them apart. */
+/**
+ * An error (the target or the harness broke the check off) fails the run as a failure does;
+ * `rawStatus` tells them apart.
+ */
 const STATUS: Record<CheckResult['outcome'], CtrfStatus> = {
   pass: 'passed',
   fail: 'failed',

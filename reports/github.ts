@@ -14,7 +14,8 @@ import path from 'node:path';
 import type { CheckResult } from '../src/check.ts';
 import type { GithubEnvironment } from '../src/conform.ts';
 import type { RunEvent, RunHandler } from '../src/runner.ts';
-import { clauseText, coverageLine, failureLines, nothingToJudgeLine, truncate } from './format.ts';
+import { causesOf } from './causes.ts';
+import { causeLines, clauseText, coverageLine, failureLines, nothingToJudgeLine, truncate } from './format.ts';
 
 export const GITHUB_SUMMARY_FILE = 'conform-summary.md';
 
@@ -70,6 +71,14 @@ export function githubSummary(
   ];
   const starved = nothingToJudgeLine(s.coverage);
   if (starved) lines.push('', `**Nothing to judge:** ${cell(starved, 1000)}`);
+  const causes = causeLines(e.results, causesOf(e.results));
+  if (causes.length)
+    lines.push(
+      '',
+      `### ${cell(causes[0]!, 1000)}`,
+      '',
+      ...causesOf(e.results).map((c) => `- ${cell(c.cause)}: ${c.ids.map((id) => `\`${id}\``).join(', ')}`),
+    );
   if (failed.length) {
     // One row per rule broken, its checks beside it: a rule that many checks trip is one cause to look at.
     const byRule = new Map<string, CheckResult[]>();

@@ -11,6 +11,7 @@ import type { Check, CheckResult, Outcome } from '../src/check.ts';
 import type { RunEvent, RunHandler } from '../src/runner.ts';
 import type { Coverage } from '../src/coverage.ts';
 import { SPEC_STATEMENTS } from '../src/matrix.ts';
+import { causesHeadline, causesOf, evidenceShowing } from './causes.ts';
 import { coverageLine, nothingToJudgeLine, reproduceLines, truncate, valueText } from './format.ts';
 import { printable } from '../src/redact.ts';
 
@@ -138,7 +139,13 @@ function foldedLine(r: CheckResult): string {
 }
 
 function failureDetails(r: CheckResult): string {
-  const repro = reproduceLines(r.evidence);
+  const showing = evidenceShowing(r);
+  const repro = reproduceLines(showing);
+  const all =
+    showing.length < r.evidence.length
+      ? `<details class="all"><summary>show all ${r.evidence.length} exchanges</summary>` +
+        `<pre class="repro">${esc(reproduceLines(r.evidence).join('\n'))}</pre></details>`
+      : '';
   const violations = r.violations
     .map((v) => `<tr><td>${esc(v.received)}</td><td>${esc(v.expected)}</td></tr>`)
     .join('');
@@ -148,7 +155,20 @@ function failureDetails(r: CheckResult): string {
   return `<details class="failure is-${r.outcome}" id="${esc(r.id)}">${summary}
 <p>${esc(r.title)}<br>Spec: <em>${esc(r.clause.section)}</em>: ${esc(r.clause.rule)}</p>
 ${violations ? `<table><tr><th>Received</th><th>Expected</th></tr>${violations}</table>` : ''}
-${repro.length ? `<p>Reproduce with:</p><pre class="repro">${esc(repro.join('\n'))}</pre>` : ''}</details>`;
+${repro.length ? `<p>Reproduce with:</p><pre class="repro">${esc(repro.join('\n'))}</pre>${all}` : ''}</details>`;
+}
+
+/** The causes shared by several failures, each check a link to its failure. */
+function causesBlock(results: readonly CheckResult[]): string {
+  const causes = causesOf(results);
+  const headline = causesHeadline(results, causes);
+  if (!headline) return '';
+  const items = causes.map(
+    (c) =>
+      `<li>${esc(c.cause)} (${c.ids.length} checks): ` +
+      `${c.ids.map((id) => `<a href="#${esc(id)}"><code>${esc(id)}</code></a>`).join(', ')}</li>`,
+  );
+  return `<section id="causes"><h2>${esc(headline)}</h2><ul>${items.join('')}</ul></section>`;
 }
 
 /** The spec statements of the traceability matrix with the outcome of their checks in this run. */
@@ -232,6 +252,7 @@ ${controls}
 <p>Target: ${target}<br>Run: ${run}</p>
 <p class="verdict v-${s.verdict}" id="verdict">${verdict}</p>
 ${nothing ? `<p class="verdict v-fail nothing-to-judge">${esc(nothing)}</p>` : ''}
+${causesBlock(e.results)}
 <div class="cards">${cards}</div>
 <section id="overview">
 <div class="grid">${countsTable(

@@ -130,7 +130,7 @@ describe('a failing run reported for CI', () => {
     }
   });
 
-  it("appends the job summary to $GITHUB_STEP_SUMMARY: verdict, coverage, the rules broken, the run's artifacts", async () => {
+  it("appends the job summary to $GITHUB_STEP_SUMMARY: verdict, coverage, causes, the run's artifacts", async () => {
     const summary = await readFile(summaryFile, 'utf8');
     expect(summary.startsWith('# earlier step\n## conform: FAIL\n')).toBe(true);
     expect(summary).toContain(`${report.summary.fail} failed`);
