@@ -19,7 +19,7 @@ import {
   REST_DEFAULTS,
 } from './options.ts';
 import { mergeResults, parseResultText, type MergeInput } from './merge.ts';
-import { formatProgress } from './report/console.ts';
+import { formatProgress, plannedSeconds } from './report/console.ts';
 import { formatMergedSummary, writeMergedReports } from './report/merge.ts';
 import { summary, writeReports, type LoadReport } from './report/write.ts';
 import { runRest, type RestOptions } from './rest/run.ts';
@@ -220,8 +220,15 @@ export interface LoadIO {
 /** Runs an invocation, writes its reports, and returns the exit code. */
 export async function runLoad(inv: LoadInvocation, io: LoadIO): Promise<number> {
   const live = inv.progress ?? io.tty;
+  const plannedS =
+    inv.mode === 'merge'
+      ? undefined
+      : inv.mode === 'rest'
+        ? plannedSeconds('rest', inv.rest, REST_DEFAULTS)
+        : plannedSeconds(inv.mode, inv.fanout, FANOUT_DEFAULTS);
   const onProgress = live
-    ? (p: Parameters<typeof formatProgress>[0]): void => io.err(`\r\x1b[2K${formatProgress(p)}`)
+    ? (p: Parameters<typeof formatProgress>[0]): void =>
+        io.err(`\r\x1b[2K${formatProgress({ ...p, ...(plannedS === undefined ? {} : { plannedS }) })}`)
     : undefined;
   let target: LoadTarget | null = null;
   let report: LoadReport;

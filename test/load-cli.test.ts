@@ -153,6 +153,27 @@ describe('conform load: exit codes', () => {
     );
   });
 
+  it('shows elapsed time against the planned ramp, warm-up and measured phase on its progress line', async () => {
+    const r = await cli([
+      'load',
+      'calibrate',
+      '--clients',
+      '4',
+      '--pairs',
+      '2',
+      '--warmup',
+      '0',
+      '--duration',
+      '1500ms',
+      '--report',
+      'console',
+      '--progress',
+    ]);
+    expect(r.code, r.err).toBe(0);
+    // 4 clients at the default 1000/s ramp, no warm-up, 1.5 s measured: about 2 s planned.
+    expect(r.err).toMatch(/\d+\.\d s of ~2 s {2}conn \d+\/4/);
+  });
+
   it('exits 0 when every threshold holds and 1 when one is crossed, and writes JSON and HTML', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'conform-load-'));
     const base = [
