@@ -75,6 +75,8 @@ interface Counts {
   error: number;
   skip: number;
   total: number;
+  /** The first failed or errored check of the group, where its counts link to. */
+  firstFailed?: string;
 }
 const emptyCounts = (): Counts => ({ pass: 0, fail: 0, error: 0, skip: 0, total: 0 });
 
@@ -85,6 +87,7 @@ function countBy(results: readonly CheckResult[], keys: (r: CheckResult) => read
       const c = m.get(k) ?? emptyCounts();
       c[r.outcome]++;
       c.total++;
+      if ((r.outcome === 'fail' || r.outcome === 'error') && c.firstFailed === undefined) c.firstFailed = r.id;
       m.set(k, c);
     }
   }
@@ -101,10 +104,15 @@ function countsTable(title: string, m: Map<string, Counts>): string {
     (a, b) => b[1].fail + b[1].error - (a[1].fail + a[1].error) || a[0].localeCompare(b[0]),
   );
   const head = '<th>pass</th><th>fail</th><th>error</th><th>skip</th><th></th></tr>';
+  // A count of failures, and a group that has some, link to the group's first failure.
+  const toFailure = (c: Counts, text: string): string =>
+    c.firstFailed ? `<a href="#${esc(c.firstFailed)}">${text}</a>` : text;
   const cell = (c: Counts, o: Outcome): string =>
-    `<td class="n${c[o] && (o === 'fail' || o === 'error') ? ` o-${o}` : ''}">${c[o]}</td>`;
+    c[o] && (o === 'fail' || o === 'error')
+      ? `<td class="n o-${o}">${toFailure(c, String(c[o]))}</td>`
+      : `<td class="n">${c[o]}</td>`;
   const row = ([k, c]: [string, Counts]): string =>
-    `<tr><td>${esc(k)}</td>${COLUMNS.map((o) => cell(c, o)).join('')}<td>${bar(c)}</td></tr>`;
+    `<tr><td>${toFailure(c, esc(k))}</td>${COLUMNS.map((o) => cell(c, o)).join('')}<td>${bar(c)}</td></tr>`;
   return `<div><h2>${esc(title)}</h2><table><tr><th>${esc(title.replace(/^By /, ''))}</th>${head}
 ${rows.map(row).join('\n')}</table></div>`;
 }
@@ -229,8 +237,11 @@ export function htmlReport(e: RunEnd, registry: readonly Check[]): string {
     `${s.pass} passed, ${s.fail} failed, ${s.error} errors, ${s.skip} skipped of ${s.total}`;
   const nothing = nothingToJudgeLine(s.coverage);
   const cards =
-    OUTCOMES.map((o) => `<div class="card"><b class="o-${o}">${total[o]}</b>${o}</div>`).join('') +
-    `<div class="card"><b>${s.observations}</b>observations</div>`;
+    OUTCOMES.map((o) => {
+      const first = (o === 'fail' || o === 'error') && e.results.find((r) => r.outcome === o);
+      const n = first ? `<a href="#${esc(first.id)}">${total[o]}</a>` : String(total[o]);
+      return `<div class="card"><b class="o-${o}">${n}</b>${o}</div>`;
+    }).join('') + `<div class="card"><b>${s.observations}</b>observations</div>`;
   const failures = failed.length
     ? '<p>Each failure folded to its first Received / Expected; open it for every violation, the spec clause and ' +
       `how to reproduce it.</p>${failed.map(failureDetails).join('\n')}`

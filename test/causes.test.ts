@@ -115,6 +115,14 @@ describe('a run against a service whose price is not the mid', () => {
     }
   });
 
+  it('links the failure counts of the overview, and each section with failures, to a failure', () => {
+    const first = report.results.find((r) => r.outcome === 'fail')!;
+    expect(html).toContain(`<b class="o-fail"><a href="#${first.id}">${report.summary.fail}</a></b>`);
+    const section = `<a href="#${first.id}">${first.clause.section.replace(/`/g, '&#96;')}</a>`;
+    expect(html.replace(/`/g, '&#96;')).toContain(section);
+    for (const [, id] of html.matchAll(/<a href="#([^"]+)">/g)) expect(html).toContain(`id="${id}"`);
+  });
+
   it('reproduces rest.price.mid with at most six exchanges, every exchange behind "show all"', () => {
     const mid = report.results.find((r) => r.id === 'rest.price.mid')!;
     const block = run.stdout.slice(run.stdout.indexOf('FAIL rest.price.mid:'));
