@@ -56,6 +56,9 @@ const CSS = [
   'details.failure summary{cursor:pointer;font-weight:400;color:#222}details.failure summary code.id{font-weight:700}',
   '.line{font-family:ui-monospace,monospace;font-size:12.5px;color:#444}',
   'input.ctl{position:absolute;opacity:0;pointer-events:none}',
+  // "show all" of a reproduction: a checkbox, not a nested <details>, so a failure keeps one <summary>.
+  'pre.repro-all{display:none}input.ctl:checked+label+pre.repro-all{display:block}' +
+    'label.show-all{cursor:pointer;color:#06c}',
   'nav.tabs{display:flex;gap:.3rem;border-bottom:2px solid #ccc;margin-top:1.6rem}',
   'nav.tabs label,.filter label{cursor:pointer;padding:.3rem .8rem;border:1px solid #ccc;border-bottom:none;' +
     'border-radius:4px 4px 0 0;background:#f4f4f4}',
@@ -151,8 +154,9 @@ function failureDetails(r: CheckResult): string {
   const repro = reproduceLines(showing);
   const all =
     showing.length < r.evidence.length
-      ? `<details class="all"><summary>show all ${r.evidence.length} exchanges</summary>` +
-        `<pre class="repro">${esc(reproduceLines(r.evidence).join('\n'))}</pre></details>`
+      ? `<input class="ctl" type="checkbox" id="all-${esc(r.id)}">` +
+        `<label class="show-all" for="all-${esc(r.id)}">show all ${r.evidence.length} exchanges</label>` +
+        `<pre class="repro-all">${esc(reproduceLines(r.evidence).join('\n'))}</pre>`
       : '';
   const violations = r.violations
     .map((v) => `<tr><td>${esc(v.received)}</td><td>${esc(v.expected)}</td></tr>`)
