@@ -20,6 +20,9 @@ import {
 } from './options.ts';
 import { mergeResults, parseResultText, type MergeInput } from './merge.ts';
 import { formatProgress, plannedSeconds } from './report/console.ts';
+import { loadAnnotations, writeLoadCiReports } from './report/ci.ts';
+import { githubEnvironment } from '../reports/github.ts';
+import type { GithubEnvironment } from '../src/conform.ts';
 import { formatMergedSummary, writeMergedReports } from './report/merge.ts';
 import { summary, writeReports, type LoadReport } from './report/write.ts';
 import { runRest, type RestOptions } from './rest/run.ts';
@@ -46,6 +49,8 @@ export interface LoadInvocation {
   reports: string[];
   outDir: string;
   progress: boolean | undefined;
+  /** GitHub Actions' step summary file and run page (for `--report github`). */
+  github: GithubEnvironment;
 }
 
 const one = (v: unknown): unknown => (Array.isArray(v) ? v[v.length - 1] : v);
@@ -159,6 +164,7 @@ export function parseLoadArgs(
     reports: parseReports(list(argv.report)),
     outDir: str(argv.out) ?? FANOUT_DEFAULTS.outDir,
     progress: argv.progress === undefined ? undefined : Boolean(one(argv.progress)),
+    github: githubEnvironment(env),
   };
 }
 
@@ -257,8 +263,12 @@ export async function runLoad(inv: LoadInvocation, io: LoadIO): Promise<number> 
   }
   const secrets = target ? target.keys.map((k) => k.key) : [];
   if (inv.target.key) secrets.push(inv.target.key);
-  if (inv.reports.includes('console')) io.out(`${summary(report)}\n`);
+  const text = summary(report);
+  if (inv.reports.includes('console')) io.out(`${text}\n`);
   const written = await writeReports(report, inv.reports, inv.outDir, secrets);
+  const scrub = (t: string): string => secrets.reduce((s, k) => (k ? s.split(k).join('[redacted]') : s), t);
+  if (inv.reports.includes('github')) for (const a of loadAnnotations(report)) io.out(`${scrub(a)}\n`);
+  written.push(...(await writeLoadCiReports(report, inv.reports, inv.outDir, text, inv.github, scrub)));
   for (const f of written) io.out(`wrote ${f}\n`);
   return report.thresholds.every((t) => t.ok) ? LOAD_EXIT.ok : LOAD_EXIT.thresholdCrossed;
 }
@@ -322,7 +332,7 @@ export function loadBuilder(y: Argv): Argv {
         type: 'string',
         array: true,
         default: [...FANOUT_DEFAULTS.reports],
-        describe: 'report formats: console,json,html',
+        describe: 'report formats: console,json,html,ctrf,github (merge: console,json,html,junit)',
       },
       out: { type: 'string', default: FANOUT_DEFAULTS.outDir, describe: 'report folder' },
       progress: { type: 'boolean', describe: 'live progress line on stderr (default: when stderr is a TTY)' },

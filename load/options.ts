@@ -98,8 +98,8 @@ export function positiveInt(value: unknown, option: string, max = Number.MAX_SAF
   return n;
 }
 
-const REPORTS = ['console', 'json', 'html'];
-/** Parses `console,json,html`; an unknown format is a usage error. */
+const REPORTS = ['console', 'json', 'html', 'ctrf', 'github'];
+/** Parses `console,json,html,ctrf,github`; an unknown format is a usage error. */
 export function parseReports(value: readonly string[] | string | undefined): string[] {
   if (value === undefined) return [...FANOUT_DEFAULTS.reports];
   const list = (Array.isArray(value) ? value : [value])

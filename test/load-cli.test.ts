@@ -7,6 +7,8 @@ import { parseLoadArgs } from '../load/cli-command.ts';
 import { LoadUsageError, ThresholdError } from '../src/errors.ts';
 import { startKnownDelayServer } from './helpers/known-delay-server.ts';
 import { loadCli as cli } from './helpers/load-cli.ts';
+import { conform } from './helpers/conform-cli.ts';
+import { validate } from 'ctrf';
 
 describe('conform load: options', () => {
   it('turns argv into library options with units parsed', () => {
@@ -151,6 +153,46 @@ describe('conform load: exit codes', () => {
     expect(r.err).toMatch(
       /^conform: load fanout drives the raw WebSocket stream; the profile's transport is socketio.*\n$/,
     );
+  });
+
+  it('writes CTRF, an annotation per crossed threshold and a job summary for CI', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'conform-load-ci-'));
+    const stepSummary = join(dir, 'step-summary.md');
+    await writeFile(stepSummary, '');
+    const r = await conform(
+      [
+        'load',
+        'calibrate',
+        '--clients',
+        '4',
+        '--pairs',
+        '2',
+        '--duration',
+        '1500ms',
+        '--out',
+        dir,
+        '--no-progress',
+        '--report',
+        'console,ctrf,github',
+        '--threshold',
+        'errors==0',
+        '--threshold',
+        'latency.p99<0',
+      ],
+      { GITHUB_STEP_SUMMARY: stepSummary, GITHUB_SERVER_URL: '', GITHUB_RUN_ID: '' },
+    );
+    expect(r.code, r.stderr).toBe(1);
+    const annotations = r.stdout.split('\n').filter((l) => l.startsWith('::'));
+    expect(annotations).toHaveLength(1);
+    expect(annotations[0]).toMatch(
+      /^::error title=load fanout%3A threshold latency\.p99<0 crossed::measured latency\.p99 = /,
+    );
+    const ctrf = JSON.parse(await readFile(join(dir, 'load-fanout-ctrf.json'), 'utf8'));
+    expect(validate(ctrf)).toEqual({ valid: true, errors: [] });
+    expect(ctrf.results.summary).toMatchObject({ tests: 2, passed: 1, failed: 1 });
+    const summary = await readFile(stepSummary, 'utf8');
+    expect(summary).toMatch(/^## conform load fanout: FAIL, 1 of 2 thresholds crossed\n/);
+    expect(summary).toContain('| `latency.p99<0` |');
   });
 
   it('shows elapsed time against the planned ramp, warm-up and measured phase on its progress line', async () => {
