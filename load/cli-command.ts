@@ -22,6 +22,7 @@ import { mergeResults, parseResultText, type MergeInput } from './merge.ts';
 import { formatProgress, plannedSeconds } from './report/console.ts';
 import { loadAnnotations, writeLoadCiReports } from './report/ci.ts';
 import { githubEnvironment } from '../reports/github.ts';
+import { maskKeys } from '../src/redact.ts';
 import type { GithubEnvironment } from '../src/conform.ts';
 import { formatMergedSummary, writeMergedReports } from './report/merge.ts';
 import { summary, writeReports, type LoadReport } from './report/write.ts';
@@ -266,7 +267,7 @@ export async function runLoad(inv: LoadInvocation, io: LoadIO): Promise<number> 
   const text = summary(report);
   if (inv.reports.includes('console')) io.out(`${text}\n`);
   const written = await writeReports(report, inv.reports, inv.outDir, secrets);
-  const scrub = (t: string): string => secrets.reduce((s, k) => (k ? s.split(k).join('[redacted]') : s), t);
+  const scrub = maskKeys(secrets, '[redacted]');
   if (inv.reports.includes('github')) for (const a of loadAnnotations(report)) io.out(`${scrub(a)}\n`);
   written.push(...(await writeLoadCiReports(report, inv.reports, inv.outDir, text, inv.github, scrub)));
   for (const f of written) io.out(`wrote ${f}\n`);

@@ -78,7 +78,7 @@ describe('a run against a service whose price is not the mid', () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'conform-causes-'));
     const profile = path.join(dir, 'profile.json');
     await writeFile(profile, JSON.stringify(server.profile));
-    run = await conform(['--profile', profile, '--report', 'console,json,html', '--out', dir]);
+    run = await conform(['--profile', profile, '--report', 'console,json,html,junit', '--out', dir]);
     report = JSON.parse(await readFile(path.join(dir, 'conform-report.json'), 'utf8')) as JsonReport;
     html = await readFile(path.join(dir, 'conform-report.html'), 'utf8');
   }, 180_000);
@@ -103,6 +103,16 @@ describe('a run against a service whose price is not the mid', () => {
     expect(head).toBeLessThan(run.stdout.indexOf('Failures and errors ('));
     expect(run.stdout).toContain('(rest.price.mid, rest.price.catalogue, ');
     for (const id of report.causes![0]!.ids) expect(run.stdout.slice(head)).toContain(`\n    ${id}\n`);
+  });
+
+  it('leads every JUnit suite with the cause, as a property and in its output', async () => {
+    const xml = await readFile(path.join(dir, 'conform-junit.xml'), 'utf8');
+    const n = report.causes![0]!.ids.length;
+    const suites = xml.match(/<testsuite /g)!.length;
+    expect(
+      xml.match(new RegExp(`<property name="causes" value="${n} checks, 1 cause: price … is not the mid`, 'g')),
+    ).toHaveLength(suites);
+    expect(xml.match(new RegExp(`<system-out>${n} checks, 1 cause: `, 'g'))).toHaveLength(suites);
   });
 
   it('leads the HTML report with the cause, each check a link to its failure', () => {

@@ -1,6 +1,7 @@
 /** Present: writes the chosen report formats for a load run; returns what it wrote. */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { maskKeys } from '../../src/redact.ts';
 import type { FanoutReport } from '../fanout/run.ts';
 import type { RestReport } from '../rest/run.ts';
 import { formatFanoutSummary, formatRestSummary } from './console.ts';
@@ -24,7 +25,8 @@ export async function writeReports(
   secrets: readonly string[] = [],
 ): Promise<string[]> {
   const written: string[] = [];
-  const scrub = (text: string): string => secrets.reduce((t, s) => (s ? t.split(s).join('[redacted]') : t), text);
+  // Matched as the conformance reports match keys: a short key only standing alone, never inside a word.
+  const scrub = maskKeys(secrets, '[redacted]');
   if (formats.includes('json') || formats.includes('html')) await mkdir(outDir, { recursive: true });
   if (formats.includes('json')) {
     const file = join(outDir, `load-${report.kind}.json`);
