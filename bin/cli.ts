@@ -20,10 +20,11 @@ const SUBCOMMANDS: Record<string, { file: string; exportName: string }> = {
 };
 
 async function runSubcommand(name: string): Promise<number> {
-  const [{ default: yargs }, { EXIT, problemLine }, { isBadInput, UsageError }] = await Promise.all([
+  const [{ default: yargs }, { EXIT, problemLine }, { isBadInput, UsageError }, { yargsMessage }] = await Promise.all([
     import('yargs'),
     import('../src/conform.ts'),
     import('../src/errors.ts'),
+    import('./parse-args.ts'),
   ]);
   const sub = SUBCOMMANDS[name]!;
   const mod = (await import(moduleUrl(sub.file, import.meta.url).href)) as Record<string, unknown>;
@@ -39,7 +40,7 @@ async function runSubcommand(name: string): Promise<number> {
       .version(false)
       .strict()
       .fail((msg, err) => {
-        throw err ?? new UsageError(msg);
+        throw err ?? new UsageError(yargsMessage(msg));
       })
       .parseAsync();
     return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;
@@ -56,14 +57,19 @@ async function main(): Promise<number> {
     process.stdout.write(`${pkg.version}\n`);
     return 0;
   }
-  const [{ helpText, parseArgs }, { conform, EXIT }, { colorWanted }, { CHECKS }, { reportHandlers }] =
-    await Promise.all([
-      import('./parse-args.ts'),
-      import('../src/conform.ts'),
-      import('../src/options.ts'),
-      import('../suites/index.ts'),
-      import('../reports/index.ts'),
-    ]);
+  const [
+    { helpText, parseArgs },
+    { conform, EXIT },
+    { colorWanted },
+    { CHECKS },
+    { githubEnvironment, reportHandlers },
+  ] = await Promise.all([
+    import('./parse-args.ts'),
+    import('../src/conform.ts'),
+    import('../src/options.ts'),
+    import('../suites/index.ts'),
+    import('../reports/index.ts'),
+  ]);
   const parsed = parseArgs(argv);
   switch (parsed.kind) {
     case 'help':
@@ -93,6 +99,7 @@ async function main(): Promise<number> {
     color: colorWanted(process.env, process.stdout.isTTY === true),
     version: pkg.version,
     reports: reportHandlers,
+    github: githubEnvironment(process.env),
     signal: stop.signal,
     faults: (await import('../reference/faults.ts')).FAULTS,
     async startEmbedded({ transport, event }) {

@@ -4,7 +4,7 @@
  */
 import yargs from 'yargs';
 import { UsageError } from '../src/errors.ts';
-import { OPTION_DEFAULTS, type ConformOptions } from '../src/options.ts';
+import { OPTION_DEFAULTS, REPORT_FORMAT_NAMES, type ConformOptions } from '../src/options.ts';
 import { earlyRequest } from './early-args.ts';
 
 export type ParseResult =
@@ -56,10 +56,14 @@ export function conformYargs(argv: readonly string[]) {
       report: {
         type: 'string',
         array: true,
-        describe: 'report formats: console,json,junit,html',
+        describe: `report formats: ${REPORT_FORMAT_NAMES.join(',')}`,
         default: OPTION_DEFAULTS.report,
       },
-      out: { type: 'string', default: OPTION_DEFAULTS.out, describe: 'directory for json, junit and html reports' },
+      out: {
+        type: 'string',
+        default: OPTION_DEFAULTS.out,
+        describe: 'directory for the report files (and the job summary outside GitHub Actions)',
+      },
       concurrency: { type: 'number', default: OPTION_DEFAULTS.concurrency, describe: 'checks in flight at once' },
       timeout: {
         type: 'number',
@@ -114,6 +118,24 @@ const single = (name: string, v: unknown): string | undefined => {
   return v;
 };
 
+/** The text given for `--name` (`--name VALUE` or `--name=VALUE`), the last one given. */
+function typedValue(argv: readonly string[], name: string): string | undefined {
+  let value: string | undefined;
+  argv.forEach((a, i) => {
+    if (a === `--${name}`) value = argv[i + 1];
+    else if (a.startsWith(`--${name}=`)) value = a.slice(name.length + 3);
+  });
+  return value;
+}
+
+/** yargs writes some messages over several lines (`Invalid values:` then the argument); one line keeps them whole. */
+export const yargsMessage = (msg: string): string =>
+  msg
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .join(' ');
+
 /** Parses argv (without node and the script). Never throws: problems come back as one line. */
 export function parseArgs(argv: readonly string[]): ParseResult {
   const early = earlyRequest(argv);
@@ -122,7 +144,7 @@ export function parseArgs(argv: readonly string[]): ParseResult {
   try {
     a = conformYargs(argv)
       .fail((msg, err) => {
-        throw err ?? new UsageError(msg);
+        throw err ?? new UsageError(yargsMessage(msg));
       })
       .parseSync() as Record<string, unknown>;
   } catch (err) {
@@ -148,7 +170,9 @@ export function parseArgs(argv: readonly string[]): ParseResult {
     const num = (name: string): number => {
       const v = a[name];
       if (Array.isArray(v)) throw new UsageError(`--${name} given more than once`);
-      return typeof v === 'number' ? v : Number.NaN;
+      if (typeof v === 'number' && !Number.isNaN(v)) return v;
+      // yargs has turned what was typed into NaN; the message quotes what was typed.
+      throw new UsageError(`--${name}: must be a number (got ${JSON.stringify(typedValue(argv, name) ?? '')})`);
     };
     const options: ConformOptions = {
       ...OPTION_DEFAULTS,

@@ -21,7 +21,11 @@ import {
   REST_DEFAULTS,
 } from './options.ts';
 import { mergeResults, parseResultText, type MergeInput } from './merge.ts';
-import { formatProgress } from './report/console.ts';
+import { formatProgress, plannedSeconds } from './report/console.ts';
+import { loadAnnotations, writeLoadCiReports } from './report/ci.ts';
+import { githubEnvironment } from '../reports/github.ts';
+import { maskKeys } from '../src/redact.ts';
+import type { GithubEnvironment } from '../src/conform.ts';
 import { formatMergedSummary, writeMergedReports } from './report/merge.ts';
 import { resultLine, summary, writeReports, type LoadReport } from './report/write.ts';
 import { runRest, type RestOptions } from './rest/run.ts';
@@ -48,6 +52,8 @@ export interface LoadInvocation {
   reports: string[];
   outDir: string;
   progress: boolean | undefined;
+  /** GitHub Actions' step summary file and run page (for `--report github`). */
+  github: GithubEnvironment;
 }
 
 const one = (v: unknown): unknown => (Array.isArray(v) ? v[v.length - 1] : v);
@@ -163,6 +169,7 @@ export function parseLoadArgs(
     reports: parseReports(list(argv.report)),
     outDir: str(argv.out) ?? FANOUT_DEFAULTS.outDir,
     progress: argv.progress === undefined ? undefined : Boolean(one(argv.progress)),
+    github: githubEnvironment(env),
   };
 }
 
@@ -224,8 +231,15 @@ export interface LoadIO {
 /** Runs an invocation, writes its reports, and returns the exit code. */
 export async function runLoad(inv: LoadInvocation, io: LoadIO): Promise<number> {
   const live = inv.progress ?? io.tty;
+  const plannedS =
+    inv.mode === 'merge'
+      ? undefined
+      : inv.mode === 'rest'
+        ? plannedSeconds('rest', inv.rest, REST_DEFAULTS)
+        : plannedSeconds(inv.mode, inv.fanout, FANOUT_DEFAULTS);
   const onProgress = live
-    ? (p: Parameters<typeof formatProgress>[0]): void => io.err(`\r\x1b[2K${formatProgress(p)}`)
+    ? (p: Parameters<typeof formatProgress>[0]): void =>
+        io.err(`\r\x1b[2K${formatProgress({ ...p, ...(plannedS === undefined ? {} : { plannedS }) })}`)
     : undefined;
   let target: LoadTarget | null = null;
   let report: LoadReport;
@@ -254,9 +268,13 @@ export async function runLoad(inv: LoadInvocation, io: LoadIO): Promise<number> 
   }
   const secrets = target ? target.keys.map((k) => k.key) : [];
   if (inv.target.key) secrets.push(inv.target.key);
-  if (inv.reports.includes('console')) io.out(`${summary(report)}\n`);
+  const text = summary(report);
+  if (inv.reports.includes('console')) io.out(`${text}\n`);
   if (inv.reports.includes('result')) io.out(resultLine(report, secrets));
   const written = await writeReports(report, inv.reports, inv.outDir, secrets);
+  const scrub = maskKeys(secrets, '[redacted]');
+  if (inv.reports.includes('github')) for (const a of loadAnnotations(report)) io.out(`${scrub(a)}\n`);
+  written.push(...(await writeLoadCiReports(report, inv.reports, inv.outDir, text, inv.github, scrub)));
   for (const f of written) io.out(`wrote ${f}\n`);
   return report.thresholds.every((t) => t.ok) ? LOAD_EXIT.ok : LOAD_EXIT.thresholdCrossed;
 }
@@ -320,7 +338,9 @@ export function loadBuilder(y: Argv): Argv {
         type: 'string',
         array: true,
         default: [...FANOUT_DEFAULTS.reports],
-        describe: 'report formats: console,json,html,result (one conform-result line on stdout)',
+        describe:
+          'report formats: console,json,html,ctrf,github,result (one conform-result line on stdout); ' +
+          'merge: console,json,html,junit',
       },
       out: { type: 'string', default: FANOUT_DEFAULTS.outDir, describe: 'report folder' },
       progress: { type: 'boolean', describe: 'live progress line on stderr (default: when stderr is a TTY)' },

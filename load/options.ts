@@ -97,6 +97,9 @@ export function parseRate(value: string | number, option: string): number {
 export function positiveInt(value: unknown, option: string, max = Number.MAX_SAFE_INTEGER): number {
   const n = typeof value === 'string' ? Number(value) : value;
   if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > max) {
+    // yargs turns a typed word into NaN, which JSON shows as null: say it was not a number.
+    if (typeof n === 'number' && Number.isNaN(n))
+      throw new LoadUsageError(`${option}: must be a whole number from 1 to ${max} (got something not a number)`);
     throw new LoadUsageError(`${option} ${JSON.stringify(value)}: must be a whole number from 1 to ${max}`);
   }
   return n;
@@ -106,8 +109,8 @@ export function positiveInt(value: unknown, option: string, max = Number.MAX_SAF
  * Report formats; `result` prints the JSON report as one `conform-result {…}` line on stdout, so a
  * pod's log is a result file for `conform load merge`.
  */
-const REPORTS = ['console', 'json', 'html', 'result'];
-/** Parses `console,json,html,result`; an unknown format is a usage error. */
+const REPORTS = ['console', 'json', 'html', 'ctrf', 'github', 'result'];
+/** Parses `console,json,html,ctrf,github,result`; an unknown format is a usage error. */
 export function parseReports(value: readonly string[] | string | undefined): string[] {
   if (value === undefined) return [...FANOUT_DEFAULTS.reports];
   const list = (Array.isArray(value) ? value : [value])

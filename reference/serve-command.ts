@@ -1,6 +1,7 @@
 /**
- * `conform serve`: runs the reference service until SIGINT/SIGTERM, prints its URLs and writes
- * the target profile that describes it. Never prints a key (they are in the profile file).
+ * `conform serve`: runs the reference service until SIGINT/SIGTERM/SIGHUP (or until npm that
+ * launched it is gone), prints its URLs and writes the target profile that describes it. Never
+ * prints a key (they are in the profile file).
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import type { Argv, CommandModule } from 'yargs';
@@ -8,6 +9,7 @@ import { ConfigError, DialectError, ServeUsageError } from '../src/errors.ts';
 import { loadConfigFile, type ReferenceConfig } from './config.ts';
 import { findFault, formatFaults } from './faults.ts';
 import { startReferenceServer, type ReferenceServer } from './index.ts';
+import { launchers, whenLaunchersGone } from './launcher.ts';
 import { drawDialect, parseDialect, replayCommand, type Dialect } from './dialect.ts';
 
 export interface ServeOptions {
@@ -145,19 +147,23 @@ async function resolveDialectOption(options: ServeOptions): Promise<{ dialect: D
   }
 }
 
-/** Runs until SIGINT or SIGTERM, then closes every connection. */
+/** The signals that stop the service; SIGHUP too, so a closed terminal or a killed launcher ends it cleanly. */
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+/** Runs until a stop signal, or until npm that launched it is gone; then closes every connection. */
 async function serve(options: ServeOptions): Promise<void> {
   const io: ServeIO = { out: (t) => process.stdout.write(t) };
   const server = await startServe(options, io);
   if (!server) return;
   await new Promise<void>((resolve) => {
+    let unwatch = (): void => {};
     const stop = (): void => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
+      for (const s of STOP_SIGNALS) process.off(s, stop);
+      unwatch();
       resolve();
     };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
+    for (const s of STOP_SIGNALS) process.on(s, stop);
+    unwatch = whenLaunchersGone(launchers(process.env), stop);
   });
   await server.close();
   io.out('conform reference service stopped\n');

@@ -5,7 +5,8 @@
  */
 import type { CheckResult } from '../src/check.ts';
 import type { RunEvent, RunHandler } from '../src/runner.ts';
-import { coverageLine, failureLines, nothingToJudgeLine, valueText } from './format.ts';
+import { causesOf } from './causes.ts';
+import { causeLines, coverageLine, failureLines, nothingToJudgeLine, valueText } from './format.ts';
 import { printable } from '../src/redact.ts';
 
 export interface ConsoleOptions {
@@ -14,6 +15,36 @@ export interface ConsoleOptions {
   tty: boolean;
   /** ANSI colours; default follows `tty`. */
   color?: boolean;
+  /** Off a terminal, how often a line says which checks the run is waiting on; default 10 s. */
+  progressEveryMs?: number;
+}
+
+/** A check that has started and not ended, as progress shows it. */
+export interface Running {
+  id: string;
+  startedMs: number;
+  /** Its time limit: it ends by `startedMs + limitMs` at the latest. */
+  limitMs: number;
+}
+
+/** Off a terminal, a progress line this often while checks are running. */
+const PROGRESS_EVERY_MS = 10_000;
+/** On a terminal, the status line's time left is redrawn this often. */
+const REDRAW_MS = 1000;
+/** Checks named in a progress line; the rest are counted. */
+const NAMED = 3;
+
+/**
+ * `waiting on ws.keepalive.timeout, … (at most ~24 s left)`: the checks still running, the one with
+ * the longest time to go first, and that time (their time limit: a check ends by then at the latest).
+ */
+export function waitingText(running: readonly Running[], nowMs: number, named = NAMED): string {
+  const left = (r: Running): number => Math.max(0, r.startedMs + r.limitMs - nowMs);
+  const byLeft = [...running].sort((a, b) => left(b) - left(a));
+  const ids = byLeft.slice(0, named).map((r) => r.id);
+  const more = byLeft.length > named ? ` and ${byLeft.length - named} more` : '';
+  const seconds = Math.ceil(left(byLeft[0]!) / 1000);
+  return `waiting on ${ids.join(', ')}${more} (at most ~${seconds} s left)`;
 }
 
 const LABEL = { pass: 'PASS', fail: 'FAIL', skip: 'SKIP', error: 'ERROR' } as const;
@@ -36,6 +67,8 @@ export function resultLine(r: CheckResult, color = false): string {
 export function summaryLines(e: Extract<RunEvent, { type: 'run-end' }>): string[] {
   const lines: string[] = [];
   const failed = e.results.filter((r) => r.outcome === 'fail' || r.outcome === 'error');
+  const causes = causeLines(e.results, causesOf(e.results));
+  if (causes.length) lines.push('', ...causes);
   if (failed.length) {
     lines.push('', `Failures and errors (${failed.length}):`);
     for (const r of failed) {
@@ -74,7 +107,27 @@ export function summaryLines(e: Extract<RunEvent, { type: 'run-end' }>): string[
 export function consoleHandler(options: ConsoleOptions): RunHandler {
   const color = options.color ?? options.tty;
   const counts = { pass: 0, fail: 0, skip: 0, error: 0 };
+  const running = new Map<string, Running>();
+  let done = 0;
+  let total = 0;
+  let timer: ReturnType<typeof setInterval> | undefined;
   let statusShown = false;
+  const countsText = (): string =>
+    `[${done}/${total}] ${counts.pass} passed, ${counts.fail} failed, ${counts.error} errors, ${counts.skip} skipped`;
+  const showStatus = (): void => {
+    clearStatus();
+    // One name on the status line: a line wider than the terminal wraps and is no longer redrawn in place.
+    const waiting = running.size ? ` · ${waitingText([...running.values()], Date.now(), 1)}` : '';
+    options.write(printable(`${countsText()}${waiting}`));
+    statusShown = true;
+  };
+  // Off a terminal there is no line to redraw: a line now and then says what the run waits on.
+  const tick = (): void => {
+    if (options.tty) {
+      if (statusShown) showStatus();
+    } else if (running.size)
+      options.write(`${printable(`[${done}/${total}] ${waitingText([...running.values()], Date.now())}`)}\n`);
+  };
   const clearStatus = (): void => {
     if (statusShown) {
       options.write('\r\x1b[2K');
@@ -85,6 +138,10 @@ export function consoleHandler(options: ConsoleOptions): RunHandler {
     handle(e) {
       switch (e.type) {
         case 'run-start':
+          total = e.checks.length;
+          timer = setInterval(tick, options.tty ? REDRAW_MS : (options.progressEveryMs ?? PROGRESS_EVERY_MS));
+          // The run's end clears it; a run that throws first must not be kept alive by it.
+          timer.unref();
           options.write(
             `${printable(
               `conform: ${e.checks.length} checks ` +
@@ -93,19 +150,20 @@ export function consoleHandler(options: ConsoleOptions): RunHandler {
             )}\n`,
           );
           break;
+        case 'check-start':
+          running.set(e.check.id, { id: e.check.id, startedMs: Date.now(), limitMs: e.limitMs });
+          break;
         case 'check-end':
           counts[e.result.outcome]++;
+          running.delete(e.result.id);
+          done = e.done;
+          total = e.total;
           clearStatus();
           options.write(`${resultLine(e.result, color)}\n`);
-          if (options.tty) {
-            options.write(
-              `[${e.done}/${e.total}] ${counts.pass} passed, ${counts.fail} ` +
-                `failed, ${counts.error} errors, ${counts.skip} skipped`,
-            );
-            statusShown = true;
-          }
+          if (options.tty) showStatus();
           break;
         case 'run-end':
+          if (timer) clearInterval(timer);
           clearStatus();
           options.write(`${summaryLines(e).join('\n')}\n`);
           break;

@@ -1,6 +1,7 @@
 /** Text shared by every report: how a failure, an error and a way to reproduce read, and the coverage. */
 import type { CheckResult, Evidence } from '../src/check.ts';
 import type { Coverage } from '../src/coverage.ts';
+import { causesHeadline, type Cause, evidenceShowing } from './causes.ts';
 
 /** `Section: rule`. */
 export const clauseText = (r: Pick<CheckResult, 'clause'>): string => `${r.clause.section}: ${r.clause.rule}`;
@@ -40,12 +41,28 @@ export function failureLines(r: CheckResult, maxEvidence = 40): string[] {
     lines.push(`Received: ${v.received}`);
     lines.push(`Expected (spec: ${clauseText(r)}): ${v.expected}`);
   }
-  const repro = reproduceLines(r.evidence);
+  const showing = evidenceShowing(r);
+  const repro = reproduceLines(showing);
   if (repro.length > 0) {
     lines.push('Reproduce with:');
     const shown = repro.slice(0, maxEvidence);
     for (const l of shown) lines.push(`  ${l}`);
     if (repro.length > shown.length) lines.push(`  … ${repro.length - shown.length} more lines in the JSON report`);
+    const hidden = r.evidence.length - showing.length;
+    if (hidden > 0)
+      lines.push(`  (${hidden} other exchanges, which show no violation: all of them in the JSON and HTML reports)`);
+  }
+  return lines;
+}
+
+/** The lines that lead a report with the causes: the headline, then each cause with its checks under it. */
+export function causeLines(results: readonly CheckResult[], causes: readonly Cause[]): string[] {
+  const headline = causesHeadline(results, causes);
+  if (!headline) return [];
+  const lines = [headline];
+  for (const c of causes) {
+    lines.push(`  ${c.cause} (${c.ids.length} checks), for example: ${truncate(c.example, 200)}`);
+    for (const id of c.ids) lines.push(`    ${id}`);
   }
   return lines;
 }

@@ -11,6 +11,7 @@ import type { Check, CheckResult, Outcome } from '../src/check.ts';
 import type { RunEvent, RunHandler } from '../src/runner.ts';
 import type { Coverage } from '../src/coverage.ts';
 import { SPEC_STATEMENTS } from '../src/matrix.ts';
+import { causesHeadline, causesOf, evidenceShowing } from './causes.ts';
 import { coverageLine, nothingToJudgeLine, reproduceLines, truncate, valueText } from './format.ts';
 import { printable } from '../src/redact.ts';
 
@@ -55,6 +56,9 @@ const CSS = [
   'details.failure summary{cursor:pointer;font-weight:400;color:#222}details.failure summary code.id{font-weight:700}',
   '.line{font-family:ui-monospace,monospace;font-size:12.5px;color:#444}',
   'input.ctl{position:absolute;opacity:0;pointer-events:none}',
+  // "show all" of a reproduction: a checkbox, not a nested <details>, so a failure keeps one <summary>.
+  'pre.repro-all{display:none}input.ctl:checked+label+pre.repro-all{display:block}' +
+    'label.show-all{cursor:pointer;color:#06c}',
   'nav.tabs{display:flex;gap:.3rem;border-bottom:2px solid #ccc;margin-top:1.6rem}',
   'nav.tabs label,.filter label{cursor:pointer;padding:.3rem .8rem;border:1px solid #ccc;border-bottom:none;' +
     'border-radius:4px 4px 0 0;background:#f4f4f4}',
@@ -74,6 +78,8 @@ interface Counts {
   error: number;
   skip: number;
   total: number;
+  /** The first failed or errored check of the group, where its counts link to. */
+  firstFailed?: string;
 }
 const emptyCounts = (): Counts => ({ pass: 0, fail: 0, error: 0, skip: 0, total: 0 });
 
@@ -84,6 +90,7 @@ function countBy(results: readonly CheckResult[], keys: (r: CheckResult) => read
       const c = m.get(k) ?? emptyCounts();
       c[r.outcome]++;
       c.total++;
+      if ((r.outcome === 'fail' || r.outcome === 'error') && c.firstFailed === undefined) c.firstFailed = r.id;
       m.set(k, c);
     }
   }
@@ -100,10 +107,15 @@ function countsTable(title: string, m: Map<string, Counts>): string {
     (a, b) => b[1].fail + b[1].error - (a[1].fail + a[1].error) || a[0].localeCompare(b[0]),
   );
   const head = '<th>pass</th><th>fail</th><th>error</th><th>skip</th><th></th></tr>';
+  // A count of failures, and a group that has some, link to the group's first failure.
+  const toFailure = (c: Counts, text: string): string =>
+    c.firstFailed ? `<a href="#${esc(c.firstFailed)}">${text}</a>` : text;
   const cell = (c: Counts, o: Outcome): string =>
-    `<td class="n${c[o] && (o === 'fail' || o === 'error') ? ` o-${o}` : ''}">${c[o]}</td>`;
+    c[o] && (o === 'fail' || o === 'error')
+      ? `<td class="n o-${o}">${toFailure(c, String(c[o]))}</td>`
+      : `<td class="n">${c[o]}</td>`;
   const row = ([k, c]: [string, Counts]): string =>
-    `<tr><td>${esc(k)}</td>${COLUMNS.map((o) => cell(c, o)).join('')}<td>${bar(c)}</td></tr>`;
+    `<tr><td>${toFailure(c, esc(k))}</td>${COLUMNS.map((o) => cell(c, o)).join('')}<td>${bar(c)}</td></tr>`;
   return `<div><h2>${esc(title)}</h2><table><tr><th>${esc(title.replace(/^By /, ''))}</th>${head}
 ${rows.map(row).join('\n')}</table></div>`;
 }
@@ -138,7 +150,14 @@ function foldedLine(r: CheckResult): string {
 }
 
 function failureDetails(r: CheckResult): string {
-  const repro = reproduceLines(r.evidence);
+  const showing = evidenceShowing(r);
+  const repro = reproduceLines(showing);
+  const all =
+    showing.length < r.evidence.length
+      ? `<input class="ctl" type="checkbox" id="all-${esc(r.id)}">` +
+        `<label class="show-all" for="all-${esc(r.id)}">show all ${r.evidence.length} exchanges</label>` +
+        `<pre class="repro-all">${esc(reproduceLines(r.evidence).join('\n'))}</pre>`
+      : '';
   const violations = r.violations
     .map((v) => `<tr><td>${esc(v.received)}</td><td>${esc(v.expected)}</td></tr>`)
     .join('');
@@ -148,7 +167,20 @@ function failureDetails(r: CheckResult): string {
   return `<details class="failure is-${r.outcome}" id="${esc(r.id)}">${summary}
 <p>${esc(r.title)}<br>Spec: <em>${esc(r.clause.section)}</em>: ${esc(r.clause.rule)}</p>
 ${violations ? `<table><tr><th>Received</th><th>Expected</th></tr>${violations}</table>` : ''}
-${repro.length ? `<p>Reproduce with:</p><pre class="repro">${esc(repro.join('\n'))}</pre>` : ''}</details>`;
+${repro.length ? `<p>Reproduce with:</p><pre class="repro">${esc(repro.join('\n'))}</pre>${all}` : ''}</details>`;
+}
+
+/** The causes shared by several failures, each check a link to its failure. */
+function causesBlock(results: readonly CheckResult[]): string {
+  const causes = causesOf(results);
+  const headline = causesHeadline(results, causes);
+  if (!headline) return '';
+  const items = causes.map(
+    (c) =>
+      `<li>${esc(c.cause)} (${c.ids.length} checks): ` +
+      `${c.ids.map((id) => `<a href="#${esc(id)}"><code>${esc(id)}</code></a>`).join(', ')}</li>`,
+  );
+  return `<section id="causes"><h2>${esc(headline)}</h2><ul>${items.join('')}</ul></section>`;
 }
 
 /** The spec statements of the traceability matrix with the outcome of their checks in this run. */
@@ -209,8 +241,11 @@ export function htmlReport(e: RunEnd, registry: readonly Check[]): string {
     `${s.pass} passed, ${s.fail} failed, ${s.error} errors, ${s.skip} skipped of ${s.total}`;
   const nothing = nothingToJudgeLine(s.coverage);
   const cards =
-    OUTCOMES.map((o) => `<div class="card"><b class="o-${o}">${total[o]}</b>${o}</div>`).join('') +
-    `<div class="card"><b>${s.observations}</b>observations</div>`;
+    OUTCOMES.map((o) => {
+      const first = (o === 'fail' || o === 'error') && e.results.find((r) => r.outcome === o);
+      const n = first ? `<a href="#${esc(first.id)}">${total[o]}</a>` : String(total[o]);
+      return `<div class="card"><b class="o-${o}">${n}</b>${o}</div>`;
+    }).join('') + `<div class="card"><b>${s.observations}</b>observations</div>`;
   const failures = failed.length
     ? '<p>Each failure folded to its first Received / Expected; open it for every violation, the spec clause and ' +
       `how to reproduce it.</p>${failed.map(failureDetails).join('\n')}`
@@ -232,6 +267,7 @@ ${controls}
 <p>Target: ${target}<br>Run: ${run}</p>
 <p class="verdict v-${s.verdict}" id="verdict">${verdict}</p>
 ${nothing ? `<p class="verdict v-fail nothing-to-judge">${esc(nothing)}</p>` : ''}
+${causesBlock(e.results)}
 <div class="cards">${cards}</div>
 <section id="overview">
 <div class="grid">${countsTable(

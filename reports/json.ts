@@ -2,6 +2,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { CheckResult } from '../src/check.ts';
+import { type Cause, causesOf } from './causes.ts';
 import type { Change, RunEvent, RunHandler, RunSummary, TargetInfo } from '../src/runner.ts';
 
 /** Bumped on any incompatible change of the report's shape. */
@@ -17,12 +18,16 @@ export interface JsonReport {
   finishedAt: string;
   summary: RunSummary;
   changes?: Change[];
+  /** Violations shared by several failed checks, most checks first; absent when there is none. */
+  causes?: Cause[];
   results: CheckResult[];
 }
 
 /** Builds the report object of a finished run. */
 export function jsonReport(e: Extract<RunEvent, { type: 'run-end' }>, version: string): JsonReport {
-  const report: JsonReport = {
+  const causes = causesOf(e.results);
+  // Causes before the results, so a reader of the file meets them first.
+  return {
     schema: 'conform-report',
     schemaVersion: REPORT_SCHEMA_VERSION,
     tool: { name: 'conform', version },
@@ -30,10 +35,10 @@ export function jsonReport(e: Extract<RunEvent, { type: 'run-end' }>, version: s
     startedAt: e.startedAt,
     finishedAt: e.finishedAt,
     summary: e.summary,
+    ...(e.changes ? { changes: e.changes } : {}),
+    ...(causes.length ? { causes } : {}),
     results: e.results,
   };
-  if (e.changes) report.changes = e.changes;
-  return report;
 }
 
 /** Writes `conform-report.json` into `outDir` when the run ends. */

@@ -3,7 +3,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { CheckResult } from '../src/check.ts';
 import type { RunEvent, RunHandler } from '../src/runner.ts';
-import { clauseText, coverageLine, failureLines, nothingToJudgeLine, valueText } from './format.ts';
+import { causesHeadline, causesOf } from './causes.ts';
+import { causeLines, clauseText, coverageLine, failureLines, nothingToJudgeLine, valueText } from './format.ts';
 
 export const JUNIT_REPORT_FILE = 'conform-junit.xml';
 
@@ -61,15 +62,22 @@ export function junitXml(e: Extract<RunEvent, { type: 'run-end' }>): string {
   // The run's coverage on every suite, so a CI view of any one of them shows it.
   const cov = e.summary.coverage;
   const starved = nothingToJudgeLine(cov);
+  const causes = causesHeadline(e.results, causesOf(e.results));
   const properties = [
     '    <properties>',
+    ...(causes ? [`      <property name="causes" value="${xml(causes)}"/>`] : []),
     `      <property name="coverage" value="${xml(coverageLine(cov))}"/>`,
     ...(starved ? [`      <property name="nothing-to-judge" value="${xml(starved)}"/>`] : []),
     '    </properties>',
   ];
   const suiteOut =
-    `    <system-out>${xml([`Coverage: ${coverageLine(cov)}`, ...(starved ? [starved] : [])].join('\n'))}` +
-    `</system-out>`;
+    `    <system-out>${xml(
+      [
+        ...causeLines(e.results, causesOf(e.results)),
+        `Coverage: ${coverageLine(cov)}`,
+        ...(starved ? [starved] : []),
+      ].join('\n'),
+    )}` + `</system-out>`;
   const suites = [...groups].map(([area, rs]) => {
     const time = rs.reduce((t, r) => t + r.durationMs, 0);
     return [

@@ -8,7 +8,7 @@ import type { Check } from './check.ts';
 import type { Profile } from './profile.ts';
 import { loadProfile, minimalProfile } from './profile.ts';
 import { type ConformOptions, type ReportFormat, validateOptions } from './options.ts';
-import { redactorFor } from './redact.ts';
+import { MIN_FRAGMENT, profileSecretMap, redactorFor, shortKeys } from './redact.ts';
 import { matches, runChecks, selectChecks, unknownSelectors, type RunHandler, type TargetInfo } from './runner.ts';
 import { compareWithBaseline, failedIds, readPastReport } from './baseline.ts';
 import { ConformError, UsageError } from './errors.ts';
@@ -18,6 +18,14 @@ import { buildMatrix, formatMatrix, type MatrixFault } from './matrix.ts';
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
 
 /** What a run asks of its report writers. */
+/** Where the run is, as GitHub Actions tells its steps; both absent outside Actions. */
+export interface GithubEnvironment {
+  /** `$GITHUB_STEP_SUMMARY`: the file a step appends its Markdown summary to. */
+  stepSummary?: string;
+  /** The run's page, where its artifacts are listed. */
+  runUrl?: string;
+}
+
 export interface ReportOptions {
   formats: readonly ReportFormat[];
   outDir: string;
@@ -28,6 +36,8 @@ export interface ReportOptions {
   color?: boolean;
   /** Told the path of each file written. */
   written?: (file: string) => void;
+  /** Where a GitHub Actions step writes its job summary and where its run's artifacts are. */
+  github?: GithubEnvironment;
 }
 
 export interface ConformIO {
@@ -39,6 +49,8 @@ export interface ConformIO {
   /** ANSI colours in the console report; default follows `tty`. */
   color?: boolean;
   version: string;
+  /** GitHub Actions' step summary file and run page, when the run is a step of one. */
+  github?: GithubEnvironment;
   /** The handlers of the chosen report formats, in a fixed order (reports/index.ts `reportHandlers`). */
   reports: (options: ReportOptions) => RunHandler[];
   /** Starts the embedded target when neither --target nor --profile is given. */
@@ -136,9 +148,15 @@ export async function conform(options: ConformOptions, registry: readonly Check[
         throw new UsageError(`--transport ${options.transport}: the embedded reference service does not serve it`);
     }
     redact = redactorFor(profile);
+    for (const name of shortKeys(profileSecretMap(profile)))
+      io.err(
+        `conform: warning: the ${name} key is shorter than ${MIN_FRAGMENT} characters; it is redacted only ` +
+          'where it stands alone (a header value, a URL parameter, a quoted value), never inside words or ids\n',
+      );
+    // The target's URLs may carry a key (a query parameter); ids, titles and prose never pass a redactor.
     const target: TargetInfo = {
-      rest: profile.rest,
-      ws: profile.ws,
+      rest: redact(profile.rest),
+      ws: profile.ws === undefined ? undefined : redact(profile.ws),
       name: profile.name,
       embedded: embedded !== undefined,
     };
@@ -149,10 +167,11 @@ export async function conform(options: ConformOptions, registry: readonly Check[
         formats: options.report,
         outDir: options.out,
         version: io.version,
-        write: (t) => io.out(redact(t)),
+        write: io.out,
         tty: io.tty,
         color: io.color,
         written: (f) => written.push(f),
+        ...(io.github ? { github: io.github } : {}),
       }),
       ...(io.handlers ?? []),
     ];

@@ -5,7 +5,7 @@
 import { UsageError } from './errors.ts';
 import { RUN_DEFAULTS } from './runner.ts';
 
-export const REPORT_FORMAT_NAMES = ['console', 'json', 'junit', 'html'] as const;
+export const REPORT_FORMAT_NAMES = ['console', 'json', 'junit', 'html', 'ctrf', 'github'] as const;
 /** A report format's name. */
 export type ReportFormat = (typeof REPORT_FORMAT_NAMES)[number];
 

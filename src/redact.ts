@@ -4,7 +4,7 @@
  */
 import type { Profile } from './profile.ts';
 
-/** Shortest key half that is redacted on its own (shorter pieces would hit ordinary words). */
+/** Shortest key (and key half) told apart from ordinary text; a shorter key is warned about. */
 export const MIN_FRAGMENT = 8;
 
 /** Turns any text into its redacted form. */
@@ -14,30 +14,72 @@ export type Redact = (text: string) => string;
 export const redactedLabel = (name: string): string => `<key:${name}>`;
 
 /**
- * Builds a redactor for these secrets (`name → value`). Longer values are replaced first so a key
- * that contains another is not half-replaced; URL-encoded forms are covered too.
+ * Characters a key may run on into: URL-unreserved (RFC 3986 §2.3). A short key is redacted only
+ * where none of these touches it on either side, so it is matched as a whole token: in a header
+ * value, a URL path or query, a JSON string or a line of text, never inside an id or a word.
  */
-export function createRedactor(secrets: Readonly<Record<string, string>>): Redact {
-  const pairs: [string, string][] = [];
-  for (const [name, value] of Object.entries(secrets)) {
-    if (!value) continue;
-    pairs.push([value, redactedLabel(name)]);
-    const encoded = encodeURIComponent(value);
-    if (encoded !== value) pairs.push([encoded, redactedLabel(name)]);
-    const json = JSON.stringify(value).slice(1, -1);
-    if (json !== value) pairs.push([json, redactedLabel(name)]);
-    // Either half of a long key: text cut short elsewhere must not leave a usable piece behind.
-    const half = Math.floor(value.length / 2);
-    if (half >= MIN_FRAGMENT)
-      pairs.push([value.slice(0, half), redactedLabel(name)], [value.slice(half), redactedLabel(name)]);
-  }
-  pairs.sort((a, b) => b[0].length - a[0].length);
-  if (pairs.length === 0) return (text) => text;
-  return (text) => {
-    let out = text;
-    for (const [value, label] of pairs) if (out.includes(value)) out = out.split(value).join(label);
-    return out;
-  };
+const TOKEN_CHAR = '[A-Za-z0-9._~-]';
+
+const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** One form of a key and which of its sides must stand apart from the text around it. */
+interface Form {
+  text: string;
+  label: string;
+  left: boolean;
+  right: boolean;
+}
+
+const pattern = (f: Form): string =>
+  `${f.left ? `(?<!${TOKEN_CHAR})` : ''}${escapeRegExp(f.text)}${f.right ? `(?!${TOKEN_CHAR})` : ''}`;
+
+/** The forms of one key that are redacted: plain, URL-encoded, JSON-escaped, and each half of a long key. */
+function formsOf(value: string, label: string): Form[] {
+  const forms: Form[] = [];
+  // A key as long as two fragments is no word and no id: wherever it appears, even run into other
+  // characters by a target that echoes it, it is the key. A shorter one counts only standing alone.
+  const alone = value.length < 2 * MIN_FRAGMENT;
+  for (const text of new Set([value, encodeURIComponent(value), JSON.stringify(value).slice(1, -1)]))
+    forms.push({ text, label, left: alone, right: alone });
+  // Either half of a long key, bounded on its outer side only: a key cut short (the start kept,
+  // or the end) must not leave a usable piece behind.
+  const half = Math.floor(value.length / 2);
+  if (half >= MIN_FRAGMENT)
+    forms.push(
+      { text: value.slice(0, half), label, left: true, right: false },
+      { text: value.slice(half), label, left: false, right: true },
+    );
+  return forms;
+}
+
+/** One pass over the text; longer forms are tried first so a key that contains another is not half-replaced. */
+function replacerOf(forms: Form[]): Redact {
+  if (forms.length === 0) return (text) => text;
+  const sorted = [...forms].sort((a, b) => b.text.length - a.text.length);
+  const labelOf = new Map<string, string>();
+  for (const f of sorted) if (!labelOf.has(f.text)) labelOf.set(f.text, f.label);
+  const re = new RegExp(sorted.map(pattern).join('|'), 'g');
+  return (text) => text.replace(re, (m) => labelOf.get(m) ?? m);
+}
+
+/**
+ * Builds a redactor for these secrets (`name → value`): each key becomes its label where it stands
+ * as a whole token (a key of 16 characters or more, wherever it appears). Only text that carries
+ * keys passes through it (headers, URLs, bodies, frames, what a target answered); ids, titles and
+ * prose of the harness never do.
+ */
+export const createRedactor = (secrets: Readonly<Record<string, string>>): Redact =>
+  replacerOf(Object.entries(secrets).flatMap(([name, value]) => (value ? formsOf(value, redactedLabel(name)) : [])));
+
+/** A redactor that shows every one of these keys as `mask`, matched as `createRedactor` matches. */
+export const maskKeys = (keys: Iterable<string>, mask: string): Redact =>
+  replacerOf([...keys].flatMap((k) => (k ? formsOf(k, mask) : [])));
+
+/** The names of the keys too short to be told apart from ordinary text (warned about at start). */
+export function shortKeys(secrets: Readonly<Record<string, string>>): string[] {
+  return Object.entries(secrets)
+    .filter(([, value]) => value.length > 0 && value.length < MIN_FRAGMENT)
+    .map(([name]) => name);
 }
 
 /** Every key of a profile by its name in `keys`. */

@@ -87,7 +87,12 @@ export interface Change {
 /** The one event stream; report writers are handlers of it. */
 export type RunEvent =
   | { type: 'run-start'; target: TargetInfo; checks: readonly Check[]; startedAt: string; settings: RunSettings }
-  | { type: 'check-start'; check: Check }
+  | {
+      type: 'check-start';
+      check: Check;
+      /** The check's time limit, ms: the longest it can still take once started (progress shows it). */
+      limitMs: number;
+    }
   | { type: 'check-end'; result: CheckResult; done: number; total: number }
   | {
       type: 'run-end';
@@ -390,7 +395,11 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
   let done = 0;
   const runIndex = async (index: number): Promise<void> => {
     const check = checks[index]!;
-    await emit({ type: 'check-start', check });
+    await emit({
+      type: 'check-start',
+      check,
+      limitMs: timeoutOf(check, profile, connections.timing.waits, settings.timeoutMs),
+    });
     const why = whyNotRun(check, profile, stalled);
     const result = why ? notRun(check, why) : await runCheck(check, env);
     if (unreachable) return;

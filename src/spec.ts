@@ -86,6 +86,12 @@ export const LIMITS = {
   defaultPerPage: 10,
 } as const;
 
+/**
+ * The least `page` and `per_page` (spec: Endpoints GET /v1/pairs): pages count from 1, the
+ * default, and a page holds at least one item. Not a stated limit, a reading of the defaults.
+ */
+export const PAGING_MINIMUM = { page: 1, perPage: 1 } as const;
+
 /** REST paths (spec: Endpoints). */
 export const PATHS = { pairs: '/v1/pairs', price: '/v1/price' } as const;
 

@@ -6,6 +6,8 @@ import { asyncApiDocument, openApiDocument } from '../src/api-documents.ts';
 import { SCHEMAS } from '../src/schema-definitions.ts';
 import { DECIMAL_PATTERN, STATUS } from '../src/spec.ts';
 import { conform } from './helpers/conform-cli.ts';
+import { startReferenceServer } from '../reference/index.ts';
+import { get } from './reference-helpers.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: a parsed document walked by path; a wrong path fails its assertion
 type Json = Record<string, any>;
@@ -38,13 +40,18 @@ describe('OpenAPI document', () => {
     expect(api.info.version).toBe('1.2.3');
   });
 
-  it('carries every message schema of the validators, with references pointed inside the document', () => {
+  it('carries the REST schemas of the validators and no stream message, references pointed inside', () => {
     const schemas = (openApiDocument('x').components as Json).schemas as Json;
-    expect(Object.keys(schemas).sort()).toEqual(
-      Object.keys(SCHEMAS)
-        .filter((n) => n !== 'profile')
-        .sort(),
-    );
+    expect(Object.keys(schemas)).toEqual([
+      'market',
+      'pair-record',
+      'pairs-response',
+      'price-record',
+      'price-response',
+      'rest-error',
+    ]);
+    for (const name of Object.keys(schemas))
+      expect(schemas[name]).toEqual(expect.objectContaining({ type: expect.anything() }));
     expect(schemas['price-record'].properties.market).toEqual({ $ref: '#/components/schemas/market' });
     expect(schemas['price-record'].required).toEqual(SCHEMAS['price-record'].required);
     expect(JSON.stringify(schemas)).not.toContain('.schema.json');
@@ -66,6 +73,24 @@ describe('OpenAPI document', () => {
     ).toBe(true);
   });
 
+  it('states its licence, and the least page and per_page the reference accepts', async () => {
+    const doc = openApiDocument('x') as Json;
+    expect(doc.info.license).toEqual({ name: 'MIT', url: 'https://spdx.org/licenses/MIT.html' });
+    const params = doc.paths['/v1/pairs'].get.parameters as Json[];
+    const reference = await startReferenceServer();
+    try {
+      for (const name of ['page', 'per_page']) {
+        const { minimum } = params.find((p) => p.name === name)!.schema;
+        expect(minimum, name).toBe(1);
+        const at = await get(reference, `/v1/pairs?${name}=${minimum}`);
+        const below = await get(reference, `/v1/pairs?${name}=${minimum - 1}`);
+        expect([at.body.status_number, below.body.status_number], name).toEqual([STATUS.OK, STATUS.INVALID_REQUEST]);
+      }
+    } finally {
+      await reference.close();
+    }
+  });
+
   it('holds the two HTTP statuses the spec fixes: 50005 only with 401, 50102 only with 200', async () => {
     const ok = await responseValidator('/v1/price', '200');
     const client = await responseValidator('/v1/price', '4XX');
@@ -80,6 +105,19 @@ describe('OpenAPI document', () => {
 });
 
 describe('AsyncAPI document', () => {
+  it('carries the stream messages and no REST body among its components', () => {
+    const doc = asyncApiDocument('x') as Json;
+    expect(Object.keys(doc.components.schemas)).toEqual([
+      'notice-error',
+      'notice-success',
+      'ping-request',
+      'push-frame',
+      'subscribe-request',
+      'unsubscribe-request',
+    ]);
+    expect(doc.info.license.name).toBe('MIT');
+  });
+
   it('parses with @asyncapi/parser without errors or warnings', async () => {
     const { document, diagnostics } = await new Parser().parse(JSON.stringify(asyncApiDocument('1.2.3')));
     // Severity 0 is an error, 1 a warning; 2 and 3 are information and hints.

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { XMLParser } from 'fast-xml-parser';
+import { validate } from 'ctrf';
 import { ROOT } from './helpers/conform-cli.ts';
 import { startServeProcess, type ServeProcess } from './helpers/serve-process.ts';
 
@@ -85,36 +86,70 @@ afterAll(async () => {
 describe('GitHub Actions recipe (docs/ci/github-actions.yml)', () => {
   const lines = ghSteps.filter((s) => typeof s.run === 'string').map((s) => (s.run as string).trim());
   const secretStep = ghSteps.find((s) => s.env?.CONFORM_PROFILE)!;
-  const publish = ghSteps.find((s) => String(s.uses).startsWith('mikepenz/action-junit-report'))!;
+  const keep = ghSteps.find((s) => String(s.uses).startsWith('actions/upload-artifact'))!;
+  const gate = lines.find((l) => l.startsWith('npx conform'))!;
 
-  it('takes the profile from a secret and publishes the JUnit file the gate writes, whatever the outcome', () => {
+  it('takes the profile from a secret, reports through annotations and the job summary, keeps the reports', () => {
     // biome-ignore lint/suspicious/noTemplateCurlyInString: a GitHub Actions expression, written as the recipe has it
     expect(secretStep.env.CONFORM_PROFILE).toBe('${{ secrets.CONFORM_PROFILE }}');
-    expect(publish.if).toBe('always()');
-    expect(publish.with.report_paths).toBe(`${outDirOf(lines)}/conform-junit.xml`);
+    expect(/--report (\S+)/.exec(gate)![1]!.split(',')).toEqual(expect.arrayContaining(['github', 'ctrf']));
+    // Only actions of GitHub's own: the reports need no third-party action to be published.
+    expect(ghSteps.filter((s) => s.uses).map((s) => String(s.uses).split('/')[0])).toEqual([
+      'actions',
+      'actions',
+      'actions',
+    ]);
+    expect(keep.if).toBe('always()');
+    expect(keep.with.path).toBe(`${outDirOf(lines)}/`);
     expect(github.on.push.tags).toEqual(['v*']);
     // Every command is plain shell: the test runs them as written.
     for (const l of lines) expect(l).not.toContain('${{');
   });
 
-  const env = (serve: ServeProcess): NodeJS.ProcessEnv => ({
-    RUNNER_TEMP: mkdtempSync(path.join(dir, 'runner-')),
-    CONFORM_PROFILE: readFileSync(serve.profileFile, 'utf8'),
-  });
+  /** What a runner gives a step: its temporary directory, the step summary file, the run's address. */
+  const env = (serve: ServeProcess): NodeJS.ProcessEnv => {
+    const runner = mkdtempSync(path.join(dir, 'runner-'));
+    writeFileSync(path.join(runner, 'summary.md'), '');
+    return {
+      RUNNER_TEMP: runner,
+      GITHUB_ACTIONS: 'true',
+      GITHUB_STEP_SUMMARY: path.join(runner, 'summary.md'),
+      GITHUB_SERVER_URL: 'https://github.com',
+      GITHUB_REPOSITORY: 'example/prices',
+      GITHUB_RUN_ID: '7',
+      CONFORM_PROFILE: readFileSync(serve.profileFile, 'utf8'),
+    };
+  };
+  const errorTitles = (out: string): string[] =>
+    out
+      .split('\n')
+      .filter((l) => l.startsWith('::error '))
+      .map((l) =>
+        /^::error title=([^:]*)::/.exec(l)![1]!.replace(/%3A/g, ':').replace(/%2C/g, ',').replace(/%25/g, '%'),
+      );
 
-  it('passes the reference service and writes the JUnit report it publishes', async () => {
-    const r = await runAll(runnable(lines), env(clean));
+  it('passes the reference service: no annotation, a PASS summary, a CTRF file without failures', async () => {
+    const e = env(clean);
+    const r = await runAll(runnable(lines), e);
     expect(r.code, r.out).toBe(0);
-    const report = junit(path.join(ROOT, publish.with.report_paths as string));
-    expect(report.tests).toBeGreaterThan(50);
-    expect(report.failures).toEqual([]);
+    expect(errorTitles(r.out)).toEqual([]);
+    expect(readFileSync(e.GITHUB_STEP_SUMMARY!, 'utf8')).toMatch(/^## conform: PASS\n/);
+    const ctrf = JSON.parse(readFileSync(path.join(ROOT, outDirOf(lines), 'conform-ctrf.json'), 'utf8')) as Json;
+    expect(validate(ctrf).valid).toBe(true);
+    expect(ctrf.results.summary.tests).toBeGreaterThan(50);
+    expect(ctrf.results.summary.failed).toBe(0);
     expect(r.out).not.toContain(JSON.parse(readFileSync(clean.profileFile, 'utf8')).keys.primary.key);
   });
 
-  it('fails the job against a reference with a fault, naming the broken check in the JUnit report', async () => {
-    const r = await runAll(runnable(lines), env(faulty));
+  it('fails the job against a reference with a fault, annotating the broken check and summing it up', async () => {
+    const e = env(faulty);
+    const r = await runAll(runnable(lines), e);
     expect(r.code).toBe(1);
-    expect(junit(path.join(ROOT, publish.with.report_paths as string)).failures).toContain('rest.price.mid');
+    expect(errorTitles(r.out).map((t) => t.split(':')[0])).toContain('rest.price.mid');
+    const summary = readFileSync(e.GITHUB_STEP_SUMMARY!, 'utf8');
+    expect(summary).toMatch(/^## conform: FAIL\n/);
+    expect(summary).toContain('`rest.price.mid`');
+    expect(summary).toContain('https://github.com/example/prices/actions/runs/7#artifacts');
   });
 });
 

@@ -241,7 +241,7 @@ describe('conform CLI', () => {
     ],
     [
       'a port with nothing listening',
-      async () => ['--target', await deadPort(), '--key', 'k'],
+      async () => ['--target', await deadPort(), '--key', 'key-of-a-dead-port'],
       /^conform: target http:\/\/127\.0\.0\.1:\d+ unreachable: ECONNREFUSED$/,
     ],
     [

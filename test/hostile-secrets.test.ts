@@ -57,7 +57,7 @@ describe('keys against hostile targets', () => {
     // Hex and punctuation a JSON, URL or HTML writer would each escape differently.
     makeKey: () => `hk-${randomBytes(10).toString('hex')}_+/=`,
     async run(c, target, key) {
-      const reports = ['--report', 'console,json,junit,html'];
+      const reports = ['--report', 'console,json,junit,html,ctrf,github'];
       const base = ['--target', target.rest!, '--ws', target.ws!, ...reports];
       if (c.keyVia === 'option') return { run: await runCli([...base, '--key', key]) };
       if (c.keyVia === 'env') return { run: await runCli(base, { env: { CONFORM_API_KEY: key } }) };
@@ -80,9 +80,11 @@ describe('keys against hostile targets', () => {
     }),
     alsoExpect: (o) =>
       expect(Object.keys(o.run.files).sort()).toEqual([
+        'conform-ctrf.json',
         'conform-junit.xml',
         'conform-report.html',
         'conform-report.json',
+        'conform-summary.md',
       ]),
   });
 

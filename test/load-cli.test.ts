@@ -7,6 +7,8 @@ import { parseLoadArgs } from '../load/cli-command.ts';
 import { LoadUsageError, ThresholdError } from '../src/errors.ts';
 import { startKnownDelayServer } from './helpers/known-delay-server.ts';
 import { loadCli as cli } from './helpers/load-cli.ts';
+import { conform } from './helpers/conform-cli.ts';
+import { validate } from 'ctrf';
 
 describe('conform load: options', () => {
   it('turns argv into library options with units parsed', () => {
@@ -84,6 +86,21 @@ describe('conform load: exit codes', () => {
     expect(r.out).toBe('');
   });
 
+  it('exits 2 with one line naming the unknown mode, what was given and the modes there are', async () => {
+    const r = await cli(['load', 'bogus']);
+    expect(r.code).toBe(2);
+    expect(r.err).toBe(
+      'conform: Invalid values: Argument: mode, Given: "bogus", Choices: "fanout", "rest", "calibrate", "merge"\n',
+    );
+    expect(r.out).toBe('');
+  });
+
+  it('exits 2 saying a count is not a number rather than quoting what yargs made of it', async () => {
+    const r = await cli(['load', 'fanout', '--clients', 'abc']);
+    expect(r.code).toBe(2);
+    expect(r.err).toBe('conform: --clients: must be a whole number from 1 to 20000 (got something not a number)\n');
+  });
+
   it('exits 2 naming the target when not one client can connect', async () => {
     const r = await cli([
       'load',
@@ -136,6 +153,67 @@ describe('conform load: exit codes', () => {
     expect(r.err).toMatch(
       /^conform: load fanout drives the raw WebSocket stream; the profile's transport is socketio.*\n$/,
     );
+  });
+
+  it('writes CTRF, an annotation per crossed threshold and a job summary for CI', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'conform-load-ci-'));
+    const stepSummary = join(dir, 'step-summary.md');
+    await writeFile(stepSummary, '');
+    const r = await conform(
+      [
+        'load',
+        'calibrate',
+        '--clients',
+        '4',
+        '--pairs',
+        '2',
+        '--duration',
+        '1500ms',
+        '--out',
+        dir,
+        '--no-progress',
+        '--report',
+        'console,ctrf,github',
+        '--threshold',
+        'errors==0',
+        '--threshold',
+        'latency.p99<0',
+      ],
+      { GITHUB_STEP_SUMMARY: stepSummary, GITHUB_SERVER_URL: '', GITHUB_RUN_ID: '' },
+    );
+    expect(r.code, r.stderr).toBe(1);
+    const annotations = r.stdout.split('\n').filter((l) => l.startsWith('::'));
+    expect(annotations).toHaveLength(1);
+    expect(annotations[0]).toMatch(
+      /^::error title=load fanout%3A threshold latency\.p99<0 crossed::measured latency\.p99 = /,
+    );
+    const ctrf = JSON.parse(await readFile(join(dir, 'load-fanout-ctrf.json'), 'utf8'));
+    expect(validate(ctrf)).toEqual({ valid: true, errors: [] });
+    expect(ctrf.results.summary).toMatchObject({ tests: 2, passed: 1, failed: 1 });
+    const summary = await readFile(stepSummary, 'utf8');
+    expect(summary).toMatch(/^## conform load fanout: FAIL, 1 of 2 thresholds crossed\n/);
+    expect(summary).toContain('| `latency.p99<0` |');
+  });
+
+  it('shows elapsed time against the planned ramp, warm-up and measured phase on its progress line', async () => {
+    const r = await cli([
+      'load',
+      'calibrate',
+      '--clients',
+      '4',
+      '--pairs',
+      '2',
+      '--warmup',
+      '0',
+      '--duration',
+      '1500ms',
+      '--report',
+      'console',
+      '--progress',
+    ]);
+    expect(r.code, r.err).toBe(0);
+    // 4 clients at the default 1000/s ramp, no warm-up, 1.5 s measured: about 2 s planned.
+    expect(r.err).toMatch(/\d+\.\d s of ~2 s {2}conn \d+\/4/);
   });
 
   it('exits 0 when every threshold holds and 1 when one is crossed, and writes JSON and HTML', async () => {

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -13,6 +13,7 @@ import { arrivalClock } from '../load/rest/schedule.ts';
 import { lineChart } from '../load/report/svg.ts';
 import { assignKeys, readKeysFile } from '../load/target.ts';
 import { evaluateThresholds, parseThreshold, parseThresholds, toK6Thresholds } from '../load/thresholds.ts';
+import { writeReports, type LoadReport } from '../load/report/write.ts';
 
 describe('frame scan reads push frames straight from the wire bytes', () => {
   const scan = (text: string): { code: string; lastUpdated: number; sentAt: number } | null => {
@@ -496,5 +497,22 @@ describe('aggregation of worker ticks', () => {
     const unknown = agg().finish(null);
     expect(unknown.latencyMs).toMatchObject({ count: 0, p50: null, p99: null, max: null });
     expect(unknown.latencyCurve).toEqual([]);
+  });
+});
+
+describe('load report scrubbing', () => {
+  it('masks a long key wherever it appears and a short one only where it stands alone', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'conform-load-scrub-'));
+    const report = {
+      kind: 'rest',
+      note: 'key=sk_live_0123456789abcdef; xx-sk_live_0123456789abcdefyy; k9 in nuk9x k9',
+    };
+    const [file] = await writeReports(report as unknown as LoadReport, ['json'], dir, [
+      'sk_live_0123456789abcdef',
+      'k9',
+    ]);
+    const text = await readFile(file!, 'utf8');
+    expect(JSON.parse(text).note).toBe('key=[redacted]; xx-[redacted]yy; [redacted] in nuk9x [redacted]');
+    await rm(dir, { recursive: true, force: true });
   });
 });

@@ -1,6 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { colorWanted } from '../src/options.ts';
@@ -26,8 +35,11 @@ function run(
 }
 
 const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+  name: string;
   version: string;
   license: string;
+  private?: boolean;
+  scripts: Record<string, string>;
   dependencies: Record<string, string>;
   bin: Record<string, string>;
   engines: Record<string, string>;
@@ -35,6 +47,7 @@ const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as
 const dir = mkdtempSync(path.join(tmpdir(), 'conform-package-'));
 const app = path.join(dir, 'app');
 let files: string[] = [];
+let tarballName = '';
 /** Environment without colour settings inherited from the test runner. */
 const plainEnv = (): NodeJS.ProcessEnv => {
   const e = { ...process.env };
@@ -44,24 +57,30 @@ const plainEnv = (): NodeJS.ProcessEnv => {
 };
 
 beforeAll(async () => {
-  // `npm pack` runs `prepare`, which compiles dist/ from the sources as they are now.
+  // `npm pack` runs `prepack`, which compiles dist/ from the sources as they are now.
   const packed = await run('npm', ['pack', '--json', '--pack-destination', dir], ROOT);
   expect(packed.code, packed.stderr).toBe(0);
   const info = JSON.parse(packed.stdout) as [{ filename: string; files: { path: string }[] }];
   files = info[0].files.map((f) => f.path);
-  const tarball = `file:../${info[0].filename}`;
+  tarballName = info[0].filename;
+  // The README's way until the name is published: the tarball kept in the project (vendor/), a
+  // devDependency on it, `npm ci` in CI.
+  mkdirSync(path.join(app, 'vendor'), { recursive: true });
+  copyFileSync(path.join(dir, tarballName), path.join(app, 'vendor', tarballName));
+  const spec = `file:vendor/${tarballName}`;
   // An install with --offline needs the registry's metadata of every dependency, which `npm ci`
-  // never caches (it fetches tarballs by the lock's URLs). So the empty project gets a lock made of
-  // this project's own lock without its development entries: the same tree a user resolves today,
-  // installed from the npm cache alone.
+  // never caches (it fetches tarballs by the lock's URLs). So the project gets the lock an
+  // `npm install -D` would write: this project's own lock without its development entries, the
+  // same tree a user resolves today, installed from the npm cache alone.
   const lock = JSON.parse(readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) as {
     packages: Record<string, { dev?: boolean }>;
   };
   const packages: Record<string, unknown> = {
-    '': { name: 'consumer', dependencies: { conform: tarball } },
-    'node_modules/conform': {
+    '': { name: 'consumer', devDependencies: { [pkg.name]: spec } },
+    [`node_modules/${pkg.name}`]: {
       version: pkg.version,
-      resolved: tarball,
+      resolved: spec,
+      dev: true,
       license: pkg.license,
       dependencies: pkg.dependencies,
       bin: pkg.bin,
@@ -69,11 +88,10 @@ beforeAll(async () => {
     },
   };
   for (const [name, entry] of Object.entries(lock.packages))
-    if (name.startsWith('node_modules/') && !entry.dev) packages[name] = entry;
-  mkdirSync(app);
+    if (name.startsWith('node_modules/') && !entry.dev) packages[name] = { ...entry, dev: true };
   writeFileSync(
     path.join(app, 'package.json'),
-    JSON.stringify({ name: 'consumer', private: true, dependencies: { conform: tarball } }),
+    JSON.stringify({ name: 'consumer', private: true, devDependencies: { [pkg.name]: spec } }),
   );
   writeFileSync(
     path.join(app, 'package-lock.json'),
@@ -93,14 +111,36 @@ describe('the packed package', () => {
     expect(files).toContain('dist/bin/cli.js');
     expect(files).toContain('dist/load/fanout/worker-boot.mjs');
     expect(files).toContain('schemas/profile.schema.json');
-    expect(files.filter((f) => !/^(dist\/|schemas\/|bin\/conform\.js$|README\.md$|package\.json$)/.test(f))).toEqual(
-      [],
-    );
+    expect(
+      files.filter((f) => !/^(dist\/|schemas\/|bin\/conform\.js$|README\.md$|LICENSE$|package\.json$)/.test(f)),
+    ).toEqual([]);
     expect(files.filter((f) => f.endsWith('.ts') || f.includes('test'))).toEqual([]);
   });
 
-  it('installs into an empty project without tsx, which is for development only', () => {
-    expect(existsSync(path.join(app, 'node_modules/conform/dist/bin/cli.js'))).toBe(true);
+  it('is publishable: a name of its own, not private, built on pack, MIT with its LICENSE in the tarball', () => {
+    expect(pkg.name).toBe('conform-harness');
+    expect(pkg.private).toBeUndefined();
+    expect(pkg.scripts.prepack).toBe('npm run build');
+    expect(pkg.scripts.prepare).toBeUndefined();
+    expect(tarballName).toBe(`conform-harness-${pkg.version}.tgz`);
+    expect(files).toContain('LICENSE');
+    expect(pkg.license).toBe('MIT');
+    expect(readFileSync(path.join(app, 'node_modules', pkg.name, 'LICENSE'), 'utf8')).toMatch(/^MIT License\n/);
+  });
+
+  it('depends at run time only on packages its compiled JavaScript imports', () => {
+    const dist = path.join(app, 'node_modules', pkg.name, 'dist');
+    const text = (readdirSync(dist, { recursive: true }) as string[])
+      .filter((f) => /\.(m?js)$/.test(f))
+      .map((f) => readFileSync(path.join(dist, f), 'utf8'))
+      .join('\n');
+    for (const dep of Object.keys(pkg.dependencies))
+      expect(text, dep).toMatch(new RegExp(`(from |import\\()'${dep.replace('.', '\\.')}(/[^']*)?'`));
+  });
+
+  it('installs into an empty project as a devDependency on its tarball, without tsx', () => {
+    expect(existsSync(path.join(app, 'node_modules', pkg.name, 'dist/bin/cli.js'))).toBe(true);
+    expect(existsSync(path.join(app, 'node_modules/.bin/conform'))).toBe(true);
     expect(existsSync(path.join(app, 'node_modules/tsx'))).toBe(false);
   });
 

@@ -58,6 +58,36 @@ describe('conform serve', () => {
     expect(p.out()).toContain('stopped');
   });
 
+  for (const signal of ['SIGINT', 'SIGHUP'] as const)
+    it(`stops cleanly on ${signal}`, async () => {
+      const p = run(['--port', '0']);
+      await waitFor(() => p.out().includes('WebSocket'));
+      p.child.kill(signal);
+      expect(await p.exit).toBe(0);
+      expect(p.out()).toContain('stopped');
+    });
+
+  // npm forwards SIGTERM only to the shell it ran (and dies of SIGHUP), never to the service under it.
+  for (const signal of ['SIGTERM', 'SIGHUP'] as const)
+    it(`stops when the npx that launched it in the background is sent ${signal}`, async () => {
+      const npx = spawn('npx', ['--offline', 'conform', 'serve', '--port', '0'], {
+        cwd: ROOT,
+        env: { ...process.env, FORCE_COLOR: '0' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      children.push(npx);
+      let out = '';
+      npx.stdout!.setEncoding('utf8').on('data', (c: string) => (out += c));
+      // The service writes to the same pipe: it closes when the last of npx, its shell and the service is gone.
+      const closed = once(npx.stdout!, 'close');
+      await waitFor(() => out.includes('WebSocket'), 60_000);
+      const rest = /REST\s+(http:\/\/\S+)/.exec(out)![1]!;
+      npx.kill(signal);
+      await closed;
+      expect(out).toContain('conform reference service stopped');
+      await expect(getRaw(rest + PATHS.pairs, {})).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+    }, 90_000);
+
   it('switches on the named fault', async () => {
     const file = join(dir, 'profile-fault.json');
     const p = run(['--port', '0', '--fault', 'envelope-ts-string', '--profile-out', file]);

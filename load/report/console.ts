@@ -145,9 +145,22 @@ export function formatRestSummary(r: RestReport): string {
 }
 
 /** One live progress line (for a TTY, rewritten in place by the caller). */
+/** The time a load run plans: the ramp at its rate (fan-out), the warm-up and the measured phase, in s. */
+export function plannedSeconds(
+  mode: 'fanout' | 'rest' | 'calibrate',
+  o: { clients?: number; rampRate?: number; warmupMs?: number; durationMs?: number },
+  defaults: { clients?: number; rampRate?: number; warmupMs: number; durationMs: number },
+): number {
+  const ramp =
+    mode === 'rest' ? 0 : (o.clients ?? defaults.clients ?? 0) / (o.rampRate ?? defaults.rampRate ?? Infinity);
+  return ramp + ((o.warmupMs ?? defaults.warmupMs) + (o.durationMs ?? defaults.durationMs)) / 1000;
+}
+
 export function formatProgress(p: {
   phase: string;
   elapsedS: number;
+  /** What the run planned (ramp, warm-up, measured phase), shown against the elapsed time. */
+  plannedS?: number;
   connections?: number;
   subscribed?: number;
   clients?: number;
@@ -155,7 +168,8 @@ export function formatProgress(p: {
   requests?: number;
   rps?: number;
 }): string {
-  const parts = [`${p.phase.padEnd(7)} ${p.elapsedS.toFixed(1).padStart(6)} s`];
+  const planned = p.plannedS === undefined ? '' : ` of ~${Math.ceil(p.plannedS)} s`;
+  const parts = [`${p.phase.padEnd(7)} ${p.elapsedS.toFixed(1).padStart(6)} s${planned}`];
   if (p.clients !== undefined)
     parts.push(`conn ${p.connections}/${p.clients}`, `subscribed ${p.subscribed}`, `frames ${n(p.frames ?? 0)}`);
   if (p.requests !== undefined) parts.push(`requests ${n(p.requests)}`, `${n(p.rps ?? 0)}/s`);

@@ -1,6 +1,7 @@
 /** Present: writes the chosen report formats for a load run; returns what it wrote. */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { maskKeys } from '../../src/redact.ts';
 import type { FanoutReport } from '../fanout/run.ts';
 import type { RestReport } from '../rest/run.ts';
 import { formatFanoutSummary, formatRestSummary } from './console.ts';
@@ -14,17 +15,12 @@ export function summary(report: LoadReport): string {
   return report.kind === 'fanout' ? formatFanoutSummary(report) : formatRestSummary(report);
 }
 
-const scrubber =
-  (secrets: readonly string[]) =>
-  (text: string): string =>
-    secrets.reduce((t, s) => (s ? t.split(s).join('[redacted]') : t), text);
-
 /**
  * The report as one `conform-result {…}` line (`--report result`): on stdout, a pod's log is then
  * a result file `conform load merge` reads. Every given secret is scrubbed, as in the files.
  */
 export function resultLine(report: LoadReport, secrets: readonly string[] = []): string {
-  return `${RESULT_LINE_PREFIX}${scrubber(secrets)(JSON.stringify(report))}\n`;
+  return `${RESULT_LINE_PREFIX}${maskKeys(secrets, '[redacted]')(JSON.stringify(report))}\n`;
 }
 
 /**
@@ -38,7 +34,8 @@ export async function writeReports(
   secrets: readonly string[] = [],
 ): Promise<string[]> {
   const written: string[] = [];
-  const scrub = scrubber(secrets);
+  // Matched as the conformance reports match keys: a short key only standing alone, never inside a word.
+  const scrub = maskKeys(secrets, '[redacted]');
   if (formats.includes('json') || formats.includes('html')) await mkdir(outDir, { recursive: true });
   if (formats.includes('json')) {
     const file = join(outDir, `load-${report.kind}.json`);

@@ -7,6 +7,7 @@
 import type { Evidence } from '../check.ts';
 import { AbortedError, StreamClosedError, WaitTimeoutError } from '../errors.ts';
 import { API_KEY_HEADER } from '../spec.ts';
+import { maskKeys } from '../redact.ts';
 import {
   isPush,
   jsonObject,
@@ -69,14 +70,13 @@ export function maskingRedactor(
   redact?: (s: string) => string,
 ): { redact: (s: string) => string; remember: (key: string) => void } {
   const keys = new Set<string>([primaryKey]);
+  let mask = maskKeys(keys, MASK);
   return {
-    redact(s: string): string {
-      let out = redact ? redact(s) : s;
-      for (const k of keys) if (k) out = out.split(k).join(MASK);
-      return out;
-    },
+    redact: (s: string): string => mask(redact ? redact(s) : s),
     remember(key: string): void {
-      if (key) keys.add(key);
+      if (!key || keys.has(key)) return;
+      keys.add(key);
+      mask = maskKeys(keys, MASK);
     },
   };
 }

@@ -1,0 +1,111 @@
+/**
+ * The CI-native reports of a load run, the same formats as a conformance run's: a CTRF document
+ * with one test per threshold, and for GitHub Actions an `::error` annotation per crossed threshold
+ * and a Markdown job summary.
+ */
+import { appendFile, mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CTRF_SPEC_VERSION } from '../../reports/ctrf.ts';
+import { commandData, commandProperty } from '../../reports/github.ts';
+import type { GithubEnvironment } from '../../src/conform.ts';
+import type { ThresholdResult } from '../thresholds.ts';
+
+/** What the CI reports need of a load run. */
+export interface LoadRunFacts {
+  kind: 'fanout' | 'rest';
+  startedAt: string;
+  thresholds: readonly ThresholdResult[];
+}
+
+const actualText = (t: ThresholdResult): string => (t.actual === null ? 'no value measured' : String(t.actual));
+
+/** The CTRF document: one test per threshold, passed when it held. */
+export function loadCtrf(r: LoadRunFacts, nowMs: number): Record<string, unknown> {
+  const tests = r.thresholds.map((t) => ({
+    name: `load ${r.kind}: ${t.expr}`,
+    status: t.ok ? 'passed' : 'failed',
+    duration: 0,
+    suite: ['load', r.kind],
+    message: `measured ${t.metric} = ${actualText(t)}`,
+  }));
+  const failed = tests.filter((t) => t.status === 'failed').length;
+  return {
+    reportFormat: 'CTRF',
+    specVersion: CTRF_SPEC_VERSION,
+    generatedBy: 'conform load',
+    results: {
+      tool: { name: 'conform load' },
+      summary: {
+        tests: tests.length,
+        passed: tests.length - failed,
+        failed,
+        skipped: 0,
+        pending: 0,
+        other: 0,
+        start: Date.parse(r.startedAt),
+        stop: nowMs,
+      },
+      tests,
+    },
+  };
+}
+
+/** An `::error` workflow command per crossed threshold. */
+export const loadAnnotations = (r: LoadRunFacts): string[] =>
+  r.thresholds
+    .filter((t) => !t.ok)
+    .map(
+      (t) =>
+        `::error title=${commandProperty(`load ${r.kind}: threshold ${t.expr} crossed`)}::` +
+        commandData(`measured ${t.metric} = ${actualText(t)}; the threshold asks ${t.expr}`),
+    );
+
+/** The Markdown job summary: the verdict and every threshold with what was measured. */
+export function loadSummary(r: LoadRunFacts, consoleText: string, env: GithubEnvironment): string {
+  const crossed = r.thresholds.filter((t) => !t.ok).length;
+  const lines = [
+    `## conform load ${r.kind}: ${crossed ? `FAIL, ${crossed} of ${r.thresholds.length} thresholds crossed` : 'PASS'}`,
+    '',
+  ];
+  if (r.thresholds.length) {
+    lines.push('| Threshold | Measured | Held |', '|---|---|---|');
+    for (const t of r.thresholds)
+      lines.push(`| \`${t.expr.replace(/\|/g, '\\|')}\` | ${actualText(t)} | ${t.ok ? 'yes' : '**no**'} |`);
+    lines.push('');
+  } else lines.push('No threshold was given (`--threshold`): nothing to hold the run to.', '');
+  lines.push('```', consoleText.trimEnd().replace(/```/g, "'''"), '```');
+  if (env.runUrl) lines.push('', `The run's artifacts: ${env.runUrl}#artifacts`);
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * Writes the CTRF file and the job summary (to `$GITHUB_STEP_SUMMARY`, else beside the other
+ * reports) as `formats` asks; returns the files written. Annotations are the caller's to print.
+ */
+export async function writeLoadCiReports(
+  r: LoadRunFacts,
+  formats: readonly string[],
+  outDir: string,
+  consoleText: string,
+  env: GithubEnvironment,
+  scrub: (text: string) => string,
+): Promise<string[]> {
+  const written: string[] = [];
+  if (formats.includes('ctrf')) {
+    await mkdir(outDir, { recursive: true });
+    const file = join(outDir, `load-${r.kind}-ctrf.json`);
+    await writeFile(file, scrub(`${JSON.stringify(loadCtrf(r, Date.now()), null, 2)}\n`));
+    written.push(file);
+  }
+  if (formats.includes('github')) {
+    const summary = scrub(loadSummary(r, consoleText, env));
+    if (env.stepSummary) await appendFile(env.stepSummary, summary);
+    else {
+      await mkdir(outDir, { recursive: true });
+      const file = join(outDir, `load-${r.kind}-summary.md`);
+      await writeFile(file, summary);
+      written.push(file);
+    }
+  }
+  return written;
+}

@@ -1,0 +1,127 @@
+/**
+ * GitHub Actions: an `::error` workflow command per failed or errored check (an annotation on the
+ * run, titled with the check) and a Markdown job summary: the verdict, the rule coverage, the
+ * failures by the rule they broke, and where the reports are. The summary goes to
+ * `$GITHUB_STEP_SUMMARY` inside Actions and to `conform-summary.md` in the report directory
+ * outside it.
+ *
+ * Workflow commands (docs.github.com, "Workflow commands for GitHub Actions"):
+ * `::error title=T::MESSAGE` on a line of its own; in the message `%`, CR and LF are written
+ * `%25`, `%0D`, `%0A`; in a property `:` and `,` too (`%3A`, `%2C`), since they end a property.
+ */
+import { appendFile, mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { CheckResult } from '../src/check.ts';
+import type { GithubEnvironment } from '../src/conform.ts';
+import type { RunEvent, RunHandler } from '../src/runner.ts';
+import { causesOf } from './causes.ts';
+import { causeLines, clauseText, coverageLine, failureLines, nothingToJudgeLine, truncate } from './format.ts';
+
+export const GITHUB_SUMMARY_FILE = 'conform-summary.md';
+
+/** Reads what the report needs from the environment of a GitHub Actions step. */
+export function githubEnvironment(env: Readonly<Record<string, string | undefined>>): GithubEnvironment {
+  const out: GithubEnvironment = {};
+  if (env.GITHUB_STEP_SUMMARY) out.stepSummary = env.GITHUB_STEP_SUMMARY;
+  if (env.GITHUB_SERVER_URL && env.GITHUB_REPOSITORY && env.GITHUB_RUN_ID)
+    out.runUrl = `${env.GITHUB_SERVER_URL}/${env.GITHUB_REPOSITORY}/actions/runs/${env.GITHUB_RUN_ID}`;
+  return out;
+}
+
+/** A workflow command's message. */
+export const commandData = (text: string): string =>
+  text.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+
+/** A workflow command's property value. */
+export const commandProperty = (text: string): string => commandData(text).replace(/:/g, '%3A').replace(/,/g, '%2C');
+
+/** Lines of evidence an annotation carries; the rest is in the reports. */
+const ANNOTATION_EVIDENCE = 8;
+
+/** The `::error` annotation of a failed or errored check. */
+export function annotation(r: CheckResult): string {
+  const title = `${r.id}: ${r.title}`;
+  return `::error title=${commandProperty(title)}::${commandData(failureLines(r, ANNOTATION_EVIDENCE).join('\n'))}`;
+}
+
+/** Text for a Markdown table cell: one line, no pipe or tag to break the table. */
+const cell = (text: string, limit = 200): string =>
+  truncate(text.replace(/\s+/g, ' '), limit)
+    .replace(/\\/g, '\\\\')
+    .replace(/\|/g, '\\|')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/`/g, "'");
+
+/** The Markdown job summary of a finished run; `reports` are the file names written beside it. */
+export function githubSummary(
+  e: Extract<RunEvent, { type: 'run-end' }>,
+  reports: readonly string[],
+  env: GithubEnvironment,
+): string {
+  const s = e.summary;
+  const failed = e.results.filter((r) => r.outcome === 'fail' || r.outcome === 'error');
+  const lines = [
+    `## conform: ${s.verdict === 'pass' ? 'PASS' : 'FAIL'}`,
+    '',
+    `${s.fail} failed, ${s.error} errors, ${s.pass} passed, ${s.skip} skipped of ${s.total} checks in ` +
+      `${(s.durationMs / 1000).toFixed(1)} s against \`${cell(e.target.rest)}\``,
+    '',
+    `**Rule coverage:** ${cell(coverageLine(s.coverage), 2000)}`,
+  ];
+  const starved = nothingToJudgeLine(s.coverage);
+  if (starved) lines.push('', `**Nothing to judge:** ${cell(starved, 1000)}`);
+  const causes = causeLines(e.results, causesOf(e.results));
+  if (causes.length)
+    lines.push(
+      '',
+      `### ${cell(causes[0]!, 1000)}`,
+      '',
+      ...causesOf(e.results).map((c) => `- ${cell(c.cause)}: ${c.ids.map((id) => `\`${id}\``).join(', ')}`),
+    );
+  if (failed.length) {
+    // One row per rule broken, its checks beside it: a rule that many checks trip is one cause to look at.
+    const byRule = new Map<string, CheckResult[]>();
+    for (const r of failed) byRule.set(clauseText(r), [...(byRule.get(clauseText(r)) ?? []), r]);
+    lines.push('', `### Failures by rule (${failed.length} checks, ${byRule.size} rules)`, '');
+    lines.push('| Rule (spec) | Checks | First received |', '|---|---|---|');
+    for (const [rule, rs] of byRule) {
+      const first = rs[0]!;
+      const received =
+        first.outcome === 'fail' ? (first.violations[0]?.received ?? '') : `error: ${first.reason ?? ''}`;
+      lines.push(`| ${cell(rule)} | ${rs.map((r) => `\`${r.id}\``).join(', ')} | ${cell(received)} |`);
+    }
+  }
+  if (reports.length || env.runUrl) {
+    lines.push('', '### Reports', '');
+    if (env.runUrl) lines.push(`The run's artifacts: ${env.runUrl}#artifacts`, '');
+    for (const f of reports) lines.push(`- \`${cell(f)}\``);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** Writes the annotations through `write` and the summary when the run ends. */
+export function githubHandler(options: {
+  outDir: string;
+  write: (text: string) => void;
+  env: GithubEnvironment;
+  /** File names of the other reports of the run, for the summary. */
+  reports: readonly string[];
+  written?: (file: string) => void;
+}): RunHandler {
+  return {
+    async handle(e) {
+      if (e.type !== 'run-end') return;
+      for (const r of e.results) if (r.outcome === 'fail' || r.outcome === 'error') options.write(`${annotation(r)}\n`);
+      const summary = githubSummary(e, options.reports, options.env);
+      if (options.env.stepSummary) {
+        await appendFile(options.env.stepSummary, summary);
+        return;
+      }
+      await mkdir(options.outDir, { recursive: true });
+      const file = path.join(options.outDir, GITHUB_SUMMARY_FILE);
+      await writeFile(file, summary);
+      options.written?.(file);
+    },
+  };
+}
