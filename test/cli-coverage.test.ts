@@ -56,11 +56,15 @@ describe('conform --min-coverage', () => {
     expect((await conform(['--profile', file, ...SELECT, '--min-coverage', '40'])).code).toBe(0);
   });
 
-  it.each([['101'], ['-1'], ['lots']])('exits 2 with one line for --min-coverage %s', async (value) => {
+  it.each([
+    ['101', 'a percentage from 0 to 100'],
+    ['-1', 'a percentage from 0 to 100'],
+    ['lots', 'a number'],
+  ])('exits 2 with one line for --min-coverage %s', async (value, what) => {
     const r = await conform(['--profile', await halfProfile(), ...SELECT, '--min-coverage', value]);
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(/^conform: --min-coverage: must be a percentage from 0 to 100 \(got .*\)\n$/);
+    expect(r.stderr).toMatch(new RegExp(`^conform: --min-coverage: must be ${what} \\(got .*\\)\n$`));
   });
 
   it('exits 2 with one line for a profile minCoverage out of range', async () => {
