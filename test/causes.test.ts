@@ -74,7 +74,8 @@ describe('a run against a service whose price is not the mid', () => {
   let html: string;
 
   beforeAll(async () => {
-    server = await startReferenceServer({ fault: 'price-not-mid' });
+    // A short keep-alive window, which the profile states: the keep-alive checks take seconds, not the spec's 30.
+    server = await startReferenceServer({ fault: 'price-not-mid', pingTimeoutMs: 2000 });
     dir = await mkdtemp(path.join(os.tmpdir(), 'conform-causes-'));
     const profile = path.join(dir, 'profile.json');
     await writeFile(profile, JSON.stringify(server.profile));
