@@ -2,8 +2,8 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * Three tiers (CONTRIBUTING.md): `unit` is `npm test` (unit and loopback integration tests, no
- * whole-catalogue sweep); `ci` adds the sweeps of test:ci, the CLI against every hostile target and
- * the Kubernetes Job run as processes; `full` the whole sweep and the tests that drive outside tools
+ * whole-catalogue sweep); `ci` adds the sweeps of test:ci, the CLI against every hostile target,
+ * `conform serve` and `conform load` as processes, and the Kubernetes Job run as processes; `full` the whole sweep and the tests that drive outside tools
  * (the packed package, a browser, Schemathesis, the CI recipes).
  */
 const SWEEPS = [
@@ -12,6 +12,9 @@ const SWEEPS = [
   'test/hostile-ws.test.ts',
   'test/hostile-secrets.test.ts',
   'test/load-fanout-job.test.ts',
+  // The command line as processes, end to end: `conform serve` and its signals, `conform load`.
+  'test/reference-serve.test.ts',
+  'test/load-cli.test.ts',
 ];
 const OUTSIDE_TOOLS = [
   'test/package.test.ts',

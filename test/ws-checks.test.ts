@@ -4,6 +4,7 @@
  * a handshake refusal, a frame still in flight after a replacing subscribe), and rules no
  * reference fault breaks yet. Each target is a few lines of ws code with a one-line comment.
  */
+import { waitsFor } from '../src/timing.ts';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
@@ -175,7 +176,8 @@ async function miniTarget(b: Behaviour, windowMs = 1000): Promise<Profile> {
     ws: `ws://127.0.0.1:${port}/stream`,
     keys: { primary: { key: KEY }, noStream: { key: NO_STREAM } },
     pairs: { sample: PAIRS },
-    timing: { pingTimeoutMs: windowMs, pingGraceMs: 500 },
+    // What the mini target's operator knows: it pushes every tick and answers at once.
+    timing: { pingTimeoutMs: windowMs, pingGraceMs: 500, pushIntervalMs: TICK_MS, noticeMs: 100 },
   };
 }
 
@@ -326,7 +328,9 @@ describe('subscription checks', () => {
     });
     const r = await runOne(profile, 'ws.frames.no-status-number');
     expect(r.outcome).toBe('fail');
-    expect(r.violations[0]!.received).toMatch(/^no frame within 5000 ms answering \{"id":"f1","method":"subscribe"/);
+    // The notice wait comes from the profile's stated reply time.
+    const wait = waitsFor(profile).noticeMs;
+    expect(r.violations[0]!.received).toMatch(new RegExp(`^no frame within ${wait} ms answering \\{"id":"f1"`));
   });
 
   it('judges an error code by value in the error checks and leaves its type to ws.notice.schema', async () => {
