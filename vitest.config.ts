@@ -3,8 +3,8 @@ import { defineConfig } from 'vitest/config';
 /**
  * Three tiers (CONTRIBUTING.md): `unit` is `npm test` (unit and loopback integration tests, no
  * whole-catalogue sweep); `ci` adds the sweeps of test:ci, the CLI against every hostile target,
- * `conform serve` and `conform load` as processes, and the Kubernetes Job run as processes; `full` the whole sweep and the tests that drive outside tools
- * (the packed package, a browser, Schemathesis, the CI recipes).
+ * `conform serve`, `conform load` and the Kubernetes Job as processes; `full` the whole sweep and
+ * the tests that drive outside tools (the packed package, a browser, Schemathesis, the CI recipes).
  */
 const SWEEPS = [
   'test/sweeps/**/*.test.ts',
