@@ -147,7 +147,8 @@ describe('load rest, open model, against known answer times', () => {
     const origin = Math.min(...a.map((t, i) => t - i * 10));
     const drift = a.map((t, i) => t - origin - i * 10).sort((x, y) => x - y);
     const at = (p: number): number => drift[Math.ceil(p * drift.length) - 1]!;
-    expect(at(0.5)).toBeLessThan(2);
+    // Off by the send lag the generator reports, as every bound here: a loaded machine delays the timers.
+    expect(at(0.5)).toBeLessThan(2 + report.sendLagMs!.p50!);
     expect(at(0.9)).toBeLessThanOrEqual(2 + report.sendLagMs!.p90!);
     expect(Math.abs(a[a.length - 1]! - a[0]! - 1990)).toBeLessThan(5 + report.sendLagMs!.max!);
   });
