@@ -7,6 +7,7 @@
  *   npm run dialects                      the covering seeds (every value of every option at least once)
  *   npm run dialects -- --runs 200        200 random seeds
  *   npm run dialects -- --seed 17,42      those seeds
+ *   … --unstated-timing                   profiles that state nothing of the service's timing
  *
  * Exit 0 when no seed fails, 1 when one does, 2 on bad arguments.
  */
@@ -48,7 +49,11 @@ async function main(): Promise<number> {
   );
   const capacity = args.concurrency ? sweepCapacity(undefined, undefined, String(args.concurrency)) : sweepCapacity();
   const run = await sweep(
-    args.seeds.map((seed) => ({ seed, transport: args.transport })),
+    args.seeds.map((seed) => ({
+      seed,
+      transport: args.transport,
+      ...(args.unstatedTiming ? { unstatedTiming: true } : {}),
+    })),
     (r) => process.stdout.write(`${outcomeLine(outcomeOf(r))}\n`),
     capacity,
   );

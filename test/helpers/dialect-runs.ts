@@ -106,9 +106,11 @@ export interface DialectArgs {
   source: 'covering' | 'random' | 'given';
   transport: MutationSettings['transport'];
   concurrency?: number;
+  /** Profiles state nothing of the reference's timing. */
+  unstatedTiming?: boolean;
 }
 
-/** Reads `--runs N`, `--seed a,b`, `--socketio`, `--concurrency N`; throws a one-line Error for bad input. */
+/** Reads `--runs N`, `--seed a,b`, `--socketio`, `--concurrency N`, `--unstated-timing`; throws a one-line Error for bad input. */
 export function parseDialectArgs(argv: readonly string[], covering: () => number[] = coveringSeeds): DialectArgs {
   const { values } = parseArgs({
     args: [...argv],
@@ -119,6 +121,7 @@ export function parseDialectArgs(argv: readonly string[], covering: () => number
       seed: { type: 'string' },
       socketio: { type: 'boolean' },
       concurrency: { type: 'string' },
+      'unstated-timing': { type: 'boolean' },
     },
   });
   const positive = (flag: string, text: string): number => {
@@ -133,6 +136,7 @@ export function parseDialectArgs(argv: readonly string[], covering: () => number
   const base = {
     transport,
     ...(values.concurrency !== undefined ? { concurrency: positive('concurrency', values.concurrency) } : {}),
+    ...(values['unstated-timing'] ? { unstatedTiming: true } : {}),
   } as const;
   if (values.seed !== undefined)
     return { ...base, source: 'given', seeds: values.seed.split(',').map((x) => positive('seed', x.trim())) };

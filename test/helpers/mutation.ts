@@ -55,6 +55,11 @@ export interface MutationSettings {
   transport: 'ws' | 'socketio';
   /** The conforming dialect the server speaks around the fault; default the reference's own. */
   dialect?: Dialect;
+  /**
+   * Leave out of the profile what the reference states of its timing (push interval, first push,
+   * reply, slot release): the run then waits as for a target that states nothing.
+   */
+  unstatedTiming?: boolean;
 }
 
 /** Event name of the Socket.IO runs (the spec does not show one). */
@@ -102,9 +107,10 @@ export async function runCatalogue(
           `says ${server.profile.transport ?? 'ws'})`,
       );
     // The profile declares the short window; the grace is ours, since the spec shows none.
+    const stated = s.unstatedTiming ? {} : server.profile.timing;
     const profile = {
       ...server.profile,
-      timing: { ...server.profile.timing, pingTimeoutMs: s.pingTimeoutMs, pingGraceMs: s.pingGraceMs },
+      timing: { ...stated, pingTimeoutMs: s.pingTimeoutMs, pingGraceMs: s.pingGraceMs },
     };
     const { results } = await runChecks({
       profile,

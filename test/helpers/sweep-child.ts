@@ -42,6 +42,7 @@ async function run(index: number, job: SweepJob): Promise<void> {
     const results = await runCatalogue(job.fault, {
       transport: job.transport,
       ...(job.seed === undefined ? {} : { dialect: drawDialect(job.seed) }),
+      ...(job.unstatedTiming ? { unstatedTiming: true } : {}),
     });
     process.send!({ kind: 'result', index, results, durationMs: Math.round(performance.now() - t0) });
   } catch (err) {

@@ -17,6 +17,8 @@ export interface SweepJob {
   fault?: string;
   transport: MutationSettings['transport'];
   seed?: number;
+  /** Run as against a target whose profile states nothing of its timing. */
+  unstatedTiming?: boolean;
 }
 
 /** What one run gave back. */
