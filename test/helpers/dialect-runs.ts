@@ -110,7 +110,10 @@ export interface DialectArgs {
   unstatedTiming?: boolean;
 }
 
-/** Reads `--runs N`, `--seed a,b`, `--socketio`, `--concurrency N`, `--unstated-timing`; throws a one-line Error for bad input. */
+/**
+ * Reads `--runs N`, `--seed a,b`, `--socketio`, `--concurrency N`, `--unstated-timing`; throws a
+ * one-line Error for bad input.
+ */
 export function parseDialectArgs(argv: readonly string[], covering: () => number[] = coveringSeeds): DialectArgs {
   const { values } = parseArgs({
     args: [...argv],
