@@ -44,10 +44,11 @@ export async function startKnownDelayServer(options: KnownDelayOptions): Promise
     });
     const answerAt = Math.max(at + options.delayMs, stallUntil);
     setTimeout(() => {
+      // Held until the answer is written: the end callback comes after the flush, and on a loaded
+      // machine after the client may have read the answer, which would read as a hold it never saw.
+      held[index] = performance.now() - at;
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-      res.end(body, () => {
-        held[index] = performance.now() - at;
-      });
+      res.end(body);
     }, answerAt - at);
     req.resume();
   });
