@@ -5,32 +5,20 @@
  * (test/sweeps/one-connection.test.ts).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { startReferenceServer, type PartialDialect, type ReferenceServer } from '../reference/index.ts';
+import type { ReferenceServer } from '../reference/index.ts';
 import type { Check } from '../src/check.ts';
 import { CheckSkipped } from '../src/context.ts';
 import { ConnectionBudget, DISCOVERY_CAP, KeyPool, type CheckLoans } from '../src/connection-budget.ts';
-import type { Profile } from '../src/profile.ts';
 import { runChecks } from '../src/runner.ts';
+import { budgetServers, withTiming } from './helpers/budget-servers.ts';
 import { createStreamClient } from '../src/transports/ws-session.ts';
 import type { StreamClient } from '../src/transports/stream.ts';
 
-const servers: ReferenceServer[] = [];
 const clients: StreamClient[] = [];
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.closeAll()));
-  await Promise.all(servers.splice(0).map((s) => s.close()));
 });
-
-/** Keep-alive window of these servers: short, so the catalogue's slow checks take seconds. */
-const WINDOW_MS = 1500;
-
-async function serve(keys: PartialDialect['keys']): Promise<ReferenceServer> {
-  const s = await startReferenceServer({ pingTimeoutMs: WINDOW_MS, dialect: { keys, stream: { tickMs: 50 } } });
-  servers.push(s);
-  return s;
-}
-
-const withTiming = (p: Profile): Profile => ({ ...p, timing: { pingTimeoutMs: WINDOW_MS, pingGraceMs: 1000 } });
+const serve = budgetServers();
 
 function rawClient(s: ReferenceServer): StreamClient {
   const c = createStreamClient({ url: s.wsUrl, primaryKey: s.profile.keys.primary.key, record: () => undefined });

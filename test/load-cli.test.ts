@@ -11,6 +11,9 @@ import { loadCli as cli } from './helpers/load-cli.ts';
 import { conform } from './helpers/conform-cli.ts';
 import { validate } from 'ctrf';
 
+/** A calibration run small enough for a test: 4 clients on 2 pairs for 1.5 s. */
+const SMALL_CALIBRATION = ['load', 'calibrate', '--clients', '4', '--pairs', '2', '--duration', '1500ms'];
+
 describe('conform load: options', () => {
   it('turns argv into library options with units parsed', () => {
     const inv = parseLoadArgs({
@@ -163,14 +166,7 @@ describe('conform load: exit codes', () => {
     await writeFile(stepSummary, '');
     const r = await conform(
       [
-        'load',
-        'calibrate',
-        '--clients',
-        '4',
-        '--pairs',
-        '2',
-        '--duration',
-        '1500ms',
+        ...SMALL_CALIBRATION,
         '--out',
         dir,
         '--no-progress',
@@ -198,21 +194,7 @@ describe('conform load: exit codes', () => {
   });
 
   it('shows elapsed time against the planned ramp, warm-up and measured phase on its progress line', async () => {
-    const r = await cli([
-      'load',
-      'calibrate',
-      '--clients',
-      '4',
-      '--pairs',
-      '2',
-      '--warmup',
-      '0',
-      '--duration',
-      '1500ms',
-      '--report',
-      'console',
-      '--progress',
-    ]);
+    const r = await cli([...SMALL_CALIBRATION, '--warmup', '0', '--report', 'console', '--progress']);
     expect(r.code, r.err).toBe(0);
     // 4 clients at the default 1000/s ramp, no warm-up, 1.5 s measured: about 2 s planned.
     expect(r.err).toMatch(/\d+\.\d s of ~2 s {2}conn \d+\/4/);
@@ -220,19 +202,7 @@ describe('conform load: exit codes', () => {
 
   it('exits 0 when every threshold holds and 1 when one is crossed, and writes JSON and HTML', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'conform-load-'));
-    const base = [
-      'load',
-      'calibrate',
-      '--clients',
-      '4',
-      '--pairs',
-      '2',
-      '--duration',
-      '1500ms',
-      '--out',
-      dir,
-      '--no-progress',
-    ];
+    const base = [...SMALL_CALIBRATION, '--out', dir, '--no-progress'];
     const held = await cli([...base, '--threshold', 'latency.p99<60000', '--threshold', 'errors==0']);
     expect(held.code).toBe(0);
     expect(held.out).toContain('conform load calibrate');

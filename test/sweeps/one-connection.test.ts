@@ -4,29 +4,13 @@
  * 50009s are the search's, the limit checks' one beyond the allowance, and slots not yet freed,
  * waited out. Real reference servers on loopback, port 0.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { startReferenceServer, type PartialDialect, type ReferenceServer } from '../../reference/index.ts';
+import { describe, expect, it } from 'vitest';
 import type { CheckResult } from '../../src/check.ts';
-import type { Profile } from '../../src/profile.ts';
 import { runChecks, selectChecks } from '../../src/runner.ts';
 import { CHECKS } from '../../suites/index.ts';
+import { budgetServers, withTiming } from '../helpers/budget-servers.ts';
 
-const servers: ReferenceServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
-
-/** Keep-alive window of these servers: short, so the catalogue's slow checks take seconds. */
-const WINDOW_MS = 1500;
-
-async function serve(keys: PartialDialect['keys']): Promise<ReferenceServer> {
-  const s = await startReferenceServer({ pingTimeoutMs: WINDOW_MS, dialect: { keys, stream: { tickMs: 50 } } });
-  servers.push(s);
-  return s;
-}
-
-/** The window and a grace, and nothing else of the timing: the budget learns the release time itself. */
-const withTiming = (p: Profile): Profile => ({ ...p, timing: { pingTimeoutMs: WINDOW_MS, pingGraceMs: 1000 } });
+const serve = budgetServers();
 
 /** Refusals with 50009 in a check's transcript. */
 const limitRefusals = (r: CheckResult): number =>
