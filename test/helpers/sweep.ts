@@ -142,7 +142,8 @@ export function sweepLine(o: SweepOutcome, cores = availableParallelism()): stri
   return (
     `${o.results.length} catalogue runs in ${wall.toFixed(1)} s wall, ${(o.cpuMs / 1000).toFixed(1)} s CPU ` +
     `(${((o.cpuMs / o.wallMs / cores) * 100).toFixed(0)} % of ${cores} cores; ` +
-    `${o.capacity.processes} processes × ${o.capacity.perProcess} runs)` +
+    `${o.capacity.processes} processes × ${o.capacity.perProcess} runs; ` +
+    `${(o.results.reduce((n, r) => n + r.durationMs, 0) / 1000).toFixed(0)} s of runs one after another)` +
     (job
       ? `; slowest run ${(slowest.durationMs / 1000).toFixed(1)} s (${job.fault ?? 'clean'}, ${job.transport}` +
         `${job.seed === undefined ? '' : `, dialect ${job.seed}`})`
