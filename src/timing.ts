@@ -117,11 +117,6 @@ export class RunTiming {
     return waitsFor(this.profile, this.observed);
   }
 
-  /** What the run has observed so far. */
-  get seen(): Readonly<ObservedTiming> {
-    return this.observed;
-  }
-
   /** The connection budget measured how long the target takes to free a slot. */
   observeSlotRelease(ms: number): void {
     this.observed.slotReleaseMs = Math.max(this.observed.slotReleaseMs ?? 0, ms);

@@ -52,6 +52,9 @@ async function run(index: number, job: SweepJob): Promise<void> {
   }
 }
 
+// A parent that went away (Ctrl-C, a killed test run) leaves nobody to read the results: stop too.
+process.on('disconnect', () => process.exit(1));
+
 process.on('message', (m: { index: number; job: SweepJob } | { done: true }) => {
   if ('done' in m) {
     const { user, system } = process.cpuUsage();
