@@ -12,29 +12,17 @@
  * Exit 0 when no seed fails, 1 when one does, 2 on bad arguments.
  */
 import { pathToFileURL } from 'node:url';
-import { drawDialect } from '../reference/index.ts';
 import {
   formatReport,
   outcomeLine,
   parseDialectArgs,
   type DialectArgs,
   type DialectOutcome,
+  dialectOutcome,
 } from '../test/helpers/dialect-runs.ts';
-import { cleanProblems } from '../test/helpers/mutation.ts';
 import { sweep, sweepCapacity, sweepLine, type SweepResult } from '../test/helpers/sweep.ts';
 
-const outcomeOf = (r: SweepResult): DialectOutcome => {
-  const counts = { pass: 0, fail: 0, skip: 0, error: 0 };
-  for (const x of r.results) counts[x.outcome]++;
-  return {
-    seed: r.job.seed!,
-    dialect: drawDialect(r.job.seed!),
-    problems: cleanProblems(r.results),
-    counts,
-    durationMs: r.durationMs,
-    results: r.results,
-  };
-};
+const outcomeOf = (r: SweepResult): DialectOutcome => dialectOutcome(r.job.seed!, r.results, r.durationMs);
 
 async function main(): Promise<number> {
   let args: DialectArgs;

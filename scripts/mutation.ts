@@ -16,9 +16,7 @@
 import { writeFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { drawDialect } from '../reference/index.ts';
 import {
-  CLEAN_RUNS,
   cleanProblems,
   dialectDisagreementLines,
   dialectOk,
@@ -26,13 +24,12 @@ import {
   disagreementMarkdown,
   explainLines,
   FAULTS,
+  defaultDialectRuns,
   faultDialectRuns,
+  judgeRun,
   formatDialectScore,
   formatScore,
   formatTransportScore,
-  judgeFault,
-  streamFaults,
-  underDialect,
   type DialectFaultOutcome,
   type FaultOutcome,
   type PlannedRun,
@@ -60,18 +57,9 @@ async function main(): Promise<number> {
     return 2;
   }
   const faults = names ? FAULTS.filter((f) => names.includes(f.name)) : FAULTS;
-  const runs: PlannedRun[] = [
-    ...(['ws', 'socketio'] as const).flatMap((transport) =>
-      Array.from({ length: CLEAN_RUNS }, () => ({ transport, role: 'clean' as const })),
-    ),
-    ...faults.map((f) => ({ fault: f.name, transport: 'ws' as const, role: 'fault' as const })),
-    ...streamFaults(faults).map((f) => ({ fault: f.name, transport: 'socketio' as const, role: 'fault' as const })),
-    ...faultDialectRuns(faults),
-  ];
-  const judge = (r: SweepResult): FaultOutcome => {
-    const f = FAULTS.find((x) => x.name === r.job.fault)!;
-    return judgeFault(r.job.seed === undefined ? f : underDialect(f, drawDialect(r.job.seed)), r.results, r.durationMs);
-  };
+  // The long runs under dialects first, as the sweeps plan them.
+  const runs: PlannedRun[] = [...faultDialectRuns(faults), ...defaultDialectRuns(faults)];
+  const judge = (r: SweepResult): FaultOutcome => judgeRun(r.job, r.results, r.durationMs);
   const label = (j: PlannedRun): string =>
     `${j.transport === 'ws' ? '' : `${j.transport} `}${j.seed === undefined ? '' : `dialect ${j.seed} `}`;
   const done = await sweep(runs, (r) => {

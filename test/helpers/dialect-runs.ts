@@ -38,19 +38,16 @@ export async function runDialect(
   settings: Partial<Omit<MutationSettings, 'dialect'>> = {},
   fault?: string,
 ): Promise<DialectOutcome> {
-  const dialect = drawDialect(seed);
   const t0 = performance.now();
-  const results = await runCatalogue(fault, { ...settings, dialect });
+  const results = await runCatalogue(fault, { ...settings, dialect: drawDialect(seed) });
+  return dialectOutcome(seed, results, Math.round(performance.now() - t0));
+}
+
+/** What a run under the dialect drawn from `seed` found. */
+export function dialectOutcome(seed: number, results: CheckResult[], durationMs: number): DialectOutcome {
   const counts = { pass: 0, fail: 0, skip: 0, error: 0 };
   for (const r of results) counts[r.outcome]++;
-  return {
-    seed,
-    dialect,
-    problems: cleanProblems(results),
-    counts,
-    durationMs: Math.round(performance.now() - t0),
-    results,
-  };
+  return { seed, dialect: drawDialect(seed), problems: cleanProblems(results), counts, durationMs, results };
 }
 
 /** `n` seeds drawn at random (positive 31-bit integers, distinct). */

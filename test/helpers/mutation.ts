@@ -489,6 +489,30 @@ export const CI_DIALECT_SAMPLE = 24;
 /** Random dialects `test:full` runs beside the covering ones, on each transport. */
 export const FULL_RANDOM_DIALECTS = 3;
 
+/**
+ * A fault's run judged: under a dialect, by its catches as that dialect widens them
+ * (`underDialect`).
+ */
+export function judgeRun(run: SweepJob, results: readonly CheckResult[], durationMs = 0): FaultOutcome {
+  const fault = FAULTS.find((f) => f.name === run.fault)!;
+  const judged = run.seed === undefined ? fault : underDialect(fault, drawDialect(run.seed));
+  return judgeFault(judged, results, durationMs);
+}
+
+/**
+ * The runs on the default dialect: every fault over the raw WebSocket, the faults a stream check
+ * catches again over Socket.IO, and the clean service CLEAN_RUNS times on each transport.
+ */
+export function defaultDialectRuns(faults: readonly FaultEntry[] = FAULTS): PlannedRun[] {
+  return [
+    ...faults.map((f) => ({ fault: f.name, transport: 'ws' as const, role: 'fault' as const })),
+    ...streamFaults(faults).map((f) => ({ fault: f.name, transport: 'socketio' as const, role: 'fault' as const })),
+    ...(['ws', 'socketio'] as const).flatMap((transport) =>
+      Array.from({ length: CLEAN_RUNS }, () => ({ transport, role: 'clean' as const })),
+    ),
+  ];
+}
+
 /** Every fault under each of its dialects (DIALECTS_PER_FAULT that do not mask it). */
 export function faultDialectRuns(faults: readonly FaultEntry[] = FAULTS): PlannedRun[] {
   const seeds = coveringSeeds();
@@ -529,11 +553,7 @@ export function planSweep(tier: SweepTier, sampleSeed: number, randomDialects: r
     ...(tier === 'full'
       ? randomDialects.map((seed, i) => ({ transport: transports[i % 2]!, seed, role: 'dialect' as const }))
       : []),
-    ...FAULTS.map((f) => ({ fault: f.name, transport: 'ws' as const, role: 'fault' as const })),
-    ...streamFaults().map((f) => ({ fault: f.name, transport: 'socketio' as const, role: 'fault' as const })),
-    ...transports.flatMap((transport) =>
-      Array.from({ length: CLEAN_RUNS }, () => ({ transport, role: 'clean' as const })),
-    ),
+    ...defaultDialectRuns(),
   ];
 }
 

@@ -33,13 +33,12 @@ import {
   formatDialectScore,
   formatScore,
   formatTransportScore,
-  judgeFault,
+  judgeRun,
   mutationChecks,
   planSweep,
   scoreArea,
   streamFaults,
   sweepSeed,
-  underDialect,
   type DialectFaultOutcome,
   type FaultOutcome,
   type PlannedRun,
@@ -82,8 +81,7 @@ describe(`the ${TIER} sweep against the reference service`, () => {
   const judged = (r: PlannedRun): FaultOutcome => {
     const [res] = runsOf(r);
     expect(res, `no run for ${keyOf(r)}`).toBeDefined();
-    const f = faultOf(r.fault!);
-    return judgeFault(r.seed === undefined ? f : underDialect(f, drawDialect(r.seed)), res!.results, res!.durationMs);
+    return judgeRun(r, res!.results, res!.durationMs);
   };
 
   afterAll(() => {
