@@ -2,13 +2,13 @@
  * The error catalogue: every error conform throws on purpose is a `ConformError` subclass declared
  * here, each with a stable code written once (its static `code`), so reports and CI can tell a
  * broken harness or network (`error`) from a broken target (`fail`), and the CLI can tell bad input
- * (one line, exit 2) from a crash. The README lists every code; a test compares the two.
+ * (one line, exit 2) from a crash. docs/errors.md is generated from this file (npm run gen:errors).
  * Dependency-free: the k6 scripts bundle it too.
  */
 
 /** Base of every catalogued error; `code` is its class's stable code. */
 export abstract class ConformError extends Error {
-  /** The stable code, documented in the README; CI may match on it, so it never changes. */
+  /** The stable code, documented in docs/errors.md; CI may match on it, so it never changes. */
   static readonly code: string;
   /**
    * Bad input: options, files, config or a target that cannot be reached. The CLI prints the
@@ -25,13 +25,13 @@ export abstract class ConformError extends Error {
 
 // Errors that end one check as `error` (the run goes on).
 
-/** The check ran past its timeout. */
+/** No answer in the check's or the handshake's time; also the checks left when the circuit breaker trips. */
 export class TimeoutError extends ConformError {
   static override readonly code = 'CONFORM_TIMEOUT';
   override name = 'TimeoutError';
 }
 
-/** A socket-level failure (reset, refused, DNS) while talking to the target; `errno` is Node's code. */
+/** Refused, reset, DNS, TLS, or an answer that is not HTTP, while talking to the target; `errno` is Node's code. */
 export class NetworkError extends ConformError {
   static override readonly code = 'CONFORM_NETWORK';
   override name = 'NetworkError';
@@ -44,7 +44,7 @@ export class NetworkError extends ConformError {
   }
 }
 
-/** A response body larger than the client accepts. */
+/** A REST response body larger than the client accepts (`--max-body`). */
 export class BodyTooLargeError extends ConformError {
   static override readonly code = 'CONFORM_BODY_TOO_LARGE';
   override name = 'BodyTooLargeError';
@@ -91,7 +91,7 @@ export class NoStreamError extends ConformError {
 
 // Bad input: the command stops with one line naming the problem (exit 2).
 
-/** Bad options or input files of `conform`: the CLI prints the message on one line and exits 2. */
+/** Bad options of `conform` or `conform spec`, or an input file (a report) it cannot read: one line, exit 2. */
 export class UsageError extends ConformError {
   static override readonly code = 'CONFORM_USAGE';
   static override readonly badInput = true;
@@ -105,7 +105,10 @@ export class UnreachableError extends ConformError {
   override name = 'UnreachableError';
 }
 
-/** A profile that could not be read or is invalid; `message` names the file and the field. */
+/**
+ * A profile that could not be read or is invalid, or a probe naming a missing key; the message names
+ * the file and the field.
+ */
 export class ProfileError extends ConformError {
   static override readonly code = 'CONFORM_PROFILE';
   static override readonly badInput = true;
@@ -140,7 +143,7 @@ export class K6ConfigError extends ConformError {
   override name = 'K6ConfigError';
 }
 
-/** k6 is not installed where the install script puts it, or it did not finish. */
+/** k6 is not where `CONFORM_K6` points, or it did not finish (tests and the load benchmark). */
 export class K6RunError extends ConformError {
   static override readonly code = 'CONFORM_K6_RUN';
   override name = 'K6RunError';
@@ -186,7 +189,7 @@ export class ReferenceStartError extends ConformError {
   override name = 'ReferenceStartError';
 }
 
-/** Every class of the catalogue, in the README's order. */
+/** Every class of the catalogue, in the order docs/errors.md lists them. */
 export const ERROR_CLASSES = [
   TimeoutError,
   NetworkError,

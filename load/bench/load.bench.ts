@@ -10,7 +10,8 @@
  *   rest  `conform load rest` beside wrk: throughput ratio at --rate max, percentiles at a fixed rate (rest-bench.ts).
  * Sizes come from the environment: BENCH_CLIENTS, BENCH_DURATION_S, BENCH_REPEAT, RAMP_CLIENTS, RAMP_RATE,
  * REST_BENCH_CONNECTIONS, REST_BENCH_DURATION_S, REST_BENCH_RATE, REST_BENCH_REPEAT.
- * The figures are printed and written to conform-reports/bench-load.json.
+ * The figures are printed, written to conform-reports/bench-load.json, and each scenario's to its
+ * section of docs/benchmarks.md.
  */
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -23,7 +24,8 @@ import { k6Binary, runK6 } from '../k6/run-k6.ts';
 import { distributionOf } from '../metrics.ts';
 import { fanoutSchedule } from '../schedule.ts';
 import { assignKeys, pickPairs, startReferenceProcess, type LoadTarget } from '../target.ts';
-import { restScenario } from './rest-bench.ts';
+import { table, writeBenchmarkSection } from './benchmarks-doc.ts';
+import { restScenario, restSection } from './rest-bench.ts';
 
 const env = (name: string, fallback: number): number => (process.env[name] ? Number(process.env[name]) : fallback);
 const CLIENTS = env('BENCH_CLIENTS', 2000);
@@ -197,7 +199,7 @@ async function k6Loop(
   };
 }
 
-// The load average says whether other jobs shared the machine: figures from a busy one are noise.
+// The load average says whether other work shared the machine: figures from a busy one are noise.
 const results: Record<string, unknown> = {
   machine: {
     cores: availableParallelism(),
@@ -320,6 +322,37 @@ try {
         trustworthy: fan.trustworthy,
       },
     };
+    writeBenchmarkSection({
+      id: 'load-cpu',
+      title: 'Load generator: CPU per frame beside a minimal loop and k6',
+      method:
+        `\`cpu\`: ${CLIENTS} clients × ${pairs.length} pairs × 10 Hz against the reference service in its own ` +
+        `process, ${DURATION_S} s per round, ${WORKERS} worker threads; each round runs a minimal \`ws\` loop, ` +
+        '`conform load fanout` and the k6 fan-out script (when `CONFORM_K6` names one) at the same N and ' +
+        'divides CPU time by frames received. Goals: fanout ≤ 1.2× the minimal loop, trustworthy at this rate, ' +
+        'latency p99 < 50 ms.',
+      body: [
+        table(
+          ['round', 'minimal loop µs/frame', 'fanout µs/frame', 'fanout ÷ minimal', 'k6 µs/frame', 'k6 ÷ minimal'],
+          rounds.map((r, i) => [
+            i + 1,
+            r.minimal,
+            r.fanout,
+            `${r.ratio}×`,
+            r.k6,
+            r.k6Ratio === null ? null : `${r.k6Ratio}×`,
+          ]),
+        ),
+        '',
+        `Ratio of medians: fanout ${Math.round(ratio * 100) / 100}× the minimal loop` +
+          `${k6Ratio === null ? '; k6 not run' : `, k6 ${Math.round(k6Ratio * 100) / 100}×`}. ` +
+          `Last round: fanout ${fan.framesPerSecond.toLocaleString('en-US')} frames/s, latency p50/p99/max ` +
+          `${fan.latencyMs.p50}/${fan.latencyMs.p99}/${fan.latencyMs.max} ms, skew p99 ${fan.skewMs.p99} ms, ` +
+          `lost ${fan.lost}, ${fan.errors} errors in ${fan.validated} validated frames, event-loop delay p99 ` +
+          `${fan.generator.eventLoopDelayP99Ms} ms: ${fan.trustworthy ? 'trustworthy' : 'untrustworthy'}` +
+          `${k6Last && !('skipped' in k6Last) ? `; k6 latency p99 ${k6Last.latencyP99Ms} ms` : ''}.`,
+      ].join('\n'),
+    });
     await sleep(2000);
   }
   if (run('ramp')) {
@@ -367,8 +400,37 @@ try {
       trustworthy: fan.trustworthy,
       generator: fan.generator,
     };
+    const connect = distributionOf('fanout', fan, 'connect');
+    writeBenchmarkSection({
+      id: 'load-ramp',
+      title: 'Load generator: connections ramped and held',
+      method:
+        `\`ramp\`: ${RAMP_CLIENTS.toLocaleString('en-US')} connections opened at ${RAMP_RATE}/s against the ` +
+        'reference service in its own process, subscribed after the ramp (one pair, 10 Hz) and held 10 s; memory per ' +
+        'connection is process RSS growth ÷ connections. Goals: 10,000 held, ramped at ≥ 3,000/s, ≤ 20 KB each. ' +
+        'One pair per client makes every frame a chunk of its own, so this scenario measures the ramp and ' +
+        'the memory, not the frame rate.',
+      body: table(
+        ['connected', 'opened at', 'connect p99', 'memory per connection', 'worker heaps', 'trustworthy'],
+        [
+          [
+            `${fan.connected.toLocaleString('en-US')} of ${RAMP_CLIENTS.toLocaleString('en-US')}`,
+            `${fan.achievedRampRate}/s`,
+            connect?.p99 === undefined || connect?.p99 === null ? null : `${connect.p99} ms`,
+            perConn === null ? null : `${(perConn / 1024).toFixed(1)} KB`,
+            fan.generator.workers.map((w) => `${(w.heapUsedBytes / 1048576).toFixed(0)} MB`).join(', '),
+            fan.trustworthy ? 'yes' : `no (${fan.generator.reasons.join('; ')})`,
+          ],
+        ],
+      ),
+    });
   }
-  if (run('rest')) results.rest = await restScenario(target, pairs[0]!);
+  if (run('rest')) {
+    const rest = await restScenario(target, pairs[0]!);
+    results.rest = rest;
+    const section = restSection(rest);
+    if (section) writeBenchmarkSection(section);
+  }
 } finally {
   await target.close();
 }

@@ -6,7 +6,8 @@
  *   rate  a fixed rate: conform's open model (latency from the intended send time) and wrk paced
  *         by a Lua `delay()` (wrk has no rate option; latency from the actual send), percentiles
  *         side by side.
- * Every figure is printed with the load average of the moment.
+ * Every figure is printed with the load average of the moment, and goes to its section of
+ * docs/benchmarks.md.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -16,6 +17,7 @@ import { promisify } from 'node:util';
 import { API_KEY_HEADER, PATHS, QUERY } from '../../src/spec.ts';
 import { runRest } from '../rest/run.ts';
 import type { LoadTarget } from '../target.ts';
+import { type BenchmarkSection, table } from './benchmarks-doc.ts';
 
 const run = promisify(execFile);
 const env = (name: string, fallback: number): number => (process.env[name] ? Number(process.env[name]) : fallback);
@@ -81,8 +83,43 @@ async function wrk(
   }
 }
 
+type Percentiles = {
+  p50: number | null;
+  p90: number | null;
+  p99: number | null;
+  p999: number | null;
+  max: number | null;
+};
+
+/** The figures of the scenario, as bench-load.json holds them. */
+export interface RestBenchResult {
+  connections: number;
+  durationS: number;
+  pair: string;
+  max: {
+    loadAverage: number[];
+    conform: { rps: number; latencyMs: unknown; trustworthy: boolean };
+    wrk: WrkResult;
+    ratio: number;
+  }[];
+  rate: {
+    rate: number;
+    loadAverage: number[];
+    conform: {
+      rps: number;
+      latencyMs: Percentiles;
+      sendLagMs: unknown;
+      late: number;
+      scheduled: number;
+      trustworthy: boolean;
+      reasons: string[];
+    };
+    wrk: WrkResult;
+  };
+}
+
 /** Runs both comparisons; returns the figures for bench-load.json (null when wrk is missing). */
-export async function restScenario(target: LoadTarget, pair: string): Promise<Record<string, unknown> | null> {
+export async function restScenario(target: LoadTarget, pair: string): Promise<RestBenchResult | null> {
   try {
     await run('wrk', ['--version']).catch((err: { stdout?: string }) => {
       if (!err.stdout?.includes('wrk')) throw err;
@@ -171,5 +208,41 @@ export async function restScenario(target: LoadTarget, pair: string): Promise<Re
       },
       wrk: w,
     },
+  };
+}
+
+/** The scenario's section of docs/benchmarks.md (null when wrk was missing and nothing ran). */
+export function restSection(r: RestBenchResult | null): BenchmarkSection | null {
+  if (!r) return null;
+  const pct = (l: Percentiles): string => `${l.p50} / ${l.p90} / ${l.p99} / ${l.p999} / ${l.max}`;
+  const c = r.rate.conform;
+  return {
+    id: 'load-rest',
+    title: 'REST: conform load rest beside wrk',
+    method:
+      `\`rest\`: \`conform load rest\` and \`wrk -t1\` against the reference service in its own process, one ` +
+      `pair, ${r.connections} connections, ${r.durationS} s each: at \`--rate max\` against wrk's closed loop, ` +
+      `then at ${r.rate.rate} requests/s against wrk paced by a Lua \`delay()\` (conform's latency runs from ` +
+      "the intended send time, wrk's from the actual send). The load average beside each row says how busy " +
+      'the machine was.',
+    body: [
+      table(
+        ['round', 'conform req/s', 'wrk req/s', 'conform ÷ wrk', 'load average'],
+        r.max.map((m, i) => [`max ${i + 1}`, m.conform.rps, m.wrk.rps, `${m.ratio}×`, m.loadAverage[0] ?? null]),
+      ),
+      '',
+      table(
+        ['at a fixed rate', 'achieved', 'p50 / p90 / p99 / p99.9 / max ms', 'load average'],
+        [
+          [
+            `conform (${c.trustworthy ? 'trustworthy' : `untrustworthy: ${c.reasons.join('; ')}`})`,
+            `${c.rps}/s (${c.late} of ${c.scheduled} late)`,
+            pct(c.latencyMs),
+            r.rate.loadAverage[0] ?? null,
+          ],
+          ['wrk (paced)', `${r.rate.wrk.rps}/s`, pct(r.rate.wrk.latencyMs), r.rate.loadAverage[0] ?? null],
+        ],
+      ),
+    ].join('\n'),
   };
 }

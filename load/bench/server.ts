@@ -8,11 +8,13 @@
  *
  * Environment: BENCH_CLIENTS (comma list, default 1000,2000,5000), BENCH_SECONDS, BENCH_JSON=1 for JSON only,
  * BENCH_FANOUT=batched|per-frame|both (default batched; per-frame is the naive one-send-per-frame baseline).
+ * The figures also go to their section of docs/benchmarks.md.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_CONFIG, startReferenceServer } from '../../reference/index.ts';
+import { table, writeBenchmarkSection } from './benchmarks-doc.ts';
 
 const FANOUTS = (
   process.env.BENCH_FANOUT === 'both'
@@ -153,7 +155,7 @@ if (process.env.BENCH_JSON === '1') {
 } else {
   console.log(
     `reference fan-out, ${PAIRS_PER_CLIENT} pairs per client, ${TICK_MS} ms tick, ${SECONDS} ` +
-      `s per step (shared 2-core machine: figures are noisy)`,
+      `s per step (on a shared machine the figures are noisy)`,
   );
   console.log(
     'fan-out | clients | frames/s delivered (expected) | server CPU % of 1 core | server CPU µs/frame ' +
@@ -170,3 +172,36 @@ if (process.env.BENCH_JSON === '1') {
     );
   }
 }
+writeBenchmarkSection({
+  id: 'server',
+  title: 'Reference service fan-out',
+  method:
+    `\`npm run bench:server\`: the reference service in the bench process, the clients in a separate ` +
+    `process on loopback, ${PAIRS_PER_CLIENT} pairs per client, a ${TICK_MS} ms tick, ${SECONDS} s per step ` +
+    `after a ${WARMUP_MS / 1000} s warm-up. Latency runs from \`sent_at\` (stamped once at the start of the ` +
+    'tick) to the read that carried the frame. Goal: 500,000 frames/s at 5,000 clients under 50 % of one core.',
+  body: table(
+    [
+      'fan-out',
+      'clients',
+      'frames/s delivered (expected)',
+      'server CPU, % of one core',
+      'server CPU per frame',
+      'p50 / p99 / max ms',
+      'tick mean / max ms',
+      'server RSS',
+      'skipped / dropped',
+    ],
+    results.map((r) => [
+      r.fanOut,
+      `${r.connected}/${r.clients}`,
+      `${r.framesPerSecond.toLocaleString('en-US')} (${r.expectedFramesPerSecond.toLocaleString('en-US')})`,
+      `${r.serverCpuPercentOfOneCore} %`,
+      `${r.serverCpuMicrosPerFrame} µs`,
+      `${r.p50LatencyMs} / ${r.p99LatencyMs} / ${r.maxLatencyMs}`,
+      `${r.tickMeanMs} / ${r.tickMaxMs}`,
+      `${r.serverRssMiB} MiB`,
+      `${r.framesSkipped} / ${r.slowClientsDropped}${r.clientSaturated ? ' (client saturated)' : ''}`,
+    ]),
+  ),
+});
