@@ -1,4 +1,4 @@
-/** The error catalogue (src/errors.ts): one class per stable code, written once, and the README lists exactly those. */
+/** The error catalogue (src/errors.ts): one class per stable code, written once; docs/errors.md lists those. */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,13 +19,10 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const instanceOf = (C: (typeof ERROR_CLASSES)[number]): ConformError =>
   new (C as unknown as new (message: string) => ConformError)('something went wrong');
 
-/** The rows of the README's "Error codes" table: code and class name (null for the crash code's row). */
-function readmeRows(): { code: string; className: string | null }[] {
-  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const start = readme.indexOf('\n### Error codes\n');
-  expect(start, 'README has an "Error codes" section').toBeGreaterThan(0);
-  const section = readme.slice(start + 1).split(/\n#{1,3} /)[0]!;
-  return [...section.matchAll(/^\| `([A-Z0-9_]+)` \| (?:`(\w+)`|\(anything else\)) \|/gm)].map((m) => ({
+/** The rows of docs/errors.md's tables: code and class name (null for the crash code's row). */
+function docRows(): { code: string; className: string | null }[] {
+  const doc = readFileSync(path.join(ROOT, 'docs/errors.md'), 'utf8');
+  return [...doc.matchAll(/^\| `([A-Z0-9_]+)` \| (?:`(\w+)`|\(anything else\)) \|/gm)].map((m) => ({
     code: m[1]!,
     className: m[2] ?? null,
   }));
@@ -78,8 +75,8 @@ describe('error catalogue', () => {
     expect(bad).not.toContain(TimeoutError.code);
   });
 
-  it("lists in the README exactly the catalogue's codes, each with its class", () => {
-    const rows = readmeRows();
+  it("lists in docs/errors.md exactly the catalogue's codes, each with its class", () => {
+    const rows = docRows();
     expect(rows.map((r) => r.code).sort()).toEqual([...ERROR_CODES].sort());
     for (const C of ERROR_CLASSES) expect(rows.find((r) => r.code === C.code)?.className).toBe(C.name);
     expect(rows.find((r) => r.code === CRASH_CODE)?.className).toBeNull();
