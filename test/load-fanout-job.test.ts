@@ -200,7 +200,7 @@ describe('the Job run as N pods on one machine', () => {
     await symlink(join(ROOT, 'bin/conform.js'), join(bin, 'conform'));
     const cwd = await mkdtemp(join(tmpdir(), 'conform-job-pod-'));
     // As in the runbook, the common start lies beyond the slowest pod's start-up: four processes
-    // compiling the sources at once on a busy 2-core machine took up to 20 s.
+    // compiling the sources at once on a small, busy machine can take 20 s.
     const startAt = new Date(Date.now() + 30_000).toISOString();
     // The manifest's env as written, with this machine's target and a small, short run.
     const local: Record<string, string> = {

@@ -95,7 +95,7 @@ describe('REST suite against each reference fault', () => {
 });
 
 /**
- * Checks of rules a broken service used to slip past, each with the fault that breaks its rule and
+ * Checks of rules a broken service could slip past a looser check, each with the fault that breaks its rule and
  * what its violation must say (their clean passes are in the first describe, by id).
  */
 const BLIND_SPOTS: readonly (readonly [string, string, RegExp])[] = [
@@ -121,7 +121,7 @@ const BLIND_SPOTS: readonly (readonly [string, string, RegExp])[] = [
   ],
 ];
 
-describe('REST checks of rules a broken service used to slip past', () => {
+describe('REST checks of rules a broken service could slip past a looser check', () => {
   for (const [id, fault, message] of BLIND_SPOTS) {
     it(`${id} fails against fault ${fault}, saying what broke`, async () => {
       const ref = await startReferenceServer({ fault });

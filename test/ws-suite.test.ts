@@ -45,7 +45,7 @@ describe('ws suite against the clean reference service', () => {
 });
 
 /**
- * Checks of rules a broken service used to slip past, each with the fault that breaks its rule and
+ * Checks of rules a broken service could slip past a looser check, each with the fault that breaks its rule and
  * what its violation must say (their clean passes are in the first describe, by id).
  */
 const BLIND_SPOTS: readonly (readonly [string, string, RegExp])[] = [
@@ -81,7 +81,7 @@ const BLIND_SPOTS: readonly (readonly [string, string, RegExp])[] = [
   ],
 ];
 
-describe('ws checks of rules a broken service used to slip past', () => {
+describe('ws checks of rules a broken service could slip past a looser check', () => {
   it.concurrent.for(BLIND_SPOTS)(
     '%s fails against fault %s, saying what broke',
     async ([id, fault, message], { expect: local }) => {

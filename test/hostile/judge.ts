@@ -1,5 +1,5 @@
 /**
- * What a run of the CLI against a hostile target must look like (README: When the target misbehaves). The
+ * What a run of the CLI against a hostile target must look like (docs/checks.md: When the target misbehaves). The
  * judge returns every problem it finds as one line, so a failing test shows all of them at once.
  */
 import { waitsFor } from '../../src/timing.ts';
