@@ -115,6 +115,12 @@ function brokenBecause(link: Link): string | null {
 
 const isRelative = (target: string): boolean => !/^[a-z][a-z0-9+.-]*:/i.test(target);
 
+describe('the README', () => {
+  it('reads in minutes: at most 15,000 bytes, the rest in docs/ and CONTRIBUTING.md', () => {
+    expect(statSync(path.join(ROOT, 'README.md')).size).toBeLessThanOrEqual(15_000);
+  });
+});
+
 describe('links in the docs', () => {
   it('reads anchors as GitHub makes them', () => {
     const anchors = anchorsOf(
