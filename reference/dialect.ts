@@ -10,7 +10,7 @@ import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import { DialectError } from '../src/errors.ts';
 import { DIALECT_SPACE, type DialectGroup, type HTTP_MAPPING_NAMES, type OptionSpace } from './dialect-space.ts';
 import { DIALECT_SCHEMA } from './dialect-schema.ts';
-import { mulberry32 } from './prices.ts';
+import { mulberry32 } from './random.ts';
 
 export { DIALECT_SPACE } from './dialect-space.ts';
 

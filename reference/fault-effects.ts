@@ -9,7 +9,7 @@ import type { FaultName } from './faults.ts';
 import { keyHeader, keyHeaderSpelled } from './key-header.ts';
 import { PriceBook, type PairEntry } from './prices.ts';
 import { deviate, type Deviation, type Outcome, type PairsVerdict, type Seams } from './seams.ts';
-import type { KeyRecord, Service } from './service.ts';
+import type { KeyRecord, ServiceView } from './model.ts';
 import { TOO_MANY_PAIRS, isObj } from './session.ts';
 
 /** `out` with its envelope changed by `change` (a copy: key order kept, fields replaced in place). */
@@ -39,7 +39,7 @@ const withMarket = (
 };
 
 /** The key of the header spelled exactly `X-API-Key` (`exact`) or spelled any other way. */
-const keyOfSpelling = (svc: Service, req: Parameters<typeof keyHeader>[0], exact: boolean): KeyRecord | undefined =>
+const keyOfSpelling = (svc: ServiceView, req: Parameters<typeof keyHeader>[0], exact: boolean): KeyRecord | undefined =>
   svc.keyFor(keyHeaderSpelled(req, (name) => (name === API_KEY_HEADER) === exact));
 
 /** `params.pairs` when it is an array of strings. */
@@ -56,7 +56,7 @@ const isInvalid = (verdict: PairsVerdict): boolean => !Array.isArray(verdict);
  * listed active pair with three of its type before it in the listing and in the catalogue, and not
  * among the catalogue's first ten; the last listed active pair when none is.
  */
-function deepPair(svc: Service): PairEntry | undefined {
+function deepPair(svc: ServiceView): PairEntry | undefined {
   const active = (entries: readonly PairEntry[]): PairEntry[] => entries.filter((e) => e.state === 'active');
   const deepIn = (entries: readonly PairEntry[]): Set<PairEntry> => {
     const seen = new Map<string, number>();

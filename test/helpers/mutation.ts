@@ -17,7 +17,7 @@ import {
   type ReferenceConfig,
 } from '../../reference/index.ts';
 import { applyDialect } from '../../reference/dialect-config.ts';
-import { mulberry32 } from '../../reference/prices.ts';
+import { mulberry32 } from '../../reference/random.ts';
 import type { SweepJob } from './sweep.ts';
 import { LIMITS } from '../../src/spec.ts';
 import { FAULTS as REFERENCE_FAULTS } from '../../reference/faults.ts';
