@@ -1,4 +1,7 @@
-/** The reference's seeded PRNG, in a module of its own so the price walk and the dialect draw share it without importing each other. */
+/**
+ * The reference's seeded PRNG, in a module of its own so the price walk and the dialect draw share
+ * it without importing each other.
+ */
 
 /** mulberry32: a small seeded PRNG, so a run's walk repeats. */
 export function mulberry32(seed: number): () => number {

@@ -3,7 +3,7 @@
  * the injected clock, and the seams where it departs from the spec. No sockets here.
  */
 import { STATUS, type RestStatus } from '../src/spec.ts';
-import type { KeyConfig, ReferenceConfig } from './config.ts';
+import type { ReferenceConfig } from './config.ts';
 import { marketAt, staleMarket, type MarketInfo } from './market.ts';
 import { PriceBook, type PairEntry } from './prices.ts';
 import { mulberry32 } from './random.ts';
