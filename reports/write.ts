@@ -1,4 +1,7 @@
-/** What every report writer shares, the conformance reports and the load reports alike: HTML text and writing a file. */
+/**
+ * What every report writer shares, the conformance reports and the load reports alike: HTML text
+ * and writing a file.
+ */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { printable } from '../src/redact.ts';
