@@ -14,7 +14,7 @@ const argv = process.argv.slice(2);
 
 /** Sub-commands, each a yargs command module loaded only when asked for. */
 const SUBCOMMANDS: Record<string, { file: string; exportName: string }> = {
-  serve: { file: '../reference/serve-command.ts', exportName: 'serveCommand' },
+  serve: { file: './serve-command.ts', exportName: 'serveCommand' },
   load: { file: '../load/cli-command.ts', exportName: 'loadCommand' },
   spec: { file: '../src/spec-command.ts', exportName: 'specCommand' },
 };

@@ -6,7 +6,8 @@
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { STATUS, type RestStatus } from '../src/spec.ts';
-import { messageOf, type KeyRecord, type Service } from './service.ts';
+import type { KeyRecord, Refusal } from './model.ts';
+import { messageOf, type Service } from './service.ts';
 
 /** A handshake the service accepted: the key and the connection slot it holds. */
 export interface Admission {
@@ -18,11 +19,7 @@ export interface Admission {
   release(): void;
 }
 
-/** A handshake the service refuses, with the status number and message of the JSON body. */
-export interface Refusal {
-  readonly status: RestStatus;
-  readonly message: string;
-}
+export type { Refusal } from './model.ts';
 
 const refusal = (status: RestStatus, message = messageOf(status)): Refusal => ({ status, message });
 

@@ -6,7 +6,11 @@
 
 type Schema = Record<string, unknown>;
 
-/** One option: the values a draw picks from, the JSON Schema a dialect file is checked against, and what it means. */
+/**
+ * One option: the values a draw picks from, the JSON Schema a dialect file is checked against, and
+ * what it means. `T` is the type of every value the option may hold (dialect.ts derives `Dialect`
+ * from it), wider than the drawn values where the schema allows more.
+ */
 export interface OptionSpace<T> {
   /** Values a random dialect takes, each equally likely. */
   readonly values: readonly T[];
@@ -15,6 +19,9 @@ export interface OptionSpace<T> {
   /** What the option chooses, for the schema's description. */
   readonly doc: string;
 }
+
+/** An option whose values are typed apart from its draw values (a range, a pattern, null beside numbers). */
+const option = <T>(space: OptionSpace<T>): OptionSpace<T> => space;
 
 const oneOf = <T extends string | number | boolean>(values: readonly T[], doc: string): OptionSpace<T> => ({
   values,
@@ -28,7 +35,7 @@ const range = (values: readonly number[], minimum: number, maximum: number, doc:
 });
 
 /** A key's stream connection allowance; null keeps the configured one. */
-const allowance = (values: readonly number[], whose: string): OptionSpace<number> => ({
+const allowance = (values: readonly number[], whose: string): OptionSpace<number | null> => ({
   values,
   schema: { type: ['integer', 'null'], minimum: 1, maximum: 1000 },
   doc: `WebSocket connection allowance of ${whose}; null: as configured.`,
@@ -72,11 +79,11 @@ export const DIALECT_SPACE = {
       'Pagination metadata of /v1/pairs: none, a meta object, or page, per_page and total beside data.',
     ),
     order: oneOf(['catalogue', 'code', 'reversed', 'shuffled'] as const, 'Order of the pairs in /v1/pairs.'),
-    catalogueSize: {
+    catalogueSize: option<number | null>({
       values: [null, 12, 30, 250, 500],
       schema: { type: ['integer', 'null'], minimum: 12, maximum: 2000 },
       doc: 'Active pairs in the catalogue (the special-state pairs come on top); null: the default catalogue.',
-    },
+    }),
   },
   json: {
     extraFields: oneOf(
@@ -87,11 +94,11 @@ export const DIALECT_SPACE = {
     whitespace: oneOf(['compact', 'indented', 'tabs'] as const, 'Whitespace of the JSON text sent.'),
   },
   stream: {
-    path: {
+    path: option<string>({
       values: ['/v1/ws', '/ws', '/stream', '/v1/stream/prices'],
       schema: { type: 'string', pattern: '^/[A-Za-z0-9/_.-]*$' },
       doc: 'Path of the WebSocket endpoint.',
-    },
+    }),
     port: oneOf(['shared', 'separate'] as const, 'Whether the stream listens on the REST port or a port of its own.'),
     tickMs: range([10, 50, 100, 500, 1000, 3000], 10, 10_000, 'Push cadence: milliseconds between pushes of a pair.'),
     pushes: oneOf(
@@ -125,16 +132,16 @@ export const DIALECT_SPACE = {
     ),
   },
   socketio: {
-    event: {
+    event: option<string>({
       values: ['price', 'message', 'prices', 'data'],
       schema: { type: 'string', minLength: 1, pattern: '^[^\\s]+$' },
       doc: 'The Socket.IO event that carries the messages.',
-    },
-    namespace: {
+    }),
+    namespace: option<string>({
       values: ['/', '/v1', '/prices'],
       schema: { type: 'string', pattern: '^/[A-Za-z0-9/_-]*$' },
       doc: 'The Socket.IO namespace.',
-    },
+    }),
     payload: oneOf(['object', 'json-text'] as const, 'Messages the server emits: JSON objects, or JSON text strings.'),
     refusals: oneOf(
       ['http', 'connect-error'] as const,

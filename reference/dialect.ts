@@ -8,137 +8,35 @@
  */
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import { DialectError } from '../src/errors.ts';
-import { DIALECT_SPACE, type DialectGroup, type HTTP_MAPPING_NAMES, type OptionSpace } from './dialect-space.ts';
+import {
+  DIALECT_SPACE,
+  type DialectGroup,
+  type DialectSpace,
+  type HTTP_MAPPING_NAMES,
+  type OptionSpace,
+} from './dialect-space.ts';
 import { DIALECT_SCHEMA } from './dialect-schema.ts';
-import { mulberry32 } from './prices.ts';
+import { mulberry32 } from './random.ts';
 
 export { DIALECT_SPACE } from './dialect-space.ts';
 
 export type HttpMapping = (typeof HTTP_MAPPING_NAMES)[number];
 
-/** One conforming service's answers to the questions the spec leaves open. */
-export interface Dialect {
-  /** Seed of the dialect's own draws (per-pair choices); default 1. */
-  seed: number;
-  keys: {
-    /** Stream connections the primary key allows; default null: as configured (8 in the default config). */
-    primary: number | null;
-    /** Stream connections the limited key allows; default null: as configured (1). */
-    limited: number | null;
-    /**
-     * Stream connections every other key that has an allowance allows; default null: as configured
-     * (2 for cryptoOnly and whitelisted, 10 for secondary).
-     */
-    others: number | null;
-    /** Whether the written profile states the allowances; default true. */
-    stated: boolean;
-    /** Milliseconds after a close before the connection's slot is free again; default 0. */
-    slotReleaseMs: number;
-  };
-  rest: {
-    /** Unit of `ts`; default `ms`. */
-    tsUnit: 'ms' | 's';
-    /** HTTP status of each non-200 status number; default `conventional` (400, 403, 404, 429, 500, 503 by meaning). */
-    httpStatus: HttpMapping;
-    /** Largest `per_page` answered; default 100. */
-    perPageMax: number;
-    /** A `per_page` above the maximum: `error` (50004, default) or `clamp` (answered with the maximum). */
-    perPageOver: 'error' | 'clamp';
-    /** A page past the last: `empty` (an empty list, default) or `error` (50004). */
-    pastEnd: 'empty' | 'error';
-    /**
-     * Pagination metadata of /v1/pairs: `none` (default), `meta` (`meta: {page, per_page, total}`)
-     * or `top-level` (`page`, `per_page`, `total` beside `data`).
-     */
-    pagination: 'none' | 'meta' | 'top-level';
-    /**
-     * Order of the listed pairs: `catalogue` (default), `code`, `reversed` or `shuffled` (seeded by
-     * `seed`, stable across requests).
-     */
-    order: 'catalogue' | 'code' | 'reversed' | 'shuffled';
-    /**
-     * Active pairs in the catalogue, the special-state pairs on top; default null: the default
-     * catalogue (over 100).
-     */
-    catalogueSize: number | null;
-  };
-  json: {
-    /** Undocumented extra fields in every object sent; default false. */
-    extraFields: boolean;
-    /** Key order of every object sent: `spec` (default), `reversed` or `sorted`. */
-    keyOrder: 'spec' | 'reversed' | 'sorted';
-    /** Whitespace of JSON text: `compact` (default), `indented` (two spaces) or `tabs`. */
-    whitespace: 'compact' | 'indented' | 'tabs';
-  };
-  stream: {
-    /** Path of the WebSocket endpoint; default `/v1/ws`. */
-    path: string;
-    /** `shared` (default): the stream on the REST port; `separate`: on a port of its own. */
-    port: 'shared' | 'separate';
-    /** Milliseconds between push ticks; default 100. */
-    tickMs: number;
-    /**
-     * `every-tick` (default): each tick pushes every subscribed priced pair; `on-change`: only
-     * pairs whose price changed; `on-change-snapshot`: that, plus each pair's current price right
-     * after a subscribe.
-     */
-    pushes: 'every-tick' | 'on-change' | 'on-change-snapshot';
-    /** Whether every third pair changes at most once every few seconds; default false. */
-    quietPairs: boolean;
-    /** `last_updated` and `sent_at` of pushes: `ms` (default), `s`, or `absent`. */
-    timestamps: 'ms' | 's' | 'absent';
-    /** Unsubscribing a pair that is not subscribed: `success` (default) or `error` (50004). */
-    unsubscribeNotSubscribed: 'success' | 'error';
-    /** A refused subscribe: `keep` (default) the earlier subscription, or `drop` it. */
-    failedSubscribe: 'keep' | 'drop';
-    /**
-     * The keep-alive close: `normal` (default: 1000 with a reason), `going-away` (1001, no reason),
-     * `policy` (1008), `app-4000` (4000), `no-status` (a close frame without a code).
-     */
-    idleClose: IdleClose;
-    /** Inbound messages per second per connection before the connection is closed (1008); default 200. */
-    maxMessagesPerSecond: number;
-    /**
-     * A missing or unknown key: `handshake` (default, refused with 50005 in the HTTP phase) or
-     * `after-connect` (accepted, then a 50005 notice and a close).
-     */
-    unauthorized: 'handshake' | 'after-connect';
-  };
-  socketio: {
-    /** The event that carries the messages; default `price` (an explicit event of the server options wins). */
-    event: string;
-    /** The namespace; default `/`. */
-    namespace: string;
-    /** What the server emits: `object` (default) or `json-text` (each message as a JSON string). */
-    payload: 'object' | 'json-text';
-    /**
-     * Handshake refusals: `http` (default, the JSON body in the HTTP phase) or `connect-error` (a
-     * CONNECT_ERROR whose data is `{status_number, message}`, from a namespace middleware).
-     */
-    refusals: 'http' | 'connect-error';
-  };
-  numbers: {
-    /** Decimals of each pair: `catalogue` (default) or `drawn` from 0 to 8 per pair with `seed`. */
-    decimals: 'catalogue' | 'drawn';
-    /**
-     * How REST writes a price: `precision` (every decimal of the pair, default), `trim` (no
-     * trailing zeros) or `pad8` (padded to 8 decimals).
-     */
-    restZeros: PriceZeros;
-    /** How pushes write a price, apart from REST; default `precision`. */
-    streamZeros: PriceZeros;
-    /**
-     * The mid-price: `even-spread` (default: the spread is an even number of ticks, so the mid is
-     * exact at the pair's precision), `exact` (odd spread; the mid written with one more decimal)
-     * or `rounded` (odd spread; the mid rounded half-up to the pair's precision).
-     */
-    mid: MidPrice;
-  };
-}
+/** The type of every value an option may hold (a dialect file's, not only the drawn ones). */
+type OptionValue<S> = S extends OptionSpace<infer T> ? T : never;
 
-export type IdleClose = 'normal' | 'going-away' | 'policy' | 'app-4000' | 'no-status';
-export type PriceZeros = 'precision' | 'trim' | 'pad8';
-export type MidPrice = 'even-spread' | 'exact' | 'rounded';
+/**
+ * One conforming service's answers to the questions the spec leaves open: one value of each option
+ * of DIALECT_SPACE (whose `doc`s say what each chooses; DEFAULT_DIALECT holds the defaults), and the
+ * seed of its own per-pair draws. Mapped from the space, so an option added there is a field here.
+ */
+export type Dialect = { seed: number } & {
+  -readonly [G in DialectGroup]: { -readonly [O in keyof DialectSpace[G]]: OptionValue<DialectSpace[G][O]> };
+};
+
+export type IdleClose = Dialect['stream']['idleClose'];
+export type PriceZeros = Dialect['numbers']['restZeros'];
+export type MidPrice = Dialect['numbers']['mid'];
 
 /** A dialect with any subset of fields; what is absent is the default's. */
 export type PartialDialect = { seed?: number } & { [G in keyof Omit<Dialect, 'seed'>]?: Partial<Dialect[G]> };
@@ -178,28 +76,39 @@ export const DEFAULT_DIALECT: Readonly<Dialect> = Object.freeze({
     streamZeros: 'precision',
     mid: 'even-spread',
   }),
-}) as Readonly<Dialect>;
+});
 
-const GROUPS = Object.keys(DIALECT_SPACE) as DialectGroup[];
+/** A dialect's groups, each built by `build`: listed once, and checked against the space by the type. */
+const eachGroup = (build: <G extends DialectGroup>(g: G) => Dialect[G]): Omit<Dialect, 'seed'> => ({
+  keys: build('keys'),
+  rest: build('rest'),
+  json: build('json'),
+  stream: build('stream'),
+  socketio: build('socketio'),
+  numbers: build('numbers'),
+});
 
 /** Merges a partial dialect onto the default (or onto `base`); never mutates either. */
 export function mergeDialect(partial: PartialDialect = {}, base: Readonly<Dialect> = DEFAULT_DIALECT): Dialect {
-  const out: Record<string, unknown> = { seed: partial.seed ?? base.seed };
-  for (const g of GROUPS) out[g] = { ...base[g], ...(partial[g] ?? {}) };
-  return out as unknown as Dialect;
+  return { seed: partial.seed ?? base.seed, ...eachGroup((g) => ({ ...base[g], ...partial[g] })) };
 }
 
 /** Draws one dialect: every option of DIALECT_SPACE from the seed's PRNG, so the same seed gives the same dialect. */
 export function drawDialect(seed: number): Dialect {
   const random = mulberry32(seed);
-  const out: Record<string, unknown> = { seed };
-  for (const g of GROUPS) {
-    const group: Record<string, unknown> = {};
-    for (const [name, space] of Object.entries(DIALECT_SPACE[g]) as [string, OptionSpace<unknown>][])
-      group[name] = space.values[Math.floor(random() * space.values.length)];
-    out[g] = group;
-  }
-  return out as unknown as Dialect;
+  const draw = <T>(space: OptionSpace<T>): T => space.values[Math.floor(random() * space.values.length)]!;
+  return { seed, ...eachGroup((g) => optionsOf(g, draw)) };
+}
+
+/**
+ * Group `g` with each option's value given by `value`. Object.entries and Object.fromEntries drop
+ * the option names' types, so the typed signature states them again over the untyped body.
+ */
+function optionsOf<G extends DialectGroup>(g: G, value: <T>(space: OptionSpace<T>) => T): Dialect[G];
+function optionsOf(g: DialectGroup, value: (space: OptionSpace<unknown>) => unknown): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries<OptionSpace<unknown>>(DIALECT_SPACE[g]).map(([name, space]) => [name, value(space)]),
+  );
 }
 
 /**
@@ -209,13 +118,15 @@ export function drawDialect(seed: number): Dialect {
 export function coveringSeeds(limit = 10_000): number[] {
   const missing = new Set<string>();
   const valueKey = (g: string, name: string, v: unknown): string => `${g}.${name}=${JSON.stringify(v)}`;
-  for (const g of GROUPS)
-    for (const [name, space] of Object.entries(DIALECT_SPACE[g]) as [string, OptionSpace<unknown>][])
+  for (const [g, options] of Object.entries(DIALECT_SPACE))
+    for (const [name, space] of Object.entries<OptionSpace<unknown>>(options))
       for (const v of space.values) missing.add(valueKey(g, name, v));
   const seeds: number[] = [];
   for (let seed = 1; seed <= limit && missing.size > 0; seed++) {
-    const d = drawDialect(seed) as unknown as Record<string, Record<string, unknown>>;
-    const keys = GROUPS.flatMap((g) => Object.entries(d[g]!).map(([name, v]) => valueKey(g, name, v)));
+    const { seed: _drawnFrom, ...groups } = drawDialect(seed);
+    const keys = Object.entries(groups).flatMap(([g, options]) =>
+      Object.entries<unknown>(options).map(([name, v]) => valueKey(g, name, v)),
+    );
     // Keep a seed only when it covers a value no earlier seed did.
     if (keys.some((k) => missing.has(k))) {
       seeds.push(seed);

@@ -8,19 +8,10 @@ import { performance } from 'node:perf_hooks';
 import { PriceBook } from './prices.ts';
 import { priceFields } from './rest.ts';
 import type { Service } from './service.ts';
-import type { Client } from './session.ts';
-import type { StreamStats } from './stream.ts';
+import type { Client, Group, StreamStats } from './model.ts';
 import { WsLink } from './link.ts';
 
-/** The clients of one subscription set (and push variant): they share every tick's bytes. */
-export interface Group {
-  readonly id: string;
-  /** The pairs pushed to the group. */
-  readonly codes: readonly string[];
-  readonly clients: Set<Client>;
-  /** How its pushes are written, when not as everyone's (a seam's choice). */
-  readonly variant: string | undefined;
-}
+export type { Group } from './model.ts';
 
 /** A server-to-client (unmasked) WebSocket text frame: FIN + opcode 1, then the length (RFC 6455 5.2). */
 export function textFrame(payload: Buffer): Buffer {

@@ -7,6 +7,7 @@ import { Decimal } from 'decimal.js';
 import type { PairConfig, PairState } from './catalogue.ts';
 import { parsePairCode } from '../src/spec.ts';
 import type { MidPrice } from './dialect.ts';
+import { mulberry32 } from './random.ts';
 
 /** The current price strings of a pair. */
 export interface Quote {
@@ -32,17 +33,8 @@ export interface PairEntry {
   current: Quote;
 }
 
-/** mulberry32: a small seeded PRNG, so a run's walk repeats. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Re-exported for the load tools' seeded schedules. */
+export { mulberry32 };
 
 /** States whose price exists and streams. */
 const PRICED: readonly PairState[] = ['active', 'stale'];

@@ -13,8 +13,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { NoticeCode, RestStatus } from '../src/spec.ts';
 import type { PairEntry } from './prices.ts';
-import type { KeyRecord, Service } from './service.ts';
-import type { Refusal } from './admission.ts';
+import type { KeyRecord, Refusal, ServiceView } from './model.ts';
 
 /** Where a request arrived: REST or the stream's handshake. */
 export type Surface = 'rest' | 'stream';
@@ -86,7 +85,7 @@ export interface Seams {
     /** The key a request (rest) or handshake (stream) names; given: the X-API-Key header's, in any spelling. */
     caller(
       key: KeyRecord | undefined,
-      at: { req: IncomingMessage; surface: Surface; svc: Service },
+      at: { req: IncomingMessage; surface: Surface; svc: ServiceView },
     ): KeyRecord | undefined;
     /** REST: the refusal of a key's account state before routing (undefined: served). */
     account(status: RestStatus | undefined, at: { key: KeyRecord }): RestStatus | undefined;
@@ -120,7 +119,7 @@ export interface Seams {
     /** A `/v1/pairs` record. */
     pair(record: Record<string, unknown>, at: { entry: PairEntry }): Record<string, unknown>;
     /** The `/v1/price` data: code, prices, market. */
-    price(data: Record<string, unknown>, at: { entry: PairEntry; svc: Service }): Record<string, unknown>;
+    price(data: Record<string, unknown>, at: { entry: PairEntry; svc: ServiceView }): Record<string, unknown>;
   };
   session: {
     keepAlive(keepAlive: KeepAlive): KeepAlive;
@@ -129,9 +128,9 @@ export interface Seams {
     /** `params.pairs` of a subscribe or unsubscribe as read. */
     pairs(verdict: PairsVerdict, at: { params: unknown }): PairsVerdict;
     /** The valid codes a subscribe or unsubscribe acts on. */
-    select(codes: string[], at: { method: string; svc: Service }): string[];
+    select(codes: string[], at: { method: string; svc: ServiceView }): string[];
     /** The pair a subscribe finds for a code (undefined: not found). */
-    subscribable(entry: PairEntry | undefined, at: { code: string; svc: Service }): PairEntry | undefined;
+    subscribable(entry: PairEntry | undefined, at: { code: string; svc: ServiceView }): PairEntry | undefined;
     /** The subscription set after an accepted subscribe or unsubscribe. */
     next(next: string[], at: { current: readonly string[]; method: string }): string[];
   };
@@ -142,7 +141,7 @@ export interface Seams {
   ): Record<string, unknown> | undefined;
   push: {
     /** The pairs a subscription is pushed. */
-    pairs(codes: string[], at: { svc: Service }): string[];
+    pairs(codes: string[], at: { svc: ServiceView }): string[];
     /** The push variant of a connection that (re)subscribes; undefined: the shared pushes. */
     variant(at: { resubscribed: boolean }): string | undefined;
     /** A push as sent. */

@@ -7,7 +7,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import type { Argv, CommandModule } from 'yargs';
 import { ConfigError, DialectError, ServeUsageError } from '../src/errors.ts';
 import { loadConfigFile, type ReferenceConfig } from './config.ts';
-import { findFault, formatFaults } from './faults.ts';
+import { findFault } from './faults.ts';
 import { startReferenceServer, type ReferenceServer } from './index.ts';
 import { launchers, whenLaunchersGone } from './launcher.ts';
 import { drawDialect, parseDialect, replayCommand, type Dialect } from './dialect.ts';
@@ -35,15 +35,24 @@ export interface ServeIO {
   out(text: string): void;
 }
 
-/** Validates options, starts the service and prints where it is. Throws a one-line error for bad input. */
-export async function startServe(options: ServeOptions, io: ServeIO): Promise<ReferenceServer | undefined> {
+/**
+ * The text of `--list-faults`, given by the CLI: the checks name the faults they catch, and the
+ * reference never loads a check.
+ */
+export type FaultListing = () => Promise<string>;
+
+/**
+ * Validates options, starts the service and prints where it is (or prints `listFaults`'s text for
+ * `--list-faults`). Throws a one-line error for bad input.
+ */
+export async function startServe(
+  options: ServeOptions,
+  io: ServeIO,
+  listFaults?: FaultListing,
+): Promise<ReferenceServer | undefined> {
   if (options.listFaults) {
-    // The checks name the faults they catch; the listing loads them, the service itself never does.
-    const [{ CHECKS }, { faultCatches }] = await Promise.all([
-      import('../suites/index.ts'),
-      import('../src/matrix.ts'),
-    ]);
-    io.out(`${formatFaults((fault) => faultCatches(CHECKS, fault))}\n`);
+    if (!listFaults) throw new ServeUsageError('--list-faults: the fault listing comes with the conform command');
+    io.out(`${await listFaults()}\n`);
     return undefined;
   }
   if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65535)
@@ -151,9 +160,9 @@ async function resolveDialectOption(options: ServeOptions): Promise<{ dialect: D
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 /** Runs until a stop signal, or until npm that launched it is gone; then closes every connection. */
-async function serve(options: ServeOptions): Promise<void> {
+async function serve(options: ServeOptions, listFaults: FaultListing): Promise<void> {
   const io: ServeIO = { out: (t) => process.stdout.write(t) };
-  const server = await startServe(options, io);
+  const server = await startServe(options, io, listFaults);
   if (!server) return;
   await new Promise<void>((resolve) => {
     let unwatch = (): void => {};
@@ -171,9 +180,9 @@ async function serve(options: ServeOptions): Promise<void> {
 
 /**
  * `conform serve [--port N] [--host H] [--config FILE] [--fault NAME] [--dialect FILE|random
- * [--seed N]] [--profile-out FILE] [--list-faults]`.
+ * [--seed N]] [--profile-out FILE] [--list-faults]`, with the CLI's fault listing.
  */
-export const serveCommand: CommandModule<object, ServeOptions> = {
+export const serveCommandWith = (listFaults: FaultListing): CommandModule<object, ServeOptions> => ({
   command: 'serve',
   describe: 'Run the reference price service (REST + WebSocket), optionally with one fault',
   builder: (y: Argv) =>
@@ -204,5 +213,5 @@ export const serveCommand: CommandModule<object, ServeOptions> = {
         type: 'number',
         describe: 'Seed of --dialect random (printed with a command that replays it)',
       }) as unknown as Argv<ServeOptions>,
-  handler: (argv) => serve(argv),
-};
+  handler: (argv) => serve(argv, listFaults),
+});

@@ -3,20 +3,18 @@
  * the injected clock, and the seams where it departs from the spec. No sockets here.
  */
 import { STATUS, type RestStatus } from '../src/spec.ts';
-import type { KeyConfig, ReferenceConfig } from './config.ts';
+import type { ReferenceConfig } from './config.ts';
 import { marketAt, staleMarket, type MarketInfo } from './market.ts';
-import { PriceBook, mulberry32, type PairEntry } from './prices.ts';
+import { PriceBook, type PairEntry } from './prices.ts';
+import { mulberry32 } from './random.ts';
 import type { IncomingMessage } from 'node:http';
 import { DEFAULT_DIALECT, type Dialect } from './dialect.ts';
 import { Wire } from './wire.ts';
 import { keyHeader } from './key-header.ts';
 import { CORRECT, type Seams, type Surface, type Use } from './seams.ts';
+import type { KeyRecord, ServiceView } from './model.ts';
 
-/** A configured key with its name. */
-export interface KeyRecord extends KeyConfig {
-  /** Name of the key in the config (and the profile). */
-  readonly name: string;
-}
+export type { KeyRecord } from './model.ts';
 
 /** Messages of the status numbers this service answers with (the spec's meanings, as sentences). */
 export const MESSAGES: Readonly<Partial<Record<RestStatus, string>>> = {
@@ -66,7 +64,7 @@ function listingOrder(entries: PairEntry[], dialect: Readonly<Dialect>): PairEnt
 }
 
 /** Keys, entitlements, prices, the dialect and the seams of one running service. */
-export class Service {
+export class Service implements ServiceView {
   readonly book: PriceBook;
   private readonly byValue = new Map<string, KeyRecord>();
   private readonly windows = new Map<string, { start: number; count: number }>();

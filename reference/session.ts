@@ -3,30 +3,15 @@
  * unsubscribe, ping) and their notices, the message rate, and the keep-alive window.
  */
 import { LIMITS, METHOD, STATUS, TEXT, pairNotFoundMessage, type NoticeCode } from '../src/spec.ts';
-import { messageOf, type KeyRecord, type Service } from './service.ts';
+import { messageOf, type Service } from './service.ts';
+import type { Client, KeyRecord, StreamStats } from './model.ts';
 import type { Admission } from './admission.ts';
-import type { FanOut, Group } from './fanout.ts';
+import type { FanOut } from './fanout.ts';
 import { CLOSE, type Link } from './link.ts';
 import type { IdleClose } from './dialect.ts';
 import type { NoticeCause } from './seams.ts';
-import type { StreamStats } from './stream.ts';
 
-/** A connected client of either transport. */
-export interface Client {
-  readonly link: Link;
-  readonly key: KeyRecord;
-  readonly countKey: string;
-  subs: string[];
-  group: Group | undefined;
-  keepAlive: NodeJS.Timeout | undefined;
-  /** Whether a ping restarts the keep-alive window. */
-  pingResets: boolean;
-  overTicks: number;
-  windowStart: number;
-  windowCount: number;
-  /** Admitted without a valid key and told so: its requests are not served. */
-  readonly unauthorized: boolean;
-}
+export type { Client } from './model.ts';
 
 /** The 50004 message of a subscribe or unsubscribe listing more pairs than allowed. */
 export const TOO_MANY_PAIRS = `invalid request: at most ${LIMITS.maxPairsPerSubscribe} pairs`;

@@ -11,7 +11,8 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { STATUS } from '../src/spec.ts';
 import type { Service } from './service.ts';
 import { Admissions, type Admission, type Refusal } from './admission.ts';
-import { Sessions, type Client } from './session.ts';
+import { Sessions } from './session.ts';
+import type { Client, StreamStats } from './model.ts';
 import { FanOut } from './fanout.ts';
 import { WsLink, type Link } from './link.ts';
 
@@ -20,26 +21,7 @@ export type { Client } from './session.ts';
 export type { Link } from './link.ts';
 export { textFrame } from './fanout.ts';
 
-/** Counters of the fan-out, for tests and the benchmark. */
-export interface StreamStats {
-  /** Open WebSocket connections. */
-  clients: number;
-  ticks: number;
-  /** Push frames handed to sockets. */
-  framesWritten: number;
-  /** Push frames not written because the client's backlog was over the bound. */
-  framesSkipped: number;
-  /** Clients dropped for staying over the backlog bound. */
-  slowClientsDropped: number;
-  /** Connections closed for sending too many messages. */
-  floodsClosed: number;
-  /** Handshakes refused, by status number. */
-  refused: Record<string, number>;
-  /** Wall time spent in ticks (stepping prices and writing every client's frames), ms. */
-  tickMsTotal: number;
-  /** Longest tick, ms. */
-  tickMsMax: number;
-}
+export type { StreamStats } from './model.ts';
 
 /** The stream side of one service: handshakes, sessions and the push ticker. */
 export class StreamServer {

@@ -13,13 +13,11 @@ import type { Coverage } from '../src/coverage.ts';
 import { SPEC_STATEMENTS } from '../src/matrix.ts';
 import { causesHeadline, causesOf, evidenceShowing } from './causes.ts';
 import { coverageLine, nothingToJudgeLine, reproduceLines, truncate, valueText } from './format.ts';
-import { printable } from '../src/redact.ts';
+import { escapeHtml as esc } from './write.ts';
 
 export const HTML_REPORT_FILE = 'conform-report.html';
 type RunEnd = Extract<RunEvent, { type: 'run-end' }>;
 
-const esc = (s: string): string =>
-  printable(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 /** Filter and bar order: what needs attention first. */
 const OUTCOMES: readonly Outcome[] = ['fail', 'error', 'skip', 'pass'];
 /** Column order of the count tables, as the verdict line reads. */

@@ -3,6 +3,7 @@
  * (src/runner.ts) gives it a context and turns what it records into a verdict. Checks never open
  * sockets or read the environment themselves: everything comes through the context.
  */
+import type { FaultList } from './fault-name.ts';
 import type { StatementKey } from './matrix.ts';
 import type { Profile } from './profile.ts';
 import type { Validator } from './validator.ts';
@@ -51,7 +52,13 @@ export interface Check {
    * Faults of the reference service (reference/faults.ts, by name) under which the check must fail:
    * the mutation suite's expectation of each fault is the checks naming it.
    */
-  readonly catches?: readonly string[];
+  readonly catches?: FaultList;
+  /**
+   * Faults the check may also fail under when a conforming dialect carries the broken frame to it
+   * (the fault's record, `widenedBy`, says which dialects and why); never expected on the default
+   * dialect.
+   */
+  readonly catchesUnderDialects?: FaultList;
   /** What the check sends. */
   readonly title: string;
   /** What the spec requires of the answer. */

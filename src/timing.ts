@@ -13,7 +13,6 @@
  * A target that states nothing is waited for as long as the defaults say (or longer, when it
  * showed itself slower), so stating less never makes a verdict stricter.
  */
-import type { Profile } from './profile.ts';
 
 /** What a profile may state of the target's timing (all optional; `profile.timing`). */
 export interface StatedTiming {
@@ -79,7 +78,7 @@ export interface ObservedTiming {
 }
 
 /** The waits for a target: stated, else observed (lengthening only), else the defaults. */
-export function waitsFor(profile: Pick<Profile, 'timing'>, observed: ObservedTiming = {}): Waits {
+export function waitsFor(profile: { readonly timing?: StatedTiming }, observed: ObservedTiming = {}): Waits {
   const t = profile.timing ?? {};
   const interval = t.pushIntervalMs;
   const stated: Partial<Waits> = {
@@ -110,7 +109,7 @@ export function waitStretch(w: Waits): number {
 export class RunTiming {
   private readonly observed: ObservedTiming = {};
 
-  constructor(private readonly profile: Pick<Profile, 'timing'>) {}
+  constructor(private readonly profile: { readonly timing?: StatedTiming }) {}
 
   /** The waits as of now. */
   get waits(): Waits {

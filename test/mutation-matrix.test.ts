@@ -3,7 +3,7 @@
  * status number and notice code of src/spec.ts and every limit has a statement with a check or a
  * stated reason (and probe); the rows are derived from the checks (src/matrix.ts and reference/faults.ts
  * write no check id), every statement a check enforces and every fault a check catches exists, every
- * check is traced; docs/COVERAGE.md is what scripts/gen-coverage.ts would write.
+ * check is traced; docs/COVERAGE.md is what scripts/gen-coverage.ts would write (test/helpers/coverage-doc.ts).
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -11,7 +11,7 @@ import { FAULTS } from '../reference/faults.ts';
 import { buildMatrix, faultCatches, formatMatrix, SPEC_STATEMENTS, SPEC_TABLES, uncovered } from '../src/matrix.ts';
 import { LIMITS, NOTICE_CODES, REST_STATUSES } from '../src/spec.ts';
 import { CHECKS } from '../suites/index.ts';
-import { COVERAGE_FILE, coverageMarkdown } from '../scripts/gen-coverage.ts';
+import { COVERAGE_FILE, coverageMarkdown } from './helpers/coverage-doc.ts';
 import { specHeadings, specText, tableAfter } from './helpers/spec-doc.ts';
 
 const strip = (cell: string): string => cell.replace(/`/g, '').trim();

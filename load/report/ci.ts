@@ -3,10 +3,10 @@
  * with one test per threshold, and for GitHub Actions an `::error` annotation per crossed threshold
  * and a Markdown job summary.
  */
-import { appendFile, mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { appendFile } from 'node:fs/promises';
 import { CTRF_SPEC_VERSION } from '../../reports/ctrf.ts';
 import { commandData, commandProperty } from '../../reports/github.ts';
+import { writeReportFile } from '../../reports/write.ts';
 import type { GithubEnvironment } from '../../src/conform.ts';
 import type { ThresholdResult } from '../thresholds.ts';
 
@@ -91,21 +91,18 @@ export async function writeLoadCiReports(
   scrub: (text: string) => string,
 ): Promise<string[]> {
   const written: string[] = [];
-  if (formats.includes('ctrf')) {
-    await mkdir(outDir, { recursive: true });
-    const file = join(outDir, `load-${r.kind}-ctrf.json`);
-    await writeFile(file, scrub(`${JSON.stringify(loadCtrf(r, Date.now()), null, 2)}\n`));
-    written.push(file);
-  }
+  if (formats.includes('ctrf'))
+    written.push(
+      await writeReportFile(
+        outDir,
+        `load-${r.kind}-ctrf.json`,
+        scrub(`${JSON.stringify(loadCtrf(r, Date.now()), null, 2)}\n`),
+      ),
+    );
   if (formats.includes('github')) {
     const summary = scrub(loadSummary(r, consoleText, env));
     if (env.stepSummary) await appendFile(env.stepSummary, summary);
-    else {
-      await mkdir(outDir, { recursive: true });
-      const file = join(outDir, `load-${r.kind}-summary.md`);
-      await writeFile(file, summary);
-      written.push(file);
-    }
+    else written.push(await writeReportFile(outDir, `load-${r.kind}-summary.md`, summary));
   }
   return written;
 }

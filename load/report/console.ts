@@ -4,14 +4,16 @@ import type { RestReport } from '../rest/run.ts';
 import { distributions } from '../metrics.ts';
 import type { ThresholdResult } from '../thresholds.ts';
 
-const n = (v: number | null | undefined, digits = 2): string =>
+/** A measured value for a table: thousands grouped, `digits` decimals, a dash when nothing was measured. */
+export const n = (v: number | null | undefined, digits = 2): string =>
   v === null || v === undefined || Number.isNaN(v)
     ? '—'
     : Number.isInteger(v)
       ? v.toLocaleString('en-US')
       : v.toFixed(digits);
 
-function table(rows: string[][]): string {
+/** Rows as aligned columns: the first left-aligned, the rest right-aligned. */
+export function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
   return rows
     .map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  '))

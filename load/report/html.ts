@@ -1,7 +1,8 @@
 /** Present: self-contained HTML reports with inline SVG charts (no script, no CDN). */
 import type { FanoutReport } from '../fanout/run.ts';
 import type { RestReport } from '../rest/run.ts';
-import { barChart, esc, lineChart } from './svg.ts';
+import { escapeHtml as esc } from '../../reports/write.ts';
+import { barChart, lineChart } from './svg.ts';
 import { formatFanoutSummary, formatRestSummary } from './console.ts';
 
 const STYLE = `body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1360px}

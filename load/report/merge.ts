@@ -1,23 +1,11 @@
 /** Present: the merged load report as console text, JSON, HTML and JUnit XML. */
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { xml } from '../../reports/junit.ts';
+import { escapeHtml as esc, writeReportFile } from '../../reports/write.ts';
 import type { MergedReport } from '../merge.ts';
-import { esc } from './svg.ts';
+import { n as num, table } from './console.ts';
 
-const n = (v: number | null | undefined, digits = 3): string =>
-  v === null || v === undefined || Number.isNaN(v)
-    ? '—'
-    : Number.isInteger(v)
-      ? v.toLocaleString('en-US')
-      : v.toFixed(digits);
-
-function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-  return rows
-    .map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  '))
-    .join('\n');
-}
+/** Merged figures carry three decimals. */
+const n = (v: number | null | undefined): string => num(v, 3);
 
 /** The console summary of a merged report. */
 export function formatMergedSummary(r: MergedReport): string {
@@ -124,10 +112,7 @@ export async function writeMergedReports(
   ];
   const written: string[] = [];
   for (const [format, name, text] of files) {
-    if (!formats.includes(format)) continue;
-    await mkdir(outDir, { recursive: true });
-    await writeFile(join(outDir, name), text);
-    written.push(join(outDir, name));
+    if (formats.includes(format)) written.push(await writeReportFile(outDir, name, text));
   }
   return written;
 }

@@ -1,4 +1,5 @@
 /** Small inline-SVG charts for the HTML reports: no script, no CDN, nothing fetched. */
+import { escapeHtml as esc } from '../../reports/write.ts';
 
 export interface Series {
   name: string;
@@ -10,8 +11,6 @@ const W = 640;
 const H = 240;
 const PAD = { l: 56, r: 16, t: 24, b: 40 };
 
-const esc = (s: string): string =>
-  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 const fmt = (v: number): string =>
   Math.abs(v) >= 1000 ? Math.round(v).toLocaleString('en-US') : String(Math.round(v * 100) / 100);
 
@@ -114,5 +113,3 @@ export function barChart(
     `12 ${H / 2})" text-anchor="middle">${esc(opts.yLabel)}</text></svg></figure>`
   );
 }
-
-export { esc };

@@ -1,6 +1,5 @@
 /** Present: writes the chosen report formats for a load run; returns what it wrote. */
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { writeReportFile } from '../../reports/write.ts';
 import { maskKeys } from '../../src/redact.ts';
 import type { FanoutReport } from '../fanout/run.ts';
 import type { RestReport } from '../rest/run.ts';
@@ -36,16 +35,17 @@ export async function writeReports(
   const written: string[] = [];
   // Matched as the conformance reports match keys: a short key only standing alone, never inside a word.
   const scrub = maskKeys(secrets, '[redacted]');
-  if (formats.includes('json') || formats.includes('html')) await mkdir(outDir, { recursive: true });
-  if (formats.includes('json')) {
-    const file = join(outDir, `load-${report.kind}.json`);
-    await writeFile(file, scrub(`${JSON.stringify(report, null, 2)}\n`));
-    written.push(file);
-  }
-  if (formats.includes('html')) {
-    const file = join(outDir, `load-${report.kind}.html`);
-    await writeFile(file, scrub(report.kind === 'fanout' ? renderFanoutHtml(report) : renderRestHtml(report)));
-    written.push(file);
-  }
+  if (formats.includes('json'))
+    written.push(
+      await writeReportFile(outDir, `load-${report.kind}.json`, scrub(`${JSON.stringify(report, null, 2)}\n`)),
+    );
+  if (formats.includes('html'))
+    written.push(
+      await writeReportFile(
+        outDir,
+        `load-${report.kind}.html`,
+        scrub(report.kind === 'fanout' ? renderFanoutHtml(report) : renderRestHtml(report)),
+      ),
+    );
   return written;
 }

@@ -19,7 +19,7 @@ const rejected = (which: 'missing' | 'invalid'): Check =>
     enforces: ['status:50005', 'rule:auth:rest-without-a-valid-key'],
     catches: [
       'envelope-status-number-integer',
-      ...(which === 'missing' ? ['auth-missing-key-accepted'] : []),
+      ...(which === 'missing' ? (['auth-missing-key-accepted'] as const) : []),
       'auth-http-403',
     ],
     tags: ['auth'],

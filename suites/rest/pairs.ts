@@ -13,6 +13,7 @@ import {
   statusOf,
   REST_ANSWER_FAULTS,
 } from './support.ts';
+import type { FaultName } from '../../src/fault-name.ts';
 
 const { page: PAGE, perPage: PER_PAGE, type: TYPE, code: CODE } = QUERY.pairs;
 const codes = (data: readonly { code: string }[]): string[] => data.map((p) => p.code);
@@ -28,7 +29,7 @@ export const INVALID_PARAMS = [
 ] as const;
 
 /** The reference fault that accepts an invalid value of each parameter. */
-const ACCEPTS_INVALID: Readonly<Record<(typeof INVALID_PARAMS)[number]['param'], string>> = {
+const ACCEPTS_INVALID: Readonly<Record<(typeof INVALID_PARAMS)[number]['param'], FaultName>> = {
   [PAGE]: 'pairs-invalid-page-accepted',
   [PER_PAGE]: 'pairs-invalid-per-page-accepted',
 };

@@ -8,6 +8,7 @@ import type { StatementKey } from '../../src/matrix.ts';
 import { REST_STATUSES, REST_STATUSES_WITH_DATA, REST_STATUS, STATUS, type RestStatus } from '../../src/spec.ts';
 import { ProfileError } from '../../src/errors.ts';
 import { body, clause, expectHttp, expectStatus, queryText, restCheck } from './support.ts';
+import type { FaultName } from '../../src/fault-name.ts';
 
 /** Statements besides its status's row that the probe of a status enforces. */
 const ALSO_ENFORCES: Readonly<Partial<Record<RestStatus, readonly StatementKey[]>>> = {
@@ -17,7 +18,7 @@ const ALSO_ENFORCES: Readonly<Partial<Record<RestStatus, readonly StatementKey[]
 };
 
 /** Reference faults that change the answer of one status (the probe of that status catches them). */
-const FAULTS_OF_STATUS: Readonly<Partial<Record<RestStatus, readonly string[]>>> = {
+const FAULTS_OF_STATUS: Readonly<Partial<Record<RestStatus, readonly FaultName[]>>> = {
   [STATUS.API_MAINTENANCE]: ['probe-status-swapped'],
   [STATUS.INVALID_REQUEST]: ['missing-code-200'],
   [STATUS.UNAUTHORIZED]: ['auth-http-403'],
@@ -37,13 +38,15 @@ const FAULTS_OF_STATUS: Readonly<Partial<Record<RestStatus, readonly string[]>>>
  * into 50005. The reference's profile holds no probe of 50009 (it refuses connections in the
  * stream handshake only), so that probe skips there and catches nothing.
  */
-function probeCatches(status: RestStatus): string[] {
+function probeCatches(status: RestStatus): FaultName[] {
   if (status === STATUS.CONNECTION_LIMIT) return [];
   const withData = REST_STATUSES_WITH_DATA.includes(status);
   return [
     'envelope-status-number-integer',
-    ...(withData ? [] : ['envelope-ts-string', 'envelope-error-data-filled', 'envelope-error-message-missing']),
-    ...(status === STATUS.UNAUTHORIZED ? [] : ['auth-canonical-header-refused']),
+    ...(withData
+      ? []
+      : (['envelope-ts-string', 'envelope-error-data-filled', 'envelope-error-message-missing'] as const)),
+    ...(status === STATUS.UNAUTHORIZED ? [] : (['auth-canonical-header-refused'] as const)),
     ...(FAULTS_OF_STATUS[status] ?? []),
   ];
 }

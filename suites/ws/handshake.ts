@@ -78,6 +78,7 @@ export const handshakeChecks: readonly Check[] = [
     id: 'ws.handshake.missing-key',
     enforces: ['status:50005', 'notice:50005', 'rule:auth:after-connection'],
     catches: ['handshake-body-code', 'handshake-missing-key-accepted'],
+    catchesUnderDialects: ['notice-code-number'],
     clause: clause('a connection without a key: 50005 in the handshake body, or a 50005 notice after connecting'),
     title: 'opens a WebSocket connection with no X-API-Key header',
     expectation:
@@ -92,6 +93,7 @@ export const handshakeChecks: readonly Check[] = [
     id: 'ws.handshake.invalid-key',
     enforces: ['status:50005', 'notice:50005'],
     catches: ['handshake-body-code'],
+    catchesUnderDialects: ['notice-code-number'],
     clause: clause('an invalid key: 50005 in the handshake body, or a 50005 notice after connecting'),
     title: 'opens a WebSocket connection with a key the target never issued',
     expectation:

@@ -628,6 +628,7 @@ export const subscribeChecks: readonly Check[] = [
     id: 'ws.frames.no-status-number',
     enforces: ['rule:handshake:no-status-after-connect'],
     catches: ['notice-status-number'],
+    catchesUnderDialects: ['keepalive-ping-not-reset'],
     clause: { section: 'Errors', rule: 'Handshake errors: post-connect frames never carry status_number' },
     title: 'subscribes, receives pushes, provokes an error, unsubscribes',
     expectation: 'no JSON frame received after connecting has a field status_number',

@@ -8,19 +8,10 @@
  * (test/sweeps/catalogue.test.ts) both use it; test/helpers/sweep.ts runs the runs.
  */
 import { execFileSync } from 'node:child_process';
-import {
-  coveringSeeds,
-  drawDialect,
-  resolveConfig,
-  startReferenceServer,
-  type Dialect,
-  type ReferenceConfig,
-} from '../../reference/index.ts';
-import { applyDialect } from '../../reference/dialect-config.ts';
-import { mulberry32 } from '../../reference/prices.ts';
+import { coveringSeeds, drawDialect, startReferenceServer, type Dialect } from '../../reference/index.ts';
+import { mulberry32 } from '../../reference/random.ts';
 import type { SweepJob } from './sweep.ts';
-import { LIMITS } from '../../src/spec.ts';
-import { FAULTS as REFERENCE_FAULTS } from '../../reference/faults.ts';
+import { FAULT_AREAS, FAULTS as REFERENCE_FAULTS, type Fault, type ScoreArea } from '../../reference/faults.ts';
 import { withCatches } from '../../src/matrix.ts';
 import { RUN_DEFAULTS, runChecks, selectChecks } from '../../src/runner.ts';
 import { streamFactoryFor } from '../../src/transports/stream-factory.ts';
@@ -28,16 +19,21 @@ import type { Check, CheckResult } from '../../src/check.ts';
 import { CHECKS } from '../../suites/index.ts';
 import { isPushInspection } from '../../src/push-inspection.ts';
 
-/** A fault as reference/faults.ts describes it, with the checks that must fail when it is on. */
-export interface FaultEntry {
-  readonly name: string;
-  readonly area: string;
-  readonly rule: string;
+/**
+ * A fault's record (reference/faults.ts) as the driver reads it, with the checks that must fail
+ * when it is on.
+ */
+export type FaultEntry = Pick<Fault, 'name' | 'area' | 'rule' | 'maskedBy' | 'widenedBy'> & {
   readonly catches: readonly string[];
-}
+  /** Checks that may also fail under a dialect that widens the fault (their `catchesUnderDialects` name it). */
+  readonly widenedCatches?: readonly string[];
+};
 
-/** The reference's faults, each with its catches gathered from the registry. */
-export const FAULTS: readonly FaultEntry[] = withCatches(REFERENCE_FAULTS, CHECKS);
+/** The reference's faults, each with its catches (and those a dialect may widen them by) gathered from the registry. */
+export const FAULTS: readonly FaultEntry[] = withCatches(REFERENCE_FAULTS, CHECKS).map((f) => ({
+  ...f,
+  widenedCatches: CHECKS.filter((c) => c.catchesUnderDialects?.includes(f.name)).map((c) => c.id),
+}));
 
 /** Settings of a mutation run; each default is in MUTATION_DEFAULTS. */
 export interface MutationSettings {
@@ -189,82 +185,19 @@ export function judgeFault(fault: FaultEntry, results: readonly CheckResult[], d
 export const DIALECTS_PER_FAULT = 2;
 
 /**
- * Legitimate choices that mask a fault: under such a dialect the fault's rule cannot be broken or
- * cannot be seen, so the fault is not run under it. Each entry returns why, or undefined when the
- * dialect leaves the rule breakable. A fault absent here is breakable under every dialect.
+ * A fault as judged under a dialect: its catches, and its widened catches when its record's
+ * `widenedBy` gives a reason under that dialect (legitimate choices that carry the broken frame
+ * where more checks look).
  */
-export const MASKED_BY: Readonly<Record<string, (d: Dialect) => string | undefined>> = {
-  // The pair limit is broken by a subscribe of 101 pairs (and shown by one of 100): a smaller catalogue has neither.
-  'subscribe-accepts-101': (d) => fewerPairsThan(d, LIMITS.maxPairsPerSubscribe + 1),
-  'subscribe-limit-99': (d) => fewerPairsThan(d, LIMITS.maxPairsPerSubscribe),
-  // A stop is judged after a pair has shown two pushes within the stop checks' wait; pushes only on
-  // change, a second or more apart (or from pairs that change seconds apart), may not show them.
-  'subscribe-extends': rarePushes,
-  'unsubscribe-keeps-pushing': rarePushes,
-  'push-unsubscribed-pair': rarePushes,
-  // Found rather than stated, the allowance is the one the target enforces, off by one or not.
-  'limit-off-by-one': (d) =>
-    d.keys.stated ? undefined : 'allowances are not stated: the run finds the allowance the fault enforces',
-  // The fault keeps only a single-connection key's slot, and the slot check closes a connection of keys.limited.
-  // A primary key of one connection would leak too, and every stream check after the first needs its slot.
-  'limit-slot-not-freed': (d) => {
-    const { limited, primary } = referenceConfig(d).keys;
-    if (limited?.connections !== 1)
-      return (
-        `keys.limited allows ${String(limited?.connections)} connections, ` +
-        "and the fault leaks only a single-connection key's slot"
-      );
-    if (primary?.connections === 1)
-      return "keys.primary allows one connection, so the fault leaks the primary key's slot too";
-    // Unstated, the allowance is searched for before any check: the search's own connection leaks the
-    // slot, and every later refusal reads as the found allowance contradicted, which a check skips.
-    return d.keys.stated ? undefined : 'allowances are not stated: the search for them leaks the slot before any check';
-  },
-};
-
-function rarePushes(d: Dialect): string | undefined {
-  if (d.stream.pushes === 'every-tick') return undefined;
-  if (d.stream.tickMs >= 1000)
-    return (
-      `pushes come only on change, at most every ${d.stream.tickMs} ms: a pair ` +
-      `may not push twice within the stop checks' wait`
-    );
-  return d.stream.quietPairs
-    ? 'pushes come only on change and some pairs change seconds apart: a pair ' +
-        "may not push twice within the stop checks' wait"
-    : undefined;
-}
-
-/**
- * Checks that a dialect lets see a fault besides its catches: the fault still breaks its one rule,
- * and the dialect carries the broken frame where more checks look.
- */
-export const WIDENED_BY: Readonly<Record<string, (d: Dialect) => readonly string[]>> = {
-  // A check that pings its connection to hold it across a window sees the window closed under it.
-  'keepalive-ping-not-reset': () => ['ws.frames.no-status-number'],
-  // Refused after the upgrade, a missing or invalid key is answered with a 50005 notice, whose code
-  // the fault makes a number.
-  'notice-code-number': (d) =>
-    d.stream.unauthorized === 'after-connect' ? ['ws.handshake.invalid-key', 'ws.handshake.missing-key'] : [],
-};
-
-/** A fault as judged under a dialect: its catches, and those the dialect widens them by. */
 export function underDialect<F extends FaultEntry>(fault: F, d: Dialect): F {
-  const more = WIDENED_BY[fault.name]?.(d) ?? [];
+  const more = fault.widenedBy?.(d) === undefined ? [] : (fault.widenedCatches ?? []);
   return more.length ? { ...fault, catches: [...new Set([...fault.catches, ...more])] } : fault;
-}
-
-/** The reference's configuration under a dialect (its catalogue and allowances). */
-const referenceConfig = (d: Dialect): ReferenceConfig => applyDialect(resolveConfig({}), d);
-
-function fewerPairsThan(d: Dialect, n: number): string | undefined {
-  const size = referenceConfig(d).pairs.filter((p) => (p.state ?? 'active') === 'active').length;
-  return size < n ? `a catalogue of ${size} active pairs has fewer than the ${n} the rule needs` : undefined;
 }
 
 /**
  * The seeds a fault runs under: the first DIALECTS_PER_FAULT of `pool` (rotated by the fault's
- * index, so faults spread over it) that do not mask it.
+ * index, so faults spread over it) that do not mask it (its record's `maskedBy`: under such a
+ * dialect the fault's rule cannot be broken or cannot be seen).
  */
 export function dialectSeedsFor(
   fault: FaultEntry,
@@ -272,11 +205,10 @@ export function dialectSeedsFor(
   seeds: readonly number[],
   draw: (seed: number) => Dialect,
 ): number[] {
-  const masked = MASKED_BY[fault.name];
   const out: number[] = [];
   for (let i = 0; i < seeds.length && out.length < DIALECTS_PER_FAULT; i++) {
     const seed = seeds[(index + i) % seeds.length]!;
-    if (!masked?.(draw(seed))) out.push(seed);
+    if (!fault.maskedBy?.(draw(seed))) out.push(seed);
   }
   return out;
 }
@@ -332,43 +264,11 @@ const firstWhy = (o: FaultOutcome, id: string): string => {
 export const streamFaults = (faults: readonly FaultEntry[] = FAULTS): FaultEntry[] =>
   faults.filter((f) => f.catches.some((id) => id.startsWith('ws.')));
 
-/** Areas of the score breakdown, in print order. */
-export const SCORE_AREAS = [
-  'REST envelope',
-  'auth',
-  'pagination',
-  'price',
-  'handshake',
-  'limits',
-  'session',
-  'keep-alive',
-  'push',
-] as const;
-export type ScoreArea = (typeof SCORE_AREAS)[number];
+/** Areas of the score breakdown, in print order: as the fault areas (reference/faults.ts) first name them. */
+export const SCORE_AREAS: readonly ScoreArea[] = [...new Set(Object.values(FAULT_AREAS))];
 
-/** The score area of each `area` of reference/faults.ts. */
-export const AREA_OF: Readonly<Record<string, ScoreArea>> = {
-  'rest-envelope': 'REST envelope',
-  'status-numbers': 'REST envelope',
-  auth: 'auth',
-  entitlements: 'auth',
-  pagination: 'pagination',
-  filters: 'pagination',
-  'pair-record': 'pagination',
-  'price-record': 'price',
-  market: 'price',
-  'price-status': 'price',
-  handshake: 'handshake',
-  'connection-limit': 'limits',
-  subscription: 'session',
-  notice: 'session',
-  ping: 'keep-alive',
-  keepalive: 'keep-alive',
-  push: 'push',
-};
-
-/** Score area of a fault; `other` flags an area this table does not know yet. */
-export const scoreArea = (fault: FaultEntry): ScoreArea | 'other' => AREA_OF[fault.area] ?? 'other';
+/** Score area of a fault. */
+export const scoreArea = (fault: Pick<FaultEntry, 'area'>): ScoreArea => FAULT_AREAS[fault.area];
 
 const list = (ids: readonly string[]): string => (ids.length ? ids.join(', ') : '-');
 
@@ -431,7 +331,7 @@ export function disagreementMarkdown(outcomes: readonly FaultOutcome[]): string 
  * `mutation score: CAUGHT/TOTAL faults caught` as the last line.
  */
 export function formatScore(outcomes: readonly FaultOutcome[]): string {
-  const areas = [...SCORE_AREAS, ...(outcomes.some((o) => scoreArea(o.fault) === 'other') ? ['other' as const] : [])];
+  const areas = SCORE_AREAS;
   const w = Math.max(...areas.map((a) => a.length));
   const lines = [
     "mutation score by area (caught: >= 1 check fails; exact: the failing checks are the fault's catches, no error):",

@@ -10,12 +10,11 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { availableParallelism, freemem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { CheckResult } from '../../src/check.ts';
-import type { MutationSettings } from './mutation.ts';
 
 /** One catalogue run: with a fault or clean, over a transport, under a dialect seed or the default dialect. */
 export interface SweepJob {
   fault?: string;
-  transport: MutationSettings['transport'];
+  transport: 'ws' | 'socketio';
   seed?: number;
   /** Run as against a target whose profile states nothing of its timing. */
   unstatedTiming?: boolean;

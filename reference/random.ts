@@ -1,0 +1,16 @@
+/**
+ * The reference's seeded PRNG, in a module of its own so the price walk and the dialect draw share
+ * it without importing each other.
+ */
+
+/** mulberry32: a small seeded PRNG, so a run's walk repeats. */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
