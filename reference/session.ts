@@ -4,7 +4,7 @@
  */
 import { LIMITS, METHOD, STATUS, TEXT, pairNotFoundMessage, type NoticeCode } from '../src/spec.ts';
 import { messageOf, type Service } from './service.ts';
-import type { Client, KeyRecord, StreamStats } from './model.ts';
+import type { Client, StreamStats } from './model.ts';
 import type { Admission } from './admission.ts';
 import type { FanOut } from './fanout.ts';
 import { CLOSE, type Link } from './link.ts';
