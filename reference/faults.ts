@@ -5,7 +5,7 @@
  * (`Check.catches` in suites/), and src/matrix.ts `faultCatches` gathers them.
  */
 import { UnknownFaultError } from '../src/errors.ts';
-import type { StatementKey } from '../src/matrix.ts';
+import type { StatementKey } from '../src/statements.ts';
 
 export interface Fault {
   readonly name: string;

@@ -1,12 +1,13 @@
 /**
- * Writes docs/COVERAGE.md, the traceability matrix (src/matrix.ts) of the spec against the check
+ * Writes docs/COVERAGE.md, the traceability matrix (src/matrix.ts, rendered by reports/matrix.ts) of the spec against the check
  * registry and the reference faults. Generated, never hand-written: test/mutation-matrix.test.ts
  * fails when the file differs from what this script would write.
  */
 import { writeFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { FAULTS } from '../reference/faults.ts';
-import { buildMatrix, matrixMarkdown } from '../src/matrix.ts';
+import { buildMatrix } from '../src/matrix.ts';
+import { matrixMarkdown } from '../reports/matrix.ts';
 import { CHECKS } from '../suites/index.ts';
 
 /** Where the matrix is written, from the repo root. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseArgs } from '../bin/parse-args.ts';
 import { OPTION_DEFAULTS, validateOptions, type ConformOptions } from '../src/options.ts';
+import { REPORT_FORMAT_NAMES } from '../reports/index.ts';
 
 const run = (argv: string[]): ConformOptions => {
   const r = parseArgs(argv);
@@ -12,7 +13,7 @@ const problem = (argv: string[]): string => {
   if (r.kind === 'error') return r.message;
   if (r.kind !== 'run') throw new Error(`expected a problem, got ${r.kind}`);
   try {
-    validateOptions(r.options);
+    validateOptions(r.options, REPORT_FORMAT_NAMES);
   } catch (err) {
     return (err as Error).message;
   }
