@@ -59,7 +59,7 @@ export interface RuleCoverage {
   checked: number;
   /** Of `checked`, those checked only in part. */
   partly: number;
-  /** The rules not checked, by kind, the largest group first; each with its unlocks counted. */
+  /** The rules not checked, by kind (what a user can add first); each with what they need counted. */
   unchecked: { kind: UncheckedKind; count: number; what: { label: string; count: number }[] }[];
   /** Rules that need no operator-staged state: what the minimum is judged on. */
   gateTotal: number;
@@ -111,16 +111,18 @@ const answered = (e: Evidence): boolean =>
 export const decided = (r: CheckResult): boolean =>
   r.outcome === 'fail' || (r.outcome === 'pass' && r.evidence.some(answered));
 
+/** The kinds in the order reports list them: what a user can add first, then what went wrong. */
 const LABEL_OF_KIND: Record<UncheckedKind, string> = {
   key: 'need another key',
   stream: 'need the stream',
   profile: 'need a profile entry',
   operator: 'need an operator state',
-  errored: 'errored',
-  vacuous: 'passed with nothing judged',
   skipped: 'skipped',
   'no-check': 'have no check in this run',
+  errored: 'errored',
+  vacuous: 'passed with nothing judged',
 };
+const KIND_ORDER = Object.keys(LABEL_OF_KIND);
 /** How a group of unchecked rules reads: `10 need another key`. */
 export const uncheckedLabel = (kind: UncheckedKind): string => LABEL_OF_KIND[kind];
 
@@ -167,14 +169,16 @@ function ruleStatus(st: SpecStatement, results: readonly CheckResult[]): RuleSta
     : unchecked('no-check', 'no check of this run enforces it');
 }
 
-/** The groups of unchecked rules: by kind, each with its unlocks (or reasons) counted. */
+/** The groups of unchecked rules: by kind, in KIND_ORDER, each with what they need counted. */
 function uncheckedGroups(rules: readonly RuleStatus[]): RuleCoverage['unchecked'] {
   const byKind = grouped(rules.flatMap((r) => (r.kind ? [{ key: r.kind, id: r.need ?? '' }] : [])));
-  return byKind.map(({ key, ids }) => ({
-    kind: key,
-    count: ids.length,
-    what: grouped(ids.map((label) => ({ key: label, id: label }))).map((g) => ({ label: g.key, count: g.ids.length })),
-  }));
+  return byKind
+    .map(({ key, ids }) => ({
+      kind: key,
+      count: ids.length,
+      what: grouped(ids.map((label) => ({ key: label, id: label }))).map((g) => ({ label: g.key, count: g.ids.length })),
+    }))
+    .sort((a, b) => KIND_ORDER.indexOf(a.kind) - KIND_ORDER.indexOf(b.kind));
 }
 
 /** The rule figure of a run's results against the spec's statements. */

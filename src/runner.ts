@@ -293,6 +293,7 @@ async function runCheck(check: Check, env: RunEnv): Promise<CheckResult> {
   result.violations = handle.violations;
   result.observations = handle.observations;
   result.evidence = handle.evidence;
+  if (handle.partly) result.partly = handle.partly;
   result.durationMs = Math.round(performance.now() - started);
   const slotWaitMs = Math.round(clock.pausedMs());
   if (slotWaitMs > 0) result.slotWaitMs = slotWaitMs;
