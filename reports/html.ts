@@ -209,7 +209,8 @@ function matrixView(results: readonly CheckResult[], c: Coverage): string {
     const why = [rule.reason, rule.unlock ? `unlock: ${rule.unlock}` : undefined].filter(Boolean).join('; ');
     return (
       `<tr class="rule-${rule.state}"><td>${esc(st.section)}</td><td>${esc(st.item)}</td>` +
-      `<td>${esc(st.statement)}</td><td>${state}</td><td>${checks}${why ? ` <span class="o-skip">${esc(why)}</span>` : ''}</td></tr>`
+      `<td>${esc(st.statement)}</td><td>${state}</td>` +
+      `<td>${checks}${why ? ` <span class="o-skip">${esc(why)}</span>` : ''}</td></tr>`
     );
   });
   return `<p>${esc(ruleLine(c))}</p>
@@ -253,7 +254,8 @@ export function htmlReport(e: RunEnd): string {
     `<code>${esc(e.target.rest)}</code>${e.target.ws ? ` and <code>${esc(e.target.ws)}</code>` : ''}` +
     `${e.target.embedded ? ' (embedded reference service)' : ''}`;
   const run = `${esc(e.startedAt)} to ${esc(e.finishedAt)} (${(s.durationMs / 1000).toFixed(1)} s)`;
-  const verdict = `${verdictWord(s)}: ${s.pass} passed, ${s.fail} failed, ${s.error} errors, ${s.skip} skipped of ${s.total}`;
+  const counts = `${s.pass} passed, ${s.fail} failed, ${s.error} errors, ${s.skip} skipped of ${s.total}`;
+  const verdict = `${verdictWord(s)}: ${counts}`;
   const nothing = nothingToJudgeLine(s.coverage);
   const cards =
     OUTCOMES.map((o) => {

@@ -1,7 +1,7 @@
 /**
- * Writes docs/COVERAGE.md, the traceability matrix (src/matrix.ts, rendered by reports/matrix.ts) of the spec against the check
- * registry and the reference faults. Generated, never hand-written: test/mutation-matrix.test.ts
- * fails when the file differs from what this script would write.
+ * Writes docs/COVERAGE.md, the traceability matrix (src/matrix.ts, rendered by reports/matrix.ts)
+ * of the spec against the check registry and the reference faults. Generated, never hand-written:
+ * test/mutation-matrix.test.ts fails when the file differs from what this script would write.
  */
 import { writeFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';

@@ -176,7 +176,10 @@ function uncheckedGroups(rules: readonly RuleStatus[]): RuleCoverage['unchecked'
     .map(({ key, ids }) => ({
       kind: key,
       count: ids.length,
-      what: grouped(ids.map((label) => ({ key: label, id: label }))).map((g) => ({ label: g.key, count: g.ids.length })),
+      what: grouped(ids.map((label) => ({ key: label, id: label }))).map((g) => ({
+        label: g.key,
+        count: g.ids.length,
+      })),
     }))
     .sort((a, b) => KIND_ORDER.indexOf(a.kind) - KIND_ORDER.indexOf(b.kind));
 }

@@ -183,7 +183,7 @@ function timeoutOf(check: Check, profile: Profile, waits: Waits, fallback: numbe
   return t && t > 0 ? t : Math.ceil(fallback * waitStretch(waits));
 }
 
-/** Counts, coverage and verdict of a list of results; `minCoverage` is the minimum of the rule figure (src/coverage.ts). */
+/** Counts, coverage and verdict of results; `minCoverage` is the minimum of the rule figure (src/coverage.ts). */
 export function summarize(results: readonly CheckResult[], durationMs: number, minCoverage?: number): RunSummary {
   const count = (o: Outcome): number => results.filter((r) => r.outcome === o).length;
   const s = {

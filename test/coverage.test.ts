@@ -252,7 +252,7 @@ describe('coverage in every report', () => {
   const report = async (): Promise<JsonReport> =>
     JSON.parse(await readFile(path.join(dir, 'conform-report.json'), 'utf8')) as JsonReport;
 
-  it('the console states the rule figure, the checks, warns of nothing to judge, and fails below the minimum', async () => {
+  it('the console states the rules, the checks, warns of nothing to judge, and fails below the minimum', async () => {
     const line = ruleLine((await report()).summary.coverage);
     expect(line.startsWith(rules)).toBe(true);
     expect(line).toMatch(/; 1 errored; 1 passed with nothing judged; .*BELOW THE MINIMUM of 50 %: the run fails$/);
