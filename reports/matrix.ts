@@ -21,6 +21,7 @@ export function formatMatrix(m: Matrix): string {
       );
       if (r.faults.length) out.push(`      faults: ${r.faults.join(', ')}`);
       if (r.outside) out.push(`      outside: ${r.outside.reason}; probe: ${r.outside.probe}`);
+      if (r.operatorState) out.push(`      operator state: ${r.operatorState} (counted apart)`);
     }
     out.push('');
   }
@@ -28,7 +29,8 @@ export function formatMatrix(m: Matrix): string {
   out.push(
     `${m.rows.length} statements: ${m.rows.filter((r) => r.checkIds.length > 0).length} ` +
       `with checks, ${m.rows.filter((r) => r.outside).length} with a reason why (part of) ` +
-      `it cannot be checked from outside, ${gaps.length} with neither`,
+      `it cannot be checked from outside, ${gaps.length} with neither; ` +
+      `${m.rows.filter((r) => r.operatorState).length} reached only through an operator state`,
   );
   const idle = unexercised(m);
   if (idle.length)
@@ -51,7 +53,9 @@ export function matrixMarkdown(m: Matrix, header: string): string {
   out.push(
     `${m.rows.length} statements; ${withChecks} traced to ` +
       `checks; ${m.rows.filter((r) => r.outside).length} say why (part of) the statement cannot be checked ` +
-      `from outside and which profile probe would make it checkable; ${uncovered(m).length} have neither.`,
+      `from outside and which profile probe would make it checkable; ${uncovered(m).length} have neither. ` +
+      `${m.rows.filter((r) => r.operatorState).length} are reached only through a state the target's operator ` +
+      'stages: the rule figure of a run counts them apart, and `--min-coverage` leaves them out.',
     '',
   );
   for (const kind of KIND_ORDER) {
@@ -62,7 +66,10 @@ export function matrixMarkdown(m: Matrix, header: string): string {
       '|---|---|---|---|---|',
     );
     for (const r of m.rows.filter((x) => x.kind === kind)) {
-      const outside = r.outside ? `${r.outside.reason}. Probe: ${r.outside.probe}` : '';
+      const staged = r.operatorState ? ` Operator state: ${r.operatorState}.` : '';
+      const outside = r.outside
+        ? `${r.outside.reason}. Probe: ${r.outside.probe}${staged && `.${staged}`}`
+        : staged.trim();
       const needs = r.needs.length ? ` (needs ${r.needs.map((n) => `\`${n}\``).join(', ')})` : '';
       out.push(
         `| ${cell(`${r.section}: ${r.item}`)} | ${cell(r.statement)} | ${cell(code(r.checkIds) + needs)} ` +
