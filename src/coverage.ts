@@ -135,7 +135,15 @@ function ruleStatus(st: SpecStatement, results: readonly CheckResult[]): RuleSta
     r.partly !== undefined && (r.partly.statements === undefined || r.partly.statements.includes(st.key));
   if (judged.some((r) => !isPartly(r))) return { ...base, state: 'checked' };
   const part = judged.find(isPartly);
-  if (part) return { ...base, state: 'partly', reason: `${part.id}: ${part.partly!.reason}` };
+  const missing = [...new Set(mine.flatMap((r) => r.missing ?? []))].sort();
+  if (part)
+    // What the skipped checks of the rule lack would judge the rest of it.
+    return {
+      ...base,
+      state: 'partly',
+      reason: `${part.id}: ${part.partly!.reason}`,
+      ...(missing.length ? { unlock: missing.join(' and ') } : {}),
+    };
   const unchecked = (kind: UncheckedKind, reason: string, unlock?: string, need?: string): RuleStatus => ({
     ...base,
     state: 'unchecked',
@@ -151,7 +159,6 @@ function ruleStatus(st: SpecStatement, results: readonly CheckResult[]): RuleSta
       st.outside?.probe ?? st.operatorState,
       st.operatorState,
     );
-  const missing = [...new Set(mine.flatMap((r) => r.missing ?? []))].sort();
   if (missing.includes('ws'))
     return unchecked('stream', 'the profile has no ws URL', 'the stream URL (--ws, or ws in the profile)', 'ws');
   const keys = missing.filter((m) => m.startsWith('keys.'));

@@ -59,6 +59,11 @@ describe('ruleCoverage()', () => {
       evidence: [ANSWER],
       partly: { reason: 'one source address', statements: ['limit:connections-per-key'] },
     }),
+    result('two-addresses', 'skip', {
+      enforces: ['limit:connections-per-key'],
+      reason: 'profile has no keys.limited',
+      missing: ['keys.limited'],
+    }),
   ];
   const c = ruleCoverage(results, rules);
   const state = (key: string) => c.rules.find((r) => r.key === key)!;
@@ -69,6 +74,7 @@ describe('ruleCoverage()', () => {
     expect(state('limit:connections-per-key')).toMatchObject({
       state: 'partly',
       reason: 'one-address: one source address',
+      unlock: 'keys.limited',
     });
   });
 
