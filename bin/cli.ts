@@ -57,19 +57,14 @@ async function main(): Promise<number> {
     process.stdout.write(`${pkg.version}\n`);
     return 0;
   }
-  const [
-    { helpText, parseArgs },
-    { conform, EXIT },
-    { colorWanted },
-    { CHECKS },
-    { githubEnvironment, reportHandlers },
-  ] = await Promise.all([
-    import('./parse-args.ts'),
-    import('../src/conform.ts'),
-    import('../src/options.ts'),
-    import('../suites/index.ts'),
-    import('../reports/index.ts'),
-  ]);
+  const [{ helpText, parseArgs }, { conform, EXIT }, { colorWanted }, { CHECKS }, { githubEnvironment, REPORTS }] =
+    await Promise.all([
+      import('./parse-args.ts'),
+      import('../src/conform.ts'),
+      import('../src/options.ts'),
+      import('../suites/index.ts'),
+      import('../reports/index.ts'),
+    ]);
   const parsed = parseArgs(argv);
   switch (parsed.kind) {
     case 'help':
@@ -98,7 +93,7 @@ async function main(): Promise<number> {
     tty: process.stdout.isTTY === true,
     color: colorWanted(process.env, process.stdout.isTTY === true),
     version: pkg.version,
-    reports: reportHandlers,
+    reports: REPORTS,
     github: githubEnvironment(process.env),
     signal: stop.signal,
     faults: (await import('../reference/faults.ts')).FAULTS,

@@ -4,7 +4,8 @@
  */
 import yargs from 'yargs';
 import { UsageError } from '../src/errors.ts';
-import { OPTION_DEFAULTS, REPORT_FORMAT_NAMES, type ConformOptions } from '../src/options.ts';
+import { OPTION_DEFAULTS, type ConformOptions } from '../src/options.ts';
+import { REPORT_FORMAT_NAMES } from '../reports/index.ts';
 import { earlyRequest } from './early-args.ts';
 
 export type ParseResult =
@@ -100,8 +101,13 @@ export function conformYargs(argv: readonly string[]) {
       'min-coverage': {
         type: 'number',
         describe:
-          'exit 1 when fewer than this percentage of the selected must checks ran ' +
-          "(skips do not count); overrides the profile's minCoverage",
+          'exit 1 when fewer than this percentage of the stated rules that need no operator state ' +
+          "were checked (an error or a pass with nothing judged does not count); overrides the profile's minCoverage",
+      },
+      'list-unchecked': {
+        type: 'boolean',
+        default: false,
+        describe: 'after the run, list every stated rule not checked in full: why, and what would check it',
       },
     })
     .help(false)
@@ -198,6 +204,7 @@ export function parseArgs(argv: readonly string[]): ParseResult {
       maxPayload: num('max-payload'),
       matrix: a.matrix === true,
       minCoverage: a['min-coverage'] === undefined ? undefined : num('min-coverage'),
+      listUnchecked: a['list-unchecked'] === true,
     };
     for (const k of Object.keys(options) as (keyof ConformOptions)[]) if (options[k] === undefined) delete options[k];
     return { kind: 'run', options };

@@ -13,7 +13,7 @@
  */
 import { Decimal } from 'decimal.js';
 import { UnknownFaultError } from '../src/errors.ts';
-import type { StatementKey } from '../src/matrix.ts';
+import type { StatementKey } from '../src/statements.ts';
 import { API_KEY_HEADER, ASSET_TYPE, LIMITS, METHOD, QUERY, STATUS, TEXT, type RestStatus } from '../src/spec.ts';
 import { resolveConfig, type ReferenceConfig } from './config.ts';
 import { applyDialect } from './dialect-config.ts';

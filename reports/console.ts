@@ -6,7 +6,16 @@
 import type { CheckResult } from '../src/check.ts';
 import type { RunEvent, RunHandler } from '../src/runner.ts';
 import { causesOf } from './causes.ts';
-import { causeLines, coverageLine, failureLines, nothingToJudgeLine, valueText } from './format.ts';
+import {
+  causeLines,
+  coverageLine,
+  failureLines,
+  nothingToJudgeLine,
+  ruleLine,
+  uncheckedLines,
+  valueText,
+  verdictLine,
+} from './format.ts';
 import { printable } from '../src/redact.ts';
 
 export interface ConsoleOptions {
@@ -17,6 +26,8 @@ export interface ConsoleOptions {
   color?: boolean;
   /** Off a terminal, how often a line says which checks the run is waiting on; default 10 s. */
   progressEveryMs?: number;
+  /** After the summary, every stated rule not checked in full (`--list-unchecked`). */
+  listUnchecked?: boolean;
 }
 
 /** A check that has started and not ended, as progress shows it. */
@@ -63,8 +74,8 @@ export function resultLine(r: CheckResult, color = false): string {
   return `${shown} ${printable(`${r.id}  ${r.durationMs} ms${tail}`)}`;
 }
 
-/** The closing summary of a run, as lines. */
-export function summaryLines(e: Extract<RunEvent, { type: 'run-end' }>): string[] {
+/** The closing summary of a run, as lines; `listUnchecked` adds every rule not checked in full. */
+export function summaryLines(e: Extract<RunEvent, { type: 'run-end' }>, listUnchecked = false): string[] {
   const lines: string[] = [];
   const failed = e.results.filter((r) => r.outcome === 'fail' || r.outcome === 'error');
   const causes = causeLines(e.results, causesOf(e.results));
@@ -92,14 +103,13 @@ export function summaryLines(e: Extract<RunEvent, { type: 'run-end' }>): string[
   }
   const s = e.summary;
   const starved = nothingToJudgeLine(s.coverage);
-  lines.push('', `Coverage: ${coverageLine(s.coverage)}`);
+  if (listUnchecked) {
+    const rules = uncheckedLines(s.coverage.rules);
+    lines.push('', `Rules not checked in full (${rules.length}):`, ...rules.map((l) => `  ${l}`));
+  }
+  lines.push('', ruleLine(s.coverage), `Checks: ${coverageLine(s.coverage)}`);
   if (starved) lines.push('', `!! ${starved}`);
-  lines.push(
-    '',
-    `${s.verdict === 'pass' ? 'PASS' : 'FAIL'}: ${s.pass} passed, ${s.fail} failed, ${s.error} ` +
-      `errors, ${s.skip} skipped of ${s.total} checks in ${(s.durationMs / 1000).toFixed(1)} s ` +
-      `(target ${e.target.rest}${e.target.embedded ? ', embedded reference service' : ''})`,
-  );
+  lines.push('', verdictLine(s, `${e.target.rest}${e.target.embedded ? ', embedded reference service' : ''}`));
   return lines.map(printable);
 }
 
@@ -165,7 +175,7 @@ export function consoleHandler(options: ConsoleOptions): RunHandler {
         case 'run-end':
           if (timer) clearInterval(timer);
           clearStatus();
-          options.write(`${summaryLines(e).join('\n')}\n`);
+          options.write(`${summaryLines(e, options.listUnchecked).join('\n')}\n`);
           break;
         default:
           break;

@@ -8,7 +8,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { CheckResult } from '../src/check.ts';
 import type { RunEvent, RunHandler } from '../src/runner.ts';
-import { clauseText, coverageLine, failureLines } from './format.ts';
+import { clauseText, coverageLine, failureLines, ruleLine, verdictWord } from './format.ts';
 
 export const CTRF_REPORT_FILE = 'conform-ctrf.json';
 /** The CTRF specification version this document follows. */
@@ -68,7 +68,13 @@ export function ctrfReport(e: Extract<RunEvent, { type: 'run-end' }>, version: s
       },
       tests: e.results.map(ctrfTest),
       environment: { appName: e.target.name ?? e.target.rest },
-      extra: { verdict: s.verdict, coverage: coverageLine(s.coverage), target: e.target },
+      extra: {
+        verdict: s.verdict,
+        verdictText: verdictWord(s),
+        rules: ruleLine(s.coverage),
+        coverage: coverageLine(s.coverage),
+        target: e.target,
+      },
     },
   };
 }

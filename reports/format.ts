@@ -1,6 +1,7 @@
 /** Text shared by every report: how a failure, an error and a way to reproduce read, and the coverage. */
 import type { CheckResult, Evidence } from '../src/check.ts';
-import type { Coverage } from '../src/coverage.ts';
+import { type Coverage, type RuleCoverage, type RuleStatus, uncheckedLabel } from '../src/coverage.ts';
+import type { RunSummary } from '../src/runner.ts';
 import { causesHeadline, type Cause, evidenceShowing } from './causes.ts';
 
 /** `Section: rule`. */
@@ -88,23 +89,78 @@ const someIds = (ids: readonly string[]): string =>
   ids.length <= 3 ? ids.join(', ') : `${ids.slice(0, 3).join(', ')} and ${ids.length - 3} more`;
 
 /**
- * `74 of 83 must checks ran (89.1 %); 9 skipped: profile has no keys.cryptoOnly (3: …); …`, and the
- * minimum when one was set.
+ * `74 of 83 must checks ran (89.1 %); 9 skipped: profile has no keys.cryptoOnly (3: …); …`: what
+ * the checks did, beside the rule figure.
  */
 export function coverageLine(c: Coverage): string {
-  const head = `${c.mustRan} of ${c.mustTotal} must checks ran (${c.percent} %)`;
+  const head = `${c.mustRan} of ${c.mustTotal} must checks ran (${c.mustPercent} %)`;
   const skipped =
     c.mustSkipped === 0
       ? ''
       : `; ${c.mustSkipped} ` +
         `skipped: ${c.skipped.map((g) => `${g.reason} (${g.ids.length}: ${someIds(g.ids)})`).join('; ')}`;
+  return `${head}${skipped}`;
+}
+
+/** Kinds of unchecked rules whose groups list what would unlock them; the others are counted only. */
+const UNLOCKED_BY = new Set(['key', 'stream', 'profile', 'operator']);
+
+/**
+ * The rule figure every report states, word for word: `Rules: 84 of 97 stated rules checked, 3
+ * partly; 10 need another key (keys.cryptoOnly: 3, …); 13 need an operator state (maintenance: 3,
+ * …); 72 of the 84 rules that need no operator state (85.7 %)`, then the minimum when one was set.
+ */
+export function ruleLine(c: Coverage): string {
+  const r = c.rules;
+  const parts = [`Rules: ${r.checked} of ${r.total} stated rules checked${r.partly ? `, ${r.partly} partly` : ''}`];
+  for (const g of r.unchecked) {
+    const what = UNLOCKED_BY.has(g.kind) ? ` (${g.what.map((w) => `${w.label}: ${w.count}`).join(', ')})` : '';
+    // The other kinds have no short need: --list-unchecked gives each rule's reason.
+    parts.push(`${g.count} ${uncheckedLabel(g.kind)}${what}`);
+  }
+  parts.push(`${r.gateChecked} of the ${r.gateTotal} rules that need no operator state (${r.percent} %)`);
   const gate =
     c.minimum === undefined
       ? ''
       : c.met
-        ? `; minimum ${c.minimum} %: met`
-        : `; BELOW THE MINIMUM of ${c.minimum} %: the run fails`;
-  return `${head}${skipped}${gate}`;
+        ? `, minimum ${c.minimum} %: met`
+        : `, BELOW THE MINIMUM of ${c.minimum} %: the run fails`;
+  return `${parts.join('; ')}${gate}`;
+}
+
+/** Whether some stated rule was not checked in full: a pass then reads as partial. */
+export const partialRun = (r: RuleCoverage): boolean => r.checked - r.partly < r.total;
+
+/** `FAIL`, `PASS (partial)` or `PASS`: a pass that left rules unchecked never reads as a full one. */
+export function verdictWord(s: RunSummary): string {
+  if (s.verdict === 'fail') return 'FAIL';
+  return partialRun(s.coverage.rules) ? 'PASS (partial)' : 'PASS';
+}
+
+/**
+ * The closing line: `PASS (partial): 84 of 97 stated rules checked — 30 passed, …`; a partial pass
+ * says how to list the rest.
+ */
+export function verdictLine(s: RunSummary, target: string): string {
+  const r = s.coverage.rules;
+  const word = verdictWord(s);
+  const counts =
+    `${s.pass} passed, ${s.fail} failed, ${s.error} errors, ${s.skip} skipped of ${s.total} checks ` +
+    `in ${(s.durationMs / 1000).toFixed(1)} s (target ${target})`;
+  if (word !== 'PASS (partial)') return `${word}: ${counts}`;
+  const left = r.total - (r.checked - r.partly);
+  return (
+    `${word}: ${r.checked - r.partly} of ${r.total} stated rules checked — ${counts}; ` +
+    `${left} not checked in full: run with --list-unchecked, or see the JSON or HTML report`
+  );
+}
+
+/** One line per rule not checked in full: `name (key): why; unlock: what`. */
+export function uncheckedLines(r: RuleCoverage): string[] {
+  const line = (x: RuleStatus): string =>
+    `${x.state === 'partly' ? 'partly' : uncheckedLabel(x.kind!)}: ${x.name} (${x.key})` +
+    `${x.reason ? ` — ${x.reason}` : ''}${x.unlock ? `; unlock: ${x.unlock}` : ''}`;
+  return r.rules.filter((x) => x.state !== 'checked').map(line);
 }
 
 /** The warning of a run where the target gave the harness nothing to judge, or undefined. */

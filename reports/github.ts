@@ -15,7 +15,16 @@ import type { CheckResult } from '../src/check.ts';
 import type { GithubEnvironment } from '../src/conform.ts';
 import type { RunEvent, RunHandler } from '../src/runner.ts';
 import { causesOf } from './causes.ts';
-import { causeLines, clauseText, coverageLine, failureLines, nothingToJudgeLine, truncate } from './format.ts';
+import {
+  causeLines,
+  clauseText,
+  coverageLine,
+  failureLines,
+  nothingToJudgeLine,
+  ruleLine,
+  truncate,
+  verdictWord,
+} from './format.ts';
 
 export const GITHUB_SUMMARY_FILE = 'conform-summary.md';
 
@@ -62,12 +71,14 @@ export function githubSummary(
   const s = e.summary;
   const failed = e.results.filter((r) => r.outcome === 'fail' || r.outcome === 'error');
   const lines = [
-    `## conform: ${s.verdict === 'pass' ? 'PASS' : 'FAIL'}`,
+    `## conform: ${verdictWord(s)}`,
     '',
     `${s.fail} failed, ${s.error} errors, ${s.pass} passed, ${s.skip} skipped of ${s.total} checks in ` +
       `${(s.durationMs / 1000).toFixed(1)} s against \`${cell(e.target.rest)}\``,
     '',
-    `**Rule coverage:** ${cell(coverageLine(s.coverage), 2000)}`,
+    `**${cell(ruleLine(s.coverage), 2000).replace(/^Rules:/, 'Rules:**')}`,
+    '',
+    `**Checks:** ${cell(coverageLine(s.coverage), 2000)}`,
   ];
   const starved = nothingToJudgeLine(s.coverage);
   if (starved) lines.push('', `**Nothing to judge:** ${cell(starved, 1000)}`);

@@ -7,12 +7,20 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Check, CheckResult, Outcome } from '../src/check.ts';
+import type { CheckResult, Outcome } from '../src/check.ts';
 import type { RunEvent, RunHandler } from '../src/runner.ts';
-import type { Coverage } from '../src/coverage.ts';
-import { SPEC_STATEMENTS } from '../src/matrix.ts';
+import { type Coverage, uncheckedLabel } from '../src/coverage.ts';
+import { SPEC_STATEMENTS } from '../src/statements.ts';
 import { causesHeadline, causesOf, evidenceShowing } from './causes.ts';
-import { coverageLine, nothingToJudgeLine, reproduceLines, truncate, valueText } from './format.ts';
+import {
+  coverageLine,
+  nothingToJudgeLine,
+  reproduceLines,
+  ruleLine,
+  truncate,
+  valueText,
+  verdictWord,
+} from './format.ts';
 import { escapeHtml as esc } from './write.ts';
 
 export const HTML_REPORT_FILE = 'conform-report.html';
@@ -118,9 +126,10 @@ function countsTable(title: string, m: Map<string, Counts>): string {
 ${rows.map(row).join('\n')}</table></div>`;
 }
 
-/** The run's must-check coverage (src/coverage.ts), in the words every report uses. */
+/** The run's rule and must-check coverage (src/coverage.ts), in the words every report uses. */
 const mustCoverage = (c: Coverage): string =>
-  `<h2>Must-check coverage</h2><p class="coverage">Coverage: ${esc(coverageLine(c))}</p>`;
+  `<h2>Coverage</h2><p class="rules">${esc(ruleLine(c))}</p>` +
+  `<p class="coverage">Checks: ${esc(coverageLine(c))}</p>`;
 
 function changesSection(e: RunEnd): string {
   if (!e.changes)
@@ -181,25 +190,34 @@ function causesBlock(results: readonly CheckResult[]): string {
   return `<section id="causes"><h2>${esc(headline)}</h2><ul>${items.join('')}</ul></section>`;
 }
 
-/** The spec statements of the traceability matrix with the outcome of their checks in this run. */
-function matrixView(results: readonly CheckResult[], registry: readonly Check[]): string {
+/**
+ * The spec statements of the traceability matrix: whether this run checked each, the outcome of
+ * the checks that enforce it, and for a rule not checked in full why and what would check it.
+ */
+function matrixView(results: readonly CheckResult[], c: Coverage): string {
   const byId = new Map(results.map((r) => [r.id, r]));
-  const rows = SPEC_STATEMENTS.map((st) => {
-    const ids = registry.filter((c) => c.enforces.includes(st.key) && byId.has(c.id)).map((c) => c.id);
-    const checks = ids.map((id) => `<code class="o-${byId.get(id)!.outcome}">${esc(id)}</code>`).join(' ');
-    const cell =
-      checks ||
-      (st.outside
-        ? `<span class="o-skip">outside: ${esc(st.outside.reason)}</span>`
-        : '<span class="o-skip">no check in this run</span>');
-    return `<tr><td>${esc(st.section)}</td><td>${esc(st.item)}</td><td>${esc(st.statement)}</td><td>${cell}</td></tr>`;
+  const statement = new Map(SPEC_STATEMENTS.map((st) => [st.key as string, st]));
+  const rows = c.rules.rules.map((rule) => {
+    const st = statement.get(rule.key) ?? { section: '', item: rule.name, statement: '' };
+    const checks = rule.checks.map((id) => `<code class="o-${byId.get(id)!.outcome}">${esc(id)}</code>`).join(' ');
+    const state =
+      rule.state === 'checked'
+        ? '<span class="o-pass">checked</span>'
+        : `<span class="o-skip">${rule.state === 'partly' ? 'partly' : esc(uncheckedLabel(rule.kind!))}</span>`;
+    const why = [rule.reason, rule.unlock ? `unlock: ${rule.unlock}` : undefined].filter(Boolean).join('; ');
+    return (
+      `<tr class="rule-${rule.state}"><td>${esc(st.section)}</td><td>${esc(st.item)}</td>` +
+      `<td>${esc(st.statement)}</td><td>${state}</td>` +
+      `<td>${checks}${why ? ` <span class="o-skip">${esc(why)}</span>` : ''}</td></tr>`
+    );
   });
-  return `<p>Each statement of the spec and the checks of this run that enforce it, coloured by outcome.</p>
-<table><tr><th>section</th><th>item</th><th>statement</th><th>checks</th></tr>${rows.join('\n')}</table>`;
+  return `<p>${esc(ruleLine(c))}</p>
+<p>Each statement of the spec, whether this run checked it, and the checks that enforce it, coloured by outcome.</p>
+<table><tr><th>section</th><th>item</th><th>statement</th><th>rule</th><th>checks</th></tr>${rows.join('\n')}</table>`;
 }
 
-/** The whole page of a finished run; `registry` (the run's checks) says which statements each enforces. */
-export function htmlReport(e: RunEnd, registry: readonly Check[]): string {
+/** The whole page of a finished run. */
+export function htmlReport(e: RunEnd): string {
   const s = e.summary;
   const failed = e.results.filter((r) => r.outcome === 'fail' || r.outcome === 'error');
   const observations = e.results.flatMap((r) => r.observations.map((o) => ({ r, o })));
@@ -234,9 +252,8 @@ export function htmlReport(e: RunEnd, registry: readonly Check[]): string {
     `<code>${esc(e.target.rest)}</code>${e.target.ws ? ` and <code>${esc(e.target.ws)}</code>` : ''}` +
     `${e.target.embedded ? ' (embedded reference service)' : ''}`;
   const run = `${esc(e.startedAt)} to ${esc(e.finishedAt)} (${(s.durationMs / 1000).toFixed(1)} s)`;
-  const verdict =
-    `${s.verdict === 'pass' ? 'PASS' : 'FAIL'}: ` +
-    `${s.pass} passed, ${s.fail} failed, ${s.error} errors, ${s.skip} skipped of ${s.total}`;
+  const counts = `${s.pass} passed, ${s.fail} failed, ${s.error} errors, ${s.skip} skipped of ${s.total}`;
+  const verdict = `${verdictWord(s)}: ${counts}`;
   const nothing = nothingToJudgeLine(s.coverage);
   const cards =
     OUTCOMES.map((o) => {
@@ -264,6 +281,7 @@ ${controls}
 <h1>conform report</h1>
 <p>Target: ${target}<br>Run: ${run}</p>
 <p class="verdict v-${s.verdict}" id="verdict">${verdict}</p>
+<p class="rules">${esc(ruleLine(s.coverage))}</p>
 ${nothing ? `<p class="verdict v-fail nothing-to-judge">${esc(nothing)}</p>` : ''}
 ${causesBlock(e.results)}
 <div class="cards">${cards}</div>
@@ -294,7 +312,7 @@ ${observedRows.join('\n')}
 </table>
 </section>
 <section class="view" id="matrix">
-${matrixView(e.results, registry)}
+${matrixView(e.results, s.coverage)}
 </section>
 </main>
 </body></html>
@@ -303,14 +321,12 @@ ${matrixView(e.results, registry)}
 
 /** Writes `conform-report.html` into `outDir` when the run ends. */
 export function htmlHandler(outDir: string, written: (file: string) => void = () => {}): RunHandler {
-  let registry: readonly Check[] = [];
   return {
     async handle(e) {
-      if (e.type === 'run-start') registry = e.checks;
       if (e.type !== 'run-end') return;
       await mkdir(outDir, { recursive: true });
       const file = path.join(outDir, HTML_REPORT_FILE);
-      await writeFile(file, htmlReport(e, registry));
+      await writeFile(file, htmlReport(e));
       written(file);
     },
   };

@@ -6,7 +6,7 @@ import { type Cause, causesOf } from './causes.ts';
 import type { Change, RunEvent, RunHandler, RunSummary, TargetInfo } from '../src/runner.ts';
 
 /** Bumped on any incompatible change of the report's shape. */
-export const REPORT_SCHEMA_VERSION = 1;
+export const REPORT_SCHEMA_VERSION = 2;
 export const JSON_REPORT_FILE = 'conform-report.json';
 
 export interface JsonReport {

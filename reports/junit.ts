@@ -4,7 +4,17 @@ import path from 'node:path';
 import type { CheckResult } from '../src/check.ts';
 import type { RunEvent, RunHandler } from '../src/runner.ts';
 import { causesHeadline, causesOf } from './causes.ts';
-import { causeLines, clauseText, coverageLine, failureLines, nothingToJudgeLine, valueText } from './format.ts';
+import {
+  causeLines,
+  clauseText,
+  coverageLine,
+  failureLines,
+  nothingToJudgeLine,
+  ruleLine,
+  uncheckedLines,
+  valueText,
+  verdictWord,
+} from './format.ts';
 
 export const JUNIT_REPORT_FILE = 'conform-junit.xml';
 
@@ -66,6 +76,8 @@ export function junitXml(e: Extract<RunEvent, { type: 'run-end' }>): string {
   const properties = [
     '    <properties>',
     ...(causes ? [`      <property name="causes" value="${xml(causes)}"/>`] : []),
+    `      <property name="verdict" value="${xml(verdictWord(e.summary))}"/>`,
+    `      <property name="rules" value="${xml(ruleLine(cov))}"/>`,
     `      <property name="coverage" value="${xml(coverageLine(cov))}"/>`,
     ...(starved ? [`      <property name="nothing-to-judge" value="${xml(starved)}"/>`] : []),
     '    </properties>',
@@ -74,8 +86,10 @@ export function junitXml(e: Extract<RunEvent, { type: 'run-end' }>): string {
     `    <system-out>${xml(
       [
         ...causeLines(e.results, causesOf(e.results)),
-        `Coverage: ${coverageLine(cov)}`,
+        ruleLine(cov),
+        `Checks: ${coverageLine(cov)}`,
         ...(starved ? [starved] : []),
+        ...uncheckedLines(cov.rules).map((l) => `not checked in full: ${l}`),
       ].join('\n'),
     )}` + `</system-out>`;
   const suites = [...groups].map(([area, rs]) => {

@@ -4,7 +4,7 @@
  * sockets or read the environment themselves: everything comes through the context.
  */
 import type { FaultList } from './fault-name.ts';
-import type { StatementKey } from './matrix.ts';
+import type { StatementKey } from './statements.ts';
 import type { Profile } from './profile.ts';
 import type { Validator } from './validator.ts';
 import type { Waits } from './timing.ts';
@@ -128,6 +128,12 @@ export interface CheckResult {
   errorCode?: string;
   /** A skip because the target offered nothing to judge (`no priced pair`, `no live pair`: src/coverage.ts). */
   nothingToJudge?: string;
+  /** The statements the check enforces (its `enforces`): what the rule coverage counts it toward. */
+  enforces?: readonly StatementKey[];
+  /** What the check judged only in part (`ctx.partly`): those statements count as partly checked. */
+  partly?: Partly;
+  /** For a skip because the profile lacks what the check needs: the missing profile paths. */
+  missing?: readonly string[];
   violations: Violation[];
   observations: Observation[];
   evidence: Evidence[];
@@ -137,6 +143,13 @@ export interface CheckResult {
    * counted against the check's timeout).
    */
   slotWaitMs?: number;
+}
+
+/** A part of a check's statements it could not judge, and why. */
+export interface Partly {
+  reason: string;
+  /** The statements judged only in part; absent: every statement the check enforces. */
+  statements?: readonly StatementKey[];
 }
 
 /** A key's WebSocket connection allowance as the run knows it (src/connection-budget.ts). */
@@ -204,6 +217,12 @@ export interface CheckContext {
    * because the target offered nothing to judge (a NOTHING_TO_JUDGE value), which reports show prominently.
    */
   skip(reason: string, nothingToJudge?: string): never;
+  /**
+   * Says the check judges its statements (or the `statements` named) only in part, and why (one
+   * source address where the rule is about any address): the rule coverage counts them partly
+   * checked. The check goes on to its verdict.
+   */
+  partly(reason: string, statements?: readonly StatementKey[]): void;
   /** Records undocumented behaviour. */
   observe(name: string, value: unknown, note?: string): void;
   /** Adds a line to the transcript. */

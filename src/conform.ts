@@ -7,12 +7,12 @@ import { mkdir } from 'node:fs/promises';
 import type { Check } from './check.ts';
 import type { Profile } from './profile.ts';
 import { loadProfile, minimalProfile } from './profile.ts';
-import { type ConformOptions, type ReportFormat, validateOptions } from './options.ts';
+import { type ConformOptions, validateOptions } from './options.ts';
 import { MIN_FRAGMENT, profileSecretMap, redactorFor, shortKeys } from './redact.ts';
 import { matches, runChecks, selectChecks, unknownSelectors, type RunHandler, type TargetInfo } from './runner.ts';
 import { compareWithBaseline, failedIds, readPastReport } from './baseline.ts';
 import { ConformError, UsageError } from './errors.ts';
-import { buildMatrix, formatMatrix, type MatrixFault } from './matrix.ts';
+import { buildMatrix, type Matrix, type MatrixFault } from './matrix.ts';
 
 /** Exit codes: every must check passed; a check failed or errored; usage, profile or reachability problem. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
@@ -27,7 +27,8 @@ export interface GithubEnvironment {
 }
 
 export interface ReportOptions {
-  formats: readonly ReportFormat[];
+  /** Names of the registry of report formats (reports/index.ts). */
+  formats: readonly string[];
   outDir: string;
   version: string;
   write: (text: string) => void;
@@ -38,6 +39,23 @@ export interface ReportOptions {
   written?: (file: string) => void;
   /** Where a GitHub Actions step writes its job summary and where its run's artifacts are. */
   github?: GithubEnvironment;
+  /** The console lists every rule not checked in full. */
+  listUnchecked?: boolean;
+}
+
+/**
+ * The report formats and listings, given by the caller (reports/index.ts `REPORTS`): src/ never
+ * imports reports/, so the names the options are checked against come in with the handlers.
+ */
+export interface Reports {
+  /** Every format's name, in the order the handlers run. */
+  formats: readonly string[];
+  /** The handlers of the chosen formats. */
+  handlers(options: ReportOptions): RunHandler[];
+  /** The check catalogue (`--list`). */
+  catalogue(checks: readonly Check[]): string;
+  /** The traceability matrix (`--list --matrix`). */
+  matrix(m: Matrix): string;
 }
 
 export interface ConformIO {
@@ -51,8 +69,8 @@ export interface ConformIO {
   version: string;
   /** GitHub Actions' step summary file and run page, when the run is a step of one. */
   github?: GithubEnvironment;
-  /** The handlers of the chosen report formats, in a fixed order (reports/index.ts `reportHandlers`). */
-  reports: (options: ReportOptions) => RunHandler[];
+  /** The report formats and listings (reports/index.ts `REPORTS`). */
+  reports: Reports;
   /** Starts the embedded target when neither --target nor --profile is given. */
   startEmbedded?: (options: {
     transport?: 'ws' | 'socketio';
@@ -65,18 +83,6 @@ export interface ConformIO {
   signal?: AbortSignal;
 }
 
-/** The catalogue: id, severity, tags, spec clause; one check a line. */
-export function catalogueText(checks: readonly Check[]): string {
-  const w = Math.max(...checks.map((c) => c.id.length));
-  return checks
-    .map(
-      (c) =>
-        `${c.id.padEnd(w)}  ${c.severity.padEnd(7)}  ${c.tags.join(',').padEnd(28)}` +
-        `  ${c.clause.section}: ${c.clause.rule}`,
-    )
-    .join('\n');
-}
-
 /** One line for a problem that ends the run with exit 2. */
 export const problemLine = (err: unknown): string =>
   `conform: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`;
@@ -86,7 +92,7 @@ export async function conform(options: ConformOptions, registry: readonly Check[
   let embedded: { profile: Profile; close(): Promise<void> } | undefined;
   let redact = (s: string): string => s;
   try {
-    validateOptions(options);
+    validateOptions(options, io.reports.formats);
     const bad = unknownSelectors(registry, [...options.only, ...options.skip]);
     if (bad.length)
       throw new UsageError(`--only/--skip: no check id, prefix or tag matches "${bad[0]}" (see conform --list)`);
@@ -105,7 +111,7 @@ export async function conform(options: ConformOptions, registry: readonly Check[
         : known;
     }
     if (options.list && options.matrix) {
-      io.out(`${formatMatrix(buildMatrix(registry, io.faults ?? []))}\n`);
+      io.out(`${io.reports.matrix(buildMatrix(registry, io.faults ?? []))}\n`);
       return EXIT.ok;
     }
     if (options.list) {
@@ -113,7 +119,7 @@ export async function conform(options: ConformOptions, registry: readonly Check[
       const listed = registry.filter(
         (c) => (only.length === 0 || only.some((s) => matches(c, s))) && !options.skip.some((s) => matches(c, s)),
       );
-      io.out(`${catalogueText(listed)}\n`);
+      io.out(`${io.reports.catalogue(listed)}\n`);
       return EXIT.ok;
     }
     const checks = selectChecks(registry, { only, skip: options.skip });
@@ -163,8 +169,9 @@ export async function conform(options: ConformOptions, registry: readonly Check[
 
     const written: string[] = [];
     const handlers = [
-      ...io.reports({
+      ...io.reports.handlers({
         formats: options.report,
+        listUnchecked: options.listUnchecked,
         outDir: options.out,
         version: io.version,
         write: io.out,

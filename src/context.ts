@@ -3,7 +3,7 @@
  * validator, and the verbs that turn what it sees into a verdict. One context per check run.
  */
 import { performance } from 'node:perf_hooks';
-import type { Check, CheckContext, CheckResult, Evidence, Observation, Violation } from './check.ts';
+import type { Check, CheckContext, CheckResult, Evidence, Observation, Partly, Violation } from './check.ts';
 import type { Profile } from './profile.ts';
 import type { Validator } from './validator.ts';
 import type { SchemaName } from './schema-definitions.ts';
@@ -85,6 +85,8 @@ export interface ContextHandle {
   violations: Violation[];
   observations: Observation[];
   evidence: Evidence[];
+  /** What the check said it judged only in part (`ctx.partly`). */
+  partly?: Partly;
   /** Closes every stream session the check left open. */
   cleanup(): Promise<void>;
 }
@@ -178,6 +180,9 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
       throw new CheckFailed(v.received);
     },
     skip,
+    partly(reason: string, statements?: Partly['statements']): void {
+      handle.partly = { reason: oneLine(redact(reason)), ...(statements ? { statements: [...statements] } : {}) };
+    },
     observe(name: string, value: unknown, note?: string): void {
       const o: Observation = { name, value: redactDeep(value, redact) };
       if (note !== undefined) o.note = oneLine(redact(note));
@@ -194,7 +199,7 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
     },
   };
 
-  return {
+  const handle: ContextHandle = {
     ctx,
     violations,
     observations,
@@ -215,6 +220,7 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
       loans.dispose();
     },
   };
+  return handle;
 }
 
 /** An empty result for a check, filled in by the runner. */
@@ -226,6 +232,7 @@ export function blankResult(check: Check): CheckResult {
     clause: check.clause,
     severity: check.severity,
     tags: check.tags,
+    enforces: check.enforces,
     outcome: 'pass',
     violations: [],
     observations: [],

@@ -5,10 +5,6 @@
 import { UsageError } from './errors.ts';
 import { RUN_DEFAULTS } from './runner.ts';
 
-export const REPORT_FORMAT_NAMES = ['console', 'json', 'junit', 'html', 'ctrf', 'github'] as const;
-/** A report format's name. */
-export type ReportFormat = (typeof REPORT_FORMAT_NAMES)[number];
-
 /** Everything a run can be told; each field's default is in OPTION_DEFAULTS. */
 export interface ConformOptions {
   /** REST base URL of the target (builds a minimal profile with `key`). */
@@ -24,7 +20,8 @@ export interface ConformOptions {
   only: string[];
   skip: string[];
   list: boolean;
-  report: ReportFormat[];
+  /** Names of report formats, checked against the registry the caller gives (reports/index.ts). */
+  report: string[];
   out: string;
   concurrency: number;
   /** Per-check timeout, ms. */
@@ -44,10 +41,12 @@ export interface ConformOptions {
   /** With --list: the traceability matrix (spec statement → checks → faults) instead of the catalogue. */
   matrix: boolean;
   /**
-   * Percentage of the selected must checks that have to run (not skip), else exit 1; overrides the
-   * profile's `minCoverage`.
+   * Percentage of the stated rules that need no operator state which have to be checked, else
+   * exit 1; overrides the profile's `minCoverage`.
    */
   minCoverage?: number;
+  /** The console lists every stated rule the run did not check in full, with why and what would. */
+  listUnchecked: boolean;
 }
 
 /** Defaults: console report into ./conform-reports (git-ignored), the runner's concurrency and timeout. */
@@ -70,6 +69,7 @@ export const OPTION_DEFAULTS: Readonly<
   maxBody: RUN_DEFAULTS.maxBodyBytes,
   maxPayload: RUN_DEFAULTS.maxPayloadBytes,
   matrix: false,
+  listUnchecked: false,
 });
 
 export const TRANSPORTS = ['ws', 'socketio'] as const;
@@ -89,8 +89,11 @@ function checkUrl(option: string, value: string, schemes: readonly string[]): vo
   if (!url.hostname) throw new UsageError(`${option}: "${value}" has no host`);
 }
 
-/** Throws UsageError naming the first bad option. `key` must already be resolved from the environment. */
-export function validateOptions(o: ConformOptions): void {
+/**
+ * Throws UsageError naming the first bad option. `key` must already be resolved from the
+ * environment; `reportFormats` are the names of the report registry the run is given.
+ */
+export function validateOptions(o: ConformOptions, reportFormats: readonly string[]): void {
   if (o.target !== undefined && o.profile !== undefined)
     throw new UsageError('--target and --profile exclude each other: give one');
   if (o.target !== undefined) checkUrl('--target', o.target, ['http:', 'https:']);
@@ -107,10 +110,10 @@ export function validateOptions(o: ConformOptions): void {
     throw new UsageError(`--concurrency: must be an integer from 1 to ${MAX_CONCURRENCY} (got ${o.concurrency})`);
   if (!Number.isInteger(o.timeout) || o.timeout < 1)
     throw new UsageError(`--timeout: must be a positive integer of milliseconds (got ${o.timeout})`);
-  if (o.report.length === 0) throw new UsageError(`--report: name at least one of ${REPORT_FORMAT_NAMES.join(', ')}`);
+  if (o.report.length === 0) throw new UsageError(`--report: name at least one of ${reportFormats.join(', ')}`);
   for (const f of o.report)
-    if (!(REPORT_FORMAT_NAMES as readonly string[]).includes(f))
-      throw new UsageError(`--report: unknown format "${f}" (use ${REPORT_FORMAT_NAMES.join(', ')})`);
+    if (!reportFormats.includes(f))
+      throw new UsageError(`--report: unknown format "${f}" (use ${reportFormats.join(', ')})`);
   if (!o.out) throw new UsageError('--out: must name a directory');
   if (o.failOnChange && !o.baseline) throw new UsageError('--fail-on-change needs --baseline REPORT.json');
   for (const [name, v] of [
@@ -128,6 +131,9 @@ export function validateOptions(o: ConformOptions): void {
     throw new UsageError('--transport socketio needs --event NAME (the event that carries the JSON messages)');
   if (o.event !== undefined && o.transport !== 'socketio') throw new UsageError('--event needs --transport socketio');
   if (o.matrix && !o.list) throw new UsageError('--matrix goes with --list');
+  if (o.listUnchecked && o.list) throw new UsageError('--list-unchecked lists what a run left unchecked: drop --list');
+  if (o.listUnchecked && !o.report.includes('console'))
+    throw new UsageError('--list-unchecked prints to the console: add console to --report');
   if (o.minCoverage !== undefined && !(Number.isFinite(o.minCoverage) && o.minCoverage >= 0 && o.minCoverage <= 100))
     throw new UsageError(`--min-coverage: must be a percentage from 0 to 100 (got ${o.minCoverage})`);
 }

@@ -63,8 +63,8 @@ export interface Profile {
   /** What the operator states of the target's timing; the run's waits come from it (src/timing.ts). */
   timing?: StatedTiming;
   /**
-   * Percentage of the selected must checks that have to run (not skip); fewer fails the run.
-   * `--min-coverage` overrides it.
+   * Percentage of the spec's stated rules that need no operator state which the run has to
+   * check (src/coverage.ts); fewer fails the run. `--min-coverage` overrides it.
    */
   minCoverage?: number;
 }

@@ -35,7 +35,10 @@ export interface RunSettings {
   maxBodyBytes: number;
   /** Largest WebSocket message accepted, bytes. */
   maxPayloadBytes: number;
-  /** Percentage of the selected must checks that have to run (not skip), else the verdict is fail; none by default. */
+  /**
+   * Percentage of the stated rules that need no operator state which have to be checked, else the
+   * verdict is fail; none by default.
+   */
   minCoverage?: number;
 }
 
@@ -180,7 +183,7 @@ function timeoutOf(check: Check, profile: Profile, waits: Waits, fallback: numbe
   return t && t > 0 ? t : Math.ceil(fallback * waitStretch(waits));
 }
 
-/** Counts, coverage and verdict of a list of results; `minCoverage` is a percentage of must checks that have to run. */
+/** Counts, coverage and verdict of results; `minCoverage` is the minimum of the rule figure (src/coverage.ts). */
 export function summarize(results: readonly CheckResult[], durationMs: number, minCoverage?: number): RunSummary {
   const count = (o: Outcome): number => results.filter((r) => r.outcome === o).length;
   const s = {
@@ -290,6 +293,7 @@ async function runCheck(check: Check, env: RunEnv): Promise<CheckResult> {
   result.violations = handle.violations;
   result.observations = handle.observations;
   result.evidence = handle.evidence;
+  if (handle.partly) result.partly = handle.partly;
   result.durationMs = Math.round(performance.now() - started);
   const slotWaitMs = Math.round(clock.pausedMs());
   if (slotWaitMs > 0) result.slotWaitMs = slotWaitMs;

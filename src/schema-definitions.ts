@@ -336,8 +336,9 @@ const profile = schema('profile', 'conform target profile', {
       minimum: 0,
       maximum: 100,
       description:
-        'Percentage of the selected must checks that have to run rather than skip; a ' +
-        'run below it exits 1 (a CI gate). --min-coverage overrides it.',
+        "Percentage of the spec's stated rules that need no operator state which the run has " +
+        'to check (an error, a skip or a pass with nothing judged checks nothing); a run below ' +
+        'it exits 1 (a CI gate). --min-coverage overrides it.',
     },
     timing: {
       type: 'object',

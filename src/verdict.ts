@@ -60,6 +60,7 @@ export function notRun(check: Check, why: NotRunReason): CheckResult {
     case 'missing':
       result.outcome = 'skip';
       result.reason = `profile has no ${why.fields.join(', ')}`;
+      result.missing = [...why.fields];
       break;
     case 'silent':
       result.outcome = 'error';

@@ -133,7 +133,8 @@ describe('GitHub Actions recipe (docs/ci/github-actions.yml)', () => {
     const r = await runAll(runnable(lines), e);
     expect(r.code, r.out).toBe(0);
     expect(errorTitles(r.out)).toEqual([]);
-    expect(readFileSync(e.GITHUB_STEP_SUMMARY!, 'utf8')).toMatch(/^## conform: PASS\n/);
+    // The reference's notice 50000 needs a stream probe no profile holds yet: a pass, partial.
+    expect(readFileSync(e.GITHUB_STEP_SUMMARY!, 'utf8')).toMatch(/^## conform: PASS \(partial\)\n/);
     const ctrf = JSON.parse(readFileSync(path.join(ROOT, outDirOf(lines), 'conform-ctrf.json'), 'utf8')) as Json;
     expect(validate(ctrf).valid).toBe(true);
     expect(ctrf.results.summary.tests).toBeGreaterThan(50);

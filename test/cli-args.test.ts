@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { parseArgs } from '../bin/parse-args.ts';
+import { helpText, parseArgs } from '../bin/parse-args.ts';
 import { OPTION_DEFAULTS, validateOptions, type ConformOptions } from '../src/options.ts';
+import { REPORT_FORMAT_NAMES, REPORT_FORMATS, reportHandlers } from '../reports/index.ts';
 
 const run = (argv: string[]): ConformOptions => {
   const r = parseArgs(argv);
@@ -12,7 +13,7 @@ const problem = (argv: string[]): string => {
   if (r.kind === 'error') return r.message;
   if (r.kind !== 'run') throw new Error(`expected a problem, got ${r.kind}`);
   try {
-    validateOptions(r.options);
+    validateOptions(r.options, REPORT_FORMAT_NAMES);
   } catch (err) {
     return (err as Error).message;
   }
@@ -77,6 +78,7 @@ describe('parseArgs', () => {
       maxBody: 1048576,
       maxPayload: 1048576,
       matrix: false,
+      listUnchecked: false,
     });
     expect(
       run([
@@ -95,6 +97,7 @@ describe('parseArgs', () => {
       ]),
     ).toMatchObject({ transport: 'socketio', event: 'price', maxBody: 2048, maxPayload: 4096 });
     expect(run(['--list', '--matrix'])).toMatchObject({ list: true, matrix: true });
+    expect(run(['--list-unchecked'])).toMatchObject({ listUnchecked: true });
   });
 
   it('recognises help and version before anything else', () => {
@@ -136,10 +139,38 @@ describe('parseArgs', () => {
       '--transport/--event: a profile names its own (fields transport and event)',
     ],
     [['--matrix'], '--matrix goes with --list'],
+    [['--list', '--list-unchecked'], '--list-unchecked lists what a run left unchecked: drop --list'],
+    [['--list-unchecked', '--report', 'json'], '--list-unchecked prints to the console: add console to --report'],
   ];
   for (const [argv, message] of problems) {
     it(`names the problem in "${argv.join(' ')}"`, () => {
       expect(problem(argv)).toBe(message);
     });
   }
+});
+
+describe('the registry of report formats', () => {
+  const registered = Object.keys(REPORT_FORMATS);
+  const withReport = (report: string[]): ConformOptions => ({ ...OPTION_DEFAULTS, report });
+
+  it('is where the names come from: the options and the help list exactly the registered formats', async () => {
+    expect(REPORT_FORMAT_NAMES).toEqual(registered);
+    expect(await helpText()).toContain(`report formats: ${registered.join(',')}`);
+  });
+
+  it("accepts a format's name if and only if the registry holds it", () => {
+    for (const name of registered) expect(() => validateOptions(withReport([name]), REPORT_FORMAT_NAMES)).not.toThrow();
+    expect(() => validateOptions(withReport(['pdf']), REPORT_FORMAT_NAMES)).toThrow(
+      `--report: unknown format "pdf" (use ${registered.join(', ')})`,
+    );
+    // The names checked are the registry's the caller passes, not a list of the library's own.
+    expect(() => validateOptions(withReport(['pdf']), [...REPORT_FORMAT_NAMES, 'pdf'])).not.toThrow();
+    expect(() => validateOptions(withReport(['json']), ['console'])).toThrow(/unknown format "json"/);
+  });
+
+  it('builds one handler per chosen format, in registry order', () => {
+    const options = { outDir: 'unused', version: '0', write: () => {}, tty: false };
+    expect(reportHandlers({ ...options, formats: ['html', 'console'] })).toHaveLength(2);
+    expect(reportHandlers({ ...options, formats: registered })).toHaveLength(registered.length);
+  });
 });

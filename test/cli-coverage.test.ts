@@ -33,27 +33,58 @@ afterAll(async () => {
 });
 
 describe('conform --min-coverage', () => {
-  it('exits 1 when fewer must checks ran than the minimum, and says so on the console', async () => {
-    const r = await conform(['--profile', await halfProfile(), ...SELECT, '--min-coverage', '60']);
+  it('gates on the rule figure: every selected must check ran, yet too few stated rules were checked', async () => {
+    const r = await conform([
+      '--profile',
+      await halfProfile({ pairs: ref.profile.pairs }),
+      ...SELECT,
+      '--min-coverage',
+      '50',
+    ]);
     expect(r.stderr).toBe('');
-    expect(r.stdout).toContain(
-      'Coverage: 1 of 2 must checks ran (50 %); 1 skipped: profile has no pairs.stale ' +
-        '(1: rest.price.stale); BELOW THE MINIMUM of 60 %: the run fails',
+    expect(r.stdout).toMatch(/^Checks: 2 of 2 must checks ran \(100 %\)$/m);
+    expect(r.stdout).toMatch(
+      new RegExp(
+        /^Rules: \d+ of \d+ stated rules checked; .*; \d+ of the \d+ rules that need no operator state /.source +
+          /\([\d.]+ %\), BELOW THE MINIMUM of 50 %: the run fails$/.source,
+        'm',
+      ),
     );
-    expect(r.stdout).toMatch(/^FAIL: 1 passed, 0 failed, 0 errors, 1 skipped of 2 checks/m);
+    expect(r.stdout).toMatch(/^FAIL: 2 passed, 0 failed, 0 errors, 0 skipped of 2 checks/m);
     expect(r.code).toBe(1);
   });
 
   it('exits 0 when the minimum is reached', async () => {
-    const r = await conform(['--profile', await halfProfile(), ...SELECT, '--min-coverage', '50']);
-    expect(r.stdout).toContain('minimum 50 %: met');
+    const r = await conform(['--profile', await halfProfile(), ...SELECT, '--min-coverage', '1']);
+    expect(r.stdout).toMatch(/, minimum 1 %: met$/m);
     expect(r.code).toBe(0);
   });
 
   it('takes the minimum from the profile, and --min-coverage overrides it', async () => {
     const file = await halfProfile({ minCoverage: 75 });
     expect((await conform(['--profile', file, ...SELECT])).code).toBe(1);
-    expect((await conform(['--profile', file, ...SELECT, '--min-coverage', '40'])).code).toBe(0);
+    expect((await conform(['--profile', file, ...SELECT, '--min-coverage', '1'])).code).toBe(0);
+  });
+
+  it('without a minimum a run that left rules unchecked passes as partial, the list one option away', async () => {
+    const plain = await conform(['--profile', await halfProfile(), ...SELECT]);
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toMatch(
+      new RegExp(
+        /^PASS \(partial\): \d+ of \d+ stated rules checked — 1 passed, 0 failed, 0 errors, 1 skipped of 2 checks /
+          .source + /.*; \d+ not checked in full: run with --list-unchecked, or see the JSON or HTML report$/.source,
+        'm',
+      ),
+    );
+    expect(plain.stdout).not.toContain('Rules not checked in full');
+    const listed = await conform(['--profile', await halfProfile(), ...SELECT, '--list-unchecked']);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(/^Rules not checked in full \(\d+\):$/m);
+    expect(listed.stdout).toContain(
+      '  need a profile entry: GET /v1/price: stale keeps data (rule:price:stale-keeps-data) — ' +
+        'profile has no pairs.stale; unlock: pairs.stale',
+    );
+    expect(listed.stdout).toMatch(/^ {2}need an operator state: REST `status_number` values: 50001 \(status:50001\)/m);
   });
 
   it.each([

@@ -1,11 +1,13 @@
-/** Honest coverage: the figures of a run, and every report stating them. */
+/** Honest coverage: the rule figure and the check figures of a run, and every report stating them. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
-import { coverage, NOTHING_TO_JUDGE } from '../src/coverage.ts';
-import type { CheckResult } from '../src/check.ts';
+import { coverage, NOTHING_TO_JUDGE, ruleCoverage } from '../src/coverage.ts';
+import type { CheckResult, Evidence } from '../src/check.ts';
+import { SPEC_STATEMENTS, type StatementKey } from '../src/statements.ts';
+import { ruleLine } from '../reports/format.ts';
 import { blankResult } from '../src/context.ts';
 import { runChecks } from '../src/runner.ts';
 import { reportHandlers } from '../reports/index.ts';
@@ -18,6 +20,100 @@ const result = (id: string, outcome: CheckResult['outcome'], extra: Partial<Chec
   ...blankResult(synthetic(id, async () => {})),
   outcome,
   ...extra,
+});
+
+/** An answer of the target in a transcript: what a pass needs to count. */
+const ANSWER: Evidence = {
+  kind: 'http',
+  request: { method: 'GET', url: 'http://127.0.0.1:1/v1/pairs', headers: {} },
+  response: { status: 200, headers: {}, body: '{}' },
+  curl: 'curl http://127.0.0.1:1/v1/pairs',
+  atMs: 0,
+};
+const statements = (...keys: StatementKey[]) => SPEC_STATEMENTS.filter((st) => keys.includes(st.key));
+
+describe('ruleCoverage()', () => {
+  const rules = statements(
+    'field:pair:code',
+    'rule:ping:reply',
+    'event:pong',
+    'status:50004',
+    'status:50005',
+    'status:50001',
+    'limit:connections-per-key',
+  );
+  const results = [
+    result('passed', 'pass', { enforces: ['field:pair:code'], evidence: [ANSWER] }),
+    // Nothing asked of the target, nothing judged: a pass, but no rule checked.
+    result('vacuous', 'pass', { enforces: ['rule:ping:reply'] }),
+    result('errored', 'error', { enforces: ['event:pong'], errorCode: 'NETWORK', evidence: [ANSWER] }),
+    result('keyless', 'skip', {
+      enforces: ['status:50004'],
+      reason: 'profile has no keys.cryptoOnly',
+      missing: ['keys.cryptoOnly'],
+    }),
+    result('failed', 'fail', { enforces: ['status:50005'] }),
+    result('staged', 'skip', { enforces: ['status:50001'], reason: 'profile has no probe of status 50001' }),
+    result('one-address', 'pass', {
+      enforces: ['limit:connections-per-key'],
+      evidence: [ANSWER],
+      partly: { reason: 'one source address', statements: ['limit:connections-per-key'] },
+    }),
+    result('two-addresses', 'skip', {
+      enforces: ['limit:connections-per-key'],
+      reason: 'profile has no keys.limited',
+      missing: ['keys.limited'],
+    }),
+  ];
+  const c = ruleCoverage(results, rules);
+  const state = (key: string) => c.rules.find((r) => r.key === key)!;
+
+  it('counts a rule checked when a check enforcing it decided: a pass on an answer, or a fail', () => {
+    expect(state('field:pair:code')).toMatchObject({ state: 'checked', checks: ['passed'] });
+    expect(state('status:50005')).toMatchObject({ state: 'checked' });
+    expect(state('limit:connections-per-key')).toMatchObject({
+      state: 'partly',
+      reason: 'one-address: one source address',
+      unlock: 'keys.limited',
+    });
+  });
+
+  it('does not count a pass with nothing judged, nor an error', () => {
+    expect(state('rule:ping:reply')).toMatchObject({ state: 'unchecked', kind: 'vacuous' });
+    expect(state('event:pong')).toMatchObject({ state: 'unchecked', kind: 'errored', reason: 'errored: NETWORK' });
+  });
+
+  it("says what would check the rest: another key from the checks' needs, an operator state apart", () => {
+    expect(state('status:50004')).toMatchObject({ kind: 'key', need: 'keys.cryptoOnly', unlock: 'keys.cryptoOnly' });
+    expect(state('status:50001')).toMatchObject({ kind: 'operator', need: 'maintenance' });
+    expect(state('status:50001').unlock).toContain('rest.probe.50001');
+  });
+
+  it('counts partly checked rules among the checked, and leaves operator states out of the gated figure', () => {
+    expect(c).toMatchObject({ total: 7, checked: 3, partly: 1, gateTotal: 6, gateChecked: 3, percent: 50 });
+    expect(c.unchecked.map((g) => [g.kind, g.count])).toEqual([
+      ['key', 1],
+      ['operator', 1],
+      ['errored', 1],
+      ['vacuous', 1],
+    ]);
+    expect(ruleLine(coverage(results, 50, rules))).toBe(
+      'Rules: 3 of 7 stated rules checked, 1 partly; 1 need another key (keys.cryptoOnly: 1); ' +
+        '1 need an operator state (maintenance: 1); 1 errored; 1 passed with nothing judged; ' +
+        '3 of the 6 rules that need no operator state (50 %), minimum 50 %: met',
+    );
+  });
+
+  it('counts a statement no check of the run enforces as not checked, with its stated reason', () => {
+    const none = ruleCoverage([], statements('rule:price:client-checks-status', 'event:pong'));
+    expect(none.checked).toBe(0);
+    const of = (key: string) => none.rules.find((r) => r.key === key);
+    expect(of('rule:price:client-checks-status')).toMatchObject({
+      kind: 'no-check',
+      unlock: 'none needed: it binds clients',
+    });
+    expect(of('event:pong')).toMatchObject({ kind: 'no-check', reason: 'no check of this run enforces it' });
+  });
 });
 
 describe('coverage()', () => {
@@ -38,7 +134,7 @@ describe('coverage()', () => {
         nothingToJudge: NOTHING_TO_JUDGE.livePair,
       }),
     ]);
-    expect(c).toMatchObject({ mustTotal: 6, mustRan: 3, mustSkipped: 3, percent: 50 });
+    expect(c).toMatchObject({ mustTotal: 6, mustRan: 3, mustSkipped: 3, mustPercent: 50 });
     expect(c.skipped).toEqual([
       { reason: 'profile has no keys.cryptoOnly', ids: ['d', 'e'] },
       { reason: 'no sampled pair answered with a price', ids: ['f'] },
@@ -50,11 +146,17 @@ describe('coverage()', () => {
     expect(c.minimum).toBeUndefined();
   });
 
-  it('meets a minimum exactly at the boundary and misses it just below; rounds the shown percentage down', () => {
-    const three = [result('a', 'pass'), result('b', 'pass'), result('c', 'skip', { reason: 'x' })];
-    expect(coverage(three, 66.6)).toMatchObject({ percent: 66.6, met: true });
-    expect(coverage(three, 66.7)).toMatchObject({ percent: 66.6, met: false });
-    expect(coverage([], 100)).toMatchObject({ mustTotal: 0, percent: 100, met: true });
+  it('gates on the rule figure: meets a minimum exactly at the boundary and misses it just below', () => {
+    const three = statements('field:pair:code', 'field:pair:name', 'field:pair:base');
+    // Every must check ran, yet a third of the rules went unjudged: the gate reads the rules.
+    const ran = [
+      result('a', 'pass', { enforces: ['field:pair:code'], evidence: [ANSWER] }),
+      result('b', 'pass', { enforces: ['field:pair:name'], evidence: [ANSWER] }),
+      result('c', 'pass', { enforces: ['field:pair:base'] }),
+    ];
+    expect(coverage(ran, 66.6, three)).toMatchObject({ mustPercent: 100, met: true, rules: { percent: 66.6 } });
+    expect(coverage(ran, 66.7, three)).toMatchObject({ mustPercent: 100, met: false });
+    expect(coverage([], 100, [])).toMatchObject({ mustTotal: 0, mustPercent: 100, met: true });
   });
 });
 
@@ -90,8 +192,34 @@ describe('coverage in every report', () => {
     server = await startServer((_req, res) => res.end(JSON.stringify({ status_number: '200', ts: 1, data: [] })));
     dir = await mkdtemp(path.join(os.tmpdir(), 'conform-coverage-'));
     const checks = [
-      synthetic('rest.c.pass', async () => {}),
-      synthetic('rest.c.keys', async (ctx) => ctx.skip('profile has no keys.cryptoOnly')),
+      synthetic(
+        'rest.c.pass',
+        async (ctx) => {
+          await ctx.rest.get({ path: '/v1/pairs' });
+        },
+        { enforces: ['field:envelope:ts', 'field:envelope:data'] },
+      ),
+      synthetic(
+        'rest.c.partly',
+        async (ctx) => {
+          ctx.partly('one source address');
+          await ctx.rest.get({ path: '/v1/pairs' });
+        },
+        { enforces: ['limit:connections-per-key'] },
+      ),
+      // A pass that asked the target nothing, and an error: neither checks its rule.
+      synthetic('rest.c.vacuous', async () => {}, { enforces: ['rule:ping:reply'] }),
+      synthetic(
+        'rest.c.error',
+        async () => {
+          throw new Error('broke');
+        },
+        { enforces: ['event:pong'] },
+      ),
+      synthetic('rest.c.keys', async () => {}, { enforces: ['status:50109'], needs: ['keys.cryptoOnly'] }),
+      synthetic('rest.c.staged', async (ctx) => ctx.skip('profile has no probe of status 50001'), {
+        enforces: ['status:50001'],
+      }),
       synthetic('rest.c.priced', async (ctx) =>
         ctx.skip('no sampled pair answered with a price', NOTHING_TO_JUDGE.pricedPair),
       ),
@@ -113,6 +241,7 @@ describe('coverage in every report', () => {
           consoleText += t;
         },
         tty: false,
+        listUnchecked: true,
       }),
     });
   });
@@ -121,13 +250,20 @@ describe('coverage in every report', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const line =
-    '1 of 4 must checks ran (25 %); 3 skipped: profile has no keys.cryptoOnly (1: rest.c.keys); ' +
-    'no sampled pair answered with a price (1: rest.c.priced); needs 1 pair(s) with an open ' +
-    'market; found 0 (1: ws.c.live); BELOW THE MINIMUM of 50 %: the run fails';
+  const total = SPEC_STATEMENTS.length;
+  const staged = SPEC_STATEMENTS.filter((st) => st.operatorState).length;
+  const rules =
+    `Rules: 3 of ${total} stated rules checked, 1 partly; 1 need another key (keys.cryptoOnly: 1); ` +
+    `${staged} need an operator state (`;
+  const report = async (): Promise<JsonReport> =>
+    JSON.parse(await readFile(path.join(dir, 'conform-report.json'), 'utf8')) as JsonReport;
 
-  it('the console states the coverage, warns of nothing to judge, and fails the verdict below the minimum', () => {
-    expect(consoleText).toContain(`Coverage: ${line}`);
+  it('the console states the rules, the checks, warns of nothing to judge, and fails below the minimum', async () => {
+    const line = ruleLine((await report()).summary.coverage);
+    expect(line.startsWith(rules)).toBe(true);
+    expect(line).toMatch(/; 1 errored; 1 passed with nothing judged; .*BELOW THE MINIMUM of 50 %: the run fails$/);
+    expect(consoleText).toContain(`\n${line}\n`);
+    expect(consoleText).toMatch(/^Checks: 4 of 8 must checks ran \(50 %\)/m);
     expect(consoleText).toMatch(
       new RegExp(
         /^!! NOTHING TO JUDGE: the target gave the harness no priced pair \(1 checks skipped: rest\.c\.priced\); /
@@ -135,16 +271,26 @@ describe('coverage in every report', () => {
         'm',
       ),
     );
-    expect(consoleText).toMatch(/^FAIL: 1 passed, 0 failed, 0 errors, 3 skipped of 4 checks/m);
+    expect(consoleText).toMatch(/^FAIL: 3 passed, 0 failed, 1 errors, 4 skipped of 8 checks/m);
+  });
+
+  it('--list-unchecked lists every rule not checked in full, with why and what would check it', () => {
+    expect(consoleText).toMatch(/^Rules not checked in full \(\d+\):$/m);
+    expect(consoleText).toContain(
+      '  passed with nothing judged: Method ping: reply (rule:ping:reply) — rest.c.vacuous',
+    );
+    expect(consoleText).toContain('  errored: Events: Plain text Pong! (event:pong) — rest.c.error: ');
+    expect(consoleText).toContain('profile has no keys.cryptoOnly; unlock: keys.cryptoOnly');
+    expect(consoleText).toContain('  partly: Limits: WebSocket connections per API key (limit:connections-per-key)');
   });
 
   it('the JSON summary carries the same figures', async () => {
-    const report = JSON.parse(await readFile(path.join(dir, 'conform-report.json'), 'utf8')) as JsonReport;
-    expect(report.summary.verdict).toBe('fail');
-    expect(report.summary.coverage).toMatchObject({
-      mustTotal: 4,
-      mustRan: 1,
-      percent: 25,
+    const r = await report();
+    expect(r.summary.verdict).toBe('fail');
+    expect(r.summary.coverage).toMatchObject({
+      rules: { total, checked: 3, partly: 1 },
+      mustTotal: 8,
+      mustRan: 4,
       minimum: 50,
       met: false,
       nothingToJudge: [
@@ -152,9 +298,11 @@ describe('coverage in every report', () => {
         { what: 'no live pair', ids: ['ws.c.live'] },
       ],
     });
+    expect(r.summary.coverage.rules.rules.find((x) => x.key === 'rule:ping:reply')).toMatchObject({ kind: 'vacuous' });
   });
 
-  it('every JUnit suite carries the coverage and nothing-to-judge properties', async () => {
+  it('every JUnit suite carries the same rule figure, the checks and nothing-to-judge properties', async () => {
+    const line = ruleLine((await report()).summary.coverage);
     const doc = new XMLParser({
       ignoreAttributes: false,
       isArray: (name) => ['testsuite', 'property'].includes(name),
@@ -163,19 +311,22 @@ describe('coverage in every report', () => {
       properties: { property: Record<string, string>[] };
       'system-out': string;
     }[]) {
-      expect(suite.properties.property.find((p) => p['@_name'] === 'coverage')!['@_value']).toBe(line);
-      expect(suite.properties.property.find((p) => p['@_name'] === 'nothing-to-judge')!['@_value']).toContain(
-        'NOTHING TO JUDGE',
-      );
-      expect(suite['system-out']).toContain(`Coverage: ${line}`);
+      const property = (name: string) => suite.properties.property.find((p) => p['@_name'] === name)!['@_value'];
+      expect(property('rules')).toBe(line);
+      expect(property('verdict')).toBe('FAIL');
+      expect(property('coverage')).toMatch(/^4 of 8 must checks ran/);
+      expect(property('nothing-to-judge')).toContain('NOTHING TO JUDGE');
+      expect(suite['system-out']).toContain(line);
     }
   });
 
-  it('the HTML report shows the coverage line under the verdict and the warning', async () => {
+  it('the HTML report shows the same rule figure under the verdict, and the warning', async () => {
+    const line = ruleLine((await report()).summary.coverage);
     const html = await readFile(path.join(dir, 'conform-report.html'), 'utf8');
-    expect(html).toContain(`<p class="coverage">Coverage: ${line}</p>`);
+    expect(html).toContain(`<p class="rules">${line}</p>`);
     expect(html).toMatch(/class="verdict v-fail nothing-to-judge">NOTHING TO JUDGE/);
-    expect(html.indexOf('class="coverage"')).toBeGreaterThan(0);
-    expect(html.indexOf('class="coverage"')).toBeLessThan(html.indexOf('id="failures"'));
+    expect(html.indexOf('class="rules"')).toBeGreaterThan(html.indexOf('id="verdict"'));
+    expect(html.indexOf('class="rules"')).toBeLessThan(html.indexOf('id="failures"'));
+    expect(html).toContain('<tr class="rule-unchecked"><td>Method ping</td><td>reply</td>');
   });
 });

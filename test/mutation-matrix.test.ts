@@ -8,7 +8,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { FAULTS } from '../reference/faults.ts';
-import { buildMatrix, faultCatches, formatMatrix, SPEC_STATEMENTS, SPEC_TABLES, uncovered } from '../src/matrix.ts';
+import { buildMatrix, faultCatches, uncovered } from '../src/matrix.ts';
+import { SPEC_STATEMENTS, SPEC_TABLES } from '../src/statements.ts';
+import { formatMatrix } from '../reports/matrix.ts';
 import { LIMITS, NOTICE_CODES, REST_STATUSES } from '../src/spec.ts';
 import { CHECKS } from '../suites/index.ts';
 import { COVERAGE_FILE, coverageMarkdown } from './helpers/coverage-doc.ts';

@@ -134,7 +134,8 @@ describe('a failing run reported for CI', () => {
     const summary = await readFile(summaryFile, 'utf8');
     expect(summary.startsWith('# earlier step\n## conform: FAIL\n')).toBe(true);
     expect(summary).toContain(`${report.summary.fail} failed`);
-    expect(summary).toMatch(/\*\*Rule coverage:\*\* \d+ of \d+ must checks ran/);
+    expect(summary).toMatch(/^\*\*Rules:\*\* \d+ of \d+ stated rules checked/m);
+    expect(summary).toMatch(/^\*\*Checks:\*\* \d+ of \d+ must checks ran/m);
     expect(summary).toMatch(/### Failures by rule/);
     for (const r of report.results.filter((x) => x.outcome === 'fail')) expect(summary).toContain(`\`${r.id}\``);
     expect(summary).toContain('https://github.com/example/prices/actions/runs/42#artifacts');

@@ -4,7 +4,7 @@
  * stay stable whatever the profile holds.
  */
 import type { Check } from '../../src/check.ts';
-import type { StatementKey } from '../../src/matrix.ts';
+import type { StatementKey } from '../../src/statements.ts';
 import { REST_STATUSES, REST_STATUSES_WITH_DATA, REST_STATUS, STATUS, type RestStatus } from '../../src/spec.ts';
 import { ProfileError } from '../../src/errors.ts';
 import { body, clause, expectHttp, expectStatus, queryText, restCheck } from './support.ts';

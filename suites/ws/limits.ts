@@ -212,6 +212,10 @@ const allowanceChecks: Check[] = ALLOWANCE_CASES.map(
     tags: ['ws', 'limits', 'handshake'],
     needs: c.needs,
     async run(ctx) {
+      // From one source address the count per key and a count per address look alike.
+      ctx.partly('counted from one source address only: per key rather than per address is not judged', [
+        'limit:connections-per-key',
+      ]);
       const key = ctx.profile.keys[c.key]!.key;
       const judged = judgedAllowance(ctx, key, c.key);
       const result = await atAllowance(ctx, key, c.key, judged, (sessions) => extra(ctx, key, sessions));

@@ -4,7 +4,7 @@
  */
 import { WAIT_DEFAULTS } from '../../src/timing.ts';
 import type { Check, CheckContext } from '../../src/check.ts';
-import type { StatementKey } from '../../src/matrix.ts';
+import type { StatementKey } from '../../src/statements.ts';
 import { KNOWN_ASSET_TYPES, LIMITS, METHOD, STATUS, TEXT, pairNotFoundMessage } from '../../src/spec.ts';
 import { isNotice, isPush, jsonObject, type JsonObject, type StreamSession } from '../../src/transports/stream.ts';
 import {

@@ -1,10 +1,12 @@
 /**
- * What docs/COVERAGE.md must hold: the traceability matrix (src/matrix.ts) of the spec against the
- * check registry and the reference faults. `npm run gen:coverage` (scripts/gen-coverage.ts) writes
- * it; test/mutation-matrix.test.ts fails when the file differs.
+ * What docs/COVERAGE.md must hold: the traceability matrix (src/matrix.ts, rendered by
+ * reports/matrix.ts) of the spec against the check registry and the reference faults.
+ * `npm run gen:coverage` (scripts/gen-coverage.ts) writes it; test/mutation-matrix.test.ts fails
+ * when the file differs.
  */
 import { FAULTS } from '../../reference/faults.ts';
-import { buildMatrix, matrixMarkdown } from '../../src/matrix.ts';
+import { buildMatrix } from '../../src/matrix.ts';
+import { matrixMarkdown } from '../../reports/matrix.ts';
 import { CHECKS } from '../../suites/index.ts';
 
 /** Where the matrix is written. */
