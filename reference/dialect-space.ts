@@ -51,7 +51,7 @@ export const DIALECT_SPACE = {
     slotReleaseMs: range(
       [0, 500, 1500, 3000],
       0,
-      10_000,
+      60_000,
       "How long after a stream connection closes its slot of the key's allowance is free again.",
     ),
   },

@@ -546,6 +546,7 @@ async function openWaitingOut(
   note: (text: string) => void,
   releaseWaitMs: number,
   steps: readonly number[] = RETRY_STEPS_MS,
+  waiting: <T>(pause: Promise<T>) => Promise<T> = (pause) => pause,
 ): Promise<OpenResult & { waitedOut?: number; waitedMs?: number }> {
   const first = performance.now();
   for (let attempt = 0; ; attempt++) {
@@ -559,7 +560,8 @@ async function openWaitingOut(
       `refused with ${STATUS.CONNECTION_LIMIT} while within the key's allowance: a slot closed ` +
         `a moment ago may not be free yet; trying again in ${Math.round(pauseMs)} ms`,
     );
-    await sleep(pauseMs, undefined, { signal });
+    // Only the pauses are the target's time: a handshake that hangs still runs down the check's limit.
+    await waiting(sleep(pauseMs, undefined, { signal }));
   }
 }
 
@@ -656,7 +658,13 @@ export class CheckLoans implements ConnectionBudgetView {
       lease.release();
     };
     this.outstanding.add(release);
-    return { heldByOthers: lease.heldByOthers, closedSince: lease.closedSince, settled: lease.settled, release };
+    return {
+      heldByOthers: lease.heldByOthers,
+      closedSince: lease.closedSince,
+      // Closed slots the target has not freed yet are its pace, not the check's time.
+      settled: () => this.wait(lease.settled()),
+      release,
+    };
   }
 
   /** Gives back every loan and lease the check still holds (its sessions are closed by then). */
@@ -713,7 +721,15 @@ export class CheckLoans implements ConnectionBudgetView {
     try {
       if (within) pool.opened(true);
       result = within
-        ? await openWaitingOut(inner, options, this.options.signal, this.options.note, this.budget.releaseWaitMs)
+        ? await openWaitingOut(
+            inner,
+            options,
+            this.options.signal,
+            this.options.note,
+            this.budget.releaseWaitMs,
+            RETRY_STEPS_MS,
+            (pause) => this.wait(pause),
+          )
         : await inner.open(options);
     } catch (err) {
       give(false);
