@@ -77,6 +77,11 @@ export const DIALECT_SPACE = {
       schema: { type: ['integer', 'null'], minimum: 12, maximum: 2000 },
       doc: 'Active pairs in the catalogue (the special-state pairs come on top); null: the default catalogue.',
     },
+    // Pairs a check may not take for granted.
+    delayedPrices: oneOf(
+      [false, true],
+      'Some pairs answer every second price read from a delayed feed: 50102, prices 2 % above the live ones.',
+    ),
   },
   json: {
     extraFields: oneOf(
@@ -122,6 +127,18 @@ export const DIALECT_SPACE = {
     unauthorized: oneOf(
       ['handshake', 'after-connect'] as const,
       'A missing or unknown key: refused in the handshake, or a 50005 notice after connecting and a close.',
+    ),
+    // Pairs and pushes a check may not take for granted.
+    suspendedListed: oneOf(
+      [false, true],
+      '/v1/pairs lists suspended pairs that a subscribe refuses with 50104 (REST still prices them).',
+    ),
+    stillPairs: oneOf([false, true], 'Some pairs never move, like a stablecoin: pushed on change, never pushed.'),
+    stopLagTicks: range(
+      [0, 2],
+      0,
+      3,
+      'Ticks after an unsubscribe or a replacing subscribe during which the dropped pairs are still pushed.',
     ),
   },
   socketio: {

@@ -61,6 +61,13 @@ export interface Dialect {
      * catalogue (over 100).
      */
     catalogueSize: number | null;
+    // Pairs a check may not take for granted.
+    /**
+     * Whether some pairs (every fifth active pair from the fourth; none that a key's whitelist
+     * names) answer every second REST price read from a delayed feed: 50102, HTTP 200, prices 2 %
+     * above the live ones. Default false.
+     */
+    delayedPrices: boolean;
   };
   json: {
     /** Undocumented extra fields in every object sent; default false. */
@@ -103,6 +110,22 @@ export interface Dialect {
      * `after-connect` (accepted, then a 50005 notice and a close).
      */
     unauthorized: 'handshake' | 'after-connect';
+    // Pairs and pushes a check may not take for granted.
+    /**
+     * Whether /v1/pairs lists suspended pairs (every fifth active pair from the second; none that a
+     * key's whitelist names) that a subscribe refuses with 50104; REST still prices them. Default false.
+     */
+    suspendedListed: boolean;
+    /**
+     * Whether some pairs never move, like a stablecoin (every fourth active pair from the third;
+     * none that a key's whitelist names): with pushes on change they are never pushed. Default false.
+     */
+    stillPairs: boolean;
+    /**
+     * Ticks after an unsubscribe or a replacing subscribe during which the dropped pairs are still
+     * pushed, as frames queued before it; default 0.
+     */
+    stopLagTicks: number;
   };
   socketio: {
     /** The event that carries the messages; default `price` (an explicit event of the server options wins). */
@@ -156,6 +179,7 @@ export const DEFAULT_DIALECT: Readonly<Dialect> = Object.freeze({
     pagination: 'none',
     order: 'catalogue',
     catalogueSize: null,
+    delayedPrices: false,
   }),
   json: Object.freeze({ extraFields: false, keyOrder: 'spec', whitespace: 'compact' }),
   stream: Object.freeze({
@@ -170,6 +194,9 @@ export const DEFAULT_DIALECT: Readonly<Dialect> = Object.freeze({
     idleClose: 'normal',
     maxMessagesPerSecond: 200,
     unauthorized: 'handshake',
+    suspendedListed: false,
+    stillPairs: false,
+    stopLagTicks: 0,
   }),
   socketio: Object.freeze({ event: 'price', namespace: '/', payload: 'object', refusals: 'http' }),
   numbers: Object.freeze({

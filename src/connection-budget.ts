@@ -17,6 +17,7 @@ import type { Profile } from './profile.ts';
 import { AbortedError } from './errors.ts';
 import { STATUS } from './spec.ts';
 import { RunTiming, WAIT_DEFAULTS } from './timing.ts';
+import { PairRecord } from './pair-record.ts';
 import type { OpenOptions, OpenResult, Refusal, StreamClient, StreamSession } from './transports/stream.ts';
 
 /** Pauses between attempts while waiting out such a 50009, ms; the last repeats. */
@@ -296,6 +297,8 @@ export class ConnectionBudget {
   private readonly names: Map<string, string>;
   /** The run's waits: the release wait comes from the profile's timing or what `discover` measured. */
   readonly timing: RunTiming;
+  /** What the run's stream sessions have seen of pairs: one record for the run, like the slots. */
+  readonly pairs = new PairRecord();
 
   constructor(private readonly profile: Profile) {
     this.names = keyNames(profile);
