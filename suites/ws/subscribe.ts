@@ -464,8 +464,8 @@ export const subscribeChecks: readonly Check[] = [
       if (late.length > 0)
         ctx.violation({
           received:
-            `${late.length} push(es) for ${a} more than ${window} ms (the window for frames in flight) ` +
-            `after the notice replacing it with ${b}`,
+            `${late.length} push(es) for ${a} more than ${window} ms after the notice replacing it ` +
+            `with ${b} (the window for frames in flight)`,
           expected: `the set is replaced: no pushes for ${a}`,
         });
       ctx.note(watchNote(ctx, watch, a));

@@ -101,7 +101,7 @@ export const unsubscribeChecks: readonly Check[] = [
       await until(ctx, cutoff + watch);
       const late = session.pushes({ pair: a, sinceMs: cutoff });
       observeInFlight(ctx, session, a, stopped, window);
-      const after = `more than ${window} ms (the window for frames in flight) after its unsubscribe notice`;
+      const after = `more than ${window} ms after its unsubscribe notice (the window for frames in flight)`;
       if (late.length > 0)
         ctx.fail({
           received: `${late.length} push(es) for ${a} ${after}`,
@@ -161,8 +161,8 @@ export const unsubscribeChecks: readonly Check[] = [
         if (late.length > 0)
           ctx.violation({
             received:
-              `${late.length} push(es) for ${stopped} more than ${window} ms (the window for frames in ` +
-              `flight) after the notice of an unsubscribe listing ${a} and ${b}`,
+              `${late.length} push(es) for ${stopped} more than ${window} ms after the notice of an ` +
+              `unsubscribe listing ${a} and ${b} (the window for frames in flight)`,
             expected: `pushes stop for every listed pair, ${stopped} included`,
           });
         if (late.length > 0 || moved.includes(stopped)) judged++;

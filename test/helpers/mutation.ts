@@ -195,8 +195,11 @@ export const DIALECTS_PER_FAULT = 2;
  */
 export const MASKED_BY: Readonly<Record<string, (d: Dialect) => string | undefined>> = {
   // The pair limit is broken by a subscribe of 101 pairs (and shown by one of 100): a smaller catalogue has neither.
-  'subscribe-accepts-101': (d) => fewerPairsThan(d, LIMITS.maxPairsPerSubscribe + 1),
-  'subscribe-limit-99': (d) => fewerPairsThan(d, LIMITS.maxPairsPerSubscribe),
+  // Listed pairs that refuse a subscribe are left out once seen, which may leave fewer than the rule needs.
+  'subscribe-accepts-101': (d) =>
+    fewerPairsThan(d, LIMITS.maxPairsPerSubscribe + 1) ?? fewerSubscribableThan(d, LIMITS.maxPairsPerSubscribe + 1),
+  'subscribe-limit-99': (d) =>
+    fewerPairsThan(d, LIMITS.maxPairsPerSubscribe) ?? fewerSubscribableThan(d, LIMITS.maxPairsPerSubscribe),
   // A stop is judged after a pair has shown two pushes within the stop checks' wait; pushes only on
   // change, a second or more apart (or from pairs that change seconds apart), may not show them.
   'subscribe-extends': rarePushes,
@@ -229,6 +232,8 @@ function rarePushes(d: Dialect): string | undefined {
       `pushes come only on change, at most every ${d.stream.tickMs} ms: a pair ` +
       `may not push twice within the stop checks' wait`
     );
+  if (d.stream.stillPairs)
+    return "pushes come only on change and some pairs never move: a pair may not push twice within the stop checks' wait";
   return d.stream.quietPairs
     ? 'pushes come only on change and some pairs change seconds apart: a pair ' +
         "may not push twice within the stop checks' wait"
@@ -256,6 +261,16 @@ export function underDialect<F extends FaultEntry>(fault: F, d: Dialect): F {
 
 /** The reference's configuration under a dialect (its catalogue and allowances). */
 const referenceConfig = (d: Dialect): ReferenceConfig => applyDialect(resolveConfig({}), d);
+
+/** With listed pairs that refuse a subscribe (every fifth active pair), fewer than `n` may be left to subscribe to. */
+function fewerSubscribableThan(d: Dialect, n: number): string | undefined {
+  if (!d.stream.suspendedListed) return undefined;
+  const size = referenceConfig(d).pairs.filter((p) => (p.state ?? 'active') === 'active').length;
+  const open = size - Math.ceil((size - 1) / 5);
+  return open < n
+    ? `about ${open} of ${size} active pairs take a subscribe, fewer than the ${n} the rule needs`
+    : undefined;
+}
 
 function fewerPairsThan(d: Dialect, n: number): string | undefined {
   const size = referenceConfig(d).pairs.filter((p) => (p.state ?? 'active') === 'active').length;
