@@ -425,7 +425,7 @@ async function findAllowance(
 ): Promise<{ allowance: Allowance; opened: number; releaseMs?: number }> {
   const sessions: StreamSession[] = [];
   const steps: string[] = [];
-  const started = performance.now();
+  let started = performance.now();
   let allowance: Allowance | undefined;
   let releaseMs: number | undefined;
   try {
@@ -479,6 +479,8 @@ async function findAllowance(
       if (result.ok) {
         sessions.push(result.session);
         steps.push(`connection ${n}: accepted`);
+        // Waiting out a slot an earlier run still held is not the search's time.
+        if (n === 1) started = performance.now();
         continue;
       }
       steps.push(

@@ -144,7 +144,7 @@ describe('the search for an allowance the profile leaves out', () => {
 });
 
 describe('a slow slot release', () => {
-  it('is waited out past 5 s and recorded: the limit checks pass against a target that frees a slot 6.5 s after a close', async () => {
+  it('is waited out past 5 s and recorded: the limit checks pass when a slot frees 6.5 s after a close', async () => {
     const s = await serve({ primary: 1, limited: 1, stated: false, slotReleaseMs: 6500 });
     const ids = ['ws.limits.connections.limited', 'ws.limits.connections.slot-freed'];
     const { results } = await runChecks({

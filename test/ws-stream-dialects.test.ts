@@ -43,10 +43,11 @@ async function run(profile: Profile, ids: readonly string[]): Promise<Map<string
   return new Map(results.map((r) => [r.id, r]));
 }
 
-const line = (r: CheckResult | undefined): string =>
-  r
-    ? `${r.id} ${r.outcome}${r.outcome === 'pass' ? '' : ` ${r.reason ?? ''} ${r.violations.map((v) => v.received).join('; ')}`}`
-    : 'no result';
+const line = (r: CheckResult | undefined): string => {
+  if (!r) return 'no result';
+  if (r.outcome === 'pass') return `${r.id} pass`;
+  return `${r.id} ${r.outcome} ${r.reason ?? ''} ${r.violations.map((v) => v.received).join('; ')}`;
+};
 
 // Pairs of the default catalogue each dialect option picks (every nth active pair; none a whitelist names).
 const SUSPENDED = ['Crypto:ALL:ETH/USD', 'Crypto:ALL:DOT/USD'];
@@ -81,7 +82,7 @@ describe('listed pairs that refuse a subscribe (stream.suspendedListed)', () => 
 });
 
 describe('pairs whose price never moves (stream.stillPairs)', () => {
-  it('pushes-start skips, saying the prices did not move, when only still pairs were subscribed on change', async () => {
+  it('pushes-start skips, saying the prices did not move, when only still pairs pushed on change', async () => {
     const s = await serve({ stream: { stillPairs: true, pushes: 'on-change' } });
     const results = await run(leading(s, STILL), ['ws.subscribe.pushes-start']);
     const r = results.get('ws.subscribe.pushes-start')!;

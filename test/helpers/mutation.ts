@@ -233,7 +233,10 @@ function rarePushes(d: Dialect): string | undefined {
       `may not push twice within the stop checks' wait`
     );
   if (d.stream.stillPairs)
-    return "pushes come only on change and some pairs never move: a pair may not push twice within the stop checks' wait";
+    return (
+      'pushes come only on change and some pairs never move: a pair ' +
+      "may not push twice within the stop checks' wait"
+    );
   return d.stream.quietPairs
     ? 'pushes come only on change and some pairs change seconds apart: a pair ' +
         "may not push twice within the stop checks' wait"
