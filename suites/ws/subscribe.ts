@@ -36,6 +36,7 @@ import {
   pause,
   streamPairs,
   subscribe,
+  REPLACE_GAP_MS,
   subscribeListed,
   subscribeOk,
   unsubscribe,
@@ -493,6 +494,8 @@ export const subscribeChecks: readonly Check[] = [
     severity: 'must',
     tags: ['ws', 'session', 'limits'],
     needs: ['ws'],
+    // Listed pairs refused with 50104 are replaced one request at a time, REPLACE_GAP_MS apart.
+    timeoutMs: (_p, w) => 2 * w.noticeMs + 20_000 + LIMITS.maxPairsPerSubscribe * REPLACE_GAP_MS,
     async run(ctx) {
       const session = await openSession(ctx);
       const listed = await needPairs(ctx, LIMITS.maxPairsPerSubscribe);

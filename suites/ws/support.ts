@@ -222,6 +222,11 @@ export const unsubscribe = (pairs: unknown, id?: string): JsonObject => ({
  * or as many as it subscribes to at once.
  */
 const MAX_REPLACED = 5;
+/**
+ * Pause before a subscribe is sent again with a refused pair replaced: the spec states no message
+ * rate, and a service may close a connection that sends many requests in a second.
+ */
+export const REPLACE_GAP_MS = 250;
 
 /** What a replacement pair must be: of one asset type, or with an open market (REST 200). */
 export interface PairNeeds {
@@ -253,6 +258,7 @@ async function probeRefused(
 ): Promise<string | undefined> {
   for (const [i, pair] of pairs.entries()) {
     if (ctx.pairs.isAccepted(pair)) continue;
+    if (i > 0) await pause(REPLACE_GAP_MS, ctx);
     const notice = await ask(ctx, session, subscribe([pair], `${id}-probe-${i}`), `a notice for ${pair}`);
     if (isSuccess(notice)) ctx.pairs.accepted([pair]);
     else if (refusedListed(ctx, notice, [pair]) === pair) return pair;
@@ -304,6 +310,7 @@ export async function subscribeListed(
           '(inactive or suspended), and no other listed pair is left to subscribe to',
       );
     current = current.map((p) => (p === refused ? next : p));
+    await pause(REPLACE_GAP_MS, ctx);
   }
 }
 
