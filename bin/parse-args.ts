@@ -98,6 +98,12 @@ export function conformYargs(argv: readonly string[]) {
         default: false,
         describe: 'with --list: the traceability matrix (spec statement, checks, faults)',
       },
+      'slot-release-wait': {
+        type: 'number',
+        describe:
+          "longest a refused connection within a key's allowance is waited out after a close, ms " +
+          "(default 30000, or what the profile's timing states)",
+      },
       'min-coverage': {
         type: 'number',
         describe:
@@ -205,6 +211,7 @@ export function parseArgs(argv: readonly string[]): ParseResult {
       matrix: a.matrix === true,
       minCoverage: a['min-coverage'] === undefined ? undefined : num('min-coverage'),
       listUnchecked: a['list-unchecked'] === true,
+      slotReleaseWait: a['slot-release-wait'] === undefined ? undefined : num('slot-release-wait'),
     };
     for (const k of Object.keys(options) as (keyof ConformOptions)[]) if (options[k] === undefined) delete options[k];
     return { kind: 'run', options };

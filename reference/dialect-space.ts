@@ -58,7 +58,7 @@ export const DIALECT_SPACE = {
     slotReleaseMs: range(
       [0, 500, 1500, 3000],
       0,
-      10_000,
+      60_000,
       "How long after a stream connection closes its slot of the key's allowance is free again.",
     ),
   },
@@ -84,6 +84,11 @@ export const DIALECT_SPACE = {
       schema: { type: ['integer', 'null'], minimum: 12, maximum: 2000 },
       doc: 'Active pairs in the catalogue (the special-state pairs come on top); null: the default catalogue.',
     }),
+    // Pairs a check may not take for granted.
+    delayedPrices: oneOf(
+      [false, true],
+      'Some pairs answer every second price read from a delayed feed: 50102, prices 2 % above the live ones.',
+    ),
   },
   json: {
     extraFields: oneOf(
@@ -129,6 +134,18 @@ export const DIALECT_SPACE = {
     unauthorized: oneOf(
       ['handshake', 'after-connect'] as const,
       'A missing or unknown key: refused in the handshake, or a 50005 notice after connecting and a close.',
+    ),
+    // Pairs and pushes a check may not take for granted.
+    suspendedListed: oneOf(
+      [false, true],
+      '/v1/pairs lists suspended pairs that a subscribe refuses with 50104 (REST still prices them).',
+    ),
+    stillPairs: oneOf([false, true], 'Some pairs never move, like a stablecoin: pushed on change, never pushed.'),
+    stopLagTicks: range(
+      [0, 2],
+      0,
+      3,
+      'Ticks after an unsubscribe or a replacing subscribe during which the dropped pairs are still pushed.',
     ),
   },
   socketio: {

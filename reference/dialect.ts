@@ -54,6 +54,7 @@ export const DEFAULT_DIALECT: Readonly<Dialect> = Object.freeze({
     pagination: 'none',
     order: 'catalogue',
     catalogueSize: null,
+    delayedPrices: false,
   }),
   json: Object.freeze({ extraFields: false, keyOrder: 'spec', whitespace: 'compact' }),
   stream: Object.freeze({
@@ -68,6 +69,9 @@ export const DEFAULT_DIALECT: Readonly<Dialect> = Object.freeze({
     idleClose: 'normal',
     maxMessagesPerSecond: 200,
     unauthorized: 'handshake',
+    suspendedListed: false,
+    stillPairs: false,
+    stopLagTicks: 0,
   }),
   socketio: Object.freeze({ event: 'price', namespace: '/', payload: 'object', refusals: 'http' }),
   numbers: Object.freeze({

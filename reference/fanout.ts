@@ -46,6 +46,8 @@ export class FanOut {
   /** Whether Socket.IO pushes carry the JSON as a text string rather than an object. */
   private pushAsText = false;
   private readonly groups = new Map<string, Group>();
+  /** Clients whose dropped pairs are still pushed for a few ticks, and how many are left. */
+  private readonly lagging = new Map<Client, { codes: string[]; left: number }>();
 
   constructor(
     private readonly svc: Service,
@@ -74,6 +76,11 @@ export class FanOut {
   /** Moves a client to the group of its new subscription set (none when empty). */
   join(client: Client, codes: string[]): void {
     const seams = this.svc.seams.push;
+    // Pushes of pairs just dropped may still be queued (the dialect's stopLagTicks): they go out a few ticks more.
+    const lag = this.svc.dialect.stream.stopLagTicks;
+    const dropped = [...client.subs, ...(this.lagging.get(client)?.codes ?? [])].filter((c) => !codes.includes(c));
+    if (lag > 0 && dropped.length > 0) this.lagging.set(client, { codes: [...new Set(dropped)], left: lag });
+    else this.lagging.delete(client);
     client.subs = codes;
     const old = client.group;
     if (old) {
@@ -173,10 +180,24 @@ export class FanOut {
     };
   }
 
+  /** One tick more of the pushes queued for pairs a client dropped. */
+  private flushLagging(now: number): void {
+    for (const [client, lag] of this.lagging) {
+      if (!this.sendable(client)) {
+        this.lagging.delete(client);
+        continue;
+      }
+      const jsons = lag.codes.map((c) => this.pushJson(c, now, client.group?.variant)).filter((j) => j !== null);
+      if (jsons.length > 0) client.link.sendPushes(jsons);
+      if (--lag.left <= 0) this.lagging.delete(client);
+    }
+  }
+
   private fanOut(): void {
     const svc = this.svc;
     const now = svc.clock();
     const moved = svc.book.step(now, svc.config.moveProbability, (e) => svc.market(e, now).open);
+    this.flushLagging(now);
     if (this.groups.size === 0) return;
     // Push cadence and trigger are not shown: every tick pushes every pair, or only the pairs that moved.
     const changed = svc.dialect.stream.pushes === 'every-tick' ? undefined : new Set(moved);

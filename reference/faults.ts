@@ -152,6 +152,19 @@ function fewerPairsThan(d: Readonly<Dialect>, n: number): string | undefined {
 }
 
 /**
+ * Masks a rule that needs `n` pairs that take a subscribe: listed pairs that refuse one (every fifth
+ * active pair) are left out once seen, which may leave fewer than the rule needs.
+ */
+function fewerSubscribableThan(d: Readonly<Dialect>, n: number): string | undefined {
+  if (!d.stream.suspendedListed) return undefined;
+  const size = referenceConfig(d).pairs.filter((p) => (p.state ?? 'active') === 'active').length;
+  const open = size - Math.ceil((size - 1) / 5);
+  return open < n
+    ? `about ${open} of ${size} active pairs take a subscribe, fewer than the ${n} the rule needs`
+    : undefined;
+}
+
+/**
  * Masks a stop judged after a pair has shown two pushes within the stop checks' wait: pushes only
  * on change, a second or more apart (or from pairs that change seconds apart), may not show them.
  */
@@ -161,6 +174,11 @@ function rarePushes(d: Readonly<Dialect>): string | undefined {
     return (
       `pushes come only on change, at most every ${d.stream.tickMs} ms: a pair ` +
       `may not push twice within the stop checks' wait`
+    );
+  if (d.stream.stillPairs)
+    return (
+      'pushes come only on change and some pairs never move: a pair ' +
+      "may not push twice within the stop checks' wait"
     );
   return d.stream.quietPairs
     ? 'pushes come only on change and some pairs change seconds apart: a pair ' +
@@ -637,7 +655,8 @@ export const FAULTS = [
     },
     {
       // The pair limit is broken by a subscribe of 101 pairs: a smaller catalogue has none.
-      maskedBy: (d) => fewerPairsThan(d, LIMITS.maxPairsPerSubscribe + 1),
+      maskedBy: (d) =>
+        fewerPairsThan(d, LIMITS.maxPairsPerSubscribe + 1) ?? fewerSubscribableThan(d, LIMITS.maxPairsPerSubscribe + 1),
     },
   ),
   f(
@@ -655,7 +674,8 @@ export const FAULTS = [
     },
     {
       // The refused 100th pair shows only in a subscribe of 100 pairs: a smaller catalogue has none.
-      maskedBy: (d) => fewerPairsThan(d, LIMITS.maxPairsPerSubscribe),
+      maskedBy: (d) =>
+        fewerPairsThan(d, LIMITS.maxPairsPerSubscribe) ?? fewerSubscribableThan(d, LIMITS.maxPairsPerSubscribe),
     },
   ),
   f(

@@ -93,6 +93,14 @@ export class PriceBook {
     }
   }
 
+  /** Pairs whose price never moves (a dialect's still pairs). */
+  private held: ReadonlySet<string> = new Set();
+
+  /** Holds these pairs' prices where they started. */
+  hold(codes: ReadonlySet<string>): void {
+    this.held = codes;
+  }
+
   /** Whether the pair has a price at all (pushes and 200/50102 answers). */
   static priced(entry: PairEntry): boolean {
     return PRICED.includes(entry.state);
@@ -130,6 +138,7 @@ export class PriceBook {
     for (const entry of this.pairs.values()) {
       if (entry.state !== 'active' || !isOpen(entry)) continue;
       if (this.quiet.has(entry.code) && now - entry.current.lastUpdated < QUIET_PAIR_MS) continue;
+      if (this.held.has(entry.code)) continue;
       if (this.random() >= probability) continue;
       const size = 1 + Math.floor(this.random() * 3);
       const up = this.random() < 0.5;

@@ -2,6 +2,7 @@
  * The REST side: `GET /v1/pairs` and `GET /v1/price` in the envelope, with auth, entitlements,
  * pagination, filters, the special pair states and the on-demand status numbers.
  */
+import { Decimal } from 'decimal.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LIMITS, PATHS, QUERY, STATUS, type RestStatus } from '../src/spec.ts';
 import { messageOf, type KeyRecord, type Service } from './service.ts';
@@ -18,6 +19,22 @@ export function priceFields(
   const { ask, bid, price } = svc.seams.record.quote(entry.current, { entry });
   const w = svc.wire;
   return { ask: w.price(ask, surface), bid: w.price(bid, surface), price: w.price(price, surface) };
+}
+
+/** How far a delayed feed's prices stand from the live ones. */
+const DELAYED_SHIFT = 0.02;
+
+/**
+ * The prices moved up by one amount, 2 % of the price in the coarsest places written, so that
+ * bid <= price <= ask and the mid still hold exactly.
+ */
+function delayedFields(f: { ask: string; bid: string; price: string }): { ask: string; bid: string; price: string } {
+  const places = (v: string): number => v.split('.')[1]?.length ?? 0;
+  const shift = new Decimal(f.price)
+    .times(DELAYED_SHIFT)
+    .toDecimalPlaces(Math.min(places(f.ask), places(f.bid), places(f.price)), Decimal.ROUND_UP);
+  const up = (v: string): string => new Decimal(v).plus(shift).toFixed(places(v));
+  return { ask: up(f.ask), bid: up(f.bid), price: up(f.price) };
 }
 
 function marketOut(m: MarketInfo): Record<string, unknown> {
@@ -169,12 +186,16 @@ export class RestHandler {
       default:
         break;
     }
+    // A delayed feed's price is still a price (spec, 50102: data may still be returned).
+    const delayed = svc.delayedRead(entry);
+    const fields = priceFields(svc, entry, 'rest');
     const data = svc.seams.record.price(
-      { code: entry.code, ...priceFields(svc, entry, 'rest'), market: marketOut(svc.market(entry)) },
+      { code: entry.code, ...(delayed ? delayedFields(fields) : fields), market: marketOut(svc.market(entry)) },
       { entry, svc },
     );
     // Spec, 50102: a stale price still answers with its data.
-    return this.answer('price', params, entry.state === 'stale' ? STATUS.PRICE_STALE : STATUS.OK, data);
+    const status = entry.state === 'stale' || delayed ? STATUS.PRICE_STALE : STATUS.OK;
+    return this.answer('price', params, status, data);
   }
 }
 

@@ -87,6 +87,25 @@ export class Service implements ServiceView {
     this.book = new PriceBook(config.pairs, config.seed, clock(), dialect.numbers.mid, dialect.stream.quietPairs);
     this.listing = listingOrder([...this.book.pairs.values()], dialect);
     for (const [name, k] of Object.entries(config.keys)) this.byValue.set(k.key, { ...k, name });
+    const every = (n: number, from: number, on: boolean): ReadonlySet<string> =>
+      on ? everyNth([...this.book.pairs.values()], config, n, from) : new Set();
+    this.suspended = every(5, 1, dialect.stream.suspendedListed);
+    this.delayed = every(5, 3, dialect.rest.delayedPrices);
+    this.book.hold(every(4, 2, dialect.stream.stillPairs));
+  }
+
+  /** Listed pairs a subscribe refuses with 50104 (the dialect's `suspendedListed`). */
+  readonly suspended: ReadonlySet<string>;
+  /** Pairs whose every second REST price read comes from a delayed feed (the dialect's `delayedPrices`). */
+  readonly delayed: ReadonlySet<string>;
+  private readonly delayedReads = new Map<string, number>();
+
+  /** Whether this REST read of a delayed pair comes from the delayed feed: every second one does. */
+  delayedRead(entry: PairEntry): boolean {
+    if (!this.delayed.has(entry.code)) return false;
+    const n = (this.delayedReads.get(entry.code) ?? 0) + 1;
+    this.delayedReads.set(entry.code, n);
+    return n % 2 === 0;
   }
 
   /** The key record for a header value, or undefined for a missing or unknown key. */
@@ -174,4 +193,14 @@ function entitlement(key: KeyRecord, entry: PairEntry | undefined): RestStatus |
   if (key.assetTypes && !key.assetTypes.includes(entry.assetType)) return STATUS.ASSET_TYPE_DENIED;
   if (key.pairs && !key.pairs.includes(entry.code)) return STATUS.ACCESS_DENIED;
   return undefined;
+}
+
+/**
+ * Every `n`th active pair of the catalogue from index `from`, leaving out the pairs a key's
+ * whitelist names (a profile's own pairs stay plain): the pairs a dialect gives a peculiarity.
+ */
+function everyNth(entries: PairEntry[], config: ReferenceConfig, n: number, from: number): ReadonlySet<string> {
+  const named = new Set(Object.values(config.keys).flatMap((k) => k.pairs ?? []));
+  const active = entries.filter((e) => e.state === 'active');
+  return new Set(active.filter((e, i) => i % n === from && !named.has(e.code)).map((e) => e.code));
 }

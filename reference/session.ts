@@ -221,7 +221,9 @@ export class Sessions {
     if (!valid) return false;
     const codes = seams.select(valid, { method, svc });
     for (const code of codes) {
-      const entry = seams.subscribable(svc.livePair(code), { code, svc });
+      const live = svc.livePair(code);
+      // A listed pair may be suspended: 50104, like an inactive one (spec: Errors, 50104).
+      const entry = seams.subscribable(live && !svc.suspended.has(code) ? live : undefined, { code, svc });
       if (!entry) {
         this.notice(client, METHOD.error, pairNotFoundMessage(code), STATUS.PAIR_NOT_FOUND, { id, request: method });
         return false;

@@ -153,6 +153,8 @@ export async function conform(options: ConformOptions, registry: readonly Check[
       if ((options.transport ?? 'ws') !== (profile.transport ?? 'ws'))
         throw new UsageError(`--transport ${options.transport}: the embedded reference service does not serve it`);
     }
+    if (options.slotReleaseWait !== undefined)
+      profile = { ...profile, timing: { ...profile.timing, slotReleaseWaitMs: options.slotReleaseWait } };
     redact = redactorFor(profile);
     for (const name of shortKeys(profileSecretMap(profile)))
       io.err(

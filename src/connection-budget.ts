@@ -17,6 +17,7 @@ import type { Profile } from './profile.ts';
 import { AbortedError } from './errors.ts';
 import { STATUS } from './spec.ts';
 import { RunTiming, WAIT_DEFAULTS } from './timing.ts';
+import { PairRecord } from './pair-record.ts';
 import type { OpenOptions, OpenResult, Refusal, StreamClient, StreamSession } from './transports/stream.ts';
 
 /** Pauses between attempts while waiting out such a 50009, ms; the last repeats. */
@@ -296,6 +297,8 @@ export class ConnectionBudget {
   private readonly names: Map<string, string>;
   /** The run's waits: the release wait comes from the profile's timing or what `discover` measured. */
   readonly timing: RunTiming;
+  /** What the run's stream sessions have seen of pairs: one record for the run, like the slots. */
+  readonly pairs = new PairRecord();
 
   constructor(private readonly profile: Profile) {
     this.names = keyNames(profile);
@@ -422,7 +425,7 @@ async function findAllowance(
 ): Promise<{ allowance: Allowance; opened: number; releaseMs?: number }> {
   const sessions: StreamSession[] = [];
   const steps: string[] = [];
-  const started = performance.now();
+  let started = performance.now();
   let allowance: Allowance | undefined;
   let releaseMs: number | undefined;
   try {
@@ -476,6 +479,8 @@ async function findAllowance(
       if (result.ok) {
         sessions.push(result.session);
         steps.push(`connection ${n}: accepted`);
+        // Waiting out a slot an earlier run still held is not the search's time.
+        if (n === 1) started = performance.now();
         continue;
       }
       steps.push(
@@ -546,6 +551,7 @@ async function openWaitingOut(
   note: (text: string) => void,
   releaseWaitMs: number,
   steps: readonly number[] = RETRY_STEPS_MS,
+  waiting: <T>(pause: Promise<T>) => Promise<T> = (pause) => pause,
 ): Promise<OpenResult & { waitedOut?: number; waitedMs?: number }> {
   const first = performance.now();
   for (let attempt = 0; ; attempt++) {
@@ -559,7 +565,8 @@ async function openWaitingOut(
       `refused with ${STATUS.CONNECTION_LIMIT} while within the key's allowance: a slot closed ` +
         `a moment ago may not be free yet; trying again in ${Math.round(pauseMs)} ms`,
     );
-    await sleep(pauseMs, undefined, { signal });
+    // Only the pauses are the target's time: a handshake that hangs still runs down the check's limit.
+    await waiting(sleep(pauseMs, undefined, { signal }));
   }
 }
 
@@ -656,7 +663,13 @@ export class CheckLoans implements ConnectionBudgetView {
       lease.release();
     };
     this.outstanding.add(release);
-    return { heldByOthers: lease.heldByOthers, closedSince: lease.closedSince, settled: lease.settled, release };
+    return {
+      heldByOthers: lease.heldByOthers,
+      closedSince: lease.closedSince,
+      // Closed slots the target has not freed yet are its pace, not the check's time.
+      settled: () => this.wait(lease.settled()),
+      release,
+    };
   }
 
   /** Gives back every loan and lease the check still holds (its sessions are closed by then). */
@@ -713,7 +726,15 @@ export class CheckLoans implements ConnectionBudgetView {
     try {
       if (within) pool.opened(true);
       result = within
-        ? await openWaitingOut(inner, options, this.options.signal, this.options.note, this.budget.releaseWaitMs)
+        ? await openWaitingOut(
+            inner,
+            options,
+            this.options.signal,
+            this.options.note,
+            this.budget.releaseWaitMs,
+            RETRY_STEPS_MS,
+            (pause) => this.wait(pause),
+          )
         : await inner.open(options);
     } catch (err) {
       give(false);

@@ -159,7 +159,10 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
           record,
           redact,
           signal: options.signal,
-          onPush: pushes.inspect,
+          onPush: (push) => {
+            pushes.inspect(push);
+            connections.pairs.pushed(push.value);
+          },
           ...(options.maxPayloadBytes ? { maxPayload: options.maxPayloadBytes } : {}),
         }),
       )
@@ -173,6 +176,7 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
     validator: options.validator,
     // Read as the check starts: what the run measured before it counts.
     waits: connections.timing.waits,
+    pairs: connections.pairs,
     signal: options.signal,
     violation: addViolation,
     fail(v: Violation): never {

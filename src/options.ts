@@ -47,13 +47,27 @@ export interface ConformOptions {
   minCoverage?: number;
   /** The console lists every stated rule the run did not check in full, with why and what would. */
   listUnchecked: boolean;
+  /**
+   * Longest a 50009 for a connection within a key's allowance is waited out, ms; overrides the
+   * profile's `timing.slotReleaseWaitMs` (default 30 s).
+   */
+  slotReleaseWait?: number;
 }
 
 /** Defaults: console report into ./conform-reports (git-ignored), the runner's concurrency and timeout. */
 export const OPTION_DEFAULTS: Readonly<
   Omit<
     ConformOptions,
-    'target' | 'key' | 'ws' | 'profile' | 'rerunFailed' | 'baseline' | 'transport' | 'event' | 'minCoverage'
+    | 'target'
+    | 'key'
+    | 'ws'
+    | 'profile'
+    | 'rerunFailed'
+    | 'baseline'
+    | 'transport'
+    | 'event'
+    | 'minCoverage'
+    | 'slotReleaseWait'
   >
 > = Object.freeze({
   keyEnv: 'CONFORM_API_KEY',
@@ -136,6 +150,8 @@ export function validateOptions(o: ConformOptions, reportFormats: readonly strin
     throw new UsageError('--list-unchecked prints to the console: add console to --report');
   if (o.minCoverage !== undefined && !(Number.isFinite(o.minCoverage) && o.minCoverage >= 0 && o.minCoverage <= 100))
     throw new UsageError(`--min-coverage: must be a percentage from 0 to 100 (got ${o.minCoverage})`);
+  if (o.slotReleaseWait !== undefined && !(Number.isInteger(o.slotReleaseWait) && o.slotReleaseWait >= 0))
+    throw new UsageError(`--slot-release-wait: must be a whole number of milliseconds (got ${o.slotReleaseWait})`);
 }
 
 /**

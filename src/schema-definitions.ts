@@ -384,8 +384,16 @@ const profile = schema('profile', 'conform target profile', {
           minimum: 0,
           description:
             "Longest from a stream connection's close until its slot of the key's allowance is free " +
-            'again. A 50009 within the allowance is waited out for twice it plus 1 s; unstated, 5 s ' +
-            '(or longer, when the run measures a slower release).',
+            'again. A 50009 within the allowance is waited out for twice it plus 1 s; unstated, for ' +
+            'slotReleaseWaitMs.',
+        },
+        slotReleaseWaitMs: {
+          type: 'integer',
+          minimum: 0,
+          description:
+            "Longest a 50009 for a connection within the key's allowance is waited out when " +
+            'slotReleaseMs is unstated (the spec states no release time); default 30000. ' +
+            '--slot-release-wait overrides it.',
         },
       },
     },

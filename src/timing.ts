@@ -30,6 +30,12 @@ export interface StatedTiming {
   noticeMs?: number;
   /** Longest from a connection's close until its slot of the key's allowance is free again. */
   slotReleaseMs?: number;
+  /**
+   * Longest the run waits out a 50009 for a connection within the key's allowance when the target
+   * states no release time (`--slot-release-wait` sets it too): the spec states none, so the
+   * run waits rather than blame the target; default 30 s.
+   */
+  slotReleaseWaitMs?: number;
 }
 
 /** The waits a run uses, ms. */
@@ -42,7 +48,10 @@ export interface Waits {
   pushMs: number;
   /** For two pushes of a pair, whose gap says its cadence. */
   cadenceMs: number;
-  /** How long a 50009 for a connection within the allowance is waited out (a slot closed a moment ago). */
+  /**
+   * How long a 50009 for a connection within the allowance is waited out (a slot closed a moment
+   * ago). The check's time limit pauses meanwhile: the wait is the target's pace, not the check's.
+   */
   releaseMs: number;
   /** After a replacing subscribe or an unsubscribe notice, frames already sent may still arrive this long. */
   inFlightMs: number;
@@ -58,7 +67,7 @@ export const WAIT_DEFAULTS: Readonly<Waits> = Object.freeze({
   firstPushMs: 15_000,
   pushMs: 5000,
   cadenceMs: 10_000,
-  releaseMs: 5000,
+  releaseMs: 30_000,
   inFlightMs: 250,
   watchMs: 1500,
   settleMs: 750,
@@ -87,18 +96,22 @@ export function waitsFor(profile: { readonly timing?: StatedTiming }, observed: 
     ...((t.firstPushMs ?? interval) === undefined ? {} : { firstPushMs: margin((t.firstPushMs ?? interval)!) }),
     ...(t.slotReleaseMs === undefined ? {} : { releaseMs: margin(t.slotReleaseMs) }),
   };
-  const w: Waits = { ...WAIT_DEFAULTS, ...stated };
-  if (observed.slotReleaseMs !== undefined) w.releaseMs = Math.max(w.releaseMs, margin(observed.slotReleaseMs));
+  const bound = t.slotReleaseWaitMs ?? WAIT_DEFAULTS.releaseMs;
+  const w: Waits = { ...WAIT_DEFAULTS, releaseMs: bound, ...stated };
+  // A measured release lengthens the wait, but never past the bound the operator set.
+  if (observed.slotReleaseMs !== undefined)
+    w.releaseMs = Math.max(w.releaseMs, Math.min(bound, margin(observed.slotReleaseMs)));
   return w;
 }
 
 /**
  * How much longer than the defaults the run waits (at least 1): a target that states a slower
  * cadence or a slower reply stretches the per-check timeout by as much, so a check that waits as
- * the statement asks is not cut off by a timeout sized for the defaults.
+ * the statement asks is not cut off by a timeout sized for the defaults. The release wait is not
+ * among them: the time limit pauses while a slot is waited for.
  */
 export function waitStretch(w: Waits): number {
-  const keys = ['noticeMs', 'firstPushMs', 'pushMs', 'cadenceMs', 'releaseMs'] as const;
+  const keys = ['noticeMs', 'firstPushMs', 'pushMs', 'cadenceMs'] as const;
   return Math.max(1, ...keys.map((k) => w[k] / WAIT_DEFAULTS[k]));
 }
 

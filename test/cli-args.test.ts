@@ -174,3 +174,16 @@ describe('the registry of report formats', () => {
     expect(reportHandlers({ ...options, formats: registered })).toHaveLength(registered.length);
   });
 });
+
+// How long the run waits for a closed connection's slot.
+describe('--slot-release-wait', () => {
+  it("reads the bound of the wait for a slot, ms, and leaves the profile's when not given", () => {
+    expect(run(['--slot-release-wait', '60000']).slotReleaseWait).toBe(60_000);
+    expect(run([]).slotReleaseWait).toBeUndefined();
+  });
+
+  it('refuses a bound that is not a whole number of milliseconds', () => {
+    expect(problem(['--slot-release-wait', '-1'])).toMatch(/^--slot-release-wait: must be a whole number/);
+    expect(problem(['--slot-release-wait', 'soon'])).toMatch(/^--slot-release-wait: must be a number/);
+  });
+});

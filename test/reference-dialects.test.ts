@@ -679,3 +679,58 @@ describe('every covering dialect', () => {
     },
   );
 });
+
+// Pairs and pushes a check may not take for granted.
+describe('dialect pairs a check may not take for granted', () => {
+  const ETH = 'Crypto:ALL:ETH/USD';
+  const XRP = 'Crypto:ALL:XRP/USD';
+
+  it('lists a suspended pair that a subscribe refuses with 50104 while REST prices it (suspendedListed)', async () => {
+    const s = await serve({ stream: { suspendedListed: true } });
+    const listed = (await get(s, `${PATHS.pairs}${q({ per_page: '100' })}`)).body.data as { code: string }[];
+    expect(listed.map((p) => p.code)).toContain(ETH);
+    expect((await get(s, `${PATHS.price}${q({ code: ETH })}`)).body.status_number).toBe(STATUS.OK);
+    const c = await open(s);
+    expect(await subscribe(c, [ETH])).toMatchObject({ method: 'error', code: STATUS.PAIR_NOT_FOUND });
+    expect(await subscribe(c, [BTC], 's2')).toMatchObject({ code: STATUS.OK });
+    await c.close();
+  });
+
+  it('never moves a still pair while the others move every step (stillPairs)', async () => {
+    const s = await serve({ stream: { stillPairs: true, pushes: 'on-change' } });
+    const c = await open(s);
+    await subscribe(c, ['Crypto:ALL:SOL/USD', BTC]);
+    const codes = (await c.pushesFor(600)).map((p) => p.code);
+    expect(codes).toContain(BTC);
+    expect(codes).not.toContain('Crypto:ALL:SOL/USD');
+    await c.close();
+  });
+
+  it('pushes a dropped pair for stopLagTicks more ticks after the unsubscribe notice, then stops', async () => {
+    const s = await serve({ stream: { stopLagTicks: 2, tickMs: 100 } });
+    const c = await open(s);
+    await subscribe(c, [BTC]);
+    await c.pushesFor(250);
+    c.send({ id: 'u', method: 'unsubscribe', params: { pairs: [BTC] } });
+    expect((await c.notice()).code).toBe(STATUS.OK);
+    const after = await c.pushesFor(800);
+    expect(after.filter((p) => p.code === BTC).length).toBe(2);
+    await c.close();
+  });
+
+  it('answers every second price read of a delayed pair with 50102 and prices 2 % up (delayedPrices)', async () => {
+    const s = await serve({ rest: { delayedPrices: true } });
+    const [live, delayed] = [
+      await get(s, `${PATHS.price}${q({ code: XRP })}`),
+      await get(s, `${PATHS.price}${q({ code: XRP })}`),
+    ];
+    expect(live.status).toBe(200);
+    expect(live.body.status_number).toBe(STATUS.OK);
+    expect(delayed.status).toBe(200);
+    expect(delayed.body.status_number).toBe(STATUS.PRICE_STALE);
+    const price = (r: typeof live): Decimal => new Decimal((r.body.data as { price: string }).price);
+    expect(price(delayed).dividedBy(price(live)).toNumber()).toBeGreaterThan(1.015);
+    const d = delayed.body.data as { ask: string; bid: string; price: string };
+    expect(new Decimal(d.ask).plus(d.bid).dividedBy(2).eq(d.price)).toBe(true);
+  });
+});

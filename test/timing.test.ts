@@ -29,7 +29,7 @@ describe('the waits of a run', () => {
   });
 
   it('lengthen with a release the run measured, never shorten', () => {
-    const timing = new RunTiming({});
+    const timing = new RunTiming({ timing: { slotReleaseMs: 0 } });
     timing.observeSlotRelease(3000);
     expect(timing.waits.releaseMs).toBe(7000);
     timing.observeSlotRelease(100);
@@ -37,5 +37,17 @@ describe('the waits of a run', () => {
     const fast = new RunTiming({});
     fast.observeSlotRelease(0);
     expect(fast.waits.releaseMs).toBe(WAIT_DEFAULTS.releaseMs);
+  });
+
+  it('wait out an unstated slot release for 30 s, or the bound the operator sets, and never past that bound', () => {
+    expect(WAIT_DEFAULTS.releaseMs).toBe(30_000);
+    expect(waitsFor({ timing: { slotReleaseWaitMs: 60_000 } }).releaseMs).toBe(60_000);
+    // A stated release time is the operator's own figure: it wins over the bound.
+    expect(waitsFor({ timing: { slotReleaseWaitMs: 60_000, slotReleaseMs: 500 } }).releaseMs).toBe(2000);
+    const bounded = new RunTiming({ timing: { slotReleaseWaitMs: 8000 } });
+    bounded.observeSlotRelease(12_000);
+    expect(bounded.waits.releaseMs).toBe(8000);
+    // The time limit pauses while a slot is waited for: a long release wait stretches no check.
+    expect(waitStretch(waitsFor({ timing: { slotReleaseWaitMs: 120_000 } }))).toBe(1);
   });
 });

@@ -21,7 +21,8 @@ const MAX_LISTED = 20;
 /** Subscribes to a few live pairs and returns the pushes seen within the watch. */
 async function watchPushes(ctx: CheckContext, pairs: string[]): Promise<Push[]> {
   const session = await openSession(ctx);
-  await subscribeOk(ctx, session, pairs, 'conform-watch');
+  // In place: the caller judges the pairs subscribed, a listed pair refused with 50104 replaced.
+  pairs.splice(0, pairs.length, ...(await subscribeOk(ctx, session, pairs, 'conform-watch', { live: true })));
   const from = ctx.stream.now();
   // The first push may be seconds away when pushes come only on change; then the rest gather for a while.
   const first = await session

@@ -5,8 +5,15 @@
 import { WAIT_DEFAULTS } from '../../src/timing.ts';
 import type { Check, CheckContext } from '../../src/check.ts';
 import type { StatementKey } from '../../src/statements.ts';
-import { KNOWN_ASSET_TYPES, LIMITS, METHOD, STATUS, TEXT, pairNotFoundMessage } from '../../src/spec.ts';
-import { isNotice, isPush, jsonObject, type JsonObject, type StreamSession } from '../../src/transports/stream.ts';
+import { KNOWN_ASSET_TYPES, LIMITS, METHOD, STATUS, TEXT, pairNotFoundMessage, parsePairCode } from '../../src/spec.ts';
+import {
+  isNotice,
+  isPush,
+  jsonObject,
+  type InboundFrame,
+  type JsonObject,
+  type StreamSession,
+} from '../../src/transports/stream.ts';
 import {
   watchNote,
   stopCheckTimeoutMs,
@@ -29,8 +36,12 @@ import {
   pause,
   streamPairs,
   subscribe,
+  REPLACE_GAP_MS,
+  subscribeListed,
   subscribeOk,
   unsubscribe,
+  inFlightMs,
+  observeInFlight,
   type NoticeExpectation,
 } from './support.ts';
 import { REST_ANSWER_FAULTS } from '../rest/support.ts';
@@ -48,8 +59,8 @@ interface ErrorCase extends Pick<Check, 'enforces' | 'catches'> {
   tags?: Check['tags'];
   /** The key to connect with; default primary. */
   key?: (ctx: CheckContext) => string;
-  /** What to send: a JSON message, or raw text. */
-  build(ctx: CheckContext): Promise<JsonObject | string>;
+  /** What to send: a JSON message, or raw text (built once the session is open and `before` is done). */
+  build(ctx: CheckContext, session: StreamSession): Promise<JsonObject | string>;
   /** The `message` the spec requires: a fixed text, or a rule with its description. */
   message?: (sent: JsonObject | string) => NonNullable<NoticeExpectation['message']>;
   /** A step before the request (e.g. a subscribe that must succeed). */
@@ -163,10 +174,16 @@ const ERROR_CASES: ErrorCase[] = [
         'subscribe succeeds only when all pairs are valid; a pair unknown: error ' +
         'notice 50104 (`pair not found: <pair_code>`)',
     },
-    title: `subscribes to two known pairs and, listed last, the unknown pair ${UNKNOWN_PAIR}`,
+    title:
+      `subscribes to two known pairs (which must succeed), then to them and, listed last, ` +
+      `the unknown pair ${UNKNOWN_PAIR}`,
     code: STATUS.PAIR_NOT_FOUND,
     needs: ['ws'],
-    build: async (ctx) => subscribe([...(await needPairs(ctx, 2)), UNKNOWN_PAIR], 'conform-known-and-unknown'),
+    // Known pairs first on their own: a listed pair may be suspended, and its own 50104 would name it instead.
+    build: async (ctx, session) => {
+      const known = await subscribeOk(ctx, session, await needPairs(ctx, 2), 'conform-known-first');
+      return subscribe([...known, UNKNOWN_PAIR], 'conform-known-and-unknown');
+    },
     message: () => ({
       test: (m: string) => m.includes(UNKNOWN_PAIR),
       describe: `naming the unknown pair ${UNKNOWN_PAIR}`,
@@ -238,9 +255,9 @@ const errorChecks: Check[] = ERROR_CASES.map(
     tags: c.tags ?? ['ws', 'session'],
     needs: c.needs,
     async run(ctx) {
-      const sent = await c.build(ctx);
       const session = await openSession(ctx, c.key ? { key: c.key(ctx) } : {});
       await c.before?.(ctx, session);
+      const sent = await c.build(ctx, session);
       const notice = await ask(ctx, session, sent, `method "error", code "${c.code}"`);
       expectNotice(
         ctx,
@@ -280,9 +297,8 @@ export const subscribeChecks: readonly Check[] = [
     tags: ['ws', 'session'],
     needs: ['ws'],
     async run(ctx) {
-      const pairs = await needPairs(ctx, 1);
       const session = await openSession(ctx);
-      const notice = await ask(ctx, session, subscribe(pairs, 'conform-sub-notice'), 'the subscribe success notice');
+      const { notice } = await subscribeListed(ctx, session, await needPairs(ctx, 1), 'conform-sub-notice');
       expectNotice(
         ctx,
         notice,
@@ -305,31 +321,42 @@ export const subscribeChecks: readonly Check[] = [
     title: `subscribes to up to ${PUSH_START_PAIRS} pairs whose market is open and sends nothing more`,
     expectation:
       'a push frame for one of them arrives (within the first-push wait, timing.firstPushMs: ' +
-      'pushes may come only when a price changes)',
+      'pushes may come only when a price changes); when none does, a pair whose REST price moved ' +
+      'over the wait fails (given a push wait more), and prices that did not move cannot be judged',
     severity: 'must',
     tags: ['ws', 'session', 'push'],
     needs: ['ws'],
-    timeoutMs: (_p, w) => w.firstPushMs + 15_000,
+    timeoutMs: (_p, w) => w.firstPushMs + w.pushMs + 15_000,
     async run(ctx) {
-      const pairs = await needLivePairs(ctx, PUSH_START_PAIRS, 1);
+      const live = await needLivePairs(ctx, PUSH_START_PAIRS, 1);
       const session = await openSession(ctx);
       const from = ctx.stream.now();
-      await subscribeOk(ctx, session, pairs);
+      const pairs = await subscribeOk(ctx, session, live, 'conform-sub', { live: true });
+      // Read after the notice: a service that pushes on change owes a push only for a move after the subscribe.
+      const before = await restQuotes(ctx, pairs);
+      const ours = (f: InboundFrame): boolean =>
+        f.atMs >= from && isPush(f) && pairs.includes(jsonObject(f)!.code as string);
       // Several pairs: with pushes on change only, one pair may stay still for seconds, not all of them.
-      const first = await session
-        .find(
-          (f) => f.atMs >= from && isPush(f) && pairs.includes(jsonObject(f)!.code as string),
-          ctx.waits.firstPushMs,
-        )
-        .catch((err: unknown) => {
-          if (isSilence(err)) return undefined;
-          throw err;
-        });
-      if (!first)
-        return ctx.fail({
-          received: `no push for ${byPair(pairs)} within ${ctx.waits.firstPushMs} ms of the success notice`,
-          expected: 'pushes start without further requests',
-        });
+      let first = await session.find(ours, ctx.waits.firstPushMs).catch((err: unknown) => {
+        if (isSilence(err)) return undefined;
+        throw err;
+      });
+      if (!first) {
+        const { missed, quiet } = await unpushedMoves(ctx, session, pairs, before, from);
+        first = session.frames.find(ours);
+        if (!first && missed.length > 0)
+          return ctx.fail({
+            received:
+              `no push for ${byPair(pairs)} within ${Math.round(ctx.stream.now() - from)} ms of the success ` +
+              `notice, while the REST price of ${byPair(missed)} moved`,
+            expected: 'pushes start without further requests',
+          });
+        if (!first)
+          return ctx.skip(
+            `no push for ${byPair(quiet)} within ${ctx.waits.firstPushMs} ms, and their REST prices did not ` +
+              'move over the wait: a service may push only on a change, so the silence proves nothing',
+          );
+      }
       ctx.observe('first-push-after-ms', Math.round(first.atMs - from));
     },
   },
@@ -344,9 +371,8 @@ export const subscribeChecks: readonly Check[] = [
     tags: ['ws', 'push'],
     needs: ['ws'],
     async run(ctx) {
-      const pairs = await needLivePairs(ctx, 2);
       const session = await openSession(ctx);
-      await subscribeOk(ctx, session, pairs);
+      const pairs = await subscribeOk(ctx, session, await needLivePairs(ctx, 2), 'conform-sub', { live: true });
       const from = ctx.stream.now();
       await awaitPushes(session, pairs[0]!, 3, from, ctx.waits.pushMs);
       await pause(ctx.waits.watchMs / 3, ctx);
@@ -378,9 +404,9 @@ export const subscribeChecks: readonly Check[] = [
     tags: ['ws', 'session', 'push'],
     needs: ['ws'],
     async run(ctx) {
-      const pairs = await needLivePairs(ctx, EVERY_PAIR_COUNT, 2);
       const session = await openSession(ctx);
-      await subscribeOk(ctx, session, pairs, 'conform-every-pair');
+      const live = await needLivePairs(ctx, EVERY_PAIR_COUNT, 2);
+      const pairs = await subscribeOk(ctx, session, live, 'conform-every-pair', { live: true });
       const from = ctx.stream.now();
       const before = await restQuotes(ctx, pairs);
       await Promise.all(pairs.map((p) => awaitPushes(session, p, 1, 0, ctx.waits.pushMs)));
@@ -413,29 +439,34 @@ export const subscribeChecks: readonly Check[] = [
     },
     title: 'subscribes to pair A, waits for two of its pushes, then subscribes to pair B only',
     expectation:
-      `after the second notice (plus ${WAIT_DEFAULTS.inFlightMs} ms for frames in flight) no ` +
-      `push for A over three of its push gaps; pushes for B`,
+      `after the second notice, and a window for frames in flight (four of A's push gaps, at least ` +
+      `${WAIT_DEFAULTS.inFlightMs} ms), no push for A over three of its push gaps; pushes for B`,
     severity: 'must',
     tags: ['ws', 'session', 'push'],
     needs: ['ws'],
     timeoutMs: stopCheckTimeoutMs,
     async run(ctx) {
-      const [a, b] = (await needLivePairs(ctx, 2)) as [string, string];
+      const live = await needLivePairs(ctx, 2);
       const session = await openSession(ctx);
-      await subscribeOk(ctx, session, [a], 'conform-first');
+      const [a] = (await subscribeOk(ctx, session, [live[0]!], 'conform-first', { live: true })) as [string];
       // Two pushes: their gap says how long a silence of A means it stopped (the cadence is not shown).
       if (!(await awaitPushes(session, a, 2, 0, ctx.waits.cadenceMs))) noPushes(ctx, `two pushes of ${a}`);
-      await subscribeOk(ctx, session, [b], 'conform-second');
-      const cutoff = ctx.stream.now() + ctx.waits.inFlightMs;
+      // Picked again: a refused pair is left out now.
+      const other = (await needLivePairs(ctx, 3, 2)).find((p) => p !== a)!;
+      const [b] = (await subscribeOk(ctx, session, [other], 'conform-second', { live: true })) as [string];
+      const stopped = ctx.stream.now();
+      const window = inFlightMs(ctx, session, a);
+      const cutoff = stopped + window;
       const watch = watchMs(ctx, session, a);
       const bPushed = awaitPushes(session, b, 1, cutoff, Math.max(watch, ctx.waits.pushMs));
       await until(ctx, cutoff + watch);
       const late = session.pushes({ pair: a, sinceMs: cutoff });
+      observeInFlight(ctx, session, a, stopped, window);
       if (late.length > 0)
         ctx.violation({
           received:
-            `${late.length} push(es) for ${a} more than ${ctx.waits.inFlightMs} ms ` +
-            `after the notice replacing it with ${b}`,
+            `${late.length} push(es) for ${a} more than ${window} ms after the notice replacing it ` +
+            `with ${b} (the window for frames in flight)`,
           expected: `the set is replaced: no pushes for ${a}`,
         });
       ctx.note(watchNote(ctx, watch, a));
@@ -463,10 +494,12 @@ export const subscribeChecks: readonly Check[] = [
     severity: 'must',
     tags: ['ws', 'session', 'limits'],
     needs: ['ws'],
+    // Listed pairs refused with 50104 are replaced one request at a time, REPLACE_GAP_MS apart.
+    timeoutMs: (_p, w) => 2 * w.noticeMs + 20_000 + LIMITS.maxPairsPerSubscribe * REPLACE_GAP_MS,
     async run(ctx) {
-      const pairs = await needPairs(ctx, LIMITS.maxPairsPerSubscribe);
       const session = await openSession(ctx);
-      const notice = await ask(ctx, session, subscribe(pairs, 'conform-100'), 'the success notice');
+      const listed = await needPairs(ctx, LIMITS.maxPairsPerSubscribe);
+      const { notice, pairs } = await subscribeListed(ctx, session, listed, 'conform-100');
       expectNotice(
         ctx,
         notice,
@@ -498,13 +531,13 @@ export const subscribeChecks: readonly Check[] = [
       const { own, other } = await pairsByAccess(ctx, limited.assetTypes);
       if (other.length === 0) ctx.skip(`the primary key lists no pair outside ${limited.assetTypes.join(', ')}`);
       const session = await openSession(ctx, { key: limited.key });
-      for (const [i, code] of other.entries()) {
-        const notice = await ask(
-          ctx,
-          session,
-          subscribe([code], `conform-other-type-${i}`),
-          `code "${STATUS.ASSET_TYPE_DENIED}" for ${code}`,
-        );
+      for (const [i, listed] of other.entries()) {
+        const assetType = parsePairCode(listed)?.assetType;
+        // A pair of the type that is itself inactive or suspended may answer 50104 first: another is taken.
+        const { notice, pairs } = await subscribeListed(ctx, session, [listed], `conform-other-type-${i}`, {
+          ...(assetType ? { assetType } : {}),
+        });
+        const code = pairs[0]!;
         if (String(notice.code) !== STATUS.ASSET_TYPE_DENIED)
           ctx.violation({
             received: `subscribe to ${code} with keys.cryptoOnly answered ${JSON.stringify(notice)}`,
@@ -514,13 +547,12 @@ export const subscribeChecks: readonly Check[] = [
           });
       }
       // Last, so that whether a failed subscribe keeps the previous set (not stated) does not matter.
-      for (const [i, code] of own.entries()) {
-        const notice = await ask(
-          ctx,
-          session,
-          subscribe([code], `conform-own-type-${i}`),
-          `code "${STATUS.OK}" for ${code}`,
-        );
+      for (const [i, listed] of own.entries()) {
+        const assetType = parsePairCode(listed)?.assetType;
+        const { notice, pairs } = await subscribeListed(ctx, session, [listed], `conform-own-type-${i}`, {
+          ...(assetType ? { assetType } : {}),
+        });
+        const code = pairs[0]!;
         if (String(notice.code) !== STATUS.OK)
           ctx.violation({
             received: `subscribe to ${code} with keys.cryptoOnly answered ${JSON.stringify(notice)}`,
@@ -540,15 +572,16 @@ export const subscribeChecks: readonly Check[] = [
     tags: ['ws', 'session'],
     needs: ['ws'],
     async run(ctx) {
-      const pairs = await needPairs(ctx, 1);
       const session = await openSession(ctx);
-      const steps: [string, JsonObject][] = [
-        ['subscribe success', subscribe(pairs, 'conform-echo-ok')],
+      const first = await subscribeListed(ctx, session, await needPairs(ctx, 1), 'conform-echo-ok');
+      const pairs = first.pairs;
+      const steps: [string, JsonObject, JsonObject?][] = [
+        ['subscribe success', subscribe(pairs, 'conform-echo-ok'), first.notice],
         ['subscribe error (unknown pair)', subscribe([UNKNOWN_PAIR], 'conform-echo-err')],
         ['unsubscribe', unsubscribe(pairs, 'conform-echo-unsub')],
       ];
-      for (const [what, message] of steps) {
-        const notice = await ask(ctx, session, message, `a notice echoing id ${String(message.id)}`);
+      for (const [what, message, answered] of steps) {
+        const notice = answered ?? (await ask(ctx, session, message, `a notice echoing id ${String(message.id)}`));
         if (notice.id !== message.id)
           ctx.violation({
             received:
@@ -665,9 +698,10 @@ export const subscribeChecks: readonly Check[] = [
     tags: ['ws', 'session', 'push'],
     needs: ['ws'],
     async run(ctx) {
-      const [pair] = (await needLivePairs(ctx, 1)) as [string];
       const session = await openSession(ctx);
-      await subscribeOk(ctx, session, [pair]);
+      const [pair] = (await subscribeOk(ctx, session, await needLivePairs(ctx, 1), 'conform-sub', {
+        live: true,
+      })) as [string];
       if (!(await awaitPushes(session, pair, 1, 0, ctx.waits.pushMs)))
         ctx.skip(`no push for ${pair} before the failed subscribe, so nothing to compare`);
       const notice = await ask(ctx, session, subscribe([UNKNOWN_PAIR], 'conform-failing'), 'an error notice');

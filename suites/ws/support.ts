@@ -211,29 +211,129 @@ export const unsubscribe = (pairs: unknown, id?: string): JsonObject => ({
   params: { pairs },
 });
 
+// ---------------------------------------------------------------------------------------------
+// Subscribing to listed pairs. /v1/pairs may list pairs that are inactive or suspended, and a
+// subscribe naming one is rightly refused with 50104 (spec: Errors, 50104): for a check about
+// another rule that is an observation, recorded in the run's pair record (ctx.pairs) so that no
+// later check picks the pair again, and the pair is replaced by another listed one.
+
 /**
- * Subscribes as the setup of a later step and requires success. Success is read loosely (code 200
- * as a string or a number, any method but error): the exact notice is ws.subscribe.notice's rule,
- * so a wrong notice fails that check and not every check that subscribes.
+ * Listed pairs a check replaces at most before it gives up on finding subscribable ones: this many,
+ * or as many as it subscribes to at once.
+ */
+const MAX_REPLACED = 5;
+/**
+ * Pause before a subscribe is sent again with a refused pair replaced: the spec states no message
+ * rate, and a service may close a connection that sends many requests in a second.
+ */
+export const REPLACE_GAP_MS = 250;
+
+/** What a replacement pair must be: of one asset type, or with an open market (REST 200). */
+export interface PairNeeds {
+  assetType?: string;
+  live?: boolean;
+}
+
+const isSuccess = (notice: JsonObject): boolean => String(notice.code) === STATUS.OK && notice.method !== METHOD.error;
+
+/**
+ * The listed pair of `pairs` that `notice` refuses with 50104, when it names one (or `pairs` has
+ * one only). The profile's `pairs.inactive` is no listed pair that happens to be refused: its
+ * 50104 is a rule of its own (ws.subscribe.inactive-pair); nor is a pair the run saw accepted.
+ */
+function refusedListed(ctx: CheckContext, notice: JsonObject, pairs: readonly string[]): string | undefined {
+  if (String(notice.code) !== STATUS.PAIR_NOT_FOUND) return undefined;
+  const message = typeof notice.message === 'string' ? notice.message : '';
+  const named = pairs.length === 1 ? pairs[0] : pairs.find((p) => message.includes(p));
+  // A pair the run saw accepted is subscribable: its 50104 is the caller's to judge.
+  return named === ctx.profile.pairs?.inactive || (named && ctx.pairs.isAccepted(named)) ? undefined : named;
+}
+
+/** Subscribes to each pair not yet seen accepted on its own, to find which one a 50104 that names none refused. */
+async function probeRefused(
+  ctx: CheckContext,
+  session: StreamSession,
+  pairs: readonly string[],
+  id: string,
+): Promise<string | undefined> {
+  for (const [i, pair] of pairs.entries()) {
+    if (ctx.pairs.isAccepted(pair)) continue;
+    if (i > 0) await pause(REPLACE_GAP_MS, ctx);
+    const notice = await ask(ctx, session, subscribe([pair], `${id}-probe-${i}`), `a notice for ${pair}`);
+    if (isSuccess(notice)) ctx.pairs.accepted([pair]);
+    else if (refusedListed(ctx, notice, [pair]) === pair) return pair;
+  }
+  return undefined;
+}
+
+/** Another listed pair for `refused`, not among `taken`, preferring what the run saw work. */
+async function replacement(ctx: CheckContext, taken: readonly string[], needs: PairNeeds): Promise<string | undefined> {
+  const want = taken.length + 1;
+  const more = needs.live ? await livePairs(ctx, want) : await streamPairs(ctx, want, needs);
+  return more.find((p) => !taken.includes(p));
+}
+
+/**
+ * Sends a subscribe for `pairs` and resolves with its answer and the pairs it was for. A 50104 for
+ * a listed pair (not the profile's `pairs.inactive`) is recorded and observed, and the pair replaced
+ * by another listed one (of the same asset type, or live, per `needs`); the subscribe is sent again.
+ * Any other answer is the caller's to judge.
+ */
+export async function subscribeListed(
+  ctx: CheckContext,
+  session: StreamSession,
+  pairs: readonly string[],
+  id: string,
+  needs: PairNeeds = {},
+): Promise<{ notice: JsonObject; pairs: string[] }> {
+  let current = [...pairs];
+  for (let replaced = 0; ; replaced++) {
+    const notice = await ask(ctx, session, subscribe(current, id), `subscribe ${current.length} pair(s) answered`);
+    if (isSuccess(notice)) {
+      ctx.pairs.accepted(current);
+      return { notice, pairs: current };
+    }
+    if (String(notice.code) !== STATUS.PAIR_NOT_FOUND) return { notice, pairs: current };
+    const refused = refusedListed(ctx, notice, current) ?? (await probeRefused(ctx, session, current, id));
+    if (refused === undefined) return { notice, pairs: current };
+    ctx.pairs.refused(refused, JSON.stringify(notice));
+    ctx.observe(
+      'listed-pair-refused',
+      refused,
+      `listed in the catalogue, but a subscribe is refused with ${STATUS.PAIR_NOT_FOUND} (inactive or suspended, ` +
+        'which the spec allows); another listed pair is taken instead',
+    );
+    const next = replaced < Math.max(MAX_REPLACED, pairs.length) ? await replacement(ctx, current, needs) : undefined;
+    if (next === undefined)
+      return ctx.skip(
+        `${refused} and ${replaced} other listed pair(s) are refused with ${STATUS.PAIR_NOT_FOUND} ` +
+          '(inactive or suspended), and no other listed pair is left to subscribe to',
+      );
+    current = current.map((p) => (p === refused ? next : p));
+    await pause(REPLACE_GAP_MS, ctx);
+  }
+}
+
+/**
+ * Subscribes as the setup of a later step and requires success; resolves with the pairs
+ * subscribed (a listed pair refused with 50104 replaced, see subscribeListed). Success is read
+ * loosely (code 200 as a string or a number, any method but error): the exact notice is
+ * ws.subscribe.notice's rule, so a wrong notice fails that check and not every check that subscribes.
  */
 export async function subscribeOk(
   ctx: CheckContext,
   session: StreamSession,
-  pairs: string[],
+  pairs: readonly string[],
   id = 'conform-sub',
-): Promise<JsonObject> {
-  const notice = await ask(
-    ctx,
-    session,
-    subscribe(pairs, id),
-    `subscribe ${pairs.length} pair(s) answered with code "200"`,
-  );
-  if (String(notice.code) !== STATUS.OK || notice.method === METHOD.error)
+  needs: PairNeeds = {},
+): Promise<string[]> {
+  const { notice, pairs: subscribed } = await subscribeListed(ctx, session, pairs, id, needs);
+  if (!isSuccess(notice))
     ctx.fail({
-      received: `subscribe to ${pairs.join(', ')} answered ${JSON.stringify(notice)}`,
+      received: `subscribe to ${subscribed.join(', ')} answered ${JSON.stringify(notice)}`,
       expected: 'the subscribe succeeds (notice code "200"), so the rule under test can be observed',
     });
-  return notice;
+  return subscribed;
 }
 
 /** Waits until `pair` has pushed at least `count` frames since `sinceMs`; false on timeout or close. */
@@ -261,8 +361,11 @@ export async function awaitPushes(
 
 /** Longest a stop check watches for pushes that should have stopped: the wait for two pushes (ms). */
 export const maxWatchMs = (w: Waits): number => w.cadenceMs;
-/** Timeout of a check that learns a pair's cadence and then watches it stop: both waits and the rest of its steps. */
-export const stopCheckTimeoutMs = (_p: Profile, w: Waits): number => w.cadenceMs + maxWatchMs(w) + 10_000;
+/**
+ * Timeout of a check that learns a pair's cadence and then watches it stop: both waits, the
+ * in-flight window, and the rest of its steps.
+ */
+export const stopCheckTimeoutMs = (_p: Profile, w: Waits): number => w.cadenceMs + 2 * maxWatchMs(w) + 10_000;
 
 /** The largest gap between successive pushes of `pair` seen on `session` (ms), or undefined with fewer than two. */
 export function largestGap(session: StreamSession, pair: string): number | undefined {
@@ -280,6 +383,32 @@ export function largestGap(session: StreamSession, pair: string): number | undef
 export function watchMs(ctx: CheckContext, session: StreamSession, pair: string): number {
   const w = ctx.waits;
   return Math.min(maxWatchMs(w), Math.max(w.settleMs, 3 * (largestGap(session, pair) ?? w.pushMs / 3)));
+}
+
+/** Push gaps of a pair during which its frames sent before the request that stopped it may still arrive. */
+const IN_FLIGHT_GAPS = 4;
+
+/**
+ * How long after the notice of a replacing subscribe or an unsubscribe frames of `pair` already in
+ * flight may still arrive: the spec gives no time, and a service may flush what it queued before
+ * the request. Four of the pair's largest push gaps on this session, at least the in-flight wait,
+ * at most the wait for two pushes, so a pair that is never stopped still shows.
+ */
+export function inFlightMs(ctx: CheckContext, session: StreamSession, pair: string): number {
+  const gaps = IN_FLIGHT_GAPS * (largestGap(session, pair) ?? 0);
+  return Math.min(maxWatchMs(ctx.waits), Math.max(ctx.waits.inFlightMs, gaps));
+}
+
+/** Records how many pushes of `pair` arrived within the in-flight window after the stop (at `stopMs`). */
+export function observeInFlight(
+  ctx: CheckContext,
+  session: StreamSession,
+  pair: string,
+  stopMs: number,
+  windowMs: number,
+): void {
+  const n = session.pushes({ pair, sinceMs: stopMs }).filter((p) => p.atMs < stopMs + windowMs).length;
+  ctx.observe('in-flight-pushes', n, `pushes of ${pair} within ${windowMs} ms after the notice that stopped them`);
 }
 
 /** The transcript line that says how long a stop was watched and why. */
@@ -337,7 +466,10 @@ export async function movedWithin(
     for (const p of pairs) {
       if (moved.has(p) || before.get(p) === undefined) continue;
       const now = await restQuote(ctx, p);
-      if (now !== undefined && now !== before.get(p)) moved.add(p);
+      if (now !== undefined && now !== before.get(p)) {
+        moved.add(p);
+        ctx.pairs.moved(p);
+      }
     }
     if (moved.size === pairs.length || ctx.stream.now() >= end) return pairs.filter((p) => moved.has(p));
     await pause(MOVE_POLL_MS, ctx);
@@ -363,6 +495,7 @@ export async function unpushedMoves(
   const moved = silent.filter(
     (p) => before.get(p) !== undefined && after.get(p) !== undefined && before.get(p) !== after.get(p),
   );
+  for (const p of moved) ctx.pairs.moved(p);
   await Promise.all(moved.map((p) => awaitPushes(session, p, 1, sinceMs, ctx.waits.pushMs)));
   return {
     missed: moved.filter((p) => session.pushes({ pair: p, sinceMs }).length === 0),
@@ -430,7 +563,7 @@ export async function streamPairs(
   );
   const out: string[] = [];
   const add = (code: unknown): void => {
-    if (typeof code !== 'string' || skip.has(code) || out.includes(code)) return;
+    if (typeof code !== 'string' || skip.has(code) || out.includes(code) || ctx.pairs.isRefused(code)) return;
     const parts = parsePairCode(code);
     if (!parts || (options.assetType && parts.assetType !== options.assetType)) return;
     out.push(code);
@@ -472,7 +605,8 @@ export async function streamPairs(
     }
     if (out.length >= count) break;
   }
-  return out.slice(0, count);
+  // Pairs the run saw move, then those it saw accepted, first: each is known to work.
+  return ctx.pairs.prefer(out).slice(0, count);
 }
 
 /** Like streamPairs, but skips the check with the reason when fewer than `count` pairs exist. */
