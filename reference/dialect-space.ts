@@ -77,6 +77,20 @@ export const DIALECT_SPACE = {
       schema: { type: ['integer', 'null'], minimum: 12, maximum: 2000 },
       doc: 'Active pairs in the catalogue (the special-state pairs come on top); null: the default catalogue.',
     },
+    // Parameters, denials and gateway answers
+    invalidPaging: oneOf(
+      ['error', 'defaults'] as const,
+      'An invalid page or per_page (0, -1, text): 50004, or answered with the default.',
+    ),
+    denial: oneOf(
+      ['by-cause', '50010', '50107', '50109', '50104'] as const,
+      "REST refusal of a pair outside a key's whitelist or asset types: 50010 and 50109 by cause, " +
+        'or one documented refusal for both.',
+    ),
+    gatewayTs: oneOf(
+      ['present', 'absent'] as const,
+      'ts of the 401 to a keyless request and of the answer to an unknown endpoint, as a gateway may leave it out.',
+    ),
   },
   json: {
     extraFields: oneOf(
@@ -123,6 +137,12 @@ export const DIALECT_SPACE = {
       ['handshake', 'after-connect'] as const,
       'A missing or unknown key: refused in the handshake, or a 50005 notice after connecting and a close.',
     ),
+    // Parameters and optional fields
+    emptySubscribe: oneOf(
+      ['error', 'acknowledge'] as const,
+      'A subscribe with an empty pairs list: 50004, or a success notice for a subscription to nothing.',
+    ),
+    noticeData: oneOf(['null', 'absent'] as const, 'The optional data field of every notice: null, or left out.'),
   },
   socketio: {
     event: {
@@ -160,6 +180,16 @@ export const DIALECT_SPACE = {
       'The mid-price: exact at the precision (an even spread), exact with one more ' +
         'decimal (an odd spread), or that rounded to the precision.',
     ),
+    // Notation and precision
+    notation: oneOf(
+      ['plain', 'exponent'] as const,
+      'How prices are written: plain digits, or exponent notation (6.425012E+4, 2.450E-5).',
+    ),
+    significantDigits: {
+      values: [null, 24],
+      schema: { type: ['integer', 'null'], minimum: 8, maximum: 40 },
+      doc: "Significant digits of every pair's prices (long prices); null: the pair's own precision.",
+    },
   },
 } as const satisfies Record<string, Record<string, OptionSpace<unknown>>>;
 

@@ -61,6 +61,19 @@ export interface Dialect {
      * catalogue (over 100).
      */
     catalogueSize: number | null;
+    // Parameters, denials and gateway answers
+    /**
+     * An invalid `page` or `per_page` (0, -1, text): `error` (50004, default) or `defaults`
+     * (answered as with the default).
+     */
+    invalidPaging: 'error' | 'defaults';
+    /**
+     * The REST refusal of a pair outside a key's whitelist or asset types: `by-cause` (default: 50010
+     * and 50109), or one documented refusal for both (`50010`, `50107`, `50109`, `50104`).
+     */
+    denial: RestDenial;
+    /** `ts` of the 401 to a keyless request and of an unknown endpoint's answer: `present` (default) or `absent`. */
+    gatewayTs: 'present' | 'absent';
   };
   json: {
     /** Undocumented extra fields in every object sent; default false. */
@@ -103,6 +116,11 @@ export interface Dialect {
      * `after-connect` (accepted, then a 50005 notice and a close).
      */
     unauthorized: 'handshake' | 'after-connect';
+    // Parameters and optional fields
+    /** A subscribe with `pairs: []`: `error` (50004, default) or `acknowledge` (a success notice, no pairs). */
+    emptySubscribe: 'error' | 'acknowledge';
+    /** The optional `data` of every notice: `null` (default) or `absent`. */
+    noticeData: 'null' | 'absent';
   };
   socketio: {
     /** The event that carries the messages; default `price` (an explicit event of the server options wins). */
@@ -133,8 +151,15 @@ export interface Dialect {
      * or `rounded` (odd spread; the mid rounded half-up to the pair's precision).
      */
     mid: MidPrice;
+    // Notation and precision
+    /** How prices are written: `plain` (default) or `exponent` (`6.425012E+4`, as BigDecimal and Decimal may). */
+    notation: 'plain' | 'exponent';
+    /** Significant digits of every pair's prices; default null: the pair's own precision. */
+    significantDigits: number | null;
   };
 }
+
+export type RestDenial = 'by-cause' | '50010' | '50107' | '50109' | '50104';
 
 export type IdleClose = 'normal' | 'going-away' | 'policy' | 'app-4000' | 'no-status';
 export type PriceZeros = 'precision' | 'trim' | 'pad8';
@@ -156,6 +181,9 @@ export const DEFAULT_DIALECT: Readonly<Dialect> = Object.freeze({
     pagination: 'none',
     order: 'catalogue',
     catalogueSize: null,
+    invalidPaging: 'error',
+    denial: 'by-cause',
+    gatewayTs: 'present',
   }),
   json: Object.freeze({ extraFields: false, keyOrder: 'spec', whitespace: 'compact' }),
   stream: Object.freeze({
@@ -170,6 +198,8 @@ export const DEFAULT_DIALECT: Readonly<Dialect> = Object.freeze({
     idleClose: 'normal',
     maxMessagesPerSecond: 200,
     unauthorized: 'handshake',
+    emptySubscribe: 'error',
+    noticeData: 'null',
   }),
   socketio: Object.freeze({ event: 'price', namespace: '/', payload: 'object', refusals: 'http' }),
   numbers: Object.freeze({
@@ -177,6 +207,8 @@ export const DEFAULT_DIALECT: Readonly<Dialect> = Object.freeze({
     restZeros: 'precision',
     streamZeros: 'precision',
     mid: 'even-spread',
+    notation: 'plain',
+    significantDigits: null,
   }),
 }) as Readonly<Dialect>;
 

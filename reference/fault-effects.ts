@@ -3,8 +3,18 @@
  * seams of seams.ts. Reading an entry is reading the whole of that fault's effect; the correct path
  * (admission.ts, session.ts, fanout.ts, rest.ts, service.ts) names no fault.
  */
-import { Decimal } from 'decimal.js';
-import { API_KEY_HEADER, ASSET_TYPE, LIMITS, METHOD, QUERY, STATUS, TEXT, type RestStatus } from '../src/spec.ts';
+import { Decimal } from './decimal.ts';
+import {
+  API_KEY_HEADER,
+  ASSET_TYPE,
+  EXTENDED_HOURS_MARKET,
+  LIMITS,
+  METHOD,
+  QUERY,
+  STATUS,
+  TEXT,
+  type RestStatus,
+} from '../src/spec.ts';
 import type { FaultName } from './faults.ts';
 import { keyHeader, keyHeaderSpelled } from './key-header.ts';
 import { PriceBook, type PairEntry } from './prices.ts';
@@ -74,6 +84,29 @@ function deepPair(svc: Service): PairEntry | undefined {
   return listed.filter((e) => inListing.has(e) && inCatalogue.has(e) && !first.has(e)).at(-1) ?? listed.at(-1);
 }
 
+/** An internal failure in place of the answer. */
+const FAILED = { status: STATUS.INTERNAL, data: null, message: 'internal error' } as const;
+
+/** Whether the /v1/pairs parameter `name` is given and is not a positive integer. */
+const invalidPaging = (params: URLSearchParams, name: string): boolean => {
+  const raw = params.get(name);
+  return raw !== null && !/^[1-9][0-9]*$/.test(raw);
+};
+
+/**
+ * Fault market-crypto-deep-session's pair: the last listed active Crypto pair without pools (a
+ * pooled pair is one the profile names), past every sample of the first.
+ */
+const deepCrypto = (svc: Service): PairEntry | undefined =>
+  svc.listing.filter((e) => e.state === 'active' && e.assetType === ASSET_TYPE.crypto && !e.config.pools).at(-1);
+
+/** Links and other spellings of the zones the reference reports (fault market-timezone-alias). */
+const ZONE_ALIASES: Readonly<Record<string, string>> = {
+  'America/New_York': 'US/Eastern',
+  'America/Chicago': 'US/Central',
+  'Europe/London': 'GB',
+};
+
 /** Every fault's effect. A record over every fault name, so a fault without an effect does not type-check. */
 export const FAULT_EFFECTS: Readonly<Record<FaultName, Deviation>> = {
   // REST envelope
@@ -134,11 +167,15 @@ export const FAULT_EFFECTS: Readonly<Record<FaultName, Deviation>> = {
       window: (_w, { page }) => ({ start: (page - 1) * LIMITS.defaultPerPage, count: LIMITS.defaultPerPage }),
     },
   },
-  'pairs-invalid-page-accepted': {
-    query: { pairs: (q) => (typeof q.page === 'string' ? { ...q, page: LIMITS.defaultPage } : q) },
+  'pairs-invalid-page-internal-error': {
+    envelope: {
+      answer: (a, { by, params }) => (by === 'pairs' && invalidPaging(params, QUERY.pairs.page) ? FAILED : a),
+    },
   },
-  'pairs-invalid-per-page-accepted': {
-    query: { pairs: (q) => (typeof q.perPage === 'string' ? { ...q, perPage: LIMITS.defaultPerPage } : q) },
+  'pairs-invalid-per-page-internal-error': {
+    envelope: {
+      answer: (a, { by, params }) => (by === 'pairs' && invalidPaging(params, QUERY.pairs.perPage) ? FAILED : a),
+    },
   },
   'pairs-type-filter-ignored': { query: { pairs: (q) => ({ ...q, type: undefined }) } },
   'pairs-code-search-ignored': { query: { pairs: (q) => ({ ...q, code: undefined }) } },
@@ -301,8 +338,9 @@ export const FAULT_EFFECTS: Readonly<Record<FaultName, Deviation>> = {
           : verdict,
     },
   },
-  'subscribe-empty-accepted': {
-    session: { pairs: (verdict, { params }) => (stringPairs(params)?.length === 0 ? [] : verdict) },
+  'subscribe-empty-internal-error': {
+    notice: (n, { cause }) =>
+      cause === 'empty-pairs' ? { ...n, method: METHOD.error, message: 'internal error', code: STATUS.INTERNAL } : n,
   },
   'subscribe-missing-params-accepted': {
     session: { pairs: (verdict, { params }) => (params === undefined ? [] : verdict) },
@@ -387,6 +425,31 @@ export const FAULT_EFFECTS: Readonly<Record<FaultName, Deviation>> = {
     push: {
       variant: ({ resubscribed }) => (resubscribed ? 'changed' : undefined),
       message: (p, { variant }) => (variant === 'changed' ? without(p, 'bid') : p),
+    },
+  },
+  // Market rules on every pair, not on samples
+  'market-crypto-deep-session': {
+    record: {
+      price: (d, { entry, svc }) =>
+        entry === deepCrypto(svc)
+          ? withMarket(d, (m) => Object.assign(m, { open: false, reason: 'no_price', session: 'CLOSED' }))
+          : d,
+    },
+  },
+  'market-timezone-alias': {
+    record: {
+      price: (d) =>
+        withMarket(d, (m) => {
+          if (typeof m.timezone === 'string') m.timezone = ZONE_ALIASES[m.timezone] ?? m.timezone.toLowerCase();
+        }),
+    },
+  },
+  'market-extended-hours-non-us': {
+    record: {
+      price: (d, { entry }) =>
+        entry.assetType === ASSET_TYPE.equity && entry.market !== EXTENDED_HOURS_MARKET
+          ? withMarket(d, (m) => Object.assign(m, { open: true, reason: 'pre_session', session: 'PRE' }))
+          : d,
     },
   },
 };

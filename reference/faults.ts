@@ -65,14 +65,18 @@ export const FAULTS = [
     'parameter:pairs:page',
   ]),
   f('pairs-per-page-ignored', 'pagination', 'per_page sets the number of items per page', ['parameter:pairs:per_page']),
-  f('pairs-invalid-page-accepted', 'pagination', 'an invalid page is rejected with 50004', [
-    'parameter:pairs:page',
-    'status:50004',
-  ]),
-  f('pairs-invalid-per-page-accepted', 'pagination', 'an invalid per_page is rejected with 50004', [
-    'parameter:pairs:per_page',
-    'status:50004',
-  ]),
+  f(
+    'pairs-invalid-page-internal-error',
+    'pagination',
+    'an invalid page is refused with 50004 or answered with the defaults (here a 50000)',
+    ['parameter:pairs:page', 'status:50004'],
+  ),
+  f(
+    'pairs-invalid-per-page-internal-error',
+    'pagination',
+    'an invalid per_page is refused with 50004 or answered with the defaults (here a 50000)',
+    ['parameter:pairs:per_page', 'status:50004'],
+  ),
   f('pairs-type-filter-ignored', 'filters', 'type filters by asset type', ['parameter:pairs:type']),
   f('pairs-code-search-ignored', 'filters', 'code searches pairs by a code or fragment', ['parameter:pairs:code']),
   f('pairs-record-name-missing', 'pair-record', 'a pair record has code, name, base and quote', ['field:pair:name']),
@@ -201,10 +205,12 @@ export const FAULTS = [
     'parameter:subscribe:params.pairs',
   ]),
   f('subscribe-limit-99', 'subscription', 'exactly 100 pairs are accepted', ['limit:pairs-per-connection']),
-  f('subscribe-empty-accepted', 'subscription', 'missing or invalid pairs give 50004', [
-    'parameter:subscribe:params.pairs',
-    'notice:50004',
-  ]),
+  f(
+    'subscribe-empty-internal-error',
+    'subscription',
+    'an empty pairs list is refused with 50004 or acknowledged (here a 50000 error notice)',
+    ['parameter:subscribe:params.pairs', 'notice:50004'],
+  ),
   f('subscribe-missing-params-accepted', 'subscription', 'a subscribe without params is an invalid request (50004)', [
     'parameter:subscribe:params',
     'notice:50004',
@@ -291,6 +297,25 @@ export const FAULTS = [
     'push frames carry code, ask, bid, price (here only on a connection whose ' +
       'subscription changed, which no push check makes)',
     ['field:push:bid'],
+  ),
+  // Market rules on every pair, not on samples
+  f(
+    'market-crypto-deep-session',
+    'market',
+    "Crypto is only ever in REG (here the catalogue's last Crypto pair, outside every sample, is CLOSED)",
+    ['rule:market:crypto', 'field:market:session'],
+  ),
+  f(
+    'market-timezone-alias',
+    'market',
+    'timezone is a canonical IANA zone name (here a link or another spelling: US/Eastern, GB, utc)',
+    ['field:market:timezone'],
+  ),
+  f(
+    'market-extended-hours-non-us',
+    'market',
+    'pre_session and post_session belong to US equities (here an equity of another market is in PRE)',
+    ['rule:market:us-extended-hours'],
   ),
 ] as const satisfies readonly Fault[];
 

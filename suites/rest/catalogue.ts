@@ -61,7 +61,7 @@ async function readOne(ctx: CheckContext, code: string): Promise<boolean> {
     ctx.violation({ received: `${what}: ${why}`, expected: 'bid <= price <= ask, price the mid of ask and bid' });
   const tz = (data.market as Json | undefined)?.timezone;
   if (typeof tz === 'string' && !isIanaZone(tz))
-    ctx.violation({ received: `${what}: market.timezone "${tz}"`, expected: 'an IANA zone name' });
+    ctx.violation({ received: `${what}: market.timezone "${tz}"`, expected: 'a canonical IANA zone name' });
   return true;
 }
 
@@ -81,6 +81,10 @@ export const catalogueChecks: readonly Check[] = [
       'market-timezone-invalid',
       'market-crypto-regular-session',
       'market-open-inverted',
+      // Market rules on every pair, not on samples
+      'market-crypto-deep-session',
+      'market-timezone-alias',
+      'market-extended-hours-non-us',
     ],
     tags: ['price', 'slow'],
     timeoutMs: catalogueTimeoutMs,
