@@ -336,6 +336,7 @@ export const priceChecks: readonly Check[] = [
       'field:market:session',
       'rule:market:other-assets',
       'rule:market:no_price',
+      'rule:market:us-extended-hours',
     ],
     catches: [
       ...REST_ANSWER_FAULTS,
