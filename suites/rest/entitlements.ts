@@ -71,7 +71,12 @@ export const entitlementChecks: readonly Check[] = [
   restCheck({
     id: 'rest.entitlements.crypto-only-price',
     enforces: ['status:50109', 'rule:auth:entitlements'],
-    catches: [...REST_ANSWER_FAULTS, 'envelope-error-data-filled', 'entitlement-asset-type-ignored'],
+    catches: [
+      ...REST_ANSWER_FAULTS,
+      'envelope-error-data-filled',
+      'envelope-error-message-missing',
+      'entitlement-asset-type-ignored',
+    ],
     tags: ['entitlements', 'auth'],
     needs: ['keys.cryptoOnly'],
     clause: clause(
@@ -97,7 +102,14 @@ export const entitlementChecks: readonly Check[] = [
   restCheck({
     id: 'rest.entitlements.asset-types',
     enforces: ['status:50109', 'rule:auth:entitlements'],
-    catches: [...REST_ANSWER_FAULTS, 'entitlement-asset-type-ignored', 'entitlement-asset-type-partial'],
+    catches: [
+      ...REST_ANSWER_FAULTS,
+      'entitlement-asset-type-ignored',
+      'entitlement-asset-type-partial',
+      // A refusal is judged whole: data null and a message.
+      'envelope-error-data-filled',
+      'envelope-error-message-missing',
+    ],
     tags: ['entitlements', 'auth'],
     needs: ['keys.cryptoOnly'],
     clause: clause(
@@ -136,7 +148,13 @@ export const entitlementChecks: readonly Check[] = [
   restCheck({
     id: 'rest.entitlements.whitelist-price',
     enforces: ['status:50010', 'rule:auth:entitlements'],
-    catches: [...REST_ANSWER_FAULTS, 'entitlement-whitelist-price-ignored'],
+    catches: [
+      ...REST_ANSWER_FAULTS,
+      'entitlement-whitelist-price-ignored',
+      // A refusal is judged whole: data null and a message.
+      'envelope-error-data-filled',
+      'envelope-error-message-missing',
+    ],
     tags: ['entitlements', 'auth'],
     needs: ['keys.whitelisted'],
     clause: clause(
