@@ -59,7 +59,7 @@ describe('a dialect writing prices in exponent notation with 24 significant digi
 });
 
 describe('a dialect lenient with parameters', () => {
-  it('answers invalid paging with the defaults, acknowledges an empty subscribe, and passes the catalogue', async () => {
+  it('answers bad paging with the defaults, acknowledges an empty subscribe, and passes the catalogue', async () => {
     const { results } = await catalogueUnder({
       rest: { invalidPaging: 'defaults' },
       stream: { emptySubscribe: 'acknowledge' },
