@@ -1,5 +1,5 @@
 /**
- * The default catalogue of the reference service: 40+ pairs over Crypto, Equity (US), Forex,
+ * The default catalogue of the reference service: 40+ pairs over Crypto, Equity (US, and one LSE), Forex,
  * Commodity and Metal, each with its own precision, plus one pair in each special state.
  */
 import { ASSET_TYPE } from '../src/spec.ts';
@@ -171,6 +171,8 @@ export const DEFAULT_PAIRS: readonly PairConfig[] = [
   p(metal, 'ALL', 'HG', 'USD', 'Copper', 4, '4.5200'),
   ...moreEquities(),
   ...forexCrosses(),
+  // An equity outside the US: its market has no extended hours (spec: Market object, US equities).
+  p(equity, 'LSE', 'VOD', 'GBP', 'Vodafone Group', 2, '72.40', { timezone: 'Europe/London' }),
   // One pair per special state (spec: GET /v1/price and the Errors table).
   p(crypto, 'ALL', 'SHIB', 'USD', 'Shiba Inu (illiquid, stale price)', 8, '0.00002450', { state: 'stale' }),
   p(crypto, 'ALL', 'LUNA', 'USD', 'Terra Classic (inactive)', 6, '0.000100', { state: 'inactive' }),

@@ -3,7 +3,7 @@
  * and flood limit (defaults an explicit config overrides), each key's connection allowance (null
  * keeps the configured one), the catalogue's size and each pair's decimals. Never mutates a config.
  */
-import { Decimal } from 'decimal.js';
+import { Decimal } from './decimal.ts';
 import type { KeyConfig, ReferenceConfig } from './config.ts';
 import type { PairConfig } from './catalogue.ts';
 import type { Dialect } from './dialect.ts';
@@ -39,8 +39,29 @@ function withDrawnDecimals(pairs: readonly PairConfig[], seed: number): PairConf
 }
 
 /**
- * The catalogue with `size` active pairs: pairs the keys name, one pair of each asset type and a
- * pooled pair first, then the rest in order; past the catalogue, generated crypto pairs. The pairs
+ * Each pair written with `digits` significant digits: its precision widened (or narrowed) to them,
+ * its starting price given seeded digits down to the new last place, so long prices carry digits
+ * that are not zeros.
+ */
+function withSignificantDigits(pairs: readonly PairConfig[], digits: number, seed: number): PairConfig[] {
+  const random = mulberry32(seed);
+  return pairs.map((pair) => {
+    const start = new Decimal(pair.price);
+    // Digits before the point (0 for a price under 1, whose leading zeros are not significant).
+    const whole = start.isZero() ? 1 : start.e + 1;
+    const precision = Math.max(0, digits - whole);
+    let tail = '';
+    while (tail.length < precision) tail += String(Math.floor(random() * 10));
+    let price = start.plus(new Decimal(`0.${tail || '0'}`).times(new Decimal(10).pow(-pair.precision)));
+    price = price.toDecimalPlaces(precision, Decimal.ROUND_DOWN);
+    if (price.isZero()) price = new Decimal(10).pow(-precision);
+    return { ...pair, precision, price: price.toFixed(precision) };
+  });
+}
+
+/**
+ * The catalogue with `size` active pairs: pairs the keys name, one pair of each asset type and
+ * market and a pooled pair first, then the rest in order; past the catalogue, generated crypto pairs. The pairs
  * in special states stay, so every status a pair answers is still served.
  */
 function withSize(config: ReferenceConfig, size: number): PairConfig[] {
@@ -52,7 +73,9 @@ function withSize(config: ReferenceConfig, size: number): PairConfig[] {
     if (p && !first.includes(p)) first.push(p);
   };
   for (const p of active) if (named.has(p.code)) take(p);
-  for (const p of active) if (!first.some((q) => q.code.split(':')[0] === p.code.split(':')[0])) take(p);
+  // One of each asset type and market: the rules of one market (US equities' extended hours) stay in reach.
+  const kind = (code: string): string => code.split(':').slice(0, 2).join(':');
+  for (const p of active) if (!first.some((q) => kind(q.code) === kind(p.code))) take(p);
   take(active.find((p) => p.pools && Object.keys(p.pools).length > 0));
   for (const p of active) if (first.length < size) take(p);
   const kept = first.length > size ? first : first.slice(0, size);
@@ -77,9 +100,11 @@ export function dialectDefaults(dialect: Readonly<Dialect>): Partial<ReferenceCo
   return { wsPath: path, tickMs, maxMessagesPerSecond };
 }
 
-/** The resolved config under `dialect`: allowances, catalogue size, decimals. */
+/** The resolved config under `dialect`: allowances, catalogue size, decimals, significant digits. */
 export function applyDialect(config: ReferenceConfig, dialect: Readonly<Dialect>): ReferenceConfig {
   let pairs = dialect.rest.catalogueSize === null ? config.pairs : withSize(config, dialect.rest.catalogueSize);
   if (dialect.numbers.decimals === 'drawn') pairs = withDrawnDecimals(pairs, dialect.seed);
+  if (dialect.numbers.significantDigits !== null)
+    pairs = withSignificantDigits(pairs, dialect.numbers.significantDigits, dialect.seed);
   return { ...config, keys: withAllowances(config, dialect), pairs };
 }

@@ -89,6 +89,20 @@ export const DIALECT_SPACE = {
       [false, true],
       'Some pairs answer every second price read from a delayed feed: 50102, prices 2 % above the live ones.',
     ),
+    // Parameters, denials and gateway answers
+    invalidPaging: oneOf(
+      ['error', 'defaults'] as const,
+      'An invalid page or per_page (0, -1, text): 50004, or answered with the default.',
+    ),
+    denial: oneOf(
+      ['by-cause', '50010', '50107', '50109', '50104'] as const,
+      "REST refusal of a pair outside a key's whitelist or asset types: 50010 and 50109 by cause, " +
+        'or one documented refusal for both.',
+    ),
+    gatewayTs: oneOf(
+      ['present', 'absent'] as const,
+      'ts of the 401 to a keyless request and of the answer to an unknown endpoint, as a gateway may leave it out.',
+    ),
   },
   json: {
     extraFields: oneOf(
@@ -147,6 +161,12 @@ export const DIALECT_SPACE = {
       3,
       'Ticks after an unsubscribe or a replacing subscribe during which the dropped pairs are still pushed.',
     ),
+    // Parameters and optional fields
+    emptySubscribe: oneOf(
+      ['error', 'acknowledge'] as const,
+      'A subscribe with an empty pairs list: 50004, or a success notice for a subscription to nothing.',
+    ),
+    noticeData: oneOf(['null', 'absent'] as const, 'The optional data field of every notice: null, or left out.'),
   },
   socketio: {
     event: option<string>({
@@ -184,6 +204,16 @@ export const DIALECT_SPACE = {
       'The mid-price: exact at the precision (an even spread), exact with one more ' +
         'decimal (an odd spread), or that rounded to the precision.',
     ),
+    // Notation and precision
+    notation: oneOf(
+      ['plain', 'exponent'] as const,
+      'How prices are written: plain digits, or exponent notation (6.425012E+4, 2.450E-5).',
+    ),
+    significantDigits: option<number | null>({
+      values: [null, 24],
+      schema: { type: ['integer', 'null'], minimum: 8, maximum: 40 },
+      doc: "Significant digits of every pair's prices (long prices); null: the pair's own precision.",
+    }),
   },
 } as const satisfies Record<string, Record<string, OptionSpace<unknown>>>;
 

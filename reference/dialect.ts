@@ -37,6 +37,7 @@ export type Dialect = { seed: number } & {
 export type IdleClose = Dialect['stream']['idleClose'];
 export type PriceZeros = Dialect['numbers']['restZeros'];
 export type MidPrice = Dialect['numbers']['mid'];
+export type RestDenial = Dialect['rest']['denial'];
 
 /** A dialect with any subset of fields; what is absent is the default's. */
 export type PartialDialect = { seed?: number } & { [G in keyof Omit<Dialect, 'seed'>]?: Partial<Dialect[G]> };
@@ -55,6 +56,9 @@ export const DEFAULT_DIALECT: Readonly<Dialect> = Object.freeze({
     order: 'catalogue',
     catalogueSize: null,
     delayedPrices: false,
+    invalidPaging: 'error',
+    denial: 'by-cause',
+    gatewayTs: 'present',
   }),
   json: Object.freeze({ extraFields: false, keyOrder: 'spec', whitespace: 'compact' }),
   stream: Object.freeze({
@@ -72,6 +76,8 @@ export const DEFAULT_DIALECT: Readonly<Dialect> = Object.freeze({
     suspendedListed: false,
     stillPairs: false,
     stopLagTicks: 0,
+    emptySubscribe: 'error',
+    noticeData: 'null',
   }),
   socketio: Object.freeze({ event: 'price', namespace: '/', payload: 'object', refusals: 'http' }),
   numbers: Object.freeze({
@@ -79,6 +85,8 @@ export const DEFAULT_DIALECT: Readonly<Dialect> = Object.freeze({
     restZeros: 'precision',
     streamZeros: 'precision',
     mid: 'even-spread',
+    notation: 'plain',
+    significantDigits: null,
   }),
 });
 

@@ -11,10 +11,20 @@
  * A new fault is one `f(name, area, rule, breaks, effect, dialects?)` call at the end of FAULTS,
  * and the fault's name in the `catches` of each check that must fail under it.
  */
-import { Decimal } from 'decimal.js';
+import { Decimal } from './decimal.ts';
 import { UnknownFaultError } from '../src/errors.ts';
 import type { StatementKey } from '../src/statements.ts';
-import { API_KEY_HEADER, ASSET_TYPE, LIMITS, METHOD, QUERY, STATUS, TEXT, type RestStatus } from '../src/spec.ts';
+import {
+  API_KEY_HEADER,
+  ASSET_TYPE,
+  EXTENDED_HOURS_MARKET,
+  LIMITS,
+  METHOD,
+  QUERY,
+  STATUS,
+  TEXT,
+  type RestStatus,
+} from '../src/spec.ts';
 import { resolveConfig, type ReferenceConfig } from './config.ts';
 import { applyDialect } from './dialect-config.ts';
 import type { Dialect } from './dialect.ts';
@@ -117,6 +127,29 @@ const stringPairs = (params: unknown): string[] | undefined =>
     : undefined;
 
 const isInvalid = (verdict: PairsVerdict): boolean => !Array.isArray(verdict);
+
+/** An internal failure in place of the answer. */
+const FAILED = { status: STATUS.INTERNAL, data: null, message: 'internal error' } as const;
+
+/** Whether the /v1/pairs parameter `name` is given and is not a positive integer. */
+const invalidPaging = (params: URLSearchParams, name: string): boolean => {
+  const raw = params.get(name);
+  return raw !== null && !/^[1-9][0-9]*$/.test(raw);
+};
+
+/**
+ * Fault market-crypto-deep-session's pair: the last listed active Crypto pair without pools (a
+ * pooled pair is one the profile names), past every sample of the first.
+ */
+const deepCrypto = (svc: ServiceView): PairEntry | undefined =>
+  svc.listing.filter((e) => e.state === 'active' && e.assetType === ASSET_TYPE.crypto && !e.config.pools).at(-1);
+
+/** Links and other spellings of the zones the reference reports (fault market-timezone-alias). */
+const ZONE_ALIASES: Readonly<Record<string, string>> = {
+  'America/New_York': 'US/Eastern',
+  'America/Chicago': 'US/Central',
+  'Europe/London': 'GB',
+};
 
 /**
  * Fault price-deep-pair-inverted's pair: deep in the catalogue, out of reach of every sample of
@@ -302,21 +335,25 @@ export const FAULTS = [
     },
   ),
   f(
-    'pairs-invalid-page-accepted',
+    'pairs-invalid-page-internal-error',
     'pagination',
-    'an invalid page is rejected with 50004',
+    'an invalid page is refused with 50004 or answered with the defaults (here a 50000)',
     ['parameter:pairs:page', 'status:50004'],
     {
-      query: { pairs: (q) => (typeof q.page === 'string' ? { ...q, page: LIMITS.defaultPage } : q) },
+      envelope: {
+        answer: (a, { by, params }) => (by === 'pairs' && invalidPaging(params, QUERY.pairs.page) ? FAILED : a),
+      },
     },
   ),
   f(
-    'pairs-invalid-per-page-accepted',
+    'pairs-invalid-per-page-internal-error',
     'pagination',
-    'an invalid per_page is rejected with 50004',
+    'an invalid per_page is refused with 50004 or answered with the defaults (here a 50000)',
     ['parameter:pairs:per_page', 'status:50004'],
     {
-      query: { pairs: (q) => (typeof q.perPage === 'string' ? { ...q, perPage: LIMITS.defaultPerPage } : q) },
+      envelope: {
+        answer: (a, { by, params }) => (by === 'pairs' && invalidPaging(params, QUERY.pairs.perPage) ? FAILED : a),
+      },
     },
   ),
   f('pairs-type-filter-ignored', 'filters', 'type filters by asset type', ['parameter:pairs:type'], {
@@ -679,12 +716,13 @@ export const FAULTS = [
     },
   ),
   f(
-    'subscribe-empty-accepted',
+    'subscribe-empty-internal-error',
     'subscription',
-    'missing or invalid pairs give 50004',
+    'an empty pairs list is refused with 50004 or acknowledged (here a 50000 error notice)',
     ['parameter:subscribe:params.pairs', 'notice:50004'],
     {
-      session: { pairs: (verdict, { params }) => (stringPairs(params)?.length === 0 ? [] : verdict) },
+      notice: (n, { cause }) =>
+        cause === 'empty-pairs' ? { ...n, method: METHOD.error, message: 'internal error', code: STATUS.INTERNAL } : n,
     },
   ),
   f(
@@ -922,6 +960,49 @@ export const FAULTS = [
       push: {
         variant: ({ resubscribed }) => (resubscribed ? 'changed' : undefined),
         message: (p, { variant }) => (variant === 'changed' ? without(p, 'bid') : p),
+      },
+    },
+  ),
+  // Market rules on every pair, not on samples
+  f(
+    'market-crypto-deep-session',
+    'market',
+    "Crypto is only ever in REG (here the catalogue's last Crypto pair, outside every sample, is CLOSED)",
+    ['rule:market:crypto', 'field:market:session'],
+    {
+      record: {
+        price: (d, { entry, svc }) =>
+          entry === deepCrypto(svc)
+            ? withMarket(d, (m) => Object.assign(m, { open: false, reason: 'no_price', session: 'CLOSED' }))
+            : d,
+      },
+    },
+  ),
+  f(
+    'market-timezone-alias',
+    'market',
+    'timezone is a canonical IANA zone name (here a link or another spelling: US/Eastern, GB, utc)',
+    ['field:market:timezone'],
+    {
+      record: {
+        price: (d) =>
+          withMarket(d, (m) => {
+            if (typeof m.timezone === 'string') m.timezone = ZONE_ALIASES[m.timezone] ?? m.timezone.toLowerCase();
+          }),
+      },
+    },
+  ),
+  f(
+    'market-extended-hours-non-us',
+    'market',
+    'pre_session and post_session belong to US equities (here an equity of another market is in PRE)',
+    ['rule:market:us-extended-hours'],
+    {
+      record: {
+        price: (d, { entry }) =>
+          entry.assetType === ASSET_TYPE.equity && entry.market !== EXTENDED_HOURS_MARKET
+            ? withMarket(d, (m) => Object.assign(m, { open: true, reason: 'pre_session', session: 'PRE' }))
+            : d,
       },
     },
   ),

@@ -3,7 +3,7 @@
  * decimal.js. ask = mid + n ticks and bid = mid - n ticks, so the mid of ask and bid is exact at
  * the pair's precision and `price` is that mid.
  */
-import { Decimal } from 'decimal.js';
+import { Decimal } from './decimal.ts';
 import type { PairConfig, PairState } from './catalogue.ts';
 import { parsePairCode } from '../src/spec.ts';
 import type { MidPrice } from './dialect.ts';

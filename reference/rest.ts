@@ -51,11 +51,9 @@ export class RestHandler {
   private answer(by: Responder, params: URLSearchParams, status: RestStatus, data: unknown, message?: string): Outcome {
     const svc = this.svc;
     const chosen = svc.seams.envelope.answer({ status, data, message }, { by, params });
-    const body: Record<string, unknown> = {
-      status_number: chosen.status,
-      ts: svc.wire.ts(svc.clock()),
-      data: chosen.data,
-    };
+    const body: Record<string, unknown> = { status_number: chosen.status };
+    if (svc.wire.hasTs(chosen.status, by)) body.ts = svc.wire.ts(svc.clock());
+    body.data = chosen.data;
     if (chosen.status !== STATUS.OK) body.message = chosen.message ?? messageOf(chosen.status);
     return svc.seams.envelope.write({ http: svc.wire.restHttp(chosen.status), body }, { status: chosen.status, by });
   }
@@ -125,10 +123,18 @@ export class RestHandler {
       },
       { params },
     );
-    const { page, type, code } = query;
-    let { perPage } = query;
-    if (typeof page === 'string') return invalid(page);
-    if (typeof perPage === 'string') return invalid(perPage);
+    const { type, code } = query;
+    let { page, perPage } = query;
+    // Whether an invalid page or per_page is refused or read as its default is not stated: the dialect chooses.
+    const lenient = svc.dialect.rest.invalidPaging === 'defaults';
+    if (typeof page === 'string') {
+      if (!lenient) return invalid(page);
+      page = LIMITS.defaultPage;
+    }
+    if (typeof perPage === 'string') {
+      if (!lenient) return invalid(perPage);
+      perPage = LIMITS.defaultPerPage;
+    }
     // The per_page maximum and the answer past it are not shown: the dialect chooses both.
     const { perPageMax, perPageOver, pastEnd } = svc.dialect.rest;
     if (perPage > perPageMax) {

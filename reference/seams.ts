@@ -77,7 +77,7 @@ export interface KeepAlive {
 export type PairsVerdict = string[] | { readonly invalid: string };
 
 /** Why a notice is sent, where its code alone does not say. */
-export type NoticeCause = 'malformed-json' | 'unknown-method';
+export type NoticeCause = 'malformed-json' | 'unknown-method' | 'empty-pairs';
 
 /** Every seam of the service, grouped by what it shapes. */
 export interface Seams {

@@ -154,7 +154,12 @@ export class Service implements ServiceView {
     let denied = entitlement(key, entry);
     // Spec, Authentication 4: lacking pair-whitelist access yields 50010 after connection.
     if (use === 'subscribe' && denied === STATUS.NO_PAIRS_ALLOWED) denied = STATUS.ACCESS_DENIED;
-    return this.seams.entitlement(denied, { key, entry, use });
+    const chosen = this.seams.entitlement(denied, { key, entry, use });
+    // The REST code refusing a pair outside the key's whitelist or asset types is not stated: the
+    // dialect picks among the documented refusals.
+    return use === 'price' && (chosen === STATUS.ACCESS_DENIED || chosen === STATUS.ASSET_TYPE_DENIED)
+      ? this.wire.restDenial(chosen)
+      : chosen;
   }
 
   /** Whether a pair is listed in /v1/pairs: priced pairs only, and only those the key may read. */

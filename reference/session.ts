@@ -144,11 +144,14 @@ export class Sessions {
     if (this.fanOut.sendable(client)) client.link.sendText(text);
   }
 
-  /** Sends a notice (spec: notice format): `method`, `message`, `code`, the request's `id`, `data` null. */
+  /**
+   * Sends a notice (spec: notice format): `method`, `message`, `code`, the request's `id`, and
+   * `data` null unless the dialect leaves the optional field out.
+   */
   private notice(client: Client, method: string, message: string, code: NoticeCode, about: About = {}): void {
     const n: Record<string, unknown> = { method, message, code };
     if (about.id !== undefined) n.id = about.id;
-    n.data = null;
+    if (this.svc.dialect.stream.noticeData === 'null') n.data = null;
     const sent = this.svc.seams.notice(n, { code, request: about.request, cause: about.cause });
     if (sent) this.sendJson(client, sent);
   }
@@ -200,9 +203,11 @@ export class Sessions {
 
   /** The codes of `params.pairs`, or sends a 50004 notice and returns undefined. */
   private pairsOf(client: Client, params: unknown, id: string | undefined, method: string): string[] | undefined {
-    const verdict = this.svc.seams.session.pairs(readPairs(params), { params });
+    // An empty list is not stated invalid: the dialect refuses it (50004) or acknowledges a subscribe to nothing.
+    const acknowledgeEmpty = method === METHOD.subscribe && this.svc.dialect.stream.emptySubscribe === 'acknowledge';
+    const verdict = this.svc.seams.session.pairs(readPairs(params, acknowledgeEmpty), { params });
     if (Array.isArray(verdict)) return verdict;
-    this.invalid(client, verdict.invalid, { id, request: method });
+    this.invalid(client, verdict.invalid, { id, request: method, cause: emptyPairs(params) });
     return undefined;
   }
 
@@ -239,7 +244,11 @@ export class Sessions {
     }
     // Spec, subscription table: the earlier set is replaced, not extended.
     this.fanOut.join(client, seams.next(codes, { current: client.subs, method }));
-    this.notice(client, METHOD.subscribe, TEXT.subscribeSuccess, STATUS.OK, { id, request: method });
+    this.notice(client, METHOD.subscribe, TEXT.subscribeSuccess, STATUS.OK, {
+      id,
+      request: method,
+      cause: emptyPairs(params),
+    });
     if (svc.dialect.stream.pushes === 'on-change-snapshot') this.fanOut.snapshot(client);
     return true;
   }
@@ -267,12 +276,19 @@ export class Sessions {
   }
 }
 
-/** Spec, subscribe: `params.pairs` is a non-empty array of at most 100 pair codes (duplicates count once). */
-function readPairs(params: unknown): string[] | { invalid: string } {
+/** `empty-pairs` when `params.pairs` is an empty list, so that a notice answering it says why. */
+const emptyPairs = (params: unknown): NoticeCause | undefined =>
+  isObj(params) && Array.isArray(params.pairs) && params.pairs.length === 0 ? 'empty-pairs' : undefined;
+
+/**
+ * Spec, subscribe: `params.pairs` is an array of at most 100 pair codes (duplicates count once);
+ * an empty one is refused unless `emptyAllowed`.
+ */
+function readPairs(params: unknown, emptyAllowed = false): string[] | { invalid: string } {
   if (!isObj(params) || !Array.isArray(params.pairs))
     return { invalid: 'invalid request: params.pairs must be an array of pair codes' };
   const pairs: unknown[] = params.pairs;
-  if (pairs.length === 0) return { invalid: 'invalid request: params.pairs is empty' };
+  if (pairs.length === 0) return emptyAllowed ? [] : { invalid: 'invalid request: params.pairs is empty' };
   if (pairs.some((c) => typeof c !== 'string')) return { invalid: 'invalid request: every pair must be a string' };
   if (pairs.length > LIMITS.maxPairsPerSubscribe) return { invalid: TOO_MANY_PAIRS };
   return [...new Set(pairs as string[])];

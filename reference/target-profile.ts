@@ -132,7 +132,13 @@ export function buildProfile(
       )
     : undefined;
   if (outside && keys.whitelisted)
-    probe(STATUS.ACCESS_DENIED, PATHS.price, price(outside.code), 'whitelisted', "pair outside the key's whitelist");
+    probe(
+      wire.restDenial(STATUS.ACCESS_DENIED),
+      PATHS.price,
+      price(outside.code),
+      'whitelisted',
+      "pair outside the key's whitelist",
+    );
   const restricted = withState('restricted');
   if (restricted) probe(STATUS.RESTRICTED_USER, PATHS.pairs, undefined, restricted, 'restricted account');
   if (profilePairs.noPrice)
@@ -184,7 +190,13 @@ export function buildProfile(
   const co = config.keys.cryptoOnly;
   const otherType = co?.assetTypes ? active.find((p) => !co.assetTypes!.includes(p.code.split(':')[0]!)) : undefined;
   if (otherType && keys.cryptoOnly)
-    probe(STATUS.ASSET_TYPE_DENIED, PATHS.price, price(otherType.code), 'cryptoOnly', 'asset type the key cannot read');
+    probe(
+      wire.restDenial(STATUS.ASSET_TYPE_DENIED),
+      PATHS.price,
+      price(otherType.code),
+      'cryptoOnly',
+      'asset type the key cannot read',
+    );
 
   return {
     name: 'conform reference service',

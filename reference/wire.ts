@@ -5,6 +5,7 @@
  */
 import { STATUS, type RestStatus } from '../src/spec.ts';
 import type { Dialect, HttpMapping } from './dialect.ts';
+import type { Responder } from './seams.ts';
 
 type HttpTable = Readonly<Record<RestStatus, number>>;
 
@@ -83,6 +84,22 @@ const INDENT: Readonly<Record<Dialect['json']['whitespace'], string | undefined>
   tabs: '\t',
 };
 
+/**
+ * A plain decimal string in exponent notation with every digit kept, as Java's BigDecimal and
+ * Python's Decimal write in scientific form: `64250.00` → `6.425000E+4`, `0.00002450` → `2.450E-5`.
+ */
+export function exponentNotation(plain: string): string {
+  const sign = plain.startsWith('-') ? '-' : '';
+  const [whole = '', fraction = ''] = plain.slice(sign.length).split('.');
+  const integer = whole.replace(/^0+/, '');
+  const digits = (integer + fraction).replace(/^0+/, '');
+  if (digits === '') return `${sign}0E-${fraction.length}`;
+  const exponent =
+    integer.length > 0 ? integer.length - 1 : -(fraction.length - fraction.replace(/^0+/, '').length) - 1;
+  const mantissa = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
+  return `${sign}${mantissa}E${exponent < 0 ? '-' : '+'}${Math.abs(exponent)}`;
+}
+
 /** The writer of one service's messages under its dialect. */
 export class Wire {
   private readonly http: HttpTable;
@@ -126,6 +143,11 @@ export class Wire {
 
   /** A price string (a decimal at the pair's precision) as the dialect writes it on `surface`. */
   price(value: string, surface: 'rest' | 'stream'): string {
+    const written = this.zeros(value, surface);
+    return this.dialect.numbers.notation === 'exponent' ? exponentNotation(written) : written;
+  }
+
+  private zeros(value: string, surface: 'rest' | 'stream'): string {
     const zeros = surface === 'rest' ? this.dialect.numbers.restZeros : this.dialect.numbers.streamZeros;
     if (zeros === 'precision') return value;
     const [whole, fraction = ''] = value.split('.');
@@ -134,6 +156,26 @@ export class Wire {
       return kept ? `${whole}.${kept}` : whole!;
     }
     return fraction.length >= 8 ? value : `${whole}.${fraction.padEnd(8, '0')}`;
+  }
+
+  /**
+   * The REST refusal of a pair the key may not read, `cause` being the code the stream uses for it
+   * (50010 outside the whitelist, 50109 another asset type): that code, or the dialect's one.
+   */
+  restDenial(cause: RestStatus): RestStatus {
+    const denial = this.dialect.rest.denial;
+    return denial === 'by-cause' ? cause : denial;
+  }
+
+  /**
+   * Whether an answer carries `ts`: a dialect like a gateway in front of the service leaves it out
+   * of the 401 to a keyless request and of an unknown endpoint's answer.
+   */
+  hasTs(status: RestStatus, by: Responder): boolean {
+    if (this.dialect.rest.gatewayTs === 'present') return true;
+    const gateway =
+      (by === 'auth' && status === STATUS.UNAUTHORIZED) || (by === 'router' && status === STATUS.NOT_FOUND);
+    return !gateway;
   }
 
   /** The envelope's `ts` for clock time `ms`, in the dialect's unit. */

@@ -9,6 +9,8 @@
  */
 import {
   CRYPTO_REASONS,
+  CRYPTO_SESSION,
+  EXTENDED_HOURS_MARKET,
   EXTENDED_HOURS_REASONS,
   LIMITS,
   MARKET_COMBINATIONS,
@@ -31,7 +33,7 @@ const id = (name: string): string => `${SCHEMA_BASE}${name}.schema.json`;
 const ref = (name: string): Schema => ({ $ref: `${name}.schema.json` });
 const decimal: Schema = { type: 'string', format: 'decimal' };
 const pairCode: Schema = { type: 'string', pattern: PAIR_CODE_PATTERN };
-const assetPrefix = (assetType: string): string => `^${assetType}:`;
+const assetPrefix = (assetType: string, market?: string): string => `^${assetType}:${market ? `${market}:` : ''}`;
 /** `false` as a property's schema forbids the property outright. */
 const forbidden = false;
 /** `required` that also names the fields, as ajv's strict mode wants. */
@@ -78,11 +80,18 @@ const priceRecord = schema('price-record', 'Price record (data in the price resp
   properties: { code: pairCode, ask: decimal, bid: decimal, price: decimal, market: ref('market') },
   allOf: [
     {
-      // Crypto: continuously open (or stale), never a timezone; every other asset has one.
+      // Crypto: continuously open (or stale), only ever in REG, never a timezone; every other asset has one.
       if: { properties: { code: { type: 'string', pattern: assetPrefix(ASSET_TYPE.crypto) } }, required: ['code'] },
       then: {
         properties: {
-          market: { type: 'object', properties: { timezone: forbidden, reason: { enum: [...CRYPTO_REASONS] } } },
+          market: {
+            type: 'object',
+            properties: {
+              timezone: forbidden,
+              reason: { enum: [...CRYPTO_REASONS] },
+              session: { const: CRYPTO_SESSION },
+            },
+          },
         },
       },
       else: {
@@ -96,8 +105,11 @@ const priceRecord = schema('price-record', 'Price record (data in the price resp
       },
     },
     {
-      // Extended hours belong to equities only.
-      if: { properties: { code: { type: 'string', pattern: assetPrefix(ASSET_TYPE.equity) } }, required: ['code'] },
+      // Extended hours belong to US equities only ("US equities with extended hours additionally use …").
+      if: {
+        properties: { code: { type: 'string', pattern: assetPrefix(ASSET_TYPE.equity, EXTENDED_HOURS_MARKET) } },
+        required: ['code'],
+      },
       else: {
         properties: {
           market: { type: 'object', properties: { reason: { not: { enum: [...EXTENDED_HOURS_REASONS] } } } },
@@ -114,14 +126,18 @@ const envelopeProperties: Schema = {
   message: { type: 'string' },
 };
 
+// `ts` is stated for the answers that carry data ("status_number 200, ts, and data"); on errors the
+// spec states status_number, data null and a message, and a gateway in front of a service (a
+// missing key, an unknown endpoint) may answer without ts. Where present it is an integer.
 const restEnvelope = schema('rest-envelope', 'REST envelope (any response)', {
   type: 'object',
-  required: ['status_number', 'ts', 'data'],
+  required: ['status_number', 'data'],
   properties: envelopeProperties,
   allOf: [
     {
       if: { properties: { status_number: { enum: errorStatuses } }, required: ['status_number'] },
       then: { required: ['message'], properties: { message: true, data: { type: 'null' } } },
+      else: requires('ts'),
     },
     {
       if: { properties: { status_number: { const: STATUS.PRICE_STALE } }, required: ['status_number'] },
@@ -132,7 +148,7 @@ const restEnvelope = schema('rest-envelope', 'REST envelope (any response)', {
 
 const restError = schema('rest-error', 'REST error envelope', {
   type: 'object',
-  required: ['status_number', 'ts', 'data', 'message'],
+  required: ['status_number', 'data', 'message'],
   properties: { ...envelopeProperties, status_number: { enum: errorStatuses }, data: { type: 'null' } },
 });
 

@@ -154,6 +154,8 @@ export const MARKET_COMBINATIONS = {
   post_session: { open: true, session: 'POST' },
 } as const satisfies Partial<Record<MarketReason, { open: boolean; session: MarketSession }>>;
 
+/** "Crypto is only ever in `REG`" (States and transitions, Market session states). */
+export const CRYPTO_SESSION: MarketSession = 'REG';
 /** Crypto: continuously open, never a timezone; it may also report a stale price (`no_price`). */
 export const CRYPTO_REASONS: readonly MarketReason[] = ['continuous', 'no_price'];
 /** Extended hours (`pre_session`, `post_session`) belong to equities. */
@@ -177,8 +179,30 @@ export function parsePairCode(code: string): PairCodeParts | null {
   return { assetType, market, base, quote };
 }
 
-/** Plain decimal notation: optional `-`, digits, optional fraction; no exponent, `+` or spaces. */
-export const DECIMAL_PATTERN = '^-?[0-9]+(\\.[0-9]+)?$';
+/**
+ * A decimal string: what a decimal type (decimal.js, Python's `Decimal`, Java's `BigDecimal`) reads
+ * without loss. An optional `-`, digits with an optional point (`1.50`, `1.`, `.5`), and an optional
+ * exponent (`1.234E-8`, as `Decimal` and `BigDecimal` print small values). No leading `+`, no
+ * spaces, no NaN or Infinity, no hex, binary or octal: those are not written by a decimal type's
+ * plain or scientific notation, and the spec wants prices read as decimals.
+ */
+export const DECIMAL_PATTERN = '^-?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][+-]?[0-9]+)?$';
+
+/** The market whose equities have extended hours: "US equities with extended hours" (Market object). */
+export const EXTENDED_HOURS_MARKET = 'US';
+
+/**
+ * The documented refusals of a pair to a key on REST: the spec maps 50010 and 50109 for the stream
+ * (Authentication 4) but states no code for `/v1/price`, so any refusal the REST table documents
+ * for a pair a key may not read conforms: access denied, no pairs allowed, no access to the asset
+ * type, or pair not found (the pair hidden from the key).
+ */
+export const REST_PAIR_DENIALS: readonly RestStatus[] = [
+  STATUS.ACCESS_DENIED,
+  STATUS.NO_PAIRS_ALLOWED,
+  STATUS.ASSET_TYPE_DENIED,
+  STATUS.PAIR_NOT_FOUND,
+];
 
 /** Path of the spec inside the shared folder, for tests that trace clauses back to it. */
 export const SPEC_FILE = 'spec/price-service-v1.md';

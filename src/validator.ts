@@ -3,7 +3,7 @@
  * Pure: no I/O. Errors come back as one readable line each: pointer, rule broken, value.
  */
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import { DECIMAL_PATTERN } from './spec.ts';
+import { isDecimalString } from './quote-rules.ts';
 import { SCHEMAS, SCHEMA_NAMES, type SchemaName } from './schema-definitions.ts';
 
 export interface ValidationResult {
@@ -81,7 +81,8 @@ export interface Validator {
 /** Builds the validator: one ajv instance, every schema compiled once. */
 export function createValidator(): Validator {
   const ajv = new Ajv2020({ strict: true, allErrors: true, allowUnionTypes: true });
-  ajv.addFormat('decimal', new RegExp(DECIMAL_PATTERN));
+  // DECIMAL_PATTERN, and an exponent within what a decimal type holds.
+  ajv.addFormat('decimal', { type: 'string', validate: isDecimalString });
   for (const name of SCHEMA_NAMES) ajv.addSchema(SCHEMAS[name]);
   const compiled = new Map<SchemaName, ValidateFunction>();
   for (const name of SCHEMA_NAMES) {

@@ -181,7 +181,9 @@ describe('push-frame rules without ajv', () => {
       'ask must be a decimal string',
       'sent_at must be an integer',
     ]);
-    expect(pushFrameProblems({ ...ok, bid: '1e5' })).toEqual(['bid must be a decimal string']);
+    expect(pushFrameProblems({ ...ok, bid: '+1.4' })).toEqual(['bid must be a decimal string']);
+    // Exponent notation is a decimal string: a decimal type reads it exactly.
+    expect(pushFrameProblems({ ...ok, bid: '1.4E+0' })).toEqual([]);
   });
 });
 

@@ -113,12 +113,11 @@ const OBSERVE: Record<FaultName, Observation> = {
     },
   },
   'pairs-per-page-ignored': { deviates: async (s) => (await pairsOf(s, { per_page: '3' })).length !== 3 },
-  'pairs-invalid-page-accepted': {
-    deviates: async (s) => (await get(s, PATHS.pairs + q({ page: '0' }))).body.status_number !== STATUS.INVALID_REQUEST,
+  'pairs-invalid-page-internal-error': {
+    deviates: async (s) => (await get(s, PATHS.pairs + q({ page: '0' }))).body.status_number === STATUS.INTERNAL,
   },
-  'pairs-invalid-per-page-accepted': {
-    deviates: async (s) =>
-      (await get(s, PATHS.pairs + q({ per_page: 'ten' }))).body.status_number !== STATUS.INVALID_REQUEST,
+  'pairs-invalid-per-page-internal-error': {
+    deviates: async (s) => (await get(s, PATHS.pairs + q({ per_page: 'ten' }))).body.status_number === STATUS.INTERNAL,
   },
   'pairs-type-filter-ignored': {
     deviates: async (s) => (await pairsOf(s, { type: 'Metal' })).some((p) => !p.code.startsWith('Metal:')),
@@ -280,8 +279,8 @@ const OBSERVE: Record<FaultName, Observation> = {
   'subscribe-limit-99': {
     deviates: async (s) => withStream(s, async (c) => (await subscribe(c, await codes(s, 100))).code !== STATUS.OK),
   },
-  'subscribe-empty-accepted': {
-    deviates: (s) => withStream(s, async (c) => (await subscribe(c, [])).code === STATUS.OK),
+  'subscribe-empty-internal-error': {
+    deviates: (s) => withStream(s, async (c) => (await subscribe(c, [])).code === STATUS.INTERNAL),
   },
   'subscribe-missing-params-accepted': {
     deviates: (s) =>
@@ -458,6 +457,17 @@ const OBSERVE: Record<FaultName, Observation> = {
         await subscribe(c, [BTC]);
         return typeof (await c.next((f) => f.json?.code === BTC)).json!.price !== 'string';
       }),
+  },
+  // Market rules on every pair, not on samples
+  'market-crypto-deep-session': {
+    // The last Crypto pair of the catalogue leaves REG; the first ones stay.
+    deviates: async (s) =>
+      (await market(s, 'Crypto:ALL:ETH/BTC')).session !== 'REG' && (await market(s, BTC)).session === 'REG',
+  },
+  'market-timezone-alias': { deviates: async (s) => (await market(s, AAPL)).timezone === 'US/Eastern' },
+  'market-extended-hours-non-us': {
+    deviates: async (s) => (await market(s, 'Equity:LSE:VOD/GBP')).reason === 'pre_session',
+    options: { clock: () => SATURDAY },
   },
 };
 

@@ -148,11 +148,13 @@ interface Mutation {
 
 const MUTATIONS: readonly Mutation[] = [
   {
-    name: 'invalid per_page answered as if absent',
+    // Answering it as if absent conforms (the spec never says it must be refused); a 50000 does not.
+    name: 'invalid per_page answered with an internal error',
     catches: ['rest.pairs.invalid-param.per-page-zero', 'rest.pairs.invalid-param.per-page-text'],
-    violated: /: HTTP 200 \{"status_number":"200".* \| GET \/v1\/pairs\?per_page=(0|ten): status_number "50004"$/,
-    request: (_req, url) => {
-      if (['0', 'ten'].includes(url.searchParams.get('per_page') ?? '')) url.searchParams.delete('per_page');
+    violated: /\{"status_number":"50000".* \| GET \/v1\/pairs\?per_page=(0|ten): status_number "50004", or the page/,
+    body: (b, url) => {
+      if (['0', 'ten'].includes(url.searchParams.get('per_page') ?? ''))
+        Object.assign(b, { status_number: '50000', data: null, message: 'internal error' });
     },
   },
   {

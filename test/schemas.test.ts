@@ -71,11 +71,21 @@ const CASES: Record<SchemaName, { valid: unknown[]; invalid: [string, unknown][]
         code: 'Equity:US:AAPL/USD',
         market: { open: true, reason: 'post_session', session: 'POST', timezone: 'America/New_York' },
       }),
+      // Decimal strings in exponent notation and with a bare point, as decimal types read them exactly.
+      price({ ask: '1.08520E+0', bid: '1.0849e0', price: '1.08505' }),
+      price({ ask: '1.234E-8', bid: '1.230E-8', price: '1.232E-8' }),
+      price({ ask: '2.', bid: '.5', price: '1.25' }),
     ],
     invalid: [
       ['price as a JSON number', price({ price: 1.08506 })],
-      ['exponent decimal', price({ ask: '1.2e3' })],
       ['plus sign', price({ bid: '+1.0' })],
+      ['NaN decimal', price({ bid: 'NaN' })],
+      ['Infinity decimal', price({ ask: 'Infinity' })],
+      ['hex decimal', price({ ask: '0x1f' })],
+      ['binary decimal', price({ ask: '0b101' })],
+      ['octal decimal', price({ ask: '0o17' })],
+      ['trailing space in decimal', price({ bid: '1.0 ' })],
+      ['exponent beyond what a decimal type holds', price({ ask: '1E+9999999999999999' })],
       ['space in decimal', price({ bid: ' 1.0' })],
       ['empty decimal', price({ bid: '' })],
       ['missing market', without(price(), 'market')],
@@ -84,6 +94,14 @@ const CASES: Record<SchemaName, { valid: unknown[]; invalid: [string, unknown][]
       ['forex without timezone', price({ market: { open: true, reason: 'regular_session', session: 'REG' } })],
       ['forex in continuous', price({ market: { open: true, reason: 'continuous', session: 'REG', timezone: 'UTC' } })],
       ['forex pre_session', price({ market: { open: true, reason: 'pre_session', session: 'PRE', timezone: 'UTC' } })],
+      ['crypto stale outside REG', crypto({ open: true, reason: 'no_price', session: 'CLOSED' })],
+      [
+        'non-US equity pre_session',
+        price({
+          code: 'Equity:LSE:VOD/GBP',
+          market: { open: true, reason: 'pre_session', session: 'PRE', timezone: 'Europe/London' },
+        }),
+      ],
     ],
   },
   'price-response': {
@@ -108,9 +126,14 @@ const CASES: Record<SchemaName, { valid: unknown[]; invalid: [string, unknown][]
       { status_number: '200', ts: 1, data: [] },
       { status_number: '50104', ts: 1, data: null, message: 'pair not found' },
       { status_number: '50102', ts: 1, data: price(), message: 'stale' },
+      // ts is stated for answers with data; a gateway's 401 or unknown-endpoint answer may leave it out.
+      { status_number: '50005', data: null, message: 'unauthorized' },
+      { status_number: '50008', data: null, message: 'no such endpoint' },
     ],
     invalid: [
       ['undocumented status', { status_number: '40400', ts: 1, data: null, message: 'x' }],
+      ['missing ts on a 50102', { status_number: '50102', data: price(), message: 'stale' }],
+      ['ts as string on an error', { status_number: '50005', ts: '1', data: null, message: 'x' }],
       ['error with data', { status_number: '50005', ts: 1, data: {}, message: 'x' }],
       ['error without message', { status_number: '50005', ts: 1, data: null }],
       ['missing ts', { status_number: '200', data: [] }],
@@ -118,7 +141,10 @@ const CASES: Record<SchemaName, { valid: unknown[]; invalid: [string, unknown][]
     ],
   },
   'rest-error': {
-    valid: [{ status_number: '50005', ts: 1, data: null, message: 'unauthorized' }],
+    valid: [
+      { status_number: '50005', ts: 1, data: null, message: 'unauthorized' },
+      { status_number: '50005', data: null, message: 'unauthorized' },
+    ],
     invalid: [
       ['success status', { status_number: '200', ts: 1, data: null, message: 'x' }],
       ['data filled', { status_number: '50004', ts: 1, data: [], message: 'x' }],
@@ -140,7 +166,7 @@ const CASES: Record<SchemaName, { valid: unknown[]; invalid: [string, unknown][]
     ],
     invalid: [
       ['price as a JSON number', { code: 'Forex:ALL:EUR/USD', ask: '1.1', bid: '1.0', price: 1.05 }],
-      ['exponent ask', { code: 'Forex:ALL:EUR/USD', ask: '1e1', bid: '1.0', price: '1.05' }],
+      ['plus-signed ask', { code: 'Forex:ALL:EUR/USD', ask: '+1.1', bid: '1.0', price: '1.05' }],
       ['missing bid', { code: 'Forex:ALL:EUR/USD', ask: '1.1', price: '1.05' }],
       ['fractional sent_at', { code: 'Forex:ALL:EUR/USD', ask: '1.1', bid: '1.0', price: '1.05', sent_at: 1.5 }],
       [
@@ -290,8 +316,8 @@ describe('schema files', () => {
 
 describe('error lines', () => {
   it('render pointer, rule and the offending value', () => {
-    const result = validator.validate('push-frame', { code: 'Crypto:ALL:BTC/USDT', ask: '1e5', bid: '1', price: '1' });
-    expect(result.errors).toEqual(['/ask: must match format "decimal" (got "1e5")']);
+    const result = validator.validate('push-frame', { code: 'Crypto:ALL:BTC/USDT', ask: '+1e5', bid: '1', price: '1' });
+    expect(result.errors).toEqual(['/ask: must match format "decimal" (got "+1e5")']);
   });
   it('name the missing field', () => {
     expect(validator.validate('notice-error', { method: 'error', code: '50004' }).errors).toEqual([

@@ -1,6 +1,7 @@
 /** The pure rules of the WebSocket suite, on literal frame values. */
 import { describe, expect, it } from 'vitest';
 import { places, priceProblems, relativeGap, timestampUnit } from '../suites/ws/rules.ts';
+import { notation } from '../src/quote-rules.ts';
 import { answers } from '../suites/ws/support.ts';
 
 describe('places', () => {
@@ -9,9 +10,18 @@ describe('places', () => {
     ['64250', 0],
     ['0.000001', 6],
     ['-3.1', 1],
+    // Exponent notation, as BigDecimal and Python's Decimal print: the place of the last digit written.
+    ['1.234E-8', 11],
+    ['2.450E-5', 8],
+    ['6.425000E+4', 2],
+    ['1.5E+3', -2],
+    ['1e5', -5],
+    ['1.', 0],
+    ['.5', 1],
   ] as const)('counts the decimal places of %s as %i', (v, n) => expect(places(v)).toBe(n));
-  it.each([1.5, '1e5', '+1', ' 1', '1.', '.5', null])('rejects %j as a decimal string', (v) =>
-    expect(places(v)).toBeUndefined(),
+  it.each([1.5, '+1', ' 1', '1 ', 'NaN', 'Infinity', '0x1f', '0b1', '0o7', '.', '1e', '1E+99999999999999999', null])(
+    'rejects %j as a decimal string',
+    (v) => expect(places(v)).toBeUndefined(),
   );
 });
 
@@ -53,6 +63,42 @@ describe('priceProblems', () => {
     expect(priceProblems({ ask: '0.3', bid: '0.1', price: '0.2' })).toEqual([]));
   it('leaves values that are not decimal strings to the schema', () =>
     expect(priceProblems({ ask: 10.02, bid: '10.00', price: '10.01' })).toEqual([]));
+  it('accepts the exact mid of prices with 24 significant digits, beyond the 20 decimal.js keeps by default', () =>
+    expect(
+      priceProblems({
+        ask: '64250.0060599267494414216',
+        bid: '64250.0060599267494414212',
+        price: '64250.0060599267494414214',
+      }),
+    ).toEqual([]));
+  it('reports a 24-digit price one unit of its last place off the mid', () =>
+    expect(
+      priceProblems({
+        ask: '64250.0060599267494414216',
+        bid: '64250.0060599267494414212',
+        price: '64250.0060599267494414215',
+      }),
+    ).toEqual([
+      'price 64250.0060599267494414215 is not the mid 64250.0060599267494414214 of ask and bid at 19 decimal places',
+    ]));
+  it('judges prices in exponent notation as the decimals they spell', () => {
+    expect(priceProblems({ ask: '1.236E-8', bid: '1.232E-8', price: '1.234E-8' })).toEqual([]);
+    expect(priceProblems({ ask: '6.425000E+4', bid: '64249.96', price: '6.424998E+4' })).toEqual([]);
+    expect(priceProblems({ ask: '1.236E-8', bid: '1.232E-8', price: '1.236E-8' })).toEqual([
+      'price 1.236e-8 is not the mid 1.234e-8 of ask and bid at 11 decimal places',
+    ]);
+  });
+});
+
+describe('notation', () => {
+  it.each([
+    ['1.50', 'plain'],
+    ['.5', 'plain'],
+    ['1.234E-8', 'exponent'],
+    ['1e5', 'exponent'],
+    ['+1', undefined],
+    [1.5, undefined],
+  ] as const)('reads %j as %s', (v, n) => expect(notation(v)).toBe(n));
 });
 
 describe('timestampUnit', () => {

@@ -8,9 +8,8 @@ import type { Check, CheckContext } from '../../src/check.ts';
 import type { Profile } from '../../src/profile.ts';
 import { NOTHING_TO_JUDGE } from '../../src/coverage.ts';
 import { PACING } from '../../src/request-budget.ts';
-import { priceProblems } from '../../src/quote-rules.ts';
+import { isIanaZone, priceProblems } from '../../src/quote-rules.ts';
 import { LIMITS, PATHS, QUERY, REST_STATUSES_WITH_DATA } from '../../src/spec.ts';
-import { isIanaZone } from './price.ts';
 import { body, catalogue, clause, restCheck, shown, type Json, REST_ANSWER_FAULTS } from './support.ts';
 
 /** Pairs read at most (a catalogue of thousands is read in part, and says so). */
@@ -61,7 +60,7 @@ async function readOne(ctx: CheckContext, code: string): Promise<boolean> {
     ctx.violation({ received: `${what}: ${why}`, expected: 'bid <= price <= ask, price the mid of ask and bid' });
   const tz = (data.market as Json | undefined)?.timezone;
   if (typeof tz === 'string' && !isIanaZone(tz))
-    ctx.violation({ received: `${what}: market.timezone "${tz}"`, expected: 'an IANA zone name' });
+    ctx.violation({ received: `${what}: market.timezone "${tz}"`, expected: 'a canonical IANA zone name' });
   return true;
 }
 
@@ -81,6 +80,10 @@ export const catalogueChecks: readonly Check[] = [
       'market-timezone-invalid',
       'market-crypto-regular-session',
       'market-open-inverted',
+      // Market rules on every pair, not on samples
+      'market-crypto-deep-session',
+      'market-timezone-alias',
+      'market-extended-hours-non-us',
     ],
     tags: ['price', 'slow'],
     timeoutMs: catalogueTimeoutMs,

@@ -1,7 +1,7 @@
 /** What a key may read depends on the key (spec: What the service does; Authentication 5). */
 import type { Check } from '../../src/check.ts';
 import type { CheckContext } from '../../src/check.ts';
-import { PATHS, QUERY, REST_STATUSES_WITH_DATA, STATUS } from '../../src/spec.ts';
+import { PATHS, QUERY, REST_PAIR_DENIALS, REST_STATUSES_WITH_DATA, STATUS } from '../../src/spec.ts';
 import {
   assetTypeOf,
   body,
@@ -23,37 +23,60 @@ const DENIALS: readonly string[] = [
   STATUS.ASSET_TYPE_DENIED,
 ];
 
+const DOCUMENTED_DENIALS = REST_PAIR_DENIALS.join(', ');
+
 /**
- * GET /v1/price of `code` with `key`: a violation unless the status_number is `want` (read as the
- * string it spells: its type is rest.envelope's rule), or, for `want` "served", unless it is not a
- * denial (a pair the key may read can still be stale or without a price).
+ * GET /v1/price of `code` with `key`. `denied`: a violation unless the answer is a documented
+ * refusal of the pair (REST_PAIR_DENIALS, read as the string it spells: its type is rest.envelope's
+ * rule) with data null and a message; which refusal came is recorded, since the spec maps the codes
+ * for the stream only. `served`: a violation when it is a denial (a pair the key may read can still
+ * be stale or without a price).
  */
 async function expectAccess(
   ctx: CheckContext,
   code: string,
   key: string,
   keyName: string,
-  want: string | 'served',
+  want: 'denied' | 'served',
   why: string,
 ): Promise<void> {
   const what = `GET /v1/price?code=${code} with ${keyName}`;
   const ex = await ctx.rest.get({ path: PATHS.price, query: { [QUERY.price.code]: code }, key });
-  const status = body(ex)?.status_number;
+  const b = body(ex);
+  const status = b?.status_number;
   const spelled = status === undefined || status === null ? undefined : String(status);
   if (want === 'served') {
     if (spelled === undefined || DENIALS.includes(spelled))
       ctx.violation({ received: `${what}: ${shown(ex)}`, expected: `served, not refused: ${why}` });
     else if (!(REST_STATUSES_WITH_DATA as readonly string[]).includes(spelled))
       ctx.note(`${what}: ${shown(ex)} (not a denial; the pair has no price to serve)`);
-  } else if (spelled !== want)
-    ctx.violation({ received: `${what}: ${shown(ex)}`, expected: `status_number "${want}": ${why}` });
+    return;
+  }
+  if (
+    spelled === undefined ||
+    !(REST_PAIR_DENIALS as readonly string[]).includes(spelled) ||
+    b!.data !== null ||
+    typeof b!.message !== 'string'
+  ) {
+    ctx.violation({
+      received: `${what}: ${shown(ex)}`,
+      expected: `a documented refusal (status_number ${DOCUMENTED_DENIALS}) with data null and a message: ${why}`,
+    });
+    return;
+  }
+  ctx.observe(`denial ${keyName}`, { status_number: spelled, http: ex.status }, 'REST refusal code: not shown');
 }
 
 export const entitlementChecks: readonly Check[] = [
   restCheck({
     id: 'rest.entitlements.crypto-only-price',
     enforces: ['status:50109', 'rule:auth:entitlements'],
-    catches: [...REST_ANSWER_FAULTS, 'envelope-error-data-filled', 'entitlement-asset-type-ignored'],
+    catches: [
+      ...REST_ANSWER_FAULTS,
+      'envelope-error-data-filled',
+      'envelope-error-message-missing',
+      'entitlement-asset-type-ignored',
+    ],
     tags: ['entitlements', 'auth'],
     needs: ['keys.cryptoOnly'],
     clause: clause(
@@ -61,43 +84,42 @@ export const entitlementChecks: readonly Check[] = [
       'a key limited to asset types reads only those (50109: no access to the asset type)',
     ),
     title: 'GET /v1/price of a pair outside keys.cryptoOnly.assetTypes, with that key',
-    expectation: 'an error status_number with data null, never the price',
+    expectation: `a documented refusal (${DOCUMENTED_DENIALS}) with data null and a message, never the price`,
     async run(ctx) {
       const limited = ctx.profile.keys.cryptoOnly!;
       const other = (await pairPerAssetType(ctx)).find((p) => !limited.assetTypes.includes(assetTypeOf(p.code) ?? ''));
       if (!other) return ctx.skip(`the primary key lists no pair outside ${limited.assetTypes.join(', ')}`);
-      const what = `GET /v1/price?code=${other.code} with keys.cryptoOnly`;
-      const ex = await ctx.rest.get({ path: PATHS.price, query: { [QUERY.price.code]: other.code }, key: limited.key });
-      const b = body(ex);
-      const status = b?.status_number;
-      if (
-        typeof status !== 'string' ||
-        (REST_STATUSES_WITH_DATA as readonly string[]).includes(status) ||
-        b!.data !== null
-      ) {
-        ctx.violation({
-          received: `${what}: ${shown(ex)}`,
-          expected:
-            `refused: an error status_number (50109 names this case) and data null, ` +
-            `since the key reads only ${limited.assetTypes.join(', ')}`,
-        });
-      } else
-        ctx.observe('status', { status_number: status, http: ex.status }, 'status used to refuse another asset type');
+      await expectAccess(
+        ctx,
+        other.code,
+        limited.key,
+        'keys.cryptoOnly',
+        'denied',
+        `the key reads only ${limited.assetTypes.join(', ')}`,
+      );
     },
   }),
   restCheck({
     id: 'rest.entitlements.asset-types',
     enforces: ['status:50109', 'rule:auth:entitlements'],
-    catches: [...REST_ANSWER_FAULTS, 'entitlement-asset-type-ignored', 'entitlement-asset-type-partial'],
+    catches: [
+      ...REST_ANSWER_FAULTS,
+      'entitlement-asset-type-ignored',
+      'entitlement-asset-type-partial',
+      // A refusal is judged whole: data null and a message.
+      'envelope-error-data-filled',
+      'envelope-error-message-missing',
+    ],
     tags: ['entitlements', 'auth'],
     needs: ['keys.cryptoOnly'],
     clause: clause(
       'Authentication',
-      '5. a key limited to asset types reads those and no other (REST 50109: no access to the asset type)',
+      '5. a key limited to asset types reads those and no other (on REST the refusal code is not stated)',
     ),
     title: "GET /v1/price with keys.cryptoOnly of one pair of every asset type in the primary key's catalogue",
     expectation:
-      'status_number "50109" for every asset type outside keys.cryptoOnly.assetTypes; its own types served (no denial)',
+      `a documented refusal (${DOCUMENTED_DENIALS}) with data null and a message for every asset type ` +
+      'outside keys.cryptoOnly.assetTypes; its own types served (no denial)',
     async run(ctx) {
       const limited = ctx.profile.keys.cryptoOnly!;
       const sample = (await pairPerAssetType(ctx)).map((p) => p.code);
@@ -109,7 +131,7 @@ export const entitlementChecks: readonly Check[] = [
           code,
           limited.key,
           'keys.cryptoOnly',
-          STATUS.ASSET_TYPE_DENIED,
+          'denied',
           `the key reads only ${limited.assetTypes.join(', ')}`,
         );
       for (const code of sample.filter((c) => !other.includes(c)))
@@ -126,31 +148,32 @@ export const entitlementChecks: readonly Check[] = [
   restCheck({
     id: 'rest.entitlements.whitelist-price',
     enforces: ['status:50010', 'rule:auth:entitlements'],
-    catches: [...REST_ANSWER_FAULTS, 'entitlement-whitelist-price-ignored'],
+    catches: [
+      ...REST_ANSWER_FAULTS,
+      'entitlement-whitelist-price-ignored',
+      // A refusal is judged whole: data null and a message.
+      'envelope-error-data-filled',
+      'envelope-error-message-missing',
+    ],
     tags: ['entitlements', 'auth'],
     needs: ['keys.whitelisted'],
     clause: clause(
       'Authentication',
-      '4, 5. a key limited to a whitelist of pairs reads those and no other (50010: access denied)',
+      '4, 5. a key limited to a whitelist of pairs reads those and no other (on REST the refusal code is not stated)',
     ),
     title:
       `GET /v1/price with keys.whitelisted of its pairs (up to ${MAX_WHITELISTED}) ` +
       `and of a pair outside its whitelist`,
-    expectation: 'its pairs served (no denial); the pair outside answered with status_number "50010"',
+    expectation:
+      'its pairs served (no denial); the pair outside refused with a documented refusal ' +
+      `(${DOCUMENTED_DENIALS}), data null and a message`,
     async run(ctx) {
       const w = ctx.profile.keys.whitelisted!;
       for (const code of w.pairs.slice(0, MAX_WHITELISTED))
         await expectAccess(ctx, code, w.key, 'keys.whitelisted', 'served', `${code} is on the key's whitelist`);
       const outside = (await pairPerAssetType(ctx)).map((p) => p.code).find((c) => !w.pairs.includes(c));
       if (!outside) return ctx.skip('the primary key lists no pair outside keys.whitelisted.pairs');
-      await expectAccess(
-        ctx,
-        outside,
-        w.key,
-        'keys.whitelisted',
-        STATUS.ACCESS_DENIED,
-        `${outside} is not on the key's whitelist`,
-      );
+      await expectAccess(ctx, outside, w.key, 'keys.whitelisted', 'denied', `${outside} is not on the key's whitelist`);
     },
   }),
   restCheck({

@@ -7,6 +7,8 @@ import type { RestExchange } from '../../src/transports/rest.ts';
 import {
   ASSET_TYPE,
   CRYPTO_REASONS,
+  CRYPTO_SESSION,
+  EXTENDED_HOURS_MARKET,
   EXTENDED_HOURS_REASONS,
   MARKET_COMBINATIONS,
   PATHS,
@@ -17,7 +19,8 @@ import {
   type MarketReason,
 } from '../../src/spec.ts';
 import { NOTHING_TO_JUDGE } from '../../src/coverage.ts';
-import { places, priceProblems } from '../../src/quote-rules.ts';
+import { isIanaZone, notation, places, priceProblems } from '../../src/quote-rules.ts';
+import { catalogueTimeoutMs } from './catalogue.ts';
 import { UNKNOWN_PAIR } from './envelope.ts';
 import {
   assetTypeOf,
@@ -31,6 +34,7 @@ import {
   shown,
   specialPairs,
   type Json,
+  type PairRecord,
   REST_ANSWER_FAULTS,
 } from './support.ts';
 
@@ -45,16 +49,35 @@ interface Priced {
   data: Json;
 }
 
+/** The first pair of each asset type and market (`Equity:US` apart from `Equity:LSE`), in catalogue order. */
+function onePerMarket(pairs: readonly PairRecord[], exclude: readonly string[]): PairRecord[] {
+  const seen = new Map<string, PairRecord>();
+  for (const p of pairs) {
+    const parts = parsePairCode(p.code);
+    const key = parts ? `${parts.assetType}:${parts.market}` : undefined;
+    if (key && !seen.has(key) && !exclude.includes(p.code)) seen.set(key, p);
+  }
+  return [...seen.values()];
+}
+
 /**
- * Prices of sample pairs (one per asset type, or up to PER_TYPE of one type), keeping the answers
- * that carry data (200 or 50102). Skips the check when no sampled pair has a price.
+ * Prices of sample pairs (one per asset type, or per asset type and market with `perMarket`; or up
+ * to `limit` pairs that `filter` keeps), keeping the answers that carry data (200 or 50102).
+ * Skips the check when no sampled pair has a price.
  */
-async function sample(ctx: CheckContext, filter?: (code: string) => boolean): Promise<Priced[]> {
+async function sample(
+  ctx: CheckContext,
+  filter?: (code: string) => boolean,
+  limit = PER_TYPE,
+  perMarket = false,
+): Promise<Priced[]> {
   const all = await catalogue(ctx);
   const skip = specialPairs(ctx);
   const chosen = filter
-    ? all.filter((p) => filter(p.code) && !skip.includes(p.code)).slice(0, PER_TYPE)
-    : onePerAssetType(all, skip);
+    ? all.filter((p) => filter(p.code) && !skip.includes(p.code)).slice(0, limit)
+    : perMarket
+      ? onePerMarket(all, skip)
+      : onePerAssetType(all, skip);
   const priced: Priced[] = [];
   for (const p of chosen) {
     const ex = await ctx.rest.get({ path: PATHS.price, query: { [QUERY.price.code]: p.code } });
@@ -79,16 +102,6 @@ async function sample(ctx: CheckContext, filter?: (code: string) => boolean): Pr
 const market = (p: Priced): Json | undefined =>
   p.data.market && typeof p.data.market === 'object' ? (p.data.market as Json) : undefined;
 const isCrypto = (code: string): boolean => assetTypeOf(code) === ASSET_TYPE.crypto;
-
-/** Whether `timeZone` is an IANA zone that Intl knows. */
-export function isIanaZone(timeZone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Violations of the open/reason/session combinations the spec fixes, for one market object. */
 function combination(ctx: CheckContext, code: string, m: Json): void {
@@ -156,6 +169,12 @@ export const priceChecks: readonly Check[] = [
           ctx.note(`${p.code}: price values are not decimal strings; rest.price.schema reports it`);
           continue;
         }
+        // Plain or exponent notation both read exactly as decimals; which one the target writes is recorded.
+        ctx.observe(
+          `notation ${p.code}`,
+          { ask: notation(ask), bid: notation(bid), price: notation(price) },
+          'decimal notation: not shown',
+        );
         // The same quote rules as every push (src/quote-rules.ts): any rounding of the mid, padding zeros aside.
         for (const why of priceProblems(p.data))
           ctx.violation({
@@ -168,13 +187,24 @@ export const priceChecks: readonly Check[] = [
   restCheck({
     id: 'rest.price.market.crypto',
     enforces: ['field:market:open', 'field:market:timezone', 'rule:market:crypto', 'rule:market-session:transitions'],
-    catches: [...REST_ANSWER_FAULTS, 'market-crypto-timezone', 'market-crypto-regular-session'],
-    tags: ['price'],
-    clause: clause('Market object', 'Crypto: open true, reason continuous, session REG, no timezone'),
-    title: `${PRICE}?code=<up to ${PER_TYPE} Crypto pairs>`,
-    expectation: 'open true, reason continuous (no_price on a 50102), session REG, timezone absent',
+    catches: [
+      ...REST_ANSWER_FAULTS,
+      'market-crypto-timezone',
+      'market-crypto-regular-session',
+      // Crypto outside REG, deep in the catalogue
+      'market-crypto-deep-session',
+    ],
+    tags: ['price', 'slow'],
+    timeoutMs: catalogueTimeoutMs,
+    clause: clause(
+      'Market object',
+      'Crypto: open true, reason continuous, session REG (only ever in REG), no timezone',
+    ),
+    title: `${PRICE}?code=<every Crypto pair the catalogue walk lists>`,
+    expectation: 'open true, reason continuous (no_price on a 50102), session REG, timezone absent, on every pair',
     async run(ctx) {
-      for (const p of await sample(ctx, isCrypto)) {
+      // "Crypto is only ever in REG" is a rule on every Crypto pair, not on a sample.
+      for (const p of await sample(ctx, isCrypto, Number.POSITIVE_INFINITY)) {
         const m = market(p);
         if (!m) {
           ctx.violation({ received: `${p.code}: no market object`, expected: 'a market object' });
@@ -184,8 +214,11 @@ export const priceChecks: readonly Check[] = [
         const state =
           `${p.code} (status ${p.status}): open ${String(m.open)}, ` +
           `reason ${String(m.reason)}, session ${String(m.session)}`;
-        if (m.open !== true || m.session !== 'REG' || !reasons.includes(m.reason as MarketReason))
-          ctx.violation({ received: state, expected: `open true, reason ${reasons.join(' or ')}, session REG` });
+        if (m.open !== true || m.session !== CRYPTO_SESSION || !reasons.includes(m.reason as MarketReason))
+          ctx.violation({
+            received: state,
+            expected: `open true, reason ${reasons.join(' or ')}, session ${CRYPTO_SESSION}`,
+          });
         if ('timezone' in m)
           ctx.violation({
             received: `${p.code}: timezone ${JSON.stringify(m.timezone)}`,
@@ -209,7 +242,7 @@ export const priceChecks: readonly Check[] = [
     async run(ctx) {
       const usEquity = (code: string): boolean => {
         const parts = parsePairCode(code);
-        return parts?.assetType === ASSET_TYPE.equity && parts.market === 'US';
+        return parts?.assetType === ASSET_TYPE.equity && parts.market === EXTENDED_HOURS_MARKET;
       };
       const allowed: readonly string[] = ['regular_session', 'market_closed', ...EXTENDED_HOURS_REASONS, 'no_price'];
       for (const p of await sample(ctx, usEquity)) {
@@ -235,13 +268,19 @@ export const priceChecks: readonly Check[] = [
   restCheck({
     id: 'rest.price.market.timezone',
     enforces: ['field:market:timezone'],
-    catches: [...REST_ANSWER_FAULTS, 'market-timezone-missing', 'market-timezone-invalid'],
+    catches: [
+      ...REST_ANSWER_FAULTS,
+      'market-timezone-missing',
+      'market-timezone-invalid',
+      // Zone names that are links or other spellings
+      'market-timezone-alias',
+    ],
     tags: ['price'],
     clause: clause('Market object', 'timezone: an IANA zone name, present for non-Crypto assets'),
-    title: `${PRICE}?code=<one non-Crypto pair per asset type>`,
-    expectation: 'market.timezone present and accepted by Intl as an IANA zone',
+    title: `${PRICE}?code=<one non-Crypto pair per asset type and market>`,
+    expectation: 'market.timezone present and a canonical IANA zone name, spelled as the tz database spells it',
     async run(ctx) {
-      const priced = (await sample(ctx)).filter((p) => !isCrypto(p.code));
+      const priced = (await sample(ctx, undefined, PER_TYPE, true)).filter((p) => !isCrypto(p.code));
       if (priced.length === 0) ctx.skip('no non-Crypto pair answered with a price');
       for (const p of priced) {
         const tz = market(p)?.timezone;
@@ -251,7 +290,10 @@ export const priceChecks: readonly Check[] = [
             expected: 'a timezone for a non-Crypto asset',
           });
         else if (!isIanaZone(tz))
-          ctx.violation({ received: `${p.code}: timezone "${tz}"`, expected: 'an IANA zone name' });
+          ctx.violation({
+            received: `${p.code}: timezone "${tz}"`,
+            expected: 'a canonical IANA zone name (not a link such as US/Eastern or EST, not respelled)',
+          });
       }
     },
   }),
@@ -264,21 +306,29 @@ export const priceChecks: readonly Check[] = [
       'field:market:session',
       'rule:market:other-assets',
       'rule:market:no_price',
+      'rule:market:us-extended-hours',
     ],
-    catches: [...REST_ANSWER_FAULTS, 'market-crypto-regular-session', 'market-open-inverted'],
+    catches: [
+      ...REST_ANSWER_FAULTS,
+      'market-crypto-regular-session',
+      'market-open-inverted',
+      // Extended hours outside the US equities
+      'market-extended-hours-non-us',
+    ],
     tags: ['price'],
     clause: clause('Market object', 'open/reason/session combinations per asset type'),
-    title: `${PRICE}?code=<one pair per asset type>`,
-    expectation: 'each reason with its open and session; Crypto only REG; pre/post sessions only for equities',
+    title: `${PRICE}?code=<one pair per asset type and market>`,
+    expectation: 'each reason with its open and session; Crypto only REG; pre/post sessions only for US equities',
     async run(ctx) {
-      for (const p of await sample(ctx)) {
+      // Per market too: extended hours are a rule of the US market, so an equity of another market is read.
+      for (const p of await sample(ctx, undefined, PER_TYPE, true)) {
         const m = market(p);
         if (!m) {
           ctx.violation({ received: `${p.code}: no market object`, expected: 'a market object' });
           continue;
         }
         combination(ctx, p.code, m);
-        if (isCrypto(p.code) && m.session !== 'REG')
+        if (isCrypto(p.code) && m.session !== CRYPTO_SESSION)
           ctx.violation({
             received: `${p.code}: session ${String(m.session)}`,
             expected: 'Crypto is only ever in REG',
@@ -290,7 +340,9 @@ export const priceChecks: readonly Check[] = [
           });
         if (!isCrypto(p.code) && m.reason === 'continuous')
           ctx.violation({ received: `${p.code}: reason continuous`, expected: 'continuous only for Crypto' });
-        if (assetTypeOf(p.code) !== ASSET_TYPE.equity && EXTENDED_HOURS_REASONS.includes(m.reason as MarketReason))
+        const parts = parsePairCode(p.code);
+        const usEquity = parts?.assetType === ASSET_TYPE.equity && parts.market === EXTENDED_HOURS_MARKET;
+        if (!usEquity && EXTENDED_HOURS_REASONS.includes(m.reason as MarketReason))
           ctx.violation({
             received: `${p.code}: reason ${String(m.reason)}`,
             expected: 'pre_session and post_session only for US equities',

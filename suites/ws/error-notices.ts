@@ -46,8 +46,9 @@ async function primaryProvocations(ctx: CheckContext): Promise<Provocation[]> {
 }
 
 /**
- * Judges one reply: `method` "error", `code` a string, `id` echoed when sent, `data` null, a
- * non-empty `message`, no `status_number`. The code's value is each error check's own rule.
+ * Judges one reply: `method` "error", `code` a string, `id` echoed when sent, `data` null when
+ * present (the notice table marks it not required), a non-empty `message`, no `status_number`.
+ * The code's value is each error check's own rule.
  */
 function judge(ctx: CheckContext, p: Provocation, notice: JsonObject): void {
   const what = `the notice answering ${p.what} (${p.code} expected)`;
@@ -60,8 +61,9 @@ function judge(ctx: CheckContext, p: Provocation, notice: JsonObject): void {
   const sentId = typeof p.message === 'object' && typeof p.message.id === 'string' ? p.message.id : undefined;
   if (sentId !== undefined && notice.id !== sentId)
     bad(`id ${'id' in notice ? JSON.stringify(notice.id) : 'absent'}`, `id ${JSON.stringify(sentId)} echoed`);
-  if (!('data' in notice) || notice.data !== null)
-    bad(`data ${'data' in notice ? JSON.stringify(notice.data)?.slice(0, 120) : 'absent'}`, 'data null');
+  if ('data' in notice && notice.data !== null)
+    bad(`data ${JSON.stringify(notice.data)?.slice(0, 120)}`, 'data null when present (it is not required)');
+  else ctx.observe(`data ${p.code}`, 'data' in notice ? 'null' : 'absent', 'error notice data: not required');
   if (typeof notice.message !== 'string' || notice.message.trim() === '')
     bad(`message ${JSON.stringify(notice.message)}`, 'a non-empty message');
   if ('status_number' in notice) bad('a field status_number', 'no status_number after connecting (notices use code)');
@@ -180,7 +182,7 @@ export const errorNoticeChecks: readonly Check[] = [
       'with keys.whitelisted 50010 and keys.cryptoOnly 50109, one connection at a time',
     expectation:
       'every error notice has method "error", code a string, id echoed when one was ' +
-      'sent, data null, a non-empty message, and no status_number',
+      'sent, data null or absent, a non-empty message, and no status_number',
     severity: 'must',
     tags: ['ws', 'session'],
     needs: ['ws'],

@@ -88,17 +88,33 @@ const UNKNOWN_PAIR_STATEMENTS: readonly StatementKey[] = [
   'rule:subscribe:unknown-pair-message',
 ];
 
-const ERROR_CASES: ErrorCase[] = [
-  {
-    id: 'ws.subscribe.invalid.empty-list',
-    enforces: ['parameter:subscribe:params.pairs', 'notice:50004'],
-    catches: ['subscribe-empty-accepted'],
-    clause: codesClause('50004 for missing or invalid pairs'),
-    title: 'subscribes with params.pairs an empty list',
-    code: STATUS.INVALID_REQUEST,
-    needs: ['ws'],
-    build: async () => subscribe([], 'conform-empty'),
+/**
+ * An empty pairs list: the spec names 50004 for missing or invalid pairs but never calls an empty
+ * list invalid, so refusing it and acknowledging a subscription to nothing both conform.
+ */
+const emptyListCheck: Check = {
+  id: 'ws.subscribe.invalid.empty-list',
+  enforces: ['parameter:subscribe:params.pairs', 'notice:50004'],
+  catches: ['subscribe-empty-internal-error'],
+  clause: codesClause('50004 for missing or invalid pairs'),
+  title: 'subscribes with params.pairs an empty list',
+  expectation: 'an error notice with code "50004", or a success notice (a subscription to nothing); never 50000',
+  severity: 'must',
+  tags: ['ws', 'session'],
+  needs: ['ws'],
+  async run(ctx) {
+    const session = await openSession(ctx);
+    const notice = await ask(ctx, session, subscribe([], 'conform-empty'), 'code "50004", or a success');
+    if (notice.method !== METHOD.error && String(notice.code) === STATUS.OK) {
+      ctx.observe('empty-list', 'acknowledged', 'an empty pairs list: refused or acknowledged (not shown)');
+      return;
+    }
+    if (expectNotice(ctx, notice, { method: METHOD.error, code: STATUS.INVALID_REQUEST, looseCode: true }, 'the reply'))
+      ctx.observe('empty-list', 'refused', 'an empty pairs list: refused or acknowledged (not shown)');
   },
+};
+
+const ERROR_CASES: ErrorCase[] = [
   {
     id: 'ws.subscribe.invalid.missing-params',
     enforces: ['parameter:subscribe:params', 'notice:50004'],
@@ -508,6 +524,7 @@ export const subscribeChecks: readonly Check[] = [
       );
     },
   },
+  emptyListCheck,
   ...errorChecks,
   {
     id: 'ws.subscribe.asset-types',
