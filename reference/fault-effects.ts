@@ -389,6 +389,42 @@ export const FAULT_EFFECTS: Readonly<Record<FaultName, Deviation>> = {
       message: (p, { variant }) => (variant === 'changed' ? without(p, 'bid') : p),
     },
   },
+  // Requests without id, the whole post-connect auth notice, keys counted apart, malformed messages
+  'request-without-id-refused': {
+    session: {
+      request: (verdict, { msg }) =>
+        msg.id === undefined && (msg.method === METHOD.subscribe || msg.method === METHOD.unsubscribe)
+          ? { invalid: 'invalid request: id is required' }
+          : verdict,
+    },
+  },
+  'auth-notice-status-number': {
+    // Told after connecting (a legitimate choice), with the handshake body's field beside code.
+    admission: { unauthorized: () => 'after-connect' },
+    notice: (n, { code }) => (code === STATUS.UNAUTHORIZED ? { ...n, status_number: code } : n),
+  },
+  'limit-pooled-across-keys': {
+    // Only these two share a count: no other check opens keys.secondary, so the pool shows only
+    // where a check puts the two keys side by side.
+    admission: {
+      slot: (slot, { key }) =>
+        key.name === 'limited' || key.name === 'secondary' ? { ...slot, countKey: '\u0000pooled' } : slot,
+    },
+  },
+  'unsubscribe-invalid-pairs-accepted': {
+    session: {
+      pairs: (verdict, { params, method }) =>
+        method === METHOD.unsubscribe && isInvalid(verdict) && !stringPairs(params) ? [] : verdict,
+    },
+  },
+  'subscribe-params-without-pairs-accepted': {
+    session: {
+      pairs: (verdict, { params, method }) =>
+        method === METHOD.subscribe && isObj(params) && !('pairs' in params) ? [] : verdict,
+    },
+  },
+  'notice-not-object-ignored': { notice: (n, { cause }) => (cause === 'not-an-object' ? undefined : n) },
+  'notice-missing-method-ignored': { notice: (n, { cause }) => (cause === 'missing-method' ? undefined : n) },
 };
 
 /** The seams of a service running `fault` (none: the correct seams). */

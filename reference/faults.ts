@@ -292,6 +292,52 @@ export const FAULTS = [
       'subscription changed, which no push check makes)',
     ['field:push:bid'],
   ),
+  // Requests without id, the whole post-connect auth notice, keys counted apart, malformed messages
+  f(
+    'request-without-id-refused',
+    'subscription',
+    'id is optional: a subscribe or unsubscribe without id is served (here refused with 50004)',
+    ['parameter:subscribe:id', 'rule:requests:id-optional'],
+  ),
+  f(
+    'auth-notice-status-number',
+    'handshake',
+    'post-connect frames never carry status_number (here a keyless or invalid-key connection is ' +
+      'told after connecting, with a 50005 notice that also carries status_number)',
+    ['rule:handshake:no-status-after-connect', 'notice:50005'],
+  ),
+  f(
+    'limit-pooled-across-keys',
+    'connection-limit',
+    'connections are counted per key, not pooled (here keys.limited and keys.secondary share one ' +
+      'count, each against its own allowance)',
+    ['limit:connections-per-key', 'rule:limits:keys-counted-apart'],
+  ),
+  f(
+    'unsubscribe-invalid-pairs-accepted',
+    'subscription',
+    'an unsubscribe without params, with pairs not an array or with pairs that are not strings ' +
+      'gets 50004 (here a success that stops nothing)',
+    ['rule:unsubscribe:request-fields', 'notice:50004'],
+  ),
+  f(
+    'subscribe-params-without-pairs-accepted',
+    'subscription',
+    'a subscribe whose params holds no pairs gets 50004 (here params {} subscribes to nothing)',
+    ['parameter:subscribe:params.pairs', 'notice:50004'],
+  ),
+  f(
+    'notice-not-object-ignored',
+    'notice',
+    'a message that is not a JSON object (an array, a string) gets a 50004 notice (here none)',
+    ['rule:connection:messages-are-objects', 'notice:50004'],
+  ),
+  f(
+    'notice-missing-method-ignored',
+    'notice',
+    'an object without method gets a 50004 notice (here none)',
+    ['rule:connection:messages-are-objects', 'notice:50004'],
+  ),
 ] as const satisfies readonly Fault[];
 
 export type FaultName = (typeof FAULTS)[number]['name'];
