@@ -332,12 +332,10 @@ export const FAULTS = [
     'a message that is not a JSON object (an array, a string) gets a 50004 notice (here none)',
     ['rule:connection:messages-are-objects', 'notice:50004'],
   ),
-  f(
-    'notice-missing-method-ignored',
-    'notice',
-    'an object without method gets a 50004 notice (here none)',
-    ['rule:connection:messages-are-objects', 'notice:50004'],
-  ),
+  f('notice-missing-method-ignored', 'notice', 'an object without method gets a 50004 notice (here none)', [
+    'rule:connection:messages-are-objects',
+    'notice:50004',
+  ]),
 ] as const satisfies readonly Fault[];
 
 export type FaultName = (typeof FAULTS)[number]['name'];

@@ -481,7 +481,8 @@ const OBSERVE: Record<FaultName, Observation> = {
     deviates: async (s) => {
       const held = [await tryOpen(s, 'limited')];
       try {
-        for (let i = 0; i < Number(s.profile.keys.secondary!.connections); i++) held.push(await tryOpen(s, 'secondary'));
+        for (let i = 0; i < Number(s.profile.keys.secondary!.connections); i++)
+          held.push(await tryOpen(s, 'secondary'));
         return held.includes(undefined);
       } finally {
         await Promise.all(held.map((c) => c?.close()));

@@ -71,9 +71,7 @@ async function refusedOrNotice(ctx: CheckContext, key: string | null, want: stri
   // its method or, whatever its method, by the code it carries.
   const isAuthNotice = (o: JsonObject | undefined): boolean =>
     o !== undefined && (o.method === METHOD.error || String(o.code) === want);
-  const early = await session
-    .find((f) => isAuthNotice(jsonObject(f)), UNSOLICITED_WAIT_MS)
-    .catch(() => undefined);
+  const early = await session.find((f) => isAuthNotice(jsonObject(f)), UNSOLICITED_WAIT_MS).catch(() => undefined);
   const notice = early
     ? jsonObject(early)!
     : await ask(ctx, session, subscribe([pair], AUTH_REQUEST_ID), `code "${want}" after ${what}`);

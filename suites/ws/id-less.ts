@@ -55,12 +55,7 @@ export const idLessChecks: readonly Check[] = [
       const pairs = await needPairs(ctx, 1);
       const session = await openSession(ctx);
       await subscribeOk(ctx, session, pairs, 'conform-before-id-less');
-      const notice = await ask(
-        ctx,
-        session,
-        unsubscribe(pairs),
-        'the unsubscribe without id answered with code "200"',
-      );
+      const notice = await ask(ctx, session, unsubscribe(pairs), 'the unsubscribe without id answered with code "200"');
       observeId(ctx, notice, METHOD.unsubscribe);
       expectNotice(
         ctx,
