@@ -220,6 +220,11 @@ export const MASKED_BY: Readonly<Record<string, (d: Dialect) => string | undefin
     // slot, and every later refusal reads as the found allowance contradicted, which a check skips.
     return d.keys.stated ? undefined : 'allowances are not stated: the search for them leaks the slot before any check';
   },
+  // Keys counted apart
+  // The pool holds keys.limited and keys.secondary; unstated, keys.secondary's allowance is unknown, so
+  // the check takes a key of a role instead, which the fault leaves counted apart.
+  'limit-pooled-across-keys': (d) =>
+    d.keys.stated ? undefined : 'allowances are not stated: the check pairs keys.limited with a key outside the pool',
 };
 
 function rarePushes(d: Dialect): string | undefined {
