@@ -305,11 +305,14 @@ export const FAULT_EFFECTS: Readonly<Record<FaultName, Deviation>> = {
     session: { pairs: (verdict, { params }) => (stringPairs(params)?.length === 0 ? [] : verdict) },
   },
   'subscribe-missing-params-accepted': {
-    session: { pairs: (verdict, { params }) => (params === undefined ? [] : verdict) },
+    session: {
+      pairs: (verdict, { params, method }) => (method === METHOD.subscribe && params === undefined ? [] : verdict),
+    },
   },
   'subscribe-pairs-string-accepted': {
     session: {
-      pairs: (verdict, { params }) => (isObj(params) && typeof params.pairs === 'string' ? [params.pairs] : verdict),
+      pairs: (verdict, { params, method }) =>
+        method === METHOD.subscribe && isObj(params) && typeof params.pairs === 'string' ? [params.pairs] : verdict,
     },
   },
   'subscribe-inactive-accepted': {

@@ -251,6 +251,11 @@ export const WIDENED_BY: Readonly<Record<string, (d: Dialect) => readonly string
   // the fault makes a number.
   'notice-code-number': (d) =>
     d.stream.unauthorized === 'after-connect' ? ['ws.handshake.invalid-key', 'ws.handshake.missing-key'] : [],
+  // The whole post-connect auth notice
+  // Refused after the upgrade, a missing or invalid key is answered with a 50005 notice, which the
+  // fault gives a status_number.
+  'notice-status-number': (d) =>
+    d.stream.unauthorized === 'after-connect' ? ['ws.handshake.invalid-key', 'ws.handshake.missing-key'] : [],
 };
 
 /** A fault as judged under a dialect: its catches, and those the dialect widens them by. */
