@@ -7,7 +7,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReferenceServer } from '../reference/index.ts';
 import type { CheckResult } from '../src/check.ts';
-import { describeResult, runSuite, startSuiteServer } from './helpers/stream-suite.ts';
+import { runChecks } from '../src/runner.ts';
+import { wsChecks } from '../suites/ws/index.ts';
+import { describeResult, runSuite, startSuiteServer, withGrace } from './helpers/stream-suite.ts';
 
 /** Check, the fault that breaks its rule, and what its violation must say. */
 const CASES: readonly (readonly [string, string, RegExp])[] = [
@@ -79,6 +81,27 @@ describe('checks of stated rules a broken service used to slip past', () => {
       }
     },
   );
+});
+
+describe('a check that needs what the profile does not give', () => {
+  it('ws.limits.connections.keys-apart skips, saying why, when the profile knows one key only', async () => {
+    const server = await startSuiteServer('ws');
+    try {
+      const id = 'ws.limits.connections.keys-apart';
+      const { primary, limited } = server.profile.keys;
+      const profile = withGrace({ ...server.profile, keys: { primary, limited } });
+      const alone = withGrace({ ...server.profile, keys: { primary } });
+      const check = wsChecks.filter((c) => c.id === id);
+      const settings = { concurrency: 1, timeoutMs: 20_000 };
+      const [two] = (await runChecks({ profile, checks: check, settings })).results;
+      const [one] = (await runChecks({ profile: alone, checks: check, settings })).results;
+      expect(two?.outcome, describeResult(two)).toBe('pass');
+      expect(one?.outcome, describeResult(one)).toBe('skip');
+      expect(one?.reason).toMatch(/^the profile names no key with stream access besides keys\.primary/);
+    } finally {
+      await server.close();
+    }
+  });
 });
 
 describe('a check that saw nothing to judge', () => {
