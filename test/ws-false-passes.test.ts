@@ -22,7 +22,7 @@ const CASES: readonly (readonly [string, string, RegExp])[] = [
   ['ws.handshake.missing-key', 'auth-notice-status-number', /^no key: the notice's status_number "50005"/m],
   ['ws.handshake.invalid-key', 'auth-notice-status-number', /^an invalid key: the notice's status_number "50005"/m],
   [
-    'ws.limits.connections.keys-apart',
+    'ws.limits.keys-apart',
     'limit-pooled-across-keys',
     /^with keys\.limited at its allowance of 1, connection \d+ of \d+ of keys\.secondary handshake refused: .*50009/m,
   ],
@@ -57,9 +57,9 @@ describe('checks of stated rules, against the clean reference service', () => {
     expect(r?.outcome, describeResult(r)).toBe('pass');
   });
 
-  it('ws.limits.connections.keys-apart fills keys.limited and then keys.secondary to their allowances', () => {
+  it('ws.limits.keys-apart fills keys.limited and then keys.secondary to their allowances', () => {
     const notes = results
-      .get('ws.limits.connections.keys-apart')!
+      .get('ws.limits.keys-apart')!
       .evidence.filter((e) => e.kind === 'note')
       .map((e) => (e as { text: string }).text);
     expect(notes[0]).toMatch(/^keys\.limited at its allowance of 1 /);
@@ -84,10 +84,10 @@ describe('checks of stated rules a broken service used to slip past', () => {
 });
 
 describe('a check that needs what the profile does not give', () => {
-  it('ws.limits.connections.keys-apart skips, saying why, when the profile knows one key only', async () => {
+  it('ws.limits.keys-apart skips, saying why, when the profile knows one key only', async () => {
     const server = await startSuiteServer('ws');
     try {
-      const id = 'ws.limits.connections.keys-apart';
+      const id = 'ws.limits.keys-apart';
       const { primary, limited } = server.profile.keys;
       const profile = withGrace({ ...server.profile, keys: { primary, limited } });
       const alone = withGrace({ ...server.profile, keys: { primary } });

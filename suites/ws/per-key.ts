@@ -74,7 +74,7 @@ async function fill(
 
 export const perKeyChecks: readonly Check[] = [
   {
-    id: 'ws.limits.connections.keys-apart',
+    id: 'ws.limits.keys-apart',
     enforces: ['limit:connections-per-key', 'rule:limits:keys-counted-apart'],
     catches: ['limit-pooled-across-keys'],
     clause: { section: 'Limits', rule: 'WebSocket connections per API key: counted per key' },
