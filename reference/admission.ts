@@ -43,7 +43,8 @@ export class Admissions {
     // Spec, Authentication 3: failures before the connection is established come back in the
     // HTTP handshake as a JSON body with status_number and message.
     if (!key) {
-      if (svc.dialect.stream.unauthorized === 'handshake') return refusal(STATUS.UNAUTHORIZED);
+      if (svc.seams.admission.unauthorized(svc.dialect.stream.unauthorized) === 'handshake')
+        return refusal(STATUS.UNAUTHORIZED);
       // Spec, Authentication 4: after connection an absent or invalid key yields a 50005 notice.
       // Such a connection holds no key's slot: it is closed right after the notice.
       return {

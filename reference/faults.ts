@@ -731,7 +731,9 @@ export const FAULTS = [
     'a subscribe without params is an invalid request (50004)',
     ['parameter:subscribe:params', 'notice:50004'],
     {
-      session: { pairs: (verdict, { params }) => (params === undefined ? [] : verdict) },
+      session: {
+        pairs: (verdict, { params, method }) => (method === METHOD.subscribe && params === undefined ? [] : verdict),
+      },
     },
   ),
   f(
@@ -741,7 +743,8 @@ export const FAULTS = [
     ['parameter:subscribe:params.pairs', 'notice:50004'],
     {
       session: {
-        pairs: (verdict, { params }) => (isObj(params) && typeof params.pairs === 'string' ? [params.pairs] : verdict),
+        pairs: (verdict, { params, method }) =>
+          method === METHOD.subscribe && isObj(params) && typeof params.pairs === 'string' ? [params.pairs] : verdict,
       },
     },
   ),
@@ -874,6 +877,13 @@ export const FAULTS = [
     'post-connect frames never carry status_number',
     ['rule:handshake:no-status-after-connect'],
     { notice: (n, { code }) => ({ ...n, status_number: code }) },
+    {
+      widenedBy: (d) =>
+        d.stream.unauthorized === 'after-connect'
+          ? 'refused after the upgrade, a missing or invalid key is answered with a 50005 notice, ' +
+            'which the fault gives a status_number'
+          : undefined,
+    },
   ),
   f(
     'notice-malformed-json-ignored',
@@ -1005,6 +1015,92 @@ export const FAULTS = [
             : d,
       },
     },
+  ),
+  // Requests without id, the whole post-connect auth notice, keys counted apart, malformed messages
+  f(
+    'request-without-id-refused',
+    'subscription',
+    'id is optional: a subscribe or unsubscribe without id is served (here refused with 50004)',
+    ['parameter:subscribe:id', 'rule:requests:id-optional'],
+    {
+      session: {
+        request: (verdict, { msg }) =>
+          msg.id === undefined && (msg.method === METHOD.subscribe || msg.method === METHOD.unsubscribe)
+            ? { invalid: 'invalid request: id is required' }
+            : verdict,
+      },
+    },
+  ),
+  f(
+    'auth-notice-status-number',
+    'handshake',
+    'post-connect frames never carry status_number (here a keyless or invalid-key connection is ' +
+      'told after connecting, with a 50005 notice that also carries status_number)',
+    ['rule:handshake:no-status-after-connect', 'notice:50005'],
+    {
+      // Told after connecting (a legitimate choice), with the handshake body's field beside code.
+      admission: { unauthorized: () => 'after-connect' },
+      notice: (n, { code }) => (code === STATUS.UNAUTHORIZED ? { ...n, status_number: code } : n),
+    },
+  ),
+  f(
+    'limit-pooled-across-keys',
+    'connection-limit',
+    'connections are counted per key, not pooled (here keys.limited and keys.secondary share one ' +
+      'count, each against its own allowance)',
+    ['limit:connections-per-key', 'rule:limits:keys-counted-apart'],
+    {
+      // Only these two share a count: no other check opens keys.secondary, so the pool shows only
+      // where a check puts the two keys side by side.
+      admission: {
+        slot: (slot, { key }) =>
+          key.name === 'limited' || key.name === 'secondary' ? { ...slot, countKey: '\u0000pooled' } : slot,
+      },
+    },
+    {
+      // The pool holds keys.limited and keys.secondary; unstated, keys.secondary's allowance is unknown,
+      // so the check takes a key of a role instead, which the fault leaves counted apart.
+      maskedBy: unstatedAllowances('the check pairs keys.limited with a key outside the pool'),
+    },
+  ),
+  f(
+    'unsubscribe-invalid-pairs-accepted',
+    'subscription',
+    'an unsubscribe without params, with pairs not an array or with pairs that are not strings ' +
+      'gets 50004 (here a success that stops nothing)',
+    ['rule:unsubscribe:request-fields', 'notice:50004'],
+    {
+      session: {
+        pairs: (verdict, { params, method }) =>
+          method === METHOD.unsubscribe && isInvalid(verdict) && !stringPairs(params) ? [] : verdict,
+      },
+    },
+  ),
+  f(
+    'subscribe-params-without-pairs-accepted',
+    'subscription',
+    'a subscribe whose params holds no pairs gets 50004 (here params {} subscribes to nothing)',
+    ['parameter:subscribe:params.pairs', 'notice:50004'],
+    {
+      session: {
+        pairs: (verdict, { params, method }) =>
+          method === METHOD.subscribe && isObj(params) && !('pairs' in params) ? [] : verdict,
+      },
+    },
+  ),
+  f(
+    'notice-not-object-ignored',
+    'notice',
+    'a message that is not a JSON object (an array, a string) gets a 50004 notice (here none)',
+    ['rule:connection:messages-are-objects', 'notice:50004'],
+    { notice: (n, { cause }) => (cause === 'not-an-object' ? undefined : n) },
+  ),
+  f(
+    'notice-missing-method-ignored',
+    'notice',
+    'an object without method gets a 50004 notice (here none)',
+    ['rule:connection:messages-are-objects', 'notice:50004'],
+    { notice: (n, { cause }) => (cause === 'missing-method' ? undefined : n) },
   ),
 ] as const satisfies readonly Fault[];
 

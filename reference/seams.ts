@@ -77,7 +77,13 @@ export interface KeepAlive {
 export type PairsVerdict = string[] | { readonly invalid: string };
 
 /** Why a notice is sent, where its code alone does not say. */
-export type NoticeCause = 'malformed-json' | 'unknown-method' | 'empty-pairs';
+export type NoticeCause = 'malformed-json' | 'unknown-method' | 'empty-pairs' | 'not-an-object' | 'missing-method';
+
+/** Whether a request with a known method is served, or refused as invalid before its method acts. */
+export type RequestVerdict = 'serve' | { readonly invalid: string };
+
+/** How a handshake without a valid key is answered: refused in it, or told with a notice after connecting. */
+export type UnauthorizedMode = 'handshake' | 'after-connect';
 
 /** Every seam of the service, grouped by what it shapes. */
 export interface Seams {
@@ -95,6 +101,8 @@ export interface Seams {
     slot(slot: Slot, at: { key: KeyRecord; remoteAddress: string }): Slot;
     /** Stream: the JSON body of a refused handshake. */
     body(body: Record<string, unknown>, at: { refusal: Refusal }): Record<string, unknown>;
+    /** Stream: how a handshake without a valid key is answered; given: the dialect's choice. */
+    unauthorized(mode: UnauthorizedMode): UnauthorizedMode;
   };
   /** What a key may read: the refusal for `entry` (undefined entry: the key's pairs as a whole). */
   entitlement(
@@ -126,7 +134,9 @@ export interface Seams {
     /** The reply to a ping: plain text, or an object sent as JSON. */
     pong(reply: string | Record<string, unknown>): string | Record<string, unknown>;
     /** `params.pairs` of a subscribe or unsubscribe as read. */
-    pairs(verdict: PairsVerdict, at: { params: unknown }): PairsVerdict;
+    pairs(verdict: PairsVerdict, at: { params: unknown; method: string }): PairsVerdict;
+    /** Whether a subscribe, unsubscribe or ping is served, given the whole message. */
+    request(verdict: RequestVerdict, at: { msg: Record<string, unknown> }): RequestVerdict;
     /** The valid codes a subscribe or unsubscribe acts on. */
     select(codes: string[], at: { method: string; svc: ServiceView }): string[];
     /** The pair a subscribe finds for a code (undefined: not found). */
@@ -157,6 +167,7 @@ export const CORRECT: Readonly<Seams> = Object.freeze({
     refusal: (refusal) => refusal,
     slot: (slot) => slot,
     body: (body) => body,
+    unauthorized: (mode) => mode,
   },
   entitlement: (denied) => denied,
   envelope: { answer: (answer) => answer, write: (out) => out },
@@ -166,6 +177,7 @@ export const CORRECT: Readonly<Seams> = Object.freeze({
     keepAlive: (keepAlive) => keepAlive,
     pong: (reply) => reply,
     pairs: (verdict) => verdict,
+    request: (verdict) => verdict,
     select: (codes) => codes,
     subscribable: (entry) => entry,
     next: (next) => next,

@@ -173,9 +173,15 @@ export class Sessions {
 
   private onRequest(client: Client, msg: unknown): void {
     if (client.unauthorized) return;
-    if (!isObj(msg)) return this.invalid(client, 'invalid request: a message is a JSON object with a method');
+    if (!isObj(msg))
+      return this.invalid(client, 'invalid request: a message is a JSON object with a method', {
+        cause: 'not-an-object',
+      });
     const id = typeof msg.id === 'string' ? msg.id : undefined;
     if (msg.id !== undefined && id === undefined) return this.invalid(client, 'invalid request: id must be a string');
+    const known = msg.method === METHOD.ping || msg.method === METHOD.subscribe || msg.method === METHOD.unsubscribe;
+    const verdict = known ? this.svc.seams.session.request('serve', { msg }) : 'serve';
+    if (verdict !== 'serve') return this.invalid(client, verdict.invalid, { id, request: msg.method as string });
     switch (msg.method) {
       case METHOD.ping:
         return this.ping(client);
@@ -189,7 +195,7 @@ export class Sessions {
           typeof msg.method === 'string'
             ? `invalid request: unknown method ${JSON.stringify(msg.method).slice(0, 80)}`
             : 'invalid request: method is required',
-          { id, cause: 'unknown-method' },
+          { id, cause: typeof msg.method === 'string' ? 'unknown-method' : 'missing-method' },
         );
     }
   }
@@ -205,7 +211,7 @@ export class Sessions {
   private pairsOf(client: Client, params: unknown, id: string | undefined, method: string): string[] | undefined {
     // An empty list is not stated invalid: the dialect refuses it (50004) or acknowledges a subscribe to nothing.
     const acknowledgeEmpty = method === METHOD.subscribe && this.svc.dialect.stream.emptySubscribe === 'acknowledge';
-    const verdict = this.svc.seams.session.pairs(readPairs(params, acknowledgeEmpty), { params });
+    const verdict = this.svc.seams.session.pairs(readPairs(params, acknowledgeEmpty), { params, method });
     if (Array.isArray(verdict)) return verdict;
     this.invalid(client, verdict.invalid, { id, request: method, cause: emptyPairs(params) });
     return undefined;

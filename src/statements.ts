@@ -627,6 +627,37 @@ const STATEMENTS = [
     '/v1 prefix',
     'REST paths carry the prefix /v1; other versions not shown.',
   ),
+  // Requests without id, malformed messages of every shape, and keys counted apart.
+  s(
+    'rule:requests:id-optional',
+    'rule',
+    'Method subscribe',
+    'id optional',
+    'id is optional on subscribe, unsubscribe and ping: a request without one is served like one with it.',
+  ),
+  s(
+    'rule:connection:messages-are-objects',
+    'rule',
+    'WebSocket connection',
+    'messages are objects with a method',
+    `Messages are JSON objects with a method field: a JSON array, a JSON string or an object without ` +
+      `method is a malformed message, answered with error notice ${STATUS.INVALID_REQUEST}.`,
+  ),
+  s(
+    'rule:unsubscribe:request-fields',
+    'rule',
+    'Method unsubscribe',
+    'request fields',
+    `Same fields as subscribe: params holds pairs, an array of pair codes (strings); missing or invalid ` +
+      `pairs give ${STATUS.INVALID_REQUEST}.`,
+  ),
+  s(
+    'rule:limits:keys-counted-apart',
+    'rule',
+    H.limits,
+    'keys counted apart',
+    "Counted per key: one key at its allowance does not stop another key's connections within its own.",
+  ),
 ] as const;
 
 /** The key of a statement of SPEC_STATEMENTS. */

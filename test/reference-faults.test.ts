@@ -469,6 +469,58 @@ const OBSERVE: Record<FaultName, Observation> = {
     deviates: async (s) => (await market(s, 'Equity:LSE:VOD/GBP')).reason === 'pre_session',
     options: { clock: () => SATURDAY },
   },
+  // Requests without id, the whole post-connect auth notice, keys counted apart, malformed messages
+  'request-without-id-refused': {
+    deviates: (s) =>
+      withStream(s, async (c) => {
+        c.send({ method: 'subscribe', params: { pairs: [BTC] } });
+        return (await c.notice()).method === 'error';
+      }),
+  },
+  'auth-notice-status-number': {
+    deviates: async (s) => {
+      const r = await connect(s, null);
+      if (!r.ok) return false;
+      try {
+        return 'status_number' in (await r.client.notice());
+      } finally {
+        await r.client.close();
+      }
+    },
+  },
+  'limit-pooled-across-keys': {
+    deviates: async (s) => {
+      const held = [await tryOpen(s, 'limited')];
+      try {
+        for (let i = 0; i < Number(s.profile.keys.secondary!.connections); i++)
+          held.push(await tryOpen(s, 'secondary'));
+        return held.includes(undefined);
+      } finally {
+        await Promise.all(held.map((c) => c?.close()));
+      }
+    },
+  },
+  'unsubscribe-invalid-pairs-accepted': {
+    deviates: (s) =>
+      withStream(s, async (c) => {
+        await subscribe(c, [BTC]);
+        c.send({ id: 'u', method: 'unsubscribe' });
+        return (await c.notice()).code === STATUS.OK;
+      }),
+  },
+  'subscribe-params-without-pairs-accepted': {
+    deviates: (s) =>
+      withStream(s, async (c) => {
+        c.send({ id: 'e', method: 'subscribe', params: {} });
+        return (await c.notice()).code === STATUS.OK;
+      }),
+  },
+  'notice-not-object-ignored': {
+    deviates: (s) => withStream(s, async (c) => (await noticeBeforePong(c, '["conform"]')) === undefined),
+  },
+  'notice-missing-method-ignored': {
+    deviates: (s) => withStream(s, async (c) => (await noticeBeforePong(c, { id: 'm', params: {} })) === undefined),
+  },
 };
 
 async function observe(name: FaultName, fault: FaultName | undefined): Promise<boolean> {

@@ -3,8 +3,9 @@
  * (spec: Authentication 3 and 4; Errors, Handshake errors).
  */
 import type { Check, CheckContext } from '../../src/check.ts';
+import type { StatementKey } from '../../src/statements.ts';
 import { METHOD, STATUS } from '../../src/spec.ts';
-import { isNotice, jsonObject, type Refusal } from '../../src/transports/stream.ts';
+import { jsonObject, type JsonObject, type Refusal } from '../../src/transports/stream.ts';
 import {
   ask,
   describeRefusal,
@@ -20,10 +21,20 @@ import { HEADER_CASES } from '../rest/auth.ts';
 
 /** How long an accepted connection is given to send an unsolicited notice before the first request. */
 const UNSOLICITED_WAIT_MS = 200;
+/** The id of the request a key refused after connecting is asked with. */
+const AUTH_REQUEST_ID = 'conform-auth';
 /** A key no target issues. */
 const INVALID_KEY = 'conform-invalid-key-0000000000';
 
 const clause = (rule: string) => ({ section: 'Authentication', rule });
+
+/** What a notice after connecting is judged by besides its code. */
+const AUTH_NOTICE_STATEMENTS: readonly StatementKey[] = [
+  'field:notice:method',
+  'field:notice:message',
+  'field:notice:id',
+  'rule:handshake:no-status-after-connect',
+];
 
 /** Checks the body of a handshake refusal: `status_number` `want` and `message`, never `code`. */
 function judgeRefusal(ctx: CheckContext, refusal: Refusal, want: string, what: string): void {
@@ -57,13 +68,14 @@ async function refusedOrNotice(ctx: CheckContext, key: string | null, want: stri
   ctx.observe('outcome', 'accepted; answered after connecting', `${what}: the upgrade succeeded`);
   const session = result.session;
   const [pair = UNKNOWN_PAIR] = await streamPairs(ctx, 1);
-  // A target may send the notice unsolicited on connect (and close): that one answers too.
-  const early = await session
-    .find((f) => isNotice(f) && jsonObject(f)!.method === METHOD.error, UNSOLICITED_WAIT_MS)
-    .catch(() => undefined);
+  // A target may send the notice unsolicited on connect (and close): that one answers too, known by
+  // its method or, whatever its method, by the code it carries.
+  const isAuthNotice = (o: JsonObject | undefined): boolean =>
+    o !== undefined && (o.method === METHOD.error || String(o.code) === want);
+  const early = await session.find((f) => isAuthNotice(jsonObject(f)), UNSOLICITED_WAIT_MS).catch(() => undefined);
   const notice = early
     ? jsonObject(early)!
-    : await ask(ctx, session, subscribe([pair], 'conform-auth'), `code "${want}" after ${what}`);
+    : await ask(ctx, session, subscribe([pair], AUTH_REQUEST_ID), `code "${want}" after ${what}`);
   if (notice.code !== want) {
     ctx.fail({
       received: `${what} accepted; answered ${JSON.stringify(notice)}`,
@@ -72,19 +84,41 @@ async function refusedOrNotice(ctx: CheckContext, key: string | null, want: stri
         `with code "${want}" (spec: Authentication 3, 4)`,
     });
   }
+  judgeAuthNotice(ctx, notice, early ? undefined : AUTH_REQUEST_ID, what);
+}
+
+/**
+ * The rest of an error notice after connecting (spec: WebSocket notice frame; Handshake errors):
+ * method `error`, a message, no `status_number`, and the id echoed when the notice answers a
+ * request that carried one. `data` is not required.
+ */
+function judgeAuthNotice(ctx: CheckContext, notice: JsonObject, sentId: string | undefined, what: string): void {
+  const bad = (field: string, expected: string): void =>
+    ctx.violation({
+      received:
+        `${what}: the notice's ${field} ${field in notice ? JSON.stringify(notice[field]) : 'absent'} ` +
+        `in ${JSON.stringify(notice).slice(0, 300)}`,
+      expected,
+    });
+  if (notice.method !== METHOD.error) bad('method', 'method "error" (the notice reports a failure)');
+  if (typeof notice.message !== 'string' || notice.message.trim() === '') bad('message', 'a non-empty message');
+  if ('status_number' in notice)
+    bad('status_number', 'no status_number after connecting (post-connect frames use code)');
+  if (sentId !== undefined && notice.id !== sentId) bad('id', `id ${JSON.stringify(sentId)} echoed`);
 }
 
 export const handshakeChecks: readonly Check[] = [
   {
     id: 'ws.handshake.missing-key',
-    enforces: ['status:50005', 'notice:50005', 'rule:auth:after-connection'],
-    catches: ['handshake-body-code', 'handshake-missing-key-accepted'],
-    catchesUnderDialects: ['notice-code-number'],
+    enforces: [...AUTH_NOTICE_STATEMENTS, 'status:50005', 'notice:50005', 'rule:auth:after-connection'],
+    catches: ['handshake-body-code', 'handshake-missing-key-accepted', 'auth-notice-status-number'],
+    catchesUnderDialects: ['notice-code-number', 'notice-status-number'],
     clause: clause('a connection without a key: 50005 in the handshake body, or a 50005 notice after connecting'),
     title: 'opens a WebSocket connection with no X-API-Key header',
     expectation:
       'refused with a JSON body {status_number "50005", message} without code, or accepted ' +
-      'and the first request answered with a notice code "50005"',
+      'and the first request answered with a notice: method "error", code "50005", a message, ' +
+      'its id echoed, no status_number',
     severity: 'must',
     tags: ['ws', 'handshake', 'auth'],
     needs: ['ws'],
@@ -92,14 +126,15 @@ export const handshakeChecks: readonly Check[] = [
   },
   {
     id: 'ws.handshake.invalid-key',
-    enforces: ['status:50005', 'notice:50005'],
-    catches: ['handshake-body-code'],
-    catchesUnderDialects: ['notice-code-number'],
+    enforces: [...AUTH_NOTICE_STATEMENTS, 'status:50005', 'notice:50005'],
+    catches: ['handshake-body-code', 'auth-notice-status-number'],
+    catchesUnderDialects: ['notice-code-number', 'notice-status-number'],
     clause: clause('an invalid key: 50005 in the handshake body, or a 50005 notice after connecting'),
     title: 'opens a WebSocket connection with a key the target never issued',
     expectation:
       'refused with a JSON body {status_number "50005", message} without code, or accepted ' +
-      'and the first request answered with a notice code "50005"',
+      'and the first request answered with a notice: method "error", code "50005", a message, ' +
+      'its id echoed, no status_number',
     severity: 'must',
     tags: ['ws', 'handshake', 'auth'],
     needs: ['ws'],
@@ -107,13 +142,14 @@ export const handshakeChecks: readonly Check[] = [
   },
   {
     id: 'ws.handshake.no-stream',
-    enforces: ['status:50010', 'notice:50010', 'rule:auth:handshake-failures'],
+    enforces: [...AUTH_NOTICE_STATEMENTS, 'status:50010', 'notice:50010', 'rule:auth:handshake-failures'],
     catches: ['handshake-body-code', 'handshake-no-stream-accepted'],
     clause: clause('a key without V1 source-stream access: 50010'),
     title: 'opens a WebSocket connection with keys.noStream',
     expectation:
       'refused with a JSON body {status_number "50010", message}, or accepted and ' +
-      'the first request answered with a notice code "50010"',
+      'the first request answered with a notice: method "error", code "50010", a message, ' +
+      'its id echoed, no status_number',
     severity: 'must',
     tags: ['ws', 'handshake', 'auth', 'entitlements'],
     needs: ['ws', 'keys.noStream'],

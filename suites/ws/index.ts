@@ -12,6 +12,9 @@ import { pushChecks } from './push.ts';
 import { unsubscribeChecks } from './unsubscribe.ts';
 import { pingChecks } from './ping.ts';
 import { consistencyChecks } from './consistency.ts';
+import { idLessChecks } from './id-less.ts';
+import { malformedChecks } from './malformed.ts';
+import { perKeyChecks } from './per-key.ts';
 
 export const wsChecks: readonly Check[] = [
   ...keepaliveChecks,
@@ -23,4 +26,7 @@ export const wsChecks: readonly Check[] = [
   ...unsubscribeChecks,
   ...pingChecks,
   ...consistencyChecks,
+  ...idLessChecks,
+  ...malformedChecks,
+  ...perKeyChecks,
 ];

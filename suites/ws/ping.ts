@@ -18,7 +18,12 @@ const PING_CASES = [
 export const pingChecks: readonly Check[] = PING_CASES.map(
   (c): Check => ({
     id: `ws.ping.pong.${c.id}`,
-    enforces: ['event:pong', 'rule:service:json-bodies', 'rule:ping:reply'],
+    enforces: [
+      'event:pong',
+      'rule:service:json-bodies',
+      'rule:ping:reply',
+      ...(c.id === 'bare' ? (['rule:requests:id-optional'] as const) : []),
+    ],
     catches: ['ping-reply-json', 'ping-reply-lowercase'],
     clause: { section: 'Method ping', rule: 'Reply: the plain text `Pong!`' },
     title: c.title,
