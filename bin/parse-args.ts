@@ -103,6 +103,12 @@ export function conformYargs(argv: readonly string[]) {
           'exit 1 when fewer than this percentage of the selected must checks ran ' +
           "(skips do not count); overrides the profile's minCoverage",
       },
+      'max-rate-wait': {
+        type: 'number',
+        describe:
+          "longest the run waits on the target's REST rate limit in all, ms (default 10 minutes); " +
+          "overrides the profile's maxRateWaitMs",
+      },
     })
     .help(false)
     .version(false)
@@ -198,6 +204,7 @@ export function parseArgs(argv: readonly string[]): ParseResult {
       maxPayload: num('max-payload'),
       matrix: a.matrix === true,
       minCoverage: a['min-coverage'] === undefined ? undefined : num('min-coverage'),
+      maxRateWait: a['max-rate-wait'] === undefined ? undefined : num('max-rate-wait'),
     };
     for (const k of Object.keys(options) as (keyof ConformOptions)[]) if (options[k] === undefined) delete options[k];
     return { kind: 'run', options };

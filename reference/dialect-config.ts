@@ -81,5 +81,6 @@ export function dialectDefaults(dialect: Readonly<Dialect>): Partial<ReferenceCo
 export function applyDialect(config: ReferenceConfig, dialect: Readonly<Dialect>): ReferenceConfig {
   let pairs = dialect.rest.catalogueSize === null ? config.pairs : withSize(config, dialect.rest.catalogueSize);
   if (dialect.numbers.decimals === 'drawn') pairs = withDrawnDecimals(pairs, dialect.seed);
-  return { ...config, keys: withAllowances(config, dialect), pairs };
+  const restRateLimit = dialect.rest.rateLimit ?? config.restRateLimit;
+  return { ...config, keys: withAllowances(config, dialect), pairs, restRateLimit };
 }

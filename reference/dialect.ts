@@ -61,6 +61,17 @@ export interface Dialect {
      * catalogue (over 100).
      */
     catalogueSize: number | null;
+    // Rate limit and network distance.
+    /**
+     * REST requests each key may send per window (keys with a rate of their own keep it), such as
+     * 10 a minute; the written profile does not state it, so the answers have to: a 50006 with
+     * `Retry-After`. Default null: as configured (1000 a second, stated).
+     */
+    rateLimit: { requests: number; windowMs: number } | null;
+    /** Whether answers carry the IETF `RateLimit-Policy` and `RateLimit` headers; default false. */
+    rateLimitHeaders: boolean;
+    /** Milliseconds every REST answer is held back, as a distant service's would be; default 0. */
+    latencyMs: number;
   };
   json: {
     /** Undocumented extra fields in every object sent; default false. */
@@ -156,6 +167,9 @@ export const DEFAULT_DIALECT: Readonly<Dialect> = Object.freeze({
     pagination: 'none',
     order: 'catalogue',
     catalogueSize: null,
+    rateLimit: null,
+    rateLimitHeaders: false,
+    latencyMs: 0,
   }),
   json: Object.freeze({ extraFields: false, keyOrder: 'spec', whitespace: 'compact' }),
   stream: Object.freeze({

@@ -44,6 +44,8 @@ export interface Answer {
 export interface Outcome {
   http: number;
   body: Record<string, unknown>;
+  /** Headers beside the content type (Retry-After, the rate-limit headers). */
+  headers?: Record<string, string>;
 }
 
 /** The `/v1/pairs` query as read: a number, or the message of why it is invalid. */

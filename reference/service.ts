@@ -113,6 +113,14 @@ export class Service {
 
   /** Counts one REST request of `key` in its fixed window; true when over the limit. */
   throttled(key: KeyRecord, now: number): boolean {
+    return this.rateWindow(key, now).over;
+  }
+
+  /** Counts one REST request of `key` in its fixed window: whether it is over, what is left, when the window ends. */
+  rateWindow(
+    key: KeyRecord,
+    now: number,
+  ): { over: boolean; requests: number; windowMs: number; remaining: number; resetMs: number } {
     const limit = key.rateLimit ?? this.config.restRateLimit;
     let w = this.windows.get(key.key);
     if (!w || now - w.start >= limit.windowMs) {
@@ -120,7 +128,13 @@ export class Service {
       this.windows.set(key.key, w);
     }
     w.count++;
-    return w.count > limit.requests;
+    return {
+      over: w.count > limit.requests,
+      requests: limit.requests,
+      windowMs: limit.windowMs,
+      remaining: Math.max(0, limit.requests - w.count),
+      resetMs: w.start + limit.windowMs - now,
+    };
   }
 
   /** The pair if it exists and is not inactive (spec: 50104 covers inactive and suspended pairs). */

@@ -93,6 +93,12 @@ export function summaryLines(e: Extract<RunEvent, { type: 'run-end' }>): string[
   const s = e.summary;
   const starved = nothingToJudgeLine(s.coverage);
   lines.push('', `Coverage: ${coverageLine(s.coverage)}`);
+  if (s.rateWaitMs)
+    lines.push(
+      '',
+      `Rate limit: waited ${(s.rateWaitMs / 1000).toFixed(1)} s of the run's ` +
+        `${(s.durationMs / 1000).toFixed(1)} s for the target's rate limit`,
+    );
   if (starved) lines.push('', `!! ${starved}`);
   lines.push(
     '',

@@ -77,6 +77,8 @@ export interface ContextOptions {
   connections?: ConnectionBudget;
   /** Hears when the check starts (true) and stops (false) waiting for a connection slot. */
   onSlotWait?: (waiting: boolean) => void;
+  /** Hears when a request of the check starts (true) and stops (false) waiting on the rate limit. */
+  onRateWait?: (waiting: boolean) => void;
 }
 
 /** A running check's context plus what the runner reads back from it. */
@@ -131,6 +133,7 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
     maxBodyBytes: options.maxBodyBytes,
     signal: options.signal,
     budget: options.budget,
+    ...(options.onRateWait ? { onRateWait: options.onRateWait } : {}),
   });
 
   const skip = (reason: string, nothingToJudge?: string): never => {

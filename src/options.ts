@@ -48,13 +48,24 @@ export interface ConformOptions {
    * profile's `minCoverage`.
    */
   minCoverage?: number;
+  /** Bound on the run's time waiting on the rate limit, ms; overrides the profile's `maxRateWaitMs`. */
+  maxRateWait?: number;
 }
 
 /** Defaults: console report into ./conform-reports (git-ignored), the runner's concurrency and timeout. */
 export const OPTION_DEFAULTS: Readonly<
   Omit<
     ConformOptions,
-    'target' | 'key' | 'ws' | 'profile' | 'rerunFailed' | 'baseline' | 'transport' | 'event' | 'minCoverage'
+    | 'target'
+    | 'key'
+    | 'ws'
+    | 'profile'
+    | 'rerunFailed'
+    | 'baseline'
+    | 'transport'
+    | 'event'
+    | 'minCoverage'
+    | 'maxRateWait'
   >
 > = Object.freeze({
   keyEnv: 'CONFORM_API_KEY',
@@ -130,6 +141,8 @@ export function validateOptions(o: ConformOptions): void {
   if (o.matrix && !o.list) throw new UsageError('--matrix goes with --list');
   if (o.minCoverage !== undefined && !(Number.isFinite(o.minCoverage) && o.minCoverage >= 0 && o.minCoverage <= 100))
     throw new UsageError(`--min-coverage: must be a percentage from 0 to 100 (got ${o.minCoverage})`);
+  if (o.maxRateWait !== undefined && !(Number.isInteger(o.maxRateWait) && o.maxRateWait >= 1))
+    throw new UsageError(`--max-rate-wait: must be a positive integer of milliseconds (got ${o.maxRateWait})`);
 }
 
 /**

@@ -67,6 +67,8 @@ export interface Profile {
    * `--min-coverage` overrides it.
    */
   minCoverage?: number;
+  /** Longest the run waits on the REST rate limit in all, ms; `--max-rate-wait` overrides it. */
+  maxRateWaitMs?: number;
 }
 
 /**

@@ -331,6 +331,13 @@ const profile = schema('profile', 'conform target profile', {
         },
       },
     },
+    maxRateWaitMs: {
+      type: 'integer',
+      minimum: 1,
+      description:
+        "Longest the run waits on the target's REST rate limit in all (its pace, Retry-After), ms; " +
+        'a wait past it ends the request as throttled. Default 10 minutes. --max-rate-wait overrides it.',
+    },
     minCoverage: {
       type: 'number',
       minimum: 0,
