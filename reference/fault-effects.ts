@@ -74,6 +74,19 @@ function deepPair(svc: Service): PairEntry | undefined {
   return listed.filter((e) => inListing.has(e) && inCatalogue.has(e) && !first.has(e)).at(-1) ?? listed.at(-1);
 }
 
+/**
+ * Fault price-late-type-inverted's asset type: the one with the fewest active pairs (the later
+ * listed of equals), which the fault lists last.
+ */
+function scarceType(entries: readonly PairEntry[]): string | undefined {
+  const counts = new Map<string, number>();
+  for (const e of entries) if (e.state === 'active') counts.set(e.assetType, (counts.get(e.assetType) ?? 0) + 1);
+  let scarce: string | undefined;
+  for (const [type, n] of counts) if (scarce === undefined || n <= counts.get(scarce)!) scarce = type;
+  return scarce;
+}
+const lateTypes = new WeakMap<Service, string | undefined>();
+
 /** Every fault's effect. A record over every fault name, so a fault without an effect does not type-check. */
 export const FAULT_EFFECTS: Readonly<Record<FaultName, Deviation>> = {
   // REST envelope
@@ -387,6 +400,21 @@ export const FAULT_EFFECTS: Readonly<Record<FaultName, Deviation>> = {
     push: {
       variant: ({ resubscribed }) => (resubscribed ? 'changed' : undefined),
       message: (p, { variant }) => (variant === 'changed' ? without(p, 'bid') : p),
+    },
+  },
+  // Catalogue reach
+  'price-late-type-inverted': {
+    query: {
+      listing: (entries) => {
+        const late = scarceType(entries);
+        return [...entries.filter((e) => e.assetType !== late), ...entries.filter((e) => e.assetType === late)];
+      },
+    },
+    record: {
+      price: (d, { entry, svc }) => {
+        if (!lateTypes.has(svc)) lateTypes.set(svc, scarceType(svc.listing));
+        return entry.assetType === lateTypes.get(svc) ? { ...d, ask: d.bid, bid: d.ask } : d;
+      },
     },
   },
 };

@@ -292,6 +292,14 @@ export const FAULTS = [
       'subscription changed, which no push check makes)',
     ['field:push:bid'],
   ),
+  // Catalogue reach
+  f(
+    'price-late-type-inverted',
+    'price-record',
+    'bid <= price <= ask for every pair of every asset type (here the asset type with the fewest ' +
+      'pairs is listed after every other pair, and its prices are inverted)',
+    ['field:price:bid', 'field:price:ask'],
+  ),
 ] as const satisfies readonly Fault[];
 
 export type FaultName = (typeof FAULTS)[number]['name'];

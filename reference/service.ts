@@ -87,7 +87,7 @@ export class Service {
   ) {
     this.wire = new Wire(dialect);
     this.book = new PriceBook(config.pairs, config.seed, clock(), dialect.numbers.mid, dialect.stream.quietPairs);
-    this.listing = listingOrder([...this.book.pairs.values()], dialect);
+    this.listing = seams.query.listing(listingOrder([...this.book.pairs.values()], dialect));
     for (const [name, k] of Object.entries(config.keys)) this.byValue.set(k.key, { ...k, name });
   }
 

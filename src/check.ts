@@ -203,4 +203,9 @@ export interface CheckContext {
   note(text: string): void;
   /** Validates `value`; every schema error becomes a violation naming `what`. Returns whether it was valid. */
   expectSchema(name: SchemaName, value: unknown, what: string): boolean;
+  /**
+   * Lengthens the check's time limit by `ms`: a check whose work grows with the target (a walk of
+   * the whole catalogue) asks for time as it learns how much there is.
+   */
+  extendTimeLimit?(ms: number): void;
 }

@@ -79,6 +79,8 @@ export interface ContextOptions {
   onSlotWait?: (waiting: boolean) => void;
   /** Hears when a request of the check starts (true) and stops (false) waiting on the rate limit. */
   onRateWait?: (waiting: boolean) => void;
+  /** Lengthens the check's time limit (see CheckContext.extendTimeLimit). */
+  extendTimeLimit?: (ms: number) => void;
 }
 
 /** A running check's context plus what the runner reads back from it. */
@@ -181,6 +183,9 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
       throw new CheckFailed(v.received);
     },
     skip,
+    extendTimeLimit(ms: number): void {
+      options.extendTimeLimit?.(ms);
+    },
     observe(name: string, value: unknown, note?: string): void {
       const o: Observation = { name, value: redactDeep(value, redact) };
       if (note !== undefined) o.note = oneLine(redact(note));

@@ -276,6 +276,7 @@ async function runCheck(check: Check, env: RunEnv): Promise<CheckResult> {
     connections: env.connections,
     onSlotWait: (waiting) => (waiting ? clock.pause() : clock.resume()),
     onRateWait: (waiting) => (waiting ? clock.pause() : clock.resume()),
+    extendTimeLimit: (ms) => clock.extend(ms),
   });
   const started = performance.now();
   const ending = await settle(() => check.run(handle.ctx), expired);

@@ -9,6 +9,8 @@ export interface TimeLimit {
   /** Stops the clock; pauses nest (several waits of one check overlap), and it runs again once each has resumed. */
   pause(): void;
   resume(): void;
+  /** Adds `ms` to the limit (work the check learns is bigger than it could know at its start). */
+  extend(ms: number): void;
   clear(): void;
   /** Time spent paused so far, ms. */
   pausedMs(): number;
@@ -35,6 +37,16 @@ export function timeLimit(ms: number, onExpire: () => void): TimeLimit {
       if (cleared || depth === 0 || --depth > 0) return;
       const now = performance.now();
       paused += now - since;
+      since = now;
+      timer = setTimeout(onExpire, Math.max(0, left));
+    },
+    extend(extra: number) {
+      if (cleared || !(extra > 0)) return;
+      left += extra;
+      if (!timer) return;
+      clearTimeout(timer);
+      const now = performance.now();
+      left -= now - since;
       since = now;
       timer = setTimeout(onExpire, Math.max(0, left));
     },

@@ -26,10 +26,11 @@ import {
   clause,
   expectHttp,
   expectStatus,
-  onePerAssetType,
+  pairPerAssetType,
   restCheck,
   shown,
   specialPairs,
+  staleKeeps200,
   type Json,
   REST_ANSWER_FAULTS,
 } from './support.ts';
@@ -50,14 +51,14 @@ interface Priced {
  * that carry data (200 or 50102). Skips the check when no sampled pair has a price.
  */
 async function sample(ctx: CheckContext, filter?: (code: string) => boolean): Promise<Priced[]> {
-  const all = await catalogue(ctx);
   const skip = specialPairs(ctx);
   const chosen = filter
-    ? all.filter((p) => filter(p.code) && !skip.includes(p.code)).slice(0, PER_TYPE)
-    : onePerAssetType(all, skip);
+    ? (await catalogue(ctx)).filter((p) => filter(p.code) && !skip.includes(p.code)).slice(0, PER_TYPE)
+    : await pairPerAssetType(ctx);
   const priced: Priced[] = [];
   for (const p of chosen) {
     const ex = await ctx.rest.get({ path: PATHS.price, query: { [QUERY.price.code]: p.code } });
+    staleKeeps200(ctx, ex, `${PRICE}?code=${p.code}`);
     const b = body(ex);
     const status = b?.status_number;
     if (
@@ -139,7 +140,7 @@ export const priceChecks: readonly Check[] = [
   restCheck({
     id: 'rest.price.mid',
     enforces: ['field:price:ask', 'field:price:bid', 'field:price:price'],
-    catches: [...REST_ANSWER_FAULTS, 'price-not-mid', 'price-bid-above-ask'],
+    catches: [...REST_ANSWER_FAULTS, 'price-not-mid', 'price-bid-above-ask', 'price-late-type-inverted'],
     tags: ['price'],
     clause: clause(
       'Price record (`data` in the price response)',
