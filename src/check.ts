@@ -126,8 +126,8 @@ export interface CheckResult {
   evidence: Evidence[];
   durationMs: number;
   /**
-   * Of `durationMs`, the time spent waiting for another check to give a connection slot back (not
-   * counted against the check's timeout).
+   * Of `durationMs`, the time spent waiting for another check to give a connection slot back, or
+   * for the key's turn under the rate limit (not counted against the check's timeout).
    */
   slotWaitMs?: number;
 }
