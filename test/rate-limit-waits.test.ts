@@ -11,6 +11,9 @@ import { rateLimitHeaders, RequestBudget } from '../src/request-budget.ts';
 import { runChecks } from '../src/runner.ts';
 import type { Evidence } from '../src/check.ts';
 import { CHECKS } from '../suites/index.ts';
+import { parseArgs } from '../bin/parse-args.ts';
+import { validateOptions } from '../src/options.ts';
+import { parseProfile } from '../src/profile.ts';
 import { SECRET, startServer, synthetic, testProfile } from './engine-helpers.ts';
 
 const servers: { close(): Promise<void> }[] = [];
@@ -122,6 +125,24 @@ describe('waiting on the rate limit', () => {
     await rest.get({ path: '/v1/pairs' });
     const http = evidence.filter((e) => e.kind === 'http');
     expect(http[1]!.atMs - http[0]!.atMs).toBeGreaterThanOrEqual(950);
+  });
+});
+
+describe("the run's bound on waiting", () => {
+  const options = (argv: string[]) => {
+    const r = parseArgs(['--target', 'http://127.0.0.1:1', '--key', 'k', ...argv]);
+    if (r.kind !== 'run') throw new Error(r.kind === 'error' ? r.message : r.kind);
+    return r.options;
+  };
+
+  it('is set by --max-rate-wait, a positive number of milliseconds, or the profile', () => {
+    expect(options(['--max-rate-wait', '3600000']).maxRateWait).toBe(3_600_000);
+    expect(options([]).maxRateWait).toBeUndefined();
+    for (const bad of ['0', '-5', '1.5'])
+      expect(() => validateOptions(options(['--max-rate-wait', bad]))).toThrow(/^--max-rate-wait: /);
+    const profile = { rest: 'http://127.0.0.1:1', keys: { primary: { key: 'k' } } };
+    expect(parseProfile({ ...profile, maxRateWaitMs: 60_000 }, 'p.json').maxRateWaitMs).toBe(60_000);
+    expect(() => parseProfile({ ...profile, maxRateWaitMs: 0 }, 'p.json')).toThrow(/maxRateWaitMs/);
   });
 });
 
