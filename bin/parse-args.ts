@@ -115,6 +115,12 @@ export function conformYargs(argv: readonly string[]) {
         default: false,
         describe: 'after the run, list every stated rule not checked in full: why, and what would check it',
       },
+      'max-rate-wait': {
+        type: 'number',
+        describe:
+          "longest the run waits on the target's REST rate limit in all, ms (default 10 minutes); " +
+          "overrides the profile's maxRateWaitMs",
+      },
     })
     .help(false)
     .version(false)
@@ -212,6 +218,7 @@ export function parseArgs(argv: readonly string[]): ParseResult {
       minCoverage: a['min-coverage'] === undefined ? undefined : num('min-coverage'),
       listUnchecked: a['list-unchecked'] === true,
       slotReleaseWait: a['slot-release-wait'] === undefined ? undefined : num('slot-release-wait'),
+      maxRateWait: a['max-rate-wait'] === undefined ? undefined : num('max-rate-wait'),
     };
     for (const k of Object.keys(options) as (keyof ConformOptions)[]) if (options[k] === undefined) delete options[k];
     return { kind: 'run', options };

@@ -106,5 +106,6 @@ export function applyDialect(config: ReferenceConfig, dialect: Readonly<Dialect>
   if (dialect.numbers.decimals === 'drawn') pairs = withDrawnDecimals(pairs, dialect.seed);
   if (dialect.numbers.significantDigits !== null)
     pairs = withSignificantDigits(pairs, dialect.numbers.significantDigits, dialect.seed);
-  return { ...config, keys: withAllowances(config, dialect), pairs };
+  const restRateLimit = dialect.rest.rateLimit ?? config.restRateLimit;
+  return { ...config, keys: withAllowances(config, dialect), pairs, restRateLimit };
 }

@@ -103,6 +103,29 @@ export const DIALECT_SPACE = {
       ['present', 'absent'] as const,
       'ts of the 401 to a keyless request and of the answer to an unknown endpoint, as a gateway may leave it out.',
     ),
+    // Rate limit and network distance. A per-minute limit makes a run take minutes, so draws keep
+    // the configured rate; a dialect file sets one.
+    rateLimit: option<{ requests: number; windowMs: number } | null>({
+      values: [null],
+      schema: {
+        type: ['object', 'null'],
+        additionalProperties: false,
+        required: ['requests', 'windowMs'],
+        properties: {
+          requests: { type: 'integer', minimum: 1, maximum: 100_000 },
+          windowMs: { type: 'integer', minimum: 1000, maximum: 3_600_000 },
+        },
+      },
+      doc:
+        'REST requests each key may send per window (10 per 60000 ms: ten a minute), not stated in ' +
+        'the profile: the service answers 50006 with Retry-After until the window is over. ' +
+        'null: as configured (1000 a second, stated).',
+    }),
+    rateLimitHeaders: oneOf(
+      [false, true],
+      'Whether REST answers carry the IETF RateLimit-Policy and RateLimit headers (quota, remaining, reset).',
+    ),
+    latencyMs: range([0, 20], 0, 5000, 'Milliseconds every REST answer is held back, as across a network.'),
   },
   json: {
     extraFields: oneOf(

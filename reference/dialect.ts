@@ -59,6 +59,9 @@ export const DEFAULT_DIALECT: Readonly<Dialect> = Object.freeze({
     invalidPaging: 'error',
     denial: 'by-cause',
     gatewayTs: 'present',
+    rateLimit: null,
+    rateLimitHeaders: false,
+    latencyMs: 0,
   }),
   json: Object.freeze({ extraFields: false, keyOrder: 'spec', whitespace: 'compact' }),
   stream: Object.freeze({

@@ -128,6 +128,19 @@ const stringPairs = (params: unknown): string[] | undefined =>
 
 const isInvalid = (verdict: PairsVerdict): boolean => !Array.isArray(verdict);
 
+/**
+ * Fault price-late-type-inverted's asset type: the one with the fewest active pairs (the later
+ * listed of equals), which the fault lists last.
+ */
+function scarceType(entries: readonly PairEntry[]): string | undefined {
+  const counts = new Map<string, number>();
+  for (const e of entries) if (e.state === 'active') counts.set(e.assetType, (counts.get(e.assetType) ?? 0) + 1);
+  let scarce: string | undefined;
+  for (const [type, n] of counts) if (scarce === undefined || n <= counts.get(scarce)!) scarce = type;
+  return scarce;
+}
+const lateTypes = new WeakMap<ServiceView, string | undefined>();
+
 /** An internal failure in place of the answer. */
 const FAILED = { status: STATUS.INTERNAL, data: null, message: 'internal error' } as const;
 
@@ -1101,6 +1114,28 @@ export const FAULTS = [
     'an object without method gets a 50004 notice (here none)',
     ['rule:connection:messages-are-objects', 'notice:50004'],
     { notice: (n, { cause }) => (cause === 'missing-method' ? undefined : n) },
+  ),
+  // Catalogue reach
+  f(
+    'price-late-type-inverted',
+    'price-record',
+    'bid <= price <= ask for every pair of every asset type (here the asset type with the fewest ' +
+      'pairs is listed after every other pair, and its prices are inverted)',
+    ['field:price:bid', 'field:price:ask'],
+    {
+      query: {
+        listing: (entries) => {
+          const late = scarceType(entries);
+          return [...entries.filter((e) => e.assetType !== late), ...entries.filter((e) => e.assetType === late)];
+        },
+      },
+      record: {
+        price: (d, { entry, svc }) => {
+          if (!lateTypes.has(svc)) lateTypes.set(svc, scarceType(svc.listing));
+          return entry.assetType === lateTypes.get(svc) ? { ...d, ask: d.bid, bid: d.ask } : d;
+        },
+      },
+    },
   ),
 ] as const satisfies readonly Fault[];
 

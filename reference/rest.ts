@@ -72,11 +72,34 @@ export class RestHandler {
       out = this.error('router', new URLSearchParams(), STATUS.INTERNAL);
     }
     const text = this.svc.wire.text(out.body);
-    res.writeHead(out.http, {
-      'content-type': 'application/json; charset=utf-8',
-      'content-length': Buffer.byteLength(text),
-    });
-    res.end(text);
+    const write = (): void => {
+      res.writeHead(out.http, {
+        ...out.headers,
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(text),
+      });
+      res.end(text);
+    };
+    const { latencyMs } = this.svc.dialect.rest;
+    if (latencyMs > 0) setTimeout(write, latencyMs);
+    else write();
+  }
+
+  /**
+   * Counts the request against the key's window: a 50006 with `Retry-After` (the seconds left of
+   * the window) when over, else undefined; under the dialect's rate-limit headers, `headers` gets
+   * the IETF `RateLimit-Policy` and `RateLimit` fields of either answer.
+   */
+  private rateLimited(key: KeyRecord, params: URLSearchParams, headers: Record<string, string>): Outcome | undefined {
+    const w = this.svc.rateWindow(key, Date.now());
+    const resetS = Math.max(1, Math.ceil(w.resetMs / 1000));
+    if (this.svc.dialect.rest.rateLimitHeaders && w.requests > 0) {
+      headers['ratelimit-policy'] = `"default";q=${w.requests};w=${Math.max(1, Math.round(w.windowMs / 1000))}`;
+      headers.ratelimit = `"default";r=${w.remaining};t=${resetS}`;
+    }
+    if (!w.over) return undefined;
+    const out = this.error('auth', params, STATUS.RATE_LIMITED);
+    return { ...out, headers: { ...out.headers, 'retry-after': String(resetS) } };
   }
 
   private route(req: IncomingMessage, wsPath: string): Outcome {
@@ -88,8 +111,15 @@ export class RestHandler {
     if (!key) return this.error('auth', params, STATUS.UNAUTHORIZED);
     const account = svc.restAccountStatus(key);
     if (account) return this.error('auth', params, account);
-    if (svc.throttled(key, Date.now())) return this.error('auth', params, STATUS.RATE_LIMITED);
+    const limitHeaders: Record<string, string> = {};
+    const limited = this.rateLimited(key, params, limitHeaders);
+    if (limited) return { ...limited, headers: { ...limitHeaders, ...limited.headers } };
+    const out = this.routeKeyed(req, url, key, wsPath);
+    return Object.keys(limitHeaders).length ? { ...out, headers: { ...limitHeaders, ...out.headers } } : out;
+  }
 
+  private routeKeyed(req: IncomingMessage, url: URL, key: KeyRecord, wsPath: string): Outcome {
+    const params = url.searchParams;
     const known = url.pathname === PATHS.pairs || url.pathname === PATHS.price;
     if (url.pathname === wsPath) return this.wsPathWithoutUpgrade(key, params);
     if (!known || req.method !== 'GET')

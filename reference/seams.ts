@@ -43,6 +43,8 @@ export interface Answer {
 export interface Outcome {
   http: number;
   body: Record<string, unknown>;
+  /** Headers beside the content type (Retry-After, the rate-limit headers). */
+  headers?: Record<string, string>;
 }
 
 /** The `/v1/pairs` query as read: a number, or the message of why it is invalid. */
@@ -120,6 +122,8 @@ export interface Seams {
     pairs(query: PairsQuery, at: { params: URLSearchParams }): PairsQuery;
     /** The slice of the matches a valid page answers. */
     window(window: PageWindow, at: { page: number }): PageWindow;
+    /** The pairs in the order /v1/pairs lists them, once, as the service starts. */
+    listing(entries: PairEntry[]): PairEntry[];
   };
   record: {
     /** A pair's quote as read for sending (REST and pushes), before the dialect writes its decimals. */
@@ -171,7 +175,7 @@ export const CORRECT: Readonly<Seams> = Object.freeze({
   },
   entitlement: (denied) => denied,
   envelope: { answer: (answer) => answer, write: (out) => out },
-  query: { pairs: (query) => query, window: (window) => window },
+  query: { pairs: (query) => query, window: (window) => window, listing: (entries) => entries },
   record: { quote: (quote) => quote, pair: (record) => record, price: (data) => data },
   session: {
     keepAlive: (keepAlive) => keepAlive,

@@ -85,7 +85,7 @@ export class Service implements ServiceView {
   ) {
     this.wire = new Wire(dialect);
     this.book = new PriceBook(config.pairs, config.seed, clock(), dialect.numbers.mid, dialect.stream.quietPairs);
-    this.listing = listingOrder([...this.book.pairs.values()], dialect);
+    this.listing = seams.query.listing(listingOrder([...this.book.pairs.values()], dialect));
     for (const [name, k] of Object.entries(config.keys)) this.byValue.set(k.key, { ...k, name });
     const every = (n: number, from: number, on: boolean): ReadonlySet<string> =>
       on ? everyNth([...this.book.pairs.values()], config, n, from) : new Set();
@@ -130,6 +130,14 @@ export class Service implements ServiceView {
 
   /** Counts one REST request of `key` in its fixed window; true when over the limit. */
   throttled(key: KeyRecord, now: number): boolean {
+    return this.rateWindow(key, now).over;
+  }
+
+  /** Counts one REST request of `key` in its fixed window: whether it is over, what is left, when the window ends. */
+  rateWindow(
+    key: KeyRecord,
+    now: number,
+  ): { over: boolean; requests: number; windowMs: number; remaining: number; resetMs: number } {
     const limit = key.rateLimit ?? this.config.restRateLimit;
     let w = this.windows.get(key.key);
     if (!w || now - w.start >= limit.windowMs) {
@@ -137,7 +145,13 @@ export class Service implements ServiceView {
       this.windows.set(key.key, w);
     }
     w.count++;
-    return w.count > limit.requests;
+    return {
+      over: w.count > limit.requests,
+      requests: limit.requests,
+      windowMs: limit.windowMs,
+      remaining: Math.max(0, limit.requests - w.count),
+      resetMs: w.start + limit.windowMs - now,
+    };
   }
 
   /** The pair if it exists and is not inactive (spec: 50104 covers inactive and suspended pairs). */

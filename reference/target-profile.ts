@@ -40,8 +40,9 @@ export function buildProfile(
     if (k.connections !== undefined && k.stream !== false && dialect.keys.stated) entry.connections = k.connections;
     if (k.assetTypes) entry.assetTypes = k.assetTypes;
     if (k.pairs && k.pairs.length > 0) entry.pairs = k.pairs;
-    // Every key's REST rate is declared, so the harness paces its requests within it.
-    entry.rateLimit = k.rateLimit ?? config.restRateLimit;
+    // A key's REST rate is declared, so the harness paces its requests within it, unless the
+    // dialect's limit is one the operator was never told.
+    if (k.rateLimit || dialect.rest.rateLimit === null) entry.rateLimit = k.rateLimit ?? config.restRateLimit;
     keys[name] = entry;
   }
   if (keys[UNKNOWN_KEY_NAME] === undefined && !names.some((n) => config.keys[n]!.key === UNKNOWN_KEY_VALUE))

@@ -108,6 +108,12 @@ export function summaryLines(e: Extract<RunEvent, { type: 'run-end' }>, listUnch
     lines.push('', `Rules not checked in full (${rules.length}):`, ...rules.map((l) => `  ${l}`));
   }
   lines.push('', ruleLine(s.coverage), `Checks: ${coverageLine(s.coverage)}`);
+  if (s.rateWaitMs)
+    lines.push(
+      '',
+      `Rate limit: waited ${(s.rateWaitMs / 1000).toFixed(1)} s of the run's ` +
+        `${(s.durationMs / 1000).toFixed(1)} s for the target's rate limit`,
+    );
   if (starved) lines.push('', `!! ${starved}`);
   lines.push('', verdictLine(s, `${e.target.rest}${e.target.embedded ? ', embedded reference service' : ''}`));
   return lines.map(printable);

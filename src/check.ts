@@ -140,8 +140,8 @@ export interface CheckResult {
   evidence: Evidence[];
   durationMs: number;
   /**
-   * Of `durationMs`, the time spent waiting for another check to give a connection slot back (not
-   * counted against the check's timeout).
+   * Of `durationMs`, the time spent waiting for another check to give a connection slot back, or
+   * for the key's turn under the rate limit (not counted against the check's timeout).
    */
   slotWaitMs?: number;
 }
@@ -232,4 +232,9 @@ export interface CheckContext {
   note(text: string): void;
   /** Validates `value`; every schema error becomes a violation naming `what`. Returns whether it was valid. */
   expectSchema(name: SchemaName, value: unknown, what: string): boolean;
+  /**
+   * Lengthens the check's time limit by `ms`: a check whose work grows with the target (a walk of
+   * the whole catalogue) asks for time as it learns how much there is.
+   */
+  extendTimeLimit?(ms: number): void;
 }

@@ -198,6 +198,7 @@ export async function conform(options: ConformOptions, registry: readonly Check[
         maxBodyBytes: options.maxBody,
         maxPayloadBytes: options.maxPayload,
         minCoverage: options.minCoverage ?? profile.minCoverage,
+        maxRateWaitMs: options.maxRateWait ?? profile.maxRateWaitMs,
       },
       compare: baseline ? (results) => compareWithBaseline(baseline, results) : undefined,
     });

@@ -77,6 +77,10 @@ export interface ContextOptions {
   connections?: ConnectionBudget;
   /** Hears when the check starts (true) and stops (false) waiting for a connection slot. */
   onSlotWait?: (waiting: boolean) => void;
+  /** Hears when a request of the check starts (true) and stops (false) waiting on the rate limit. */
+  onRateWait?: (waiting: boolean) => void;
+  /** Lengthens the check's time limit (see CheckContext.extendTimeLimit). */
+  extendTimeLimit?: (ms: number) => void;
 }
 
 /** A running check's context plus what the runner reads back from it. */
@@ -133,6 +137,7 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
     maxBodyBytes: options.maxBodyBytes,
     signal: options.signal,
     budget: options.budget,
+    ...(options.onRateWait ? { onRateWait: options.onRateWait } : {}),
   });
 
   const skip = (reason: string, nothingToJudge?: string): never => {
@@ -186,6 +191,9 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
     skip,
     partly(reason: string, statements?: Partly['statements']): void {
       handle.partly = { reason: oneLine(redact(reason)), ...(statements ? { statements: [...statements] } : {}) };
+    },
+    extendTimeLimit(ms: number): void {
+      options.extendTimeLimit?.(ms);
     },
     observe(name: string, value: unknown, note?: string): void {
       const o: Observation = { name, value: redactDeep(value, redact) };

@@ -52,6 +52,8 @@ export interface ConformOptions {
    * profile's `timing.slotReleaseWaitMs` (default 30 s).
    */
   slotReleaseWait?: number;
+  /** Bound on the run's time waiting on the rate limit, ms; overrides the profile's `maxRateWaitMs`. */
+  maxRateWait?: number;
 }
 
 /** Defaults: console report into ./conform-reports (git-ignored), the runner's concurrency and timeout. */
@@ -68,6 +70,7 @@ export const OPTION_DEFAULTS: Readonly<
     | 'event'
     | 'minCoverage'
     | 'slotReleaseWait'
+    | 'maxRateWait'
   >
 > = Object.freeze({
   keyEnv: 'CONFORM_API_KEY',
@@ -152,6 +155,8 @@ export function validateOptions(o: ConformOptions, reportFormats: readonly strin
     throw new UsageError(`--min-coverage: must be a percentage from 0 to 100 (got ${o.minCoverage})`);
   if (o.slotReleaseWait !== undefined && !(Number.isInteger(o.slotReleaseWait) && o.slotReleaseWait >= 0))
     throw new UsageError(`--slot-release-wait: must be a whole number of milliseconds (got ${o.slotReleaseWait})`);
+  if (o.maxRateWait !== undefined && !(Number.isInteger(o.maxRateWait) && o.maxRateWait >= 1))
+    throw new UsageError(`--max-rate-wait: must be a positive integer of milliseconds (got ${o.maxRateWait})`);
 }
 
 /**

@@ -7,7 +7,7 @@ import https from 'node:https';
 import type { Evidence } from './check.ts';
 import type { Profile } from './profile.ts';
 import type { Redact } from './redact.ts';
-import { createRestClient } from './transports/rest-client.ts';
+import { createRestClient, KEEP_ALIVE } from './transports/rest-client.ts';
 import { TimeoutError, UnreachableError } from './errors.ts';
 
 /** Longest wait for the first HTTP response of a run. */
@@ -27,7 +27,10 @@ export async function assertReachable(restUrl: string, timeoutMs = PREFLIGHT_TIM
   const origin = url.origin;
   await new Promise<void>((resolve, reject) => {
     const lib = url.protocol === 'https:' ? https : http;
-    const req = lib.get(url, { agent: false, headers: { accept: 'application/json' } });
+    const req = lib.get(url, {
+      agent: KEEP_ALIVE[url.protocol === 'https:' ? 'https' : 'http'],
+      headers: { accept: 'application/json' },
+    });
     const timer = setTimeout(() => {
       reject(new UnreachableError(`target ${origin} sent no HTTP response within ${timeoutMs} ms`));
       req.destroy();

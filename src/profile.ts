@@ -67,6 +67,10 @@ export interface Profile {
    * check (src/coverage.ts); fewer fails the run. `--min-coverage` overrides it.
    */
   minCoverage?: number;
+  /** Longest the run waits on the REST rate limit in all, ms; `--max-rate-wait` overrides it. */
+  maxRateWaitMs?: number;
+  /** Seed of the sample a catalogue too large to read whole is read in; default drawn by the run, and reported. */
+  sampleSeed?: number;
 }
 
 /**

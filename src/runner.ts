@@ -40,6 +40,8 @@ export interface RunSettings {
    * verdict is fail; none by default.
    */
   minCoverage?: number;
+  /** Bound on the run's time spent waiting on the REST rate limit, ms; default PACING.maxRunWaitMs. */
+  maxRateWaitMs?: number;
 }
 
 /**
@@ -66,6 +68,8 @@ export interface RunSummary {
   durationMs: number;
   /** How many must checks ran, the skip reasons grouped, what the target gave nothing of. */
   coverage: Coverage;
+  /** Of `durationMs`, the time during which requests waited on the target's rate limit (pace, Retry-After). */
+  rateWaitMs?: number;
   /** `pass` when no check failed or errored and the coverage reached its minimum, if one was set. */
   verdict: 'pass' | 'fail';
 }
@@ -270,9 +274,12 @@ async function runCheck(check: Check, env: RunEnv): Promise<CheckResult> {
     maxBodyBytes: settings.maxBodyBytes,
     maxPayloadBytes: settings.maxPayloadBytes,
     budget: env.requests,
-    // Time spent waiting for another check to give a connection slot back is not the check's own.
+    // Time spent waiting for another check to give a connection slot back is not the check's own,
+    // nor is time spent waiting for the key's turn under the rate limit.
     connections: env.connections,
     onSlotWait: (waiting) => (waiting ? clock.pause() : clock.resume()),
+    onRateWait: (waiting) => (waiting ? clock.pause() : clock.resume()),
+    extendTimeLimit: (ms) => clock.extend(ms),
   });
   const started = performance.now();
   const ending = await settle(() => check.run(handle.ctx), expired);
@@ -361,7 +368,7 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
   const t0 = performance.now();
   // Picked once: a profile asking for Socket.IO without an event name is a usage error, before any check.
   const createStream = options.createStream ?? streamFactoryFor(profile);
-  const requests = new RequestBudget(declaredRates(profile.keys));
+  const requests = new RequestBudget(declaredRates(profile.keys), { maxWaitMs: settings.maxRateWaitMs });
 
   const preflightMs = Math.min(PREFLIGHT_TIMEOUT_MS, settings.timeoutMs);
   if (!options.skipPreflight) await assertReachable(profile.rest, preflightMs);
@@ -424,6 +431,8 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
   const stop: NotRunReason = bailedBy ? { kind: 'bail', after: bailedBy } : { kind: 'stopped' };
   const finished = checks.map((check, i) => results[i] ?? notRun(check, whyNotRun(check, profile, silent) ?? stop));
   const summary = summarize(finished, Math.round(performance.now() - t0), settings.minCoverage);
+  const rateWaitMs = Math.round(requests.waited());
+  if (rateWaitMs > 0) summary.rateWaitMs = rateWaitMs;
   const changes = options.compare?.(finished);
   await emit({
     type: 'run-end',

@@ -347,6 +347,20 @@ const profile = schema('profile', 'conform target profile', {
         },
       },
     },
+    maxRateWaitMs: {
+      type: 'integer',
+      minimum: 1,
+      description:
+        "Longest the run waits on the target's REST rate limit in all (its pace, Retry-After), ms; " +
+        'a wait past it ends the request as throttled. Default 10 minutes. --max-rate-wait overrides it.',
+    },
+    sampleSeed: {
+      type: 'integer',
+      minimum: 0,
+      description:
+        'Seed of the sample that a catalogue too large to read whole (rest.price.catalogue) is read in: ' +
+        'a pair of every asset type, the rest drawn. Default: drawn by the run and reported, so a run repeats with it.',
+    },
     minCoverage: {
       type: 'number',
       minimum: 0,

@@ -521,6 +521,25 @@ const OBSERVE: Record<FaultName, Observation> = {
   'notice-missing-method-ignored': {
     deviates: (s) => withStream(s, async (c) => (await noticeBeforePong(c, { id: 'm', params: {} })) === undefined),
   },
+  // Catalogue reach
+  'price-late-type-inverted': {
+    async deviates(s) {
+      const listed = await codes(s, 200);
+      const type = (code: string): string => code.split(':')[0]!;
+      const lastType = type(listed.at(-1)!);
+      const firstOfLast = listed.findIndex((c) => type(c) === lastType);
+      const [first, last] = [
+        (await priceData(s, listed[0]!)) as Record<string, string>,
+        (await priceData(s, listed.at(-1)!)) as Record<string, string>,
+      ];
+      // The last listed type comes after every other pair, and only its prices are inverted.
+      return (
+        listed.slice(firstOfLast).every((c) => type(c) === lastType) &&
+        new Decimal(last.bid!).gt(last.ask!) &&
+        new Decimal(first.bid!).lte(first.ask!)
+      );
+    },
+  },
 };
 
 async function observe(name: FaultName, fault: FaultName | undefined): Promise<boolean> {

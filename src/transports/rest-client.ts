@@ -1,7 +1,9 @@
 /**
  * The REST transport on node:http(s): one request per call, every exchange recorded as evidence
  * with a curl line, keys redacted. Redirects are never followed (a redirect elsewhere would carry
- * the key to another origin); bodies are bounded; every request has a timeout.
+ * the key to another origin); bodies are bounded; every request has a timeout. Connections are
+ * kept alive and shared across the run's requests: a catalogue of hundreds of pairs across a real
+ * network would otherwise pay a handshake per request.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -10,7 +12,7 @@ import type { Evidence } from '../check.ts';
 import { API_KEY_HEADER, STATUS } from '../spec.ts';
 import type { Redact } from '../redact.ts';
 import { AbortedError, BodyTooLargeError, NetworkError, ThrottledError, TimeoutError } from '../errors.ts';
-import { retryAfterMs, type RequestBudget } from '../request-budget.ts';
+import { rateLimitHeaders, retryAfterMs, type RequestBudget, type WaitListener } from '../request-budget.ts';
 import type { RestClient, RestExchange, RestRequest } from './rest.ts';
 
 export interface RestClientOptions {
@@ -29,7 +31,19 @@ export interface RestClientOptions {
   signal?: AbortSignal;
   /** The run's shared request pace; without one, requests go at once and a 50006 comes back as it is. */
   budget?: RequestBudget;
+  /** Hears when a request starts (true) and stops (false) waiting on the rate limit. */
+  onRateWait?: WaitListener;
 }
+
+/**
+ * The agents every request goes through. Idle sockets do not hold the process open (Node unrefs
+ * them), and a socket is dropped after a second idle, shorter than a server's usual keep-alive
+ * window, so a request seldom meets a socket the server is closing.
+ */
+export const KEEP_ALIVE = {
+  http: new http.Agent({ keepAlive: true, timeout: 1000 }),
+  https: new https.Agent({ keepAlive: true, timeout: 1000 }),
+} as const;
 
 /** Defaults of the REST client. */
 export const REST_DEFAULTS = { timeoutMs: 10_000, maxBodyBytes: 1024 * 1024 } as const;
@@ -72,42 +86,68 @@ export function createRestClient(options: RestClientOptions): RestClient {
   const maxBody = options.maxBodyBytes ?? REST_DEFAULTS.maxBodyBytes;
   const { redact, record } = options;
 
-  /** Whether an answer is the rate limit's (the status read loosely: its type is the envelope checks' rule). */
+  /**
+   * Whether an answer is the rate limit's: status 50006 (read loosely: its type is the envelope
+   * checks' rule), or an HTTP 429 without a status number, from whatever stands before the service
+   * (a gateway's body need not be an envelope; a 429 that names another status is the check's).
+   */
+  const statusOf = (ex: RestExchange): string | undefined => {
+    const status = (ex.json as { status_number?: unknown } | undefined)?.status_number;
+    return status === undefined ? undefined : String(status);
+  };
   const throttledAnswer = (ex: RestExchange): boolean =>
-    String((ex.json as { status_number?: unknown } | undefined)?.status_number) === STATUS.RATE_LIMITED;
+    statusOf(ex) === STATUS.RATE_LIMITED || (ex.status === 429 && statusOf(ex) === undefined);
 
   return {
     async get(req: RestRequest): Promise<RestExchange> {
       const key = req.key === undefined ? options.primaryKey : req.key;
       const budget = req.paced === false || key === null || !options.budget?.paces(key) ? undefined : options.budget;
       if (!budget) return send(req);
-      const started = performance.now();
       for (;;) {
-        await budget.take(key!, options.signal).catch(() => {
+        await budget.take(key!, options.signal, options.onRateWait).catch((err: unknown) => {
+          if (err instanceof ThrottledError) throw err;
           throw new AbortedError("the check was stopped while its request waited for the key's turn");
         });
         const sentAtMs = performance.now();
         const ex = await send(req);
-        if (!throttledAnswer(ex)) return ex;
+        if (!throttledAnswer(ex)) {
+          budget.advised(key!, ex.headers);
+          return ex;
+        }
         // A 50006 here is the harness's own doing (the limit's size is not shown): wait, retry, never judge it.
-        const waitMs = budget.throttled(key!, retryAfterMs(ex.headers['retry-after']), sentAtMs);
-        if (performance.now() - started + waitMs > timeoutMs)
-          throw new ThrottledError(
-            `the target answered ${ex.url} with 50006 (rate limited) until the request's ${timeoutMs} ms were spent`,
-          );
+        const retryAfter = ex.headers['retry-after'];
+        const waitMs = budget.throttled(
+          key!,
+          retryAfterMs(retryAfter) ?? rateLimitHeaders(ex.headers).resetMs,
+          sentAtMs,
+        );
+        budget.advised(key!, ex.headers);
         record({
           kind: 'note',
           text:
-            `50006 (rate limited): waiting ${Math.round(waitMs)} ` +
-            `ms${ex.headers['retry-after'] ? ` (Retry-After: ${ex.headers['retry-after']})` : ''}, ` +
-            `then retrying`,
+            `${statusOf(ex) === STATUS.RATE_LIMITED ? '50006' : `HTTP ${ex.status}`} (rate limited): ` +
+            `waiting ${Math.round(waitMs)} ` +
+            `ms${retryAfter ? ` (Retry-After: ${retryAfter})` : ''}, then retrying`,
           atMs: performance.now(),
         });
       }
     },
   };
 
-  function send(req: RestRequest): Promise<RestExchange> {
+  /**
+   * Sends once; a reused keep-alive socket that the server had closed (ECONNRESET before any
+   * answer) is the client's race, not the target's doing, and the GET is sent once more.
+   */
+  async function send(req: RestRequest): Promise<RestExchange> {
+    try {
+      return await sendOnce(req);
+    } catch (err) {
+      if (err instanceof StaleSocketError) return sendOnce(req);
+      throw err;
+    }
+  }
+
+  function sendOnce(req: RestRequest): Promise<RestExchange> {
     const method = req.method ?? 'GET';
     const url = requestUrl(options.baseUrl, req.path, req.query);
     const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
@@ -145,7 +185,11 @@ export function createRestClient(options: RestClientOptions): RestClient {
         return;
       }
       const lib = url.protocol === 'https:' ? https : http;
-      const request = lib.request(url, { method, headers, agent: false });
+      const request = lib.request(url, {
+        method,
+        headers,
+        agent: KEEP_ALIVE[url.protocol === 'https:' ? 'https' : 'http'],
+      });
       const timer = setTimeout(() => {
         const err = new TimeoutError(`no complete response from ${shownUrl} within ${timeoutMs} ms`);
         finish(err);
@@ -158,6 +202,13 @@ export function createRestClient(options: RestClientOptions): RestClient {
       };
       options.signal?.addEventListener('abort', onAbort, { once: true });
       request.on('error', (err: NodeJS.ErrnoException) => {
+        if (request.reusedSocket && err.code === 'ECONNRESET' && !settled) {
+          settled = true;
+          clearTimeout(timer);
+          options.signal?.removeEventListener('abort', onAbort);
+          reject(new StaleSocketError());
+          return;
+        }
         finish(new NetworkError(redact(`${method} ${shownUrl}: ${err.code ?? err.message}`), err.code, { cause: err }));
       });
       request.on('response', (res) => {
@@ -208,6 +259,9 @@ export function createRestClient(options: RestClientOptions): RestClient {
     });
   }
 }
+
+/** A reused keep-alive socket was closed under the request: sent again, never reported. */
+class StaleSocketError extends Error {}
 
 function redactHeaders(headers: Record<string, string>, redact: Redact): Record<string, string> {
   const out: Record<string, string> = {};

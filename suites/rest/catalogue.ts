@@ -1,42 +1,85 @@
 /**
  * Every pair of the catalogue read once from GET /v1/price (spec: GET /v1/price; Price record;
  * Market object), not one sample per asset type: a service broken on one pair deep in its
- * catalogue fails here. The reads take the primary key's turns in the run's request budget, so
- * they never trip the rate limit themselves; they run in a lane of their own beside the keep-alive checks.
+ * catalogue fails here. The walk pages through the whole catalogue; past CATALOGUE_BOUND pairs
+ * the reads are a sample that holds a pair of every asset type listed, drawn with a seed the
+ * profile states (`sampleSeed`) or the run draws, and reports. The reads take the primary key's
+ * turns in the run's request budget, so they never trip the rate limit themselves; they run in a
+ * lane of their own beside the keep-alive checks, and the check's time grows with the catalogue.
  */
 import type { Check, CheckContext } from '../../src/check.ts';
-import type { Profile } from '../../src/profile.ts';
 import { NOTHING_TO_JUDGE } from '../../src/coverage.ts';
-import { PACING } from '../../src/request-budget.ts';
 import { isIanaZone, priceProblems } from '../../src/quote-rules.ts';
-import { LIMITS, PATHS, QUERY, REST_STATUSES_WITH_DATA } from '../../src/spec.ts';
-import { body, catalogue, clause, restCheck, shown, type Json, REST_ANSWER_FAULTS } from './support.ts';
+import { PATHS, QUERY, REST_STATUSES_WITH_DATA } from '../../src/spec.ts';
+import {
+  allowFor,
+  assetTypeOf,
+  body,
+  catalogue,
+  clause,
+  restCheck,
+  shown,
+  staleKeeps200,
+  type Json,
+  REST_ANSWER_FAULTS,
+} from './support.ts';
 
-/** Pairs read at most (a catalogue of thousands is read in part, and says so). */
+/** Pairs read at most; a larger catalogue is read in a seeded sample of this many, and says so. */
 export const CATALOGUE_BOUND = 500;
 /** Price reads in flight at once; the budget still spaces them at the key's pace. */
 const LANES = 4;
-/** Without a declared rate, the time allowed for the whole walk. */
-const UNDECLARED_TIMEOUT_MS = 60_000;
+/**
+ * The check's time before the walk: waits on the rate limit do not count against it, and each
+ * page and price read adds its share, so a catalogue of any size at any distance gets its time.
+ */
+export const CATALOGUE_BASE_TIMEOUT_MS = 60_000;
 
 const PRICE = 'GET /v1/price';
-const pages = Math.ceil(CATALOGUE_BOUND / LIMITS.defaultPerPage);
+
+/** A seeded PRNG (mulberry32): the same seed draws the same sample. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
 
 /**
- * The check's time: the walk at the primary key's declared pace, with half again for latency; a
- * minute when no rate is declared.
+ * `bound` of `codes`, drawn with `seed`: first one pair of every asset type (a random one of
+ * each), then the rest at random; in catalogue order.
  */
-export function catalogueTimeoutMs(profile: Profile): number {
-  const rate = profile.keys.primary.rateLimit;
-  if (!rate || rate.requests === 0) return UNDECLARED_TIMEOUT_MS;
-  const spacingMs = rate.windowMs / (rate.requests * PACING.declaredShare);
-  return Math.max(UNDECLARED_TIMEOUT_MS, Math.ceil((CATALOGUE_BOUND + pages) * spacingMs * 1.5));
+export function sampleCodes(codes: readonly string[], bound: number, seed: number): string[] {
+  if (codes.length <= bound) return [...codes];
+  const random = seeded(seed);
+  const byType = new Map<string, string[]>();
+  for (const c of codes) {
+    const t = assetTypeOf(c) ?? '';
+    byType.set(t, [...(byType.get(t) ?? []), c]);
+  }
+  const chosen = new Set<string>();
+  for (const group of byType.values()) chosen.add(group[Math.floor(random() * group.length)]!);
+  const rest = codes.filter((c) => !chosen.has(c));
+  for (let i = rest.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [rest[i], rest[j]] = [rest[j]!, rest[i]!];
+  }
+  for (const c of rest) {
+    if (chosen.size >= bound) break;
+    chosen.add(c);
+  }
+  return codes.filter((c) => chosen.has(c));
 }
 
 /** Judges one price answer; returns whether it carried a price to judge. */
 async function readOne(ctx: CheckContext, code: string): Promise<boolean> {
   const ex = await ctx.rest.get({ path: PATHS.price, query: { [QUERY.price.code]: code } });
+  allowFor(ctx, ex, LANES);
   const what = `${PRICE}?code=${code}`;
+  staleKeeps200(ctx, ex, what);
   const b = body(ex);
   // Read loosely here: a status of the wrong type is the schema's violation below, not a reason to skip the pair.
   const priced =
@@ -84,26 +127,37 @@ export const catalogueChecks: readonly Check[] = [
       'market-crypto-deep-session',
       'market-timezone-alias',
       'market-extended-hours-non-us',
+      // Every 50102 is held to HTTP 200, and every asset type is read however late it is listed.
+      'stale-http-503',
+      'price-late-type-inverted',
     ],
     tags: ['price', 'slow'],
-    timeoutMs: catalogueTimeoutMs,
+    timeoutMs: CATALOGUE_BASE_TIMEOUT_MS,
     clause: clause(
       'Price record (`data` in the price response)',
       'every listed pair: code as requested, ask, bid, price decimal strings ' +
-        'with bid <= price <= ask, market per asset type',
+        'with bid <= price <= ask, market per asset type; a 50102 keeps HTTP 200',
     ),
     title:
-      `${PRICE}?code=<every pair ${PATHS.pairs} lists, up to ${CATALOGUE_BOUND}>, ` +
-      `paced within the key's rate limit`,
+      `${PRICE}?code=<every pair ${PATHS.pairs} lists; past ${CATALOGUE_BOUND}, a seeded sample ` +
+      `holding every asset type>, paced within the key's rate limit`,
     expectation:
       'each answer with a price matches price-response (decimal strings, market per asset type), ' +
-      'data.code is the requested code, bid <= price <= ask with price the mid, timezone an IANA zone',
+      'data.code is the requested code, bid <= price <= ask with price the mid, timezone an IANA zone; ' +
+      'a 50102 answer has HTTP 200',
     async run(ctx) {
-      const listed = (await catalogue(ctx, {}, undefined, pages)).map((p) => p.code);
-      const codes = [...new Set(listed)].slice(0, CATALOGUE_BOUND);
+      const codes = [...new Set((await catalogue(ctx)).map((p) => p.code))];
       if (codes.length === 0) ctx.skip(`${PATHS.pairs} lists no pair`, NOTHING_TO_JUDGE.pricedPair);
-      if (listed.length > CATALOGUE_BOUND)
-        ctx.note(`the catalogue lists more than ${CATALOGUE_BOUND} pairs: the first ${CATALOGUE_BOUND} are read`);
+      if (codes.length > CATALOGUE_BOUND) {
+        const seed = ctx.profile.sampleSeed ?? Math.floor(Math.random() * 2 ** 31);
+        codes.splice(0, codes.length, ...sampleCodes(codes, CATALOGUE_BOUND, seed));
+        ctx.observe(
+          'sample-seed',
+          seed,
+          `the catalogue lists more than ${CATALOGUE_BOUND} pairs: ${CATALOGUE_BOUND} are read, a pair of ` +
+            'every asset type and the rest drawn with this seed (profile sampleSeed repeats it)',
+        );
+      }
       let next = 0;
       let priced = 0;
       const lane = async (): Promise<void> => {

@@ -20,7 +20,7 @@ import {
 } from '../../src/spec.ts';
 import { NOTHING_TO_JUDGE } from '../../src/coverage.ts';
 import { isIanaZone, notation, places, priceProblems } from '../../src/quote-rules.ts';
-import { catalogueTimeoutMs } from './catalogue.ts';
+import { CATALOGUE_BASE_TIMEOUT_MS } from './catalogue.ts';
 import { UNKNOWN_PAIR } from './envelope.ts';
 import {
   assetTypeOf,
@@ -29,10 +29,11 @@ import {
   clause,
   expectHttp,
   expectStatus,
-  onePerAssetType,
+  pairPerAssetType,
   restCheck,
   shown,
   specialPairs,
+  staleKeeps200,
   type Json,
   type PairRecord,
   REST_ANSWER_FAULTS,
@@ -71,16 +72,16 @@ async function sample(
   limit = PER_TYPE,
   perMarket = false,
 ): Promise<Priced[]> {
-  const all = await catalogue(ctx);
   const skip = specialPairs(ctx);
   const chosen = filter
-    ? all.filter((p) => filter(p.code) && !skip.includes(p.code)).slice(0, limit)
+    ? (await catalogue(ctx)).filter((p) => filter(p.code) && !skip.includes(p.code)).slice(0, limit)
     : perMarket
-      ? onePerMarket(all, skip)
-      : onePerAssetType(all, skip);
+      ? onePerMarket(await catalogue(ctx), skip)
+      : await pairPerAssetType(ctx);
   const priced: Priced[] = [];
   for (const p of chosen) {
     const ex = await ctx.rest.get({ path: PATHS.price, query: { [QUERY.price.code]: p.code } });
+    staleKeeps200(ctx, ex, `${PRICE}?code=${p.code}`);
     const b = body(ex);
     const status = b?.status_number;
     if (
@@ -152,7 +153,7 @@ export const priceChecks: readonly Check[] = [
   restCheck({
     id: 'rest.price.mid',
     enforces: ['field:price:ask', 'field:price:bid', 'field:price:price'],
-    catches: [...REST_ANSWER_FAULTS, 'price-not-mid', 'price-bid-above-ask'],
+    catches: [...REST_ANSWER_FAULTS, 'price-not-mid', 'price-bid-above-ask', 'price-late-type-inverted'],
     tags: ['price'],
     clause: clause(
       'Price record (`data` in the price response)',
@@ -195,7 +196,7 @@ export const priceChecks: readonly Check[] = [
       'market-crypto-deep-session',
     ],
     tags: ['price', 'slow'],
-    timeoutMs: catalogueTimeoutMs,
+    timeoutMs: CATALOGUE_BASE_TIMEOUT_MS,
     clause: clause(
       'Market object',
       'Crypto: open true, reason continuous, session REG (only ever in REG), no timezone',
