@@ -17,6 +17,7 @@ const SUBCOMMANDS: Record<string, { file: string; exportName: string }> = {
   serve: { file: '../reference/serve-command.ts', exportName: 'serveCommand' },
   load: { file: '../load/cli-command.ts', exportName: 'loadCommand' },
   spec: { file: '../src/spec-command.ts', exportName: 'specCommand' },
+  init: { file: '../src/init-command.ts', exportName: 'initCommand' },
 };
 
 async function runSubcommand(name: string): Promise<number> {
@@ -101,6 +102,7 @@ async function main(): Promise<number> {
     reports: reportHandlers,
     github: githubEnvironment(process.env),
     signal: stop.signal,
+    env: process.env,
     faults: (await import('../reference/faults.ts')).FAULTS,
     async startEmbedded({ transport, event }) {
       const { startReferenceServer } = await import('../reference/index.ts');

@@ -105,6 +105,16 @@ export class UnreachableError extends ConformError {
   override name = 'UnreachableError';
 }
 
+/**
+ * The target answers, but not as the service with this key: the key is refused, or the URL is not
+ * the base URL. The run stops before the checks with what to try (exit 2).
+ */
+export class SetupError extends ConformError {
+  static override readonly code = 'CONFORM_SETUP';
+  static override readonly badInput = true;
+  override name = 'SetupError';
+}
+
 /** A profile that could not be read or is invalid; `message` names the file and the field. */
 export class ProfileError extends ConformError {
   static override readonly code = 'CONFORM_PROFILE';
@@ -199,6 +209,7 @@ export const ERROR_CLASSES = [
   NoStreamError,
   UsageError,
   UnreachableError,
+  SetupError,
   ProfileError,
   LoadUsageError,
   ThresholdError,
