@@ -7,6 +7,7 @@
  * through the engine's transports, one stream connection at a time, never to another origin.
  */
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Allowance, Observation } from './check.ts';
 import type { Probe, Profile } from './profile.ts';
 import type { Redact } from './redact.ts';
@@ -39,7 +40,7 @@ export const UNKNOWN_PAIR_BASE = 'CONFORMNOPE';
 export const UNKNOWN_ENDPOINT = '/v1/conform-no-such-endpoint';
 
 /** How long discovery waits, ms: a notice, the pushes it measures, the price requests it spends on pairs. */
-export const DISCOVERY_WAITS = { noticeMs: 2000, socketIoNoticeMs: 1000, pushWindowMs: 2500 } as const;
+export const DISCOVERY_WAITS = { noticeMs: 2000, socketIoNoticeMs: 1000, pushWindowMs: 2500, releaseMs: 5000 } as const;
 /** Most price requests spent looking for a stale pair (one at a time, paced like any request). */
 export const STALE_SEARCH_MAX = 20;
 /** Most subscribes spent dropping listed pairs that refuse one. */
@@ -172,21 +173,42 @@ async function subscribe(
     .catch(() => undefined);
 }
 
+/**
+ * Opens with `key`; a 50009 right after discovery closed a connection of the key is the target
+ * not having freed its slot yet (spec: the allowance is not shown, nor how soon a slot is freed),
+ * so it is waited out, up to DISCOVERY_WAITS.releaseMs.
+ */
+async function openWaitingOut(client: StreamClient, key: string | null): Promise<OpenResult> {
+  const started = performance.now();
+  for (let pause = 100; ; pause = Math.min(pause * 2, 1000)) {
+    const r = await client.open({ key });
+    const limited = !r.ok && String(statusOf(r.json)) === STATUS.CONNECTION_LIMIT;
+    if (!limited || key === null || performance.now() - started > DISCOVERY_WAITS.releaseMs) return r;
+    await sleep(pause);
+  }
+}
+
 /** Counts the stream connections discovery holds, so none is opened while another is. */
 class Tally {
   open = 0;
   opened = 0;
   most = 0;
+  /** When a connection of the primary key last closed: the target may count its slot a while longer. */
+  lastKeyClose: number | undefined;
+  constructor(private readonly primaryKey: string) {}
   async with<T>(client: StreamClient, run: (r: OpenResult) => Promise<T>, key: string | null): Promise<T> {
     this.open++;
     this.opened++;
     this.most = Math.max(this.most, this.open);
     try {
-      const r = await client.open({ key });
+      const r = await openWaitingOut(client, key);
       try {
         return await run(r);
       } finally {
-        if (r.ok) await r.session.close().catch(() => undefined);
+        if (r.ok) {
+          await r.session.close().catch(() => undefined);
+          if (key === this.primaryKey) this.lastKeyClose = performance.now();
+        }
       }
     } finally {
       this.open--;
@@ -553,7 +575,7 @@ export async function discover(options: DiscoveryOptions, base: Profile): Promis
   const observe = (name: string, value: unknown, note?: string): void => {
     observations.push({ name: `discovery.${name}`, value, ...(note ? { note } : {}) });
   };
-  const tally = new Tally();
+  const tally = new Tally(options.key);
   const rest = createRestClient({
     baseUrl: options.rest,
     primaryKey: options.key,
@@ -616,15 +638,30 @@ export async function discover(options: DiscoveryOptions, base: Profile): Promis
   });
   if (stream) {
     // The run's own allowance search, done now: the run borrows from this budget and does not repeat it.
-    budget = new ConnectionBudget(profile);
-    const search = clientFor(options, stream, stream.event, stream.namespace);
-    const abort = new AbortController();
-    await budget.discover(search, options.signal ?? abort.signal).catch(() => undefined);
-    await search.closeAll().catch(() => undefined);
+    const signal = options.signal ?? new AbortController().signal;
+    const search = async (): Promise<ConnectionBudget> => {
+      const b = new ConnectionBudget(profile);
+      const client = clientFor(options, stream, stream.event, stream.namespace);
+      await b.discover(client, signal).catch(() => undefined);
+      await client.closeAll().catch(() => undefined);
+      const a = b.allowance(options.key);
+      const opened = a.steps.filter((s) => /^connection \d+/.test(s)).length;
+      tally.opened += opened;
+      tally.most = Math.max(tally.most, a.connections !== undefined ? Math.min(opened, a.connections + 1) : opened);
+      return b;
+    };
+    const began = performance.now();
+    budget = await search();
     allowance = budget.allowance(options.key);
-    const opened = allowance.steps.filter((s) => /^connection \d+/.test(s)).length;
-    tally.opened += opened;
-    tally.most = Math.max(tally.most, allowance.connections !== undefined ? allowance.connections + 1 : opened);
+    // The search measured how long the target counts a closed connection: one that discovery
+    // closed within that time before the search may have been counted against it. Once every
+    // slot is free again (its own closed last), the search is repeated.
+    const lingers = budget.pool(options.key)?.cooldown ?? 0;
+    if (allowance.source === 'found' && tally.lastKeyClose !== undefined && began - tally.lastKeyClose < lingers) {
+      await sleep(lingers, undefined, { signal }).catch(() => undefined);
+      budget = await search();
+      allowance = budget.allowance(options.key);
+    }
     observe(
       'stream.allowance',
       allowance.source === 'found'

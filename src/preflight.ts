@@ -102,7 +102,8 @@ export function setupProblem(restUrl: string, ex: RestExchange, keySource: strin
       `the target refuses the primary key (HTTP ${ex.status}, status_number ` +
       `${JSON.stringify(json?.status_number ?? null)} on GET ${url}): check ${keySource} holds a valid key for this target`
     );
-  if (json === undefined || !('status_number' in json)) {
+  // No JSON, or the service's own "no such endpoint": /v1/pairs is not under this URL.
+  if (json === undefined || !('status_number' in json) || String(json.status_number) === STATUS.NOT_FOUND) {
     const path = new URL(restUrl).pathname.replace(/\/+$/, '');
     const hint = /\/v1$/.test(path)
       ? ` (drop the trailing /v1: the harness appends ${PATHS.pairs})`
@@ -111,7 +112,8 @@ export function setupProblem(restUrl: string, ex: RestExchange, keySource: strin
         : '';
     return (
       `--target ${restUrl} does not look like the service's base URL: GET ${url} answered HTTP ` +
-      `${ex.status} ${json === undefined ? 'without JSON' : 'without a status_number'}; give the URL ` +
+      `${ex.status} ${json === undefined ? 'without JSON' : `with status_number ${JSON.stringify(json.status_number ?? null)}`}` +
+      '; give the URL ' +
       `${PATHS.pairs} sits under${hint}`
     );
   }

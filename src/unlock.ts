@@ -24,9 +24,11 @@ export interface Unlock {
 
 /** Why a check cannot run under `profile`, or undefined when it can. */
 export function lacking(check: Check, profile: Profile): string | undefined {
-  const missing = check.needs.filter((n) => !profileHas(profile, n));
+  const probe = check.id.startsWith(PROBE_PREFIX);
+  // A probe check needs a probe of its own status, which says more than "probes".
+  const missing = check.needs.filter((n) => !(probe && n === 'probes') && !profileHas(profile, n));
   if (missing.length > 0) return missing.join(' + ');
-  if (check.id.startsWith(PROBE_PREFIX)) {
+  if (probe) {
     const status = check.id.slice(PROBE_PREFIX.length) as RestStatus;
     if (!(profile.probes ?? []).some((p) => p.status === status))
       return `a probe of status ${status} (${REST_STATUS[status] ?? 'unknown'})`;
