@@ -15,7 +15,6 @@ import { ConformError, UsageError } from './errors.ts';
 import { buildMatrix, formatMatrix, type MatrixFault } from './matrix.ts';
 import { discover, discoveryLines, type Discovery } from './discovery.ts';
 import { assertSetup, PREFLIGHT_TIMEOUT_MS } from './preflight.ts';
-import type { ConnectionBudget } from './connection-budget.ts';
 
 /** Exit codes: every must check passed; a check failed or errored; usage, profile or reachability problem. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
@@ -189,7 +188,7 @@ export async function conform(options: ConformOptions, registry: readonly Check[
     const outcome = await runChecks({
       profile,
       checks: discovery ? [discoveryCheck(discovery), ...checks] : checks,
-      ...(discovery?.budget ? { connections: discovery.budget as ConnectionBudget } : {}),
+      ...(discovery?.budget ? { connections: discovery.budget } : {}),
       handlers,
       target,
       redact,

@@ -16,17 +16,19 @@ import { RequestBudget } from './request-budget.ts';
 import { createRestClient } from './transports/rest-client.ts';
 import type { RestClient, RestExchange } from './transports/rest.ts';
 import { streamFactoryFor } from './transports/stream-factory.ts';
-import {
-  isNotice,
-  jsonObject,
-  type OpenResult,
-  type StreamClient,
-  type StreamSession,
-} from './transports/stream.ts';
+import { isNotice, jsonObject, type OpenResult, type StreamClient, type StreamSession } from './transports/stream.ts';
 import { LIMITS, METHOD, PATHS, QUERY, STATUS, TEXT, parsePairCode, type RestStatus } from './spec.ts';
 
 /** Stream paths real services use, tried under the REST URL's own prefix first, then at the root. */
-export const STREAM_PATHS = ['/v1/ws', '/v1/stream', '/v1/websocket', '/v1/stream/prices', '/ws', '/stream', '/websocket'];
+export const STREAM_PATHS = [
+  '/v1/ws',
+  '/v1/stream',
+  '/v1/websocket',
+  '/v1/stream/prices',
+  '/ws',
+  '/stream',
+  '/websocket',
+];
 /** Socket.IO's default engine path. */
 export const SOCKETIO_PATH = '/socket.io/';
 /** Socket.IO namespaces and events services commonly use; the spec shows neither. */
@@ -39,8 +41,17 @@ export const UNKNOWN_PAIR_BASE = 'CONFORMNOPE';
 /** An endpoint the spec does not define. */
 export const UNKNOWN_ENDPOINT = '/v1/conform-no-such-endpoint';
 
-/** How long discovery waits, ms: a notice, the pushes it measures, the price requests it spends on pairs. */
-export const DISCOVERY_WAITS = { noticeMs: 2000, socketIoNoticeMs: 1000, pushWindowMs: 2500, releaseMs: 5000 } as const;
+/**
+ * How long discovery waits, ms: a notice, the pushes it measures, a slot being freed, and in all
+ * (a target that answers slowly gets the checks' own verdict, not a discovery that never ends).
+ */
+export const DISCOVERY_WAITS = {
+  noticeMs: 2000,
+  socketIoNoticeMs: 1000,
+  pushWindowMs: 2500,
+  releaseMs: 5000,
+  totalMs: 30_000,
+} as const;
 /** Most price requests spent looking for a stale pair (one at a time, paced like any request). */
 export const STALE_SEARCH_MAX = 20;
 /** Most subscribes spent dropping listed pairs that refuse one. */
@@ -158,7 +169,10 @@ function judgeRefusal(r: OpenResult & { ok: false }, bad: boolean): { stream: bo
     };
   if (KEY_REFUSALS.includes(String(sn)))
     return { stream: true, why: `refused ${bad ? 'an unknown key' : 'the key'} with status_number ${String(sn)}` };
-  return { stream: false, why: `refused with status_number ${JSON.stringify(sn)} (HTTP ${r.status}), not a key's refusal` };
+  return {
+    stream: false,
+    why: `refused with status_number ${JSON.stringify(sn)} (HTTP ${r.status}), not a key's refusal`,
+  };
 }
 
 /** Sends a subscribe of `pairs` and waits for the notice that answers it. */
@@ -264,6 +278,7 @@ async function findStream(
   options: DiscoveryOptions,
   tally: Tally,
   pair: string | undefined,
+  over: () => boolean,
 ): Promise<{ stream?: FoundStream; candidates: CandidateOutcome[] }> {
   const candidates: CandidateOutcome[] = [];
   const tell = (c: CandidateOutcome): void => {
@@ -276,6 +291,10 @@ async function findStream(
     : streamCandidates(options.rest).filter((c) => !options.transport || c.transport === options.transport);
   for (const c of plan) {
     if (!given && !sameOrigin(options.rest, c.url)) continue;
+    if (over()) {
+      tell({ ...c, stream: false, why: `not tried: discovery has taken its ${DISCOVERY_WAITS.totalMs} ms` });
+      continue;
+    }
     const outcome =
       c.transport === 'ws' ? await tryWs(options, tally, c, pair) : await trySocketIo(options, tally, c, pair);
     tell(outcome);
@@ -342,7 +361,10 @@ async function tryWs(
         if (!r.ok) return judgeRefusal(r, false);
         const notice = await subscribe(r.session, pair ? [pair] : [], 'conform-discovery', DISCOVERY_WAITS.noticeMs);
         return notice && typeof notice.method === 'string'
-          ? { stream: true, why: `accepted the key and answered a subscribe with a notice (code ${String(notice.code)})` }
+          ? {
+              stream: true,
+              why: `accepted the key and answered a subscribe with a notice (code ${String(notice.code)})`,
+            }
           : { stream: false, why: `accepted the key but answered no subscribe within ${DISCOVERY_WAITS.noticeMs} ms` };
       },
       options.key,
@@ -390,8 +412,15 @@ async function trySocketIo(
           client,
           async (r) => {
             if (!r.ok) return { next: 'namespace' as const, why: judgeRefusal(r, false).why };
-            const notice = await subscribe(r.session, pair ? [pair] : [], 'conform-discovery', DISCOVERY_WAITS.socketIoNoticeMs);
-            return notice && typeof notice.method === 'string' ? { next: 'found' as const, why: '' } : { next: 'event' as const, why: '' };
+            const notice = await subscribe(
+              r.session,
+              pair ? [pair] : [],
+              'conform-discovery',
+              DISCOVERY_WAITS.socketIoNoticeMs,
+            );
+            return notice && typeof notice.method === 'string'
+              ? { next: 'found' as const, why: '' }
+              : { next: 'event' as const, why: '' };
           },
           options.key,
         );
@@ -468,7 +497,11 @@ async function watchStream(
         unit ??= timestampUnit(pushes[0]?.value.sent_at ?? pushes[0]?.value.last_updated);
       }
       intervals.sort((a, b) => a - b);
-      observe('stream.pushing-pairs', byPair.size, `of ${pairs.length} subscribed, in ${DISCOVERY_WAITS.pushWindowMs} ms`);
+      observe(
+        'stream.pushing-pairs',
+        byPair.size,
+        `of ${pairs.length} subscribed, in ${DISCOVERY_WAITS.pushWindowMs} ms`,
+      );
       observe('stream.moving-pairs', moving.length, 'pairs whose price changed or that pushed more than once');
       if (intervals.length > 0)
         observe('stream.push-interval-ms', Math.round(intervals[Math.floor(intervals.length / 2)]!), 'median per pair');
@@ -491,10 +524,17 @@ function observeListing(listing: Listing, observe: (name: string, value: unknown
 }
 
 /** The first listed pair whose price is answered with 50102, within STALE_SEARCH_MAX requests. */
-async function findStale(rest: RestClient, pairs: readonly string[]): Promise<{ stale?: string; priced: string[] }> {
+async function findStale(
+  rest: RestClient,
+  pairs: readonly string[],
+  over: () => boolean,
+): Promise<{ stale?: string; priced: string[] }> {
   const priced: string[] = [];
   for (const code of pairs.slice(0, STALE_SEARCH_MAX)) {
+    if (over()) break;
     const ex = await rest.get({ path: PATHS.price, query: { [QUERY.price.code]: code } }).catch(() => undefined);
+    // A target that answers nothing now will not answer the next one either.
+    if (!ex) break;
     const sn = String(statusOf(ex?.json));
     if (sn === STATUS.PRICE_STALE) return { stale: code, priced };
     if (sn === STATUS.OK) priced.push(code);
@@ -516,7 +556,12 @@ export function provokedProbes(found: { anyPair?: string; stale?: string }): Pro
   const unknownPair = `${assetType}:ALL:${UNKNOWN_PAIR_BASE}/USD`;
   const probes: Probe[] = [
     { status: STATUS.INVALID_REQUEST, path: PATHS.price, note: 'discovered: price without a code' },
-    { status: STATUS.UNAUTHORIZED, path: PATHS.pairs, key: UNKNOWN_KEY.name, note: 'discovered: a key no service issues' },
+    {
+      status: STATUS.UNAUTHORIZED,
+      path: PATHS.pairs,
+      key: UNKNOWN_KEY.name,
+      note: 'discovered: a key no service issues',
+    },
     { status: STATUS.NOT_FOUND, path: UNKNOWN_ENDPOINT, note: 'discovered: an endpoint the spec does not define' },
     {
       status: STATUS.PAIR_NOT_FOUND,
@@ -588,14 +633,17 @@ export async function discover(options: DiscoveryOptions, base: Profile): Promis
 
   const listing = await listPairs(rest);
   observeListing(listing, observe);
-  const { stale, priced } = await findStale(rest, listing.pairs);
+  const over = (): boolean => performance.now() - t0 > DISCOVERY_WAITS.totalMs;
+  const { stale, priced } = await findStale(rest, listing.pairs, over);
   observe('rest.stale-pair', stale ?? 'none', `looked for among the first ${STALE_SEARCH_MAX} listed pairs`);
   const anyPair = priced[0] ?? listing.pairs[0];
 
   options.progress?.(
-    options.ws ? `stream: checking ${options.redact(options.ws)}` : `stream: looking on ${new URL(options.rest).origin}`,
+    options.ws
+      ? `stream: checking ${options.redact(options.ws)}`
+      : `stream: looking on ${new URL(options.rest).origin}`,
   );
-  const { stream, candidates } = await findStream(options, tally, anyPair);
+  const { stream, candidates } = await findStream(options, tally, anyPair, over);
   observe(
     'stream.candidates',
     candidates.map((c) => `${options.redact(c.url)} (${c.transport}): ${c.why}`),
@@ -604,22 +652,33 @@ export async function discover(options: DiscoveryOptions, base: Profile): Promis
   let streamGap: string | undefined;
   if (!stream)
     streamGap = options.ws
-      ? `stream: ${options.redact(options.ws)} is not the stream (${candidates[0]?.why ?? 'not tried'}): stream rules not checked`
-      : `stream: none on ${new URL(options.rest).origin} (${candidates.length} candidates tried); a stream on another ` +
+      ? `stream: ${options.redact(options.ws)} is not the stream ` +
+        `(${candidates[0]?.why ?? 'not tried'}): stream rules not checked`
+      : `stream: none on ${new URL(options.rest).origin} (${candidates.length} candidates tried); ` +
+        'a stream on another ' +
         'host or port is not looked for: give --ws URL, or the stream rules stay not checked';
 
   let inactive: string | undefined;
   let moving: string[] = [];
   let allowance: Allowance | undefined;
   let budget: ConnectionBudget | undefined;
-  let profile = deriveProfile(base, { stream, sample: [], ...(stale ? { stale } : {}), ...(anyPair ? { anyPair } : {}) });
-  if (stream) {
+  let profile = deriveProfile(base, {
+    stream,
+    sample: [],
+    ...(stale ? { stale } : {}),
+    ...(anyPair ? { anyPair } : {}),
+  });
+  if (stream && !over()) {
     const client = clientFor(options, stream, stream.event, stream.namespace);
     try {
       const watched = await watchStream(client, tally, options.key, listing.pairs, observe);
       moving = watched.moving;
       inactive = watched.refusing[0];
-      observe('stream.refusing-pairs', watched.refusing, `listed pairs a subscribe refused with ${STATUS.PAIR_NOT_FOUND}`);
+      observe(
+        'stream.refusing-pairs',
+        watched.refusing,
+        `listed pairs a subscribe refused with ${STATUS.PAIR_NOT_FOUND}`,
+      );
     } catch (err) {
       observe('stream.watch', `failed: ${errorText(err)}`);
     } finally {
@@ -672,9 +731,7 @@ export async function discover(options: DiscoveryOptions, base: Profile): Promis
       allowance.note,
     );
   }
-  const provoked = (profile.probes ?? [])
-    .filter((p) => p.note?.startsWith('discovered:'))
-    .map((p) => p.status);
+  const provoked = (profile.probes ?? []).filter((p) => p.note?.startsWith('discovered:')).map((p) => p.status);
   if (allowance?.source === 'found') provoked.push(STATUS.CONNECTION_LIMIT);
   observe('provoked-statuses', provoked);
   return {
@@ -699,13 +756,15 @@ export function discoveryLines(d: Discovery, redact: Redact): string[] {
     lines.push(
       `stream: ${redact(d.stream.url)} (${d.stream.transport}` +
         `${d.stream.event ? `, event ${JSON.stringify(d.stream.event)}` : ''}` +
-        `${d.stream.namespace ? `, namespace ${d.stream.namespace}` : ''})${d.stream.given ? '' : ` — ${d.stream.how}`}`,
+        `${d.stream.namespace ? `, namespace ${d.stream.namespace}` : ''})` +
+        `${d.stream.given ? '' : ` — ${d.stream.how}`}`,
     );
   else if (d.streamGap) lines.push(d.streamGap);
   if (d.allowance)
     lines.push(
-      `allowance: ${d.allowance.source === 'found' ? d.allowance.connections : (d.allowance.note ?? d.allowance.source)}` +
-        ' stream connection(s) per key',
+      `allowance: ${
+        d.allowance.source === 'found' ? d.allowance.connections : (d.allowance.note ?? d.allowance.source)
+      }` + ' stream connection(s) per key',
     );
   const pairs = d.profile.pairs ?? {};
   lines.push(
@@ -713,6 +772,9 @@ export function discoveryLines(d: Discovery, redact: Redact): string[] {
       `refusing a subscribe ${pairs.inactive ?? 'none found'}`,
   );
   lines.push(`provoked with one key: ${d.provoked.join(', ') || 'none'}`);
-  lines.push(`discovery: ${d.durationMs} ms, ${d.connections.opened} stream connection(s), at most ${d.connections.mostAtOnce} at once`);
+  lines.push(
+    `discovery: ${d.durationMs} ms, ${d.connections.opened} stream connection(s), ` +
+      `at most ${d.connections.mostAtOnce} at once`,
+  );
   return lines;
 }

@@ -84,10 +84,13 @@ export async function runInit(options: InitOptions, registry: readonly Check[], 
     try {
       await writeFile(options.out, `${JSON.stringify(written, null, 2)}\n`, { mode: 0o600 });
     } catch (err) {
-      throw new UsageError(`--out: cannot write ${options.out} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+      throw new UsageError(
+        `--out: cannot write ${options.out} (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+      );
     }
     io.out(
-      `wrote ${options.out}: ${options.writeKeys ? 'with the key itself (--write-keys)' : `the key as keyEnv ${options.keyEnv}`}` +
+      `wrote ${options.out}: ` +
+        `${options.writeKeys ? 'with the key itself (--write-keys)' : `the key as keyEnv ${options.keyEnv}`}` +
         `; run: conform --profile ${options.out}\n`,
     );
     const list = unlocks(selectChecks(registry), found.profile);

@@ -100,7 +100,8 @@ export function setupProblem(restUrl: string, ex: RestExchange, keySource: strin
   if (ex.status === 401 || String(json?.status_number) === STATUS.UNAUTHORIZED)
     return (
       `the target refuses the primary key (HTTP ${ex.status}, status_number ` +
-      `${JSON.stringify(json?.status_number ?? null)} on GET ${url}): check ${keySource} holds a valid key for this target`
+      `${JSON.stringify(json?.status_number ?? null)} on GET ${url}): ` +
+      `check ${keySource} holds a valid key for this target`
     );
   // No JSON, or the service's own "no such endpoint": /v1/pairs is not under this URL.
   if (json === undefined || !('status_number' in json) || String(json.status_number) === STATUS.NOT_FOUND) {
@@ -112,7 +113,8 @@ export function setupProblem(restUrl: string, ex: RestExchange, keySource: strin
         : '';
     return (
       `--target ${restUrl} does not look like the service's base URL: GET ${url} answered HTTP ` +
-      `${ex.status} ${json === undefined ? 'without JSON' : `with status_number ${JSON.stringify(json.status_number ?? null)}`}` +
+      `${ex.status} ` +
+      (json === undefined ? 'without JSON' : `with status_number ${JSON.stringify(json.status_number ?? null)}`) +
       '; give the URL ' +
       `${PATHS.pairs} sits under${hint}`
     );
@@ -129,7 +131,7 @@ export async function assertSetup(
   profile: Profile,
   redact: Redact,
   timeoutMs: number,
-  keySource = 'the profile\'s keys.primary',
+  keySource = "the profile's keys.primary",
 ): Promise<void> {
   await assertReachable(profile.rest, timeoutMs);
   const rest = createRestClient({

@@ -107,8 +107,7 @@ export function resolveKeyEnv(profile: Profile, env: KeyEnvironment, source = 'p
     const ref = (entry as { keyEnv?: unknown } | undefined)?.keyEnv;
     if (!entry || typeof ref !== 'string') continue;
     const value = env[ref];
-    if (!value)
-      throw new ProfileError(`${source}: /keys/${name}/keyEnv: the environment variable ${ref} is not set`);
+    if (!value) throw new ProfileError(`${source}: /keys/${name}/keyEnv: the environment variable ${ref} is not set`);
     const { keyEnv: _ref, ...rest } = entry as { keyEnv?: string } & Record<string, unknown>;
     profile.keys[name] = { ...rest, key: value } as KeyEntry;
   }

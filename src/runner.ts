@@ -373,8 +373,8 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
   const connections =
     options.connections ??
     (await connectionBudget(profile, checks, stalled === undefined, createStream, {
-    redact,
-    signal: runAbort.signal,
+      redact,
+      signal: runAbort.signal,
       maxPayload: settings.maxPayloadBytes,
     }));
 

@@ -51,7 +51,9 @@ export function unlocks(checks: readonly Check[], profile: Profile): Unlock[] {
       needs,
       checks: cs.map((c) => c.id),
       rules: [
-        ...new Set(cs.flatMap((c) => (c.enforces as readonly string[]).filter((k) => known.has(k) && !enforced.has(k)))),
+        ...new Set(
+          cs.flatMap((c) => (c.enforces as readonly string[]).filter((k) => known.has(k) && !enforced.has(k))),
+        ),
       ],
     }))
     .sort((a, b) => b.rules.length - a.rules.length || a.needs.localeCompare(b.needs));

@@ -167,7 +167,9 @@ describe('conform init', () => {
     const loaded = await loadProfile(r.file, { [KEY_ENV]: key });
     expect(loaded.keys.primary.key).toBe(key);
     expect(r.out).toMatch(/^ {2}keys\.cryptoOnly → \d+ rules?: /m);
-    expect(r.out).toMatch(/^ {2}a probe of status 50001 \(API maintenance\.\) → 1 rule: status:50001 \(rest\.probe\.50001\)$/m);
+    expect(r.out).toMatch(
+      /^ {2}a probe of status 50001 \(API maintenance\.\) → 1 rule: status:50001 \(rest\.probe\.50001\)$/m,
+    );
   });
 
   it('writes the key itself only with --write-keys', async () => {
@@ -193,11 +195,15 @@ describe('keys given as the name of an environment variable', () => {
     await writeFile(file, JSON.stringify({ rest: 'http://127.0.0.1:1', keys: { primary: { keyEnv: 'MY_KEY' } } }));
     expect((await loadProfile(file, { MY_KEY: 'k-abcdefgh' })).keys.primary.key).toBe('k-abcdefgh');
     await expect(loadProfile(file, {})).rejects.toThrow(ProfileError);
-    await expect(loadProfile(file, {})).rejects.toThrow(/\/keys\/primary\/keyEnv: the environment variable MY_KEY is not set/);
+    await expect(loadProfile(file, {})).rejects.toThrow(
+      /\/keys\/primary\/keyEnv: the environment variable MY_KEY is not set/,
+    );
   });
 
   it('refuses an entry with both a key and a keyEnv, or neither', () => {
-    expect(() => parseProfile({ rest: 'http://h', keys: { primary: { key: 'a', keyEnv: 'B' } } })).toThrow(ProfileError);
+    expect(() => parseProfile({ rest: 'http://h', keys: { primary: { key: 'a', keyEnv: 'B' } } })).toThrow(
+      ProfileError,
+    );
     expect(() => parseProfile({ rest: 'http://h', keys: { primary: {} } })).toThrow(ProfileError);
   });
 });

@@ -152,7 +152,9 @@ describe('discovery stays on the origin', () => {
     expect(d.stream).toBeUndefined();
     expect(d.candidates.length).toBeGreaterThan(0);
     for (const c of d.candidates.filter((x) => x.transport === 'ws'))
-      expect(c.why).toMatch(new RegExp(`redirect \\(HTTP 302\\) to ws://${other.url.replace('.', '\\.')}.*not followed`));
+      expect(c.why).toMatch(
+        new RegExp(`redirect \\(HTTP 302\\) to ws://${other.url.replace('.', '\\.')}.*not followed`),
+      );
     expect(other.hits()).toBe(0);
   });
 
@@ -233,7 +235,9 @@ describe('a wrong set-up', () => {
     const base = minimalProfile({ target: ref.restUrl, key: 'not-a-key-of-this-service' });
     const err = await assertSetup(base, redactorFor(base), 5000, 'CONFORM_API_KEY').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SetupError);
-    expect((err as Error).message).toMatch(/refuses the primary key \(HTTP 401, status_number "50005".*check CONFORM_API_KEY/);
+    expect((err as Error).message).toMatch(
+      /refuses the primary key \(HTTP 401, status_number "50005".*check CONFORM_API_KEY/,
+    );
     expect((err as Error).message).not.toContain('not-a-key-of-this-service');
   });
 
@@ -250,7 +254,10 @@ describe('a wrong set-up', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     closers.push(() => new Promise((r) => server.close(r)));
-    const base = minimalProfile({ target: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, key: 'k-1234567' });
+    const base = minimalProfile({
+      target: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      key: 'k-1234567',
+    });
     await expect(assertSetup(base, redactorFor(base), 5000)).rejects.toThrow(
       /answered HTTP 404 without JSON.*path prefix such as \/api missing/,
     );
