@@ -92,11 +92,8 @@ export async function keyedPreflight(
 export function setupProblem(restUrl: string, ex: RestExchange, keySource: string): string | undefined {
   const url = `${restUrl.replace(/\/+$/, '')}${PATHS.pairs}`;
   const json = ex.json !== null && typeof ex.json === 'object' ? (ex.json as Record<string, unknown>) : undefined;
-  if (ex.status >= 300 && ex.status < 400)
-    return (
-      `GET ${url} is redirected (HTTP ${ex.status}) to ${ex.headers.location ?? 'nowhere'}, not followed ` +
-      '(the key never goes elsewhere): give the base URL the service answers at as --target'
-    );
+  // Only the answers that say "not here" or "not this key" are a set-up's: anything else (a redirect,
+  // an error page, a broken body) is the target's answer, and the checks judge it.
   if (ex.status === 401 || String(json?.status_number) === STATUS.UNAUTHORIZED)
     return (
       `the target refuses the primary key (HTTP ${ex.status}, status_number ` +
@@ -104,7 +101,8 @@ export function setupProblem(restUrl: string, ex: RestExchange, keySource: strin
       `check ${keySource} holds a valid key for this target`
     );
   // No JSON, or the service's own "no such endpoint": /v1/pairs is not under this URL.
-  if (json === undefined || !('status_number' in json) || String(json.status_number) === STATUS.NOT_FOUND) {
+  const notFound = json === undefined || !('status_number' in json) || String(json.status_number) === STATUS.NOT_FOUND;
+  if (ex.status === 404 && notFound) {
     const path = new URL(restUrl).pathname.replace(/\/+$/, '');
     const hint = /\/v1$/.test(path)
       ? ` (drop the trailing /v1: the harness appends ${PATHS.pairs})`

@@ -158,13 +158,14 @@ describe('discovery stays on the origin', () => {
     expect(other.hits()).toBe(0);
   });
 
-  it('stops a target whose /v1/pairs redirects to another host, without following it', async () => {
+  it('follows no redirect of any request to another host', async () => {
     const ref = await reference({});
     const other = await elsewhere();
     const rest = await redirecting(ref, other.url, true);
-    const base = minimalProfile({ target: rest, key: ref.profile.keys.primary.key });
-    await expect(assertSetup(base, redactorFor(base), 5000)).rejects.toThrow(
-      /redirected \(HTTP 302\) to http:\/\/127\.0\.0\.2.*not followed/,
+    const d = await run(rest, ref.profile.keys.primary.key);
+    expect(d.stream).toBeUndefined();
+    expect(d.candidates.filter((c) => c.transport === 'ws').every((c) => /redirect \(HTTP 302\)/.test(c.why))).toBe(
+      true,
     );
     expect(other.hits()).toBe(0);
   });
@@ -261,6 +262,18 @@ describe('a wrong set-up', () => {
     await expect(assertSetup(base, redactorFor(base), 5000)).rejects.toThrow(
       /answered HTTP 404 without JSON.*path prefix such as \/api missing/,
     );
+  });
+
+  it('is not a set-up problem when /v1/pairs answers an error page other than 404: the checks judge it', async () => {
+    const server = http.createServer((_req, res) => {
+      res.writeHead(502, { 'content-type': 'text/html' });
+      res.end('<html>Bad Gateway</html>');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    closers.push(() => new Promise((r) => server.close(r)));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const base = minimalProfile({ target: url, key: 'k-1234567' });
+    await expect(assertSetup(base, redactorFor(base), 5000)).resolves.toBeUndefined();
   });
 
   it('is not a set-up problem when only the canonical header case is refused: the checks judge it', async () => {
