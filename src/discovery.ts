@@ -497,14 +497,22 @@ async function watchStream(
         unit ??= timestampUnit(pushes[0]?.value.sent_at ?? pushes[0]?.value.last_updated);
       }
       intervals.sort((a, b) => a - b);
+      // Values a baseline compares are kept coarse (timing jitters from run to run); the figures go in the notes.
+      const share = (n: number): string => (n === 0 ? 'none' : n === pairs.length ? 'all' : 'some');
       observe(
         'stream.pushing-pairs',
-        byPair.size,
-        `of ${pairs.length} subscribed, in ${DISCOVERY_WAITS.pushWindowMs} ms`,
+        share(byPair.size),
+        `${byPair.size} of ${pairs.length} subscribed, in ${DISCOVERY_WAITS.pushWindowMs} ms`,
       );
-      observe('stream.moving-pairs', moving.length, 'pairs whose price changed or that pushed more than once');
-      if (intervals.length > 0)
-        observe('stream.push-interval-ms', Math.round(intervals[Math.floor(intervals.length / 2)]!), 'median per pair');
+      observe(
+        'stream.moving-pairs',
+        share(moving.length),
+        `${moving.length} whose price changed or that pushed more than once`,
+      );
+      if (intervals.length > 0) {
+        const median = Math.round(intervals[Math.floor(intervals.length / 2)]!);
+        observe('stream.push-interval', cadenceBand(median), `median ${median} ms per pair`);
+      }
       observe('stream.timestamp-unit', unit ?? 'not seen', 'of sent_at or last_updated');
     },
     key,
@@ -512,10 +520,18 @@ async function watchStream(
   return { refusing, moving };
 }
 
+/** A push interval's order of magnitude: what a baseline compares, where the figure itself jitters. */
+export function cadenceBand(ms: number): string {
+  if (ms < 100) return 'under 100 ms';
+  if (ms < 1000) return '100 ms to 1 s';
+  if (ms < 10_000) return '1 s to 10 s';
+  return '10 s or more';
+}
+
 /** Observations of /v1/pairs: asset types, the `ts` unit and any pagination metadata. */
 function observeListing(listing: Listing, observe: (name: string, value: unknown, note?: string) => void): void {
   const types = [...new Set(listing.pairs.map((p) => parsePairCode(p)!.assetType))].sort();
-  observe('rest.listed-pairs', listing.pairs.length, 'on the first page');
+  observe('rest.listed-pairs', listing.pairs.length, 'on the first page, as many per page as it gives');
   observe('rest.asset-types', types);
   const json = listing.exchange?.json as Record<string, unknown> | undefined;
   observe('rest.ts-unit', timestampUnit(json?.ts) ?? 'unknown', 'of the envelope ts of /v1/pairs');
