@@ -68,6 +68,14 @@ describe('discovery of the stream', () => {
     expect(d.candidates.filter((c) => !c.stream).length).toBeGreaterThan(0);
   });
 
+  it("finds the stream under the REST URL's own path prefix", async () => {
+    const ref = await reference({});
+    const rest = await prefixed(ref, '/api');
+    const d = await run(`${rest}/api`, ref.profile.keys.primary.key);
+    expect(d.stream?.url).toBe(`${rest.replace('http:', 'ws:')}/api/v1/ws`);
+    expect(d.candidates).toHaveLength(1);
+  });
+
   for (const seed of [2, 17]) {
     it(`finds the Socket.IO stream, its namespace and event, under the dialect of seed ${seed}`, async () => {
       const dialect = drawDialect(seed);
@@ -131,6 +139,51 @@ async function redirecting(ref: ReferenceServer, to: string, all: boolean): Prom
   });
   server.on('upgrade', (req, socket) => {
     socket.end(`HTTP/1.1 302 Found\r\nLocation: ws://${to}${req.url}\r\nConnection: close\r\n\r\n`);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  closers.push(
+    () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(r);
+      }),
+  );
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** The reference behind a path prefix: `/api/...` forwarded without it, REST and upgrades alike; else 404. */
+async function prefixed(ref: ReferenceServer, prefix: string): Promise<string> {
+  const target = new URL(ref.restUrl);
+  const strip = (url = '/'): string | undefined =>
+    url.startsWith(`${prefix}/`) ? url.slice(prefix.length) : undefined;
+  const server = http.createServer((req, res) => {
+    const path = strip(req.url);
+    if (!path) {
+      res.writeHead(404, { 'content-type': 'text/plain' });
+      res.end('no such path');
+      return;
+    }
+    const fwd = http.request({ host: target.hostname, port: target.port, path, headers: req.headers }, (up) => {
+      res.writeHead(up.statusCode ?? 502, up.headers);
+      up.pipe(res);
+    });
+    req.pipe(fwd);
+  });
+  server.on('upgrade', (req, socket, head) => {
+    const path = strip(req.url);
+    if (!path) return socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
+    const up = net.connect(Number(target.port), target.hostname, () => {
+      const headers = Object.entries(req.headers).map(([k, v]) => `${k}: ${String(v)}\r\n`);
+      up.write(`GET ${path} HTTP/1.1\r\n${headers.join('')}\r\n`);
+      up.write(head);
+      socket.pipe(up).pipe(socket);
+    });
+    const done = (): void => {
+      up.destroy();
+      socket.destroy();
+    };
+    up.on('error', done).on('close', done);
+    socket.on('error', done).on('close', done);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   closers.push(
