@@ -148,7 +148,13 @@ export async function conform(options: ConformOptions, registry: readonly Check[
         transport: options.transport,
         event: options.event,
       });
-      discovery = await discoverTarget(base, options, io, setupMs);
+      discovery = await discoverTarget(
+        base,
+        options,
+        io,
+        setupMs,
+        checks.some((c) => c.needs.includes('ws')),
+      );
       profile = discovery.profile;
     } else {
       if (!io.startEmbedded) throw new UsageError('give --target URL or --profile FILE');
@@ -228,6 +234,7 @@ export async function discoverTarget(
   options: Pick<ConformOptions, 'ws' | 'transport' | 'event' | 'timeout' | 'keyEnv' | 'key'>,
   io: Pick<ConformIO, 'out' | 'signal'>,
   setupMs = Math.min(PREFLIGHT_TIMEOUT_MS, options.timeout),
+  streamChecks = true,
 ): Promise<Discovery> {
   const redact = redactorFor(base);
   await assertSetup(base, redact, setupMs, `--key or ${options.keyEnv}`);
@@ -243,6 +250,7 @@ export async function discoverTarget(
       timeoutMs: setupMs,
       ...(io.signal ? { signal: io.signal } : {}),
       progress: (line) => io.out(`${line}\n`),
+      streamChecks,
     },
     base,
   );

@@ -102,6 +102,11 @@ export interface DiscoveryOptions {
   timeoutMs?: number;
   /** Told each line of progress as it happens (the console). */
   progress?: (line: string) => void;
+  /**
+   * Whether checks will stream (default true): without any, the stream is still looked for, but
+   * not watched and its allowance not searched, which would open connections nothing uses.
+   */
+  streamChecks?: boolean;
 }
 
 export interface Discovery {
@@ -684,7 +689,8 @@ export async function discover(options: DiscoveryOptions, base: Profile): Promis
     ...(stale ? { stale } : {}),
     ...(anyPair ? { anyPair } : {}),
   });
-  if (stream && !over()) {
+  const watch = stream !== undefined && options.streamChecks !== false;
+  if (stream && watch && !over()) {
     const client = clientFor(options, stream, stream.event, stream.namespace);
     try {
       const watched = await watchStream(client, tally, options.key, listing.pairs, observe);
@@ -711,7 +717,7 @@ export async function discover(options: DiscoveryOptions, base: Profile): Promis
     ...(inactive ? { inactive } : {}),
     ...(anyPair ? { anyPair } : {}),
   });
-  if (stream) {
+  if (stream && watch) {
     // The run's own allowance search, done now: the run borrows from this budget and does not repeat it.
     const signal = options.signal ?? new AbortController().signal;
     const search = async (): Promise<ConnectionBudget> => {
