@@ -13,7 +13,7 @@ import { matches, runChecks, selectChecks, unknownSelectors, type RunHandler, ty
 import { compareWithBaseline, failedIds, readPastReport } from './baseline.ts';
 import { ConformError, UsageError } from './errors.ts';
 import { buildMatrix, formatMatrix, type MatrixFault } from './matrix.ts';
-import { discover, discoveryLines, type Discovery } from './discovery.ts';
+import { discover, discoveryLines, skippedDiscovery, type Discovery } from './discovery.ts';
 import { assertSetup, PREFLIGHT_TIMEOUT_MS } from './preflight.ts';
 
 /** Exit codes: every must check passed; a check failed or errored; usage, profile or reachability problem. */
@@ -237,7 +237,12 @@ export async function discoverTarget(
   streamChecks = true,
 ): Promise<Discovery> {
   const redact = redactorFor(base);
-  await assertSetup(base, redact, setupMs, `--key or ${options.keyEnv}`);
+  const { answered } = await assertSetup(base, redact, setupMs, `--key or ${options.keyEnv}`);
+  if (!answered) {
+    // A target silent to the key would cost discovery every wait it has; the run says why it stops.
+    io.out(`discovery: skipped, ${redact(base.rest)} answered no request with the key\n`);
+    return skippedDiscovery(base);
+  }
   io.out(`discovery: what one key shows of ${redact(base.rest)}\n`);
   const found = await discover(
     {

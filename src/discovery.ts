@@ -771,6 +771,19 @@ export async function discover(options: DiscoveryOptions, base: Profile): Promis
   };
 }
 
+/** A discovery that did not run (the target answered nothing with the key): the profile as given. */
+export function skippedDiscovery(base: Profile): Discovery {
+  return {
+    rest: base.rest,
+    candidates: [],
+    provoked: [],
+    observations: [{ name: 'discovery.skipped', value: 'the target answered no request with the key' }],
+    profile: base,
+    connections: { opened: 0, mostAtOnce: 0 },
+    durationMs: 0,
+  };
+}
+
 /** The lines a user sees of a discovery (after the candidate lines printed as it went). */
 export function discoveryLines(d: Discovery, redact: Redact): string[] {
   const lines: string[] = [];

@@ -124,13 +124,14 @@ export function setupProblem(restUrl: string, ex: RestExchange, keySource: strin
  * Stops a run whose set-up is wrong before any check judges the target by it: the primary key
  * refused, or a URL that is not the base URL (SetupError, exit 2). A key refused under the
  * canonical header but taken in another case is the target's fault, for the checks to judge.
+ * Resolves with whether the target answered the request with the key at all.
  */
 export async function assertSetup(
   profile: Profile,
   redact: Redact,
   timeoutMs: number,
   keySource = "the profile's keys.primary",
-): Promise<void> {
+): Promise<{ answered: boolean }> {
   await assertReachable(profile.rest, timeoutMs);
   const rest = createRestClient({
     baseUrl: profile.rest,
@@ -144,13 +145,13 @@ export async function assertSetup(
     ex = await rest.get({ path: PATHS.pairs });
   } catch {
     // Silence and network trouble are the keyed preflight's and the checks' to report.
-    return;
+    return { answered: false };
   }
   const problem = setupProblem(profile.rest, ex, keySource);
-  if (problem === undefined) return;
+  if (problem === undefined) return { answered: true };
   if (/refuses the primary key/.test(problem)) {
     const again = await rest.get({ path: PATHS.pairs, keyHeader: API_KEY_HEADER.toLowerCase() }).catch(() => undefined);
-    if (again && setupProblem(profile.rest, again, keySource) === undefined) return;
+    if (again && setupProblem(profile.rest, again, keySource) === undefined) return { answered: true };
   }
   throw new SetupError(redact(problem));
 }
