@@ -5,6 +5,8 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { startReferenceServer, type ReferenceServer } from '../reference/index.ts';
@@ -119,6 +121,36 @@ describe('conform --target URL with one key', () => {
     expect(r.err).toMatch(/^conform: the target refuses the primary key .*--key or CONFORM_API_KEY/);
     expect(r.err).not.toContain('wrong-key-0123456789');
     expect(r.out).not.toMatch(/FAIL/);
+  });
+
+  it('skips discovery when the target answers nothing with the key, and the run says why', async () => {
+    // Answers a request without a key at once and never one with a key: a gateway whose backend hangs.
+    const server = http.createServer((req, res) => {
+      if (req.headers['x-api-key'] !== undefined) return;
+      res.writeHead(401, { 'content-type': 'application/json' });
+      res.end('{"status_number":"50005","ts":1700000000000,"data":null,"message":"missing API key"}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    closers.push(
+      () =>
+        new Promise((r) => {
+          server.closeAllConnections();
+          server.close(r);
+        }),
+    );
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const started = Date.now();
+    const r = await oneKey(
+      { restUrl: url } as ReferenceServer,
+      { timeout: 1000, only: ['rest.pairs'] },
+      'k-silent-123456',
+    );
+    expect(r.out).toContain(`discovery: skipped, ${url} answered no request with the key`);
+    expect(r.code).toBe(1);
+    expect(
+      r.results.every((x) => x.outcome === 'error' && /answered no request with the primary key/.test(x.reason!)),
+    ).toBe(true);
+    expect(Date.now() - started).toBeLessThan(10_000);
   });
 
   it('stops with exit 2 when --target is not the base URL', async () => {

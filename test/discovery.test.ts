@@ -326,12 +326,12 @@ describe('a wrong set-up', () => {
     closers.push(() => new Promise((r) => server.close(r)));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const base = minimalProfile({ target: url, key: 'k-1234567' });
-    await expect(assertSetup(base, redactorFor(base), 5000)).resolves.toBeUndefined();
+    await expect(assertSetup(base, redactorFor(base), 5000)).resolves.toEqual({ answered: true });
   });
 
   it('is not a set-up problem when only the canonical header case is refused: the checks judge it', async () => {
     const ref = await reference({ fault: 'auth-canonical-header-refused' });
     const base = minimalProfile({ target: ref.restUrl, key: ref.profile.keys.primary.key });
-    await expect(assertSetup(base, redactorFor(base), 5000)).resolves.toBeUndefined();
+    await expect(assertSetup(base, redactorFor(base), 5000)).resolves.toEqual({ answered: true });
   });
 });
