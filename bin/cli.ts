@@ -17,6 +17,7 @@ const SUBCOMMANDS: Record<string, { file: string; exportName: string }> = {
   serve: { file: './serve-command.ts', exportName: 'serveCommand' },
   load: { file: '../load/cli-command.ts', exportName: 'loadCommand' },
   spec: { file: '../src/spec-command.ts', exportName: 'specCommand' },
+  init: { file: './init-command.ts', exportName: 'initCommand' },
 };
 
 async function runSubcommand(name: string): Promise<number> {
@@ -96,6 +97,7 @@ async function main(): Promise<number> {
     reports: REPORTS,
     github: githubEnvironment(process.env),
     signal: stop.signal,
+    env: process.env,
     faults: (await import('../reference/faults.ts')).FAULTS,
     async startEmbedded({ transport, event }) {
       const { startReferenceServer } = await import('../reference/index.ts');

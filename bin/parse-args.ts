@@ -28,7 +28,8 @@ export function conformYargs(argv: readonly string[]) {
       'conform [--target URL --key KEY | --profile FILE] [options]\n\nChecks a Real-Time Price ' +
         'Service against the spec. With neither --target nor --profile it checks the embedded ' +
         'reference service.\n\nconform serve   run the reference service (see conform serve ' +
-        '--help)\nconform load    fan-out and REST load tools (see conform load --help)',
+        '--help)\nconform load    fan-out and REST load tools (see conform load --help)\nconform init    ' +
+        'discover a target and write its profile (see conform init --help)',
     )
     .options({
       target: { type: 'string', describe: 'REST base URL of the target (the harness appends /v1/pairs, /v1/price)' },

@@ -13,6 +13,8 @@ import { matches, runChecks, selectChecks, unknownSelectors, type RunHandler, ty
 import { compareWithBaseline, failedIds, readPastReport } from './baseline.ts';
 import { ConformError, UsageError } from './errors.ts';
 import { buildMatrix, type Matrix, type MatrixFault } from './matrix.ts';
+import { discover, discoveryLines, skippedDiscovery, type Discovery } from './discovery.ts';
+import { assertSetup, PREFLIGHT_TIMEOUT_MS } from './preflight.ts';
 
 /** Exit codes: every must check passed; a check failed or errored; usage, profile or reachability problem. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
@@ -80,6 +82,8 @@ export interface ConformIO {
   faults?: readonly MatrixFault[];
   /** Extra handlers (tests). */
   handlers?: RunHandler[];
+  /** Where a profile's `keyEnv` references are read; default the process's environment. */
+  env?: Readonly<Record<string, string | undefined>>;
   signal?: AbortSignal;
 }
 
@@ -137,16 +141,28 @@ export async function conform(options: ConformOptions, registry: readonly Check[
     }
 
     let profile: Profile;
-    if (options.profile) profile = await loadProfile(options.profile);
-    else if (options.target)
-      profile = minimalProfile({
+    let discovery: Discovery | undefined;
+    const setupMs = Math.min(PREFLIGHT_TIMEOUT_MS, options.timeout);
+    if (options.profile) {
+      profile = await loadProfile(options.profile, io.env ?? process.env);
+      await assertSetup(profile, redactorFor(profile), setupMs);
+    } else if (options.target) {
+      const base = minimalProfile({
         target: options.target,
         key: options.key!,
         ws: options.ws,
         transport: options.transport,
         event: options.event,
       });
-    else {
+      discovery = await discoverTarget(
+        base,
+        options,
+        io,
+        setupMs,
+        checks.some((c) => c.needs.includes('ws')),
+      );
+      profile = discovery.profile;
+    } else {
       if (!io.startEmbedded) throw new UsageError('give --target URL or --profile FILE');
       embedded = await io.startEmbedded({ transport: options.transport, event: options.event });
       profile = embedded.profile;
@@ -186,7 +202,8 @@ export async function conform(options: ConformOptions, registry: readonly Check[
     ];
     const outcome = await runChecks({
       profile,
-      checks,
+      checks: discovery ? [discoveryCheck(discovery), ...checks] : checks,
+      ...(discovery?.budget ? { connections: discovery.budget } : {}),
       handlers,
       target,
       redact,
@@ -216,4 +233,59 @@ export async function conform(options: ConformOptions, registry: readonly Check[
   } finally {
     await embedded?.close();
   }
+}
+
+/**
+ * The discovery step of `--target URL`: a wrong set-up stops here (exit 2); otherwise what one key
+ * shows of the target, printed as it is found, becomes the run's profile.
+ */
+export async function discoverTarget(
+  base: Profile,
+  options: Pick<ConformOptions, 'ws' | 'transport' | 'event' | 'timeout' | 'keyEnv' | 'key'>,
+  io: Pick<ConformIO, 'out' | 'signal'>,
+  setupMs = Math.min(PREFLIGHT_TIMEOUT_MS, options.timeout),
+  streamChecks = true,
+): Promise<Discovery> {
+  const redact = redactorFor(base);
+  const { answered } = await assertSetup(base, redact, setupMs, `--key or ${options.keyEnv}`);
+  if (!answered) {
+    // A target silent to the key would cost discovery every wait it has; the run says why it stops.
+    io.out(`discovery: skipped, ${redact(base.rest)} answered no request with the key\n`);
+    return skippedDiscovery(base);
+  }
+  io.out(`discovery: what one key shows of ${redact(base.rest)}\n`);
+  const found = await discover(
+    {
+      rest: base.rest,
+      key: base.keys.primary.key,
+      ...(options.ws ? { ws: options.ws } : {}),
+      ...(options.transport ? { transport: options.transport } : {}),
+      ...(options.event ? { event: options.event } : {}),
+      redact,
+      timeoutMs: setupMs,
+      ...(io.signal ? { signal: io.signal } : {}),
+      progress: (line) => io.out(`${line}\n`),
+      streamChecks,
+    },
+    base,
+  );
+  for (const line of discoveryLines(found, redact)) io.out(`${line}\n`);
+  return found;
+}
+
+/** What discovery found, as the observations of one check, so every report and --baseline show them. */
+export function discoveryCheck(d: Discovery): Check {
+  return {
+    id: 'discovery',
+    enforces: [],
+    clause: { section: 'Endpoints', rule: 'what the target shows one key before the checks run' },
+    title: 'lists pairs, prices a few, looks for the stream on the REST origin and measures it',
+    expectation: 'nothing: what the spec leaves open is recorded, never judged',
+    severity: 'observe',
+    tags: ['rest'],
+    needs: [],
+    async run(ctx) {
+      for (const o of d.observations) ctx.observe(o.name, o.value, o.note);
+    },
+  };
 }

@@ -106,6 +106,16 @@ export class UnreachableError extends ConformError {
 }
 
 /**
+ * The target answers, but not as the service with this key: the key is refused, or the URL is not
+ * the base URL. The run stops before the checks with what to try (exit 2).
+ */
+export class SetupError extends ConformError {
+  static override readonly code = 'CONFORM_SETUP';
+  static override readonly badInput = true;
+  override name = 'SetupError';
+}
+
+/**
  * A profile that could not be read or is invalid, or a probe naming a missing key; the message names
  * the file and the field.
  */
@@ -202,6 +212,7 @@ export const ERROR_CLASSES = [
   NoStreamError,
   UsageError,
   UnreachableError,
+  SetupError,
   ProfileError,
   LoadUsageError,
   ThresholdError,

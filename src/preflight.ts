@@ -8,7 +8,9 @@ import type { Evidence } from './check.ts';
 import type { Profile } from './profile.ts';
 import type { Redact } from './redact.ts';
 import { createRestClient, KEEP_ALIVE } from './transports/rest-client.ts';
-import { TimeoutError, UnreachableError } from './errors.ts';
+import { SetupError, TimeoutError, UnreachableError } from './errors.ts';
+import { API_KEY_HEADER, PATHS, STATUS } from './spec.ts';
+import type { RestExchange } from './transports/rest.ts';
 
 /** Longest wait for the first HTTP response of a run. */
 export const PREFLIGHT_TIMEOUT_MS = 10_000;
@@ -87,4 +89,72 @@ export async function keyedPreflight(
       };
     return undefined;
   }
+}
+
+/** What is wrong with a set-up whose `GET /v1/pairs` with the primary key answered `ex`, if anything. */
+export function setupProblem(restUrl: string, ex: RestExchange, keySource: string): string | undefined {
+  const url = `${restUrl.replace(/\/+$/, '')}${PATHS.pairs}`;
+  const json = ex.json !== null && typeof ex.json === 'object' ? (ex.json as Record<string, unknown>) : undefined;
+  // Only the answers that say "not here" or "not this key" are a set-up's: anything else (a redirect,
+  // an error page, a broken body) is the target's answer, and the checks judge it.
+  if (ex.status === 401 || String(json?.status_number) === STATUS.UNAUTHORIZED)
+    return (
+      `the target refuses the primary key (HTTP ${ex.status}, status_number ` +
+      `${JSON.stringify(json?.status_number ?? null)} on GET ${url}): ` +
+      `check ${keySource} holds a valid key for this target`
+    );
+  // No JSON, or the service's own "no such endpoint": /v1/pairs is not under this URL.
+  const notFound = json === undefined || !('status_number' in json) || String(json.status_number) === STATUS.NOT_FOUND;
+  if (ex.status === 404 && notFound) {
+    const path = new URL(restUrl).pathname.replace(/\/+$/, '');
+    const hint = /\/v1$/.test(path)
+      ? ` (drop the trailing /v1: the harness appends ${PATHS.pairs})`
+      : path === ''
+        ? ' (is a path prefix such as /api missing?)'
+        : '';
+    return (
+      `--target ${restUrl} does not look like the service's base URL: GET ${url} answered HTTP ` +
+      `${ex.status} ` +
+      (json === undefined ? 'without JSON' : `with status_number ${JSON.stringify(json.status_number ?? null)}`) +
+      '; give the URL ' +
+      `${PATHS.pairs} sits under${hint}`
+    );
+  }
+  return undefined;
+}
+
+/**
+ * Stops a run whose set-up is wrong before any check judges the target by it: the primary key
+ * refused, or a URL that is not the base URL (SetupError, exit 2). A key refused under the
+ * canonical header but taken in another case is the target's fault, for the checks to judge.
+ * Resolves with whether the target answered the request with the key at all.
+ */
+export async function assertSetup(
+  profile: Profile,
+  redact: Redact,
+  timeoutMs: number,
+  keySource = "the profile's keys.primary",
+): Promise<{ answered: boolean }> {
+  await assertReachable(profile.rest, timeoutMs);
+  const rest = createRestClient({
+    baseUrl: profile.rest,
+    primaryKey: profile.keys.primary.key,
+    record: () => undefined,
+    redact,
+    timeoutMs,
+  });
+  let ex: RestExchange;
+  try {
+    ex = await rest.get({ path: PATHS.pairs });
+  } catch {
+    // Silence and network trouble are the keyed preflight's and the checks' to report.
+    return { answered: false };
+  }
+  const problem = setupProblem(profile.rest, ex, keySource);
+  if (problem === undefined) return { answered: true };
+  if (/refuses the primary key/.test(problem)) {
+    const again = await rest.get({ path: PATHS.pairs, keyHeader: API_KEY_HEADER.toLowerCase() }).catch(() => undefined);
+    if (again && setupProblem(profile.rest, again, keySource) === undefined) return { answered: true };
+  }
+  throw new SetupError(redact(problem));
 }

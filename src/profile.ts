@@ -11,6 +11,7 @@ import type { RateLimit } from './request-budget.ts';
 import type { StatedTiming } from './timing.ts';
 
 export interface KeyEntry {
+  /** The key; a profile file may name the environment variable that holds it instead (`keyEnv`). */
   key: string;
   connections?: number;
   /** The key's REST rate limit, when the target states it: the run paces the key's requests within it. */
@@ -98,11 +99,33 @@ export function keepAliveTiming(profile: Profile): { windowMs: number; graceMs: 
   return { windowMs, graceMs, holdWindows };
 }
 
-/** Validates a parsed profile; throws ProfileError naming the first bad field. */
-export function parseProfile(value: unknown, source = 'profile'): Profile {
+/** The environment a profile's `keyEnv` references are read from (the CLI passes the process's). */
+export type KeyEnvironment = Readonly<Record<string, string | undefined>>;
+
+/**
+ * Replaces each key given as `keyEnv` (the name of an environment variable) with the variable's
+ * value; throws ProfileError naming the entry whose variable is unset or empty.
+ */
+export function resolveKeyEnv(profile: Profile, env: KeyEnvironment, source = 'profile'): Profile {
+  for (const [name, entry] of Object.entries(profile.keys)) {
+    const ref = (entry as { keyEnv?: unknown } | undefined)?.keyEnv;
+    if (!entry || typeof ref !== 'string') continue;
+    const value = env[ref];
+    if (!value) throw new ProfileError(`${source}: /keys/${name}/keyEnv: the environment variable ${ref} is not set`);
+    const { keyEnv: _ref, ...rest } = entry as { keyEnv?: string } & Record<string, unknown>;
+    profile.keys[name] = { ...rest, key: value } as KeyEntry;
+  }
+  return profile;
+}
+
+/**
+ * Validates a parsed profile and resolves its `keyEnv` references from `env`; throws
+ * ProfileError naming the first bad field.
+ */
+export function parseProfile(value: unknown, source = 'profile', env: KeyEnvironment = {}): Profile {
   const result = validator.validate('profile', value);
   if (!result.ok) throw new ProfileError(`${source}: ${result.errors[0]}`);
-  const profile = value as Profile;
+  const profile = resolveKeyEnv(value as Profile, env, source);
   const { windowMs, graceMs, holdWindows } = keepAliveTiming(profile);
   // A hold that ends before the window and its grace would pass against a server that never resets its timer.
   if (profile.timing?.keepAliveHoldWindows !== undefined && holdWindows * windowMs <= windowMs + graceMs) {
@@ -114,8 +137,8 @@ export function parseProfile(value: unknown, source = 'profile'): Profile {
   return profile;
 }
 
-/** Reads and validates a profile file. */
-export async function loadProfile(file: string): Promise<Profile> {
+/** Reads and validates a profile file; `keyEnv` references are read from `env`. */
+export async function loadProfile(file: string, env: KeyEnvironment = {}): Promise<Profile> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -128,7 +151,7 @@ export async function loadProfile(file: string): Promise<Profile> {
   } catch (err) {
     throw new ProfileError(`profile ${file} is not valid JSON: ${(err as Error).message}`);
   }
-  return parseProfile(value, `profile ${file}`);
+  return parseProfile(value, `profile ${file}`, env);
 }
 
 /** The minimal profile of `--target URL --key KEY [--ws URL] [--transport socketio --event NAME]`. */

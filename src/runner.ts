@@ -172,6 +172,8 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Fills `changes` of the run-end event (baseline comparison). */
   compare?: (results: CheckResult[]) => Change[];
+  /** A budget whose allowances were already looked for (by discovery): the run borrows from it. */
+  connections?: ConnectionBudget;
   /** Skip the reachability probe (tests of synthetic checks with no target). */
   skipPreflight?: boolean;
 }
@@ -379,11 +381,13 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
   const outer = options.signal;
   const onOuter = (): void => runAbort.abort(new AbortedError('the run was stopped'));
   outer?.addEventListener('abort', onOuter, { once: true });
-  const connections = await connectionBudget(profile, checks, stalled === undefined, createStream, {
-    redact,
-    signal: runAbort.signal,
-    maxPayload: settings.maxPayloadBytes,
-  });
+  const connections =
+    options.connections ??
+    (await connectionBudget(profile, checks, stalled === undefined, createStream, {
+      redact,
+      signal: runAbort.signal,
+      maxPayload: settings.maxPayloadBytes,
+    }));
 
   let unreachable: UnreachableError | undefined;
   const env: RunEnv = {

@@ -279,10 +279,21 @@ const rateLimit: Schema = {
     'REST requests the target allows the key per window (the spec does not show it); the run paces the key within it.',
 };
 
+const keyValue: Schema = { type: 'string', minLength: 1 };
+const keyEnv: Schema = {
+  type: 'string',
+  pattern: '^[A-Za-z_][A-Za-z0-9_]*$',
+  description: 'Name of the environment variable that holds the key, instead of `key`.',
+};
 const keyEntry = (extra: Schema = {}, required: string[] = []): Schema => ({
   type: 'object',
-  required: ['key', ...required],
-  properties: { key: { type: 'string', minLength: 1 }, rateLimit, ...extra },
+  ...(required.length > 0 ? { required } : {}),
+  // The key itself, or the name of the environment variable that holds it (kept out of the file).
+  oneOf: [
+    { required: ['key'], properties: { key: keyValue } },
+    { required: ['keyEnv'], properties: { keyEnv } },
+  ],
+  properties: { key: keyValue, keyEnv, rateLimit, ...extra },
 });
 const connections: Schema = {
   type: 'integer',
