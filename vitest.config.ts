@@ -15,6 +15,11 @@ const SWEEPS = [
   // The command line as processes, end to end: `conform serve` and its signals, `conform load`.
   'test/reference-serve.test.ts',
   'test/load-cli.test.ts',
+  // Whole runs from a URL and one key (discovery against drawn dialects), and whole catalogues
+  // against the dialects of values: each run is seconds of waiting on the stream.
+  'test/discovery.test.ts',
+  'test/discovery-run.test.ts',
+  'test/values-dialects.test.ts',
 ];
 const OUTSIDE_TOOLS = [
   'test/package.test.ts',

@@ -112,7 +112,9 @@ const UNLOCKED_BY = new Set(['key', 'stream', 'profile', 'operator']);
  */
 export function ruleLine(c: Coverage): string {
   const r = c.rules;
-  const parts = [`Rules: ${r.checked} of ${r.total} stated rules checked${r.partly ? `, ${r.partly} partly` : ''}`];
+  const parts = [
+    `Rules: ${r.checked - r.partly} of ${r.total} stated rules checked${r.partly ? `, ${r.partly} partly` : ''}`,
+  ];
   for (const g of r.unchecked) {
     const what = UNLOCKED_BY.has(g.kind) ? ` (${g.what.map((w) => `${w.label}: ${w.count}`).join(', ')})` : '';
     // The other kinds have no short need: --list-unchecked gives each rule's reason.
