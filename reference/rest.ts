@@ -25,15 +25,17 @@ export function priceFields(
 const DELAYED_SHIFT = 0.02;
 
 /**
- * The prices moved up by one amount, 2 % of the price in the coarsest places written, so that
- * bid <= price <= ask and the mid still hold exactly.
+ * The prices moved up by one amount, 2 % of the price in the coarsest decimal place any of them
+ * uses (padding zeros aside), so that bid <= price <= ask hold and the price stays the mid, or its
+ * rounding, at the pair's own precision.
  */
 function delayedFields(f: { ask: string; bid: string; price: string }): { ask: string; bid: string; price: string } {
-  const places = (v: string): number => v.split('.')[1]?.length ?? 0;
+  const written = (v: string): number => v.split('.')[1]?.length ?? 0;
+  const used = (v: string): number => new Decimal(v).decimalPlaces();
   const shift = new Decimal(f.price)
     .times(DELAYED_SHIFT)
-    .toDecimalPlaces(Math.min(places(f.ask), places(f.bid), places(f.price)), Decimal.ROUND_UP);
-  const up = (v: string): string => new Decimal(v).plus(shift).toFixed(places(v));
+    .toDecimalPlaces(Math.min(used(f.ask), used(f.bid), used(f.price)), Decimal.ROUND_UP);
+  const up = (v: string): string => new Decimal(v).plus(shift).toFixed(written(v));
   return { ask: up(f.ask), bid: up(f.bid), price: up(f.price) };
 }
 

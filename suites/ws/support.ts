@@ -375,6 +375,17 @@ export function largestGap(session: StreamSession, pair: string): number | undef
   return gap;
 }
 
+/** The largest gap between successive pushes of any one pair seen on `session` (ms), or undefined. */
+function sessionGap(session: StreamSession): number | undefined {
+  const pairs = new Set(session.pushes().map((p) => String(p.value.code)));
+  let gap: number | undefined;
+  for (const pair of pairs) {
+    const g = largestGap(session, pair);
+    if (g !== undefined) gap = Math.max(gap ?? 0, g);
+  }
+  return gap;
+}
+
 /**
  * How long to watch a pair that was pushing before deciding its pushes stopped: three of its
  * largest gaps so far on this session (the cadence and whether pushes come only on change are not
@@ -391,12 +402,16 @@ const IN_FLIGHT_GAPS = 4;
 /**
  * How long after the notice of a replacing subscribe or an unsubscribe frames of `pair` already in
  * flight may still arrive: the spec gives no time, and a service may flush what it queued before
- * the request. Four of the pair's largest push gaps on this session, at least the in-flight wait,
+ * the request. Four of the largest push gaps on this session (of the pair, or of any pair when
+ * larger), at least the in-flight wait,
  * at most the wait for two pushes, so a pair that is never stopped still shows.
  */
 export function inFlightMs(ctx: CheckContext, session: StreamSession, pair: string): number {
-  const gaps = IN_FLIGHT_GAPS * (largestGap(session, pair) ?? 0);
-  return Math.min(maxWatchMs(ctx.waits), Math.max(ctx.waits.inFlightMs, gaps));
+  // A pair's own gaps may all be short (a snapshot right before the first tick): the connection's
+  // other pairs show the cadence too.
+  const gap = Math.max(largestGap(session, pair) ?? 0, sessionGap(session) ?? 0);
+  const gaps = IN_FLIGHT_GAPS * gap;
+  return Math.round(Math.min(maxWatchMs(ctx.waits), Math.max(ctx.waits.inFlightMs, gaps)));
 }
 
 /** Records how many pushes of `pair` arrived within the in-flight window after the stop (at `stopMs`). */
