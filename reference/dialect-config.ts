@@ -7,7 +7,7 @@ import { Decimal } from './decimal.ts';
 import type { KeyConfig, ReferenceConfig } from './config.ts';
 import type { PairConfig } from './catalogue.ts';
 import type { Dialect } from './dialect.ts';
-import { mulberry32 } from './random.ts';
+import { mulberry32 } from '../src/random.ts';
 import { ASSET_TYPE } from '../src/spec.ts';
 
 /** Most decimals a drawn pair gets. */

@@ -16,7 +16,7 @@ import {
   type OptionSpace,
 } from './dialect-space.ts';
 import { DIALECT_SCHEMA } from './dialect-schema.ts';
-import { mulberry32 } from './random.ts';
+import { mulberry32 } from '../src/random.ts';
 
 export { DIALECT_SPACE } from './dialect-space.ts';
 

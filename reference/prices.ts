@@ -7,7 +7,7 @@ import { Decimal } from './decimal.ts';
 import type { PairConfig, PairState } from './catalogue.ts';
 import { parsePairCode } from '../src/spec.ts';
 import type { MidPrice } from './dialect.ts';
-import { mulberry32 } from './random.ts';
+import { mulberry32 } from '../src/random.ts';
 
 /** The current price strings of a pair. */
 export interface Quote {
@@ -34,7 +34,6 @@ export interface PairEntry {
 }
 
 /** Re-exported for the load tools' seeded schedules. */
-export { mulberry32 };
 
 /** States whose price exists and streams. */
 const PRICED: readonly PairState[] = ['active', 'stale'];

@@ -6,7 +6,7 @@ import { STATUS, type RestStatus } from '../src/spec.ts';
 import type { ReferenceConfig } from './config.ts';
 import { marketAt, staleMarket, type MarketInfo } from './market.ts';
 import { PriceBook, type PairEntry } from './prices.ts';
-import { mulberry32 } from './random.ts';
+import { mulberry32 } from '../src/random.ts';
 import type { IncomingMessage } from 'node:http';
 import { DEFAULT_DIALECT, type Dialect } from './dialect.ts';
 import { Wire } from './wire.ts';

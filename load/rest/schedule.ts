@@ -3,7 +3,7 @@
  * does, evenly spaced or as a Poisson process. Pure (no clock, no I/O): the generator asks for
  * the next time and compares it with its own clock.
  */
-import { mulberry32 } from '../../reference/prices.ts';
+import { mulberry32 } from '../../src/random.ts';
 
 export type Arrival = 'uniform' | 'poisson';
 export const ARRIVALS: readonly Arrival[] = ['uniform', 'poisson'];

@@ -10,6 +10,7 @@
 import type { Check, CheckContext } from '../../src/check.ts';
 import { NOTHING_TO_JUDGE } from '../../src/coverage.ts';
 import { isIanaZone, priceProblems } from '../../src/quote-rules.ts';
+import { mulberry32 } from '../../src/random.ts';
 import { PATHS, QUERY, REST_STATUSES_WITH_DATA } from '../../src/spec.ts';
 import {
   allowFor,
@@ -36,25 +37,13 @@ export const CATALOGUE_BASE_TIMEOUT_MS = 60_000;
 
 const PRICE = 'GET /v1/price';
 
-/** A seeded PRNG (mulberry32): the same seed draws the same sample. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * `bound` of `codes`, drawn with `seed`: first one pair of every asset type (a random one of
  * each), then the rest at random; in catalogue order.
  */
 export function sampleCodes(codes: readonly string[], bound: number, seed: number): string[] {
   if (codes.length <= bound) return [...codes];
-  const random = seeded(seed);
+  const random = mulberry32(seed);
   const byType = new Map<string, string[]>();
   for (const c of codes) {
     const t = assetTypeOf(c) ?? '';

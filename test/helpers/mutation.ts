@@ -9,7 +9,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { coveringSeeds, drawDialect, startReferenceServer, type Dialect } from '../../reference/index.ts';
-import { mulberry32 } from '../../reference/random.ts';
+import { mulberry32 } from '../../src/random.ts';
 import type { SweepJob } from './sweep.ts';
 import { FAULT_AREAS, FAULTS as REFERENCE_FAULTS, type Fault, type ScoreArea } from '../../reference/faults.ts';
 import { withCatches } from '../../src/matrix.ts';
