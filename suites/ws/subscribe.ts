@@ -17,6 +17,7 @@ import {
 import {
   watchNote,
   stopCheckTimeoutMs,
+  learnCadence,
   UNKNOWN_PAIR,
   answers,
   watchMs,
@@ -467,6 +468,7 @@ export const subscribeChecks: readonly Check[] = [
       const [a] = (await subscribeOk(ctx, session, [live[0]!], 'conform-first', { live: true })) as [string];
       // Two pushes: their gap says how long a silence of A means it stopped (the cadence is not shown).
       if (!(await awaitPushes(session, a, 2, 0, ctx.waits.cadenceMs))) noPushes(ctx, `two pushes of ${a}`);
+      await learnCadence(ctx, session, [a]);
       // Picked again: a refused pair is left out now.
       const other = (await needLivePairs(ctx, 3, 2)).find((p) => p !== a)!;
       const [b] = (await subscribeOk(ctx, session, [other], 'conform-second', { live: true })) as [string];

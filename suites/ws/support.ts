@@ -365,7 +365,18 @@ export const maxWatchMs = (w: Waits): number => w.cadenceMs;
  * Timeout of a check that learns a pair's cadence and then watches it stop: both waits, the
  * in-flight window, and the rest of its steps.
  */
-export const stopCheckTimeoutMs = (_p: Profile, w: Waits): number => w.cadenceMs + 2 * maxWatchMs(w) + 10_000;
+export const stopCheckTimeoutMs = (_p: Profile, w: Waits): number =>
+  w.cadenceMs + w.pushMs + 2 * maxWatchMs(w) + 10_000;
+
+/**
+ * Waits, up to a push wait, for a third push of each of `pairs`, whose gaps the window for frames
+ * in flight is measured against: a service may push a snapshot right after the subscribe, so the
+ * gap between the first two pushes can be far shorter than the cadence. Decides nothing: a pair
+ * that pushes only on change may not push again.
+ */
+export async function learnCadence(ctx: CheckContext, session: StreamSession, pairs: readonly string[]): Promise<void> {
+  await Promise.all(pairs.map((p) => awaitPushes(session, p, 3, 0, ctx.waits.pushMs)));
+}
 
 /** The largest gap between successive pushes of `pair` seen on `session` (ms), or undefined with fewer than two. */
 export function largestGap(session: StreamSession, pair: string): number | undefined {

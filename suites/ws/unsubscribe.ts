@@ -5,6 +5,7 @@ import { METHOD, STATUS, TEXT } from '../../src/spec.ts';
 import {
   watchNote,
   stopCheckTimeoutMs,
+  learnCadence,
   UNKNOWN_PAIR,
   ask,
   awaitPushes,
@@ -88,6 +89,7 @@ export const unsubscribeChecks: readonly Check[] = [
         awaitPushes(session, b, 2, 0, ctx.waits.cadenceMs),
       ]);
       if (!both.every(Boolean)) noPushes(ctx, `two pushes of each of ${[a, b].join(' and ')}`);
+      await learnCadence(ctx, session, [a, b]);
       const notice = await ask(ctx, session, unsubscribe([a], 'conform-stop'), 'the unsubscribe notice');
       if (String(notice.code) !== STATUS.OK)
         ctx.fail({
@@ -133,7 +135,7 @@ export const unsubscribeChecks: readonly Check[] = [
     tags: ['ws', 'session', 'push'],
     needs: ['ws'],
     // Waits for pushes, for the stopped pairs' prices to move and for pushes after that: each up to a push wait.
-    timeoutMs: (_p, w) => 9 * w.pushMs,
+    timeoutMs: (_p, w) => 10 * w.pushMs,
     async run(ctx) {
       const session = await openSession(ctx);
       const [a, b, c] = (await subscribeOk(ctx, session, await needLivePairs(ctx, 3), 'conform-sub', {
@@ -141,9 +143,7 @@ export const unsubscribeChecks: readonly Check[] = [
       })) as [string, string, string];
       const all = await Promise.all([a, b, c].map((p) => awaitPushes(session, p, 1, 0, ctx.waits.pushMs)));
       if (!all.every(Boolean)) noPushes(ctx, `subscribed to ${[a, b, c].filter((_, i) => !all[i]).join(', ')}`);
-      // A second push of each pair to stop gives its cadence, which the window for frames in flight is
-      // measured against.
-      await Promise.all([a, b].map((p) => awaitPushes(session, p, 2, 0, ctx.waits.pushMs)));
+      await learnCadence(ctx, session, [a, b, c]);
       const notice = await ask(ctx, session, unsubscribe([a, b], 'conform-stop-several'), 'the unsubscribe notice');
       if (String(notice.code) !== STATUS.OK)
         ctx.fail({
