@@ -254,12 +254,12 @@ async function probeRefused(
   ctx: CheckContext,
   session: StreamSession,
   pairs: readonly string[],
-  id: string,
+  id: string | undefined,
 ): Promise<string | undefined> {
   for (const [i, pair] of pairs.entries()) {
     if (ctx.pairs.isAccepted(pair)) continue;
     if (i > 0) await pause(REPLACE_GAP_MS, ctx);
-    const notice = await ask(ctx, session, subscribe([pair], `${id}-probe-${i}`), `a notice for ${pair}`);
+    const notice = await ask(ctx, session, subscribe([pair], `${id ?? 'conform'}-probe-${i}`), `a notice for ${pair}`);
     if (isSuccess(notice)) ctx.pairs.accepted([pair]);
     else if (refusedListed(ctx, notice, [pair]) === pair) return pair;
   }
@@ -283,7 +283,7 @@ export async function subscribeListed(
   ctx: CheckContext,
   session: StreamSession,
   pairs: readonly string[],
-  id: string,
+  id?: string,
   needs: PairNeeds = {},
 ): Promise<{ notice: JsonObject; pairs: string[] }> {
   let current = [...pairs];
