@@ -1,5 +1,5 @@
 /**
- * Stated rules a broken service used to slip past: requests without id, malformed messages of
+ * Stated rules a broken service could slip past without their checks: requests without id, malformed messages of
  * every shape, keys counted apart, the whole notice of a key refused after connecting, and a check
  * that saw no push. Each check fails against the fault that breaks its rule, saying what broke, and
  * passes against the clean service; a check with nothing to judge skips.
@@ -67,7 +67,7 @@ describe('checks of stated rules, against the clean reference service', () => {
   });
 });
 
-describe('checks of stated rules a broken service used to slip past', () => {
+describe('checks of stated rules a broken service could otherwise slip past', () => {
   it.concurrent.for(CASES)(
     '%s fails against fault %s, saying what broke',
     async ([id, fault, message], { expect: local }) => {
