@@ -96,10 +96,35 @@ async function readOne(ctx: CheckContext, code: string): Promise<boolean> {
   return true;
 }
 
+/**
+ * `codes`, or past `CATALOGUE_BOUND` of them a seeded sample of that many holding every asset type;
+ * the seed (the profile's `sampleSeed`, or one drawn) is observed so that a run can be repeated.
+ */
+export function boundedSample(ctx: CheckContext, codes: readonly string[], what: string): string[] {
+  if (codes.length <= CATALOGUE_BOUND) return [...codes];
+  const seed = ctx.profile.sampleSeed ?? Math.floor(Math.random() * 2 ** 31);
+  ctx.observe(
+    'sample-seed',
+    seed,
+    `${what} lists more than ${CATALOGUE_BOUND} pairs: ${CATALOGUE_BOUND} are read, a pair of ` +
+      'every asset type and the rest drawn with this seed (profile sampleSeed repeats it)',
+  );
+  return sampleCodes(codes, CATALOGUE_BOUND, seed);
+}
+
 export const catalogueChecks: readonly Check[] = [
   restCheck({
     id: 'rest.price.catalogue',
-    enforces: ['field:price:code', 'field:price:ask', 'field:price:bid', 'field:price:price', 'field:price:market'],
+    enforces: [
+      'field:price:code',
+      'field:price:ask',
+      'field:price:bid',
+      'field:price:price',
+      'field:price:market',
+      // The price-response schema fixes a Crypto market (open, continuous, REG) on every pair read.
+      'rule:market:crypto',
+      'field:market:session',
+    ],
     catches: [
       ...REST_ANSWER_FAULTS,
       'envelope-ts-string',
@@ -137,16 +162,7 @@ export const catalogueChecks: readonly Check[] = [
     async run(ctx) {
       const codes = [...new Set((await catalogue(ctx)).map((p) => p.code))];
       if (codes.length === 0) ctx.skip(`${PATHS.pairs} lists no pair`, NOTHING_TO_JUDGE.pricedPair);
-      if (codes.length > CATALOGUE_BOUND) {
-        const seed = ctx.profile.sampleSeed ?? Math.floor(Math.random() * 2 ** 31);
-        codes.splice(0, codes.length, ...sampleCodes(codes, CATALOGUE_BOUND, seed));
-        ctx.observe(
-          'sample-seed',
-          seed,
-          `the catalogue lists more than ${CATALOGUE_BOUND} pairs: ${CATALOGUE_BOUND} are read, a pair of ` +
-            'every asset type and the rest drawn with this seed (profile sampleSeed repeats it)',
-        );
-      }
+      codes.splice(0, codes.length, ...boundedSample(ctx, codes, 'the catalogue'));
       let next = 0;
       let priced = 0;
       const lane = async (): Promise<void> => {

@@ -10,6 +10,7 @@ import net from 'node:net';
 import { once } from 'node:events';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { RUN_DEFAULTS } from '../../src/runner.ts';
+import { PATHS } from '../../src/spec.ts';
 import { pump, rawResponse, startRawServer, type RawExchange, type RawServer } from './raw-server.ts';
 import {
   OPCODE,
@@ -863,6 +864,16 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
         'it refuses every third handshake with 50009, which can meet a connection limit by chance',
       'ws.limits.connections.limited':
         'it refuses every third handshake with 50009, which can meet a connection limit by chance',
+      'rest.auth.header-case.canonical': 'it serves /v1/pairs to a key however its header is spelled',
+      'rest.auth.header-case.upper': 'it serves /v1/pairs to a key however its header is spelled',
+      'rest.auth.header-case.lower': 'it serves /v1/pairs to a key however its header is spelled',
+      'rest.pairs.defaults': 'its /v1/pairs is one page of one well-formed pair, which the paging rules hold for',
+      'rest.pairs.page-default-size':
+        'its /v1/pairs is one page of one well-formed pair, which the paging rules hold for',
+      'rest.pairs.per-page': 'its /v1/pairs is one page of one well-formed pair, which the paging rules hold for',
+      'rest.pairs.code-search': 'its one pair holds the fragment searched for, which is its own code',
+      'ws.subscribe.invalid.empty-list':
+        'it acknowledges every request with a success notice, and an empty subscription may be acknowledged',
     },
     async start() {
       let upgrades = 0;
@@ -872,6 +883,22 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
         (req, res) => {
           const key = keyOf(req);
           keysSeen.add(key);
+          // The pairs of a keyed request are served, the key echoed in them, so the run gets past its
+          // set-up check (a refused key stops it before any check) and every check meets the echo.
+          if (key && req.url?.startsWith(PATHS.pairs)) {
+            res.statusMessage = `Key ${key} accepted`;
+            writeJson(
+              res,
+              200,
+              {
+                status_number: '200',
+                ts: 1700000000000,
+                data: [{ code: `Crypto:ALL:${key}/USDT`, name: `echo ${key}`, base: key, quote: 'USDT' }],
+              },
+              { 'x-echo-key': key, 'set-cookie': `session=${key}; HttpOnly` },
+            );
+            return;
+          }
           res.statusMessage = `Key ${key} rejected`;
           writeJson(
             res,
