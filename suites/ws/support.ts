@@ -418,6 +418,9 @@ const IN_FLIGHT_GAPS = 4;
  * at most the wait for two pushes, so a pair that is never stopped still shows.
  */
 export function inFlightMs(ctx: CheckContext, session: StreamSession, pair: string): number {
+  // Fewer than three pushes of the pair show no cadence (a snapshot and one change may come close
+  // together): a frame queued before the request may come as late as the wait for two pushes.
+  if (session.pushes({ pair }).length < 3) return Math.round(maxWatchMs(ctx.waits));
   // A pair's own gaps may all be short (a snapshot right before the first tick): the connection's
   // other pairs show the cadence too.
   const gap = Math.max(largestGap(session, pair) ?? 0, sessionGap(session) ?? 0);
