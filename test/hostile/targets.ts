@@ -874,6 +874,16 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
       'rest.pairs.code-search': 'its one pair holds the fragment searched for, which is its own code',
       'ws.subscribe.invalid.empty-list':
         'it acknowledges every request with a success notice, and an empty subscription may be acknowledged',
+      'rest.pairs.invalid-param.page-zero':
+        'it answers any paging with its one page, as a lenient service may answer an invalid one',
+      'rest.pairs.invalid-param.page-negative':
+        'it answers any paging with its one page, as a lenient service may answer an invalid one',
+      'rest.pairs.invalid-param.page-text':
+        'it answers any paging with its one page, as a lenient service may answer an invalid one',
+      'rest.pairs.invalid-param.per-page-zero':
+        'it answers any paging with its one page, as a lenient service may answer an invalid one',
+      'rest.pairs.invalid-param.per-page-text':
+        'it answers any paging with its one page, as a lenient service may answer an invalid one',
     },
     async start() {
       let upgrades = 0;
