@@ -328,6 +328,13 @@ export const FAULTS = [
             : out,
       },
     },
+    {
+      // Lenient paging, a clamped per_page and an empty page past the end leave /v1/pairs no 50004 to answer.
+      maskedBy: (d) =>
+        d.rest.invalidPaging === 'defaults' && d.rest.perPageOver === 'clamp' && d.rest.pastEnd === 'empty'
+          ? '/v1/pairs answers every paging it is given, so it has no invalid-request error to write'
+          : undefined,
+    },
   ),
   f(
     'pairs-pages-overlap',
@@ -573,6 +580,14 @@ export const FAULTS = [
     ['rule:auth:entitlements', 'status:50010'],
     {
       entitlement: (denied, { use }) => (use === 'price' && denied === STATUS.ACCESS_DENIED ? undefined : denied),
+    },
+    {
+      // With one documented denial for every refused pair, the profile's probe of that status is
+      // the whitelisted key asking for a pair outside its whitelist.
+      widenedBy: (d) =>
+        d.rest.denial === 'by-cause'
+          ? undefined
+          : `the probe of ${d.rest.denial} asks for a pair outside the whitelist`,
     },
   ),
   // Handshake

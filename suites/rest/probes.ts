@@ -5,7 +5,14 @@
  */
 import type { Check } from '../../src/check.ts';
 import type { StatementKey } from '../../src/statements.ts';
-import { REST_STATUSES, REST_STATUSES_WITH_DATA, REST_STATUS, STATUS, type RestStatus } from '../../src/spec.ts';
+import {
+  REST_PAIR_DENIALS,
+  REST_STATUSES,
+  REST_STATUSES_WITH_DATA,
+  REST_STATUS,
+  STATUS,
+  type RestStatus,
+} from '../../src/spec.ts';
 import { ProfileError } from '../../src/errors.ts';
 import { body, clause, expectHttp, expectStatus, queryText, restCheck } from './support.ts';
 import type { FaultName } from '../../src/fault-name.ts';
@@ -56,6 +63,8 @@ export const probeChecks: readonly Check[] = REST_STATUSES.filter((s) => s !== S
     id: `rest.probe.${status}`,
     enforces: [`status:${status}`, ...(ALSO_ENFORCES[status] ?? [])],
     catches: probeCatches(status),
+    // A dialect that answers every refused pair with one documented denial probes it with the whitelisted key.
+    ...(REST_PAIR_DENIALS.includes(status) ? { catchesUnderDialects: ['entitlement-whitelist-price-ignored'] } : {}),
     tags: ['auth'],
     needs: ['probes'],
     clause: clause('REST `status_number` values', `${status}: ${REST_STATUS[status]}`),
