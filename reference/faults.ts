@@ -684,6 +684,8 @@ export const FAULTS = [
           );
         if (primary?.connections === 1)
           return "keys.primary allows one connection, so the fault leaks the primary key's slot too";
+        if (d.keys.others === 1)
+          return 'the other keys allow one connection each: the fault leaks their slots too, which later checks need';
         // Unstated, the allowance is searched for before any check: the search's own connection leaks the
         // slot, and every later refusal reads as the found allowance contradicted, which a check skips.
         return unstatedAllowances('the search for them leaks the slot before any check')(d);
