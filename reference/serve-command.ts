@@ -162,18 +162,23 @@ const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 /** Runs until a stop signal, or until npm that launched it is gone; then closes every connection. */
 async function serve(options: ServeOptions, listFaults: FaultListing): Promise<void> {
   const io: ServeIO = { out: (t) => process.stdout.write(t) };
-  const server = await startServe(options, io, listFaults);
-  if (!server) return;
-  await new Promise<void>((resolve) => {
-    let unwatch = (): void => {};
-    const stop = (): void => {
-      for (const s of STOP_SIGNALS) process.off(s, stop);
-      unwatch();
-      resolve();
-    };
-    for (const s of STOP_SIGNALS) process.on(s, stop);
-    unwatch = whenLaunchersGone(launchers(process.env), stop);
+  // The handlers go on before the URLs are printed: whoever reads them may signal at once, and a
+  // signal with no handler yet would kill the process before it closes its connections.
+  let resolveStop = (): void => {};
+  const stopped = new Promise<void>((resolve) => (resolveStop = resolve));
+  const stop = (): void => {
+    for (const s of STOP_SIGNALS) process.off(s, stop);
+    unwatch();
+    resolveStop();
+  };
+  for (const s of STOP_SIGNALS) process.on(s, stop);
+  const unwatch = whenLaunchersGone(launchers(process.env), stop);
+  const server = await startServe(options, io, listFaults).catch((err: unknown) => {
+    stop();
+    throw err;
   });
+  if (!server) return stop();
+  await stopped;
   await server.close();
   io.out('conform reference service stopped\n');
 }
