@@ -19,6 +19,7 @@ const SWEEPS = [
   // against the dialects of values: each run is seconds of waiting on the stream.
   'test/discovery.test.ts',
   'test/discovery-run.test.ts',
+  'test/independent-service.test.ts',
   'test/values-dialects.test.ts',
 ];
 const OUTSIDE_TOOLS = [
