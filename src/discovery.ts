@@ -537,7 +537,7 @@ export function cadenceBand(ms: number): string {
 function observeListing(listing: Listing, observe: (name: string, value: unknown, note?: string) => void): void {
   const types = [...new Set(listing.pairs.map((p) => parsePairCode(p)!.assetType))].sort();
   observe('rest.listed-pairs', listing.pairs.length, 'on the first page, as many per page as it gives');
-  observe('rest.asset-types', types);
+  observe('rest.asset-types', types, 'on the first page');
   const json = listing.exchange?.json as Record<string, unknown> | undefined;
   observe('rest.ts-unit', timestampUnit(json?.ts) ?? 'unknown', 'of the envelope ts of /v1/pairs');
   const meta = paginationFields(json);

@@ -7,6 +7,7 @@ import {
   body,
   clause,
   expectStatus,
+  MAX_PAGES,
   pairPerAssetType,
   restCheck,
   shown,
@@ -35,8 +36,15 @@ async function errorAnswers(ctx: CheckContext): Promise<[string, RestExchange][]
 }
 
 /**
- * The other errors the suite provokes: an invalid key, each invalid page/per_page of /v1/pairs, and
- * with the profile's keys a suspended key, another asset type and a pair outside a whitelist.
+ * A page past the end of any catalogue the harness walks: a service that ends its list with 50004
+ * (the spec leaves it open) writes an error envelope there, maybe its only one on /v1/pairs.
+ */
+const FAR_PAGE = MAX_PAGES + 1;
+
+/**
+ * The other errors the suite provokes: an invalid key, each invalid page/per_page of /v1/pairs, a
+ * page past the end (an error only where the service ends its list with one), and with the
+ * profile's keys a suspended key, another asset type and a pair outside a whitelist.
  */
 async function moreErrorAnswers(ctx: CheckContext): Promise<[string, RestExchange][]> {
   const out: [string, RestExchange][] = [
@@ -47,6 +55,10 @@ async function moreErrorAnswers(ctx: CheckContext): Promise<[string, RestExchang
       `GET /v1/pairs?${c.param}=${c.value}`,
       await ctx.rest.get({ path: PATHS.pairs, query: { [c.param]: c.value } }),
     ]);
+  out.push([
+    `GET /v1/pairs?page=${FAR_PAGE}`,
+    await ctx.rest.get({ path: PATHS.pairs, query: { [QUERY.pairs.page]: String(FAR_PAGE) } }),
+  ]);
   const { suspended, cryptoOnly, whitelisted } = ctx.profile.keys;
   if (suspended)
     out.push(['GET /v1/pairs with keys.suspended', await ctx.rest.get({ path: PATHS.pairs, key: suspended.key })]);
@@ -124,7 +136,8 @@ export const envelopeChecks: readonly Check[] = [
     clause: clause('REST envelope', 'status_number a string; data null on errors; message present on errors'),
     title:
       'every request the suite answers with an error: no key, an invalid key, unknown pair, no ' +
-      "code, unknown endpoint, each invalid page/per_page of /v1/pairs, and with the profile's " +
+      'code, unknown endpoint, each invalid page/per_page of /v1/pairs, a page past the end (where ' +
+      "the service ends its list with an error), and with the profile's " +
       'keys a suspended key, another asset type, a pair outside a whitelist',
     expectation: 'each error envelope has status_number a string, data null and a message string',
     async run(ctx) {

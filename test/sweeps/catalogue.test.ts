@@ -8,7 +8,7 @@
  * - Every fault over the raw WebSocket, and every stream fault over Socket.IO: exactly its catches
  *   fail, nothing errors.
  * - Faults under dialects that leave their rule breakable: still caught, nothing failing beyond
- *   the catches (all of them in `full`; a sample drawn per commit in `ci`, its seed printed).
+ *   the catches (all of them in `full`; a fixed sample in `ci`, its seed printed).
  * - Dialects (the covering seeds on both transports; random ones too in `full`): the zero
  *   false-failure property, no check fails or errors.
  */
