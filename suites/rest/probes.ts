@@ -63,8 +63,11 @@ export const probeChecks: readonly Check[] = REST_STATUSES.filter((s) => s !== S
     id: `rest.probe.${status}`,
     enforces: [`status:${status}`, ...(ALSO_ENFORCES[status] ?? [])],
     catches: probeCatches(status),
-    // A dialect that answers every refused pair with one documented denial probes it with the whitelisted key.
-    ...(REST_PAIR_DENIALS.includes(status) ? { catchesUnderDialects: ['entitlement-whitelist-price-ignored'] } : {}),
+    // A dialect that answers every refused pair with one documented denial probes it with the
+    // whitelisted key and the asset-type-limited one.
+    ...(REST_PAIR_DENIALS.includes(status)
+      ? { catchesUnderDialects: ['entitlement-whitelist-price-ignored', 'entitlement-asset-type-ignored'] }
+      : {}),
     tags: ['auth'],
     needs: ['probes'],
     clause: clause('REST `status_number` values', `${status}: ${REST_STATUS[status]}`),

@@ -8,6 +8,7 @@
  * (test/sweeps/catalogue.test.ts) both use it; test/helpers/sweep.ts runs the runs.
  */
 import { coveringSeeds, drawDialect, startReferenceServer, type Dialect } from '../../reference/index.ts';
+import { REST_PAIR_DENIALS } from '../../src/spec.ts';
 import { mulberry32 } from '../../src/random.ts';
 import type { SweepJob } from './sweep.ts';
 import { FAULT_AREAS, FAULTS as REFERENCE_FAULTS, type Fault, type ScoreArea } from '../../reference/faults.ts';
@@ -184,13 +185,25 @@ export function judgeFault(fault: FaultEntry, results: readonly CheckResult[], d
 export const DIALECTS_PER_FAULT = 2;
 
 /**
+ * Whether a widened catch is in effect under `d`: the probe of a pair denial is the one a dialect
+ * that answers every refused pair with that denial sends a refused pair to; the probes of the other
+ * denials ask for what they always ask for.
+ */
+function probesThisDialect(id: string, d: Dialect): boolean {
+  const denial = REST_PAIR_DENIALS.find((s) => id === `rest.probe.${s}`);
+  return denial === undefined || denial === d.rest.denial;
+}
+
+/**
  * A fault as judged under a dialect: its catches, and its widened catches when its record's
  * `widenedBy` gives a reason under that dialect (legitimate choices that carry the broken frame
  * where more checks look).
  */
 export function underDialect<F extends FaultEntry>(fault: F, d: Dialect): F {
-  const more = fault.widenedBy?.(d) === undefined ? [] : (fault.widenedCatches ?? []);
-  return more.length ? { ...fault, catches: [...new Set([...fault.catches, ...more])] } : fault;
+  const more = (fault.widenedBy?.(d) === undefined ? [] : (fault.widenedCatches ?? [])).filter(
+    (id) => !fault.catches.includes(id) && probesThisDialect(id, d),
+  );
+  return more.length ? { ...fault, catches: [...fault.catches, ...more] } : fault;
 }
 
 /**
