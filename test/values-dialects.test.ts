@@ -147,7 +147,7 @@ describe('the market rules on every pair', () => {
     ['market-timezone-alias', ['rest.price.market.timezone', 'rest.price.catalogue'], /US\/Eastern/],
     [
       'market-extended-hours-non-us',
-      ['rest.price.market.combination', 'rest.price.catalogue'],
+      ['rest.price.market.combination', 'rest.price.catalogue', 'rest.price.schema'],
       /Equity:LSE:VOD\/GBP.*pre_session/,
     ],
   ] as const)
