@@ -166,13 +166,14 @@ async function serve(options: ServeOptions, listFaults: FaultListing): Promise<v
   // signal with no handler yet would kill the process before it closes its connections.
   let resolveStop = (): void => {};
   const stopped = new Promise<void>((resolve) => (resolveStop = resolve));
+  let unwatch = (): void => {};
   const stop = (): void => {
     for (const s of STOP_SIGNALS) process.off(s, stop);
     unwatch();
     resolveStop();
   };
   for (const s of STOP_SIGNALS) process.on(s, stop);
-  const unwatch = whenLaunchersGone(launchers(process.env), stop);
+  unwatch = whenLaunchersGone(launchers(process.env), stop);
   const server = await startServe(options, io, listFaults).catch((err: unknown) => {
     stop();
     throw err;

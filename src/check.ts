@@ -55,7 +55,7 @@ export interface Check {
    */
   readonly catches?: FaultList;
   /**
-   * Faults the check must also fail under when a conforming dialect carries the broken frame to it
+   * Faults the check may also fail under when a conforming dialect carries the broken frame to it
    * (the fault's record, `widenedBy`, says which dialects and why); never expected on the default
    * dialect. The probe of a pair denial is widened only where the dialect answers refused pairs
    * with that denial.

@@ -31,6 +31,7 @@ import {
   STATUS,
   TEXT,
 } from '../../src/spec.ts';
+import { mulberry32 } from '../../src/random.ts';
 
 /** Not a spec path: the spec leaves the stream's address open, and this one is nobody's default. */
 export const STREAM_PATH = '/v1/websocket';
@@ -210,18 +211,6 @@ function decimal(units: number, decimals: number): string {
 
 const seconds = (ms = Date.now()) => Math.floor(ms / 1000);
 
-/** A small seeded generator: the walk is the same on every run, so a failure replays. */
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 // --- helpers for HTTP -------------------------------------------------------------------------
 
 const HTTP_OF: Record<string, number> = {
@@ -312,7 +301,8 @@ export interface IndependentOptions {
 export async function startIndependentService(options: IndependentOptions = {}): Promise<IndependentService> {
   const marketClock = options.marketClock ?? (() => new Date());
   const key = `ind_${randomBytes(12).toString('hex')}`;
-  const random = prng(20_241_125);
+  // Seeded, so the walk of prices is the same on every run and a failure replays.
+  const random = mulberry32(20_241_125);
   const startedAt = Date.now();
   const live = new Map<string, Live>(CATALOGUE.map((def) => [def.code, { def, mid: def.mid, lastUpdated: startedAt }]));
   const openConnections = new Map<string, number>();
