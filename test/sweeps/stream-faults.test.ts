@@ -8,7 +8,9 @@ import { expectFaultFails, WS_FAULTS } from '../helpers/stream-suite.ts';
 
 describe.each(['ws', 'socketio'] as const)('stream suite over %s against each fault of the reference service', (t) => {
   // Concurrent (vitest's default of 5 at once): each run mostly waits on timers; its own server and key gates.
-  it.concurrent.for(WS_FAULTS)('fault %s fails %j', async ([fault, ids], { expect: local }) =>
+  // One repeat: on a loaded machine an allowance measurement may skip, honestly, when connections of
+  // its key keep closing under it five times; a fault that is not caught fails both runs.
+  it.concurrent.for(WS_FAULTS)('fault %s fails %j', { retry: 1 }, async ([fault, ids], { expect: local }) =>
     expectFaultFails(t, fault, ids, local),
   );
 });
