@@ -414,8 +414,9 @@ const IN_FLIGHT_GAPS = 4;
  * How long after the notice of a replacing subscribe or an unsubscribe frames of `pair` already in
  * flight may still arrive: the spec gives no time, and a service may flush what it queued before
  * the request. Four of the largest push gaps on this session (of the pair, or of any pair when
- * larger; the wait for one push when no pair pushed twice), at least the in-flight wait,
- * at most the wait for two pushes, so a pair that is never stopped still shows.
+ * larger; the wait for one push when the pushes came all at once), at least the in-flight wait,
+ * at most the wait for two pushes, so a pair that is never stopped still shows. A pair pushed
+ * fewer than three times shows no cadence: the wait for two pushes.
  */
 export function inFlightMs(ctx: CheckContext, session: StreamSession, pair: string): number {
   // Fewer than three pushes of the pair show no cadence (a snapshot and one change may come close
@@ -424,8 +425,8 @@ export function inFlightMs(ctx: CheckContext, session: StreamSession, pair: stri
   // A pair's own gaps may all be short (a snapshot right before the first tick): the connection's
   // other pairs show the cadence too.
   const gap = Math.max(largestGap(session, pair) ?? 0, sessionGap(session) ?? 0);
-  // No pair pushed twice, so no cadence was seen: a frame queued before the request may come as late
-  // as the next push would, so the window is the wait for one push.
+  // Pushes that all came at one instant (a burst) show no cadence either: a frame queued before the
+  // request may come as late as the next push would, so the window is the wait for one push.
   const gaps = gap > 0 ? IN_FLIGHT_GAPS * gap : ctx.waits.pushMs;
   return Math.round(Math.min(maxWatchMs(ctx.waits), Math.max(ctx.waits.inFlightMs, gaps)));
 }
