@@ -15,7 +15,8 @@ import { assignKeys, pickPairs, sampleTargetClock, type LoadTarget } from '../ta
 import { flatMetrics } from '../metrics.ts';
 import { evaluateThresholds, parseThresholds, type ThresholdResult } from '../thresholds.ts';
 import { CLOSE_GRACE_MS, fanoutSchedule } from '../schedule.ts';
-import { FanoutAggregator, saturationReasons, type FanoutMeasurements, type WorkerHealth } from './aggregate.ts';
+import { FanoutAggregator, saturationReasons } from './aggregate.ts';
+import type { FanoutMeasurements, WorkerHealth } from './measurements.ts';
 import type { ClientPlan, CoordinatorMessage, WorkerConfig, WorkerMessage } from './protocol.ts';
 
 export interface FanoutOptions {

@@ -10,11 +10,10 @@
 import { API_KEY_HEADER, PATHS, QUERY } from '../../src/spec.ts';
 import { encode, summarize, type Percentiles } from '../histogram.ts';
 import { LoadUsageError } from '../../src/errors.ts';
-import { REST_DEFAULTS, positiveInt } from '../options.ts';
+import { REST_DEFAULTS, SATURATION, positiveInt } from '../options.ts';
 import { pickPairs, type LoadTarget } from '../target.ts';
 import { flatMetrics } from '../metrics.ts';
 import { evaluateThresholds, parseThresholds, type ThresholdResult } from '../thresholds.ts';
-import { SATURATION } from '../fanout/aggregate.ts';
 import { runClosedModel } from './closed-model.ts';
 import { runOpenModel } from './open-model.ts';
 import { ARRIVALS, type Arrival } from './schedule.ts';
