@@ -15,7 +15,7 @@ import {
   summarize,
   type Histogram,
 } from '../histogram.ts';
-import { distributions } from '../metrics.ts';
+import { distributions, LOAD_METRICS, type ValueMetric } from '../metrics.ts';
 import { SATURATION } from '../options.ts';
 import type { AggregatorOptions, FanoutMeasurements, WorkerHealth } from './measurements.ts';
 import type { Tick } from './protocol.ts';
@@ -30,6 +30,16 @@ import { UpdateJudge } from './update-judge.ts';
  */
 const OWN_DISTRIBUTIONS = new Set(['latency', 'server_latency', 'skew']);
 const CLIENT_TIMED = distributions('fanout').filter((m) => !OWN_DISTRIBUTIONS.has(m.name));
+
+/**
+ * The counts the workers tally (`ClientState.count`, Tick.counts): every count of load/metrics.ts
+ * carried in a result field, other than the ones the aggregator counts itself. Each is summed over
+ * the measured phase into its row's field.
+ */
+const OWN_COUNTS = new Set(['lost', 'errors', 'frames', 'connected']);
+const TALLIED = LOAD_METRICS.fanout.filter(
+  (m): m is ValueMetric & { field: string } => m.kind === 'count' && m.field !== undefined && !OWN_COUNTS.has(m.name),
+);
 
 export class FanoutAggregator {
   private readonly opts: AggregatorOptions;
@@ -47,6 +57,7 @@ export class FanoutAggregator {
   private framesWithoutSentAt = 0;
   private readonly serverLatency = createHistogram();
   private readonly clientTimed = new Map(CLIENT_TIMED.map((m) => [m.name, createHistogram()]));
+  private readonly tallied = new Map(TALLIED.map((m) => [m.name, 0]));
   private readonly updates: UpdateJudge;
   private readonly timeline: Timeline;
   private readonly health = new Map<number, { clients: number; eld: number; util: number[]; heap: number }>();
@@ -204,6 +215,10 @@ export class FanoutAggregator {
     addEncoded(this.serverLatency, tick.serverLatency);
     this.validated += tick.validated;
     this.violations += tick.violations;
+    for (const [name, n] of Object.entries(tick.counts)) {
+      const sum = this.tallied.get(name);
+      if (sum !== undefined) this.tallied.set(name, sum + n);
+    }
     const h = this.health.get(tick.workerIndex) ?? { clients: 0, eld: 0, util: [], heap: 0 };
     h.util.push(tick.utilization);
     h.eld = Math.max(h.eld, tick.steadyEventLoopDelayP99Ms);
@@ -316,7 +331,11 @@ export class FanoutAggregator {
       },
     };
     // Each under its row's field (`connectTimeMs`), where thresholds and reports read it.
-    return Object.assign(out, Object.fromEntries(timed.map(({ m, h }) => [m.field, summarize(h)])));
+    return Object.assign(
+      out,
+      Object.fromEntries(timed.map(({ m, h }) => [m.field, summarize(h)])),
+      Object.fromEntries(TALLIED.map((m) => [m.field, this.tallied.get(m.name)])),
+    );
   }
 
   /** Each worker's health over the measured phase, in worker order. */

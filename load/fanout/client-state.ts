@@ -90,6 +90,8 @@ export class ClientState extends ClientConnections {
   private outOfOrder = 0;
   private notices = 0;
   private pongs = 0;
+  /** This tick's tallies of load/metrics.ts counts, by metric name. */
+  private counts: Record<string, number> = {};
   private validated = 0;
   private violations = 0;
   private violationSamples: string[] = [];
@@ -231,6 +233,14 @@ export class ClientState extends ClientConnections {
   }
 
   /**
+   * Counts one occurrence of the count metric `name` of load/metrics.ts: the tick carries it, and
+   * the aggregator sums the measured phase's into the row's field.
+   */
+  count(name: string): void {
+    this.counts[name] = (this.counts[name] ?? 0) + 1;
+  }
+
+  /**
    * The counts since the last call, as plain data, and a fresh start; updates whose window ended
    * by `now` go with them (every update still followed, when `final`). The validation stride is
    * adapted here to the frame rate seen.
@@ -242,6 +252,7 @@ export class ClientState extends ClientConnections {
       outOfOrder: this.outOfOrder,
       notices: this.notices,
       pongs: this.pongs,
+      counts: this.counts,
       latency: this.latency.takeEncoded(),
       latencyBelowZero: this.belowZero ? this.latencyBelowZero.takeEncoded() : null,
       ...(this.cfg.frameWindow
@@ -275,6 +286,7 @@ export class ClientState extends ClientConnections {
     this.frames = this.windowFrames = this.duplicates = this.outOfOrder = this.notices = this.pongs = 0;
     this.validated = this.violations = 0;
     this.violationSamples = [];
+    this.counts = {};
     this.maxSentMinusReceived = Number.NEGATIVE_INFINITY;
     this.belowZero = this.windowBelowZero = this.framesWithoutSentAt = 0;
     return counts;

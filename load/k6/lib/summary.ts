@@ -6,7 +6,7 @@
  * context (the execution segment) comes in through the context, so it runs under Node in the tests.
  */
 import { BUCKET_COUNT, bucketMetric, bucketPercentileUs, shiftBucketCounts } from '../../log-buckets.ts';
-import { distributions, flatMetrics, type DistributionMetric } from '../../metrics.ts';
+import { distributions, flatMetrics, LOAD_METRICS, type DistributionMetric } from '../../metrics.ts';
 import { SATURATION } from '../../options.ts';
 import { BUCKET_LAYOUT, BUCKET_UNIT, RESULT_LINE_PREFIX } from '../../result-format.ts';
 import { evaluateThresholds, parseThresholds, type LoadKind, type ThresholdResult } from '../../thresholds.ts';
@@ -156,6 +156,17 @@ function bucketPercentiles(counts: [number, number][]): K6Percentiles {
   };
 }
 
+/**
+ * The counts of load/metrics.ts a k6 run keeps in a Counter (a row with a result field and no
+ * other k6 aggregation), each under its row's field.
+ */
+const k6Counts = (kind: LoadKind): { field: string; metric: string }[] =>
+  LOAD_METRICS[kind].flatMap((m) =>
+    m.kind === 'count' && m.field !== undefined && !('absent' in m.k6) && (m.k6.agg ?? 'count') === 'count'
+      ? [{ field: m.field, metric: m.k6.metric ?? m.name }]
+      : [],
+  );
+
 /** The fan-out figures of a k6 run, and whether its VUs kept up. */
 function fanoutFigures(m: SummaryData['metrics'], read: SummaryReader, ctx: SummaryContext): Record<string, unknown> {
   const { count, byPrefix } = read;
@@ -182,12 +193,9 @@ function fanoutFigures(m: SummaryData['metrics'], read: SummaryReader, ctx: Summ
     );
   return {
     clients: count('clients'),
-    connected: count('connected'),
     subscribed: count('subscribed'),
-    framesReceived: count('frames'),
     framesPerSecond: Math.round((count('frames') * 1000) / measuredMs),
     measuredMs,
-    errors: count('errors'),
     violations: count('violations'),
     refusals: byPrefix('refused'),
     refusalsHttp: byPrefix('refused_http'),
@@ -204,16 +212,11 @@ function restFigures(read: SummaryReader, ctx: SummaryContext): Record<string, u
   const { count, byPrefix } = read;
   const durationMs = Number(ctx.options.durationMs);
   return {
-    requests: count('requests'),
     rps: Math.round((count('requests') * 1000) / durationMs),
-    errors: count('errors'),
-    rateLimited: count('rate_limited'),
-    non200Status: count('non_200_status'),
     statusNumbers: byPrefix('status'),
     // k6 times a request from its actual send; requests it could not start (no free VU) are
-    // its dropped iterations, conform's `dropped`. It does not know how late a send was.
+    // its dropped iterations (the `dropped` row's k6 metric). It does not know how late a send was.
     latencyFrom: 'actual send time',
-    dropped: count('dropped_iterations'),
   };
 }
 
@@ -232,6 +235,7 @@ export function k6Result(data: SummaryData, ctx: SummaryContext): Record<string,
     checks: { passes: m.checks?.values.passes ?? 0, fails: m.checks?.values.fails ?? 0 },
   };
   const histograms = addDistributions(result, m, read, ctx);
+  for (const { field, metric } of k6Counts(ctx.kind)) result[field] = read.count(metric);
   Object.assign(result, ctx.kind === 'fanout' ? fanoutFigures(m, read, ctx) : restFigures(read, ctx));
   result.histograms = histograms;
   result.thresholds = evaluateThresholds(parseThresholds(ctx.thresholds, ctx.kind), flatMetrics(ctx.kind, result));
