@@ -41,6 +41,7 @@ const TALLIED = LOAD_METRICS.fanout.filter(
   (m): m is ValueMetric & { field: string } => m.kind === 'count' && m.field !== undefined && !OWN_COUNTS.has(m.name),
 );
 
+/** The coordinator's one picture of the run, fed every worker's ticks. */
 export class FanoutAggregator {
   private readonly opts: AggregatorOptions;
   private readonly latency = createHistogram();

@@ -1,9 +1,11 @@
 /**
- * What the fan-out aggregate hands over: the client side's measurements of a run as plain data,
- * before the coordinator adds the target, the clock and the options (run.ts's FanoutReport).
+ * The fan-out aggregate's types: its options and what it hands over, the client side's
+ * measurements of a run as plain data, before the target, the clock and the options are added
+ * (result.ts's FanoutReport).
  */
 import type { Percentiles } from '../histogram.ts';
 
+/** The run's figures the aggregator judges updates and seconds by. */
 export interface AggregatorOptions {
   clients: number;
   /** An update is judged this long after its first receipt (receipts later than that are lost). */
@@ -13,6 +15,7 @@ export interface AggregatorOptions {
   tickMs: number;
 }
 
+/** One worker thread's own health over the measured phase. */
 export interface WorkerHealth {
   workerIndex: number;
   clients: number;
@@ -22,6 +25,7 @@ export interface WorkerHealth {
   heapUsedBytes: number;
 }
 
+/** One second of the run. */
 export interface TimelinePoint {
   /** Seconds since the ramp began. */
   t: number;

@@ -104,7 +104,13 @@ export async function driveRun(
  * The ramp: waits until every client is subscribed or finished, or the last one had its chance
  * (with `subscribeAfterRamp`, first until every client is connected, then tells them to subscribe).
  */
-async function ramp(plan: FanoutPlan, pool: WorkerPool, agg: FanoutAggregator, t0: number, ctx: PhaseContext) {
+async function ramp(
+  plan: FanoutPlan,
+  pool: WorkerPool,
+  agg: FanoutAggregator,
+  t0: number,
+  ctx: PhaseContext,
+): Promise<void> {
   const { o, clients } = plan;
   const rampDeadline = t0 + (o.clients * 1000) / o.rampRate + o.connectTimeoutMs + 5000;
   if (ctx.options.subscribeAfterRamp) {

@@ -19,6 +19,7 @@ interface Bucket {
 /** Moves a latency histogram (and the magnitudes below zero) to the final clock; null when none holds. */
 export type LatencyCorrection = (pos: Histogram, below: Histogram | null) => Histogram | null;
 
+/** The seconds of a run, each filled by the ticks that cover it. */
 export class Timeline {
   private readonly buckets = new Map<number, Bucket>();
   /** Per worker: its last tick's time and the first and last second it sent a tick for. */

@@ -17,6 +17,7 @@ interface UpdateState {
 
 const SKEW_VALUES_CAP = 200_000;
 
+/** The updates of a run, followed until judged, and the clients eligible for them. */
 export class UpdateJudge {
   /** Skews of the judged updates (last − first receipt), ms; the first values also kept for the histogram chart. */
   readonly skew = createHistogram();

@@ -9,6 +9,7 @@ import type { UpdateRecord } from './protocol.ts';
 /** Updates a ring holds; a power of two, so an index wraps with `& (RING - 1)`. */
 export const RING = 256;
 
+/** One code's ring: per slot, the update's last_updated, first and last receipt, and receivers. */
 export interface UpdateRing {
   lu: Float64Array;
   first: Float64Array;
@@ -19,6 +20,7 @@ export interface UpdateRing {
   size: number;
 }
 
+/** An empty ring. */
 export const newRing = (): UpdateRing => ({
   lu: new Float64Array(RING),
   first: new Float64Array(RING),
