@@ -138,8 +138,28 @@ export function parseResultText(text: string): unknown {
   }
 }
 
-/** Merges results of one kind; a usage error names the file when one cannot be merged. */
-export function mergeResults(inputs: readonly MergeInput[], extraThresholds: readonly string[] = []): MergedReport {
+/** What the merge gathers from the results, one result at a time. */
+interface Gathered {
+  histograms: Map<string, Histogram>;
+  /** Per distribution: the files that carried no histogram of it. */
+  missing: Map<string, string[]>;
+  totals: Record<string, number>;
+  refusals: Record<string, number>;
+  noticeErrors: Record<string, number>;
+  statusNumbers: Record<string, number>;
+  hosts: MergeHost[];
+  windows: Set<string>;
+  latencyFrom: Set<string>;
+  unknownLatency: string[];
+  withoutLate: string[];
+  withoutDropped: string[];
+  /** Every threshold a result was judged on, and those given to the merge. */
+  exprs: Set<string>;
+  shards: { index: number; count: number }[];
+}
+
+/** The results as JSON objects, all of one kind; a usage error names the file that is not. */
+function readResults(inputs: readonly MergeInput[]): { kind: LoadKind; results: { file: string; r: Json }[] } {
   if (!inputs.length) throw new MergeInputError('conform load merge: give at least one RESULT file');
   const results = inputs.map(({ file, data }) => {
     if (!data || typeof data !== 'object' || ((data as Json).kind !== 'fanout' && (data as Json).kind !== 'rest')) {
@@ -151,152 +171,156 @@ export function mergeResults(inputs: readonly MergeInput[], extraThresholds: rea
   const other = results.find((x) => x.r.kind !== kind);
   if (other)
     throw new MergeInputError(`${other.file}: a ${String(other.r.kind)} result cannot merge with ${kind} results`);
+  return { kind, results };
+}
 
-  const observations: string[] = [];
-  const histograms = new Map<string, Histogram>();
-  const missing = new Map<string, string[]>();
-  for (const name of added(kind)) histograms.set(name, createHistogram());
-  const totals: Record<string, number> = {};
+/** Adds one result to what the merge has gathered. */
+function gather(g: Gathered, kind: LoadKind, file: string, r: Json): void {
   const add = (k: string, v: unknown): void => {
     const n = num(v);
-    if (n !== null) totals[k] = (totals[k] ?? 0) + n;
+    if (n !== null) g.totals[k] = (g.totals[k] ?? 0) + n;
   };
-  const refusals: Record<string, number> = {};
-  const noticeErrors: Record<string, number> = {};
-  const statusNumbers: Record<string, number> = {};
-  const hosts: MergeHost[] = [];
-  const windows = new Set<string>();
-  const latencyFrom = new Set<string>();
-  const unknownLatency: string[] = [];
-  const withoutLate: string[] = [];
-  const withoutDropped: string[] = [];
-  const exprs = new Set<string>(extraThresholds);
-  const shards: { index: number; count: number }[] = [];
-
-  for (const { file, r } of results) {
-    const generator = r.generator === 'k6' ? 'k6' : 'conform';
-    // Every metric merged by sum, from the hosts that report it.
-    for (const m of LOAD_METRICS[kind])
-      if (m.kind !== 'distribution' && m.merge === 'sum') add(m.name, mergedValue(kind, m, r));
-    const h = (r.histograms ?? {}) as Json;
-    for (const name of added(kind)) {
-      if (!addHistogram(histograms.get(name)!, h[name], `${file}: histograms.${name}`))
-        (missing.get(name) ?? missing.set(name, []).get(name)!).push(file);
-    }
-    for (const t of (Array.isArray(r.thresholds) ? r.thresholds : []) as { expr?: unknown }[])
-      if (typeof t.expr === 'string') exprs.add(t.expr);
-    const shard = r.shard as Json | undefined;
-    if (shard && num(shard.index) !== null && num(shard.count) !== null)
-      shards.push({ index: shard.index as number, count: shard.count as number });
-    const skew = (r.skewMs ?? {}) as Json;
-    const latency = (r.latencyMs ?? {}) as Json;
-    const window = r.window as Json | undefined;
-    const clock = r.clock as Json | null | undefined;
-    if (clock && clock.status === 'unknown') unknownLatency.push(`${file} (${String(clock.reason)})`);
-    if (kind === 'fanout') {
-      add('clients', r.clients);
-      add('connect_errors', total(r.connectErrors));
-      sumInto(refusals, r.refusals);
-      sumInto(noticeErrors, r.noticeErrors);
-      if (window) windows.add(`${String(window.startAt)}…${String(window.endAt)}`);
-    } else {
-      add('scheduled', r.scheduled);
-      add('waited_for_connection', r.waitedForConnection);
-      if (num(r.late) === null) withoutLate.push(file);
-      if (num(r.dropped) === null) withoutDropped.push(file);
-      latencyFrom.add(
-        typeof r.latencyFrom === 'string' ? r.latencyFrom : generator === 'k6' ? 'actual send time (k6)' : 'unknown',
-      );
-      sumInto(statusNumbers, r.statusNumbers);
-    }
-    hosts.push({
-      file,
-      host: typeof r.host === 'string' ? r.host : file,
-      generator,
-      trustworthy: typeof r.trustworthy === 'boolean' ? r.trustworthy : null,
-      clients: num(r.clients),
-      connected: num(r.connected),
-      frames: num(window?.frames ?? r.framesReceived),
-      requests: num(r.requests),
-      late: kind === 'rest' ? num(r.late) : null,
-      dropped: kind === 'rest' ? num(r.dropped) : null,
-      errors: num(r.errors) ?? 0,
-      latencyP99Ms: num(latency.p99),
-      skewP99Ms: num(skew.p99),
-      lost: num(r.lost),
-      lossRate: num(r.lossRate),
-      startedAt: typeof r.startedAt === 'string' ? r.startedAt : null,
-    });
+  const generator = r.generator === 'k6' ? 'k6' : 'conform';
+  // Every metric merged by sum, from the hosts that report it.
+  for (const m of LOAD_METRICS[kind])
+    if (m.kind !== 'distribution' && m.merge === 'sum') add(m.name, mergedValue(kind, m, r));
+  const h = (r.histograms ?? {}) as Json;
+  for (const name of added(kind)) {
+    if (!addHistogram(g.histograms.get(name)!, h[name], `${file}: histograms.${name}`))
+      (g.missing.get(name) ?? g.missing.set(name, []).get(name)!).push(file);
   }
-
-  const distributions: Record<string, Percentiles> = {};
-  for (const [name, hist] of histograms) {
-    distributions[name] = summarize(hist);
-    hist.destroy();
+  for (const t of (Array.isArray(r.thresholds) ? r.thresholds : []) as { expr?: unknown }[])
+    if (typeof t.expr === 'string') g.exprs.add(t.expr);
+  const shard = r.shard as Json | undefined;
+  if (shard && num(shard.index) !== null && num(shard.count) !== null)
+    g.shards.push({ index: shard.index as number, count: shard.count as number });
+  const window = r.window as Json | undefined;
+  const clock = r.clock as Json | null | undefined;
+  if (clock && clock.status === 'unknown') g.unknownLatency.push(`${file} (${String(clock.reason)})`);
+  if (kind === 'fanout') {
+    add('clients', r.clients);
+    add('connect_errors', total(r.connectErrors));
+    sumInto(g.refusals, r.refusals);
+    sumInto(g.noticeErrors, r.noticeErrors);
+    if (window) g.windows.add(`${String(window.startAt)}…${String(window.endAt)}`);
+  } else {
+    add('scheduled', r.scheduled);
+    add('waited_for_connection', r.waitedForConnection);
+    if (num(r.late) === null) g.withoutLate.push(file);
+    if (num(r.dropped) === null) g.withoutDropped.push(file);
+    g.latencyFrom.add(
+      typeof r.latencyFrom === 'string' ? r.latencyFrom : generator === 'k6' ? 'actual send time (k6)' : 'unknown',
+    );
+    sumInto(g.statusNumbers, r.statusNumbers);
   }
-  for (const [name, files] of missing)
+  g.hosts.push(hostOf(kind, file, r, generator));
+}
+
+/** One host's line of the merged report. */
+function hostOf(kind: LoadKind, file: string, r: Json, generator: MergeHost['generator']): MergeHost {
+  const skew = (r.skewMs ?? {}) as Json;
+  const latency = (r.latencyMs ?? {}) as Json;
+  const window = r.window as Json | undefined;
+  return {
+    file,
+    host: typeof r.host === 'string' ? r.host : file,
+    generator,
+    trustworthy: typeof r.trustworthy === 'boolean' ? r.trustworthy : null,
+    clients: num(r.clients),
+    connected: num(r.connected),
+    frames: num(window?.frames ?? r.framesReceived),
+    requests: num(r.requests),
+    late: kind === 'rest' ? num(r.late) : null,
+    dropped: kind === 'rest' ? num(r.dropped) : null,
+    errors: num(r.errors) ?? 0,
+    latencyP99Ms: num(latency.p99),
+    skewP99Ms: num(skew.p99),
+    lost: num(r.lost),
+    lossRate: num(r.lossRate),
+    startedAt: typeof r.startedAt === 'string' ? r.startedAt : null,
+  };
+}
+
+/** What the merged figures leave out or mix, in words. */
+function mergeObservations(kind: LoadKind, g: Gathered): string[] {
+  const observations: string[] = [];
+  for (const [name, files] of g.missing)
     observations.push(`${files.join(', ')} carried no ${name} histogram: the merged ${name} leaves them out`);
-  if (hosts.some((h) => h.generator === 'k6') && hosts.some((h) => h.generator === 'conform'))
+  if (g.hosts.some((h) => h.generator === 'k6') && g.hosts.some((h) => h.generator === 'conform'))
     observations.push(
       'k6 distributions are bucket counts (at most 1/16 wide) recorded at their midpoints; ' +
         "conform's are HDR histograms with 3 significant digits",
     );
-  if (unknownLatency.length)
+  if (g.unknownLatency.length)
     observations.push(
-      `latency unknown on ${unknownLatency.join(', ')}: the merged latency is unknown, and a threshold on it fails`,
+      `latency unknown on ${g.unknownLatency.join(', ')}: the merged latency is unknown, and a threshold on it fails`,
     );
-  if (latencyFrom.size > 1)
+  if (g.latencyFrom.size > 1)
     observations.push(
-      `the hosts measured latency from different starts (${[...latencyFrom].join('; ')}): ` +
+      `the hosts measured latency from different starts (${[...g.latencyFrom].join('; ')}): ` +
         `the merged latency mixes them`,
     );
-  if (withoutLate.length)
+  if (g.withoutLate.length)
     observations.push(
-      `${withoutLate.join(', ')} report no late requests: the merged late is unknown, and a threshold on it fails`,
+      `${g.withoutLate.join(', ')} report no late requests: the merged late is unknown, and a threshold on it fails`,
     );
-  if (withoutDropped.length)
+  if (g.withoutDropped.length)
     observations.push(
-      `${withoutDropped.join(', ')} report no dropped requests: the merged ` +
+      `${g.withoutDropped.join(', ')} report no dropped requests: the merged ` +
         `dropped is unknown, and a threshold on it fails`,
     );
-  if (windows.size > 1)
+  if (g.windows.size > 1)
     observations.push(
-      `the hosts measured different windows (${[...windows].join('; ')}): frame totals add runs that did not overlap`,
+      `the hosts measured different windows (${[...g.windows].join('; ')}): frame totals add runs that did not overlap`,
     );
   if (kind === 'fanout') {
     observations.push(
       'skew and loss are per host (each sees only its own clients): thresholds on them ' +
         'are judged on the worst host, a lower bound of the whole run',
     );
-    if (hosts.some((h) => h.generator === 'k6')) observations.push('k6 hosts report no skew or loss');
+    if (g.hosts.some((h) => h.generator === 'k6')) observations.push('k6 hosts report no skew or loss');
   }
-  if (shards.length) {
-    // A run spread over n shards (a Job's pods) is whole only with each shard once.
-    const counts = new Set(shards.map((s) => s.count));
-    const n = Math.max(...counts);
-    const seen = shards.map((s) => s.index);
-    const missing = Array.from({ length: n }, (_, i) => i + 1).filter((i) => !seen.includes(i));
-    const twice = [...new Set(seen.filter((i, k) => seen.indexOf(i) !== k))];
-    if (counts.size > 1)
-      observations.push(`the results name different shard counts (${[...counts].join(', ')}): not one run`);
-    if (missing.length)
-      observations.push(
-        `shard${missing.length > 1 ? 's' : ''} ${missing.join(', ')} of ${n} missing: ` +
-          `the merged run lacks their clients and frames`,
-      );
-    if (twice.length) observations.push(`shard ${twice.join(', ')} given more than once: its counts are added twice`);
-  }
-  const untrusted = hosts.filter((h) => h.trustworthy === false);
+  observations.push(...shardObservations(g.shards));
+  const untrusted = g.hosts.filter((h) => h.trustworthy === false);
   if (untrusted.length)
     observations.push(`untrustworthy (generator saturated): ${untrusted.map((h) => h.host).join(', ')}`);
+  return observations;
+}
 
-  const metrics: Record<string, number | null> = { ...totals };
+/** A run spread over n shards (a Job's pods) is whole only with each shard once. */
+function shardObservations(shards: readonly { index: number; count: number }[]): string[] {
+  if (!shards.length) return [];
+  const observations: string[] = [];
+  const counts = new Set(shards.map((s) => s.count));
+  const n = Math.max(...counts);
+  const seen = shards.map((s) => s.index);
+  const missing = Array.from({ length: n }, (_, i) => i + 1).filter((i) => !seen.includes(i));
+  const twice = [...new Set(seen.filter((i, k) => seen.indexOf(i) !== k))];
+  if (counts.size > 1)
+    observations.push(`the results name different shard counts (${[...counts].join(', ')}): not one run`);
+  if (missing.length)
+    observations.push(
+      `shard${missing.length > 1 ? 's' : ''} ${missing.join(', ')} of ${n} missing: ` +
+        `the merged run lacks their clients and frames`,
+    );
+  if (twice.length) observations.push(`shard ${twice.join(', ')} given more than once: its counts are added twice`);
+  return observations;
+}
+
+/** The flat values the merged thresholds are judged on, by load/metrics.ts's merge rules. */
+function mergedMetrics(
+  kind: LoadKind,
+  results: readonly { r: Json }[],
+  g: Gathered,
+  distributions: Record<string, Percentiles>,
+): Record<string, number | null> {
+  const metrics: Record<string, number | null> = { ...g.totals };
   for (const [name, p] of Object.entries(distributions))
     for (const k of ['p50', 'p90', 'p99', 'p999', 'max'] as const)
-      metrics[`${name}.${k}`] = name === 'latency' && unknownLatency.length ? null : p[k];
+      metrics[`${name}.${k}`] = name === 'latency' && g.unknownLatency.length ? null : p[k];
   if (kind === 'rest') {
-    if (withoutLate.length) metrics.late = null;
-    if (withoutDropped.length) metrics.dropped = null;
+    if (g.withoutLate.length) metrics.late = null;
+    if (g.withoutDropped.length) metrics.dropped = null;
   }
   const worst = (xs: (number | null)[]): number | null =>
     xs.some((x) => x !== null) ? Math.max(...xs.filter((x): x is number => x !== null)) : null;
@@ -308,20 +332,49 @@ export function mergeResults(inputs: readonly MergeInput[], extraThresholds: rea
     } else if (m.merge === 'worst-host') metrics[m.name] = worst(results.map(({ r }) => m.value(r)));
     else if (m.merge === 'any') metrics[m.name] = results.some(({ r }) => m.value(r) === 1) ? 1 : 0;
     // A sum no host reported is unknown, not zero: a threshold on it fails.
-    else if (!(m.name in totals)) metrics[m.name] = null;
+    else if (!(m.name in g.totals)) metrics[m.name] = null;
   }
-  const thresholds = evaluateThresholds(parseThresholds([...exprs], kind), metrics);
+  return metrics;
+}
+
+/** Merges results of one kind; a usage error names the file when one cannot be merged. */
+export function mergeResults(inputs: readonly MergeInput[], extraThresholds: readonly string[] = []): MergedReport {
+  const { kind, results } = readResults(inputs);
+  const g: Gathered = {
+    histograms: new Map(added(kind).map((name) => [name, createHistogram()])),
+    missing: new Map(),
+    totals: {},
+    refusals: {},
+    noticeErrors: {},
+    statusNumbers: {},
+    hosts: [],
+    windows: new Set(),
+    latencyFrom: new Set(),
+    unknownLatency: [],
+    withoutLate: [],
+    withoutDropped: [],
+    exprs: new Set(extraThresholds),
+    shards: [],
+  };
+  for (const { file, r } of results) gather(g, kind, file, r);
+  const distributions: Record<string, Percentiles> = {};
+  for (const [name, hist] of g.histograms) {
+    distributions[name] = summarize(hist);
+    hist.destroy();
+  }
+  const observations = mergeObservations(kind, g);
+  const metrics = mergedMetrics(kind, results, g, distributions);
   return {
     kind,
     mode: 'merge',
-    hosts,
+    hosts: g.hosts,
     distributions,
-    totals,
-    refusals,
-    noticeErrors,
-    statusNumbers,
-    trustworthy: untrusted.length === 0,
-    thresholds,
+    totals: g.totals,
+    refusals: g.refusals,
+    noticeErrors: g.noticeErrors,
+    statusNumbers: g.statusNumbers,
+    trustworthy: g.hosts.every((h) => h.trustworthy !== false),
+    thresholds: evaluateThresholds(parseThresholds([...g.exprs], kind), metrics),
     observations,
   };
 }

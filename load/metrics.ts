@@ -2,8 +2,9 @@
  * The load metrics, one row each: name, kind, unit, what it measures, where a result carries it,
  * how `conform load merge` combines hosts, and what a k6 run makes of it. Thresholds (names and
  * statistics), the flat values they are judged on, the k6 threshold form and allow-lists, the k6
- * summary's distributions, merge's rules and the console's distribution rows are all read from
- * here. A new metric is a row here plus the code that measures it.
+ * summary's distributions and counts, merge's rules, the fan-out aggregator's per-client times
+ * and tallied counts, and the console's distribution rows are all read from here. A new metric
+ * is a row here plus the code that measures it.
  * Pure and import-free but for the spec's constants, so the k6 scripts bundle it too.
  */
 import { STATUS } from '../src/spec.ts';
@@ -45,6 +46,13 @@ export interface ValueMetric extends MetricBase {
   kind: 'count' | 'rate' | 'flag';
   /** Its value in a result (a conform report or a k6 result); null when the result has none. */
   value: (r: Json) => number | null;
+  /**
+   * A count's field in a result, when it carries the count as one number. A k6 script that keeps
+   * the count in a Counter (named `k6.metric`, else the row's name) has handleSummary write it
+   * there; a fan-out count the workers tally (`ClientState.count(name)`) is summed there over the
+   * measured phase by the aggregator. Nothing else names the field.
+   */
+  field?: string;
   /** `sum` over hosts, the `worst-host`'s value, or `any` host's flag. */
   merge: 'sum' | 'worst-host' | 'any';
 }
@@ -61,6 +69,8 @@ const field =
   (name: string) =>
   (r: Json): number | null =>
     num(r[name]);
+/** A count carried as one number under `name`. */
+const counted = (name: string) => ({ field: name, value: field(name) });
 /** conform reports the generator's verdict under `generator`, k6 results as `trustworthy`. */
 const saturated = (r: Json): number | null => {
   const g = r.generator as Json | undefined;
@@ -106,7 +116,7 @@ export const LOAD_METRICS: Readonly<Record<LoadKind, readonly LoadMetric[]>> = {
       title: 'deliveries an eligible client never received',
       kind: 'count',
       unit: 'deliveries',
-      value: field('lost'),
+      ...counted('lost'),
       merge: 'sum',
       k6: { absent: ONE_VIEW },
     },
@@ -124,7 +134,7 @@ export const LOAD_METRICS: Readonly<Record<LoadKind, readonly LoadMetric[]>> = {
       title: 'schema violations of push frames',
       kind: 'count',
       unit: 'frames',
-      value: field('errors'),
+      ...counted('errors'),
       merge: 'sum',
       k6: {},
     },
@@ -142,7 +152,7 @@ export const LOAD_METRICS: Readonly<Record<LoadKind, readonly LoadMetric[]>> = {
       title: 'push frames received in the measured phase',
       kind: 'count',
       unit: 'frames',
-      value: field('framesReceived'),
+      ...counted('framesReceived'),
       merge: 'sum',
       k6: {},
     },
@@ -151,7 +161,7 @@ export const LOAD_METRICS: Readonly<Record<LoadKind, readonly LoadMetric[]>> = {
       title: 'clients whose handshake succeeded',
       kind: 'count',
       unit: 'clients',
-      value: field('connected'),
+      ...counted('connected'),
       merge: 'sum',
       k6: {},
     },
@@ -199,7 +209,7 @@ export const LOAD_METRICS: Readonly<Record<LoadKind, readonly LoadMetric[]>> = {
       title: 'requests sent',
       kind: 'count',
       unit: 'requests',
-      value: field('requests'),
+      ...counted('requests'),
       merge: 'sum',
       k6: {},
     },
@@ -208,7 +218,7 @@ export const LOAD_METRICS: Readonly<Record<LoadKind, readonly LoadMetric[]>> = {
       title: 'requests without an envelope (transport errors, unreadable bodies)',
       kind: 'count',
       unit: 'requests',
-      value: field('errors'),
+      ...counted('errors'),
       merge: 'sum',
       k6: {},
     },
@@ -217,7 +227,7 @@ export const LOAD_METRICS: Readonly<Record<LoadKind, readonly LoadMetric[]>> = {
       title: 'requests that timed out',
       kind: 'count',
       unit: 'requests',
-      value: field('timeouts'),
+      ...counted('timeouts'),
       merge: 'sum',
       k6: { absent: REST_ONLY },
     },
@@ -226,7 +236,7 @@ export const LOAD_METRICS: Readonly<Record<LoadKind, readonly LoadMetric[]>> = {
       title: 'answers with an HTTP status outside 2xx',
       kind: 'count',
       unit: 'requests',
-      value: field('non2xx'),
+      ...counted('non2xx'),
       merge: 'sum',
       k6: { absent: REST_ONLY },
     },
@@ -235,6 +245,7 @@ export const LOAD_METRICS: Readonly<Record<LoadKind, readonly LoadMetric[]>> = {
       title: 'answers with the rate-limited status_number',
       kind: 'count',
       unit: 'requests',
+      field: 'rateLimited',
       value: (r) =>
         num(r.rateLimited) ??
         (r.statusNumbers ? (((r.statusNumbers as Json)[STATUS.RATE_LIMITED] as number) ?? 0) : null),
@@ -246,6 +257,7 @@ export const LOAD_METRICS: Readonly<Record<LoadKind, readonly LoadMetric[]>> = {
       title: 'answers whose status_number is not OK',
       kind: 'count',
       unit: 'requests',
+      field: 'non200Status',
       value: (r) =>
         num(r.non200Status) ??
         (r.statusNumbers
@@ -259,7 +271,7 @@ export const LOAD_METRICS: Readonly<Record<LoadKind, readonly LoadMetric[]>> = {
       title: 'requests sent later than the late bound after their intended time',
       kind: 'count',
       unit: 'requests',
-      value: field('late'),
+      ...counted('late'),
       merge: 'sum',
       k6: { absent: REST_ONLY },
     },
@@ -268,7 +280,7 @@ export const LOAD_METRICS: Readonly<Record<LoadKind, readonly LoadMetric[]>> = {
       title: 'requests never sent (no connection or VU free in time)',
       kind: 'count',
       unit: 'requests',
-      value: field('dropped'),
+      ...counted('dropped'),
       merge: 'sum',
       k6: { metric: 'dropped_iterations' },
     },

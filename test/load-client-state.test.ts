@@ -399,11 +399,15 @@ describe('fan-out worker state: connections and ticks', () => {
     const s = state();
     s.opened(s.clients[0]!, 10);
     deliver(s, 0, 1000, [push(), 'Pong!', '{"method":"error","code":"50000"}', '{x']);
+    s.count('tallied');
+    s.count('tallied');
     const first: TickCounts = s.take(1000);
     expect(first).toMatchObject({ frames: 1, pongs: 1, notices: 1, violations: 1, open: 1, sentAtUnit: 'ms' });
     const second = s.take(1001);
     expect(first.clientTimes).toEqual({ connect: [10 - s.clients[0]!.startedAt], first_frame: [1000] });
     expect(second.clientTimes).toEqual({});
+    expect(first.counts).toEqual({ tallied: 2 });
+    expect(second.counts).toEqual({});
     expect(second).toMatchObject({
       frames: 0,
       pongs: 0,

@@ -339,6 +339,7 @@ describe('aggregation of worker ticks', () => {
     outOfOrder: 0,
     notices: 0,
     pongs: 0,
+    counts: {},
     latency: empty,
     latencyBelowZero: null,
     framesWithoutSentAt: 0,

@@ -1,7 +1,8 @@
 /**
  * Aggregate: merges the workers' ticks into one picture of the run. Pure (no I/O, no clock of
- * its own): skew and loss per distinct update (code, last_updated), merged HDR histograms, the
- * timeline, and the generator's own health. The coordinator feeds it; reports format its result.
+ * its own): skew and loss per distinct update (update-judge.ts), merged HDR histograms, the
+ * timeline (timeline.ts), and the generator's own health. The coordinator feeds it; reports
+ * format its result (measurements.ts).
  */
 import {
   addEncoded,
@@ -13,96 +14,13 @@ import {
   recordMs,
   summarize,
   type Histogram,
-  type Percentiles,
 } from '../histogram.ts';
-import { distributions } from '../metrics.ts';
-import type { Tick } from './protocol.ts';
-
+import { distributions, LOAD_METRICS, type ValueMetric } from '../metrics.ts';
 import { SATURATION } from '../options.ts';
-
-export { SATURATION };
-
-export interface AggregatorOptions {
-  clients: number;
-  /** An update is judged this long after its first receipt (receipts later than that are lost). */
-  updateWindowMs: number;
-  /** A client counts for an update only if subscribed at least this long before the update's first receipt. */
-  settleMs: number;
-  tickMs: number;
-}
-
-export interface WorkerHealth {
-  workerIndex: number;
-  clients: number;
-  eventLoopDelayP99Ms: number;
-  /** Event-loop utilisation over the measured phase: the worker thread's busy share, in %. */
-  cpuPercent: number;
-  heapUsedBytes: number;
-}
-
-export interface TimelinePoint {
-  /** Seconds since the ramp began. */
-  t: number;
-  /**
-   * Frames per second over the time each worker's samples in this second cover; null when a
-   * worker sent no sample for it (`missingWorkers`): unknown, never drawn as a drop.
-   */
-  framesPerSecond: number | null;
-  /** Open connections at the workers' samples; null when a worker's sample is missing. */
-  connections: number | null;
-  latencyP50Ms: number | null;
-  latencyP99Ms: number | null;
-  steady: boolean;
-  /** Workers that were running but sent no sample for this second (its figures came later). */
-  missingWorkers: number[];
-}
-
-/** Everything measured on the client side, before the coordinator adds target, clock and options. */
-export interface FanoutMeasurements {
-  clients: number;
-  connected: number;
-  framesReceived: number;
-  framesPerSecond: number;
-  measuredMs: number;
-  /** Of the measured phase's frames; with a shared window (--start-at), of the frames sent inside it. */
-  latencyMs: Percentiles;
-  serverLatencyMs: Percentiles;
-  skewMs: { count: number; p50: number | null; p90: number | null; p99: number | null; max: number | null };
-  updates: number;
-  lost: number;
-  lostUpdates: number;
-  lossRate: number;
-  lateReceipts: number;
-  duplicates: number;
-  outOfOrder: number;
-  errors: number;
-  validated: number;
-  violationSamples: string[];
-  refusals: Record<string, number>;
-  connectErrors: Record<string, number>;
-  noticeErrors: Record<string, number>;
-  disconnects: Record<string, number>;
-  pongs: number;
-  sentAtUnit: string | null;
-  maxSentMinusReceivedMs: number;
-  /** Frames sent inside the shared window (--start-at), whenever they arrived. */
-  windowFrames: number;
-  /** Frames received before their sent_at on the clock estimated before the run (the estimate was then narrowed). */
-  receiptsBeforeSentAt: number;
-  /** Push frames without a numeric sent_at. */
-  framesWithoutSentAt: number;
-  /** Latencies still below zero after the final correction (bucket rounding only; reported, never clamped). */
-  latencyBelowZeroAfterCorrection: number;
-  workers: WorkerHealth[];
-  timeline: TimelinePoint[];
-  latencyCurve: { percentile: number; ms: number }[];
-  skewHistogram: { fromMs: number; toMs: number; count: number }[];
-  /**
-   * The measured distributions as encoded HDR histograms (µs, hdr-histogram-js compressed
-   * base64), keyed by threshold metric name: what `conform load merge` adds across hosts.
-   */
-  histograms: Record<'server_latency' | 'skew', string> & Record<string, string> & { latency?: string };
-}
+import type { AggregatorOptions, FanoutMeasurements, WorkerHealth } from './measurements.ts';
+import type { Tick } from './protocol.ts';
+import { Timeline, type LatencyCorrection } from './timeline.ts';
+import { UpdateJudge } from './update-judge.ts';
 
 /**
  * The per-client times of a fan-out result: every distribution of load/metrics.ts other than the
@@ -113,25 +31,17 @@ export interface FanoutMeasurements {
 const OWN_DISTRIBUTIONS = new Set(['latency', 'server_latency', 'skew']);
 const CLIENT_TIMED = distributions('fanout').filter((m) => !OWN_DISTRIBUTIONS.has(m.name));
 
-interface UpdateState {
-  code: string;
-  lastUpdated: number;
-  first: number;
-  last: number;
-  receivers: number;
-}
-interface Bucket {
-  frames: number;
-  latency: Histogram;
-  below: Histogram | null;
-  open: Map<number, number>;
-  /** Per worker: frames and the ms its ticks here cover (since its tick before). */
-  covered: Map<number, { frames: number; spanMs: number }>;
-  steady: boolean;
-}
+/**
+ * The counts the workers tally (`ClientState.count`, Tick.counts): every count of load/metrics.ts
+ * carried in a result field, other than the ones the aggregator counts itself. Each is summed over
+ * the measured phase into its row's field.
+ */
+const OWN_COUNTS = new Set(['lost', 'errors', 'frames', 'connected']);
+const TALLIED = LOAD_METRICS.fanout.filter(
+  (m): m is ValueMetric & { field: string } => m.kind === 'count' && m.field !== undefined && !OWN_COUNTS.has(m.name),
+);
 
-const SKEW_VALUES_CAP = 200_000;
-
+/** The coordinator's one picture of the run, fed every worker's ticks. */
 export class FanoutAggregator {
   private readonly opts: AggregatorOptions;
   private readonly latency = createHistogram();
@@ -147,20 +57,12 @@ export class FanoutAggregator {
   private receiptsBeforeSentAt = 0;
   private framesWithoutSentAt = 0;
   private readonly serverLatency = createHistogram();
-  private readonly skew = createHistogram();
-  private readonly skewValues: number[] = [];
   private readonly clientTimed = new Map(CLIENT_TIMED.map((m) => [m.name, createHistogram()]));
-  private readonly pending = new Map<string, UpdateState>();
-  private readonly judged = new Map<string, number>();
-  private readonly subscribedAt = new Map<number, number>();
-  private subscribedSorted: number[] = [];
-  private subscribedDirty = false;
-  private readonly closedClients: { subscribedAt: number; closedAt: number }[] = [];
-  private readonly buckets = new Map<number, Bucket>();
+  private readonly tallied = new Map(TALLIED.map((m) => [m.name, 0]));
+  private readonly updates: UpdateJudge;
+  private readonly timeline: Timeline;
   private readonly health = new Map<number, { clients: number; eld: number; util: number[]; heap: number }>();
   private readonly lastOpen = new Map<number, number>();
-  /** Per worker: its last tick's time and the first and last second it sent a tick for. */
-  private readonly workerTicks = new Map<number, { lastAtMs: number; firstKey: number; lastKey: number }>();
   private startMs = 0;
   private steadyAt = Number.POSITIVE_INFINITY;
   private stopAt = Number.POSITIVE_INFINITY;
@@ -168,11 +70,6 @@ export class FanoutAggregator {
   private steadyFrames = 0;
   private framesTotal = 0;
   private peakConnected = 0;
-  private updates = 0;
-  private lost = 0;
-  private lostUpdates = 0;
-  private expected = 0;
-  private late = 0;
   private duplicates = 0;
   private outOfOrder = 0;
   private violations = 0;
@@ -193,11 +90,14 @@ export class FanoutAggregator {
 
   constructor(opts: AggregatorOptions) {
     this.opts = opts;
+    this.updates = new UpdateJudge(opts);
+    this.timeline = new Timeline(opts.tickMs);
   }
 
   /** The ramp began at this mono ms. */
   start(atMs: number): void {
     this.startMs = atMs;
+    this.timeline.start(atMs);
   }
   /** Every client is subscribed (or the ramp gave up): the measured phase begins. */
   markSteady(atMs: number): void {
@@ -223,7 +123,7 @@ export class FanoutAggregator {
     return n;
   }
   get subscribedCount(): number {
-    return this.subscribedAt.size;
+    return this.updates.subscribedCount;
   }
   /** Connect errors so far (by error code), refusals by status_number. */
   get failures(): {
@@ -250,31 +150,7 @@ export class FanoutAggregator {
     this.framesTotal += tick.frames;
     this.lastOpen.set(tick.workerIndex, tick.open);
     this.peakConnected = Math.max(this.peakConnected, this.connections);
-    for (const t of tick.openedAt) {
-      this.opened++;
-      if (t < this.firstOpen) this.firstOpen = t;
-      if (t > this.lastOpen_) this.lastOpen_ = t;
-    }
-    for (const [name, values] of Object.entries(tick.clientTimes)) {
-      const h = this.clientTimed.get(name);
-      if (h) for (const v of values) recordMs(h, v);
-    }
-    for (const [i, t] of tick.subscribed) {
-      this.subscribedAt.set(i, t);
-      this.subscribedDirty = true;
-    }
-    for (const [i, t, code] of tick.closed) {
-      const s = this.subscribedAt.get(i);
-      if (s !== undefined) this.closedClients.push({ subscribedAt: s, closedAt: t });
-      else this.neverSubscribed++;
-      if (t < this.stopAt) this.disconnects[String(code)] = (this.disconnects[String(code)] ?? 0) + 1;
-    }
-    merge(this.refusals, tick.refusals);
-    merge(this.connectErrors, tick.connectErrors);
-    for (const v of Object.values(tick.refusals)) this.neverSubscribed += v;
-    this.neverSubscribed += tick.subscribeFailed;
-    for (const v of Object.values(tick.connectErrors)) this.neverSubscribed += v;
-    merge(this.noticeErrors, tick.noticeErrors);
+    this.addClients(tick);
     this.pongs += tick.pongs;
     if (tick.sentAtUnit) this.sentAtUnit = tick.sentAtUnit;
     this.maxSentMinusReceived = Math.max(this.maxSentMinusReceived, tick.maxSentMinusReceivedMs);
@@ -287,177 +163,68 @@ export class FanoutAggregator {
       this.windowLatencyBelow ??= createHistogram();
       addEncoded(this.windowLatencyBelow, tick.windowLatencyBelowZero);
     }
-
-    const key = this.bucketKey(tick.atMs);
-    const b = this.bucket(key);
-    b.frames += tick.frames;
-    const seen = this.workerTicks.get(tick.workerIndex);
-    // A worker's first tick covers its interval from before the start: take it as one nominal tick.
-    const spanMs = seen ? Math.max(0, tick.atMs - seen.lastAtMs) : this.opts.tickMs;
-    const cov = b.covered.get(tick.workerIndex) ?? { frames: 0, spanMs: 0 };
-    cov.frames += tick.frames;
-    cov.spanMs += spanMs;
-    b.covered.set(tick.workerIndex, cov);
-    this.workerTicks.set(tick.workerIndex, {
-      lastAtMs: Math.max(tick.atMs, seen?.lastAtMs ?? tick.atMs),
-      firstKey: Math.min(key, seen?.firstKey ?? key),
-      lastKey: Math.max(key, seen?.lastKey ?? key),
-    });
-    addEncoded(b.latency, tick.latency);
-    if (tick.latencyBelowZero) {
-      b.below ??= createHistogram();
-      addEncoded(b.below, tick.latencyBelowZero);
-    }
-    b.open.set(tick.workerIndex, tick.open);
-    if (tick.steady) {
-      b.steady = true;
-      this.steadyFrames += tick.frames;
-      this.duplicates += tick.duplicates;
-      this.outOfOrder += tick.outOfOrder;
-      addEncoded(this.latency, tick.latency);
-      if (tick.latencyBelowZero) {
-        this.latencyBelow ??= createHistogram();
-        const below = this.latencyBelow;
-        const before = below.totalCount;
-        addEncoded(below, tick.latencyBelowZero);
-        this.receiptsBeforeSentAt += below.totalCount - before;
-      }
-      this.framesWithoutSentAt += tick.framesWithoutSentAt;
-      addEncoded(this.serverLatency, tick.serverLatency);
-      this.validated += tick.validated;
-      this.violations += tick.violations;
-      const h = this.health.get(tick.workerIndex) ?? { clients: 0, eld: 0, util: [], heap: 0 };
-      h.util.push(tick.utilization);
-      h.eld = Math.max(h.eld, tick.steadyEventLoopDelayP99Ms);
-      h.heap = Math.max(h.heap, tick.heapUsedBytes);
-      this.health.set(tick.workerIndex, h);
-    } else if (tick.atMs >= this.stopAt) {
+    this.timeline.add(tick);
+    if (tick.steady) this.addSteady(tick);
+    else if (tick.atMs >= this.stopAt) {
       // Frames that arrived between the stop and the close still count as conformance evidence.
       this.validated += tick.validated;
       this.violations += tick.violations;
     }
     for (const s of tick.violationSamples) if (this.violationSamples.length < 10) this.violationSamples.push(s);
-
-    for (const [code, lu, first, last, receivers] of tick.updates) {
-      const key = `${code}\u0000${lu}`;
-      const judged = this.judged.get(key);
-      if (judged !== undefined) {
-        if (judged > 0) this.late += receivers;
-        continue;
-      }
-      const u = this.pending.get(key);
-      if (!u) this.pending.set(key, { code, lastUpdated: lu, first, last, receivers });
-      else {
-        if (first < u.first) u.first = first;
-        if (last > u.last) u.last = last;
-        u.receivers += receivers;
-      }
-    }
-    this.judge(false);
+    this.updates.add(tick.updates);
+    this.updates.judge(false, this.latestMs, this.steadyAt, this.stopAt);
   }
 
-  /** The second a tick belongs to: a tick covers the second before it was sent. */
-  private bucketKey(atMs: number): number {
-    return Math.max(0, Math.ceil((atMs - this.startMs) / this.opts.tickMs - 1e-6));
+  /** What a tick says of the clients: opened, timed, subscribed, closed, refused or failed. */
+  private addClients(tick: Tick): void {
+    for (const t of tick.openedAt) {
+      this.opened++;
+      if (t < this.firstOpen) this.firstOpen = t;
+      if (t > this.lastOpen_) this.lastOpen_ = t;
+    }
+    for (const [name, values] of Object.entries(tick.clientTimes)) {
+      const h = this.clientTimed.get(name);
+      if (h) for (const v of values) recordMs(h, v);
+    }
+    for (const [i, t] of tick.subscribed) this.updates.subscribed(i, t);
+    for (const [i, t, code] of tick.closed) {
+      if (!this.updates.closed(i, t)) this.neverSubscribed++;
+      if (t < this.stopAt) this.disconnects[String(code)] = (this.disconnects[String(code)] ?? 0) + 1;
+    }
+    merge(this.refusals, tick.refusals);
+    merge(this.connectErrors, tick.connectErrors);
+    for (const v of Object.values(tick.refusals)) this.neverSubscribed += v;
+    this.neverSubscribed += tick.subscribeFailed;
+    for (const v of Object.values(tick.connectErrors)) this.neverSubscribed += v;
+    merge(this.noticeErrors, tick.noticeErrors);
   }
 
-  private bucket(key: number): Bucket {
-    let b = this.buckets.get(key);
-    if (!b) {
-      b = { frames: 0, latency: createHistogram(), below: null, open: new Map(), covered: new Map(), steady: false };
-      this.buckets.set(key, b);
+  /** What only a tick of the measured phase adds: its frames, latency, validation and health. */
+  private addSteady(tick: Tick): void {
+    this.steadyFrames += tick.frames;
+    this.duplicates += tick.duplicates;
+    this.outOfOrder += tick.outOfOrder;
+    addEncoded(this.latency, tick.latency);
+    if (tick.latencyBelowZero) {
+      this.latencyBelow ??= createHistogram();
+      const below = this.latencyBelow;
+      const before = below.totalCount;
+      addEncoded(below, tick.latencyBelowZero);
+      this.receiptsBeforeSentAt += below.totalCount - before;
     }
-    return b;
-  }
-
-  /**
-   * The run second by second. A worker that was running (it sent ticks before and after) but sent
-   * none for a second leaves that second's frames and connections unknown: null, with the worker
-   * named, never a drop to what the other workers saw. Its late tick then covers two seconds, and
-   * its frames count over the time they cover, not as a spike.
-   */
-  private timeline(corrected: (pos: Histogram, below: Histogram | null) => Histogram | null): TimelinePoint[] {
-    const keys = [...this.buckets.keys()];
-    if (!keys.length) return [];
-    const none = createHistogram();
-    const points: TimelinePoint[] = [];
-    for (let k = Math.min(...keys); k <= Math.max(...keys); k++) {
-      const b = this.buckets.get(k);
-      const missingWorkers = [...this.workerTicks.entries()]
-        .filter(([w, t]) => t.firstKey <= k && k <= t.lastKey && !b?.covered.has(w))
-        .map(([w]) => w)
-        .sort((x, y) => x - y);
-      const s = b ? summarize(corrected(b.latency, b.below) ?? none) : null;
-      let rate = 0;
-      let conns = 0;
-      for (const c of b?.covered.values() ?? []) rate += c.spanMs > 0 ? (c.frames * 1000) / c.spanMs : 0;
-      for (const v of b?.open.values() ?? []) conns += v;
-      const known = b !== undefined && missingWorkers.length === 0;
-      points.push({
-        t: (k * this.opts.tickMs) / 1000,
-        framesPerSecond: known ? Math.round(rate) : null,
-        connections: known ? conns : null,
-        latencyP50Ms: s?.p50 ?? null,
-        latencyP99Ms: s?.p99 ?? null,
-        steady: b?.steady ?? false,
-        missingWorkers,
-      });
+    this.framesWithoutSentAt += tick.framesWithoutSentAt;
+    addEncoded(this.serverLatency, tick.serverLatency);
+    this.validated += tick.validated;
+    this.violations += tick.violations;
+    for (const [name, n] of Object.entries(tick.counts)) {
+      const sum = this.tallied.get(name);
+      if (sum !== undefined) this.tallied.set(name, sum + n);
     }
-    none.destroy();
-    return points;
-  }
-
-  private eligibleAt(firstMs: number): number {
-    if (this.subscribedDirty) {
-      this.subscribedSorted = [...this.subscribedAt.values()].sort((a, b) => a - b);
-      this.subscribedDirty = false;
-    }
-    const cut = firstMs - this.opts.settleMs;
-    let lo = 0;
-    let hi = this.subscribedSorted.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (this.subscribedSorted[mid]! <= cut) lo = mid + 1;
-      else hi = mid;
-    }
-    let n = lo;
-    for (const c of this.closedClients)
-      if (c.subscribedAt <= cut && c.closedAt < firstMs + this.opts.updateWindowMs) n--;
-    return n;
-  }
-
-  /**
-   * Judges updates whose window has passed: skew = last − first receipt over all clients; every
-   * eligible client that did not receive it is one lost delivery. Only updates first received in
-   * the measured phase, with a full window before the stop, are judged.
-   */
-  private judge(all: boolean): void {
-    // Other workers' ticks for the same update may still be on their way: wait one more tick.
-    const cutoff = all ? Number.POSITIVE_INFINITY : this.latestMs - this.opts.updateWindowMs - 2 * this.opts.tickMs;
-    for (const [key, u] of this.pending) {
-      if (u.first >= cutoff) continue;
-      this.pending.delete(key);
-      const counted = u.first >= this.steadyAt && u.first <= this.stopAt - this.opts.updateWindowMs;
-      // Positive: judged in the measured phase (later receipts are late); negative: not judged.
-      this.judged.set(key, counted ? u.first + 1 : -(u.first + 1));
-      if (!counted) continue;
-      this.updates++;
-      const skew = u.last - u.first;
-      recordMs(this.skew, skew);
-      if (this.skewValues.length < SKEW_VALUES_CAP) this.skewValues.push(skew);
-      const eligible = this.eligibleAt(u.first);
-      this.expected += Math.max(eligible, u.receivers);
-      const missing = eligible - u.receivers;
-      if (missing > 0) {
-        this.lost += missing;
-        this.lostUpdates++;
-      }
-    }
-    // Forget judged keys after a while; a receipt that late is already counted lost.
-    if (this.judged.size > 50_000) {
-      const old = this.latestMs - 10 * this.opts.updateWindowMs;
-      for (const [k, first] of this.judged) if (Math.abs(first) < old) this.judged.delete(k);
-    }
+    const h = this.health.get(tick.workerIndex) ?? { clients: 0, eld: 0, util: [], heap: 0 };
+    h.util.push(tick.utilization);
+    h.eld = Math.max(h.eld, tick.steadyEventLoopDelayP99Ms);
+    h.heap = Math.max(h.heap, tick.heapUsedBytes);
+    this.health.set(tick.workerIndex, h);
   }
 
   /** Live figures for the progress line. */
@@ -491,9 +258,9 @@ export class FanoutAggregator {
    * and null means no estimate holds: latency is not reported.
    */
   finish(latencyShiftMs: number | null = 0): FanoutMeasurements {
-    this.judge(true);
+    this.updates.judge(true, this.latestMs, this.steadyAt, this.stopAt);
     let stillBelow = 0;
-    const corrected = (pos: Histogram, below: Histogram | null): Histogram | null => {
+    const corrected: LatencyCorrection = (pos, below) => {
       if (latencyShiftMs === null) return null;
       if (latencyShiftMs === 0 && !below) return pos;
       const out = createHistogram();
@@ -505,22 +272,22 @@ export class FanoutAggregator {
     const latency = this.windowLatency
       ? corrected(this.windowLatency, this.windowLatencyBelow)
       : corrected(this.latency, this.latencyBelow);
-    const none = createHistogram();
-    const measuredMs = Math.max(0, Math.min(this.stopAt, this.latestMs) - this.steadyAt);
-    const workers: WorkerHealth[] = [...this.health.entries()]
-      .sort((a, b) => a[0] - b[0])
-      .map(([workerIndex, h]) => ({
-        workerIndex,
-        clients: h.clients,
-        eventLoopDelayP99Ms: round(h.eld),
-        cpuPercent: round(h.util.length ? (100 * h.util.reduce((a, b) => a + b, 0)) / h.util.length : 0),
-        heapUsedBytes: h.heap,
-      }));
     // The seconds re-count the same receipts: what stays below zero is counted once, above.
     const belowOnce = stillBelow;
-    const timeline = this.timeline(corrected);
-    stillBelow = belowOnce;
-    const skew = summarize(this.skew);
+    const timeline = this.timeline.points(corrected);
+    return this.measurements(latency, belowOnce, timeline);
+  }
+
+  /** The measurements as plain data, latency already moved to the final clock (null: unknown). */
+  private measurements(
+    latency: Histogram | null,
+    stillBelow: number,
+    timeline: FanoutMeasurements['timeline'],
+  ): FanoutMeasurements {
+    const none = createHistogram();
+    const measuredMs = Math.max(0, Math.min(this.stopAt, this.latestMs) - this.steadyAt);
+    const u = this.updates;
+    const skew = summarize(u.skew);
     const timed = CLIENT_TIMED.map((m) => ({ m, h: this.clientTimed.get(m.name)! }));
     const out: FanoutMeasurements = {
       clients: this.opts.clients,
@@ -531,11 +298,11 @@ export class FanoutAggregator {
       latencyMs: summarize(latency ?? none),
       serverLatencyMs: summarize(this.serverLatency),
       skewMs: { count: skew.count, p50: skew.p50, p90: skew.p90, p99: skew.p99, max: skew.max },
-      updates: this.updates,
-      lost: this.lost,
-      lostUpdates: this.lostUpdates,
-      lossRate: this.expected ? this.lost / this.expected : 0,
-      lateReceipts: this.late,
+      updates: u.updates,
+      lost: u.lost,
+      lostUpdates: u.lostUpdates,
+      lossRate: u.expected ? u.lost / u.expected : 0,
+      lateReceipts: u.late,
       duplicates: this.duplicates,
       outOfOrder: this.outOfOrder,
       errors: this.violations,
@@ -552,20 +319,37 @@ export class FanoutAggregator {
       receiptsBeforeSentAt: this.receiptsBeforeSentAt,
       framesWithoutSentAt: this.framesWithoutSentAt,
       latencyBelowZeroAfterCorrection: stillBelow,
-      workers,
+      workers: this.workerHealth(),
       timeline,
       latencyCurve: percentileCurve(latency ?? none),
-      skewHistogram: bucketize(this.skewValues),
+      skewHistogram: bucketize(u.skewValues),
       histograms: {
         // Latency as corrected to the final clock estimate; none when no estimate holds.
         ...(latency ? { latency: encode(latency) } : {}),
         server_latency: encode(this.serverLatency),
-        skew: encode(this.skew),
+        skew: encode(u.skew),
         ...Object.fromEntries(timed.map(({ m, h }) => [m.name, encode(h)])),
       },
     };
     // Each under its row's field (`connectTimeMs`), where thresholds and reports read it.
-    return Object.assign(out, Object.fromEntries(timed.map(({ m, h }) => [m.field, summarize(h)])));
+    return Object.assign(
+      out,
+      Object.fromEntries(timed.map(({ m, h }) => [m.field, summarize(h)])),
+      Object.fromEntries(TALLIED.map((m) => [m.field, this.tallied.get(m.name)])),
+    );
+  }
+
+  /** Each worker's health over the measured phase, in worker order. */
+  private workerHealth(): WorkerHealth[] {
+    return [...this.health.entries()]
+      .sort((a, b) => a[0] - b[0])
+      .map(([workerIndex, h]) => ({
+        workerIndex,
+        clients: h.clients,
+        eventLoopDelayP99Ms: round(h.eld),
+        cpuPercent: round(h.util.length ? (100 * h.util.reduce((a, b) => a + b, 0)) / h.util.length : 0),
+        heapUsedBytes: h.heap,
+      }));
   }
 }
 

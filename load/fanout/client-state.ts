@@ -2,17 +2,20 @@
  * Measure, without sockets or threads: what one fan-out worker knows about its clients and what
  * each message does to it. Fed a message's bytes and the time its chunk arrived, it counts pushes,
  * notices and pongs, records latency and server latency, follows each (code, last_updated) update
- * in a ring, and validates a sample of the frames; `take()` hands the counts over as plain data
- * and starts them again. client-worker.ts joins it to the sockets and the coordinator's port.
+ * in a ring (update-ring.ts), and validates a sample of the frames; `take()` hands the counts over
+ * as plain data and starts them again. What happens to the connections themselves is recorded by
+ * the class it extends (client-connections.ts). client-worker.ts joins it to the sockets and the
+ * coordinator's port.
  */
 import { isUtf8 } from 'node:buffer';
-import type { NetworkError } from '../../src/errors.ts';
 import { METHOD, STATUS, TEXT } from '../../src/spec.ts';
 import { validator } from '../../src/validator.ts';
 import { guessTimeUnit, MS_PER_UNIT } from '../clock.ts';
 import { FastRecorder } from '../histogram.ts';
+import { ClientConnections, type FanoutClient } from './client-connections.ts';
 import { codeOf, hashBytes, scanPushFrame, scannedFrame, type ScannedFrame } from './frame-scan.ts';
 import type { Tick, UpdateRecord, WorkerConfig } from './protocol.ts';
+import { drainRing, newRing, RING, updateRecord, type UpdateRing } from './update-ring.ts';
 
 /** What the state reads of the worker's configuration. */
 export type StateConfig = Pick<
@@ -40,44 +43,6 @@ export type TickCounts = Omit<
   | 'heapUsedBytes'
 >;
 
-/** One client as the measurements see it; times are mono ms, 0 until they happen. */
-export interface FanoutClient {
-  readonly index: number;
-  readonly key: string;
-  /** When its connection is due (ms after the ramp's start until the start, then mono ms). */
-  startedAt: number;
-  openedAt: number;
-  subscribeSentAt: number;
-  subscribedAt: number;
-  firstFrameAt: number;
-  refused: boolean;
-  /** Last `last_updated` seen per code index, to count an update once per client. */
-  readonly lastSeen: Float64Array;
-}
-
-/**
- * Recent updates of one code in this worker, oldest first, in a ring of typed arrays: looking up
- * an update is a few comparisons from the newest, with no allocation (a Map keyed by a
- * 13-digit `last_updated` boxes every key).
- */
-const RING = 256;
-interface UpdateRing {
-  lu: Float64Array;
-  first: Float64Array;
-  last: Float64Array;
-  receivers: Int32Array;
-  head: number;
-  size: number;
-}
-const newRing = (): UpdateRing => ({
-  lu: new Float64Array(RING),
-  first: new Float64Array(RING),
-  last: new Float64Array(RING),
-  receivers: new Int32Array(RING),
-  head: 0,
-  size: 0,
-});
-
 /**
  * A fan-out service writes the same bytes to every subscriber of the same pairs: a chunk equal to
  * the last one scanned holds the same messages, so their scanned fields are reused, not re-read.
@@ -94,17 +59,8 @@ const RATE_WINDOW_MS = 500;
 
 const validate = validator.compiled('push-frame');
 
-function bump(map: Record<string, number>, key: string): void {
-  map[key] = (map[key] ?? 0) + 1;
-}
-
 /** The measurements of one worker's clients. */
-export class ClientState {
-  /** The worker's clients, in the order of its ramp. */
-  readonly clients: FanoutClient[];
-  /** Connections open now. */
-  private open = 0;
-
+export class ClientState extends ClientConnections {
   private readonly maxCodes: number;
   private readonly codeIndex = new Map<string, number>();
   private readonly codeNames: string[] = [];
@@ -134,18 +90,11 @@ export class ClientState {
   private outOfOrder = 0;
   private notices = 0;
   private pongs = 0;
+  /** This tick's tallies of load/metrics.ts counts, by metric name. */
+  private counts: Record<string, number> = {};
   private validated = 0;
   private violations = 0;
   private violationSamples: string[] = [];
-  private openedAt: number[] = [];
-  /** Once-per-client times of distributions named in load/metrics.ts, by metric name. */
-  private clientTimes: Record<string, number[]> = {};
-  private subscribed: [number, number][] = [];
-  private closed: [number, number, number][] = [];
-  private subscribeFailed = 0;
-  private refusals: Record<string, number> = {};
-  private connectErrors: Record<string, number> = {};
-  private noticeErrors: Record<string, number> = {};
   private maxSentMinusReceived = Number.NEGATIVE_INFINITY;
 
   private msPerUnit: number | null;
@@ -177,66 +126,14 @@ export class ClientState {
     private readonly cfg: StateConfig,
     now: number,
   ) {
-    this.maxCodes = cfg.pairs.length + 64;
+    // Each client keeps the last update of the pairs it asked for and of a few more codes.
+    const maxCodes = cfg.pairs.length + 64;
+    super(cfg.clients, cfg.pairs, maxCodes);
+    this.maxCodes = maxCodes;
     this.msPerUnit = cfg.msPerUnit;
     this.sampleEvery = cfg.validatePerSecond > 0 ? 1 : 0;
     this.rateSince = now;
-    this.clients = cfg.clients.map((c) => ({
-      index: c.index,
-      key: c.key,
-      startedAt: c.startAtMs,
-      openedAt: 0,
-      subscribeSentAt: 0,
-      subscribedAt: 0,
-      firstFrameAt: 0,
-      refused: false,
-      lastSeen: new Float64Array(this.maxCodes).fill(Number.NaN),
-    }));
     for (const p of cfg.pairs) this.indexOfCode(p);
-  }
-
-  /** The handshake of `client` finished at `t`. */
-  opened(client: FanoutClient, t: number): void {
-    client.openedAt = t;
-    this.open++;
-    this.clientTime('connect', t - client.startedAt);
-    this.openedAt.push(t);
-  }
-
-  /** The subscribe message `client` sends at `t`, noted as sent. */
-  subscribe(client: FanoutClient, t: number): string {
-    client.subscribeSentAt = t;
-    return JSON.stringify({ id: `c${client.index}`, method: METHOD.subscribe, params: { pairs: this.cfg.pairs } });
-  }
-
-  /** The server answered the upgrade of `client` with `status` and `body` (the spec's JSON or anything). */
-  refused(client: FanoutClient, status: number, body: Buffer): void {
-    client.refused = true;
-    let key = `http ${status}`;
-    try {
-      const parsed = JSON.parse(body.toString()) as { status_number?: unknown };
-      if (typeof parsed.status_number === 'string') key = parsed.status_number;
-    } catch {
-      /* not JSON: keep the HTTP status */
-    }
-    bump(this.refusals, key);
-  }
-
-  /** The connection of `client` failed; counted only before it opened and when not refused. */
-  connectError(client: FanoutClient, err: NetworkError): void {
-    if (client.openedAt === 0 && !client.refused) bump(this.connectErrors, err.errno ?? err.message.slice(0, 60));
-  }
-
-  /** The connection of a client could not even start (the socket's constructor threw). */
-  startError(err: Error): void {
-    bump(this.connectErrors, err.message.slice(0, 60));
-  }
-
-  /** The socket of `client` is gone at `t`, with the close frame's code (1005/1006 without one). */
-  closedAt(client: FanoutClient, t: number, code: number): void {
-    if (client.openedAt === 0) return;
-    this.open--;
-    this.closed.push([client.index, t, code]);
   }
 
   /**
@@ -311,17 +208,8 @@ export class ClientState {
     const o = value as Record<string, unknown>;
     if (typeof o.method === 'string') {
       this.notices++;
-      if (o.method === METHOD.subscribe && o.code === STATUS.OK) {
-        if (client.subscribedAt === 0) {
-          client.subscribedAt = t;
-          this.clientTime('subscribe', t - client.subscribeSentAt);
-          this.clientTime('connect_time', t - client.startedAt);
-          this.subscribed.push([client.index, t]);
-        }
-      } else if (o.method === METHOD.error) {
-        bump(this.noticeErrors, String(o.code));
-        if (client.subscribedAt === 0 && o.id === `c${client.index}`) this.subscribeFailed++;
-      }
+      if (o.method === METHOD.subscribe && o.code === STATUS.OK) this.subscribeAnswered(client, t);
+      else if (o.method === METHOD.error) this.errorNotice(client, o.code, o.id);
       return;
     }
     if (sample) {
@@ -344,11 +232,12 @@ export class ClientState {
     }
   }
 
-  /** Records one client's time (ms) of the distribution `name`. */
-  private clientTime(name: string, ms: number): void {
-    const times = this.clientTimes[name];
-    if (times) times.push(ms);
-    else this.clientTimes[name] = [ms];
+  /**
+   * Counts one occurrence of the count metric `name` of load/metrics.ts: the tick carries it, and
+   * the aggregator sums the measured phase's into the row's field.
+   */
+  count(name: string): void {
+    this.counts[name] = (this.counts[name] ?? 0) + 1;
   }
 
   /**
@@ -363,6 +252,7 @@ export class ClientState {
       outOfOrder: this.outOfOrder,
       notices: this.notices,
       pongs: this.pongs,
+      counts: this.counts,
       latency: this.latency.takeEncoded(),
       latencyBelowZero: this.belowZero ? this.latencyBelowZero.takeEncoded() : null,
       ...(this.cfg.frameWindow
@@ -373,19 +263,11 @@ export class ClientState {
         : {}),
       framesWithoutSentAt: this.framesWithoutSentAt,
       serverLatency: this.serverLatency.takeEncoded(),
-      openedAt: this.openedAt,
-      clientTimes: this.clientTimes,
-      subscribed: this.subscribed,
-      closed: this.closed,
-      subscribeFailed: this.subscribeFailed,
-      refusals: this.refusals,
-      connectErrors: this.connectErrors,
-      noticeErrors: this.noticeErrors,
+      ...this.takeConnections(),
       updates: this.takeUpdates(final, now),
       validated: this.validated,
       violations: this.violations,
       violationSamples: this.violationSamples,
-      open: this.open,
       maxSentMinusReceivedMs: this.maxSentMinusReceived,
       windowFrames: this.windowFrames,
       sentAtUnit: this.sentAtUnit,
@@ -402,15 +284,9 @@ export class ClientState {
       this.rateSince = now;
     }
     this.frames = this.windowFrames = this.duplicates = this.outOfOrder = this.notices = this.pongs = 0;
-    this.validated = this.violations = this.subscribeFailed = 0;
+    this.validated = this.violations = 0;
     this.violationSamples = [];
-    this.openedAt = [];
-    this.clientTimes = {};
-    this.subscribed = [];
-    this.closed = [];
-    this.refusals = {};
-    this.connectErrors = {};
-    this.noticeErrors = {};
+    this.counts = {};
     this.maxSentMinusReceived = Number.NEGATIVE_INFINITY;
     this.belowZero = this.windowBelowZero = this.framesWithoutSentAt = 0;
     return counts;
@@ -514,8 +390,7 @@ export class ClientState {
       }
     }
     if (r.size === RING) {
-      const j = (r.head - RING) & (RING - 1);
-      this.evicted.push([this.codeNames[idx]!, r.lu[j]!, r.first[j]!, r.last[j]!, r.receivers[j]!]);
+      this.evicted.push(updateRecord(r, this.codeNames[idx]!, (r.head - RING) & (RING - 1)));
       r.size--;
     }
     const j = r.head;
@@ -531,16 +406,7 @@ export class ClientState {
     const out = this.evicted;
     this.evicted = [];
     const cutoff = now - this.cfg.updateWindowMs;
-    for (let i = 0; i < this.updates.length; i++) {
-      const r = this.updates[i]!;
-      // Oldest first: entries were added in order of their first receipt here.
-      while (r.size > 0) {
-        const j = (r.head - r.size) & (RING - 1);
-        if (!all && r.first[j]! >= cutoff) break;
-        out.push([this.codeNames[i]!, r.lu[j]!, r.first[j]!, r.last[j]!, r.receivers[j]!]);
-        r.size--;
-      }
-    }
+    for (let i = 0; i < this.updates.length; i++) drainRing(this.updates[i]!, this.codeNames[i]!, all, cutoff, out);
     return out;
   }
 }

@@ -8,7 +8,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { monitorEventLoopDelay, performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { METHOD } from '../../src/spec.ts';
 import { monoNow } from '../mono-clock.ts';
-import { ClientState, type FanoutClient } from './client-state.ts';
+import type { FanoutClient } from './client-connections.ts';
+import { ClientState } from './client-state.ts';
 import { WireSocket } from './wire-socket.ts';
 import type { CoordinatorMessage, Tick, WorkerConfig } from './protocol.ts';
 

@@ -54,6 +54,11 @@ export interface Tick {
   outOfOrder: number;
   notices: number;
   pongs: number;
+  /**
+   * This tick's counts of the load/metrics.ts counts the workers tally (`ClientState.count`), by
+   * metric name; the aggregator sums the measured phase's into each row's field.
+   */
+  counts: Record<string, number>;
   latency: string;
   /** Receipts before sent_at on the clock in use (how far before, encoded like latency); null when none. */
   latencyBelowZero: string | null;

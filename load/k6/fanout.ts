@@ -171,28 +171,53 @@ export default function (data: SetupData): void {
   }
 }
 
+/** One client's connection and what it has seen so far. */
+interface ClientRun {
+  /** When the client began its handshake (epoch ms). */
+  started: number;
+  socket: WebSocket;
+  /** The shared window, on our clock (epoch ms), and the target's clock offset the VUs record with. */
+  windowStart: number;
+  windowEnd: number;
+  offsetMs: number | null;
+  opened: boolean;
+  subscribeSent: number;
+  isSubscribed: boolean;
+  gotFirst: boolean;
+  failedNotice: boolean;
+  /** The unit of sent_at, guessed from the first frame. */
+  unit: TimeUnit | null;
+  /** Last `last_updated` per code: a repeated frame shows the price's age, not the server's delay. */
+  lastUpdated: Map<string, unknown>;
+}
+
 /** One WebSocket client: open, subscribe, ping, count frames in the window, close at the common end. */
 function client(g: number, key: string, base: number, offsetMs: number | null, done: () => void): void {
   clients.add(1);
-  const windowStart = base + schedule.windowStartMs;
-  const windowEnd = base + schedule.windowEndMs;
-  const started = Date.now();
-  const socket = new WebSocket(cfg.wsUrl, null, { headers: { [cfg.keyHeader]: key } });
-  let opened = false;
-  let subscribeSent = 0;
-  let isSubscribed = false;
-  let gotFirst = false;
-  let failedNotice = false;
-  let unit: TimeUnit | null = null;
+  const c: ClientRun = {
+    // The handshake is timed from before the socket is made.
+    started: Date.now(),
+    socket: new WebSocket(cfg.wsUrl, null, { headers: { [cfg.keyHeader]: key } }),
+    windowStart: base + schedule.windowStartMs,
+    windowEnd: base + schedule.windowEndMs,
+    offsetMs,
+    opened: false,
+    subscribeSent: 0,
+    isSubscribed: false,
+    gotFirst: false,
+    failedNotice: false,
+    unit: null,
+    lastUpdated: new Map(),
+  };
+  const { socket } = c;
   let ping: ReturnType<typeof setInterval> | null = null;
   let end: ReturnType<typeof setTimeout> | null = null;
-  const lastUpdated = new Map<string, unknown>();
 
   socket.onopen = () => {
-    opened = true;
+    c.opened = true;
     connected.add(1);
-    handshakeTime.add(Date.now() - started);
-    subscribeSent = Date.now();
+    handshakeTime.add(Date.now() - c.started);
+    c.subscribeSent = Date.now();
     socket.send(JSON.stringify({ id: `c${g}`, method: METHOD.subscribe, params: { pairs: cfg.pairs } }));
     // A socket closing (ours or the server's) is no longer OPEN: sending then throws in k6.
     ping = setInterval(() => {
@@ -208,69 +233,11 @@ function client(g: number, key: string, base: number, offsetMs: number | null, d
   };
 
   socket.onmessage = (event?: MessageEvent) => {
-    if (!event) return;
-    // k6 stamps the event when the frame is read, before this handler runs.
-    const receivedAt = event.timestamp;
-    const text = typeof event.data === 'string' ? event.data : '';
-    if (!text.startsWith('{')) return; // Pong! and other plain text
-    let value: Record<string, unknown>;
-    try {
-      value = JSON.parse(text) as Record<string, unknown>;
-    } catch {
-      violations.add(1);
-      errors.add(1);
-      return;
-    }
-    if (typeof value.method === 'string') {
-      if (value.method === METHOD.error) {
-        errors.add(1);
-        noticeErrors.add(String(value.code));
-        if (!isSubscribed) failedNotice = true;
-      } else if (value.method === METHOD.subscribe && String(value.code) === STATUS.OK && !isSubscribed) {
-        isSubscribed = true;
-        subscribed.add(1);
-        subscribeTime.add(receivedAt - subscribeSent);
-        connectTime.add(receivedAt - started);
-      }
-      return;
-    }
-    if (pushFrameProblems(value).length) {
-      violations.add(1);
-      errors.add(1);
-    }
-    if (!gotFirst) {
-      gotFirst = true;
-      firstFrame.add(receivedAt - subscribeSent);
-    }
-    if (burnMsPerFrame > 0)
-      for (const until = Date.now() + burnMsPerFrame; Date.now() < until; ) {
-        /* a deliberately slow generator */
-      }
-    if (typeof value.sent_at !== 'number') return;
-    unit ??= guessTimeUnit(value.sent_at);
-    if (!unit) return;
-    const sentServerMs = value.sent_at * MS_PER_UNIT[unit];
-    frameLead.add(sentServerMs - receivedAt);
-    // offset = server − local, so the frame left at local time sent − offset (the window is judged
-    // on our clock as if the same when no estimate holds).
-    const sentLocalMs = sentServerMs - (offsetMs ?? 0);
-    if (sentLocalMs < windowStart || sentLocalMs >= windowEnd) return;
-    frames.add(1);
-    if (offsetMs !== null) {
-      const v = receivedAt - sentLocalMs;
-      if (v >= 0) latency.add(v);
-      else latencyBelowZero.add(-v);
-    }
-    const code = String(value.code);
-    // Server latency on the first frame of each update only: a repeated frame shows the price's age.
-    if (typeof value.last_updated === 'number' && lastUpdated.get(code) !== value.last_updated) {
-      lastUpdated.set(code, value.last_updated);
-      serverLatency.add(sentServerMs - value.last_updated * MS_PER_UNIT[unit]);
-    }
+    if (event) onFrame(c, event);
   };
 
   socket.onerror = () => {
-    if (opened) return; // the close that follows is counted there
+    if (c.opened) return; // the close that follows is counted there
     refusal(key);
     done();
   };
@@ -278,14 +245,83 @@ function client(g: number, key: string, base: number, offsetMs: number | null, d
   socket.onclose = () => {
     if (ping) clearInterval(ping);
     if (end) clearTimeout(end);
-    if (!opened) return;
+    if (!c.opened) return;
     closed.add(1);
     done();
-    if (Date.now() < windowEnd) disconnects.add(1);
-    check(isSubscribed, { 'the subscribe request is answered with code 200': (s) => s });
-    check(failedNotice, { 'no error notice answers the subscribe request': (f) => !f });
-    check(gotFirst, { 'push frames arrive after subscribing': (f) => f });
+    if (Date.now() < c.windowEnd) disconnects.add(1);
+    check(c.isSubscribed, { 'the subscribe request is answered with code 200': (s) => s });
+    check(c.failedNotice, { 'no error notice answers the subscribe request': (f) => !f });
+    check(c.gotFirst, { 'push frames arrive after subscribing': (f) => f });
   };
+}
+
+/** One message of a client: a notice, a push frame, or plain text (Pong!). */
+function onFrame(c: ClientRun, event: MessageEvent): void {
+  // k6 stamps the event when the frame is read, before this handler runs.
+  const receivedAt = event.timestamp;
+  const text = typeof event.data === 'string' ? event.data : '';
+  if (!text.startsWith('{')) return; // Pong! and other plain text
+  let value: Record<string, unknown>;
+  try {
+    value = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    violations.add(1);
+    errors.add(1);
+    return;
+  }
+  if (typeof value.method === 'string') onNotice(c, value, receivedAt);
+  else onPush(c, value, receivedAt);
+}
+
+/** A notice: the subscribe's answer, or an error. */
+function onNotice(c: ClientRun, value: Record<string, unknown>, receivedAt: number): void {
+  if (value.method === METHOD.error) {
+    errors.add(1);
+    noticeErrors.add(String(value.code));
+    if (!c.isSubscribed) c.failedNotice = true;
+  } else if (value.method === METHOD.subscribe && String(value.code) === STATUS.OK && !c.isSubscribed) {
+    c.isSubscribed = true;
+    subscribed.add(1);
+    subscribeTime.add(receivedAt - c.subscribeSent);
+    connectTime.add(receivedAt - c.started);
+  }
+}
+
+/** A push frame: validated, counted and timed when it was sent inside the window. */
+function onPush(c: ClientRun, value: Record<string, unknown>, receivedAt: number): void {
+  if (pushFrameProblems(value).length) {
+    violations.add(1);
+    errors.add(1);
+  }
+  if (!c.gotFirst) {
+    c.gotFirst = true;
+    firstFrame.add(receivedAt - c.subscribeSent);
+  }
+  if (burnMsPerFrame > 0)
+    for (const until = Date.now() + burnMsPerFrame; Date.now() < until; ) {
+      /* a deliberately slow generator */
+    }
+  if (typeof value.sent_at !== 'number') return;
+  c.unit ??= guessTimeUnit(value.sent_at);
+  if (!c.unit) return;
+  const sentServerMs = value.sent_at * MS_PER_UNIT[c.unit];
+  frameLead.add(sentServerMs - receivedAt);
+  // offset = server − local, so the frame left at local time sent − offset (the window is judged
+  // on our clock as if the same when no estimate holds).
+  const sentLocalMs = sentServerMs - (c.offsetMs ?? 0);
+  if (sentLocalMs < c.windowStart || sentLocalMs >= c.windowEnd) return;
+  frames.add(1);
+  if (c.offsetMs !== null) {
+    const v = receivedAt - sentLocalMs;
+    if (v >= 0) latency.add(v);
+    else latencyBelowZero.add(-v);
+  }
+  const code = String(value.code);
+  // Server latency on the first frame of each update only: a repeated frame shows the price's age.
+  if (typeof value.last_updated === 'number' && c.lastUpdated.get(code) !== value.last_updated) {
+    c.lastUpdated.set(code, value.last_updated);
+    serverLatency.add(sentServerMs - value.last_updated * MS_PER_UNIT[c.unit]);
+  }
 }
 
 /**

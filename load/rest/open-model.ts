@@ -45,19 +45,13 @@ export interface OpenModelResult {
 
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
-/** Runs the plan to completion: warm-up, measured phase, then the last responses (each bounded by the timeout). */
-export async function runOpenModel(plan: OpenModelPlan): Promise<OpenModelResult> {
-  const pool = new Pool(plan.origin, {
-    connections: plan.connections,
-    headersTimeout: plan.timeoutMs,
-    bodyTimeout: plan.timeoutMs,
-    connectTimeout: plan.timeoutMs,
-    keepAliveTimeout: 30_000,
-  });
-  const latency = createHistogram();
-  const sendLag = createHistogram();
-  const second = createHistogram();
-  const result = {
+/** One open-model run in progress: its requests in flight, its counts and its measured phase. */
+class OpenModelRun {
+  readonly latency = createHistogram();
+  readonly sendLag = createHistogram();
+  /** This second's latencies, for the timeline. */
+  private readonly second = createHistogram();
+  readonly counts = {
     scheduled: 0,
     completed: 0,
     late: 0,
@@ -67,108 +61,147 @@ export async function runOpenModel(plan: OpenModelPlan): Promise<OpenModelResult
     errors: {} as Record<string, number>,
     httpStatus: {} as Record<string, number>,
   };
-  const timeline: OpenModelResult['timeline'] = [];
-  // Past this many requests waiting for a connection (about a second of arrivals), new ones are
-  // dropped and counted: the generator stays bounded and never floods a stalled target.
-  const backlogCap = Math.max(plan.connections, Math.ceil(plan.rate));
-  const endMs = plan.warmupMs + plan.durationMs;
-  const next = arrivalClock(plan.rate, plan.arrival, plan.seed);
-  const loop = watchEventLoop();
-  let inFlight = 0;
-  let pathIndex = 0;
-  let secondCount = 0;
-  let measuredCompleted = 0;
-  let onIdle: (() => void) | null = null;
+  readonly timeline: OpenModelResult['timeline'] = [];
+  readonly loop = watchEventLoop();
+  measuring = false;
+  /** performance.now() at which the measured phase began. */
+  measuredSince = 0;
+  private inFlight = 0;
+  private pathIndex = 0;
+  private secondCount = 0;
+  private measuredCompleted = 0;
+  private onIdle: (() => void) | null = null;
+  /**
+   * Past this many requests waiting for a connection (about a second of arrivals), new ones are
+   * dropped and counted: the generator stays bounded and never floods a stalled target.
+   */
+  private readonly backlogCap: number;
 
-  const bump = (m: Record<string, number>, k: string): void => {
-    m[k] = (m[k] ?? 0) + 1;
-  };
-  const settle = (): void => {
-    if (--inFlight === 0 && onIdle) onIdle();
-  };
+  constructor(
+    private readonly plan: OpenModelPlan,
+    private readonly pool: Pool,
+  ) {
+    this.backlogCap = Math.max(plan.connections, Math.ceil(plan.rate));
+  }
 
-  const fire = (intendedAbs: number, measured: boolean): void => {
-    if (measured) result.scheduled++;
-    if (inFlight - plan.connections >= backlogCap) {
-      if (measured) result.dropped++;
+  startMeasuring(): void {
+    this.measuring = true;
+    this.measuredSince = performance.now();
+    this.loop.start();
+  }
+
+  /** Sends the request intended at `intendedAbs` (performance.now() ms), unless the backlog is full. */
+  fire(intendedAbs: number, measured: boolean): void {
+    const { plan, counts } = this;
+    if (measured) counts.scheduled++;
+    if (this.inFlight - plan.connections >= this.backlogCap) {
+      if (measured) counts.dropped++;
       return;
     }
-    if (measured && inFlight >= plan.connections) result.waitedForConnection++;
-    inFlight++;
-    const path = plan.paths[pathIndex++ % plan.paths.length]!;
+    if (measured && this.inFlight >= plan.connections) counts.waitedForConnection++;
+    this.inFlight++;
+    const path = plan.paths[this.pathIndex++ % plan.paths.length]!;
+    this.pool.dispatch(
+      { origin: plan.origin, path, method: 'GET', headers: plan.headers },
+      this.handler(intendedAbs, measured),
+    );
+  }
+
+  /** What one request records as it is written, answered or fails. */
+  private handler(intendedAbs: number, measured: boolean): Dispatcher.DispatchHandler {
+    const { plan, counts } = this;
     const chunks: Buffer[] = [];
     let status = 0;
-    const handler: Dispatcher.DispatchHandler = {
-      onRequestStart() {
+    return {
+      onRequestStart: () => {
         // Called as the request is written to a socket: the generator's own lag ends here.
         if (!measured) return;
         const lagUs = Math.max(0, Math.round((performance.now() - intendedAbs) * 1000));
-        sendLag.recordValue(lagUs);
-        if (lagUs > plan.lateMs * 1000) result.late++;
+        this.sendLag.recordValue(lagUs);
+        if (lagUs > plan.lateMs * 1000) counts.late++;
       },
-      onResponseStart(_controller, statusCode) {
+      onResponseStart: (_controller, statusCode) => {
         status = statusCode;
       },
-      onResponseData(_controller, chunk) {
+      onResponseData: (_controller, chunk) => {
         if (measured && plan.onResponse) chunks.push(chunk);
       },
-      onResponseEnd() {
+      onResponseEnd: () => {
         const us = Math.round((performance.now() - intendedAbs) * 1000);
-        settle();
+        this.settle();
         if (!measured) return;
-        latency.recordValue(Math.max(1, us));
-        second.recordValue(Math.max(1, us));
-        secondCount++;
-        result.completed++;
-        measuredCompleted++;
-        bump(result.httpStatus, String(status));
+        this.latency.recordValue(Math.max(1, us));
+        this.second.recordValue(Math.max(1, us));
+        this.secondCount++;
+        counts.completed++;
+        this.measuredCompleted++;
+        bump(counts.httpStatus, String(status));
         plan.onResponse?.(status, Buffer.concat(chunks).toString('utf8'));
       },
-      onResponseError(_controller, err) {
-        settle();
+      onResponseError: (_controller, err) => {
+        this.settle();
         if (!measured) return;
         const code = (err as { code?: string }).code ?? err.name;
-        if (TIMEOUT_CODES.has(code)) result.timeouts++;
-        else bump(result.errors, code);
+        if (TIMEOUT_CODES.has(code)) counts.timeouts++;
+        else bump(counts.errors, code);
       },
     };
-    pool.dispatch({ origin: plan.origin, path, method: 'GET', headers: plan.headers }, handler);
-  };
+  }
 
-  const t0 = performance.now() + 5;
-  let nextAt = next();
-  let measuring = plan.warmupMs <= 0;
-  let measuredSince = measuring ? t0 : 0;
-  const startMeasuring = (): void => {
-    measuring = true;
-    measuredSince = performance.now();
-    loop.start();
-  };
-  if (measuring) startMeasuring();
+  private settle(): void {
+    if (--this.inFlight === 0 && this.onIdle) this.onIdle();
+  }
 
-  const ticker = setInterval(() => {
-    if (!measuring) return;
-    const elapsedS = Math.round((performance.now() - measuredSince) / 1000);
-    const s = second.totalCount ? second : null;
-    timeline.push({
+  /** The second just ended: its point of the timeline, and the progress callback. */
+  tick(): void {
+    if (!this.measuring) return;
+    const elapsedS = Math.round((performance.now() - this.measuredSince) / 1000);
+    const s = this.second.totalCount ? this.second : null;
+    this.timeline.push({
       t: elapsedS,
-      rps: secondCount,
+      rps: this.secondCount,
       latencyP50Ms: s ? s.getValueAtPercentile(50) / 1000 : null,
       latencyP99Ms: s ? s.getValueAtPercentile(99) / 1000 : null,
     });
-    plan.onSecond?.({ elapsedS, requests: measuredCompleted, rps: secondCount });
-    second.reset();
-    secondCount = 0;
-  }, 1000);
+    this.plan.onSecond?.({ elapsedS, requests: this.measuredCompleted, rps: this.secondCount });
+    this.second.reset();
+    this.secondCount = 0;
+  }
 
-  await new Promise<void>((resolve) => {
-    // One timer at a time, set for the next intended time; every request already due is sent
-    // on each wake, so a late wake-up sends the backlog at once (each keeps its intended time).
+  /** Resolves when every request sent has ended: each is bounded by the timeout; the guard covers a stuck socket. */
+  async drain(): Promise<void> {
+    if (this.inFlight === 0) return;
+    await new Promise<void>((resolve) => {
+      this.onIdle = resolve;
+      setTimeout(resolve, this.plan.timeoutMs + 2000).unref();
+    });
+  }
+
+  /** Frees what only the run needed. */
+  close(): void {
+    this.second.destroy();
+  }
+}
+
+function bump(m: Record<string, number>, k: string): void {
+  m[k] = (m[k] ?? 0) + 1;
+}
+
+/**
+ * Sends every request at its intended time from `t0`, warm-up first, until the measured phase
+ * ends. One timer at a time, set for the next intended time; every request already due is sent on
+ * each wake, so a late wake-up sends the backlog at once (each keeps its intended time).
+ */
+function sendArrivals(plan: OpenModelPlan, run: OpenModelRun, t0: number): Promise<void> {
+  const endMs = plan.warmupMs + plan.durationMs;
+  const next = arrivalClock(plan.rate, plan.arrival, plan.seed);
+  let nextAt = next();
+  return new Promise<void>((resolve) => {
     const pump = (): void => {
       const now = performance.now();
       while (nextAt < endMs && t0 + nextAt <= now) {
-        if (!measuring && nextAt >= plan.warmupMs) startMeasuring();
-        fire(t0 + nextAt, nextAt >= plan.warmupMs);
+        if (!run.measuring && nextAt >= plan.warmupMs) run.startMeasuring();
+        run.fire(t0 + nextAt, nextAt >= plan.warmupMs);
         nextAt = next();
       }
       if (nextAt >= endMs) {
@@ -179,17 +212,34 @@ export async function runOpenModel(plan: OpenModelPlan): Promise<OpenModelResult
     };
     setTimeout(pump, 5);
   });
-  const measuredMs = Math.max(1, performance.now() - measuredSince);
-  const health = loop.stop();
-  if (inFlight > 0) {
-    // Every request is bounded by the timeout, so this ends; the guard covers a stuck socket.
-    await new Promise<void>((resolve) => {
-      onIdle = resolve;
-      setTimeout(resolve, plan.timeoutMs + 2000).unref();
-    });
-  }
+}
+
+/** Runs the plan to completion: warm-up, measured phase, then the last responses (each bounded by the timeout). */
+export async function runOpenModel(plan: OpenModelPlan): Promise<OpenModelResult> {
+  const pool = new Pool(plan.origin, {
+    connections: plan.connections,
+    headersTimeout: plan.timeoutMs,
+    bodyTimeout: plan.timeoutMs,
+    connectTimeout: plan.timeoutMs,
+    keepAliveTimeout: 30_000,
+  });
+  const run = new OpenModelRun(plan, pool);
+  const t0 = performance.now() + 5;
+  if (plan.warmupMs <= 0) run.startMeasuring();
+  const ticker = setInterval(() => run.tick(), 1000);
+  await sendArrivals(plan, run, t0);
+  const measuredMs = Math.max(1, performance.now() - run.measuredSince);
+  const health = run.loop.stop();
+  await run.drain();
   clearInterval(ticker);
   await pool.destroy().catch(() => {});
-  second.destroy();
-  return { latency, sendLag, ...result, timeline, measuredMs: Math.min(measuredMs, plan.durationMs), ...health };
+  run.close();
+  return {
+    latency: run.latency,
+    sendLag: run.sendLag,
+    ...run.counts,
+    timeline: run.timeline,
+    measuredMs: Math.min(measuredMs, plan.durationMs),
+    ...health,
+  };
 }

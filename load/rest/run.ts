@@ -7,16 +7,16 @@
  *   the most requests per second the target serves, latency as service time under saturation.
  * Returns plain data with the latency histogram encoded (µs), so runs can be merged.
  */
-import { API_KEY_HEADER, PATHS, QUERY } from '../../src/spec.ts';
+import { API_KEY_HEADER, PATHS, QUERY, STATUS } from '../../src/spec.ts';
 import { encode, summarize, type Percentiles } from '../histogram.ts';
 import { LoadUsageError } from '../../src/errors.ts';
-import { REST_DEFAULTS, positiveInt } from '../options.ts';
+import { REST_DEFAULTS, SATURATION, positiveInt } from '../options.ts';
 import { pickPairs, type LoadTarget } from '../target.ts';
 import { flatMetrics } from '../metrics.ts';
 import { evaluateThresholds, parseThresholds, type ThresholdResult } from '../thresholds.ts';
-import { SATURATION } from '../fanout/aggregate.ts';
 import { runClosedModel } from './closed-model.ts';
-import { runOpenModel } from './open-model.ts';
+import { runOpenModel, type OpenModelResult } from './open-model.ts';
+import type { RestPlan } from './plan.ts';
 import { ARRIVALS, type Arrival } from './schedule.ts';
 
 /** Limits of a trustworthy open-model run, beside the event-loop ones every load mode shares. */
@@ -137,64 +137,42 @@ export function resolveRestOptions(
   };
 }
 
-/** Runs the REST load against `target` (which the caller closes). */
-export async function runRest(target: LoadTarget, options: RestOptions = {}): Promise<RestReport> {
-  const o = resolveRestOptions(options);
-  const thresholds = parseThresholds(options.thresholds, 'rest');
-  const key = target.keys[0]?.key ?? target.profile.keys.primary.key;
-  const pairs = o.endpoint === 'price' ? (options.pair ?? (await pickPairs(target, 10))) : [];
-  const startedAt = new Date().toISOString();
-  const base = new URL(target.rest);
+type ResolvedRestOptions = ReturnType<typeof resolveRestOptions>;
+
+/** What either model measured, the closed one with the open model's schedule figures at zero. */
+type ModelResult = Omit<OpenModelResult, 'sendLag'> & { sendLag: OpenModelResult['sendLag'] | null };
+
+/** The request paths, used in turn: the price of each pair, or one page of pairs, under the base URL's path. */
+function requestPaths(base: URL, endpoint: string, pairs: readonly string[]): string[] {
   const prefix = base.pathname.replace(/\/$/, '');
-  const paths = (
-    o.endpoint === 'price'
+  return (
+    endpoint === 'price'
       ? pairs.map((c) => `${PATHS.price}?${QUERY.price.code}=${encodeURIComponent(c)}`)
       : [`${PATHS.pairs}?${QUERY.pairs.perPage}=10`]
   ).map((p) => prefix + p);
-  const statusNumbers: Record<string, number> = {};
-  const onResponse = (_status: number, body: string): void => {
-    const m = STATUS_NUMBER.exec(body);
-    const k = m ? m[1]! : '(none)';
-    statusNumbers[k] = (statusNumbers[k] ?? 0) + 1;
-  };
-  const common = {
-    origin: base.origin,
-    paths,
-    headers: { [API_KEY_HEADER]: key },
-    connections: o.connections,
-    warmupMs: o.warmupMs,
-    durationMs: o.durationMs,
-    timeoutMs: o.timeoutMs,
-    onResponse,
-    ...(options.onProgress ? { onSecond: options.onProgress } : {}),
-  };
-  const open = o.rate !== 'max';
-  const m =
-    o.rate === 'max'
-      ? { ...(await runClosedModel(common)), scheduled: 0, late: 0, waitedForConnection: 0, dropped: 0, sendLag: null }
-      : await runOpenModel({
-          ...common,
-          rate: o.rate,
-          arrival: o.arrival,
-          seed: o.seed,
-          lateMs: REST_SATURATION.lateMs,
-        });
-  const errorCount = Object.values(m.errors).reduce((a, b) => a + b, 0);
-  if (m.completed === 0 && errorCount > 0 && m.timeouts === 0) {
-    // Not one answer, only errors: a usage problem (wrong URL, nothing listening), not a load result.
-    throw new LoadUsageError(
-      `target unreachable: ${base.origin} (${Object.entries(m.errors)
-        .map(([k, v]) => `${k} ×${v}`)
-        .join(', ')})`,
-    );
-  }
-  const scheduled = open ? m.scheduled : m.completed;
+}
 
+/** Runs the model the rate asks for: open at a number, closed at `max`. */
+async function runModel(o: ResolvedRestOptions, plan: RestPlan): Promise<ModelResult> {
+  if (o.rate === 'max')
+    return {
+      ...(await runClosedModel(plan)),
+      scheduled: 0,
+      late: 0,
+      waitedForConnection: 0,
+      dropped: 0,
+      sendLag: null,
+    };
+  return runOpenModel({ ...plan, rate: o.rate, arrival: o.arrival, seed: o.seed, lateMs: REST_SATURATION.lateMs });
+}
+
+/** Why the generator's figures cannot be trusted (empty when they can). */
+function restSaturationReasons(m: ModelResult, o: ResolvedRestOptions, scheduled: number): string[] {
   const reasons: string[] = [];
   if (m.eventLoopDelayP99Ms > SATURATION.eventLoopDelayP99Ms)
     reasons.push(`event-loop delay p99 ${m.eventLoopDelayP99Ms} ms > ${SATURATION.eventLoopDelayP99Ms} ms`);
   if (m.busyPercent > SATURATION.cpuPercent) reasons.push(`busy ${m.busyPercent}% > ${SATURATION.cpuPercent}%`);
-  if (open && scheduled > 0 && m.late / scheduled > REST_SATURATION.lateShare) {
+  if (o.rate !== 'max' && scheduled > 0 && m.late / scheduled > REST_SATURATION.lateShare) {
     reasons.push(
       `${m.late} of ${scheduled} requests sent more than ${REST_SATURATION.lateMs} ` +
         `ms after their intended time (> ${REST_SATURATION.lateShare * 100}%)` +
@@ -206,21 +184,36 @@ export async function runRest(target: LoadTarget, options: RestOptions = {}): Pr
       `${m.dropped} requests dropped: the backlog waiting for one of ${o.connections} ` +
         `connections was full (their latency is missing)`,
     );
+  return reasons;
+}
 
+/** The report of a run, thresholds not yet judged. */
+function restReport(
+  target: LoadTarget,
+  o: ResolvedRestOptions,
+  run: { startedAt: string; pairs: string[]; m: ModelResult; statusNumbers: Record<string, number> },
+): Omit<RestReport, 'thresholds'> {
+  const { m, statusNumbers } = run;
+  const open = o.rate !== 'max';
+  const errorCount = Object.values(m.errors).reduce((a, b) => a + b, 0);
+  const scheduled = open ? m.scheduled : m.completed;
+  const reasons = restSaturationReasons(m, o, scheduled);
   let non2xx = 0;
   for (const [code, count] of Object.entries(m.httpStatus)) if (!code.startsWith('2')) non2xx += count;
   const observations: string[] = [];
-  if (statusNumbers['50006'])
-    observations.push(`${statusNumbers['50006']} responses were throttled (status_number 50006)`);
+  if (statusNumbers[STATUS.RATE_LIMITED])
+    observations.push(
+      `${statusNumbers[STATUS.RATE_LIMITED]} responses were throttled (status_number ${STATUS.RATE_LIMITED})`,
+    );
   if (m.waitedForConnection)
     observations.push(
       `${m.waitedForConnection} requests found all ${o.connections} connections busy ` +
         `and waited for one; their latency includes the wait`,
     );
-  const report: Omit<RestReport, 'thresholds'> = {
+  return {
     kind: 'rest',
     model: open ? 'open' : 'closed',
-    startedAt,
+    startedAt: run.startedAt,
     target: { rest: target.rest, embedded: target.embedded },
     options: {
       endpoint: o.endpoint,
@@ -231,7 +224,7 @@ export async function runRest(target: LoadTarget, options: RestOptions = {}): Pr
       durationMs: o.durationMs,
       warmupMs: o.warmupMs,
       timeoutMs: o.timeoutMs,
-      pairs,
+      pairs: run.pairs,
     },
     latencyFrom: open ? 'intended send time' : 'actual send time',
     scheduled,
@@ -260,6 +253,43 @@ export async function runRest(target: LoadTarget, options: RestOptions = {}): Pr
     trustworthy: reasons.length === 0,
     observations,
   };
+}
+
+/** Runs the REST load against `target` (which the caller closes). */
+export async function runRest(target: LoadTarget, options: RestOptions = {}): Promise<RestReport> {
+  const o = resolveRestOptions(options);
+  const thresholds = parseThresholds(options.thresholds, 'rest');
+  const key = target.keys[0]?.key ?? target.profile.keys.primary.key;
+  const pairs = o.endpoint === 'price' ? (options.pair ?? (await pickPairs(target, 10))) : [];
+  const startedAt = new Date().toISOString();
+  const base = new URL(target.rest);
+  const statusNumbers: Record<string, number> = {};
+  const onResponse = (_status: number, body: string): void => {
+    const m = STATUS_NUMBER.exec(body);
+    const k = m ? m[1]! : '(none)';
+    statusNumbers[k] = (statusNumbers[k] ?? 0) + 1;
+  };
+  const m = await runModel(o, {
+    origin: base.origin,
+    paths: requestPaths(base, o.endpoint, pairs),
+    headers: { [API_KEY_HEADER]: key },
+    connections: o.connections,
+    warmupMs: o.warmupMs,
+    durationMs: o.durationMs,
+    timeoutMs: o.timeoutMs,
+    onResponse,
+    ...(options.onProgress ? { onSecond: options.onProgress } : {}),
+  });
+  const errorCount = Object.values(m.errors).reduce((a, b) => a + b, 0);
+  if (m.completed === 0 && errorCount > 0 && m.timeouts === 0) {
+    // Not one answer, only errors: a usage problem (wrong URL, nothing listening), not a load result.
+    throw new LoadUsageError(
+      `target unreachable: ${base.origin} (${Object.entries(m.errors)
+        .map(([k, v]) => `${k} ×${v}`)
+        .join(', ')})`,
+    );
+  }
+  const report = restReport(target, o, { startedAt, pairs, m, statusNumbers });
   m.latency.destroy();
   m.sendLag?.destroy();
   return { ...report, thresholds: evaluateThresholds(thresholds, restMetrics(report)) };

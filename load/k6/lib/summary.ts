@@ -6,7 +6,7 @@
  * context (the execution segment) comes in through the context, so it runs under Node in the tests.
  */
 import { BUCKET_COUNT, bucketMetric, bucketPercentileUs, shiftBucketCounts } from '../../log-buckets.ts';
-import { distributions, flatMetrics, type DistributionMetric } from '../../metrics.ts';
+import { distributions, flatMetrics, LOAD_METRICS, type DistributionMetric } from '../../metrics.ts';
 import { SATURATION } from '../../options.ts';
 import { BUCKET_LAYOUT, BUCKET_UNIT, RESULT_LINE_PREFIX } from '../../result-format.ts';
 import { evaluateThresholds, parseThresholds, type LoadKind, type ThresholdResult } from '../../thresholds.ts';
@@ -67,42 +67,47 @@ export function segmentOf(options: unknown): string {
   return s ? String(s) : '0:1';
 }
 
-/** conform's load result of a k6 run (plain data). */
-export function k6Result(data: SummaryData, ctx: SummaryContext): Record<string, unknown> {
-  const m = data.metrics;
-  const count = (name: string): number => m[name]?.values.count ?? 0;
-  // `refused_50009` is a code of `refused`; `refused_http_4xx` is not (a code has no underscore).
-  const byPrefix = (prefix: string): Record<string, number> => {
-    const out: Record<string, number> = {};
-    for (const [name, metric] of Object.entries(m)) {
-      if (!name.startsWith(`${prefix}_`) || metric.type !== 'counter') continue;
-      const code = name.slice(prefix.length + 1);
-      if (!/^(\d+|\dxx|other)$/.test(code) || !metric.values.count) continue;
-      out[code] = metric.values.count;
-    }
-    return out;
+/** Reads k6's summary metrics: counts, counters by code, and a distribution's bucket counts. */
+function summaryReader(m: SummaryData['metrics']) {
+  return {
+    count: (name: string): number => m[name]?.values.count ?? 0,
+    /** `refused_50009` is a code of `refused`; `refused_http_4xx` is not (a code has no underscore). */
+    byPrefix: (prefix: string): Record<string, number> => {
+      const out: Record<string, number> = {};
+      for (const [name, metric] of Object.entries(m)) {
+        if (!name.startsWith(`${prefix}_`) || metric.type !== 'counter') continue;
+        const code = name.slice(prefix.length + 1);
+        if (!/^(\d+|\dxx|other)$/.test(code) || !metric.values.count) continue;
+        out[code] = metric.values.count;
+      }
+      return out;
+    },
+    bucketCounts: (name: string): [number, number][] => {
+      const counts: [number, number][] = [];
+      for (let i = 0; i < BUCKET_COUNT; i++) {
+        const c = m[bucketMetric(name, i)]?.values.count;
+        if (c) counts.push([i, c]);
+      }
+      return counts;
+    },
   };
-  const result: Record<string, unknown> = {
-    kind: ctx.kind,
-    generator: 'k6',
-    host: ctx.report.host || `k6 segment ${ctx.segment}`,
-    segment: ctx.segment,
-    startedAt: new Date(Date.now() - data.state.testRunDurationMs).toISOString(),
-    options: ctx.options,
-    clock: ctx.clock?.report ?? null,
-    checks: { passes: m.checks?.values.passes ?? 0, fails: m.checks?.values.fails ?? 0 },
-  };
+}
+type SummaryReader = ReturnType<typeof summaryReader>;
+
+const UNKNOWN: K6Percentiles = { count: 0, p50: null, p90: null, p99: null, p999: null, max: null };
+
+/**
+ * Each distribution k6 measured, under its row's field, and its bucket counts. Latency moves to
+ * the target's clock as estimated at the end (at bucket precision: k6's Trend cannot be moved
+ * back), and is unknown when no estimate holds.
+ */
+function addDistributions(
+  result: Record<string, unknown>,
+  m: SummaryData['metrics'],
+  read: SummaryReader,
+  ctx: SummaryContext,
+): Record<string, BucketCounts> {
   const histograms: Record<string, BucketCounts> = {};
-  const bucketCounts = (name: string): [number, number][] => {
-    const counts: [number, number][] = [];
-    for (let i = 0; i < BUCKET_COUNT; i++) {
-      const c = m[bucketMetric(name, i)]?.values.count;
-      if (c) counts.push([i, c]);
-    }
-    return counts;
-  };
-  const latencyRecorded = m.latency?.values.count ?? 0;
-  const latencyBucketed = bucketCounts('latency').reduce((n, [, c]) => n + c, 0);
   for (const { name, field } of k6Distributions(ctx.kind)) {
     const v = m[name]?.values ?? {};
     let p: K6Percentiles = {
@@ -113,88 +118,125 @@ export function k6Result(data: SummaryData, ctx: SummaryContext): Record<string,
       p999: round3(v['p(99.9)']),
       max: round3(v.max),
     };
-    let counts = bucketCounts(name);
-    const below = name === 'latency' && ctx.clock ? bucketCounts(ctx.clock.belowZero) : [];
-    if (name === 'latency' && ctx.clock && ctx.clock.shiftMs === null) {
+    let counts = read.bucketCounts(name);
+    const clock = name === 'latency' ? ctx.clock : undefined;
+    const below = clock ? read.bucketCounts(clock.belowZero) : [];
+    if (clock && clock.shiftMs === null) {
       // No estimate of the target's clock holds: latency is unknown, and a threshold on it fails.
-      p = { count: 0, p50: null, p90: null, p99: null, p999: null, max: null };
+      p = { ...UNKNOWN };
       counts = [];
-    } else if (name === 'latency' && ctx.clock && (ctx.clock.shiftMs !== 0 || below.length)) {
-      // Moved to the final estimate at bucket precision (k6's Trend cannot be moved back).
+    } else if (clock && (clock.shiftMs !== 0 || below.length)) {
       const moved = new Map<number, number>();
-      const shiftUs = Math.round((ctx.clock.shiftMs ?? 0) * 1000);
+      const shiftUs = Math.round((clock.shiftMs ?? 0) * 1000);
       const stillBelow = shiftBucketCounts(moved, counts, shiftUs) + shiftBucketCounts(moved, below, shiftUs, true);
       counts = [...moved].sort((a, b) => a[0] - b[0]);
-      const at = (q: number): number | null => {
-        const us = bucketPercentileUs(counts, q);
-        return us === null ? null : us / 1000;
-      };
-      p = {
-        count: counts.reduce((n, [, c]) => n + c, 0),
-        p50: at(50),
-        p90: at(90),
-        p99: at(99),
-        p999: at(99.9),
-        max: at(100),
-      };
+      p = bucketPercentiles(counts);
       result.latencyBelowZeroAfterCorrection = stillBelow;
       result.latencyFromBuckets = true;
     }
     result[field] = p;
-    if (name !== 'latency' || !ctx.clock || ctx.clock.shiftMs !== null)
-      histograms[name] = { unit: BUCKET_UNIT, layout: BUCKET_LAYOUT, counts };
+    if (!clock || clock.shiftMs !== null) histograms[name] = { unit: BUCKET_UNIT, layout: BUCKET_LAYOUT, counts };
   }
-  if (ctx.kind === 'fanout') {
-    const window = ctx.options.window as { startMs: number; endMs: number };
-    const measuredMs = window.endMs - window.startMs;
-    Object.assign(result, {
-      clients: count('clients'),
-      connected: count('connected'),
-      subscribed: count('subscribed'),
-      framesReceived: count('frames'),
-      framesPerSecond: Math.round((count('frames') * 1000) / measuredMs),
-      measuredMs,
-      errors: count('errors'),
-      violations: count('violations'),
-      refusals: byPrefix('refused'),
-      refusalsHttp: byPrefix('refused_http'),
-      connectErrors: count('connect_errors') ? { k6: count('connect_errors') } : {},
-      noticeErrors: byPrefix('notice'),
-      disconnects: count('disconnects'),
-    });
-    // The VUs' event-loop delay (how late their once-a-second timer fires) against conform's
-    // limit, and two signs of a VU that fell far behind: clients still open when the scenario
-    // ended, and bucket counts that never left a VU (its flush ran too late or never).
-    const reasons: string[] = [];
-    const lag = m.vu_lag?.values['p(99)'];
-    if (lag !== undefined && lag > SATURATION.eventLoopDelayP99Ms)
-      reasons.push(`VU event-loop delay p99 ${round3(lag)} ms > ${SATURATION.eventLoopDelayP99Ms} ms`);
-    if (count('closed') < count('connected'))
-      reasons.push(
-        `${count('connected') - count('closed')} of ${count('connected')} clients were still ` +
-          `open when the scenario ended: the VUs fell behind their schedule`,
-      );
-    if (latencyRecorded !== latencyBucketed)
-      reasons.push(
-        `${latencyRecorded - latencyBucketed} latency samples never reached the bucket counts ` +
-          `(a VU's flush did not run): frames and the merged distribution undercount`,
-      );
-    Object.assign(result, { trustworthy: reasons.length === 0, reasons });
-  } else {
-    const durationMs = Number(ctx.options.durationMs);
-    Object.assign(result, {
-      requests: count('requests'),
-      rps: Math.round((count('requests') * 1000) / durationMs),
-      errors: count('errors'),
-      rateLimited: count('rate_limited'),
-      non200Status: count('non_200_status'),
-      statusNumbers: byPrefix('status'),
-      // k6 times a request from its actual send; requests it could not start (no free VU) are
-      // its dropped iterations, conform's `dropped`. It does not know how late a send was.
-      latencyFrom: 'actual send time',
-      dropped: count('dropped_iterations'),
-    });
-  }
+  return histograms;
+}
+
+/** A distribution's figures read from its bucket counts, in ms. */
+function bucketPercentiles(counts: [number, number][]): K6Percentiles {
+  const at = (q: number): number | null => {
+    const us = bucketPercentileUs(counts, q);
+    return us === null ? null : us / 1000;
+  };
+  return {
+    count: counts.reduce((n, [, c]) => n + c, 0),
+    p50: at(50),
+    p90: at(90),
+    p99: at(99),
+    p999: at(99.9),
+    max: at(100),
+  };
+}
+
+/**
+ * The counts of load/metrics.ts a k6 run keeps in a Counter (a row with a result field and no
+ * other k6 aggregation), each under its row's field.
+ */
+const k6Counts = (kind: LoadKind): { field: string; metric: string }[] =>
+  LOAD_METRICS[kind].flatMap((m) =>
+    m.kind === 'count' && m.field !== undefined && !('absent' in m.k6) && (m.k6.agg ?? 'count') === 'count'
+      ? [{ field: m.field, metric: m.k6.metric ?? m.name }]
+      : [],
+  );
+
+/** The fan-out figures of a k6 run, and whether its VUs kept up. */
+function fanoutFigures(m: SummaryData['metrics'], read: SummaryReader, ctx: SummaryContext): Record<string, unknown> {
+  const { count, byPrefix } = read;
+  const window = ctx.options.window as { startMs: number; endMs: number };
+  const measuredMs = window.endMs - window.startMs;
+  // The VUs' event-loop delay (how late their once-a-second timer fires) against conform's
+  // limit, and two signs of a VU that fell far behind: clients still open when the scenario
+  // ended, and bucket counts that never left a VU (its flush ran too late or never).
+  const reasons: string[] = [];
+  const lag = m.vu_lag?.values['p(99)'];
+  if (lag !== undefined && lag > SATURATION.eventLoopDelayP99Ms)
+    reasons.push(`VU event-loop delay p99 ${round3(lag)} ms > ${SATURATION.eventLoopDelayP99Ms} ms`);
+  if (count('closed') < count('connected'))
+    reasons.push(
+      `${count('connected') - count('closed')} of ${count('connected')} clients were still ` +
+        `open when the scenario ended: the VUs fell behind their schedule`,
+    );
+  const latencyRecorded = m.latency?.values.count ?? 0;
+  const latencyBucketed = read.bucketCounts('latency').reduce((n, [, c]) => n + c, 0);
+  if (latencyRecorded !== latencyBucketed)
+    reasons.push(
+      `${latencyRecorded - latencyBucketed} latency samples never reached the bucket counts ` +
+        `(a VU's flush did not run): frames and the merged distribution undercount`,
+    );
+  return {
+    clients: count('clients'),
+    subscribed: count('subscribed'),
+    framesPerSecond: Math.round((count('frames') * 1000) / measuredMs),
+    measuredMs,
+    violations: count('violations'),
+    refusals: byPrefix('refused'),
+    refusalsHttp: byPrefix('refused_http'),
+    connectErrors: count('connect_errors') ? { k6: count('connect_errors') } : {},
+    noticeErrors: byPrefix('notice'),
+    disconnects: count('disconnects'),
+    trustworthy: reasons.length === 0,
+    reasons,
+  };
+}
+
+/** The REST figures of a k6 run. */
+function restFigures(read: SummaryReader, ctx: SummaryContext): Record<string, unknown> {
+  const { count, byPrefix } = read;
+  const durationMs = Number(ctx.options.durationMs);
+  return {
+    rps: Math.round((count('requests') * 1000) / durationMs),
+    statusNumbers: byPrefix('status'),
+    // k6 times a request from its actual send; requests it could not start (no free VU) are
+    // its dropped iterations (the `dropped` row's k6 metric). It does not know how late a send was.
+    latencyFrom: 'actual send time',
+  };
+}
+
+/** conform's load result of a k6 run (plain data). */
+export function k6Result(data: SummaryData, ctx: SummaryContext): Record<string, unknown> {
+  const m = data.metrics;
+  const read = summaryReader(m);
+  const result: Record<string, unknown> = {
+    kind: ctx.kind,
+    generator: 'k6',
+    host: ctx.report.host || `k6 segment ${ctx.segment}`,
+    segment: ctx.segment,
+    startedAt: new Date(Date.now() - data.state.testRunDurationMs).toISOString(),
+    options: ctx.options,
+    clock: ctx.clock?.report ?? null,
+    checks: { passes: m.checks?.values.passes ?? 0, fails: m.checks?.values.fails ?? 0 },
+  };
+  const histograms = addDistributions(result, m, read, ctx);
+  for (const { field, metric } of k6Counts(ctx.kind)) result[field] = read.count(metric);
+  Object.assign(result, ctx.kind === 'fanout' ? fanoutFigures(m, read, ctx) : restFigures(read, ctx));
   result.histograms = histograms;
   result.thresholds = evaluateThresholds(parseThresholds(ctx.thresholds, ctx.kind), flatMetrics(ctx.kind, result));
   // k6's own verdicts (what its exit code follows), including the checks threshold.
