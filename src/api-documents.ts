@@ -84,12 +84,16 @@ const DOCUMENT_LICENSE = { name: 'MIT', url: 'https://spdx.org/licenses/MIT.html
 /** Defaults of `conform serve`, the only concrete server we know; every other service has its own. */
 const SERVE_HOST = '127.0.0.1:8080';
 
-/** The OpenAPI 3.1 document of the REST API (spec: Endpoints, REST envelope, Errors, Authentication). */
-export function openApiDocument(version: string): Json {
-  const schemas = '#/components/schemas/';
-  const s = (name: string): Json => ({ $ref: `${schemas}${name}` });
-  // A missing or invalid key is the one status number whose HTTP status the spec fixes (401);
-  // every other error may come with any 4xx, 5xx or even 200 (the client reads status_number).
+/** A `$ref` to a component schema of the OpenAPI document. */
+const openApiSchema = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
+
+/**
+ * The responses of a REST operation whose success body is `success`. A missing or invalid key is
+ * the one status number whose HTTP status the spec fixes (401); every other error may come with
+ * any 4xx, 5xx or even 200 (the client reads status_number).
+ */
+function restResponses(success: string): Json {
+  const s = openApiSchema;
   const otherError: Json = {
     allOf: [s('rest-error'), { properties: { status_number: { not: { const: STATUS.UNAUTHORIZED } } } }],
   };
@@ -97,7 +101,7 @@ export function openApiDocument(version: string): Json {
     description,
     content: { 'application/json': { schema } },
   });
-  const responses = (success: string): Json => ({
+  return {
     200: json(
       { anyOf: [s(success), otherError] },
       `Success (status_number ${STATUS.OK}` +
@@ -108,14 +112,69 @@ export function openApiDocument(version: string): Json {
     401: json(s('rest-error'), `No valid API key: status_number ${STATUS.UNAUTHORIZED} (spec: Authentication 2).`),
     '4XX': json(otherError, 'An error envelope; which 4xx goes with which status_number is not shown by the spec.'),
     '5XX': json(otherError, 'An error envelope; which 5xx goes with which status_number is not shown by the spec.'),
-  });
-  const query = (name: string, schema: Json, description: string, required = false): Json => ({
-    name,
-    in: 'query',
-    required,
-    schema,
-    description,
-  });
+  };
+}
+
+/** A query parameter of a REST operation. */
+const queryParameter = (name: string, schema: Json, description: string, required = false): Json => ({
+  name,
+  in: 'query',
+  required,
+  schema,
+  description,
+});
+
+/** The two endpoints of the REST API (spec: Endpoints). */
+function restPaths(): Json {
+  const query = queryParameter;
+  return {
+    [PATHS.pairs]: {
+      get: {
+        operationId: 'listPairs',
+        summary: 'A paginated list of the pairs the key may read',
+        parameters: [
+          query(QUERY.pairs.code, { type: 'string' }, 'Search pairs by a code or fragment of it.'),
+          query(QUERY.pairs.type, { type: 'string' }, 'Filter by asset type, for example Crypto.'),
+          query(
+            QUERY.pairs.page,
+            { type: 'integer', minimum: PAGING_MINIMUM.page, default: LIMITS.defaultPage },
+            'Page number.',
+          ),
+          query(
+            QUERY.pairs.perPage,
+            { type: 'integer', minimum: PAGING_MINIMUM.perPage, default: LIMITS.defaultPerPage },
+            'Items per page; the maximum is not shown by the spec.',
+          ),
+        ],
+        responses: restResponses('pairs-response'),
+      },
+    },
+    [PATHS.price]: {
+      get: {
+        operationId: 'getPrice',
+        summary: 'The latest ask, bid and mid-price of one pair, with market-session information',
+        parameters: [
+          query(
+            QUERY.price.code,
+            { type: 'string', pattern: PAIR_CODE_PATTERN },
+            'Pair code `<asset_type>:<market>:<base>/<quote>`.',
+            true,
+          ),
+          query(
+            QUERY.price.pool,
+            { type: 'string' },
+            'Pool address for specific crypto assets; format and effect not shown by the spec.',
+          ),
+        ],
+        responses: restResponses('price-response'),
+      },
+    },
+  };
+}
+
+/** The OpenAPI 3.1 document of the REST API (spec: Endpoints, REST envelope, Errors, Authentication). */
+export function openApiDocument(version: string): Json {
+  const schemas = '#/components/schemas/';
   const doc: Json = {
     openapi: '3.1.0',
     info: {
@@ -137,49 +196,7 @@ export function openApiDocument(version: string): Json {
       },
     ],
     security: [{ apiKey: [] }],
-    paths: {
-      [PATHS.pairs]: {
-        get: {
-          operationId: 'listPairs',
-          summary: 'A paginated list of the pairs the key may read',
-          parameters: [
-            query(QUERY.pairs.code, { type: 'string' }, 'Search pairs by a code or fragment of it.'),
-            query(QUERY.pairs.type, { type: 'string' }, 'Filter by asset type, for example Crypto.'),
-            query(
-              QUERY.pairs.page,
-              { type: 'integer', minimum: PAGING_MINIMUM.page, default: LIMITS.defaultPage },
-              'Page number.',
-            ),
-            query(
-              QUERY.pairs.perPage,
-              { type: 'integer', minimum: PAGING_MINIMUM.perPage, default: LIMITS.defaultPerPage },
-              'Items per page; the maximum is not shown by the spec.',
-            ),
-          ],
-          responses: responses('pairs-response'),
-        },
-      },
-      [PATHS.price]: {
-        get: {
-          operationId: 'getPrice',
-          summary: 'The latest ask, bid and mid-price of one pair, with market-session information',
-          parameters: [
-            query(
-              QUERY.price.code,
-              { type: 'string', pattern: PAIR_CODE_PATTERN },
-              'Pair code `<asset_type>:<market>:<base>/<quote>`.',
-              true,
-            ),
-            query(
-              QUERY.price.pool,
-              { type: 'string' },
-              'Pool address for specific crypto assets; format and effect not shown by the spec.',
-            ),
-          ],
-          responses: responses('price-response'),
-        },
-      },
-    },
+    paths: restPaths(),
     components: {
       securitySchemes: {
         apiKey: {
@@ -195,20 +212,148 @@ export function openApiDocument(version: string): Json {
   return doc;
 }
 
+/** The one channel of the stream document. */
+const CHANNEL = '#/channels/prices';
+/** A `$ref` to a message of the channel. */
+const channelMessage = (name: string): Json => ({ $ref: `${CHANNEL}/messages/${name}` });
+/** A message of the channel whose payload is a component schema. */
+const streamMessage = (name: string, title: string, payload: string, summary: string): Json => ({
+  name,
+  title,
+  summary,
+  payload: { $ref: `#/components/schemas/${payload}` },
+});
+
+/** The two servers of the stream, raw WebSocket and Socket.IO, at `conform serve`'s defaults. */
+function streamServers(): Json {
+  const security = [{ $ref: '#/components/securitySchemes/apiKey' }];
+  return {
+    websocket: {
+      host: SERVE_HOST,
+      pathname: '/v1/ws',
+      protocol: 'ws',
+      security,
+      description:
+        'Raw WebSocket, one JSON message per text frame. Host and path are those ' +
+        'of `conform serve`; the spec does not show them.',
+    },
+    socketio: {
+      host: SERVE_HOST,
+      pathname: '/socket.io/',
+      protocol: 'ws',
+      security,
+      description:
+        'Socket.IO (Engine.IO 4 over WebSocket): each JSON message is the argument of one event on one namespace; ' +
+        'the spec shows neither (a conform profile names them: `event`, `namespace`; ' +
+        '`conform serve --transport socketio` uses `price` on `/`).',
+    },
+  };
+}
+
+/** The price stream's channel: its messages both ways and the handshake's key header. */
+function pricesChannel(): Json {
+  const message = streamMessage;
+  return {
+    address: null,
+    title: 'Price stream',
+    description:
+      'One connection per client; one active subscription of at most ' +
+      `${LIMITS.maxPairsPerSubscribe} pairs, replaced by each subscribe.`,
+    servers: [{ $ref: '#/servers/websocket' }, { $ref: '#/servers/socketio' }],
+    messages: {
+      subscribe: message(
+        'subscribe',
+        'Subscribe',
+        'subscribe-request',
+        'Subscribe to exactly these pairs, replacing any earlier subscription.',
+      ),
+      unsubscribe: message('unsubscribe', 'Unsubscribe', 'unsubscribe-request', 'Stop pushes for these pairs.'),
+      ping: message(
+        'ping',
+        'Ping',
+        'ping-request',
+        `Keep-alive; at least once every ${LIMITS.pingTimeoutMs / 1000} seconds.`,
+      ),
+      pong: {
+        name: 'pong',
+        title: 'Pong',
+        summary: 'The reply to a ping: plain text.',
+        contentType: 'text/plain',
+        payload: { type: 'string', const: TEXT.pong },
+      },
+      pushFrame: message('pushFrame', 'Push data frame', 'push-frame', 'A price update for a subscribed pair.'),
+      noticeSuccess: message(
+        'noticeSuccess',
+        'Success notice',
+        'notice-success',
+        `A subscribe or unsubscribe was accepted (code ${STATUS.OK}).`,
+      ),
+      noticeError: message(
+        'noticeError',
+        'Error notice',
+        'notice-error',
+        'A request failed; `code` is a domain status code, not an HTTP status.',
+      ),
+    },
+    bindings: {
+      ws: {
+        method: 'GET',
+        headers: {
+          type: 'object',
+          required: [API_KEY_HEADER],
+          properties: { [API_KEY_HEADER]: { type: 'string' } },
+        },
+      },
+    },
+  };
+}
+
+/** What a client sends on the channel and what the service answers or pushes. */
+function streamOperations(): Json {
+  const channel = CHANNEL;
+  const msg = channelMessage;
+  return {
+    subscribe: {
+      action: 'receive',
+      channel: { $ref: channel },
+      summary: 'A client subscribes',
+      messages: [msg('subscribe')],
+      reply: { channel: { $ref: channel }, messages: [msg('noticeSuccess'), msg('noticeError')] },
+    },
+    unsubscribe: {
+      action: 'receive',
+      channel: { $ref: channel },
+      summary: 'A client unsubscribes',
+      messages: [msg('unsubscribe')],
+      reply: { channel: { $ref: channel }, messages: [msg('noticeSuccess'), msg('noticeError')] },
+    },
+    ping: {
+      action: 'receive',
+      channel: { $ref: channel },
+      summary: 'A client pings',
+      messages: [msg('ping')],
+      reply: { channel: { $ref: channel }, messages: [msg('pong')] },
+    },
+    pushPrices: {
+      action: 'send',
+      channel: { $ref: channel },
+      summary: 'The service pushes prices of the subscribed pairs',
+      messages: [msg('pushFrame')],
+    },
+    reportError: {
+      action: 'send',
+      channel: { $ref: channel },
+      summary: 'The service reports a failed request or an invalid key state',
+      messages: [msg('noticeError')],
+    },
+  };
+}
+
 /**
  * The AsyncAPI 3.0 document of the stream, raw WebSocket and Socket.IO (spec: WebSocket connection,
  * Methods, Events).
  */
 export function asyncApiDocument(version: string): Json {
-  const channel = '#/channels/prices';
-  const msg = (name: string): Json => ({ $ref: `${channel}/messages/${name}` });
-  const message = (name: string, title: string, payload: string, summary: string): Json => ({
-    name,
-    title,
-    summary,
-    payload: { $ref: `#/components/schemas/${payload}` },
-  });
-  const security = [{ $ref: '#/components/securitySchemes/apiKey' }];
   const doc: Json = {
     asyncapi: '3.0.0',
     info: {
@@ -228,117 +373,9 @@ export function asyncApiDocument(version: string): Json {
         'Socket.IO event name are not shown by the spec.',
     },
     defaultContentType: 'application/json',
-    servers: {
-      websocket: {
-        host: SERVE_HOST,
-        pathname: '/v1/ws',
-        protocol: 'ws',
-        security,
-        description:
-          'Raw WebSocket, one JSON message per text frame. Host and path are those ' +
-          'of `conform serve`; the spec does not show them.',
-      },
-      socketio: {
-        host: SERVE_HOST,
-        pathname: '/socket.io/',
-        protocol: 'ws',
-        security,
-        description:
-          'Socket.IO (Engine.IO 4 over WebSocket): each JSON message is the argument of one event on one namespace; ' +
-          'the spec shows neither (a conform profile names them: `event`, `namespace`; ' +
-          '`conform serve --transport socketio` uses `price` on `/`).',
-      },
-    },
-    channels: {
-      prices: {
-        address: null,
-        title: 'Price stream',
-        description:
-          'One connection per client; one active subscription of at most ' +
-          `${LIMITS.maxPairsPerSubscribe} pairs, replaced by each subscribe.`,
-        servers: [{ $ref: '#/servers/websocket' }, { $ref: '#/servers/socketio' }],
-        messages: {
-          subscribe: message(
-            'subscribe',
-            'Subscribe',
-            'subscribe-request',
-            'Subscribe to exactly these pairs, replacing any earlier subscription.',
-          ),
-          unsubscribe: message('unsubscribe', 'Unsubscribe', 'unsubscribe-request', 'Stop pushes for these pairs.'),
-          ping: message(
-            'ping',
-            'Ping',
-            'ping-request',
-            `Keep-alive; at least once every ${LIMITS.pingTimeoutMs / 1000} seconds.`,
-          ),
-          pong: {
-            name: 'pong',
-            title: 'Pong',
-            summary: 'The reply to a ping: plain text.',
-            contentType: 'text/plain',
-            payload: { type: 'string', const: TEXT.pong },
-          },
-          pushFrame: message('pushFrame', 'Push data frame', 'push-frame', 'A price update for a subscribed pair.'),
-          noticeSuccess: message(
-            'noticeSuccess',
-            'Success notice',
-            'notice-success',
-            `A subscribe or unsubscribe was accepted (code ${STATUS.OK}).`,
-          ),
-          noticeError: message(
-            'noticeError',
-            'Error notice',
-            'notice-error',
-            'A request failed; `code` is a domain status code, not an HTTP status.',
-          ),
-        },
-        bindings: {
-          ws: {
-            method: 'GET',
-            headers: {
-              type: 'object',
-              required: [API_KEY_HEADER],
-              properties: { [API_KEY_HEADER]: { type: 'string' } },
-            },
-          },
-        },
-      },
-    },
-    operations: {
-      subscribe: {
-        action: 'receive',
-        channel: { $ref: channel },
-        summary: 'A client subscribes',
-        messages: [msg('subscribe')],
-        reply: { channel: { $ref: channel }, messages: [msg('noticeSuccess'), msg('noticeError')] },
-      },
-      unsubscribe: {
-        action: 'receive',
-        channel: { $ref: channel },
-        summary: 'A client unsubscribes',
-        messages: [msg('unsubscribe')],
-        reply: { channel: { $ref: channel }, messages: [msg('noticeSuccess'), msg('noticeError')] },
-      },
-      ping: {
-        action: 'receive',
-        channel: { $ref: channel },
-        summary: 'A client pings',
-        messages: [msg('ping')],
-        reply: { channel: { $ref: channel }, messages: [msg('pong')] },
-      },
-      pushPrices: {
-        action: 'send',
-        channel: { $ref: channel },
-        summary: 'The service pushes prices of the subscribed pairs',
-        messages: [msg('pushFrame')],
-      },
-      reportError: {
-        action: 'send',
-        channel: { $ref: channel },
-        summary: 'The service reports a failed request or an invalid key state',
-        messages: [msg('noticeError')],
-      },
-    },
+    servers: streamServers(),
+    channels: { prices: pricesChannel() },
+    operations: streamOperations(),
     components: {
       securitySchemes: {
         apiKey: {

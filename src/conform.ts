@@ -13,7 +13,7 @@ import { matches, runChecks, selectChecks, unknownSelectors, type RunHandler, ty
 import { compareWithBaseline, failedIds, readPastReport } from './baseline.ts';
 import { ConformError, UsageError } from './errors.ts';
 import { buildMatrix, type Matrix, type MatrixFault } from './matrix.ts';
-import { discover, discoveryLines, skippedDiscovery, type Discovery } from './discovery.ts';
+import { discover, discoveryLines, skippedDiscovery, type Discovery } from './discovery/index.ts';
 import { assertSetup, PREFLIGHT_TIMEOUT_MS } from './preflight.ts';
 
 /** Exit codes: every must check passed; a check failed or errored; usage, profile or reachability problem. */

@@ -2,12 +2,11 @@
  * The two requests a run sends before its first check, so that a target that is not there, or
  * answers nothing with a key, stops the run at once instead of through a cascade of timeouts.
  */
-import http from 'node:http';
-import https from 'node:https';
 import type { Evidence } from './check.ts';
 import type { Profile } from './profile.ts';
 import type { Redact } from './redact.ts';
-import { createRestClient, KEEP_ALIVE } from './transports/rest-client.ts';
+import { createRestClient, requestUrl } from './transports/rest-client.ts';
+import { probeHttp } from './transports/http-probe.ts';
 import { SetupError, TimeoutError, UnreachableError } from './errors.ts';
 import { API_KEY_HEADER, PATHS, STATUS } from './spec.ts';
 import type { RestExchange } from './transports/rest.ts';
@@ -22,39 +21,19 @@ export const PREFLIGHT_TIMEOUT_MS = 10_000;
 export async function assertReachable(restUrl: string, timeoutMs = PREFLIGHT_TIMEOUT_MS): Promise<void> {
   let url: URL;
   try {
-    url = new URL(`${restUrl.replace(/\/+$/, '')}/v1/pairs`);
+    url = requestUrl(restUrl, PATHS.pairs);
   } catch {
     throw new UnreachableError(`target ${restUrl} is not a URL`);
   }
   const origin = url.origin;
-  await new Promise<void>((resolve, reject) => {
-    const lib = url.protocol === 'https:' ? https : http;
-    const req = lib.get(url, {
-      agent: KEEP_ALIVE[url.protocol === 'https:' ? 'https' : 'http'],
-      headers: { accept: 'application/json' },
-    });
-    const timer = setTimeout(() => {
-      reject(new UnreachableError(`target ${origin} sent no HTTP response within ${timeoutMs} ms`));
-      req.destroy();
-    }, timeoutMs);
-    req.once('response', (res) => {
-      clearTimeout(timer);
-      res.destroy();
-      req.destroy();
-      resolve();
-    });
-    req.once('error', (err: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
-      const code = err.code ?? err.message;
-      reject(
-        new UnreachableError(
-          code.startsWith('HPE_')
-            ? `target ${origin} does not answer HTTP (${code})`
-            : `target ${origin} unreachable: ${code}`,
-        ),
-      );
-    });
-  });
+  const probe = await probeHttp(url, timeoutMs);
+  if (probe.answered) return;
+  if ('timedOut' in probe) throw new UnreachableError(`target ${origin} sent no HTTP response within ${timeoutMs} ms`);
+  throw new UnreachableError(
+    probe.code.startsWith('HPE_')
+      ? `target ${origin} does not answer HTTP (${probe.code})`
+      : `target ${origin} unreachable: ${probe.code}`,
+  );
 }
 
 /**
@@ -76,7 +55,7 @@ export async function keyedPreflight(
     timeoutMs,
   });
   try {
-    await rest.get({ path: '/v1/pairs' });
+    await rest.get({ path: PATHS.pairs });
     return undefined;
   } catch (err) {
     // Only silence stops the run; any other failure is for the checks to judge and report.
@@ -84,7 +63,7 @@ export async function keyedPreflight(
       return {
         reason:
           `not run: the target answered no request with the primary key within ${timeoutMs} ms ` +
-          '(preflight GET /v1/pairs)',
+          `(preflight GET ${PATHS.pairs})`,
         evidence,
       };
     return undefined;

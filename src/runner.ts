@@ -353,6 +353,45 @@ function connectionBudget(
   return ConnectionBudget.forRun(profile, search, options.signal);
 }
 
+/** The run's own abort, which follows the `outer` signal (Ctrl-C) until `release` is called. */
+function runAbortFollowing(outer: AbortSignal | undefined): { controller: AbortController; release(): void } {
+  const controller = new AbortController();
+  const onOuter = (): void => controller.abort(new AbortedError('the run was stopped'));
+  outer?.addEventListener('abort', onOuter, { once: true });
+  return { controller, release: () => outer?.removeEventListener('abort', onOuter) };
+}
+
+/**
+ * The preflights, unless skipped: a target that takes no connection stops the run (UnreachableError);
+ * one that answers nothing with the key makes every check not run, with the reason returned.
+ */
+async function preflights(
+  options: RunOptions,
+  redact: Redact,
+  checkTimeoutMs: number,
+): Promise<{ reason: string; evidence: Evidence[] } | undefined> {
+  if (options.skipPreflight) return undefined;
+  const preflightMs = Math.min(PREFLIGHT_TIMEOUT_MS, checkTimeoutMs);
+  await assertReachable(options.profile.rest, preflightMs);
+  return keyedPreflight(options.profile, redact, preflightMs);
+}
+
+/**
+ * Every check's result in registry order: checks never started (bail, stop, the target's silence)
+ * are reported with the reason, not silently dropped.
+ */
+function withUnstarted(
+  checks: readonly Check[],
+  results: readonly (CheckResult | undefined)[],
+  profile: Profile,
+  tripped: string | undefined,
+  bailedBy: string | undefined,
+): CheckResult[] {
+  const silent = tripped ? { reason: tripped } : undefined;
+  const stop: NotRunReason = bailedBy ? { kind: 'bail', after: bailedBy } : { kind: 'stopped' };
+  return checks.map((check, i) => results[i] ?? notRun(check, whyNotRun(check, profile, silent) ?? stop));
+}
+
 /**
  * Runs the checks and emits the event stream. Throws UnreachableError when the target takes no
  * connection (before the first check, or when a check finds it gone): the caller exits 2.
@@ -372,15 +411,10 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
   const createStream = options.createStream ?? streamFactoryFor(profile);
   const requests = new RequestBudget(declaredRates(profile.keys), { maxWaitMs: settings.maxRateWaitMs });
 
-  const preflightMs = Math.min(PREFLIGHT_TIMEOUT_MS, settings.timeoutMs);
-  if (!options.skipPreflight) await assertReachable(profile.rest, preflightMs);
-  const stalled = options.skipPreflight ? undefined : await keyedPreflight(profile, redact, preflightMs);
+  const stalled = await preflights(options, redact, settings.timeoutMs);
   await emit({ type: 'run-start', target, checks, startedAt, settings });
 
-  const runAbort = new AbortController();
-  const outer = options.signal;
-  const onOuter = (): void => runAbort.abort(new AbortedError('the run was stopped'));
-  outer?.addEventListener('abort', onOuter, { once: true });
+  const { controller: runAbort, release } = runAbortFollowing(options.signal);
   const connections =
     options.connections ??
     (await connectionBudget(profile, checks, stalled === undefined, createStream, {
@@ -427,13 +461,10 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
     if (tripped) runAbort.abort(new AbortedError(tripped));
   };
   await inLanes(checks, settings.concurrency, () => !runAbort.signal.aborted && !bailedBy, runIndex);
-  outer?.removeEventListener('abort', onOuter);
+  release();
   if (unreachable) throw unreachable;
 
-  // Checks never started (bail, stop) are reported with the reason, not silently dropped.
-  const silent = breaker.tripped ? { reason: breaker.tripped } : undefined;
-  const stop: NotRunReason = bailedBy ? { kind: 'bail', after: bailedBy } : { kind: 'stopped' };
-  const finished = checks.map((check, i) => results[i] ?? notRun(check, whyNotRun(check, profile, silent) ?? stop));
+  const finished = withUnstarted(checks, results, profile, breaker.tripped, bailedBy);
   const summary = summarize(finished, Math.round(performance.now() - t0), settings.minCoverage);
   const rateWaitMs = Math.round(requests.waited());
   if (rateWaitMs > 0) summary.rateWaitMs = rateWaitMs;

@@ -80,184 +80,229 @@ function flatHeaders(raw: http.IncomingHttpHeaders): Record<string, string> {
   return out;
 }
 
+/** The status number of an answer as text, read loosely (its type is the envelope checks' rule). */
+function statusOf(ex: RestExchange): string | undefined {
+  const status = (ex.json as { status_number?: unknown } | undefined)?.status_number;
+  return status === undefined ? undefined : String(status);
+}
+
+/**
+ * Whether an answer is the rate limit's: status 50006 (read loosely: its type is the envelope
+ * checks' rule), or an HTTP 429 without a status number, from whatever stands before the service
+ * (a gateway's body need not be an envelope; a 429 that names another status is the check's).
+ */
+const throttledAnswer = (ex: RestExchange): boolean =>
+  statusOf(ex) === STATUS.RATE_LIMITED || (ex.status === 429 && statusOf(ex) === undefined);
+
+/** The options of one client with their defaults applied. */
+type ClientSettings = RestClientOptions & { timeoutMs: number; maxBodyBytes: number };
+
 /** Creates the REST client of one check. */
 export function createRestClient(options: RestClientOptions): RestClient {
-  const timeoutMs = options.timeoutMs ?? REST_DEFAULTS.timeoutMs;
-  const maxBody = options.maxBodyBytes ?? REST_DEFAULTS.maxBodyBytes;
-  const { redact, record } = options;
-
-  /**
-   * Whether an answer is the rate limit's: status 50006 (read loosely: its type is the envelope
-   * checks' rule), or an HTTP 429 without a status number, from whatever stands before the service
-   * (a gateway's body need not be an envelope; a 429 that names another status is the check's).
-   */
-  const statusOf = (ex: RestExchange): string | undefined => {
-    const status = (ex.json as { status_number?: unknown } | undefined)?.status_number;
-    return status === undefined ? undefined : String(status);
+  const settings: ClientSettings = {
+    ...options,
+    timeoutMs: options.timeoutMs ?? REST_DEFAULTS.timeoutMs,
+    maxBodyBytes: options.maxBodyBytes ?? REST_DEFAULTS.maxBodyBytes,
   };
-  const throttledAnswer = (ex: RestExchange): boolean =>
-    statusOf(ex) === STATUS.RATE_LIMITED || (ex.status === 429 && statusOf(ex) === undefined);
-
   return {
     async get(req: RestRequest): Promise<RestExchange> {
       const key = req.key === undefined ? options.primaryKey : req.key;
       const budget = req.paced === false || key === null || !options.budget?.paces(key) ? undefined : options.budget;
-      if (!budget) return send(req);
-      for (;;) {
-        await budget.take(key!, options.signal, options.onRateWait).catch((err: unknown) => {
-          if (err instanceof ThrottledError) throw err;
-          throw new AbortedError("the check was stopped while its request waited for the key's turn");
-        });
-        const sentAtMs = performance.now();
-        const ex = await send(req);
-        if (!throttledAnswer(ex)) {
-          budget.advised(key!, ex.headers);
-          return ex;
-        }
-        // A 50006 here is the harness's own doing (the limit's size is not shown): wait, retry, never judge it.
-        const retryAfter = ex.headers['retry-after'];
-        const waitMs = budget.throttled(
-          key!,
-          retryAfterMs(retryAfter) ?? rateLimitHeaders(ex.headers).resetMs,
-          sentAtMs,
-        );
-        budget.advised(key!, ex.headers);
-        record({
-          kind: 'note',
-          text:
-            `${statusOf(ex) === STATUS.RATE_LIMITED ? '50006' : `HTTP ${ex.status}`} (rate limited): ` +
-            `waiting ${Math.round(waitMs)} ` +
-            `ms${retryAfter ? ` (Retry-After: ${retryAfter})` : ''}, then retrying`,
-          atMs: performance.now(),
-        });
-      }
+      if (!budget) return send(settings, req);
+      return sendPaced(settings, req, key!, budget);
     },
   };
+}
 
-  /**
-   * Sends once; a reused keep-alive socket that the server had closed (ECONNRESET before any
-   * answer) is the client's race, not the target's doing, and the GET is sent once more.
-   */
-  async function send(req: RestRequest): Promise<RestExchange> {
-    try {
-      return await sendOnce(req);
-    } catch (err) {
-      if (err instanceof StaleSocketError) return sendOnce(req);
-      throw err;
+/** Sends in the key's turn of the run's request budget; a 50006 is waited out and sent again. */
+async function sendPaced(
+  options: ClientSettings,
+  req: RestRequest,
+  key: string,
+  budget: RequestBudget,
+): Promise<RestExchange> {
+  for (;;) {
+    await budget.take(key, options.signal, options.onRateWait).catch((err: unknown) => {
+      if (err instanceof ThrottledError) throw err;
+      throw new AbortedError("the check was stopped while its request waited for the key's turn");
+    });
+    const sentAtMs = performance.now();
+    const ex = await send(options, req);
+    if (!throttledAnswer(ex)) {
+      budget.advised(key, ex.headers);
+      return ex;
     }
-  }
-
-  function sendOnce(req: RestRequest): Promise<RestExchange> {
-    const method = req.method ?? 'GET';
-    const url = requestUrl(options.baseUrl, req.path, req.query);
-    const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
-    const key = req.key === undefined ? options.primaryKey : req.key;
-    if (key !== null) headers[req.keyHeader ?? API_KEY_HEADER] = key;
-    const shownHeaders: Record<string, string> = {};
-    for (const [k, v] of Object.entries(headers)) shownHeaders[redact(k)] = redact(v);
-    const shownUrl = redact(url.toString());
-    const evidence: Extract<Evidence, { kind: 'http' }> = {
-      kind: 'http',
-      request: { method, url: shownUrl, headers: shownHeaders },
-      curl: curlLine(method, shownUrl, shownHeaders),
+    // A 50006 here is the harness's own doing (the limit's size is not shown): wait, retry, never judge it.
+    const retryAfter = ex.headers['retry-after'];
+    const waitMs = budget.throttled(key, retryAfterMs(retryAfter) ?? rateLimitHeaders(ex.headers).resetMs, sentAtMs);
+    budget.advised(key, ex.headers);
+    options.record({
+      kind: 'note',
+      text:
+        `${statusOf(ex) === STATUS.RATE_LIMITED ? '50006' : `HTTP ${ex.status}`} (rate limited): ` +
+        `waiting ${Math.round(waitMs)} ` +
+        `ms${retryAfter ? ` (Retry-After: ${retryAfter})` : ''}, then retrying`,
       atMs: performance.now(),
-    };
-    const started = performance.now();
+    });
+  }
+}
 
-    return new Promise<RestExchange>((resolve, reject) => {
-      let settled = false;
-      const finish = (err: Error | null, exchange?: RestExchange): void => {
-        if (settled) return;
+/**
+ * Sends once; a reused keep-alive socket that the server had closed (ECONNRESET before any
+ * answer) is the client's race, not the target's doing, and the GET is sent once more.
+ */
+async function send(options: ClientSettings, req: RestRequest): Promise<RestExchange> {
+  try {
+    return await sendOnce(options, req);
+  } catch (err) {
+    if (err instanceof StaleSocketError) return sendOnce(options, req);
+    throw err;
+  }
+}
+
+/** One request as it goes out: where, what, and its evidence, redacted, with the curl line. */
+interface Outgoing {
+  method: string;
+  url: URL;
+  headers: Record<string, string>;
+  shownUrl: string;
+  evidence: Extract<Evidence, { kind: 'http' }>;
+}
+
+/** The request's URL and headers (the key under its header), and its evidence. */
+function outgoing(options: ClientSettings, req: RestRequest): Outgoing {
+  const { redact } = options;
+  const method = req.method ?? 'GET';
+  const url = requestUrl(options.baseUrl, req.path, req.query);
+  const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
+  const key = req.key === undefined ? options.primaryKey : req.key;
+  if (key !== null) headers[req.keyHeader ?? API_KEY_HEADER] = key;
+  const shownHeaders: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) shownHeaders[redact(k)] = redact(v);
+  const shownUrl = redact(url.toString());
+  const evidence: Extract<Evidence, { kind: 'http' }> = {
+    kind: 'http',
+    request: { method, url: shownUrl, headers: shownHeaders },
+    curl: curlLine(method, shownUrl, shownHeaders),
+    atMs: performance.now(),
+  };
+  return { method, url, headers, shownUrl, evidence };
+}
+
+/** Ends a request once: with an error or with the exchange, recording its evidence either way. */
+type Finish = (err: Error | null, exchange?: RestExchange) => void;
+
+function sendOnce(options: ClientSettings, req: RestRequest): Promise<RestExchange> {
+  const { redact, record, timeoutMs } = options;
+  const out = outgoing(options, req);
+  const { method, url, headers, shownUrl, evidence } = out;
+  const started = performance.now();
+
+  return new Promise<RestExchange>((resolve, reject) => {
+    let settled = false;
+    const finish: Finish = (err, exchange) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+      if (err) {
+        evidence.error = redact(`${(err as { code?: string }).code ?? err.name}: ${err.message}`);
+        record(evidence);
+        reject(err);
+      } else {
+        record(evidence);
+        resolve(exchange!);
+      }
+    };
+    if (options.signal?.aborted) {
+      finish(new AbortedError('the check was stopped before the request'));
+      return;
+    }
+    const lib = url.protocol === 'https:' ? https : http;
+    const request = lib.request(url, {
+      method,
+      headers,
+      agent: KEEP_ALIVE[url.protocol === 'https:' ? 'https' : 'http'],
+    });
+    const timer = setTimeout(() => {
+      const err = new TimeoutError(`no complete response from ${shownUrl} within ${timeoutMs} ms`);
+      finish(err);
+      request.destroy(err);
+    }, timeoutMs);
+    const onAbort = (): void => {
+      const err = new AbortedError('the check was stopped during the request');
+      finish(err);
+      request.destroy(err);
+    };
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    request.on('error', (err: NodeJS.ErrnoException) => {
+      if (request.reusedSocket && err.code === 'ECONNRESET' && !settled) {
         settled = true;
         clearTimeout(timer);
         options.signal?.removeEventListener('abort', onAbort);
-        if (err) {
-          evidence.error = redact(`${(err as { code?: string }).code ?? err.name}: ${err.message}`);
-          record(evidence);
-          reject(err);
-        } else {
-          record(evidence);
-          resolve(exchange!);
-        }
-      };
-      if (options.signal?.aborted) {
-        finish(new AbortedError('the check was stopped before the request'));
+        reject(new StaleSocketError());
         return;
       }
-      const lib = url.protocol === 'https:' ? https : http;
-      const request = lib.request(url, {
-        method,
-        headers,
-        agent: KEEP_ALIVE[url.protocol === 'https:' ? 'https' : 'http'],
-      });
-      const timer = setTimeout(() => {
-        const err = new TimeoutError(`no complete response from ${shownUrl} within ${timeoutMs} ms`);
-        finish(err);
-        request.destroy(err);
-      }, timeoutMs);
-      const onAbort = (): void => {
-        const err = new AbortedError('the check was stopped during the request');
-        finish(err);
-        request.destroy(err);
-      };
-      options.signal?.addEventListener('abort', onAbort, { once: true });
-      request.on('error', (err: NodeJS.ErrnoException) => {
-        if (request.reusedSocket && err.code === 'ECONNRESET' && !settled) {
-          settled = true;
-          clearTimeout(timer);
-          options.signal?.removeEventListener('abort', onAbort);
-          reject(new StaleSocketError());
-          return;
-        }
-        finish(new NetworkError(redact(`${method} ${shownUrl}: ${err.code ?? err.message}`), err.code, { cause: err }));
-      });
-      request.on('response', (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > maxBody) {
-            const err = new BodyTooLargeError(`response body of ${shownUrl} exceeds ${maxBody} bytes`);
-            finish(err);
-            request.destroy(err);
-            return;
-          }
-          chunks.push(chunk);
-        });
-        res.on('error', (err: NodeJS.ErrnoException) =>
-          finish(new NetworkError(redact(`${shownUrl}: ${err.code ?? err.message}`), err.code)),
-        );
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          const resHeaders = flatHeaders(res.headers);
-          const status = res.statusCode ?? 0;
-          // Checks judge the whole body; the evidence keeps an excerpt, cut after redaction.
-          evidence.response = { status, headers: redactHeaders(resHeaders, redact), body: excerpt(redact(text)) };
-          if (status >= 300 && status < 400 && resHeaders.location) {
-            // Never followed: the key would travel to wherever the target points.
-            evidence.error = redact(`redirect to ${resHeaders.location} not followed (the key is never forwarded)`);
-          }
-          // Checks see the body redacted too: whatever they quote or cut short holds no key.
-          const shownText = redact(text);
-          let json: unknown;
-          try {
-            json = shownText.length ? JSON.parse(shownText) : undefined;
-          } catch {
-            json = undefined;
-          }
-          finish(null, {
-            url: shownUrl,
-            status,
-            headers: redactHeaders(resHeaders, redact),
-            text: shownText,
-            json,
-            durationMs: performance.now() - started,
-          });
-        });
-      });
-      request.end();
+      finish(new NetworkError(redact(`${method} ${shownUrl}: ${err.code ?? err.message}`), err.code, { cause: err }));
     });
-  }
+    request.on('response', (res) => readAnswer(options, out, started, res, request, finish));
+    request.end();
+  });
+}
+
+/** Reads an answer's body, bounded, into the exchange the check sees and the evidence it leaves. */
+function readAnswer(
+  options: ClientSettings,
+  out: Outgoing,
+  started: number,
+  res: http.IncomingMessage,
+  request: http.ClientRequest,
+  finish: Finish,
+): void {
+  const { redact, maxBodyBytes: maxBody } = options;
+  const { shownUrl, evidence } = out;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  res.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    if (size > maxBody) {
+      const err = new BodyTooLargeError(`response body of ${shownUrl} exceeds ${maxBody} bytes`);
+      finish(err);
+      request.destroy(err);
+      return;
+    }
+    chunks.push(chunk);
+  });
+  res.on('error', (err: NodeJS.ErrnoException) =>
+    finish(new NetworkError(redact(`${shownUrl}: ${err.code ?? err.message}`), err.code)),
+  );
+  res.on('end', () => {
+    const text = Buffer.concat(chunks).toString('utf8');
+    const resHeaders = flatHeaders(res.headers);
+    const status = res.statusCode ?? 0;
+    // Checks judge the whole body; the evidence keeps an excerpt, cut after redaction.
+    evidence.response = { status, headers: redactHeaders(resHeaders, redact), body: excerpt(redact(text)) };
+    if (status >= 300 && status < 400 && resHeaders.location) {
+      // Never followed: the key would travel to wherever the target points.
+      evidence.error = redact(`redirect to ${resHeaders.location} not followed (the key is never forwarded)`);
+    }
+    // Checks see the body redacted too: whatever they quote or cut short holds no key.
+    const shownText = redact(text);
+    let json: unknown;
+    try {
+      json = shownText.length ? JSON.parse(shownText) : undefined;
+    } catch {
+      json = undefined;
+    }
+    finish(null, {
+      url: shownUrl,
+      status,
+      headers: redactHeaders(resHeaders, redact),
+      text: shownText,
+      json,
+      durationMs: performance.now() - started,
+    });
+  });
 }
 
 /** A reused keep-alive socket was closed under the request: sent again, never reported. */

@@ -89,136 +89,176 @@ function errnoOf(err: ConnectError): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
+/** What every open of one client shares: its options, clock, redaction, sessions and where it connects. */
+interface SocketIoClientState {
+  options: SocketIoClientOptions;
+  clock: () => number;
+  masker: ReturnType<typeof maskingRedactor>;
+  sessions: SessionSet<SocketIoSession>;
+  origin: string;
+  path: string;
+  namespace: string;
+}
+
 /** Creates the Socket.IO stream client the checks use: one per check, recording into that check's evidence. */
 export function createSocketIoClient(options: SocketIoClientOptions): StreamClient {
   const clock = options.clock ?? (() => performance.now());
-  const masker = maskingRedactor(options.primaryKey, options.redact);
-  const redact = masker.redact;
   const sessions = new SessionSet<SocketIoSession>(options.signal);
-  const signal = options.signal;
   const { origin, path } = socketIoTarget(options.url);
-  const namespace = options.namespace ?? '/';
+  const state: SocketIoClientState = {
+    options,
+    clock,
+    masker: maskingRedactor(options.primaryKey, options.redact),
+    sessions,
+    origin,
+    path,
+    namespace: options.namespace ?? '/',
+  };
 
   return {
     now: clock,
     closeAll: () => sessions.closeAll(),
     open(open: OpenOptions = {}): Promise<OpenResult> {
-      const { headers, recordOpen } = prepareHandshake(options, open, masker, clock);
-      const timeoutMs = open.timeoutMs ?? options.handshakeTimeoutMs ?? DEFAULTS.handshakeTimeoutMs;
-
-      return new Promise<OpenResult>((resolve, reject) => {
-        if (signal?.aborted) return reject(new AbortedError('aborted before the handshake'));
-        let settled = false;
-        const startedAtMs = clock();
-        // localAddress, maxPayload and perMessageDeflate pass through engine.io to ws.
-        const ioOptions: Partial<Omit<ManagerOptions, 'perMessageDeflate'> & SocketOptions> & {
-          localAddress?: string;
-          maxPayload?: number;
-          perMessageDeflate?: boolean;
-        } = {
-          path,
-          // One connection per open: no shared Manager, no reconnection, so counts per key are exact.
-          forceNew: true,
-          multiplex: false,
-          reconnection: false,
-          autoConnect: false,
-          transports: [RefusalReadingWebSocket],
-          extraHeaders: headers,
-          timeout: timeoutMs,
-          maxPayload: options.maxPayload ?? DEFAULTS.maxPayload,
-          perMessageDeflate: false,
-          ...(open.localAddress ? { localAddress: open.localAddress } : {}),
-        };
-        // socket.io-client reads the namespace from the URL's path; the engine path is `path`.
-        const socket = io(
-          namespace === '/' ? origin : `${origin}${namespace}`,
-          ioOptions as Partial<ManagerOptions & SocketOptions>,
-        );
-        // Events that come before 'connect' fires (socket.io-client emits its buffer first) are kept.
-        const early: { args: unknown[]; atMs: number }[] = [];
-        const buffer = (...args: unknown[]): void => {
-          early.push({ args, atMs: clock() });
-        };
-        socket.on(options.event, buffer);
-
-        const settle = (fn: () => void): void => {
-          if (settled) return;
-          settled = true;
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', abortOpen);
-          socket.off(options.event, buffer);
-          fn();
-        };
-        const fail = (outcome: string, err: ConformError): void =>
-          settle(() => {
-            socket.disconnect();
-            recordOpen(outcome);
-            reject(err);
-          });
-        const abortOpen = (): void => fail('aborted', new AbortedError('aborted during the handshake'));
-        signal?.addEventListener('abort', abortOpen, { once: true });
-        // The Manager's timeout covers the engine.io handshake only, not the namespace connect.
-        const timer = setTimeout(
-          () => fail('error: handshake timed out', new TimeoutError(`Socket.IO open timed out after ${timeoutMs} ms`)),
-          timeoutMs,
-        );
-
-        socket.once('connect', () =>
-          settle(() => {
-            recordOpen('open');
-            options.record({
-              kind: 'note',
-              text: `Socket.IO: path ${path}, namespace ${namespace}, event ${JSON.stringify(options.event)}`,
-              atMs: clock(),
-            });
-            const session = new SocketIoSession(socket, options.event, startedAtMs, clock(), clock, options, redact);
-            sessions.add(session);
-            for (const e of early) session.onEvent(e.args, e.atMs);
-            resolve({ ok: true, session });
-          }),
-        );
-        socket.once('connect_error', (raw: Error) => {
-          const err = raw as ConnectError;
-          const refusal = carried(err.context);
-          if (refusal) {
-            return settle(() => {
-              socket.disconnect();
-              recordOpen(`refused: HTTP ${refusal.status} ${refusal.text}`);
-              resolve(refusal);
-            });
-          }
-          if ('data' in err) {
-            // Refused by the namespace (a CONNECT_ERROR packet) after the upgrade succeeded.
-            const json = err.data !== undefined ? err.data : { message: err.message };
-            const text = JSON.stringify(json) ?? '';
-            return settle(() => {
-              socket.disconnect();
-              recordOpen(`refused: Socket.IO CONNECT_ERROR ${text}`);
-              resolve({ ok: false, status: 101, headers: {}, text, json });
-            });
-          }
-          const errno = errnoOf(err);
-          const Failure =
-            errno === 'EADDRNOTAVAIL' || errno === 'EINVAL' || errno === 'EAFNOSUPPORT'
-              ? BindError
-              : err.message === 'timeout'
-                ? TimeoutError
-                : NetworkError;
-          // engine.io's words for a peer that does not speak its protocol.
-          const notSocketIo =
-            err.message === 'server error' || err.message === 'parser error'
-              ? 'the peer does not speak Socket.IO (engine.io v4) at this URL and path'
-              : '';
-          const detail = errno ?? (typeof err.description === 'number' ? `HTTP ${err.description}` : notSocketIo);
-          fail(
-            `error: ${err.message}${detail ? ` (${detail})` : ''}`,
-            new Failure(`Socket.IO open failed: ${redact(err.message)}${detail ? ` (${detail})` : ''}`),
-          );
-        });
-        socket.connect();
-      });
+      return openSocketIo(state, open);
     },
   };
+}
+
+/** The options of one connection: its own Manager, WebSocket only, the key in the handshake headers. */
+function ioOptionsFor(
+  state: SocketIoClientState,
+  open: OpenOptions,
+  headers: Record<string, string>,
+  timeoutMs: number,
+): Partial<ManagerOptions & SocketOptions> {
+  // localAddress, maxPayload and perMessageDeflate pass through engine.io to ws.
+  const ioOptions: Partial<Omit<ManagerOptions, 'perMessageDeflate'> & SocketOptions> & {
+    localAddress?: string;
+    maxPayload?: number;
+    perMessageDeflate?: boolean;
+  } = {
+    path: state.path,
+    // One connection per open: no shared Manager, no reconnection, so counts per key are exact.
+    forceNew: true,
+    multiplex: false,
+    reconnection: false,
+    autoConnect: false,
+    transports: [RefusalReadingWebSocket],
+    extraHeaders: headers,
+    timeout: timeoutMs,
+    maxPayload: state.options.maxPayload ?? DEFAULTS.maxPayload,
+    perMessageDeflate: false,
+    ...(open.localAddress ? { localAddress: open.localAddress } : {}),
+  };
+  return ioOptions as Partial<ManagerOptions & SocketOptions>;
+}
+
+/** How a `connect_error` ends an open: a refusal to resolve with, or a failure to reject with. */
+type ConnectErrorEnding = { outcome: string; refusal: Refusal } | { outcome: string; error: ConformError };
+
+/** Reads a `connect_error`: the handshake's refusal, the namespace's CONNECT_ERROR, or a failure by kind. */
+function connectErrorEnding(err: ConnectError, redact: (s: string) => string): ConnectErrorEnding {
+  const refusal = carried(err.context);
+  if (refusal) return { outcome: `refused: HTTP ${refusal.status} ${refusal.text}`, refusal };
+  if ('data' in err) {
+    // Refused by the namespace (a CONNECT_ERROR packet) after the upgrade succeeded.
+    const json = err.data !== undefined ? err.data : { message: err.message };
+    const text = JSON.stringify(json) ?? '';
+    return {
+      outcome: `refused: Socket.IO CONNECT_ERROR ${text}`,
+      refusal: { ok: false, status: 101, headers: {}, text, json },
+    };
+  }
+  const errno = errnoOf(err);
+  const Failure =
+    errno === 'EADDRNOTAVAIL' || errno === 'EINVAL' || errno === 'EAFNOSUPPORT'
+      ? BindError
+      : err.message === 'timeout'
+        ? TimeoutError
+        : NetworkError;
+  // engine.io's words for a peer that does not speak its protocol.
+  const notSocketIo =
+    err.message === 'server error' || err.message === 'parser error'
+      ? 'the peer does not speak Socket.IO (engine.io v4) at this URL and path'
+      : '';
+  const detail = errno ?? (typeof err.description === 'number' ? `HTTP ${err.description}` : notSocketIo);
+  return {
+    outcome: `error: ${err.message}${detail ? ` (${detail})` : ''}`,
+    error: new Failure(`Socket.IO open failed: ${redact(err.message)}${detail ? ` (${detail})` : ''}`),
+  };
+}
+
+/** Opens one Socket.IO connection: a session once the namespace is joined, else the refusal or the failure. */
+function openSocketIo(state: SocketIoClientState, open: OpenOptions): Promise<OpenResult> {
+  const { options, clock, masker, origin, path, namespace } = state;
+  const redact = masker.redact;
+  const signal = options.signal;
+  const { headers, recordOpen } = prepareHandshake(options, open, masker, clock);
+  const timeoutMs = open.timeoutMs ?? options.handshakeTimeoutMs ?? DEFAULTS.handshakeTimeoutMs;
+
+  return new Promise<OpenResult>((resolve, reject) => {
+    if (signal?.aborted) return reject(new AbortedError('aborted before the handshake'));
+    let settled = false;
+    const startedAtMs = clock();
+    // socket.io-client reads the namespace from the URL's path; the engine path is `path`.
+    const socket = io(
+      namespace === '/' ? origin : `${origin}${namespace}`,
+      ioOptionsFor(state, open, headers, timeoutMs),
+    );
+    // Events that come before 'connect' fires (socket.io-client emits its buffer first) are kept.
+    const early: { args: unknown[]; atMs: number }[] = [];
+    const buffer = (...args: unknown[]): void => {
+      early.push({ args, atMs: clock() });
+    };
+    socket.on(options.event, buffer);
+
+    const settle = (fn: () => void): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', abortOpen);
+      socket.off(options.event, buffer);
+      fn();
+    };
+    const fail = (outcome: string, err: ConformError): void =>
+      settle(() => {
+        socket.disconnect();
+        recordOpen(outcome);
+        reject(err);
+      });
+    const abortOpen = (): void => fail('aborted', new AbortedError('aborted during the handshake'));
+    signal?.addEventListener('abort', abortOpen, { once: true });
+    // The Manager's timeout covers the engine.io handshake only, not the namespace connect.
+    const timer = setTimeout(
+      () => fail('error: handshake timed out', new TimeoutError(`Socket.IO open timed out after ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+
+    socket.once('connect', () =>
+      settle(() => {
+        recordOpen('open');
+        options.record({
+          kind: 'note',
+          text: `Socket.IO: path ${path}, namespace ${namespace}, event ${JSON.stringify(options.event)}`,
+          atMs: clock(),
+        });
+        const session = new SocketIoSession(socket, options.event, startedAtMs, clock(), clock, options, redact);
+        state.sessions.add(session);
+        for (const e of early) session.onEvent(e.args, e.atMs);
+        resolve({ ok: true, session });
+      }),
+    );
+    socket.once('connect_error', (raw: Error) => {
+      const ending = connectErrorEnding(raw as ConnectError, redact);
+      if ('error' in ending) return fail(ending.outcome, ending.error);
+      settle(() => {
+        socket.disconnect();
+        recordOpen(ending.outcome);
+        resolve(ending.refusal);
+      });
+    });
+    socket.connect();
+  });
 }
 
 /** Why a Socket.IO disconnect happened, as Socket.IO and its WebSocket report it. */

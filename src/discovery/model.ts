@@ -1,0 +1,86 @@
+/**
+ * What discovery is given, what it finds and how long it waits: the types and settings every
+ * step of discovery shares, below all of them.
+ */
+import type { Allowance, Observation } from '../check.ts';
+import type { ConnectionBudget } from '../connection-budget.ts';
+import type { Profile } from '../profile.ts';
+import type { Redact } from '../redact.ts';
+import type { RestStatus } from '../spec.ts';
+
+/**
+ * How long discovery waits, ms: a notice, the pushes it measures, a slot being freed, and in all
+ * (a target that answers slowly gets the checks' own verdict, not a discovery that never ends).
+ */
+export const DISCOVERY_WAITS = {
+  noticeMs: 2000,
+  socketIoNoticeMs: 1000,
+  pushWindowMs: 2500,
+  releaseMs: 5000,
+  totalMs: 30_000,
+} as const;
+
+/** Records one observation of discovery (its name is prefixed with `discovery.`). */
+export type Observe = (name: string, value: unknown, note?: string) => void;
+
+export interface StreamCandidate {
+  url: string;
+  transport: 'ws' | 'socketio';
+}
+
+/** One candidate tried, and what it answered. */
+export interface CandidateOutcome extends StreamCandidate {
+  stream: boolean;
+  why: string;
+  event?: string;
+  namespace?: string;
+}
+
+export interface FoundStream {
+  url: string;
+  transport: 'ws' | 'socketio';
+  event?: string;
+  namespace?: string;
+  /** Given with --ws, not looked for. */
+  given: boolean;
+  how: string;
+}
+
+export interface DiscoveryOptions {
+  rest: string;
+  key: string;
+  /** The stream URL when the user gave one: then it is not looked for. */
+  ws?: string;
+  transport?: 'ws' | 'socketio';
+  event?: string;
+  namespace?: string;
+  redact: Redact;
+  signal?: AbortSignal;
+  /** Per request or handshake, ms. */
+  timeoutMs?: number;
+  /** Told each line of progress as it happens (the console). */
+  progress?: (line: string) => void;
+  /**
+   * Whether checks will stream (default true): without any, the stream is still looked for, but
+   * not watched and its allowance not searched, which would open connections nothing uses.
+   */
+  streamChecks?: boolean;
+}
+
+export interface Discovery {
+  rest: string;
+  stream?: FoundStream;
+  candidates: CandidateOutcome[];
+  /** One line when no stream was found (a coverage gap, never a failure). */
+  streamGap?: string;
+  allowance?: Allowance;
+  /** The budget whose allowance search ran: the run borrows from it instead of searching again. */
+  budget?: ConnectionBudget;
+  /** Status numbers discovery can provoke with one key: they run as the derived profile's probes. */
+  provoked: RestStatus[];
+  observations: Observation[];
+  profile: Profile;
+  /** Stream connections opened in all, and most open at once (the allowance search's included). */
+  connections: { opened: number; mostAtOnce: number };
+  durationMs: number;
+}

@@ -1,0 +1,40 @@
+/**
+ * How discovery reads what the target shows: status numbers, timestamp units, pagination
+ * metadata, push cadence, the pair a refusal names (pure).
+ */
+import { TEXT } from '../spec.ts';
+
+/** The `status_number` of a JSON body, if it has one. */
+export const statusOf = (json: unknown): unknown =>
+  json !== null && typeof json === 'object' ? (json as Record<string, unknown>).status_number : undefined;
+
+/** `ms` or `s` by the size of an epoch timestamp; undefined when it is neither near now. */
+export function timestampUnit(value: unknown, nowMs = Date.now()): 'ms' | 's' | undefined {
+  if (typeof value !== 'number' || !Number.isFinite(value)) return undefined;
+  const day = 86_400_000;
+  if (Math.abs(value - nowMs) < 365 * day) return 'ms';
+  if (Math.abs(value * 1000 - nowMs) < 365 * day) return 's';
+  return undefined;
+}
+
+/** Pagination metadata beside `data` in a /v1/pairs answer (the spec does not show any). */
+export function paginationFields(json: unknown): string[] {
+  if (json === null || typeof json !== 'object') return [];
+  const envelope = new Set(['status_number', 'ts', 'data', 'message']);
+  return Object.keys(json as object).filter((k) => !envelope.has(k));
+}
+
+/** The pair `pair not found: X` names, if the notice names one. */
+export function refusedPair(notice: Record<string, unknown>, pairs: readonly string[]): string | undefined {
+  const message = typeof notice.message === 'string' ? notice.message : '';
+  const named = message.startsWith(TEXT.pairNotFoundPrefix) ? message.slice(TEXT.pairNotFoundPrefix.length).trim() : '';
+  return pairs.find((p) => p === named) ?? pairs.find((p) => message.includes(p));
+}
+
+/** A push interval's order of magnitude: what a baseline compares, where the figure itself jitters. */
+export function cadenceBand(ms: number): string {
+  if (ms < 100) return 'under 100 ms';
+  if (ms < 1000) return '100 ms to 1 s';
+  if (ms < 10_000) return '1 s to 10 s';
+  return '10 s or more';
+}
