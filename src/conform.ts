@@ -223,9 +223,11 @@ function warnShortKeys(profile: Profile, io: ConformIO): void {
     );
 }
 
-/** The target as the reports show it: its URLs may carry a key (a query parameter), so they pass the redactor. */
+/**
+ * The target as the reports show it. Its URLs may carry a key (a query parameter), so they pass the
+ * redactor; ids, titles and prose never pass one.
+ */
 function targetInfo(profile: Profile, redact: (s: string) => string, embedded: boolean): TargetInfo {
-  // Ids, titles and prose never pass a redactor: only what came from the profile does.
   return {
     rest: redact(profile.rest),
     ws: profile.ws === undefined ? undefined : redact(profile.ws),
