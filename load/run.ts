@@ -40,7 +40,7 @@ function progressLine(inv: LoadInvocation, io: LoadIO): ProgressLine {
   return (p) => io.err(`\r\x1b[2K${formatProgress({ ...p, plannedS })}`);
 }
 
-/** Runs the measurement the invocation asks for; `run.target` holds its target once started, for the caller to close. */
+/** Runs the measurement the invocation asks for; `run.target` holds its target once started, the caller closes it. */
 async function measure(
   inv: LoadInvocation,
   io: LoadIO,
