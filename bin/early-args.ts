@@ -1,5 +1,5 @@
 /**
- * `--help` and `--version` win over every other argument. Kept apart from parse-args.ts (which
+ * `--help` and `--version` win over every other argument. Kept apart from commands/conform.ts (which
  * loads yargs) so the CLI can answer `--version` before anything heavy is imported.
  */
 export function earlyRequest(argv: readonly string[]): 'help' | 'version' | undefined {

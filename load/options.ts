@@ -44,7 +44,6 @@ export const FANOUT_DEFAULTS = {
    * this rate a stride sample is validated, so validation stays around 0.3% of a worker's time.
    */
   validatePerSecond: 2000,
-  reports: ['console', 'json', 'html'] as readonly string[],
   outDir: 'conform-reports',
 } as const;
 
@@ -103,23 +102,6 @@ export function positiveInt(value: unknown, option: string, max = Number.MAX_SAF
     throw new LoadUsageError(`${option} ${JSON.stringify(value)}: must be a whole number from 1 to ${max}`);
   }
   return n;
-}
-
-/**
- * Report formats; `result` prints the JSON report as one `conform-result {…}` line on stdout, so a
- * pod's log is a result file for `conform load merge`.
- */
-const REPORTS = ['console', 'json', 'html', 'ctrf', 'github', 'result'];
-/** Parses `console,json,html,ctrf,github,result`; an unknown format is a usage error. */
-export function parseReports(value: readonly string[] | string | undefined): string[] {
-  if (value === undefined) return [...FANOUT_DEFAULTS.reports];
-  const list = (Array.isArray(value) ? value : [value])
-    .flatMap((v) => String(v).split(','))
-    .map((v) => v.trim())
-    .filter(Boolean);
-  for (const r of list)
-    if (!REPORTS.includes(r)) throw new LoadUsageError(`--report ${r}: unknown format; use ${REPORTS.join(', ')}`);
-  return list;
 }
 
 /** Parses `--shard i/n` (1-based, as Playwright and Jest number shards). */

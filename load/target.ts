@@ -6,12 +6,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { loadProfile, minimalProfile, type Profile } from '../src/profile.ts';
+import type { KeyEnvironment, Profile } from '../src/profile.ts';
 import { API_KEY_HEADER, PATHS, QUERY, ASSET_TYPE } from '../src/spec.ts';
 import { guessTimeUnit, MS_PER_UNIT, resolutionMs, type OffsetSample, type TimeUnit } from './clock.ts';
 import { moduleUrl, RUNS_COMPILED } from '../src/module-url.ts';
 import { assignKeyList, parseKeyLines, totalAllowance, type KeyAllowance } from './keys.ts';
-import { LoadUsageError, ReferenceStartError } from '../src/errors.ts';
+import { LoadUsageError, ProfileError, ReferenceStartError, UsageError } from '../src/errors.ts';
+import { resolveTarget, type ResolvedTarget } from '../src/target.ts';
 
 export type { KeyAllowance } from './keys.ts';
 
@@ -174,44 +175,52 @@ export async function startReferenceProcess(
   };
 }
 
+/** A target this run did not start: the profile's URLs and keys, nothing to stop. */
+function remoteTarget(profile: Profile, needsStream: boolean): LoadTarget {
+  if (!profile.ws && needsStream)
+    throw new LoadUsageError('the target has no WebSocket URL: give --ws URL or "ws" in the profile');
+  return {
+    rest: profile.rest,
+    ws: profile.ws ?? '',
+    profile,
+    keys: profileLoadKeys(profile),
+    embedded: false,
+    close: async () => {},
+  };
+}
+
 /**
- * Resolves `--profile FILE`, `--target URL --key K [--ws URL]`, or (neither) the embedded reference.
- * A stream URL is required unless `needsStream` is false.
+ * The target of a load run: `--profile FILE`, `--target URL --key K [--ws URL]`, or (neither) the
+ * reference service started in its own process, resolved as every command resolves its target
+ * (src/target.ts). `--keys-from FILE` replaces the keys the clients spread over, and gives the key
+ * of `--target` when `--key` does not. A stream URL is required unless `needsStream` is false.
+ * `env` is where a profile's `keyEnv` references are read.
  */
-export async function resolveTarget(opts: {
-  profile?: string;
-  target?: string;
-  key?: string;
-  ws?: string;
-  keysFrom?: string;
-  reference?: ReferenceProcessOptions;
-  needsStream?: boolean;
-}): Promise<LoadTarget> {
-  let target: LoadTarget;
+export async function startLoadTarget(
+  opts: {
+    profile?: string;
+    target?: string;
+    key?: string;
+    ws?: string;
+    keysFrom?: string;
+    reference?: ReferenceProcessOptions;
+    needsStream?: boolean;
+  },
+  env: KeyEnvironment = {},
+): Promise<LoadTarget> {
   const fileKeys = opts.keysFrom ? await readKeysFile(opts.keysFrom) : null;
-  if (opts.profile || opts.target) {
-    let profile: Profile;
-    try {
-      const key = opts.key ?? fileKeys?.[0]?.key ?? '';
-      profile = opts.profile
-        ? await loadProfile(opts.profile)
-        : minimalProfile({ target: opts.target!, key, ...(opts.ws ? { ws: opts.ws } : {}) });
-    } catch (err) {
-      throw new LoadUsageError((err as Error).message);
-    }
-    if (!profile.ws && opts.needsStream !== false)
-      throw new LoadUsageError('the target has no WebSocket URL: give --ws URL or "ws" in the profile');
-    target = {
-      rest: profile.rest,
-      ws: profile.ws ?? '',
-      profile,
-      keys: profileLoadKeys(profile),
-      embedded: false,
-      close: async () => {},
-    };
-  } else {
-    target = await startReferenceProcess(opts.reference ?? {});
+  let resolved: ResolvedTarget<LoadTarget>;
+  try {
+    resolved = await resolveTarget(
+      { profile: opts.profile, target: opts.target, key: opts.key ?? fileKeys?.[0]?.key, ws: opts.ws },
+      { env, startEmbedded: () => startReferenceProcess(opts.reference ?? {}) },
+    );
+  } catch (err) {
+    if (err instanceof ProfileError || err instanceof UsageError) throw new LoadUsageError(err.message);
+    throw err;
   }
+  const target =
+    resolved.from === 'embedded' ? resolved.embedded : remoteTarget(resolved.profile, opts.needsStream !== false);
   if (fileKeys) target.keys = fileKeys;
   return target;
 }

@@ -26,8 +26,8 @@ const starts = {
     'tsx',
     '--input-type=module',
     '-e',
-    "await Promise.all([import('./bin/parse-args.ts'), import('./src/conform.ts'), import('./reports/index.ts'), " +
-      "import('./suites/index.ts'), import('yargs')]); console.log(process.argv.at(-1))",
+    "await Promise.all([import('./bin/commands/conform.ts'), import('./src/conform.ts'), " +
+      "import('./reports/index.ts'), import('./suites/index.ts'), import('yargs')]); console.log(process.argv.at(-1))",
     '--',
   ],
 };

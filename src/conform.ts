@@ -6,20 +6,27 @@
 import { mkdir } from 'node:fs/promises';
 import type { Check } from './check.ts';
 import type { Profile } from './profile.ts';
-import { loadProfile, minimalProfile } from './profile.ts';
 import { type ConformOptions, validateOptions } from './options.ts';
 import { MIN_FRAGMENT, profileSecretMap, redactorFor, shortKeys } from './redact.ts';
-import { matches, runChecks, selectChecks, unknownSelectors, type RunHandler, type TargetInfo } from './runner.ts';
+import {
+  matches,
+  runChecks,
+  selectChecks,
+  unknownSelectors,
+  type RunHandler,
+  type RunSettings,
+  type TargetInfo,
+} from './runner.ts';
 import { compareWithBaseline, failedIds, readPastReport } from './baseline.ts';
 import { ConformError, UsageError } from './errors.ts';
 import { buildMatrix, type Matrix, type MatrixFault } from './matrix.ts';
 import { discover, discoveryLines, skippedDiscovery, type Discovery } from './discovery/index.ts';
 import { assertSetup, PREFLIGHT_TIMEOUT_MS } from './preflight.ts';
+import { resolveTarget, type EmbeddedTarget, type ResolvedTarget, type Transport } from './target.ts';
 
 /** Exit codes: every must check passed; a check failed or errored; usage, profile or reachability problem. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
 
-/** What a run asks of its report writers. */
 /** Where the run is, as GitHub Actions tells its steps; both absent outside Actions. */
 export interface GithubEnvironment {
   /** `$GITHUB_STEP_SUMMARY`: the file a step appends its Markdown summary to. */
@@ -28,6 +35,7 @@ export interface GithubEnvironment {
   runUrl?: string;
 }
 
+/** What a run asks of its report writers. */
 export interface ReportOptions {
   /** Names of the registry of report formats (reports/index.ts). */
   formats: readonly string[];
@@ -74,10 +82,7 @@ export interface ConformIO {
   /** The report formats and listings (reports/index.ts `REPORTS`). */
   reports: Reports;
   /** Starts the embedded target when neither --target nor --profile is given. */
-  startEmbedded?: (options: {
-    transport?: 'ws' | 'socketio';
-    event?: string;
-  }) => Promise<{ profile: Profile; close(): Promise<void> }>;
+  startEmbedded?: (options: { transport?: Transport; event?: string }) => Promise<EmbeddedTarget>;
   /** The reference service's faults, for `--list --matrix`. */
   faults?: readonly MatrixFault[];
   /** Extra handlers (tests). */
@@ -93,130 +98,35 @@ export const problemLine = (err: unknown): string =>
 
 /** Runs conform with validated options; returns the exit code. Never throws for bad input. */
 export async function conform(options: ConformOptions, registry: readonly Check[], io: ConformIO): Promise<number> {
-  let embedded: { profile: Profile; close(): Promise<void> } | undefined;
+  let embedded: EmbeddedTarget | undefined;
   let redact = (s: string): string => s;
   try {
     validateOptions(options, io.reports.formats);
-    const bad = unknownSelectors(registry, [...options.only, ...options.skip]);
-    if (bad.length)
-      throw new UsageError(`--only/--skip: no check id, prefix or tag matches "${bad[0]}" (see conform --list)`);
-    let only = options.only;
-    if (options.rerunFailed) {
-      const ids = failedIds(await readPastReport(options.rerunFailed, '--rerun-failed'));
-      const known = ids.filter((id) => registry.some((c) => c.id === id));
-      if (known.length === 0) {
-        io.out(
-          `conform: ${options.rerunFailed} lists no failed or errored check of this catalogue: nothing to rerun\n`,
-        );
-        return EXIT.ok;
-      }
-      only = only.length
-        ? known.filter((id) => only.some((s) => matches(registry.find((c) => c.id === id)!, s)))
-        : known;
-    }
-    if (options.list && options.matrix) {
-      io.out(`${io.reports.matrix(buildMatrix(registry, io.faults ?? []))}\n`);
-      return EXIT.ok;
-    }
+    const only = await selectedIds(options, registry, io);
+    if (only === undefined) return EXIT.ok;
     if (options.list) {
-      // The catalogue shows disruptive checks too: they exist, they only run when asked for.
-      const listed = registry.filter(
-        (c) => (only.length === 0 || only.some((s) => matches(c, s))) && !options.skip.some((s) => matches(c, s)),
-      );
-      io.out(`${io.reports.catalogue(listed)}\n`);
+      io.out(`${listing(options, registry, only, io)}\n`);
       return EXIT.ok;
     }
     const checks = selectChecks(registry, { only, skip: options.skip });
     if (checks.length === 0) throw new UsageError('--only/--skip leave no check to run');
     const baseline = options.baseline ? await readPastReport(options.baseline, '--baseline') : undefined;
-    // An unwritable --out is found now, not after the whole run.
-    if (options.report.some((f) => f !== 'console')) {
-      try {
-        await mkdir(options.out, { recursive: true });
-      } catch (err) {
-        throw new UsageError(
-          `--out: cannot create ${options.out} (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
-        );
-      }
-    }
-
-    let profile: Profile;
-    let discovery: Discovery | undefined;
-    const setupMs = Math.min(PREFLIGHT_TIMEOUT_MS, options.timeout);
-    if (options.profile) {
-      profile = await loadProfile(options.profile, io.env ?? process.env);
-      await assertSetup(profile, redactorFor(profile), setupMs);
-    } else if (options.target) {
-      const base = minimalProfile({
-        target: options.target,
-        key: options.key!,
-        ws: options.ws,
-        transport: options.transport,
-        event: options.event,
-      });
-      discovery = await discoverTarget(
-        base,
-        options,
-        io,
-        setupMs,
-        checks.some((c) => c.needs.includes('ws')),
-      );
-      profile = discovery.profile;
-    } else {
-      if (!io.startEmbedded) throw new UsageError('give --target URL or --profile FILE');
-      embedded = await io.startEmbedded({ transport: options.transport, event: options.event });
-      profile = embedded.profile;
-      if ((options.transport ?? 'ws') !== (profile.transport ?? 'ws'))
-        throw new UsageError(`--transport ${options.transport}: the embedded reference service does not serve it`);
-    }
-    if (options.slotReleaseWait !== undefined)
-      profile = { ...profile, timing: { ...profile.timing, slotReleaseWaitMs: options.slotReleaseWait } };
+    await prepareOutDir(options);
+    const resolved = await resolveTarget(options, { env: io.env ?? process.env, startEmbedded: io.startEmbedded });
+    if (resolved.from === 'embedded') embedded = resolved.embedded;
+    const { profile, discovery } = await runProfile(resolved, options, checks, io);
     redact = redactorFor(profile);
-    for (const name of shortKeys(profileSecretMap(profile)))
-      io.err(
-        `conform: warning: the ${name} key is shorter than ${MIN_FRAGMENT} characters; it is redacted only ` +
-          'where it stands alone (a header value, a URL parameter, a quoted value), never inside words or ids\n',
-      );
-    // The target's URLs may carry a key (a query parameter); ids, titles and prose never pass a redactor.
-    const target: TargetInfo = {
-      rest: redact(profile.rest),
-      ws: profile.ws === undefined ? undefined : redact(profile.ws),
-      name: profile.name,
-      embedded: embedded !== undefined,
-    };
-
+    warnShortKeys(profile, io);
     const written: string[] = [];
-    const handlers = [
-      ...io.reports.handlers({
-        formats: options.report,
-        listUnchecked: options.listUnchecked,
-        outDir: options.out,
-        version: io.version,
-        write: io.out,
-        tty: io.tty,
-        color: io.color,
-        written: (f) => written.push(f),
-        ...(io.github ? { github: io.github } : {}),
-      }),
-      ...(io.handlers ?? []),
-    ];
     const outcome = await runChecks({
       profile,
       checks: discovery ? [discoveryCheck(discovery), ...checks] : checks,
       ...(discovery?.budget ? { connections: discovery.budget } : {}),
-      handlers,
-      target,
+      handlers: [...io.reports.handlers(reportOptions(options, io, written)), ...(io.handlers ?? [])],
+      target: targetInfo(profile, redact, embedded !== undefined),
       redact,
       signal: io.signal,
-      settings: {
-        concurrency: options.concurrency,
-        timeoutMs: options.timeout,
-        bail: options.bail,
-        maxBodyBytes: options.maxBody,
-        maxPayloadBytes: options.maxPayload,
-        minCoverage: options.minCoverage ?? profile.minCoverage,
-        maxRateWaitMs: options.maxRateWait ?? profile.maxRateWaitMs,
-      },
+      settings: runSettings(options, profile),
       compare: baseline ? (results) => compareWithBaseline(baseline, results) : undefined,
     });
     for (const f of written) io.out(`report: ${f}\n`);
@@ -233,6 +143,125 @@ export async function conform(options: ConformOptions, registry: readonly Check[
   } finally {
     await embedded?.close();
   }
+}
+
+/**
+ * The ids, prefixes and tags the run is limited to: `--only`, narrowed to what failed or errored
+ * in `--rerun-failed`'s report. Undefined when that report lists nothing of this catalogue to
+ * rerun (said on the console: the run has nothing to do).
+ */
+async function selectedIds(
+  options: ConformOptions,
+  registry: readonly Check[],
+  io: ConformIO,
+): Promise<string[] | undefined> {
+  const bad = unknownSelectors(registry, [...options.only, ...options.skip]);
+  if (bad.length)
+    throw new UsageError(`--only/--skip: no check id, prefix or tag matches "${bad[0]}" (see conform --list)`);
+  const only = options.only;
+  if (!options.rerunFailed) return only;
+  const ids = failedIds(await readPastReport(options.rerunFailed, '--rerun-failed'));
+  const known = ids.filter((id) => registry.some((c) => c.id === id));
+  if (known.length === 0) {
+    io.out(`conform: ${options.rerunFailed} lists no failed or errored check of this catalogue: nothing to rerun\n`);
+    return undefined;
+  }
+  return only.length ? known.filter((id) => only.some((s) => matches(registry.find((c) => c.id === id)!, s))) : known;
+}
+
+/** The text of `--list` (the catalogue) or `--list --matrix` (the traceability matrix). */
+function listing(options: ConformOptions, registry: readonly Check[], only: readonly string[], io: ConformIO): string {
+  if (options.matrix) return io.reports.matrix(buildMatrix(registry, io.faults ?? []));
+  // The catalogue shows disruptive checks too: they exist, they only run when asked for.
+  const listed = registry.filter(
+    (c) => (only.length === 0 || only.some((s) => matches(c, s))) && !options.skip.some((s) => matches(c, s)),
+  );
+  return io.reports.catalogue(listed);
+}
+
+/** An unwritable --out is found now, not after the whole run. */
+async function prepareOutDir(options: ConformOptions): Promise<void> {
+  if (!options.report.some((f) => f !== 'console')) return;
+  try {
+    await mkdir(options.out, { recursive: true });
+  } catch (err) {
+    throw new UsageError(`--out: cannot create ${options.out} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
+}
+
+/**
+ * The profile the checks run with. A profile file, and a `--target` URL, first pass `assertSetup`
+ * (a refused key or a URL that is not the base URL stops the run); a `--target` run then runs
+ * discovery, whose derived profile the checks get. `--slot-release-wait` overrides the profile's.
+ */
+async function runProfile(
+  resolved: ResolvedTarget<EmbeddedTarget>,
+  options: ConformOptions,
+  checks: readonly Check[],
+  io: ConformIO,
+): Promise<{ profile: Profile; discovery?: Discovery }> {
+  const setupMs = Math.min(PREFLIGHT_TIMEOUT_MS, options.timeout);
+  let profile = resolved.profile;
+  let discovery: Discovery | undefined;
+  if (resolved.from === 'profile') await assertSetup(profile, redactorFor(profile), setupMs);
+  if (resolved.from === 'target') {
+    const streamChecks = checks.some((c) => c.needs.includes('ws'));
+    discovery = await discoverTarget(profile, options, io, setupMs, streamChecks);
+    profile = discovery.profile;
+  }
+  if (options.slotReleaseWait !== undefined)
+    profile = { ...profile, timing: { ...profile.timing, slotReleaseWaitMs: options.slotReleaseWait } };
+  return discovery ? { profile, discovery } : { profile };
+}
+
+/** A key too short to be told from the text around it is redacted only where it stands alone: say so. */
+function warnShortKeys(profile: Profile, io: ConformIO): void {
+  for (const name of shortKeys(profileSecretMap(profile)))
+    io.err(
+      `conform: warning: the ${name} key is shorter than ${MIN_FRAGMENT} characters; it is redacted only ` +
+        'where it stands alone (a header value, a URL parameter, a quoted value), never inside words or ids\n',
+    );
+}
+
+/**
+ * The target as the reports show it. Its URLs may carry a key (a query parameter), so they pass the
+ * redactor; ids, titles and prose never pass one.
+ */
+function targetInfo(profile: Profile, redact: (s: string) => string, embedded: boolean): TargetInfo {
+  return {
+    rest: redact(profile.rest),
+    ws: profile.ws === undefined ? undefined : redact(profile.ws),
+    name: profile.name,
+    embedded,
+  };
+}
+
+/** What the report writers are told; `written` collects the files they write. */
+function reportOptions(options: ConformOptions, io: ConformIO, written: string[]): ReportOptions {
+  return {
+    formats: options.report,
+    listUnchecked: options.listUnchecked,
+    outDir: options.out,
+    version: io.version,
+    write: io.out,
+    tty: io.tty,
+    color: io.color,
+    written: (f) => written.push(f),
+    ...(io.github ? { github: io.github } : {}),
+  };
+}
+
+/** The runner's settings: the options', else the profile's bounds. */
+function runSettings(options: ConformOptions, profile: Profile): Partial<RunSettings> {
+  return {
+    concurrency: options.concurrency,
+    timeoutMs: options.timeout,
+    bail: options.bail,
+    maxBodyBytes: options.maxBody,
+    maxPayloadBytes: options.maxPayload,
+    minCoverage: options.minCoverage ?? profile.minCoverage,
+    maxRateWaitMs: options.maxRateWait ?? profile.maxRateWaitMs,
+  };
 }
 
 /**

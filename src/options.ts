@@ -4,19 +4,13 @@
  */
 import { UsageError } from './errors.ts';
 import { RUN_DEFAULTS } from './runner.ts';
+import { DEFAULT_KEY_ENV, validateTargetOptions, type TargetOptions } from './target.ts';
 
-/** Everything a run can be told; each field's default is in OPTION_DEFAULTS. */
-export interface ConformOptions {
-  /** REST base URL of the target (builds a minimal profile with `key`). */
-  target?: string;
-  /** Key for `target`; prefer `keyEnv`. */
-  key?: string;
-  /** Environment variable holding the key. */
-  keyEnv: string;
-  /** WebSocket URL for a minimal profile. */
-  ws?: string;
-  /** Profile file. */
-  profile?: string;
+/**
+ * Everything a run can be told; each field's default is in OPTION_DEFAULTS. What the run is
+ * pointed at (the target, its key, the stream's transport) is the target options of src/target.ts.
+ */
+export interface ConformOptions extends TargetOptions {
   only: string[];
   skip: string[];
   list: boolean;
@@ -30,10 +24,6 @@ export interface ConformOptions {
   rerunFailed?: string;
   baseline?: string;
   failOnChange: boolean;
-  /** Stream transport for --target or the embedded service; a profile names its own. */
-  transport?: 'ws' | 'socketio';
-  /** Socket.IO event that carries the JSON messages (with transport socketio). */
-  event?: string;
   /** Largest REST body read, bytes. */
   maxBody: number;
   /** Largest WebSocket message accepted, bytes. */
@@ -73,7 +63,7 @@ export const OPTION_DEFAULTS: Readonly<
     | 'maxRateWait'
   >
 > = Object.freeze({
-  keyEnv: 'CONFORM_API_KEY',
+  keyEnv: DEFAULT_KEY_ENV,
   only: [],
   skip: [],
   list: false,
@@ -89,40 +79,16 @@ export const OPTION_DEFAULTS: Readonly<
   listUnchecked: false,
 });
 
-export const TRANSPORTS = ['ws', 'socketio'] as const;
-
 /** Most checks in flight at once; beyond this the harness, not the target, is measured. */
 export const MAX_CONCURRENCY = 64;
 
-function checkUrl(option: string, value: string, schemes: readonly string[]): void {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new UsageError(`${option}: "${value}" is not a URL`);
-  }
-  if (!schemes.includes(url.protocol))
-    throw new UsageError(`${option}: "${value}" must start with ${schemes.map((s) => `${s}//`).join(' or ')}`);
-  if (!url.hostname) throw new UsageError(`${option}: "${value}" has no host`);
-}
-
 /**
- * Throws UsageError naming the first bad option. `key` must already be resolved from the
- * environment; `reportFormats` are the names of the report registry the run is given.
+ * Throws UsageError naming the first bad option, the target options first (src/target.ts). `key`
+ * must already be read from the environment (`targetKey`); `reportFormats` are the names of the
+ * report registry the run is given.
  */
 export function validateOptions(o: ConformOptions, reportFormats: readonly string[]): void {
-  if (o.target !== undefined && o.profile !== undefined)
-    throw new UsageError('--target and --profile exclude each other: give one');
-  if (o.target !== undefined) checkUrl('--target', o.target, ['http:', 'https:']);
-  if (o.ws !== undefined) {
-    checkUrl('--ws', o.ws, ['ws:', 'wss:']);
-    if (o.target === undefined) throw new UsageError('--ws needs --target (a profile names its own ws URL)');
-  }
-  if (o.key !== undefined && o.target === undefined)
-    throw new UsageError('--key needs --target (a profile names its own keys)');
-  if (o.target !== undefined && !o.key) throw new UsageError(`--target needs a key: pass --key KEY or set ${o.keyEnv}`);
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(o.keyEnv))
-    throw new UsageError(`--key-env: "${o.keyEnv}" is not an environment variable name`);
+  validateTargetOptions(o);
   if (!Number.isInteger(o.concurrency) || o.concurrency < 1 || o.concurrency > MAX_CONCURRENCY)
     throw new UsageError(`--concurrency: must be an integer from 1 to ${MAX_CONCURRENCY} (got ${o.concurrency})`);
   if (!Number.isInteger(o.timeout) || o.timeout < 1)
@@ -140,13 +106,6 @@ export function validateOptions(o: ConformOptions, reportFormats: readonly strin
     if (!Number.isInteger(v) || v < 1024)
       throw new UsageError(`${name}: must be an integer of bytes, at least 1024 (got ${v})`);
   }
-  if (o.transport !== undefined && !(TRANSPORTS as readonly string[]).includes(o.transport))
-    throw new UsageError(`--transport: must be ${TRANSPORTS.join(' or ')} (got "${o.transport}")`);
-  if ((o.transport !== undefined || o.event !== undefined) && o.profile !== undefined)
-    throw new UsageError('--transport/--event: a profile names its own (fields transport and event)');
-  if (o.transport === 'socketio' && !o.event)
-    throw new UsageError('--transport socketio needs --event NAME (the event that carries the JSON messages)');
-  if (o.event !== undefined && o.transport !== 'socketio') throw new UsageError('--event needs --transport socketio');
   if (o.matrix && !o.list) throw new UsageError('--matrix goes with --list');
   if (o.listUnchecked && o.list) throw new UsageError('--list-unchecked lists what a run left unchecked: drop --list');
   if (o.listUnchecked && !o.report.includes('console'))

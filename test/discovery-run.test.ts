@@ -17,7 +17,7 @@ import type { CheckResult } from '../src/check.ts';
 import type { RunEvent } from '../src/runner.ts';
 import { CHECKS } from '../suites/index.ts';
 import { REPORTS } from '../reports/index.ts';
-import { runInit } from '../src/init-command.ts';
+import { runInit } from '../src/init.ts';
 import { loadProfile, minimalProfile, parseProfile } from '../src/profile.ts';
 import { ProfileError } from '../src/errors.ts';
 import { unlocks } from '../src/unlock.ts';

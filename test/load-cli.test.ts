@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as hdr from 'hdr-histogram-js';
-import { parseLoadArgs } from '../load/cli-command.ts';
+import { parseLoadArgs } from '../load/invocation.ts';
 import { LoadUsageError, ThresholdError } from '../src/errors.ts';
 import { startKnownDelayServer } from './helpers/known-delay-server.ts';
 import { loadCli as cli } from './helpers/load-cli.ts';

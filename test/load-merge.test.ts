@@ -2,7 +2,7 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseLoadArgs } from '../load/cli-command.ts';
+import { parseLoadArgs } from '../load/invocation.ts';
 import { runFanout } from '../load/fanout/run.ts';
 import { runRest } from '../load/rest/run.ts';
 import { minimalProfile } from '../src/profile.ts';

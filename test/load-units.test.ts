@@ -13,7 +13,7 @@ import { arrivalClock } from '../load/rest/schedule.ts';
 import { lineChart } from '../load/report/svg.ts';
 import { assignKeys, readKeysFile } from '../load/target.ts';
 import { evaluateThresholds, parseThreshold, parseThresholds, toK6Thresholds } from '../load/thresholds.ts';
-import { writeReports, type LoadReport } from '../load/report/write.ts';
+import { writeReports, type LoadReport } from '../load/report/index.ts';
 
 describe('frame scan reads push frames straight from the wire bytes', () => {
   const scan = (text: string): { code: string; lastUpdated: number; sentAt: number } | null => {
@@ -508,10 +508,12 @@ describe('load report scrubbing', () => {
       kind: 'rest',
       note: 'key=sk_live_0123456789abcdef; xx-sk_live_0123456789abcdefyy; k9 in nuk9x k9',
     };
-    const [file] = await writeReports(report as unknown as LoadReport, ['json'], dir, [
-      'sk_live_0123456789abcdef',
-      'k9',
-    ]);
+    const [file] = await writeReports(report as unknown as LoadReport, ['json'], {
+      outDir: dir,
+      out: () => {},
+      secrets: ['sk_live_0123456789abcdef', 'k9'],
+      github: {},
+    });
     const text = await readFile(file!, 'utf8');
     expect(JSON.parse(text).note).toBe('key=[redacted]; xx-[redacted]yy; [redacted] in nuk9x [redacted]');
     await rm(dir, { recursive: true, force: true });

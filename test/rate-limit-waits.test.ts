@@ -11,7 +11,7 @@ import { rateLimitHeaders, RequestBudget } from '../src/request-budget.ts';
 import { runChecks } from '../src/runner.ts';
 import type { Evidence } from '../src/check.ts';
 import { CHECKS } from '../suites/index.ts';
-import { parseArgs } from '../bin/parse-args.ts';
+import { parseArgs } from '../bin/commands/conform.ts';
 import { validateOptions } from '../src/options.ts';
 import { REPORT_FORMAT_NAMES } from '../reports/index.ts';
 import { parseProfile } from '../src/profile.ts';

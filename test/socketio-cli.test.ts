@@ -10,7 +10,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startReferenceServer, type ReferenceServer } from '../reference/index.ts';
-import { parseArgs } from '../bin/parse-args.ts';
+import { parseArgs } from '../bin/commands/conform.ts';
 import { OPTION_DEFAULTS, validateOptions, type ConformOptions } from '../src/options.ts';
 import { REPORT_FORMAT_NAMES } from '../reports/index.ts';
 import { profileSecrets } from '../src/profile.ts';

@@ -78,31 +78,30 @@ export function loadSummary(r: LoadRunFacts, consoleText: string, env: GithubEnv
   return `${lines.join('\n')}\n`;
 }
 
+/** Writes the CTRF document, scrubbed, into `outDir`; returns its path. */
+export async function writeLoadCtrf(r: LoadRunFacts, outDir: string, scrub: (text: string) => string): Promise<string> {
+  return writeReportFile(
+    outDir,
+    `load-${r.kind}-ctrf.json`,
+    scrub(`${JSON.stringify(loadCtrf(r, Date.now()), null, 2)}\n`),
+  );
+}
+
 /**
- * Writes the CTRF file and the job summary (to `$GITHUB_STEP_SUMMARY`, else beside the other
- * reports) as `formats` asks; returns the files written. Annotations are the caller's to print.
+ * Writes the job summary, scrubbed: appended to `$GITHUB_STEP_SUMMARY` inside GitHub Actions, else
+ * beside the other reports. Returns the file written into `outDir`, if any.
  */
-export async function writeLoadCiReports(
+export async function writeLoadSummary(
   r: LoadRunFacts,
-  formats: readonly string[],
-  outDir: string,
   consoleText: string,
   env: GithubEnvironment,
+  outDir: string,
   scrub: (text: string) => string,
 ): Promise<string[]> {
-  const written: string[] = [];
-  if (formats.includes('ctrf'))
-    written.push(
-      await writeReportFile(
-        outDir,
-        `load-${r.kind}-ctrf.json`,
-        scrub(`${JSON.stringify(loadCtrf(r, Date.now()), null, 2)}\n`),
-      ),
-    );
-  if (formats.includes('github')) {
-    const summary = scrub(loadSummary(r, consoleText, env));
-    if (env.stepSummary) await appendFile(env.stepSummary, summary);
-    else written.push(await writeReportFile(outDir, `load-${r.kind}-summary.md`, summary));
+  const summary = scrub(loadSummary(r, consoleText, env));
+  if (env.stepSummary) {
+    await appendFile(env.stepSummary, summary);
+    return [];
   }
-  return written;
+  return [await writeReportFile(outDir, `load-${r.kind}-summary.md`, summary)];
 }

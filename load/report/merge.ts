@@ -1,6 +1,6 @@
-/** Present: the merged load report as console text, JSON, HTML and JUnit XML. */
+/** Present: the merged load report as console text, HTML and JUnit XML. */
 import { xml } from '../../reports/junit.ts';
-import { escapeHtml as esc, writeReportFile } from '../../reports/write.ts';
+import { escapeHtml as esc } from '../../reports/write.ts';
 import type { MergedReport } from '../merge.ts';
 import { n as num, table } from './console.ts';
 
@@ -72,7 +72,8 @@ export function formatMergedSummary(r: MergedReport): string {
   return lines.join('\n');
 }
 
-function junit(r: MergedReport): string {
+/** The merged report as JUnit XML: one test case per threshold. */
+export function mergedJunit(r: MergedReport): string {
   const cases = r.thresholds.map(
     (x) =>
       `    <testcase classname="load.merge.${r.kind}" name="${xml(`threshold ${x.expr}`)}">` +
@@ -86,7 +87,8 @@ function junit(r: MergedReport): string {
   );
 }
 
-function html(r: MergedReport): string {
+/** The merged report as a self-contained HTML page. */
+export function mergedHtml(r: MergedReport): string {
   const failed = r.thresholds.some((x) => !x.ok);
   return (
     `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>conform load merge</title>` +
@@ -97,22 +99,4 @@ function html(r: MergedReport): string {
     `${failed ? 'A threshold was crossed.' : 'Every threshold held.'}</p>` +
     `<pre>${esc(formatMergedSummary(r))}</pre></body></html>\n`
   );
-}
-
-/** Writes `load-merge-<kind>.json|html|junit.xml` into `outDir` as `formats` asks; returns the paths. */
-export async function writeMergedReports(
-  r: MergedReport,
-  formats: readonly string[],
-  outDir: string,
-): Promise<string[]> {
-  const files: [string, string, string][] = [
-    ['json', `load-merge-${r.kind}.json`, `${JSON.stringify(r, null, 2)}\n`],
-    ['html', `load-merge-${r.kind}.html`, html(r)],
-    ['junit', `load-merge-${r.kind}.junit.xml`, junit(r)],
-  ];
-  const written: string[] = [];
-  for (const [format, name, text] of files) {
-    if (formats.includes(format)) written.push(await writeReportFile(outDir, name, text));
-  }
-  return written;
 }

@@ -1,28 +1,28 @@
 /**
- * `conform init --target URL`: runs discovery with the key from the environment and writes a
+ * What `conform init --target URL` does: runs discovery with the key from the environment and writes a
  * profile of what it found, with the key as a reference to its environment variable (the key
  * itself only with --write-keys), then lists what would unlock the rules it leaves unchecked. The
  * key is never printed.
  */
 import { writeFile } from 'node:fs/promises';
-import type { Argv, CommandModule } from 'yargs';
 import type { Check } from './check.ts';
 import { discoverTarget } from './conform.ts';
 import { ConformError, UsageError } from './errors.ts';
 import { OPTION_DEFAULTS, validateOptions, type ConformOptions } from './options.ts';
-import { minimalProfile, parseProfile, type Profile } from './profile.ts';
+import { parseProfile, type Profile } from './profile.ts';
 import { redactorFor } from './redact.ts';
 import { selectChecks } from './runner.ts';
+import { resolveTarget, targetKey, type Transport } from './target.ts';
 import { unlockLines, unlocks } from './unlock.ts';
 
 export interface InitOptions {
   target: string;
   ws?: string;
-  transport?: 'ws' | 'socketio';
+  transport?: Transport;
   event?: string;
   /** The profile file written; default `conform-profile.json`. */
   out: string;
-  /** Environment variable holding the key; default CONFORM_API_KEY. */
+  /** Environment variable holding the key; default `OPTION_DEFAULTS.keyEnv`. */
   keyEnv: string;
   /** Write the key itself into the file rather than a `keyEnv` reference. */
   writeKeys: boolean;
@@ -54,7 +54,7 @@ export function writtenProfile(profile: Profile, keyEnv: string, writeKeys: bool
 
 /** Runs `conform init`; returns the exit code. Bad input and a wrong set-up are one line and exit 2. */
 export async function runInit(options: InitOptions, registry: readonly Check[], io: InitIO): Promise<number> {
-  const key = io.env[options.keyEnv];
+  const key = targetKey({ target: options.target, keyEnv: options.keyEnv }, io.env);
   let redact = (s: string): string => s;
   try {
     const conformOptions: ConformOptions = {
@@ -70,13 +70,7 @@ export async function runInit(options: InitOptions, registry: readonly Check[], 
     if (!key) throw new UsageError(`init: set ${options.keyEnv} to the key (it is read from the environment only)`);
     // init writes no report: the default formats are the only ones, so they are the names to accept.
     validateOptions(conformOptions, conformOptions.report);
-    const base = minimalProfile({
-      target: options.target,
-      key,
-      ...(options.ws ? { ws: options.ws } : {}),
-      ...(options.transport ? { transport: options.transport } : {}),
-      ...(options.event ? { event: options.event } : {}),
-    });
+    const { profile: base } = await resolveTarget(conformOptions, { env: io.env });
     redact = redactorFor(base);
     const found = await discoverTarget(base, conformOptions, io);
     const written = writtenProfile(found.profile, options.keyEnv, options.writeKeys);
@@ -106,56 +100,3 @@ export async function runInit(options: InitOptions, registry: readonly Check[], 
     return 2;
   }
 }
-
-/**
- * The command, given how to load the check registry: src/ does not load suites/, so the CLI
- * passes the registry in (bin/init-command.ts).
- */
-export const initCommandWith = (loadChecks: () => Promise<readonly Check[]>): CommandModule<object, InitOptions> => ({
-  command: 'init',
-  describe: 'Discover a target from its REST URL and one key, and write a profile of what was found',
-  builder: (y: Argv) =>
-    y
-      .option('target', { type: 'string', demandOption: true, describe: 'REST base URL of the target' })
-      .option('ws', { type: 'string', describe: 'the stream URL, when discovery cannot find it' })
-      .option('transport', { type: 'string', describe: 'stream transport: ws or socketio' })
-      .option('event', { type: 'string', describe: 'Socket.IO event that carries the messages' })
-      .option('out', { type: 'string', default: INIT_DEFAULT_OUT, describe: 'profile file to write' })
-      .option('key-env', {
-        type: 'string',
-        default: OPTION_DEFAULTS.keyEnv,
-        describe: 'environment variable holding the key (the key is read from the environment only)',
-      })
-      .option('write-keys', {
-        type: 'boolean',
-        default: false,
-        describe: 'write the key itself into the profile rather than a keyEnv reference',
-      })
-      .option('timeout', { type: 'number', default: OPTION_DEFAULTS.timeout, describe: 'per-request timeout, ms' })
-      .strict() as unknown as Argv<InitOptions>,
-  handler: async (argv) => {
-    const checks = await loadChecks();
-    const stop = new AbortController();
-    process.once('SIGINT', () => stop.abort());
-    process.exitCode = await runInit(
-      {
-        target: argv.target,
-        ...(argv.ws ? { ws: argv.ws } : {}),
-        ...(argv.transport ? { transport: argv.transport } : {}),
-        ...(argv.event ? { event: argv.event } : {}),
-        out: argv.out,
-        keyEnv: (argv as unknown as { keyEnv: string }).keyEnv,
-        writeKeys: (argv as unknown as { writeKeys: boolean }).writeKeys,
-        timeout: argv.timeout,
-      },
-      checks,
-      {
-        out: (t) => process.stdout.write(t),
-        err: (t) => process.stderr.write(t),
-        // The environment is read here only: the key stays out of argv, shell history and ps.
-        env: process.env,
-        signal: stop.signal,
-      },
-    );
-  },
-});

@@ -1,15 +1,13 @@
 /**
- * `conform serve`: runs the reference service until SIGINT/SIGTERM/SIGHUP (or until npm that
- * launched it is gone), prints its URLs and writes the target profile that describes it. Never
- * prints a key (they are in the profile file).
+ * What `conform serve` starts: the reference service with the options' fault, dialect and config,
+ * its URLs printed and the target profile that describes it written. Never prints a key (they are
+ * in the profile file). How long it runs is the command's (bin/commands/serve.ts).
  */
 import { readFile, writeFile } from 'node:fs/promises';
-import type { Argv, CommandModule } from 'yargs';
 import { ConfigError, DialectError, ServeUsageError } from '../src/errors.ts';
 import { loadConfigFile, type ReferenceConfig } from './config.ts';
 import { findFault } from './faults.ts';
 import { startReferenceServer, type ReferenceServer } from './index.ts';
-import { launchers, whenLaunchersGone } from './launcher.ts';
 import { drawDialect, parseDialect, replayCommand, type Dialect } from './dialect.ts';
 
 export interface ServeOptions {
@@ -155,69 +153,3 @@ async function resolveDialectOption(options: ServeOptions): Promise<{ dialect: D
     throw err;
   }
 }
-
-/** The signals that stop the service; SIGHUP too, so a closed terminal or a killed launcher ends it cleanly. */
-const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
-
-/** Runs until a stop signal, or until npm that launched it is gone; then closes every connection. */
-async function serve(options: ServeOptions, listFaults: FaultListing): Promise<void> {
-  const io: ServeIO = { out: (t) => process.stdout.write(t) };
-  // The handlers go on before the URLs are printed: whoever reads them may signal at once, and a
-  // signal with no handler yet would kill the process before it closes its connections.
-  let resolveStop = (): void => {};
-  const stopped = new Promise<void>((resolve) => (resolveStop = resolve));
-  let unwatch = (): void => {};
-  const stop = (): void => {
-    for (const s of STOP_SIGNALS) process.off(s, stop);
-    unwatch();
-    resolveStop();
-  };
-  for (const s of STOP_SIGNALS) process.on(s, stop);
-  unwatch = whenLaunchersGone(launchers(process.env), stop);
-  const server = await startServe(options, io, listFaults).catch((err: unknown) => {
-    stop();
-    throw err;
-  });
-  if (!server) return stop();
-  await stopped;
-  await server.close();
-  io.out('conform reference service stopped\n');
-}
-
-/**
- * `conform serve [--port N] [--host H] [--config FILE] [--fault NAME] [--dialect FILE|random
- * [--seed N]] [--profile-out FILE] [--list-faults]`, with the CLI's fault listing.
- */
-export const serveCommandWith = (listFaults: FaultListing): CommandModule<object, ServeOptions> => ({
-  command: 'serve',
-  describe: 'Run the reference price service (REST + WebSocket), optionally with one fault',
-  builder: (y: Argv) =>
-    y
-      .option('port', { type: 'number', default: 8080, describe: 'Port to listen on; 0 picks a free one' })
-      .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address to listen on' })
-      .option('config', {
-        type: 'string',
-        describe: 'JSON config (keys, pairs, timing); replaces the default sections it names',
-      })
-      .option('fault', { type: 'string', describe: 'Switch on one named fault (see --list-faults)' })
-      .option('profile-out', { type: 'string', describe: 'Write the target profile that describes this server' })
-      .option('list-faults', { type: 'boolean', default: false, describe: 'Print the faults and exit' })
-      .option('transport', {
-        type: 'string',
-        describe: 'Stream transport the profile describes; socketio also serves the stream over Socket.IO',
-      })
-      .option('event', {
-        type: 'string',
-        describe: 'Socket.IO event that carries the messages (default price with --transport socketio)',
-      })
-      .option('dialect', {
-        type: 'string',
-        describe:
-          'A dialect file (schemas/dialect.schema.json), or random: how the service answers what the spec leaves open',
-      })
-      .option('seed', {
-        type: 'number',
-        describe: 'Seed of --dialect random (printed with a command that replays it)',
-      }) as unknown as Argv<ServeOptions>,
-  handler: (argv) => serve(argv, listFaults),
-});

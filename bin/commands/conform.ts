@@ -1,0 +1,287 @@
+/**
+ * `conform [options]`, the main command: its yargs definition, argv → `ConformOptions` (pure: no
+ * process, no environment, no output, so it is tested directly), and the run: the key read from the
+ * environment, the registry, the report writers and the embedded reference wired into the
+ * library's IO. yargs parses; src/options.ts validates.
+ */
+import yargs from 'yargs';
+import { UsageError } from '../../src/errors.ts';
+import { OPTION_DEFAULTS, type ConformOptions } from '../../src/options.ts';
+import { targetKey } from '../../src/target.ts';
+import { REPORT_FORMAT_NAMES } from '../../reports/index.ts';
+import { earlyRequest } from '../early-args.ts';
+import type { CommandContext } from './command.ts';
+import { yargsMessage } from './command.ts';
+import { targetOptions } from './target-options.ts';
+
+export type ParseResult =
+  | { kind: 'run'; options: ConformOptions }
+  | { kind: 'help' }
+  | { kind: 'version' }
+  | { kind: 'error'; message: string };
+
+const list = (v: unknown): string[] =>
+  (Array.isArray(v) ? v : v === undefined ? [] : [v])
+    .flatMap((x) => String(x).split(','))
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+const USAGE =
+  'conform [--target URL --key KEY | --profile FILE] [options]\n\nChecks a Real-Time Price ' +
+  'Service against the spec. With neither --target nor --profile it checks the embedded ' +
+  'reference service.\n\nconform serve   run the reference service (see conform serve ' +
+  '--help)\nconform load    fan-out and REST load tools (see conform load --help)\nconform init    ' +
+  'discover a target and write its profile (see conform init --help)';
+
+/** Which checks run, and the listings that print the catalogue instead of running it. */
+const SELECTION_OPTIONS = {
+  only: {
+    type: 'string',
+    array: true,
+    describe: 'run only these check ids, id prefixes or tags (comma-separated or repeated)',
+  },
+  skip: { type: 'string', array: true, describe: 'leave out these check ids, id prefixes or tags' },
+  'rerun-failed': { type: 'string', describe: 'run only what failed or errored in this earlier JSON report' },
+  list: {
+    type: 'boolean',
+    default: false,
+    describe: 'print the catalogue (id, severity, tags, spec clause) and exit',
+  },
+  matrix: {
+    type: 'boolean',
+    default: false,
+    describe: 'with --list: the traceability matrix (spec statement, checks, faults)',
+  },
+} as const;
+
+/** What the run writes, what it compares with and what makes it exit 1. */
+const REPORT_OPTIONS = {
+  report: {
+    type: 'string',
+    array: true,
+    describe: `report formats: ${REPORT_FORMAT_NAMES.join(',')}`,
+    default: OPTION_DEFAULTS.report,
+  },
+  out: {
+    type: 'string',
+    default: OPTION_DEFAULTS.out,
+    describe: 'directory for the report files (and the job summary outside GitHub Actions)',
+  },
+  'list-unchecked': {
+    type: 'boolean',
+    default: false,
+    describe: 'after the run, list every stated rule not checked in full: why, and what would check it',
+  },
+  baseline: {
+    type: 'string',
+    describe: 'compare with this earlier JSON report: changed verdicts and observations',
+  },
+  'fail-on-change': {
+    type: 'boolean',
+    default: false,
+    describe: 'exit 1 when anything changed against --baseline',
+  },
+  'min-coverage': {
+    type: 'number',
+    describe:
+      'exit 1 when fewer than this percentage of the stated rules that need no operator state ' +
+      "were checked (an error or a pass with nothing judged does not count); overrides the profile's minCoverage",
+  },
+} as const;
+
+/** How the run paces itself and bounds what it reads and waits for. */
+const RUN_OPTIONS = {
+  concurrency: { type: 'number', default: OPTION_DEFAULTS.concurrency, describe: 'checks in flight at once' },
+  timeout: {
+    type: 'number',
+    default: OPTION_DEFAULTS.timeout,
+    describe: 'per-check timeout, ms (keep-alive checks set their own)',
+  },
+  bail: { type: 'boolean', default: false, describe: 'stop after the first failure or error' },
+  'max-body': { type: 'number', default: OPTION_DEFAULTS.maxBody, describe: 'largest REST body read, bytes' },
+  'max-payload': {
+    type: 'number',
+    default: OPTION_DEFAULTS.maxPayload,
+    describe: 'largest WebSocket message accepted, bytes',
+  },
+  'slot-release-wait': {
+    type: 'number',
+    describe:
+      "longest a refused connection within a key's allowance is waited out after a close, ms " +
+      "(default 30000, or what the profile's timing states)",
+  },
+  'max-rate-wait': {
+    type: 'number',
+    describe:
+      "longest the run waits on the target's REST rate limit in all, ms (default 10 minutes); " +
+      "overrides the profile's maxRateWaitMs",
+  },
+} as const;
+
+/** The yargs definition of `conform [options]`, shared by parsing and the help text. */
+export function conformYargs(argv: readonly string[]) {
+  return yargs([...argv])
+    .scriptName('conform')
+    .usage(USAGE)
+    .options({
+      ...targetOptions(['target', 'key', 'key-env', 'ws', 'profile', 'transport', 'event']),
+      ...SELECTION_OPTIONS,
+      ...REPORT_OPTIONS,
+      ...RUN_OPTIONS,
+    })
+    .help(false)
+    .version(false)
+    .strict()
+    .exitProcess(false)
+    .wrap(100);
+}
+
+const single = (name: string, v: unknown): string | undefined => {
+  if (Array.isArray(v)) throw new UsageError(`--${name} given more than once`);
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string') throw new UsageError(`--${name} needs a value`);
+  return v;
+};
+
+/** The text given for `--name` (`--name VALUE` or `--name=VALUE`), the last one given. */
+function typedValue(argv: readonly string[], name: string): string | undefined {
+  let value: string | undefined;
+  argv.forEach((a, i) => {
+    if (a === `--${name}`) value = argv[i + 1];
+    else if (a.startsWith(`--${name}=`)) value = a.slice(name.length + 3);
+  });
+  return value;
+}
+
+/** What yargs made of argv, or the one line that says what it could not read. */
+function yargsArgv(argv: readonly string[]): { args: Record<string, unknown> } | { message: string } {
+  try {
+    const args = conformYargs(argv)
+      .fail((msg, err) => {
+        throw err ?? new UsageError(yargsMessage(msg));
+      })
+      .parseSync() as Record<string, unknown>;
+    return { args };
+  } catch (err) {
+    const msg = (err as Error).message.split('\n')[0]!;
+    const unknown = /^Unknown arguments?: (.*)$/.exec(msg);
+    if (!unknown) return { message: msg };
+    const name = unknown[1]!.split(', ')[0]!;
+    // yargs names the option without its dashes; give it back as the user typed it.
+    const typed = argv.find((a) => a.replace(/^-+/, '').split('=')[0] === name);
+    return {
+      message: typed?.startsWith('-') ? `unknown option: ${typed.split('=')[0]}` : `unexpected argument: ${name}`,
+    };
+  }
+}
+
+/** The options yargs' parse gives; throws UsageError for a value given twice or not a number. */
+function optionsOf(a: Record<string, unknown>, argv: readonly string[]): ConformOptions {
+  const num = (name: string): number => {
+    const v = a[name];
+    if (Array.isArray(v)) throw new UsageError(`--${name} given more than once`);
+    if (typeof v === 'number' && !Number.isNaN(v)) return v;
+    // yargs has turned what was typed into NaN; the message quotes what was typed.
+    throw new UsageError(`--${name}: must be a number (got ${JSON.stringify(typedValue(argv, name) ?? '')})`);
+  };
+  const options: ConformOptions = {
+    ...OPTION_DEFAULTS,
+    target: single('target', a.target),
+    key: single('key', a.key),
+    keyEnv: single('key-env', a['key-env']) ?? OPTION_DEFAULTS.keyEnv,
+    ws: single('ws', a.ws),
+    profile: single('profile', a.profile),
+    only: list(a.only),
+    skip: list(a.skip),
+    list: a.list === true,
+    report: list(a.report) as ConformOptions['report'],
+    out: single('out', a.out) ?? OPTION_DEFAULTS.out,
+    concurrency: num('concurrency'),
+    timeout: num('timeout'),
+    bail: a.bail === true,
+    rerunFailed: single('rerun-failed', a['rerun-failed']),
+    baseline: single('baseline', a.baseline),
+    failOnChange: a['fail-on-change'] === true,
+    transport: single('transport', a.transport) as ConformOptions['transport'],
+    event: single('event', a.event),
+    maxBody: num('max-body'),
+    maxPayload: num('max-payload'),
+    matrix: a.matrix === true,
+    minCoverage: a['min-coverage'] === undefined ? undefined : num('min-coverage'),
+    listUnchecked: a['list-unchecked'] === true,
+    slotReleaseWait: a['slot-release-wait'] === undefined ? undefined : num('slot-release-wait'),
+    maxRateWait: a['max-rate-wait'] === undefined ? undefined : num('max-rate-wait'),
+  };
+  for (const k of Object.keys(options) as (keyof ConformOptions)[]) if (options[k] === undefined) delete options[k];
+  return options;
+}
+
+/** Parses argv (without node and the script). Never throws: problems come back as one line. */
+export function parseArgs(argv: readonly string[]): ParseResult {
+  const early = earlyRequest(argv);
+  if (early) return { kind: early };
+  const parsed = yargsArgv(argv);
+  if ('message' in parsed) return { kind: 'error', message: parsed.message };
+  const a = parsed.args;
+  if ((a._ as unknown[]).length > 0)
+    return { kind: 'error', message: `unexpected argument: ${String((a._ as unknown[])[0])} (options start with --)` };
+  try {
+    return { kind: 'run', options: optionsOf(a, argv) };
+  } catch (err) {
+    return { kind: 'error', message: (err as Error).message };
+  }
+}
+
+/** The help text. */
+export const helpText = (): Promise<string> => conformYargs([]).getHelp();
+
+/**
+ * Runs `conform [options]`: parses argv, reads the key from the environment, and calls the library
+ * with the checks, the report writers and the embedded reference; returns the exit code.
+ */
+export async function runConform(argv: readonly string[], ctx: CommandContext): Promise<number> {
+  const [{ conform, EXIT }, { colorWanted }, { CHECKS }, { githubEnvironment, REPORTS }] = await Promise.all([
+    import('../../src/conform.ts'),
+    import('../../src/options.ts'),
+    import('../../suites/index.ts'),
+    import('../../reports/index.ts'),
+  ]);
+  const parsed = parseArgs(argv);
+  switch (parsed.kind) {
+    case 'help':
+      process.stdout.write(`${await helpText()}\n`);
+      return EXIT.ok;
+    case 'version':
+      process.stdout.write(`${ctx.version}\n`);
+      return EXIT.ok;
+    case 'error':
+      process.stderr.write(`conform: ${parsed.message}\n`);
+      return EXIT.usage;
+    default:
+      break;
+  }
+  const options = parsed.options;
+  // The environment is read here only: the key stays out of argv, shell history and ps.
+  const key = targetKey(options, process.env);
+  if (key !== undefined) options.key = key;
+  const stop = new AbortController();
+  process.once('SIGINT', () => stop.abort());
+  return conform(options, CHECKS, {
+    out: (t) => process.stdout.write(t),
+    err: (t) => process.stderr.write(t),
+    tty: process.stdout.isTTY === true,
+    color: colorWanted(process.env, process.stdout.isTTY === true),
+    version: ctx.version,
+    reports: REPORTS,
+    github: githubEnvironment(process.env),
+    signal: stop.signal,
+    env: process.env,
+    faults: (await import('../../reference/faults.ts')).FAULTS,
+    async startEmbedded({ transport, event }) {
+      const { startReferenceServer } = await import('../../reference/index.ts');
+      return startReferenceServer(
+        transport === 'socketio' ? ({ transport, event } as Parameters<typeof startReferenceServer>[0]) : {},
+      );
+    },
+  });
+}

@@ -1,0 +1,145 @@
+/**
+ * What the load modes share: the declarations of the options several of them take (the target,
+ * the embedded reference, the fan-out clients, what a run is held to and writes), and the handler
+ * of a run, which turns argv into the library's invocation (load/invocation.ts) and runs it
+ * (load/run.ts). Each mode's file takes the groups it has, so its `--help` lists only its own.
+ */
+import type { Options } from 'yargs';
+import { isBadInput } from '../../src/errors.ts';
+import { PATHS } from '../../src/spec.ts';
+import { type LoadRunMode, parseLoadArgs } from '../../load/invocation.ts';
+import { FANOUT_DEFAULTS } from '../../load/options.ts';
+import { defaultLoadReports, loadReportHelp } from '../../load/report/index.ts';
+import { LOAD_EXIT, runLoad } from '../../load/run.ts';
+import { targetOptions } from './target-options.ts';
+
+/** The target options of a load run, and the keys its clients spread over. */
+export const LOAD_TARGET_OPTIONS = {
+  ...targetOptions(['target', 'key', 'key-env', 'ws', 'profile'], {
+    target: {
+      describe:
+        'REST base URL of the target; without --target or --profile the ' +
+        'reference service is started in its own process',
+    },
+  }),
+  'keys-from': {
+    type: 'string',
+    describe: 'file of keys to spread clients over: JSON [{ key, connections }] or KEY[,CONNECTIONS] lines',
+  },
+} satisfies Record<string, Options>;
+
+/** How the reference service started for a run behaves. */
+export const REFERENCE_OPTIONS = {
+  'push-interval': {
+    type: 'string',
+    describe: "embedded reference: the server's push interval (default 100ms, i.e. 10 Hz per pair)",
+  },
+  'move-probability': {
+    type: 'number',
+    describe: 'embedded reference: chance per push that a price moves (default 0.5)',
+  },
+} satisfies Record<string, Options>;
+
+/** The pairs to use instead of those picked from the target's list. */
+export const PAIR_OPTION = {
+  pair: { type: 'string', array: true, describe: 'pair codes to use instead (repeat or comma-separate)' },
+} satisfies Record<string, Options>;
+
+/** The fan-out clients: how many, how fast they connect, what they watch (`fanout`, `calibrate`). */
+export const CLIENT_OPTIONS = {
+  clients: { type: 'number', describe: `WebSocket clients (default ${FANOUT_DEFAULTS.clients})` },
+  pairs: {
+    type: 'number',
+    describe: `pairs per client, picked from ${PATHS.pairs} (default ${FANOUT_DEFAULTS.pairs})`,
+  },
+  'ramp-rate': {
+    type: 'string',
+    describe: `new connections per second, open model, e.g. 3000/s (default ${FANOUT_DEFAULTS.rampRate}/s)`,
+  },
+  workers: { type: 'string', describe: 'worker threads for the clients: auto (one per core) or a number' },
+  'subscribe-after-ramp': {
+    type: 'boolean',
+    describe: 'connect every client first, then subscribe them all: the ramp is measured without traffic',
+  },
+  'validate-per-second': {
+    type: 'number',
+    describe:
+      `push frames validated per second per worker; 0 = off ` +
+      `(default ${FANOUT_DEFAULTS.validatePerSecond}: every frame at lower rates)`,
+  },
+  'loss-window': {
+    type: 'string',
+    describe:
+      `a subscribed client that has not received an update this long after the first ` +
+      `did has lost it (default ${FANOUT_DEFAULTS.updateWindowMs}ms)`,
+  },
+  shard: {
+    type: 'string',
+    describe:
+      "this host's share i/n of a run spread over n hosts (--clients is " +
+      "the whole run's; keys assigned over the whole run)",
+  },
+  'start-at': {
+    type: 'string',
+    describe:
+      "wall-clock start of the whole run's ramp on every host (ISO date or " +
+      "epoch ms); the measured window is the shared schedule's",
+  },
+} satisfies Record<string, Options>;
+
+/** What every run has: how long it measures, what it is held to and what it writes. */
+export function runOptions(o: { durationMs: number; warmupMs: number; warmup: string; thresholds: string }) {
+  return {
+    duration: {
+      type: 'string',
+      describe: `measured phase, e.g. 20s (default ${o.durationMs / 1000}s)`,
+    },
+    warmup: {
+      type: 'string',
+      describe: `settling time excluded from the figures, ${o.warmup} (default ${o.warmupMs / 1000}s)`,
+    },
+    threshold: { type: 'string', array: true, describe: `gate the exit code, e.g. ${o.thresholds}` },
+    ...reportOptions('run'),
+    progress: { type: 'boolean', describe: 'live progress line on stderr (default: when stderr is a TTY)' },
+  } satisfies Record<string, Options>;
+}
+
+/** `--report` and `--out` of a run or of merge, the names and the default from the registry of load reports. */
+export function reportOptions(side: 'run' | 'merge') {
+  return {
+    report: {
+      type: 'string',
+      array: true,
+      default: defaultLoadReports(side),
+      describe: `report formats: ${loadReportHelp(side)}`,
+    },
+    out: { type: 'string', default: FANOUT_DEFAULTS.outDir, describe: 'report folder' },
+  } satisfies Record<string, Options>;
+}
+
+/**
+ * Runs `fn`, answering bad input as every load mode does: its message on one line and exit 2.
+ * Anything else is the harness's own failure, for the command runner to report.
+ */
+export async function answeringBadInput(fn: () => Promise<number>): Promise<number> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (!isBadInput(err)) throw err;
+    process.stderr.write(`conform: ${err.message}\n`);
+    return LOAD_EXIT.usage;
+  }
+}
+
+/** The handler of a run: argv and the environment → the invocation → the run; returns the exit code. */
+export const runMode =
+  (mode: LoadRunMode) =>
+  (argv: Record<string, unknown>): Promise<number> =>
+    answeringBadInput(() =>
+      runLoad(parseLoadArgs({ ...argv, mode }, process.env), {
+        out: (t) => process.stdout.write(t),
+        err: (t) => process.stderr.write(t),
+        tty: process.stderr.isTTY === true,
+        env: process.env,
+      }),
+    );

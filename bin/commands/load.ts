@@ -1,0 +1,36 @@
+/**
+ * `conform load <fanout|rest|calibrate|merge>`: the load tools, one yargs sub-command per mode
+ * (each in its own file, so each mode's `--help` lists only its own options). Exit codes: 0 every
+ * threshold held, 1 one crossed, 2 usage error.
+ */
+import type { Argv } from 'yargs';
+import { UsageError } from '../../src/errors.ts';
+import { LOAD_MODES } from '../../load/invocation.ts';
+import type { Command } from './command.ts';
+import { loadCalibrateCommand } from './load-calibrate.ts';
+import { loadFanoutCommand } from './load-fanout.ts';
+import { loadMergeCommand } from './load-merge.ts';
+import { loadRestCommand } from './load-rest.ts';
+
+/**
+ * What is left when no mode matched: `conform load` alone, or an unknown mode. yargs then names
+ * what is missing, or what was given and the modes there are; this handler never runs.
+ */
+const noMode: Command = {
+  command: '$0 <mode>',
+  describe: false,
+  builder: (y: Argv) => y.positional('mode', { choices: LOAD_MODES, describe: 'the load tool to run' }),
+  run: async (argv) => {
+    throw new UsageError(`conform load ${String(argv.mode)}: unknown mode; use ${LOAD_MODES.join(', ')}`);
+  },
+};
+
+export const loadCommand: Command = {
+  command: 'load',
+  describe:
+    'load tools: fan-out latency, skew and loss; REST throughput; generator ' +
+    "calibration; merging several hosts' results",
+  builder: (y: Argv) => y,
+  run: noMode.run,
+  subcommands: [loadFanoutCommand, loadRestCommand, loadCalibrateCommand, loadMergeCommand, noMode],
+};
