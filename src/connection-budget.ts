@@ -16,20 +16,22 @@ import type { Allowance, ConnectionBudgetView, KeyLease } from './check.ts';
 import type { Profile } from './profile.ts';
 import { AbortedError } from './errors.ts';
 import { STATUS } from './spec.ts';
-import { RunTiming, WAIT_DEFAULTS } from './timing.ts';
-import { PairRecord } from './pair-record.ts';
+import {
+  ALLOWANCE_SEARCH_MAX_MS,
+  RELEASE_MARGIN_MS,
+  RELEASE_TIMING_STEP_MS,
+  RETRY_STEPS_MS,
+  WAIT_DEFAULTS,
+  type RunTiming,
+} from './timing/index.ts';
 import type { OpenOptions, OpenResult, Refusal, StreamClient, StreamSession } from './transports/stream.ts';
 
-/** Pauses between attempts while waiting out such a 50009, ms; the last repeats. */
-const RETRY_STEPS_MS = [100, 200, 400, 800, 1000] as const;
 /**
  * Most connections opened to find an allowance the profile does not state: more than a run holds
  * at once (4 checks and 3 keep-alive lanes, one connection each), few enough to open in well
  * under a second on any service. A key that accepts them all is lent this many.
  */
 export const DISCOVERY_CAP = 10;
-/** Longest the search for one key's allowance may take (a slow handshake is not waited out ten times). */
-export const DISCOVERY_MAX_MS = 10_000;
 
 /** `status_number` of a handshake refusal body, when it has one. */
 export function refusalStatus(refusal: Refusal): unknown {
@@ -176,7 +178,7 @@ export class KeyPool {
     // No longer than the wait itself, either: a target that refuses now and then for reasons of
     // its own would otherwise teach the whole window after every close.
     const learned = Math.min(now - oldest, waitedMs);
-    this.cooldownMs = Math.min(this.releaseWaitMs(), Math.max(this.cooldownMs, Math.ceil(learned) + 50));
+    this.cooldownMs = Math.min(this.releaseWaitMs(), Math.max(this.cooldownMs, Math.ceil(learned) + RELEASE_MARGIN_MS));
   }
 
   /** Waits its turn, then lends no slot until released; the slots others hold stay theirs. */
@@ -295,14 +297,15 @@ export const DISCOVERED_KEYS = ['primary', 'limited'] as const;
 export class ConnectionBudget {
   private readonly pools = new Map<string, KeyPool>();
   private readonly names: Map<string, string>;
-  /** The run's waits: the release wait comes from the profile's timing or what `discover` measured. */
-  readonly timing: RunTiming;
-  /** What the run's stream sessions have seen of pairs: one record for the run, like the slots. */
-  readonly pairs = new PairRecord();
-
-  constructor(private readonly profile: Profile) {
+  /**
+   * @param timing The run's timing: the release wait is read from it, and the release time
+   * `discover` measures is reported to it.
+   */
+  constructor(
+    private readonly profile: Profile,
+    private readonly timing: RunTiming,
+  ) {
     this.names = keyNames(profile);
-    this.timing = new RunTiming(profile);
   }
 
   /** How long a 50009 within the allowance is waited out, as of now. */
@@ -327,10 +330,11 @@ export class ConnectionBudget {
    */
   static async forRun(
     profile: Profile,
+    timing: RunTiming,
     search: StreamClient | undefined,
     signal: AbortSignal,
   ): Promise<ConnectionBudget> {
-    const budget = new ConnectionBudget(profile);
+    const budget = new ConnectionBudget(profile, timing);
     if (search) await budget.discover(search, signal).catch(() => undefined);
     return budget;
   }
@@ -406,11 +410,6 @@ export class ConnectionBudget {
   }
 }
 
-/** Pause between attempts while timing a release, ms. */
-const TIMING_STEP_MS = 250;
-/** Slack added to a measured release time before a slot is lent again (the target's own timers drift). */
-const RELEASE_MARGIN_MS = 50;
-
 /**
  * Opens connections of `key` one at a time until a 50009, another refusal, an error or the cap;
  * closes them all. When a 50009 ended the search, it also times how long the target takes to free
@@ -431,9 +430,9 @@ async function findAllowance(
   try {
     while (!allowance) {
       const n = sessions.length + 1;
-      if (n > DISCOVERY_CAP || performance.now() - started > DISCOVERY_MAX_MS) {
+      if (n > DISCOVERY_CAP || performance.now() - started > ALLOWANCE_SEARCH_MAX_MS) {
         const why =
-          n > DISCOVERY_CAP ? `the cap of ${DISCOVERY_CAP}` : `the ${DISCOVERY_MAX_MS} ms the search may take`;
+          n > DISCOVERY_CAP ? `the cap of ${DISCOVERY_CAP}` : `the ${ALLOWANCE_SEARCH_MAX_MS} ms the search may take`;
         allowance = {
           lent: sessions.length,
           connections: sessions.length,
@@ -529,10 +528,10 @@ async function timeRelease(
   releaseWaitMs: number,
 ): Promise<number | undefined> {
   const closed = await sessions.pop()!.close();
-  // Even steps, so the measure is within one step of the truth (a dozen refusals over 3 s at most).
-  const again = await openWaitingOut(client, { key }, signal, () => undefined, releaseWaitMs, [TIMING_STEP_MS]).catch(
-    () => undefined,
-  );
+  // A dozen refusals over 3 s at most.
+  const again = await openWaitingOut(client, { key }, signal, () => undefined, releaseWaitMs, [
+    RELEASE_TIMING_STEP_MS,
+  ]).catch(() => undefined);
   if (!again?.ok) return undefined;
   sessions.push(again.session);
   // Accepted at the first attempt: the slot was free by the time we asked.

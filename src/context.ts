@@ -16,6 +16,8 @@ import type { Push, StreamClient } from './transports/stream.ts';
 import { pushInspector } from './push-inspection.ts';
 import { createStreamClient } from './transports/ws-session.ts';
 import { ConnectionBudget } from './connection-budget.ts';
+import { PairRecord } from './pair-record.ts';
+import { RunTiming } from './timing/index.ts';
 
 /** What builds a stream client for a check (src/transports/ws-session.ts's createStreamClient). */
 export type StreamFactory = (options: {
@@ -73,8 +75,12 @@ export interface ContextOptions {
   maxPayloadBytes?: number;
   /** The run's REST request pace, shared by every check. */
   budget?: RequestBudget;
+  /** The run's timing (src/timing/): the check reads its waits as it starts; default the profile's alone. */
+  timing?: RunTiming;
   /** The run's per-key WebSocket connection budget; default one of this check's own. */
   connections?: ConnectionBudget;
+  /** What the run has seen of pairs on the stream; default a record of this check's own. */
+  pairs?: PairRecord;
   /** Hears when the check starts (true) and stops (false) waiting for a connection slot. */
   onSlotWait?: (waiting: boolean) => void;
   /** Hears when a request of the check starts (true) and stops (false) waiting on the rate limit. */
@@ -146,7 +152,9 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
   const note = (text: string): void => {
     record({ kind: 'note', text, atMs: performance.now() });
   };
-  const connections = options.connections ?? new ConnectionBudget(profile);
+  const timing = options.timing ?? new RunTiming(profile);
+  const connections = options.connections ?? new ConnectionBudget(profile, timing);
+  const pairs = options.pairs ?? new PairRecord();
   const loans = connections.forCheck({
     primaryKey: profile.keys.primary.key,
     signal: options.signal,
@@ -166,7 +174,7 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
           signal: options.signal,
           onPush: (push) => {
             pushes.inspect(push);
-            connections.pairs.pushed(push.value);
+            pairs.pushed(push.value);
           },
           ...(options.maxPayloadBytes ? { maxPayload: options.maxPayloadBytes } : {}),
         }),
@@ -180,8 +188,8 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
     connections: loans,
     validator: options.validator,
     // Read as the check starts: what the run measured before it counts.
-    waits: connections.timing.waits,
-    pairs: connections.pairs,
+    waits: timing.waits,
+    pairs,
     signal: options.signal,
     violation: addViolation,
     fail(v: Violation): never {

@@ -18,6 +18,7 @@ import type { RestClient, RestExchange } from './transports/rest.ts';
 import { streamFactoryFor } from './transports/stream-factory.ts';
 import { isNotice, jsonObject, type OpenResult, type StreamClient, type StreamSession } from './transports/stream.ts';
 import { LIMITS, METHOD, PATHS, QUERY, STATUS, TEXT, parsePairCode, type RestStatus } from './spec.ts';
+import { cadenceBand, DISCOVERY_WAITS, REST_TIMEOUT_MS, RunTiming } from './timing/index.ts';
 
 /** Stream paths real services use, tried under the REST URL's own prefix first, then at the root. */
 export const STREAM_PATHS = [
@@ -41,17 +42,6 @@ export const UNKNOWN_PAIR_BASE = 'CONFORMNOPE';
 /** An endpoint the spec does not define. */
 export const UNKNOWN_ENDPOINT = '/v1/conform-no-such-endpoint';
 
-/**
- * How long discovery waits, ms: a notice, the pushes it measures, a slot being freed, and in all
- * (a target that answers slowly gets the checks' own verdict, not a discovery that never ends).
- */
-export const DISCOVERY_WAITS = {
-  noticeMs: 2000,
-  socketIoNoticeMs: 1000,
-  pushWindowMs: 2500,
-  releaseMs: 5000,
-  totalMs: 30_000,
-} as const;
 /** Most price requests spent looking for a stale pair (one at a time, paced like any request). */
 export const STALE_SEARCH_MAX = 20;
 /** Most subscribes spent dropping listed pairs that refuse one. */
@@ -118,6 +108,8 @@ export interface Discovery {
   allowance?: Allowance;
   /** The budget whose allowance search ran: the run borrows from it instead of searching again. */
   budget?: ConnectionBudget;
+  /** The timing the budget was made with, holding the release time its search measured. */
+  timing?: RunTiming;
   /** Status numbers discovery can provoke with one key: they run as the derived profile's probes. */
   provoked: RestStatus[];
   observations: Observation[];
@@ -199,7 +191,7 @@ async function subscribe(
  */
 async function openWaitingOut(client: StreamClient, key: string | null): Promise<OpenResult> {
   const started = performance.now();
-  for (let pause = 100; ; pause = Math.min(pause * 2, 1000)) {
+  for (let pause: number = DISCOVERY_WAITS.firstRetryMs; ; pause = Math.min(pause * 2, DISCOVERY_WAITS.maxRetryMs)) {
     const r = await client.open({ key });
     const limited = !r.ok && String(statusOf(r.json)) === STATUS.CONNECTION_LIMIT;
     if (!limited || key === null || performance.now() - started > DISCOVERY_WAITS.releaseMs) return r;
@@ -525,14 +517,6 @@ async function watchStream(
   return { refusing, moving };
 }
 
-/** A push interval's order of magnitude: what a baseline compares, where the figure itself jitters. */
-export function cadenceBand(ms: number): string {
-  if (ms < 100) return 'under 100 ms';
-  if (ms < 1000) return '100 ms to 1 s';
-  if (ms < 10_000) return '1 s to 10 s';
-  return '10 s or more';
-}
-
 /** Observations of /v1/pairs: asset types, the `ts` unit and any pagination metadata. */
 function observeListing(listing: Listing, observe: (name: string, value: unknown, note?: string) => void): void {
   const types = [...new Set(listing.pairs.map((p) => parsePairCode(p)!.assetType))].sort();
@@ -647,7 +631,7 @@ export async function discover(options: DiscoveryOptions, base: Profile): Promis
     primaryKey: options.key,
     record: () => undefined,
     redact: options.redact,
-    timeoutMs: options.timeoutMs ?? 10_000,
+    timeoutMs: options.timeoutMs ?? REST_TIMEOUT_MS,
     ...(options.signal ? { signal: options.signal } : {}),
     budget: new RequestBudget(),
   });
@@ -683,6 +667,7 @@ export async function discover(options: DiscoveryOptions, base: Profile): Promis
   let moving: string[] = [];
   let allowance: Allowance | undefined;
   let budget: ConnectionBudget | undefined;
+  let timing: RunTiming | undefined;
   let profile = deriveProfile(base, {
     stream,
     sample: [],
@@ -721,7 +706,8 @@ export async function discover(options: DiscoveryOptions, base: Profile): Promis
     // The run's own allowance search, done now: the run borrows from this budget and does not repeat it.
     const signal = options.signal ?? new AbortController().signal;
     const search = async (): Promise<ConnectionBudget> => {
-      const b = new ConnectionBudget(profile);
+      timing = new RunTiming(profile);
+      const b = new ConnectionBudget(profile, timing);
       const client = clientFor(options, stream, stream.event, stream.namespace);
       await b.discover(client, signal).catch(() => undefined);
       await client.closeAll().catch(() => undefined);
@@ -762,7 +748,7 @@ export async function discover(options: DiscoveryOptions, base: Profile): Promis
     candidates,
     ...(streamGap ? { streamGap } : {}),
     ...(allowance ? { allowance } : {}),
-    ...(budget ? { budget } : {}),
+    ...(budget && timing ? { budget, timing } : {}),
     provoked,
     observations,
     profile,

@@ -1,10 +1,10 @@
 /**
- * The run's waits (src/timing.ts): what the profile states shortens or lengthens them by the
+ * The run's waits (src/timing/): what the profile states shortens or lengthens them by the
  * harness's margin, what the run measured only lengthens them, and a target that states nothing
  * is waited for as long as the defaults say.
  */
 import { describe, expect, it } from 'vitest';
-import { RunTiming, WAIT_DEFAULTS, margin, waitStretch, waitsFor } from '../src/timing.ts';
+import { RunTiming, WAIT_DEFAULTS, margin, waitStretch, waitsFor } from '../src/timing/index.ts';
 
 describe('the waits of a run', () => {
   it('are the defaults for a profile that states nothing', () => {

@@ -5,6 +5,7 @@
 import type { Check, CheckContext } from '../../src/check.ts';
 import type { StatementKey } from '../../src/statements.ts';
 import { METHOD, STATUS } from '../../src/spec.ts';
+import { UNSOLICITED_WAIT_MS } from '../../src/timing/index.ts';
 import { jsonObject, type JsonObject, type Refusal } from '../../src/transports/stream.ts';
 import {
   ask,
@@ -19,8 +20,6 @@ import {
 } from './support.ts';
 import { HEADER_CASES } from '../rest/auth.ts';
 
-/** How long an accepted connection is given to send an unsolicited notice before the first request. */
-const UNSOLICITED_WAIT_MS = 200;
 /** The id of the request a key refused after connecting is asked with. */
 const AUTH_REQUEST_ID = 'conform-auth';
 /** A key no target issues. */

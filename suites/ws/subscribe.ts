@@ -2,7 +2,15 @@
  * Method subscribe, its notices and its errors (spec: Method subscribe; Subscription on one
  * WebSocket connection; Errors, WebSocket notice `code` values; Authentication 4).
  */
-import { WAIT_DEFAULTS } from '../../src/timing.ts';
+import {
+  fullSubscribeTimeoutMs,
+  inFlightMs,
+  pushesStartTimeoutMs,
+  stopCheckTimeoutMs,
+  WAIT_DEFAULTS,
+  watchMs,
+  watchNote,
+} from '../../src/timing/index.ts';
 import type { Check, CheckContext } from '../../src/check.ts';
 import type { StatementKey } from '../../src/statements.ts';
 import { KNOWN_ASSET_TYPES, LIMITS, METHOD, STATUS, TEXT, pairNotFoundMessage, parsePairCode } from '../../src/spec.ts';
@@ -15,12 +23,9 @@ import {
   type StreamSession,
 } from '../../src/transports/stream.ts';
 import {
-  watchNote,
-  stopCheckTimeoutMs,
   learnCadence,
   UNKNOWN_PAIR,
   answers,
-  watchMs,
   ask,
   isSilence,
   sendOrFail,
@@ -37,12 +42,11 @@ import {
   pause,
   streamPairs,
   subscribe,
-  REPLACE_GAP_MS,
   subscribeListed,
   subscribeOk,
   unsubscribe,
-  inFlightMs,
   observeInFlight,
+  pushTimes,
   type NoticeExpectation,
 } from './support.ts';
 import { REST_ANSWER_FAULTS } from '../rest/support.ts';
@@ -343,7 +347,7 @@ export const subscribeChecks: readonly Check[] = [
     severity: 'must',
     tags: ['ws', 'session', 'push'],
     needs: ['ws'],
-    timeoutMs: (_p, w) => w.firstPushMs + w.pushMs + 15_000,
+    timeoutMs: (_p, w) => pushesStartTimeoutMs(w),
     async run(ctx) {
       const live = await needLivePairs(ctx, PUSH_START_PAIRS, 1);
       const session = await openSession(ctx);
@@ -461,7 +465,7 @@ export const subscribeChecks: readonly Check[] = [
     severity: 'must',
     tags: ['ws', 'session', 'push'],
     needs: ['ws'],
-    timeoutMs: stopCheckTimeoutMs,
+    timeoutMs: (_p, w) => stopCheckTimeoutMs(w),
     async run(ctx) {
       const live = await needLivePairs(ctx, 2);
       const session = await openSession(ctx);
@@ -473,9 +477,9 @@ export const subscribeChecks: readonly Check[] = [
       const other = (await needLivePairs(ctx, 3, 2)).find((p) => p !== a)!;
       const [b] = (await subscribeOk(ctx, session, [other], 'conform-second', { live: true })) as [string];
       const stopped = ctx.stream.now();
-      const window = inFlightMs(ctx, session, a);
+      const window = inFlightMs(ctx.waits, pushTimes(session), a);
       const cutoff = stopped + window;
-      const watch = watchMs(ctx, session, a);
+      const watch = watchMs(ctx.waits, pushTimes(session), a);
       const bPushed = awaitPushes(session, b, 1, cutoff, Math.max(watch, ctx.waits.pushMs));
       await until(ctx, cutoff + watch);
       const late = session.pushes({ pair: a, sinceMs: cutoff });
@@ -487,7 +491,7 @@ export const subscribeChecks: readonly Check[] = [
             `with ${b} (the window for frames in flight)`,
           expected: `the set is replaced: no pushes for ${a}`,
         });
-      ctx.note(watchNote(ctx, watch, a));
+      ctx.note(watchNote(ctx.waits, watch, a));
       // A pair may be quiet for a while when pushes come on change: B's silence is no violation,
       // but A's then proves nothing.
       if (!(await bPushed) && late.length === 0)
@@ -513,7 +517,7 @@ export const subscribeChecks: readonly Check[] = [
     tags: ['ws', 'session', 'limits'],
     needs: ['ws'],
     // Listed pairs refused with 50104 are replaced one request at a time, REPLACE_GAP_MS apart.
-    timeoutMs: (_p, w) => 2 * w.noticeMs + 20_000 + LIMITS.maxPairsPerSubscribe * REPLACE_GAP_MS,
+    timeoutMs: (_p, w) => fullSubscribeTimeoutMs(w, LIMITS.maxPairsPerSubscribe),
     async run(ctx) {
       const session = await openSession(ctx);
       const listed = await needPairs(ctx, LIMITS.maxPairsPerSubscribe);

@@ -6,8 +6,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Decimal } from 'decimal.js';
 import type { CheckContext } from '../../src/check.ts';
-import { keepAliveTiming, type Profile } from '../../src/profile.ts';
-import type { Waits } from '../../src/timing.ts';
+import {
+  CADENCE_PUSHES,
+  cadenceWaitMs,
+  keepAliveTiming,
+  keepOpenPingMs,
+  MOVE_POLL_MS,
+  REPLACE_GAP_MS,
+  type PushTimes,
+} from '../../src/timing/index.ts';
 import { NOTHING_TO_JUDGE } from '../../src/coverage.ts';
 import { StreamClosedError, WaitTimeoutError } from '../../src/errors.ts';
 import { METHOD, PATHS, QUERY, STATUS, parsePairCode } from '../../src/spec.ts';
@@ -25,9 +32,6 @@ import {
 } from '../../src/transports/stream.ts';
 import { places } from './rules.ts';
 import { pairPerAssetType } from '../rest/support.ts';
-
-/** The keep-alive window, grace and ping-check hold of the target (spec: Limits, Ping interval: 30 s). */
-export const timing = keepAliveTiming;
 
 /** Whether an error is the target not answering (timeout, close) rather than the harness breaking. */
 export function isSilence(err: unknown): err is WaitTimeoutError | StreamClosedError {
@@ -76,7 +80,7 @@ export async function openSession(
  * closes it under a check.
  */
 export function keepOpen(ctx: CheckContext, session: StreamSession): void {
-  const every = Math.max(50, Math.floor(timing(ctx.profile).windowMs / 3));
+  const every = keepOpenPingMs(keepAliveTiming(ctx.profile));
   const timer = setInterval(() => {
     if (session.isOpen) session.send({ method: METHOD.ping });
   }, every);
@@ -222,11 +226,6 @@ export const unsubscribe = (pairs: unknown, id?: string): JsonObject => ({
  * or as many as it subscribes to at once.
  */
 const MAX_REPLACED = 5;
-/**
- * Pause before a subscribe is sent again with a refused pair replaced: the spec states no message
- * rate, and a service may close a connection that sends many requests in a second.
- */
-export const REPLACE_GAP_MS = 250;
 
 /** What a replacement pair must be: of one asset type, or with an open market (REST 200). */
 export interface PairNeeds {
@@ -359,15 +358,6 @@ export async function awaitPushes(
   }
 }
 
-/** Longest a stop check watches for pushes that should have stopped: the wait for two pushes (ms). */
-export const maxWatchMs = (w: Waits): number => w.cadenceMs;
-/**
- * Timeout of a check that learns a pair's cadence and then watches it stop: both waits, the
- * in-flight window, and the rest of its steps.
- */
-export const stopCheckTimeoutMs = (_p: Profile, w: Waits): number =>
-  w.cadenceMs + w.pushMs + 2 * maxWatchMs(w) + 10_000;
-
 /**
  * Waits, up to a push wait, for a third push of each of `pairs`, whose gaps the window for frames
  * in flight is measured against: a service may push a snapshot right after the subscribe, so the
@@ -375,60 +365,19 @@ export const stopCheckTimeoutMs = (_p: Profile, w: Waits): number =>
  * that pushes only on change may not push again.
  */
 export async function learnCadence(ctx: CheckContext, session: StreamSession, pairs: readonly string[]): Promise<void> {
-  await Promise.all(pairs.map((p) => awaitPushes(session, p, 3, 0, ctx.waits.pushMs)));
+  await Promise.all(pairs.map((p) => awaitPushes(session, p, CADENCE_PUSHES, 0, cadenceWaitMs(ctx.waits))));
 }
 
-/** The largest gap between successive pushes of `pair` seen on `session` (ms), or undefined with fewer than two. */
-export function largestGap(session: StreamSession, pair: string): number | undefined {
-  const times = session.pushes({ pair }).map((p) => p.atMs);
-  let gap: number | undefined;
-  for (let i = 1; i < times.length; i++) gap = Math.max(gap ?? 0, times[i]! - times[i - 1]!);
-  return gap;
-}
-
-/** The largest gap between successive pushes of any one pair seen on `session` (ms), or undefined. */
-function sessionGap(session: StreamSession): number | undefined {
-  const pairs = new Set(session.pushes().map((p) => String(p.value.code)));
-  let gap: number | undefined;
-  for (const pair of pairs) {
-    const g = largestGap(session, pair);
-    if (g !== undefined) gap = Math.max(gap ?? 0, g);
+/** When each push of `session` arrived, by pair (pushes whose code is no string are left out). */
+export function pushTimes(session: StreamSession): PushTimes {
+  const times = new Map<string, number[]>();
+  for (const p of session.pushes()) {
+    if (typeof p.value.code !== 'string') continue;
+    const list = times.get(p.value.code);
+    if (list) list.push(p.atMs);
+    else times.set(p.value.code, [p.atMs]);
   }
-  return gap;
-}
-
-/**
- * How long to watch a pair that was pushing before deciding its pushes stopped: three of its
- * largest gaps so far on this session (the cadence and whether pushes come only on change are not
- * shown), at least the settle wait, at most `maxWatchMs`.
- */
-export function watchMs(ctx: CheckContext, session: StreamSession, pair: string): number {
-  const w = ctx.waits;
-  return Math.min(maxWatchMs(w), Math.max(w.settleMs, 3 * (largestGap(session, pair) ?? w.pushMs / 3)));
-}
-
-/** Push gaps of a pair during which its frames sent before the request that stopped it may still arrive. */
-const IN_FLIGHT_GAPS = 4;
-
-/**
- * How long after the notice of a replacing subscribe or an unsubscribe frames of `pair` already in
- * flight may still arrive: the spec gives no time, and a service may flush what it queued before
- * the request. Four of the largest push gaps on this session (of the pair, or of any pair when
- * larger; the wait for one push when the pushes came all at once), at least the in-flight wait,
- * at most the wait for two pushes, so a pair that is never stopped still shows. A pair pushed
- * fewer than three times shows no cadence: the wait for two pushes.
- */
-export function inFlightMs(ctx: CheckContext, session: StreamSession, pair: string): number {
-  // Fewer than three pushes of the pair show no cadence (a snapshot and one change may come close
-  // together): a frame queued before the request may come as late as the wait for two pushes.
-  if (session.pushes({ pair }).length < 3) return Math.round(maxWatchMs(ctx.waits));
-  // A pair's own gaps may all be short (a snapshot right before the first tick): the connection's
-  // other pairs show the cadence too.
-  const gap = Math.max(largestGap(session, pair) ?? 0, sessionGap(session) ?? 0);
-  // Pushes that all came at one instant (a burst) show no cadence either: a frame queued before the
-  // request may come as late as the next push would, so the window is the wait for one push.
-  const gaps = gap > 0 ? IN_FLIGHT_GAPS * gap : ctx.waits.pushMs;
-  return Math.round(Math.min(maxWatchMs(ctx.waits), Math.max(ctx.waits.inFlightMs, gaps)));
+  return times;
 }
 
 /** Records how many pushes of `pair` arrived within the in-flight window after the stop (at `stopMs`). */
@@ -442,11 +391,6 @@ export function observeInFlight(
   const n = session.pushes({ pair, sinceMs: stopMs }).filter((p) => p.atMs < stopMs + windowMs).length;
   ctx.observe('in-flight-pushes', n, `pushes of ${pair} within ${windowMs} ms after the notice that stopped them`);
 }
-
-/** The transcript line that says how long a stop was watched and why. */
-export const watchNote = (ctx: CheckContext, watch: number, pair: string): string =>
-  `watched ${watch} ms (three of ${pair}'s largest push gaps, ` +
-  `within ${ctx.waits.settleMs}..${maxWatchMs(ctx.waits)} ms)`;
 
 /** Waits until `atMs` on the stream clock (no-op when it has passed). */
 export async function until(ctx: CheckContext, atMs: number): Promise<void> {
@@ -477,9 +421,6 @@ export async function restQuotes(
   for (const pair of pairs) out.set(pair, await restQuote(ctx, pair));
   return out;
 }
-
-/** How often movedWithin reads REST prices again. */
-const MOVE_POLL_MS = 250;
 
 /**
  * The `pairs` whose REST price moved away from `before` within `ms`, reading them again every
