@@ -3,7 +3,7 @@
  * (src/runner.ts) gives it a context and turns what it records into a verdict. Checks never open
  * sockets or read the environment themselves: everything comes through the context.
  */
-import type { PairRecord } from './pair-record.ts';
+import type { PairLedger } from './pair-ledger.ts';
 import type { FaultList } from './fault-name.ts';
 import type { StatementKey } from './statements.ts';
 import type { Profile } from './profile.ts';
@@ -208,8 +208,8 @@ export interface CheckContext {
   readonly validator: Validator;
   /** How long to wait for the target (src/timing/): stated in the profile, measured, or the defaults. */
   readonly waits: Waits;
-  /** What the run has seen of pairs on the stream: accepted, refused, moving (src/pair-record.ts). */
-  readonly pairs: PairRecord;
+  /** What the run has seen of pairs on the stream: accepted, refused, moving (src/pair-ledger.ts). */
+  readonly pairLedger: PairLedger;
   /** Aborted when the check times out or the run stops; pass it on to waits. */
   readonly signal: AbortSignal;
   /** Records a violation and carries on, so one run shows all that is wrong. */

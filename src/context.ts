@@ -16,7 +16,7 @@ import type { Push, StreamClient } from './transports/stream.ts';
 import { pushInspector } from './push-inspection.ts';
 import { createStreamClient } from './transports/ws-session.ts';
 import { ConnectionBudget } from './connection-budget.ts';
-import { PairRecord } from './pair-record.ts';
+import { PairLedger } from './pair-ledger.ts';
 import { RunTiming } from './timing/index.ts';
 
 /** What builds a stream client for a check (src/transports/ws-session.ts's createStreamClient). */
@@ -79,8 +79,8 @@ export interface ContextOptions {
   timing?: RunTiming;
   /** The run's per-key WebSocket connection budget; default one of this check's own. */
   connections?: ConnectionBudget;
-  /** What the run has seen of pairs on the stream; default a record of this check's own. */
-  pairs?: PairRecord;
+  /** What the run has seen of pairs on the stream; default a ledger of this check's own. */
+  pairLedger?: PairLedger;
   /** Hears when the check starts (true) and stops (false) waiting for a connection slot. */
   onSlotWait?: (waiting: boolean) => void;
   /** Hears when a request of the check starts (true) and stops (false) waiting on the rate limit. */
@@ -154,7 +154,7 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
   };
   const timing = options.timing ?? new RunTiming(profile);
   const connections = options.connections ?? new ConnectionBudget(profile, timing);
-  const pairs = options.pairs ?? new PairRecord();
+  const pairLedger = options.pairLedger ?? new PairLedger();
   const loans = connections.forCheck({
     primaryKey: profile.keys.primary.key,
     signal: options.signal,
@@ -174,7 +174,7 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
           signal: options.signal,
           onPush: (push) => {
             pushes.inspect(push);
-            pairs.pushed(push.value);
+            pairLedger.pushed(push.value);
           },
           ...(options.maxPayloadBytes ? { maxPayload: options.maxPayloadBytes } : {}),
         }),
@@ -189,7 +189,7 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
     validator: options.validator,
     // Read as the check starts: what the run measured before it counts.
     waits: timing.waits,
-    pairs,
+    pairLedger,
     signal: options.signal,
     violation: addViolation,
     fail(v: Violation): never {

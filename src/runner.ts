@@ -15,7 +15,7 @@ import { redactorFor } from './redact.ts';
 import { blankResult, createContext, type StreamFactory } from './context.ts';
 import { streamFactoryFor } from './transports/stream-factory.ts';
 import { ConnectionBudget } from './connection-budget.ts';
-import { PairRecord } from './pair-record.ts';
+import { PairLedger } from './pair-ledger.ts';
 import { declaredRates, RequestBudget } from './request-budget.ts';
 import { coverage, type Coverage } from './coverage.ts';
 import { AbortedError, ConformError, NetworkError, TimeoutError, UnreachableError } from './errors.ts';
@@ -229,8 +229,8 @@ interface RunEnv {
   timing: RunTiming;
   /** The run's per-key WebSocket connection budget. */
   connections: ConnectionBudget;
-  /** What the run's stream sessions have seen of pairs: one record for the run, like the slots. */
-  pairs: PairRecord;
+  /** What the run's stream sessions have seen of pairs: one ledger for the run, like the slots. */
+  pairLedger: PairLedger;
   /** Aborted when the run stops: every check in flight stops with it. */
   signal: AbortSignal;
   /** Told when a check finds the target gone: the run stops at once. */
@@ -287,7 +287,7 @@ async function runCheck(check: Check, env: RunEnv): Promise<CheckResult> {
     maxPayloadBytes: settings.maxPayloadBytes,
     budget: env.requests,
     timing: env.timing,
-    pairs: env.pairs,
+    pairLedger: env.pairLedger,
     // Time spent waiting for another check to give a connection slot back is not the check's own,
     // nor is time spent waiting for the key's turn under the rate limit.
     connections: env.connections,
@@ -413,7 +413,7 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
     requests,
     timing,
     connections,
-    pairs: new PairRecord(),
+    pairLedger: new PairLedger(),
     signal: runAbort.signal,
     wentAway(err) {
       unreachable ??= err;

@@ -218,7 +218,7 @@ export const unsubscribe = (pairs: unknown, id?: string): JsonObject => ({
 // ---------------------------------------------------------------------------------------------
 // Subscribing to listed pairs. /v1/pairs may list pairs that are inactive or suspended, and a
 // subscribe naming one is rightly refused with 50104 (spec: Errors, 50104): for a check about
-// another rule that is an observation, recorded in the run's pair record (ctx.pairs) so that no
+// another rule that is an observation, recorded in the run's pair ledger (ctx.pairLedger) so that no
 // later check picks the pair again, and the pair is replaced by another listed one.
 
 /**
@@ -245,7 +245,7 @@ function refusedListed(ctx: CheckContext, notice: JsonObject, pairs: readonly st
   const message = typeof notice.message === 'string' ? notice.message : '';
   const named = pairs.length === 1 ? pairs[0] : pairs.find((p) => message.includes(p));
   // A pair the run saw accepted is subscribable: its 50104 is the caller's to judge.
-  return named === ctx.profile.pairs?.inactive || (named && ctx.pairs.isAccepted(named)) ? undefined : named;
+  return named === ctx.profile.pairs?.inactive || (named && ctx.pairLedger.isAccepted(named)) ? undefined : named;
 }
 
 /** Subscribes to each pair not yet seen accepted on its own, to find which one a 50104 that names none refused. */
@@ -256,10 +256,10 @@ async function probeRefused(
   id: string | undefined,
 ): Promise<string | undefined> {
   for (const [i, pair] of pairs.entries()) {
-    if (ctx.pairs.isAccepted(pair)) continue;
+    if (ctx.pairLedger.isAccepted(pair)) continue;
     if (i > 0) await pause(REPLACE_GAP_MS, ctx);
     const notice = await ask(ctx, session, subscribe([pair], `${id ?? 'conform'}-probe-${i}`), `a notice for ${pair}`);
-    if (isSuccess(notice)) ctx.pairs.accepted([pair]);
+    if (isSuccess(notice)) ctx.pairLedger.accepted([pair]);
     else if (refusedListed(ctx, notice, [pair]) === pair) return pair;
   }
   return undefined;
@@ -289,13 +289,13 @@ export async function subscribeListed(
   for (let replaced = 0; ; replaced++) {
     const notice = await ask(ctx, session, subscribe(current, id), `subscribe ${current.length} pair(s) answered`);
     if (isSuccess(notice)) {
-      ctx.pairs.accepted(current);
+      ctx.pairLedger.accepted(current);
       return { notice, pairs: current };
     }
     if (String(notice.code) !== STATUS.PAIR_NOT_FOUND) return { notice, pairs: current };
     const refused = refusedListed(ctx, notice, current) ?? (await probeRefused(ctx, session, current, id));
     if (refused === undefined) return { notice, pairs: current };
-    ctx.pairs.refused(refused, JSON.stringify(notice));
+    ctx.pairLedger.refused(refused, JSON.stringify(notice));
     ctx.observe(
       'listed-pair-refused',
       refused,
@@ -441,7 +441,7 @@ export async function movedWithin(
       const now = await restQuote(ctx, p);
       if (now !== undefined && now !== before.get(p)) {
         moved.add(p);
-        ctx.pairs.moved(p);
+        ctx.pairLedger.moved(p);
       }
     }
     if (moved.size === pairs.length || ctx.stream.now() >= end) return pairs.filter((p) => moved.has(p));
@@ -468,7 +468,7 @@ export async function unpushedMoves(
   const moved = silent.filter(
     (p) => before.get(p) !== undefined && after.get(p) !== undefined && before.get(p) !== after.get(p),
   );
-  for (const p of moved) ctx.pairs.moved(p);
+  for (const p of moved) ctx.pairLedger.moved(p);
   await Promise.all(moved.map((p) => awaitPushes(session, p, 1, sinceMs, ctx.waits.pushMs)));
   return {
     missed: moved.filter((p) => session.pushes({ pair: p, sinceMs }).length === 0),
@@ -536,7 +536,7 @@ export async function streamPairs(
   );
   const out: string[] = [];
   const add = (code: unknown): void => {
-    if (typeof code !== 'string' || skip.has(code) || out.includes(code) || ctx.pairs.isRefused(code)) return;
+    if (typeof code !== 'string' || skip.has(code) || out.includes(code) || ctx.pairLedger.isRefused(code)) return;
     const parts = parsePairCode(code);
     if (!parts || (options.assetType && parts.assetType !== options.assetType)) return;
     out.push(code);
@@ -579,7 +579,7 @@ export async function streamPairs(
     if (out.length >= count) break;
   }
   // Pairs the run saw move, then those it saw accepted, first: each is known to work.
-  return ctx.pairs.prefer(out).slice(0, count);
+  return ctx.pairLedger.prefer(out).slice(0, count);
 }
 
 /** Like streamPairs, but skips the check with the reason when fewer than `count` pairs exist. */

@@ -205,7 +205,7 @@ export const unsubscribeChecks: readonly Check[] = [
       const listed = await needPairs(ctx, 3);
       const session = await openSession(ctx);
       const [subscribed] = (await subscribeOk(ctx, session, [listed[0]!])) as [string];
-      const other = listed.find((p) => p !== subscribed && !ctx.pairs.isRefused(p));
+      const other = listed.find((p) => p !== subscribed && !ctx.pairLedger.isRefused(p));
       if (!other) ctx.skip('no second listed pair left to unsubscribe from');
       ctx.observe(
         'known-pair-never-subscribed',
