@@ -44,7 +44,7 @@ export function isSilence(err: unknown): err is WaitTimeoutError | StreamClosedE
 // slot back when the session closes. Checks never count connections themselves.
 
 /** `status_number` of a refusal body, when it has one. */
-export { refusalStatus } from '../../src/connection-budget.ts';
+export { refusalStatus } from '../../src/limit-refusal.ts';
 
 /** Opens a session within the key's allowance; a refusal comes back as data for the check to judge. */
 export function tryOpen(ctx: CheckContext, options: OpenOptions = {}): Promise<OpenResult> {
