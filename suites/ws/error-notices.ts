@@ -5,7 +5,9 @@
 import type { Check, CheckContext } from '../../src/check.ts';
 import { LIMITS, METHOD, STATUS } from '../../src/spec.ts';
 import { isNotice, jsonObject, type JsonObject, type StreamSession } from '../../src/transports/stream.ts';
-import { UNKNOWN_PAIR, answers, isSilence, openSession, pairsByAccess, streamPairs, subscribe } from './support.ts';
+import { answers, subscribe } from './notices.ts';
+import { pairsByAccess, streamPairs, UNKNOWN_PAIR } from './pair-choice.ts';
+import { isSilence, openSession } from './sessions.ts';
 import { REST_ANSWER_FAULTS } from '../rest/support.ts';
 
 /** Unanswered requests in a row after which a connection is given up. */

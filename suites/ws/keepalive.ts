@@ -14,7 +14,9 @@ import {
   keepAliveTiming,
   LAST_PING_MARGIN_MS,
 } from '../../src/timing/index.ts';
-import { closeWithin, isSilence, needPairs, openSession, subscribe } from './support.ts';
+import { subscribe } from './notices.ts';
+import { needPairs } from './pair-choice.ts';
+import { closeWithin, isSilence, openSession } from './sessions.ts';
 
 const clause = {
   section: 'Limits',

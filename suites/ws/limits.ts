@@ -11,7 +11,8 @@ import { BindError } from '../../src/errors.ts';
 import { STATUS } from '../../src/spec.ts';
 import { LIMIT_QUIET_MAX_MS, LIMIT_QUIET_MS, LIMIT_QUIET_POLL_MS, LIMIT_SETTLE_MS } from '../../src/timing/index.ts';
 import type { OpenResult, StreamSession } from '../../src/transports/stream.ts';
-import { describeRefusal, keepOpen, pause, refusalStatus, tryOpen } from './support.ts';
+import { refusalStatus } from '../../src/limit-refusal.ts';
+import { describeRefusal, keepOpen, pause, tryOpen } from './sessions.ts';
 
 /** A second source address on loopback, to show the count is per key and not per IP. */
 export const SECOND_SOURCE_ADDRESS = '127.0.0.2';

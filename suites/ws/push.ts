@@ -6,7 +6,9 @@ import type { Check, CheckContext } from '../../src/check.ts';
 import { isPush, type Push } from '../../src/transports/stream.ts';
 import { PUSH_EXPECTED } from '../../src/push-inspection.ts';
 import { pushWatchTimeoutMs } from '../../src/timing/index.ts';
-import { awaitPushes, isSilence, needLivePairs, noPushes, openSession, subscribeOk } from './support.ts';
+import { needLivePairs, subscribeOk } from './pair-choice.ts';
+import { awaitPushes, noPushes } from './pushes.ts';
+import { isSilence, openSession } from './sessions.ts';
 import { places, priceProblems, timestampUnit } from './rules.ts';
 
 /** Pairs a push check watches, and how many frames it wants per pair. */

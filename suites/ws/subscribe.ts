@@ -22,33 +22,26 @@ import {
   type JsonObject,
   type StreamSession,
 } from '../../src/transports/stream.ts';
+import { answers, ask, expectNotice, type NoticeExpectation, subscribe, unsubscribe } from './notices.ts';
 import {
-  learnCadence,
-  UNKNOWN_PAIR,
-  answers,
-  ask,
-  isSilence,
-  sendOrFail,
-  awaitPushes,
-  expectNotice,
   needLivePairs,
   needPairs,
-  noPushes,
-  openSession,
   pairsByAccess,
-  restQuotes,
-  unpushedMoves,
-  until,
-  pause,
   streamPairs,
-  subscribe,
   subscribeListed,
   subscribeOk,
-  unsubscribe,
+  UNKNOWN_PAIR,
+} from './pair-choice.ts';
+import {
+  awaitPushes,
+  learnCadence,
+  noPushes,
   observeInFlight,
   pushTimes,
-  type NoticeExpectation,
-} from './support.ts';
+  restQuotes,
+  unpushedMoves,
+} from './pushes.ts';
+import { isSilence, openSession, pause, sendOrFail, until } from './sessions.ts';
 import { REST_ANSWER_FAULTS } from '../rest/support.ts';
 
 const subscribeClause = (rule: string) => ({ section: 'Method subscribe', rule });

@@ -2,25 +2,19 @@
 import { inFlightMs, stopCheckTimeoutMs, WAIT_DEFAULTS, watchMs, watchNote } from '../../src/timing/index.ts';
 import type { Check } from '../../src/check.ts';
 import { METHOD, STATUS, TEXT } from '../../src/spec.ts';
+import { ask, expectNotice, unsubscribe } from './notices.ts';
+import { needLivePairs, needPairs, subscribeOk, UNKNOWN_PAIR } from './pair-choice.ts';
 import {
-  learnCadence,
-  UNKNOWN_PAIR,
-  ask,
   awaitPushes,
-  expectNotice,
+  learnCadence,
   movedWithin,
-  needLivePairs,
-  needPairs,
   noPushes,
-  openSession,
-  restQuotes,
-  subscribeOk,
-  unpushedMoves,
-  unsubscribe,
-  until,
   observeInFlight,
   pushTimes,
-} from './support.ts';
+  restQuotes,
+  unpushedMoves,
+} from './pushes.ts';
+import { openSession, until } from './sessions.ts';
 
 const clause = (rule: string) => ({ section: 'Method unsubscribe', rule });
 
