@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import type { Allowance } from './check.ts';
 import { STATUS } from './spec.ts';
 import { ALLOWANCE_SEARCH_MAX_MS, RELEASE_TIMING_STEP_MS } from './timing/index.ts';
-import type { OpenResult, StreamClient, StreamSession } from './transports/stream.ts';
+import type { OpenResult, Refusal, StreamClient, StreamSession } from './transports/stream.ts';
 import { isLimitRefusal, openWaitingOut, refusalStatus } from './limit-refusal.ts';
 
 /**
@@ -16,6 +16,65 @@ import { isLimitRefusal, openWaitingOut, refusalStatus } from './limit-refusal.t
  * under a second on any service. A key that accepts them all is lent this many.
  */
 export const DISCOVERY_CAP = 10;
+
+/** The allowance when every connection opened was accepted until `why` (the cap, or the time the search may take). */
+function acceptedAll(count: number, steps: string[], why: string): Allowance {
+  return {
+    lent: count,
+    connections: count,
+    source: 'at-least',
+    steps,
+    note: `${count} connection(s) accepted before ${why}, none refused: the allowance is at least that`,
+  };
+}
+
+/** The allowance when connection `n` failed (`why`) after `count` were accepted. */
+function failedAt(count: number, n: number, steps: string[], why: string): Allowance {
+  if (count > 0)
+    return {
+      lent: count,
+      connections: count,
+      source: 'at-least',
+      steps,
+      note: `${count} connection(s) accepted, then connection ${n} failed: the allowance is at least ${count}`,
+    };
+  // A stream that completes no handshake cannot be pushed over its allowance, and lending it one
+  // connection at a time would only make every check wait out the last one's failure.
+  return {
+    lent: DISCOVERY_CAP,
+    source: 'unknown',
+    steps,
+    note: `the first connection failed (${why}): lent as many at a time as the search would have opened`,
+  };
+}
+
+/** The step line of connection `n` refused. */
+const refusalStep = (n: number, result: Refusal): string =>
+  `connection ${n}: refused, HTTP ${result.status}, status_number ${JSON.stringify(refusalStatus(result))}` +
+  (isLimitRefusal(result) && refusalStatus(result) !== STATUS.CONNECTION_LIMIT
+    ? `, ${STATUS.CONNECTION_LIMIT} under code`
+    : '');
+
+/** The allowance when connection `n` was refused after `count` were accepted: found when a 50009 refused it. */
+function refusedAt(count: number, n: number, steps: string[], result: Refusal): Allowance {
+  if (isLimitRefusal(result) && count > 0)
+    return {
+      lent: count,
+      connections: count,
+      source: 'found',
+      steps,
+      note: `${count} connection(s) accepted, connection ${n} refused with ${STATUS.CONNECTION_LIMIT}`,
+    };
+  return {
+    lent: Math.max(1, count),
+    source: 'unknown',
+    steps,
+    note:
+      `connection ${n} refused with status_number ${JSON.stringify(refusalStatus(result))} ` +
+      `(HTTP ${result.status}), not ${STATUS.CONNECTION_LIMIT}: ` +
+      `${count > 0 ? `lent ${count} at a time` : 'lent one connection at a time'}`,
+  };
+}
 
 /**
  * Opens connections of `key` one at a time until a 50009, another refusal, an error or the cap;
@@ -40,13 +99,7 @@ export async function findAllowance(
       if (n > DISCOVERY_CAP || performance.now() - started > ALLOWANCE_SEARCH_MAX_MS) {
         const why =
           n > DISCOVERY_CAP ? `the cap of ${DISCOVERY_CAP}` : `the ${ALLOWANCE_SEARCH_MAX_MS} ms the search may take`;
-        allowance = {
-          lent: sessions.length,
-          connections: sessions.length,
-          source: 'at-least',
-          steps,
-          note: `${sessions.length} connection(s) accepted before ${why}, none refused: the allowance is at least that`,
-        };
+        allowance = acceptedAll(sessions.length, steps, why);
         break;
       }
       let result: OpenResult;
@@ -58,28 +111,9 @@ export async function findAllowance(
             ? await openWaitingOut(client, { key }, signal, () => undefined, releaseWaitMs)
             : await client.open({ key });
       } catch (err) {
-        steps.push(`connection ${n}: ${err instanceof Error ? err.message : String(err)}`);
-        allowance =
-          sessions.length > 0
-            ? {
-                lent: sessions.length,
-                connections: sessions.length,
-                source: 'at-least',
-                steps,
-                note:
-                  `${sessions.length} connection(s) accepted, then connection ${n} ` +
-                  `failed: the allowance is at least ${sessions.length}`,
-              }
-            : // A stream that completes no handshake cannot be pushed over its allowance, and lending it
-              // one connection at a time would only make every check wait out the last one's failure.
-              {
-                lent: DISCOVERY_CAP,
-                source: 'unknown',
-                steps,
-                note:
-                  `the first connection failed (${err instanceof Error ? err.message : String(err)}): ` +
-                  `lent as many at a time as the search would have opened`,
-              };
+        const why = err instanceof Error ? err.message : String(err);
+        steps.push(`connection ${n}: ${why}`);
+        allowance = failedAt(sessions.length, n, steps, why);
         break;
       }
       if (result.ok) {
@@ -89,32 +123,11 @@ export async function findAllowance(
         if (n === 1) started = performance.now();
         continue;
       }
-      steps.push(
-        `connection ${n}: refused, HTTP ${result.status}, status_number ${JSON.stringify(refusalStatus(result))}` +
-          (isLimitRefusal(result) && refusalStatus(result) !== STATUS.CONNECTION_LIMIT
-            ? `, ${STATUS.CONNECTION_LIMIT} under code`
-            : ''),
-      );
-      if (isLimitRefusal(result) && sessions.length > 0) {
-        allowance = {
-          lent: sessions.length,
-          connections: sessions.length,
-          source: 'found',
-          steps,
-          note: `${sessions.length} connection(s) accepted, connection ${n} refused with ${STATUS.CONNECTION_LIMIT}`,
-        };
+      steps.push(refusalStep(n, result));
+      allowance = refusedAt(sessions.length, n, steps, result);
+      if (allowance.source === 'found') {
         releaseMs = await timeRelease(client, key, sessions, signal, releaseWaitMs);
         if (releaseMs !== undefined) steps.push(`one closed: its slot was free again after ${releaseMs} ms`);
-      } else {
-        allowance = {
-          lent: Math.max(1, sessions.length),
-          source: 'unknown',
-          steps,
-          note:
-            `connection ${n} refused with status_number ${JSON.stringify(refusalStatus(result))} ` +
-            `(HTTP ${result.status}), not ${STATUS.CONNECTION_LIMIT}: ` +
-            `${sessions.length > 0 ? `lent ${sessions.length} at a time` : 'lent one connection at a time'}`,
-        };
       }
     }
   } finally {
