@@ -37,6 +37,17 @@ export const fullSubscribeTimeoutMs = (w: Waits, pairs: number): number =>
  */
 export const stopCheckTimeoutMs = (w: Waits): number => w.cadenceMs + w.pushMs + 2 * maxWatchMs(w) + STEPS_MS;
 
+/**
+ * Time limit of the check that unsubscribes from several pairs: it waits for pushes, for the
+ * stopped pairs' prices to move and for pushes after that, each up to a push wait.
+ */
+export const unsubscribeManyTimeoutMs = (w: Waits): number => 10 * w.pushMs;
+/**
+ * Time limit of the check that provokes every error notice, one request at a time: a target that
+ * leaves every other one unanswered costs a notice wait for each.
+ */
+export const errorNoticesTimeoutMs = (w: Waits): number => 8 * w.noticeMs;
+
 /** Time limit of the REST rate-limit check: a burst of requests, then a wait for the limit to lift. */
 export const RATE_LIMIT_CHECK_TIMEOUT_MS = 40_000;
 /**

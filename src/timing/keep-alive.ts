@@ -45,6 +45,8 @@ const KEEP_OPEN_MIN_PING_MS = 50;
 export const keepOpenPingMs = (t: KeepAliveTiming): number =>
   Math.max(KEEP_OPEN_MIN_PING_MS, Math.floor(t.windowMs / 3));
 
+/** How often the keep-alive checks send on a connection they hold: every third of the window. */
+export const keepAliveSendMs = (t: KeepAliveTiming): number => t.windowMs / 3;
 /** No ping of the ping check starts this close to the end of its hold, ms. */
 export const LAST_PING_MARGIN_MS = 5;
 /** Timer granularity allowed before the window's lower bound: Node timers may fire up to ~1 ms early. */

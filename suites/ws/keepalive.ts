@@ -11,6 +11,7 @@ import {
   EARLY_TOLERANCE_MS,
   holdCheckTimeoutMs,
   KEEPALIVE_DEFAULTS,
+  keepAliveSendMs,
   keepAliveTiming,
   LAST_PING_MARGIN_MS,
 } from '../../src/timing/index.ts';
@@ -95,9 +96,10 @@ export const keepaliveChecks: readonly Check[] = [
     needs: ['ws'],
     timeoutMs: (p) => holdCheckTimeoutMs(keepAliveTiming(p)),
     async run(ctx) {
-      const { windowMs, holdWindows } = keepAliveTiming(ctx.profile);
+      const t = keepAliveTiming(ctx.profile);
+      const { windowMs, holdWindows } = t;
       const session = await openSession(ctx, { keepAlive: false });
-      const every = windowMs / 3;
+      const every = keepAliveSendMs(t);
       const until = session.openedAtMs + windowMs * holdWindows;
       let pings = 0;
       // A timer may fire a hair before the hold ends; a ping sent in its last moments proves nothing.
@@ -146,7 +148,7 @@ export const keepaliveChecks: readonly Check[] = [
         } catch (err) {
           if (!isSilence(err)) throw err;
         }
-        await closeWithin(ctx, session, Math.min(t.windowMs / 3, Math.max(0, until - ctx.stream.now())));
+        await closeWithin(ctx, session, Math.min(keepAliveSendMs(t), Math.max(0, until - ctx.stream.now())));
       }
       if (session.isOpen)
         ctx.observe(

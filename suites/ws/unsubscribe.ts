@@ -1,5 +1,12 @@
 /** Method unsubscribe (spec: Method unsubscribe; Subscription on one WebSocket connection). */
-import { inFlightMs, stopCheckTimeoutMs, WAIT_DEFAULTS, watchMs, watchNote } from '../../src/timing/index.ts';
+import {
+  inFlightMs,
+  stopCheckTimeoutMs,
+  unsubscribeManyTimeoutMs,
+  WAIT_DEFAULTS,
+  watchMs,
+  watchNote,
+} from '../../src/timing/index.ts';
 import type { Check } from '../../src/check.ts';
 import { METHOD, STATUS, TEXT } from '../../src/spec.ts';
 import { ask, expectNotice, unsubscribe } from './notices.ts';
@@ -125,8 +132,7 @@ export const unsubscribeChecks: readonly Check[] = [
     severity: 'must',
     tags: ['ws', 'session', 'push'],
     needs: ['ws'],
-    // Waits for pushes, for the stopped pairs' prices to move and for pushes after that: each up to a push wait.
-    timeoutMs: (_p, w) => 10 * w.pushMs,
+    timeoutMs: (_p, w) => unsubscribeManyTimeoutMs(w),
     async run(ctx) {
       const session = await openSession(ctx);
       const [a, b, c] = (await subscribeOk(ctx, session, await needLivePairs(ctx, 3), 'conform-sub', {
