@@ -1,8 +1,27 @@
 /**
  * Every wait, window and timeout of a run is written in one place, the timing module (src/timing/):
- * a duration literal anywhere else in src/ or suites/ is listed here as `file:line  text`. What
- * counts as a duration literal is defined in test/helpers/duration-literals.ts: a number other than
- * 0 and 1, not a factor, that a timer takes or a duration-named value holds.
+ * a duration literal anywhere else in src/ or suites/ is listed here as `file:line  text (owner)`.
+ *
+ * A **duration literal** is a numeric literal, other than 0 and 1 (no wait, and the unit a factor
+ * starts from), that is not a factor and that belongs to a duration:
+ *
+ * - *not a factor*: not an operand of `*`, `/` or `%` whose other operand is something else than a
+ *   number (`2 * ms` and `windowMs / 3` scale a duration; `10 * 60_000` is one);
+ * - *belongs to a duration* when, walking out from the literal through the expression that holds it
+ *   (operators, parentheses, ternaries, array literals, arrow-function bodies and the value-keeping
+ *   calls `Math.min`, `max`, `round`, `ceil`, `floor`, `abs`), one of these comes first:
+ *   - the call of a timer, whose argument it is: `setTimeout`, `setInterval`, `sleep`, `pause`,
+ *     `delay`, `AbortSignal.timeout`, `closeWithin`, `waitFor…`;
+ *   - a name given the value (a variable, constant, property, parameter default or assignment,
+ *     `name = …` or `name: …`, or a named function that returns it) whose last word says duration:
+ *     `…Ms`, `…_MS`, `…Seconds`, `timeout`, `delay`, `interval`, `wait`, `grace`, `window`, `gap`,
+ *     `backoff`, `pause`, `hold`, `deadline`, `cooldown`, `ttl`;
+ *   - or, in the same expression, a name that says duration that it is compared with, added to or
+ *     bounded by (`gapMs > 250`, `Math.max(50, windowMs / 3)`).
+ *
+ * So counts and limits (`MAX_PAGES = 20`, `awaitPushes(s, p, 3, …)`, `maxPayloadBytes`), close
+ * codes, indexes, an argument of any other call, and numbers in strings, templates, regular
+ * expressions and comments are not durations.
  *
  * src/spec.ts is left out: it is the one home of the spec's literals, the 30 s keep-alive window
  * among them, and the timing module derives from it.

@@ -1,33 +1,13 @@
 /**
- * Finds duration literals in TypeScript source: the numbers a wait, a window or a timeout is
- * written with. Every wait of a run lives in the timing module (src/timing/), so test/timing-literals
- * lists any other.
- *
- * A **duration literal** is a numeric literal, other than 0 and 1, that is not a factor and that
- * belongs to a duration:
- *
- * - *not a factor*: not an operand of `*`, `/` or `%` whose other operand is something else than a
- *   number (`2 * ms`, `windowMs / 3` scale a duration; `60 * 1000` is one);
- * - *belongs to a duration* when, walking out from the literal through the expression that holds it
- *   (operators, parentheses, ternaries, array literals, arrow-function bodies and the value-keeping
- *   calls `Math.min`, `max`, `round`, `ceil`, `floor`), one of these comes first:
- *   - the call of a timer, whose argument it is: `setTimeout`, `setInterval`, `sleep`, `pause`,
- *     `delay`, `AbortSignal.timeout`, `closeWithin`, `waitFor…`;
- *   - a name given the value (a variable, constant, property, parameter default or assignment,
- *     `name = …` or `name: …`, or a function that returns it) whose last word says duration:
- *     `…Ms`, `…_MS`, `…Seconds`, `timeout`, `delay`, `interval`, `wait`, `grace`, `window`, `gap`,
- *     `backoff`, `pause`, `hold`, `deadline`, `cooldown`, `ttl`;
- *   - or it is compared with, added to or bounded by such a name in the same expression
- *     (`gapMs > 250`, `Math.max(50, windowMs / 3)`).
- *
- * So counts and limits (`MAX_PAGES = 20`, `awaitPushes(s, p, 3, …)`, `maxPayloadBytes`) are not
- * durations, and neither are numbers in strings, comments or an argument of another call.
+ * Finds duration literals in TypeScript source, as test/timing-literals.test.ts defines them (its
+ * doc comment is the definition; the rules below follow it).
  *
  * The TypeScript scanner tokenises the text (TypeScript 7 ships no classic `createSourceFile`; its
  * scanner is the `typescript/unstable/ast/scanner` export): comments, strings, templates and
  * regular expressions are never mistaken for code. The scanner alone cannot tell a regular
- * expression from a division nor a template's middle from a closing brace; the two are told apart
- * here as a parser would, by the token before a slash and by a stack of open braces.
+ * expression from a division nor a template's middle from a closing brace, nor `>=` from the `>`
+ * that closes type arguments; they are told apart here as a parser would, by the token before a
+ * slash, by a stack of open braces, and by the character after a `>`.
  */
 import { createScanner } from 'typescript/unstable/ast/scanner';
 import { SyntaxKind } from 'typescript/unstable/ast';
