@@ -3,12 +3,12 @@
  * (src/runner.ts) gives it a context and turns what it records into a verdict. Checks never open
  * sockets or read the environment themselves: everything comes through the context.
  */
-import type { PairRecord } from './pair-record.ts';
+import type { PairLedger } from './pair-ledger.ts';
 import type { FaultList } from './fault-name.ts';
 import type { StatementKey } from './statements.ts';
 import type { Profile } from './profile.ts';
 import type { Validator } from './validator.ts';
-import type { Waits } from './timing.ts';
+import type { Waits } from './timing/index.ts';
 import type { SchemaName } from './schema-definitions.ts';
 import type { RestClient } from './transports/rest.ts';
 import type { StreamClient } from './transports/stream.ts';
@@ -71,7 +71,7 @@ export interface Check {
   readonly needs: readonly string[];
   /**
    * Overrides the run's per-check timeout (keep-alive checks wait out the ping window); a function
-   * reads the target's profile and the run's waits (src/timing.ts).
+   * reads the target's profile and the run's waits (src/timing/).
    */
   readonly timeoutMs?: number | ((profile: Profile, waits: Waits) => number);
   run(ctx: CheckContext): Promise<void>;
@@ -206,10 +206,10 @@ export interface CheckContext {
   /** The key allowances behind `stream` (see ConnectionBudgetView). */
   readonly connections: ConnectionBudgetView;
   readonly validator: Validator;
-  /** How long to wait for the target (src/timing.ts): stated in the profile, measured, or the defaults. */
+  /** How long to wait for the target (src/timing/): stated in the profile, measured, or the defaults. */
   readonly waits: Waits;
-  /** What the run has seen of pairs on the stream: accepted, refused, moving (src/pair-record.ts). */
-  readonly pairs: PairRecord;
+  /** What the run has seen of pairs on the stream: accepted, refused, moving (src/pair-ledger.ts). */
+  readonly pairLedger: PairLedger;
   /** Aborted when the check times out or the run stops; pass it on to waits. */
   readonly signal: AbortSignal;
   /** Records a violation and carries on, so one run shows all that is wrong. */

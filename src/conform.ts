@@ -21,8 +21,9 @@ import { compareWithBaseline, failedIds, readPastReport } from './baseline.ts';
 import { ConformError, UsageError } from './errors.ts';
 import { buildMatrix, type Matrix, type MatrixFault } from './matrix.ts';
 import { discover, discoveryLines, skippedDiscovery, type Discovery } from './discovery/index.ts';
-import { assertSetup, PREFLIGHT_TIMEOUT_MS } from './preflight.ts';
+import { assertSetup } from './preflight.ts';
 import { resolveTarget, type EmbeddedTarget, type ResolvedTarget, type Transport } from './target.ts';
+import { PREFLIGHT_TIMEOUT_MS } from './timing/index.ts';
 
 /** Exit codes: every must check passed; a check failed or errored; usage, profile or reachability problem. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
@@ -121,7 +122,7 @@ export async function conform(options: ConformOptions, registry: readonly Check[
     const outcome = await runChecks({
       profile,
       checks: discovery ? [discoveryCheck(discovery), ...checks] : checks,
-      ...(discovery?.budget ? { connections: discovery.budget } : {}),
+      ...(discovery?.budget ? { connections: discovery.budget, timing: discovery.timing } : {}),
       handlers: [...io.reports.handlers(reportOptions(options, io, written)), ...(io.handlers ?? [])],
       target: targetInfo(profile, redact, embedded !== undefined),
       redact,

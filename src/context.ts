@@ -12,10 +12,14 @@ import { oneLine, redactDeep } from './redact.ts';
 import { NoStreamError } from './errors.ts';
 import { createRestClient } from './transports/rest-client.ts';
 import type { RequestBudget } from './request-budget.ts';
+import type { RestClient } from './transports/rest.ts';
 import type { Push, StreamClient } from './transports/stream.ts';
 import { pushInspector } from './push-inspection.ts';
 import { createStreamClient } from './transports/ws-session.ts';
 import { ConnectionBudget } from './connection-budget.ts';
+import type { CheckLoans } from './check-loans.ts';
+import { PairLedger } from './pair-ledger.ts';
+import { RunTiming } from './timing/index.ts';
 
 /** What builds a stream client for a check (src/transports/ws-session.ts's createStreamClient). */
 export type StreamFactory = (options: {
@@ -73,8 +77,12 @@ export interface ContextOptions {
   maxPayloadBytes?: number;
   /** The run's REST request pace, shared by every check. */
   budget?: RequestBudget;
+  /** The run's timing (src/timing/): the check reads its waits as it starts; default the profile's alone. */
+  timing?: RunTiming;
   /** The run's per-key WebSocket connection budget; default one of this check's own. */
   connections?: ConnectionBudget;
+  /** What the run has seen of pairs on the stream; default a ledger of this check's own. */
+  pairLedger?: PairLedger;
   /** Hears when the check starts (true) and stops (false) waiting for a connection slot. */
   onSlotWait?: (waiting: boolean) => void;
   /** Hears when a request of the check starts (true) and stops (false) waiting on the rate limit. */
@@ -101,52 +109,122 @@ const noStream = (why: string): StreamClient => ({
   closeAll: () => Promise.resolve(),
 });
 
-/** Builds the context of one check. Observe-severity checks never fail: their violations become observations. */
-export function createContext(check: Check, options: ContextOptions): ContextHandle {
-  const { profile, redact } = options;
+/** What a check records: evidence, observations, and violations deduplicated and capped. */
+interface Records {
+  violations: Violation[];
+  observations: Observation[];
+  evidence: Evidence[];
+  record(e: Evidence): void;
+  /** Keeps a violation (an observation, for an observe-severity check) once, up to MAX_VIOLATIONS. */
+  addViolation(v: Violation): void;
+  /** Counts `n` violations that were not kept. */
+  drop(n: number): void;
+  /** Adds one closing line for the violations not kept. */
+  closeDropped(): void;
+}
+
+/** The records of one check. Observe-severity checks never fail: their violations become observations. */
+function records(check: Check, redact: Redact): Records {
   const violations: Violation[] = [];
   const observations: Observation[] = [];
   const evidence: Evidence[] = [];
   const observeOnly = check.severity === 'observe';
-
-  const record = (e: Evidence): void => {
-    evidence.push(redactDeep(e, redact));
-  };
   let dropped = 0;
   // A frame judged both by the engine's push inspection and by a push check reads as one violation.
   const seen = new Set<string>();
-  const addViolation = (v: Violation): void => {
-    const clean = { received: cap(oneLine(redact(v.received))), expected: cap(oneLine(redact(v.expected))) };
-    const id = `${clean.received}\n${clean.expected}`;
-    if (seen.has(id)) return;
-    seen.add(id);
-    if (violations.length >= MAX_VIOLATIONS || (observeOnly && observations.length >= MAX_VIOLATIONS)) {
-      dropped++;
-      return;
-    }
-    if (observeOnly) observations.push({ name: 'unexpected', value: clean.received, note: clean.expected });
-    else violations.push(clean);
+  return {
+    violations,
+    observations,
+    evidence,
+    record(e) {
+      evidence.push(redactDeep(e, redact));
+    },
+    addViolation(v) {
+      const clean = { received: cap(oneLine(redact(v.received))), expected: cap(oneLine(redact(v.expected))) };
+      const id = `${clean.received}\n${clean.expected}`;
+      if (seen.has(id)) return;
+      seen.add(id);
+      if (violations.length >= MAX_VIOLATIONS || (observeOnly && observations.length >= MAX_VIOLATIONS)) {
+        dropped++;
+        return;
+      }
+      if (observeOnly) observations.push({ name: 'unexpected', value: clean.received, note: clean.expected });
+      else violations.push(clean);
+    },
+    drop(n) {
+      dropped += n;
+    },
+    closeDropped() {
+      if (dropped === 0) return;
+      const line = {
+        received: `… and ${dropped} more violations of the same check, not kept`,
+        expected: 'see the violations above',
+      };
+      if (observeOnly) observations.push({ name: 'unexpected', value: line.received });
+      else violations.push(line);
+      dropped = 0;
+    },
   };
+}
 
-  const rest = createRestClient({
-    baseUrl: profile.rest,
-    primaryKey: profile.keys.primary.key,
-    record,
-    redact,
+/** The check's REST client: recording into its evidence, paced by the run's request budget. */
+function checkRest(options: ContextOptions, rec: Records): RestClient {
+  return createRestClient({
+    baseUrl: options.profile.rest,
+    primaryKey: options.profile.keys.primary.key,
+    record: rec.record,
+    redact: options.redact,
     timeoutMs: options.requestTimeoutMs,
     maxBodyBytes: options.maxBodyBytes,
     signal: options.signal,
     budget: options.budget,
     ...(options.onRateWait ? { onRateWait: options.onRateWait } : {}),
   });
+}
 
+/**
+ * The check's stream client: the profile's transport, each open borrowing a slot of the run's
+ * budget, each push held to the push rules and entered in the run's pair ledger.
+ */
+function checkStream(
+  options: ContextOptions,
+  rec: Records,
+  loans: CheckLoans,
+  pushes: ReturnType<typeof pushInspector>,
+  pairLedger: PairLedger,
+): StreamClient {
+  const { profile, redact } = options;
+  if (!profile.ws) return noStream('the profile has no ws URL');
+  const factory = options.createStream ?? createStreamClient;
+  return loans.stream(
+    factory({
+      url: profile.ws,
+      primaryKey: profile.keys.primary.key,
+      record: rec.record,
+      redact,
+      signal: options.signal,
+      onPush: (push) => {
+        pushes.inspect(push);
+        pairLedger.pushed(push.value);
+      },
+      ...(options.maxPayloadBytes ? { maxPayload: options.maxPayloadBytes } : {}),
+    }),
+  );
+}
+
+/** Builds the context of one check. */
+export function createContext(check: Check, options: ContextOptions): ContextHandle {
+  const { profile, redact } = options;
+  const rec = records(check, redact);
+  const { addViolation, observations } = rec;
+  const rest = checkRest(options, rec);
   const skip = (reason: string, nothingToJudge?: string): never => {
     throw new CheckSkipped(oneLine(redact(reason)), nothingToJudge);
   };
-  const note = (text: string): void => {
-    record({ kind: 'note', text, atMs: performance.now() });
-  };
-  const connections = options.connections ?? new ConnectionBudget(profile);
+  const note = (text: string): void => rec.record({ kind: 'note', text, atMs: performance.now() });
+  const timing = options.timing ?? new RunTiming(profile);
+  const connections = options.connections ?? new ConnectionBudget(profile, timing);
+  const pairLedger = options.pairLedger ?? new PairLedger();
   const loans = connections.forCheck({
     primaryKey: profile.keys.primary.key,
     signal: options.signal,
@@ -154,24 +232,8 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
     skip,
     ...(options.onSlotWait ? { onWait: options.onSlotWait } : {}),
   });
-  const factory = options.createStream ?? createStreamClient;
   const pushes = pushInspector(options.validator, addViolation, (v) => redactDeep(v, redact));
-  const stream: StreamClient = profile.ws
-    ? loans.stream(
-        factory({
-          url: profile.ws,
-          primaryKey: profile.keys.primary.key,
-          record,
-          redact,
-          signal: options.signal,
-          onPush: (push) => {
-            pushes.inspect(push);
-            connections.pairs.pushed(push.value);
-          },
-          ...(options.maxPayloadBytes ? { maxPayload: options.maxPayloadBytes } : {}),
-        }),
-      )
-    : noStream('the profile has no ws URL');
+  const stream = checkStream(options, rec, loans, pushes, pairLedger);
 
   const ctx: CheckContext = {
     profile,
@@ -180,8 +242,8 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
     connections: loans,
     validator: options.validator,
     // Read as the check starts: what the run measured before it counts.
-    waits: connections.timing.waits,
-    pairs: connections.pairs,
+    waits: timing.waits,
+    pairLedger,
     signal: options.signal,
     violation: addViolation,
     fail(v: Violation): never {
@@ -206,29 +268,21 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
       const result = options.validator.validate(name, redactDeep(value, redact));
       for (const line of result.errors.slice(0, MAX_SCHEMA_ERRORS))
         addViolation({ received: `${what}: ${line}`, expected: `${what} matches the ${name} schema` });
-      if (result.errors.length > MAX_SCHEMA_ERRORS) dropped += result.errors.length - MAX_SCHEMA_ERRORS;
+      if (result.errors.length > MAX_SCHEMA_ERRORS) rec.drop(result.errors.length - MAX_SCHEMA_ERRORS);
       return result.ok;
     },
   };
 
   const handle: ContextHandle = {
     ctx,
-    violations,
+    violations: rec.violations,
     observations,
-    evidence,
+    evidence: rec.evidence,
     async cleanup() {
       // Inspection ends with the check's verdict: frames that arrive while its sessions close are not judged.
       pushes.finish();
       await stream.closeAll().catch(() => undefined);
-      if (dropped > 0) {
-        const line = {
-          received: `… and ${dropped} more violations of the same check, not kept`,
-          expected: 'see the violations above',
-        };
-        if (observeOnly) observations.push({ name: 'unexpected', value: line.received });
-        else violations.push(line);
-        dropped = 0;
-      }
+      rec.closeDropped();
       loans.dispose();
     },
   };

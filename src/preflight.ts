@@ -10,9 +10,7 @@ import { probeHttp } from './transports/http-probe.ts';
 import { SetupError, TimeoutError, UnreachableError } from './errors.ts';
 import { API_KEY_HEADER, PATHS, STATUS } from './spec.ts';
 import type { RestExchange } from './transports/rest.ts';
-
-/** Longest wait for the first HTTP response of a run. */
-export const PREFLIGHT_TIMEOUT_MS = 10_000;
+import { PREFLIGHT_TIMEOUT_MS } from './timing/index.ts';
 
 /**
  * Fails fast when the target takes no connection or does not answer HTTP at all, rather than a

@@ -5,10 +5,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import { ProfileError } from './errors.ts';
-import { LIMITS, type RestStatus } from './spec.ts';
+import type { RestStatus } from './spec.ts';
 import { validator } from './validator.ts';
 import type { RateLimit } from './request-budget.ts';
-import type { StatedTiming } from './timing.ts';
+import { keepAliveTiming, type StatedTiming } from './timing/index.ts';
 
 export interface KeyEntry {
   /** The key; a profile file may name the environment variable that holds it instead (`keyEnv`). */
@@ -61,7 +61,7 @@ export interface Profile {
   keys: ProfileKeys;
   pairs?: { stale?: string; inactive?: string; sample?: string[]; [name: string]: string | string[] | undefined };
   probes?: Probe[];
-  /** What the operator states of the target's timing; the run's waits come from it (src/timing.ts). */
+  /** What the operator states of the target's timing; the run's waits come from it (src/timing/). */
   timing?: StatedTiming;
   /**
    * Percentage of the spec's stated rules that need no operator state which the run has to
@@ -72,31 +72,6 @@ export interface Profile {
   maxRateWaitMs?: number;
   /** Seed of the sample a catalogue too large to read whole is read in; default drawn by the run, and reported. */
   sampleSeed?: number;
-}
-
-/**
- * The harness's keep-alive defaults where the profile sets none: 5 s of grace after the window, and
- * a ping check that holds its connection 1.3 windows (39 s at the spec's 30 s), past the point
- * where a server that ignores pings closes it, which is all the rule asks to prove.
- */
-export const KEEPALIVE_DEFAULTS = { graceMs: 5000, holdWindows: 1.3 } as const;
-/**
- * A default hold lasts at least the window, its grace and this much: a short test window with a
- * long grace still outlasts both.
- */
-const HOLD_PAST_GRACE_MS = 1000;
-
-/** The target's keep-alive window, the grace after it, and how many windows the ping check holds. */
-export function keepAliveTiming(profile: Profile): { windowMs: number; graceMs: number; holdWindows: number } {
-  const t = profile.timing;
-  const windowMs = t?.pingTimeoutMs ?? LIMITS.pingTimeoutMs;
-  const graceMs = t?.pingGraceMs ?? KEEPALIVE_DEFAULTS.graceMs;
-  // A hold that ends before the window and its grace could not tell a server that ignores pings
-  // (closing anywhere up to window + grace) from one that resets its timer.
-  const holdWindows =
-    t?.keepAliveHoldWindows ??
-    Math.max(KEEPALIVE_DEFAULTS.holdWindows, (windowMs + graceMs + HOLD_PAST_GRACE_MS) / windowMs);
-  return { windowMs, graceMs, holdWindows };
 }
 
 /** The environment a profile's `keyEnv` references are read from (the CLI passes the process's). */

@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import type { Check, CheckResult, Evidence, Outcome, Tag } from './check.ts';
 import { TAGS } from './check.ts';
 import type { Profile } from './profile.ts';
-import { waitStretch, type Waits } from './timing.ts';
+import { CHECK_TIMEOUT_MS, PREFLIGHT_TIMEOUT_MS, RunTiming, waitStretch, type Waits } from './timing/index.ts';
 import type { Validator } from './validator.ts';
 import { validator as defaultValidator } from './validator.ts';
 import type { Redact } from './redact.ts';
@@ -15,10 +15,11 @@ import { redactorFor } from './redact.ts';
 import { blankResult, createContext, type StreamFactory } from './context.ts';
 import { streamFactoryFor } from './transports/stream-factory.ts';
 import { ConnectionBudget } from './connection-budget.ts';
+import { PairLedger } from './pair-ledger.ts';
 import { declaredRates, RequestBudget } from './request-budget.ts';
 import { coverage, type Coverage } from './coverage.ts';
 import { AbortedError, ConformError, NetworkError, TimeoutError, UnreachableError } from './errors.ts';
-import { assertReachable, keyedPreflight, PREFLIGHT_TIMEOUT_MS } from './preflight.ts';
+import { assertReachable, keyedPreflight } from './preflight.ts';
 import { CircuitBreaker } from './circuit-breaker.ts';
 import { timeLimit } from './time-limit.ts';
 import { type Ending, type NotRunReason, notRun, verdictOf } from './verdict.ts';
@@ -50,7 +51,7 @@ export interface RunSettings {
  */
 export const RUN_DEFAULTS: Readonly<RunSettings> = Object.freeze({
   concurrency: 4,
-  timeoutMs: 15_000,
+  timeoutMs: CHECK_TIMEOUT_MS,
   bail: false,
   maxBodyBytes: 1024 * 1024,
   maxPayloadBytes: 1024 * 1024,
@@ -174,6 +175,11 @@ export interface RunOptions {
   compare?: (results: CheckResult[]) => Change[];
   /** A budget whose allowances were already looked for (by discovery): the run borrows from it. */
   connections?: ConnectionBudget;
+  /**
+   * The timing `connections` was made with, which holds what its search measured; without it the
+   * run makes its own from the profile.
+   */
+  timing?: RunTiming;
   /** Skip the reachability probe (tests of synthetic checks with no target). */
   skipPreflight?: boolean;
 }
@@ -219,8 +225,12 @@ interface RunEnv {
   createStream: StreamFactory;
   /** The run's REST request pace. */
   requests: RequestBudget;
+  /** The run's timing: what the profile states and what the run measured. */
+  timing: RunTiming;
   /** The run's per-key WebSocket connection budget. */
   connections: ConnectionBudget;
+  /** What the run's stream sessions have seen of pairs: one ledger for the run, like the slots. */
+  pairLedger: PairLedger;
   /** Aborted when the run stops: every check in flight stops with it. */
   signal: AbortSignal;
   /** Told when a check finds the target gone: the run stops at once. */
@@ -253,7 +263,7 @@ async function settle(run: () => Promise<void>, expired: Promise<never>): Promis
 /** Runs one check: its context, its time limit, then its verdict and what it recorded. */
 async function runCheck(check: Check, env: RunEnv): Promise<CheckResult> {
   const { profile, settings, redact } = env;
-  const limit = timeoutOf(check, profile, env.connections.timing.waits, settings.timeoutMs);
+  const limit = timeoutOf(check, profile, env.timing.waits, settings.timeoutMs);
   const checkAbort = new AbortController();
   const onRun = (): void => checkAbort.abort(env.signal.reason);
   env.signal.addEventListener('abort', onRun, { once: true });
@@ -276,6 +286,8 @@ async function runCheck(check: Check, env: RunEnv): Promise<CheckResult> {
     maxBodyBytes: settings.maxBodyBytes,
     maxPayloadBytes: settings.maxPayloadBytes,
     budget: env.requests,
+    timing: env.timing,
+    pairLedger: env.pairLedger,
     // Time spent waiting for another check to give a connection slot back is not the check's own,
     // nor is time spent waiting for the key's turn under the rate limit.
     connections: env.connections,
@@ -336,6 +348,7 @@ async function inLanes(
  */
 function connectionBudget(
   profile: Profile,
+  timing: RunTiming,
   checks: readonly Check[],
   answers: boolean,
   createStream: StreamFactory,
@@ -350,7 +363,7 @@ function connectionBudget(
           ...options,
         })
       : undefined;
-  return ConnectionBudget.forRun(profile, search, options.signal);
+  return ConnectionBudget.forRun(profile, timing, search, options.signal);
 }
 
 /** The run's own abort, which follows the `outer` signal (Ctrl-C) until `release` is called. */
@@ -415,9 +428,10 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
   await emit({ type: 'run-start', target, checks, startedAt, settings });
 
   const { controller: runAbort, release } = runAbortFollowing(options.signal);
+  const timing = options.timing ?? new RunTiming(profile);
   const connections =
     options.connections ??
-    (await connectionBudget(profile, checks, stalled === undefined, createStream, {
+    (await connectionBudget(profile, timing, checks, stalled === undefined, createStream, {
       redact,
       signal: runAbort.signal,
       maxPayload: settings.maxPayloadBytes,
@@ -431,7 +445,9 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
     validator: options.validator ?? defaultValidator,
     createStream,
     requests,
+    timing,
     connections,
+    pairLedger: new PairLedger(),
     signal: runAbort.signal,
     wentAway(err) {
       unreachable ??= err;
@@ -447,7 +463,7 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
     await emit({
       type: 'check-start',
       check,
-      limitMs: timeoutOf(check, profile, connections.timing.waits, settings.timeoutMs),
+      limitMs: timeoutOf(check, profile, timing.waits, settings.timeoutMs),
     });
     const why = whyNotRun(check, profile, stalled);
     const result = why ? notRun(check, why) : await runCheck(check, env);

@@ -1,19 +1,24 @@
 /**
- * The run's per-key connection budget (src/connection-budget.ts): the queue itself, the search for
- * an allowance the profile leaves out, and the 50009 a slot not yet freed causes. Real reference
- * servers on loopback, port 0. The whole catalogue against a one-connection key is a sweep
- * (test/sweeps/one-connection.test.ts).
+ * The run's per-key connection budget (src/connection-budget.ts, key-pool.ts, allowance-search.ts,
+ * check-loans.ts): the queue itself, the search for an allowance the profile leaves out, and the
+ * 50009 a slot not yet freed causes. Real reference servers on loopback, port 0. The whole
+ * catalogue against a one-connection key is a sweep (test/sweeps/one-connection.test.ts).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ReferenceServer } from '../reference/index.ts';
 import type { Check } from '../src/check.ts';
 import { CheckSkipped } from '../src/context.ts';
-import { ConnectionBudget, DISCOVERY_CAP, KeyPool, type CheckLoans } from '../src/connection-budget.ts';
+import { ConnectionBudget } from '../src/connection-budget.ts';
+import { DISCOVERY_CAP } from '../src/allowance-search.ts';
+import type { CheckLoans } from '../src/check-loans.ts';
+import { KeyPool } from '../src/key-pool.ts';
 import { runChecks } from '../src/runner.ts';
 import { limitChecks } from '../suites/ws/limits.ts';
 import { budgetServers, withTiming } from './helpers/budget-servers.ts';
 import { createStreamClient } from '../src/transports/ws-session.ts';
 import type { StreamClient } from '../src/transports/stream.ts';
+import type { Profile } from '../src/profile.ts';
+import { RunTiming } from '../src/timing/index.ts';
 
 const clients: StreamClient[] = [];
 afterEach(async () => {
@@ -26,6 +31,9 @@ function rawClient(s: ReferenceServer): StreamClient {
   clients.push(c);
   return c;
 }
+
+/** A budget for `profile`, with the run's timing the runner would hand it. */
+const budgetFor = (profile: Profile): ConnectionBudget => new ConnectionBudget(profile, new RunTiming(profile));
 
 /** One check's view of `budget`, with its notes collected. */
 function loansOf(budget: ConnectionBudget, s: ReferenceServer, notes: string[] = []): CheckLoans {
@@ -107,7 +115,7 @@ describe('the search for an allowance the profile leaves out', () => {
   it("finds a primary key's allowance of 3 and the time the target takes to free a slot", async () => {
     const s = await serve({ primary: 3, stated: false, slotReleaseMs: 600 });
     expect(s.profile.keys.primary.connections).toBeUndefined();
-    const budget = new ConnectionBudget(s.profile);
+    const budget = budgetFor(s.profile);
     await budget.discover(rawClient(s), new AbortController().signal);
     const found = budget.allowance(s.profile.keys.primary.key);
     expect(found).toMatchObject({ lent: 3, connections: 3, source: 'found' });
@@ -124,7 +132,7 @@ describe('the search for an allowance the profile leaves out', () => {
 
   it(`stops at ${DISCOVERY_CAP} connections and lends that many when none is refused`, async () => {
     const s = await serve({ primary: 50, stated: false });
-    const budget = new ConnectionBudget(s.profile);
+    const budget = budgetFor(s.profile);
     await budget.discover(rawClient(s), new AbortController().signal);
     const found = budget.allowance(s.profile.keys.primary.key);
     expect(found).toMatchObject({ lent: DISCOVERY_CAP, source: 'at-least' });
@@ -135,7 +143,7 @@ describe('the search for an allowance the profile leaves out', () => {
 
   it('does not look for an allowance the profile states', async () => {
     const s = await serve({ primary: 2, stated: true });
-    const budget = new ConnectionBudget(s.profile);
+    const budget = budgetFor(s.profile);
     await budget.discover(rawClient(s), new AbortController().signal);
     expect(budget.allowance(s.profile.keys.primary.key)).toMatchObject({ lent: 2, source: 'profile' });
     expect(s.stats.ticks >= 0 && s.stats.clients).toBe(0);
@@ -166,7 +174,7 @@ describe('opening through the budget', () => {
     const s = await serve({ primary: 1, stated: true, slotReleaseMs: 800 });
     // The release time unstated: the budget has only the refusals to learn it from.
     const { slotReleaseMs: _stated, ...timing } = s.profile.timing ?? {};
-    const budget = new ConnectionBudget({ ...s.profile, timing });
+    const budget = budgetFor({ ...s.profile, timing });
     const notes: string[] = [];
     const client = loansOf(budget, s, notes).stream(rawClient(s));
     const first = await client.open();
@@ -187,7 +195,7 @@ describe('opening through the budget', () => {
     const s = await serve({ primary: 1, stated: true, slotReleaseMs: 800 });
     expect(s.profile.timing?.slotReleaseMs).toBe(800);
     const notes: string[] = [];
-    const client = loansOf(new ConnectionBudget(s.profile), s, notes).stream(rawClient(s));
+    const client = loansOf(budgetFor(s.profile), s, notes).stream(rawClient(s));
     for (let i = 0; i < 3; i++) {
       const r = await client.open();
       if (!r.ok) throw new Error(`connection ${i + 1} refused`);
@@ -199,7 +207,7 @@ describe('opening through the budget', () => {
 
   it('skips a check wanting two connections at once of a one-connection key, not waiting for itself', async () => {
     const s = await serve({ primary: 1, stated: true });
-    const loans = loansOf(new ConnectionBudget(s.profile), s);
+    const loans = loansOf(budgetFor(s.profile), s);
     const client = loans.stream(rawClient(s));
     expect((await client.open()).ok).toBe(true);
     await expect(client.open()).rejects.toThrow(
@@ -210,7 +218,7 @@ describe('opening through the budget', () => {
 
   it('lends two connections at once to a check that borrows them, and a waiting check gets them after', async () => {
     const s = await serve({ primary: 2, stated: true });
-    const budget = new ConnectionBudget(s.profile);
+    const budget = budgetFor(s.profile);
     const a = loansOf(budget, s);
     const b = loansOf(budget, s);
     const loan = await a.borrow(2);

@@ -14,7 +14,7 @@ import { runChecks } from '../src/runner.ts';
 import type { Evidence } from '../src/check.ts';
 import type { Profile } from '../src/profile.ts';
 import { CHECKS } from '../suites/index.ts';
-import { CATALOGUE_BASE_TIMEOUT_MS } from '../suites/rest/catalogue.ts';
+import { CATALOGUE_BASE_TIMEOUT_MS } from '../src/timing/index.ts';
 import { SECRET, startServer, type TestServer } from './engine-helpers.ts';
 
 const servers: { close(): Promise<void> }[] = [];

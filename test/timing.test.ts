@@ -1,10 +1,10 @@
 /**
- * The run's waits (src/timing.ts): what the profile states shortens or lengthens them by the
+ * The run's waits (src/timing/): what the profile states shortens or lengthens them by the
  * harness's margin, what the run measured only lengthens them, and a target that states nothing
  * is waited for as long as the defaults say.
  */
 import { describe, expect, it } from 'vitest';
-import { RunTiming, WAIT_DEFAULTS, margin, waitStretch, waitsFor } from '../src/timing.ts';
+import { RunTiming, WAIT_DEFAULTS, inFlightMs, margin, waitStretch, waitsFor, watchMs } from '../src/timing/index.ts';
 
 describe('the waits of a run', () => {
   it('are the defaults for a profile that states nothing', () => {
@@ -49,5 +49,40 @@ describe('the waits of a run', () => {
     expect(bounded.waits.releaseMs).toBe(8000);
     // The time limit pauses while a slot is waited for: a long release wait stretches no check.
     expect(waitStretch(waitsFor({ timing: { slotReleaseWaitMs: 120_000 } }))).toBe(1);
+  });
+});
+
+describe('the stream windows', () => {
+  const w = WAIT_DEFAULTS;
+
+  it('wait for two pushes after a stop when the pair was pushed fewer than three times', () => {
+    expect(inFlightMs(w, new Map([['A', [0, 10]]]), 'A')).toBe(w.cadenceMs);
+    expect(inFlightMs(w, new Map(), 'A')).toBe(w.cadenceMs);
+  });
+
+  it('are four of the largest push gaps on the session, at least the in-flight wait, at most two pushes', () => {
+    expect(inFlightMs(w, new Map([['A', [0, 100, 200]]]), 'A')).toBe(400);
+    expect(
+      inFlightMs(
+        w,
+        new Map([
+          ['A', [0, 100, 200]],
+          ['B', [0, 500]],
+        ]),
+        'A',
+      ),
+    ).toBe(2000);
+    expect(inFlightMs(w, new Map([['A', [0, 10, 20]]]), 'A')).toBe(w.inFlightMs);
+    expect(inFlightMs(w, new Map([['A', [0, 5000, 10_000]]]), 'A')).toBe(w.cadenceMs);
+  });
+
+  it('wait for one push after pushes that all came at one instant', () => {
+    expect(inFlightMs(w, new Map([['A', [7, 7, 7]]]), 'A')).toBe(w.pushMs);
+  });
+
+  it('watch a stopped pair for three of its largest gaps, at least the settle wait; a push wait without gaps', () => {
+    expect(watchMs(w, new Map([['A', [0, 400, 600]]]), 'A')).toBe(1200);
+    expect(watchMs(w, new Map([['A', [0, 100]]]), 'A')).toBe(w.settleMs);
+    expect(watchMs(w, new Map(), 'A')).toBe(w.pushMs);
   });
 });

@@ -4,7 +4,7 @@
  * a handshake refusal, a frame still in flight after a replacing subscribe), and rules no
  * reference fault breaks yet. Each target is a few lines of ws code with a one-line comment.
  */
-import { waitsFor } from '../src/timing.ts';
+import { waitsFor } from '../src/timing/index.ts';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';

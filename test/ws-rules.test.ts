@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { places, priceProblems, relativeGap, timestampUnit } from '../suites/ws/rules.ts';
 import { notation } from '../src/quote-rules.ts';
-import { answers } from '../suites/ws/support.ts';
+import { answers } from '../suites/ws/notices.ts';
 
 describe('places', () => {
   it.each([

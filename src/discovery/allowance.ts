@@ -7,12 +7,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Allowance } from '../check.ts';
 import { ConnectionBudget } from '../connection-budget.ts';
 import type { Profile } from '../profile.ts';
+import { RunTiming } from '../timing/index.ts';
 import { clientFor, type Tally } from './connections.ts';
 import type { DiscoveryOptions, FoundStream, Observe } from './model.ts';
 
 /** A connection budget whose allowance search ran against the stream found, and what it found. */
 export interface MeasuredAllowance {
   budget: ConnectionBudget;
+  /** The timing the budget was made with, holding the release time its search measured. */
+  timing: RunTiming;
   allowance: Allowance;
 }
 
@@ -23,8 +26,9 @@ async function searchAllowance(
   stream: FoundStream,
   profile: Profile,
   signal: AbortSignal,
-): Promise<ConnectionBudget> {
-  const b = new ConnectionBudget(profile);
+): Promise<{ budget: ConnectionBudget; timing: RunTiming }> {
+  const timing = new RunTiming(profile);
+  const b = new ConnectionBudget(profile, timing);
   const client = clientFor(options, stream, stream.event, stream.namespace);
   await b.discover(client, signal).catch(() => undefined);
   await client.closeAll().catch(() => undefined);
@@ -32,7 +36,7 @@ async function searchAllowance(
   const opened = a.steps.filter((s) => /^connection \d+/.test(s)).length;
   tally.opened += opened;
   tally.most = Math.max(tally.most, a.connections !== undefined ? Math.min(opened, a.connections + 1) : opened);
-  return b;
+  return { budget: b, timing };
 }
 
 /** The allowance as a baseline compares it: the number found, a lower bound, or unknown. */
@@ -54,7 +58,7 @@ export async function measureAllowance(
 ): Promise<MeasuredAllowance> {
   const signal = options.signal ?? new AbortController().signal;
   const began = performance.now();
-  let budget = await searchAllowance(options, tally, stream, profile, signal);
+  let { budget, timing } = await searchAllowance(options, tally, stream, profile, signal);
   let allowance = budget.allowance(options.key);
   // The search measured how long the target counts a closed connection: one that discovery
   // closed within that time before the search may have been counted against it. Once every
@@ -62,9 +66,9 @@ export async function measureAllowance(
   const lingers = budget.pool(options.key)?.cooldown ?? 0;
   if (allowance.source === 'found' && tally.lastKeyClose !== undefined && began - tally.lastKeyClose < lingers) {
     await sleep(lingers, undefined, { signal }).catch(() => undefined);
-    budget = await searchAllowance(options, tally, stream, profile, signal);
+    ({ budget, timing } = await searchAllowance(options, tally, stream, profile, signal));
     allowance = budget.allowance(options.key);
   }
   observe('stream.allowance', allowanceValue(allowance), allowance.note);
-  return { budget, allowance };
+  return { budget, timing, allowance };
 }

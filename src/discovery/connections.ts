@@ -8,7 +8,8 @@ import { streamFactoryFor } from '../transports/stream-factory.ts';
 import type { OpenResult, StreamClient, StreamSession } from '../transports/stream.ts';
 import { METHOD, STATUS } from '../spec.ts';
 import { SOCKETIO_EVENTS } from './candidates.ts';
-import { DISCOVERY_WAITS, type DiscoveryOptions, type StreamCandidate } from './model.ts';
+import { DISCOVERY_WAITS } from '../timing/index.ts';
+import type { DiscoveryOptions, StreamCandidate } from './model.ts';
 import { statusOf } from './readings.ts';
 
 /** Sends a subscribe of `pairs` and waits for the notice that answers it. */
@@ -30,7 +31,7 @@ export async function subscribe(
  */
 async function openWaitingOut(client: StreamClient, key: string | null): Promise<OpenResult> {
   const started = performance.now();
-  for (let pause = 100; ; pause = Math.min(pause * 2, 1000)) {
+  for (let pause: number = DISCOVERY_WAITS.firstRetryMs; ; pause = Math.min(pause * 2, DISCOVERY_WAITS.maxRetryMs)) {
     const r = await client.open({ key });
     const limited = !r.ok && String(statusOf(r.json)) === STATUS.CONNECTION_LIMIT;
     if (!limited || key === null || performance.now() - started > DISCOVERY_WAITS.releaseMs) return r;

@@ -8,14 +8,8 @@ import { isNotice, jsonObject } from '../transports/stream.ts';
 import { STATUS } from '../spec.ts';
 import { SOCKETIO_EVENTS, SOCKETIO_NAMESPACES, sameOrigin, streamCandidates } from './candidates.ts';
 import { clientFor, errorText, subscribe, type Tally } from './connections.ts';
-import {
-  DISCOVERY_WAITS,
-  type CandidateOutcome,
-  type DiscoveryOptions,
-  type FoundStream,
-  type Observe,
-  type StreamCandidate,
-} from './model.ts';
+import { DISCOVERY_WAITS } from '../timing/index.ts';
+import type { CandidateOutcome, DiscoveryOptions, FoundStream, Observe, StreamCandidate } from './model.ts';
 import { UNKNOWN_KEY } from './probes.ts';
 import { statusOf } from './readings.ts';
 

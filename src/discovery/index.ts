@@ -22,7 +22,8 @@ import { measureAllowance, type MeasuredAllowance } from './allowance.ts';
 import { Tally } from './connections.ts';
 import { deriveProfile, samplePairs } from './derived-profile.ts';
 import { locateStream } from './find-stream.ts';
-import { DISCOVERY_WAITS, type Discovery, type DiscoveryOptions, type Observe } from './model.ts';
+import { DISCOVERY_WAITS, REST_TIMEOUT_MS } from '../timing/index.ts';
+import type { Discovery, DiscoveryOptions, Observe } from './model.ts';
 import { provokedStatuses } from './probes.ts';
 import { learnFromRest, type RestFindings } from './rest-findings.ts';
 import { watchFound } from './watch.ts';
@@ -48,7 +49,7 @@ function discoveryRestClient(options: DiscoveryOptions): RestClient {
     primaryKey: options.key,
     record: () => undefined,
     redact: options.redact,
-    timeoutMs: options.timeoutMs ?? 10_000,
+    timeoutMs: options.timeoutMs ?? REST_TIMEOUT_MS,
     ...(options.signal ? { signal: options.signal } : {}),
     budget: new RequestBudget(),
   });
@@ -90,7 +91,7 @@ export async function discover(options: DiscoveryOptions, base: Profile): Promis
   // The run's own allowance search, done now: the run borrows from this budget and does not repeat it.
   const measured: Partial<MeasuredAllowance> =
     stream && watch ? await measureAllowance(options, tally, stream, profile, observe) : {};
-  const { allowance, budget } = measured;
+  const { allowance, budget, timing } = measured;
   const provoked = provokedStatuses(profile, allowance);
   observe('provoked-statuses', provoked);
   return {
@@ -99,7 +100,7 @@ export async function discover(options: DiscoveryOptions, base: Profile): Promis
     candidates,
     ...(streamGap ? { streamGap } : {}),
     ...(allowance ? { allowance } : {}),
-    ...(budget ? { budget } : {}),
+    ...(budget && timing ? { budget, timing } : {}),
     provoked,
     observations,
     profile,

@@ -7,18 +7,7 @@ import type { ConnectionBudget } from '../connection-budget.ts';
 import type { Profile } from '../profile.ts';
 import type { Redact } from '../redact.ts';
 import type { RestStatus } from '../spec.ts';
-
-/**
- * How long discovery waits, ms: a notice, the pushes it measures, a slot being freed, and in all
- * (a target that answers slowly gets the checks' own verdict, not a discovery that never ends).
- */
-export const DISCOVERY_WAITS = {
-  noticeMs: 2000,
-  socketIoNoticeMs: 1000,
-  pushWindowMs: 2500,
-  releaseMs: 5000,
-  totalMs: 30_000,
-} as const;
+import type { RunTiming } from '../timing/index.ts';
 
 /** Records one observation of discovery (its name is prefixed with `discovery.`). */
 export type Observe = (name: string, value: unknown, note?: string) => void;
@@ -76,6 +65,8 @@ export interface Discovery {
   allowance?: Allowance;
   /** The budget whose allowance search ran: the run borrows from it instead of searching again. */
   budget?: ConnectionBudget;
+  /** The timing the budget was made with, holding the release time its search measured. */
+  timing?: RunTiming;
   /** Status numbers discovery can provoke with one key: they run as the derived profile's probes. */
   provoked: RestStatus[];
   observations: Observation[];

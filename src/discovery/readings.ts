@@ -30,11 +30,3 @@ export function refusedPair(notice: Record<string, unknown>, pairs: readonly str
   const named = message.startsWith(TEXT.pairNotFoundPrefix) ? message.slice(TEXT.pairNotFoundPrefix.length).trim() : '';
   return pairs.find((p) => p === named) ?? pairs.find((p) => message.includes(p));
 }
-
-/** A push interval's order of magnitude: what a baseline compares, where the figure itself jitters. */
-export function cadenceBand(ms: number): string {
-  if (ms < 100) return 'under 100 ms';
-  if (ms < 1000) return '100 ms to 1 s';
-  if (ms < 10_000) return '1 s to 10 s';
-  return '10 s or more';
-}

@@ -5,8 +5,9 @@
 import type { StreamClient, StreamSession } from '../transports/stream.ts';
 import { LIMITS, STATUS } from '../spec.ts';
 import { clientFor, errorText, subscribe, type Tally } from './connections.ts';
-import { DISCOVERY_WAITS, type DiscoveryOptions, type FoundStream, type Observe } from './model.ts';
-import { cadenceBand, refusedPair, statusOf, timestampUnit } from './readings.ts';
+import { cadenceBand, DISCOVERY_WAITS } from '../timing/index.ts';
+import type { DiscoveryOptions, FoundStream, Observe } from './model.ts';
+import { refusedPair, statusOf, timestampUnit } from './readings.ts';
 
 /** Most subscribes spent dropping listed pairs that refuse one. */
 const SUBSCRIBE_ROUNDS = 6;

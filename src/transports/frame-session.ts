@@ -8,6 +8,7 @@ import type { Evidence } from '../check.ts';
 import { AbortedError, StreamClosedError, WaitTimeoutError } from '../errors.ts';
 import { API_KEY_HEADER } from '../spec.ts';
 import { maskKeys } from '../redact.ts';
+import { CLOSE_WAIT_MS, FLOOD_WINDOW_MS, FRAME_WAIT_MS } from '../timing/index.ts';
 import {
   isPush,
   jsonObject,
@@ -46,7 +47,7 @@ export interface FrameSessionOptions {
 }
 
 export const SESSION_DEFAULTS = {
-  waitMs: 5000,
+  waitMs: FRAME_WAIT_MS,
   maxRecordedFrames: 1000,
   maxKeptFrames: 20_000,
   maxKeptChars: 4 * 1024 * 1024,
@@ -136,9 +137,6 @@ interface Waiter {
   reject: (err: Error) => void;
   timer: NodeJS.Timeout;
 }
-
-/** A peer that does not answer our close within this long is dropped. */
-export const CLOSE_WAIT_MS = 1000;
 
 /** One open connection as the checks see it; subclasses wire a transport to it. */
 export abstract class FrameSession implements StreamSession {
@@ -273,7 +271,7 @@ export abstract class FrameSession implements StreamSession {
    */
   protected admitFrame(atMs: number): boolean {
     if (this.failure) return false;
-    if (atMs - this.rateStartMs >= 1000) {
+    if (atMs - this.rateStartMs >= FLOOD_WINDOW_MS) {
       this.rateStartMs = atMs;
       this.rateCount = 0;
     }

@@ -14,6 +14,7 @@ import type { Redact } from '../redact.ts';
 import { AbortedError, BodyTooLargeError, NetworkError, ThrottledError, TimeoutError } from '../errors.ts';
 import { rateLimitHeaders, retryAfterMs, type RequestBudget, type WaitListener } from '../request-budget.ts';
 import type { RestClient, RestExchange, RestRequest } from './rest.ts';
+import { REST_IDLE_SOCKET_MS, REST_TIMEOUT_MS } from '../timing/index.ts';
 
 export interface RestClientOptions {
   /** REST base URL; paths are appended to it. */
@@ -41,12 +42,12 @@ export interface RestClientOptions {
  * window, so a request seldom meets a socket the server is closing.
  */
 export const KEEP_ALIVE = {
-  http: new http.Agent({ keepAlive: true, timeout: 1000 }),
-  https: new https.Agent({ keepAlive: true, timeout: 1000 }),
+  http: new http.Agent({ keepAlive: true, timeout: REST_IDLE_SOCKET_MS }),
+  https: new https.Agent({ keepAlive: true, timeout: REST_IDLE_SOCKET_MS }),
 } as const;
 
 /** Defaults of the REST client. */
-export const REST_DEFAULTS = { timeoutMs: 10_000, maxBodyBytes: 1024 * 1024 } as const;
+export const REST_DEFAULTS = { timeoutMs: REST_TIMEOUT_MS, maxBodyBytes: 1024 * 1024 } as const;
 
 /** Characters of a body kept in the evidence. */
 export const EVIDENCE_BODY_CHARS = 16 * 1024;

@@ -12,15 +12,9 @@ import type { ClientRequest, IncomingMessage } from 'node:http';
 import type WebSocket from 'ws';
 import { io, NodeWebSocket, type ManagerOptions, type Socket, type SocketOptions } from 'socket.io-client';
 import type { StreamClientOptions } from './ws-session.ts';
-import {
-  CLOSE_WAIT_MS,
-  FrameSession,
-  SessionSet,
-  maskingRedactor,
-  prepareHandshake,
-  textFrame,
-} from './frame-session.ts';
+import { FrameSession, SessionSet, maskingRedactor, prepareHandshake, textFrame } from './frame-session.ts';
 import { readRefusal } from './handshake-refusal.ts';
+import { CLOSE_WAIT_MS, HANDSHAKE_TIMEOUT_MS } from '../timing/index.ts';
 import { AbortedError, BindError, type ConformError, NetworkError, TimeoutError } from '../errors.ts';
 import type { InboundFrame, OpenOptions, OpenResult, Refusal, StreamClient } from './stream.ts';
 
@@ -32,7 +26,7 @@ export interface SocketIoClientOptions extends StreamClientOptions {
 }
 
 /** maxPayload 1 MiB, as the raw WebSocket session: the protocol's messages are well under 1 KiB. */
-const DEFAULTS = { maxPayload: 1024 * 1024, handshakeTimeoutMs: 5000 } as const;
+const DEFAULTS = { maxPayload: 1024 * 1024, handshakeTimeoutMs: HANDSHAKE_TIMEOUT_MS } as const;
 /** Socket.IO's default handshake path, used when the URL names none. */
 export const DEFAULT_SOCKETIO_PATH = '/socket.io/';
 

@@ -8,6 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
 import type { Evidence } from '../check.ts';
 import { readRefusal } from './handshake-refusal.ts';
+import { HANDSHAKE_TIMEOUT_MS } from '../timing/index.ts';
 import { AbortedError, BindError, NetworkError, TimeoutError } from '../errors.ts';
 import type { OpenOptions, OpenResult, Push, StreamClient } from './stream.ts';
 import { FrameSession, SessionSet, maskingRedactor, prepareHandshake, textFrame } from './frame-session.ts';
@@ -53,7 +54,7 @@ export interface StreamClientOptions {
 }
 
 /** The handshake's defaults; a session's (waits, budgets) are FrameSession's SESSION_DEFAULTS. */
-const DEFAULTS = { maxPayload: 1024 * 1024, handshakeTimeoutMs: 5000 } as const;
+const DEFAULTS = { maxPayload: 1024 * 1024, handshakeTimeoutMs: HANDSHAKE_TIMEOUT_MS } as const;
 
 /** Creates the stream client the checks use: one per check, recording into that check's evidence. */
 export function createStreamClient(options: StreamClientOptions): StreamClient {

@@ -1,17 +1,11 @@
 /** Authentication of REST requests (spec: Authentication 1, 2; Errors). */
 import { randomBytes } from 'node:crypto';
 import type { Check } from '../../src/check.ts';
-import { API_KEY_HEADER, PATHS, QUERY, STATUS } from '../../src/spec.ts';
+import { PATHS, QUERY, STATUS } from '../../src/spec.ts';
 import { body, clause, expectHttp, expectStatus, restCheck, shown, REST_ANSWER_FAULTS } from './support.ts';
+import { HEADER_CASES } from '../key-headers.ts';
 
 const HTTP_UNAUTHORIZED = 401;
-
-/** Header spellings the spec names (and HTTP's case-insensitivity implies); `catches`: the faults refusing one. */
-export const HEADER_CASES = [
-  { id: 'canonical', header: API_KEY_HEADER, catches: ['auth-canonical-header-refused'] },
-  { id: 'upper', header: 'X-API-KEY', catches: ['auth-header-case-sensitive'] },
-  { id: 'lower', header: 'x-api-key', catches: ['auth-header-case-sensitive'] },
-] as const;
 
 const rejected = (which: 'missing' | 'invalid'): Check =>
   restCheck({

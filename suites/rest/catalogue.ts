@@ -12,6 +12,7 @@ import { NOTHING_TO_JUDGE } from '../../src/coverage.ts';
 import { isIanaZone, priceProblems } from '../../src/quote-rules.ts';
 import { mulberry32 } from '../../src/random.ts';
 import { PATHS, QUERY, REST_STATUSES_WITH_DATA } from '../../src/spec.ts';
+import { CATALOGUE_BASE_TIMEOUT_MS } from '../../src/timing/index.ts';
 import {
   allowFor,
   assetTypeOf,
@@ -29,11 +30,6 @@ import {
 export const CATALOGUE_BOUND = 500;
 /** Price reads in flight at once; the budget still spaces them at the key's pace. */
 const LANES = 4;
-/**
- * The check's time before the walk: waits on the rate limit do not count against it, and each
- * page and price read adds its share, so a catalogue of any size at any distance gets its time.
- */
-export const CATALOGUE_BASE_TIMEOUT_MS = 60_000;
 
 const PRICE = 'GET /v1/price';
 

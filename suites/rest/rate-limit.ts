@@ -4,17 +4,22 @@ import type { Check } from '../../src/check.ts';
 import type { RestExchange } from '../../src/transports/rest.ts';
 import { retryAfterMs } from '../../src/request-budget.ts';
 import { PATHS, STATUS } from '../../src/spec.ts';
+import {
+  RATE_LIMIT_CHECK_TIMEOUT_MS,
+  RATE_LIMIT_RECOVERY_MAX_MS,
+  RATE_LIMIT_RECOVERY_POLL_MS,
+} from '../../src/timing/index.ts';
 import { clause, restCheck, statusOf } from './support.ts';
 
 /** Bounds of the burst: requests sent at most, and in flight at once. */
-export const BURST = { maxRequests: 400, parallel: 8, recoveryPollMs: 250, recoveryMaxMs: 10_000 } as const;
+export const BURST = { maxRequests: 400, parallel: 8 } as const;
 
 export const rateLimitChecks: readonly Check[] = [
   restCheck({
     id: 'rest.rate-limit',
     enforces: ['limit:rest-rate-limit', 'status:50006'],
     tags: ['disruptive', 'limits'],
-    timeoutMs: 40_000,
+    timeoutMs: RATE_LIMIT_CHECK_TIMEOUT_MS,
     clause: clause('Limits', 'a REST rate limit exists and answers status 50006'),
     title:
       `up to ${BURST.maxRequests} GET /v1/pairs with one key (keys.burst if the ` +
@@ -39,11 +44,11 @@ export const rateLimitChecks: readonly Check[] = [
       ctx.expectSchema('rest-error', throttled.json, 'the 50006 answer');
       // A per-minute limit asks for a minute: recovery is looked for over what the answer asks, too.
       const asked = retryAfterMs(throttled.headers['retry-after']) ?? 0;
-      const recoveryMaxMs = Math.max(BURST.recoveryMaxMs, asked + BURST.recoveryMaxMs);
-      ctx.extendTimeLimit?.(Math.max(0, recoveryMaxMs - BURST.recoveryMaxMs));
+      const recoveryMaxMs = Math.max(RATE_LIMIT_RECOVERY_MAX_MS, asked + RATE_LIMIT_RECOVERY_MAX_MS);
+      ctx.extendTimeLimit?.(Math.max(0, recoveryMaxMs - RATE_LIMIT_RECOVERY_MAX_MS));
       const start = Date.now();
       while (Date.now() - start < recoveryMaxMs) {
-        await sleep(BURST.recoveryPollMs, undefined, { signal: ctx.signal });
+        await sleep(RATE_LIMIT_RECOVERY_POLL_MS, undefined, { signal: ctx.signal });
         const ex = await ctx.rest.get({ path: PATHS.pairs, key, paced: false });
         if (statusOf(ex) === STATUS.OK) {
           ctx.observe('recovers', true, `200 again after ${Date.now() - start} ms`);

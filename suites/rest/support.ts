@@ -3,6 +3,7 @@ import type { Check, CheckContext, SpecClause, Tag } from '../../src/check.ts';
 import type { RestExchange, RestRequest } from '../../src/transports/rest.ts';
 import { KNOWN_ASSET_TYPES, LIMITS, parsePairCode, PATHS, QUERY, STATUS } from '../../src/spec.ts';
 import { preview } from '../../src/validator.ts';
+import { PER_REQUEST_SLACK_MS } from '../../src/timing/index.ts';
 
 export type Json = Record<string, unknown>;
 export interface PairRecord {
@@ -180,8 +181,6 @@ export async function catalogue(
 export function allowFor(ctx: CheckContext, ex: RestExchange, lanes: number): void {
   ctx.extendTimeLimit?.(Math.ceil((2 * ex.durationMs) / lanes) + PER_REQUEST_SLACK_MS);
 }
-/** Added to a check's time limit per catalogue request, for the client's own work. */
-const PER_REQUEST_SLACK_MS = 20;
 
 /** Asset type of a code (`Crypto` of `Crypto:ALL:BTC/USD`), or undefined for a malformed one. */
 export const assetTypeOf = (code: string): string | undefined => parsePairCode(code)?.assetType;

@@ -6,7 +6,9 @@ import type { Check, CheckContext } from '../../src/check.ts';
 import { PATHS, QUERY, STATUS } from '../../src/spec.ts';
 import type { RestExchange } from '../../src/transports/rest.ts';
 import type { JsonObject, StreamSession } from '../../src/transports/stream.ts';
-import { awaitPushes, needLivePairs, noPushes, openSession, pause, streamPairs, subscribeOk } from './support.ts';
+import { needLivePairs, streamPairs, subscribeOk } from './pair-choice.ts';
+import { awaitPushes, noPushes } from './pushes.ts';
+import { openSession, pause } from './sessions.ts';
 import { Decimal } from 'decimal.js';
 import { places, priceProblems, relativeGap } from './rules.ts';
 

@@ -4,8 +4,11 @@
  */
 import type { Check, CheckContext } from '../../src/check.ts';
 import { LIMITS, METHOD, STATUS } from '../../src/spec.ts';
+import { errorNoticesTimeoutMs } from '../../src/timing/index.ts';
 import { isNotice, jsonObject, type JsonObject, type StreamSession } from '../../src/transports/stream.ts';
-import { UNKNOWN_PAIR, answers, isSilence, openSession, pairsByAccess, streamPairs, subscribe } from './support.ts';
+import { answers, subscribe } from './notices.ts';
+import { pairsByAccess, streamPairs, UNKNOWN_PAIR } from './pair-choice.ts';
+import { isSilence, openSession } from './sessions.ts';
 import { REST_ANSWER_FAULTS } from '../rest/support.ts';
 
 /** Unanswered requests in a row after which a connection is given up. */
@@ -186,8 +189,7 @@ export const errorNoticeChecks: readonly Check[] = [
     severity: 'must',
     tags: ['ws', 'session'],
     needs: ['ws'],
-    // Requests go one at a time; a target that leaves every other one unanswered costs a notice wait for each.
-    timeoutMs: (_p, w) => 8 * w.noticeMs,
+    timeoutMs: (_p, w) => errorNoticesTimeoutMs(w),
     async run(ctx) {
       let judged = 0;
       const primary = await openSession(ctx);

@@ -5,22 +5,14 @@
 import type { Check, CheckContext } from '../../src/check.ts';
 import type { StatementKey } from '../../src/statements.ts';
 import { METHOD, STATUS } from '../../src/spec.ts';
+import { UNSOLICITED_WAIT_MS } from '../../src/timing/index.ts';
 import { jsonObject, type JsonObject, type Refusal } from '../../src/transports/stream.ts';
-import {
-  ask,
-  describeRefusal,
-  needPairs,
-  refusalStatus,
-  streamPairs,
-  subscribe,
-  subscribeListed,
-  tryOpen,
-  UNKNOWN_PAIR,
-} from './support.ts';
-import { HEADER_CASES } from '../rest/auth.ts';
+import { refusalStatus } from '../../src/limit-refusal.ts';
+import { ask, subscribe } from './notices.ts';
+import { needPairs, streamPairs, subscribeListed, UNKNOWN_PAIR } from './pair-choice.ts';
+import { describeRefusal, tryOpen } from './sessions.ts';
+import { HEADER_CASES } from '../key-headers.ts';
 
-/** How long an accepted connection is given to send an unsolicited notice before the first request. */
-const UNSOLICITED_WAIT_MS = 200;
 /** The id of the request a key refused after connecting is asked with. */
 const AUTH_REQUEST_ID = 'conform-auth';
 /** A key no target issues. */

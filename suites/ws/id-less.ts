@@ -6,7 +6,9 @@
 import type { Check, CheckContext } from '../../src/check.ts';
 import type { JsonObject } from '../../src/transports/stream.ts';
 import { METHOD, STATUS } from '../../src/spec.ts';
-import { ask, expectNotice, needPairs, openSession, subscribeListed, subscribeOk, unsubscribe } from './support.ts';
+import { ask, expectNotice, unsubscribe } from './notices.ts';
+import { needPairs, subscribeListed, subscribeOk } from './pair-choice.ts';
+import { openSession } from './sessions.ts';
 
 /** Records whether a reply to a request without id carried one anyway (the spec shows none to echo). */
 function observeId(ctx: CheckContext, notice: JsonObject, method: string): void {

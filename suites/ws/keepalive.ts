@@ -4,24 +4,24 @@
  * The window comes from profile.timing.pingTimeoutMs (the spec's 30 s by default).
  */
 import type { Check } from '../../src/check.ts';
-import { KEEPALIVE_DEFAULTS, type Profile } from '../../src/profile.ts';
 import { METHOD, TEXT } from '../../src/spec.ts';
-import { closeWithin, isSilence, needPairs, openSession, subscribe, timing } from './support.ts';
-
-/** No ping starts this close to the end of the hold, ms. */
-const LAST_PING_MARGIN_MS = 5;
-/** Timer granularity allowed before the lower bound: Node timers may fire up to ~1 ms early. */
-const EARLY_TOLERANCE_MS = 5;
-/** Headroom of the check's own timeout over its longest wait. */
-const HEADROOM_MS = 10_000;
+import {
+  closeCheckTimeoutMs,
+  closeWaitMs,
+  EARLY_TOLERANCE_MS,
+  holdCheckTimeoutMs,
+  KEEPALIVE_DEFAULTS,
+  keepAliveSendMs,
+  keepAliveTiming,
+  LAST_PING_MARGIN_MS,
+} from '../../src/timing/index.ts';
+import { subscribe } from './notices.ts';
+import { needPairs } from './pair-choice.ts';
+import { closeWithin, isSilence, openSession } from './sessions.ts';
 
 const clause = {
   section: 'Limits',
   rule: 'Ping interval: the connection is closed if no ping arrives within 30 seconds',
-};
-const closeBy = (p: Profile): number => {
-  const t = timing(p);
-  return t.windowMs + t.graceMs;
 };
 
 export const keepaliveChecks: readonly Check[] = [
@@ -37,18 +37,19 @@ export const keepaliveChecks: readonly Check[] = [
     severity: 'must',
     tags: ['ws', 'keepalive', 'slow'],
     needs: ['ws'],
-    timeoutMs: (p) => closeBy(p) + HEADROOM_MS,
+    timeoutMs: (p) => closeCheckTimeoutMs(keepAliveTiming(p)),
     async run(ctx) {
-      const { windowMs, graceMs } = timing(ctx.profile);
+      const t = keepAliveTiming(ctx.profile);
+      const { windowMs, graceMs } = t;
       const session = await openSession(ctx, { keepAlive: false });
       // The server's timer starts between our handshake start and our 'open': the lower bound is
       // measured from the former, the upper from the latter, so neither side is judged unfairly.
       const started = session.startedAtMs;
       const opened = session.openedAtMs;
-      const closed = await closeWithin(ctx, session, windowMs + graceMs + 1000);
+      const closed = await closeWithin(ctx, session, closeWaitMs(t));
       if (!closed)
         return ctx.fail({
-          received: `still open ${windowMs + graceMs + 1000} ms after opening with no ping`,
+          received: `still open ${closeWaitMs(t)} ms after opening with no ping`,
           expected: `closed within ${windowMs} + ${graceMs} ms`,
         });
       // Our side dropping a misbehaving peer is not the server's keep-alive close.
@@ -93,11 +94,12 @@ export const keepaliveChecks: readonly Check[] = [
     severity: 'must',
     tags: ['ws', 'keepalive', 'slow'],
     needs: ['ws'],
-    timeoutMs: (p) => timing(p).windowMs * timing(p).holdWindows + HEADROOM_MS,
+    timeoutMs: (p) => holdCheckTimeoutMs(keepAliveTiming(p)),
     async run(ctx) {
-      const { windowMs, holdWindows } = timing(ctx.profile);
+      const t = keepAliveTiming(ctx.profile);
+      const { windowMs, holdWindows } = t;
       const session = await openSession(ctx, { keepAlive: false });
-      const every = windowMs / 3;
+      const every = keepAliveSendMs(t);
       const until = session.openedAtMs + windowMs * holdWindows;
       let pings = 0;
       // A timer may fire a hair before the hold ends; a ping sent in its last moments proves nothing.
@@ -132,12 +134,12 @@ export const keepaliveChecks: readonly Check[] = [
     severity: 'observe',
     tags: ['ws', 'keepalive', 'slow'],
     needs: ['ws'],
-    timeoutMs: (p) => closeBy(p) + HEADROOM_MS,
+    timeoutMs: (p) => closeCheckTimeoutMs(keepAliveTiming(p)),
     async run(ctx) {
-      const { windowMs, graceMs } = timing(ctx.profile);
+      const t = keepAliveTiming(ctx.profile);
       const pairs = await needPairs(ctx, 1);
       const session = await openSession(ctx, { keepAlive: false });
-      const until = session.openedAtMs + windowMs + graceMs + 1000;
+      const until = session.openedAtMs + closeWaitMs(t);
       let sent = 0;
       while (session.isOpen && ctx.stream.now() < until) {
         try {
@@ -146,7 +148,7 @@ export const keepaliveChecks: readonly Check[] = [
         } catch (err) {
           if (!isSilence(err)) throw err;
         }
-        await closeWithin(ctx, session, Math.min(windowMs / 3, Math.max(0, until - ctx.stream.now())));
+        await closeWithin(ctx, session, Math.min(keepAliveSendMs(t), Math.max(0, until - ctx.stream.now())));
       }
       if (session.isOpen)
         ctx.observe(

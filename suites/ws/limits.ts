@@ -9,8 +9,10 @@
 import type { Allowance, Check, CheckContext, KeyLease } from '../../src/check.ts';
 import { BindError } from '../../src/errors.ts';
 import { STATUS } from '../../src/spec.ts';
+import { LIMIT_QUIET_MAX_MS, LIMIT_QUIET_MS, LIMIT_QUIET_POLL_MS, LIMIT_SETTLE_MS } from '../../src/timing/index.ts';
 import type { OpenResult, StreamSession } from '../../src/transports/stream.ts';
-import { describeRefusal, keepOpen, pause, refusalStatus, tryOpen } from './support.ts';
+import { refusalStatus } from '../../src/limit-refusal.ts';
+import { describeRefusal, keepOpen, pause, tryOpen } from './sessions.ts';
 
 /** A second source address on loopback, to show the count is per key and not per IP. */
 export const SECOND_SOURCE_ADDRESS = '127.0.0.2';
@@ -19,23 +21,13 @@ const clause = (rule: string) => ({ section: 'Limits', rule });
 
 /** Tries to measure with the key's count steady this many times before giving up. */
 const STEADY_ATTEMPTS = 5;
-/** A close by another check may reach the target this long before our side hears of it (longer on a loaded machine). */
-const SETTLE_MS = 250;
-/**
- * Before measuring again, the key's count must have held still this long (other checks' closes
- * drain; the freeze stops new opens).
- */
-const QUIET_MS = 300;
-/** Longest wait for that quiet. */
-const QUIET_MAX_MS = 5000;
-
-/** Waits until no other check's connection of the key has closed for QUIET_MS (at most QUIET_MAX_MS). */
+/** Waits until no other check's connection of the key has closed for LIMIT_QUIET_MS (at most LIMIT_QUIET_MAX_MS). */
 async function quiet(ctx: CheckContext, lease: KeyLease): Promise<void> {
-  const until = ctx.stream.now() + QUIET_MAX_MS;
+  const until = ctx.stream.now() + LIMIT_QUIET_MAX_MS;
   let seen = lease.closedSince();
   let since = ctx.stream.now();
-  while (ctx.stream.now() - since < QUIET_MS && ctx.stream.now() < until) {
-    await pause(50, ctx);
+  while (ctx.stream.now() - since < LIMIT_QUIET_MS && ctx.stream.now() < until) {
+    await pause(LIMIT_QUIET_POLL_MS, ctx);
     if (lease.closedSince() !== seen) {
       seen = lease.closedSince();
       since = ctx.stream.now();
@@ -122,7 +114,7 @@ async function atAllowance<T>(
       if (!refused) {
         const held = [...sessions];
         const result = await probe(sessions);
-        await pause(SETTLE_MS, ctx);
+        await pause(LIMIT_SETTLE_MS, ctx);
         // Ours count too: one the target closed under the probe (a short keep-alive window on a
         // slow machine) moved the count as well.
         const ownLost = held.filter((s) => !s.isOpen && sessions.includes(s)).length;

@@ -8,7 +8,9 @@ import type { Check, CheckContext } from '../../src/check.ts';
 import type { StatementKey } from '../../src/statements.ts';
 import { METHOD, STATUS } from '../../src/spec.ts';
 import type { JsonObject } from '../../src/transports/stream.ts';
-import { ask, expectNotice, needPairs, openSession, subscribeOk, unsubscribe } from './support.ts';
+import { ask, expectNotice, unsubscribe } from './notices.ts';
+import { needPairs, subscribeOk } from './pair-choice.ts';
+import { openSession } from './sessions.ts';
 
 /** One malformed request and what it breaks. */
 interface MalformedCase {

@@ -7,7 +7,8 @@
 import type { Check, CheckContext, KeyLease } from '../../src/check.ts';
 import { STATUS } from '../../src/spec.ts';
 import type { StreamSession } from '../../src/transports/stream.ts';
-import { describeRefusal, keepOpen, refusalStatus, tryOpen } from './support.ts';
+import { refusalStatus } from '../../src/limit-refusal.ts';
+import { describeRefusal, keepOpen, tryOpen } from './sessions.ts';
 
 /**
  * Profile roles whose keys have stream access by definition, in the order the other key is taken:

@@ -2,7 +2,7 @@
 import type { Check } from '../../src/check.ts';
 import { METHOD, TEXT } from '../../src/spec.ts';
 import { isPush } from '../../src/transports/stream.ts';
-import { openSession, sendOrFail, waitFrame } from './support.ts';
+import { openSession, sendOrFail, waitFrame } from './sessions.ts';
 
 /** Ping requests from the spec's field table: `id` and `params` are both optional. */
 const PING_CASES = [

@@ -5,16 +5,15 @@
 import type { Check, CheckContext } from '../../src/check.ts';
 import { isPush, type Push } from '../../src/transports/stream.ts';
 import { PUSH_EXPECTED } from '../../src/push-inspection.ts';
-import type { Profile } from '../../src/profile.ts';
-import type { Waits } from '../../src/timing.ts';
-import { awaitPushes, isSilence, needLivePairs, noPushes, openSession, subscribeOk } from './support.ts';
+import { pushWatchTimeoutMs } from '../../src/timing/index.ts';
+import { needLivePairs, subscribeOk } from './pair-choice.ts';
+import { awaitPushes, noPushes } from './pushes.ts';
+import { isSilence, openSession } from './sessions.ts';
 import { places, priceProblems, timestampUnit } from './rules.ts';
 
 /** Pairs a push check watches, and how many frames it wants per pair. */
 const WATCH_PAIRS = 3;
 const FRAMES_PER_PAIR = 5;
-/** Timeout of a check that watches pushes: the wait for the first, the gathering after it, and its other steps. */
-const watchTimeoutMs = (_p: Profile, w: Waits): number => w.firstPushMs + w.pushMs + 10_000;
 /** Violations listed per check before the rest is only counted. */
 const MAX_LISTED = 20;
 
@@ -71,7 +70,7 @@ export const pushChecks: readonly Check[] = [
     severity: 'must',
     tags: ['ws', 'push'],
     needs: ['ws'],
-    timeoutMs: watchTimeoutMs,
+    timeoutMs: (_p, w) => pushWatchTimeoutMs(w),
     async run(ctx) {
       const pushes = await watchPushes(ctx, await needLivePairs(ctx, WATCH_PAIRS, 1));
       const problems: string[] = [];
@@ -97,7 +96,7 @@ export const pushChecks: readonly Check[] = [
     severity: 'must',
     tags: ['ws', 'push', 'price'],
     needs: ['ws'],
-    timeoutMs: watchTimeoutMs,
+    timeoutMs: (_p, w) => pushWatchTimeoutMs(w),
     async run(ctx) {
       const pairs = await needLivePairs(ctx, WATCH_PAIRS, 1);
       // Only frames of the subscribed pairs with decimal prices can be judged here: a stray pair is
@@ -130,7 +129,7 @@ export const pushChecks: readonly Check[] = [
     severity: 'observe',
     tags: ['ws', 'push'],
     needs: ['ws'],
-    timeoutMs: watchTimeoutMs,
+    timeoutMs: (_p, w) => pushWatchTimeoutMs(w),
     async run(ctx) {
       const pairs = await needLivePairs(ctx, WATCH_PAIRS, 1);
       const pushes = await watchPushes(ctx, pairs);
@@ -165,7 +164,7 @@ export const pushChecks: readonly Check[] = [
     severity: 'observe',
     tags: ['ws', 'push'],
     needs: ['ws'],
-    timeoutMs: watchTimeoutMs,
+    timeoutMs: (_p, w) => pushWatchTimeoutMs(w),
     async run(ctx) {
       const pairs = await needLivePairs(ctx, WATCH_PAIRS, 1);
       const pushes = (await watchPushes(ctx, pairs)).filter((p) => pairs.includes(p.value.code as string));

@@ -1,29 +1,27 @@
 /** Method unsubscribe (spec: Method unsubscribe; Subscription on one WebSocket connection). */
-import { WAIT_DEFAULTS } from '../../src/timing.ts';
+import {
+  inFlightMs,
+  stopCheckTimeoutMs,
+  unsubscribeManyTimeoutMs,
+  WAIT_DEFAULTS,
+  watchMs,
+  watchNote,
+} from '../../src/timing/index.ts';
 import type { Check } from '../../src/check.ts';
 import { METHOD, STATUS, TEXT } from '../../src/spec.ts';
+import { ask, expectNotice, unsubscribe } from './notices.ts';
+import { needLivePairs, needPairs, subscribeOk, UNKNOWN_PAIR } from './pair-choice.ts';
 import {
-  watchNote,
-  stopCheckTimeoutMs,
-  learnCadence,
-  UNKNOWN_PAIR,
-  ask,
   awaitPushes,
-  expectNotice,
+  learnCadence,
   movedWithin,
-  needLivePairs,
-  needPairs,
   noPushes,
-  openSession,
-  restQuotes,
-  subscribeOk,
-  unpushedMoves,
-  unsubscribe,
-  until,
-  watchMs,
-  inFlightMs,
   observeInFlight,
-} from './support.ts';
+  pushTimes,
+  restQuotes,
+  unpushedMoves,
+} from './pushes.ts';
+import { openSession, until } from './sessions.ts';
 
 const clause = (rule: string) => ({ section: 'Method unsubscribe', rule });
 
@@ -77,7 +75,7 @@ export const unsubscribeChecks: readonly Check[] = [
     severity: 'must',
     tags: ['ws', 'session', 'push'],
     needs: ['ws'],
-    timeoutMs: stopCheckTimeoutMs,
+    timeoutMs: (_p, w) => stopCheckTimeoutMs(w),
     async run(ctx) {
       const session = await openSession(ctx);
       const [a, b] = (await subscribeOk(ctx, session, await needLivePairs(ctx, 2), 'conform-sub', {
@@ -97,9 +95,9 @@ export const unsubscribeChecks: readonly Check[] = [
           expected: 'the unsubscribe succeeds (code "200")',
         });
       const stopped = ctx.stream.now();
-      const window = inFlightMs(ctx, session, a);
+      const window = inFlightMs(ctx.waits, pushTimes(session), a);
       const cutoff = stopped + window;
-      const watch = watchMs(ctx, session, a);
+      const watch = watchMs(ctx.waits, pushTimes(session), a);
       await until(ctx, cutoff + watch);
       const late = session.pushes({ pair: a, sinceMs: cutoff });
       observeInFlight(ctx, session, a, stopped, window);
@@ -109,9 +107,9 @@ export const unsubscribeChecks: readonly Check[] = [
           received: `${late.length} push(es) for ${a} ${after}`,
           expected: `pushes for ${a} stop`,
         });
-      ctx.note(watchNote(ctx, watch, a));
+      ctx.note(watchNote(ctx.waits, watch, a));
       // B's silence would make A's no proof: a pair may be quiet for a while when pushes come on change.
-      if (!(await awaitPushes(session, b, 1, cutoff, watchMs(ctx, session, b))))
+      if (!(await awaitPushes(session, b, 1, cutoff, watchMs(ctx.waits, pushTimes(session), b))))
         ctx.skip(
           `no push for ${b} (still subscribed) within three of its push gaps after the unsubscribe ` +
             `either, so A's silence proves nothing (the push trigger is not shown)`,
@@ -134,8 +132,7 @@ export const unsubscribeChecks: readonly Check[] = [
     severity: 'must',
     tags: ['ws', 'session', 'push'],
     needs: ['ws'],
-    // Waits for pushes, for the stopped pairs' prices to move and for pushes after that: each up to a push wait.
-    timeoutMs: (_p, w) => 10 * w.pushMs,
+    timeoutMs: (_p, w) => unsubscribeManyTimeoutMs(w),
     async run(ctx) {
       const session = await openSession(ctx);
       const [a, b, c] = (await subscribeOk(ctx, session, await needLivePairs(ctx, 3), 'conform-sub', {
@@ -150,7 +147,10 @@ export const unsubscribeChecks: readonly Check[] = [
           received: `unsubscribe from ${a}, ${b} answered ${JSON.stringify(notice)}`,
           expected: 'the unsubscribe succeeds (code "200")',
         });
-      const window = Math.max(inFlightMs(ctx, session, a), inFlightMs(ctx, session, b));
+      const window = Math.max(
+        inFlightMs(ctx.waits, pushTimes(session), a),
+        inFlightMs(ctx.waits, pushTimes(session), b),
+      );
       const cutoff = ctx.stream.now() + window;
       const before = await restQuotes(ctx, [a, b, c]);
       await awaitPushes(session, c, 3, cutoff, ctx.waits.pushMs);
@@ -205,7 +205,7 @@ export const unsubscribeChecks: readonly Check[] = [
       const listed = await needPairs(ctx, 3);
       const session = await openSession(ctx);
       const [subscribed] = (await subscribeOk(ctx, session, [listed[0]!])) as [string];
-      const other = listed.find((p) => p !== subscribed && !ctx.pairs.isRefused(p));
+      const other = listed.find((p) => p !== subscribed && !ctx.pairLedger.isRefused(p));
       if (!other) ctx.skip('no second listed pair left to unsubscribe from');
       ctx.observe(
         'known-pair-never-subscribed',

@@ -2,7 +2,7 @@
  * What a run of the CLI against a hostile target must look like (docs/checks.md: When the target misbehaves). The
  * judge returns every problem it finds as one line, so a failing test shows all of them at once.
  */
-import { waitsFor } from '../../src/timing.ts';
+import { waitsFor } from '../../src/timing/index.ts';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import type { CheckResult } from '../../src/check.ts';
 import type { Profile } from '../../src/profile.ts';

@@ -5,9 +5,9 @@
  * 1. the profile's `timing`: what the operator states of the target (its push interval, how soon
  *    it answers, how soon it frees a slot), with the harness's margin on top;
  * 2. what the run observed: the release time the connection budget measured before the first
- *    check, and, within a session, the push gaps that session showed (suites/ws/support.ts
- *    `watchMs`). An observation only lengthens a wait: evidence that a target was fast so far is
- *    no promise that it stays fast;
+ *    check, and, within a session, the push gaps that session showed (`watchMs`, `inFlightMs` in
+ *    stream-windows.ts). An observation only lengthens a wait: evidence that a target was fast so
+ *    far is no promise that it stays fast;
  * 3. the defaults below, generous for a live service across a network.
  *
  * A target that states nothing is waited for as long as the defaults say (or longer, when it
@@ -116,8 +116,9 @@ export function waitStretch(w: Waits): number {
 }
 
 /**
- * The run's timing: the profile's statement and what the run measured. Checks read the waits as
- * they start.
+ * The run's timing: the profile's statement and what the run measured. The runner makes it and
+ * hands it to the connection budget, which reports the release time it measures, and to every
+ * check's context, which reads the waits as the check starts.
  */
 export class RunTiming {
   private readonly observed: ObservedTiming = {};

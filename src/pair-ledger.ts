@@ -3,9 +3,10 @@
  * list pairs that are inactive or suspended (spec: Errors, 50104 "Pair does not exist, is inactive
  * or is suspended"), and a pair's price may never move on a service that pushes only on change: a
  * check that needs a pair to subscribe to, or a pair that pushes, prefers what an earlier check saw
- * work, and no check picks again a pair the target refused.
+ * work, and no check picks again a pair the target refused. (A ledger of the run, not to be taken
+ * for the spec's "Pair record", an element of the data of /v1/pairs.)
  */
-export class PairRecord {
+export class PairLedger {
   private readonly acceptedPairs = new Set<string>();
   private readonly refusedPairs = new Map<string, string>();
   private readonly movedPairs = new Set<string>();

@@ -1,0 +1,59 @@
+/**
+ * The time limits of checks: the default a check runs under, and the limits of checks that wait
+ * longer, each the waits it spends plus the headroom its own steps take. A check's limit pauses
+ * while it waits for a connection slot or on the REST rate limit (src/time-limit.ts): those waits
+ * are the target's pace, not the check's.
+ */
+import { maxWatchMs } from './stream-windows.ts';
+import { REPLACE_GAP_MS } from './check-pauses.ts';
+import type { Waits } from './waits.ts';
+
+/** A check's time limit unless it sets its own (`--timeout` overrides it). */
+export const CHECK_TIMEOUT_MS = 15_000;
+
+/** Headroom of a check's limit over its waits, for its REST reads, subscribes and judging. */
+const STEPS_MS = 10_000;
+/** The same for a check that reads the REST prices of its pairs before and after its waits. */
+const LIVE_PAIR_STEPS_MS = 15_000;
+/** The same for a check that subscribes to as many pairs as a request may name, replacing refused ones. */
+const FULL_SUBSCRIBE_STEPS_MS = 20_000;
+
+/** Time limit of a check that watches pushes: the wait for the first, the gathering after it, and its other steps. */
+export const pushWatchTimeoutMs = (w: Waits): number => w.firstPushMs + w.pushMs + STEPS_MS;
+/**
+ * Time limit of the check that waits for pushes to start: the first-push wait, one push wait more
+ * for a pair whose REST price moved, and its other steps.
+ */
+export const pushesStartTimeoutMs = (w: Waits): number => w.firstPushMs + w.pushMs + LIVE_PAIR_STEPS_MS;
+/**
+ * Time limit of a check that subscribes to `pairs` pairs at once: two notices, its other steps, and
+ * a pause before each listed pair refused with 50104 is replaced.
+ */
+export const fullSubscribeTimeoutMs = (w: Waits, pairs: number): number =>
+  2 * w.noticeMs + FULL_SUBSCRIBE_STEPS_MS + pairs * REPLACE_GAP_MS;
+/**
+ * Time limit of a check that learns a pair's cadence and then watches it stop: both waits, the
+ * in-flight window, and the rest of its steps.
+ */
+export const stopCheckTimeoutMs = (w: Waits): number => w.cadenceMs + w.pushMs + 2 * maxWatchMs(w) + STEPS_MS;
+
+/**
+ * Time limit of the check that unsubscribes from several pairs: it waits for pushes, for the
+ * stopped pairs' prices to move and for pushes after that, each up to a push wait.
+ */
+export const unsubscribeManyTimeoutMs = (w: Waits): number => 10 * w.pushMs;
+/**
+ * Time limit of the check that provokes every error notice, one request at a time: a target that
+ * leaves every other one unanswered costs a notice wait for each.
+ */
+export const errorNoticesTimeoutMs = (w: Waits): number => 8 * w.noticeMs;
+
+/** Time limit of the REST rate-limit check: a burst of requests, then a wait for the limit to lift. */
+export const RATE_LIMIT_CHECK_TIMEOUT_MS = 40_000;
+/**
+ * The catalogue check's time before the walk: waits on the rate limit do not count against it, and
+ * each page and price read adds its share, so a catalogue of any size at any distance gets its time.
+ */
+export const CATALOGUE_BASE_TIMEOUT_MS = 60_000;
+/** Added to a check's time limit per catalogue request, for the client's own work. */
+export const PER_REQUEST_SLACK_MS = 20;
