@@ -98,7 +98,7 @@ async function main(): Promise<number> {
     github: githubEnvironment(process.env),
     signal: stop.signal,
     env: process.env,
-    faults: (await import('../reference/faults.ts')).FAULTS,
+    faults: (await import('../reference/faults/index.ts')).FAULTS,
     async startEmbedded({ transport, event }) {
       const { startReferenceServer } = await import('../reference/index.ts');
       return startReferenceServer(

@@ -9,7 +9,7 @@ export const serveCommand = serveCommandWith(async () => {
   const [{ CHECKS }, { faultCatches }, { formatFaults }] = await Promise.all([
     import('../suites/index.ts'),
     import('../src/matrix.ts'),
-    import('../reference/faults.ts'),
+    import('../reference/faults/index.ts'),
   ]);
   return formatFaults((fault) => faultCatches(CHECKS, fault));
 });

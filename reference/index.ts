@@ -10,7 +10,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Profile } from '../src/profile.ts';
 import { ConfigError } from '../src/errors.ts';
 import { resolveConfig, type ReferenceConfig } from './config.ts';
-import { findFault, type FaultName } from './faults.ts';
+import { findFault, type FaultName } from './faults/index.ts';
 import { faultSeams } from './fault-effects.ts';
 import { RestHandler } from './rest.ts';
 import { Service } from './service.ts';
@@ -23,7 +23,7 @@ import { mergeDialect, parseDialect, type Dialect, type PartialDialect } from '.
 export type { ReferenceConfig } from './config.ts';
 export { ConfigError, DialectError, UnknownFaultError } from '../src/errors.ts';
 export { resolveConfig, loadConfigFile, DEFAULT_CONFIG } from './config.ts';
-export { FAULTS, findFault, type FaultName } from './faults.ts';
+export { FAULTS, findFault, type FaultName } from './faults/index.ts';
 export {
   DEFAULT_DIALECT,
   DIALECT_SPACE,

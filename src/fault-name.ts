@@ -4,7 +4,7 @@
  * (reference/faults.ts), so a new fault is one record and the checks that catch it, with no list
  * here to keep in step. The import is type-only and erased: the harness never loads the reference.
  */
-import type { FaultName } from '../reference/faults.ts';
+import type { FaultName } from '../reference/faults/index.ts';
 
 export type { FaultName };
 
