@@ -1,12 +1,131 @@
 /**
- * The frame reader of the load generator's WebSocket client (RFC 6455 section 5, frames from a
- * server, no extensions): socket chunks in, messages out, read in place in each chunk. Pure of
- * sockets, like ws's Receiver: wire-socket.ts feeds it the chunks and writes what it asks for (a
- * pong, the closing handshake). Rare paths (frames split across chunks, fragmented messages,
- * control frames) copy; the per-frame path does not.
+ * The WebSocket frame codec of RFC 6455 (section 5, no extensions), the one every side of the
+ * tree writes and reads frames with: the reference's fan-out (server frames), the load workers and
+ * the bench client (masked client frames, server frames read), the hostile test targets (frames
+ * that break the rules on purpose, client frames read). Pure, like ws's Sender and Receiver: bytes
+ * in, bytes out, no socket; the caller writes what it is given and feeds the reader its chunks.
+ * It reads nothing of the price service's spec.
+ *
+ * Writing: one allocation per frame, the header written in place (`textFrame` is the fan-out's
+ * per-push path). Reading: socket chunks in, messages out, read in place in each chunk. Rare paths
+ * (frames split across chunks, fragmented messages, control frames) copy; the per-frame path does not.
  */
+import { createHash } from 'node:crypto';
 
-const OP = { continuation: 0x0, text: 0x1, binary: 0x2, close: 0x8, ping: 0x9, pong: 0xa } as const;
+/** Opcodes of RFC 6455 section 5.2; 0x3-0x7 and 0xB-0xF are reserved. */
+export const OPCODE = { continuation: 0x0, text: 0x1, binary: 0x2, close: 0x8, ping: 0x9, pong: 0xa } as const;
+
+/** The GUID of RFC 6455 section 1.3, appended to the client's key for Sec-WebSocket-Accept. */
+const HANDSHAKE_GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
+
+/** The Sec-WebSocket-Accept value that answers a client's Sec-WebSocket-Key (section 4.2.2). */
+export function acceptFor(clientKey: string): string {
+  return createHash('sha1')
+    .update(clientKey + HANDSHAKE_GUID)
+    .digest('base64');
+}
+
+/** Bytes before the payload of a frame of `length` payload bytes: 2, 4 or 10, and 4 more for a mask key. */
+export function headerSize(length: number, masked = false): number {
+  return (length < 126 ? 2 : length < 0x10000 ? 4 : 10) + (masked ? 4 : 0);
+}
+
+/**
+ * Writes a header at the start of `buf` (section 5.2): `first` is FIN, RSV and the opcode, `maskBit`
+ * 0x80 or 0, the length in its shortest form (7, 16 or 64 bits). The mask key, if any, goes after.
+ */
+function putHeader(buf: Buffer, first: number, maskBit: number, length: number): void {
+  buf[0] = first;
+  if (length < 126) buf[1] = maskBit | length;
+  else if (length < 0x10000) {
+    buf[1] = maskBit | 126;
+    buf.writeUInt16BE(length, 2);
+  } else {
+    buf[1] = maskBit | 127;
+    // Two 32-bit halves: a payload is far below 2^53, and no BigInt is made per frame.
+    buf.writeUInt32BE(Math.floor(length / 2 ** 32), 2);
+    buf.writeUInt32BE(length >>> 0, 6);
+  }
+}
+
+/** The first byte of a header: FIN, RSV1..3 and the opcode. */
+const firstByte = (opcode: number, fin = true, rsv = 0): number =>
+  (fin ? 0x80 : 0) | ((rsv & 0x7) << 4) | (opcode & 0xf);
+
+/** XORs `length` bytes of `buf` from `at` with the 4-byte key at `keyAt` of `key` (section 5.3), in place. */
+function unmask(buf: Buffer, at: number, length: number, key: Buffer, keyAt: number): void {
+  for (let i = 0; i < length; i++) buf[at + i]! ^= key[keyAt + (i & 3)]!;
+}
+
+/** One frame: the header, then `payload` (masked with `mask` when given, as a client must). */
+function build(first: number, payload: Buffer | string, mask: Buffer | undefined): Buffer {
+  const text = typeof payload === 'string';
+  const length = text ? Buffer.byteLength(payload) : payload.length;
+  const at = headerSize(length, mask !== undefined);
+  const buf = Buffer.allocUnsafe(at + length);
+  putHeader(buf, first, mask ? 0x80 : 0, length);
+  if (text) buf.write(payload, at, 'utf8');
+  else payload.copy(buf, at);
+  if (mask) {
+    mask.copy(buf, at - 4, 0, 4);
+    unmask(buf, at, length, mask, 0);
+  }
+  return buf;
+}
+
+/** What a frame holds; anything the rules forbid may be asked for (a test target breaks them on purpose). */
+export interface FrameOptions {
+  opcode: number;
+  payload?: Buffer | string;
+  /** Default true. */
+  fin?: boolean;
+  /** RSV1..RSV3 as a 3-bit number; non-zero without a negotiated extension is a violation. */
+  rsv?: number;
+  /** The 4-byte mask key: a client masks every frame, a server never does (section 5.1). */
+  mask?: Buffer;
+}
+
+/** One whole frame, as the options describe it. */
+export function frame(opts: FrameOptions): Buffer {
+  return build(firstByte(opts.opcode, opts.fin, opts.rsv), opts.payload ?? Buffer.alloc(0), opts.mask);
+}
+
+/** A server's (unmasked) text frame: FIN, opcode 1, the length, the payload. */
+export function textFrame(payload: Buffer | string): Buffer {
+  return build(0x81, payload, undefined);
+}
+
+/** A close frame (section 5.5.1): the status code (any number, legal or not), then a reason of any length. */
+export function closeFrame(code: number, reason: Buffer | string = '', mask?: Buffer): Buffer {
+  const r = typeof reason === 'string' ? Buffer.from(reason, 'utf8') : reason;
+  const payload = Buffer.allocUnsafe(2 + r.length);
+  payload.writeUInt16BE(code, 0);
+  r.copy(payload, 2);
+  return build(firstByte(OPCODE.close), payload, mask);
+}
+
+/**
+ * The header of a frame for a payload of `length` bytes, alone: a target that announces a length
+ * and sends other bytes writes it, then what it likes. `masked` sets the bit; the key is not included.
+ */
+export function frameHeader(head: {
+  opcode: number;
+  length: number;
+  fin?: boolean;
+  rsv?: number;
+  masked?: boolean;
+}): Buffer {
+  const buf = Buffer.allocUnsafe(headerSize(head.length));
+  putHeader(buf, firstByte(head.opcode, head.fin, head.rsv), head.masked ? 0x80 : 0, head.length);
+  return buf;
+}
+
+/** Where the payload of the whole frame `frame` starts (after its length and its mask key, if any). */
+export function payloadStart(frame: Buffer): number {
+  const b1 = frame[1]!;
+  const length = b1 & 0x7f;
+  return (length === 126 ? 4 : length === 127 ? 10 : 2) + (b1 & 0x80 ? 4 : 0);
+}
 
 /** What the reader hands to its user for every chunk and message. */
 export interface ReaderEvents {
@@ -28,10 +147,15 @@ export interface ReaderControl {
   ping(payload: Buffer): void;
   /** A close frame came, with its status code, or null when it carried none. */
   close(code: number | null): void;
-  /** The server broke the protocol: `what` says how. */
+  /** The peer broke the protocol: `what` says how. */
   violation(what: string): void;
 }
 
+/**
+ * Reads the frames of one peer: a server's (unmasked) as a client does, or a client's (masked,
+ * unmasked in place in the chunk) as a server does. The reader's user writes what `control` asks
+ * for (a pong, the closing handshake) to its socket.
+ */
 export class WireReader {
   /** Bytes of a frame that did not fit in the chunks so far. */
   private pending: Buffer[] = [];
@@ -44,12 +168,18 @@ export class WireReader {
   /** Set on a close frame, a violation or stop(): nothing after it is read. */
   private dead = false;
 
-  /** `maxPayload`: a bigger frame or message is a protocol violation. */
+  /** The mask bit every frame must carry: 0x80 from a client, 0 from a server (section 5.1). */
+  private readonly maskBit: number;
+
+  /** `maxPayload`: a bigger frame or message is a protocol violation. `from`: whose frames are read. */
   constructor(
     private readonly maxPayload: number,
     private readonly events: ReaderEvents,
     private readonly control: ReaderControl,
-  ) {}
+    from: 'server' | 'client' = 'server',
+  ) {
+    this.maskBit = from === 'client' ? 0x80 : 0;
+  }
 
   /** Reads nothing more (the connection is gone or failing). */
   stop(): void {
@@ -74,6 +204,7 @@ export class WireReader {
     this.needed = 0;
     let pos = 0;
     const n = buf.length;
+    const maskBit = this.maskBit;
     while (pos < n && !this.dead) {
       if (n - pos < 2) break;
       const b0 = buf[pos]!;
@@ -91,18 +222,22 @@ export class WireReader {
         header = 10;
       }
       if ((b0 & 0x70) !== 0) return this.violation('a reserved bit is set (no extension was negotiated)');
-      if ((b1 & 0x80) !== 0) return this.violation('the server masked a frame');
+      if ((b1 & 0x80) !== maskBit)
+        return this.violation(maskBit === 0 ? 'the server masked a frame' : 'the client sent an unmasked frame');
       if (length > this.maxPayload)
         return this.violation(`a frame of ${length} bytes is over the ${this.maxPayload}-byte limit`);
+      // The mask key follows the length.
+      if (maskBit !== 0) header += 4;
       if (n - pos < header + length) {
         this.needed = header + length;
         break;
       }
       const start = pos + header;
+      if (maskBit !== 0) unmask(buf, start, length, buf, start - 4);
       pos = start + length;
       const opcode = b0 & 0x0f;
       const fin = (b0 & 0x80) !== 0;
-      if ((opcode === OP.text || opcode === OP.binary) && fin && this.fragments === null) {
+      if ((opcode === OPCODE.text || opcode === OPCODE.binary) && fin && this.fragments === null) {
         this.events.message(buf, start, pos, t);
       } else {
         this.rareFrame(opcode, fin, buf, start, pos, t);
@@ -119,25 +254,25 @@ export class WireReader {
 
   private rareFrame(opcode: number, fin: boolean, buf: Buffer, start: number, end: number, t: number): void {
     const length = end - start;
-    if (opcode >= OP.close) {
+    if (opcode >= OPCODE.close) {
       if (!fin || length > 125) return this.violation('a fragmented or oversized control frame');
-      if (opcode === OP.ping) {
+      if (opcode === OPCODE.ping) {
         this.control.ping(Buffer.from(buf.subarray(start, end)));
         return;
       }
-      if (opcode === OP.pong) return;
-      if (opcode !== OP.close) return this.violation(`reserved opcode ${opcode}`);
+      if (opcode === OPCODE.pong) return;
+      if (opcode !== OPCODE.close) return this.violation(`reserved opcode ${opcode}`);
       this.dead = true;
       this.control.close(length >= 2 ? buf.readUInt16BE(start) : null);
       return;
     }
-    if (opcode === OP.text || opcode === OP.binary) {
+    if (opcode === OPCODE.text || opcode === OPCODE.binary) {
       if (this.fragments !== null) return this.violation('a new message began before the fragmented one ended');
       this.fragments = [Buffer.from(buf.subarray(start, end))];
       this.fragmentsLength = length;
       return;
     }
-    if (opcode !== OP.continuation) return this.violation(`reserved opcode ${opcode}`);
+    if (opcode !== OPCODE.continuation) return this.violation(`reserved opcode ${opcode}`);
     if (this.fragments === null) return this.violation('a continuation frame without a message to continue');
     this.fragmentsLength += length;
     if (this.fragmentsLength > this.maxPayload) return this.violation(`a message of over ${this.maxPayload} bytes`);

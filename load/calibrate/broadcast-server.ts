@@ -7,7 +7,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { textFrame } from '../../reference/stream.ts';
+import { textFrame } from '../../src/ws-frame.ts';
 import { METHOD, PATHS, STATUS, TEXT } from '../../src/spec.ts';
 import type { LoadTarget } from '../target.ts';
 
@@ -136,7 +136,7 @@ export async function startBroadcastServer(options: BroadcastOptions = {}): Prom
           bytes = Buffer.concat(
             s.pairs.map((code) => {
               const f = frame(code);
-              return textFrame(typeof f === 'string' ? Buffer.from(f) : f);
+              return textFrame(f);
             }),
           );
           written.set(s.pairsKey, bytes);
