@@ -12,7 +12,8 @@
  *
  * A new fault is one `f(name, area, rule, breaks, effect, dialects?)` call at the end of its area's
  * list, its name at the end of FAULT_ORDER below, and the fault's name in the `catches` of each
- * check that must fail under it.
+ * check that must fail under it (and, with `widenedBy`, in the `catchesUnderDialects` of each check
+ * it is widened to); the whole recipe is docs/ARCHITECTURE.md, "A fault of the reference".
  */
 import { UnknownFaultError } from '../../src/errors.ts';
 import { AUTH_FAULTS } from './auth.ts';
@@ -140,19 +141,17 @@ const FAULT_ORDER = [
   'price-late-type-inverted',
 ] as const satisfies readonly FaultName[];
 
-/** A fault left out of FAULT_ORDER, as a type: `never` while the order names every fault. */
-type Unordered = Exclude<FaultName, (typeof FAULT_ORDER)[number]>;
-
 /**
- * The records in `order`. It compiles only while `order` names every fault (the parameter's type
- * then names the one left out), and throws if two records share a name.
+ * The records in `order`. It compiles only while `order` names every fault: a record left out of
+ * FAULT_ORDER makes the call a type error saying `unordered` is missing, with the fault's name.
+ * Two records with one name throw.
  */
-function inOrder(
-  order: [Unordered] extends [never] ? readonly FaultName[] : { unordered: Unordered },
+function inOrder<const O extends readonly FaultName[]>(
+  order: O & ([Exclude<FaultName, O[number]>] extends [never] ? unknown : { unordered: Exclude<FaultName, O[number]> }),
 ): Fault<FaultName>[] {
   const byName = new Map<string, Fault<FaultName>>(RECORDS.map((x) => [x.name, x]));
   if (byName.size !== RECORDS.length) throw new Error('two fault records share a name');
-  return (order as readonly FaultName[]).map((name) => byName.get(name)!);
+  return order.map((name) => byName.get(name)!);
 }
 
 export const FAULTS: readonly Fault<FaultName>[] = inOrder(FAULT_ORDER);
