@@ -5,6 +5,7 @@
  * after `dropAfterTicks` such ticks, so a slow reader cannot make the server buffer without bound.
  */
 import { performance } from 'node:perf_hooks';
+import { payloadStart, textFrame } from '../src/ws-frame.ts';
 import { PriceBook } from './prices.ts';
 import { priceFields } from './rest.ts';
 import type { Service } from './service.ts';
@@ -12,25 +13,6 @@ import type { Client, Group, StreamStats } from './model.ts';
 import { WsLink } from './link.ts';
 
 export type { Group } from './model.ts';
-
-/** A server-to-client (unmasked) WebSocket text frame: FIN + opcode 1, then the length (RFC 6455 5.2). */
-export function textFrame(payload: Buffer): Buffer {
-  const len = payload.length;
-  const head = len < 126 ? 2 : len < 65536 ? 4 : 10;
-  const buf = Buffer.allocUnsafe(head + len);
-  buf[0] = 0x81;
-  if (len < 126) buf[1] = len;
-  else if (len < 65536) {
-    buf[1] = 126;
-    buf.writeUInt16BE(len, 2);
-  } else {
-    buf[1] = 127;
-    buf.writeUInt32BE(Math.floor(len / 2 ** 32), 2);
-    buf.writeUInt32BE(len >>> 0, 6);
-  }
-  payload.copy(buf, head);
-  return buf;
-}
 
 /** One tick's pushes of one variant, each serialised, framed and packeted at most once. */
 interface TickPushes {
@@ -162,7 +144,7 @@ export class FanOut {
       frame: (code) => {
         let frame = frames.get(code);
         if (!frame) {
-          frame = textFrame(Buffer.from(json(code)!));
+          frame = textFrame(json(code)!);
           frames.set(code, frame);
         }
         return frame;
@@ -235,7 +217,7 @@ export class FanOut {
             // The naive baseline the benchmark compares against: one ws.send per frame per client.
             for (const code of pushes) {
               const part = tick.frame(code);
-              link.ws.send(part.subarray(part[1]! === 126 ? 4 : 2), { binary: false });
+              link.ws.send(part.subarray(payloadStart(part)), { binary: false });
             }
           } else {
             bytes ??= n === 1 ? tick.frame(pushes[0]!) : Buffer.concat(pushes.map(tick.frame));

@@ -10,7 +10,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Profile } from '../src/profile.ts';
 import { ConfigError } from '../src/errors.ts';
 import { resolveConfig, type ReferenceConfig } from './config.ts';
-import { findFault, type FaultName } from './faults.ts';
+import { findFault, type FaultName } from './faults/index.ts';
 import { faultSeams } from './fault-effects.ts';
 import { RestHandler } from './rest.ts';
 import { Service } from './service.ts';
@@ -23,7 +23,7 @@ import { mergeDialect, parseDialect, type Dialect, type PartialDialect } from '.
 export type { ReferenceConfig } from './config.ts';
 export { ConfigError, DialectError, UnknownFaultError } from '../src/errors.ts';
 export { resolveConfig, loadConfigFile, DEFAULT_CONFIG } from './config.ts';
-export { FAULTS, findFault, type FaultName } from './faults.ts';
+export { FAULTS, findFault, type FaultName } from './faults/index.ts';
 export {
   DEFAULT_DIALECT,
   DIALECT_SPACE,
@@ -84,34 +84,40 @@ export interface ReferenceServer {
   close(): Promise<void>;
 }
 
-/**
- * Starts the reference service. Throws ConfigError for a bad config, DialectError for a bad dialect
- * and UnknownFaultError for a bad fault name.
- */
-export async function startReferenceServer(options: ReferenceOptions = {}): Promise<ReferenceServer> {
-  const dialect = options.dialect === undefined ? mergeDialect() : parseDialect(options.dialect, 'dialect');
-  const overrides: Record<string, unknown> = { ...dialectDefaults(dialect), ...(options.config ?? {}) };
-  if (options.pingTimeoutMs !== undefined) overrides.pingTimeoutMs = options.pingTimeoutMs;
-  if (options.tickMs !== undefined) overrides.tickMs = options.tickMs;
-  const config = applyDialect(resolveConfig(overrides), dialect);
-  const fault = options.fault === undefined ? undefined : (findFault(options.fault).name as FaultName);
-  const svc = new Service(config, options.clock ?? Date.now, faultSeams(fault), dialect);
-  const rest = new RestHandler(svc);
-  const stream = new StreamServer(svc);
+/** The Socket.IO side of the stream when the options ask for it (an event, or the Socket.IO transport). */
+function socketIoStream(
+  stream: StreamServer,
+  config: ReferenceConfig,
+  dialect: Dialect,
+  options: ReferenceOptions,
+): SocketIoStream | undefined {
   const event = options.event ?? (options.transport === 'socketio' ? dialect.socketio.event : undefined);
   if (event !== undefined && (typeof event !== 'string' || event.length === 0))
     throw new ConfigError('event', 'must be a non-empty event name');
-  const sio =
-    event === undefined
-      ? undefined
-      : new SocketIoStream(stream, {
-          event,
-          maxPayload: config.maxPayload,
-          pingTimeoutMs: config.pingTimeoutMs,
-          namespace: dialect.socketio.namespace,
-          jsonText: dialect.socketio.payload === 'json-text',
-          refusals: dialect.socketio.refusals,
-        });
+  return event === undefined
+    ? undefined
+    : new SocketIoStream(stream, {
+        event,
+        maxPayload: config.maxPayload,
+        pingTimeoutMs: config.pingTimeoutMs,
+        namespace: dialect.socketio.namespace,
+        jsonText: dialect.socketio.payload === 'json-text',
+        refusals: dialect.socketio.refusals,
+      });
+}
+
+/**
+ * The HTTP servers, not yet listening: `server` answers REST, and the stream's upgrades unless the
+ * dialect gives the stream a port of its own (`streamServer`, where `server` refuses upgrades).
+ * `servers` lists each once; every one answers a malformed request with 400.
+ */
+function httpServers(
+  rest: RestHandler,
+  stream: StreamServer,
+  sio: SocketIoStream | undefined,
+  config: ReferenceConfig,
+  dialect: Dialect,
+): { server: Server; streamServer: Server; servers: Server[] } {
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     if (sio?.handles(req)) sio.request(req, res);
     else rest.handle(req, res, config.wsPath);
@@ -135,6 +141,24 @@ export async function startReferenceServer(options: ReferenceOptions = {}): Prom
       else socket.destroy();
     });
   }
+  return { server, streamServer, servers };
+}
+
+/**
+ * Starts the reference service. Throws ConfigError for a bad config, DialectError for a bad dialect
+ * and UnknownFaultError for a bad fault name.
+ */
+export async function startReferenceServer(options: ReferenceOptions = {}): Promise<ReferenceServer> {
+  const dialect = options.dialect === undefined ? mergeDialect() : parseDialect(options.dialect, 'dialect');
+  const overrides: Record<string, unknown> = { ...dialectDefaults(dialect), ...(options.config ?? {}) };
+  if (options.pingTimeoutMs !== undefined) overrides.pingTimeoutMs = options.pingTimeoutMs;
+  if (options.tickMs !== undefined) overrides.tickMs = options.tickMs;
+  const config = applyDialect(resolveConfig(overrides), dialect);
+  const fault = options.fault === undefined ? undefined : (findFault(options.fault).name as FaultName);
+  const svc = new Service(config, options.clock ?? Date.now, faultSeams(fault), dialect);
+  const stream = new StreamServer(svc);
+  const sio = socketIoStream(stream, config, dialect, options);
+  const { server, streamServer, servers } = httpServers(new RestHandler(svc), stream, sio, config, dialect);
   const host = options.host ?? '127.0.0.1';
   const listen = (s: Server, port: number): Promise<void> =>
     new Promise<void>((resolve, reject) => {

@@ -6,7 +6,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { ConfigError, DialectError, ServeUsageError } from '../src/errors.ts';
 import { loadConfigFile, type ReferenceConfig } from './config.ts';
-import { findFault } from './faults.ts';
+import { findFault } from './faults/index.ts';
 import { startReferenceServer, type ReferenceServer } from './index.ts';
 import { drawDialect, parseDialect, replayCommand, type Dialect } from './dialect.ts';
 

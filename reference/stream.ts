@@ -19,8 +19,6 @@ import { WsLink, type Link } from './link.ts';
 export type { Admission, Refusal } from './admission.ts';
 export type { Client } from './session.ts';
 export type { Link } from './link.ts';
-export { textFrame } from './fanout.ts';
-
 export type { StreamStats } from './model.ts';
 
 /** The stream side of one service: handshakes, sessions and the push ticker. */

@@ -4,7 +4,7 @@
  */
 import type { Probe, Profile, ProfileKeys } from '../src/profile.ts';
 import { PATHS, QUERY, STATUS, type RestStatus } from '../src/spec.ts';
-import type { ReferenceConfig } from './config.ts';
+import type { KeyConfig, ReferenceConfig } from './config.ts';
 import type { PairConfig, PairState } from './catalogue.ts';
 import { DEFAULT_DIALECT, type Dialect } from './dialect.ts';
 import { Wire } from './wire.ts';
@@ -31,7 +31,31 @@ export function buildProfile(
   wsUrl: string,
   dialect: Readonly<Dialect> = DEFAULT_DIALECT,
 ): Profile {
-  const wire = new Wire(dialect);
+  const keys = profileKeys(config, dialect);
+  const active = config.pairs.filter((p) => (p.state ?? 'active') === 'active');
+  const pooled = active.find((p) => p.pools && Object.keys(p.pools).length > 0);
+  const pairs = profilePairs(config.pairs, active, pooled);
+  return {
+    name: 'conform reference service',
+    rest: restUrl,
+    ws: wsUrl,
+    transport: 'ws',
+    keys,
+    pairs,
+    probes: profileProbes({ config, wire: new Wire(dialect), keys, pairs, active, pooled }),
+    timing: {
+      pingTimeoutMs: config.pingTimeoutMs,
+      pingGraceMs: PING_GRACE_MS,
+      ...(dialect.keys.stated ? statedTiming(config, dialect) : {}),
+    },
+  };
+}
+
+/**
+ * The profile's keys: each key of the config with what its operator states of it (the connection
+ * allowance only when the dialect states allowances), and a key the service does not know.
+ */
+function profileKeys(config: ReferenceConfig, dialect: Readonly<Dialect>): ProfileKeys {
   const keys: ProfileKeys = { primary: { key: config.keys.primary!.key } };
   const names = Object.keys(config.keys);
   for (const name of names) {
@@ -50,9 +74,15 @@ export function buildProfile(
   // The named cases of the profile need their exact fields.
   if (keys.cryptoOnly && !Array.isArray(keys.cryptoOnly.assetTypes)) delete keys.cryptoOnly;
   if (keys.whitelisted && !Array.isArray(keys.whitelisted.pairs)) delete keys.whitelisted;
+  return keys;
+}
 
-  const pairs = config.pairs;
-  const active = pairs.filter((p) => (p.state ?? 'active') === 'active');
+/** The profile's pairs: a sample across asset types, the pair of each special state, and a pooled pair. */
+function profilePairs(
+  pairs: readonly PairConfig[],
+  active: readonly PairConfig[],
+  pooled: PairConfig | undefined,
+): NonNullable<Profile['pairs']> {
   // A sample across asset types: first active pair of each type, then the rest in order.
   const sample: string[] = [];
   for (const p of active) if (!sample.some((c) => c.split(':')[0] === p.code.split(':')[0])) sample.push(p.code);
@@ -70,149 +100,135 @@ export function buildProfile(
     const p = byState(pairs, state);
     if (p) profilePairs[name] = p.code;
   }
-  const pooled = active.find((p) => p.pools && Object.keys(p.pools).length > 0);
   if (pooled) profilePairs.pooled = pooled.code;
+  return profilePairs;
+}
 
+/** What the probes are chosen from: the service's config, its keys and pairs as the profile names them. */
+interface ProbeSource {
+  config: ReferenceConfig;
+  /** How the service writes a status (its HTTP status, the denial it answers with). */
+  wire: Wire;
+  keys: ProfileKeys;
+  pairs: NonNullable<Profile['pairs']>;
+  active: readonly PairConfig[];
+  pooled: PairConfig | undefined;
+}
+
+/** One probe: the status it provokes, the path and query, the name of the key it sends, a note. */
+type ProbeRow = readonly [RestStatus, string, Record<string, string> | undefined, string | undefined, string];
+
+const price = (code: string, extra: Record<string, string> = {}): Record<string, string> => ({
+  [QUERY.price.code]: code,
+  ...extra,
+});
+/** The name of the first key of the config that passes `pred`. */
+const keyWhere = (s: ProbeSource, pred: (key: KeyConfig) => boolean): string | undefined =>
+  Object.keys(s.config.keys).find((n) => pred(s.config.keys[n]!));
+const keyInState = (s: ProbeSource, state: string): string | undefined => keyWhere(s, (k) => k.state === state);
+/** A probe of `path` (default /v1/pairs) sent with the key named `key`; none when there is no such key. */
+const withKey = (status: RestStatus, key: string | undefined, note: string, path: string = PATHS.pairs) =>
+  key ? ([status, path, undefined, key, note] as const) : undefined;
+/** A probe of the price of the pair `code` with the primary key; none when there is no such pair. */
+const ofPair = (status: RestStatus, code: unknown, note: string) =>
+  code ? ([status, PATHS.price, price(code as string), 'primary', note] as const) : undefined;
+
+/**
+ * A probe for each status the service answers on demand, in the profile's order, each from what
+ * provokes it (undefined: this service has nothing that does).
+ */
+const PROBES: readonly ((s: ProbeSource) => ProbeRow | undefined)[] = [
+  () => [STATUS.OK, PATHS.pairs, undefined, 'primary', 'list pairs'],
+  (s) => [STATUS.OK, PATHS.price, price(s.active[0]!.code), 'primary', 'price of an active pair'],
+  (s) => ofPair(STATUS.INTERNAL, s.pairs.broken, 'pair whose price source fails'),
+  (s) => withKey(STATUS.API_MAINTENANCE, keyInState(s, 'api-maintenance'), 'key served by an API in maintenance'),
+  (s) =>
+    withKey(
+      STATUS.WS_MAINTENANCE,
+      keyInState(s, 'stream-maintenance'),
+      'plain GET of the stream path; the same key is refused with 50002 in the WebSocket handshake',
+      s.config.wsPath,
+    ),
+  (s) =>
+    withKey(STATUS.GRPC_MAINTENANCE, keyInState(s, 'grpc-maintenance'), 'key served by a gRPC backend in maintenance'),
+  () => [STATUS.INVALID_REQUEST, PATHS.price, undefined, 'primary', 'price without code'],
+  () => [STATUS.UNAUTHORIZED, PATHS.pairs, undefined, UNKNOWN_KEY_NAME, 'a key the service does not know'],
+  (s) =>
+    withKey(
+      STATUS.RATE_LIMITED,
+      keyWhere(s, (k) => k.rateLimit?.requests === 0),
+      'key with a rate limit of zero requests',
+    ),
+  (s) => withKey(STATUS.SUSPENDED, keyInState(s, 'suspended'), 'suspended key'),
+  () => [STATUS.NOT_FOUND, '/v1/does-not-exist', undefined, 'primary', 'unknown endpoint'],
+  (s) => {
+    const wl = s.config.keys.whitelisted;
+    const outside = wl?.pairs
+      ? s.active.find(
+          (p) => !wl.pairs!.includes(p.code) && (!wl.assetTypes || wl.assetTypes.includes(p.code.split(':')[0]!)),
+        )
+      : undefined;
+    if (!outside || !s.keys.whitelisted) return undefined;
+    const status = s.wire.restDenial(STATUS.ACCESS_DENIED);
+    return [status, PATHS.price, price(outside.code), 'whitelisted', "pair outside the key's whitelist"];
+  },
+  (s) => withKey(STATUS.RESTRICTED_USER, keyInState(s, 'restricted'), 'restricted account'),
+  (s) => ofPair(STATUS.PRICE_NOT_FOUND, s.pairs.noPrice, 'pair without a price'),
+  (s) => ofPair(STATUS.PRICE_STALE, s.pairs.stale, 'stale, illiquid pair'),
+  ({ pooled }) => {
+    const pool = pooled && Object.entries(pooled.pools!).find(([, state]) => state === 'unavailable')?.[0];
+    if (!pooled || !pool) return undefined;
+    return [
+      STATUS.POOL_UNAVAILABLE,
+      PATHS.price,
+      price(pooled.code, { [QUERY.price.pool]: pool }),
+      'primary',
+      'pool that is unavailable',
+    ];
+  },
+  () => [STATUS.PAIR_NOT_FOUND, PATHS.price, price('Crypto:ALL:NOPE/USD'), 'primary', 'unknown pair'],
+  (s) => ofPair(STATUS.PAIR_UNAVAILABLE, s.pairs.unavailable, 'pair temporarily unavailable'),
+  (s) => ofPair(STATUS.PAIR_MAINTENANCE, s.pairs.maintenance, 'pair in maintenance'),
+  (s) =>
+    withKey(
+      STATUS.NO_PAIRS_ALLOWED,
+      keyWhere(s, (k) => k.pairs?.length === 0),
+      'key with no pairs allowed',
+    ),
+  ({ pooled }) =>
+    pooled
+      ? [
+          STATUS.POOL_NOT_FOUND,
+          PATHS.price,
+          price(pooled.code, { [QUERY.price.pool]: '0xunknownpool' }),
+          'primary',
+          'unknown pool',
+        ]
+      : undefined,
+  (s) => {
+    const co = s.config.keys.cryptoOnly;
+    const otherType = co?.assetTypes
+      ? s.active.find((p) => !co.assetTypes!.includes(p.code.split(':')[0]!))
+      : undefined;
+    if (!otherType || !s.keys.cryptoOnly) return undefined;
+    const status = s.wire.restDenial(STATUS.ASSET_TYPE_DENIED);
+    return [status, PATHS.price, price(otherType.code), 'cryptoOnly', 'asset type the key cannot read'];
+  },
+];
+
+/** The profile's probes: each row of PROBES that this service can answer, with the HTTP status it answers with. */
+function profileProbes(s: ProbeSource): Probe[] {
   const probes: Probe[] = [];
-  const probe = (
-    status: RestStatus,
-    path: string,
-    query: Record<string, string> | undefined,
-    key: string | undefined,
-    note: string,
-  ): void => {
-    const pr: Probe = { status, path, httpStatus: wire.restHttp(status), note };
+  for (const row of PROBES) {
+    const probe = row(s);
+    if (!probe) continue;
+    const [status, path, query, key, note] = probe;
+    const pr: Probe = { status, path, httpStatus: s.wire.restHttp(status), note };
     if (query) pr.query = query;
     if (key && key !== 'primary') pr.key = key;
     probes.push(pr);
-  };
-  const keyNamed = (pred: (name: string) => boolean): string | undefined => names.find(pred);
-  const withState = (state: string): string | undefined => keyNamed((n) => config.keys[n]!.state === state);
-  const price = (code: string, extra: Record<string, string> = {}): Record<string, string> => ({
-    [QUERY.price.code]: code,
-    ...extra,
-  });
-  const first = active[0]!;
-
-  probe(STATUS.OK, PATHS.pairs, undefined, 'primary', 'list pairs');
-  probe(STATUS.OK, PATHS.price, price(first.code), 'primary', 'price of an active pair');
-  if (profilePairs.broken)
-    probe(
-      STATUS.INTERNAL,
-      PATHS.price,
-      price(profilePairs.broken as string),
-      'primary',
-      'pair whose price source fails',
-    );
-  const apiM = withState('api-maintenance');
-  if (apiM) probe(STATUS.API_MAINTENANCE, PATHS.pairs, undefined, apiM, 'key served by an API in maintenance');
-  const wsM = withState('stream-maintenance');
-  if (wsM)
-    probe(
-      STATUS.WS_MAINTENANCE,
-      config.wsPath,
-      undefined,
-      wsM,
-      'plain GET of the stream path; the same key is refused with 50002 in the WebSocket handshake',
-    );
-  const grpcM = withState('grpc-maintenance');
-  if (grpcM)
-    probe(STATUS.GRPC_MAINTENANCE, PATHS.pairs, undefined, grpcM, 'key served by a gRPC backend in maintenance');
-  probe(STATUS.INVALID_REQUEST, PATHS.price, undefined, 'primary', 'price without code');
-  probe(STATUS.UNAUTHORIZED, PATHS.pairs, undefined, UNKNOWN_KEY_NAME, 'a key the service does not know');
-  const throttled = keyNamed((n) => config.keys[n]!.rateLimit?.requests === 0);
-  if (throttled)
-    probe(STATUS.RATE_LIMITED, PATHS.pairs, undefined, throttled, 'key with a rate limit of zero requests');
-  const suspended = withState('suspended');
-  if (suspended) probe(STATUS.SUSPENDED, PATHS.pairs, undefined, suspended, 'suspended key');
-  probe(STATUS.NOT_FOUND, '/v1/does-not-exist', undefined, 'primary', 'unknown endpoint');
-  const wl = config.keys.whitelisted;
-  const outside = wl?.pairs
-    ? active.find(
-        (p) => !wl.pairs!.includes(p.code) && (!wl.assetTypes || wl.assetTypes.includes(p.code.split(':')[0]!)),
-      )
-    : undefined;
-  if (outside && keys.whitelisted)
-    probe(
-      wire.restDenial(STATUS.ACCESS_DENIED),
-      PATHS.price,
-      price(outside.code),
-      'whitelisted',
-      "pair outside the key's whitelist",
-    );
-  const restricted = withState('restricted');
-  if (restricted) probe(STATUS.RESTRICTED_USER, PATHS.pairs, undefined, restricted, 'restricted account');
-  if (profilePairs.noPrice)
-    probe(
-      STATUS.PRICE_NOT_FOUND,
-      PATHS.price,
-      price(profilePairs.noPrice as string),
-      'primary',
-      'pair without a price',
-    );
-  if (profilePairs.stale)
-    probe(STATUS.PRICE_STALE, PATHS.price, price(profilePairs.stale as string), 'primary', 'stale, illiquid pair');
-  const unavailablePool = pooled && Object.entries(pooled.pools!).find(([, s]) => s === 'unavailable')?.[0];
-  if (pooled && unavailablePool)
-    probe(
-      STATUS.POOL_UNAVAILABLE,
-      PATHS.price,
-      price(pooled.code, { [QUERY.price.pool]: unavailablePool }),
-      'primary',
-      'pool that is unavailable',
-    );
-  probe(STATUS.PAIR_NOT_FOUND, PATHS.price, price('Crypto:ALL:NOPE/USD'), 'primary', 'unknown pair');
-  if (profilePairs.unavailable)
-    probe(
-      STATUS.PAIR_UNAVAILABLE,
-      PATHS.price,
-      price(profilePairs.unavailable as string),
-      'primary',
-      'pair temporarily unavailable',
-    );
-  if (profilePairs.maintenance)
-    probe(
-      STATUS.PAIR_MAINTENANCE,
-      PATHS.price,
-      price(profilePairs.maintenance as string),
-      'primary',
-      'pair in maintenance',
-    );
-  const noPairs = keyNamed((n) => config.keys[n]!.pairs?.length === 0);
-  if (noPairs) probe(STATUS.NO_PAIRS_ALLOWED, PATHS.pairs, undefined, noPairs, 'key with no pairs allowed');
-  if (pooled)
-    probe(
-      STATUS.POOL_NOT_FOUND,
-      PATHS.price,
-      price(pooled.code, { [QUERY.price.pool]: '0xunknownpool' }),
-      'primary',
-      'unknown pool',
-    );
-  const co = config.keys.cryptoOnly;
-  const otherType = co?.assetTypes ? active.find((p) => !co.assetTypes!.includes(p.code.split(':')[0]!)) : undefined;
-  if (otherType && keys.cryptoOnly)
-    probe(
-      wire.restDenial(STATUS.ASSET_TYPE_DENIED),
-      PATHS.price,
-      price(otherType.code),
-      'cryptoOnly',
-      'asset type the key cannot read',
-    );
-
-  return {
-    name: 'conform reference service',
-    rest: restUrl,
-    ws: wsUrl,
-    transport: 'ws',
-    keys,
-    pairs: profilePairs,
-    probes,
-    timing: {
-      pingTimeoutMs: config.pingTimeoutMs,
-      pingGraceMs: PING_GRACE_MS,
-      ...(dialect.keys.stated ? statedTiming(config, dialect) : {}),
-    },
-  };
+  }
+  return probes;
 }
 
 /**

@@ -50,7 +50,7 @@ export interface Check {
   /** The statements of the traceability matrix (src/matrix.ts) the check enforces: its rows there. */
   readonly enforces: readonly StatementKey[];
   /**
-   * Faults of the reference service (reference/faults.ts, by name) under which the check must fail:
+   * Faults of the reference service (reference/faults/, by name) under which the check must fail:
    * the mutation suite's expectation of each fault is the checks naming it.
    */
   readonly catches?: FaultList;

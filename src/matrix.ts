@@ -36,7 +36,7 @@ export interface Matrix {
   untraced: string[];
 }
 
-/** A fault as reference/faults.ts describes it (only what the matrix reads). */
+/** A fault as reference/faults/ describes it (only what the matrix reads). */
 export interface MatrixFault {
   readonly name: string;
 }

@@ -9,7 +9,7 @@ import { HOSTILE_TARGETS, closedPort, type HostileTarget } from './hostile/targe
 import { getHead, httpGet, rawExchange, wsWatch } from './hostile/probe.ts';
 import { parseHead } from './hostile/raw-server.ts';
 import { READ_CHUNK, watchClientReads } from './helpers/client-reads.ts';
-import { OPCODE, acceptFor, closeFrame, frame, frameHeader, parseClientFrames } from './hostile/ws-frames.ts';
+import { OPCODE, WireReader, acceptFor, closeFrame, frame, frameHeader } from '../src/ws-frame.ts';
 
 const running: HostileTarget[] = [];
 async function start(name: string): Promise<HostileTarget> {
@@ -48,11 +48,20 @@ describe('WebSocket wire encoding', () => {
   });
   it('parses masked client frames split across chunks', () => {
     const whole = frame({ opcode: OPCODE.text, payload: '{"method":"ping"}', mask: Buffer.from([9, 8, 7, 6]) });
-    const first = parseClientFrames(whole.subarray(0, 5));
-    expect(first.frames).toEqual([]);
-    const second = parseClientFrames(Buffer.concat([first.rest, whole.subarray(5)]));
-    expect(second.frames.map((f) => f.payload.toString())).toEqual(['{"method":"ping"}']);
-    expect(second.rest.length).toBe(0);
+    const read: string[] = [];
+    const reader = new WireReader(
+      1024,
+      { message: (buf, start, end) => read.push(buf.toString('utf8', start, end)) },
+      { ping() {}, close() {}, violation: (what) => read.push(`violation: ${what}`) },
+      'client',
+    );
+    reader.write(whole.subarray(0, 5), 0);
+    expect(read).toEqual([]);
+    reader.write(whole.subarray(5), 0);
+    expect(read).toEqual(['{"method":"ping"}']);
+    // Nothing of the frame is left over: the next frame reads from its first byte.
+    reader.write(frame({ opcode: OPCODE.text, payload: 'next', mask: Buffer.from([1, 1, 1, 1]) }), 0);
+    expect(read).toEqual(['{"method":"ping"}', 'next']);
   });
   it('reads a request head and recognises an upgrade', () => {
     const r = parseHead('GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: WebSocket\r\nX-API-Key: k');

@@ -5,10 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ClientState, type StateConfig, type TickCounts } from '../load/fanout/client-state.ts';
-import { WireReader } from '../load/fanout/wire-reader.ts';
 import { decode, summarize, type Percentiles } from '../load/histogram.ts';
 import { NetworkError } from '../src/errors.ts';
-import { frame, OPCODE, textFrame } from './hostile/ws-frames.ts';
+import { frame, OPCODE, textFrame, WireReader } from '../src/ws-frame.ts';
 
 const PAIR = 'Crypto:ALL:BTC/USDT';
 const OTHER = 'Crypto:ALL:ETH/USDT';

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
 import { METHOD, STATUS } from '../src/spec.ts';
 import type { LoadTarget } from '../load/target.ts';
-import { textFrame } from './hostile/ws-frames.ts';
+import { textFrame } from '../src/ws-frame.ts';
 import { startBroadcastServer, type BroadcastServer } from '../load/calibrate/broadcast-server.ts';
 import { runFanout } from '../load/fanout/run.ts';
 import { distributionOf } from '../load/metrics.ts';

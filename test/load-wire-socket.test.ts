@@ -13,8 +13,8 @@ import { WebSocketServer, type WebSocket as ServerSocket } from 'ws';
 import { WireSocket, type WireOptions } from '../load/fanout/wire-socket.ts';
 import type { NetworkError } from '../src/errors.ts';
 import { monoNow } from '../load/mono-clock.ts';
-import { startRawServer, type RawServer } from './hostile/raw-server.ts';
-import { closeFrame, frame, OPCODE, switchingProtocols, textFrame } from './hostile/ws-frames.ts';
+import { startRawServer, switchingProtocols, type RawServer } from './hostile/raw-server.ts';
+import { closeFrame, frame, OPCODE, textFrame } from '../src/ws-frame.ts';
 import { watchClientReads } from './helpers/client-reads.ts';
 
 /** Paces a server's writes, so the client reads them as separate chunks. */

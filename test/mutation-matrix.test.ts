@@ -1,13 +1,13 @@
 /**
  * The traceability matrix is complete and current: every row of every table of the spec, every
  * status number and notice code of src/spec.ts and every limit has a statement with a check or a
- * stated reason (and probe); the rows are derived from the checks (src/matrix.ts and reference/faults.ts
+ * stated reason (and probe); the rows are derived from the checks (src/matrix.ts and reference/faults/
  * write no check id), every statement a check enforces and every fault a check catches exists, every
  * check is traced; docs/COVERAGE.md is what scripts/gen-coverage.ts would write (test/helpers/coverage-doc.ts).
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { FAULTS } from '../reference/faults.ts';
+import { FAULTS } from '../reference/faults/index.ts';
 import { buildMatrix, faultCatches, uncovered } from '../src/matrix.ts';
 import { SPEC_STATEMENTS, SPEC_TABLES } from '../src/statements.ts';
 import { formatMatrix } from '../reports/matrix.ts';
@@ -130,11 +130,15 @@ describe('the traceability matrix', () => {
     expect(matrix.untraced).toEqual([]);
   });
 
-  it('is derived: no check id (nor a family prefix of ids) is written in src/matrix.ts or reference/faults.ts', () => {
+  it('is derived: no check id (nor a family prefix of ids) is written in src/matrix.ts or reference/faults/', () => {
     expect(CHECKS.every((c) => /^(rest|ws)\./.test(c.id))).toBe(true);
     // A quote (or backtick) opening something shaped like a check id, up to a closing quote or a `${`.
     const quotedId = /['"`](rest|ws)\.[a-z0-9.-]+(?=['"`]|\$\{)/g;
-    for (const file of ['../src/matrix.ts', '../reference/faults.ts']) {
+    const faultFiles = readdirSync(new URL('../reference/faults/', import.meta.url)).map(
+      (f) => `../reference/faults/${f}`,
+    );
+    expect(faultFiles).toContain('../reference/faults/index.ts');
+    for (const file of ['../src/matrix.ts', ...faultFiles]) {
       const text = readFileSync(new URL(file, import.meta.url), 'utf8');
       expect(text.match(quotedId) ?? [], file).toEqual([]);
       for (const c of CHECKS) for (const q of ["'", '"', '`']) expect(text, file).not.toContain(`${q}${c.id}${q}`);
@@ -174,7 +178,7 @@ describe('docs/COVERAGE.md', () => {
 describe('the expectations of the faults', () => {
   const names = new Set(FAULTS.map((f) => f.name));
 
-  it('name only faults of reference/faults.ts, in the catches of checks of the registry', () => {
+  it('name only faults of reference/faults/, in the catches of checks of the registry', () => {
     for (const c of CHECKS)
       for (const name of c.catches ?? []) expect(names.has(name), `${c.id} catches unknown fault ${name}`).toBe(true);
   });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Decimal } from 'decimal.js';
 import { startReferenceServer, type ReferenceOptions, type ReferenceServer } from '../reference/index.ts';
-import { FAULTS, FAULT_NAMES, findFault, formatFaults, type FaultName } from '../reference/faults.ts';
+import { FAULTS, FAULT_NAMES, findFault, formatFaults, type FaultName } from '../reference/faults/index.ts';
 import { faultCatches } from '../src/matrix.ts';
 import { SPEC_STATEMENTS } from '../src/statements.ts';
 import { LIMITS, PATHS, STATUS, TEXT, pairNotFoundMessage, parsePairCode } from '../src/spec.ts';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { FAULT_NAMES } from '../reference/faults.ts';
+import { FAULT_NAMES } from '../reference/faults/index.ts';
 import { FAULT_EFFECTS, faultSeams } from '../reference/fault-effects.ts';
 import { CORRECT, deviate, type Seams } from '../reference/seams.ts';
 

@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseProfile } from '../src/profile.ts';
-import { FAULT_NAMES } from '../reference/faults.ts';
+import { FAULT_NAMES } from '../reference/faults/index.ts';
 import { DEFAULT_CONFIG, drawDialect, startReferenceServer } from '../reference/index.ts';
 import { PATHS, STATUS } from '../src/spec.ts';
 import { getRaw } from './reference-helpers.ts';

@@ -1,6 +1,6 @@
 /**
  * Every REST check passes against the clean reference service and fails against a target that
- * breaks its rule: the reference's named faults (reference/faults.ts), and for rules no fault
+ * breaks its rule: the reference's named faults (reference/faults/), and for rules no fault
  * breaks yet, a small proxy on loopback that changes one thing of the reference's answers.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

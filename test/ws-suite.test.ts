@@ -1,6 +1,6 @@
 /**
  * The WebSocket suite through the real runner against the reference service on loopback: every
- * check passes against the clean service, and every fault of reference/faults.ts that names a
+ * check passes against the clean service, and every fault of reference/faults/ that names a
  * ws check makes that check fail. A short ping window keeps the keep-alive checks to seconds.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

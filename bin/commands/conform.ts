@@ -276,7 +276,7 @@ export async function runConform(argv: readonly string[], ctx: CommandContext): 
     github: githubEnvironment(process.env),
     signal: stop.signal,
     env: process.env,
-    faults: (await import('../../reference/faults.ts')).FAULTS,
+    faults: (await import('../../reference/faults/index.ts')).FAULTS,
     async startEmbedded({ transport, event }) {
       const { startReferenceServer } = await import('../../reference/index.ts');
       return startReferenceServer(

@@ -16,7 +16,7 @@ const listFaults: FaultListing = async () => {
   const [{ CHECKS }, { faultCatches }, { formatFaults }] = await Promise.all([
     import('../../suites/index.ts'),
     import('../../src/matrix.ts'),
-    import('../../reference/faults.ts'),
+    import('../../reference/faults/index.ts'),
   ]);
   return formatFaults((fault) => faultCatches(CHECKS, fault));
 };

@@ -1,12 +1,13 @@
 /**
  * Client process of `npm run bench:server`: opens N raw WebSocket connections on loopback,
  * subscribes each to the same pairs, and counts push frames and tick-to-receive latency.
- * Frames are parsed by hand (header lengths only; `sent_at` read from one frame per read) so the
- * client stays cheaper than the server it measures. Talks to the parent over IPC.
+ * Frames are read in place (src/ws-frame.ts, no Buffer per frame; `sent_at` read from one frame
+ * per read) so the client stays cheaper than the server it measures. Talks to the parent over IPC.
  */
 import { connect, type Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import * as hdr from 'hdr-histogram-js';
+import { OPCODE, WireReader, frame } from '../../src/ws-frame.ts';
 
 interface Args {
   url: string;
@@ -31,20 +32,34 @@ let histogram = hdr.build({
 const sockets: Socket[] = [];
 const SENT_AT = Buffer.from('"sent_at":');
 
-/** A masked client text frame (RFC 6455 5.3); a zero mask key is legal and leaves the payload as is. */
-function clientFrame(text: string): Buffer {
-  const payload = Buffer.from(text);
-  const len = payload.length;
-  const head = len < 126 ? 2 : 4;
-  const buf = Buffer.alloc(head + 4 + len);
-  buf[0] = 0x81;
-  if (len < 126) buf[1] = 0x80 | len;
-  else {
-    buf[1] = 0x80 | 126;
-    buf.writeUInt16BE(len, 2);
-  }
-  payload.copy(buf, head + 4);
-  return buf;
+/** A client frame must be masked (RFC 6455 5.3); a zero mask key is legal and leaves the payload as is. */
+const ZERO_MASK = Buffer.alloc(4);
+const clientFrame = (text: string): Buffer => frame({ opcode: OPCODE.text, payload: text, mask: ZERO_MASK });
+
+/** The last push of the chunk being read (its buffer and where its payload starts): `sent_at` is read from it. */
+let lastPush: Buffer | null = null;
+let lastPushAt = 0;
+
+/** Reads one connection's frames: counts push frames and notes the last of each chunk. */
+function frameReader(socket: Socket): WireReader {
+  return new WireReader(
+    16 * 1024 * 1024,
+    {
+      message(buf, start) {
+        // Push frames start with {"code"; notices with {"method"; Pong! is plain text.
+        if (buf[start + 2] === 0x63) {
+          frames++;
+          lastPush = buf;
+          lastPushAt = start;
+        }
+      },
+    },
+    {
+      ping: (payload) => socket.write(frame({ opcode: OPCODE.pong, payload, mask: ZERO_MASK })),
+      close: () => socket.end(),
+      violation: () => socket.destroy(),
+    },
+  );
 }
 
 function open(): Promise<void> {
@@ -53,6 +68,7 @@ function open(): Promise<void> {
     socket.setNoDelay(true);
     let upgraded = false;
     let pending: Buffer | null = null;
+    const reader = frameReader(socket);
     socket.once('connect', () => {
       socket.write(
         `GET ${target.pathname} HTTP/1.1\r\nHost: ${target.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
@@ -92,32 +108,12 @@ function open(): Promise<void> {
       }
       const now = Date.now();
       bytes += chunk.length;
-      const buf = pending ? Buffer.concat([pending, chunk]) : chunk;
-      let off = 0;
-      let lastPush = -1;
-      while (off + 2 <= buf.length) {
-        let len = buf[off + 1]! & 0x7f;
-        let head = 2;
-        if (len === 126) {
-          if (off + 4 > buf.length) break;
-          len = buf.readUInt16BE(off + 2);
-          head = 4;
-        } else if (len === 127) {
-          if (off + 10 > buf.length) break;
-          len = buf.readUInt32BE(off + 6);
-          head = 10;
-        }
-        if (off + head + len > buf.length) break;
-        // Push frames start with {"code"; notices with {"method"; Pong! is plain text.
-        if (buf[off + head + 2] === 0x63) {
-          frames++;
-          lastPush = off + head;
-        }
-        off += head + len;
-      }
-      pending = off < buf.length ? Buffer.from(buf.subarray(off)) : null;
-      if (lastPush >= 0) {
-        const at = buf.indexOf(SENT_AT, lastPush);
+      reader.write(chunk, now);
+      if (lastPush !== null) {
+        // Read at once, before another chunk arrives: the bytes are still those of this chunk.
+        const buf = lastPush;
+        lastPush = null;
+        const at = buf.indexOf(SENT_AT, lastPushAt);
         if (at > 0) {
           const sentAt = Number(buf.subarray(at + SENT_AT.length, buf.indexOf(0x7d, at)).toString());
           histogram.recordValue(Math.max(1, now - sentAt));

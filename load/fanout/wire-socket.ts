@@ -1,21 +1,18 @@
 /**
  * The load generator's WebSocket client (RFC 6455, client side, no extensions). `ws` builds a
  * Buffer and emits an event for every frame, which is most of a generator's CPU at 200,000
- * frames/s; this one reads the frames in place in each socket chunk (wire-reader.ts), hands the
+ * frames/s; this one reads the frames in place in each socket chunk (src/ws-frame.ts), hands the
  * caller a byte range, and stamps every chunk with the clock before it parses anything.
  * Only the load workers use it: conformance sessions keep `ws`, which checks every rule.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import { NetworkError } from '../../src/errors.ts';
 import { monoNow } from '../mono-clock.ts';
-import { type ReaderEvents, WireReader } from './wire-reader.ts';
+import { OPCODE, type ReaderEvents, WireReader, acceptFor, closeFrame, frame } from '../../src/ws-frame.ts';
 
-/** RFC 6455 section 1.3. */
-const HANDSHAKE_GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
-const OP = { text: 0x1, close: 0x8, pong: 0xa } as const;
 /** A handshake refusal's body is read up to this many bytes (enough for the spec's JSON). */
 const REFUSAL_BODY_MAX = 4096;
 const CLOSE_TIMEOUT_MS = 5000;
@@ -65,7 +62,7 @@ export class WireSocket {
     const secure = target.protocol === 'wss:';
     const key = randomBytes(16).toString('base64');
     this.reader = new WireReader(options.maxPayload ?? 16 * 1024 * 1024, events, {
-      ping: (payload) => this.writeFrame(OP.pong, payload),
+      ping: (payload) => this.write(frame({ opcode: OPCODE.pong, payload, mask: randomBytes(4) })),
       close: (code) => {
         this.closeCode = code ?? 1005;
         this.state = 'closing';
@@ -116,10 +113,7 @@ export class WireSocket {
       });
     });
     request.on('upgrade', (res, socket, head) => {
-      const accept = createHash('sha1')
-        .update(key + HANDSHAKE_GUID)
-        .digest('base64');
-      if (res.headers['sec-websocket-accept'] !== accept) {
+      if (res.headers['sec-websocket-accept'] !== acceptFor(key)) {
         socket.destroy();
         this.fail(new NetworkError('handshake: wrong Sec-WebSocket-Accept', 'EHANDSHAKE'));
         return;
@@ -153,7 +147,7 @@ export class WireSocket {
   /** Sends one text message (masked, as a client must). */
   send(text: string): void {
     if (this.state !== 'open') return;
-    this.writeFrame(OP.text, Buffer.from(text, 'utf8'));
+    this.write(frame({ opcode: OPCODE.text, payload: text, mask: randomBytes(4) }));
   }
 
   /** Starts the closing handshake; the socket closes when the server answers or goes away. */
@@ -201,30 +195,14 @@ export class WireSocket {
     // A peer that never finishes the closing handshake does not keep the socket forever.
     this.closeTimer = setTimeout(() => this.socket?.destroy(), CLOSE_TIMEOUT_MS);
     this.closeTimer.unref();
-    const payload = Buffer.alloc(2);
-    payload.writeUInt16BE(code, 0);
-    this.writeFrame(OP.close, payload);
+    this.write(closeFrame(code, '', randomBytes(4)));
   }
 
-  private writeFrame(opcode: number, payload: Buffer): void {
+  /** Writes a whole frame (masked, as a client must), unless the socket is gone or half-closed. */
+  private write(bytes: Buffer): void {
     const socket = this.socket;
     if (!socket || socket.destroyed || this.ended) return;
-    const n = payload.length;
-    const lengthBytes = n < 126 ? 0 : n < 0x10000 ? 2 : 8;
-    const frame = Buffer.allocUnsafe(2 + lengthBytes + 4 + n);
-    frame[0] = 0x80 | opcode;
-    if (lengthBytes === 0) frame[1] = 0x80 | n;
-    else if (lengthBytes === 2) {
-      frame[1] = 0x80 | 126;
-      frame.writeUInt16BE(n, 2);
-    } else {
-      frame[1] = 0x80 | 127;
-      frame.writeBigUInt64BE(BigInt(n), 2);
-    }
-    const maskAt = 2 + lengthBytes;
-    randomBytes(4).copy(frame, maskAt);
-    for (let i = 0; i < n; i++) frame[maskAt + 4 + i] = payload[i]! ^ frame[maskAt + (i & 3)]!;
-    socket.write(frame);
+    socket.write(bytes);
   }
 
   private violation(what: string): void {

@@ -11,7 +11,7 @@ import { coveringSeeds, drawDialect, startReferenceServer, type Dialect } from '
 import { REST_PAIR_DENIALS } from '../../src/spec.ts';
 import { mulberry32 } from '../../src/random.ts';
 import type { SweepJob } from './sweep.ts';
-import { FAULT_AREAS, FAULTS as REFERENCE_FAULTS, type Fault, type ScoreArea } from '../../reference/faults.ts';
+import { FAULT_AREAS, FAULTS as REFERENCE_FAULTS, type Fault, type ScoreArea } from '../../reference/faults/index.ts';
 import { withCatches } from '../../src/matrix.ts';
 import { RUN_DEFAULTS, runChecks, selectChecks } from '../../src/runner.ts';
 import { streamFactoryFor } from '../../src/transports/stream-factory.ts';
@@ -20,7 +20,7 @@ import { CHECKS } from '../../suites/index.ts';
 import { isPushInspection } from '../../src/push-inspection.ts';
 
 /**
- * A fault's record (reference/faults.ts) as the driver reads it, with the checks that must fail
+ * A fault's record (reference/faults/) as the driver reads it, with the checks that must fail
  * when it is on.
  */
 export type FaultEntry = Pick<Fault, 'name' | 'area' | 'rule' | 'maskedBy' | 'widenedBy'> & {
@@ -276,7 +276,7 @@ const firstWhy = (o: FaultOutcome, id: string): string => {
 export const streamFaults = (faults: readonly FaultEntry[] = FAULTS): FaultEntry[] =>
   faults.filter((f) => f.catches.some((id) => id.startsWith('ws.')));
 
-/** Areas of the score breakdown, in print order: as the fault areas (reference/faults.ts) first name them. */
+/** Areas of the score breakdown, in print order: as the fault areas (reference/faults/) first name them. */
 export const SCORE_AREAS: readonly ScoreArea[] = [...new Set(Object.values(FAULT_AREAS))];
 
 /** Score area of a fault. */

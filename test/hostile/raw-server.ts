@@ -5,6 +5,7 @@
  */
 import net from 'node:net';
 import { once } from 'node:events';
+import { acceptFor } from '../../src/ws-frame.ts';
 
 /** One request head as read from the wire (bodies are ignored: the harness only sends GETs). */
 export interface RawRequest {
@@ -148,6 +149,18 @@ export async function startRawServer(
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** A complete 101 response for a client's Sec-WebSocket-Key: the handshake a raw WebSocket target answers with. */
+export function switchingProtocols(clientKey: string): string {
+  return [
+    'HTTP/1.1 101 Switching Protocols',
+    'Upgrade: websocket',
+    'Connection: Upgrade',
+    `Sec-WebSocket-Accept: ${acceptFor(clientKey)}`,
+    '',
+    '',
+  ].join('\r\n');
 }
 
 /** Serialises a complete HTTP/1.1 response (headers written as given, so they may lie). */

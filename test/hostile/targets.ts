@@ -11,16 +11,15 @@ import { once } from 'node:events';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { RUN_DEFAULTS } from '../../src/runner.ts';
 import { PATHS } from '../../src/spec.ts';
-import { pump, rawResponse, startRawServer, type RawExchange, type RawServer } from './raw-server.ts';
+import { OPCODE, WireReader, closeFrame, frame, frameHeader, textFrame } from '../../src/ws-frame.ts';
 import {
-  OPCODE,
-  closeFrame,
-  frame,
-  frameHeader,
-  parseClientFrames,
+  pump,
+  rawResponse,
+  startRawServer,
   switchingProtocols,
-  textFrame,
-} from './ws-frames.ts';
+  type RawExchange,
+  type RawServer,
+} from './raw-server.ts';
 
 /** What a running target exposes to a test. */
 export interface HostileTarget {
@@ -100,14 +99,12 @@ function everyRequest(layer: Layer, handle: (x: RawExchange, s: HostileStats) =>
   };
 }
 
-/** A raw target that completes every WebSocket handshake by hand, then does `after` with the socket. */
+/**
+ * A raw target that completes every WebSocket handshake by hand, then does `after` with the socket;
+ * `incoming(cb)` calls `cb` for each message and control frame the client sends.
+ */
 function afterHandshake(
-  after: (
-    socket: net.Socket,
-    x: RawExchange,
-    s: HostileStats,
-    incoming: (cb: (opcode: number, payload: Buffer) => void) => void,
-  ) => void,
+  after: (socket: net.Socket, x: RawExchange, s: HostileStats, incoming: (cb: () => void) => void) => void,
 ): () => Promise<HostileTarget> {
   return everyRequest('ws', (x, s) => {
     if (!x.request.isUpgrade) {
@@ -123,20 +120,22 @@ function afterHandshake(
       );
       return;
     }
-    let pending = x.detach();
+    const early = x.detach();
     x.socket.write(switchingProtocols(x.request.headers['sec-websocket-key'] ?? ''));
-    const listeners: ((opcode: number, payload: Buffer) => void)[] = [];
-    x.socket.on('data', (chunk: Buffer) => {
-      pending = Buffer.concat([pending, chunk]);
-      try {
-        const { frames, rest } = parseClientFrames(pending);
-        pending = rest;
-        for (const f of frames) for (const l of listeners) l(f.opcode, f.payload);
-      } catch {
-        x.socket.destroy();
-      }
-    });
+    const listeners: (() => void)[] = [];
+    const heard = (): void => {
+      for (const l of listeners) l();
+    };
+    // A hostile target has no reason to buffer a big frame: past 1 MiB, or on any violation, it hangs up.
+    const reader = new WireReader(
+      1024 * 1024,
+      { message: heard },
+      { ping: heard, close: heard, violation: () => x.socket.destroy() },
+      'client',
+    );
+    x.socket.on('data', (chunk: Buffer) => reader.write(chunk, 0));
     after(x.socket, x, s, (cb) => listeners.push(cb));
+    if (early.length > 0) reader.write(early, 0);
   });
 }
 
