@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs Debian's chromium for the test that opens the HTML reports in a headless browser
-# (test/browser-reports.test.ts, driven by playwright-core at /usr/bin/chromium; test:full only).
+# (test/full/browser-reports.test.ts, driven by playwright-core at /usr/bin/chromium; test:full only).
 # Debian replaces security builds and drops the old ones from its archive, so a full version pin
 # breaks within weeks: the major version is pinned (the one playwright-core's CDP use was checked
 # against), the archive's candidate of it is installed, and the version installed is printed.

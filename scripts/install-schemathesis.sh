@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs Schemathesis, pinned, into a virtualenv under the tools cache, for the test that runs
-# it against `conform serve` (test/schemathesis.test.ts). Skips when that version is already there.
+# it against `conform serve` (test/full/schemathesis.test.ts). Skips when that version is already there.
 # `--path` prints the virtualenv's directory and installs nothing (the test finds `st` with it).
 set -euo pipefail
 SCHEMATHESIS_VERSION=4.32.5

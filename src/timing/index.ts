@@ -14,7 +14,7 @@
  * - `setup.ts`: the preflight's and discovery's waits; `transport.ts`: the transports' own defaults.
  *
  * The spec's one time, the 30 s keep-alive window, stays in src/spec.ts (`LIMITS.pingTimeoutMs`);
- * keep-alive.ts derives from it. test/timing-literals.test.ts lists any duration written elsewhere.
+ * keep-alive.ts derives from it. test/unit/timing-literals.test.ts lists any duration written elsewhere.
  */
 export * from './waits.ts';
 export * from './keep-alive.ts';

@@ -7,13 +7,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { startReferenceServer, type ReferenceServer } from '../reference/index.ts';
-import { drawDialect, mergeDialect, type PartialDialect } from '../reference/dialect.ts';
-import { discover, deriveProfile, streamCandidates, type Discovery } from '../src/discovery/index.ts';
-import { minimalProfile, parseProfile } from '../src/profile.ts';
-import { redactorFor } from '../src/redact.ts';
-import { assertSetup } from '../src/preflight.ts';
-import { SetupError } from '../src/errors.ts';
+import { startReferenceServer, type ReferenceServer } from '../../reference/index.ts';
+import { drawDialect, mergeDialect, type PartialDialect } from '../../reference/dialect.ts';
+import { discover, deriveProfile, streamCandidates, type Discovery } from '../../src/discovery/index.ts';
+import { minimalProfile, parseProfile } from '../../src/profile.ts';
+import { redactorFor } from '../../src/redact.ts';
+import { assertSetup } from '../../src/preflight.ts';
+import { SetupError } from '../../src/errors.ts';
 
 const closers: (() => Promise<unknown>)[] = [];
 afterEach(async () => {

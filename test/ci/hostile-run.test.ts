@@ -9,16 +9,16 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { minimalProfile } from '../src/profile.ts';
-import { HOSTILE_TARGETS, closedPort } from './hostile/targets.ts';
-import { judgeHostileRuns } from './hostile/harness.ts';
-import { runCli } from './hostile/run-cli.ts';
-import { jsonReportOf, runLine } from './hostile/judge.ts';
-import { READ_CHUNK } from './helpers/client-reads.ts';
-import { RUN_DEFAULTS } from '../src/runner.ts';
+import { minimalProfile } from '../../src/profile.ts';
+import { HOSTILE_TARGETS, closedPort } from '../helpers/hostile/targets.ts';
+import { judgeHostileRuns } from '../helpers/hostile/harness.ts';
+import { runCli } from '../helpers/hostile/run-cli.ts';
+import { jsonReportOf, runLine } from '../helpers/hostile/judge.ts';
+import { READ_CHUNK } from '../helpers/client-reads.ts';
+import { RUN_DEFAULTS } from '../../src/runner.ts';
 
 /** Preloaded into a child conform to count what each of its sockets read. */
-const COUNT_READS = fileURLToPath(new URL('./helpers/count-reads.ts', import.meta.url));
+const COUNT_READS = fileURLToPath(new URL('../helpers/count-reads.ts', import.meta.url));
 
 /** Targets whose checks are judged here; the key-focused ones are in hostile-secrets.test.ts. */
 const TARGETS = HOSTILE_TARGETS.filter(

@@ -9,13 +9,13 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { CheckResult } from '../src/check.ts';
-import { minimalProfile, type Profile } from '../src/profile.ts';
-import { redactedLabel } from '../src/redact.ts';
-import { HOSTILE_TARGETS, type HostileDefinition } from './hostile/targets.ts';
-import { judgeHostileRuns } from './hostile/harness.ts';
-import { runCli } from './hostile/run-cli.ts';
-import { jsonReportOf } from './hostile/judge.ts';
+import type { CheckResult } from '../../src/check.ts';
+import { minimalProfile, type Profile } from '../../src/profile.ts';
+import { redactedLabel } from '../../src/redact.ts';
+import { HOSTILE_TARGETS, type HostileDefinition } from '../helpers/hostile/targets.ts';
+import { judgeHostileRuns } from '../helpers/hostile/harness.ts';
+import { runCli } from '../helpers/hostile/run-cli.ts';
+import { jsonReportOf } from '../helpers/hostile/judge.ts';
 
 const byName = (name: string): HostileDefinition => HOSTILE_TARGETS.find((t) => t.name === name)!;
 

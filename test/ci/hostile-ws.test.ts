@@ -5,12 +5,12 @@
  * two minutes, and no key in any output.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startReferenceServer, type ReferenceServer } from '../reference/index.ts';
-import { minimalProfile } from '../src/profile.ts';
-import { HOSTILE_TARGETS } from './hostile/targets.ts';
-import { judgeHostileRuns } from './hostile/harness.ts';
-import { runCli } from './hostile/run-cli.ts';
-import { jsonReportOf } from './hostile/judge.ts';
+import { startReferenceServer, type ReferenceServer } from '../../reference/index.ts';
+import { minimalProfile } from '../../src/profile.ts';
+import { HOSTILE_TARGETS } from '../helpers/hostile/targets.ts';
+import { judgeHostileRuns } from '../helpers/hostile/harness.ts';
+import { runCli } from '../helpers/hostile/run-cli.ts';
+import { jsonReportOf } from '../helpers/hostile/judge.ts';
 
 const TARGETS = HOSTILE_TARGETS.filter((t) => t.layer === 'ws');
 

@@ -9,8 +9,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { conform, type Run } from './helpers/conform-cli.ts';
-import { type IndependentService, STREAM_PATH, startIndependentService } from './helpers/independent-service.ts';
+import { conform, type Run } from '../helpers/conform-cli.ts';
+import { type IndependentService, STREAM_PATH, startIndependentService } from '../helpers/independent-service.ts';
 
 interface RuleCoverage {
   key: string;

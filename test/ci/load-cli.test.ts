@@ -1,14 +1,14 @@
-import { MAX_CLIENTS_PER_HOST, MAX_SHARDS } from '../load/options.ts';
+import { MAX_CLIENTS_PER_HOST, MAX_SHARDS } from '../../load/options.ts';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as hdr from 'hdr-histogram-js';
-import { parseLoadArgs } from '../load/invocation.ts';
-import { LoadUsageError, ThresholdError } from '../src/errors.ts';
-import { startKnownDelayServer } from './helpers/known-delay-server.ts';
-import { loadCli as cli } from './helpers/load-cli.ts';
-import { conform } from './helpers/conform-cli.ts';
+import { parseLoadArgs } from '../../load/invocation.ts';
+import { LoadUsageError, ThresholdError } from '../../src/errors.ts';
+import { startKnownDelayServer } from '../helpers/known-delay-server.ts';
+import { loadCli as cli } from '../helpers/load-cli.ts';
+import { conform } from '../helpers/conform-cli.ts';
 import { validate } from 'ctrf';
 
 /** A calibration run small enough for a test: 4 clients on 2 pairs for 1.5 s. */

@@ -14,12 +14,12 @@ import { validate as lintDockerfile } from 'dockerfile-utils';
 import { Job } from 'kubernetes-models/batch/v1';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import type { FanoutReport } from '../load/fanout/run.ts';
-import { mergeResults, parseResultText } from '../load/merge.ts';
-import { distributionOf } from '../load/metrics.ts';
-import { startReferenceProcess, type LoadTarget } from '../load/target.ts';
+import type { FanoutReport } from '../../load/fanout/run.ts';
+import { mergeResults, parseResultText } from '../../load/merge.ts';
+import { distributionOf } from '../../load/metrics.ts';
+import { startReferenceProcess, type LoadTarget } from '../../load/target.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MANIFEST = join(ROOT, 'deploy/k8s/fanout-job.yaml');
 
 interface EnvVar {

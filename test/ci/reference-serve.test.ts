@@ -4,12 +4,12 @@ import { once } from 'node:events';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseProfile } from '../src/profile.ts';
-import { FAULT_NAMES } from '../reference/faults/index.ts';
-import { DEFAULT_CONFIG, drawDialect, startReferenceServer } from '../reference/index.ts';
-import { PATHS, STATUS } from '../src/spec.ts';
-import { getRaw } from './reference-helpers.ts';
-import { BIN, ROOT } from './helpers/conform-cli.ts';
+import { parseProfile } from '../../src/profile.ts';
+import { FAULT_NAMES } from '../../reference/faults/index.ts';
+import { DEFAULT_CONFIG, drawDialect, startReferenceServer } from '../../reference/index.ts';
+import { PATHS, STATUS } from '../../src/spec.ts';
+import { getRaw } from '../helpers/reference.ts';
+import { BIN, ROOT } from '../helpers/conform-cli.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'conform-serve-'));
 const children: ChildProcess[] = [];

@@ -7,12 +7,12 @@
  */
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
-import { mergeDialect, startReferenceServer, type PartialDialect } from '../reference/index.ts';
-import type { CheckResult } from '../src/check.ts';
-import { isDecimalString, isIanaZone, places } from '../src/quote-rules.ts';
-import { PATHS } from '../src/spec.ts';
-import { CHECKS } from '../suites/index.ts';
-import { cleanProblems, runCatalogue } from './helpers/mutation.ts';
+import { mergeDialect, startReferenceServer, type PartialDialect } from '../../reference/index.ts';
+import type { CheckResult } from '../../src/check.ts';
+import { isDecimalString, isIanaZone, places } from '../../src/quote-rules.ts';
+import { PATHS } from '../../src/spec.ts';
+import { CHECKS } from '../../suites/index.ts';
+import { cleanProblems, runCatalogue } from '../helpers/mutation.ts';
 
 const observed = (results: readonly CheckResult[], id: string): unknown[] =>
   results.find((r) => r.id === id)!.observations.map((o) => o.value);

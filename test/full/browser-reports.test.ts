@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { conform } from './helpers/conform-cli.ts';
-import { startServeProcess } from './helpers/serve-process.ts';
+import { conform } from '../helpers/conform-cli.ts';
+import { startServeProcess } from '../helpers/serve-process.ts';
 
 // Debian's chromium, installed by scripts/install-chromium.sh (called by .ci/run). Without it the
 // test skips and says so, unless the environment asks for the outside tools (CI).

@@ -6,8 +6,8 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import { XMLParser } from 'fast-xml-parser';
 import { validate } from 'ctrf';
-import { ROOT } from './helpers/conform-cli.ts';
-import { startServeProcess, type ServeProcess } from './helpers/serve-process.ts';
+import { ROOT } from '../helpers/conform-cli.ts';
+import { startServeProcess, type ServeProcess } from '../helpers/serve-process.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: a parsed recipe walked by path; a wrong path fails its assertion
 type Json = Record<string, any>;

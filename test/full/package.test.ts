@@ -12,8 +12,8 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { colorWanted } from '../src/options.ts';
-import { ROOT } from './helpers/conform-cli.ts';
+import { colorWanted } from '../../src/options.ts';
+import { ROOT } from '../helpers/conform-cli.ts';
 
 interface Run {
   code: number;

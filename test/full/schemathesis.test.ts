@@ -3,10 +3,10 @@ import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { openApiDocument } from '../src/api-documents.ts';
-import { coveringSeeds } from '../reference/index.ts';
-import { ROOT } from './helpers/conform-cli.ts';
-import { startServeProcess } from './helpers/serve-process.ts';
+import { openApiDocument } from '../../src/api-documents.ts';
+import { coveringSeeds } from '../../reference/index.ts';
+import { ROOT } from '../helpers/conform-cli.ts';
+import { startServeProcess } from '../helpers/serve-process.ts';
 
 // Schemathesis is installed by scripts/install-schemathesis.sh (called by .ci/run), pinned, into a
 // virtualenv whose place the script prints. Without it the test skips and says so, unless the

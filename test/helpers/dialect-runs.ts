@@ -2,7 +2,7 @@
  * Runs against dialects of the reference service: one catalogue under the dialect drawn from a seed,
  * what it found, and the report of failing seeds with the commands that replay them (fast-check
  * prints its `seed`, Hypothesis its `@reproduce_failure`). `npm run dialects` and the sweep
- * (test/sweeps/catalogue.test.ts) use it.
+ * (test/ci/sweeps/catalogue.test.ts) use it.
  */
 import { randomInt } from 'node:crypto';
 import { performance } from 'node:perf_hooks';

@@ -1,5 +1,5 @@
 /**
- * Finds duration literals in TypeScript source, as test/timing-literals.test.ts defines them (its
+ * Finds duration literals in TypeScript source, as test/unit/timing-literals.test.ts defines them (its
  * doc comment is the definition; the rules below follow it).
  *
  * The TypeScript scanner tokenises the text (TypeScript 7 ships no classic `createSourceFile`; its

@@ -1,8 +1,8 @@
 /** Small real servers and synthetic checks for the engine's tests. */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Check, CheckContext, Tag } from '../src/check.ts';
-import type { Profile } from '../src/profile.ts';
+import type { Check, CheckContext, Tag } from '../../src/check.ts';
+import type { Profile } from '../../src/profile.ts';
 
 export interface TestServer {
   url: string;

@@ -5,7 +5,7 @@
  * checks that name it in their `catches`) and no check errored. Here, in one place: one run
  * (`runCatalogue`), the judging, the dialects that mask or widen a fault and why, the scores, and
  * the plan of each tier's sweep. `npm run mutation` (scripts/mutation.ts) and the sweep
- * (test/sweeps/catalogue.test.ts) both use it; test/helpers/sweep.ts runs the runs.
+ * (test/ci/sweeps/catalogue.test.ts) both use it; test/helpers/sweep.ts runs the runs.
  */
 import { coveringSeeds, drawDialect, startReferenceServer, type Dialect } from '../../reference/index.ts';
 import { REST_PAIR_DENIALS } from '../../src/spec.ts';

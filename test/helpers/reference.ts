@@ -2,8 +2,8 @@
 import { once } from 'node:events';
 import { request, type IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
-import { API_KEY_HEADER } from '../src/spec.ts';
-import type { ReferenceServer } from '../reference/index.ts';
+import { API_KEY_HEADER } from '../../src/spec.ts';
+import type { ReferenceServer } from '../../reference/index.ts';
 
 export interface Reply {
   status: number;

@@ -1,6 +1,6 @@
 /**
  * What schemas/ must hold: every JSON Schema rendered from its definition. `npm run gen:schemas`
- * (scripts/gen-schemas.ts) writes the files; test/schemas.test.ts fails when one is stale.
+ * (scripts/gen-schemas.ts) writes the files; test/unit/schemas.test.ts fails when one is stale.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

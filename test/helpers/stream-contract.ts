@@ -1,6 +1,6 @@
 /**
- * The stream session's contract, one table of cases that test/ws-session.test.ts and
- * test/socketio-session.test.ts each run against their own client (raw WebSocket, Socket.IO with a
+ * The stream session's contract, one table of cases that test/unit/ws-session.test.ts and
+ * test/unit/socketio-session.test.ts each run against their own client (raw WebSocket, Socket.IO with a
  * named event) and a peer of its kind on port 0: the key in the handshake, refusals read from the
  * HTTP response that replaced the upgrade, requests and their notices, bounded memory, closes and
  * aborts. Each file then holds only what its transport alone has.
@@ -14,7 +14,7 @@ import { NetworkError, StreamClosedError, WaitTimeoutError } from '../../src/err
 import { isPush } from '../../src/transports/stream.ts';
 import { expectOneSocketReadTo, watchClientReads } from './client-reads.ts';
 import { KEY, client, listen, openOk, type PeerConnection, type StreamTransport } from './stream-peers.ts';
-import { pump } from '../hostile/raw-server.ts';
+import { pump } from './hostile/raw-server.ts';
 
 /** A raw HTTP response written in place of the upgrade. */
 const refusal = (status: string, body: string, extra = ''): string =>

@@ -2,7 +2,7 @@
  * The two stream transports as the session tests see them: a peer server of each kind on port 0
  * (peers of the client, not the thing under test) and the client factory that talks to it. The
  * contract both clients keep is one table of cases (stream-contract.ts), which
- * test/ws-session.test.ts and test/socketio-session.test.ts each run with their transport.
+ * test/unit/ws-session.test.ts and test/unit/socketio-session.test.ts each run with their transport.
  */
 import { createServer, type IncomingMessage, type Server as HttpServer } from 'node:http';
 import type { AddressInfo, Server as NetServer, Socket as NetSocket } from 'node:net';

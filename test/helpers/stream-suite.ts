@@ -1,5 +1,5 @@
 /**
- * What test/ws-suite.test.ts and test/socketio-suite.test.ts share: the reference service with a
+ * What test/unit/ws-suite.test.ts and test/unit/socketio-suite.test.ts share: the reference service with a
  * short ping window on either transport, the stream suite run through the real runner, and the
  * faults that name ws checks. Only the transport differs between the two files.
  */

@@ -2,12 +2,12 @@ import { describe, expect, it } from 'vitest';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { Parser } from '@asyncapi/parser';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { asyncApiDocument, openApiDocument } from '../src/api-documents.ts';
-import { SCHEMAS } from '../src/schema-definitions.ts';
-import { DECIMAL_PATTERN, STATUS } from '../src/spec.ts';
-import { conform } from './helpers/conform-cli.ts';
-import { startReferenceServer } from '../reference/index.ts';
-import { get } from './reference-helpers.ts';
+import { asyncApiDocument, openApiDocument } from '../../src/api-documents.ts';
+import { SCHEMAS } from '../../src/schema-definitions.ts';
+import { DECIMAL_PATTERN, STATUS } from '../../src/spec.ts';
+import { conform } from '../helpers/conform-cli.ts';
+import { startReferenceServer } from '../../reference/index.ts';
+import { get } from '../helpers/reference.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: a parsed document walked by path; a wrong path fails its assertion
 type Json = Record<string, any>;

@@ -4,13 +4,13 @@
  * late it is listed (a seeded sample past the bound), and every 50102 held to HTTP 200.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { startReferenceServer, type ReferenceServer } from '../reference/index.ts';
-import { createRestClient } from '../src/transports/rest-client.ts';
-import { runChecks } from '../src/runner.ts';
-import type { Profile } from '../src/profile.ts';
-import { CHECKS } from '../suites/index.ts';
-import { CATALOGUE_BOUND, sampleCodes } from '../suites/rest/catalogue.ts';
-import { SECRET, startServer } from './engine-helpers.ts';
+import { startReferenceServer, type ReferenceServer } from '../../reference/index.ts';
+import { createRestClient } from '../../src/transports/rest-client.ts';
+import { runChecks } from '../../src/runner.ts';
+import type { Profile } from '../../src/profile.ts';
+import { CHECKS } from '../../suites/index.ts';
+import { CATALOGUE_BOUND, sampleCodes } from '../../suites/rest/catalogue.ts';
+import { SECRET, startServer } from '../helpers/engine.ts';
 
 const servers: { close(): Promise<void> }[] = [];
 afterEach(async () => {

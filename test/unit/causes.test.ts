@@ -6,11 +6,11 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startReferenceServer, type ReferenceServer } from '../reference/index.ts';
-import { causeOf, causesOf, evidenceShowing } from '../reports/causes.ts';
-import type { JsonReport } from '../reports/json.ts';
-import type { CheckResult, Evidence } from '../src/check.ts';
-import { conform, type Run } from './helpers/conform-cli.ts';
+import { startReferenceServer, type ReferenceServer } from '../../reference/index.ts';
+import { causeOf, causesOf, evidenceShowing } from '../../reports/causes.ts';
+import type { JsonReport } from '../../reports/json.ts';
+import type { CheckResult, Evidence } from '../../src/check.ts';
+import { conform, type Run } from '../helpers/conform-cli.ts';
 
 const http = (url: string, body: string): Evidence => ({
   kind: 'http',

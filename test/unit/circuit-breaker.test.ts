@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { CheckResult, Evidence } from '../src/check.ts';
-import { BREAKER_MIN, CircuitBreaker, gotNoAnswer } from '../src/circuit-breaker.ts';
+import type { CheckResult, Evidence } from '../../src/check.ts';
+import { BREAKER_MIN, CircuitBreaker, gotNoAnswer } from '../../src/circuit-breaker.ts';
 
 const request = { method: 'GET', url: 'http://127.0.0.1:1/v1/pairs', headers: {} };
 const unanswered: Evidence = { kind: 'http', request, error: 'timeout', curl: 'curl …', atMs: 1 };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { helpText, parseArgs } from '../bin/commands/conform.ts';
-import { OPTION_DEFAULTS, validateOptions, type ConformOptions } from '../src/options.ts';
-import { REPORT_FORMAT_NAMES, REPORT_FORMATS, reportHandlers } from '../reports/index.ts';
+import { helpText, parseArgs } from '../../bin/commands/conform.ts';
+import { OPTION_DEFAULTS, validateOptions, type ConformOptions } from '../../src/options.ts';
+import { REPORT_FORMAT_NAMES, REPORT_FORMATS, reportHandlers } from '../../reports/index.ts';
 
 const run = (argv: string[]): ConformOptions => {
   const r = parseArgs(argv);

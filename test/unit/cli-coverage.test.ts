@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { startReferenceServer } from '../reference/index.ts';
-import type { Profile } from '../src/profile.ts';
-import { conform } from './helpers/conform-cli.ts';
+import { startReferenceServer } from '../../reference/index.ts';
+import type { Profile } from '../../src/profile.ts';
+import { conform } from '../helpers/conform-cli.ts';
 
 let dir: string;
 let ref: Awaited<ReturnType<typeof startReferenceServer>>;

@@ -4,11 +4,11 @@ import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { XMLValidator } from 'fast-xml-parser';
-import { startReferenceServer } from '../reference/index.ts';
-import type { Profile } from '../src/profile.ts';
-import { profileSecrets } from '../src/profile.ts';
-import { deadPort } from './engine-helpers.ts';
-import { conform, type Run } from './helpers/conform-cli.ts';
+import { startReferenceServer } from '../../reference/index.ts';
+import type { Profile } from '../../src/profile.ts';
+import { profileSecrets } from '../../src/profile.ts';
+import { deadPort } from '../helpers/engine.ts';
+import { conform, type Run } from '../helpers/conform-cli.ts';
 
 let dir: string;
 let clean: Awaited<ReturnType<typeof startReferenceServer>>;

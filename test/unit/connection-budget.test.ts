@@ -2,23 +2,23 @@
  * The run's per-key connection budget (src/connection-budget.ts, key-pool.ts, allowance-search.ts,
  * check-loans.ts): the queue itself, the search for an allowance the profile leaves out, and the
  * 50009 a slot not yet freed causes. Real reference servers on loopback, port 0. The whole
- * catalogue against a one-connection key is a sweep (test/sweeps/one-connection.test.ts).
+ * catalogue against a one-connection key is a sweep (test/ci/sweeps/one-connection.test.ts).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ReferenceServer } from '../reference/index.ts';
-import type { Check } from '../src/check.ts';
-import { CheckSkipped } from '../src/context.ts';
-import { ConnectionBudget } from '../src/connection-budget.ts';
-import { DISCOVERY_CAP } from '../src/allowance-search.ts';
-import type { CheckLoans } from '../src/check-loans.ts';
-import { KeyPool } from '../src/key-pool.ts';
-import { runChecks } from '../src/runner.ts';
-import { limitChecks } from '../suites/ws/limits.ts';
-import { budgetServers, withTiming } from './helpers/budget-servers.ts';
-import { createStreamClient } from '../src/transports/ws-session.ts';
-import type { StreamClient } from '../src/transports/stream.ts';
-import type { Profile } from '../src/profile.ts';
-import { RunTiming } from '../src/timing/index.ts';
+import type { ReferenceServer } from '../../reference/index.ts';
+import type { Check } from '../../src/check.ts';
+import { CheckSkipped } from '../../src/context.ts';
+import { ConnectionBudget } from '../../src/connection-budget.ts';
+import { DISCOVERY_CAP } from '../../src/allowance-search.ts';
+import type { CheckLoans } from '../../src/check-loans.ts';
+import { KeyPool } from '../../src/key-pool.ts';
+import { runChecks } from '../../src/runner.ts';
+import { limitChecks } from '../../suites/ws/limits.ts';
+import { budgetServers, withTiming } from '../helpers/budget-servers.ts';
+import { createStreamClient } from '../../src/transports/ws-session.ts';
+import type { StreamClient } from '../../src/transports/stream.ts';
+import type { Profile } from '../../src/profile.ts';
+import { RunTiming } from '../../src/timing/index.ts';
 
 const clients: StreamClient[] = [];
 afterEach(async () => {

@@ -3,9 +3,9 @@
  * they may still take, on the terminal's status line and, off a terminal, in a line now and then.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { consoleHandler, waitingText } from '../reports/console.ts';
-import { runChecks } from '../src/runner.ts';
-import { startServer, synthetic, testProfile, type TestServer } from './engine-helpers.ts';
+import { consoleHandler, waitingText } from '../../reports/console.ts';
+import { runChecks } from '../../src/runner.ts';
+import { startServer, synthetic, testProfile, type TestServer } from '../helpers/engine.ts';
 
 let server: TestServer;
 beforeAll(async () => {

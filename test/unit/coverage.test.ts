@@ -4,17 +4,17 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
-import { coverage, NOTHING_TO_JUDGE, ruleCoverage } from '../src/coverage.ts';
-import type { CheckResult, Evidence } from '../src/check.ts';
-import { SPEC_STATEMENTS, type StatementKey } from '../src/statements.ts';
-import { ruleLine } from '../reports/format.ts';
-import { blankResult } from '../src/context.ts';
-import { runChecks } from '../src/runner.ts';
-import { reportHandlers } from '../reports/index.ts';
-import type { JsonReport } from '../reports/json.ts';
-import { pushInspector, pushViolations } from '../src/push-inspection.ts';
-import { validator } from '../src/validator.ts';
-import { startServer, synthetic, testProfile, type TestServer } from './engine-helpers.ts';
+import { coverage, NOTHING_TO_JUDGE, ruleCoverage } from '../../src/coverage.ts';
+import type { CheckResult, Evidence } from '../../src/check.ts';
+import { SPEC_STATEMENTS, type StatementKey } from '../../src/statements.ts';
+import { ruleLine } from '../../reports/format.ts';
+import { blankResult } from '../../src/context.ts';
+import { runChecks } from '../../src/runner.ts';
+import { reportHandlers } from '../../reports/index.ts';
+import type { JsonReport } from '../../reports/json.ts';
+import { pushInspector, pushViolations } from '../../src/push-inspection.ts';
+import { validator } from '../../src/validator.ts';
+import { startServer, synthetic, testProfile, type TestServer } from '../helpers/engine.ts';
 
 const result = (id: string, outcome: CheckResult['outcome'], extra: Partial<CheckResult> = {}): CheckResult => ({
   ...blankResult(synthetic(id, async () => {})),

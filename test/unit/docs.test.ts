@@ -16,9 +16,9 @@ import {
   renderSection,
   replaceSection,
   writeBenchmarkSection,
-} from '../load/bench/benchmarks-doc.ts';
+} from '../../load/bench/benchmarks-doc.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const run = promisify(execFile);
 
 /** The Markdown files whose links must resolve, relative to the repository. */

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { CHECKS } from '../suites/index.ts';
-import { restChecks } from '../suites/rest/index.ts';
-import { TAGS } from '../src/check.ts';
-import { specHeadings } from './helpers/spec-doc.ts';
+import { CHECKS } from '../../suites/index.ts';
+import { restChecks } from '../../suites/rest/index.ts';
+import { TAGS } from '../../src/check.ts';
+import { specHeadings } from '../helpers/spec-doc.ts';
 
 describe('the registry', () => {
   it('holds every REST check once, and every id is unique', () => {

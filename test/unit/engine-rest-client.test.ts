@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Evidence } from '../src/check.ts';
-import { createRedactor } from '../src/redact.ts';
-import { createRestClient } from '../src/transports/rest-client.ts';
-import { SECRET, startServer, type TestServer } from './engine-helpers.ts';
+import type { Evidence } from '../../src/check.ts';
+import { createRedactor } from '../../src/redact.ts';
+import { createRestClient } from '../../src/transports/rest-client.ts';
+import { SECRET, startServer, type TestServer } from '../helpers/engine.ts';
 
 const servers: TestServer[] = [];
 afterEach(async () => {

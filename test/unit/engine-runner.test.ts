@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { RUN_DEFAULTS, matches, runChecks, selectChecks, unknownSelectors, type RunEvent } from '../src/runner.ts';
-import { UnreachableError } from '../src/errors.ts';
-import { deadPort, SECRET, startServer, synthetic, testProfile, type TestServer } from './engine-helpers.ts';
+import { RUN_DEFAULTS, matches, runChecks, selectChecks, unknownSelectors, type RunEvent } from '../../src/runner.ts';
+import { UnreachableError } from '../../src/errors.ts';
+import { deadPort, SECRET, startServer, synthetic, testProfile, type TestServer } from '../helpers/engine.ts';
 
 let server: TestServer;
 beforeEach(async () => {

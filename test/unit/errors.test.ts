@@ -13,9 +13,9 @@ import {
   NetworkError,
   TimeoutError,
   UsageError,
-} from '../src/errors.ts';
+} from '../../src/errors.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const instanceOf = (C: (typeof ERROR_CLASSES)[number]): ConformError =>
   new (C as unknown as new (message: string) => ConformError)('something went wrong');
 

@@ -1,15 +1,15 @@
 /**
  * The hostile targets themselves: each one really misbehaves in the way its `breaks` line says,
  * as seen by a raw socket, node:http and the `ws` client. The harness runs against them are in
- * test/hostile-run.test.ts and test/hostile-secrets.test.ts.
+ * test/ci/hostile-run.test.ts and test/ci/hostile-secrets.test.ts.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { RUN_DEFAULTS } from '../src/runner.ts';
-import { HOSTILE_TARGETS, closedPort, type HostileTarget } from './hostile/targets.ts';
-import { getHead, httpGet, rawExchange, wsWatch } from './hostile/probe.ts';
-import { parseHead } from './hostile/raw-server.ts';
-import { READ_CHUNK, watchClientReads } from './helpers/client-reads.ts';
-import { OPCODE, WireReader, acceptFor, closeFrame, frame, frameHeader } from '../src/ws-frame.ts';
+import { RUN_DEFAULTS } from '../../src/runner.ts';
+import { HOSTILE_TARGETS, closedPort, type HostileTarget } from '../helpers/hostile/targets.ts';
+import { getHead, httpGet, rawExchange, wsWatch } from '../helpers/hostile/probe.ts';
+import { parseHead } from '../helpers/hostile/raw-server.ts';
+import { READ_CHUNK, watchClientReads } from '../helpers/client-reads.ts';
+import { OPCODE, WireReader, acceptFor, closeFrame, frame, frameHeader } from '../../src/ws-frame.ts';
 
 const running: HostileTarget[] = [];
 async function start(name: string): Promise<HostileTarget> {

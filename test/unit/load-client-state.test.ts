@@ -4,10 +4,10 @@
  * No socket and no thread: what a worker counts for each frame is read back from `take()`.
  */
 import { describe, expect, it } from 'vitest';
-import { ClientState, type StateConfig, type TickCounts } from '../load/fanout/client-state.ts';
-import { decode, summarize, type Percentiles } from '../load/histogram.ts';
-import { NetworkError } from '../src/errors.ts';
-import { frame, OPCODE, textFrame, WireReader } from '../src/ws-frame.ts';
+import { ClientState, type StateConfig, type TickCounts } from '../../load/fanout/client-state.ts';
+import { decode, summarize, type Percentiles } from '../../load/histogram.ts';
+import { NetworkError } from '../../src/errors.ts';
+import { frame, OPCODE, textFrame, WireReader } from '../../src/ws-frame.ts';
 
 const PAIR = 'Crypto:ALL:BTC/USDT';
 const OTHER = 'Crypto:ALL:ETH/USDT';

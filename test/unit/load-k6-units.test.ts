@@ -3,7 +3,7 @@
  * `k6/metrics`, the execution segment, the end-of-test summary data) is passed in as plain values.
  */
 import { describe, expect, it } from 'vitest';
-import { K6ConfigError } from '../src/errors.ts';
+import { K6ConfigError } from '../../src/errors.ts';
 import {
   checkAllowance,
   fanoutConfig,
@@ -12,13 +12,13 @@ import {
   runtimeKeys,
   thresholdExprs,
   thresholdsFromEnv,
-} from '../load/k6/lib/config.ts';
-import { k6Metrics } from '../load/k6/lib/metrics.ts';
-import { pushFrameProblems } from '../load/k6/lib/push-frame.ts';
-import { k6Result, segmentOf, summaryOutputs, type SummaryData } from '../load/k6/lib/summary.ts';
-import { BUCKET_COUNT, bucketIndex, bucketMetric } from '../load/log-buckets.ts';
-import { mergeResults, parseResultText } from '../load/merge.ts';
-import { CLOSE_GRACE_MS, fanoutSchedule, SETTLE_MS } from '../load/schedule.ts';
+} from '../../load/k6/lib/config.ts';
+import { k6Metrics } from '../../load/k6/lib/metrics.ts';
+import { pushFrameProblems } from '../../load/k6/lib/push-frame.ts';
+import { k6Result, segmentOf, summaryOutputs, type SummaryData } from '../../load/k6/lib/summary.ts';
+import { BUCKET_COUNT, bucketIndex, bucketMetric } from '../../load/log-buckets.ts';
+import { mergeResults, parseResultText } from '../../load/merge.ts';
+import { CLOSE_GRACE_MS, fanoutSchedule, SETTLE_MS } from '../../load/schedule.ts';
 
 describe('k6 config from the environment it is given', () => {
   const base = { TARGET_WS: 'ws://127.0.0.1:1/v1/ws', PAIRS: 'Crypto:ALL:BTC/USD, Crypto:ALL:ETH/USD' };

@@ -5,11 +5,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { buildK6, K6_SCRIPTS } from '../load/k6/build.ts';
-import { startBroadcastServer } from '../load/calibrate/broadcast-server.ts';
-import { mergeResults, parseResultText } from '../load/merge.ts';
-import { startReferenceProcess, type LoadTarget } from '../load/target.ts';
-import { k6Binary, k6Unavailable, K6_ENV, runK6 } from '../load/k6/run-k6.ts';
+import { buildK6, K6_SCRIPTS } from '../../load/k6/build.ts';
+import { startBroadcastServer } from '../../load/calibrate/broadcast-server.ts';
+import { mergeResults, parseResultText } from '../../load/merge.ts';
+import { startReferenceProcess, type LoadTarget } from '../../load/target.ts';
+import { k6Binary, k6Unavailable, K6_ENV, runK6 } from '../../load/k6/run-k6.ts';
 
 /** Every module specifier a bundle imports (static and dynamic) or requires. */
 function specifiers(code: string): string[] {
@@ -285,7 +285,7 @@ describe.skipIf(noK6 !== null)('on a real k6 (CONFORM_K6)', () => {
   });
 
   describe('load/k6/testrun.yaml as k6-operator runs it, on a real k6', () => {
-    const file = fileURLToPath(new URL('../load/k6/testrun.yaml', import.meta.url));
+    const file = fileURLToPath(new URL('../../load/k6/testrun.yaml', import.meta.url));
 
     it("runs the initializer's k6 archive and k6 inspect without the key; a runner reads it at run time", async () => {
       const doc = parseYaml(await readFile(file, 'utf8')) as {
@@ -361,7 +361,7 @@ describe.skipIf(noK6 !== null)('on a real k6 (CONFORM_K6)', () => {
 });
 
 describe('load/k6/testrun.yaml as k6-operator runs it', () => {
-  const file = fileURLToPath(new URL('../load/k6/testrun.yaml', import.meta.url));
+  const file = fileURLToPath(new URL('../../load/k6/testrun.yaml', import.meta.url));
 
   it('gives the runners (split on spaces) and the initializer (sh -c) the same arguments, and no key', async () => {
     const doc = parseYaml(await readFile(file, 'utf8')) as {

@@ -2,12 +2,12 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseLoadArgs } from '../load/invocation.ts';
-import { runFanout } from '../load/fanout/run.ts';
-import { runRest } from '../load/rest/run.ts';
-import { minimalProfile } from '../src/profile.ts';
-import { startKnownDelayServer } from './helpers/known-delay-server.ts';
-import { addEncoded, createHistogram, encode, recordMs, summarize } from '../load/histogram.ts';
+import { parseLoadArgs } from '../../load/invocation.ts';
+import { runFanout } from '../../load/fanout/run.ts';
+import { runRest } from '../../load/rest/run.ts';
+import { minimalProfile } from '../../src/profile.ts';
+import { startKnownDelayServer } from '../helpers/known-delay-server.ts';
+import { addEncoded, createHistogram, encode, recordMs, summarize } from '../../load/histogram.ts';
 import {
   BUCKET_COUNT,
   bucketIndex,
@@ -15,12 +15,12 @@ import {
   bucketMidUs,
   bucketPercentileUs,
   shiftBucketCounts,
-} from '../load/log-buckets.ts';
-import { mergeResults, parseResultText } from '../load/merge.ts';
-import { MergeInputError } from '../src/errors.ts';
-import { parseShard, parseStartAt } from '../load/options.ts';
-import { startReferenceProcess, type LoadTarget } from '../load/target.ts';
-import { loadCli as cli } from './helpers/load-cli.ts';
+} from '../../load/log-buckets.ts';
+import { mergeResults, parseResultText } from '../../load/merge.ts';
+import { MergeInputError } from '../../src/errors.ts';
+import { parseShard, parseStartAt } from '../../load/options.ts';
+import { startReferenceProcess, type LoadTarget } from '../../load/target.ts';
+import { loadCli as cli } from '../helpers/load-cli.ts';
 
 const hdr = (values: number[]): string => {
   const h = createHistogram();

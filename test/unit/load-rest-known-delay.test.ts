@@ -7,10 +7,10 @@
  */
 import * as hdr from 'hdr-histogram-js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runRest, type RestOptions, type RestReport } from '../load/rest/run.ts';
-import type { LoadTarget } from '../load/target.ts';
-import { minimalProfile } from '../src/profile.ts';
-import { startKnownDelayServer, type KnownDelayOptions, type KnownDelayServer } from './helpers/known-delay-server.ts';
+import { runRest, type RestOptions, type RestReport } from '../../load/rest/run.ts';
+import type { LoadTarget } from '../../load/target.ts';
+import { minimalProfile } from '../../src/profile.ts';
+import { startKnownDelayServer, type KnownDelayOptions, type KnownDelayServer } from '../helpers/known-delay-server.ts';
 
 let server: KnownDelayServer | null = null;
 afterEach(async () => {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { runRest } from '../load/rest/run.ts';
-import type { LoadTarget } from '../load/target.ts';
-import { startReferenceServer, type ReferenceServer } from '../reference/index.ts';
+import { runRest } from '../../load/rest/run.ts';
+import type { LoadTarget } from '../../load/target.ts';
+import { startReferenceServer, type ReferenceServer } from '../../reference/index.ts';
 
 let server: ReferenceServer | null = null;
 afterEach(async () => {

@@ -2,18 +2,18 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { estimateClock, guessTimeUnit, resolutionMs } from '../load/clock.ts';
-import { FanoutAggregator } from '../load/fanout/aggregate.ts';
-import { codeOf, hashBytes, scanPushFrame, scannedFrame } from '../load/fanout/frame-scan.ts';
-import type { Tick } from '../load/fanout/protocol.ts';
-import { createHistogram, encode, FastRecorder, HIGHEST_US, recordMs, summarize } from '../load/histogram.ts';
-import { LoadUsageError, ThresholdError } from '../src/errors.ts';
-import { parseDuration, parseRate } from '../load/options.ts';
-import { arrivalClock } from '../load/rest/schedule.ts';
-import { lineChart } from '../load/report/svg.ts';
-import { assignKeys, readKeysFile } from '../load/target.ts';
-import { evaluateThresholds, parseThreshold, parseThresholds, toK6Thresholds } from '../load/thresholds.ts';
-import { writeReports, type LoadReport } from '../load/report/index.ts';
+import { estimateClock, guessTimeUnit, resolutionMs } from '../../load/clock.ts';
+import { FanoutAggregator } from '../../load/fanout/aggregate.ts';
+import { codeOf, hashBytes, scanPushFrame, scannedFrame } from '../../load/fanout/frame-scan.ts';
+import type { Tick } from '../../load/fanout/protocol.ts';
+import { createHistogram, encode, FastRecorder, HIGHEST_US, recordMs, summarize } from '../../load/histogram.ts';
+import { LoadUsageError, ThresholdError } from '../../src/errors.ts';
+import { parseDuration, parseRate } from '../../load/options.ts';
+import { arrivalClock } from '../../load/rest/schedule.ts';
+import { lineChart } from '../../load/report/svg.ts';
+import { assignKeys, readKeysFile } from '../../load/target.ts';
+import { evaluateThresholds, parseThreshold, parseThresholds, toK6Thresholds } from '../../load/thresholds.ts';
+import { writeReports, type LoadReport } from '../../load/report/index.ts';
 
 describe('frame scan reads push frames straight from the wire bytes', () => {
   const scan = (text: string): { code: string; lastUpdated: number; sentAt: number } | null => {
@@ -208,7 +208,7 @@ describe('clock', () => {
   });
 
   it('is a module the k6 scripts can bundle: no imports, no Node API', async () => {
-    const source = await readFile(new URL('../load/clock.ts', import.meta.url), 'utf8');
+    const source = await readFile(new URL('../../load/clock.ts', import.meta.url), 'utf8');
     expect(source).not.toMatch(/^import /m);
     expect(source).not.toMatch(/\b(process|performance|require|Buffer)\b[.(]/);
   });

@@ -3,7 +3,7 @@
  * sharing chunks, as ws tests its Receiver: no socket, every chunk given with the time it came.
  */
 import { describe, expect, it } from 'vitest';
-import { frame, OPCODE, textFrame, WireReader } from '../src/ws-frame.ts';
+import { frame, OPCODE, textFrame, WireReader } from '../../src/ws-frame.ts';
 
 interface Seen {
   reader: WireReader;

@@ -10,12 +10,12 @@ import type net from 'node:net';
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket as ServerSocket } from 'ws';
-import { WireSocket, type WireOptions } from '../load/fanout/wire-socket.ts';
-import type { NetworkError } from '../src/errors.ts';
-import { monoNow } from '../load/mono-clock.ts';
-import { startRawServer, switchingProtocols, type RawServer } from './hostile/raw-server.ts';
-import { closeFrame, frame, OPCODE, textFrame } from '../src/ws-frame.ts';
-import { watchClientReads } from './helpers/client-reads.ts';
+import { WireSocket, type WireOptions } from '../../load/fanout/wire-socket.ts';
+import type { NetworkError } from '../../src/errors.ts';
+import { monoNow } from '../../load/mono-clock.ts';
+import { startRawServer, switchingProtocols, type RawServer } from '../helpers/hostile/raw-server.ts';
+import { closeFrame, frame, OPCODE, textFrame } from '../../src/ws-frame.ts';
+import { watchClientReads } from '../helpers/client-reads.ts';
 
 /** Paces a server's writes, so the client reads them as separate chunks. */
 const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -299,8 +299,8 @@ describe("WireSocket: the load workers' WebSocket client", () => {
 
   it("speaks wss: verifies the server's certificate against the trusted ones, refuses an untrusted one", async () => {
     const tls = {
-      cert: readFileSync(new URL('./helpers/tls/cert.pem', import.meta.url)),
-      key: readFileSync(new URL('./helpers/tls/key.pem', import.meta.url)),
+      cert: readFileSync(new URL('../helpers/tls/cert.pem', import.meta.url)),
+      key: readFileSync(new URL('../helpers/tls/key.pem', import.meta.url)),
     };
     const server = https.createServer(tls);
     const wss = new WebSocketServer({ server });

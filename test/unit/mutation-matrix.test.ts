@@ -7,14 +7,14 @@
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { FAULTS } from '../reference/faults/index.ts';
-import { buildMatrix, faultCatches, uncovered } from '../src/matrix.ts';
-import { SPEC_STATEMENTS, SPEC_TABLES } from '../src/statements.ts';
-import { formatMatrix } from '../reports/matrix.ts';
-import { LIMITS, NOTICE_CODES, REST_STATUSES } from '../src/spec.ts';
-import { CHECKS } from '../suites/index.ts';
-import { COVERAGE_FILE, coverageMarkdown } from './helpers/coverage-doc.ts';
-import { specHeadings, specText, tableAfter } from './helpers/spec-doc.ts';
+import { FAULTS } from '../../reference/faults/index.ts';
+import { buildMatrix, faultCatches, uncovered } from '../../src/matrix.ts';
+import { SPEC_STATEMENTS, SPEC_TABLES } from '../../src/statements.ts';
+import { formatMatrix } from '../../reports/matrix.ts';
+import { LIMITS, NOTICE_CODES, REST_STATUSES } from '../../src/spec.ts';
+import { CHECKS } from '../../suites/index.ts';
+import { COVERAGE_FILE, coverageMarkdown } from '../helpers/coverage-doc.ts';
+import { specHeadings, specText, tableAfter } from '../helpers/spec-doc.ts';
 
 const strip = (cell: string): string => cell.replace(/`/g, '').trim();
 const matrix = buildMatrix(CHECKS, FAULTS);
@@ -134,11 +134,11 @@ describe('the traceability matrix', () => {
     expect(CHECKS.every((c) => /^(rest|ws)\./.test(c.id))).toBe(true);
     // A quote (or backtick) opening something shaped like a check id, up to a closing quote or a `${`.
     const quotedId = /['"`](rest|ws)\.[a-z0-9.-]+(?=['"`]|\$\{)/g;
-    const faultFiles = readdirSync(new URL('../reference/faults/', import.meta.url)).map(
-      (f) => `../reference/faults/${f}`,
+    const faultFiles = readdirSync(new URL('../../reference/faults/', import.meta.url)).map(
+      (f) => `../../reference/faults/${f}`,
     );
-    expect(faultFiles).toContain('../reference/faults/index.ts');
-    for (const file of ['../src/matrix.ts', ...faultFiles]) {
+    expect(faultFiles).toContain('../../reference/faults/index.ts');
+    for (const file of ['../../src/matrix.ts', ...faultFiles]) {
       const text = readFileSync(new URL(file, import.meta.url), 'utf8');
       expect(text.match(quotedId) ?? [], file).toEqual([]);
       for (const c of CHECKS) for (const q of ["'", '"', '`']) expect(text, file).not.toContain(`${q}${c.id}${q}`);

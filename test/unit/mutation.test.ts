@@ -1,12 +1,12 @@
 /**
  * The mutation driver's own logic (test/helpers/mutation.ts): how a fault's run is judged, which
  * dialects each fault runs under, what the fault list promises, and which runs each tier plans.
- * The runs themselves are the sweep (test/sweeps/catalogue.test.ts).
+ * The runs themselves are the sweep (test/ci/sweeps/catalogue.test.ts).
  */
 import { describe, expect, it } from 'vitest';
-import type { CheckResult } from '../src/check.ts';
-import { CHECKS } from '../suites/index.ts';
-import { coveringSeeds, drawDialect, DEFAULT_DIALECT } from '../reference/index.ts';
+import type { CheckResult } from '../../src/check.ts';
+import { CHECKS } from '../../suites/index.ts';
+import { coveringSeeds, drawDialect, DEFAULT_DIALECT } from '../../reference/index.ts';
 import {
   DIALECTS_PER_FAULT,
   FAULTS,
@@ -27,9 +27,9 @@ import {
   sweepSeed,
   CI_SAMPLE_SEED,
   type PlannedRun,
-} from './helpers/mutation.ts';
-import { sweepCapacity } from './helpers/sweep.ts';
-import { PUSH_EXPECTED } from '../src/push-inspection.ts';
+} from '../helpers/mutation.ts';
+import { sweepCapacity } from '../helpers/sweep.ts';
+import { PUSH_EXPECTED } from '../../src/push-inspection.ts';
 
 const result = (id: string, outcome: CheckResult['outcome']): CheckResult => ({
   id,

@@ -5,17 +5,17 @@
  * profile does not state (a scaled-down per-minute limit), the selected checks are all decided.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { startReferenceServer, type ReferenceServer } from '../reference/index.ts';
-import { createRestClient } from '../src/transports/rest-client.ts';
-import { rateLimitHeaders, RequestBudget } from '../src/request-budget.ts';
-import { runChecks } from '../src/runner.ts';
-import type { Evidence } from '../src/check.ts';
-import { CHECKS } from '../suites/index.ts';
-import { parseArgs } from '../bin/commands/conform.ts';
-import { validateOptions } from '../src/options.ts';
-import { REPORT_FORMAT_NAMES } from '../reports/index.ts';
-import { parseProfile } from '../src/profile.ts';
-import { SECRET, startServer, synthetic, testProfile } from './engine-helpers.ts';
+import { startReferenceServer, type ReferenceServer } from '../../reference/index.ts';
+import { createRestClient } from '../../src/transports/rest-client.ts';
+import { rateLimitHeaders, RequestBudget } from '../../src/request-budget.ts';
+import { runChecks } from '../../src/runner.ts';
+import type { Evidence } from '../../src/check.ts';
+import { CHECKS } from '../../suites/index.ts';
+import { parseArgs } from '../../bin/commands/conform.ts';
+import { validateOptions } from '../../src/options.ts';
+import { REPORT_FORMAT_NAMES } from '../../reports/index.ts';
+import { parseProfile } from '../../src/profile.ts';
+import { SECRET, startServer, synthetic, testProfile } from '../helpers/engine.ts';
 
 const servers: { close(): Promise<void> }[] = [];
 afterEach(async () => {

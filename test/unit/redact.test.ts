@@ -7,12 +7,12 @@ import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_CONFIG, startReferenceServer, type ReferenceServer } from '../reference/index.ts';
-import type { JsonReport } from '../reports/json.ts';
-import { CHECKS } from '../suites/index.ts';
-import { API_KEY_HEADER } from '../src/spec.ts';
-import { createRedactor, maskKeys, redactedLabel } from '../src/redact.ts';
-import { conform, type Run } from './helpers/conform-cli.ts';
+import { DEFAULT_CONFIG, startReferenceServer, type ReferenceServer } from '../../reference/index.ts';
+import type { JsonReport } from '../../reports/json.ts';
+import { CHECKS } from '../../suites/index.ts';
+import { API_KEY_HEADER } from '../../src/spec.ts';
+import { createRedactor, maskKeys, redactedLabel } from '../../src/redact.ts';
+import { conform, type Run } from '../helpers/conform-cli.ts';
 
 const label = redactedLabel('primary');
 

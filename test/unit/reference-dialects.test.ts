@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Decimal } from 'decimal.js';
-import { parseProfile } from '../src/profile.ts';
-import { PATHS, STATUS } from '../src/spec.ts';
+import { parseProfile } from '../../src/profile.ts';
+import { PATHS, STATUS } from '../../src/spec.ts';
 import {
   DEFAULT_DIALECT,
   DIALECT_SPACE,
@@ -12,12 +12,12 @@ import {
   startReferenceServer,
   type PartialDialect,
   type ReferenceServer,
-} from '../reference/index.ts';
-import { connect, get, getRaw, open, q, subscribe, type Client } from './reference-helpers.ts';
-import { PriceBook, QUIET_PAIR_MS } from '../reference/prices.ts';
-import { DEFAULT_PAIRS } from '../reference/catalogue.ts';
-import { EXTRA_FIELD } from '../reference/wire.ts';
-import { streamFactoryFor } from '../src/transports/stream-factory.ts';
+} from '../../reference/index.ts';
+import { connect, get, getRaw, open, q, subscribe, type Client } from '../helpers/reference.ts';
+import { PriceBook, QUIET_PAIR_MS } from '../../reference/prices.ts';
+import { DEFAULT_PAIRS } from '../../reference/catalogue.ts';
+import { EXTRA_FIELD } from '../../reference/wire.ts';
+import { streamFactoryFor } from '../../src/transports/stream-factory.ts';
 import { io } from 'socket.io-client';
 
 const servers: ReferenceServer[] = [];

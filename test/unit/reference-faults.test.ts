@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { Decimal } from 'decimal.js';
-import { startReferenceServer, type ReferenceOptions, type ReferenceServer } from '../reference/index.ts';
-import { FAULTS, FAULT_NAMES, findFault, formatFaults, type FaultName } from '../reference/faults/index.ts';
-import { faultCatches } from '../src/matrix.ts';
-import { SPEC_STATEMENTS } from '../src/statements.ts';
-import { LIMITS, PATHS, STATUS, TEXT, pairNotFoundMessage, parsePairCode } from '../src/spec.ts';
-import { CHECKS } from '../suites/index.ts';
-import { connect, get, open, q, subscribe, type Client } from './reference-helpers.ts';
+import { startReferenceServer, type ReferenceOptions, type ReferenceServer } from '../../reference/index.ts';
+import { FAULTS, FAULT_NAMES, findFault, formatFaults, type FaultName } from '../../reference/faults/index.ts';
+import { faultCatches } from '../../src/matrix.ts';
+import { SPEC_STATEMENTS } from '../../src/statements.ts';
+import { LIMITS, PATHS, STATUS, TEXT, pairNotFoundMessage, parsePairCode } from '../../src/spec.ts';
+import { CHECKS } from '../../suites/index.ts';
+import { connect, get, open, q, subscribe, type Client } from '../helpers/reference.ts';
 
 const WINDOW = 1500;
 const BTC = 'Crypto:ALL:BTC/USD';

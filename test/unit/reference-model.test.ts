@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { Decimal } from 'decimal.js';
-import { marketAt } from '../reference/market.ts';
-import { PriceBook } from '../reference/prices.ts';
-import { ConfigError } from '../src/errors.ts';
-import { DEFAULT_CONFIG, resolveConfig } from '../reference/config.ts';
-import { DEFAULT_PAIRS } from '../reference/catalogue.ts';
-import { startReferenceServer } from '../reference/index.ts';
-import { MARKET_COMBINATIONS, PATHS } from '../src/spec.ts';
-import { get, q } from './reference-helpers.ts';
+import { marketAt } from '../../reference/market.ts';
+import { PriceBook } from '../../reference/prices.ts';
+import { ConfigError } from '../../src/errors.ts';
+import { DEFAULT_CONFIG, resolveConfig } from '../../reference/config.ts';
+import { DEFAULT_PAIRS } from '../../reference/catalogue.ts';
+import { startReferenceServer } from '../../reference/index.ts';
+import { MARKET_COMBINATIONS, PATHS } from '../../src/spec.ts';
+import { get, q } from '../helpers/reference.ts';
 
 const at = (iso: string): number => Date.parse(iso);
 

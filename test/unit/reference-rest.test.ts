@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Decimal } from 'decimal.js';
-import { startReferenceServer, type ReferenceServer } from '../reference/index.ts';
-import { parseProfile } from '../src/profile.ts';
-import { KNOWN_ASSET_TYPES, LIMITS, PATHS, STATUS, parsePairCode } from '../src/spec.ts';
-import { get, getRaw, q } from './reference-helpers.ts';
+import { startReferenceServer, type ReferenceServer } from '../../reference/index.ts';
+import { parseProfile } from '../../src/profile.ts';
+import { KNOWN_ASSET_TYPES, LIMITS, PATHS, STATUS, parsePairCode } from '../../src/spec.ts';
+import { get, getRaw, q } from '../helpers/reference.ts';
 
 let server: ReferenceServer;
 beforeAll(async () => {

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect as netConnect, type Socket } from 'node:net';
 import { once } from 'node:events';
-import { startReferenceServer, type ReferenceServer } from '../reference/index.ts';
-import { PATHS, STATUS, TEXT } from '../src/spec.ts';
-import { get, open, subscribe, type Client } from './reference-helpers.ts';
+import { startReferenceServer, type ReferenceServer } from '../../reference/index.ts';
+import { PATHS, STATUS, TEXT } from '../../src/spec.ts';
+import { get, open, subscribe, type Client } from '../helpers/reference.ts';
 
 const WINDOW = 5000;
 const BTC = 'Crypto:ALL:BTC/USD';

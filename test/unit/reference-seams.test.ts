@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { FAULT_NAMES } from '../reference/faults/index.ts';
-import { FAULT_EFFECTS, faultSeams } from '../reference/fault-effects.ts';
-import { CORRECT, deviate, type Seams } from '../reference/seams.ts';
+import { FAULT_NAMES } from '../../reference/faults/index.ts';
+import { FAULT_EFFECTS, faultSeams } from '../../reference/fault-effects.ts';
+import { CORRECT, deviate, type Seams } from '../../reference/seams.ts';
 
 /** The modules of the correct path: they reach every fault through a seam, never by its name. */
 const CORRECT_PATH = ['admission', 'fanout', 'link', 'rest', 'service', 'session', 'stream', 'socketio', 'wire'];
@@ -51,7 +51,7 @@ describe('reference seams', () => {
 
   it('the correct path names no fault: each fault is reached only through its seams', () => {
     for (const module of CORRECT_PATH) {
-      const source = readFileSync(new URL(`../reference/${module}.ts`, import.meta.url), 'utf8');
+      const source = readFileSync(new URL(`../../reference/${module}.ts`, import.meta.url), 'utf8');
       const named = FAULT_NAMES.filter((name) => source.includes(`'${name}'`));
       expect(named, `reference/${module}.ts`).toEqual([]);
     }

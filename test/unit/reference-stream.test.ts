@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Decimal } from 'decimal.js';
-import { startReferenceServer, type ReferenceServer } from '../reference/index.ts';
-import { LIMITS, PATHS, STATUS, TEXT, pairNotFoundMessage } from '../src/spec.ts';
-import { connect, get, open, q, subscribe, type Client } from './reference-helpers.ts';
+import { startReferenceServer, type ReferenceServer } from '../../reference/index.ts';
+import { LIMITS, PATHS, STATUS, TEXT, pairNotFoundMessage } from '../../src/spec.ts';
+import { connect, get, open, q, subscribe, type Client } from '../helpers/reference.ts';
 
 const WINDOW = 1500;
 let server: ReferenceServer;

@@ -8,11 +8,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { validate } from 'ctrf';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startReferenceServer, type ReferenceServer } from '../reference/index.ts';
-import { CTRF_REPORT_FILE } from '../reports/ctrf.ts';
-import { commandData, commandProperty, GITHUB_SUMMARY_FILE } from '../reports/github.ts';
-import type { JsonReport } from '../reports/json.ts';
-import { conform, type Run } from './helpers/conform-cli.ts';
+import { startReferenceServer, type ReferenceServer } from '../../reference/index.ts';
+import { CTRF_REPORT_FILE } from '../../reports/ctrf.ts';
+import { commandData, commandProperty, GITHUB_SUMMARY_FILE } from '../../reports/github.ts';
+import type { JsonReport } from '../../reports/json.ts';
+import { conform, type Run } from '../helpers/conform-cli.ts';
 
 interface WorkflowCommand {
   command: string;

@@ -3,10 +3,10 @@ import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import { runChecks } from '../src/runner.ts';
-import { reportHandlers } from '../reports/index.ts';
-import { REPORT_SCHEMA_VERSION, type JsonReport } from '../reports/json.ts';
-import { OTHER_SECRET, SECRET, startServer, synthetic, testProfile, type TestServer } from './engine-helpers.ts';
+import { runChecks } from '../../src/runner.ts';
+import { reportHandlers } from '../../reports/index.ts';
+import { REPORT_SCHEMA_VERSION, type JsonReport } from '../../reports/json.ts';
+import { OTHER_SECRET, SECRET, startServer, synthetic, testProfile, type TestServer } from '../helpers/engine.ts';
 
 let server: TestServer;
 let dir: string;
@@ -147,7 +147,7 @@ describe('reports', () => {
 
 describe('console progress', () => {
   it('on a terminal rewrites one count line in place between result lines; else prints plain lines only', async () => {
-    const { consoleHandler } = await import('../reports/console.ts');
+    const { consoleHandler } = await import('../../reports/console.ts');
     const checks = [synthetic('rest.t.a', async () => {}), synthetic('rest.t.b', async (ctx) => ctx.skip('no'))];
     const outputs: Record<string, string> = { tty: '', plain: '' };
     for (const mode of ['tty', 'plain'] as const) {

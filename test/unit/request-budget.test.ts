@@ -4,18 +4,18 @@
  * every pair of a rate-limited key without being judged on a 50006.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { startReferenceServer, type ReferenceServer } from '../reference/index.ts';
-import { DEFAULT_KEYS } from '../reference/config.ts';
-import { DEFAULT_PAIRS } from '../reference/catalogue.ts';
-import { createRestClient } from '../src/transports/rest-client.ts';
-import { RequestBudget, retryAfterMs } from '../src/request-budget.ts';
-import { createRedactor } from '../src/redact.ts';
-import { runChecks } from '../src/runner.ts';
-import type { Evidence } from '../src/check.ts';
-import type { Profile } from '../src/profile.ts';
-import { CHECKS } from '../suites/index.ts';
-import { CATALOGUE_BASE_TIMEOUT_MS } from '../src/timing/index.ts';
-import { SECRET, startServer, type TestServer } from './engine-helpers.ts';
+import { startReferenceServer, type ReferenceServer } from '../../reference/index.ts';
+import { DEFAULT_KEYS } from '../../reference/config.ts';
+import { DEFAULT_PAIRS } from '../../reference/catalogue.ts';
+import { createRestClient } from '../../src/transports/rest-client.ts';
+import { RequestBudget, retryAfterMs } from '../../src/request-budget.ts';
+import { createRedactor } from '../../src/redact.ts';
+import { runChecks } from '../../src/runner.ts';
+import type { Evidence } from '../../src/check.ts';
+import type { Profile } from '../../src/profile.ts';
+import { CHECKS } from '../../suites/index.ts';
+import { CATALOGUE_BASE_TIMEOUT_MS } from '../../src/timing/index.ts';
+import { SECRET, startServer, type TestServer } from '../helpers/engine.ts';
 
 const servers: { close(): Promise<void> }[] = [];
 afterEach(async () => {

@@ -6,12 +6,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startReferenceServer } from '../reference/index.ts';
-import { FAULTS } from './helpers/mutation.ts';
-import type { CheckResult } from '../src/check.ts';
-import type { Profile } from '../src/profile.ts';
-import { runChecks } from '../src/runner.ts';
-import { restChecks } from '../suites/rest/index.ts';
+import { startReferenceServer } from '../../reference/index.ts';
+import { FAULTS } from '../helpers/mutation.ts';
+import type { CheckResult } from '../../src/check.ts';
+import type { Profile } from '../../src/profile.ts';
+import { runChecks } from '../../src/runner.ts';
+import { restChecks } from '../../suites/rest/index.ts';
 
 type Reference = Awaited<ReturnType<typeof startReferenceServer>>;
 const run = async (profile: Profile, ids: readonly string[]): Promise<CheckResult[]> =>

@@ -1,8 +1,8 @@
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { SCHEMA_NAMES, schemaFileName, type SchemaName } from '../src/schema-definitions.ts';
-import { validator, formatErrors } from '../src/validator.ts';
-import { SCHEMA_DIR, staleSchemaFiles } from './helpers/schema-files.ts';
+import { SCHEMA_NAMES, schemaFileName, type SchemaName } from '../../src/schema-definitions.ts';
+import { validator, formatErrors } from '../../src/validator.ts';
+import { SCHEMA_DIR, staleSchemaFiles } from '../helpers/schema-files.ts';
 
 type Json = Record<string, unknown>;
 const price = (over: Json = {}): Json => ({

@@ -9,12 +9,12 @@ import { once } from 'node:events';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { startReferenceServer, type ReferenceServer } from '../reference/index.ts';
-import { parseArgs } from '../bin/commands/conform.ts';
-import { OPTION_DEFAULTS, validateOptions, type ConformOptions } from '../src/options.ts';
-import { REPORT_FORMAT_NAMES } from '../reports/index.ts';
-import { profileSecrets } from '../src/profile.ts';
-import { BIN, conform, ROOT } from './helpers/conform-cli.ts';
+import { startReferenceServer, type ReferenceServer } from '../../reference/index.ts';
+import { parseArgs } from '../../bin/commands/conform.ts';
+import { OPTION_DEFAULTS, validateOptions, type ConformOptions } from '../../src/options.ts';
+import { REPORT_FORMAT_NAMES } from '../../reports/index.ts';
+import { profileSecrets } from '../../src/profile.ts';
+import { BIN, conform, ROOT } from '../helpers/conform-cli.ts';
 
 const options = (extra: Partial<ConformOptions>): ConformOptions =>
   ({ ...OPTION_DEFAULTS, ...extra }) as ConformOptions;

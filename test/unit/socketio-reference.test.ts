@@ -6,10 +6,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { io, type Socket } from 'socket.io-client';
-import { startReferenceServer, type ReferenceServer } from '../reference/index.ts';
-import { API_KEY_HEADER, STATUS, TEXT } from '../src/spec.ts';
-import { connect, getRaw } from './reference-helpers.ts';
-import { createSocketIoClient } from '../src/transports/socketio-session.ts';
+import { startReferenceServer, type ReferenceServer } from '../../reference/index.ts';
+import { API_KEY_HEADER, STATUS, TEXT } from '../../src/spec.ts';
+import { connect, getRaw } from '../helpers/reference.ts';
+import { createSocketIoClient } from '../../src/transports/socketio-session.ts';
 
 const WINDOW = 1200;
 const EVENT = 'quotes';

@@ -6,11 +6,11 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Socket } from 'socket.io';
-import { socketIoTarget } from '../src/transports/socketio-session.ts';
-import { createStreamClient } from '../src/transports/ws-session.ts';
-import { streamFactoryFor } from '../src/transports/stream-factory.ts';
-import { minimalProfile, parseProfile } from '../src/profile.ts';
-import { streamSessionContract } from './helpers/stream-contract.ts';
+import { socketIoTarget } from '../../src/transports/socketio-session.ts';
+import { createStreamClient } from '../../src/transports/ws-session.ts';
+import { streamFactoryFor } from '../../src/transports/stream-factory.ts';
+import { minimalProfile, parseProfile } from '../../src/profile.ts';
+import { streamSessionContract } from '../helpers/stream-contract.ts';
 import {
   EVENT,
   KEY,
@@ -20,7 +20,7 @@ import {
   openOk,
   socketIoTransport,
   wsTransport,
-} from './helpers/stream-peers.ts';
+} from '../helpers/stream-peers.ts';
 
 afterEach(cleanup);
 

@@ -2,13 +2,13 @@
  * The stream suite over Socket.IO through the real runner against the reference service serving
  * Socket.IO (event `price`): every check passes against the clean service, and every fault that
  * names a ws check makes that check fail, as it does over raw WebSocket. The checks are the same
- * objects as test/ws-suite.test.ts runs; only the profile's transport differs.
+ * objects as test/unit/ws-suite.test.ts runs; only the profile's transport differs.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ReferenceServer } from '../reference/index.ts';
-import type { CheckResult } from '../src/check.ts';
-import { wsChecks } from '../suites/ws/index.ts';
-import { describeResult, EVENT, expectNoKey, runSuite, startSuiteServer } from './helpers/stream-suite.ts';
+import type { ReferenceServer } from '../../reference/index.ts';
+import type { CheckResult } from '../../src/check.ts';
+import { wsChecks } from '../../suites/ws/index.ts';
+import { describeResult, EVENT, expectNoKey, runSuite, startSuiteServer } from '../helpers/stream-suite.ts';
 
 describe('stream suite over Socket.IO against the clean reference service', () => {
   let server: ReferenceServer;

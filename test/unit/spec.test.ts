@@ -7,8 +7,8 @@ import {
   REST_STATUSES,
   TEXT,
   parsePairCode,
-} from '../src/spec.ts';
-import { specText, tableAfter } from './helpers/spec-doc.ts';
+} from '../../src/spec.ts';
+import { specText, tableAfter } from '../helpers/spec-doc.ts';
 
 const strip = (cell: string): string => cell.replace(/`/g, '');
 

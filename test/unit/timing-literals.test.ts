@@ -29,9 +29,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { durationLiterals } from './helpers/duration-literals.ts';
+import { durationLiterals } from '../helpers/duration-literals.ts';
 
-const ROOT = join(import.meta.dirname, '..');
+const ROOT = join(import.meta.dirname, '../..');
 const SCANNED = ['src', 'suites'];
 /** Where durations belong: the timing module, and the spec's own literals. */
 const HOMES = ['src/timing/', 'src/spec.ts'];

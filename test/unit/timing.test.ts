@@ -4,7 +4,15 @@
  * is waited for as long as the defaults say.
  */
 import { describe, expect, it } from 'vitest';
-import { RunTiming, WAIT_DEFAULTS, inFlightMs, margin, waitStretch, waitsFor, watchMs } from '../src/timing/index.ts';
+import {
+  RunTiming,
+  WAIT_DEFAULTS,
+  inFlightMs,
+  margin,
+  waitStretch,
+  waitsFor,
+  watchMs,
+} from '../../src/timing/index.ts';
 
 describe('the waits of a run', () => {
   it('are the defaults for a profile that states nothing', () => {

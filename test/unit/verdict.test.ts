@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { CheckFailed, CheckSkipped } from '../src/context.ts';
-import { AbortedError, NetworkError, TimeoutError } from '../src/errors.ts';
-import { createRedactor } from '../src/redact.ts';
-import { notRun, verdictOf } from '../src/verdict.ts';
-import { SECRET, synthetic } from './engine-helpers.ts';
+import { CheckFailed, CheckSkipped } from '../../src/context.ts';
+import { AbortedError, NetworkError, TimeoutError } from '../../src/errors.ts';
+import { createRedactor } from '../../src/redact.ts';
+import { notRun, verdictOf } from '../../src/verdict.ts';
+import { SECRET, synthetic } from '../helpers/engine.ts';
 
 const redact = createRedactor({ primary: SECRET });
 const returned = { ok: true } as const;

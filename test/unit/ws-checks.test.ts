@@ -4,17 +4,17 @@
  * a handshake refusal, a frame still in flight after a replacing subscribe), and rules no
  * reference fault breaks yet. Each target is a few lines of ws code with a one-line comment.
  */
-import { waitsFor } from '../src/timing/index.ts';
+import { waitsFor } from '../../src/timing/index.ts';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { runChecks } from '../src/runner.ts';
-import type { CheckResult } from '../src/check.ts';
-import { parseProfile, type Profile } from '../src/profile.ts';
-import { wsChecks } from '../suites/ws/index.ts';
-import { isPushInspection } from '../src/push-inspection.ts';
+import { runChecks } from '../../src/runner.ts';
+import type { CheckResult } from '../../src/check.ts';
+import { parseProfile, type Profile } from '../../src/profile.ts';
+import { wsChecks } from '../../suites/ws/index.ts';
+import { isPushInspection } from '../../src/push-inspection.ts';
 
 const KEY = 'mini-primary-key-4c1d';
 const NO_STREAM = 'mini-no-stream-key-77aa';

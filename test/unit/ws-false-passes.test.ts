@@ -5,11 +5,11 @@
  * passes against the clean service; a check with nothing to judge skips.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ReferenceServer } from '../reference/index.ts';
-import type { CheckResult } from '../src/check.ts';
-import { runChecks } from '../src/runner.ts';
-import { wsChecks } from '../suites/ws/index.ts';
-import { describeResult, runSuite, startSuiteServer, withGrace } from './helpers/stream-suite.ts';
+import type { ReferenceServer } from '../../reference/index.ts';
+import type { CheckResult } from '../../src/check.ts';
+import { runChecks } from '../../src/runner.ts';
+import { wsChecks } from '../../suites/ws/index.ts';
+import { describeResult, runSuite, startSuiteServer, withGrace } from '../helpers/stream-suite.ts';
 
 /** Check, the fault that breaks its rule, and what its violation must say. */
 const CASES: readonly (readonly [string, string, RegExp])[] = [

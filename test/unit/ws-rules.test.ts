@@ -1,8 +1,8 @@
 /** The pure rules of the WebSocket suite, on literal frame values. */
 import { describe, expect, it } from 'vitest';
-import { places, priceProblems, relativeGap, timestampUnit } from '../suites/ws/rules.ts';
-import { notation } from '../src/quote-rules.ts';
-import { answers } from '../suites/ws/notices.ts';
+import { places, priceProblems, relativeGap, timestampUnit } from '../../suites/ws/rules.ts';
+import { notation } from '../../src/quote-rules.ts';
+import { answers } from '../../suites/ws/notices.ts';
 
 describe('places', () => {
   it.each([

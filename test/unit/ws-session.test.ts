@@ -6,10 +6,10 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { streamSessionContract } from './helpers/stream-contract.ts';
-import { cleanup, client, openOk, wsTransport } from './helpers/stream-peers.ts';
-import { switchingProtocols } from './hostile/raw-server.ts';
-import { textFrame } from '../src/ws-frame.ts';
+import { streamSessionContract } from '../helpers/stream-contract.ts';
+import { cleanup, client, openOk, wsTransport } from '../helpers/stream-peers.ts';
+import { switchingProtocols } from '../helpers/hostile/raw-server.ts';
+import { textFrame } from '../../src/ws-frame.ts';
 
 afterEach(async () => {
   // A test that failed with frozen timers must not leave them frozen for the teardown.

@@ -6,11 +6,11 @@
  * it cannot judge), never fail the target for a conforming choice.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { startReferenceServer, type PartialDialect, type ReferenceServer } from '../reference/index.ts';
-import type { CheckResult } from '../src/check.ts';
-import type { Profile } from '../src/profile.ts';
-import { runChecks } from '../src/runner.ts';
-import { wsChecks } from '../suites/ws/index.ts';
+import { startReferenceServer, type PartialDialect, type ReferenceServer } from '../../reference/index.ts';
+import type { CheckResult } from '../../src/check.ts';
+import type { Profile } from '../../src/profile.ts';
+import { runChecks } from '../../src/runner.ts';
+import { wsChecks } from '../../suites/ws/index.ts';
 
 const WINDOW_MS = 1500;
 

@@ -4,11 +4,11 @@
  * ws check makes that check fail. A short ping window keeps the keep-alive checks to seconds.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ReferenceServer } from '../reference/index.ts';
-import { runChecks } from '../src/runner.ts';
-import type { CheckResult } from '../src/check.ts';
-import { wsChecks } from '../suites/ws/index.ts';
-import { describeResult, expectNoKey, runSuite, startSuiteServer, withGrace } from './helpers/stream-suite.ts';
+import type { ReferenceServer } from '../../reference/index.ts';
+import { runChecks } from '../../src/runner.ts';
+import type { CheckResult } from '../../src/check.ts';
+import { wsChecks } from '../../suites/ws/index.ts';
+import { describeResult, expectNoKey, runSuite, startSuiteServer, withGrace } from '../helpers/stream-suite.ts';
 
 describe('ws suite against the clean reference service', () => {
   let server: ReferenceServer;

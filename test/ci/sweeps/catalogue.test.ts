@@ -13,7 +13,7 @@
  *   false-failure property, no check fails or errors.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { coveringSeeds, drawDialect } from '../../reference/index.ts';
+import { coveringSeeds, drawDialect } from '../../../reference/index.ts';
 import {
   formatReport,
   outcomeLine,
@@ -21,7 +21,7 @@ import {
   reproduceCommands,
   runDialect,
   type DialectOutcome,
-} from '../helpers/dialect-runs.ts';
+} from '../../helpers/dialect-runs.ts';
 import {
   CLEAN_RUNS,
   cleanProblems,
@@ -43,8 +43,8 @@ import {
   type FaultOutcome,
   type PlannedRun,
   type SweepTier,
-} from '../helpers/mutation.ts';
-import { sweep, sweepLine, type SweepOutcome, type SweepResult } from '../helpers/sweep.ts';
+} from '../../helpers/mutation.ts';
+import { sweep, sweepLine, type SweepOutcome, type SweepResult } from '../../helpers/sweep.ts';
 
 const TIER: SweepTier = process.env.CONFORM_TIER === 'full' ? 'full' : 'ci';
 const SEED = sweepSeed();

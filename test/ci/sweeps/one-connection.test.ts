@@ -5,10 +5,10 @@
  * waited out. Real reference servers on loopback, port 0.
  */
 import { describe, expect, it } from 'vitest';
-import type { CheckResult } from '../../src/check.ts';
-import { runChecks, selectChecks } from '../../src/runner.ts';
-import { CHECKS } from '../../suites/index.ts';
-import { budgetServers, withTiming } from '../helpers/budget-servers.ts';
+import type { CheckResult } from '../../../src/check.ts';
+import { runChecks, selectChecks } from '../../../src/runner.ts';
+import { CHECKS } from '../../../suites/index.ts';
+import { budgetServers, withTiming } from '../../helpers/budget-servers.ts';
 
 const serve = budgetServers();
 

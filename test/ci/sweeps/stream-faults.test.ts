@@ -4,7 +4,7 @@
  * sweep of its own (each fault its own server), so it runs in test:ci, not in npm test.
  */
 import { describe, it } from 'vitest';
-import { expectFaultFails, WS_FAULTS } from '../helpers/stream-suite.ts';
+import { expectFaultFails, WS_FAULTS } from '../../helpers/stream-suite.ts';
 
 describe.each(['ws', 'socketio'] as const)('stream suite over %s against each fault of the reference service', (t) => {
   // Concurrent (vitest's default of 5 at once): each run mostly waits on timers; its own server and key gates.

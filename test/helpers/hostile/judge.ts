@@ -2,12 +2,12 @@
  * What a run of the CLI against a hostile target must look like (docs/checks.md: When the target misbehaves). The
  * judge returns every problem it finds as one line, so a failing test shows all of them at once.
  */
-import { waitsFor } from '../../src/timing/index.ts';
+import { waitsFor } from '../../../src/timing/index.ts';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import type { CheckResult } from '../../src/check.ts';
-import type { Profile } from '../../src/profile.ts';
-import { RUN_DEFAULTS } from '../../src/runner.ts';
-import { CHECKS } from '../../suites/index.ts';
+import type { CheckResult } from '../../../src/check.ts';
+import type { Profile } from '../../../src/profile.ts';
+import { RUN_DEFAULTS } from '../../../src/runner.ts';
+import { CHECKS } from '../../../suites/index.ts';
 import { CRASH_SIGNS, keyLeaks, type CliRun } from './run-cli.ts';
 import type { HostileDefinition } from './targets.ts';
 

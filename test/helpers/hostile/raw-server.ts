@@ -5,7 +5,7 @@
  */
 import net from 'node:net';
 import { once } from 'node:events';
-import { acceptFor } from '../../src/ws-frame.ts';
+import { acceptFor } from '../../../src/ws-frame.ts';
 
 /** One request head as read from the wire (bodies are ignored: the harness only sends GETs). */
 export interface RawRequest {

@@ -9,9 +9,9 @@ import http from 'node:http';
 import net from 'node:net';
 import { once } from 'node:events';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { RUN_DEFAULTS } from '../../src/runner.ts';
-import { PATHS } from '../../src/spec.ts';
-import { OPCODE, WireReader, closeFrame, frame, frameHeader, textFrame } from '../../src/ws-frame.ts';
+import { RUN_DEFAULTS } from '../../../src/runner.ts';
+import { PATHS } from '../../../src/spec.ts';
+import { OPCODE, WireReader, closeFrame, frame, frameHeader, textFrame } from '../../../src/ws-frame.ts';
 import {
   pump,
   rawResponse,
