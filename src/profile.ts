@@ -8,6 +8,7 @@ import { ProfileError } from './errors.ts';
 import type { RestStatus } from './spec.ts';
 import { validator } from './validator.ts';
 import type { RateLimit } from './request-budget.ts';
+import type { Transport } from './transports/stream.ts';
 import { keepAliveTiming, type StatedTiming } from './timing/index.ts';
 
 export interface KeyEntry {
@@ -54,7 +55,7 @@ export interface Profile {
   rest: string;
   /** WebSocket URL; its path is not shown in the spec. */
   ws?: string;
-  transport?: 'ws' | 'socketio';
+  transport?: Transport;
   event?: string;
   /** Socket.IO namespace; default `/`. */
   namespace?: string;
@@ -134,7 +135,7 @@ export function minimalProfile(options: {
   target: string;
   key: string;
   ws?: string;
-  transport?: 'ws' | 'socketio';
+  transport?: Transport;
   event?: string;
 }): Profile {
   const profile: Profile = { rest: options.target.replace(/\/+$/, ''), keys: { primary: { key: options.key } } };

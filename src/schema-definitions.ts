@@ -25,6 +25,7 @@ import {
   TEXT,
   ASSET_TYPE,
 } from './spec.ts';
+import { TRANSPORTS } from './transports/stream.ts';
 
 export const SCHEMA_BASE = 'https://conform.local/schemas/';
 type Schema = Record<string, unknown>;
@@ -317,7 +318,7 @@ const profile = schema('profile', 'conform target profile', {
       description: 'REST base URL; the harness appends /v1/pairs and /v1/price.',
     },
     ws: { type: 'string', pattern: '^wss?://', description: 'WebSocket URL (the spec does not show its path).' },
-    transport: { enum: ['ws', 'socketio'], description: 'Stream transport; default ws.' },
+    transport: { enum: [...TRANSPORTS], description: 'Stream transport; default ws.' },
     event: { type: 'string', minLength: 1, description: 'Socket.IO event name that carries the JSON messages.' },
     namespace: { type: 'string', pattern: '^/', description: 'Socket.IO namespace (the spec shows none); default /.' },
     keys: {

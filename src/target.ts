@@ -7,13 +7,12 @@
  */
 import { UsageError } from './errors.ts';
 import { loadProfile, minimalProfile, type KeyEnvironment, type Profile } from './profile.ts';
+import { TRANSPORTS, type Transport } from './transports/stream.ts';
 
 /** The environment variable that holds the key of `--target` unless `--key-env` names another. */
 export const DEFAULT_KEY_ENV = 'CONFORM_API_KEY';
 
-/** The stream transports a target may speak. */
-export const TRANSPORTS = ['ws', 'socketio'] as const;
-export type Transport = (typeof TRANSPORTS)[number];
+export { TRANSPORTS, type Transport };
 
 /** The target options, as every command that takes a target names them. */
 export interface TargetOptions {

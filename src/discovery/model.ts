@@ -7,6 +7,7 @@ import type { ConnectionBudget } from '../connection-budget.ts';
 import type { Profile } from '../profile.ts';
 import type { Redact } from '../redact.ts';
 import type { RestStatus } from '../spec.ts';
+import type { Transport } from '../transports/stream.ts';
 import type { RunTiming } from '../timing/index.ts';
 
 /** Records one observation of discovery (its name is prefixed with `discovery.`). */
@@ -14,7 +15,7 @@ export type Observe = (name: string, value: unknown, note?: string) => void;
 
 export interface StreamCandidate {
   url: string;
-  transport: 'ws' | 'socketio';
+  transport: Transport;
 }
 
 /** One candidate tried, and what it answered. */
@@ -27,7 +28,7 @@ export interface CandidateOutcome extends StreamCandidate {
 
 export interface FoundStream {
   url: string;
-  transport: 'ws' | 'socketio';
+  transport: Transport;
   event?: string;
   namespace?: string;
   /** Given with --ws, not looked for. */
@@ -40,7 +41,7 @@ export interface DiscoveryOptions {
   key: string;
   /** The stream URL when the user gave one: then it is not looked for. */
   ws?: string;
-  transport?: 'ws' | 'socketio';
+  transport?: Transport;
   event?: string;
   namespace?: string;
   redact: Redact;

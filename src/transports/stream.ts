@@ -1,7 +1,14 @@
 /**
- * The stream session the checks talk to: one interface over raw WebSocket (and later Socket.IO
- * with a named event), so a transport can be added without touching a check.
+ * The stream session the checks talk to: one interface over raw WebSocket and Socket.IO (with a
+ * named event), so a transport can be added without touching a check.
  */
+
+/**
+ * The stream transports a target may speak, each a session of src/transports/ chosen in
+ * stream-factory.ts. The profile's type, its schema and the options take the names from here.
+ */
+export const TRANSPORTS = ['ws', 'socketio'] as const;
+export type Transport = (typeof TRANSPORTS)[number];
 
 export interface OpenOptions {
   /** Key value; `undefined` sends the profile's primary key, `null` sends none. */

@@ -126,7 +126,7 @@ describe('parseArgs', () => {
     [['--concurrency', 'many'], '--concurrency: must be a number (got "many")'],
     [['--concurrency=abc'], '--concurrency: must be a number (got "abc")'],
     [['--timeout', '-5'], '--timeout: must be a positive integer of milliseconds (got -5)'],
-    [['--report', 'pdf'], '--report: unknown format "pdf" (use console, json, junit, html, ctrf, github)'],
+    [['--report', 'pdf'], `--report: unknown format "pdf" (use ${REPORT_FORMAT_NAMES.join(', ')})`],
     [['--fail-on-change'], '--fail-on-change needs --baseline REPORT.json'],
     [['--key-env', 'BAD-NAME'], '--key-env: "BAD-NAME" is not an environment variable name'],
     [['--max-body', '10'], '--max-body: must be an integer of bytes, at least 1024 (got 10)'],
