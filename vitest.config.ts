@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * Three tiers (CONTRIBUTING.md), one folder each, so a test's place says its tier: `test/unit` is
- * `npm test` (unit and loopback integration tests, no whole-catalogue sweep); `test/ci` adds the
+ * `npm test` (unit and loopback integration tests, no whole-suite sweep); `test/ci` adds the
  * sweeps of test:ci, the CLI against every hostile target, `conform serve`, `conform load`, the
  * Kubernetes Job as processes and whole runs from a URL and one key; `test/full` adds the tests that
  * drive outside tools (the packed package, a browser, Schemathesis, the CI recipes) and runs the ci

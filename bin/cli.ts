@@ -1,7 +1,7 @@
 /**
  * The `conform` command line: answers `--version`, runs the command named (bin/commands/, each
  * loaded only when asked for), and sets the exit code it returns; nothing else sets it. Only what
- * `--version` needs is imported up front; the catalogue, the validator and yargs load when a
+ * `--version` needs is imported up front; the checks, the validator and yargs load when a
  * command needs them, so the installed CLI answers `--version` in a fraction of the time a run
  * takes to start.
  */

@@ -6,7 +6,7 @@
  */
 import type { ReportOptions, Reports } from '../src/conform.ts';
 import type { RunHandler } from '../src/runner.ts';
-import { catalogueText } from './catalogue.ts';
+import { checkListText } from './check-list.ts';
 import { consoleHandler } from './console.ts';
 import { CTRF_REPORT_FILE, ctrfHandler } from './ctrf.ts';
 import { githubHandler } from './github.ts';
@@ -78,6 +78,6 @@ export function reportHandlers(o: ReportOptions): RunHandler[] {
 export const REPORTS: Reports = {
   formats: REPORT_FORMAT_NAMES,
   handlers: reportHandlers,
-  catalogue: catalogueText,
+  checkList: checkListText,
   matrix: formatMatrix,
 };

@@ -2,7 +2,7 @@
  * `conform --version` start time, side by side in one run: the installed package's start (the
  * compiled JavaScript in dist/, built here first so it is current) against the start from the
  * TypeScript sources through tsx (what a clone of the repository runs), and an eager start: tsx
- * plus every module the CLI could import up front (the catalogue, the validator, yargs) before
+ * plus every module the CLI could import up front (the checks, the validator, yargs) before
  * printing the version. One run, one after the other, 20 rounds each. Figures go to
  * conform-reports/bench-start.json with the load average beside them, and to docs/benchmarks.md.
  */
@@ -72,7 +72,7 @@ writeBenchmarkSection({
   title: 'Start time of conform --version',
   method:
     `Each start run ${ROUNDS} times, one after the other in one run; medians. Goal: the compiled start ` +
-    'under 300 ms. `--version` is answered before the catalogue, the validator and yargs are imported.',
+    'under 300 ms. `--version` is answered before the checks, the validator and yargs are imported.',
   body: table(
     ['start', 'median', 'min', 'max'],
     figures.map((f) => [f.start, `${f.medianMs} ms`, `${f.minMs} ms`, `${f.maxMs} ms`]),

@@ -1,6 +1,6 @@
 /**
  * `npm run dialects`: the zero-false-failure property, from the command line. Every conforming
- * dialect of the reference service passes the whole default catalogue (no check fails, none
+ * dialect of the reference service passes the whole default suite (no check fails, none
  * errors); a failing seed is printed with the commands that reproduce it. The runs go through the
  * sweep (test/helpers/sweep.ts), as many at once as the machine holds.
  *

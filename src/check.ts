@@ -126,7 +126,7 @@ export interface CheckResult {
   outcome: Outcome;
   /** Why it skipped or errored, one line. */
   reason?: string;
-  /** For `error`: the stable code of the error catalogue (src/errors.ts) that ended the check. */
+  /** For `error`: the stable code of the error class (src/errors.ts) that ended the check. */
   errorCode?: string;
   /** A skip because the target offered nothing to judge (`no priced pair`, `no live pair`: src/coverage.ts). */
   nothingToJudge?: string;

@@ -63,14 +63,14 @@ export interface Reports {
   formats: readonly string[];
   /** The handlers of the chosen formats. */
   handlers(options: ReportOptions): RunHandler[];
-  /** The check catalogue (`--list`). */
-  catalogue(checks: readonly Check[]): string;
+  /** The list of checks (`--list`): id, severity, tags, spec clause of each. */
+  checkList(checks: readonly Check[]): string;
   /** The traceability matrix (`--list --matrix`). */
   matrix(m: Matrix): string;
 }
 
 export interface ConformIO {
-  /** Standard output (reports, catalogue). */
+  /** Standard output (reports, listings). */
   out: (text: string) => void;
   /** Standard error (the one-line problem). */
   err: (text: string) => void;
@@ -148,7 +148,7 @@ export async function conform(options: ConformOptions, registry: readonly Check[
 
 /**
  * The ids, prefixes and tags the run is limited to: `--only`, narrowed to what failed or errored
- * in `--rerun-failed`'s report. Undefined when that report lists nothing of this catalogue to
+ * in `--rerun-failed`'s report. Undefined when that report lists no check of this suite to
  * rerun (said on the console: the run has nothing to do).
  */
 async function selectedIds(
@@ -170,14 +170,14 @@ async function selectedIds(
   return only.length ? known.filter((id) => only.some((s) => matches(registry.find((c) => c.id === id)!, s))) : known;
 }
 
-/** The text of `--list` (the catalogue) or `--list --matrix` (the traceability matrix). */
+/** The text of `--list` (the checks) or `--list --matrix` (the traceability matrix). */
 function listing(options: ConformOptions, registry: readonly Check[], only: readonly string[], io: ConformIO): string {
   if (options.matrix) return io.reports.matrix(buildMatrix(registry, io.faults ?? []));
-  // The catalogue shows disruptive checks too: they exist, they only run when asked for.
+  // The list shows disruptive checks too: they exist, they only run when asked for.
   const listed = registry.filter(
     (c) => (only.length === 0 || only.some((s) => matches(c, s))) && !options.skip.some((s) => matches(c, s)),
   );
-  return io.reports.catalogue(listed);
+  return io.reports.checkList(listed);
 }
 
 /** An unwritable --out is found now, not after the whole run. */

@@ -44,7 +44,7 @@ export const MAX_SCHEMA_ERRORS = 20;
 export const MAX_VIOLATION_CHARS = 1000;
 const cap = (s: string): string => (s.length > MAX_VIOLATION_CHARS ? `${s.slice(0, MAX_VIOLATION_CHARS - 1)}…` : s);
 
-// CheckFailed and CheckSkipped are verdicts, not errors: they stay outside the error catalogue
+// CheckFailed and CheckSkipped are verdicts, not errors: they stay outside the error classes
 // (src/errors.ts), so nothing can mistake a broken target for a broken harness.
 
 /** Thrown by `ctx.fail`: ends the check as a failure. */

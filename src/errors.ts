@@ -1,12 +1,12 @@
 /**
- * The error catalogue: every error conform throws on purpose is a `ConformError` subclass declared
+ * The error classes of the harness: every error conform throws on purpose is a `ConformError` subclass declared
  * here, each with a stable code written once (its static `code`), so reports and CI can tell a
  * broken harness or network (`error`) from a broken target (`fail`), and the CLI can tell bad input
  * (one line, exit 2) from a crash. docs/errors.md is generated from this file (npm run gen:errors).
  * Dependency-free: the k6 scripts bundle it too.
  */
 
-/** Base of every catalogued error; `code` is its class's stable code. */
+/** Base of every error class here; `code` is its class's stable code. */
 export abstract class ConformError extends Error {
   /** The stable code, documented in docs/errors.md; CI may match on it, so it never changes. */
   static readonly code: string;
@@ -199,7 +199,7 @@ export class ReferenceStartError extends ConformError {
   override name = 'ReferenceStartError';
 }
 
-/** Every class of the catalogue, in the order docs/errors.md lists them. */
+/** Every error class, in the order docs/errors.md lists them. */
 export const ERROR_CLASSES = [
   TimeoutError,
   NetworkError,
@@ -229,7 +229,7 @@ export const ERROR_CLASSES = [
 /** Stable code for anything thrown that is not a ConformError: a harness bug. */
 export const CRASH_CODE = 'CONFORM_CHECK_CRASHED';
 
-/** Every stable code: the catalogue's and the crash code. */
+/** Every stable code: the error classes' and the crash code. */
 export const ERROR_CODES: readonly string[] = [...ERROR_CLASSES.map((c) => c.code), CRASH_CODE];
 
 /** The stable code of any thrown value. */

@@ -28,7 +28,7 @@ export interface ConformOptions extends TargetOptions {
   maxBody: number;
   /** Largest WebSocket message accepted, bytes. */
   maxPayload: number;
-  /** With --list: the traceability matrix (spec statement → checks → faults) instead of the catalogue. */
+  /** With --list: the traceability matrix (spec statement → checks → faults) instead of the list of checks. */
   matrix: boolean;
   /**
    * Percentage of the stated rules that need no operator state which have to be checked, else

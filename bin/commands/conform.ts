@@ -33,7 +33,7 @@ const USAGE =
   '--help)\nconform load    fan-out and REST load tools (see conform load --help)\nconform init    ' +
   'discover a target and write its profile (see conform init --help)';
 
-/** Which checks run, and the listings that print the catalogue instead of running it. */
+/** Which checks run, and the listings that print the checks instead of running them. */
 const SELECTION_OPTIONS = {
   only: {
     type: 'string',
@@ -45,7 +45,7 @@ const SELECTION_OPTIONS = {
   list: {
     type: 'boolean',
     default: false,
-    describe: 'print the catalogue (id, severity, tags, spec clause) and exit',
+    describe: 'print the checks (id, severity, tags, spec clause) and exit',
   },
   matrix: {
     type: 'boolean',

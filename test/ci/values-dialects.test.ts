@@ -1,6 +1,6 @@
 /**
  * Values the spec leaves open, and market rules it states for every pair: conforming dialects of
- * the reference that write them otherwise pass the whole catalogue (prices in exponent notation
+ * the reference that write them otherwise pass the whole suite (prices in exponent notation
  * with 24 significant digits, lenient paging, an acknowledged empty subscribe, any documented REST
  * refusal, notices without data, gateway answers without ts), and the faults that break the
  * market rules on pairs no sample reaches are caught by the checks that read every pair.
@@ -12,15 +12,15 @@ import type { CheckResult } from '../../src/check.ts';
 import { isDecimalString, isIanaZone, places } from '../../src/quote-rules.ts';
 import { PATHS } from '../../src/spec.ts';
 import { CHECKS } from '../../suites/index.ts';
-import { cleanProblems, runCatalogue } from '../helpers/mutation.ts';
+import { cleanProblems, runSuite } from '../helpers/mutation.ts';
 
 const observed = (results: readonly CheckResult[], id: string): unknown[] =>
   results.find((r) => r.id === id)!.observations.map((o) => o.value);
 
-/** Runs the default catalogue against `dialect`; returns the results and the wall time. */
-async function catalogueUnder(dialect: PartialDialect): Promise<{ results: CheckResult[]; ms: number }> {
+/** Runs the default suite against `dialect`; returns the results and the wall time. */
+async function suiteUnder(dialect: PartialDialect): Promise<{ results: CheckResult[]; ms: number }> {
   const t0 = performance.now();
-  const results = await runCatalogue(undefined, { dialect: mergeDialect(dialect) });
+  const results = await runSuite(undefined, { dialect: mergeDialect(dialect) });
   return { results, ms: Math.round(performance.now() - t0) };
 }
 
@@ -44,8 +44,8 @@ describe('a dialect writing prices in exponent notation with 24 significant digi
     }
   });
 
-  it('passes the whole catalogue, recording the notation', async () => {
-    const { results, ms } = await catalogueUnder(dialect);
+  it('passes the whole suite, recording the notation', async () => {
+    const { results, ms } = await suiteUnder(dialect);
     expect(cleanProblems(results)).toEqual([]);
     expect(observed(results, 'rest.price.mid')).toContainEqual({
       ask: 'exponent',
@@ -53,13 +53,13 @@ describe('a dialect writing prices in exponent notation with 24 significant digi
       price: 'exponent',
     });
     // The wall time of the run, for the report.
-    console.info(`exponent notation, 24 significant digits: the catalogue ran in ${ms} ms`);
+    console.info(`exponent notation, 24 significant digits: the suite ran in ${ms} ms`);
   });
 });
 
 describe('a dialect lenient with parameters', () => {
-  it('answers bad paging with the defaults, acknowledges an empty subscribe, and passes the catalogue', async () => {
-    const { results } = await catalogueUnder({
+  it('answers bad paging with the defaults, acknowledges an empty subscribe, and passes the suite', async () => {
+    const { results } = await suiteUnder({
       rest: { invalidPaging: 'defaults' },
       stream: { emptySubscribe: 'acknowledge' },
     });
@@ -70,7 +70,7 @@ describe('a dialect lenient with parameters', () => {
   });
 
   it('records a refusal when the target refuses them', async () => {
-    const { results } = await catalogueUnder({});
+    const { results } = await suiteUnder({});
     expect(observed(results, 'rest.pairs.invalid-param.page-zero')).toEqual(['refused']);
     expect(observed(results, 'ws.subscribe.invalid.empty-list')).toEqual(['refused']);
   });
@@ -80,7 +80,7 @@ describe('a dialect refusing pairs on REST with one documented code', () => {
   const ENTITLEMENTS = CHECKS.filter((c) => c.id.startsWith('rest.entitlements.') || c.id.startsWith('rest.probe.'));
   for (const denial of ['50010', '50107', '50109', '50104'] as const)
     it(`passes the entitlement checks and probes with ${denial}, recording it`, async () => {
-      const results = await runCatalogue(undefined, { dialect: mergeDialect({ rest: { denial } }) }, ENTITLEMENTS);
+      const results = await runSuite(undefined, { dialect: mergeDialect({ rest: { denial } }) }, ENTITLEMENTS);
       expect(cleanProblems(results)).toEqual([]);
       expect(observed(results, 'rest.entitlements.whitelist-price')).toContainEqual({
         status_number: denial,
@@ -94,8 +94,8 @@ describe('a dialect refusing pairs on REST with one documented code', () => {
 });
 
 describe('a dialect leaving out the optional fields', () => {
-  it('sends notices without data and gateway answers without ts, and passes the catalogue', async () => {
-    const { results } = await catalogueUnder({ stream: { noticeData: 'absent' }, rest: { gatewayTs: 'absent' } });
+  it('sends notices without data and gateway answers without ts, and passes the suite', async () => {
+    const { results } = await suiteUnder({ stream: { noticeData: 'absent' }, rest: { gatewayTs: 'absent' } });
     expect(cleanProblems(results)).toEqual([]);
     expect(observed(results, 'ws.notice.error-shape')).toContain('absent');
   });
@@ -122,7 +122,7 @@ describe('a target failing on lenient parameters', () => {
     ['subscribe-empty-internal-error', 'ws.subscribe.invalid.', ['ws.subscribe.invalid.empty-list'], /"50000"/],
   ] as const)
     it(`is caught: ${fault} by ${checks.length} check(s), and nothing else`, async () => {
-      const results = await runCatalogue(
+      const results = await runSuite(
         fault,
         {},
         CHECKS.filter((c) => c.id.startsWith(prefix)),
@@ -152,7 +152,7 @@ describe('the market rules on every pair', () => {
     ],
   ] as const)
     it(`catches ${fault} with ${checks.join(' and ')}, and nothing else`, async () => {
-      const results = await runCatalogue(fault, {}, PRICE_CHECKS);
+      const results = await runSuite(fault, {}, PRICE_CHECKS);
       const failing = results.filter((r) => r.outcome !== 'pass' && r.outcome !== 'skip');
       expect(failing.map((r) => r.id).sort()).toEqual([...checks].sort());
       for (const r of failing) expect(r.violations.map((v) => v.received).join('\n')).toMatch(message);

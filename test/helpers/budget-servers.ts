@@ -6,7 +6,7 @@ import { afterEach } from 'vitest';
 import { startReferenceServer, type PartialDialect, type ReferenceServer } from '../../reference/index.ts';
 import type { Profile } from '../../src/profile.ts';
 
-/** Keep-alive window of these servers: short, so the catalogue's slow checks take seconds. */
+/** Keep-alive window of these servers: short, so the suite's slow checks take seconds. */
 export const WINDOW_MS = 1500;
 
 /** `serve(keys)` starts a server with those allowances; every server is closed after each test. */

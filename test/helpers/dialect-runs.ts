@@ -1,8 +1,8 @@
 /**
- * Runs against dialects of the reference service: one catalogue under the dialect drawn from a seed,
+ * Runs against dialects of the reference service: one suite run under the dialect drawn from a seed,
  * what it found, and the report of failing seeds with the commands that replay them (fast-check
  * prints its `seed`, Hypothesis its `@reproduce_failure`). `npm run dialects` and the sweep
- * (test/ci/sweeps/catalogue.test.ts) use it.
+ * (test/ci/sweeps/suite-runs.test.ts) use it.
  */
 import { randomInt } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
@@ -10,9 +10,9 @@ import { parseArgs } from 'node:util';
 import { coveringSeeds, drawDialect, replayCommand, type Dialect } from '../../reference/index.ts';
 import type { CheckResult } from '../../src/check.ts';
 import { UsageError } from '../../src/errors.ts';
-import { cleanProblems, runCatalogue, type MutationSettings } from './mutation.ts';
+import { cleanProblems, runSuite, type MutationSettings } from './mutation.ts';
 
-/** What one dialect did to the catalogue. */
+/** What one dialect did to the suite. */
 export interface DialectOutcome {
   seed: number;
   dialect: Dialect;
@@ -30,7 +30,7 @@ export const reproduceCommands = (seed: number, transport: MutationSettings['tra
 ];
 
 /**
- * Runs the default catalogue against the dialect drawn from `seed`. With `fault`, the dialect
+ * Runs the default suite against the dialect drawn from `seed`. With `fault`, the dialect
  * carries that fault too: a run that must fail, which shows that a failing seed is reported.
  */
 export async function runDialect(
@@ -39,7 +39,7 @@ export async function runDialect(
   fault?: string,
 ): Promise<DialectOutcome> {
   const t0 = performance.now();
-  const results = await runCatalogue(fault, { ...settings, dialect: drawDialect(seed) });
+  const results = await runSuite(fault, { ...settings, dialect: drawDialect(seed) });
   return dialectOutcome(seed, results, Math.round(performance.now() - t0));
 }
 

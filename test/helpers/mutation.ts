@@ -1,11 +1,11 @@
 /**
  * The mutation driver: the reference service's faults are the harness's own test. For every fault,
- * the whole catalogue runs against the reference service with that fault on; a fault is caught
+ * the whole suite runs against the reference service with that fault on; a fault is caught
  * when at least one check fails, and exact when the failing checks are the fault's catches (the
  * checks that name it in their `catches`) and no check errored. Here, in one place: one run
- * (`runCatalogue`), the judging, the dialects that mask or widen a fault and why, the scores, and
+ * (`runSuite`), the judging, the dialects that mask or widen a fault and why, the scores, and
  * the plan of each tier's sweep. `npm run mutation` (scripts/mutation.ts) and the sweep
- * (test/ci/sweeps/catalogue.test.ts) both use it; test/helpers/sweep.ts runs the runs.
+ * (test/ci/sweeps/suite-runs.test.ts) both use it; test/helpers/sweep.ts runs the runs.
  */
 import { coveringSeeds, drawDialect, startReferenceServer, type Dialect } from '../../reference/index.ts';
 import { REST_PAIR_DENIALS } from '../../src/spec.ts';
@@ -43,7 +43,7 @@ export interface MutationSettings {
   pingGraceMs: number;
   /** Push interval of every server (ms) that runs no dialect (a dialect sets its own). */
   tickMs: number;
-  /** Checks in flight at once within one catalogue run. */
+  /** Checks in flight at once within one suite run. */
   checkConcurrency: number;
   /** Per-check timeout (ms) unless the check sets its own. */
   checkTimeoutMs: number;
@@ -76,11 +76,11 @@ export const MUTATION_DEFAULTS: Readonly<MutationSettings> = Object.freeze({
   transport: 'ws',
 });
 
-/** The checks a mutation run executes: the default catalogue (disruptive checks are left out, as in a plain run). */
+/** The checks a mutation run executes: the default suite (disruptive checks are left out, as in a plain run). */
 export const mutationChecks = (registry: readonly Check[] = CHECKS): Check[] => selectChecks(registry);
 
-/** One catalogue run against a reference server (clean when `fault` is undefined). */
-export async function runCatalogue(
+/** One suite run against a reference server (clean when `fault` is undefined). */
+export async function runSuite(
   fault: string | undefined,
   settings: Partial<MutationSettings> = {},
   checks: readonly Check[] = mutationChecks(),
@@ -120,7 +120,7 @@ export async function runCatalogue(
   }
 }
 
-/** What one fault did to the catalogue. */
+/** What one fault did to the suite. */
 export interface FaultOutcome {
   fault: FaultEntry;
   /** Ids that ended in `fail`, sorted. */
@@ -383,7 +383,7 @@ export function cleanProblems(results: readonly CheckResult[]): string[] {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The sweeps: which catalogue runs each tier makes. One list, read by the tests and the scripts.
+// The sweeps: which suite runs each tier makes. One list, read by the tests and the scripts.
 
 /** `test:ci` checks every fault once; `test:full` checks every fault under every dialect it is run under. */
 export type SweepTier = 'ci' | 'full';

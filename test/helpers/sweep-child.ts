@@ -1,11 +1,11 @@
 /**
- * A worker process of a sweep (test/helpers/sweep.ts): takes catalogue runs from its parent, runs
+ * A worker process of a sweep (test/helpers/sweep.ts): takes suite runs from its parent, runs
  * them concurrently, sends each run's results back, and its CPU time when told it is done.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import { drawDialect } from '../../reference/index.ts';
-import { runCatalogue } from './mutation.ts';
+import { runSuite } from './mutation.ts';
 import type { SweepJob } from './sweep.ts';
 
 /**
@@ -39,7 +39,7 @@ async function run(index: number, job: SweepJob): Promise<void> {
   inFlight++;
   const t0 = performance.now();
   try {
-    const results = await runCatalogue(job.fault, {
+    const results = await runSuite(job.fault, {
       transport: job.transport,
       ...(job.seed === undefined ? {} : { dialect: drawDialect(job.seed) }),
       ...(job.unstatedTiming ? { unstatedTiming: true } : {}),

@@ -1,5 +1,5 @@
 /**
- * Runs many whole-catalogue runs (a fault, a dialect, a transport: each on its own reference
+ * Runs many whole-suite runs (a fault, a dialect, a transport: each on its own reference
  * server on port 0) across worker processes, as many at once as the machine holds. A run mostly
  * waits on the target's timers (about 2 CPU-seconds over 5 to 90 s of wall time), so each core
  * carries several runs; one process per core keeps every run's event loop from queueing behind
@@ -11,7 +11,7 @@ import { availableParallelism, freemem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { CheckResult } from '../../src/check.ts';
 
-/** One catalogue run: with a fault or clean, over a transport, under a dialect seed or the default dialect. */
+/** One suite run: with a fault or clean, over a transport, under a dialect seed or the default dialect. */
 export interface SweepJob {
   fault?: string;
   transport: 'ws' | 'socketio';
@@ -139,7 +139,7 @@ export function sweepLine(o: SweepOutcome, cores = availableParallelism()): stri
   const slowest = [...o.results].sort((a, b) => b.durationMs - a.durationMs)[0];
   const job = slowest?.job;
   return (
-    `${o.results.length} catalogue runs in ${wall.toFixed(1)} s wall, ${(o.cpuMs / 1000).toFixed(1)} s CPU ` +
+    `${o.results.length} suite runs in ${wall.toFixed(1)} s wall, ${(o.cpuMs / 1000).toFixed(1)} s CPU ` +
     `(${((o.cpuMs / o.wallMs / cores) * 100).toFixed(0)} % of ${cores} cores; ` +
     `${o.capacity.processes} processes × ${o.capacity.perProcess} runs; ` +
     `${(o.results.reduce((n, r) => n + r.durationMs, 0) / 1000).toFixed(0)} s of runs one after another)` +

@@ -38,7 +38,7 @@ afterAll(async () => {
 });
 
 describe('conform CLI', () => {
-  it('prints the catalogue with --list and exits 0', async () => {
+  it('prints the checks with --list and exits 0', async () => {
     const r = keep(await conform(['--list']));
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^rest\.price\.mid\s+must\s+rest,price\s+Price record/m);

@@ -2,7 +2,7 @@
  * The run's per-key connection budget (src/connection-budget.ts, key-pool.ts, allowance-search.ts,
  * check-loans.ts): the queue itself, the search for an allowance the profile leaves out, and the
  * 50009 a slot not yet freed causes. Real reference servers on loopback, port 0. The whole
- * catalogue against a one-connection key is a sweep (test/ci/sweeps/one-connection.test.ts).
+ * suite against a one-connection key is a sweep (test/ci/sweeps/one-connection.test.ts).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ReferenceServer } from '../../reference/index.ts';

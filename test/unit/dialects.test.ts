@@ -1,7 +1,7 @@
 /**
  * The dialect driver's own logic (test/helpers/dialect-runs.ts): its arguments, the covering seeds
  * (every value of every option of DIALECT_SPACE at least once), and how a failing seed is told
- * apart. The runs against dialects themselves are the sweep (test/ci/sweeps/catalogue.test.ts).
+ * apart. The runs against dialects themselves are the sweep (test/ci/sweeps/suite-runs.test.ts).
  */
 import { describe, expect, it } from 'vitest';
 import { coveringSeeds, drawDialect, DIALECT_SPACE } from '../../reference/index.ts';

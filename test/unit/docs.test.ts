@@ -1,6 +1,6 @@
 /**
  * The written docs stay true: every relative link of README.md, CONTRIBUTING.md and docs/*.md
- * resolves, docs/errors.md is what the error catalogue generates, and docs/benchmarks.md is
+ * resolves, docs/errors.md is what the error classes generate, and docs/benchmarks.md is
  * written section by section by the bench scripts.
  */
 import { execFile } from 'node:child_process';
@@ -188,7 +188,7 @@ describe('docs/errors.md', () => {
       cwd: ROOT,
     });
 
-  it('is what npm run gen:errors writes from the error catalogue (run it when this fails)', async () => {
+  it('is what npm run gen:errors writes from the error classes (run it when this fails)', async () => {
     await expect(check()).resolves.toBeDefined();
   });
 

@@ -1,4 +1,4 @@
-/** The error catalogue (src/errors.ts): one class per stable code, written once; docs/errors.md lists those. */
+/** The error classes (src/errors.ts): one class per stable code, written once; docs/errors.md lists those. */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,7 +37,7 @@ function productFiles(): string[] {
   );
 }
 
-describe('error catalogue', () => {
+describe('error classes', () => {
   it('gives every class a code of its own, none of them the crash code', () => {
     const codes = ERROR_CLASSES.map((C) => C.code);
     expect(new Set(codes).size).toBe(codes.length);
@@ -75,14 +75,14 @@ describe('error catalogue', () => {
     expect(bad).not.toContain(TimeoutError.code);
   });
 
-  it("lists in docs/errors.md exactly the catalogue's codes, each with its class", () => {
+  it("lists in docs/errors.md exactly the error classes' codes, each with its class", () => {
     const rows = docRows();
     expect(rows.map((r) => r.code).sort()).toEqual([...ERROR_CODES].sort());
     for (const C of ERROR_CLASSES) expect(rows.find((r) => r.code === C.code)?.className).toBe(C.name);
     expect(rows.find((r) => r.code === CRASH_CODE)?.className).toBeNull();
   });
 
-  it('writes each code once: no product file outside the catalogue spells one in quotes', () => {
+  it('writes each code once: no product file outside src/errors.ts spells one in quotes', () => {
     const quoted = new RegExp(`['"\`](${ERROR_CODES.join('|')})['"\`]`);
     const offenders = productFiles()
       .filter((f) => f !== path.join('src', 'errors.ts'))

@@ -1,7 +1,7 @@
 /**
  * The mutation driver's own logic (test/helpers/mutation.ts): how a fault's run is judged, which
  * dialects each fault runs under, what the fault list promises, and which runs each tier plans.
- * The runs themselves are the sweep (test/ci/sweeps/catalogue.test.ts).
+ * The runs themselves are the sweep (test/ci/sweeps/suite-runs.test.ts).
  */
 import { describe, expect, it } from 'vitest';
 import type { CheckResult } from '../../src/check.ts';
@@ -161,7 +161,7 @@ describe('the fault list', () => {
   });
 
   it.each(FAULTS.map((f) => [f.name, f] as const))(
-    '%s names only must checks of the default catalogue, and a known area',
+    '%s names only must checks of the default suite, and a known area',
     (_name, f) => {
       expect(f.catches.length).toBeGreaterThan(0);
       for (const id of f.catches) {

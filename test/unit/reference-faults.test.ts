@@ -552,7 +552,7 @@ async function observe(name: FaultName, fault: FaultName | undefined): Promise<b
   }
 }
 
-describe('reference faults: the catalogue', () => {
+describe('reference faults: the list', () => {
   it('has at least 30 faults with unique names, a rule and the statements of the spec it breaks each', () => {
     expect(FAULTS.length).toBeGreaterThanOrEqual(30);
     expect(new Set(FAULT_NAMES).size).toBe(FAULTS.length);

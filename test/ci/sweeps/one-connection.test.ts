@@ -1,5 +1,5 @@
 /**
- * The whole catalogue through the connection budget (src/connection-budget.ts) against a service
+ * The whole suite through the connection budget (src/connection-budget.ts) against a service
  * whose primary key allows one connection, stated in the profile or not: it passes, and the only
  * 50009s are the search's, the limit checks' one beyond the allowance, and slots not yet freed,
  * waited out. Real reference servers on loopback, port 0.
@@ -19,7 +19,7 @@ const limitRefusals = (r: CheckResult): number =>
 const waitedOut = (r: CheckResult): number =>
   r.evidence.filter((e) => e.kind === 'note' && e.text.includes("while within the key's allowance")).length;
 
-describe('the whole catalogue against a primary key that allows one connection', () => {
+describe('the whole suite against a primary key that allows one connection', () => {
   it.each([
     ['not stated in the profile', false],
     ['stated in the profile', true],

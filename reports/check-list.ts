@@ -1,7 +1,8 @@
-/** The check catalogue as text (`conform --list`): id, severity, tags, spec clause; one check a line. */
+/** The checks of the suite as text (`conform --list`): id, severity, tags, spec clause; one check a line. */
 import type { Check } from '../src/check.ts';
 
-export function catalogueText(checks: readonly Check[]): string {
+/** One line per check, in the order given: id, severity, tags and spec clause, in aligned columns. */
+export function checkListText(checks: readonly Check[]): string {
   const w = Math.max(...checks.map((c) => c.id.length));
   return checks
     .map(

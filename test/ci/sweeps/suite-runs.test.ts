@@ -1,5 +1,5 @@
 /**
- * The sweep: whole-catalogue runs against the reference service, as many at once as the machine
+ * The sweep: whole-suite runs against the reference service, as many at once as the machine
  * holds (test/helpers/sweep.ts), each on its own server on port 0 with the mutation suite's short
  * ping window. What runs is the tier's plan (test/helpers/mutation.ts `planSweep`): CONFORM_TIER
  * `ci` (test:ci) or `full` (test:full).
@@ -68,7 +68,7 @@ describe(`the ${TIER} sweep against the reference service`, () => {
     failing.catch(() => undefined);
     // Printed first: the sample of faults under dialects is replayable from this seed.
     console.log(
-      `sweep ${TIER}: ${RUNS.length} catalogue runs; dialect sample seed ${SEED} ` +
+      `sweep ${TIER}: ${RUNS.length} suite runs; dialect sample seed ${SEED} ` +
         `(replay: CONFORM_SWEEP_SEED=${SEED} npm run test:${TIER})`,
     );
     outcome = await sweep(RUNS, (r) => {
