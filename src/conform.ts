@@ -164,7 +164,7 @@ async function selectedIds(
   const ids = failedIds(await readPastReport(options.rerunFailed, '--rerun-failed'));
   const known = ids.filter((id) => registry.some((c) => c.id === id));
   if (known.length === 0) {
-    io.out(`conform: ${options.rerunFailed} lists no failed or errored check of this catalogue: nothing to rerun\n`);
+    io.out(`conform: ${options.rerunFailed} lists no failed or errored check of this suite: nothing to rerun\n`);
     return undefined;
   }
   return only.length ? known.filter((id) => only.some((s) => matches(registry.find((c) => c.id === id)!, s))) : known;

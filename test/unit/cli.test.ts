@@ -166,7 +166,7 @@ describe('conform CLI', () => {
       ]),
     );
     expect(nothing.code).toBe(0);
-    expect(nothing.stdout).toMatch(/lists no failed or errored check of this catalogue: nothing to rerun/);
+    expect(nothing.stdout).toMatch(/lists no failed or errored check of this suite: nothing to rerun/);
 
     const same = keep(
       await conform([
