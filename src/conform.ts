@@ -99,8 +99,36 @@ export const problemLine = (err: unknown): string =>
 
 /** Runs conform with validated options; returns the exit code. Never throws for bad input. */
 export async function conform(options: ConformOptions, registry: readonly Check[], io: ConformIO): Promise<number> {
+  const run: RunState = { redact: (s) => s };
+  try {
+    return await conformRun(options, registry, io, run);
+  } catch (err) {
+    if (err instanceof ConformError || (err as NodeJS.ErrnoException)?.code) {
+      io.err(`${run.redact(problemLine(err))}\n`);
+      return EXIT.usage;
+    }
+    io.err(`${run.redact(problemLine(err))} (internal error)\n`);
+    return EXIT.usage;
+  }
+}
+
+/** What a run learns that the caller of `conformRun` needs after it: the redactor of its profile's keys. */
+export interface RunState {
+  redact: (s: string) => string;
+}
+
+/**
+ * The run behind `conform()`: returns the exit code of a run that got to its verdict, and throws
+ * what `conform()` answers with exit 2 (bad input, a target that is not there), so a programmatic
+ * caller gets the error itself. `run.redact` is set once the profile is known.
+ */
+export async function conformRun(
+  options: ConformOptions,
+  registry: readonly Check[],
+  io: ConformIO,
+  run: RunState = { redact: (s) => s },
+): Promise<number> {
   let embedded: EmbeddedTarget | undefined;
-  let redact = (s: string): string => s;
   try {
     validateOptions(options, io.reports.formats);
     const only = await selectedIds(options, registry, io);
@@ -116,7 +144,8 @@ export async function conform(options: ConformOptions, registry: readonly Check[
     const resolved = await resolveTarget(options, { env: io.env ?? process.env, startEmbedded: io.startEmbedded });
     if (resolved.from === 'embedded') embedded = resolved.embedded;
     const { profile, discovery } = await runProfile(resolved, options, checks, io);
-    redact = redactorFor(profile);
+    const redact = redactorFor(profile);
+    run.redact = redact;
     warnShortKeys(profile, io);
     const written: string[] = [];
     const outcome = await runChecks({
@@ -134,13 +163,6 @@ export async function conform(options: ConformOptions, registry: readonly Check[
     if (outcome.summary.verdict === 'fail') return EXIT.failed;
     if (options.failOnChange && (outcome.changes?.length ?? 0) > 0) return EXIT.failed;
     return EXIT.ok;
-  } catch (err) {
-    if (err instanceof ConformError || (err as NodeJS.ErrnoException)?.code) {
-      io.err(`${redact(problemLine(err))}\n`);
-      return EXIT.usage;
-    }
-    io.err(`${redact(problemLine(err))} (internal error)\n`);
-    return EXIT.usage;
   } finally {
     await embedded?.close();
   }

@@ -6,7 +6,7 @@
  * written once and a programmatic caller gets the same checks as the command line.
  */
 import { UsageError } from './errors.ts';
-import { loadProfile, minimalProfile, type KeyEnvironment, type Profile } from './profile.ts';
+import { loadProfile, minimalProfile, parseProfile, type KeyEnvironment, type Profile } from './profile.ts';
 import { TRANSPORTS, type Transport } from './transports/stream.ts';
 
 /** The environment variable that holds the key of `--target` unless `--key-env` names another. */
@@ -24,8 +24,8 @@ export interface TargetOptions {
   keyEnv: string;
   /** WebSocket URL for a minimal profile. */
   ws?: string;
-  /** Profile file. */
-  profile?: string;
+  /** Profile file, or (a programmatic caller) the profile itself, validated as a file's would be. */
+  profile?: string | Profile;
   /** Stream transport for `target` or the embedded service; a profile names its own. */
   transport?: Transport;
   /** Socket.IO event that carries the JSON messages (with transport socketio). */
@@ -121,7 +121,10 @@ export async function resolveTarget<E extends EmbeddedTarget>(
   o: Omit<TargetOptions, 'keyEnv'>,
   io: TargetIO<E>,
 ): Promise<ResolvedTarget<E>> {
-  if (o.profile) return { from: 'profile', profile: await loadProfile(o.profile, io.env) };
+  if (typeof o.profile === 'string' && o.profile)
+    return { from: 'profile', profile: await loadProfile(o.profile, io.env) };
+  if (typeof o.profile === 'object')
+    return { from: 'profile', profile: parseProfile(structuredClone(o.profile), 'the profile given', io.env) };
   if (o.target) {
     const profile = minimalProfile({
       target: o.target,
