@@ -84,6 +84,8 @@ export interface ConformanceOptions {
   maxRateWait?: number;
   /** Receives what the command line prints (discovery, the console report); default: nothing is printed. */
   log?: (text: string) => void;
+  /** What `log` gets is the console in full (`--verbose`). */
+  verbose?: boolean;
   /** Where keys (`keyEnv`, a profile's `keyEnv` entries) are read; default `process.env`. */
   env?: Readonly<Record<string, string | undefined>>;
   /** Stops the run; the checks still running end as skipped. */
@@ -111,6 +113,7 @@ function conformOptions(o: ConformanceOptions, env: Readonly<Record<string, stri
     concurrency: o.concurrency ?? OPTION_DEFAULTS.concurrency,
     timeout: o.timeout ?? OPTION_DEFAULTS.timeout,
     bail: o.bail ?? false,
+    verbose: o.verbose ?? false,
     maxBody: o.maxBody ?? OPTION_DEFAULTS.maxBody,
     maxPayload: o.maxPayload ?? OPTION_DEFAULTS.maxPayload,
     ...(o.minCoverage !== undefined ? { minCoverage: o.minCoverage } : {}),

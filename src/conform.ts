@@ -52,6 +52,10 @@ export interface ReportOptions {
   github?: GithubEnvironment;
   /** The console lists every rule not checked in full. */
   listUnchecked?: boolean;
+  /** The console's whole detail: a line per check, every failure and observation in full. */
+  verbose?: boolean;
+  /** Columns a console line takes at most: the terminal's; default 120. */
+  width?: number;
 }
 
 /**
@@ -77,6 +81,8 @@ export interface ConformIO {
   tty: boolean;
   /** ANSI colours in the console report; default follows `tty`. */
   color?: boolean;
+  /** Columns of the terminal the console report is written to; default 120. */
+  width?: number;
   version: string;
   /** GitHub Actions' step summary file and run page, when the run is a step of one. */
   github?: GithubEnvironment;
@@ -264,6 +270,8 @@ function reportOptions(options: ConformOptions, io: ConformIO, written: string[]
   return {
     formats: options.report,
     listUnchecked: options.listUnchecked,
+    verbose: options.verbose,
+    ...(io.width ? { width: io.width } : {}),
     outDir: options.out,
     version: io.version,
     write: io.out,

@@ -80,16 +80,20 @@ describe('conform CLI', () => {
   it('exits 1 against a fault, naming the check with Received, Expected and a curl line', async () => {
     const out = path.join(dir, 'faulty');
     const r = keep(
-      await conform([
-        '--profile',
-        await profileFile('faulty.json', faulty.profile),
-        '--only',
-        'rest.price',
-        '--report',
-        'console,json,junit,html',
-        '--out',
-        out,
-      ]),
+      await conform(
+        [
+          '--profile',
+          await profileFile('faulty.json', faulty.profile),
+          '--only',
+          'rest.price',
+          '--report',
+          'console,json,junit,html',
+          '--out',
+          out,
+          // Each line whole: the content apart from the width it is fitted to (test/unit/console-layout.test.ts).
+        ],
+        { COLUMNS: '10000' },
+      ),
     );
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/^FAIL {2}rest\.price\.mid/m);
@@ -199,7 +203,15 @@ describe('conform CLI', () => {
   it('takes the key of --target from --key-env and never prints it', async () => {
     const r = keep(
       await conform(
-        ['--target', clean.restUrl, '--key-env', 'MY_PRICE_KEY', '--only', 'rest.auth,rest.pairs.defaults'],
+        [
+          '--target',
+          clean.restUrl,
+          '--key-env',
+          'MY_PRICE_KEY',
+          '--only',
+          'rest.auth,rest.pairs.defaults',
+          '--verbose',
+        ],
         { MY_PRICE_KEY: clean.profile.keys.primary.key },
       ),
     );

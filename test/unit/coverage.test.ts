@@ -242,6 +242,9 @@ describe('coverage in every report', () => {
         },
         tty: false,
         listUnchecked: true,
+        // The whole detail, each line whole: what the console says, apart from how it is laid out.
+        verbose: true,
+        width: 10_000,
       }),
     });
   });
