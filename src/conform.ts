@@ -24,6 +24,7 @@ import { discover, discoveryLines, skippedDiscovery, type Discovery } from './di
 import { assertSetup } from './preflight.ts';
 import { resolveTarget, type EmbeddedTarget, type ResolvedTarget, type Transport } from './target.ts';
 import { PREFLIGHT_TIMEOUT_MS } from './timing/index.ts';
+import { caOf } from './transports/tls-trust.ts';
 
 /** Exit codes: every must check passed; a check failed or errored; usage, profile or reachability problem. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
@@ -318,6 +319,7 @@ export async function discoverTarget(
     {
       rest: base.rest,
       key: base.keys.primary.key,
+      ...(caOf(base) ? { ca: caOf(base) } : {}),
       ...(options.ws ? { ws: options.ws } : {}),
       ...(options.transport ? { transport: options.transport } : {}),
       ...(options.event ? { event: options.event } : {}),

@@ -19,7 +19,7 @@ import { PairLedger } from './pair-ledger.ts';
 import { declaredRates, RequestBudget } from './request-budget.ts';
 import { coverage, type Coverage } from './coverage.ts';
 import { AbortedError, ConformError, NetworkError, TimeoutError, UnreachableError } from './errors.ts';
-import { assertReachable, keyedPreflight } from './preflight.ts';
+import { assertOpen, keyedPreflight } from './preflight.ts';
 import { CircuitBreaker } from './circuit-breaker.ts';
 import { timeLimit } from './time-limit.ts';
 import { type Ending, type NotRunReason, notRun, verdictOf } from './verdict.ts';
@@ -385,7 +385,7 @@ async function preflights(
 ): Promise<{ reason: string; evidence: Evidence[] } | undefined> {
   if (options.skipPreflight) return undefined;
   const preflightMs = Math.min(PREFLIGHT_TIMEOUT_MS, checkTimeoutMs);
-  await assertReachable(options.profile.rest, preflightMs);
+  await assertOpen(options.profile, preflightMs);
   return keyedPreflight(options.profile, redact, preflightMs);
 }
 

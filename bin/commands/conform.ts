@@ -106,7 +106,8 @@ const REPORT_OPTIONS = {
     type: 'boolean',
     default: false,
     describe:
-      'the console in full: a line per check, every failure and observation (the JSON and HTML reports always hold all)',
+      'the console in full: a line per check, every failure and observation ' +
+      '(the JSON and HTML reports always hold all)',
   },
   baseline: {
     type: 'string',
@@ -163,7 +164,7 @@ export function conformYargs(argv: readonly string[]) {
       // The main command's own: not inherited by the commands beside it (the completion's tree holds them all).
       Object.fromEntries(
         Object.entries({
-          ...targetOptions(['target', 'key', 'key-env', 'ws', 'profile', 'transport', 'event']),
+          ...targetOptions(['target', 'key', 'key-env', 'ws', 'profile', 'transport', 'event', 'ca']),
           ...SELECTION_OPTIONS,
           ...REPORT_OPTIONS,
           ...RUN_OPTIONS,
@@ -246,6 +247,7 @@ function optionsOf(a: Record<string, unknown>, argv: readonly string[]): Conform
     failOnChange: a['fail-on-change'] === true,
     transport: single('transport', a.transport) as ConformOptions['transport'],
     event: single('event', a.event),
+    ca: single('ca', a.ca),
     maxBody: num('max-body'),
     maxPayload: num('max-payload'),
     matrix: a.matrix === true,

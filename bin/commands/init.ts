@@ -17,6 +17,7 @@ function initOptions(argv: Record<string, unknown>): InitOptions {
     ...(text('ws') ? { ws: text('ws') } : {}),
     ...(text('transport') ? { transport: text('transport') as InitOptions['transport'] } : {}),
     ...(text('event') ? { event: text('event') } : {}),
+    ...(text('ca') ? { ca: text('ca') } : {}),
     out: text('out')!,
     keyEnv: text('key-env')!,
     writeKeys: argv['write-keys'] === true,
@@ -30,7 +31,7 @@ export const initCommand: Command = {
   builder: (y: Argv) =>
     y
       .options(
-        targetOptions(['target', 'key-env', 'ws', 'transport', 'event'], {
+        targetOptions(['target', 'key-env', 'ws', 'transport', 'event', 'ca'], {
           target: { demandOption: true },
           'key-env': { describe: 'environment variable holding the key (the key is read from the environment only)' },
           ws: { describe: 'the stream URL, when discovery cannot find it' },

@@ -24,7 +24,7 @@ export const LOAD_EXIT_CODES = {
 
 /** The target options of a load run, and the keys its clients spread over. */
 export const LOAD_TARGET_OPTIONS = {
-  ...targetOptions(['target', 'key', 'key-env', 'ws', 'profile'], {
+  ...targetOptions(['target', 'key', 'key-env', 'ws', 'profile', 'ca'], {
     target: {
       describe:
         'REST base URL of the target; without --target or --profile the ' +

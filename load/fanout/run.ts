@@ -5,6 +5,7 @@
  * (load/report/). It prints nothing; `onProgress` feeds a live line if the caller wants one.
  */
 import { estimateClock } from '../clock.ts';
+import { caCertificates, caOf } from '../../src/transports/tls-trust.ts';
 import { mappingTolerance, monoNow, wallMapping } from '../mono-clock.ts';
 import { fanoutObservations } from '../report/fanout-observations.ts';
 import { pickPairs, sampleTargetClock, type LoadTarget } from '../target.ts';
@@ -47,6 +48,7 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
       serverOffsetMs: preOffsetMs,
       ...(options.localAddress ? { localAddress: options.localAddress } : {}),
       ...(options.subscribeAfterRamp ? { holdSubscribe: true } : {}),
+      ...(caOf(target.profile) ? { ca: caCertificates(caOf(target.profile))! } : {}),
     },
     agg,
   );

@@ -141,7 +141,7 @@ describe('the Dockerfile', () => {
     );
   });
 
-  it('installs the npm pack tarball on node:24-slim (a supported line) without dev dependencies, as a non-root user, with no key', () => {
+  it('installs the npm pack tarball on node:24-slim without dev dependencies, as a non-root user, with no key', () => {
     const from = [...text.matchAll(/^FROM\s+(\S+)/gm)].map((m) => m[1]);
     expect(from).toEqual(['node:24-slim', 'node:24-slim']);
     expect(text).toMatch(/^RUN npm pack\b/m);

@@ -1,4 +1,7 @@
-/** Where the spec document is looked for, and the line that says it is missing. Free of vitest, so a global set-up reads it. */
+/**
+ * Where the spec document is looked for, and the line that says it is missing. Free of vitest, so a
+ * global set-up reads it.
+ */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
