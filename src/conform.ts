@@ -160,7 +160,7 @@ export async function conformRun(
       checks: discovery ? [discoveryCheck(discovery), ...checks] : checks,
       ...(discovery?.budget ? { connections: discovery.budget, timing: discovery.timing } : {}),
       handlers: [...io.reports.handlers(reportOptions(options, io, written)), ...(io.handlers ?? [])],
-      target: targetInfo(profile, redact, embedded !== undefined),
+      target: { ...targetInfo(profile, redact, embedded !== undefined), source: resolved.from },
       redact,
       signal: io.signal,
       settings: runSettings(options, profile),

@@ -112,6 +112,16 @@ function trusting(profile: Profile, ca: string | undefined, folder: string, sour
   return { ...profile, tls: { ca: file } };
 }
 
+/** The target as reports describe it (never a key). */
+export interface TargetInfo {
+  name?: string;
+  rest: string;
+  ws?: string;
+  embedded?: boolean;
+  /** Where the run's profile came from: a file, a `--target` URL and discovery, or the embedded service. */
+  source?: ResolvedTarget<EmbeddedTarget>['from'];
+}
+
 /** A target the command started itself: the embedded reference service, stopped by `close`. */
 export interface EmbeddedTarget {
   profile: Profile;
