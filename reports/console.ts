@@ -296,7 +296,8 @@ export function consoleHandler(options: ConsoleOptions): RunHandler {
   let timer: ReturnType<typeof setInterval> | undefined;
   let statusShown = false;
   /** Writes lines, each fitted to the width. */
-  const writeLines = (lines: readonly string[]): void => options.write(`${fitLines(lines, width).join('\n')}\n`);
+  const writeLines = (lines: readonly string[]): void =>
+    options.write(`${fitLines(lines, width, !options.verbose).join('\n')}\n`);
   const countsText = (): string =>
     `[${done}/${total}] ${counts.pass} passed, ${counts.fail} failed, ${counts.error} errors, ${counts.skip} skipped`;
   const showStatus = (): void => {

@@ -75,7 +75,23 @@ export function fitShellLine(line: string, width = DEFAULT_WIDTH): string[] {
   return rows;
 }
 
-/** Every line of `lines` fitted to `width`: shell commands by `fitShellLine`, the rest by `fitLine`. */
-export function fitLines(lines: readonly string[], width = DEFAULT_WIDTH): string[] {
-  return lines.flatMap((l) => (/^\s*curl /.test(l) ? fitShellLine(l, width) : fitLine(l, width)));
+/** `line` cut to `width` columns, its end shown as `…`. */
+export function cutLine(line: string, width = DEFAULT_WIDTH): string {
+  const w = Math.max(MIN_WIDTH, width);
+  return line.length <= w ? line : `${line.slice(0, w - 1)}…`;
+}
+
+/**
+ * Every line of `lines` fitted to `width`: shell commands by `fitShellLine`, the rest by `fitLine`;
+ * with `cutReplies`, a reply under a reproduction (`-> HTTP 200 {…}`) is cut to one line instead,
+ * its whole body being in the reports.
+ */
+export function fitLines(lines: readonly string[], width = DEFAULT_WIDTH, cutReplies = false): string[] {
+  return lines.flatMap((l) =>
+    /^\s*curl /.test(l)
+      ? fitShellLine(l, width)
+      : cutReplies && /^\s*-> /.test(l)
+        ? [cutLine(l, width)]
+        : fitLine(l, width),
+  );
 }

@@ -5,7 +5,7 @@
  * completing commands, load modes and each mode's own options, in a real bash.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import yargs from 'yargs';
@@ -53,6 +53,18 @@ const COMMANDS: [string[], Command][] = [
     .subcommands!.filter((m) => m.describe !== false)
     .map((m): [string[], Command] => [['load', m.command.split(' ')[0]!], m]),
 ];
+
+it('holds every command bin/cli.ts registers to these rules', () => {
+  // A command added to the CLI is added here too, so its help is held to the same rules.
+  const registered = [
+    ...readFileSync(new URL('../../bin/cli.ts', import.meta.url), 'utf8').matchAll(/^ {2}(\w+): \{ file:/gm),
+  ];
+  expect(registered.map((m) => m[1]).sort()).toEqual(
+    COMMANDS.filter(([a]) => a.length === 1)
+      .map(([a]) => a[0])
+      .sort(),
+  );
+});
 
 /** The `--help` of `conform <argv>`, as yargs writes it for the command (in-process: no child per command). */
 const helpOf = (argv: string[]): Promise<string> =>

@@ -5,6 +5,7 @@
  * a failing run groups its failures by cause; --verbose keeps the whole detail, and the JSON
  * report keeps everything. The width is fitted without losing a word, and a curl line still runs.
  */
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -183,5 +184,35 @@ describe('fitting lines', () => {
     expect(consoleWidth({ isTTY: true, columns: 90 }, { COLUMNS: '70' })).toEqual({ width: 70 });
     expect(consoleWidth({ isTTY: false }, {})).toEqual({});
     expect(consoleWidth({ isTTY: false }, { COLUMNS: 'wide' })).toEqual({});
+  });
+});
+
+describe('the docs that show the console', () => {
+  const read = (file: string): string => readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
+  /** The fenced blocks of a doc that show a run's console (a Rules line or a verdict), their indentation removed. */
+  function consoleBlocks(text: string): string[][] {
+    const blocks: string[][] = [];
+    let open: { indent: number; lines: string[] } | undefined;
+    for (const line of text.split('\n')) {
+      const fence = /^( *)```(\S*)$/.exec(line);
+      if (fence && !open) open = { indent: fence[1]!.length, lines: [] };
+      else if (fence && open) {
+        blocks.push(open.lines);
+        open = undefined;
+      } else open?.lines.push(line.slice(open.indent));
+    }
+    return blocks.filter((lines) => lines.some((l) => /^(Rules: |PASS|FAIL)/.test(l)));
+  }
+
+  it.each(['README.md', 'docs/checks.md'])('%s shows the console as it prints, within 120 columns', (file) => {
+    const blocks = consoleBlocks(read(file));
+    expect(blocks.length).toBeGreaterThan(0);
+    for (const lines of blocks) {
+      for (const l of lines) expect(l.length, l).toBeLessThanOrEqual(120);
+      // The verdict as a run of the suite prints it: a pass that left rules unchecked is partial.
+      for (const l of lines.filter((x) => /^(PASS|FAIL)\b[^ ]/.test(x) || /^(PASS|FAIL)( \(partial\))?: /.test(x)))
+        expect(l).toMatch(/^(PASS \(partial\): \d+ of \d+ stated rules checked — \d+ passed|FAIL: \d+ passed)/);
+    }
+    expect(read(file)).not.toMatch(/`PASS: \d+ passed/);
   });
 });
