@@ -59,6 +59,8 @@ export interface ConformanceOptions {
   /** Stream transport for `target` or the embedded service: `ws` (default) or `socketio` (with `event`). */
   transport?: Transport;
   event?: string;
+  /** A PEM file of the CA that signs the target's certificate, trusted beside Node's own (`--ca`). */
+  ca?: string;
   /** Check ids, id prefixes or tags to run (default: every check but the disruptive ones). */
   only?: string[];
   /** Check ids, id prefixes or tags to leave out. */
@@ -106,6 +108,7 @@ function conformOptions(o: ConformanceOptions, env: Readonly<Record<string, stri
     ...(o.ws !== undefined ? { ws: o.ws } : {}),
     ...(o.transport !== undefined ? { transport: o.transport } : {}),
     ...(o.event !== undefined ? { event: o.event } : {}),
+    ...(o.ca !== undefined ? { ca: o.ca } : {}),
     only: o.only ?? [],
     skip: o.skip ?? [],
     report: reports,
