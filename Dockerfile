@@ -3,17 +3,17 @@
 # and runs as a non-root user. No key is in it: the Job gives the key from a Secret at run time.
 #   docker build -t registry.example.com/conform:0.1.0 .
 
-FROM node:20-slim AS pack
+FROM node:24-slim AS pack
 WORKDIR /src
 # Dependencies first, so a source change reuses this layer; scripts wait for the sources (prepare
 # compiles them).
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY . .
-# npm pack runs prepare (npm run build): the tarball carries the compiled JavaScript, no sources.
+# npm pack runs prepack (npm run build): the tarball carries the compiled JavaScript, no sources.
 RUN npm pack --silent && mv conform-*.tgz /tmp/conform.tgz
 
-FROM node:20-slim
+FROM node:24-slim
 ENV NODE_ENV=production
 COPY --from=pack /tmp/conform.tgz /tmp/conform.tgz
 RUN npm install --global --omit=dev --no-audit --no-fund /tmp/conform.tgz \

@@ -16,7 +16,11 @@ export default defineConfig({
     // busy with two workers): three workers fill the waits without queueing the timers behind CPU work.
     maxWorkers: 3,
     projects: [
-      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+      {
+        extends: true,
+        // A clone without the spec document beside it says once which tests skip for want of it.
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], globalSetup: ['test/helpers/spec-presence.ts'] },
+      },
       { extends: true, test: { name: 'ci', include: ['test/ci/**/*.test.ts'], env: { CONFORM_TIER: 'ci' } } },
       {
         extends: true,

@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { earlyRequest } from './early-args.ts';
 import { moduleUrl, PACKAGE_JSON_URL } from '../src/module-url.ts';
+import type { Command } from './commands/command.ts';
 
 const pkg = JSON.parse(readFileSync(PACKAGE_JSON_URL, 'utf8')) as { version: string };
 /** How long the process may outlive its run (stdout drains meanwhile). */
@@ -22,8 +23,23 @@ const COMMANDS: Record<string, { file: string; exportName: string }> = {
   init: { file: './commands/init.ts', exportName: 'initCommand' },
 };
 
+/** Every command of COMMANDS, loaded: the completion's tree needs them all. */
+async function allCommands(): Promise<Command[]> {
+  const mods = await Promise.all(
+    Object.values(COMMANDS).map(async ({ file, exportName }) => {
+      const mod = (await import(moduleUrl(file, import.meta.url).href)) as Record<string, unknown>;
+      return mod[exportName] as Command;
+    }),
+  );
+  return mods;
+}
+
 async function main(): Promise<number> {
   const ctx = { version: pkg.version };
+  if (argv[0] === 'completion' || argv[0] === '--get-yargs-completions') {
+    const [{ runCompletion }, commands] = await Promise.all([import('./commands/completion.ts'), allCommands()]);
+    return runCompletion(argv, commands, ctx);
+  }
   const named = argv[0] === undefined ? undefined : COMMANDS[argv[0]];
   if (named) {
     const [{ runCommand }, mod] = await Promise.all([

@@ -52,6 +52,12 @@ export interface ClockEstimate {
   boundMs: number | null;
   /** Whether frames raised the lower bound above what the round trips gave. */
   narrowedByFrames: boolean;
+  /**
+   * How far our own time scale may stand from our host's wall clock (ms): an offset within this
+   * of zero cannot be told from our own clock, so it is not corrected (0 where the samples were
+   * taken on the wall clock itself).
+   */
+  toleranceMs: number;
   /** REST round trips the estimate rests on. */
   samples: number;
   /** Why latency is unknown (null otherwise). */
@@ -68,6 +74,7 @@ function unknown(samples: number, reason: string): ClockEstimate {
     highMs: null,
     boundMs: null,
     narrowedByFrames: false,
+    toleranceMs: 0,
     samples,
     reason,
   };
@@ -76,6 +83,9 @@ function unknown(samples: number, reason: string): ClockEstimate {
 /**
  * Estimates the target's clock offset from REST round trips of stamp resolution `stampResolutionMs`,
  * narrowed by the frames' largest `sent_at − receipt` (ms, on our wall clock; −∞ when no frame).
+ * `ownToleranceMs` is how far the time scale the samples were taken on may stand from our host's
+ * wall clock, as measured (load/mono-clock.ts `wallMapping`: the wall clock's millisecond, the
+ * bracket of the reading, the drift over the run); 0 when they were read from the wall clock itself.
  *
  * NTP's bound: the target stamped `ts` somewhere between our send and our receipt, and a stamp
  * covers [ts, ts + resolution), so offset ∈ [ts − received, ts + resolution − sent]; every round
@@ -86,6 +96,7 @@ export function estimateClock(
   samples: readonly OffsetSample[],
   stampResolutionMs: number,
   maxSentMinusReceivedMs = Number.NEGATIVE_INFINITY,
+  ownToleranceMs = 0,
 ): ClockEstimate {
   if (!samples.length)
     return unknown(0, "no REST reply carried a numeric `ts`: nothing bounds the target's clock from above");
@@ -109,8 +120,9 @@ export function estimateClock(
         `the REST ts gives: the target's sent_at and ts disagree`,
     );
   }
-  // Note: the correction is made only when zero is excluded; a clock that may be ours is not moved.
-  const same = low <= 0 && high >= 0;
+  // Note: the correction is made only when zero is excluded, by more than our own scale's
+  // uncertainty: a clock that may be ours is not moved. The bound below still spans [low, high].
+  const same = low - ownToleranceMs <= 0 && high + ownToleranceMs >= 0;
   const offset = same ? 0 : (low + high) / 2;
   return {
     status: same ? 'same-clock' : 'corrected',
@@ -119,6 +131,7 @@ export function estimateClock(
     highMs: round3(high),
     boundMs: round3(Math.max(offset - low, high - offset)),
     narrowedByFrames: narrowed,
+    toleranceMs: round3(ownToleranceMs),
     samples: samples.length,
     reason: null,
   };

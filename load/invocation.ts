@@ -41,6 +41,8 @@ export interface LoadInvocation {
     key?: string;
     ws?: string;
     keysFrom?: string;
+    /** A PEM file of the CA that signs the target, trusted beside Node's own. */
+    ca?: string;
     reference: ReferenceProcessOptions;
   };
   fanout: FanoutOptions;
@@ -77,7 +79,13 @@ const list = (v: unknown): string[] | undefined =>
  * service in its own process. Checked by the rules every command shares.
  */
 function targetArgs(argv: Argv, env: KeyEnvironment): Omit<LoadInvocation['target'], 'reference'> {
-  const given = { target: str(argv.target), key: str(argv.key), ws: str(argv.ws), profile: str(argv.profile) };
+  const given = {
+    target: str(argv.target),
+    key: str(argv.key),
+    ws: str(argv.ws),
+    profile: str(argv.profile),
+    ca: str(argv.ca),
+  };
   const keyEnv = str(argv['key-env']) ?? DEFAULT_KEY_ENV;
   const key = targetKey({ ...given, keyEnv }, env);
   try {
@@ -91,6 +99,7 @@ function targetArgs(argv: Argv, env: KeyEnvironment): Omit<LoadInvocation['targe
     ...(given.target ? { target: given.target } : {}),
     ...(key ? { key } : {}),
     ...(given.ws ? { ws: given.ws } : {}),
+    ...(given.ca ? { ca: given.ca } : {}),
     ...(str(argv['keys-from']) ? { keysFrom: str(argv['keys-from'])! } : {}),
   };
 }

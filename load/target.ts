@@ -11,8 +11,11 @@ import { API_KEY_HEADER, PATHS, QUERY, ASSET_TYPE } from '../src/spec.ts';
 import { guessTimeUnit, MS_PER_UNIT, resolutionMs, type OffsetSample, type TimeUnit } from './clock.ts';
 import { moduleUrl, RUNS_COMPILED } from '../src/module-url.ts';
 import { assignKeyList, parseKeyLines, totalAllowance, type KeyAllowance } from './keys.ts';
-import { LoadUsageError, ProfileError, ReferenceStartError, UsageError } from '../src/errors.ts';
+import { Agent, fetch, type Response } from 'undici';
+import { CertificateError, LoadUsageError, ProfileError, ReferenceStartError, UsageError } from '../src/errors.ts';
+import { assertTrusted } from '../src/preflight.ts';
 import { resolveTarget, type ResolvedTarget } from '../src/target.ts';
+import { caOf, caOption } from '../src/transports/tls-trust.ts';
 
 export type { KeyAllowance } from './keys.ts';
 
@@ -203,6 +206,7 @@ export async function startLoadTarget(
     key?: string;
     ws?: string;
     keysFrom?: string;
+    ca?: string;
     reference?: ReferenceProcessOptions;
     needsStream?: boolean;
   },
@@ -212,17 +216,30 @@ export async function startLoadTarget(
   let resolved: ResolvedTarget<LoadTarget>;
   try {
     resolved = await resolveTarget(
-      { profile: opts.profile, target: opts.target, key: opts.key ?? fileKeys?.[0]?.key, ws: opts.ws },
+      { profile: opts.profile, target: opts.target, key: opts.key ?? fileKeys?.[0]?.key, ws: opts.ws, ca: opts.ca },
       { env, startEmbedded: () => startReferenceProcess(opts.reference ?? {}) },
     );
   } catch (err) {
     if (err instanceof ProfileError || err instanceof UsageError) throw new LoadUsageError(err.message);
     throw err;
   }
+  // A certificate that fails verification stops the run here, in one line naming the host and why:
+  // no load is put on a target the run cannot trust.
+  if (resolved.from !== 'embedded') await trusted(resolved.profile);
   const target =
     resolved.from === 'embedded' ? resolved.embedded : remoteTarget(resolved.profile, opts.needsStream !== false);
   if (fileKeys) target.keys = fileKeys;
   return target;
+}
+
+/** Throws LoadUsageError when the target's REST or stream certificate fails verification. */
+async function trusted(profile: Profile): Promise<void> {
+  try {
+    await assertTrusted(profile);
+  } catch (err) {
+    if (err instanceof CertificateError) throw new LoadUsageError(err.message);
+    throw err;
+  }
 }
 
 /** GET a REST path with the key; returns parsed JSON (or throws a usage error naming the URL). */
@@ -231,10 +248,12 @@ async function getJson(target: LoadTarget, path: string, query: Record<string, s
   for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
   let res: Response;
   try {
+    const ca = caOf(target.profile);
     res = await fetch(url, {
       headers: { [API_KEY_HEADER]: key },
       redirect: 'manual',
       signal: AbortSignal.timeout(10_000),
+      ...(ca ? { dispatcher: new Agent({ connect: caOption(ca) }) } : {}),
     });
   } catch (err) {
     throw new LoadUsageError(

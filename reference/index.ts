@@ -5,6 +5,7 @@
  * profile that describes it, and `close()`.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { STATUS } from '../src/spec.ts';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Profile } from '../src/profile.ts';
@@ -66,6 +67,8 @@ export interface ReferenceOptions {
    * with transport socketio.
    */
   event?: string;
+  /** Serve HTTPS and WSS with this certificate and key (PEM) instead of plain HTTP: a service behind TLS. */
+  tls?: { cert: string | Buffer; key: string | Buffer };
 }
 
 export interface ReferenceServer {
@@ -117,15 +120,20 @@ function httpServers(
   sio: SocketIoStream | undefined,
   config: ReferenceConfig,
   dialect: Dialect,
+  tls?: ReferenceOptions['tls'],
 ): { server: Server; streamServer: Server; servers: Server[] } {
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     if (sio?.handles(req)) sio.request(req, res);
     else rest.handle(req, res, config.wsPath);
   };
-  const server = createServer({ keepAliveTimeout: 5000 }, onRequest);
+  // An https.Server is an http.Server over TLS sockets: every handler below takes either.
+  const make = (): Server =>
+    tls
+      ? (createHttpsServer({ keepAliveTimeout: 5000, ...tls }, onRequest) as unknown as Server)
+      : createServer({ keepAliveTimeout: 5000 }, onRequest);
+  const server = make();
   // The stream's port is not shown: the REST port, or (per the dialect) one of its own, where REST refuses upgrades.
-  const streamServer =
-    dialect.stream.port === 'separate' ? createServer({ keepAliveTimeout: 5000 }, onRequest) : server;
+  const streamServer = dialect.stream.port === 'separate' ? make() : server;
   streamServer.on('upgrade', (req, socket, head) => {
     if (sio?.handles(req)) sio.upgrade(req, socket, head);
     else stream.upgrade(req, socket, head);
@@ -158,7 +166,14 @@ export async function startReferenceServer(options: ReferenceOptions = {}): Prom
   const svc = new Service(config, options.clock ?? Date.now, faultSeams(fault), dialect);
   const stream = new StreamServer(svc);
   const sio = socketIoStream(stream, config, dialect, options);
-  const { server, streamServer, servers } = httpServers(new RestHandler(svc), stream, sio, config, dialect);
+  const { server, streamServer, servers } = httpServers(
+    new RestHandler(svc),
+    stream,
+    sio,
+    config,
+    dialect,
+    options.tls,
+  );
   const host = options.host ?? '127.0.0.1';
   const listen = (s: Server, port: number): Promise<void> =>
     new Promise<void>((resolve, reject) => {
@@ -180,9 +195,10 @@ export async function startReferenceServer(options: ReferenceOptions = {}): Prom
   const { port } = server.address() as AddressInfo;
   const streamPort = (streamServer.address() as AddressInfo).port;
   const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
-  const restUrl = `http://${urlHost}:${port}`;
-  const wsUrl = `ws://${urlHost}:${streamPort}${config.wsPath}`;
-  const socketIoUrl = sio ? `ws://${urlHost}:${streamPort}${sio.path}` : undefined;
+  const [http, ws] = options.tls ? ['https', 'wss'] : ['http', 'ws'];
+  const restUrl = `${http}://${urlHost}:${port}`;
+  const wsUrl = `${ws}://${urlHost}:${streamPort}${config.wsPath}`;
+  const socketIoUrl = sio ? `${ws}://${urlHost}:${streamPort}${sio.path}` : undefined;
   const profile = buildProfile(config, restUrl, wsUrl, dialect);
   if (options.transport === 'socketio' && sio && socketIoUrl) {
     Object.assign(profile, { ws: socketIoUrl, transport: 'socketio', event: sio.options.event });

@@ -31,7 +31,11 @@ export const CLOSE = { normal: 1000, policy: 1008 } as const;
 /** How long a closing handshake may take before the socket is destroyed. */
 const CLOSE_GRACE_MS = 2000;
 
-/** The raw WebSocket link: ws for messages, its TCP socket for the pre-framed fan-out. */
+/**
+ * The raw WebSocket link: ws for messages, its TCP socket for the pre-framed fan-out. Internal to
+ * the reference (its declaration, which names ws's types, is left out of the published one).
+ * @internal
+ */
 export class WsLink implements Link {
   readonly kind = 'ws';
   constructor(

@@ -101,9 +101,22 @@ const numbersIn = (text: string): string[] => text.match(/-?\d+\.\d+/g) ?? [];
 const pairsIn = (text: string): string[] => text.match(/[A-Za-z]+:[A-Za-z]+:[A-Za-z0-9]+\/[A-Za-z0-9]+/g) ?? [];
 
 /**
+ * What set up a stream exchange at `first`: the opening of its connection and the last frame sent
+ * before it (the subscribe a push answers). An HTTP exchange sets up nothing: its curl line
+ * replays it alone, and a listing before it is unrelated to it.
+ */
+function setupOf(evidence: readonly Evidence[], first: number): number[] {
+  if (evidence[first]?.kind !== 'frame') return [];
+  const before = evidence.slice(0, first);
+  const open = before.findLastIndex((e) => e.kind === 'ws-open');
+  const sent = before.findLastIndex((e) => e.kind === 'frame' && e.direction === 'out');
+  return [open, sent].filter((i) => i >= 0);
+}
+
+/**
  * The exchanges that show the violations (those holding the prices they quote, else the pairs),
- * and the one before the first of them, which set it up; every exchange when none can be told
- * apart. The rest stays in the result's evidence.
+ * and for a stream the frames that set them up; every exchange when none can be told apart. The
+ * rest stays in the result's evidence.
  */
 export function evidenceShowing(r: CheckResult): Evidence[] {
   const texts = r.evidence.map(evidenceText);
@@ -115,8 +128,7 @@ export function evidenceShowing(r: CheckResult): Evidence[] {
       if (tokens.some((token) => t.includes(token))) keep.add(i);
     });
     if (keep.size === 0) continue;
-    const first = Math.min(...keep);
-    if (first > 0) keep.add(first - 1);
+    for (const i of setupOf(r.evidence, Math.min(...keep))) keep.add(i);
     return r.evidence.filter((_, i) => keep.has(i));
   }
   return r.evidence;

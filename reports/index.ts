@@ -4,6 +4,7 @@
  * take the names from here, so a new format is one entry of REPORT_FORMATS and nothing outside
  * reports/ changes.
  */
+import path from 'node:path';
 import type { ReportOptions, Reports } from '../src/conform.ts';
 import type { RunHandler } from '../src/runner.ts';
 import { checkListText } from './check-list.ts';
@@ -28,6 +29,12 @@ export interface ReportContext extends Required<Pick<ReportOptions, 'outDir' | '
   listUnchecked: boolean;
   /** The files the chosen formats before this one write into `outDir`, by name. */
   files: readonly string[];
+  /** The paths of every file the chosen formats write, where the console points for the detail. */
+  reportFiles: readonly string[];
+  /** The console's whole detail (`--verbose`). */
+  verbose: boolean;
+  /** Columns a console line takes at most: the terminal's, else 120. */
+  width?: number;
 }
 
 /** One report format: the file it writes into the report directory, if any, and its handler. */
@@ -39,7 +46,16 @@ export interface ReportFormat {
 /** Every report format by name, in the order their handlers run. */
 export const REPORT_FORMATS = {
   console: {
-    create: (c) => consoleHandler({ write: c.write, tty: c.tty, color: c.color, listUnchecked: c.listUnchecked }),
+    create: (c) =>
+      consoleHandler({
+        write: c.write,
+        tty: c.tty,
+        color: c.color,
+        listUnchecked: c.listUnchecked,
+        verbose: c.verbose,
+        reportFiles: c.reportFiles,
+        ...(c.width ? { width: c.width } : {}),
+      }),
   },
   json: { file: JSON_REPORT_FILE, create: (c) => jsonHandler(c.outDir, c.version, c.written) },
   junit: { file: JUNIT_REPORT_FILE, create: (c) => junitHandler(c.outDir, c.written) },
@@ -59,6 +75,7 @@ export const REPORT_FORMAT_NAMES: readonly string[] = Object.keys(REPORT_FORMATS
 export function reportHandlers(o: ReportOptions): RunHandler[] {
   const formats: [string, ReportFormat][] = Object.entries(REPORT_FORMATS);
   const chosen = formats.filter(([name]) => o.formats.includes(name));
+  const reportFiles = chosen.flatMap(([, f]) => (f.file ? [path.join(o.outDir, f.file)] : []));
   return chosen.map(([, format], i) =>
     format.create({
       outDir: o.outDir,
@@ -70,6 +87,9 @@ export function reportHandlers(o: ReportOptions): RunHandler[] {
       github: o.github ?? {},
       listUnchecked: o.listUnchecked ?? false,
       files: chosen.slice(0, i).flatMap(([, f]) => (f.file ? [f.file] : [])),
+      reportFiles,
+      verbose: o.verbose ?? false,
+      ...(o.width ? { width: o.width } : {}),
     }),
   );
 }

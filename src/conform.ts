@@ -24,6 +24,7 @@ import { discover, discoveryLines, skippedDiscovery, type Discovery } from './di
 import { assertSetup } from './preflight.ts';
 import { resolveTarget, type EmbeddedTarget, type ResolvedTarget, type Transport } from './target.ts';
 import { PREFLIGHT_TIMEOUT_MS } from './timing/index.ts';
+import { caOf } from './transports/tls-trust.ts';
 
 /** Exit codes: every must check passed; a check failed or errored; usage, profile or reachability problem. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
@@ -52,6 +53,10 @@ export interface ReportOptions {
   github?: GithubEnvironment;
   /** The console lists every rule not checked in full. */
   listUnchecked?: boolean;
+  /** The console's whole detail: a line per check, every failure and observation in full. */
+  verbose?: boolean;
+  /** Columns a console line takes at most: the terminal's; default 120. */
+  width?: number;
 }
 
 /**
@@ -77,6 +82,8 @@ export interface ConformIO {
   tty: boolean;
   /** ANSI colours in the console report; default follows `tty`. */
   color?: boolean;
+  /** Columns of the terminal the console report is written to; default 120. */
+  width?: number;
   version: string;
   /** GitHub Actions' step summary file and run page, when the run is a step of one. */
   github?: GithubEnvironment;
@@ -99,8 +106,36 @@ export const problemLine = (err: unknown): string =>
 
 /** Runs conform with validated options; returns the exit code. Never throws for bad input. */
 export async function conform(options: ConformOptions, registry: readonly Check[], io: ConformIO): Promise<number> {
+  const run: RunState = { redact: (s) => s };
+  try {
+    return await conformRun(options, registry, io, run);
+  } catch (err) {
+    if (err instanceof ConformError || (err as NodeJS.ErrnoException)?.code) {
+      io.err(`${run.redact(problemLine(err))}\n`);
+      return EXIT.usage;
+    }
+    io.err(`${run.redact(problemLine(err))} (internal error)\n`);
+    return EXIT.usage;
+  }
+}
+
+/** What a run learns that the caller of `conformRun` needs after it: the redactor of its profile's keys. */
+export interface RunState {
+  redact: (s: string) => string;
+}
+
+/**
+ * The run behind `conform()`: returns the exit code of a run that got to its verdict, and throws
+ * what `conform()` answers with exit 2 (bad input, a target that is not there), so a programmatic
+ * caller gets the error itself. `run.redact` is set once the profile is known.
+ */
+export async function conformRun(
+  options: ConformOptions,
+  registry: readonly Check[],
+  io: ConformIO,
+  run: RunState = { redact: (s) => s },
+): Promise<number> {
   let embedded: EmbeddedTarget | undefined;
-  let redact = (s: string): string => s;
   try {
     validateOptions(options, io.reports.formats);
     const only = await selectedIds(options, registry, io);
@@ -116,7 +151,8 @@ export async function conform(options: ConformOptions, registry: readonly Check[
     const resolved = await resolveTarget(options, { env: io.env ?? process.env, startEmbedded: io.startEmbedded });
     if (resolved.from === 'embedded') embedded = resolved.embedded;
     const { profile, discovery } = await runProfile(resolved, options, checks, io);
-    redact = redactorFor(profile);
+    const redact = redactorFor(profile);
+    run.redact = redact;
     warnShortKeys(profile, io);
     const written: string[] = [];
     const outcome = await runChecks({
@@ -124,7 +160,7 @@ export async function conform(options: ConformOptions, registry: readonly Check[
       checks: discovery ? [discoveryCheck(discovery), ...checks] : checks,
       ...(discovery?.budget ? { connections: discovery.budget, timing: discovery.timing } : {}),
       handlers: [...io.reports.handlers(reportOptions(options, io, written)), ...(io.handlers ?? [])],
-      target: targetInfo(profile, redact, embedded !== undefined),
+      target: { ...targetInfo(profile, redact, embedded !== undefined), source: resolved.from },
       redact,
       signal: io.signal,
       settings: runSettings(options, profile),
@@ -134,13 +170,6 @@ export async function conform(options: ConformOptions, registry: readonly Check[
     if (outcome.summary.verdict === 'fail') return EXIT.failed;
     if (options.failOnChange && (outcome.changes?.length ?? 0) > 0) return EXIT.failed;
     return EXIT.ok;
-  } catch (err) {
-    if (err instanceof ConformError || (err as NodeJS.ErrnoException)?.code) {
-      io.err(`${redact(problemLine(err))}\n`);
-      return EXIT.usage;
-    }
-    io.err(`${redact(problemLine(err))} (internal error)\n`);
-    return EXIT.usage;
   } finally {
     await embedded?.close();
   }
@@ -242,6 +271,8 @@ function reportOptions(options: ConformOptions, io: ConformIO, written: string[]
   return {
     formats: options.report,
     listUnchecked: options.listUnchecked,
+    verbose: options.verbose,
+    ...(io.width ? { width: io.width } : {}),
     outDir: options.out,
     version: io.version,
     write: io.out,
@@ -288,6 +319,7 @@ export async function discoverTarget(
     {
       rest: base.rest,
       key: base.keys.primary.key,
+      ...(caOf(base) ? { ca: caOf(base) } : {}),
       ...(options.ws ? { ws: options.ws } : {}),
       ...(options.transport ? { transport: options.transport } : {}),
       ...(options.event ? { event: options.event } : {}),

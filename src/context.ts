@@ -20,10 +20,13 @@ import { ConnectionBudget } from './connection-budget.ts';
 import type { CheckLoans } from './check-loans.ts';
 import { PairLedger } from './pair-ledger.ts';
 import { RunTiming } from './timing/index.ts';
+import { caOf, type TrustedCa } from './transports/tls-trust.ts';
 
 /** What builds a stream client for a check (src/transports/ws-session.ts's createStreamClient). */
 export type StreamFactory = (options: {
   url: string;
+  /** CA certificates a wss: URL's certificate is verified against beside Node's own. */
+  ca?: TrustedCa;
   primaryKey: string;
   record: (e: Evidence) => void;
   redact?: (s: string) => string;
@@ -172,6 +175,7 @@ function checkRest(options: ContextOptions, rec: Records): RestClient {
   return createRestClient({
     baseUrl: options.profile.rest,
     primaryKey: options.profile.keys.primary.key,
+    ca: caOf(options.profile),
     record: rec.record,
     redact: options.redact,
     timeoutMs: options.requestTimeoutMs,
@@ -199,6 +203,7 @@ function checkStream(
   return loans.stream(
     factory({
       url: profile.ws,
+      ca: caOf(profile),
       primaryKey: profile.keys.primary.key,
       record: rec.record,
       redact,

@@ -106,6 +106,17 @@ export class UnreachableError extends ConformError {
 }
 
 /**
+ * The target's TLS certificate fails verification against Node's CAs and the one `--ca FILE` or the
+ * profile's `tls.ca` names: the run stops before anything is sent, naming the host and the reason
+ * (exit 2). Verification is never turned off.
+ */
+export class CertificateError extends ConformError {
+  static override readonly code = 'CONFORM_TLS_CERTIFICATE';
+  static override readonly badInput = true;
+  override name = 'CertificateError';
+}
+
+/**
  * The target answers, but not as the service with this key: the key is refused, or the URL is not
  * the base URL. The run stops before the checks with what to try (exit 2).
  */
@@ -212,6 +223,7 @@ export const ERROR_CLASSES = [
   NoStreamError,
   UsageError,
   UnreachableError,
+  CertificateError,
   SetupError,
   ProfileError,
   LoadUsageError,

@@ -20,6 +20,8 @@ export interface InitOptions {
   ws?: string;
   transport?: Transport;
   event?: string;
+  /** A PEM file of the CA that signs the target, trusted beside Node's own; written into the profile's `tls.ca`. */
+  ca?: string;
   /** The profile file written; default `conform-profile.json`. */
   out: string;
   /** Environment variable holding the key; default `OPTION_DEFAULTS.keyEnv`. */
@@ -65,6 +67,7 @@ export async function runInit(options: InitOptions, registry: readonly Check[], 
       ...(options.ws ? { ws: options.ws } : {}),
       ...(options.transport ? { transport: options.transport } : {}),
       ...(options.event ? { event: options.event } : {}),
+      ...(options.ca ? { ca: options.ca } : {}),
       timeout: options.timeout,
     };
     if (!key) throw new UsageError(`init: set ${options.keyEnv} to the key (it is read from the environment only)`);

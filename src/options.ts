@@ -37,6 +37,8 @@ export interface ConformOptions extends TargetOptions {
   minCoverage?: number;
   /** The console lists every stated rule the run did not check in full, with why and what would. */
   listUnchecked: boolean;
+  /** The console's whole detail: a line per finished check, every failure and observation in full. */
+  verbose: boolean;
   /**
    * Longest a 50009 for a connection within a key's allowance is waited out, ms; overrides the
    * profile's `timing.slotReleaseWaitMs` (default 30 s).
@@ -77,6 +79,7 @@ export const OPTION_DEFAULTS: Readonly<
   maxPayload: RUN_DEFAULTS.maxPayloadBytes,
   matrix: false,
   listUnchecked: false,
+  verbose: false,
 });
 
 /** Most checks in flight at once; beyond this the harness, not the target, is measured. */

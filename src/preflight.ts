@@ -7,16 +7,43 @@ import type { Profile } from './profile.ts';
 import type { Redact } from './redact.ts';
 import { createRestClient, requestUrl } from './transports/rest-client.ts';
 import { probeHttp } from './transports/http-probe.ts';
+import { caOf, certificateProblem, isCertificateFailure, type TrustedCa, verifyTls } from './transports/tls-trust.ts';
 import { SetupError, TimeoutError, UnreachableError } from './errors.ts';
 import { API_KEY_HEADER, PATHS, STATUS } from './spec.ts';
 import type { RestExchange } from './transports/rest.ts';
 import { PREFLIGHT_TIMEOUT_MS } from './timing/index.ts';
 
 /**
+ * Stops a run whose target's TLS certificate fails verification, on the REST origin and on the
+ * stream's when it is another (CertificateError, exit 2: one line naming the host and the reason),
+ * before a request carries a key to it. Plain HTTP and an origin that does not answer pass: the
+ * reachability checks report those.
+ */
+export async function assertTrusted(
+  profile: Pick<Profile, 'rest' | 'ws' | 'tls'>,
+  timeoutMs = PREFLIGHT_TIMEOUT_MS,
+): Promise<void> {
+  const ca = caOf(profile);
+  const origins = new Set([new URL(profile.rest).host]);
+  await verifyTls(profile.rest, ca, timeoutMs);
+  if (profile.ws && !origins.has(new URL(profile.ws).host)) await verifyTls(profile.ws, ca, timeoutMs);
+}
+
+/** The target's TLS verified (`assertTrusted`), then its REST answering HTTP at all (`assertReachable`). */
+export async function assertOpen(profile: Pick<Profile, 'rest' | 'ws' | 'tls'>, timeoutMs: number): Promise<void> {
+  await assertTrusted(profile, timeoutMs);
+  await assertReachable(profile.rest, timeoutMs, caOf(profile));
+}
+
+/**
  * Fails fast when the target takes no connection or does not answer HTTP at all, rather than a
  * cascade of timeouts: one GET of /v1/pairs without a key, any HTTP status will do.
  */
-export async function assertReachable(restUrl: string, timeoutMs = PREFLIGHT_TIMEOUT_MS): Promise<void> {
+export async function assertReachable(
+  restUrl: string,
+  timeoutMs = PREFLIGHT_TIMEOUT_MS,
+  ca?: TrustedCa,
+): Promise<void> {
   let url: URL;
   try {
     url = requestUrl(restUrl, PATHS.pairs);
@@ -24,9 +51,11 @@ export async function assertReachable(restUrl: string, timeoutMs = PREFLIGHT_TIM
     throw new UnreachableError(`target ${restUrl} is not a URL`);
   }
   const origin = url.origin;
-  const probe = await probeHttp(url, timeoutMs);
+  const probe = await probeHttp(url, timeoutMs, ca);
   if (probe.answered) return;
   if ('timedOut' in probe) throw new UnreachableError(`target ${origin} sent no HTTP response within ${timeoutMs} ms`);
+  if (isCertificateFailure(probe.code))
+    throw certificateProblem(origin, { code: probe.code, message: probe.message } as NodeJS.ErrnoException);
   throw new UnreachableError(
     probe.code.startsWith('HPE_')
       ? `target ${origin} does not answer HTTP (${probe.code})`
@@ -48,6 +77,7 @@ export async function keyedPreflight(
   const rest = createRestClient({
     baseUrl: profile.rest,
     primaryKey: profile.keys.primary.key,
+    ca: caOf(profile),
     record: (e) => evidence.push(e),
     redact,
     timeoutMs,
@@ -112,10 +142,11 @@ export async function assertSetup(
   timeoutMs: number,
   keySource = "the profile's keys.primary",
 ): Promise<{ answered: boolean }> {
-  await assertReachable(profile.rest, timeoutMs);
+  await assertOpen(profile, timeoutMs);
   const rest = createRestClient({
     baseUrl: profile.rest,
     primaryKey: profile.keys.primary.key,
+    ca: caOf(profile),
     record: () => undefined,
     redact,
     timeoutMs,

@@ -59,6 +59,8 @@ export interface Profile {
   event?: string;
   /** Socket.IO namespace; default `/`. */
   namespace?: string;
+  /** A PEM file of the CA certificates that sign the target, trusted beside Node's own (a company CA). */
+  tls?: { ca: string };
   keys: ProfileKeys;
   pairs?: { stale?: string; inactive?: string; sample?: string[]; [name: string]: string | string[] | undefined };
   probes?: Probe[];

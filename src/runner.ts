@@ -19,10 +19,11 @@ import { PairLedger } from './pair-ledger.ts';
 import { declaredRates, RequestBudget } from './request-budget.ts';
 import { coverage, type Coverage } from './coverage.ts';
 import { AbortedError, ConformError, NetworkError, TimeoutError, UnreachableError } from './errors.ts';
-import { assertReachable, keyedPreflight } from './preflight.ts';
+import { assertOpen, keyedPreflight } from './preflight.ts';
 import { CircuitBreaker } from './circuit-breaker.ts';
 import { timeLimit } from './time-limit.ts';
 import { type Ending, type NotRunReason, notRun, verdictOf } from './verdict.ts';
+import type { TargetInfo } from './target.ts';
 
 /** Run-wide settings; each field's default is in RUN_DEFAULTS. */
 export interface RunSettings {
@@ -75,13 +76,7 @@ export interface RunSummary {
   verdict: 'pass' | 'fail';
 }
 
-/** Target description for reports (never a key). */
-export interface TargetInfo {
-  name?: string;
-  rest: string;
-  ws?: string;
-  embedded?: boolean;
-}
+export type { TargetInfo } from './target.ts';
 
 /** A change against a baseline run. */
 export interface Change {
@@ -240,11 +235,11 @@ interface RunEnv {
 /** Why a check does not run, if it does not: the profile lacks what it needs, or the target fell `silent`. */
 function whyNotRun(
   check: Check,
-  profile: Profile,
+  run: Pick<RunOptions, 'profile' | 'target'>,
   silent?: { reason: string; evidence?: readonly Evidence[] },
 ): NotRunReason | undefined {
-  const missing = check.needs.filter((n) => !profileHas(profile, n));
-  if (missing.length > 0) return { kind: 'missing', fields: missing };
+  const missing = check.needs.filter((n) => !profileHas(run.profile, n));
+  if (missing.length > 0) return { kind: 'missing', fields: missing, source: run.target?.source };
   return silent ? { kind: 'silent', ...silent } : undefined;
 }
 
@@ -385,7 +380,7 @@ async function preflights(
 ): Promise<{ reason: string; evidence: Evidence[] } | undefined> {
   if (options.skipPreflight) return undefined;
   const preflightMs = Math.min(PREFLIGHT_TIMEOUT_MS, checkTimeoutMs);
-  await assertReachable(options.profile.rest, preflightMs);
+  await assertOpen(options.profile, preflightMs);
   return keyedPreflight(options.profile, redact, preflightMs);
 }
 
@@ -396,13 +391,13 @@ async function preflights(
 function withUnstarted(
   checks: readonly Check[],
   results: readonly (CheckResult | undefined)[],
-  profile: Profile,
+  run: Pick<RunOptions, 'profile' | 'target'>,
   tripped: string | undefined,
   bailedBy: string | undefined,
 ): CheckResult[] {
   const silent = tripped ? { reason: tripped } : undefined;
   const stop: NotRunReason = bailedBy ? { kind: 'bail', after: bailedBy } : { kind: 'stopped' };
-  return checks.map((check, i) => results[i] ?? notRun(check, whyNotRun(check, profile, silent) ?? stop));
+  return checks.map((check, i) => results[i] ?? notRun(check, whyNotRun(check, run, silent) ?? stop));
 }
 
 /**
@@ -465,7 +460,7 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
       check,
       limitMs: timeoutOf(check, profile, timing.waits, settings.timeoutMs),
     });
-    const why = whyNotRun(check, profile, stalled);
+    const why = whyNotRun(check, options, stalled);
     const result = why ? notRun(check, why) : await runCheck(check, env);
     if (unreachable) return;
     breaker.attribute(result);
@@ -480,7 +475,7 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
   release();
   if (unreachable) throw unreachable;
 
-  const finished = withUnstarted(checks, results, profile, breaker.tripped, bailedBy);
+  const finished = withUnstarted(checks, results, options, breaker.tripped, bailedBy);
   const summary = summarize(finished, Math.round(performance.now() - t0), settings.minCoverage);
   const rateWaitMs = Math.round(requests.waited());
   if (rateWaitMs > 0) summary.rateWaitMs = rateWaitMs;

@@ -321,6 +321,21 @@ const profile = schema('profile', 'conform target profile', {
     transport: { enum: [...TRANSPORTS], description: 'Stream transport; default ws.' },
     event: { type: 'string', minLength: 1, description: 'Socket.IO event name that carries the JSON messages.' },
     namespace: { type: 'string', pattern: '^/', description: 'Socket.IO namespace (the spec shows none); default /.' },
+    tls: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['ca'],
+      properties: {
+        ca: {
+          type: 'string',
+          minLength: 1,
+          description:
+            'A PEM file of the CA certificates that sign the target (REST and stream), trusted beside ' +
+            "Node's own; relative to the profile's folder. Verification is never turned off.",
+        },
+      },
+      description: "How the target's TLS certificates are verified (a company CA).",
+    },
     keys: {
       type: 'object',
       required: ['primary'],

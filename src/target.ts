@@ -5,8 +5,10 @@
  * here, shared by `conform`, `conform init` and the load tools, so each rule and message is
  * written once and a programmatic caller gets the same checks as the command line.
  */
+import path from 'node:path';
 import { UsageError } from './errors.ts';
-import { loadProfile, minimalProfile, type KeyEnvironment, type Profile } from './profile.ts';
+import { readCaFile } from './transports/tls-trust.ts';
+import { loadProfile, minimalProfile, parseProfile, type KeyEnvironment, type Profile } from './profile.ts';
 import { TRANSPORTS, type Transport } from './transports/stream.ts';
 
 /** The environment variable that holds the key of `--target` unless `--key-env` names another. */
@@ -24,12 +26,17 @@ export interface TargetOptions {
   keyEnv: string;
   /** WebSocket URL for a minimal profile. */
   ws?: string;
-  /** Profile file. */
-  profile?: string;
+  /** Profile file, or (a programmatic caller) the profile itself, validated as a file's would be. */
+  profile?: string | Profile;
   /** Stream transport for `target` or the embedded service; a profile names its own. */
   transport?: Transport;
   /** Socket.IO event that carries the JSON messages (with transport socketio). */
   event?: string;
+  /**
+   * A PEM file of CA certificates the target's TLS is verified against beside Node's own (a company
+   * CA); overrides the profile's `tls.ca`.
+   */
+  ca?: string;
 }
 
 /**
@@ -72,6 +79,8 @@ export function validateTargetOptions(o: TargetOptions, keysFile?: { option: str
   }
   if (o.key !== undefined && o.target === undefined)
     throw new UsageError('--key needs --target (a profile names its own keys)');
+  if (o.ca !== undefined && o.target === undefined && o.profile === undefined)
+    throw new UsageError('--ca needs --target or --profile (the embedded reference service is plain HTTP)');
   if (o.target !== undefined && !o.key && !keysFile?.given) {
     const ways = ['pass --key KEY', `set ${o.keyEnv}`, ...(keysFile ? [`give ${keysFile.option}`] : [])];
     throw new UsageError(`--target needs a key: ${ways.slice(0, -1).join(', ')} or ${ways.at(-1)}`);
@@ -89,6 +98,28 @@ function validateStreamOptions(o: TargetOptions): void {
   if (o.transport === 'socketio' && !o.event)
     throw new UsageError('--transport socketio needs --event NAME (the event that carries the JSON messages)');
   if (o.event !== undefined && o.transport !== 'socketio') throw new UsageError('--event needs --transport socketio');
+}
+
+/**
+ * The profile with the CA file it trusts as an absolute path (`--ca` over its own `tls.ca`, which is
+ * relative to the profile's folder), read now: a file that cannot be read or holds no certificate
+ * stops the command before anything is sent.
+ */
+function trusting(profile: Profile, ca: string | undefined, folder: string, source: string): Profile {
+  const file = ca !== undefined ? path.resolve(ca) : profile.tls ? path.resolve(folder, profile.tls.ca) : undefined;
+  if (file === undefined) return profile;
+  readCaFile(file, ca !== undefined ? '--ca' : `${source}: tls.ca`);
+  return { ...profile, tls: { ca: file } };
+}
+
+/** The target as reports describe it (never a key). */
+export interface TargetInfo {
+  name?: string;
+  rest: string;
+  ws?: string;
+  embedded?: boolean;
+  /** Where the run's profile came from: a file, a `--target` URL and discovery, or the embedded service. */
+  source?: ResolvedTarget<EmbeddedTarget>['from'];
 }
 
 /** A target the command started itself: the embedded reference service, stopped by `close`. */
@@ -121,7 +152,14 @@ export async function resolveTarget<E extends EmbeddedTarget>(
   o: Omit<TargetOptions, 'keyEnv'>,
   io: TargetIO<E>,
 ): Promise<ResolvedTarget<E>> {
-  if (o.profile) return { from: 'profile', profile: await loadProfile(o.profile, io.env) };
+  if (typeof o.profile === 'string' && o.profile) {
+    const profile = await loadProfile(o.profile, io.env);
+    return { from: 'profile', profile: trusting(profile, o.ca, path.dirname(o.profile), `profile ${o.profile}`) };
+  }
+  if (typeof o.profile === 'object') {
+    const profile = parseProfile(structuredClone(o.profile), 'the profile given', io.env);
+    return { from: 'profile', profile: trusting(profile, o.ca, '.', 'the profile given') };
+  }
   if (o.target) {
     const profile = minimalProfile({
       target: o.target,
@@ -130,7 +168,7 @@ export async function resolveTarget<E extends EmbeddedTarget>(
       transport: o.transport,
       event: o.event,
     });
-    return { from: 'target', profile };
+    return { from: 'target', profile: trusting(profile, o.ca, '.', '') };
   }
   if (!io.startEmbedded) throw new UsageError('give --target URL or --profile FILE');
   const embedded = await io.startEmbedded({ transport: o.transport, event: o.event });

@@ -64,11 +64,23 @@ const SHOWN = 4;
 const some = (items: readonly string[]): string =>
   items.length > SHOWN ? `${items.slice(0, SHOWN).join(', ')}, … ${items.length - SHOWN} more` : items.join(', ');
 
-/** One line per unlock: `keys.cryptoOnly → 3 rules: a, b, c (x, y)`, long lists cut short. */
+/**
+ * One line per unlock of a rule: `keys.cryptoOnly → 3 rules: a, b, c (x, y)`, long lists cut short.
+ * What would only run more checks of rules already checked (a second key for the per-key count)
+ * unlocks no rule: it is one closing line, never a `→ 0 rules` among the unlocks.
+ */
 export function unlockLines(list: readonly Unlock[]): string[] {
-  return list.map(
-    (u) =>
-      `  ${u.needs} → ${u.rules.length} rule${u.rules.length === 1 ? '' : 's'}` +
-      `${u.rules.length > 0 ? `: ${some(u.rules)}` : ''} (${some(u.checks)})`,
-  );
+  const more = list.filter((u) => u.rules.length === 0);
+  return [
+    ...list
+      .filter((u) => u.rules.length > 0)
+      .map(
+        (u) =>
+          `  ${u.needs} → ${u.rules.length} rule${u.rules.length === 1 ? '' : 's'}: ${some(u.rules)} ` +
+          `(${some(u.checks)})`,
+      ),
+    ...(more.length
+      ? [`  and more checks of rules already checked: ${more.map((u) => `${u.needs} (${some(u.checks)})`).join('; ')}`]
+      : []),
+  ];
 }

@@ -7,6 +7,7 @@ import type { Check, CheckResult, Evidence, Severity } from './check.ts';
 import { blankResult, CheckFailed, CheckSkipped } from './context.ts';
 import { errorCode, TimeoutError } from './errors.ts';
 import { oneLine, type Redact } from './redact.ts';
+import type { TargetInfo } from './target.ts';
 
 /** How a check's body ended: it returned, or it threw (a timeout and an abort are thrown too). */
 export type Ending = { ok: true } | { ok: false; error: unknown };
@@ -41,14 +42,29 @@ export function verdictOf(severity: Severity, violations: number, ending: Ending
 
 /** Why a check did not run. */
 export type NotRunReason =
-  /** The profile lacks fields the check needs: nothing to run it with. */
-  | { kind: 'missing'; fields: readonly string[] }
+  /** The profile lacks fields the check needs: nothing to run it with. `source`: where the profile came from. */
+  | { kind: 'missing'; fields: readonly string[]; source?: TargetInfo['source'] }
   /** The target answered nothing (a stalled preflight, a tripped circuit breaker): its silence is to blame. */
   | { kind: 'silent'; reason: string; evidence?: readonly Evidence[] }
   /** `--bail` stopped the run after the check named. */
   | { kind: 'bail'; after: string }
   /** The run was stopped from outside. */
   | { kind: 'stopped' };
+
+/**
+ * Why a check of a `--target` run did not run, in its words: there is no profile, only one key and
+ * what discovery found (`needs keys.suspended: a --target run has one key; conform init writes a
+ * profile to name more`).
+ */
+function notGivenByTarget(fields: readonly string[]): string {
+  const keys = fields.filter((f) => f.startsWith('keys.'));
+  const found = fields.filter((f) => !f.startsWith('keys.'));
+  const why = [
+    ...(keys.length ? ['a --target run has one key'] : []),
+    ...(found.length ? [`discovery found no ${found.join(', ')}`] : []),
+  ];
+  return `needs ${fields.join(', ')}: ${why.join(', and ')}; conform init writes a profile to name more`;
+}
 
 /**
  * The result of a check that did not run: a skip with the reason, or a timeout error when the
@@ -59,7 +75,8 @@ export function notRun(check: Check, why: NotRunReason): CheckResult {
   switch (why.kind) {
     case 'missing':
       result.outcome = 'skip';
-      result.reason = `profile has no ${why.fields.join(', ')}`;
+      result.reason =
+        why.source === 'target' ? notGivenByTarget(why.fields) : `profile has no ${why.fields.join(', ')}`;
       result.missing = [...why.fields];
       break;
     case 'silent':

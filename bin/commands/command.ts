@@ -5,11 +5,37 @@
 import yargs, { type Argv, type CommandModule } from 'yargs';
 import { EXIT, problemLine } from '../../src/conform.ts';
 import { isBadInput, UsageError } from '../../src/errors.ts';
+import { fitLine, fitShellLine } from '../../reports/wrap.ts';
 
 /** What the CLI knows before any command runs. */
 export interface CommandContext {
   /** The package's version (`conform spec` writes it into the documents). */
   version: string;
+}
+
+/** One invocation shown under Examples in `--help`: the command line, and what it does. */
+export type Example = readonly [command: string, what: string];
+
+/** What each exit code of a command means, as its `--help` says. */
+export type ExitCodes = Readonly<Partial<Record<0 | 1 | 2, string>>>;
+
+/** Columns of `--help`: the terminal's, at most 100; 100 off a terminal. */
+export const helpWidth = (): number => Math.min(100, process.stdout.columns || 100);
+
+/**
+ * The end of a command's `--help`: its examples, each command line over what it does, then what
+ * each exit code means. Laid out here rather than by yargs' two columns, where a long command
+ * line breaks mid-argument.
+ */
+export function helpEpilogue(examples: readonly Example[], codes: ExitCodes, width = helpWidth()): string {
+  const wrapped = (text: string, indent: string): string[] => fitLine(`${indent}${text}`, width);
+  return [
+    ...(examples.length ? ['Examples:'] : []),
+    ...examples.flatMap(([command, what]) => [...fitShellLine(`  ${command}`, width), ...wrapped(what, '      ')]),
+    ...(examples.length ? [''] : []),
+    'Exit codes:',
+    ...Object.entries(codes).flatMap(([code, what]) => wrapped(`${code}  ${what}`, '  ')),
+  ].join('\n');
 }
 
 /** One command: `conform <command>`, or a mode under one (`conform load fanout`). */
@@ -20,6 +46,10 @@ export interface Command {
   describe: string | false;
   /** Declares the command's options; each mode lists only its own in `--help`. */
   builder(y: Argv): Argv;
+  /** Two to four real invocations, shown under Examples in `--help` (a test parses each). */
+  examples: readonly Example[];
+  /** What its exit codes mean, shown at the end of `--help`. */
+  exitCodes: ExitCodes;
   /** Runs the command with what yargs parsed; returns the exit code. */
   run(argv: Record<string, unknown>, ctx: CommandContext): Promise<number>;
   /** Commands under this one, each with its own options and help. */
@@ -35,12 +65,14 @@ export const yargsMessage = (msg: string): string =>
     .join(' ');
 
 /** The command as yargs takes it, its sub-commands registered under it; `done` is told the exit code. */
-function yargsModule(c: Command, ctx: CommandContext, done: (code: number) => void): CommandModule {
+export function yargsModule(c: Command, ctx: CommandContext, done: (code: number) => void): CommandModule {
   return {
     command: c.command,
     describe: c.describe,
     builder: (y: Argv) => {
       let built = c.builder(y);
+      // A hidden command (a mode's fallback) runs its builder under its parent's help: it adds nothing to it.
+      if (c.describe !== false) built = built.epilogue(helpEpilogue(c.examples, c.exitCodes)).wrap(helpWidth());
       for (const sub of c.subcommands ?? []) built = built.command(yargsModule(sub, ctx, done));
       return built;
     },

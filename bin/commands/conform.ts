@@ -10,8 +10,7 @@ import { OPTION_DEFAULTS, type ConformOptions } from '../../src/options.ts';
 import { targetKey } from '../../src/target.ts';
 import { REPORT_FORMAT_NAMES } from '../../reports/index.ts';
 import { earlyRequest } from '../early-args.ts';
-import type { CommandContext } from './command.ts';
-import { yargsMessage } from './command.ts';
+import { type CommandContext, type Example, type ExitCodes, helpEpilogue, helpWidth, yargsMessage } from './command.ts';
 import { targetOptions } from './target-options.ts';
 
 export type ParseResult =
@@ -26,12 +25,43 @@ const list = (v: unknown): string[] =>
     .map((s) => s.trim())
     .filter(Boolean);
 
-const USAGE =
-  'conform [--target URL --key KEY | --profile FILE] [options]\n\nChecks a Real-Time Price ' +
-  'Service against the spec. With neither --target nor --profile it checks the embedded ' +
-  'reference service.\n\nconform serve   run the reference service (see conform serve ' +
-  '--help)\nconform load    fan-out and REST load tools (see conform load --help)\nconform init    ' +
-  'discover a target and write its profile (see conform init --help)';
+const USAGE = [
+  'conform [--target URL | --profile FILE] [options]',
+  '',
+  'Checks a Real-Time Price Service against the spec. With neither --target nor --profile it checks the ' +
+    'embedded reference service. The key of --target is read from CONFORM_API_KEY (--key-env NAME).',
+  '',
+  'conform init         discover a target and write its profile (conform init --help)',
+  'conform serve        run the reference service, with a fault or a dialect (conform serve --help)',
+  'conform load         fan-out and REST load tools (conform load --help)',
+  'conform spec         print the OpenAPI or AsyncAPI document of the service (conform spec --help)',
+  'conform completion   print a shell completion script (conform completion >> ~/.bashrc)',
+].join('\n');
+
+/** Real invocations, shown under Examples in `--help` (test/unit/cli-help.test.ts parses each). */
+export const CONFORM_EXAMPLES: readonly Example[] = [
+  ['conform', 'check the embedded reference service: the quickest way to see the suite work'],
+  [
+    'CONFORM_API_KEY=… conform --target https://prices.example.com',
+    'a real target: discover it with one key, then check it',
+  ],
+  [
+    'conform --profile staging.json --report console,json,html --min-coverage 90',
+    'gate a release: reports for people and CI, exit 1 below 90 % of the rules',
+  ],
+  ['conform --rerun-failed conform-reports/conform-report.json', 'run again only what failed or errored'],
+];
+
+/** What `conform`'s exit codes mean (`EXIT` of src/conform.ts). */
+export const CONFORM_EXIT_CODES: ExitCodes = {
+  0: 'every check passed or skipped (a pass that left rules unchecked reads PASS (partial))',
+  1:
+    'a check failed or errored; or too little was checked (--min-coverage); or, with --fail-on-change, ' +
+    'something changed against the baseline',
+  2:
+    'bad options, an unreadable or invalid profile, a target that does not answer, refuses the key or ' +
+    'fails TLS verification: one line on stderr',
+};
 
 /** Which checks run, and the listings that print the checks instead of running them. */
 const SELECTION_OPTIONS = {
@@ -71,6 +101,13 @@ const REPORT_OPTIONS = {
     type: 'boolean',
     default: false,
     describe: 'after the run, list every stated rule not checked in full: why, and what would check it',
+  },
+  verbose: {
+    type: 'boolean',
+    default: false,
+    describe:
+      'the console in full: a line per check, every failure and observation ' +
+      '(the JSON and HTML reports always hold all)',
   },
   baseline: {
     type: 'string',
@@ -123,17 +160,23 @@ export function conformYargs(argv: readonly string[]) {
   return yargs([...argv])
     .scriptName('conform')
     .usage(USAGE)
-    .options({
-      ...targetOptions(['target', 'key', 'key-env', 'ws', 'profile', 'transport', 'event']),
-      ...SELECTION_OPTIONS,
-      ...REPORT_OPTIONS,
-      ...RUN_OPTIONS,
-    })
+    .options(
+      // The main command's own: not inherited by the commands beside it (the completion's tree holds them all).
+      Object.fromEntries(
+        Object.entries({
+          ...targetOptions(['target', 'key', 'key-env', 'ws', 'profile', 'transport', 'event', 'ca']),
+          ...SELECTION_OPTIONS,
+          ...REPORT_OPTIONS,
+          ...RUN_OPTIONS,
+        }).map(([name, o]) => [name, { ...o, global: false }]),
+      ),
+    )
+    .epilogue(helpEpilogue(CONFORM_EXAMPLES, CONFORM_EXIT_CODES))
     .help(false)
     .version(false)
     .strict()
     .exitProcess(false)
-    .wrap(100);
+    .wrap(helpWidth());
 }
 
 const single = (name: string, v: unknown): string | undefined => {
@@ -204,11 +247,13 @@ function optionsOf(a: Record<string, unknown>, argv: readonly string[]): Conform
     failOnChange: a['fail-on-change'] === true,
     transport: single('transport', a.transport) as ConformOptions['transport'],
     event: single('event', a.event),
+    ca: single('ca', a.ca),
     maxBody: num('max-body'),
     maxPayload: num('max-payload'),
     matrix: a.matrix === true,
     minCoverage: a['min-coverage'] === undefined ? undefined : num('min-coverage'),
     listUnchecked: a['list-unchecked'] === true,
+    verbose: a.verbose === true,
     slotReleaseWait: a['slot-release-wait'] === undefined ? undefined : num('slot-release-wait'),
     maxRateWait: a['max-rate-wait'] === undefined ? undefined : num('max-rate-wait'),
   };
@@ -230,6 +275,19 @@ export function parseArgs(argv: readonly string[]): ParseResult {
   } catch (err) {
     return { kind: 'error', message: (err as Error).message };
   }
+}
+
+/**
+ * The console's width: `COLUMNS` when set (the shell's convention, honoured off a terminal too),
+ * else the terminal's; off a terminal without it, the report's default (120).
+ */
+export function consoleWidth(
+  stdout: { isTTY?: boolean; columns?: number },
+  env: Readonly<Record<string, string | undefined>>,
+): { width?: number } {
+  const columns = Number(env.COLUMNS);
+  if (Number.isInteger(columns) && columns > 0) return { width: columns };
+  return stdout.isTTY && stdout.columns ? { width: stdout.columns } : {};
 }
 
 /** The help text. */
@@ -271,6 +329,7 @@ export async function runConform(argv: readonly string[], ctx: CommandContext): 
     err: (t) => process.stderr.write(t),
     tty: process.stdout.isTTY === true,
     color: colorWanted(process.env, process.stdout.isTTY === true),
+    ...consoleWidth(process.stdout, process.env),
     version: ctx.version,
     reports: REPORTS,
     github: githubEnvironment(process.env),

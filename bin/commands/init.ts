@@ -17,6 +17,7 @@ function initOptions(argv: Record<string, unknown>): InitOptions {
     ...(text('ws') ? { ws: text('ws') } : {}),
     ...(text('transport') ? { transport: text('transport') as InitOptions['transport'] } : {}),
     ...(text('event') ? { event: text('event') } : {}),
+    ...(text('ca') ? { ca: text('ca') } : {}),
     out: text('out')!,
     keyEnv: text('key-env')!,
     writeKeys: argv['write-keys'] === true,
@@ -30,7 +31,7 @@ export const initCommand: Command = {
   builder: (y: Argv) =>
     y
       .options(
-        targetOptions(['target', 'key-env', 'ws', 'transport', 'event'], {
+        targetOptions(['target', 'key-env', 'ws', 'transport', 'event', 'ca'], {
           target: { demandOption: true },
           'key-env': { describe: 'environment variable holding the key (the key is read from the environment only)' },
           ws: { describe: 'the stream URL, when discovery cannot find it' },
@@ -45,6 +46,24 @@ export const initCommand: Command = {
       })
       .option('timeout', { type: 'number', default: OPTION_DEFAULTS.timeout, describe: 'per-request timeout, ms' })
       .strict(),
+  examples: [
+    [
+      'CONFORM_API_KEY=… conform init --target https://prices.example.com --out staging.json',
+      'discover the target with one key, write staging.json naming the key by its variable',
+    ],
+    [
+      'conform init --target https://prices.example.com --ws wss://stream.example.com/v1/prices',
+      'the same with a stream discovery cannot find on the REST origin',
+    ],
+    [
+      'conform init --target https://prices.example.com --key-env STAGING_KEY --out staging.json',
+      'the key read from STAGING_KEY; then: conform --profile staging.json',
+    ],
+  ],
+  exitCodes: {
+    0: 'the profile was written; what would check more is listed',
+    2: 'bad options, no key, a target that does not answer or refuses the key, or a file it cannot write',
+  },
   async run(argv) {
     const { CHECKS } = await import('../../suites/index.ts');
     const stop = new AbortController();

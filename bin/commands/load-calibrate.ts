@@ -5,7 +5,7 @@
 import type { Argv } from 'yargs';
 import { FANOUT_DEFAULTS } from '../../load/options.ts';
 import type { Command } from './command.ts';
-import { CLIENT_OPTIONS, runMode, runOptions } from './load-options.ts';
+import { CLIENT_OPTIONS, LOAD_EXIT_CODES, runMode, runOptions } from './load-options.ts';
 
 export const loadCalibrateCommand: Command = {
   command: 'calibrate',
@@ -24,5 +24,16 @@ export const loadCalibrateCommand: Command = {
         describe: "the broadcast server's push interval (default 100ms, i.e. 10 Hz per pair)",
       },
     }),
+  examples: [
+    [
+      'conform load calibrate --clients 1000',
+      "the generator's own latency and skew at 1,000 clients, no target involved",
+    ],
+    [
+      "conform load calibrate --clients 5000 --ramp-rate 2000/s --threshold 'latency.p99<20'",
+      'exit 1 when this machine cannot hold 5,000 clients under 20 ms at p99',
+    ],
+  ],
+  exitCodes: LOAD_EXIT_CODES,
   run: runMode('calibrate'),
 };

@@ -3,7 +3,7 @@ import type { Argv } from 'yargs';
 import { parseMergeArgs } from '../../load/invocation.ts';
 import { runMerge } from '../../load/run.ts';
 import type { Command } from './command.ts';
-import { answeringBadInput, reportOptions } from './load-options.ts';
+import { answeringBadInput, LOAD_EXIT_CODES, reportOptions } from './load-options.ts';
 
 export const loadMergeCommand: Command = {
   command: 'merge [results..]',
@@ -23,5 +23,16 @@ export const loadMergeCommand: Command = {
         },
         ...reportOptions('merge'),
       }),
+  examples: [
+    [
+      'conform load merge host1/conform-result.json host2/conform-result.json --out merged',
+      'one report of a run spread over two hosts (--shard), into merged/',
+    ],
+    [
+      "conform load merge results/*.json --threshold 'latency.p99<250' --threshold 'lost==0'",
+      'exit 1 when the merged figures cross a threshold',
+    ],
+  ],
+  exitCodes: LOAD_EXIT_CODES,
   run: (argv) => answeringBadInput(() => runMerge(parseMergeArgs(argv), { out: (t) => process.stdout.write(t) })),
 };

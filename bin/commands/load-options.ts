@@ -11,11 +11,20 @@ import { type LoadRunMode, parseLoadArgs } from '../../load/invocation.ts';
 import { FANOUT_DEFAULTS } from '../../load/options.ts';
 import { defaultLoadReports, loadReportHelp } from '../../load/report/index.ts';
 import { LOAD_EXIT, runLoad } from '../../load/run.ts';
+import type { ExitCodes } from './command.ts';
 import { targetOptions } from './target-options.ts';
+
+/** The exit codes of every load mode (`LOAD_EXIT` of load/run.ts), as their `--help` says them. */
+export const LOAD_EXIT_CODES = {
+  [LOAD_EXIT.ok]: 'every threshold held (or none was set)',
+  [LOAD_EXIT.thresholdCrossed]: 'a threshold was crossed',
+  [LOAD_EXIT.usage]:
+    'bad options or input, a target that does not answer, or not one client got in: one line on stderr',
+} satisfies ExitCodes;
 
 /** The target options of a load run, and the keys its clients spread over. */
 export const LOAD_TARGET_OPTIONS = {
-  ...targetOptions(['target', 'key', 'key-env', 'ws', 'profile'], {
+  ...targetOptions(['target', 'key', 'key-env', 'ws', 'profile', 'ca'], {
     target: {
       describe:
         'REST base URL of the target; without --target or --profile the ' +

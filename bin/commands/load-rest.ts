@@ -2,7 +2,14 @@
 import type { Argv, Options } from 'yargs';
 import { REST_DEFAULTS } from '../../load/options.ts';
 import type { Command } from './command.ts';
-import { LOAD_TARGET_OPTIONS, PAIR_OPTION, REFERENCE_OPTIONS, runMode, runOptions } from './load-options.ts';
+import {
+  LOAD_EXIT_CODES,
+  LOAD_TARGET_OPTIONS,
+  PAIR_OPTION,
+  REFERENCE_OPTIONS,
+  runMode,
+  runOptions,
+} from './load-options.ts';
 
 /** What the requests ask for and at what rate. */
 const REQUEST_OPTIONS = {
@@ -43,5 +50,14 @@ export const loadRestCommand: Command = {
       }),
       ...REFERENCE_OPTIONS,
     }),
+  examples: [
+    ['conform load rest --rate 200 --duration 30s', 'price reads at 200 a second against the reference service'],
+    [
+      "conform load rest --target https://prices.example.com --endpoint pairs --rate 50 --threshold 'latency.p99<300'",
+      'a target at 50 pair listings a second; exit 1 when p99 latency reaches 300 ms',
+    ],
+    ['conform load rest --target https://prices.example.com --rate max', 'the most price reads a second it serves'],
+  ],
+  exitCodes: LOAD_EXIT_CODES,
   run: runMode('rest'),
 };

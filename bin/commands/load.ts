@@ -10,6 +10,7 @@ import type { Command } from './command.ts';
 import { loadCalibrateCommand } from './load-calibrate.ts';
 import { loadFanoutCommand } from './load-fanout.ts';
 import { loadMergeCommand } from './load-merge.ts';
+import { LOAD_EXIT_CODES } from './load-options.ts';
 import { loadRestCommand } from './load-rest.ts';
 
 /**
@@ -20,6 +21,8 @@ const noMode: Command = {
   command: '$0 <mode>',
   describe: false,
   builder: (y: Argv) => y.positional('mode', { choices: LOAD_MODES, describe: 'the load tool to run' }),
+  examples: [],
+  exitCodes: LOAD_EXIT_CODES,
   run: async (argv) => {
     throw new UsageError(`conform load ${String(argv.mode)}: unknown mode; use ${LOAD_MODES.join(', ')}`);
   },
@@ -31,6 +34,15 @@ export const loadCommand: Command = {
     'load tools: fan-out latency, skew and loss; REST throughput; generator ' +
     "calibration; merging several hosts' results",
   builder: (y: Argv) => y,
+  examples: [
+    [
+      'conform load fanout --clients 1000 --duration 60s',
+      'stream fan-out at 1,000 clients, against the reference service',
+    ],
+    ['conform load rest --target https://prices.example.com --rate 200', 'REST latency at 200 requests a second'],
+    ['conform load calibrate --clients 1000', "the generator's own floor on this machine, to read the others by"],
+  ],
+  exitCodes: LOAD_EXIT_CODES,
   run: noMode.run,
   subcommands: [loadFanoutCommand, loadRestCommand, loadCalibrateCommand, loadMergeCommand, noMode],
 };

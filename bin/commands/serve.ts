@@ -80,6 +80,19 @@ export const serveCommand: Command = {
         type: 'number',
         describe: 'Seed of --dialect random (printed with a command that replays it)',
       }),
+  examples: [
+    [
+      'conform serve --port 8080 --profile-out ref-profile.json',
+      'the service on :8080, and a profile to check it with',
+    ],
+    ['conform serve --fault price-not-mid', 'one deviation from the spec switched on (see --list-faults)'],
+    ['conform serve --dialect random --seed 7', 'one of the ways the spec lets a service behave, drawn from a seed'],
+    ['conform serve --list-faults', 'every fault, the rule it breaks and the checks that catch it'],
+  ],
+  exitCodes: {
+    [EXIT.ok]: 'stopped by SIGINT, SIGTERM or SIGHUP, every connection closed (or the faults listed)',
+    [EXIT.usage]: 'a bad option, config, fault or dialect, or an address it cannot listen on: one line on stderr',
+  },
   async run(argv) {
     await serve(argv as unknown as ServeOptions);
     return EXIT.ok;

@@ -18,6 +18,11 @@ export const specCommand: Command = {
         default: false,
         describe: 'the stream (WebSocket, Socket.IO) as AsyncAPI 3.0',
       }),
+  examples: [
+    ['conform spec --openapi > openapi.json', 'the REST API, for Schemathesis, Prism or a code generator'],
+    ['conform spec --asyncapi > asyncapi.json', 'the stream, raw WebSocket and Socket.IO'],
+  ],
+  exitCodes: { [EXIT.ok]: 'the document was printed', [EXIT.usage]: 'not exactly one of --openapi and --asyncapi' },
   async run(argv, ctx) {
     process.stdout.write(specText({ openapi: argv.openapi === true, asyncapi: argv.asyncapi === true }, ctx.version));
     return EXIT.ok;

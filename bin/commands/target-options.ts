@@ -30,8 +30,12 @@ export const TARGET_OPTIONS = {
     describe: 'stream transport for --target or the embedded service: ws (default) or socketio',
   },
   event: { type: 'string', describe: 'Socket.IO event that carries the JSON messages (with --transport socketio)' },
-  // How to trust the target's TLS (a CA file, a client certificate) is a target option too: it
-  // belongs here, beside the URLs it applies to, with its rule in src/target.ts.
+  ca: {
+    type: 'string',
+    describe:
+      "PEM file of the CA that signs the target's certificate (a company CA), trusted beside Node's own " +
+      "for REST and the stream; overrides the profile's tls.ca",
+  },
 } satisfies Record<string, Options>;
 
 export type TargetOptionName = keyof typeof TARGET_OPTIONS;

@@ -54,6 +54,7 @@ function startClient(c: Connection): void {
         headers: { [cfg.keyHeader]: client.key },
         handshakeTimeoutMs: cfg.connectTimeoutMs,
         ...(cfg.localAddress ? { localAddress: cfg.localAddress } : {}),
+        ...(cfg.ca ? { ca: cfg.ca } : {}),
       },
       {
         open: () => {

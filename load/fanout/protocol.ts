@@ -33,6 +33,8 @@ export interface WorkerConfig {
   localAddress?: string;
   /** Connect only; subscribe when the coordinator says so (a ramp measured before traffic starts). */
   holdSubscribe?: boolean;
+  /** CA certificates a wss: stream's certificate is verified against: Node's own and the run's `--ca`. */
+  ca?: string[];
   /**
    * A window of the target's send times, on the local wall clock (ms): frames whose `sent_at`
    * falls in it are counted apart, so hosts on a shared schedule (--start-at) count the same frames.

@@ -5,7 +5,8 @@
  * (load/report/). It prints nothing; `onProgress` feeds a live line if the caller wants one.
  */
 import { estimateClock } from '../clock.ts';
-import { monoNow, wallOffsetMs } from '../mono-clock.ts';
+import { caCertificates, caOf } from '../../src/transports/tls-trust.ts';
+import { mappingTolerance, monoNow, wallMapping } from '../mono-clock.ts';
 import { fanoutObservations } from '../report/fanout-observations.ts';
 import { pickPairs, sampleTargetClock, type LoadTarget } from '../target.ts';
 import { evaluateThresholds } from '../thresholds.ts';
@@ -25,11 +26,13 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
   const { o } = plan;
   const pairs = o.pair ?? (await pickPairs(target, o.pairs));
   const startedAt = new Date().toISOString();
-  const wallOffset = wallOffsetMs();
+  const mapping = wallMapping();
+  const wallOffset = mapping.offsetMs;
   // The target's clock is read on the time scale frames are timed with (mono + wall offset).
   const clockSamples = await sampleTargetClock(target, () => monoNow() + wallOffset);
   // Workers record latency with this correction; frames may narrow it later (then it is shifted).
-  const preOffsetMs = estimateClock(clockSamples.samples, clockSamples.resolutionMs).offsetMs ?? 0;
+  const preOffsetMs =
+    estimateClock(clockSamples.samples, clockSamples.resolutionMs, undefined, mapping.uncertaintyMs).offsetMs ?? 0;
   const agg = new FanoutAggregator({
     clients: plan.clients,
     updateWindowMs: o.updateWindowMs,
@@ -45,12 +48,20 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
       serverOffsetMs: preOffsetMs,
       ...(options.localAddress ? { localAddress: options.localAddress } : {}),
       ...(options.subscribeAfterRamp ? { holdSubscribe: true } : {}),
+      ...(caOf(target.profile) ? { ca: caCertificates(caOf(target.profile))! } : {}),
     },
     agg,
   );
   try {
     const phases = await driveRun(plan, pool, agg, { wsUrl: target.ws, pairs, options });
-    const estimate = estimateClock(clockSamples.samples, clockSamples.resolutionMs, agg.maxSentMinusReceivedMs);
+    // Our time scale is the wall clock only within a measured tolerance: an offset inside it is ours.
+    const tolerance = mappingTolerance(mapping, wallMapping());
+    const estimate = estimateClock(
+      clockSamples.samples,
+      clockSamples.resolutionMs,
+      agg.maxSentMinusReceivedMs,
+      tolerance,
+    );
     const measurements = agg.finish(estimate.offsetMs === null ? null : estimate.offsetMs - preOffsetMs);
     if (pool.failure) throw pool.failure;
     const report = fanoutResult({

@@ -39,7 +39,7 @@ export interface WireOptions {
   /** A bigger message is a protocol error (default 16 MiB; the spec's frames are a few hundred bytes). */
   maxPayload?: number;
   /** wss: trusted certificates instead of Node's (NODE_EXTRA_CA_CERTS adds to those as well). */
-  ca?: string | Buffer;
+  ca?: string | Buffer | (string | Buffer)[];
 }
 
 export class WireSocket {
@@ -86,7 +86,8 @@ export class WireSocket {
         'Sec-WebSocket-Key': key,
       },
       ...(options.localAddress ? { localAddress: options.localAddress } : {}),
-      ...(secure && options.ca ? { ca: options.ca } : {}),
+      // Verified whatever NODE_TLS_REJECT_UNAUTHORIZED says; `ca` adds the run's CA to Node's own.
+      ...(secure ? { rejectUnauthorized: true, ...(options.ca ? { ca: options.ca } : {}) } : {}),
     });
     this.request = request;
     request.on('timeout', () => request.destroy(new NetworkError('handshake timed out', 'ETIMEDOUT')));

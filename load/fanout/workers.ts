@@ -24,6 +24,8 @@ export interface SharedWorkerConfig {
   localAddress?: string;
   /** Connect only, and subscribe when told (`--subscribe-after-ramp`). */
   holdSubscribe?: boolean;
+  /** CA certificates a wss: stream's certificate is verified against (the `ca` of its TLS connection). */
+  ca?: string[];
 }
 
 /** The running workers of a fan-out run. */
@@ -117,6 +119,7 @@ export function spawnWorkers(plan: FanoutPlan, shared: SharedWorkerConfig, agg: 
       msPerUnit: null,
       ...(shared.localAddress ? { localAddress: shared.localAddress } : {}),
       ...(shared.holdSubscribe ? { holdSubscribe: true } : {}),
+      ...(shared.ca ? { ca: shared.ca } : {}),
       ...(plan.frameWindow ? { frameWindow: plan.frameWindow } : {}),
     };
   });

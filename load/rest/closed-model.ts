@@ -50,6 +50,10 @@ export async function runClosedModel(plan: RestPlan): Promise<ClosedModelResult>
       },
     ],
     ...(plan.warmupMs > 0 ? { warmup: { connections: plan.connections, duration: plan.warmupMs / 1000 } } : {}),
+    // Note: autocannon connects with rejectUnauthorized false whatever it is given; the target's
+    // certificate was verified before the run (load/target.ts, with this CA), so the load goes only
+    // to a host the run trusts.
+    ...(plan.ca ? { tlsOptions: { ca: plan.ca } } : {}),
   } as autocannon.Options;
   // Without a callback autocannon returns an emitter that is also a promise.
   const instance = autocannon(opts) as unknown as Promise<autocannon.Result> & NodeJS.EventEmitter;

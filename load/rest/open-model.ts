@@ -222,6 +222,7 @@ export async function runOpenModel(plan: OpenModelPlan): Promise<OpenModelResult
     bodyTimeout: plan.timeoutMs,
     connectTimeout: plan.timeoutMs,
     keepAliveTimeout: 30_000,
+    ...(plan.ca ? { connect: { ca: plan.ca } } : {}),
   });
   const run = new OpenModelRun(plan, pool);
   const t0 = performance.now() + 5;

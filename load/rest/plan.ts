@@ -4,6 +4,8 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 export interface RestPlan {
   /** Protocol, host and port of the target. */
   origin: string;
+  /** CA certificates an https: origin's certificate is verified against (Node's own and the run's `--ca`). */
+  ca?: string[];
   /** Request paths (with query), used in turn. */
   paths: readonly string[];
   headers: Record<string, string>;

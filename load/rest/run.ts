@@ -18,6 +18,7 @@ import { runClosedModel } from './closed-model.ts';
 import { runOpenModel, type OpenModelResult } from './open-model.ts';
 import type { RestPlan } from './plan.ts';
 import { ARRIVALS, type Arrival } from './schedule.ts';
+import { caCertificates, caOf } from '../../src/transports/tls-trust.ts';
 
 /** Limits of a trustworthy open-model run, beside the event-loop ones every load mode shares. */
 export const REST_SATURATION = {
@@ -271,6 +272,7 @@ export async function runRest(target: LoadTarget, options: RestOptions = {}): Pr
   };
   const m = await runModel(o, {
     origin: base.origin,
+    ...(caOf(target.profile) ? { ca: caCertificates(caOf(target.profile))! } : {}),
     paths: requestPaths(base, o.endpoint, pairs),
     headers: { [API_KEY_HEADER]: key },
     connections: o.connections,

@@ -81,6 +81,7 @@ export function clientFor(
   );
   return factory({
     url: c.url,
+    ...(options.ca ? { ca: options.ca } : {}),
     primaryKey: options.key,
     record: () => undefined,
     redact: options.redact,

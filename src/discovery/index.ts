@@ -47,6 +47,7 @@ function discoveryRestClient(options: DiscoveryOptions): RestClient {
   return createRestClient({
     baseUrl: options.rest,
     primaryKey: options.key,
+    ...(options.ca ? { ca: options.ca } : {}),
     record: () => undefined,
     redact: options.redact,
     timeoutMs: options.timeoutMs ?? REST_TIMEOUT_MS,

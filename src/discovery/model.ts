@@ -9,6 +9,7 @@ import type { Redact } from '../redact.ts';
 import type { RestStatus } from '../spec.ts';
 import type { Transport } from '../transports/stream.ts';
 import type { RunTiming } from '../timing/index.ts';
+import type { TrustedCa } from '../transports/tls-trust.ts';
 
 /** Records one observation of discovery (its name is prefixed with `discovery.`). */
 export type Observe = (name: string, value: unknown, note?: string) => void;
@@ -39,6 +40,8 @@ export interface FoundStream {
 export interface DiscoveryOptions {
   rest: string;
   key: string;
+  /** CA certificates the target's TLS is verified against beside Node's own. */
+  ca?: TrustedCa;
   /** The stream URL when the user gave one: then it is not looked for. */
   ws?: string;
   transport?: Transport;

@@ -6,16 +6,20 @@
 import http from 'node:http';
 import https from 'node:https';
 import { KEEP_ALIVE } from './rest-client.ts';
+import { httpsAgent, type TrustedCa } from './tls-trust.ts';
 
-/** How an HTTP probe ended: an answer of any status, no answer in time, or a socket error's code. */
-export type HttpProbe = { answered: true } | { answered: false; timedOut: true } | { answered: false; code: string };
+/** How an HTTP probe ended: an answer of any status, no answer in time, or a socket error's code and message. */
+export type HttpProbe =
+  | { answered: true }
+  | { answered: false; timedOut: true }
+  | { answered: false; code: string; message: string };
 
-/** Sends one GET of `url` without a key and tells how it ended, within `timeoutMs`. */
-export function probeHttp(url: URL, timeoutMs: number): Promise<HttpProbe> {
+/** Sends one GET of `url` without a key and tells how it ended, within `timeoutMs`; HTTPS trusts `ca` too. */
+export function probeHttp(url: URL, timeoutMs: number, ca?: TrustedCa): Promise<HttpProbe> {
   return new Promise<HttpProbe>((resolve) => {
     const lib = url.protocol === 'https:' ? https : http;
     const req = lib.get(url, {
-      agent: KEEP_ALIVE[url.protocol === 'https:' ? 'https' : 'http'],
+      agent: url.protocol === 'https:' ? httpsAgent(ca, KEEP_ALIVE.https) : KEEP_ALIVE.http,
       headers: { accept: 'application/json' },
     });
     const timer = setTimeout(() => {
@@ -30,7 +34,7 @@ export function probeHttp(url: URL, timeoutMs: number): Promise<HttpProbe> {
     });
     req.once('error', (err: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      resolve({ answered: false, code: err.code ?? err.message });
+      resolve({ answered: false, code: err.code ?? err.message, message: err.message });
     });
   });
 }

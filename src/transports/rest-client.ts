@@ -15,6 +15,7 @@ import { AbortedError, BodyTooLargeError, NetworkError, ThrottledError, TimeoutE
 import { rateLimitHeaders, retryAfterMs, type RequestBudget, type WaitListener } from '../request-budget.ts';
 import type { RestClient, RestExchange, RestRequest } from './rest.ts';
 import { REST_IDLE_SOCKET_MS, REST_TIMEOUT_MS } from '../timing/index.ts';
+import { httpsAgent, type TrustedCa } from './tls-trust.ts';
 
 export interface RestClientOptions {
   /** REST base URL; paths are appended to it. */
@@ -34,6 +35,8 @@ export interface RestClientOptions {
   budget?: RequestBudget;
   /** Hears when a request starts (true) and stops (false) waiting on the rate limit. */
   onRateWait?: WaitListener;
+  /** CA certificates the target's TLS is verified against beside Node's own (`--ca`, the profile's `tls.ca`). */
+  ca?: TrustedCa;
 }
 
 /**
@@ -43,7 +46,8 @@ export interface RestClientOptions {
  */
 export const KEEP_ALIVE = {
   http: new http.Agent({ keepAlive: true, timeout: REST_IDLE_SOCKET_MS }),
-  https: new https.Agent({ keepAlive: true, timeout: REST_IDLE_SOCKET_MS }),
+  // Verification is set, not left to a default NODE_TLS_REJECT_UNAUTHORIZED=0 would change.
+  https: new https.Agent({ keepAlive: true, timeout: REST_IDLE_SOCKET_MS, rejectUnauthorized: true }),
 } as const;
 
 /** Defaults of the REST client. */
@@ -231,7 +235,7 @@ function sendOnce(options: ClientSettings, req: RestRequest): Promise<RestExchan
     const sent = lib.request(url, {
       method,
       headers,
-      agent: KEEP_ALIVE[url.protocol === 'https:' ? 'https' : 'http'],
+      agent: url.protocol === 'https:' ? httpsAgent(options.ca, KEEP_ALIVE.https) : KEEP_ALIVE.http,
     });
     request = sent;
     timer = setTimeout(() => {

@@ -17,6 +17,7 @@ import { readRefusal } from './handshake-refusal.ts';
 import { CLOSE_WAIT_MS, HANDSHAKE_TIMEOUT_MS } from '../timing/index.ts';
 import { AbortedError, BindError, type ConformError, NetworkError, TimeoutError } from '../errors.ts';
 import type { InboundFrame, OpenOptions, OpenResult, Refusal, StreamClient } from './stream.ts';
+import { caOption } from './tls-trust.ts';
 
 export interface SocketIoClientOptions extends StreamClientOptions {
   /** The event that carries the JSON messages both ways (the spec does not show its name). */
@@ -142,6 +143,8 @@ function ioOptionsFor(
     timeout: timeoutMs,
     maxPayload: state.options.maxPayload ?? DEFAULTS.maxPayload,
     perMessageDeflate: false,
+    // engine.io hands `ca` to ws: the same trust as the rest of the run.
+    ...caOption(state.options.ca),
     ...(open.localAddress ? { localAddress: open.localAddress } : {}),
   };
   return ioOptions as Partial<ManagerOptions & SocketOptions>;

@@ -8,10 +8,13 @@ import type { Profile } from '../profile.ts';
 import type { Push, StreamClient } from './stream.ts';
 import { createStreamClient } from './ws-session.ts';
 import { createSocketIoClient } from './socketio-session.ts';
+import { caOf, type TrustedCa } from './tls-trust.ts';
 
 /** What the engine hands a stream factory for one check. */
 export interface StreamFactoryOptions {
   url: string;
+  /** CA certificates the stream's certificate is verified against beside Node's own. */
+  ca?: TrustedCa;
   primaryKey: string;
   record: (e: Evidence) => void;
   redact?: (s: string) => string;
@@ -27,14 +30,17 @@ export interface StreamFactoryOptions {
  * `profile.namespace` (default `/`).
  */
 export function streamFactoryFor(
-  profile: Pick<Profile, 'transport' | 'event' | 'namespace'>,
+  profile: Pick<Profile, 'transport' | 'event' | 'namespace' | 'tls'>,
 ): (options: StreamFactoryOptions) => StreamClient {
-  if (profile.transport !== 'socketio') return createStreamClient;
+  // The profile's CA goes with every client the factory makes, unless the caller names its own.
+  const ca = caOf(profile);
+  if (profile.transport !== 'socketio')
+    return ca ? (options) => createStreamClient({ ca, ...options }) : createStreamClient;
   const event = profile.event;
   if (!event)
     throw new UsageError(
       'transport socketio needs the event name that carries the messages (profile field event, or --event NAME)',
     );
   const namespace = profile.namespace;
-  return (options) => createSocketIoClient({ ...options, event, ...(namespace ? { namespace } : {}) });
+  return (options) => createSocketIoClient({ ca, ...options, event, ...(namespace ? { namespace } : {}) });
 }

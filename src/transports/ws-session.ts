@@ -5,17 +5,20 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { IncomingMessage } from 'node:http';
-import WebSocket from 'ws';
+import WebSocket, { type ClientOptions } from 'ws';
 import type { Evidence } from '../check.ts';
 import { readRefusal } from './handshake-refusal.ts';
 import { HANDSHAKE_TIMEOUT_MS } from '../timing/index.ts';
 import { AbortedError, BindError, NetworkError, TimeoutError } from '../errors.ts';
 import type { OpenOptions, OpenResult, Push, StreamClient } from './stream.ts';
 import { FrameSession, SessionSet, maskingRedactor, prepareHandshake, textFrame } from './frame-session.ts';
+import { caOption, type TrustedCa } from './tls-trust.ts';
 
 export interface StreamClientOptions {
   /** The WebSocket URL (the spec does not show its path). */
   url: string;
+  /** CA certificates a wss: URL's certificate is verified against beside Node's own. */
+  ca?: TrustedCa;
   /** Sent when `open()` is given no key. */
   primaryKey: string;
   /** Receives every open, frame and close of every session. */
@@ -56,6 +59,26 @@ export interface StreamClientOptions {
 /** The handshake's defaults; a session's (waits, budgets) are FrameSession's SESSION_DEFAULTS. */
 const DEFAULTS = { maxPayload: 1024 * 1024, handshakeTimeoutMs: HANDSHAKE_TIMEOUT_MS } as const;
 
+/** ws's options of one handshake: its deadline, the run's CA, no redirect followed, no compression. */
+function handshakeOptions(
+  options: StreamClientOptions,
+  open: OpenOptions,
+  headers: Record<string, string>,
+  deadlineMs: number,
+): ClientOptions {
+  return {
+    headers,
+    maxPayload: options.maxPayload ?? DEFAULTS.maxPayload,
+    // ws's own timeout is a socket idle timeout, which a dribbling peer resets; the deadline is absolute.
+    handshakeTimeout: deadlineMs,
+    // A redirect is reported as a refusal, never followed: the key must not go to another origin.
+    followRedirects: false,
+    perMessageDeflate: false,
+    ...caOption(options.ca),
+    ...(open.localAddress ? { localAddress: open.localAddress } : {}),
+  };
+}
+
 /** Creates the stream client the checks use: one per check, recording into that check's evidence. */
 export function createStreamClient(options: StreamClientOptions): StreamClient {
   const clock = options.clock ?? (() => performance.now());
@@ -76,16 +99,7 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
         let settled = false;
         const startedAtMs = clock();
         const deadlineMs = open.timeoutMs ?? options.handshakeTimeoutMs ?? DEFAULTS.handshakeTimeoutMs;
-        const ws = new WebSocket(options.url, {
-          headers,
-          maxPayload: options.maxPayload ?? DEFAULTS.maxPayload,
-          // ws's own timeout is a socket idle timeout, which a dribbling peer resets; the deadline below is absolute.
-          handshakeTimeout: deadlineMs,
-          // A redirect is reported as a refusal, never followed: the key must not go to another origin.
-          followRedirects: false,
-          perMessageDeflate: false,
-          ...(open.localAddress ? { localAddress: open.localAddress } : {}),
-        });
+        const ws = new WebSocket(options.url, handshakeOptions(options, open, headers, deadlineMs));
         const settle = (fn: () => void): void => {
           if (settled) return;
           settled = true;

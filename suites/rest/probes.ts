@@ -77,7 +77,7 @@ export const probeChecks: readonly Check[] = REST_STATUSES.filter((s) => s !== S
       `${(REST_STATUSES_WITH_DATA as readonly string[]).includes(status) ? ' with data' : ', data null and a message'}`,
     async run(ctx) {
       const probes = (ctx.profile.probes ?? []).filter((p) => p.status === status);
-      if (probes.length === 0) ctx.skip(`profile has no probe of status ${status}`);
+      if (probes.length === 0) ctx.skip(`no probe of status ${status} given (a profile's probes name one)`);
       for (const p of probes) {
         const keyName = p.key ?? 'primary';
         const entry = ctx.profile.keys[keyName];

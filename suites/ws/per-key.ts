@@ -98,7 +98,7 @@ export const perKeyChecks: readonly Check[] = [
       const other = otherKey(ctx, full);
       if (!other)
         return ctx.skip(
-          `the profile names no key with stream access besides keys.${full.name}: a second key is ` +
+          `no key with stream access given besides keys.${full.name}: a second key is ` +
             'needed to show that keys are counted apart',
         );
       const fullAllowance = knownAllowance(ctx, full.key)!;

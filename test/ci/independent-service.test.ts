@@ -45,6 +45,8 @@ describe('conform --target against an independently written service', () => {
   it('finds the stream by itself, runs the stream checks and passes', { timeout: 180_000 }, async () => {
     run = await conform(['--target', service.rest, '--report', 'console,json', '--out', out], {
       CONFORM_API_KEY: service.key,
+      // Each console line whole: the Rules line is read below as one line.
+      COLUMNS: '10000',
     });
     const transcript = `exit ${run.code}\n${run.stdout}\n${run.stderr}`;
     expect(run.code, transcript).toBe(0);

@@ -141,9 +141,9 @@ describe('the Dockerfile', () => {
     );
   });
 
-  it('installs the npm pack tarball on node:20-slim without dev dependencies, as a non-root user, with no key', () => {
+  it('installs the npm pack tarball on node:24-slim without dev dependencies, as a non-root user, with no key', () => {
     const from = [...text.matchAll(/^FROM\s+(\S+)/gm)].map((m) => m[1]);
-    expect(from).toEqual(['node:20-slim', 'node:20-slim']);
+    expect(from).toEqual(['node:24-slim', 'node:24-slim']);
     expect(text).toMatch(/^RUN npm pack\b/m);
     expect(text).toMatch(/npm install --global --omit=dev [^\n]*conform\.tgz/);
     const users = [...text.matchAll(/^USER\s+(\S+)/gm)].map((m) => m[1]);

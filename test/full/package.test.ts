@@ -106,7 +106,7 @@ const conform = (args: string[], env: NodeJS.ProcessEnv = plainEnv()): Promise<R
   run('npx', ['--no-install', 'conform', ...args], app, env);
 
 describe('the packed package', () => {
-  it('holds the compiled CLI, the schemas and the README, and no tests, fixtures or TypeScript sources', () => {
+  it('holds the compiled CLI and API with declarations, the schemas, the README; no tests, fixtures or sources', () => {
     expect(files).toContain('bin/conform.js');
     expect(files).toContain('dist/bin/cli.js');
     expect(files).toContain('dist/load/fanout/worker-boot.mjs');
@@ -114,7 +114,8 @@ describe('the packed package', () => {
     expect(
       files.filter((f) => !/^(dist\/|schemas\/|bin\/conform\.js$|README\.md$|LICENSE$|package\.json$)/.test(f)),
     ).toEqual([]);
-    expect(files.filter((f) => f.endsWith('.ts') || f.includes('test'))).toEqual([]);
+    // Declarations (.d.ts) are the API's types; a TypeScript source is not shipped.
+    expect(files.filter((f) => (f.endsWith('.ts') && !f.endsWith('.d.ts')) || f.includes('test'))).toEqual([]);
   });
 
   it('is publishable: a name of its own, not private, built on pack, MIT with its LICENSE in the tarball', () => {
@@ -187,10 +188,114 @@ describe('the packed package', () => {
 
   it('colours the console report with FORCE_COLOR and not with NO_COLOR', async () => {
     const forced = await conform(['--only', 'rest.pairs.schema'], { ...plainEnv(), FORCE_COLOR: '1' });
-    expect(forced.stdout).toContain('\x1b[32mPASS');
+    // The verdict's word: yellow for a pass that left rules unchecked (green for a full one).
+    expect(forced.stdout).toContain('\x1b[33mPASS (partial)\x1b[0m: ');
     const none = await conform(['--only', 'rest.pairs.schema'], { ...plainEnv(), NO_COLOR: '1' });
     expect(none.code).toBe(0);
     expect(none.stdout).not.toContain('\x1b[');
+  });
+});
+
+describe('the programmatic API of the installed package', () => {
+  /** Runs a file of the consumer project with node; its stdout is one JSON line. */
+  const node = (file: string) => run(process.execPath, [file], app, plainEnv());
+
+  it('declares its entry with types in exports, and ships the declarations', () => {
+    const installed = JSON.parse(readFileSync(path.join(app, 'node_modules', pkg.name, 'package.json'), 'utf8')) as {
+      exports: Record<string, { types: string; default: string } | string>;
+    };
+    expect(installed.exports['.']).toEqual({ types: './dist/api/index.d.ts', default: './dist/api/index.js' });
+    expect(files).toContain('dist/api/index.d.ts');
+    expect(files).toContain('dist/api/index.js');
+  });
+
+  it('runs from plain ESM: the reference service, the checks against its profile, the JSON report', async () => {
+    writeFileSync(
+      path.join(app, 'esm.mjs'),
+      [
+        "import { readFileSync } from 'node:fs';",
+        "import { runConformance, startReferenceServer } from 'conform-harness';",
+        'const server = await startReferenceServer();',
+        'let report;',
+        'try {',
+        '  report = await runConformance({',
+        "    profile: server.profile, only: ['rest.pairs'], reports: ['json'], out: 'api-reports',",
+        '  });',
+        '} finally {',
+        '  await server.close();',
+        '}',
+        "const file = JSON.parse(readFileSync('api-reports/conform-report.json', 'utf8'));",
+        'const embedded = await runConformance({ only: ["rest.pairs.schema"] });',
+        'let thrown;',
+        "try { await runConformance({ target: 'prices.example.com', key: 'k' }); } catch (err) { thrown = err; }",
+        'console.log(JSON.stringify({',
+        '  schema: report.schema, verdict: report.summary.verdict, checks: report.results.length,',
+        '  sameAsFile: JSON.stringify({ ...report, startedAt: 0, finishedAt: 0 })',
+        '    === JSON.stringify({ ...file, startedAt: 0, finishedAt: 0 }),',
+        '  embedded: embedded.target.embedded, embeddedIds: embedded.results.map((r) => r.id),',
+        '  error: { code: thrown?.code, message: thrown?.message },',
+        '}));',
+      ].join('\n'),
+    );
+    const r = await node('esm.mjs');
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as Record<string, unknown>;
+    expect(out).toMatchObject({
+      schema: 'conform-report',
+      verdict: 'pass',
+      sameAsFile: true,
+      embedded: true,
+      embeddedIds: ['rest.pairs.schema'],
+      error: { code: 'CONFORM_USAGE', message: '--target: "prices.example.com" is not a URL' },
+    });
+    expect(out.checks).toBeGreaterThan(3);
+  });
+
+  it('type-checks from TypeScript under tsc --strict, its types exact enough to reject a wrong option', async () => {
+    writeFileSync(
+      path.join(app, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          target: 'es2022',
+          noEmit: true,
+          skipLibCheck: false,
+          // The consumer's own @types/node; nothing else of this project's development types.
+          types: ['node'],
+          typeRoots: [path.join(ROOT, 'node_modules/@types')],
+        },
+        include: ['typed.ts'],
+      }),
+    );
+    writeFileSync(
+      path.join(app, 'package.json'),
+      JSON.stringify({ ...JSON.parse(readFileSync(path.join(app, 'package.json'), 'utf8')), type: 'module' }),
+    );
+    writeFileSync(
+      path.join(app, 'typed.ts'),
+      [
+        "import { ConformError, runConformance, startReferenceServer, type ConformanceReport } from 'conform-harness';",
+        'const server = await startReferenceServer({ port: 0 });',
+        "const report: ConformanceReport = await runConformance({ profile: server.profile, only: ['rest.pairs'] });",
+        "const verdict: 'pass' | 'fail' = report.summary.verdict;",
+        "const outcomes: ('pass' | 'fail' | 'skip' | 'error')[] = report.results.map((r) => r.outcome);",
+        '// @ts-expect-error concurrency is a number',
+        "await runConformance({ concurrency: 'many' });",
+        'const isError = (e: unknown): e is ConformError => e instanceof ConformError;',
+        'console.log(verdict, outcomes.length, isError(new Error()));',
+        'await server.close();',
+      ].join('\n'),
+    );
+    const tsc = await run(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', '.'], app);
+    expect(tsc.stdout + tsc.stderr).toBe('');
+    expect(tsc.code).toBe(0);
+    // The same file with the expectation removed fails: the types are not `any`.
+    const typed = readFileSync(path.join(app, 'typed.ts'), 'utf8');
+    writeFileSync(path.join(app, 'typed.ts'), typed.replace('// @ts-expect-error concurrency is a number\n', ''));
+    const wrong = await run(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', '.'], app);
+    expect(wrong.stdout).toMatch(/typed\.ts.*Type 'string' is not assignable to type 'number'/);
   });
 });
 

@@ -1,9 +1,16 @@
-/** Reads the spec from ../shared beside the repo, as CI lays it out. */
+/**
+ * Reads the spec from ../shared beside the repository, where CI lays it out. A clone alone has no
+ * spec: the tests that compare the code with it then skip (`withSpec`), and the unit tier says so
+ * in one line (`spec-presence.ts`).
+ */
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { SPEC_FILE } from '../../src/spec.ts';
+import { it } from 'vitest';
+import { SPEC_PATH, SPEC_PRESENT } from './spec-file.ts';
 
-export const SPEC_PATH = fileURLToPath(new URL(`../../../shared/${SPEC_FILE}`, import.meta.url));
+export { SPEC_MISSING_NOTE, SPEC_PATH, SPEC_PRESENT, SPEC_SHOWN } from './spec-file.ts';
+/** `it` for a test that reads the spec document: skipped when the document is absent. */
+export const withSpec = it.skipIf(!SPEC_PRESENT);
+
 export const specText = (): string => readFileSync(SPEC_PATH, 'utf8');
 
 /** Rows of the first markdown table after `heading`, as arrays of trimmed cells (header row dropped). */

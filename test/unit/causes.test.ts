@@ -54,15 +54,28 @@ describe('causes', () => {
     expect(causesOf(results).map((c) => [c.cause, c.ids])).toEqual([['price … is not the mid … of ask', ['a', 'b']]]);
   });
 
-  it('keeps the exchanges quoting the violation and the one before the first of them', () => {
+  it('keeps the requests quoting the violation, and not the unrelated listing before them', () => {
     const evidence = [
       http('/v1/pairs?page=1', '{"data":[{"code":"A:B:C/D"}]}'),
-      http('/v1/pairs?page=2', '{"data":[]}'),
+      http('/v1/pairs?page=12', '{"data":[]}'),
       http('/v1/price?code=A%3AB%3AC%2FD', '{"price":"1.50","ask":"1.6","bid":"1.2"}'),
       http('/v1/price?code=E%3AF%3AG%2FH', '{"price":"7.00","ask":"7.01","bid":"6.99"}'),
     ];
     const r = failed('a', ['A:B:C/D: bid 1.2, price 1.50, ask 1.6: price 1.50 is not the mid 1.4'], evidence);
-    expect(evidenceShowing(r)).toEqual([evidence[1], evidence[2]]);
+    expect(evidenceShowing(r)).toEqual([evidence[2]]);
+  });
+
+  it('keeps a push quoting the violation with what set it up: the connection opened and the subscribe sent', () => {
+    const frame = (direction: 'in' | 'out', data: string): Evidence => ({ kind: 'frame', direction, data, atMs: 0 });
+    const evidence: Evidence[] = [
+      http('/v1/pairs?page=12', '{"data":[]}'),
+      { kind: 'ws-open', url: 'ws://h/v1/ws', headers: {}, outcome: '101', atMs: 0 },
+      frame('out', '{"method":"subscribe","params":{"pairs":["A:B:C/D"]}}'),
+      frame('in', '{"method":"subscribe","code":"200"}'),
+      frame('in', '{"code":"A:B:C/D","price":"1.50","ask":"1.6","bid":"1.2"}'),
+    ];
+    const r = failed('a', ['push: bid 1.2, price 1.50, ask 1.6: price 1.50 is not the mid 1.4'], evidence);
+    expect(evidenceShowing(r)).toEqual([evidence[1], evidence[2], evidence[4]]);
   });
 });
 
@@ -79,7 +92,10 @@ describe('a run against a service whose price is not the mid', () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'conform-causes-'));
     const profile = path.join(dir, 'profile.json');
     await writeFile(profile, JSON.stringify(server.profile));
-    run = await conform(['--profile', profile, '--report', 'console,json,html,junit', '--out', dir]);
+    // The console's whole detail (--verbose), each line whole: its layout apart from the width it fits.
+    run = await conform(['--profile', profile, '--report', 'console,json,html,junit', '--out', dir, '--verbose'], {
+      COLUMNS: '10000',
+    });
     report = JSON.parse(await readFile(path.join(dir, 'conform-report.json'), 'utf8')) as JsonReport;
     html = await readFile(path.join(dir, 'conform-report.html'), 'utf8');
   }, 180_000);

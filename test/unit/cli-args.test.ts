@@ -79,6 +79,7 @@ describe('parseArgs', () => {
       maxPayload: 1048576,
       matrix: false,
       listUnchecked: false,
+      verbose: false,
     });
     expect(
       run([

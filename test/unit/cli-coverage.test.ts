@@ -8,7 +8,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { startReferenceServer } from '../../reference/index.ts';
 import type { Profile } from '../../src/profile.ts';
-import { conform } from '../helpers/conform-cli.ts';
+import { conform as run } from '../helpers/conform-cli.ts';
+
+/** conform with each console line whole: the figures apart from the width they are fitted to. */
+const conform = (args: string[]) => run(args, { COLUMNS: '10000' });
 
 let dir: string;
 let ref: Awaited<ReturnType<typeof startReferenceServer>>;
@@ -40,6 +43,7 @@ describe('conform --min-coverage', () => {
       ...SELECT,
       '--min-coverage',
       '50',
+      '--verbose',
     ]);
     expect(r.stderr).toBe('');
     expect(r.stdout).toMatch(/^Checks: 2 of 2 must checks ran \(100 %\)$/m);

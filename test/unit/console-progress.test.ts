@@ -52,6 +52,7 @@ async function runWithWaitingCheck(
     handlers: [
       consoleHandler({
         tty,
+        verbose: true,
         progressEveryMs: 20,
         write: (t) => {
           text += t;

@@ -1,4 +1,5 @@
 /** Honest coverage: the rule figure and the check figures of a run, and every report stating them. */
+import { unlockLines } from '../../src/unlock.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -242,6 +243,9 @@ describe('coverage in every report', () => {
         },
         tty: false,
         listUnchecked: true,
+        // The whole detail, each line whole: what the console says, apart from how it is laid out.
+        verbose: true,
+        width: 10_000,
       }),
     });
   });
@@ -328,5 +332,19 @@ describe('coverage in every report', () => {
     expect(html.indexOf('class="rules"')).toBeGreaterThan(html.indexOf('id="verdict"'));
     expect(html.indexOf('class="rules"')).toBeLessThan(html.indexOf('id="failures"'));
     expect(html).toContain('<tr class="rule-unchecked"><td>Method ping</td><td>reply</td>');
+  });
+});
+
+describe('what conform init says would unlock the rules still not checked', () => {
+  it('lists only what unlocks a rule as an unlock; what only adds checks of checked rules is one closing line', () => {
+    const lines = unlockLines([
+      { needs: 'keys.cryptoOnly', checks: ['rest.c'], rules: ['status:50109'] },
+      { needs: 'keys.limited', checks: ['ws.limit.a', 'ws.limit.b'], rules: [] },
+    ]);
+    expect(lines).toEqual([
+      '  keys.cryptoOnly → 1 rule: status:50109 (rest.c)',
+      '  and more checks of rules already checked: keys.limited (ws.limit.a, ws.limit.b)',
+    ]);
+    expect(lines.join('\n')).not.toMatch(/→ 0 rules/);
   });
 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { CHECKS } from '../../suites/index.ts';
 import { restChecks } from '../../suites/rest/index.ts';
 import { TAGS } from '../../src/check.ts';
-import { specHeadings } from '../helpers/spec-doc.ts';
+import { specHeadings, withSpec } from '../helpers/spec-doc.ts';
 
 describe('the registry', () => {
   it('holds every REST check once, and every id is unique', () => {
@@ -11,7 +11,7 @@ describe('the registry', () => {
     for (const c of restChecks) expect(ids).toContain(c.id);
   });
 
-  it("names a heading of the spec as every check's clause section", () => {
+  withSpec("names a heading of the spec as every check's clause section", () => {
     const headings = new Set(specHeadings());
     const unresolved = CHECKS.filter((c) => !headings.has(c.clause.section)).map((c) => `${c.id}: ${c.clause.section}`);
     expect(unresolved).toEqual([]);

@@ -8,6 +8,7 @@ import { codeOf, hashBytes, scanPushFrame, scannedFrame } from '../../load/fanou
 import type { Tick } from '../../load/fanout/protocol.ts';
 import { createHistogram, encode, FastRecorder, HIGHEST_US, recordMs, summarize } from '../../load/histogram.ts';
 import { LoadUsageError, ThresholdError } from '../../src/errors.ts';
+import { mappingTolerance } from '../../load/mono-clock.ts';
 import { parseDuration, parseRate } from '../../load/options.ts';
 import { arrivalClock } from '../../load/rest/schedule.ts';
 import { lineChart } from '../../load/report/svg.ts';
@@ -177,6 +178,36 @@ describe('clock', () => {
     // One clock: the bounds hold zero, so nothing is moved.
     const same = estimateClock([{ sentMs: 0, receivedMs: 2, serverMs: 1 }], 1);
     expect(same).toMatchObject({ status: 'same-clock', offsetMs: 0, lowMs: -1, highMs: 2, boundMs: 2 });
+  });
+
+  it("does not correct an offset that misses zero by less than our own time scale's tolerance", () => {
+    // Bounds [0.3, 0.8] ms: a target on our clock, seen through a scale mapped to it within 0.6 ms.
+    const samples = [
+      { sentMs: 99.5, receivedMs: 99.7, serverMs: 100 },
+      { sentMs: 200.2, receivedMs: 200.5, serverMs: 200 },
+    ];
+    expect(estimateClock(samples, 1, Number.NEGATIVE_INFINITY, 0.6)).toMatchObject({
+      status: 'same-clock',
+      offsetMs: 0,
+      lowMs: 0.3,
+      highMs: 0.8,
+      boundMs: 0.8,
+      toleranceMs: 0.6,
+    });
+    // A tolerance narrower than the miss leaves it a correction, as does none at all.
+    expect(estimateClock(samples, 1, Number.NEGATIVE_INFINITY, 0.2)).toMatchObject({
+      status: 'corrected',
+      offsetMs: 0.55,
+    });
+    expect(estimateClock(samples, 1).status).toBe('corrected');
+  });
+
+  it("takes our time scale's tolerance from its readings: the first's uncertainty, plus drift beyond both", () => {
+    const start = { offsetMs: 1000, uncertaintyMs: 0.5 };
+    // 0.7 ms apart is within what two readings known to 0.5 ms each can differ by: no drift.
+    expect(mappingTolerance(start, { offsetMs: 1000.7, uncertaintyMs: 0.5 })).toBe(0.5);
+    // 3 ms apart: 2 ms of it is drift, which the tolerance carries.
+    expect(mappingTolerance(start, { offsetMs: 997, uncertaintyMs: 0.5 })).toBe(2.5);
   });
 
   it('raises the lower bound with frames (none arrives before it was sent); corrects when it excludes zero', () => {

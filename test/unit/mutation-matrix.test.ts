@@ -14,7 +14,7 @@ import { formatMatrix } from '../../reports/matrix.ts';
 import { LIMITS, NOTICE_CODES, REST_STATUSES } from '../../src/spec.ts';
 import { CHECKS } from '../../suites/index.ts';
 import { COVERAGE_FILE, coverageMarkdown } from '../helpers/coverage-doc.ts';
-import { specHeadings, specText, tableAfter } from '../helpers/spec-doc.ts';
+import { specHeadings, specText, tableAfter, withSpec } from '../helpers/spec-doc.ts';
 
 const strip = (cell: string): string => cell.replace(/`/g, '').trim();
 const matrix = buildMatrix(CHECKS, FAULTS);
@@ -31,7 +31,7 @@ function specItems(heading: string): string[] {
 }
 
 describe('the traceability matrix', () => {
-  it.each(SPEC_TABLES.map((t) => [t]))(
+  withSpec.each(SPEC_TABLES.map((t) => [t]))(
     'has one statement per row of the spec table "%s", and none that the table lacks',
     (heading) => {
       const items = specItems(heading);
@@ -40,7 +40,7 @@ describe('the traceability matrix', () => {
     },
   );
 
-  it('covers every table of the spec that lists fields, parameters, codes, limits, transitions or events', () => {
+  withSpec('covers every table of the spec that lists fields, parameters, codes, limits, transitions or events', () => {
     // Any table the spec grows must be added to SPEC_TABLES (or this list of tables it does not cover).
     const tables = specText()
       .split('\n')
@@ -145,7 +145,7 @@ describe('the traceability matrix', () => {
     }
   });
 
-  it('keys statements uniquely and places each under a heading of the spec', () => {
+  withSpec('keys statements uniquely and places each under a heading of the spec', () => {
     const keys = SPEC_STATEMENTS.map((r) => r.key);
     expect(new Set(keys).size).toBe(keys.length);
     const headings = specHeadings();

@@ -81,18 +81,23 @@ describe('a run whose key is one character long', () => {
       config: { keys: { ...DEFAULT_CONFIG.keys, primary: { key: 'x', connections: 8 } } },
     });
     dir = await mkdtemp(path.join(os.tmpdir(), 'conform-redact-'));
-    run = await conform([
-      '--target',
-      server.restUrl,
-      '--ws',
-      server.wsUrl,
-      '--key',
-      'x',
-      '--report',
-      'console,json,junit,html',
-      '--out',
-      dir,
-    ]);
+    run = await conform(
+      [
+        '--target',
+        server.restUrl,
+        '--ws',
+        server.wsUrl,
+        '--key',
+        'x',
+        '--report',
+        'console,json,junit,html',
+        '--out',
+        dir,
+        // A line per check, each of them whole: every id is printed where a label could land.
+        '--verbose',
+      ],
+      { COLUMNS: '10000' },
+    );
     files = {};
     for (const f of await readdir(dir)) files[f] = await readFile(path.join(dir, f), 'utf8');
   }, 180_000);

@@ -162,6 +162,7 @@ describe('console progress', () => {
             },
             tty: mode === 'tty',
             color: false,
+            verbose: true,
           }),
         ],
       });

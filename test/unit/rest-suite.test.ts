@@ -19,7 +19,9 @@ const run = async (profile: Profile, ids: readonly string[]): Promise<CheckResul
     .results;
 
 /** Checks whose rule the reference cannot break over REST: a REST probe cannot provoke 50009 (handshake only). */
-const SKIPPED_ON_REFERENCE: Record<string, string> = { 'rest.probe.50009': 'profile has no probe of status 50009' };
+const SKIPPED_ON_REFERENCE: Record<string, string> = {
+  'rest.probe.50009': "no probe of status 50009 given (a profile's probes name one)",
+};
 
 let clean: Reference;
 let cleanResults: CheckResult[];

@@ -8,22 +8,22 @@ import {
   TEXT,
   parsePairCode,
 } from '../../src/spec.ts';
-import { specText, tableAfter } from '../helpers/spec-doc.ts';
+import { specText, tableAfter, withSpec } from '../helpers/spec-doc.ts';
 
 const strip = (cell: string): string => cell.replace(/`/g, '');
 
 describe('spec constants agree with the spec document', () => {
-  it('lists exactly the REST status numbers of the spec table', () => {
+  withSpec('lists exactly the REST status numbers of the spec table', () => {
     const documented = tableAfter('### REST `status_number` values').map((r) => strip(r[0]!));
     expect([...REST_STATUSES].sort()).toEqual(documented.sort());
   });
 
-  it('lists exactly the WebSocket notice codes of the spec table', () => {
+  withSpec('lists exactly the WebSocket notice codes of the spec table', () => {
     const documented = tableAfter('### WebSocket notice `code` values after connection').map((r) => strip(r[0]!));
     expect([...NOTICE_CODES].sort()).toEqual(documented.sort());
   });
 
-  it('lists exactly the market reasons and sessions the spec names', () => {
+  withSpec('lists exactly the market reasons and sessions the spec names', () => {
     const market = tableAfter('### Market object');
     /** The backticked values of the "One of …" cell of one field row. */
     const oneOf = (field: string): string[] =>
@@ -35,7 +35,7 @@ describe('spec constants agree with the spec document', () => {
     expect([...MARKET_SESSIONS].sort()).toEqual([...states.matchAll(/`([^`]+)`/g)].map((m) => m[1]!).sort());
   });
 
-  it('carries the limits and fixed texts the spec states', () => {
+  withSpec('carries the limits and fixed texts the spec states', () => {
     const text = specText();
     expect(text).toContain(`| Pairs per connection | ${LIMITS.maxPairsPerSubscribe} maximum. |`);
     expect(text).toContain(`within ${LIMITS.pingTimeoutMs / 1000} seconds`);
