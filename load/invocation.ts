@@ -25,6 +25,8 @@ import type { RestOptions } from './rest/run.ts';
 import { ARRIVALS } from './rest/schedule.ts';
 import type { ReferenceProcessOptions } from './target.ts';
 import { parseThresholds } from './thresholds.ts';
+import { parseLabels } from './trend/history.ts';
+import { parseMinEffect } from './trend/options.ts';
 
 /** The load tools: three runs and the merge of their results. */
 export const LOAD_MODES = ['fanout', 'rest', 'calibrate', 'merge'] as const;
@@ -50,6 +52,8 @@ export interface LoadInvocation {
   progress: boolean | undefined;
   /** GitHub Actions' step summary file and run page (for `--report github`). */
   github: GithubEnvironment;
+  /** `--history FILE`: the run's row is appended there; `--label`s go with it; `--judge` judges the file after. */
+  history?: { file: string; labels: Record<string, string>; judge: boolean; minEffect?: number };
 }
 
 /** `conform load merge RESULT…`: the files, extra thresholds, report formats and folder. */
@@ -96,7 +100,7 @@ function targetArgs(argv: Argv, env: KeyEnvironment): Omit<LoadInvocation['targe
 }
 
 /** What the reference service started for the run (or calibrate's broadcast server) is told. */
-function referenceArgs(argv: Argv): ReferenceProcessOptions {
+export function referenceArgs(argv: Argv): ReferenceProcessOptions {
   const reference: ReferenceProcessOptions = {};
   if (argv['push-interval'] !== undefined)
     reference.tickMs = parseDuration(str(argv['push-interval'])!, '--push-interval');
@@ -108,6 +112,8 @@ function referenceArgs(argv: Argv): ReferenceProcessOptions {
       );
     reference.moveProbability = p;
   }
+  if (argv['service-rate'] !== undefined)
+    reference.restServiceRate = parseRate(str(argv['service-rate'])!, '--service-rate');
   return reference;
 }
 
@@ -200,6 +206,31 @@ export function parseLoadArgs(argv: Argv, env: KeyEnvironment = {}): LoadInvocat
     outDir: str(argv.out) ?? FANOUT_DEFAULTS.outDir,
     progress: argv.progress === undefined ? undefined : Boolean(one(argv.progress)),
     github: githubEnvironment(env),
+    ...historyArgs(argv, mode),
+  };
+}
+
+/** `--history FILE [--label NAME=VALUE…] [--judge [--min-effect P]]` of a fanout or rest run. */
+function historyArgs(argv: Argv, mode: LoadRunMode): Pick<LoadInvocation, 'history'> {
+  const file = str(argv.history);
+  const given = ['label', 'judge', 'min-effect'].filter((o) => argv[o] !== undefined && argv[o] !== false);
+  if (file === undefined) {
+    if (given.length) throw new LoadUsageError(`--${given[0]}: only with --history FILE`);
+    return {};
+  }
+  if (mode === 'calibrate') throw new LoadUsageError('--history: calibrate measures the generator, not a target');
+  const labels = Array.isArray(argv.label)
+    ? argv.label.map(String)
+    : argv.label === undefined
+      ? []
+      : [String(argv.label)];
+  return {
+    history: {
+      file,
+      labels: parseLabels(labels),
+      judge: Boolean(one(argv.judge)),
+      ...(argv['min-effect'] !== undefined ? { minEffect: parseMinEffect(one(argv['min-effect'])) } : {}),
+    },
   };
 }
 

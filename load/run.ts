@@ -5,6 +5,7 @@
  * the caller answers it with exit 2.
  */
 import { readFile } from 'node:fs/promises';
+import { loadavg } from 'node:os';
 import { MergeInputError } from '../src/errors.ts';
 import type { KeyEnvironment } from '../src/profile.ts';
 import { runCalibrate } from './calibrate/run.ts';
@@ -16,6 +17,9 @@ import { formatProgress, plannedSeconds } from './report/console.ts';
 import { writeMergedReports, writeReports, type LoadReport } from './report/index.ts';
 import { runRest } from './rest/run.ts';
 import { startLoadTarget, type LoadTarget } from './target.ts';
+import { appendHistory, historyRow, readHistory } from './trend/history.ts';
+import { judgeHistory } from './trend/judge.ts';
+import { formatTrendSummary } from './report/trend-console.ts';
 
 /** Exit codes: every threshold held; a threshold crossed; bad input. */
 export const LOAD_EXIT = { ok: 0, thresholdCrossed: 1, usage: 2 } as const;
@@ -85,7 +89,23 @@ export async function runLoad(inv: LoadInvocation, io: LoadIO): Promise<number> 
     github: inv.github,
   });
   for (const f of written) io.out(`wrote ${f}\n`);
-  return report.thresholds.every((t) => t.ok) ? LOAD_EXIT.ok : LOAD_EXIT.thresholdCrossed;
+  const held = report.thresholds.every((t) => t.ok);
+  const steady = inv.history ? await recordRun(report, inv.history, io) : true;
+  return held && steady ? LOAD_EXIT.ok : LOAD_EXIT.thresholdCrossed;
+}
+
+/**
+ * Appends the run to its history (`--history`) and, with `--judge`, judges the history with it;
+ * returns false when the newest segment of a metric is a regression.
+ */
+async function recordRun(report: LoadReport, h: NonNullable<LoadInvocation['history']>, io: LoadIO): Promise<boolean> {
+  if (report.kind === 'fanout' && report.mode === 'calibrate') return true;
+  await appendHistory(h.file, historyRow(report, { labels: h.labels, loadAverage: loadavg()[0] ?? null }));
+  io.out(`appended to ${h.file}${report.trustworthy ? '' : ' (flagged untrustworthy: left out of every judgement)'}\n`);
+  if (!h.judge) return true;
+  const trend = judgeHistory(await readHistory(h.file), h.minEffect === undefined ? {} : { minEffect: h.minEffect });
+  io.out(`${formatTrendSummary(trend, h.file)}\n`);
+  return trend.regressions.length === 0;
 }
 
 /** Reads the results, merges them, writes the reports; returns the exit code. */

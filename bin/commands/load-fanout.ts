@@ -4,6 +4,7 @@ import { FANOUT_DEFAULTS } from '../../load/options.ts';
 import type { Command } from './command.ts';
 import {
   CLIENT_OPTIONS,
+  HISTORY_OPTIONS,
   LOAD_TARGET_OPTIONS,
   PAIR_OPTION,
   REFERENCE_OPTIONS,
@@ -25,6 +26,7 @@ export const loadFanoutCommand: Command = {
         warmup: 'after the ramp',
         thresholds: "'latency.p99<50' 'skew.p99<20' 'lost==0' 'errors==0'",
       }),
+      ...HISTORY_OPTIONS,
       ...REFERENCE_OPTIONS,
     }),
   run: runMode('fanout'),

@@ -8,7 +8,7 @@ import type { Options } from 'yargs';
 import { isBadInput } from '../../src/errors.ts';
 import { PATHS } from '../../src/spec.ts';
 import { type LoadRunMode, parseLoadArgs } from '../../load/invocation.ts';
-import { FANOUT_DEFAULTS } from '../../load/options.ts';
+import { FANOUT_DEFAULTS, TREND_DEFAULTS } from '../../load/options.ts';
 import { defaultLoadReports, loadReportHelp } from '../../load/report/index.ts';
 import { LOAD_EXIT, runLoad } from '../../load/run.ts';
 import { targetOptions } from './target-options.ts';
@@ -37,6 +37,12 @@ export const REFERENCE_OPTIONS = {
   'move-probability': {
     type: 'number',
     describe: 'embedded reference: chance per push that a price moves (default 0.5)',
+  },
+  'service-rate': {
+    type: 'string',
+    describe:
+      'embedded reference: REST requests it answers per second, one at a time, e.g. 400/s ' +
+      '(a capacity known in advance; default unlimited)',
   },
 } satisfies Record<string, Options>;
 
@@ -84,6 +90,29 @@ export const CLIENT_OPTIONS = {
     describe:
       "wall-clock start of the whole run's ramp on every host (ISO date or " +
       "epoch ms); the measured window is the shared schedule's",
+  },
+} satisfies Record<string, Options>;
+
+/** What a fanout or rest run keeps from night to night, and how it is judged against it. */
+export const HISTORY_OPTIONS = {
+  history: {
+    type: 'string',
+    describe:
+      'append the run to this history CSV (every metric, the time, the target, labels, trustworthy, ' +
+      'the load average); Apache Otava reads it as it is',
+  },
+  label: {
+    type: 'string',
+    array: true,
+    describe: 'NAME=VALUE recorded with the run in the history, e.g. version=1.4.2',
+  },
+  judge: {
+    type: 'boolean',
+    describe: 'after appending, judge the history as conform load trend does: exit 1 when the newest runs regressed',
+  },
+  'min-effect': {
+    type: 'string',
+    describe: `with --judge: smallest shift worth an alarm, e.g. 10% (default ${TREND_DEFAULTS.minEffect * 100}%)`,
   },
 } satisfies Record<string, Options>;
 

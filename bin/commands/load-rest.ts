@@ -2,7 +2,14 @@
 import type { Argv, Options } from 'yargs';
 import { REST_DEFAULTS } from '../../load/options.ts';
 import type { Command } from './command.ts';
-import { LOAD_TARGET_OPTIONS, PAIR_OPTION, REFERENCE_OPTIONS, runMode, runOptions } from './load-options.ts';
+import {
+  HISTORY_OPTIONS,
+  LOAD_TARGET_OPTIONS,
+  PAIR_OPTION,
+  REFERENCE_OPTIONS,
+  runMode,
+  runOptions,
+} from './load-options.ts';
 
 /** What the requests ask for and at what rate. */
 const REQUEST_OPTIONS = {
@@ -41,6 +48,7 @@ export const loadRestCommand: Command = {
         warmup: 'before the measured requests',
         thresholds: "'latency.p99<100' 'errors==0'",
       }),
+      ...HISTORY_OPTIONS,
       ...REFERENCE_OPTIONS,
     }),
   run: runMode('rest'),

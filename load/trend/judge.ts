@@ -1,0 +1,191 @@
+/**
+ * The regression judgement of a load history: for each metric with a bad direction, the shifts of
+ * its trusted runs (E-divisive means, e-divisive.ts, plus a test of the newest runs as a segment
+ * of their own), each with its size and interval, and whether the newest segment is a regression.
+ * Pure: a History in, plain data out.
+ */
+import { LOAD_METRICS, thresholdNames, type LoadKind, type LoadMetric } from '../metrics.ts';
+import { TREND_DEFAULTS } from '../options.ts';
+import { changePoints } from './e-divisive.ts';
+import type { History, HistoryRow } from './history.ts';
+import { summarize, welch, type Summary } from './t-test.ts';
+
+export type TrendOptions = { -readonly [K in keyof typeof TREND_DEFAULTS]: number } & {
+  /** Only these metrics (threshold names); default every one with a bad direction. */
+  metrics?: string[];
+};
+
+/** The run a shift began at, as the history names it. */
+export interface RunRef {
+  line: number;
+  time: string;
+  labels: Record<string, string>;
+}
+
+/** A persistent shift of one metric. */
+export interface Shift {
+  /** Index in the metric's points of the first run of the new segment. */
+  at: number;
+  /** E-divisive over the series, or the test of the newest runs against the segment before them. */
+  by: 'e-divisive' | 'newest-runs';
+  run: RunRef;
+  /** The test's p-value: two-sided t-test (E-divisive), one-sided Welch, corrected (newest runs). */
+  p: number;
+  before: Summary;
+  after: Summary;
+  /** after/before − 1 and its interval at the judgement's confidence; null when before is 0. */
+  change: number | null;
+  low: number | null;
+  high: number | null;
+  /**
+   * `regression` / `improvement`: in the bad / good direction, and the interval reaches the minimum
+   * effect; `within-minimum`: real but shown smaller than it; `change`: a metric with no bad direction.
+   */
+  kind: 'regression' | 'improvement' | 'within-minimum' | 'change';
+}
+
+/** One metric's history judged. */
+export interface MetricTrend {
+  metric: string;
+  unit: string;
+  worse: LoadMetric['worse'];
+  /** Trusted runs with a value, oldest first. */
+  points: { line: number; time: string; value: number; labels: Record<string, string> }[];
+  /** Runs left out: untrustworthy, or without a value of this metric. */
+  excluded: number;
+  shifts: Shift[];
+  /** The newest segment against the one before it. */
+  verdict: 'regression' | 'improvement' | 'steady' | 'too-few-runs';
+}
+
+export interface TrendResult {
+  kind: LoadKind | null;
+  runs: number;
+  /** The runs judged; the untrustworthy are listed, never judged. */
+  trusted: number;
+  untrustworthy: { line: number; time: string; reasons: string }[];
+  metrics: MetricTrend[];
+  /** The metrics whose newest segment is a regression (exit 1). */
+  regressions: string[];
+  options: TrendOptions;
+}
+
+/** The metric row of a threshold name (`latency.p99` → latency). */
+function rowOf(kind: LoadKind, name: string): LoadMetric {
+  const base = name.includes('.') ? name.slice(0, name.indexOf('.')) : name;
+  return LOAD_METRICS[kind].find((m) => m.name === base)!;
+}
+
+/** What a shift is, from its size and interval, the metric's bad direction and the minimum effect. */
+function kindOf(s: Omit<Shift, 'kind'>, worse: LoadMetric['worse'], minEffect: number): Shift['kind'] {
+  if (worse === 'none') return 'change';
+  const up = s.after.mean > s.before.mean;
+  const bad = worse === 'up' ? up : !up;
+  // Against a baseline of 0 (no errors, no loss) any significant change is beyond every minimum.
+  if (s.low === null || s.high === null) return bad ? 'regression' : 'improvement';
+  const reaches = up ? s.high >= minEffect : s.low <= -minEffect;
+  if (!reaches) return 'within-minimum';
+  return bad ? 'regression' : 'improvement';
+}
+
+/** The shift at `at` between `before` and `after`, sized with Welch's interval. */
+function shiftAt(
+  values: readonly number[],
+  span: { from: number; at: number; to: number },
+  o: { by: Shift['by']; p: number; run: RunRef; worse: LoadMetric['worse'] } & TrendOptions,
+): Shift {
+  const before = summarize(values.slice(span.from, span.at));
+  const after = summarize(values.slice(span.at, span.to));
+  const w = welch(before, after, o.worse === 'down' ? 'down' : 'up', o.confidence);
+  const rel = (v: number): number | null => (before.mean === 0 ? null : v / Math.abs(before.mean));
+  const s = {
+    at: span.at,
+    by: o.by,
+    run: o.run,
+    p: o.p,
+    before,
+    after,
+    change: rel(w.diff),
+    low: rel(w.low),
+    high: rel(w.high),
+  };
+  return { ...s, kind: kindOf(s, o.worse, o.minEffect) };
+}
+
+/**
+ * The newest runs as a segment of their own: the last k runs (2 ≤ k ≤ tailRuns) against the
+ * segment before them, one-sided in the bad direction, every one of them on the bad side of that
+ * segment's mean (a blip and a normal night are not a shift). The smallest p-value, corrected for
+ * the lengths tried; undefined when none is significant.
+ */
+function newestRuns(values: readonly number[], from: number, worse: 'up' | 'down', o: TrendOptions) {
+  const tried: { at: number; p: number }[] = [];
+  for (let k = 2; k <= o.tailRuns; k++) {
+    const at = values.length - k;
+    if (at - from < o.minBaseline) break;
+    const before = summarize(values.slice(from, at));
+    const tail = values.slice(at);
+    if (!tail.every((v) => (worse === 'up' ? v > before.mean : v < before.mean))) continue;
+    tried.push({ at, p: welch(before, summarize(tail), worse, o.confidence).p });
+  }
+  const lengths = Math.max(1, o.tailRuns - 1);
+  const best = tried.reduce<{ at: number; p: number } | undefined>((a, b) => (!a || b.p < a.p ? b : a), undefined);
+  return best && best.p * lengths <= o.tailPValue ? { at: best.at, p: best.p * lengths } : undefined;
+}
+
+/** Judges one metric of the history's trusted runs. */
+function judgeMetric(history: History, name: string, o: TrendOptions): MetricTrend {
+  const kind = history.kind!;
+  const m = rowOf(kind, name);
+  const rows = history.rows.filter((r) => r.trustworthy && r.metrics[name] !== null && r.metrics[name] !== undefined);
+  const points = rows.map((r) => ({ line: r.line, time: r.time, value: r.metrics[name]!, labels: r.labels }));
+  const values = points.map((p) => p.value);
+  const base = { metric: name, unit: m.unit, worse: m.worse, points, excluded: history.rows.length - rows.length };
+  if (values.length < o.minBaseline) return { ...base, shifts: [], verdict: 'too-few-runs' };
+  const cps = changePoints(values, { windowLength: o.windowLength, maxPValue: o.maxPValue, minMagnitude: 0 });
+  const found: { at: number; p: number; by: Shift['by'] }[] = cps.map((c) => ({
+    at: c.index,
+    p: c.p,
+    by: 'e-divisive',
+  }));
+  if (m.worse !== 'none') {
+    const tail = newestRuns(values, found.at(-1)?.at ?? 0, m.worse, o);
+    if (tail && !found.some((f) => f.at >= tail.at)) found.push({ ...tail, by: 'newest-runs' });
+  }
+  const ref = (r: HistoryRow & { line: number }): RunRef => ({ line: r.line, time: r.time, labels: r.labels });
+  const shifts = found.map((f, i) =>
+    shiftAt(
+      values,
+      { from: found[i - 1]?.at ?? 0, at: f.at, to: found[i + 1]?.at ?? values.length },
+      { ...o, by: f.by, p: f.p, run: ref(rows[f.at]!), worse: m.worse },
+    ),
+  );
+  const newest = shifts.at(-1);
+  const verdict =
+    newest?.kind === 'regression' ? 'regression' : newest?.kind === 'improvement' ? 'improvement' : 'steady';
+  return { ...base, shifts, verdict };
+}
+
+/** The metrics judged by default: every threshold name of a metric with a bad direction. */
+export function judgedMetrics(kind: LoadKind): string[] {
+  return thresholdNames(kind).filter((n) => rowOf(kind, n).worse !== 'none');
+}
+
+/** Judges every metric of a history (its untrustworthy runs listed, left out of every judgement). */
+export function judgeHistory(history: History, options: Partial<TrendOptions> = {}): TrendResult {
+  const o: TrendOptions = { ...TREND_DEFAULTS, ...options };
+  const untrustworthy = history.rows
+    .filter((r) => !r.trustworthy)
+    .map((r) => ({ line: r.line, time: r.time, reasons: r.reasons }));
+  const names = history.kind ? (o.metrics ?? judgedMetrics(history.kind)) : [];
+  const metrics = names.map((n) => judgeMetric(history, n, o));
+  return {
+    kind: history.kind,
+    runs: history.rows.length,
+    trusted: history.rows.length - untrustworthy.length,
+    untrustworthy,
+    metrics,
+    regressions: metrics.filter((m) => m.verdict === 'regression').map((m) => m.metric),
+    options: o,
+  };
+}
