@@ -21,6 +21,7 @@ const server = await startReferenceServer({
   config: {
     keys: { ...DEFAULT_CONFIG.keys, load: loadKey },
     ...(options.moveProbability !== undefined ? { moveProbability: options.moveProbability } : {}),
+    ...(options.restServiceRate !== undefined ? { restServiceRate: options.restServiceRate } : {}),
   },
   ...(options.tickMs !== undefined ? { tickMs: options.tickMs } : {}),
 });

@@ -109,6 +109,8 @@ export interface ReferenceProcessOptions {
   moveProbability?: number;
   /** Allowance of the run's own load key; default 20,000. */
   connections?: number;
+  /** REST requests answered per second, one at a time (config `restServiceRate`); default unlimited. */
+  restServiceRate?: number;
 }
 
 /**
