@@ -63,6 +63,7 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
       clock: fanoutClock(estimate, measurements, clockSamples.tsUnit),
       phases,
       achievedRampRate: agg.openRate.perSecond,
+      rampSpanMs: agg.openRate.spanMs,
     });
     report.observations.push(...fanoutObservations(report));
     return { ...report, thresholds: evaluateThresholds(plan.thresholds, fanoutMetrics(report)) };

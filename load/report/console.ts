@@ -64,7 +64,8 @@ export function formatFanoutSummary(r: FanoutReport): string {
       : `conform load fanout — ${r.target.embedded ? 'embedded reference service (own process)' : r.target.ws}`,
     `${r.clients} clients × ${r.options.pairs.length} pairs, ${r.options.workers} ` +
       `workers, ${r.options.keys} key(s); ramp ${n(r.rampMs / 1000, 1)} s ` +
-      `at ${n(r.achievedRampRate)} conn/s; measured ${n(r.measuredMs / 1000, 1)} s`,
+      `at ${n(r.achievedRampRate)} conn/s (first to last connection); measured ${n(r.measuredMs / 1000, 1)} s, ` +
+      `from ${n(r.measuredPhase.fromS, 1)} s to ${n(r.measuredPhase.toS, 1)} s after the ramp began`,
     '',
     table([
       ['ms', 'p50', 'p90', 'p99', 'p99.9', 'max'],

@@ -19,7 +19,7 @@ export interface ClosedModelResult {
   timeouts: number;
   errors: Record<string, number>;
   httpStatus: Record<string, number>;
-  timeline: { t: number; rps: number; latencyP50Ms: null; latencyP99Ms: null }[];
+  timeline: { t: number; rps: number; requests: number; latencyP50Ms: null; latencyP99Ms: null }[];
   measuredMs: number;
   eventLoopDelayP99Ms: number;
   busyPercent: number;
@@ -68,7 +68,13 @@ export async function runClosedModel(plan: RestPlan): Promise<ClosedModelResult>
   instance.on('tick', (t: { counter: number }) => {
     if (!counting) return;
     const elapsedS = (performance.now() - started) / 1000;
-    timeline.push({ t: Math.round(elapsedS), rps: t.counter, latencyP50Ms: null, latencyP99Ms: null });
+    timeline.push({
+      t: Math.round(elapsedS),
+      rps: t.counter,
+      requests: t.counter,
+      latencyP50Ms: null,
+      latencyP99Ms: null,
+    });
     plan.onSecond?.({ elapsedS, requests: completed, rps: t.counter });
   });
   let result: autocannon.Result;

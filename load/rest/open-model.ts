@@ -29,6 +29,11 @@ export interface OpenModelResult {
   scheduled: number;
   completed: number;
   late: number;
+  /**
+   * Late requests that found a connection free: the generator's own lag, not a wait for the
+   * target (a late request that waited for a connection waited on the target's answers).
+   */
+  lateOnOwn: number;
   /** Requests that found every connection busy and queued for one. */
   waitedForConnection: number;
   /** Requests not sent: the backlog waiting for a connection was full. */
@@ -36,7 +41,11 @@ export interface OpenModelResult {
   timeouts: number;
   errors: Record<string, number>;
   httpStatus: Record<string, number>;
-  timeline: { t: number; rps: number; latencyP50Ms: number | null; latencyP99Ms: number | null }[];
+  /**
+   * The measured phase second by second from its start, the last (partial) second included, so
+   * its `requests` add up to every response: `t` is the end of the span in seconds, `rps` its rate.
+   */
+  timeline: { t: number; rps: number; requests: number; latencyP50Ms: number | null; latencyP99Ms: number | null }[];
   measuredMs: number;
   eventLoopDelayP99Ms: number;
   /** Event-loop utilisation over the measured phase, %. */
@@ -55,6 +64,7 @@ class OpenModelRun {
     scheduled: 0,
     completed: 0,
     late: 0,
+    lateOnOwn: 0,
     waitedForConnection: 0,
     dropped: 0,
     timeouts: 0,
@@ -69,6 +79,9 @@ class OpenModelRun {
   private inFlight = 0;
   private pathIndex = 0;
   private secondCount = 0;
+  /** performance.now() of the last point of the timeline (the measured phase's start before the first). */
+  private secondSince = 0;
+  private ticker: NodeJS.Timeout | undefined;
   private measuredCompleted = 0;
   private onIdle: (() => void) | null = null;
   /**
@@ -87,7 +100,10 @@ class OpenModelRun {
   startMeasuring(): void {
     this.measuring = true;
     this.measuredSince = performance.now();
+    this.secondSince = this.measuredSince;
     this.loop.start();
+    // The seconds count from the measured phase's start, not the warm-up's.
+    this.ticker = setInterval(() => this.tick(), 1000);
   }
 
   /** Sends the request intended at `intendedAbs` (performance.now() ms), unless the backlog is full. */
@@ -98,17 +114,18 @@ class OpenModelRun {
       if (measured) counts.dropped++;
       return;
     }
-    if (measured && this.inFlight >= plan.connections) counts.waitedForConnection++;
+    const waited = this.inFlight >= plan.connections;
+    if (measured && waited) counts.waitedForConnection++;
     this.inFlight++;
     const path = plan.paths[this.pathIndex++ % plan.paths.length]!;
     this.pool.dispatch(
       { origin: plan.origin, path, method: 'GET', headers: plan.headers },
-      this.handler(intendedAbs, measured),
+      this.handler(intendedAbs, measured, waited),
     );
   }
 
   /** What one request records as it is written, answered or fails. */
-  private handler(intendedAbs: number, measured: boolean): Dispatcher.DispatchHandler {
+  private handler(intendedAbs: number, measured: boolean, waited: boolean): Dispatcher.DispatchHandler {
     const { plan, counts } = this;
     const chunks: Buffer[] = [];
     let status = 0;
@@ -118,7 +135,10 @@ class OpenModelRun {
         if (!measured) return;
         const lagUs = Math.max(0, Math.round((performance.now() - intendedAbs) * 1000));
         this.sendLag.recordValue(lagUs);
-        if (lagUs > plan.lateMs * 1000) counts.late++;
+        if (lagUs > plan.lateMs * 1000) {
+          counts.late++;
+          if (!waited) counts.lateOnOwn++;
+        }
       },
       onResponseStart: (_controller, statusCode) => {
         status = statusCode;
@@ -152,18 +172,28 @@ class OpenModelRun {
     if (--this.inFlight === 0 && this.onIdle) this.onIdle();
   }
 
-  /** The second just ended: its point of the timeline, and the progress callback. */
-  tick(): void {
+  /**
+   * The second just ended: its point of the timeline, and the progress callback. The last call,
+   * once every response is in, flushes the partial second the run ended in.
+   */
+  tick(last = false): void {
     if (!this.measuring) return;
-    const elapsedS = Math.round((performance.now() - this.measuredSince) / 1000);
+    if (last) clearInterval(this.ticker);
+    const now = performance.now();
+    const spanMs = now - this.secondSince;
+    if (last && this.secondCount === 0) return;
+    this.secondSince = now;
+    const elapsedS = Math.round((now - this.measuredSince) / 10) / 100;
     const s = this.second.totalCount ? this.second : null;
+    const rps = spanMs > 0 ? Math.round((this.secondCount * 1000) / spanMs) : 0;
     this.timeline.push({
       t: elapsedS,
-      rps: this.secondCount,
+      rps,
+      requests: this.secondCount,
       latencyP50Ms: s ? s.getValueAtPercentile(50) / 1000 : null,
       latencyP99Ms: s ? s.getValueAtPercentile(99) / 1000 : null,
     });
-    this.plan.onSecond?.({ elapsedS, requests: this.measuredCompleted, rps: this.secondCount });
+    this.plan.onSecond?.({ elapsedS, requests: this.measuredCompleted, rps });
     this.second.reset();
     this.secondCount = 0;
   }
@@ -226,12 +256,11 @@ export async function runOpenModel(plan: OpenModelPlan): Promise<OpenModelResult
   const run = new OpenModelRun(plan, pool);
   const t0 = performance.now() + 5;
   if (plan.warmupMs <= 0) run.startMeasuring();
-  const ticker = setInterval(() => run.tick(), 1000);
   await sendArrivals(plan, run, t0);
   const measuredMs = Math.max(1, performance.now() - run.measuredSince);
   const health = run.loop.stop();
   await run.drain();
-  clearInterval(ticker);
+  run.tick(true);
   await pool.destroy().catch(() => {});
   run.close();
   return {

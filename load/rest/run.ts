@@ -74,6 +74,8 @@ export interface RestReport {
   sendLagMs: Percentiles | null;
   /** Requests sent more than `lateMs` after their intended time. */
   late: number;
+  /** Of those, the ones that found a connection free: the generator's own lag, not the target's. */
+  lateOnOwn: number;
   lateMs: number;
   /** Requests that found every connection busy and waited for one (their latency includes the wait). */
   waitedForConnection: number;
@@ -93,7 +95,7 @@ export interface RestReport {
   httpStatus: Record<string, number>;
   /** Envelope `status_number` → count (`(none)` when a body had none). */
   statusNumbers: Record<string, number>;
-  timeline: { t: number; rps: number; latencyP50Ms: number | null; latencyP99Ms: number | null }[];
+  timeline: { t: number; rps: number; requests: number; latencyP50Ms: number | null; latencyP99Ms: number | null }[];
   generator: { eventLoopDelayP99Ms: number; cpuPercent: number; saturated: boolean; reasons: string[] };
   trustworthy: boolean;
   thresholds: ThresholdResult[];
@@ -159,6 +161,7 @@ async function runModel(o: ResolvedRestOptions, plan: RestPlan): Promise<ModelRe
       ...(await runClosedModel(plan)),
       scheduled: 0,
       late: 0,
+      lateOnOwn: 0,
       waitedForConnection: 0,
       dropped: 0,
       sendLag: null,
@@ -233,6 +236,7 @@ function restReport(
     latencyMs: summarize(m.latency),
     sendLagMs: m.sendLag ? summarize(m.sendLag) : null,
     late: m.late,
+    lateOnOwn: m.lateOnOwn,
     lateMs: REST_SATURATION.lateMs,
     waitedForConnection: m.waitedForConnection,
     dropped: m.dropped,
