@@ -28,11 +28,14 @@ import { parseThresholds } from './thresholds.ts';
 import { parseLabels } from './trend/history.ts';
 import { parseMinEffect } from './trend/options.ts';
 
-/** The load tools: three runs and the merge of their results. */
-export const LOAD_MODES = ['fanout', 'rest', 'calibrate', 'merge'] as const;
+/**
+ * The load tools: three runs, the merge of their results, the judgement of a history of runs
+ * and the search for a capacity.
+ */
+export const LOAD_MODES = ['fanout', 'rest', 'calibrate', 'merge', 'trend', 'capacity'] as const;
 export type LoadMode = (typeof LOAD_MODES)[number];
-/** The modes that run a measurement. */
-export type LoadRunMode = Exclude<LoadMode, 'merge'>;
+/** The modes that run one measurement. */
+export type LoadRunMode = 'fanout' | 'rest' | 'calibrate';
 
 /** What a load run was asked for. */
 export interface LoadInvocation {
@@ -54,6 +57,8 @@ export interface LoadInvocation {
   github: GithubEnvironment;
   /** `--history FILE`: the run's row is appended there; `--label`s go with it; `--judge` judges the file after. */
   history?: { file: string; labels: Record<string, string>; judge: boolean; minEffect?: number };
+  /** `--remote-write URL`: live metrics every second, labelled with the `--label`s. */
+  live?: { url: string; labels: Record<string, string> };
 }
 
 /** `conform load merge RESULT…`: the files, extra thresholds, report formats and folder. */
@@ -65,9 +70,9 @@ export interface MergeInvocation {
 }
 
 type Argv = Record<string, unknown>;
-const one = (v: unknown): unknown => (Array.isArray(v) ? v[v.length - 1] : v);
-const str = (v: unknown): string | undefined => (v === undefined || v === null ? undefined : String(one(v)));
-const list = (v: unknown): string[] | undefined =>
+export const one = (v: unknown): unknown => (Array.isArray(v) ? v[v.length - 1] : v);
+export const str = (v: unknown): string | undefined => (v === undefined || v === null ? undefined : String(one(v)));
+export const list = (v: unknown): string[] | undefined =>
   v === undefined
     ? undefined
     : (Array.isArray(v) ? v : [v])
@@ -188,8 +193,8 @@ export function parseLoadArgs(argv: Argv, env: KeyEnvironment = {}): LoadInvocat
   const mode = str(argv.mode) as LoadMode;
   if (!LOAD_MODES.includes(mode))
     throw new LoadUsageError(`conform load ${String(argv.mode)}: unknown mode; use ${LOAD_MODES.join(', ')}`);
-  if (mode === 'merge')
-    throw new LoadUsageError('conform load merge reads result files, it starts no run (parseMergeArgs)');
+  if (mode === 'merge' || mode === 'trend' || mode === 'capacity')
+    throw new LoadUsageError(`conform load ${mode} is not one run: it has its own parser`);
   const thresholds = list(argv.threshold) ?? [];
   parseThresholds(thresholds, mode === 'rest' ? 'rest' : 'fanout'); // fail fast, before anything starts
   const target = targetArgs(argv, env);

@@ -169,3 +169,6 @@ export const CAPACITY_DEFAULTS = {
   /** First load: clients (fanout) or requests per second (rest). */
   start: { fanout: 50, rest: 50 },
 } as const;
+
+/** Live metrics (`--remote-write`): how often a sample goes out, and how long one push may take. */
+export const LIVE_METRICS = { everyMs: 1000, pushTimeoutMs: 2000 } as const;

@@ -134,7 +134,7 @@ export function runOptions(o: { durationMs: number; warmupMs: number; warmup: st
 }
 
 /** `--report` and `--out` of a run or of merge, the names and the default from the registry of load reports. */
-export function reportOptions(side: 'run' | 'merge') {
+export function reportOptions(side: 'run' | 'merge' | 'trend' | 'capacity') {
   return {
     report: {
       type: 'string',

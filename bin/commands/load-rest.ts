@@ -12,7 +12,7 @@ import {
 } from './load-options.ts';
 
 /** What the requests ask for and at what rate. */
-const REQUEST_OPTIONS = {
+export const REQUEST_OPTIONS = {
   endpoint: { type: 'string', describe: `price or pairs (default ${REST_DEFAULTS.endpoint})` },
   rate: {
     type: 'string',

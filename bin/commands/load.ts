@@ -8,9 +8,11 @@ import { UsageError } from '../../src/errors.ts';
 import { LOAD_MODES } from '../../load/invocation.ts';
 import type { Command } from './command.ts';
 import { loadCalibrateCommand } from './load-calibrate.ts';
+import { loadCapacityCommand } from './load-capacity.ts';
 import { loadFanoutCommand } from './load-fanout.ts';
 import { loadMergeCommand } from './load-merge.ts';
 import { loadRestCommand } from './load-rest.ts';
+import { loadTrendCommand } from './load-trend.ts';
 
 /**
  * What is left when no mode matched: `conform load` alone, or an unknown mode. yargs then names
@@ -29,8 +31,16 @@ export const loadCommand: Command = {
   command: 'load',
   describe:
     'load tools: fan-out latency, skew and loss; REST throughput; generator ' +
-    "calibration; merging several hosts' results",
+    "calibration; merging several hosts' results; the trend of a history; the capacity",
   builder: (y: Argv) => y,
   run: noMode.run,
-  subcommands: [loadFanoutCommand, loadRestCommand, loadCalibrateCommand, loadMergeCommand, noMode],
+  subcommands: [
+    loadFanoutCommand,
+    loadRestCommand,
+    loadCalibrateCommand,
+    loadMergeCommand,
+    loadTrendCommand,
+    loadCapacityCommand,
+    noMode,
+  ],
 };

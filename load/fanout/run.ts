@@ -36,6 +36,7 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
     settleMs: o.settleMs,
     tickMs: o.tickMs,
   });
+  options.onLiveSource?.(() => agg.liveValues(monoNow()));
   const pool = spawnWorkers(
     plan,
     {

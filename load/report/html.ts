@@ -11,7 +11,8 @@ svg text{font-size:11px;fill:#444}.grid{stroke:#ddd}pre{background:#f6f6f6;paddi
 .bad{background:#fde2e2;border:1px solid #e99;padding:8px}.good{background:#e3f5e1;border:1px solid #9c9;padding:8px}
 .empty{color:#888}`;
 
-function page(title: string, body: string): string {
+/** A self-contained page: the shared style, no script. */
+export function page(title: string, body: string): string {
   return (
     `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(title)}` +
     `</title><style>${STYLE}</style></head><body>${body}</body></html>\n`

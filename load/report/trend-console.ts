@@ -24,6 +24,8 @@ export function shiftLine(m: Pick<MetricTrend, 'unit'>, s: Shift, confidence: nu
   return `${size} since ${runName(s)}, p=${s.p.toPrecision(2)} (${s.by})`;
 }
 
+const smallShift = (m: MetricTrend): string => `${m.metric} ${pct(m.shifts.at(-1)!.change)}`;
+
 /** The console summary: the verdict, then each regression and improvement, then what was left out. */
 export function formatTrendSummary(t: TrendResult, file: string): string {
   const conf = t.options.confidence;
@@ -45,10 +47,7 @@ export function formatTrendSummary(t: TrendResult, file: string): string {
   const steady = t.metrics.filter((m) => m.verdict === 'steady');
   const few = t.metrics.filter((m) => m.verdict === 'too-few-runs');
   const small = steady.filter((m) => m.shifts.at(-1)?.kind === 'within-minimum');
-  if (small.length)
-    lines.push(
-      `  shifted less than the minimum effect: ${small.map((m) => `${m.metric} ${pct(m.shifts.at(-1)!.change)}`).join(', ')}`,
-    );
+  if (small.length) lines.push(`  shifted less than the minimum effect: ${small.map(smallShift).join(', ')}`);
   lines.push(`  steady: ${steady.length} metrics${few.length ? `; too few trusted runs to judge: ${few.length}` : ''}`);
   lines.push(
     t.regressions.length

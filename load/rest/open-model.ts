@@ -207,6 +207,24 @@ class OpenModelRun {
     });
   }
 
+  /** The measured phase's figures so far, by threshold name (live metrics). */
+  liveValues(): Record<string, number | null> {
+    const h = this.latency.totalCount ? this.latency : null;
+    const s = this.measuring ? (performance.now() - this.measuredSince) / 1000 : 0;
+    return {
+      'latency.p50': h ? h.getValueAtPercentile(50) / 1000 : null,
+      'latency.p90': h ? h.getValueAtPercentile(90) / 1000 : null,
+      'latency.p99': h ? h.getValueAtPercentile(99) / 1000 : null,
+      'latency.max': h ? h.maxValue / 1000 : null,
+      requests: this.counts.completed,
+      rps: s > 0 ? Math.round(this.counts.completed / s) : null,
+      errors: Object.values(this.counts.errors).reduce((a, b) => a + b, 0) + this.counts.timeouts,
+      timeouts: this.counts.timeouts,
+      late: this.counts.late,
+      dropped: this.counts.dropped,
+    };
+  }
+
   /** Frees what only the run needed. */
   close(): void {
     this.second.destroy();
@@ -254,6 +272,7 @@ export async function runOpenModel(plan: OpenModelPlan): Promise<OpenModelResult
     keepAliveTimeout: 30_000,
   });
   const run = new OpenModelRun(plan, pool);
+  plan.onLiveSource?.(() => run.liveValues());
   const t0 = performance.now() + 5;
   if (plan.warmupMs <= 0) run.startMeasuring();
   await sendArrivals(plan, run, t0);

@@ -15,6 +15,8 @@ export interface RestPlan {
   /** Each response's HTTP status and body, measured phase only. */
   onResponse?: (status: number, body: string) => void;
   onSecond?: (p: { elapsedS: number; requests: number; rps: number }) => void;
+  /** Given, once the run starts, the function that reads its figures so far (live metrics). */
+  onLiveSource?: (read: () => Record<string, number | null>) => void;
 }
 
 const ELD_RESOLUTION_MS = 10;

@@ -43,6 +43,8 @@ export interface RestOptions {
   pair?: string[];
   thresholds?: string[];
   onProgress?: (p: { elapsedS: number; requests: number; rps: number }) => void;
+  /** Given, once the run starts, the function that reads its figures so far (live metrics). */
+  onLiveSource?: (read: () => Record<string, number | null>) => void;
 }
 
 export interface RestReport {
@@ -112,7 +114,7 @@ const STATUS_NUMBER = /"status_number"\s*:\s*"([^"]*)"/;
 /** Validated options with defaults merged (usage errors name the option). */
 export function resolveRestOptions(
   options: RestOptions,
-): Required<Omit<RestOptions, 'pair' | 'onProgress' | 'thresholds'>> {
+): Required<Omit<RestOptions, 'pair' | 'onProgress' | 'onLiveSource' | 'thresholds'>> {
   const endpoint = options.endpoint ?? REST_DEFAULTS.endpoint;
   if (endpoint !== 'price' && endpoint !== 'pairs')
     throw new LoadUsageError(`--endpoint ${String(endpoint)}: use price or pairs`);
@@ -283,6 +285,7 @@ export async function runRest(target: LoadTarget, options: RestOptions = {}): Pr
     timeoutMs: o.timeoutMs,
     onResponse,
     ...(options.onProgress ? { onSecond: options.onProgress } : {}),
+    ...(options.onLiveSource ? { onLiveSource: options.onLiveSource } : {}),
   });
   const errorCount = Object.values(m.errors).reduce((a, b) => a + b, 0);
   if (m.completed === 0 && errorCount > 0 && m.timeouts === 0) {
