@@ -8,7 +8,7 @@ import { LOAD_METRICS, thresholdNames, type LoadKind, type LoadMetric } from '..
 import { TREND_DEFAULTS } from '../options.ts';
 import { changePoints } from './e-divisive.ts';
 import type { History, HistoryRow } from './history.ts';
-import { summarize, welch, type Summary } from './t-test.ts';
+import { pooledTTest, summarize, welch, type Summary } from './t-test.ts';
 
 export type TrendOptions = { -readonly [K in keyof typeof TREND_DEFAULTS]: number } & {
   /** Only these metrics (threshold names); default every one with a bad direction. */
@@ -133,6 +133,29 @@ function newestRuns(values: readonly number[], from: number, worse: 'up' | 'down
   return best && best.p * lengths <= o.tailPValue ? { at: best.at, p: best.p * lengths } : undefined;
 }
 
+/**
+ * The change points that make persistent shifts: E-divisive's, less those that begin a segment of
+ * one run (a blip between two change points, or the newest run alone: not persistent yet), each
+ * retested against its new neighbours and kept while significant; then the newest runs' test.
+ */
+function persistentShifts(values: readonly number[], worse: LoadMetric['worse'], o: TrendOptions) {
+  const cps = changePoints(values, { windowLength: o.windowLength, maxPValue: o.maxPValue, minMagnitude: 0 });
+  let at = cps.map((c) => c.index);
+  at = at.filter((x, i) => (at[i + 1] ?? values.length) - x >= 2);
+  const found: { at: number; p: number; by: Shift['by'] }[] = [];
+  for (let i = 0; i < at.length; i++) {
+    const before = summarize(values.slice(found.at(-1)?.at ?? 0, at[i]!));
+    const after = summarize(values.slice(at[i]!, at[i + 1] ?? values.length));
+    const p = pooledTTest(before, after);
+    if (p <= o.maxPValue) found.push({ at: at[i]!, p, by: 'e-divisive' });
+  }
+  if (worse !== 'none') {
+    const tail = newestRuns(values, found.at(-1)?.at ?? 0, worse, o);
+    if (tail && !found.some((f) => f.at >= tail.at)) found.push({ ...tail, by: 'newest-runs' });
+  }
+  return found;
+}
+
 /** Judges one metric of the history's trusted runs. */
 function judgeMetric(history: History, name: string, o: TrendOptions): MetricTrend {
   const kind = history.kind!;
@@ -142,16 +165,7 @@ function judgeMetric(history: History, name: string, o: TrendOptions): MetricTre
   const values = points.map((p) => p.value);
   const base = { metric: name, unit: m.unit, worse: m.worse, points, excluded: history.rows.length - rows.length };
   if (values.length < o.minBaseline) return { ...base, shifts: [], verdict: 'too-few-runs' };
-  const cps = changePoints(values, { windowLength: o.windowLength, maxPValue: o.maxPValue, minMagnitude: 0 });
-  const found: { at: number; p: number; by: Shift['by'] }[] = cps.map((c) => ({
-    at: c.index,
-    p: c.p,
-    by: 'e-divisive',
-  }));
-  if (m.worse !== 'none') {
-    const tail = newestRuns(values, found.at(-1)?.at ?? 0, m.worse, o);
-    if (tail && !found.some((f) => f.at >= tail.at)) found.push({ ...tail, by: 'newest-runs' });
-  }
+  const found = persistentShifts(values, m.worse, o);
   const ref = (r: HistoryRow & { line: number }): RunRef => ({ line: r.line, time: r.time, labels: r.labels });
   const shifts = found.map((f, i) =>
     shiftAt(
