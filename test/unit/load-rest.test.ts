@@ -23,6 +23,17 @@ async function target(keyName: string): Promise<LoadTarget> {
 }
 
 describe('load rest', () => {
+  it('plots every second of the measured phase, the last partial one included: its seconds add up to every request', async () => {
+    const t = await target('primary');
+    const report = await runRest(t, { endpoint: 'pairs', rate: 300, durationMs: 5000, warmupMs: 1000, thresholds: [] });
+    expect(report.requests).toBeGreaterThan(1000);
+    expect(report.timeline.reduce((a, p) => a + p.requests, 0)).toBe(report.requests);
+    // The seconds count from the measured phase's start, and the last one reaches its end.
+    expect(report.timeline.at(-1)!.t).toBeGreaterThanOrEqual(4.9);
+    expect(report.timeline[0]!.t).toBeGreaterThan(0.9);
+    expect(report.timeline[0]!.t).toBeLessThan(2);
+  });
+
   it('counts the envelope status_number beside the HTTP status, so throttling (50006) shows', async () => {
     // The reference's `burst` key allows 5 requests a second: most of 40/s are throttled.
     const t = await target('burst');
