@@ -81,6 +81,8 @@ export function parseCapacityArgs(argv: Record<string, unknown>, env: KeyEnviron
   };
 }
 
+const verdictOf = (s: { held: boolean }): string => (s.held ? 'held' : 'failed');
+
 /** Runs the search, writes its reports, returns the exit code. */
 export async function runCapacityCommand(
   inv: CapacityInvocation,
@@ -95,7 +97,7 @@ export async function runCapacityCommand(
       onStep: (s) =>
         io.err(
           `step ${s.index} (${s.phase}) at ${n(s.load, 1)}: p99 ${n(s.latencyP99Ms, 3)} ms, ` +
-            `${s.generatorLimits.length ? `generator limit (${s.generatorLimits.join('; ')})` : s.held ? 'held' : 'failed'}\n`,
+            `${s.generatorLimits.length ? `generator limit (${s.generatorLimits.join('; ')})` : verdictOf(s)}\n`,
         ),
     });
   } finally {

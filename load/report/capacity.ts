@@ -90,7 +90,8 @@ export function renderCapacityHtml(r: CapacityReport): string {
   const cls = r.outcome === 'knee' || r.outcome === 'max-held' ? 'good' : 'bad';
   return page(
     `conform load capacity ${r.kind}`,
-    `<h1>conform load capacity ${esc(r.kind)}</h1><p class="${cls}"><b>${OUTCOME[r.outcome]}</b>: ${esc(r.reason)}</p>` +
+    `<h1>conform load capacity ${esc(r.kind)}</h1>` +
+      `<p class="${cls}"><b>${OUTCOME[r.outcome]}</b>: ${esc(r.reason)}</p>` +
       `${curve}<pre>${esc(formatCapacitySummary(r))}</pre>` +
       `<details><summary>Report data (JSON)</summary><pre>${esc(JSON.stringify(r, null, 2))}</pre></details>`,
   );

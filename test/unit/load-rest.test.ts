@@ -23,7 +23,7 @@ async function target(keyName: string): Promise<LoadTarget> {
 }
 
 describe('load rest', () => {
-  it('plots every second of the measured phase, the last partial one included: its seconds add up to every request', async () => {
+  it('plots every second of the measured phase, the last partial one too: they add up to every request', async () => {
     const t = await target('primary');
     const report = await runRest(t, { endpoint: 'pairs', rate: 300, durationMs: 5000, warmupMs: 1000, thresholds: [] });
     expect(report.requests).toBeGreaterThan(1000);

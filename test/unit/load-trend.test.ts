@@ -124,7 +124,8 @@ describe('the load history', () => {
       `import { appendHistory } from ${JSON.stringify(path.join(ROOT, 'load/trend/history.ts'))};\n` +
         `const who = process.argv[2];\n` +
         `for (let i = 0; i < 25; i++) await appendHistory(${JSON.stringify(file)}, {\n` +
-        `  time: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(), kind: 'rest', target: who, trustworthy: true,\n` +
+        `  time: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(), kind: 'rest', target: who,\n` +
+        `  trustworthy: true,\n` +
         `  reasons: '', loadAverage: 1, thresholds: [], labels: { writer: who }, metrics: { 'latency.p99': i } });\n`,
     );
     const run = (who: string): Promise<void> =>
@@ -162,7 +163,6 @@ describe('the load history', () => {
 const steady = (n: number, seed: number): number[] => series({ mean: 40, cv: 0.02 }, n, mulberry32(seed));
 
 describe('the regression judgement', () => {
-
   it('names the metric, the run the shift began at and its size with an interval', () => {
     const p99 = series({ mean: 40, cv: 0.02, shift: { from: 30, factor: 1.2 } }, 40, mulberry32(5));
     const t = judgeHistory(historyOf('rest', { 'latency.p99': p99, rps: steady(40, 6).map((v) => v * 5) }));
