@@ -215,28 +215,42 @@ export function parseLoadArgs(argv: Argv, env: KeyEnvironment = {}): LoadInvocat
   };
 }
 
-/** `--history FILE [--label NAME=VALUE…] [--judge [--min-effect P]]` of a fanout or rest run. */
-function historyArgs(argv: Argv, mode: LoadRunMode): Pick<LoadInvocation, 'history'> {
+/**
+ * `--history FILE [--judge [--min-effect P]]` and `--remote-write URL` of a fanout or rest run,
+ * each with the run's `--label NAME=VALUE`s.
+ */
+function historyArgs(argv: Argv, mode: LoadRunMode): Pick<LoadInvocation, 'history' | 'live'> {
   const file = str(argv.history);
-  const given = ['label', 'judge', 'min-effect'].filter((o) => argv[o] !== undefined && argv[o] !== false);
-  if (file === undefined) {
-    if (given.length) throw new LoadUsageError(`--${given[0]}: only with --history FILE`);
+  const url = str(argv['remote-write']);
+  const given = ['judge', 'min-effect'].filter((o) => argv[o] !== undefined && argv[o] !== false);
+  if (file === undefined && given.length) throw new LoadUsageError(`--${given[0]}: only with --history FILE`);
+  if (file === undefined && url === undefined) {
+    if (argv.label !== undefined) throw new LoadUsageError('--label: only with --history FILE or --remote-write URL');
     return {};
   }
-  if (mode === 'calibrate') throw new LoadUsageError('--history: calibrate measures the generator, not a target');
-  const labels = Array.isArray(argv.label)
-    ? argv.label.map(String)
-    : argv.label === undefined
-      ? []
-      : [String(argv.label)];
+  if (mode === 'calibrate')
+    throw new LoadUsageError('--history, --remote-write: calibrate measures the generator, not a target');
+  const labels = parseLabels(
+    (Array.isArray(argv.label) ? argv.label : argv.label === undefined ? [] : [argv.label]).map(String),
+  );
+  const minEffect = argv['min-effect'] === undefined ? {} : { minEffect: parseMinEffect(one(argv['min-effect'])) };
   return {
-    history: {
-      file,
-      labels: parseLabels(labels),
-      judge: Boolean(one(argv.judge)),
-      ...(argv['min-effect'] !== undefined ? { minEffect: parseMinEffect(one(argv['min-effect'])) } : {}),
-    },
+    ...(file === undefined ? {} : { history: { file, labels, judge: Boolean(one(argv.judge)), ...minEffect } }),
+    ...(url === undefined ? {} : { live: { url: parseRemoteWriteUrl(url), labels } }),
   };
+}
+
+/** `--remote-write URL`: an http or https URL (Prometheus: …/api/v1/write). */
+function parseRemoteWriteUrl(url: string): string {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new LoadUsageError(`--remote-write ${url}: not a URL; give e.g. http://127.0.0.1:9090/api/v1/write`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw new LoadUsageError(`--remote-write ${url}: must be an http or https URL`);
+  return u.href;
 }
 
 /** Turns argv of `conform load merge` into a MergeInvocation; throws LoadUsageError. */

@@ -104,7 +104,13 @@ export const HISTORY_OPTIONS = {
   label: {
     type: 'string',
     array: true,
-    describe: 'NAME=VALUE recorded with the run in the history, e.g. version=1.4.2',
+    describe: 'NAME=VALUE recorded with the run in the history and on its live metrics, e.g. version=1.4.2',
+  },
+  'remote-write': {
+    type: 'string',
+    describe:
+      'push live metrics every second with Prometheus remote write to this URL, e.g. ' +
+      'http://127.0.0.1:9090/api/v1/write (Prometheus with --web.enable-remote-write-receiver, Mimir, Grafana Cloud)',
   },
   judge: {
     type: 'boolean',
