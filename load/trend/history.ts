@@ -10,7 +10,8 @@
  * column the file lacks) while the other appends. O_APPEND alone makes only the write atomic.
  * The file is only ever added to, or replaced whole by a rename, so no earlier row is lost.
  */
-import { appendFile, readFile, rename, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 import lockfile from 'proper-lockfile';
@@ -227,6 +228,11 @@ async function locked<T>(file: string, fn: () => Promise<T>): Promise<T> {
  * with empty cells there, through a temporary file renamed over it.
  */
 export async function appendHistory(file: string, row: HistoryRow): Promise<void> {
+  try {
+    await mkdir(path.dirname(file), { recursive: true });
+  } catch (err) {
+    throw new HistoryError(`${file}: cannot make its folder (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
   await locked(file, async () => {
     const history = await readHistory(file);
     if (history.kind && history.kind !== row.kind)

@@ -66,7 +66,8 @@ describe('E-divisive means', () => {
 
 describe('the load history', () => {
   it('writes a header once and a row per run, every metric a column Otava reads by name', async () => {
-    const file = path.join(await tmp(), 'h.csv');
+    // A history in a folder that does not exist yet (a first night): the folder is made.
+    const file = path.join(await tmp(), 'load-history', 'h.csv');
     await appendHistory(file, row(40, { labels: { version: '1.4.2' } }));
     await appendHistory(file, row(41, { labels: { version: '1.4.3' } }));
     const text = await readFile(file, 'utf8');
