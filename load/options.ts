@@ -146,8 +146,12 @@ export const TREND_DEFAULTS = {
    * this many: E-divisive rarely splits off a segment this short at the end of a series.
    */
   tailRuns: 3,
-  /** One-sided significance of the newest runs' shift, over every length tested (Bonferroni). */
-  tailPValue: 0.005,
+  /**
+   * The chance that a night's verdict is a false regression, over every metric judged: a shift
+   * is a regression only when a one-sided test puts it at this divided by the metrics judged
+   * (Bonferroni), and the newest runs' test divides it again by the lengths it tries.
+   */
+  verdictPValue: 0.01,
   /** Runs a baseline segment needs before the newest ones are tested against it. */
   minBaseline: 5,
   /** Confidence of the interval given with a shift's size. */

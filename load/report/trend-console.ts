@@ -35,7 +35,9 @@ export function formatTrendSummary(t: TrendResult, file: string): string {
         ? `; left out, untrustworthy: ${t.untrustworthy.map((u) => `line ${u.line}`).join(', ')}`
         : ''),
     `judged: E-divisive means (p ≤ ${t.options.maxPValue}, window ${t.options.windowLength}) and the newest ` +
-      `2–${t.options.tailRuns} runs (p ≤ ${t.options.tailPValue}); minimum effect ${pct(t.options.minEffect)}`,
+      `2–${t.options.tailRuns} runs; an alarm at p ≤ ${t.options.verdictPValue} over ${t.metrics.length} metrics ` +
+      `(each ${(t.options.verdictPValue / Math.max(1, t.metrics.length)).toPrecision(2)}); ` +
+      `minimum effect ${pct(t.options.minEffect)}`,
   ];
   for (const m of t.metrics) {
     const newest = m.shifts.at(-1);

@@ -18,7 +18,13 @@ export interface TrendReport extends TrendResult {
   thresholds: string[];
 }
 
-const SHIFT_COLOR = { regression: '#c0392b', improvement: '#27ae60', 'within-minimum': '#999', change: '#999' };
+const SHIFT_COLOR = {
+  regression: '#c0392b',
+  improvement: '#27ae60',
+  'within-minimum': '#999',
+  'not-significant': '#999',
+  change: '#999',
+};
 
 /** A threshold's number when it names this metric (`latency.p99<250` on latency.p99 → 250). */
 function thresholdOn(expr: string, metric: string): number | null {

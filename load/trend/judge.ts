@@ -8,7 +8,7 @@ import { LOAD_METRICS, thresholdNames, type LoadKind, type LoadMetric } from '..
 import { TREND_DEFAULTS } from '../options.ts';
 import { changePoints } from './e-divisive.ts';
 import type { History, HistoryRow } from './history.ts';
-import { pooledTTest, summarize, welch, type Summary } from './t-test.ts';
+import { pooledTTest, studentOneSided, summarize, tCdf, welch, type Summary } from './t-test.ts';
 
 export type TrendOptions = { -readonly [K in keyof typeof TREND_DEFAULTS]: number } & {
   /** Only these metrics (threshold names); default every one with a bad direction. */
@@ -38,10 +38,14 @@ export interface Shift {
   low: number | null;
   high: number | null;
   /**
-   * `regression` / `improvement`: in the bad / good direction, and the interval reaches the minimum
-   * effect; `within-minimum`: real but shown smaller than it; `change`: a metric with no bad direction.
+   * `regression` / `improvement`: in the bad / good direction, significant at the verdict's level,
+   * and the interval reaches the minimum effect; `within-minimum`: real but shown smaller than it;
+   * `not-significant`: a change point not significant enough for an alarm over every metric judged;
+   * `change`: a metric with no bad direction.
    */
-  kind: 'regression' | 'improvement' | 'within-minimum' | 'change';
+  kind: 'regression' | 'improvement' | 'within-minimum' | 'not-significant' | 'change';
+  /** One-sided p-value of the shift's direction, against the verdict's level (`verdictPValue` / metrics). */
+  pDirection: number;
 }
 
 /** One metric's history judged. */
@@ -77,8 +81,9 @@ function rowOf(kind: LoadKind, name: string): LoadMetric {
 }
 
 /** What a shift is, from its size and interval, the metric's bad direction and the minimum effect. */
-function kindOf(s: Omit<Shift, 'kind'>, worse: LoadMetric['worse'], minEffect: number): Shift['kind'] {
+function kindOf(s: Omit<Shift, 'kind'>, worse: LoadMetric['worse'], minEffect: number, alpha: number): Shift['kind'] {
   if (worse === 'none') return 'change';
+  if (!(s.pDirection <= alpha)) return 'not-significant';
   const up = s.after.mean > s.before.mean;
   const bad = worse === 'up' ? up : !up;
   // Against a baseline of 0 (no errors, no loss) any significant change is beyond every minimum.
@@ -92,13 +97,20 @@ function kindOf(s: Omit<Shift, 'kind'>, worse: LoadMetric['worse'], minEffect: n
 function shiftAt(
   values: readonly number[],
   span: { from: number; at: number; to: number },
-  o: { by: Shift['by']; p: number; run: RunRef; worse: LoadMetric['worse'] } & TrendOptions,
+  o: { by: Shift['by']; p: number; run: RunRef; worse: LoadMetric['worse']; alpha: number } & TrendOptions,
 ): Shift {
   const before = summarize(values.slice(span.from, span.at));
   const after = summarize(values.slice(span.at, span.to));
   const w = welch(before, after, o.worse === 'down' ? 'down' : 'up', o.confidence);
   const rel = (v: number): number | null => (before.mean === 0 ? null : v / Math.abs(before.mean));
+  // E-divisive chose where to split among the segment's runs, so the best of that many splits is
+  // tested: its p-value is multiplied by them (Bonferroni); the newest runs' test chose among its
+  // lengths and is corrected already.
+  const positions = o.by === 'e-divisive' ? Math.max(1, span.to - span.from - 1) : 1;
+  const raw = o.by === 'e-divisive' ? studentOneSided(before, after, after.mean >= before.mean ? 'up' : 'down') : o.p;
+  const pDirection = Math.min(1, raw * positions);
   const s = {
+    pDirection,
     at: span.at,
     by: o.by,
     run: o.run,
@@ -109,28 +121,31 @@ function shiftAt(
     low: rel(w.low),
     high: rel(w.high),
   };
-  return { ...s, kind: kindOf(s, o.worse, o.minEffect) };
+  return { ...s, kind: kindOf(s, o.worse, o.minEffect, o.alpha) };
 }
 
 /**
- * The newest runs as a segment of their own: the last k runs (2 ≤ k ≤ tailRuns) against the
- * segment before them, one-sided in the bad direction, every one of them on the bad side of that
- * segment's mean (a blip and a normal night are not a shift). The smallest p-value, corrected for
- * the lengths tried; undefined when none is significant.
+ * The newest runs as a segment of their own: each of the last k runs (2 ≤ k ≤ tailRuns) beyond
+ * the segment before them in the bad direction, tested by the least shifted of them: under no
+ * change, k runs all that far out is the chance for one raised to the k (each standardised against
+ * the baseline's mean and spread, as a new value's prediction interval is). One run that jumped and
+ * one that did not is not a shift. The smallest p-value, corrected for the lengths tried.
  */
-function newestRuns(values: readonly number[], from: number, worse: 'up' | 'down', o: TrendOptions) {
+function newestRuns(values: readonly number[], from: number, worse: 'up' | 'down', o: TrendOptions, alpha: number) {
   const tried: { at: number; p: number }[] = [];
   for (let k = 2; k <= o.tailRuns; k++) {
     const at = values.length - k;
     if (at - from < o.minBaseline) break;
-    const before = summarize(values.slice(from, at));
-    const tail = values.slice(at);
-    if (!tail.every((v) => (worse === 'up' ? v > before.mean : v < before.mean))) continue;
-    tried.push({ at, p: welch(before, summarize(tail), worse, o.confidence).p });
+    const base = summarize(values.slice(from, at));
+    const sd = base.std * Math.sqrt(base.n / (base.n - 1)) * Math.sqrt(1 + 1 / base.n);
+    const sign = worse === 'up' ? 1 : -1;
+    const least = Math.min(...values.slice(at).map((v) => sign * (v - base.mean)));
+    const p = sd > 0 ? (1 - tCdf(least / sd, base.n - 1)) ** k : least > 0 ? 0 : 1;
+    tried.push({ at, p });
   }
   const lengths = Math.max(1, o.tailRuns - 1);
-  const best = tried.reduce<{ at: number; p: number } | undefined>((a, b) => (!a || b.p < a.p ? b : a), undefined);
-  return best && best.p * lengths <= o.tailPValue ? { at: best.at, p: best.p * lengths } : undefined;
+  const best = tried.reduce<{ at: number; p: number } | undefined>((x, y) => (!x || y.p < x.p ? y : x), undefined);
+  return best && best.p * lengths <= alpha ? { at: best.at, p: best.p * lengths } : undefined;
 }
 
 /**
@@ -138,7 +153,7 @@ function newestRuns(values: readonly number[], from: number, worse: 'up' | 'down
  * one run (a blip between two change points, or the newest run alone: not persistent yet), each
  * retested against its new neighbours and kept while significant; then the newest runs' test.
  */
-function persistentShifts(values: readonly number[], worse: LoadMetric['worse'], o: TrendOptions) {
+function persistentShifts(values: readonly number[], worse: LoadMetric['worse'], o: TrendOptions, alpha: number) {
   const cps = changePoints(values, { windowLength: o.windowLength, maxPValue: o.maxPValue, minMagnitude: 0 });
   let at = cps.map((c) => c.index);
   at = at.filter((x, i) => (at[i + 1] ?? values.length) - x >= 2);
@@ -150,14 +165,14 @@ function persistentShifts(values: readonly number[], worse: LoadMetric['worse'],
     if (p <= o.maxPValue) found.push({ at: at[i]!, p, by: 'e-divisive' });
   }
   if (worse !== 'none') {
-    const tail = newestRuns(values, found.at(-1)?.at ?? 0, worse, o);
+    const tail = newestRuns(values, found.at(-1)?.at ?? 0, worse, o, alpha);
     if (tail && !found.some((f) => f.at >= tail.at)) found.push({ ...tail, by: 'newest-runs' });
   }
   return found;
 }
 
 /** Judges one metric of the history's trusted runs. */
-function judgeMetric(history: History, name: string, o: TrendOptions): MetricTrend {
+function judgeMetric(history: History, name: string, o: TrendOptions, alpha: number): MetricTrend {
   const kind = history.kind!;
   const m = rowOf(kind, name);
   const rows = history.rows.filter((r) => r.trustworthy && r.metrics[name] !== null && r.metrics[name] !== undefined);
@@ -165,13 +180,13 @@ function judgeMetric(history: History, name: string, o: TrendOptions): MetricTre
   const values = points.map((p) => p.value);
   const base = { metric: name, unit: m.unit, worse: m.worse, points, excluded: history.rows.length - rows.length };
   if (values.length < o.minBaseline) return { ...base, shifts: [], verdict: 'too-few-runs' };
-  const found = persistentShifts(values, m.worse, o);
+  const found = persistentShifts(values, m.worse, o, alpha);
   const ref = (r: HistoryRow & { line: number }): RunRef => ({ line: r.line, time: r.time, labels: r.labels });
   const shifts = found.map((f, i) =>
     shiftAt(
       values,
       { from: found[i - 1]?.at ?? 0, at: f.at, to: found[i + 1]?.at ?? values.length },
-      { ...o, by: f.by, p: f.p, run: ref(rows[f.at]!), worse: m.worse },
+      { ...o, by: f.by, p: f.p, run: ref(rows[f.at]!), worse: m.worse, alpha },
     ),
   );
   const newest = shifts.at(-1);
@@ -192,7 +207,9 @@ export function judgeHistory(history: History, options: Partial<TrendOptions> = 
     .filter((r) => !r.trustworthy)
     .map((r) => ({ line: r.line, time: r.time, reasons: r.reasons }));
   const names = history.kind ? (o.metrics ?? judgedMetrics(history.kind)) : [];
-  const metrics = names.map((n) => judgeMetric(history, n, o));
+  // Each metric's share of the verdict's false-alarm chance (Bonferroni over the metrics judged).
+  const alpha = o.verdictPValue / Math.max(1, names.length);
+  const metrics = names.map((n) => judgeMetric(history, n, o, alpha));
   return {
     kind: history.kind,
     runs: history.rows.length,

@@ -46,6 +46,24 @@ export function pooledTTest(a: Summary, b: Summary): number {
   return 2 * (1 - tCdf(Math.abs(diff / se), df));
 }
 
+/**
+ * Student's one-sided test of whether `after` is larger (`up`) or smaller (`down`) than `before`,
+ * pooled variance from the sample variances: the two segments around a shift are taken to vary
+ * alike, which keeps its degrees of freedom (n₁ + n₂ − 2) when the newer one has two or three runs.
+ */
+export function studentOneSided(before: Summary, after: Summary, direction: 'up' | 'down'): number {
+  const df = before.n + after.n - 2;
+  if (before.n === 0 || after.n === 0 || df <= 0) return 1;
+  // n·std² is (n − 1) times the sample variance.
+  const pooled = (before.n * before.std ** 2 + after.n * after.std ** 2) / df;
+  const diff = after.mean - before.mean;
+  const se = Math.sqrt(pooled * (1 / before.n + 1 / after.n));
+  const worse = direction === 'up' ? diff > 0 : diff < 0;
+  if (se === 0) return worse ? 0 : 1;
+  const t = diff / se;
+  return direction === 'up' ? 1 - tCdf(t, df) : tCdf(t, df);
+}
+
 /** Sample variance (n − 1) from a population-std summary. */
 const sampleVar = (s: Summary): number => (s.n >= 2 ? (s.std ** 2 * s.n) / (s.n - 1) : 0);
 
