@@ -6,6 +6,7 @@
 import type { Argv, Options } from 'yargs';
 import { parseCapacityArgs, runCapacityCommand } from '../../load/capacity/invocation.ts';
 import { CAPACITY_DEFAULTS } from '../../load/options.ts';
+import { UsageError } from '../../src/errors.ts';
 import type { Command } from './command.ts';
 import {
   answeringBadInput,
@@ -89,6 +90,8 @@ export const loadCapacityCommand: Command = {
   command: 'capacity',
   describe: 'where the service breaks: doubling then bisecting the load until an SLO fails',
   builder: (y: Argv) => y,
-  run: async () => 2,
+  run: async () => {
+    throw new UsageError('conform load capacity: name the load to search, fanout or rest');
+  },
   subcommands: [capacityFanout, capacityRest],
 };
