@@ -369,7 +369,7 @@ try {
     const perConn = fan.generator.memoryPerConnectionBytes;
     console.log(
       `  connected ${fan.connected}/${RAMP_CLIENTS}, opened at ${fan.achievedRampRate} conn/s ` +
-        `(ramp phase ${fan.rampMs} ms), connect p99 ${distributionOf('fanout', fan, 'connect')?.p99} ms`,
+        `(first to last in ${fan.rampMs} ms), connect p99 ${distributionOf('fanout', fan, 'connect')?.p99} ms`,
     );
     console.log(
       `  refused ${JSON.stringify(fan.refusals)}, connect errors ${JSON.stringify(fan.connectErrors)}, ` +

@@ -54,23 +54,28 @@ export interface CapacityReport extends CapacityResult {
   };
 }
 
-/**
- * Why the REST generator, not the target, limited a step: its event loop or busy share, or
- * requests sent late although a connection was free (late requests that waited for a connection
- * waited on the target's answers, which is the target's limit).
- */
+/** Why the REST generator was saturated in a step: its event loop held up, or busy. */
 export function restGeneratorLimits(r: RestReport): string[] {
   const out: string[] = [];
   if (r.generator.eventLoopDelayP99Ms > SATURATION.eventLoopDelayP99Ms)
     out.push(`event-loop delay p99 ${r.generator.eventLoopDelayP99Ms} ms > ${SATURATION.eventLoopDelayP99Ms} ms`);
   if (r.generator.cpuPercent > SATURATION.cpuPercent)
     out.push(`busy ${r.generator.cpuPercent}% > ${SATURATION.cpuPercent}%`);
-  if (r.scheduled > 0 && r.lateOnOwn / r.scheduled > REST_SATURATION.lateShare)
-    out.push(
-      `${r.lateOnOwn} of ${r.scheduled} requests sent more than ${r.lateMs} ms late with a connection free ` +
-        `(> ${REST_SATURATION.lateShare * 100}%)`,
-    );
   return out;
+}
+
+/**
+ * How the REST generator fell behind in a step without being saturated: requests sent late
+ * although a connection was free (late requests that waited for a connection waited on the
+ * target's answers, which is the target's limit, not the generator's).
+ */
+export function restGeneratorLag(r: RestReport): string[] {
+  return r.scheduled > 0 && r.lateOnOwn / r.scheduled > REST_SATURATION.lateShare
+    ? [
+        `${r.lateOnOwn} of ${r.scheduled} requests sent more than ${r.lateMs} ms late with a connection free ` +
+          `(> ${REST_SATURATION.lateShare * 100}%)`,
+      ]
+    : [];
 }
 
 /** The step runner of a mode against a started target. */
@@ -81,6 +86,8 @@ export function stepRunner(target: LoadTarget, o: CapacityOptions): StepRunner {
       return {
         metrics: restMetrics(r),
         generatorLimits: restGeneratorLimits(r),
+        generatorLag: restGeneratorLag(r),
+        generatorLagMs: r.ownSendLagMs?.p99 ?? null,
         latencyP50Ms: r.latencyMs.p50,
         latencyP99Ms: r.latencyMs.p99,
         achieved: r.rps,

@@ -12,8 +12,19 @@ import { evaluateThresholds, type Threshold, type ThresholdResult } from '../thr
 export interface StepOutcome {
   /** Flat metric values (load/metrics.ts names) the SLOs are judged on. */
   metrics: Record<string, number | null>;
-  /** Why the generator, not the service, limited this step (empty: it kept up). */
+  /**
+   * Why the generator, not the service, limited this step (empty: it kept up): it was saturated
+   * (its event loop held up or busy), so the load asked was not the load sent.
+   */
   generatorLimits: string[];
+  /**
+   * How the generator fell behind without being saturated (requests sent late): its lag is then in
+   * the latency measured. A step that held despite it held (the service did at least as well); a
+   * step that failed with it cannot tell whose failure it was, so it counts as the generator's.
+   */
+  generatorLag?: string[];
+  /** The generator's own lag in the step (its late sends' p99, ms): what it may have added to latency. */
+  generatorLagMs?: number | null;
   /** Latency p50 and p99 of the step, ms, for the latency-against-load curve. */
   latencyP50Ms: number | null;
   latencyP99Ms: number | null;
@@ -69,6 +80,29 @@ export interface CapacityResult {
   reason: string;
 }
 
+/**
+ * What a step's figures say: its SLOs, whether the generator limited it, whether it held. A failure
+ * the generator's lag may explain (every SLO would hold with that lag taken off the latency) is
+ * the generator's; one that fails even without it is the service's, lag or no lag.
+ */
+function judgeStep(out: StepOutcome, slos: readonly Threshold[]): StepOutcome & Pick<CapacityStep, 'slos' | 'held'> {
+  const judged = evaluateThresholds(slos, out.metrics);
+  const ok = judged.every((x) => x.ok);
+  const lagMs = out.generatorLagMs ?? Number.POSITIVE_INFINITY;
+  const withoutLag = Object.fromEntries(
+    Object.entries(out.metrics).map(([k, v]) => [
+      k,
+      k.startsWith('latency.') && v !== null ? Math.max(0, v - lagMs) : v,
+    ]),
+  );
+  const explained = evaluateThresholds(slos, withoutLag).every((x) => x.ok);
+  const lagged = !ok && out.generatorLimits.length === 0 && out.generatorLag?.length && explained;
+  const generatorLimits = lagged
+    ? out.generatorLag!.map((l) => `${l}, and an SLO failed with that lag in its figures`)
+    : out.generatorLimits;
+  return { ...out, generatorLimits, slos: judged, held: generatorLimits.length === 0 && ok };
+}
+
 /** Runs the search; `now` is the clock the time bound is read on. */
 export async function searchCapacity(
   runStep: StepRunner,
@@ -87,16 +121,7 @@ export async function searchCapacity(
   const step = async (load: number, phase: CapacityStep['phase']): Promise<CapacityStep> => {
     const t = now();
     const out = await runStep(load);
-    const slos = evaluateThresholds(o.slos, out.metrics);
-    const s: CapacityStep = {
-      ...out,
-      index: steps.length + 1,
-      phase,
-      load,
-      slos,
-      held: out.generatorLimits.length === 0 && slos.every((x) => x.ok),
-      ms: now() - t,
-    };
+    const s: CapacityStep = { ...judgeStep(out, o.slos), index: steps.length + 1, phase, load, ms: now() - t };
     steps.push(s);
     o.onStep?.(s);
     return s;

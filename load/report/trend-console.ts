@@ -24,6 +24,18 @@ export function shiftLine(m: Pick<MetricTrend, 'unit'>, s: Shift, confidence: nu
   return `${size} since ${runName(s)}, p=${s.p.toPrecision(2)} (${s.by})`;
 }
 
+/** Line numbers as ranges: 2, 4–8, 11. */
+export function lineRanges(lines: readonly number[]): string {
+  const out: string[] = [];
+  for (let i = 0; i < lines.length; ) {
+    let j = i;
+    while (j + 1 < lines.length && lines[j + 1] === lines[j]! + 1) j++;
+    out.push(j > i ? `${lines[i]}–${lines[j]}` : String(lines[i]));
+    i = j + 1;
+  }
+  return out.join(', ');
+}
+
 const smallShift = (m: MetricTrend): string => `${m.metric} ${pct(m.shifts.at(-1)!.change)}`;
 
 /** The console summary: the verdict, then each regression and improvement, then what was left out. */
@@ -32,7 +44,8 @@ export function formatTrendSummary(t: TrendResult, file: string): string {
   const lines = [
     `conform load trend — ${file}: ${t.runs} runs of ${t.kind ?? 'no kind yet'}, ${t.trusted} trusted` +
       (t.untrustworthy.length
-        ? `; left out, untrustworthy: ${t.untrustworthy.map((u) => `line ${u.line}`).join(', ')}`
+        ? `; left out, untrustworthy: ${t.untrustworthy.length} ` +
+          `(lines ${lineRanges(t.untrustworthy.map((u) => u.line))})`
         : ''),
     `judged: E-divisive means (p ≤ ${t.options.maxPValue}, window ${t.options.windowLength}) and the newest ` +
       `2–${t.options.tailRuns} runs; an alarm at p ≤ ${t.options.verdictPValue} over ${t.metrics.length} metrics ` +

@@ -25,6 +25,8 @@ export interface OpenModelResult {
   latency: Histogram;
   /** Actual send (the request written to a socket) − intended send time, µs. */
   sendLag: Histogram;
+  /** The same for the requests that found a connection free: the generator's own lag, µs. */
+  ownSendLag: Histogram;
   /** Requests whose intended time fell in the measured phase. */
   scheduled: number;
   completed: number;
@@ -58,6 +60,7 @@ const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'
 class OpenModelRun {
   readonly latency = createHistogram();
   readonly sendLag = createHistogram();
+  readonly ownSendLag = createHistogram();
   /** This second's latencies, for the timeline. */
   private readonly second = createHistogram();
   readonly counts = {
@@ -135,6 +138,7 @@ class OpenModelRun {
         if (!measured) return;
         const lagUs = Math.max(0, Math.round((performance.now() - intendedAbs) * 1000));
         this.sendLag.recordValue(lagUs);
+        if (!waited) this.ownSendLag.recordValue(lagUs);
         if (lagUs > plan.lateMs * 1000) {
           counts.late++;
           if (!waited) counts.lateOnOwn++;
@@ -285,6 +289,7 @@ export async function runOpenModel(plan: OpenModelPlan): Promise<OpenModelResult
   return {
     latency: run.latency,
     sendLag: run.sendLag,
+    ownSendLag: run.ownSendLag,
     ...run.counts,
     timeline: run.timeline,
     measuredMs: Math.min(measuredMs, plan.durationMs),

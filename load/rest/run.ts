@@ -74,6 +74,8 @@ export interface RestReport {
   latencyMs: Percentiles;
   /** Open model: actual send − intended send time (the generator's own lag). */
   sendLagMs: Percentiles | null;
+  /** Open model: the same for the requests that found a connection free (no wait on the target in it). */
+  ownSendLagMs: Percentiles | null;
   /** Requests sent more than `lateMs` after their intended time. */
   late: number;
   /** Of those, the ones that found a connection free: the generator's own lag, not the target's. */
@@ -144,7 +146,10 @@ export function resolveRestOptions(
 type ResolvedRestOptions = ReturnType<typeof resolveRestOptions>;
 
 /** What either model measured, the closed one with the open model's schedule figures at zero. */
-type ModelResult = Omit<OpenModelResult, 'sendLag'> & { sendLag: OpenModelResult['sendLag'] | null };
+type ModelResult = Omit<OpenModelResult, 'sendLag' | 'ownSendLag'> & {
+  sendLag: OpenModelResult['sendLag'] | null;
+  ownSendLag: OpenModelResult['ownSendLag'] | null;
+};
 
 /** The request paths, used in turn: the price of each pair, or one page of pairs, under the base URL's path. */
 function requestPaths(base: URL, endpoint: string, pairs: readonly string[]): string[] {
@@ -167,6 +172,7 @@ async function runModel(o: ResolvedRestOptions, plan: RestPlan): Promise<ModelRe
       waitedForConnection: 0,
       dropped: 0,
       sendLag: null,
+      ownSendLag: null,
     };
   return runOpenModel({ ...plan, rate: o.rate, arrival: o.arrival, seed: o.seed, lateMs: REST_SATURATION.lateMs });
 }
@@ -237,6 +243,7 @@ function restReport(
     rps: Math.round((m.completed * 1000) / m.measuredMs),
     latencyMs: summarize(m.latency),
     sendLagMs: m.sendLag ? summarize(m.sendLag) : null,
+    ownSendLagMs: m.ownSendLag ? summarize(m.ownSendLag) : null,
     late: m.late,
     lateOnOwn: m.lateOnOwn,
     lateMs: REST_SATURATION.lateMs,
@@ -299,5 +306,6 @@ export async function runRest(target: LoadTarget, options: RestOptions = {}): Pr
   const report = restReport(target, o, { startedAt, pairs, m, statusNumbers });
   m.latency.destroy();
   m.sendLag?.destroy();
+  m.ownSendLag?.destroy();
   return { ...report, thresholds: evaluateThresholds(thresholds, restMetrics(report)) };
 }

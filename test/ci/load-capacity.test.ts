@@ -20,10 +20,12 @@ describe('conform load capacity', () => {
       `${KNEE}/s`,
       '--slo',
       'latency.p99<50',
+      '--start',
+      '100',
       '--max-rate',
       '1600',
       '--step-duration',
-      '3s',
+      '4s',
       '--step-warmup',
       '1s',
       '--report',
@@ -68,7 +70,8 @@ describe('conform load capacity', () => {
       });
       expect(report.outcome).toBe('generator-limit');
       expect(report.capacity).toBeNull();
-      expect(report.steps.at(-1)!.load).toBe(200);
+      // It stops at the first step whose generator is the limit: 200 at the latest.
+      expect(report.steps.at(-1)!.load).toBeLessThanOrEqual(200);
       expect(report.steps.at(-1)!.generatorLimits.join('; ')).toMatch(
         /event-loop delay p99|late with a connection free/,
       );

@@ -55,6 +55,20 @@ describe('the capacity search', () => {
     expect(r.reason).toMatch(/the generator, not the service, was the limit at 200: busy 97% > 90%/);
   });
 
+  it('counts a step that held with the generator lagging as held, one that failed with it as its', async () => {
+    const lagging = service(400);
+    const run = async (load: number): Promise<StepOutcome> => ({
+      ...(await lagging.run(load)),
+      ...(load >= 100 ? { generatorLag: ['4 of 150 requests sent more than 5 ms late'] } : {}),
+    });
+    const r = await searchCapacity(run, options());
+    expect(r.steps.slice(0, 4).map((s) => s.held)).toEqual([true, true, true, true]);
+    expect(r.outcome).toBe('generator-limit');
+    expect(r.steps.at(-1)!.load).toBe(800);
+    expect(r.reason).toMatch(/4 of 150 requests sent more than 5 ms late, and an SLO failed with that lag/);
+    expect(r.heldBelowGeneratorLimit).toBe(400);
+  });
+
   it('says every SLO held up to the maximum, and stops there', async () => {
     const r = await searchCapacity(service(10_000).run, options({ max: 300 }));
     expect(r.outcome).toBe('max-held');
