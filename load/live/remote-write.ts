@@ -70,6 +70,8 @@ export class LivePusher {
         labels: { __name__: promName(name, this.units(name)), ...sorted },
         samples: [{ value, timestamp: now }],
       }));
+    // Nothing measured yet (the target still starting): nothing to send.
+    if (!series.length) return;
     try {
       const r = await pushTimeseries(series, {
         url: this.status.url,
