@@ -340,8 +340,8 @@ describe('load fanout: the report says which seconds its figures come from', () 
       clients: 21,
       pair: [PAIR],
       workers: 2,
-      durationMs: 2000,
-      warmupMs: 1000,
+      durationMs: 1000,
+      warmupMs: 500,
       rampRate: 20,
       tickMs: 250,
     });
@@ -352,10 +352,10 @@ describe('load fanout: the report says which seconds its figures come from', () 
     expect((report.achievedRampRate * report.rampMs) / 1000).toBeGreaterThan(17);
     expect((report.achievedRampRate * report.rampMs) / 1000).toBeLessThan(23);
     // The measured phase began after the ramp and the warm-up, and lasted the duration.
-    expect(report.measuredPhase.fromS).toBeGreaterThanOrEqual(2);
-    expect(report.measuredPhase.toS - report.measuredPhase.fromS).toBeGreaterThanOrEqual(2);
+    expect(report.measuredPhase.fromS).toBeGreaterThanOrEqual(1.5);
+    expect(report.measuredPhase.toS - report.measuredPhase.fromS).toBeGreaterThanOrEqual(1);
     expect(formatFanoutSummary(report)).toMatch(
-      /ramp 1\.\d s at \d+ conn\/s \(first to last connection\); measured 2\.\d s, from \d+\.\d s to \d+\.\d s after/,
+      /ramp [\d.]+ s at \d+ conn\/s \(first to last connection\); measured [\d.]+ s, from [\d.]+ s to [\d.]+ s after/,
     );
   });
 

@@ -8,8 +8,7 @@ import { appendHistory, parseHistory, readHistory, type HistoryRow } from '../..
 import { judgeHistory } from '../../load/trend/judge.ts';
 import { HistoryError } from '../../src/errors.ts';
 import { ROOT } from '../helpers/conform-cli.ts';
-import { loadCli } from '../helpers/load-cli.ts';
-import { historyOf, mulberry32, series, writeHistoryCsv } from '../helpers/trend-series.ts';
+import { historyOf, mulberry32, series } from '../helpers/trend-series.ts';
 
 const tmp = (): Promise<string> => mkdtemp(path.join(tmpdir(), 'conform-trend-'));
 
@@ -215,34 +214,5 @@ describe('the regression judgement', () => {
     expect(t.regressions).toEqual([]);
     expect(t.untrustworthy.map((u) => u.line)).toEqual([30, 31]);
     expect(t.metrics.find((m) => m.metric === 'latency.p99')!.excluded).toBe(2);
-  });
-});
-
-describe('conform load trend', () => {
-  it('exits 1 naming the regression, 0 on a steady history, 2 on a damaged line', async () => {
-    const dir = await tmp();
-    const regressed = path.join(dir, 'regressed.csv');
-    const p99 = series({ mean: 40, cv: 0.02, shift: { from: 30, factor: 1.25 } }, 34, mulberry32(12));
-    await writeHistoryCsv(regressed, historyOf('rest', { 'latency.p99': p99 }));
-    const r = await loadCli(['load', 'trend', '--history', regressed, '--report', 'console,json,html', '--out', dir]);
-    expect(r.code).toBe(1);
-    expect(r.out).toMatch(/REGRESSION latency\.p99: \+2\d\.\d % \[\+\d+\.\d %, \+\d+\.\d %\]/);
-    expect(r.out).toMatch(/since the run of 2026-01-31T00:00:00\.000Z \(line 32, night=31\)/);
-    const html = await readFile(path.join(dir, 'load-trend-rest.html'), 'utf8');
-    expect(html).toContain('latency.p99: regression');
-    expect(html).toMatch(/<line class="vline"[^>]*><title>regression: /);
-    expect(JSON.parse(await readFile(path.join(dir, 'load-trend-rest.json'), 'utf8')).regressions).toEqual([
-      'latency.p99',
-    ]);
-
-    const steadyFile = path.join(dir, 'steady.csv');
-    await writeHistoryCsv(steadyFile, historyOf('rest', { 'latency.p99': steady(34, 13) }));
-    expect((await loadCli(['load', 'trend', '--history', steadyFile, '--report', 'console'])).code).toBe(0);
-
-    await writeFile(steadyFile, `${await readFile(steadyFile, 'utf8')}not,a,row\n`);
-    const bad = await loadCli(['load', 'trend', '--history', steadyFile]);
-    expect(bad.code).toBe(2);
-    expect(bad.err.trim().split('\n')).toHaveLength(1);
-    expect(bad.err).toMatch(/steady\.csv line 36: 3 fields where the header has/);
   });
 });
