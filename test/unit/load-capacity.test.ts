@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { searchCapacity, type SearchOptions, type StepOutcome } from '../../load/capacity/search.ts';
 import { parseCapacityArgs } from '../../load/capacity/invocation.ts';
 import { parseThresholds } from '../../load/thresholds.ts';
+import { resolveConfig, startReferenceServer } from '../../reference/index.ts';
+import { API_KEY_HEADER } from '../../src/spec.ts';
 
 /** A service whose latency p99 is 5 ms up to `knee` and grows past it; the generator's own limit at `genLimit`. */
 function service(knee: number, genLimit = Number.POSITIVE_INFINITY) {
@@ -99,6 +101,32 @@ describe('the capacity search', () => {
     );
     expect(timed.outcome).toBe('budget');
     expect(timed.steps).toHaveLength(3);
+  });
+});
+
+describe('the reference at a fixed service rate', () => {
+  it('answers REST one request each 1/rate s in arrival order, so past the rate requests queue', async () => {
+    const server = await startReferenceServer({ config: { restServiceRate: 50 } });
+    try {
+      const key = server.profile.keys.primary.key;
+      const t0 = performance.now();
+      // Ten at once against 50 a second: the last answered 10 × 20 ms after they arrived.
+      const done = await Promise.all(
+        Array.from({ length: 10 }, () =>
+          fetch(`${server.restUrl}/v1/pairs`, { headers: { [API_KEY_HEADER]: key } }).then(async (r) => {
+            await r.text();
+            return performance.now() - t0;
+          }),
+        ),
+      );
+      expect(Math.max(...done)).toBeGreaterThanOrEqual(190);
+      expect(Math.min(...done)).toBeGreaterThanOrEqual(19);
+    } finally {
+      await server.close();
+    }
+    expect(() => resolveConfig({ restServiceRate: -1 })).toThrow(
+      /restServiceRate: must be a number of requests per second/,
+    );
   });
 });
 
