@@ -36,3 +36,41 @@ describe('conform load trend', () => {
     expect(bad.err).toMatch(/steady\.csv line 36: 3 fields where the header has/);
   });
 });
+
+describe('conform load rest --history --judge', () => {
+  it('appends the run, judges the history with it, and stops at a damaged line without losing a row', async () => {
+    const dir = await tmp();
+    const file = path.join(dir, 'history', 'rest.csv');
+    const run = (): ReturnType<typeof loadCli> =>
+      loadCli([
+        'load',
+        'rest',
+        '--rate',
+        '50',
+        '--duration',
+        '1s',
+        '--warmup',
+        '0',
+        '--history',
+        file,
+        '--label',
+        'version=1.4.2',
+        '--judge',
+        '--report',
+        'console',
+        '--out',
+        dir,
+      ]);
+    const first = await run();
+    expect(first.code, first.err).toBe(0);
+    expect(first.out).toMatch(/appended to .*rest\.csv/);
+    expect(first.out).toMatch(/conform load trend — .*rest\.csv: 1 runs of rest/);
+    expect(first.out).toMatch(/verdict: no regression in the newest runs/);
+    const text = await readFile(file, 'utf8');
+    await writeFile(file, `${text}2026-01-01T00:00:00.000Z,rest,emb`);
+    const damaged = await run();
+    expect(damaged.code).toBe(2);
+    expect(damaged.err.trim()).toMatch(/rest\.csv line 3: the line does not end/);
+    expect(await readFile(file, 'utf8')).toBe(`${text}2026-01-01T00:00:00.000Z,rest,emb`);
+  });
+});
