@@ -7,6 +7,8 @@ import { escapeHtml as esc } from '../../reports/write.ts';
 import type { GithubEnvironment } from '../../src/conform.ts';
 import type { MetricTrend, TrendResult } from '../trend/judge.ts';
 import { page } from './html.ts';
+import type { LoadKind } from '../metrics.ts';
+import { parseThreshold } from '../thresholds.ts';
 import { lineChart, type ChartMarks, type Series } from './svg.ts';
 import { formatTrendSummary, shiftLine } from './trend-console.ts';
 
@@ -27,9 +29,14 @@ const SHIFT_COLOR = {
 };
 
 /** A threshold's number when it names this metric (`latency.p99<250` on latency.p99 → 250). */
-function thresholdOn(expr: string, metric: string): number | null {
-  const m = /^\s*([a-z_][a-z0-9_.]*)\s*(?:<=|>=|==|!=|<|>)\s*(-?\d+(?:\.\d+)?)\s*$/i.exec(expr);
-  return m && m[1] === metric ? Number(m[2]) : null;
+function thresholdOn(expr: string, metric: string, kind: LoadKind): number | null {
+  try {
+    const t = parseThreshold(expr, kind);
+    return t.metric === metric ? t.value : null;
+  } catch {
+    // A threshold this version does not know (the history is older or newer): not drawn.
+    return null;
+  }
 }
 
 /** The segments' means as a stepped series: each segment's mean over its runs. */
@@ -45,7 +52,7 @@ function segmentMeans(m: MetricTrend): Series {
 }
 
 /** One metric's chart: runs by their number in the history's trusted runs. */
-function metricChart(m: MetricTrend, thresholds: readonly string[]): string {
+function metricChart(m: MetricTrend, thresholds: readonly string[], kind: LoadKind): string {
   const marks: ChartMarks = {
     vlines: [
       ...m.shifts.map((s) => ({
@@ -58,7 +65,7 @@ function metricChart(m: MetricTrend, thresholds: readonly string[]): string {
         : []),
     ],
     hlines: thresholds
-      .map((t) => ({ t, y: thresholdOn(t, m.metric) }))
+      .map((t) => ({ t, y: thresholdOn(t, m.metric, kind) }))
       .filter((h): h is { t: string; y: number } => h.y !== null)
       .map((h) => ({ y: h.y, label: `threshold ${h.t}`, color: '#e67e22' })),
   };
@@ -90,7 +97,7 @@ export function renderTrendHtml(r: TrendReport): string {
       `<p class="empty">Each chart: the trusted runs in order (dots), the mean of each segment between change ` +
       `points, the change points (red: regression, green: improvement, grey: smaller than the minimum effect), ` +
       `the newest run (blue) and the thresholds of the newest run (orange).</p>` +
-      metrics.map((m) => metricChart(m, r.thresholds)).join(''),
+      metrics.map((m) => metricChart(m, r.thresholds, r.kind ?? 'rest')).join(''),
   );
 }
 

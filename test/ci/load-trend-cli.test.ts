@@ -13,7 +13,9 @@ describe('conform load trend', () => {
     const dir = await tmp();
     const regressed = path.join(dir, 'regressed.csv');
     const p99 = series({ mean: 40, cv: 0.02, shift: { from: 30, factor: 1.25 } }, 34, mulberry32(12));
-    await writeHistoryCsv(regressed, historyOf('rest', { 'latency.p99': p99 }));
+    const h = historyOf('rest', { 'latency.p99': p99 });
+    for (const row of h.rows) row.thresholds = ['latency.p99<45', 'errors==0'];
+    await writeHistoryCsv(regressed, h);
     const r = await loadCli(['load', 'trend', '--history', regressed, '--report', 'console,json,html', '--out', dir]);
     expect(r.code).toBe(1);
     expect(r.out).toMatch(/REGRESSION latency\.p99: \+2\d\.\d % \[\+\d+\.\d %, \+\d+\.\d %\]/);
@@ -21,6 +23,9 @@ describe('conform load trend', () => {
     const html = await readFile(path.join(dir, 'load-trend-rest.html'), 'utf8');
     expect(html).toContain('latency.p99: regression');
     expect(html).toMatch(/<line class="vline"[^>]*><title>regression: /);
+    // The newest run's threshold on its metric, and the newest run itself.
+    expect(html).toMatch(/<line class="hline"[^>]*><title>threshold latency\.p99&lt;45<\/title>/);
+    expect(html).toMatch(/<title>newest run: 2026-02-03T00:00:00\.000Z<\/title>/);
     expect(JSON.parse(await readFile(path.join(dir, 'load-trend-rest.json'), 'utf8')).regressions).toEqual([
       'latency.p99',
     ]);
