@@ -91,7 +91,7 @@ export function lineChart(
           );
   }
   const legend = series
-    .map((s, i) => `<text x="${PAD.l + 8 + i * 140}" y="${PAD.t - 8}" fill="${s.color}">■ ${esc(s.name)}</text>`)
+    .map((s, i) => `<text x="${PAD.l + 8 + i * 140}" y="${PAD.t - 8}" style="fill:${s.color}">■ ${esc(s.name)}</text>`)
     .join('');
   return (
     `<figure><figcaption>${esc(title)}</figcaption><svg viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" ` +
@@ -119,7 +119,7 @@ function marks(m: ChartMarks, sx: (x: number) => number, sy: (y: number) => numb
     out.push(
       `<line class="hline" x1="${PAD.l}" x2="${W - PAD.r}" y1="${sy(h.y).toFixed(1)}" y2="${sy(h.y).toFixed(1)}" ` +
         `stroke="${h.color}" stroke-dasharray="6 3"><title>${esc(h.label)}</title></line>` +
-        `<text x="${W - PAD.r - 4}" y="${(sy(h.y) - 4).toFixed(1)}" text-anchor="end" fill="${h.color}">` +
+        `<text x="${W - PAD.r - 4}" y="${(sy(h.y) - 4).toFixed(1)}" text-anchor="end" style="fill:${h.color}">` +
         `${esc(h.label)}</text>`,
     );
   return out;

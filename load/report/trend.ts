@@ -76,7 +76,13 @@ function metricChart(m: MetricTrend, thresholds: readonly string[], kind: LoadKi
     points: m.points.map((p, i) => ({ x: i + 1, y: p.value })),
   };
   const title = `${m.metric}: ${m.verdict}${m.excluded ? ` (${m.excluded} runs left out)` : ''}`;
-  return lineChart(title, [runs, segmentMeans(m)], { xLabel: 'trusted run', yLabel: m.unit, ...marks });
+  // Runs are counted whole: ticks at whole runs, about six of them.
+  const step = Math.max(1, Math.ceil(m.points.length / 6));
+  const xTicks = Array.from({ length: Math.ceil(m.points.length / step) }, (_, i) => i * step + 1).map((x) => ({
+    x,
+    label: String(x),
+  }));
+  return lineChart(title, [runs, segmentMeans(m)], { xLabel: 'trusted run', yLabel: m.unit, xTicks, ...marks });
 }
 
 /** The trend page: the summary, then a chart per metric, regressions first. */
