@@ -58,7 +58,7 @@ function inPhase(
   return [
     { name, color, points: r.timeline.map((p) => ({ x: p.t, y: inside(p.t) ? y(p) : null })) },
     {
-      name: `${name}, ramp and close (not in the summary)`,
+      name: `${name.replace(/ ms$/, '')} outside`,
       color: '#aaa',
       dashed: true,
       points: r.timeline.map((p) => ({ x: p.t, y: inside(p.t) ? null : y(p) })),
@@ -112,7 +112,10 @@ export function renderFanoutHtml(r: FanoutReport): string {
   const data = { ...r, timeline: undefined, skewHistogram: undefined, latencyCurve: undefined, histograms: undefined };
   return page(
     'conform load fanout',
-    `<h1>conform load fanout</h1>${verdict}<pre>${esc(formatFanoutSummary(r))}</pre>${charts.join('')}
+    `<h1>conform load fanout</h1>${verdict}<pre>${esc(formatFanoutSummary(r))}</pre>` +
+      `<p class="empty">Over time: the shaded band is the measured phase (${r.measuredPhase.fromS} s to ` +
+      `${r.measuredPhase.toS} s), where every figure of the summary comes from; the dashed grey lines ` +
+      `(“outside”) are the ramp, warm-up and close seconds, which no figure above includes.</p>${charts.join('')}
 ${missingSamples(r.timeline)}` +
       `<details><summary>Report data (JSON)</summary><pre>${esc(JSON.stringify(data, null, 2))}</pre></details>`,
   );

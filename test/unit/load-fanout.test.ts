@@ -379,7 +379,8 @@ describe('load fanout: the report says which seconds its figures come from', () 
       latency,
     );
     expect(solid![1]!.match(/[ML]/g)).toHaveLength(3);
-    expect(latency).toContain('p99 ms, ramp and close (not in the summary)');
+    expect(latency).toContain('<title>p99 outside</title>');
+    expect(html).toContain('the shaded band is the measured phase (2 s to 5 s)');
     expect(html.match(/<rect class="band"/g)).toHaveLength(3);
   });
 });
