@@ -8,7 +8,7 @@
  * the same parameters and defaults, so the same CSV gives the same change points in both.
  * Pure: numbers in, indexes out.
  */
-import { pooledTTest, summarize, type Summary } from './t-test.ts';
+import { pooledTTest, summarize, type Summary } from './significance.ts';
 
 /** A change point: the index of the first value of the new segment, and the test of the two around it. */
 export interface ChangePoint {

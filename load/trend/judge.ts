@@ -8,7 +8,7 @@ import { LOAD_METRICS, thresholdNames, type LoadKind, type LoadMetric } from '..
 import { TREND_DEFAULTS } from '../options.ts';
 import { changePoints } from './e-divisive.ts';
 import type { History, HistoryRow } from './history.ts';
-import { pooledTTest, studentOneSided, summarize, tCdf, welch, type Summary } from './t-test.ts';
+import { pooledTTest, studentOneSided, summarize, tCdf, welch, type Summary } from './significance.ts';
 
 export type TrendOptions = { -readonly [K in keyof typeof TREND_DEFAULTS]: number } & {
   /** Only these metrics (threshold names); default every one with a bad direction. */

@@ -4,7 +4,7 @@
  * coefficient of variation of each metric over the trusted runs.
  */
 import { readHistory } from '../../load/trend/history.ts';
-import { summarize } from '../../load/trend/t-test.ts';
+import { summarize } from '../../load/trend/significance.ts';
 
 /** The nightly scenario scaled to this 2-core machine: what the noise is measured on. */
 export const NOISE_SCENARIOS = [
