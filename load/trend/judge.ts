@@ -29,7 +29,7 @@ export interface Shift {
   /** E-divisive over the series, or the test of the newest runs against the segment before them. */
   by: 'e-divisive' | 'newest-runs';
   run: RunRef;
-  /** The test's p-value: two-sided t-test (E-divisive), one-sided Welch, corrected (newest runs). */
+  /** The p-value: E-divisive's two-sided t-test, or the newest runs' test corrected for the lengths tried. */
   p: number;
   before: Summary;
   after: Summary;
