@@ -7,7 +7,8 @@
  *         fanout stays trustworthy at that rate (default 2,000 clients × 10 pairs × 10 Hz =
  *         200,000 frames/s) and each generator's latency p99.
  *   ramp  10,000 connections ramped at 3,000/s before traffic (subscribe after the ramp), held; memory per connection.
- *   rest  `conform load rest` beside wrk by CPU per request: closed loop and fixed rates, one thread each and two (rest-bench.ts).
+ *   rest  `conform load rest` beside wrk by CPU per request: closed loop and fixed rates, one
+ *         thread each and two (rest-bench.ts).
  * Sizes come from the environment: BENCH_CLIENTS, BENCH_DURATION_S, BENCH_REPEAT, RAMP_CLIENTS, RAMP_RATE,
  * REST_BENCH_CONNECTIONS, REST_BENCH_DURATION_S, REST_BENCH_REPEAT.
  * The figures are printed, written to conform-reports/bench-load.json, and each scenario's to its

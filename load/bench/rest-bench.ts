@@ -191,7 +191,8 @@ async function compare(
     const label = `${o.threads} thread${o.threads > 1 ? 's' : ''}, ${o.rate === 'max' ? 'max' : `${o.rate}/s`}`;
     console.log(
       `  ${label} round ${i + 1}: conform ${c.rps}/s ${c.cpuMicrosPerRequest} µs CPU/req (p50 ` +
-        `${c.latencyMs.p50} p99 ${c.latencyMs.p99} ms${c.trustworthy ? '' : `, UNTRUSTWORTHY: ${c.reasons!.join('; ')}`}` +
+        `${c.latencyMs.p50} p99 ${c.latencyMs.p99} ms` +
+        `${c.trustworthy ? '' : `, UNTRUSTWORTHY: ${c.reasons!.join('; ')}`}` +
         `), wrk ${w.rps}/s ${w.cpuMicrosPerRequest} µs CPU/req (p50 ${w.latencyMs.p50} p99 ` +
         `${w.latencyMs.p99} ms); load average ${c.loadAverage} / ${w.loadAverage}`,
     );

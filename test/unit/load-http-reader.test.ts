@@ -27,7 +27,8 @@ function read(pieces: readonly string[]): { seen: Seen[]; violations: number } {
 }
 
 const ok = (body: string, extra = ''): string =>
-  `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n${extra}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n' +
+  `${extra}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 const ENVELOPE = '{"status_number":"200","ts":1,"data":{"code":"Crypto:ALL:BTC/USD"}}';
 
 /** Every way to cut `wire` in two. */
