@@ -65,7 +65,9 @@ describe('the generator reads the answer to its opening handshake', () => {
 
   it('tells a refusal with its Content-Length body, cut anywhere', () => {
     const body = '{"status_number":"50009","message":"too many connections"}';
-    const wire = `HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    const wire =
+      'HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\n' +
+      `Content-Length: ${body.length}\r\n\r\n${body}`;
     for (const pieces of [[wire], ...splits(wire)]) expect(read(pieces)).toEqual([{ refused: [429, body] }]);
   });
 
