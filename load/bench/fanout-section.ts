@@ -144,8 +144,9 @@ export function cpuSection(o: {
     id: 'load-cpu',
     title: 'Load generator: CPU per frame beside a minimal loop and k6',
     method:
-      `\`cpu\`: ${o.clients} clients × ${o.pairs} pairs × 10 Hz (${(o.clients * o.pairs * 10).toLocaleString('en-US')} ` +
-      `frames/s) against the reference service in its own process, ${o.durationS} s per round, ${o.workers} ` +
+      `\`cpu\`: ${o.clients} clients × ${o.pairs} pairs × 10 Hz ` +
+      `(${(o.clients * o.pairs * 10).toLocaleString('en-US')} frames/s) against the reference service in ` +
+      `its own process, ${o.durationS} s per round, ${o.workers} ` +
       'worker threads; each round runs a minimal `ws` loop, `conform load fanout` and the k6 fan-out script ' +
       '(when `CONFORM_K6` names one) at the same N and divides CPU time by frames received. Goals: fanout ≤ ' +
       `1.2× the minimal loop; every round trustworthy with latency p99 < ${goalMs} ms.`,
