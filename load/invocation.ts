@@ -177,6 +177,10 @@ function restArgs(argv: Argv, shared: Pick<RestOptions, 'durationMs' | 'pair' | 
     ...(argv.connections !== undefined
       ? { connections: positiveInt(one(argv.connections), '--connections', 10_000) }
       : {}),
+    ...(argv.pipelining !== undefined ? { pipelining: positiveInt(one(argv.pipelining), '--pipelining', 100) } : {}),
+    ...(argv.workers !== undefined
+      ? { workers: str(argv.workers) === 'auto' ? ('auto' as const) : positiveInt(str(argv.workers)!, '--workers', 64) }
+      : {}),
     ...(shared.durationMs !== undefined ? { durationMs: shared.durationMs } : {}),
     ...warmupArg(argv),
     ...(shared.pair ? { pair: shared.pair } : {}),

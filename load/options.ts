@@ -60,6 +60,10 @@ export const REST_DEFAULTS = {
    * model: connections sending back to back.
    */
   connections: 50,
+  /** Requests in flight on one connection at once: 1, none pipelined. */
+  pipelining: 1,
+  /** Worker threads the requests are spread over: 1, the calling thread. */
+  workers: 1,
   durationMs: 20_000,
   warmupMs: 2000,
   endpoint: 'price' as 'price' | 'pairs',

@@ -32,6 +32,16 @@ export const REQUEST_OPTIONS = {
       `most HTTP connections (open model) or connections sending back to ` +
       `back (max) (default ${REST_DEFAULTS.connections})`,
   },
+  pipelining: {
+    type: 'number',
+    describe: `requests in flight on one connection at once (default ${REST_DEFAULTS.pipelining}: none pipelined)`,
+  },
+  workers: {
+    type: 'string',
+    describe:
+      `worker threads the requests are spread over, for more than one core: a number or auto ` +
+      `(one per core) (default ${REST_DEFAULTS.workers}: this thread)`,
+  },
 } satisfies Record<string, Options>;
 
 export const loadRestCommand: Command = {

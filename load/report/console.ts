@@ -138,7 +138,9 @@ export function formatRestSummary(r: RestReport): string {
       : []),
     `HTTP status: ${counts(r.httpStatus)}`,
     `status_number: ${counts(r.statusNumbers)}`,
-    `generator: event-loop p99 ${n(r.generator.eventLoopDelayP99Ms)} ms, busy ${n(r.generator.cpuPercent, 1)}%`,
+    `generator: event-loop p99 ${n(r.generator.eventLoopDelayP99Ms)} ms, busy ${n(r.generator.cpuPercent, 1)}%, ` +
+      `${n(r.generator.cpuMicrosPerRequest)} µs CPU/request` +
+      `${r.options.workers > 1 ? ` (${r.options.workers} worker threads)` : ''}`,
     r.trustworthy
       ? 'verdict: trustworthy (generator kept its schedule)'
       : `verdict: UNTRUSTWORTHY — ${r.generator.reasons.join('; ')}`,

@@ -7,9 +7,16 @@
  * send at all (the backlog full) are counted as dropped. Returns plain data; prints nothing.
  */
 import { performance } from 'node:perf_hooks';
-import { Pool, type Dispatcher } from 'undici';
 import { createHistogram, type Histogram } from '../histogram.ts';
-import { watchEventLoop, type RestPlan } from './plan.ts';
+import { HttpLoadClient, type HttpLoadEvents } from './http-client.ts';
+import {
+  countFailure,
+  countResponse,
+  processCpuMicros,
+  type RestPlan,
+  type TimelinePoint,
+  watchEventLoop,
+} from './plan.ts';
 import { arrivalClock, type Arrival } from './schedule.ts';
 
 export interface OpenModelPlan extends RestPlan {
@@ -43,21 +50,23 @@ export interface OpenModelResult {
   timeouts: number;
   errors: Record<string, number>;
   httpStatus: Record<string, number>;
+  /** Envelope `status_number` → count (`(none)` when a body had none). */
+  statusNumbers: Record<string, number>;
   /**
    * The measured phase second by second from its start, the last (partial) second included, so
    * its `requests` add up to every response: `t` is the end of the span in seconds, `rps` its rate.
    */
-  timeline: { t: number; rps: number; requests: number; latencyP50Ms: number | null; latencyP99Ms: number | null }[];
+  timeline: TimelinePoint[];
   measuredMs: number;
   eventLoopDelayP99Ms: number;
   /** Event-loop utilisation over the measured phase, %. */
   busyPercent: number;
+  /** CPU time of the whole process over the measured phase, µs. */
+  cpuMicros: number;
 }
 
-const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
-
 /** One open-model run in progress: its requests in flight, its counts and its measured phase. */
-class OpenModelRun {
+class OpenModelRun implements HttpLoadEvents {
   readonly latency = createHistogram();
   readonly sendLag = createHistogram();
   readonly ownSendLag = createHistogram();
@@ -73,12 +82,15 @@ class OpenModelRun {
     timeouts: 0,
     errors: {} as Record<string, number>,
     httpStatus: {} as Record<string, number>,
+    statusNumbers: {} as Record<string, number>,
   };
   readonly timeline: OpenModelResult['timeline'] = [];
   readonly loop = watchEventLoop();
   measuring = false;
   /** performance.now() at which the measured phase began. */
   measuredSince = 0;
+  /** Process CPU (µs) when the measured phase began. */
+  cpuSince = 0;
   private inFlight = 0;
   private pathIndex = 0;
   private secondCount = 0;
@@ -92,17 +104,38 @@ class OpenModelRun {
    * dropped and counted: the generator stays bounded and never floods a stalled target.
    */
   private readonly backlogCap: number;
+  /** Each request in flight by its tag (a slot of this ring): its intended time and whether it is measured. */
+  private readonly intended: Float64Array;
+  private readonly measured: Uint8Array;
+  /** Whether each request in flight found every connection busy (its lag then includes a wait on the target). */
+  private readonly waited: Uint8Array;
+  private nextTag = 0;
+  readonly client: HttpLoadClient;
 
-  constructor(
-    private readonly plan: OpenModelPlan,
-    private readonly pool: Pool,
-  ) {
-    this.backlogCap = Math.max(plan.connections, Math.ceil(plan.rate));
+  constructor(private readonly plan: OpenModelPlan) {
+    this.backlogCap = Math.max(plan.connections, Math.ceil(plan.rate / (plan.share?.of ?? 1)));
+    // Never more requests in flight than the backlog and the connections hold, so a tag is free again by its turn.
+    const slots = 2 ** Math.ceil(Math.log2(this.backlogCap + plan.connections * plan.pipelining + 1));
+    this.intended = new Float64Array(slots);
+    this.measured = new Uint8Array(slots);
+    this.waited = new Uint8Array(slots);
+    this.client = new HttpLoadClient(
+      {
+        origin: plan.origin,
+        paths: plan.paths,
+        headers: plan.headers,
+        connections: plan.connections,
+        pipelining: plan.pipelining,
+        timeoutMs: plan.timeoutMs,
+      },
+      this,
+    );
   }
 
   startMeasuring(): void {
     this.measuring = true;
     this.measuredSince = performance.now();
+    this.cpuSince = processCpuMicros();
     this.secondSince = this.measuredSince;
     this.loop.start();
     // The seconds count from the measured phase's start, not the warm-up's.
@@ -113,63 +146,48 @@ class OpenModelRun {
   fire(intendedAbs: number, measured: boolean): void {
     const { plan, counts } = this;
     if (measured) counts.scheduled++;
-    if (this.inFlight - plan.connections >= this.backlogCap) {
+    if (this.inFlight - plan.connections * plan.pipelining >= this.backlogCap) {
       if (measured) counts.dropped++;
       return;
     }
-    const waited = this.inFlight >= plan.connections;
+    const waited = !this.client.canSendNow;
     if (measured && waited) counts.waitedForConnection++;
     this.inFlight++;
-    const path = plan.paths[this.pathIndex++ % plan.paths.length]!;
-    this.pool.dispatch(
-      { origin: plan.origin, path, method: 'GET', headers: plan.headers },
-      this.handler(intendedAbs, measured, waited),
-    );
+    const tag = this.nextTag++ & (this.intended.length - 1);
+    this.intended[tag] = intendedAbs;
+    this.measured[tag] = measured ? 1 : 0;
+    this.waited[tag] = waited ? 1 : 0;
+    this.client.send(this.pathIndex++ % plan.paths.length, tag);
   }
 
-  /** What one request records as it is written, answered or fails. */
-  private handler(intendedAbs: number, measured: boolean, waited: boolean): Dispatcher.DispatchHandler {
-    const { plan, counts } = this;
-    const chunks: Buffer[] = [];
-    let status = 0;
-    return {
-      onRequestStart: () => {
-        // Called as the request is written to a socket: the generator's own lag ends here.
-        if (!measured) return;
-        const lagUs = Math.max(0, Math.round((performance.now() - intendedAbs) * 1000));
-        this.sendLag.recordValue(lagUs);
-        if (!waited) this.ownSendLag.recordValue(lagUs);
-        if (lagUs > plan.lateMs * 1000) {
-          counts.late++;
-          if (!waited) counts.lateOnOwn++;
-        }
-      },
-      onResponseStart: (_controller, statusCode) => {
-        status = statusCode;
-      },
-      onResponseData: (_controller, chunk) => {
-        if (measured && plan.onResponse) chunks.push(chunk);
-      },
-      onResponseEnd: () => {
-        const us = Math.round((performance.now() - intendedAbs) * 1000);
-        this.settle();
-        if (!measured) return;
-        this.latency.recordValue(Math.max(1, us));
-        this.second.recordValue(Math.max(1, us));
-        this.secondCount++;
-        counts.completed++;
-        this.measuredCompleted++;
-        bump(counts.httpStatus, String(status));
-        plan.onResponse?.(status, Buffer.concat(chunks).toString('utf8'));
-      },
-      onResponseError: (_controller, err) => {
-        this.settle();
-        if (!measured) return;
-        const code = (err as { code?: string }).code ?? err.name;
-        if (TIMEOUT_CODES.has(code)) counts.timeouts++;
-        else bump(counts.errors, code);
-      },
-    };
+  /** The request was written to its socket: the generator's own lag ends here. */
+  sent(tag: number): void {
+    if (!this.measured[tag]) return;
+    const lagUs = Math.max(0, Math.round((performance.now() - this.intended[tag]!) * 1000));
+    this.sendLag.recordValue(lagUs);
+    const own = !this.waited[tag];
+    if (own) this.ownSendLag.recordValue(lagUs);
+    if (lagUs > this.plan.lateMs * 1000) {
+      this.counts.late++;
+      if (own) this.counts.lateOnOwn++;
+    }
+  }
+
+  response(tag: number, status: number, statusNumber: string | undefined): void {
+    const us = Math.max(1, Math.round((performance.now() - this.intended[tag]!) * 1000));
+    this.settle();
+    if (!this.measured[tag]) return;
+    this.latency.recordValue(us);
+    this.second.recordValue(us);
+    this.secondCount++;
+    this.counts.completed++;
+    this.measuredCompleted++;
+    countResponse(this.counts, status, statusNumber);
+  }
+
+  failed(tag: number, code: string): void {
+    this.settle();
+    if (this.measured[tag]) countFailure(this.counts, code);
   }
 
   private settle(): void {
@@ -190,25 +208,18 @@ class OpenModelRun {
     const elapsedS = Math.round((now - this.measuredSince) / 10) / 100;
     const s = this.second.totalCount ? this.second : null;
     const rps = spanMs > 0 ? Math.round((this.secondCount * 1000) / spanMs) : 0;
-    this.timeline.push({
+    const point: TimelinePoint = {
       t: elapsedS,
       rps,
       requests: this.secondCount,
       latencyP50Ms: s ? s.getValueAtPercentile(50) / 1000 : null,
       latencyP99Ms: s ? s.getValueAtPercentile(99) / 1000 : null,
-    });
+    };
+    this.timeline.push(point);
+    this.plan.onTick?.(point, s);
     this.plan.onSecond?.({ elapsedS, requests: this.measuredCompleted, rps });
     this.second.reset();
     this.secondCount = 0;
-  }
-
-  /** Resolves when every request sent has ended: each is bounded by the timeout; the guard covers a stuck socket. */
-  async drain(): Promise<void> {
-    if (this.inFlight === 0) return;
-    await new Promise<void>((resolve) => {
-      this.onIdle = resolve;
-      setTimeout(resolve, this.plan.timeoutMs + 2000).unref();
-    });
   }
 
   /** The measured phase's figures so far, by threshold name (live metrics). */
@@ -229,14 +240,21 @@ class OpenModelRun {
     };
   }
 
+  /** Resolves when every request sent has ended: each is bounded by the timeout; the guard covers a stuck socket. */
+  async drain(): Promise<void> {
+    if (this.inFlight === 0) return;
+    await new Promise<void>((resolve) => {
+      this.onIdle = resolve;
+      setTimeout(resolve, this.plan.timeoutMs + 2000).unref();
+    });
+  }
+
   /** Frees what only the run needed. */
   close(): void {
+    clearInterval(this.ticker);
+    this.client.close();
     this.second.destroy();
   }
-}
-
-function bump(m: Record<string, number>, k: string): void {
-  m[k] = (m[k] ?? 0) + 1;
 }
 
 /**
@@ -247,14 +265,22 @@ function bump(m: Record<string, number>, k: string): void {
 function sendArrivals(plan: OpenModelPlan, run: OpenModelRun, t0: number): Promise<void> {
   const endMs = plan.warmupMs + plan.durationMs;
   const next = arrivalClock(plan.rate, plan.arrival, plan.seed);
-  let nextAt = next();
+  const { index, of } = plan.share ?? { index: 0, of: 1 };
+  // A share of the schedule: this thread's arrivals are every `of`-th from the `index`-th.
+  let i = 0;
+  const nextOwn = (): number => {
+    let at = next();
+    while (i++ % of !== index) at = next();
+    return at;
+  };
+  let nextAt = nextOwn();
   return new Promise<void>((resolve) => {
     const pump = (): void => {
       const now = performance.now();
       while (nextAt < endMs && t0 + nextAt <= now) {
         if (!run.measuring && nextAt >= plan.warmupMs) run.startMeasuring();
         run.fire(t0 + nextAt, nextAt >= plan.warmupMs);
-        nextAt = next();
+        nextAt = nextOwn();
       }
       if (nextAt >= endMs) {
         resolve();
@@ -262,29 +288,22 @@ function sendArrivals(plan: OpenModelPlan, run: OpenModelRun, t0: number): Promi
       }
       setTimeout(pump, Math.max(0, Math.floor(t0 + nextAt - performance.now())));
     };
-    setTimeout(pump, 5);
+    setTimeout(pump, Math.max(0, t0 - performance.now()));
   });
 }
 
 /** Runs the plan to completion: warm-up, measured phase, then the last responses (each bounded by the timeout). */
 export async function runOpenModel(plan: OpenModelPlan): Promise<OpenModelResult> {
-  const pool = new Pool(plan.origin, {
-    connections: plan.connections,
-    headersTimeout: plan.timeoutMs,
-    bodyTimeout: plan.timeoutMs,
-    connectTimeout: plan.timeoutMs,
-    keepAliveTimeout: 30_000,
-  });
-  const run = new OpenModelRun(plan, pool);
+  const run = new OpenModelRun(plan);
   plan.onLiveSource?.(() => run.liveValues());
-  const t0 = performance.now() + 5;
+  const t0 = plan.startAt ?? performance.now() + 5;
   if (plan.warmupMs <= 0) run.startMeasuring();
   await sendArrivals(plan, run, t0);
   const measuredMs = Math.max(1, performance.now() - run.measuredSince);
+  const cpuMicros = processCpuMicros() - run.cpuSince;
   const health = run.loop.stop();
   await run.drain();
   run.tick(true);
-  await pool.destroy().catch(() => {});
   run.close();
   return {
     latency: run.latency,
@@ -294,5 +313,6 @@ export async function runOpenModel(plan: OpenModelPlan): Promise<OpenModelResult
     timeline: run.timeline,
     measuredMs: Math.min(measuredMs, plan.durationMs),
     ...health,
+    cpuMicros,
   };
 }

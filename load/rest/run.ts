@@ -3,10 +3,12 @@
  * distribution of the envelope's `status_number` beside the HTTP codes. Two models:
  * - open (`rate` a number): requests at intended times, latency from the intended send time
  *   (load/rest/open-model.ts); what a fixed arrival of users would see.
- * - closed (`rate: 'max'`): autocannon's connections back to back (load/rest/closed-model.ts);
- *   the most requests per second the target serves, latency as service time under saturation.
+ * - closed (`rate: 'max'`): connections back to back (load/rest/closed-model.ts); the most
+ *   requests per second the target serves, latency as service time under saturation.
+ * Both send through one lean HTTP/1.1 client on raw sockets (load/rest/http-client.ts).
  * Returns plain data with the latency histogram encoded (µs), so runs can be merged.
  */
+import { availableParallelism } from 'node:os';
 import { API_KEY_HEADER, PATHS, QUERY, STATUS } from '../../src/spec.ts';
 import { encode, summarize, type Percentiles } from '../histogram.ts';
 import { LoadUsageError } from '../../src/errors.ts';
@@ -16,6 +18,7 @@ import { flatMetrics } from '../metrics.ts';
 import { evaluateThresholds, parseThresholds, type ThresholdResult } from '../thresholds.ts';
 import { runClosedModel } from './closed-model.ts';
 import { runOpenModel, type OpenModelResult } from './open-model.ts';
+import { runInWorkers } from './rest-workers.ts';
 import type { RestPlan } from './plan.ts';
 import { ARRIVALS, type Arrival } from './schedule.ts';
 
@@ -37,13 +40,17 @@ export interface RestOptions {
   seed?: number;
   /** Open model: most connections to the target; closed model: the connections that send back to back. */
   connections?: number;
+  /** Requests in flight on one connection at once (default 1: none pipelined, as browsers and most clients send). */
+  pipelining?: number;
+  /** Worker threads the requests are spread over, or `auto`: one per core (default 1: the calling thread). */
+  workers?: number | 'auto';
   durationMs?: number;
   warmupMs?: number;
   timeoutMs?: number;
   pair?: string[];
   thresholds?: string[];
   onProgress?: (p: { elapsedS: number; requests: number; rps: number }) => void;
-  /** Given, once the run starts, the function that reads its figures so far (live metrics). */
+  /** Given, once the run starts, the function that reads its figures so far (live metrics; one thread only). */
   onLiveSource?: (read: () => Record<string, number | null>) => void;
 }
 
@@ -56,6 +63,8 @@ export interface RestReport {
   options: {
     endpoint: string;
     rate: number | 'max';
+    pipelining: number;
+    workers: number;
     arrival: Arrival | null;
     seed: number | null;
     connections: number;
@@ -100,7 +109,14 @@ export interface RestReport {
   /** Envelope `status_number` → count (`(none)` when a body had none). */
   statusNumbers: Record<string, number>;
   timeline: { t: number; rps: number; requests: number; latencyP50Ms: number | null; latencyP99Ms: number | null }[];
-  generator: { eventLoopDelayP99Ms: number; cpuPercent: number; saturated: boolean; reasons: string[] };
+  generator: {
+    eventLoopDelayP99Ms: number;
+    cpuPercent: number;
+    /** CPU time of the generator's process over the measured phase per response, µs (every thread counted). */
+    cpuMicrosPerRequest: number | null;
+    saturated: boolean;
+    reasons: string[];
+  };
   trustworthy: boolean;
   thresholds: ThresholdResult[];
   observations: string[];
@@ -111,12 +127,12 @@ export function restMetrics(r: Omit<RestReport, 'thresholds'>): Record<string, n
   return flatMetrics('rest', r as unknown as Record<string, unknown>);
 }
 
-const STATUS_NUMBER = /"status_number"\s*:\s*"([^"]*)"/;
-
 /** Validated options with defaults merged (usage errors name the option). */
-export function resolveRestOptions(
-  options: RestOptions,
-): Required<Omit<RestOptions, 'pair' | 'onProgress' | 'onLiveSource' | 'thresholds'>> {
+export function resolveRestOptions(options: RestOptions): Required<
+  Omit<RestOptions, 'pair' | 'onProgress' | 'onLiveSource' | 'thresholds' | 'workers'>
+> & {
+  workers: number;
+} {
   const endpoint = options.endpoint ?? REST_DEFAULTS.endpoint;
   if (endpoint !== 'price' && endpoint !== 'pairs')
     throw new LoadUsageError(`--endpoint ${String(endpoint)}: use price or pairs`);
@@ -139,6 +155,11 @@ export function resolveRestOptions(
     warmupMs,
     seed: positiveInt(options.seed ?? REST_DEFAULTS.seed, '--seed', 2 ** 31),
     connections: positiveInt(options.connections ?? REST_DEFAULTS.connections, '--connections', 10_000),
+    pipelining: positiveInt(options.pipelining ?? REST_DEFAULTS.pipelining, '--pipelining', 100),
+    workers:
+      options.workers === 'auto'
+        ? availableParallelism()
+        : positiveInt(options.workers ?? REST_DEFAULTS.workers, '--workers', 64),
     timeoutMs: options.timeoutMs ?? REST_DEFAULTS.timeoutMs,
   };
 }
@@ -161,9 +182,12 @@ function requestPaths(base: URL, endpoint: string, pairs: readonly string[]): st
   ).map((p) => prefix + p);
 }
 
-/** Runs the model the rate asks for: open at a number, closed at `max`. */
+/** Runs the model the rate asks for: open at a number, closed at `max`; on worker threads when asked. */
 async function runModel(o: ResolvedRestOptions, plan: RestPlan): Promise<ModelResult> {
-  if (o.rate === 'max')
+  const open =
+    o.rate === 'max' ? null : { rate: o.rate, arrival: o.arrival, seed: o.seed, lateMs: REST_SATURATION.lateMs };
+  if (o.workers > 1) return runInWorkers(plan, open, o.workers);
+  if (!open)
     return {
       ...(await runClosedModel(plan)),
       scheduled: 0,
@@ -174,7 +198,7 @@ async function runModel(o: ResolvedRestOptions, plan: RestPlan): Promise<ModelRe
       sendLag: null,
       ownSendLag: null,
     };
-  return runOpenModel({ ...plan, rate: o.rate, arrival: o.arrival, seed: o.seed, lateMs: REST_SATURATION.lateMs });
+  return runOpenModel({ ...plan, ...open });
 }
 
 /** Why the generator's figures cannot be trusted (empty when they can). */
@@ -202,9 +226,10 @@ function restSaturationReasons(m: ModelResult, o: ResolvedRestOptions, scheduled
 function restReport(
   target: LoadTarget,
   o: ResolvedRestOptions,
-  run: { startedAt: string; pairs: string[]; m: ModelResult; statusNumbers: Record<string, number> },
+  run: { startedAt: string; pairs: string[]; m: ModelResult },
 ): Omit<RestReport, 'thresholds'> {
-  const { m, statusNumbers } = run;
+  const { m } = run;
+  const { statusNumbers } = m;
   const open = o.rate !== 'max';
   const errorCount = Object.values(m.errors).reduce((a, b) => a + b, 0);
   const scheduled = open ? m.scheduled : m.completed;
@@ -229,6 +254,8 @@ function restReport(
     options: {
       endpoint: o.endpoint,
       rate: o.rate,
+      pipelining: o.pipelining,
+      workers: o.workers,
       arrival: open ? o.arrival : null,
       seed: open && o.arrival === 'poisson' ? o.seed : null,
       connections: o.connections,
@@ -260,6 +287,7 @@ function restReport(
     generator: {
       eventLoopDelayP99Ms: m.eventLoopDelayP99Ms,
       cpuPercent: m.busyPercent,
+      cpuMicrosPerRequest: m.completed ? Math.round((m.cpuMicros / m.completed) * 100) / 100 : null,
       saturated: reasons.length > 0,
       reasons,
     },
@@ -276,21 +304,15 @@ export async function runRest(target: LoadTarget, options: RestOptions = {}): Pr
   const pairs = o.endpoint === 'price' ? (options.pair ?? (await pickPairs(target, 10))) : [];
   const startedAt = new Date().toISOString();
   const base = new URL(target.rest);
-  const statusNumbers: Record<string, number> = {};
-  const onResponse = (_status: number, body: string): void => {
-    const m = STATUS_NUMBER.exec(body);
-    const k = m ? m[1]! : '(none)';
-    statusNumbers[k] = (statusNumbers[k] ?? 0) + 1;
-  };
   const m = await runModel(o, {
     origin: base.origin,
     paths: requestPaths(base, o.endpoint, pairs),
     headers: { [API_KEY_HEADER]: key },
     connections: o.connections,
+    pipelining: o.pipelining,
     warmupMs: o.warmupMs,
     durationMs: o.durationMs,
     timeoutMs: o.timeoutMs,
-    onResponse,
     ...(options.onProgress ? { onSecond: options.onProgress } : {}),
     ...(options.onLiveSource ? { onLiveSource: options.onLiveSource } : {}),
   });
@@ -303,7 +325,7 @@ export async function runRest(target: LoadTarget, options: RestOptions = {}): Pr
         .join(', ')})`,
     );
   }
-  const report = restReport(target, o, { startedAt, pairs, m, statusNumbers });
+  const report = restReport(target, o, { startedAt, pairs, m });
   m.latency.destroy();
   m.sendLag?.destroy();
   m.ownSendLag?.destroy();

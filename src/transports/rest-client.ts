@@ -201,6 +201,14 @@ function sendOnce(options: ClientSettings, req: RestRequest): Promise<RestExchan
 
   return new Promise<RestExchange>((resolve, reject) => {
     let settled = false;
+    // Declared before `finish`, which clears them: a check stopped before the request settles at once.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let request: http.ClientRequest | undefined;
+    const onAbort = (): void => {
+      const err = new AbortedError('the check was stopped during the request');
+      finish(err);
+      request?.destroy(err);
+    };
     const finish: Finish = (err, exchange) => {
       if (settled) return;
       settled = true;
@@ -220,24 +228,20 @@ function sendOnce(options: ClientSettings, req: RestRequest): Promise<RestExchan
       return;
     }
     const lib = url.protocol === 'https:' ? https : http;
-    const request = lib.request(url, {
+    const sent = lib.request(url, {
       method,
       headers,
       agent: KEEP_ALIVE[url.protocol === 'https:' ? 'https' : 'http'],
     });
-    const timer = setTimeout(() => {
+    request = sent;
+    timer = setTimeout(() => {
       const err = new TimeoutError(`no complete response from ${shownUrl} within ${timeoutMs} ms`);
       finish(err);
-      request.destroy(err);
+      sent.destroy(err);
     }, timeoutMs);
-    const onAbort = (): void => {
-      const err = new AbortedError('the check was stopped during the request');
-      finish(err);
-      request.destroy(err);
-    };
     options.signal?.addEventListener('abort', onAbort, { once: true });
-    request.on('error', (err: NodeJS.ErrnoException) => {
-      if (request.reusedSocket && err.code === 'ECONNRESET' && !settled) {
+    sent.on('error', (err: NodeJS.ErrnoException) => {
+      if (sent.reusedSocket && err.code === 'ECONNRESET' && !settled) {
         settled = true;
         clearTimeout(timer);
         options.signal?.removeEventListener('abort', onAbort);
@@ -246,8 +250,8 @@ function sendOnce(options: ClientSettings, req: RestRequest): Promise<RestExchan
       }
       finish(new NetworkError(redact(`${method} ${shownUrl}: ${err.code ?? err.message}`), err.code, { cause: err }));
     });
-    request.on('response', (res) => readAnswer(options, out, started, res, request, finish));
-    request.end();
+    sent.on('response', (res) => readAnswer(options, out, started, res, sent, finish));
+    sent.end();
   });
 }
 

@@ -43,6 +43,23 @@ describe('REST client', () => {
     expect(e.response!.body).toBe('{"echo":"<key:primary>"}');
   });
 
+  it('refuses a request whose check was already stopped, sending nothing and recording why', async () => {
+    const s = await serve((_q, res) => res.end('{}'));
+    const stop = new AbortController();
+    stop.abort();
+    const evidence: Evidence[] = [];
+    const rest = createRestClient({
+      baseUrl: s.url,
+      primaryKey: SECRET,
+      record: (e) => evidence.push(e),
+      redact: createRedactor({ primary: SECRET }),
+      signal: stop.signal,
+    });
+    await expect(rest.get({ path: '/v1/pairs' })).rejects.toMatchObject({ code: 'CONFORM_ABORTED' });
+    expect(s.requests).toHaveLength(0);
+    expect((evidence[0] as Extract<Evidence, { kind: 'http' }>).error).toMatch(/stopped before the request/);
+  });
+
   it('sends no key header for key null and the given header spelling otherwise', async () => {
     const s = await serve((req, res) => res.end(JSON.stringify(req.rawHeaders)));
     const { rest } = client(s.url);
