@@ -47,7 +47,8 @@ async function once(args: readonly string[]): Promise<RunFigure> {
     stdout = e.stdout ?? '';
   }
   const seconds = Math.round(performance.now() - t0) / 1000;
-  const summary = stdout.split('\n').find((l) => /^(PASS|FAIL)\b/.test(l.trim())) ?? '';
+  // The verdict line ("PASS (partial): 86 of 116 stated rules checked — …"), not a check's own line ("PASS  id  41 ms").
+  const summary = stdout.split('\n').findLast((l) => /^(PASS|FAIL)( \(|:)/.test(l.trim())) ?? '';
   return { seconds, exitCode, summary: summary.trim(), loadAverage };
 }
 
