@@ -18,28 +18,25 @@ describe('the trend judgement on synthetic nights with this machine’s noise', 
       expect(fa.perHundredNights).toBeLessThanOrEqual(1);
     });
 
-  it('flags a persistent 10 % shift of p99 within 3 nights in 95 % of trials where the noise allows', async () => {
-    const noise = await noiseOf('test/helpers/noise/fanout.csv');
-    const p99 = noise.metrics['latency.p99']!;
-    const at = (cv: number) =>
-      detection({
-        kind: 'fanout',
-        metric: 'latency.p99',
-        mean: p99.mean,
-        cv,
-        shift: 0.1,
-        within: 3,
-        trials: 200,
-        seed: SEED,
-      });
-    // At the noise measured here no test can: three nights' mean moves by 10 % against a spread of
-    // CV/√3 of it. Reported, and held to staying as rare as a false alarm, not a coin toss.
-    const measured = at(p99.cv);
-    console.log(`latency.p99 CV ${(p99.cv * 100).toFixed(1)} %: flagged in ${measured.detected} of ${measured.trials}`);
-    expect(measured.share).toBeLessThan(0.1);
-    // Where the noise allows it (CV 2 %: a shift of 5 standard deviations), within 3 nights in 95 %.
-    const quiet = at(0.02);
-    expect(quiet.share).toBeGreaterThanOrEqual(0.95);
-    expect(quiet.onNight[0]).toBeLessThan(quiet.onNight[1]!);
-  }, 300_000);
+  for (const kind of ['fanout', 'rest'] as const)
+    it(`flags a persistent 10 % shift of ${kind} p99 within 3 nights in 95 % of trials where noise allows`, {
+      timeout: 300_000,
+    }, async () => {
+      const noise = await noiseOf(`test/helpers/noise/${kind}.csv`);
+      const p99 = noise.metrics['latency.p99']!;
+      const at = (cv: number) =>
+        detection({ kind, metric: 'latency.p99', mean: p99.mean, cv, shift: 0.1, within: 3, trials: 200, seed: SEED });
+      const measured = at(p99.cv);
+      console.log(
+        `${kind} latency.p99 CV ${(p99.cv * 100).toFixed(1)} %: flagged within 3 nights in ${measured.detected} ` +
+          `of ${measured.trials} (nights 1-3: ${measured.onNight.join(', ')})`,
+      );
+      // Above about 3.5 % of p99 noise no test that keeps to 1 false alarm in 100 nights can: three
+      // nights' mean moves by 10 % against a spread of CV/√3 of it. At the noise measured here, or at
+      // 2 % where this machine is noisier (a shift of 5 standard deviations), within 3 nights in 95 %.
+      const held = p99.cv <= 0.02 ? measured : at(0.02);
+      expect(held.share).toBeGreaterThanOrEqual(0.95);
+      // One night's jump is not a persistent shift: flagged from the second night on.
+      expect(held.onNight[0]).toBeLessThan(held.onNight[1]!);
+    });
 });
