@@ -47,7 +47,7 @@ async function once(args: readonly string[]): Promise<RunFigure> {
     stdout = e.stdout ?? '';
   }
   const seconds = Math.round(performance.now() - t0) / 1000;
-  // The verdict line ("PASS (partial): 86 of 116 stated rules checked — …"), not a check's own line ("PASS  id  41 ms").
+  // The verdict line ("PASS (partial): 86 of 116 stated rules checked — …"), not a check's ("PASS  id  41 ms").
   const summary = stdout.split('\n').findLast((l) => /^(PASS|FAIL)( \(|:)/.test(l.trim())) ?? '';
   return { seconds, exitCode, summary: summary.trim(), loadAverage };
 }
@@ -107,6 +107,9 @@ writeBenchmarkSection({
       ]),
     ),
     '',
-    ...rows.map((r) => `Summary of the last \`${r.kind.replace(' (every check)', '')}\`: ${r.runs.at(-1)?.summary}`),
-  ].join('\n\n'),
+    ...rows.flatMap((r) => [
+      '',
+      `Verdict of the last \`${r.kind.replace(' (every check)', '')}\`: ${r.runs.at(-1)?.summary}`,
+    ]),
+  ].join('\n'),
 });

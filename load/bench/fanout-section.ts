@@ -1,9 +1,9 @@
 /**
  * The `cpu` scenario's section of docs/benchmarks.md: CPU per frame of `conform load fanout` beside
- * a minimal loop and k6, round by round, and where the milliseconds of its latency p99 go: how long
- * the reference service takes to write every client's frames of one tick (read from the service's
- * own counters), how long the generator's event loop made a chunk wait, and the resolution of the
- * `sent_at` it is measured from.
+ * a minimal loop and k6, round by round, and where the milliseconds of its latency p99 go: the
+ * resolution of the `sent_at` it is measured from, how long the reference service takes to write
+ * every client's frames of one tick (read from the service's own counters), and how long the
+ * generator's event loop made a chunk wait.
  */
 import { decode } from '../histogram.ts';
 import type { FanoutReport } from '../fanout/run.ts';
@@ -102,16 +102,16 @@ function whereTheMillisecondsGo(rounds: readonly CpuRound[], clients: number): s
   const eld = median(rounds.map((r) => r.eventLoopDelayP99Ms));
   const skew = median(rounds.map((r) => r.skewP99Ms));
   return (
-    `Where the milliseconds of p99 go (medians of the rounds): p99 ${round2(p99)} ms. The first clients read ` +
-    `a tick's frames ${round2(p1)} ms after its \`sent_at\` (p1): loopback, and \`sent_at\` is a whole ` +
-    'millisecond (the reference stamps `Date.now()` once per tick), so every latency carries 0–1 ms, 0.5 ' +
-    `on average, of truncation. The reference then writes the tick's frames to ${clients.toLocaleString('en-US')} ` +
-    `sockets one after another: its tick takes ${round2(tick)} ms on average (longest ${round2(tickMax)} ms), ` +
-    `so the clients written last read frames that much older: ${share(tick, p99)} of p99 (the spread between ` +
-    `the first and the last client to read one update, skew p99, is ${round2(skew)} ms). The rest is the ` +
-    "generator's: a chunk waits while its worker reads the chunks that came before it in the same pass of " +
-    `its event loop (batching), event-loop delay p99 ${round2(eld)} ms, while the service's writes and both ` +
-    "workers share the machine's two cores."
+    `Where the milliseconds of p99 go (medians of the rounds): p99 ${round2(p99)} ms. The reference stamps ` +
+    "`sent_at` from its clock as it writes each client's frames (again whenever the whole millisecond has moved " +
+    'on), so a latency runs from that write to the read, and carries 0–1 ms, 0.5 on average, of truncation. The ' +
+    `first clients read a tick's frames ${round2(p1)} ms after their \`sent_at\` (p1): loopback and a worker's ` +
+    `read. The reference writes one tick to ${clients.toLocaleString('en-US')} sockets one after another in ` +
+    `${round2(tick)} ms on average (longest ${round2(tickMax)} ms): that is the spread between the first and the ` +
+    `last client to read one update (skew p99 ${round2(skew)} ms), and, while it writes, the core it takes is not ` +
+    "the generator's. The rest is the generator's: a chunk waits while its worker reads the chunks that came " +
+    `before it in the same pass of its event loop (batching), event-loop delay p99 ${round2(eld)} ` +
+    `(${share(eld, p99)} of p99), while the service's writes and both workers share the machine's two cores.`
   );
 }
 

@@ -10,7 +10,7 @@
  *   rest  `conform load rest` beside wrk by CPU per request: closed loop and fixed rates, one
  *         thread each and two (rest-bench.ts).
  * Sizes come from the environment: BENCH_CLIENTS, BENCH_DURATION_S, BENCH_REPEAT, RAMP_CLIENTS, RAMP_RATE,
- * REST_BENCH_CONNECTIONS, REST_BENCH_DURATION_S, REST_BENCH_REPEAT.
+ * REST_BENCH_CONNECTIONS, REST_BENCH_DURATION_S, REST_BENCH_REPEAT, REST_BENCH_PROBE_S.
  * The figures are printed, written to conform-reports/bench-load.json, and each scenario's to its
  * section of docs/benchmarks.md.
  */

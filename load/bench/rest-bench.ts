@@ -3,8 +3,8 @@
  * scripts/install-wrk.sh) against the same reference process, one pair, the same connections, by
  * CPU time per request: the figure that says whether the generator or the server is the limit.
  *   max    closed model: conform `--rate max` and wrk's closed loop; requests per second and CPU.
- *   rates  1,000 and 5,000 requests/s and the highest both sustain (nine tenths of the lower of
- *          the two closed-model maxima): conform's open model (latency from the intended send time)
+ *   rates  1,000 and 5,000 requests/s and the highest both hold (probed down from nine tenths of
+ *          the lower of the two closed-model maxima): conform's open model (latency from the intended send time)
  *          and wrk paced to the same rate by a Lua `delay()` that keeps an absolute schedule (wrk
  *          has no rate option; latency from the actual send).
  * Each is run with one generator thread each (conform in this thread, `wrk -t1`), then with both
@@ -200,6 +200,40 @@ async function compare(
   return { threads: o.threads, rate: o.rate, rounds };
 }
 
+/** A rate held: within 2 % of what was asked, and conform calls its own figures trustworthy. */
+const holds = (r: ToolRun, rate: number): boolean => r.rps >= 0.98 * rate && r.trustworthy !== false;
+
+/**
+ * The highest rate both tools hold, probed down from nine tenths of the lower closed-loop maximum
+ * in steps of a tenth of it (short runs, each tool once): an open model at its closed loop's
+ * maximum queues without bound, so the rate both sustain lies below it, how far depends on the
+ * server's variance. Null when neither step down to half of it holds.
+ */
+async function highestSustained(
+  target: LoadTarget,
+  pair: string,
+  url: string,
+  o: { connections: number; threads: number },
+  lowerMax: number,
+): Promise<number | null> {
+  const key = target.keys[0]!.key;
+  const probe = { connections: o.connections, threads: o.threads, durationS: env('REST_BENCH_PROBE_S', 4) };
+  for (const share of [0.9, 0.8, 0.7, 0.6, 0.5]) {
+    const rate = Math.floor((share * lowerMax) / 100) * 100;
+    if (rate <= 5000) return null;
+    const c = await conform(target, pair, { ...probe, rate });
+    await sleep(500);
+    const w = await wrk(url, key, { ...probe, rate });
+    await sleep(500);
+    console.log(
+      `  ${o.threads} thread${o.threads > 1 ? 's' : ''}, probe ${rate}/s: conform ${c.rps}/s` +
+        `${c.trustworthy ? '' : ' (untrustworthy)'}, wrk ${w.rps}/s`,
+    );
+    if (holds(c, rate) && holds(w, rate)) return rate;
+  }
+  return null;
+}
+
 /** Runs every comparison; returns the figures for bench-load.json (null when wrk is missing). */
 export async function restScenario(target: LoadTarget, pair: string): Promise<RestBenchResult | null> {
   try {
@@ -234,8 +268,8 @@ export async function restScenario(target: LoadTarget, pair: string): Promise<Re
         (r) => r.rps,
       ) ?? 0,
     );
-    const highest = Math.floor((0.9 * lower) / 100) * 100;
-    for (const rate of [1000, 5000, ...(highest > 5000 ? [highest] : [])])
+    const highest = await highestSustained(target, pair, url, { connections, threads }, lower);
+    for (const rate of [1000, 5000, ...(highest !== null && highest > 5000 ? [highest] : [])])
       comparisons.push(await compare(target, pair, url, { ...base, rate }));
   }
   return { connections, durationS, rounds, pair, loadAverageAtStart, comparisons };
@@ -255,7 +289,8 @@ function row(c: RestComparison): (string | number | null)[] {
   return [
     `${c.threads} thread${c.threads > 1 ? 's' : ''} each`,
     c.rate === 'max' ? 'closed loop (max)' : `${c.rate.toLocaleString('en-US')}/s`,
-    `${cRps?.toLocaleString('en-US')} / ${wRps?.toLocaleString('en-US')}` +
+    `${cRps === null ? '—' : Math.round(cRps).toLocaleString('en-US')} / ` +
+      `${wRps === null ? '—' : Math.round(wRps).toLocaleString('en-US')}` +
       (c.rate === 'max' && cRps && wRps ? ` (**${round2(cRps / wRps)}×**)` : ''),
     round2(cCpu),
     round2(wCpu),
@@ -286,7 +321,8 @@ export function restSection(r: RestBenchResult | null): BenchmarkSection | null 
     method:
       `\`rest\`: \`conform load rest\` and wrk against the reference service in its own process, one pair, ` +
       `${r.connections} connections, ${r.durationS} s per run, the two in turn and in alternating order, ` +
-      `${r.rounds} rounds (medians shown): wrk's closed loop beside \`--rate max\`, then fixed rates (wrk paced by ` +
+      `${r.rounds} rounds (medians shown): wrk's closed loop beside \`--rate max\`, then fixed rates: 1,000, ` +
+      '5,000 and the highest both hold (probed down from nine tenths of the lower closed-loop maximum; wrk paced by ' +
       "a Lua `delay()` on an absolute schedule, conform's open model), with one generator thread each, then " +
       "both cores (`--workers 2`, `wrk -t2`). CPU per request is each process's own accounting: conform's " +
       "`generator.cpuMicrosPerRequest` (every thread, over the measured phase), wrk's `os.clock()` as it ends. " +
