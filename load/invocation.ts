@@ -25,12 +25,17 @@ import type { RestOptions } from './rest/run.ts';
 import { ARRIVALS } from './rest/schedule.ts';
 import type { ReferenceProcessOptions } from './target.ts';
 import { parseThresholds } from './thresholds.ts';
+import { parseLabels } from './trend/history.ts';
+import { parseMinEffect } from './trend/options.ts';
 
-/** The load tools: three runs and the merge of their results. */
-export const LOAD_MODES = ['fanout', 'rest', 'calibrate', 'merge'] as const;
+/**
+ * The load tools: three runs, the merge of their results, the judgement of a history of runs
+ * and the search for a capacity.
+ */
+export const LOAD_MODES = ['fanout', 'rest', 'calibrate', 'merge', 'trend', 'capacity'] as const;
 export type LoadMode = (typeof LOAD_MODES)[number];
-/** The modes that run a measurement. */
-export type LoadRunMode = Exclude<LoadMode, 'merge'>;
+/** The modes that run one measurement. */
+export type LoadRunMode = 'fanout' | 'rest' | 'calibrate';
 
 /** What a load run was asked for. */
 export interface LoadInvocation {
@@ -52,6 +57,10 @@ export interface LoadInvocation {
   progress: boolean | undefined;
   /** GitHub Actions' step summary file and run page (for `--report github`). */
   github: GithubEnvironment;
+  /** `--history FILE`: the run's row is appended there; `--label`s go with it; `--judge` judges the file after. */
+  history?: { file: string; labels: Record<string, string>; judge: boolean; minEffect?: number };
+  /** `--remote-write URL`: live metrics every second, labelled with the `--label`s. */
+  live?: { url: string; labels: Record<string, string> };
 }
 
 /** `conform load merge RESULT…`: the files, extra thresholds, report formats and folder. */
@@ -63,9 +72,9 @@ export interface MergeInvocation {
 }
 
 type Argv = Record<string, unknown>;
-const one = (v: unknown): unknown => (Array.isArray(v) ? v[v.length - 1] : v);
-const str = (v: unknown): string | undefined => (v === undefined || v === null ? undefined : String(one(v)));
-const list = (v: unknown): string[] | undefined =>
+export const one = (v: unknown): unknown => (Array.isArray(v) ? v[v.length - 1] : v);
+export const str = (v: unknown): string | undefined => (v === undefined || v === null ? undefined : String(one(v)));
+export const list = (v: unknown): string[] | undefined =>
   v === undefined
     ? undefined
     : (Array.isArray(v) ? v : [v])
@@ -105,7 +114,7 @@ function targetArgs(argv: Argv, env: KeyEnvironment): Omit<LoadInvocation['targe
 }
 
 /** What the reference service started for the run (or calibrate's broadcast server) is told. */
-function referenceArgs(argv: Argv): ReferenceProcessOptions {
+export function referenceArgs(argv: Argv): ReferenceProcessOptions {
   const reference: ReferenceProcessOptions = {};
   if (argv['push-interval'] !== undefined)
     reference.tickMs = parseDuration(str(argv['push-interval'])!, '--push-interval');
@@ -117,6 +126,8 @@ function referenceArgs(argv: Argv): ReferenceProcessOptions {
       );
     reference.moveProbability = p;
   }
+  if (argv['service-rate'] !== undefined)
+    reference.restServiceRate = parseRate(str(argv['service-rate'])!, '--service-rate');
   return reference;
 }
 
@@ -175,6 +186,10 @@ function restArgs(argv: Argv, shared: Pick<RestOptions, 'durationMs' | 'pair' | 
     ...(argv.connections !== undefined
       ? { connections: positiveInt(one(argv.connections), '--connections', 10_000) }
       : {}),
+    ...(argv.pipelining !== undefined ? { pipelining: positiveInt(one(argv.pipelining), '--pipelining', 100) } : {}),
+    ...(argv.workers !== undefined
+      ? { workers: str(argv.workers) === 'auto' ? ('auto' as const) : positiveInt(str(argv.workers)!, '--workers', 64) }
+      : {}),
     ...(shared.durationMs !== undefined ? { durationMs: shared.durationMs } : {}),
     ...warmupArg(argv),
     ...(shared.pair ? { pair: shared.pair } : {}),
@@ -191,8 +206,8 @@ export function parseLoadArgs(argv: Argv, env: KeyEnvironment = {}): LoadInvocat
   const mode = str(argv.mode) as LoadMode;
   if (!LOAD_MODES.includes(mode))
     throw new LoadUsageError(`conform load ${String(argv.mode)}: unknown mode; use ${LOAD_MODES.join(', ')}`);
-  if (mode === 'merge')
-    throw new LoadUsageError('conform load merge reads result files, it starts no run (parseMergeArgs)');
+  if (mode === 'merge' || mode === 'trend' || mode === 'capacity')
+    throw new LoadUsageError(`conform load ${mode} is not one run: it has its own parser`);
   const thresholds = list(argv.threshold) ?? [];
   parseThresholds(thresholds, mode === 'rest' ? 'rest' : 'fanout'); // fail fast, before anything starts
   const target = targetArgs(argv, env);
@@ -209,7 +224,46 @@ export function parseLoadArgs(argv: Argv, env: KeyEnvironment = {}): LoadInvocat
     outDir: str(argv.out) ?? FANOUT_DEFAULTS.outDir,
     progress: argv.progress === undefined ? undefined : Boolean(one(argv.progress)),
     github: githubEnvironment(env),
+    ...historyArgs(argv, mode),
   };
+}
+
+/**
+ * `--history FILE [--judge [--min-effect P]]` and `--remote-write URL` of a fanout or rest run,
+ * each with the run's `--label NAME=VALUE`s.
+ */
+function historyArgs(argv: Argv, mode: LoadRunMode): Pick<LoadInvocation, 'history' | 'live'> {
+  const file = str(argv.history);
+  const url = str(argv['remote-write']);
+  const given = ['judge', 'min-effect'].filter((o) => argv[o] !== undefined && argv[o] !== false);
+  if (file === undefined && given.length) throw new LoadUsageError(`--${given[0]}: only with --history FILE`);
+  if (file === undefined && url === undefined) {
+    if (argv.label !== undefined) throw new LoadUsageError('--label: only with --history FILE or --remote-write URL');
+    return {};
+  }
+  if (mode === 'calibrate')
+    throw new LoadUsageError('--history, --remote-write: calibrate measures the generator, not a target');
+  const labels = parseLabels(
+    (Array.isArray(argv.label) ? argv.label : argv.label === undefined ? [] : [argv.label]).map(String),
+  );
+  const minEffect = argv['min-effect'] === undefined ? {} : { minEffect: parseMinEffect(one(argv['min-effect'])) };
+  return {
+    ...(file === undefined ? {} : { history: { file, labels, judge: Boolean(one(argv.judge)), ...minEffect } }),
+    ...(url === undefined ? {} : { live: { url: parseRemoteWriteUrl(url), labels } }),
+  };
+}
+
+/** `--remote-write URL`: an http or https URL (Prometheus: …/api/v1/write). */
+function parseRemoteWriteUrl(url: string): string {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new LoadUsageError(`--remote-write ${url}: not a URL; give e.g. http://127.0.0.1:9090/api/v1/write`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw new LoadUsageError(`--remote-write ${url}: must be an http or https URL`);
+  return u.href;
 }
 
 /** Turns argv of `conform load merge` into a MergeInvocation; throws LoadUsageError. */

@@ -29,6 +29,12 @@ interface MetricBase {
    * `count` by default), or why a k6 run cannot (a threshold naming it is then an error there).
    */
   k6: { metric?: string; agg?: string } | { absent: string };
+  /**
+   * Which way a change is a regression of the service, for `conform load trend`: `up` (latency,
+   * loss, errors), `down` (throughput, connections), or `none` for the generator's own figures,
+   * which say nothing of the service.
+   */
+  worse: 'up' | 'down' | 'none';
 }
 
 /** Percentiles over samples, recorded as a histogram (µs) that merge adds across hosts. */
@@ -84,6 +90,7 @@ const DIST = {
   stats: STATS,
   merge: 'histogram',
   k6: {},
+  worse: 'up',
 } as const satisfies Partial<DistributionMetric>;
 const ONE_VIEW = "needs every client's view (skew, loss) or conform's self-monitoring: run it with conform load fanout";
 const REST_ONLY = 'exists only in conform load rest; k6 has http_req_failed for failures';
@@ -119,6 +126,7 @@ export const LOAD_METRICS: Readonly<Record<LoadKind, readonly LoadMetric[]>> = {
       ...counted('lost'),
       merge: 'sum',
       k6: { absent: ONE_VIEW },
+      worse: 'up',
     },
     {
       name: 'loss_rate',
@@ -128,6 +136,7 @@ export const LOAD_METRICS: Readonly<Record<LoadKind, readonly LoadMetric[]>> = {
       value: field('lossRate'),
       merge: 'worst-host',
       k6: { absent: ONE_VIEW },
+      worse: 'up',
     },
     {
       name: 'errors',
@@ -137,6 +146,7 @@ export const LOAD_METRICS: Readonly<Record<LoadKind, readonly LoadMetric[]>> = {
       ...counted('errors'),
       merge: 'sum',
       k6: {},
+      worse: 'up',
     },
     {
       name: 'frames_per_second',
@@ -146,6 +156,7 @@ export const LOAD_METRICS: Readonly<Record<LoadKind, readonly LoadMetric[]>> = {
       value: field('framesPerSecond'),
       merge: 'sum',
       k6: { metric: 'frames', agg: 'rate' },
+      worse: 'down',
     },
     {
       name: 'frames',
@@ -155,6 +166,7 @@ export const LOAD_METRICS: Readonly<Record<LoadKind, readonly LoadMetric[]>> = {
       ...counted('framesReceived'),
       merge: 'sum',
       k6: {},
+      worse: 'down',
     },
     {
       name: 'connected',
@@ -164,6 +176,7 @@ export const LOAD_METRICS: Readonly<Record<LoadKind, readonly LoadMetric[]>> = {
       ...counted('connected'),
       merge: 'sum',
       k6: {},
+      worse: 'down',
     },
     {
       name: 'refused',
@@ -173,6 +186,7 @@ export const LOAD_METRICS: Readonly<Record<LoadKind, readonly LoadMetric[]>> = {
       value: (r) => total(r.refusals),
       merge: 'sum',
       k6: {},
+      worse: 'up',
     },
     {
       name: 'disconnects',
@@ -182,6 +196,7 @@ export const LOAD_METRICS: Readonly<Record<LoadKind, readonly LoadMetric[]>> = {
       value: (r) => total(r.disconnects),
       merge: 'sum',
       k6: {},
+      worse: 'up',
     },
     {
       name: 'saturated',
@@ -191,6 +206,7 @@ export const LOAD_METRICS: Readonly<Record<LoadKind, readonly LoadMetric[]>> = {
       value: saturated,
       merge: 'any',
       k6: { absent: ONE_VIEW },
+      worse: 'none',
     },
   ],
   rest: [
@@ -203,6 +219,7 @@ export const LOAD_METRICS: Readonly<Record<LoadKind, readonly LoadMetric[]>> = {
       value: field('rps'),
       merge: 'sum',
       k6: { metric: 'http_reqs', agg: 'rate' },
+      worse: 'down',
     },
     {
       name: 'requests',
@@ -212,6 +229,7 @@ export const LOAD_METRICS: Readonly<Record<LoadKind, readonly LoadMetric[]>> = {
       ...counted('requests'),
       merge: 'sum',
       k6: {},
+      worse: 'down',
     },
     {
       name: 'errors',
@@ -221,6 +239,7 @@ export const LOAD_METRICS: Readonly<Record<LoadKind, readonly LoadMetric[]>> = {
       ...counted('errors'),
       merge: 'sum',
       k6: {},
+      worse: 'up',
     },
     {
       name: 'timeouts',
@@ -230,6 +249,7 @@ export const LOAD_METRICS: Readonly<Record<LoadKind, readonly LoadMetric[]>> = {
       ...counted('timeouts'),
       merge: 'sum',
       k6: { absent: REST_ONLY },
+      worse: 'up',
     },
     {
       name: 'non_2xx',
@@ -239,6 +259,7 @@ export const LOAD_METRICS: Readonly<Record<LoadKind, readonly LoadMetric[]>> = {
       ...counted('non2xx'),
       merge: 'sum',
       k6: { absent: REST_ONLY },
+      worse: 'up',
     },
     {
       name: 'rate_limited',
@@ -251,6 +272,7 @@ export const LOAD_METRICS: Readonly<Record<LoadKind, readonly LoadMetric[]>> = {
         (r.statusNumbers ? (((r.statusNumbers as Json)[STATUS.RATE_LIMITED] as number) ?? 0) : null),
       merge: 'sum',
       k6: {},
+      worse: 'up',
     },
     {
       name: 'non_200_status',
@@ -265,6 +287,7 @@ export const LOAD_METRICS: Readonly<Record<LoadKind, readonly LoadMetric[]>> = {
           : null),
       merge: 'sum',
       k6: {},
+      worse: 'up',
     },
     {
       name: 'late',
@@ -274,6 +297,7 @@ export const LOAD_METRICS: Readonly<Record<LoadKind, readonly LoadMetric[]>> = {
       ...counted('late'),
       merge: 'sum',
       k6: { absent: REST_ONLY },
+      worse: 'none',
     },
     {
       name: 'dropped',
@@ -283,6 +307,7 @@ export const LOAD_METRICS: Readonly<Record<LoadKind, readonly LoadMetric[]>> = {
       ...counted('dropped'),
       merge: 'sum',
       k6: { metric: 'dropped_iterations' },
+      worse: 'none',
     },
     {
       name: 'saturated',
@@ -292,6 +317,7 @@ export const LOAD_METRICS: Readonly<Record<LoadKind, readonly LoadMetric[]>> = {
       value: saturated,
       merge: 'any',
       k6: { absent: REST_ONLY },
+      worse: 'none',
     },
   ],
 };

@@ -60,6 +60,10 @@ export const REST_DEFAULTS = {
    * model: connections sending back to back.
    */
   connections: 50,
+  /** Requests in flight on one connection at once: 1, none pipelined. */
+  pipelining: 1,
+  /** Worker threads the requests are spread over: 1, the calling thread. */
+  workers: 1,
   durationMs: 20_000,
   warmupMs: 2000,
   endpoint: 'price' as 'price' | 'pairs',
@@ -125,3 +129,54 @@ export function parseStartAt(value: string, nowMs = Date.now()): number {
   if (ms > nowMs + 86_400_000) throw new LoadUsageError(`--start-at ${value}: is more than a day ahead`);
   return ms;
 }
+
+/**
+ * How an append to a `--history` file waits for another run's: the lock (a directory beside the
+ * file) is retried with growing pauses, and taken over when its holder stopped refreshing it
+ * (a run that died holding it).
+ */
+export const HISTORY_LOCK = { staleMs: 10_000, retries: 40, minRetryMs: 25, maxRetryMs: 500 } as const;
+
+/** Defaults of the regression judgement of `conform load trend` and `--judge`. */
+export const TREND_DEFAULTS = {
+  /** Smallest relative change worth an alarm: a shift whose interval lies wholly below it is not a regression. */
+  minEffect: 0.1,
+  /** Significance of a change point (E-divisive's t-test, as Apache Otava's default). */
+  maxPValue: 0.001,
+  /** Runs in one window of E-divisive's split step (Otava's default). */
+  windowLength: 50,
+  /**
+   * The newest runs tested as a segment of their own, from 2 (one run is a blip, not a shift) to
+   * this many: E-divisive rarely splits off a segment this short at the end of a series.
+   */
+  tailRuns: 3,
+  /**
+   * The chance that a night's verdict is a false regression, over every metric judged: a shift
+   * is a regression only when a one-sided test puts it at this divided by the metrics judged
+   * (Bonferroni), and the newest runs' test divides it again by the lengths it tries.
+   */
+  verdictPValue: 0.01,
+  /** Runs a baseline segment needs before the newest ones are tested against it. */
+  minBaseline: 5,
+  /** Confidence of the interval given with a shift's size. */
+  confidence: 0.95,
+} as const;
+
+/** Defaults of `conform load capacity`. */
+export const CAPACITY_DEFAULTS = {
+  /** Measured window of each step, after its warm-up. */
+  stepMs: 5000,
+  /** Warm-up of each step, excluded from its figures. */
+  warmupMs: 2000,
+  /** Steps at most, doubling and bisecting together. */
+  maxSteps: 14,
+  /** Wall time at most; no step starts that would end past it. */
+  maxTimeMs: 15 * 60_000,
+  /** The bisection stops when the gap between held and failed is this share of the load held. */
+  resolution: 0.05,
+  /** First load: clients (fanout) or requests per second (rest). */
+  start: { fanout: 50, rest: 50 },
+} as const;
+
+/** Live metrics (`--remote-write`): how often a sample goes out, and how long one push may take. */
+export const LIVE_METRICS = { everyMs: 1000, pushTimeoutMs: 2000 } as const;

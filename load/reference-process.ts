@@ -1,7 +1,9 @@
 /**
  * Runs the reference service in its own process for the load tools, so server and generator do
  * not share an event loop. Prints one JSON line `{ restUrl, wsUrl, profile }` on stdout when it
- * listens; closes when stdin ends or on SIGTERM. Argument: JSON ReferenceProcessOptions.
+ * listens; answers each line `stats` on stdin with one line `{ stats }` (its stream counters, the
+ * longest tick since the last such line among them); closes when stdin ends or on SIGTERM.
+ * Argument: JSON ReferenceProcessOptions.
  */
 import { randomBytes } from 'node:crypto';
 import { DEFAULT_CONFIG, startReferenceServer } from '../reference/index.ts';
@@ -21,6 +23,7 @@ const server = await startReferenceServer({
   config: {
     keys: { ...DEFAULT_CONFIG.keys, load: loadKey },
     ...(options.moveProbability !== undefined ? { moveProbability: options.moveProbability } : {}),
+    ...(options.restServiceRate !== undefined ? { restServiceRate: options.restServiceRate } : {}),
   },
   ...(options.tickMs !== undefined ? { tickMs: options.tickMs } : {}),
 });
@@ -34,6 +37,17 @@ const stop = async (): Promise<void> => {
   process.exit(0);
 };
 process.stdin.on('end', () => void stop());
-process.stdin.resume();
+let asked = '';
+process.stdin.on('data', (chunk: Buffer) => {
+  asked += chunk.toString();
+  for (let nl = asked.indexOf('\n'); nl >= 0; nl = asked.indexOf('\n')) {
+    const line = asked.slice(0, nl).trim();
+    asked = asked.slice(nl + 1);
+    if (line !== 'stats') continue;
+    process.stdout.write(`${JSON.stringify({ stats: server.stats })}\n`);
+    // The longest tick is told once: the next answer covers the time since this one.
+    server.stats.tickMsMax = 0;
+  }
+});
 process.on('SIGTERM', () => void stop());
 process.on('SIGINT', () => void stop());

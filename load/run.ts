@@ -5,6 +5,7 @@
  * the caller answers it with exit 2.
  */
 import { readFile } from 'node:fs/promises';
+import { loadavg } from 'node:os';
 import { MergeInputError } from '../src/errors.ts';
 import type { KeyEnvironment } from '../src/profile.ts';
 import { runCalibrate } from './calibrate/run.ts';
@@ -13,9 +14,13 @@ import type { LoadInvocation, MergeInvocation } from './invocation.ts';
 import { mergeResults, parseResultText, type MergeInput } from './merge.ts';
 import { FANOUT_DEFAULTS, REST_DEFAULTS } from './options.ts';
 import { formatProgress, plannedSeconds } from './report/console.ts';
-import { writeMergedReports, writeReports, type LoadReport } from './report/index.ts';
+import { loadReportNames, writeMergedReports, writeReports, type LoadReport } from './report/index.ts';
 import { runRest } from './rest/run.ts';
 import { startLoadTarget, type LoadTarget } from './target.ts';
+import { appendHistory, historyRow } from './trend/history.ts';
+import { runTrend } from './trend/run.ts';
+import { LivePusher, type LiveStatus, type LiveValues } from './live/remote-write.ts';
+import { flatMetrics, metricOf } from './metrics.ts';
 
 /** Exit codes: every threshold held; a threshold crossed; bad input. */
 export const LOAD_EXIT = { ok: 0, thresholdCrossed: 1, usage: 2 } as const;
@@ -45,7 +50,7 @@ async function measure(
   inv: LoadInvocation,
   io: LoadIO,
   onProgress: ProgressLine | undefined,
-  run: { target?: LoadTarget },
+  run: { target?: LoadTarget; onLiveSource?: (read: () => LiveValues) => void },
 ): Promise<LoadReport> {
   if (inv.mode === 'calibrate') {
     const push = inv.target.reference.tickMs;
@@ -58,24 +63,47 @@ async function measure(
   // `rest` never opens a stream, so it needs no stream URL.
   const target = await startLoadTarget({ ...inv.target, needsStream: inv.mode === 'fanout' }, io.env);
   run.target = target;
-  if (inv.mode === 'fanout') return runFanout(target, { ...inv.fanout, ...(onProgress ? { onProgress } : {}) });
+  const live = run.onLiveSource ? { onLiveSource: run.onLiveSource } : {};
+  if (inv.mode === 'fanout')
+    return runFanout(target, { ...inv.fanout, ...live, ...(onProgress ? { onProgress } : {}) });
   return runRest(target, {
     ...inv.rest,
+    ...live,
     ...(onProgress ? { onProgress: (p) => onProgress({ phase: 'rest', ...p }) } : {}),
   });
 }
 
+/** The live metrics of a run: the pusher, and where the run hands it the function that reads its figures. */
+function livePusher(inv: LoadInvocation): { pusher: LivePusher; source: (read: () => LiveValues) => void } {
+  const kind = inv.mode === 'rest' ? 'rest' : 'fanout';
+  let read: () => LiveValues = () => ({});
+  const labels = { job: 'conform-load', mode: inv.mode, run: new Date().toISOString(), ...inv.live!.labels };
+  const unit = (name: string): string => metricOf(kind, name)?.unit ?? '';
+  const pusher = new LivePusher(inv.live!.url, labels, unit, () => read());
+  return { pusher, source: (r) => (read = r) };
+}
+
+/** What the live metrics did, in one line. */
+const liveLine = (s: LiveStatus): string =>
+  `live metrics: ${s.pushes} pushes to ${s.url} (run=${s.run})` +
+  (s.failures ? `, ${s.failures} failed (last: ${s.lastError})` : '');
+
 /** Runs an invocation, writes its reports, and returns the exit code. */
 export async function runLoad(inv: LoadInvocation, io: LoadIO): Promise<number> {
   const live = inv.progress ?? io.tty;
-  const run: { target?: LoadTarget } = {};
+  const pusher = inv.live ? livePusher(inv) : undefined;
+  const run: { target?: LoadTarget; onLiveSource?: (read: () => LiveValues) => void } = {
+    ...(pusher ? { onLiveSource: pusher.source } : {}),
+  };
   let report: LoadReport;
   try {
+    pusher?.pusher.start();
     report = await measure(inv, io, live ? progressLine(inv, io) : undefined, run);
   } finally {
     if (live) io.err('\r\x1b[2K');
     await run.target?.close();
   }
+  if (pusher) io.out(`${liveLine(await pusher.pusher.stop(flatMetrics(report.kind, report as never)))}\n`);
   const secrets = run.target ? run.target.keys.map((k) => k.key) : [];
   if (inv.target.key) secrets.push(inv.target.key);
   const written = await writeReports(report, inv.reports, {
@@ -85,7 +113,26 @@ export async function runLoad(inv: LoadInvocation, io: LoadIO): Promise<number> 
     github: inv.github,
   });
   for (const f of written) io.out(`wrote ${f}\n`);
-  return report.thresholds.every((t) => t.ok) ? LOAD_EXIT.ok : LOAD_EXIT.thresholdCrossed;
+  const held = report.thresholds.every((t) => t.ok);
+  const steady = inv.history ? await recordRun(report, inv, io) : true;
+  return held && steady ? LOAD_EXIT.ok : LOAD_EXIT.thresholdCrossed;
+}
+
+/**
+ * Appends the run to its history (`--history`) and, with `--judge`, judges the history with it,
+ * writing the trend in the run's formats that a trend has; returns false when the newest segment
+ * of a metric is a regression.
+ */
+async function recordRun(report: LoadReport, inv: LoadInvocation, io: LoadIO): Promise<boolean> {
+  const h = inv.history!;
+  if (report.kind === 'fanout' && report.mode === 'calibrate') return true;
+  await appendHistory(h.file, historyRow(report, { labels: h.labels, loadAverage: loadavg()[0] ?? null }));
+  io.out(`appended to ${h.file}${report.trustworthy ? '' : ' (flagged untrustworthy: left out of every judgement)'}\n`);
+  if (!h.judge) return true;
+  const reports = inv.reports.filter((r) => loadReportNames('trend').includes(r));
+  const options = h.minEffect === undefined ? {} : { minEffect: h.minEffect };
+  const code = await runTrend({ file: h.file, options, reports, outDir: inv.outDir, github: inv.github }, io);
+  return code === LOAD_EXIT.ok;
 }
 
 /** Reads the results, merges them, writes the reports; returns the exit code. */

@@ -29,6 +29,22 @@ export interface LoadTarget {
   embedded: boolean;
   /** Stops the embedded service; a no-op for remote targets. */
   close(): Promise<void>;
+  /**
+   * The embedded service's own stream counters, when it runs in a process of its own: how many
+   * ticks it made, how long they took in all and the longest since the last call (the benchmarks
+   * read how long it spends writing every client's frames).
+   */
+  serverStats?(): Promise<ServerStreamStats>;
+}
+
+/** What the embedded service counts of its push fan-out (reference/model.ts `StreamStats`). */
+export interface ServerStreamStats {
+  ticks: number;
+  framesWritten: number;
+  /** Time spent in ticks (stepping prices and writing every client's frames), ms. */
+  tickMsTotal: number;
+  /** Longest tick since the last call, ms. */
+  tickMsMax: number;
 }
 
 /** Keys of a profile that have no full stream access, so a load run must not use them. */
@@ -112,6 +128,34 @@ export interface ReferenceProcessOptions {
   moveProbability?: number;
   /** Allowance of the run's own load key; default 20,000. */
   connections?: number;
+  /** REST requests answered per second, one at a time (config `restServiceRate`); default unlimited. */
+  restServiceRate?: number;
+}
+
+/** The reference process's answers to `stats` lines, one after another on its stdout. */
+function statsAnswers(child: ChildProcess): { ask(): Promise<ServerStreamStats> } {
+  const waiting: ((s: ServerStreamStats) => void)[] = [];
+  let buf = '';
+  child.stdout!.on('data', (c: Buffer) => {
+    buf += c.toString();
+    for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      if (line.startsWith('{"stats"')) waiting.shift()?.((JSON.parse(line) as { stats: ServerStreamStats }).stats);
+    }
+  });
+  return {
+    ask: () =>
+      new Promise<ServerStreamStats>((resolve, reject) => {
+        if (child.exitCode !== null) return reject(new Error('the reference service has exited'));
+        const guard = setTimeout(() => reject(new Error('the reference service did not answer')), 5000);
+        waiting.push((stats) => {
+          clearTimeout(guard);
+          resolve(stats);
+        });
+        child.stdin!.write('stats\n');
+      }),
+  };
 }
 
 /**
@@ -161,12 +205,14 @@ export async function startReferenceProcess(
   });
   const started = JSON.parse(line) as { restUrl: string; wsUrl: string; profile: Profile };
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const answers = statsAnswers(child);
   return {
     rest: started.restUrl,
     ws: started.wsUrl,
     profile: started.profile,
     keys: profileLoadKeys(started.profile),
     embedded: true,
+    serverStats: () => answers.ask(),
     async close() {
       if (child.exitCode !== null) return;
       // Closing stdin asks the process to close its server; SIGTERM if it does not.

@@ -64,6 +64,12 @@ export interface ReferenceConfig {
    * `per-frame`: one `ws.send` per frame per client, kept only as the benchmark's baseline.
    */
   fanOut: 'batched' | 'per-frame';
+  /**
+   * REST requests answered per second, one at a time in arrival order; 0 (default): as fast as
+   * it can. A capacity known in advance: past this rate requests queue and latency grows without
+   * bound, the knee `conform load capacity rest` must find.
+   */
+  restServiceRate: number;
 }
 
 /** Test keys of the default config: any strings serve, they guard nothing. */
@@ -102,6 +108,7 @@ export const DEFAULT_CONFIG: Readonly<ReferenceConfig> = {
   moveProbability: 0.5,
   seed: 1,
   fanOut: 'batched',
+  restServiceRate: 0,
 };
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -196,6 +203,7 @@ const TOP_LEVEL = [
   'moveProbability',
   'seed',
   'fanOut',
+  'restServiceRate',
   '$schema',
 ];
 
@@ -229,6 +237,9 @@ export function resolveConfig(partial: unknown = {}): ReferenceConfig {
   if (!Number.isInteger(merged.seed)) throw new ConfigError('seed', 'must be an integer');
   if (merged.fanOut !== 'batched' && merged.fanOut !== 'per-frame')
     throw new ConfigError('fanOut', 'must be "batched" or "per-frame"');
+  const rate = merged.restServiceRate;
+  if (typeof rate !== 'number' || !(rate >= 0) || !Number.isFinite(rate))
+    throw new ConfigError('restServiceRate', 'must be a number of requests per second >= 0 (0: unlimited)');
   const config = merged as unknown as ReferenceConfig;
   const codes = new Set(config.pairs.map((pair) => pair.code));
   for (const [name, k] of Object.entries(config.keys))

@@ -1,8 +1,9 @@
 /**
- * The push fan-out: each tick serialises and frames each subscribed pair's push once; clients with
- * the same subscription set share one concatenated buffer, written with one socket write per client
- * per tick. A client whose unsent bytes pass `maxBacklogBytes` is skipped (counted), and dropped
- * after `dropAfterTicks` such ticks, so a slow reader cannot make the server buffer without bound.
+ * The push fan-out: each tick serialises and frames each subscribed pair's push once per `sent_at`
+ * stamp (the clock read again as the writes go on); clients with the same subscription set share one
+ * concatenated buffer, written with one socket write per client per tick. A client whose unsent
+ * bytes pass `maxBacklogBytes` is skipped (counted), and dropped after `dropAfterTicks` such ticks,
+ * so a slow reader cannot make the server buffer without bound.
  */
 import { performance } from 'node:perf_hooks';
 import { payloadStart, textFrame } from '../src/ws-frame.ts';
@@ -177,23 +178,21 @@ export class FanOut {
 
   private fanOut(): void {
     const svc = this.svc;
-    const now = svc.clock();
-    const moved = svc.book.step(now, svc.config.moveProbability, (e) => svc.market(e, now).open);
-    this.flushLagging(now);
+    const start = svc.clock();
+    const moved = svc.book.step(start, svc.config.moveProbability, (e) => svc.market(e, start).open);
+    this.flushLagging(start);
     if (this.groups.size === 0) return;
     // Push cadence and trigger are not shown: every tick pushes every pair, or only the pairs that moved.
     const changed = svc.dialect.stream.pushes === 'every-tick' ? undefined : new Set(moved);
-    const variants = new Map<string | undefined, TickPushes>();
+    const stamp = new SentAtStamp(svc, start);
     const { maxBacklogBytes, dropAfterTicks } = svc.config;
     const perFrame = svc.config.fanOut === 'per-frame';
     const prefix = this.pushPacketPrefix;
     for (const group of this.groups.values()) {
-      let tick = variants.get(group.variant);
-      if (!tick) {
-        tick = this.tickPushes(now, changed, group.variant);
-        variants.set(group.variant, tick);
-      }
-      // The group's priced pairs; each is serialised once per tick, whatever the groups.
+      const pushesAt = (): TickPushes =>
+        stamp.pushes(group.variant, (now) => this.tickPushes(now, changed, group.variant));
+      let tick = pushesAt();
+      // The group's priced pairs; each is serialised once per tick and stamp, whatever the groups.
       const pushes: string[] = [];
       for (const code of group.codes) if (tick.json(code) !== null) pushes.push(code);
       const n = pushes.length;
@@ -201,6 +200,11 @@ export class FanOut {
       let bytes: Buffer | undefined;
       let groupPackets: string[] | undefined;
       for (const client of group.clients) {
+        if (stamp.moved()) {
+          tick = pushesAt();
+          bytes = undefined;
+          groupPackets = undefined;
+        }
         const link = client.link;
         if (!link.open) continue;
         if (link.backlog > maxBacklogBytes) {
@@ -231,5 +235,46 @@ export class FanOut {
         this.stats.framesWritten += n;
       }
     }
+  }
+}
+
+/**
+ * The `sent_at` of a tick's pushes. The spec makes it the time the frame was sent, and writing one
+ * tick to thousands of sockets takes tens of milliseconds, so the clock is read before each write
+ * and the frames are stamped again when the stamp it gives has moved on (in ms, about once per
+ * hundred writes). Each stamp serialises each pair once, whatever the groups.
+ */
+class SentAtStamp {
+  private current: number | undefined;
+  private now: number;
+  private readonly byVariant = new Map<string | undefined, TickPushes>();
+
+  constructor(
+    private readonly svc: Service,
+    start: number,
+  ) {
+    this.now = start;
+    this.current = svc.wire.pushTime(start);
+  }
+
+  /** Whether the stamp moved on since the pushes were made: they are to be made again. */
+  moved(): boolean {
+    const now = this.svc.clock();
+    const stamp = this.svc.wire.pushTime(now);
+    if (stamp === this.current) return false;
+    this.now = now;
+    this.current = stamp;
+    this.byVariant.clear();
+    return true;
+  }
+
+  /** This stamp's pushes of one variant, made once. */
+  pushes(variant: string | undefined, make: (now: number) => TickPushes): TickPushes {
+    let tick = this.byVariant.get(variant);
+    if (!tick) {
+      tick = make(this.now);
+      this.byVariant.set(variant, tick);
+    }
+    return tick;
   }
 }

@@ -47,6 +47,9 @@ function marketOut(m: MarketInfo): Record<string, unknown> {
 
 /** Answers the REST requests of one service (everything but the WebSocket upgrade). */
 export class RestHandler {
+  /** With a service rate: when the requests taken so far are all answered (performance.now() ms). */
+  private servedUntil = 0;
+
   constructor(private readonly svc: Service) {}
 
   /** The answer `by` chose, written in the envelope (spec: Response envelope). */
@@ -82,9 +85,21 @@ export class RestHandler {
       });
       res.end(text);
     };
-    const { latencyMs } = this.svc.dialect.rest;
-    if (latencyMs > 0) setTimeout(write, latencyMs);
+    const holdMs = this.svc.dialect.rest.latencyMs + this.serviceWaitMs();
+    if (holdMs > 0) setTimeout(write, holdMs);
     else write();
+  }
+
+  /**
+   * With a service rate (config `restServiceRate`), how long this request waits for its turn: one
+   * request each 1/rate s, in arrival order, so past the rate the queue and the wait grow.
+   */
+  private serviceWaitMs(): number {
+    const rate = this.svc.config.restServiceRate;
+    if (!(rate > 0)) return 0;
+    const now = performance.now();
+    this.servedUntil = Math.max(now, this.servedUntil) + 1000 / rate;
+    return this.servedUntil - now;
   }
 
   /**

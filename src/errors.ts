@@ -157,6 +157,16 @@ export class MergeInputError extends ConformError {
   override name = 'MergeInputError';
 }
 
+/**
+ * A load history file (`--history`) that cannot be read or appended to: unreadable, of another
+ * kind of run, or with a damaged line; the message names the file and the line.
+ */
+export class HistoryError extends ConformError {
+  static override readonly code = 'CONFORM_LOAD_HISTORY';
+  static override readonly badInput = true;
+  override name = 'HistoryError';
+}
+
 /** A k6 script's setting (its environment variables) that cannot be used; k6 stops before the run. */
 export class K6ConfigError extends ConformError {
   static override readonly code = 'CONFORM_K6_CONFIG';
@@ -229,6 +239,7 @@ export const ERROR_CLASSES = [
   LoadUsageError,
   ThresholdError,
   MergeInputError,
+  HistoryError,
   K6ConfigError,
   K6RunError,
   ConfigError,

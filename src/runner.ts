@@ -317,9 +317,9 @@ async function runCheck(check: Check, env: RunEnv): Promise<CheckResult> {
 }
 
 /**
- * Calls `run` with each check's index. Slow checks are idle waits on a keep-alive window: each gets
- * its own lane from the start, so they overlap the rest and the concurrency bound applies to the
- * others, which start in registry order, `concurrency` at a time, while `more()` holds.
+ * Calls `run` with each check's index. A check that waits on the target's pace (`slow`: the keep-alive
+ * window; `push`: the push cadence) gets its own lane from the start, still within the connection and
+ * request budgets; the others start in registry order, `concurrency` at a time, while `more()` holds.
  */
 async function inLanes(
   checks: readonly Check[],
@@ -327,14 +327,14 @@ async function inLanes(
   more: () => boolean,
   run: (index: number) => Promise<void>,
 ): Promise<void> {
-  const slow = checks.map((_, i) => i).filter((i) => checks[i]!.tags.includes('slow'));
-  const order = checks.map((_, i) => i).filter((i) => !checks[i]!.tags.includes('slow'));
+  const own = checks.map((_, i) => i).filter((i) => checks[i]!.tags.some((t) => t === 'slow' || t === 'push'));
+  const order = checks.map((_, i) => i).filter((i) => !own.includes(i));
   let next = 0;
   const lane = async (): Promise<void> => {
     while (next < order.length && more()) await run(order[next++]!);
   };
   const width = Math.max(1, Math.min(concurrency, order.length));
-  await Promise.all([...slow.map(run), ...Array.from({ length: width }, lane)]);
+  await Promise.all([...own.map(run), ...Array.from({ length: width }, lane)]);
 }
 
 /**

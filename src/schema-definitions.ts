@@ -412,8 +412,8 @@ const profile = schema('profile', 'conform target profile', {
           exclusiveMinimum: 1,
           description:
             'How many windows ws.keepalive.ping-keeps-alive keeps a pinged connection ' +
-            'open (default 1.3, or the window and its grace plus 1 s when that is ' +
-            'longer); it must outlast the window and its grace.',
+            'open (default: the window and its grace plus 1 s); it must outlast the ' +
+            'window and its grace.',
         },
         pushIntervalMs: {
           type: 'integer',

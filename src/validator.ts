@@ -1,6 +1,8 @@
 /**
- * One strict ajv instance with every schema of `schema-definitions.ts` compiled once, at import.
- * Pure: no I/O. Errors come back as one readable line each: pointer, rule broken, value.
+ * One strict ajv instance with every schema of `schema-definitions.ts`, each compiled once, on its
+ * first use: a run needs only some of them (the profile's, the largest, only for a profile file),
+ * and every run waits for its start. Pure: no I/O. Errors come back as one readable line each:
+ * pointer, rule broken, value.
  */
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { isDecimalString } from './quote-rules.ts';
@@ -78,21 +80,20 @@ export interface Validator {
   readonly names: readonly SchemaName[];
 }
 
-/** Builds the validator: one ajv instance, every schema compiled once. */
+/** Builds the validator: one ajv instance, every schema added now and compiled on its first use. */
 export function createValidator(): Validator {
   const ajv = new Ajv2020({ strict: true, allErrors: true, allowUnionTypes: true });
   // DECIMAL_PATTERN, and an exponent within what a decimal type holds.
   ajv.addFormat('decimal', { type: 'string', validate: isDecimalString });
   for (const name of SCHEMA_NAMES) ajv.addSchema(SCHEMAS[name]);
   const compiled = new Map<SchemaName, ValidateFunction>();
-  for (const name of SCHEMA_NAMES) {
-    const fn = ajv.getSchema(SCHEMAS[name].$id);
+  const get = (name: SchemaName): ValidateFunction => {
+    let fn = compiled.get(name);
+    if (fn) return fn;
+    if (!SCHEMAS[name]) throw new Error(`unknown schema ${name}`);
+    fn = ajv.getSchema(SCHEMAS[name].$id);
     if (!fn) throw new Error(`schema ${name} did not compile`);
     compiled.set(name, fn);
-  }
-  const get = (name: SchemaName): ValidateFunction => {
-    const fn = compiled.get(name);
-    if (!fn) throw new Error(`unknown schema ${name}`);
     return fn;
   };
   return {

@@ -141,8 +141,9 @@ export interface ReaderEvents {
    */
   message(buf: Buffer, start: number, end: number, t: number): void;
   /**
-   * Called before the messages of each chunk. `clean`: the chunk starts on a frame boundary with
-   * no message half-read, so equal bytes in a later clean chunk yield the same messages.
+   * Called before the messages of each chunk, valid only during the call (copy what is kept). `clean`:
+   * the chunk starts on a frame boundary with no message half-read, so equal bytes in a later clean
+   * chunk yield the same messages.
    */
   chunk?(buf: Buffer, clean: boolean): void;
 }
@@ -193,14 +194,17 @@ export class WireReader {
     this.dead = true;
   }
 
-  /** One chunk of the socket, which arrived at `t`. */
+  /**
+   * One chunk of the socket, which arrived at `t`. Its memory may be read into again once this
+   * returns (a socket reading into one buffer): whatever of it is kept is copied.
+   */
   write(chunk: Buffer, t: number): void {
     if (this.dead) return;
     let buf = chunk;
     // The pending bytes began on a frame boundary, so a joined buffer does too.
     const clean = this.fragments === null;
     if (this.pendingLength > 0) {
-      this.pending.push(chunk);
+      this.pending.push(Buffer.from(chunk));
       this.pendingLength += chunk.length;
       if (this.pendingLength < this.needed) return;
       buf = Buffer.concat(this.pending, this.pendingLength);

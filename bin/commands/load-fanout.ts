@@ -5,6 +5,7 @@ import type { Command } from './command.ts';
 import {
   CLIENT_OPTIONS,
   LOAD_EXIT_CODES,
+  HISTORY_OPTIONS,
   LOAD_TARGET_OPTIONS,
   PAIR_OPTION,
   REFERENCE_OPTIONS,
@@ -26,6 +27,7 @@ export const loadFanoutCommand: Command = {
         warmup: 'after the ramp',
         thresholds: "'latency.p99<50' 'skew.p99<20' 'lost==0' 'errors==0'",
       }),
+      ...HISTORY_OPTIONS,
       ...REFERENCE_OPTIONS,
     }),
   examples: [

@@ -8,7 +8,7 @@ import type { Options } from 'yargs';
 import { isBadInput } from '../../src/errors.ts';
 import { PATHS } from '../../src/spec.ts';
 import { type LoadRunMode, parseLoadArgs } from '../../load/invocation.ts';
-import { FANOUT_DEFAULTS } from '../../load/options.ts';
+import { FANOUT_DEFAULTS, TREND_DEFAULTS } from '../../load/options.ts';
 import { defaultLoadReports, loadReportHelp } from '../../load/report/index.ts';
 import { LOAD_EXIT, runLoad } from '../../load/run.ts';
 import type { ExitCodes } from './command.ts';
@@ -17,9 +17,24 @@ import { targetOptions } from './target-options.ts';
 /** The exit codes of every load mode (`LOAD_EXIT` of load/run.ts), as their `--help` says them. */
 export const LOAD_EXIT_CODES = {
   [LOAD_EXIT.ok]: 'every threshold held (or none was set)',
-  [LOAD_EXIT.thresholdCrossed]: 'a threshold was crossed',
+  [LOAD_EXIT.thresholdCrossed]: 'a threshold was crossed; with --judge, the newest runs of the history regressed',
   [LOAD_EXIT.usage]:
     'bad options or input, a target that does not answer, or not one client got in: one line on stderr',
+} satisfies ExitCodes;
+
+/** What `conform load trend`'s exit codes mean. */
+export const TREND_EXIT_CODES = {
+  [LOAD_EXIT.ok]: 'no metric of the newest runs regressed',
+  [LOAD_EXIT.thresholdCrossed]: 'the newest runs regressed on a metric (its shift, interval and p-value are printed)',
+  [LOAD_EXIT.usage]: 'bad options, or a history that cannot be read: one line on stderr naming the line',
+} satisfies ExitCodes;
+
+/** What `conform load capacity`'s exit codes mean. */
+export const CAPACITY_EXIT_CODES = {
+  [LOAD_EXIT.ok]: 'a capacity was found: the highest load at which every SLO held',
+  [LOAD_EXIT.thresholdCrossed]:
+    'no capacity can be reported: no load held, the generator was the limit, or the budget ran out',
+  [LOAD_EXIT.usage]: 'bad options, or a target that does not answer: one line on stderr',
 } satisfies ExitCodes;
 
 /** The target options of a load run, and the keys its clients spread over. */
@@ -46,6 +61,12 @@ export const REFERENCE_OPTIONS = {
   'move-probability': {
     type: 'number',
     describe: 'embedded reference: chance per push that a price moves (default 0.5)',
+  },
+  'service-rate': {
+    type: 'string',
+    describe:
+      'embedded reference: REST requests it answers per second, one at a time, e.g. 400/s ' +
+      '(a capacity known in advance; default unlimited)',
   },
 } satisfies Record<string, Options>;
 
@@ -96,6 +117,35 @@ export const CLIENT_OPTIONS = {
   },
 } satisfies Record<string, Options>;
 
+/** What a fanout or rest run keeps from night to night, and how it is judged against it. */
+export const HISTORY_OPTIONS = {
+  history: {
+    type: 'string',
+    describe:
+      'append the run to this history CSV (every metric, the time, the target, labels, trustworthy, ' +
+      'the load average); Apache Otava reads it as it is',
+  },
+  label: {
+    type: 'string',
+    array: true,
+    describe: 'NAME=VALUE recorded with the run in the history and on its live metrics, e.g. version=1.4.2',
+  },
+  'remote-write': {
+    type: 'string',
+    describe:
+      'push live metrics every second with Prometheus remote write to this URL, e.g. ' +
+      'http://127.0.0.1:9090/api/v1/write (Prometheus with --web.enable-remote-write-receiver, Mimir, Grafana Cloud)',
+  },
+  judge: {
+    type: 'boolean',
+    describe: 'after appending, judge the history as conform load trend does: exit 1 when the newest runs regressed',
+  },
+  'min-effect': {
+    type: 'string',
+    describe: `with --judge: smallest shift worth an alarm, e.g. 10% (default ${TREND_DEFAULTS.minEffect * 100}%)`,
+  },
+} satisfies Record<string, Options>;
+
 /** What every run has: how long it measures, what it is held to and what it writes. */
 export function runOptions(o: { durationMs: number; warmupMs: number; warmup: string; thresholds: string }) {
   return {
@@ -114,7 +164,7 @@ export function runOptions(o: { durationMs: number; warmupMs: number; warmup: st
 }
 
 /** `--report` and `--out` of a run or of merge, the names and the default from the registry of load reports. */
-export function reportOptions(side: 'run' | 'merge') {
+export function reportOptions(side: 'run' | 'merge' | 'trend' | 'capacity') {
   return {
     report: {
       type: 'string',

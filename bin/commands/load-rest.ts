@@ -4,6 +4,7 @@ import { REST_DEFAULTS } from '../../load/options.ts';
 import type { Command } from './command.ts';
 import {
   LOAD_EXIT_CODES,
+  HISTORY_OPTIONS,
   LOAD_TARGET_OPTIONS,
   PAIR_OPTION,
   REFERENCE_OPTIONS,
@@ -12,7 +13,7 @@ import {
 } from './load-options.ts';
 
 /** What the requests ask for and at what rate. */
-const REQUEST_OPTIONS = {
+export const REQUEST_OPTIONS = {
   endpoint: { type: 'string', describe: `price or pairs (default ${REST_DEFAULTS.endpoint})` },
   rate: {
     type: 'string',
@@ -32,6 +33,16 @@ const REQUEST_OPTIONS = {
       `most HTTP connections (open model) or connections sending back to ` +
       `back (max) (default ${REST_DEFAULTS.connections})`,
   },
+  pipelining: {
+    type: 'number',
+    describe: `requests in flight on one connection at once (default ${REST_DEFAULTS.pipelining}: none pipelined)`,
+  },
+  workers: {
+    type: 'string',
+    describe:
+      `worker threads the requests are spread over, for more than one core: a number or auto ` +
+      `(one per core) (default ${REST_DEFAULTS.workers}: this thread)`,
+  },
 } satisfies Record<string, Options>;
 
 export const loadRestCommand: Command = {
@@ -48,6 +59,7 @@ export const loadRestCommand: Command = {
         warmup: 'before the measured requests',
         thresholds: "'latency.p99<100' 'errors==0'",
       }),
+      ...HISTORY_OPTIONS,
       ...REFERENCE_OPTIONS,
     }),
   examples: [

@@ -8,10 +8,12 @@ import { UsageError } from '../../src/errors.ts';
 import { LOAD_MODES } from '../../load/invocation.ts';
 import type { Command } from './command.ts';
 import { loadCalibrateCommand } from './load-calibrate.ts';
+import { loadCapacityCommand } from './load-capacity.ts';
 import { loadFanoutCommand } from './load-fanout.ts';
 import { loadMergeCommand } from './load-merge.ts';
 import { LOAD_EXIT_CODES } from './load-options.ts';
 import { loadRestCommand } from './load-rest.ts';
+import { loadTrendCommand } from './load-trend.ts';
 
 /**
  * What is left when no mode matched: `conform load` alone, or an unknown mode. yargs then names
@@ -32,7 +34,7 @@ export const loadCommand: Command = {
   command: 'load',
   describe:
     'load tools: fan-out latency, skew and loss; REST throughput; generator ' +
-    "calibration; merging several hosts' results",
+    "calibration; merging several hosts' results; the trend of a history; the capacity",
   builder: (y: Argv) => y,
   examples: [
     [
@@ -44,5 +46,13 @@ export const loadCommand: Command = {
   ],
   exitCodes: LOAD_EXIT_CODES,
   run: noMode.run,
-  subcommands: [loadFanoutCommand, loadRestCommand, loadCalibrateCommand, loadMergeCommand, noMode],
+  subcommands: [
+    loadFanoutCommand,
+    loadRestCommand,
+    loadCalibrateCommand,
+    loadMergeCommand,
+    loadTrendCommand,
+    loadCapacityCommand,
+    noMode,
+  ],
 };

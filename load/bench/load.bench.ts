@@ -7,9 +7,10 @@
  *         fanout stays trustworthy at that rate (default 2,000 clients × 10 pairs × 10 Hz =
  *         200,000 frames/s) and each generator's latency p99.
  *   ramp  10,000 connections ramped at 3,000/s before traffic (subscribe after the ramp), held; memory per connection.
- *   rest  `conform load rest` beside wrk: throughput ratio at --rate max, percentiles at a fixed rate (rest-bench.ts).
+ *   rest  `conform load rest` beside wrk by CPU per request: closed loop and fixed rates, one
+ *         thread each and two (rest-bench.ts).
  * Sizes come from the environment: BENCH_CLIENTS, BENCH_DURATION_S, BENCH_REPEAT, RAMP_CLIENTS, RAMP_RATE,
- * REST_BENCH_CONNECTIONS, REST_BENCH_DURATION_S, REST_BENCH_RATE, REST_BENCH_REPEAT.
+ * REST_BENCH_CONNECTIONS, REST_BENCH_DURATION_S, REST_BENCH_REPEAT, REST_BENCH_PROBE_S.
  * The figures are printed, written to conform-reports/bench-load.json, and each scenario's to its
  * section of docs/benchmarks.md.
  */
@@ -26,6 +27,7 @@ import { fanoutSchedule } from '../schedule.ts';
 import { assignKeys, pickPairs, startReferenceProcess, type LoadTarget } from '../target.ts';
 import { table, writeBenchmarkSection } from './benchmarks-doc.ts';
 import { restScenario, restSection } from './rest-bench.ts';
+import { cpuSection, type CpuRound, fanoutFigures, tickSpan } from './fanout-section.ts';
 
 const env = (name: string, fallback: number): number => (process.env[name] ? Number(process.env[name]) : fallback);
 const CLIENTS = env('BENCH_CLIENTS', 2000);
@@ -221,20 +223,15 @@ try {
       `cpu: ${CLIENTS} clients × ${pairs.length} pairs × 10 Hz, ${DURATION_S} s ` +
         `each, ${WORKERS} workers, ${REPEAT} rounds (minimal, fanout alternating)`,
     );
-    const rounds: {
-      minimal: number;
-      fanout: number;
-      ratio: number;
-      k6: number | null;
-      k6Ratio: number | null;
-      p99: { minimal: null; fanout: number | null; k6: number | null };
-    }[] = [];
+    const rounds: CpuRound[] = [];
     let k6Last: Awaited<ReturnType<typeof k6Loop>> | null = null;
     let last: FanoutReport | null = null;
     let base: Awaited<ReturnType<typeof minimalLoop>> | null = null;
     for (let round = 1; round <= REPEAT; round++) {
       base = await minimalLoop(target, CLIENTS, pairs, DURATION_S, rampRate);
       await sleep(2000);
+      const loadAverage = Math.round(loadavg()[0]! * 100) / 100;
+      const ticksBefore = (await target.serverStats?.()) ?? null;
       const fan: FanoutReport = await runFanout(target, {
         clients: CLIENTS,
         pair: pairs,
@@ -242,6 +239,7 @@ try {
         rampRate,
         workers: WORKERS,
       });
+      const serverTickMs = tickSpan(ticksBefore, (await target.serverStats?.()) ?? null);
       await sleep(2000);
       const k6 = await k6Loop(target, CLIENTS, pairs, DURATION_S, rampRate);
       k6Last = k6;
@@ -255,7 +253,9 @@ try {
         k6: 'skipped' in k6 ? null : k6.cpuMicrosPerFrame,
         k6Ratio,
         // The minimal loop measures no latency.
-        p99: { minimal: null, fanout: fan.latencyMs.p99, k6: 'skipped' in k6 ? null : k6.latencyP99Ms },
+        k6P99Ms: 'skipped' in k6 ? null : k6.latencyP99Ms,
+        loadAverage,
+        ...fanoutFigures(fan, serverTickMs),
       });
       console.log(
         `  round ${round}: minimal ws loop ${base.cpuMicrosPerFrame.toFixed(2)} µs CPU/frame ` +
@@ -278,7 +278,8 @@ try {
       console.log(
         `    generator: event-loop p99 ${fan.generator.eventLoopDelayP99Ms} ` +
           `ms, busiest worker ${fan.generator.cpuPercent}%, ` +
-          `${fan.trustworthy ? 'trustworthy' : `UNTRUSTWORTHY (${fan.generator.reasons.join('; ')})`}`,
+          `${fan.trustworthy ? 'trustworthy' : `UNTRUSTWORTHY (${fan.generator.reasons.join('; ')})`}; ` +
+          `reference tick mean/max ${serverTickMs?.mean}/${serverTickMs?.max} ms; load average ${loadAverage}`,
       );
       last = fan;
     }
@@ -322,37 +323,17 @@ try {
         trustworthy: fan.trustworthy,
       },
     };
-    writeBenchmarkSection({
-      id: 'load-cpu',
-      title: 'Load generator: CPU per frame beside a minimal loop and k6',
-      method:
-        `\`cpu\`: ${CLIENTS} clients × ${pairs.length} pairs × 10 Hz against the reference service in its own ` +
-        `process, ${DURATION_S} s per round, ${WORKERS} worker threads; each round runs a minimal \`ws\` loop, ` +
-        '`conform load fanout` and the k6 fan-out script (when `CONFORM_K6` names one) at the same N and ' +
-        'divides CPU time by frames received. Goals: fanout ≤ 1.2× the minimal loop, trustworthy at this rate, ' +
-        'latency p99 < 50 ms.',
-      body: [
-        table(
-          ['round', 'minimal loop µs/frame', 'fanout µs/frame', 'fanout ÷ minimal', 'k6 µs/frame', 'k6 ÷ minimal'],
-          rounds.map((r, i) => [
-            i + 1,
-            r.minimal,
-            r.fanout,
-            `${r.ratio}×`,
-            r.k6,
-            r.k6Ratio === null ? null : `${r.k6Ratio}×`,
-          ]),
-        ),
-        '',
-        `Ratio of medians: fanout ${Math.round(ratio * 100) / 100}× the minimal loop` +
-          `${k6Ratio === null ? '; k6 not run' : `, k6 ${Math.round(k6Ratio * 100) / 100}×`}. ` +
-          `Last round: fanout ${fan.framesPerSecond.toLocaleString('en-US')} frames/s, latency p50/p99/max ` +
-          `${fan.latencyMs.p50}/${fan.latencyMs.p99}/${fan.latencyMs.max} ms, skew p99 ${fan.skewMs.p99} ms, ` +
-          `lost ${fan.lost}, ${fan.errors} errors in ${fan.validated} validated frames, event-loop delay p99 ` +
-          `${fan.generator.eventLoopDelayP99Ms} ms: ${fan.trustworthy ? 'trustworthy' : 'untrustworthy'}` +
-          `${k6Last && !('skipped' in k6Last) ? `; k6 latency p99 ${k6Last.latencyP99Ms} ms` : ''}.`,
-      ].join('\n'),
-    });
+    writeBenchmarkSection(
+      cpuSection({
+        clients: CLIENTS,
+        pairs: pairs.length,
+        durationS: DURATION_S,
+        workers: WORKERS,
+        rounds,
+        ratioOfMedians: Math.round(ratio * 100) / 100,
+        k6RatioOfMedians: k6Ratio === null ? null : Math.round(k6Ratio * 100) / 100,
+      }),
+    );
     await sleep(2000);
   }
   if (run('ramp')) {
@@ -369,7 +350,7 @@ try {
     const perConn = fan.generator.memoryPerConnectionBytes;
     console.log(
       `  connected ${fan.connected}/${RAMP_CLIENTS}, opened at ${fan.achievedRampRate} conn/s ` +
-        `(ramp phase ${fan.rampMs} ms), connect p99 ${distributionOf('fanout', fan, 'connect')?.p99} ms`,
+        `(first to last in ${fan.rampMs} ms), connect p99 ${distributionOf('fanout', fan, 'connect')?.p99} ms`,
     );
     console.log(
       `  refused ${JSON.stringify(fan.refusals)}, connect errors ${JSON.stringify(fan.connectErrors)}, ` +

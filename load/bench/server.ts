@@ -3,7 +3,7 @@
  * each subscribed to 10 pairs at a 100 ms tick. The server runs in this process (so its CPU is
  * this process's CPU); the clients run in a separate process on loopback
  * (load/bench/server-client.ts). Reports frames delivered per second, server CPU per delivered
- * frame, p99 tick-to-receive latency and server memory. Bounded: each step measures for
+ * frame, p99 send-to-receive latency and server memory. Bounded: each step measures for
  * BENCH_SECONDS (default 10) after a 3 s warm-up.
  *
  * Environment: BENCH_CLIENTS (comma list, default 1000,2000,5000), BENCH_SECONDS, BENCH_JSON=1 for JSON only,
@@ -178,8 +178,9 @@ writeBenchmarkSection({
   method:
     `\`npm run bench:server\`: the reference service in the bench process, the clients in a separate ` +
     `process on loopback, ${PAIRS_PER_CLIENT} pairs per client, a ${TICK_MS} ms tick, ${SECONDS} s per step ` +
-    `after a ${WARMUP_MS / 1000} s warm-up. Latency runs from \`sent_at\` (stamped once at the start of the ` +
-    'tick) to the read that carried the frame. Goal: 500,000 frames/s at 5,000 clients under 50 % of one core.',
+    `after a ${WARMUP_MS / 1000} s warm-up. Latency runs from \`sent_at\` (the clock as the server writes ` +
+    "each client's frames, to the millisecond) to the read that carried the frame. Goal: 500,000 frames/s at " +
+    '5,000 clients under 50 % of one core.',
   body: table(
     [
       'fan-out',

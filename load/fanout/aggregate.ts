@@ -237,6 +237,26 @@ export class FanoutAggregator {
     };
   }
 
+  /**
+   * The run's figures so far, by threshold name, for live metrics: the measured phase's latency
+   * and frames once it has begun, and the connections, losses and errors at any time.
+   */
+  liveValues(nowMs: number): Record<string, number | null> {
+    const l = summarize(this.latency);
+    const measuredMs = Math.min(nowMs, this.stopAt) - this.steadyAt;
+    return {
+      'latency.p50': l.p50,
+      'latency.p90': l.p90,
+      'latency.p99': l.p99,
+      'latency.max': l.max,
+      connected: this.connections,
+      frames: this.steadyFrames,
+      frames_per_second: measuredMs > 0 ? Math.round((this.steadyFrames * 1000) / measuredMs) : null,
+      lost: this.updates.lost,
+      errors: this.violations,
+    };
+  }
+
   /** Connections opened and the rate they opened at (first to last open), per second. */
   get openRate(): { opened: number; perSecond: number; spanMs: number } {
     const spanMs = this.opened > 1 ? this.lastOpen_ - this.firstOpen : 0;

@@ -146,7 +146,8 @@ export class ClientState extends ClientConnections {
     this.replay = clean && last !== null && last.length === buf.length && last.equals(buf);
     this.fill = clean && !this.replay;
     if (this.fill) {
-      this.cache.chunk = buf;
+      // A copy: the socket reads its next chunk into the same memory.
+      this.cache.chunk = Buffer.from(buf);
       this.cache.count = 0;
     }
   };

@@ -47,6 +47,8 @@ export interface FanoutOptions {
    */
   startAtMs?: number;
   onProgress?: (p: FanoutProgress) => void;
+  /** Given, once the run starts, the function that reads its figures so far (live metrics). */
+  onLiveSource?: (read: () => Record<string, number | null>) => void;
 }
 
 export interface FanoutProgress {
@@ -60,7 +62,10 @@ export interface FanoutProgress {
 
 /** The options with their defaults, checked. */
 export type ResolvedFanoutOptions = Required<
-  Omit<FanoutOptions, 'pair' | 'localAddress' | 'onProgress' | 'workers' | 'subscribeAfterRamp' | 'shard' | 'startAtMs'>
+  Omit<
+    FanoutOptions,
+    'pair' | 'localAddress' | 'onProgress' | 'onLiveSource' | 'workers' | 'subscribeAfterRamp' | 'shard' | 'startAtMs'
+  >
 > & { workers: number; pair?: string[] };
 
 /** Validated options with defaults merged. */

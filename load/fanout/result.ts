@@ -33,10 +33,15 @@ export interface FanoutReport extends FanoutMeasurements {
   shard?: { index: number; count: number; clients: number };
   /** Set with a coordinated start: the shared window and the frames sent inside it. */
   window?: { startAt: string; endAt: string; frames: number };
-  /** From the first scheduled connect to the measured phase (every client subscribed or given up, plus the warm-up). */
+  /** From the first connection opened to the last: the span `achievedRampRate` is measured over. */
   rampMs: number;
   /** Connections opened per second, first open to last. */
   achievedRampRate: number;
+  /**
+   * The measured phase on the timeline's clock (seconds since the ramp's start): the seconds of
+   * the timeline outside it are ramp, warm-up or close, and no figure of the summary comes from them.
+   */
+  measuredPhase: { fromS: number; toS: number };
   /**
    * The target's clock against ours (load/clock.ts), from REST `ts` round trips narrowed by the
    * frames; latency is corrected by `offsetMs` when the bounds exclude zero, and not reported when
@@ -129,6 +134,8 @@ export interface FanoutResultParts {
   phases: RunPhases;
   /** Connections opened per second, first open to last. */
   achievedRampRate: number;
+  /** The ms from the first connection opened to the last. */
+  rampSpanMs: number;
 }
 
 /** The report of a run, thresholds not yet judged; its observations are the phases' so far. */
@@ -162,8 +169,12 @@ export function fanoutResult(p: FanoutResultParts): Omit<FanoutReport, 'threshol
           },
         }
       : {}),
-    rampMs: Math.round(phases.steadyAt - phases.t0),
+    rampMs: p.rampSpanMs,
     achievedRampRate: p.achievedRampRate,
+    measuredPhase: {
+      fromS: Math.round(phases.steadyAt - phases.t0) / 1000,
+      toS: Math.round(phases.stopAt - phases.t0) / 1000,
+    },
     clock: p.clock,
     generator,
     trustworthy: !generator.saturated,

@@ -39,6 +39,7 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
     settleMs: o.settleMs,
     tickMs: o.tickMs,
   });
+  options.onLiveSource?.(() => agg.liveValues(monoNow()));
   const pool = spawnWorkers(
     plan,
     {
@@ -74,6 +75,7 @@ export async function runFanout(target: LoadTarget, options: FanoutOptions = {})
       clock: fanoutClock(estimate, measurements, clockSamples.tsUnit),
       phases,
       achievedRampRate: agg.openRate.perSecond,
+      rampSpanMs: agg.openRate.spanMs,
     });
     report.observations.push(...fanoutObservations(report));
     return { ...report, thresholds: evaluateThresholds(plan.thresholds, fanoutMetrics(report)) };

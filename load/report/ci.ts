@@ -98,10 +98,19 @@ export async function writeLoadSummary(
   outDir: string,
   scrub: (text: string) => string,
 ): Promise<string[]> {
-  const summary = scrub(loadSummary(r, consoleText, env));
+  return writeMarkdownSummary(scrub(loadSummary(r, consoleText, env)), env, outDir, `load-${r.kind}-summary.md`);
+}
+
+/** A Markdown job summary: appended to `$GITHUB_STEP_SUMMARY` inside GitHub Actions, else `name` in `outDir`. */
+export async function writeMarkdownSummary(
+  text: string,
+  env: GithubEnvironment,
+  outDir: string,
+  name: string,
+): Promise<string[]> {
   if (env.stepSummary) {
-    await appendFile(env.stepSummary, summary);
+    await appendFile(env.stepSummary, text);
     return [];
   }
-  return [await writeReportFile(outDir, `load-${r.kind}-summary.md`, summary)];
+  return [await writeReportFile(outDir, name, text)];
 }

@@ -64,7 +64,8 @@ export function formatFanoutSummary(r: FanoutReport): string {
       : `conform load fanout — ${r.target.embedded ? 'embedded reference service (own process)' : r.target.ws}`,
     `${r.clients} clients × ${r.options.pairs.length} pairs, ${r.options.workers} ` +
       `workers, ${r.options.keys} key(s); ramp ${n(r.rampMs / 1000, 1)} s ` +
-      `at ${n(r.achievedRampRate)} conn/s; measured ${n(r.measuredMs / 1000, 1)} s`,
+      `at ${n(r.achievedRampRate)} conn/s (first to last connection); measured ${n(r.measuredMs / 1000, 1)} s, ` +
+      `from ${n(r.measuredPhase.fromS, 1)} s to ${n(r.measuredPhase.toS, 1)} s after the ramp began`,
     '',
     table([
       ['ms', 'p50', 'p90', 'p99', 'p99.9', 'max'],
@@ -137,7 +138,9 @@ export function formatRestSummary(r: RestReport): string {
       : []),
     `HTTP status: ${counts(r.httpStatus)}`,
     `status_number: ${counts(r.statusNumbers)}`,
-    `generator: event-loop p99 ${n(r.generator.eventLoopDelayP99Ms)} ms, busy ${n(r.generator.cpuPercent, 1)}%`,
+    `generator: event-loop p99 ${n(r.generator.eventLoopDelayP99Ms)} ms, busy ${n(r.generator.cpuPercent, 1)}%, ` +
+      `${n(r.generator.cpuMicrosPerRequest)} µs CPU/request` +
+      `${r.options.workers > 1 ? ` (${r.options.workers} worker threads)` : ''}`,
     r.trustworthy
       ? 'verdict: trustworthy (generator kept its schedule)'
       : `verdict: UNTRUSTWORTHY — ${r.generator.reasons.join('; ')}`,

@@ -2,7 +2,7 @@
 import type { FanoutReport } from '../fanout/run.ts';
 import type { RestReport } from '../rest/run.ts';
 import { escapeHtml as esc } from '../../reports/write.ts';
-import { barChart, lineChart } from './svg.ts';
+import { barChart, lineChart, type Series } from './svg.ts';
 import { formatFanoutSummary, formatRestSummary } from './console.ts';
 
 const STYLE = `body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1360px}
@@ -11,7 +11,8 @@ svg text{font-size:11px;fill:#444}.grid{stroke:#ddd}pre{background:#f6f6f6;paddi
 .bad{background:#fde2e2;border:1px solid #e99;padding:8px}.good{background:#e3f5e1;border:1px solid #9c9;padding:8px}
 .empty{color:#888}`;
 
-function page(title: string, body: string): string {
+/** A self-contained page: the shared style, no script. */
+export function page(title: string, body: string): string {
   return (
     `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(title)}` +
     `</title><style>${STYLE}</style></head><body>${body}</body></html>\n`
@@ -32,6 +33,37 @@ function missingSamples(timeline: FanoutReport['timeline']): string {
     `the charts, not zeros); the late samples are counted in the next second over the time they cover:</p>` +
     `<ul class="empty">${items}</ul>`
   );
+}
+
+/** The measured phase as a chart's band: the seconds the summary's figures come from. */
+const measured = (r: FanoutReport): { from: number; to: number; label: string } => ({
+  from: r.measuredPhase.fromS,
+  to: r.measuredPhase.toS,
+  label: 'measured phase',
+});
+
+/**
+ * A per-second series split at the measured phase: the seconds inside it solid, the ramp, warm-up
+ * and close dashed and grey, named as outside the summary, so a ramp's tail never reads as a
+ * figure the summary left out. A point covers the second before its t; it belongs to the phase
+ * when the middle of that second lies inside it.
+ */
+function inPhase(
+  r: FanoutReport,
+  name: string,
+  color: string,
+  y: (p: FanoutReport['timeline'][number]) => number | null,
+): Series[] {
+  const inside = (t: number): boolean => t - 0.5 >= r.measuredPhase.fromS && t - 0.5 <= r.measuredPhase.toS;
+  return [
+    { name, color, points: r.timeline.map((p) => ({ x: p.t, y: inside(p.t) ? y(p) : null })) },
+    {
+      name: `${name.replace(/ ms$/, '')} outside`,
+      color: '#aaa',
+      dashed: true,
+      points: r.timeline.map((p) => ({ x: p.t, y: inside(p.t) ? null : y(p) })),
+    },
+  ];
 }
 
 /** The fan-out report page. */
@@ -56,20 +88,20 @@ export function renderFanoutHtml(r: FanoutReport): string {
     lineChart(
       'Latency over time',
       [
-        { name: 'p50 ms', color: '#2e86c1', points: r.timeline.map((p) => ({ x: p.t, y: p.latencyP50Ms })) },
-        { name: 'p99 ms', color: '#c0392b', points: r.timeline.map((p) => ({ x: p.t, y: p.latencyP99Ms })) },
+        ...inPhase(r, 'p50 ms', '#2e86c1', (p) => p.latencyP50Ms),
+        ...inPhase(r, 'p99 ms', '#c0392b', (p) => p.latencyP99Ms),
       ],
-      { xLabel: 'seconds since ramp start', yLabel: 'ms' },
+      { xLabel: 'seconds since ramp start', yLabel: 'ms', bands: [measured(r)] },
     ),
     lineChart(
       'Frames per second',
       [{ name: 'frames/s', color: '#27ae60', points: r.timeline.map((p) => ({ x: p.t, y: p.framesPerSecond })) }],
-      { xLabel: 'seconds since ramp start', yLabel: 'frames/s' },
+      { xLabel: 'seconds since ramp start', yLabel: 'frames/s', bands: [measured(r)] },
     ),
     lineChart(
       'Connections',
       [{ name: 'open', color: '#8e44ad', points: r.timeline.map((p) => ({ x: p.t, y: p.connections })) }],
-      { xLabel: 'seconds since ramp start', yLabel: 'connections' },
+      { xLabel: 'seconds since ramp start', yLabel: 'connections', bands: [measured(r)] },
     ),
     barChart(
       'Skew per update (last − first client)',
@@ -80,7 +112,10 @@ export function renderFanoutHtml(r: FanoutReport): string {
   const data = { ...r, timeline: undefined, skewHistogram: undefined, latencyCurve: undefined, histograms: undefined };
   return page(
     'conform load fanout',
-    `<h1>conform load fanout</h1>${verdict}<pre>${esc(formatFanoutSummary(r))}</pre>${charts.join('')}
+    `<h1>conform load fanout</h1>${verdict}<pre>${esc(formatFanoutSummary(r))}</pre>` +
+      `<p class="empty">Over time: the shaded band is the measured phase (${r.measuredPhase.fromS} s to ` +
+      `${r.measuredPhase.toS} s), where every figure of the summary comes from; the dashed grey lines ` +
+      `(“outside”) are the ramp, warm-up and close seconds, which no figure above includes.</p>${charts.join('')}
 ${missingSamples(r.timeline)}` +
       `<details><summary>Report data (JSON)</summary><pre>${esc(JSON.stringify(data, null, 2))}</pre></details>`,
   );

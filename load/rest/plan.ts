@@ -1,4 +1,18 @@
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import type { Histogram } from '../histogram.ts';
+
+/**
+ * One second of a run's measured phase (the last one partial): requests answered in it and, in the
+ * open model, their latency. `t` is the end of its span, s from the measured phase's start; `rps`
+ * the requests over the span.
+ */
+export interface TimelinePoint {
+  t: number;
+  rps: number;
+  requests: number;
+  latencyP50Ms: number | null;
+  latencyP99Ms: number | null;
+}
 
 /** What both REST load models are given: the target, the requests, the phases, the callbacks. */
 export interface RestPlan {
@@ -11,12 +25,24 @@ export interface RestPlan {
   headers: Record<string, string>;
   /** Open model: most connections opened; closed model: connections sending back to back. */
   connections: number;
+  /** Requests in flight on one connection at once (1: none pipelined). */
+  pipelining: number;
   warmupMs: number;
   durationMs: number;
   timeoutMs: number;
-  /** Each response's HTTP status and body, measured phase only. */
-  onResponse?: (status: number, body: string) => void;
   onSecond?: (p: { elapsedS: number; requests: number; rps: number }) => void;
+  /** performance.now() at which the run starts, warm-up first (default: in a few ms). */
+  startAt?: number;
+  /**
+   * This thread's part of a run spread over worker threads (rest-workers.ts): the open model sends
+   * every `of`-th arrival of the whole schedule from the `index`-th; the closed model is given its
+   * connections.
+   */
+  share?: { index: number; of: number };
+  /** Each point of the timeline as it is made, with that second's latencies (open model), for a worker to pass on. */
+  onTick?: (point: TimelinePoint, second: Histogram | null) => void;
+  /** Given, once the run starts, the function that reads its figures so far (live metrics). */
+  onLiveSource?: (read: () => Record<string, number | null>) => void;
 }
 
 const ELD_RESOLUTION_MS = 10;
@@ -40,4 +66,31 @@ export function watchEventLoop(): { start(): void; stop(): { eventLoopDelayP99Ms
       return { eventLoopDelayP99Ms: Math.round(p99 * 100) / 100, busyPercent: Math.round(u.utilization * 1000) / 10 };
     },
   };
+}
+
+/** CPU time of the whole process so far (every thread), µs: the generator's cost per request is read from it. */
+export function processCpuMicros(): number {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+}
+
+/** Adds one to `m[k]`. */
+export function bump(m: Record<string, number>, k: string): void {
+  m[k] = (m[k] ?? 0) + 1;
+}
+
+/** Counts a response: its HTTP status, and its envelope's `status_number` (`(none)` when the body had none). */
+export function countResponse(
+  counts: { httpStatus: Record<string, number>; statusNumbers: Record<string, number> },
+  status: number,
+  statusNumber: string | undefined,
+): void {
+  bump(counts.httpStatus, String(status));
+  bump(counts.statusNumbers, statusNumber ?? '(none)');
+}
+
+/** Counts a failed request: a timeout apart, any other failure by its code. */
+export function countFailure(counts: { timeouts: number; errors: Record<string, number> }, code: string): void {
+  if (code === 'timeout') counts.timeouts++;
+  else bump(counts.errors, code);
 }

@@ -3,10 +3,12 @@
  * distribution of the envelope's `status_number` beside the HTTP codes. Two models:
  * - open (`rate` a number): requests at intended times, latency from the intended send time
  *   (load/rest/open-model.ts); what a fixed arrival of users would see.
- * - closed (`rate: 'max'`): autocannon's connections back to back (load/rest/closed-model.ts);
- *   the most requests per second the target serves, latency as service time under saturation.
+ * - closed (`rate: 'max'`): connections back to back (load/rest/closed-model.ts); the most
+ *   requests per second the target serves, latency as service time under saturation.
+ * Both send through one lean HTTP/1.1 client on raw sockets (load/rest/http-client.ts).
  * Returns plain data with the latency histogram encoded (µs), so runs can be merged.
  */
+import { availableParallelism } from 'node:os';
 import { API_KEY_HEADER, PATHS, QUERY, STATUS } from '../../src/spec.ts';
 import { encode, summarize, type Percentiles } from '../histogram.ts';
 import { LoadUsageError } from '../../src/errors.ts';
@@ -16,6 +18,7 @@ import { flatMetrics } from '../metrics.ts';
 import { evaluateThresholds, parseThresholds, type ThresholdResult } from '../thresholds.ts';
 import { runClosedModel } from './closed-model.ts';
 import { runOpenModel, type OpenModelResult } from './open-model.ts';
+import { runInWorkers } from './rest-workers.ts';
 import type { RestPlan } from './plan.ts';
 import { ARRIVALS, type Arrival } from './schedule.ts';
 import { caCertificates, caOf } from '../../src/transports/tls-trust.ts';
@@ -38,12 +41,18 @@ export interface RestOptions {
   seed?: number;
   /** Open model: most connections to the target; closed model: the connections that send back to back. */
   connections?: number;
+  /** Requests in flight on one connection at once (default 1: none pipelined, as browsers and most clients send). */
+  pipelining?: number;
+  /** Worker threads the requests are spread over, or `auto`: one per core (default 1: the calling thread). */
+  workers?: number | 'auto';
   durationMs?: number;
   warmupMs?: number;
   timeoutMs?: number;
   pair?: string[];
   thresholds?: string[];
   onProgress?: (p: { elapsedS: number; requests: number; rps: number }) => void;
+  /** Given, once the run starts, the function that reads its figures so far (live metrics; one thread only). */
+  onLiveSource?: (read: () => Record<string, number | null>) => void;
 }
 
 export interface RestReport {
@@ -55,6 +64,8 @@ export interface RestReport {
   options: {
     endpoint: string;
     rate: number | 'max';
+    pipelining: number;
+    workers: number;
     arrival: Arrival | null;
     seed: number | null;
     connections: number;
@@ -73,8 +84,12 @@ export interface RestReport {
   latencyMs: Percentiles;
   /** Open model: actual send − intended send time (the generator's own lag). */
   sendLagMs: Percentiles | null;
+  /** Open model: the same for the requests that found a connection free (no wait on the target in it). */
+  ownSendLagMs: Percentiles | null;
   /** Requests sent more than `lateMs` after their intended time. */
   late: number;
+  /** Of those, the ones that found a connection free: the generator's own lag, not the target's. */
+  lateOnOwn: number;
   lateMs: number;
   /** Requests that found every connection busy and waited for one (their latency includes the wait). */
   waitedForConnection: number;
@@ -94,8 +109,15 @@ export interface RestReport {
   httpStatus: Record<string, number>;
   /** Envelope `status_number` → count (`(none)` when a body had none). */
   statusNumbers: Record<string, number>;
-  timeline: { t: number; rps: number; latencyP50Ms: number | null; latencyP99Ms: number | null }[];
-  generator: { eventLoopDelayP99Ms: number; cpuPercent: number; saturated: boolean; reasons: string[] };
+  timeline: { t: number; rps: number; requests: number; latencyP50Ms: number | null; latencyP99Ms: number | null }[];
+  generator: {
+    eventLoopDelayP99Ms: number;
+    cpuPercent: number;
+    /** CPU time of the generator's process over the measured phase per response, µs (every thread counted). */
+    cpuMicrosPerRequest: number | null;
+    saturated: boolean;
+    reasons: string[];
+  };
   trustworthy: boolean;
   thresholds: ThresholdResult[];
   observations: string[];
@@ -106,12 +128,12 @@ export function restMetrics(r: Omit<RestReport, 'thresholds'>): Record<string, n
   return flatMetrics('rest', r as unknown as Record<string, unknown>);
 }
 
-const STATUS_NUMBER = /"status_number"\s*:\s*"([^"]*)"/;
-
 /** Validated options with defaults merged (usage errors name the option). */
-export function resolveRestOptions(
-  options: RestOptions,
-): Required<Omit<RestOptions, 'pair' | 'onProgress' | 'thresholds'>> {
+export function resolveRestOptions(options: RestOptions): Required<
+  Omit<RestOptions, 'pair' | 'onProgress' | 'onLiveSource' | 'thresholds' | 'workers'>
+> & {
+  workers: number;
+} {
   const endpoint = options.endpoint ?? REST_DEFAULTS.endpoint;
   if (endpoint !== 'price' && endpoint !== 'pairs')
     throw new LoadUsageError(`--endpoint ${String(endpoint)}: use price or pairs`);
@@ -134,6 +156,11 @@ export function resolveRestOptions(
     warmupMs,
     seed: positiveInt(options.seed ?? REST_DEFAULTS.seed, '--seed', 2 ** 31),
     connections: positiveInt(options.connections ?? REST_DEFAULTS.connections, '--connections', 10_000),
+    pipelining: positiveInt(options.pipelining ?? REST_DEFAULTS.pipelining, '--pipelining', 100),
+    workers:
+      options.workers === 'auto'
+        ? availableParallelism()
+        : positiveInt(options.workers ?? REST_DEFAULTS.workers, '--workers', 64),
     timeoutMs: options.timeoutMs ?? REST_DEFAULTS.timeoutMs,
   };
 }
@@ -141,7 +168,10 @@ export function resolveRestOptions(
 type ResolvedRestOptions = ReturnType<typeof resolveRestOptions>;
 
 /** What either model measured, the closed one with the open model's schedule figures at zero. */
-type ModelResult = Omit<OpenModelResult, 'sendLag'> & { sendLag: OpenModelResult['sendLag'] | null };
+type ModelResult = Omit<OpenModelResult, 'sendLag' | 'ownSendLag'> & {
+  sendLag: OpenModelResult['sendLag'] | null;
+  ownSendLag: OpenModelResult['ownSendLag'] | null;
+};
 
 /** The request paths, used in turn: the price of each pair, or one page of pairs, under the base URL's path. */
 function requestPaths(base: URL, endpoint: string, pairs: readonly string[]): string[] {
@@ -153,18 +183,23 @@ function requestPaths(base: URL, endpoint: string, pairs: readonly string[]): st
   ).map((p) => prefix + p);
 }
 
-/** Runs the model the rate asks for: open at a number, closed at `max`. */
+/** Runs the model the rate asks for: open at a number, closed at `max`; on worker threads when asked. */
 async function runModel(o: ResolvedRestOptions, plan: RestPlan): Promise<ModelResult> {
-  if (o.rate === 'max')
+  const open =
+    o.rate === 'max' ? null : { rate: o.rate, arrival: o.arrival, seed: o.seed, lateMs: REST_SATURATION.lateMs };
+  if (o.workers > 1) return runInWorkers(plan, open, o.workers);
+  if (!open)
     return {
       ...(await runClosedModel(plan)),
       scheduled: 0,
       late: 0,
+      lateOnOwn: 0,
       waitedForConnection: 0,
       dropped: 0,
       sendLag: null,
+      ownSendLag: null,
     };
-  return runOpenModel({ ...plan, rate: o.rate, arrival: o.arrival, seed: o.seed, lateMs: REST_SATURATION.lateMs });
+  return runOpenModel({ ...plan, ...open });
 }
 
 /** Why the generator's figures cannot be trusted (empty when they can). */
@@ -192,9 +227,10 @@ function restSaturationReasons(m: ModelResult, o: ResolvedRestOptions, scheduled
 function restReport(
   target: LoadTarget,
   o: ResolvedRestOptions,
-  run: { startedAt: string; pairs: string[]; m: ModelResult; statusNumbers: Record<string, number> },
+  run: { startedAt: string; pairs: string[]; m: ModelResult },
 ): Omit<RestReport, 'thresholds'> {
-  const { m, statusNumbers } = run;
+  const { m } = run;
+  const { statusNumbers } = m;
   const open = o.rate !== 'max';
   const errorCount = Object.values(m.errors).reduce((a, b) => a + b, 0);
   const scheduled = open ? m.scheduled : m.completed;
@@ -219,6 +255,8 @@ function restReport(
     options: {
       endpoint: o.endpoint,
       rate: o.rate,
+      pipelining: o.pipelining,
+      workers: o.workers,
       arrival: open ? o.arrival : null,
       seed: open && o.arrival === 'poisson' ? o.seed : null,
       connections: o.connections,
@@ -233,7 +271,9 @@ function restReport(
     rps: Math.round((m.completed * 1000) / m.measuredMs),
     latencyMs: summarize(m.latency),
     sendLagMs: m.sendLag ? summarize(m.sendLag) : null,
+    ownSendLagMs: m.ownSendLag ? summarize(m.ownSendLag) : null,
     late: m.late,
+    lateOnOwn: m.lateOnOwn,
     lateMs: REST_SATURATION.lateMs,
     waitedForConnection: m.waitedForConnection,
     dropped: m.dropped,
@@ -248,6 +288,7 @@ function restReport(
     generator: {
       eventLoopDelayP99Ms: m.eventLoopDelayP99Ms,
       cpuPercent: m.busyPercent,
+      cpuMicrosPerRequest: m.completed ? Math.round((m.cpuMicros / m.completed) * 100) / 100 : null,
       saturated: reasons.length > 0,
       reasons,
     },
@@ -264,23 +305,18 @@ export async function runRest(target: LoadTarget, options: RestOptions = {}): Pr
   const pairs = o.endpoint === 'price' ? (options.pair ?? (await pickPairs(target, 10))) : [];
   const startedAt = new Date().toISOString();
   const base = new URL(target.rest);
-  const statusNumbers: Record<string, number> = {};
-  const onResponse = (_status: number, body: string): void => {
-    const m = STATUS_NUMBER.exec(body);
-    const k = m ? m[1]! : '(none)';
-    statusNumbers[k] = (statusNumbers[k] ?? 0) + 1;
-  };
   const m = await runModel(o, {
     origin: base.origin,
     ...(caOf(target.profile) ? { ca: caCertificates(caOf(target.profile))! } : {}),
     paths: requestPaths(base, o.endpoint, pairs),
     headers: { [API_KEY_HEADER]: key },
     connections: o.connections,
+    pipelining: o.pipelining,
     warmupMs: o.warmupMs,
     durationMs: o.durationMs,
     timeoutMs: o.timeoutMs,
-    onResponse,
     ...(options.onProgress ? { onSecond: options.onProgress } : {}),
+    ...(options.onLiveSource ? { onLiveSource: options.onLiveSource } : {}),
   });
   const errorCount = Object.values(m.errors).reduce((a, b) => a + b, 0);
   if (m.completed === 0 && errorCount > 0 && m.timeouts === 0) {
@@ -291,8 +327,9 @@ export async function runRest(target: LoadTarget, options: RestOptions = {}): Pr
         .join(', ')})`,
     );
   }
-  const report = restReport(target, o, { startedAt, pairs, m, statusNumbers });
+  const report = restReport(target, o, { startedAt, pairs, m });
   m.latency.destroy();
   m.sendLag?.destroy();
+  m.ownSendLag?.destroy();
   return { ...report, thresholds: evaluateThresholds(thresholds, restMetrics(report)) };
 }

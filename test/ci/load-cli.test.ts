@@ -71,6 +71,16 @@ describe('conform load: options', () => {
       seed: 9,
     });
   });
+
+  it('reads --pipelining and --workers (a number or auto) for load rest, and names a bad one', () => {
+    expect(parseLoadArgs({ mode: 'rest', pipelining: 4, workers: '2' }).rest).toMatchObject({
+      pipelining: 4,
+      workers: 2,
+    });
+    expect(parseLoadArgs({ mode: 'rest', workers: 'auto' }).rest.workers).toBe('auto');
+    expect(() => parseLoadArgs({ mode: 'rest', workers: 'many' })).toThrow(/--workers/);
+    expect(() => parseLoadArgs({ mode: 'rest', pipelining: 0 })).toThrow(/--pipelining/);
+  });
 });
 
 describe('conform load: exit codes', () => {

@@ -205,7 +205,8 @@ describe('docs/benchmarks.md', () => {
 
   it('has a section for each one a bench script writes, and no other', () => {
     const written = ['load/bench/validate.bench.ts', 'load/bench/server.ts', 'load/bench/load.bench.ts']
-      .concat('load/bench/rest-bench.ts', 'scripts/bench-start.ts')
+      .concat('load/bench/rest-bench.ts', 'load/bench/fanout-section.ts', 'scripts/bench-start.ts')
+      .concat('scripts/bench-run.ts')
       .flatMap((f) => [...readFileSync(path.join(ROOT, f), 'utf8').matchAll(/\bid: '([\w-]+)'/g)].map((m) => m[1]!));
     const inDoc = [...doc.matchAll(/<!-- bench:([\w-]+) -->/g)].map((m) => m[1]!);
     expect(inDoc.sort()).toEqual(written.sort());

@@ -178,6 +178,44 @@ describe('runner verdicts', () => {
     ]);
   });
 
+  it('runs checks that watch pushes in lanes of their own too, each overlapping the others', async () => {
+    const started: string[] = [];
+    let watching = 0;
+    let bothWatching!: () => void;
+    const overlap = new Promise<void>((r) => {
+      bothWatching = r;
+    });
+    // Each waits until the other is watching too: inside a bound of one they would run in turn and time out.
+    const watcher = (id: string) =>
+      synthetic(
+        id,
+        async () => {
+          started.push(id);
+          if (++watching === 2) bothWatching();
+          await overlap;
+        },
+        { tags: ['ws', 'push'] },
+      );
+    const checks = [
+      synthetic('t.fast', async () => {
+        started.push('t.fast');
+      }),
+      watcher('t.push1'),
+      watcher('t.push2'),
+    ];
+    const { results } = await runChecks({
+      profile: testProfile(server.url),
+      checks,
+      settings: { concurrency: 1, timeoutMs: 2000 },
+    });
+    expect(started).toEqual(['t.push1', 't.push2', 't.fast']);
+    expect(results.map((r) => [r.id, r.outcome])).toEqual([
+      ['t.fast', 'pass'],
+      ['t.push1', 'pass'],
+      ['t.push2', 'pass'],
+    ]);
+  });
+
   it('keeps at most 50 violations of one check and counts the rest in one line', async () => {
     const { results } = await runChecks({
       profile: testProfile(server.url),

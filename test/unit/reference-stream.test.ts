@@ -287,3 +287,27 @@ describe('reference stream: per-frame fan-out baseline', () => {
     expect(perFrame.framesWritten).toBeGreaterThanOrEqual(2);
   });
 });
+
+describe('reference stream: sent_at', () => {
+  it('stamps each write of a tick with the clock as it writes, not the tick start', async () => {
+    // A clock one ms further on at every read: two clients of one group are written at different stamps.
+    let t = Date.now();
+    const s = await startReferenceServer({ tickMs: 50, clock: () => ++t });
+    try {
+      const a = await open(s, 'primary');
+      const b = await open(s, 'secondary');
+      await subscribe(a, [BTC]);
+      await subscribe(b, [BTC]);
+      const [pa, pb] = await Promise.all([a.pushesFor(400), b.pushesFor(400)]);
+      await Promise.all([a.close(), b.close()]);
+      const stamps = (ps: Record<string, unknown>[]): Set<unknown> => new Set(ps.map((p) => p.sent_at));
+      const [sa, sb] = [stamps(pa), stamps(pb)];
+      expect(sa.size).toBeGreaterThanOrEqual(3);
+      expect(sb.size).toBeGreaterThanOrEqual(3);
+      // One stamp per tick would give both clients the same sent_at tick after tick.
+      expect([...sa].filter((x) => sb.has(x))).toEqual([]);
+    } finally {
+      await s.close();
+    }
+  });
+});

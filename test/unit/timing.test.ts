@@ -8,6 +8,7 @@ import {
   RunTiming,
   WAIT_DEFAULTS,
   inFlightMs,
+  keepAliveTiming,
   margin,
   waitStretch,
   waitsFor,
@@ -92,5 +93,19 @@ describe('the stream windows', () => {
     expect(watchMs(w, new Map([['A', [0, 400, 600]]]), 'A')).toBe(1200);
     expect(watchMs(w, new Map([['A', [0, 100]]]), 'A')).toBe(w.settleMs);
     expect(watchMs(w, new Map(), 'A')).toBe(w.pushMs);
+  });
+});
+
+describe('the keep-alive timing', () => {
+  const holdMs = (timing: Parameters<typeof keepAliveTiming>[0]['timing']): number => {
+    const t = keepAliveTiming({ timing });
+    return Math.round(t.windowMs * t.holdWindows);
+  };
+
+  it('holds a pinged connection a second past the window and its grace, unless the profile states the hold', () => {
+    expect(holdMs(undefined)).toBe(30_000 + 5000 + 1000);
+    expect(holdMs({ pingGraceMs: 2000 })).toBe(30_000 + 2000 + 1000);
+    expect(holdMs({ pingTimeoutMs: 2000, pingGraceMs: 500 })).toBe(3500);
+    expect(holdMs({ keepAliveHoldWindows: 2.5 })).toBe(75_000);
   });
 });

@@ -39,6 +39,8 @@ interface Behaviour {
   push?(conn: Conn, pair: string, n: number): Json | undefined;
   /** Close a silent connection after this long (no ping), ms. */
   pingTimeoutMs?: number;
+  /** The REST price of a pair on its `n`-th read (default: the same every time). */
+  restQuote?(pair: string, n: number): Json;
 }
 
 const quote = (pair: string, n: number): Json => ({
@@ -83,6 +85,7 @@ afterEach(async () => {
 });
 
 async function miniTarget(b: Behaviour, windowMs = 1000): Promise<Profile> {
+  const reads = new Map<string, number>();
   const rest = (req: IncomingMessage, res: ServerResponse): void => {
     const url = new URL(req.url ?? '/', 'http://x');
     const send = (body: unknown): void => {
@@ -103,11 +106,12 @@ async function miniTarget(b: Behaviour, windowMs = 1000): Promise<Profile> {
     const code = url.searchParams.get('code') ?? '';
     if (!PAIRS.includes(code))
       return send({ status_number: '50104', ts: Date.now(), data: null, message: 'pair not found' });
+    reads.set(code, (reads.get(code) ?? 0) + 1);
     send({
       status_number: '200',
       ts: Date.now(),
       data: {
-        ...quote(code, 0),
+        ...(b.restQuote ?? quote)(code, b.restQuote ? reads.get(code)! : 0),
         last_updated: undefined,
         sent_at: undefined,
         market: { open: true, reason: 'continuous', session: 'REG' },
@@ -506,6 +510,24 @@ describe('checks of every pair, every error notice and every header spelling', (
     expect(r.reason).toBe(
       `no push for ${PAIRS[2]} and its REST price did not move within the wait, ` +
         `so whether it is pushed cannot be judged`,
+    );
+  });
+
+  it('skips ws.unsubscribe.stops-several when the target closes the connection under its watch', async () => {
+    // A sound unsubscribe, every REST read a new price, and the connection closed soon after: the
+    // third pair's silence is the close's, not the unsubscribe's.
+    const profile = await miniTarget({
+      message(conn, msg, raw) {
+        standard(conn, msg && raw ? msg : undefined);
+        if (msg?.method === 'unsubscribe') setTimeout(() => conn.ws.close(1000, 'bye'), 100);
+      },
+      restQuote: (pair, n) => ({ ...quote(pair, 0), ask: `10.${String(n).padStart(2, '0')}` }),
+    });
+    const r = await runOne(profile, 'ws.unsubscribe.stops-several');
+    expect({ outcome: r.outcome, violations: r.violations }, line(r)).toEqual({ outcome: 'skip', violations: [] });
+    expect(r.reason).toBe(
+      'the target closed the connection (code 1000) before the watch ended: the pushes that stopped with it ' +
+        'prove nothing of the unsubscribe',
     );
   });
 

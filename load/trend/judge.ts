@@ -1,0 +1,222 @@
+/**
+ * The regression judgement of a load history: for each metric with a bad direction, the shifts of
+ * its trusted runs (E-divisive means, e-divisive.ts, plus a test of the newest runs as a segment
+ * of their own), each with its size and interval, and whether the newest segment is a regression.
+ * Pure: a History in, plain data out.
+ */
+import { LOAD_METRICS, thresholdNames, type LoadKind, type LoadMetric } from '../metrics.ts';
+import { TREND_DEFAULTS } from '../options.ts';
+import { changePoints } from './e-divisive.ts';
+import type { History, HistoryRow } from './history.ts';
+import { pooledTTest, studentOneSided, summarize, tCdf, welch, type Summary } from './significance.ts';
+
+export type TrendOptions = { -readonly [K in keyof typeof TREND_DEFAULTS]: number } & {
+  /** Only these metrics (threshold names); default every one with a bad direction. */
+  metrics?: string[];
+};
+
+/** The run a shift began at, as the history names it. */
+export interface RunRef {
+  line: number;
+  time: string;
+  labels: Record<string, string>;
+}
+
+/** A persistent shift of one metric. */
+export interface Shift {
+  /** Index in the metric's points of the first run of the new segment. */
+  at: number;
+  /** E-divisive over the series, or the test of the newest runs against the segment before them. */
+  by: 'e-divisive' | 'newest-runs';
+  run: RunRef;
+  /** The p-value: E-divisive's two-sided t-test, or the newest runs' test corrected for the lengths tried. */
+  p: number;
+  before: Summary;
+  after: Summary;
+  /** after/before − 1 and its interval at the judgement's confidence; null when before is 0. */
+  change: number | null;
+  low: number | null;
+  high: number | null;
+  /**
+   * `regression` / `improvement`: in the bad / good direction, significant at the verdict's level,
+   * and the interval reaches the minimum effect; `within-minimum`: real but shown smaller than it;
+   * `not-significant`: a change point not significant enough for an alarm over every metric judged;
+   * `change`: a metric with no bad direction.
+   */
+  kind: 'regression' | 'improvement' | 'within-minimum' | 'not-significant' | 'change';
+  /** One-sided p-value of the shift's direction, against the verdict's level (`verdictPValue` / metrics). */
+  pDirection: number;
+}
+
+/** One metric's history judged. */
+export interface MetricTrend {
+  metric: string;
+  unit: string;
+  worse: LoadMetric['worse'];
+  /** Trusted runs with a value, oldest first. */
+  points: { line: number; time: string; value: number; labels: Record<string, string> }[];
+  /** Runs left out: untrustworthy, or without a value of this metric. */
+  excluded: number;
+  shifts: Shift[];
+  /** The newest segment against the one before it. */
+  verdict: 'regression' | 'improvement' | 'steady' | 'too-few-runs';
+}
+
+export interface TrendResult {
+  kind: LoadKind | null;
+  runs: number;
+  /** The runs judged; the untrustworthy are listed, never judged. */
+  trusted: number;
+  untrustworthy: { line: number; time: string; reasons: string }[];
+  metrics: MetricTrend[];
+  /** The metrics whose newest segment is a regression (exit 1). */
+  regressions: string[];
+  options: TrendOptions;
+}
+
+/** The metric row of a threshold name (`latency.p99` → latency). */
+function rowOf(kind: LoadKind, name: string): LoadMetric {
+  const base = name.includes('.') ? name.slice(0, name.indexOf('.')) : name;
+  return LOAD_METRICS[kind].find((m) => m.name === base)!;
+}
+
+/** What a shift is, from its size and interval, the metric's bad direction and the minimum effect. */
+function kindOf(s: Omit<Shift, 'kind'>, worse: LoadMetric['worse'], minEffect: number, alpha: number): Shift['kind'] {
+  if (worse === 'none') return 'change';
+  if (!(s.pDirection <= alpha)) return 'not-significant';
+  const up = s.after.mean > s.before.mean;
+  const bad = worse === 'up' ? up : !up;
+  // Against a baseline of 0 (no errors, no loss) any significant change is beyond every minimum.
+  if (s.low === null || s.high === null) return bad ? 'regression' : 'improvement';
+  const reaches = up ? s.high >= minEffect : s.low <= -minEffect;
+  if (!reaches) return 'within-minimum';
+  return bad ? 'regression' : 'improvement';
+}
+
+/** The shift at `at` between `before` and `after`, sized with Welch's interval. */
+function shiftAt(
+  values: readonly number[],
+  span: { from: number; at: number; to: number },
+  o: { by: Shift['by']; p: number; run: RunRef; worse: LoadMetric['worse']; alpha: number } & TrendOptions,
+): Shift {
+  const before = summarize(values.slice(span.from, span.at));
+  const after = summarize(values.slice(span.at, span.to));
+  const w = welch(before, after, o.worse === 'down' ? 'down' : 'up', o.confidence);
+  const rel = (v: number): number | null => (before.mean === 0 ? null : v / Math.abs(before.mean));
+  // E-divisive chose where to split among the segment's runs, so the best of that many splits is
+  // tested: its p-value is multiplied by them (Bonferroni); the newest runs' test chose among its
+  // lengths and is corrected already.
+  const positions = o.by === 'e-divisive' ? Math.max(1, span.to - span.from - 1) : 1;
+  const raw = o.by === 'e-divisive' ? studentOneSided(before, after, after.mean >= before.mean ? 'up' : 'down') : o.p;
+  const pDirection = Math.min(1, raw * positions);
+  const s = {
+    pDirection,
+    at: span.at,
+    by: o.by,
+    run: o.run,
+    p: o.p,
+    before,
+    after,
+    change: rel(w.diff),
+    low: rel(w.low),
+    high: rel(w.high),
+  };
+  return { ...s, kind: kindOf(s, o.worse, o.minEffect, o.alpha) };
+}
+
+/**
+ * The newest runs as a segment of their own: each of the last k runs (2 ≤ k ≤ tailRuns) beyond
+ * the segment before them in the bad direction, tested by the least shifted of them: under no
+ * change, k runs all that far out is the chance for one raised to the k (each standardised against
+ * the baseline's mean and spread, as a new value's prediction interval is). One run that jumped and
+ * one that did not is not a shift. The smallest p-value, corrected for the lengths tried.
+ */
+function newestRuns(values: readonly number[], from: number, worse: 'up' | 'down', o: TrendOptions, alpha: number) {
+  const tried: { at: number; p: number }[] = [];
+  for (let k = 2; k <= o.tailRuns; k++) {
+    const at = values.length - k;
+    if (at - from < o.minBaseline) break;
+    const base = summarize(values.slice(from, at));
+    const sd = base.std * Math.sqrt(base.n / (base.n - 1)) * Math.sqrt(1 + 1 / base.n);
+    const sign = worse === 'up' ? 1 : -1;
+    const least = Math.min(...values.slice(at).map((v) => sign * (v - base.mean)));
+    const p = sd > 0 ? (1 - tCdf(least / sd, base.n - 1)) ** k : least > 0 ? 0 : 1;
+    tried.push({ at, p });
+  }
+  const lengths = Math.max(1, o.tailRuns - 1);
+  const best = tried.reduce<{ at: number; p: number } | undefined>((x, y) => (!x || y.p < x.p ? y : x), undefined);
+  return best && best.p * lengths <= alpha ? { at: best.at, p: best.p * lengths } : undefined;
+}
+
+/**
+ * The change points that make persistent shifts: E-divisive's, less those that begin a segment of
+ * one run (a blip between two change points, or the newest run alone: not persistent yet), each
+ * retested against its new neighbours and kept while significant; then the newest runs' test.
+ */
+function persistentShifts(values: readonly number[], worse: LoadMetric['worse'], o: TrendOptions, alpha: number) {
+  const cps = changePoints(values, { windowLength: o.windowLength, maxPValue: o.maxPValue, minMagnitude: 0 });
+  let at = cps.map((c) => c.index);
+  at = at.filter((x, i) => (at[i + 1] ?? values.length) - x >= 2);
+  const found: { at: number; p: number; by: Shift['by'] }[] = [];
+  for (let i = 0; i < at.length; i++) {
+    const before = summarize(values.slice(found.at(-1)?.at ?? 0, at[i]!));
+    const after = summarize(values.slice(at[i]!, at[i + 1] ?? values.length));
+    const p = pooledTTest(before, after);
+    if (p <= o.maxPValue) found.push({ at: at[i]!, p, by: 'e-divisive' });
+  }
+  if (worse !== 'none') {
+    const tail = newestRuns(values, found.at(-1)?.at ?? 0, worse, o, alpha);
+    if (tail && !found.some((f) => f.at >= tail.at)) found.push({ ...tail, by: 'newest-runs' });
+  }
+  return found;
+}
+
+/** Judges one metric of the history's trusted runs. */
+function judgeMetric(history: History, name: string, o: TrendOptions, alpha: number): MetricTrend {
+  const kind = history.kind!;
+  const m = rowOf(kind, name);
+  const rows = history.rows.filter((r) => r.trustworthy && r.metrics[name] !== null && r.metrics[name] !== undefined);
+  const points = rows.map((r) => ({ line: r.line, time: r.time, value: r.metrics[name]!, labels: r.labels }));
+  const values = points.map((p) => p.value);
+  const base = { metric: name, unit: m.unit, worse: m.worse, points, excluded: history.rows.length - rows.length };
+  if (values.length < o.minBaseline) return { ...base, shifts: [], verdict: 'too-few-runs' };
+  const found = persistentShifts(values, m.worse, o, alpha);
+  const ref = (r: HistoryRow & { line: number }): RunRef => ({ line: r.line, time: r.time, labels: r.labels });
+  const shifts = found.map((f, i) =>
+    shiftAt(
+      values,
+      { from: found[i - 1]?.at ?? 0, at: f.at, to: found[i + 1]?.at ?? values.length },
+      { ...o, by: f.by, p: f.p, run: ref(rows[f.at]!), worse: m.worse, alpha },
+    ),
+  );
+  const newest = shifts.at(-1);
+  const verdict =
+    newest?.kind === 'regression' ? 'regression' : newest?.kind === 'improvement' ? 'improvement' : 'steady';
+  return { ...base, shifts, verdict };
+}
+
+/** The metrics judged by default: every threshold name of a metric with a bad direction. */
+export function judgedMetrics(kind: LoadKind): string[] {
+  return thresholdNames(kind).filter((n) => rowOf(kind, n).worse !== 'none');
+}
+
+/** Judges every metric of a history (its untrustworthy runs listed, left out of every judgement). */
+export function judgeHistory(history: History, options: Partial<TrendOptions> = {}): TrendResult {
+  const o: TrendOptions = { ...TREND_DEFAULTS, ...options };
+  const untrustworthy = history.rows
+    .filter((r) => !r.trustworthy)
+    .map((r) => ({ line: r.line, time: r.time, reasons: r.reasons }));
+  const names = history.kind ? (o.metrics ?? judgedMetrics(history.kind)) : [];
+  // Each metric's share of the verdict's false-alarm chance (Bonferroni over the metrics judged).
+  const alpha = o.verdictPValue / Math.max(1, names.length);
+  const metrics = names.map((n) => judgeMetric(history, n, o, alpha));
+  return {
+    kind: history.kind,
+    runs: history.rows.length,
+    trusted: history.rows.length - untrustworthy.length,
+    untrustworthy,
+    metrics,
+    regressions: metrics.filter((m) => m.verdict === 'regression').map((m) => m.metric),
+    options: o,
+  };
+}

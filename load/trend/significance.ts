@@ -1,0 +1,95 @@
+/**
+ * Student's two-sample t-test and its interval, from the summaries of two samples. The t
+ * distribution's CDF and quantile come from jStat (MIT): an incomplete-beta implementation is not
+ * something to write by hand.
+ */
+import jStat from 'jstat';
+
+/** Mean and standard deviation (population, ddof 0) of a sample. */
+export interface Summary {
+  n: number;
+  mean: number;
+  /** Population standard deviation (divided by n), as NumPy's `std` gives it. */
+  std: number;
+}
+
+/** Mean and population standard deviation of `xs` (an empty sample has mean NaN). */
+export function summarize(xs: readonly number[]): Summary {
+  const n = xs.length;
+  if (n === 0) return { n, mean: Number.NaN, std: 0 };
+  let sum = 0;
+  for (const x of xs) sum += x;
+  const mean = sum / n;
+  let sq = 0;
+  for (const x of xs) sq += (x - mean) ** 2;
+  return { n, mean, std: n >= 2 ? Math.sqrt(sq / n) : 0 };
+}
+
+/** The t distribution's lower tail P(T ≤ t) with `df` degrees of freedom. */
+export const tCdf = (t: number, df: number): number => jStat.studentt.cdf(t, df) as number;
+/** The t distribution's quantile: the t with P(T ≤ t) = p. */
+export const tQuantile = (p: number, df: number): number => jStat.studentt.inv(p, df) as number;
+
+/**
+ * Two-sided p-value of Student's pooled-variance t-test of `a` against `b` given as summaries. The
+ * standard deviations are taken as given (Apache Otava passes NumPy's population `std` to SciPy's
+ * `ttest_ind_from_stats`, which reads them as sample ones): doing the same keeps a change point
+ * significant here exactly when Otava finds it so on the same data. Two points in all: 1 (no test).
+ */
+export function pooledTTest(a: Summary, b: Summary): number {
+  const df = a.n + b.n - 2;
+  if (a.n === 0 || b.n === 0 || df <= 0) return 1;
+  const pooled = ((a.n - 1) * a.std ** 2 + (b.n - 1) * b.std ** 2) / df;
+  const se = Math.sqrt(pooled * (1 / a.n + 1 / b.n));
+  const diff = a.mean - b.mean;
+  if (se === 0) return diff === 0 ? Number.NaN : 0;
+  return 2 * (1 - tCdf(Math.abs(diff / se), df));
+}
+
+/**
+ * Student's one-sided test of whether `after` is larger (`up`) or smaller (`down`) than `before`,
+ * pooled variance from the sample variances: the two segments around a shift are taken to vary
+ * alike, which keeps its degrees of freedom (n₁ + n₂ − 2) when the newer one has two or three runs.
+ */
+export function studentOneSided(before: Summary, after: Summary, direction: 'up' | 'down'): number {
+  const df = before.n + after.n - 2;
+  if (before.n === 0 || after.n === 0 || df <= 0) return 1;
+  // n·std² is (n − 1) times the sample variance.
+  const pooled = (before.n * before.std ** 2 + after.n * after.std ** 2) / df;
+  const diff = after.mean - before.mean;
+  const se = Math.sqrt(pooled * (1 / before.n + 1 / after.n));
+  const worse = direction === 'up' ? diff > 0 : diff < 0;
+  if (se === 0) return worse ? 0 : 1;
+  const t = diff / se;
+  return direction === 'up' ? 1 - tCdf(t, df) : tCdf(t, df);
+}
+
+/** Sample variance (n − 1) from a population-std summary. */
+const sampleVar = (s: Summary): number => (s.n >= 2 ? (s.std ** 2 * s.n) / (s.n - 1) : 0);
+
+/**
+ * Welch's test of whether `after` is larger than `before` (one-sided: `up`), or smaller (`down`):
+ * its p-value, and the two-sided `confidence` interval of the difference of means.
+ */
+export function welch(
+  before: Summary,
+  after: Summary,
+  direction: 'up' | 'down',
+  confidence: number,
+): { p: number; diff: number; low: number; high: number } {
+  const va = sampleVar(before) / before.n;
+  const vb = sampleVar(after) / after.n;
+  const diff = after.mean - before.mean;
+  const se = Math.sqrt(va + vb);
+  if (!(se > 0)) {
+    const worse = direction === 'up' ? diff > 0 : diff < 0;
+    return { p: worse ? 0 : 1, diff, low: diff, high: diff };
+  }
+  // Welch–Satterthwaite degrees of freedom; a one-point side contributes no variance of its own.
+  const den = (before.n > 1 ? va ** 2 / (before.n - 1) : 0) + (after.n > 1 ? vb ** 2 / (after.n - 1) : 0);
+  const df = den > 0 ? (va + vb) ** 2 / den : Math.max(1, before.n + after.n - 2);
+  const t = diff / se;
+  const p = direction === 'up' ? 1 - tCdf(t, df) : tCdf(t, df);
+  const half = tQuantile(1 - (1 - confidence) / 2, df) * se;
+  return { p, diff, low: diff - half, high: diff + half };
+}

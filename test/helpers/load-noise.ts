@@ -1,0 +1,45 @@
+/**
+ * This machine's run-to-run noise of the load metrics, read from histories of repeated runs
+ * (scripts/load-noise.ts writes them to test/helpers/noise/): the scenarios, and the mean and
+ * coefficient of variation of each metric over the trusted runs.
+ */
+import { readHistory } from '../../load/trend/history.ts';
+import { summarize } from '../../load/trend/significance.ts';
+
+/** The nightly scenario scaled to this 2-core machine: what the noise is measured on. */
+export const NOISE_SCENARIOS = [
+  {
+    kind: 'fanout',
+    args: ['load', 'fanout', '--clients', '200', '--pairs', '10', '--duration', '15s', '--ramp-rate', '500/s'],
+  },
+  { kind: 'rest', args: ['load', 'rest', '--endpoint', 'price', '--rate', '200', '--duration', '15s'] },
+] as const;
+
+export interface Noise {
+  runs: number;
+  trusted: number;
+  /** Per metric with a value in every trusted run: mean, and standard deviation / mean (sample, n − 1). */
+  metrics: Record<string, { mean: number; cv: number }>;
+  /** The load averages the runs ended with. */
+  loadAverages: number[];
+}
+
+/** The noise of the metrics in the history at `file`. */
+export async function noiseOf(file: string): Promise<Noise> {
+  const h = await readHistory(file);
+  const trusted = h.rows.filter((r) => r.trustworthy);
+  const metrics: Noise['metrics'] = {};
+  for (const name of Object.keys(trusted[0]?.metrics ?? {})) {
+    const values = trusted.map((r) => r.metrics[name]);
+    if (values.some((v) => v === null)) continue;
+    const s = summarize(values as number[]);
+    const sd = s.n > 1 ? s.std * Math.sqrt(s.n / (s.n - 1)) : 0;
+    metrics[name] = { mean: s.mean, cv: s.mean === 0 ? 0 : sd / Math.abs(s.mean) };
+  }
+  return {
+    runs: h.rows.length,
+    trusted: trusted.length,
+    metrics,
+    loadAverages: h.rows.map((r) => r.loadAverage ?? Number.NaN),
+  };
+}

@@ -1,0 +1,97 @@
+/**
+ * How well the trend judgement does on synthetic nightly series with a given noise: the false
+ * alarms it raises over nights where nothing changed (every judged metric at once, as the nightly
+ * job's exit code sees them), and how soon it flags a persistent shift of one metric. Seeded, so
+ * every figure replays. scripts/trend-power.ts prints them; test/ci/load-trend-power.test.ts holds
+ * the judgement to them.
+ */
+import { judgedMetrics, judgeHistory, type TrendOptions } from '../../load/trend/judge.ts';
+import type { LoadKind } from '../../load/metrics.ts';
+import { historyOf, mulberry32, series } from './trend-series.ts';
+
+export type NoiseTable = Record<string, { mean: number; cv: number }>;
+
+/**
+ * Nights of every judged metric with its noise and no change, judged night after night from the
+ * first night there are `from` runs: how many nights ended in a regression (the job failing), and
+ * how many of those began a run of failing nights (the alarms an SRE is woken by).
+ */
+export function falseAlarms(o: {
+  kind: LoadKind;
+  noise: NoiseTable;
+  nights: number;
+  trials: number;
+  seed: number;
+  from?: number;
+  options?: Partial<TrendOptions>;
+}) {
+  const random = mulberry32(o.seed);
+  const metrics = judgedMetrics(o.kind).filter((m) => o.noise[m]);
+  const from = o.from ?? 10;
+  let judged = 0;
+  let failing = 0;
+  let alarms = 0;
+  const byMetric: Record<string, number> = {};
+  for (let t = 0; t < o.trials; t++) {
+    const values = Object.fromEntries(
+      metrics.map((m) => [m, series({ ...o.noise[m]!, mean: o.noise[m]!.mean }, o.nights, random)]),
+    );
+    let before = false;
+    for (let n = from; n <= o.nights; n++) {
+      const h = historyOf(o.kind, Object.fromEntries(metrics.map((m) => [m, values[m]!.slice(0, n)])));
+      const r = judgeHistory(h, { ...o.options, metrics });
+      judged++;
+      const now = r.regressions.length > 0;
+      if (now) failing++;
+      if (now && !before) {
+        alarms++;
+        for (const m of r.regressions) byMetric[m] = (byMetric[m] ?? 0) + 1;
+      }
+      before = now;
+    }
+  }
+  return { judged, failing, alarms, perHundredNights: (alarms * 100) / judged, byMetric };
+}
+
+/**
+ * A persistent shift of `shift` (0.1: 10 % worse) in one metric from a night drawn between
+ * `baseline` bounds on: in how many trials the judgement flagged it as a regression on one of the
+ * first `within` nights after it began, and on which.
+ */
+export function detection(o: {
+  kind: LoadKind;
+  metric: string;
+  mean: number;
+  cv: number;
+  shift: number;
+  within: number;
+  trials: number;
+  seed: number;
+  baseline?: [number, number];
+  options?: Partial<TrendOptions>;
+}) {
+  const random = mulberry32(o.seed);
+  const [lo, hi] = o.baseline ?? [20, 60];
+  const onNight = Array.from({ length: o.within }, () => 0);
+  for (let t = 0; t < o.trials; t++) {
+    const start = lo + Math.floor(random() * (hi - lo + 1));
+    const xs = series(
+      { mean: o.mean, cv: o.cv, shift: { from: start, factor: 1 + o.shift } },
+      start + o.within,
+      random,
+    );
+    for (let k = 1; k <= o.within; k++) {
+      // Every metric judged, as the nightly job judges them (the verdict's level is shared among them).
+      const r = judgeHistory(historyOf(o.kind, { [o.metric]: xs.slice(0, start + k) }), {
+        ...o.options,
+        metrics: judgedMetrics(o.kind),
+      });
+      if (r.regressions.includes(o.metric)) {
+        onNight[k - 1]!++;
+        break;
+      }
+    }
+  }
+  const detected = onNight.reduce((a, b) => a + b, 0);
+  return { trials: o.trials, detected, share: detected / o.trials, onNight };
+}
