@@ -179,7 +179,7 @@ describe('shell completion', () => {
 
   it('completes the commands, the load modes, and each mode with its own options only', async () => {
     expect(await complete('')).toEqual(expect.arrayContaining(['serve', 'load', 'spec', 'init', 'completion']));
-    expect(await complete('load', '')).toEqual(['fanout', 'rest', 'calibrate', 'merge']);
+    expect(await complete('load', '')).toEqual(['fanout', 'rest', 'calibrate', 'merge', 'trend', 'capacity']);
     const fanout = await complete('load', 'fanout', '--');
     expect(fanout).toContain('--clients');
     expect(fanout).not.toContain('--rate');
