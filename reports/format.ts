@@ -133,9 +133,13 @@ export function ruleLine(c: Coverage): string {
 /** Whether some stated rule was not checked in full: a pass then reads as partial. */
 export const partialRun = (r: RuleCoverage): boolean => r.checked - r.partly < r.total;
 
-/** `FAIL`, `PASS (partial)` or `PASS`: a pass that left rules unchecked never reads as a full one. */
+/**
+ * `FAIL`, `INCONCLUSIVE: network`, `PASS (partial)` or `PASS`: a pass that left rules unchecked
+ * never reads as a full one, and a run the network kept from a verdict never reads as failed.
+ */
 export function verdictWord(s: RunSummary): string {
   if (s.verdict === 'fail') return 'FAIL';
+  if (s.verdict === 'inconclusive') return `INCONCLUSIVE: ${(s.inconclusive ?? ['network']).join(', ')}`;
   return partialRun(s.coverage.rules) ? 'PASS (partial)' : 'PASS';
 }
 

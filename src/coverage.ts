@@ -17,6 +17,10 @@ import { SPEC_STATEMENTS, type SpecStatement } from './statements.ts';
 export const NOTHING_TO_JUDGE = {
   pricedPair: 'no priced pair',
   livePair: 'no live pair',
+  /** What the check needed came back breaking another check's rule (that check fails on it). */
+  brokenAnswer: 'an answer that breaks a rule another check judges',
+  /** The target never freed a slot of the key the check needed (ws.limits.connections.slot-freed fails on it). */
+  connection: 'no connection: the target keeps the slots of closed connections',
 } as const;
 
 /** Skipped must checks that share one reason. */

@@ -664,3 +664,24 @@ const STATEMENTS = [
 export type StatementKey = (typeof STATEMENTS)[number]['key'];
 
 export const SPEC_STATEMENTS: readonly SpecStatement[] = STATEMENTS;
+
+/**
+ * Statements that state one rule on both channels: the price record's and the push frame's ask,
+ * bid and mid-price. A service that breaks the rule breaks it on each channel it serves, and the
+ * run counts one broken rule (each channel's owner still fails on it once).
+ */
+const ACROSS_CHANNELS: readonly (readonly [StatementKey, StatementKey])[] = [
+  ['field:price:ask', 'field:push:ask'],
+  ['field:price:bid', 'field:push:bid'],
+  ['field:price:price', 'field:push:price'],
+];
+
+/** The rule a statement states, as the broken rules are counted: the first statement of its pair across channels. */
+export function ruleOf(key: StatementKey): StatementKey {
+  return ACROSS_CHANNELS.find((pair) => pair.includes(key))?.[0] ?? key;
+}
+
+/** A statement by key; undefined for a key that is none. */
+export function statement(key: string): SpecStatement | undefined {
+  return SPEC_STATEMENTS.find((s) => s.key === key);
+}

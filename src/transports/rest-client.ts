@@ -12,6 +12,7 @@ import type { Evidence } from '../check.ts';
 import { API_KEY_HEADER, STATUS } from '../spec.ts';
 import type { Redact } from '../redact.ts';
 import { AbortedError, BodyTooLargeError, NetworkError, ThrottledError, TimeoutError } from '../errors.ts';
+import { retryingNetwork } from './network-retry.ts';
 import { rateLimitHeaders, retryAfterMs, type RequestBudget, type WaitListener } from '../request-budget.ts';
 import type { RestClient, RestExchange, RestRequest } from './rest.ts';
 import { REST_IDLE_SOCKET_MS, REST_TIMEOUT_MS } from '../timing/index.ts';
@@ -150,15 +151,23 @@ async function sendPaced(
 
 /**
  * Sends once; a reused keep-alive socket that the server had closed (ECONNRESET before any
- * answer) is the client's race, not the target's doing, and the GET is sent once more.
+ * answer) is the client's race, not the target's doing, and the GET is sent once more. A GET
+ * whose fresh connection is refused or reset before the answer is sent again after a pause
+ * (network-retry.ts).
  */
 async function send(options: ClientSettings, req: RestRequest): Promise<RestExchange> {
-  try {
-    return await sendOnce(options, req);
-  } catch (err) {
-    if (err instanceof StaleSocketError) return sendOnce(options, req);
-    throw err;
-  }
+  const once = async (): Promise<RestExchange> => {
+    try {
+      return await sendOnce(options, req);
+    } catch (err) {
+      if (err instanceof StaleSocketError) return sendOnce(options, req);
+      throw err;
+    }
+  };
+  // Only what is safe to repeat is sent again after a connection refused or reset: every GET.
+  if ((req.method ?? 'GET') !== 'GET' && req.method !== 'HEAD') return once();
+  const note = (text: string): void => options.record({ kind: 'note', text, atMs: performance.now() });
+  return retryingNetwork(once, note, options.signal);
 }
 
 /** One request as it goes out: where, what, and its evidence, redacted, with the curl line. */

@@ -79,16 +79,27 @@ async function readOne(ctx: CheckContext, code: string): Promise<boolean> {
   }
   ctx.expectSchema('price-response', ex.json, what);
   const data = b!.data as Json;
+  // Each pair is held to the rules the price checks own; a pair deep in the catalogue that breaks
+  // one fails its owner (src/ownership.ts), with this check's read as the evidence.
   if (data.code !== code)
     ctx.violation({
       received: `${what}: data.code ${JSON.stringify(data.code)}`,
       expected: 'data.code equal to the requested code',
+      rule: 'field:price:code',
     });
   for (const why of priceProblems(data))
-    ctx.violation({ received: `${what}: ${why}`, expected: 'bid <= price <= ask, price the mid of ask and bid' });
+    ctx.violation({
+      received: `${what}: ${why}`,
+      expected: 'bid <= price <= ask, price the mid of ask and bid',
+      rule: 'field:price:price',
+    });
   const tz = (data.market as Json | undefined)?.timezone;
   if (typeof tz === 'string' && !isIanaZone(tz))
-    ctx.violation({ received: `${what}: market.timezone "${tz}"`, expected: 'a canonical IANA zone name' });
+    ctx.violation({
+      received: `${what}: market.timezone "${tz}"`,
+      expected: 'a canonical IANA zone name',
+      rule: 'field:market:timezone',
+    });
   return true;
 }
 
@@ -113,9 +124,6 @@ export const catalogueChecks: readonly Check[] = [
     id: 'rest.price.catalogue',
     enforces: [
       'field:price:code',
-      'field:price:ask',
-      'field:price:bid',
-      'field:price:price',
       'field:price:market',
       // The price-response schema fixes a Crypto market (open, continuous, REG) on every pair read.
       'rule:market:crypto',

@@ -155,7 +155,7 @@ export const priceChecks: readonly Check[] = [
   }),
   restCheck({
     id: 'rest.price.mid',
-    enforces: ['field:price:ask', 'field:price:bid', 'field:price:price'],
+    enforces: ['field:price:price'],
     catches: [...REST_ANSWER_FAULTS, 'price-not-mid', 'price-bid-above-ask', 'price-late-type-inverted'],
     tags: ['price'],
     clause: clause(
@@ -190,7 +190,7 @@ export const priceChecks: readonly Check[] = [
   }),
   restCheck({
     id: 'rest.price.market.crypto',
-    enforces: ['field:market:open', 'field:market:timezone', 'rule:market:crypto', 'rule:market-session:transitions'],
+    enforces: ['rule:market:crypto', 'field:market:open', 'field:market:timezone', 'rule:market-session:transitions'],
     catches: [...REST_ANSWER_FAULTS, 'market-crypto-timezone', 'market-crypto-regular-session'],
     tags: ['price'],
     clause: clause(
@@ -227,7 +227,7 @@ export const priceChecks: readonly Check[] = [
   }),
   restCheck({
     id: 'rest.price.market.equity-session',
-    enforces: ['field:market:open', 'rule:market:us-extended-hours'],
+    enforces: ['rule:market:us-extended-hours', 'field:market:open'],
     catches: [...REST_ANSWER_FAULTS, 'market-open-inverted'],
     tags: ['price'],
     clause: clause(

@@ -70,7 +70,11 @@ export const queryText = (query: Record<string, string | undefined> | undefined)
  */
 export function staleKeeps200(ctx: CheckContext, ex: RestExchange, what: string): void {
   if (String(statusOf(ex)) !== STATUS.PRICE_STALE || ex.status === 200) return;
-  ctx.violation({ received: `${what}: status_number 50102 with HTTP ${ex.status}`, expected: `${what}: HTTP 200` });
+  ctx.violation({
+    received: `${what}: status_number 50102 with HTTP ${ex.status}`,
+    expected: `${what}: HTTP 200`,
+    rule: 'rule:price:stale-keeps-data',
+  });
 }
 
 /** Records a violation unless the HTTP status is `want`. */
@@ -127,9 +131,11 @@ export async function pageOrEnd(
 function pageData(ctx: CheckContext, ex: RestExchange, query: RestRequest['query']): PairRecord[] {
   const b = body(ex);
   if (b?.status_number !== STATUS.OK || !Array.isArray(b.data)) {
+    // The list is what the check needed, not what it judges: a broken one is the envelope's rule.
     ctx.fail({
       received: `GET ${PATHS.pairs}${queryText(query)}: ${shown(ex)}`,
       expected: 'status_number "200" with data an array of pair records',
+      rule: 'status:200',
     });
   }
   return (b.data as unknown[]).filter((p): p is PairRecord => typeof (p as PairRecord)?.code === 'string');

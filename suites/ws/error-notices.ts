@@ -153,11 +153,6 @@ export const errorNoticeChecks: readonly Check[] = [
   {
     id: 'ws.notice.error-shape',
     enforces: [
-      'field:notice:method',
-      'field:notice:message',
-      'field:notice:code',
-      'field:notice:id',
-      'field:notice:data',
       'event:notice-error',
       'notice:50004',
       'notice:50010',
@@ -166,6 +161,11 @@ export const errorNoticeChecks: readonly Check[] = [
       'rule:auth:after-connection',
       'rule:handshake:no-status-after-connect',
       'rule:subscribe:unknown-pair-message',
+      'field:notice:method',
+      'field:notice:message',
+      'field:notice:code',
+      'field:notice:id',
+      'field:notice:data',
     ],
     catches: [
       ...REST_ANSWER_FAULTS,

@@ -183,9 +183,9 @@ const ALLOWANCE_CASES = [
     id: 'limited',
     key: 'limited',
     needs: ['ws', 'keys.limited'],
-    enforces: ['limit:connections-per-key', 'status:50009', 'rule:auth:handshake-failures'],
+    enforces: ['status:50009', 'limit:connections-per-key', 'rule:auth:handshake-failures'],
   },
-  { id: 'primary', key: 'primary', needs: ['ws'], enforces: ['limit:connections-per-key', 'status:50009'] },
+  { id: 'primary', key: 'primary', needs: ['ws'], enforces: ['status:50009', 'limit:connections-per-key'] },
 ] as const;
 
 const allowanceChecks: Check[] = ALLOWANCE_CASES.map(
@@ -225,7 +225,7 @@ export const limitChecks: readonly Check[] = [
   ...allowanceChecks,
   {
     id: 'ws.limits.connections.per-key',
-    enforces: ['limit:connections-per-key', 'status:50009'],
+    enforces: ['status:50009', 'limit:connections-per-key'],
     catches: ['handshake-body-code', 'limit-per-ip', 'limit-off-by-one', 'limit-slot-not-freed'],
     clause: clause(
       'counted per key, not per IP address: beyond the allowance a connection is refused from any address',

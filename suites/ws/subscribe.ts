@@ -23,14 +23,14 @@ const subscribeClause = (rule: string) => ({ section: 'Method subscribe', rule }
 const noticeCheck: Check = {
   id: 'ws.subscribe.notice',
   enforces: [
+    'event:notice-subscribe',
+    'notice:200',
+    'parameter:subscribe:method',
+    'transition:none/subscribe',
     'field:notice:method',
     'field:notice:message',
     'field:notice:code',
     'field:notice:data',
-    'parameter:subscribe:method',
-    'transition:none/subscribe',
-    'event:notice-subscribe',
-    'notice:200',
   ],
   catches: ['notice-code-number', 'notice-id-not-echoed', 'notice-subscribe-message-lowercase'],
   clause: subscribeClause('Success reply: method subscribe, message Success, code 200, id echoed, data null'),

@@ -29,12 +29,12 @@ export const unsubscribeChecks: readonly Check[] = [
   {
     id: 'ws.unsubscribe.notice',
     enforces: [
-      'field:notice:method',
-      'field:notice:message',
-      'transition:subscribed/unsubscribe',
+      'rule:unsubscribe:success-reply',
       'event:notice-unsubscribe',
       'notice:200',
-      'rule:unsubscribe:success-reply',
+      'transition:subscribed/unsubscribe',
+      'field:notice:method',
+      'field:notice:message',
     ],
     catches: ['notice-code-number', 'unsubscribe-message-capitalized'],
     clause: clause('Success reply: method unsubscribe, message success, code 200'),
