@@ -78,6 +78,11 @@ export class CheckLoans implements ConnectionBudgetView {
     return this.budget.allowance(key);
   }
 
+  /** Whether the check holds connections of keys other than `pool`'s under a freeze (it compares keys). */
+  private holdsOtherKeys(pool: KeyPool): boolean {
+    return [...this.holdings].some(([p, h]) => p !== pool && (h.lease?.count ?? 0) > 0);
+  }
+
   /** Ends the check at once, not judged, when the target keeps the slots of the key's closed connections. */
   private noConnection(pool: KeyPool): void {
     if (pool.kept === undefined) return;
@@ -227,8 +232,9 @@ export class CheckLoans implements ConnectionBudgetView {
     if (result.waitedOut && result.ok) pool.learn(result.waitedMs ?? 0);
     if (!result.ok) {
       give(false);
-      // Refused for the whole release wait while within the allowance: the slot was never freed.
-      if (within && isLimitRefusal(result)) this.kept(pool, result);
+      // Refused for the whole release wait while within the allowance: the slot was never freed,
+      // unless the check holds other keys full at once (their count may include this one's).
+      if (within && isLimitRefusal(result) && !this.holdsOtherKeys(pool)) this.kept(pool, result);
       return result;
     }
     void result.session.closed.then(() => give(true));

@@ -157,6 +157,8 @@ export interface CheckResult {
   enforces?: readonly StatementKey[];
   /** What the check judged only in part (`ctx.partly`): those statements count as partly checked. */
   partly?: Partly;
+  /** Statements the check enforces but did not judge at all this run (`ctx.notJudged`): it credits none of them. */
+  unjudged?: Required<Partly>;
   /** For a skip because the profile lacks what the check needs: the missing profile paths. */
   missing?: readonly string[];
   violations: JudgedViolation[];
@@ -252,6 +254,12 @@ export interface CheckContext {
    * checked. The check goes on to its verdict.
    */
   partly(reason: string, statements?: readonly StatementKey[]): void;
+  /**
+   * Says the check did not judge `statements` of its `enforces` at all this run, and why (it never
+   * provoked what they describe): the rule coverage credits it with none of them, and names the
+   * reason. Calls add up. The check goes on to its verdict on the rest.
+   */
+  notJudged?(reason: string, statements: readonly StatementKey[]): void;
   /** Records undocumented behaviour. */
   observe(name: string, value: unknown, note?: string): void;
   /** Adds a line to the transcript. */

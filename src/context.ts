@@ -122,6 +122,8 @@ export interface ContextHandle {
   evidence: Evidence[];
   /** What the check said it judged only in part (`ctx.partly`). */
   partly?: Partly;
+  /** What the check said it did not judge at all (`ctx.notJudged`). */
+  unjudged?: Required<Partly>;
   /** Closes every stream session the check left open. */
   cleanup(): Promise<void>;
 }
@@ -331,6 +333,13 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
     skip,
     partly(reason: string, statements?: Partly['statements']): void {
       handle.partly = { reason: oneLine(redact(reason)), ...(statements ? { statements: [...statements] } : {}) };
+    },
+    notJudged(reason: string, statements: readonly StatementKey[]): void {
+      const before = handle.unjudged;
+      handle.unjudged = {
+        reason: [before?.reason, oneLine(redact(reason))].filter(Boolean).join('; '),
+        statements: [...new Set([...(before?.statements ?? []), ...statements])],
+      };
     },
     extendTimeLimit(ms: number): void {
       options.extendTimeLimit?.(ms);

@@ -292,6 +292,7 @@ async function runCheck(check: Check, env: RunEnv): Promise<CheckResult> {
   result.observations = handle.observations;
   result.evidence = handle.evidence;
   if (handle.partly) result.partly = handle.partly;
+  if (handle.unjudged) result.unjudged = handle.unjudged;
   result.durationMs = Math.round(performance.now() - started);
   const slotWaitMs = Math.round(clock.pausedMs());
   if (slotWaitMs > 0) result.slotWaitMs = slotWaitMs;

@@ -177,6 +177,7 @@ interface Outgoing {
   headers: Record<string, string>;
   shownUrl: string;
   evidence: Extract<Evidence, { kind: 'http' }>;
+  withPrimaryKey: boolean;
 }
 
 /** The request's URL and headers (the key under its header), and its evidence. */
@@ -196,7 +197,7 @@ function outgoing(options: ClientSettings, req: RestRequest): Outgoing {
     curl: curlLine(method, shownUrl, shownHeaders),
     atMs: performance.now(),
   };
-  return { method, url, headers, shownUrl, evidence };
+  return { method, url, headers, shownUrl, evidence, withPrimaryKey: key !== null && key === options.primaryKey };
 }
 
 /** Ends a request once: with an error or with the exchange, recording its evidence either way. */
@@ -311,6 +312,7 @@ function readAnswer(
       text: shownText,
       json,
       durationMs: performance.now() - started,
+      ...(out.withPrimaryKey ? { withPrimaryKey: true } : {}),
     });
   });
 }

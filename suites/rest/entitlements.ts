@@ -187,9 +187,10 @@ export const entitlementChecks: readonly Check[] = [
     expectation: 'only pairs of keys.cryptoOnly.assetTypes',
     async run(ctx) {
       const limited = ctx.profile.keys.cryptoOnly!;
-      const stray = (await catalogue(ctx, {}, limited.key)).filter(
-        (p) => !limited.assetTypes.includes(assetTypeOf(p.code) ?? ''),
-      );
+      const listed = await catalogue(ctx, {}, limited.key);
+      // An empty list holds no stray: it shows nothing of what the key is limited to.
+      if (listed.length === 0) ctx.skip('keys.cryptoOnly lists no pair, so there is no listing to judge');
+      const stray = listed.filter((p) => !limited.assetTypes.includes(assetTypeOf(p.code) ?? ''));
       if (stray.length)
         ctx.violation({
           received: `listed: ${stray
@@ -211,7 +212,10 @@ export const entitlementChecks: readonly Check[] = [
     expectation: 'only pairs of keys.whitelisted.pairs',
     async run(ctx) {
       const w = ctx.profile.keys.whitelisted!;
-      const stray = (await catalogue(ctx, {}, w.key)).filter((p) => !w.pairs.includes(p.code));
+      const listed = await catalogue(ctx, {}, w.key);
+      // An empty list holds no stray: it shows nothing of what the key is limited to.
+      if (listed.length === 0) ctx.skip('keys.whitelisted lists no pair, so there is no listing to judge');
+      const stray = listed.filter((p) => !w.pairs.includes(p.code));
       if (stray.length)
         ctx.violation({
           received: `listed: ${stray

@@ -350,7 +350,7 @@ export const priceChecks: readonly Check[] = [
   }),
   restCheck({
     id: 'rest.price.stale',
-    enforces: ['field:envelope:message', 'status:50102', 'rule:market:no_price', 'rule:price:stale-keeps-data'],
+    enforces: ['rule:price:stale-keeps-data', 'status:50102', 'rule:market:no_price', 'field:envelope:message'],
     catches: [...REST_ANSWER_FAULTS, 'price-ask-number', 'market-crypto-timezone', 'stale-http-503', 'stale-data-null'],
     tags: ['price'],
     needs: ['pairs.stale'],
@@ -364,8 +364,9 @@ export const priceChecks: readonly Check[] = [
       const code = ctx.profile.pairs!.stale!;
       const ex = await ctx.rest.get({ path: PATHS.price, query: { [QUERY.price.code]: code } });
       const what = `${PRICE}?code=${code}`;
+      const stale = expectStatus(ctx, ex, STATUS.PRICE_STALE, what);
       expectHttp(ctx, ex, 200, what);
-      if (!expectStatus(ctx, ex, STATUS.PRICE_STALE, what)) return;
+      if (!stale) return;
       const b = body(ex)!;
       if (b.data === null || typeof b.data !== 'object')
         ctx.violation({ received: `${what}: data ${JSON.stringify(b.data)}`, expected: 'data still filled on 50102' });

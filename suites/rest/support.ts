@@ -1,5 +1,6 @@
 /** What the REST checks share: envelope reading, status expectations, catalogue walks. */
 import type { Check, CheckContext, SpecClause, Tag } from '../../src/check.ts';
+import type { StatementKey } from '../../src/statements.ts';
 import type { RestExchange, RestRequest } from '../../src/transports/rest.ts';
 import { KNOWN_ASSET_TYPES, LIMITS, parsePairCode, PATHS, QUERY, STATUS } from '../../src/spec.ts';
 import { preview } from '../../src/validator.ts';
@@ -43,14 +44,43 @@ export const body = (ex: RestExchange): Json | undefined =>
 /** `status_number` of a response, whatever its type. */
 export const statusOf = (ex: RestExchange): unknown => body(ex)?.status_number;
 
-/** Records a violation unless the response carries `status_number` `want`; returns whether it did. */
-export function expectStatus(ctx: CheckContext, ex: RestExchange, want: string, what: string): boolean {
+/**
+ * The rule another check owns that an answer broke before this one could judge it: the primary key
+ * (accepted by the run's preflight) refused as unauthorized is the key header's rule.
+ */
+export function answerBrokenBy(ex: RestExchange): StatementKey | undefined {
+  return ex.withPrimaryKey && String(statusOf(ex)) === STATUS.UNAUTHORIZED ? 'rule:auth:header' : undefined;
+}
+
+/**
+ * Records a violation unless the response carries `status_number` `want`; returns whether it did.
+ * A status_number of the right value written as a number is the envelope's rule; the primary key
+ * refused is the key header's, and the check cannot judge its own then, unless how the key is sent
+ * is what it judges (`keyJudged`).
+ */
+export function expectStatus(
+  ctx: CheckContext,
+  ex: RestExchange,
+  want: string,
+  what: string,
+  keyJudged = false,
+): boolean {
   const status = statusOf(ex);
   if (status === want) return true;
+  const broken = want === STATUS.UNAUTHORIZED || keyJudged ? undefined : answerBrokenBy(ex);
+  if (broken)
+    ctx.fail({
+      received: `${what}: ${shown(ex)} with the primary key`,
+      expected: 'the primary key accepted in X-API-Key',
+      rule: broken,
+      channel: 'rest',
+    });
   if (typeof status === 'number' && String(status) === want)
     ctx.violation({
       received: `${what}: status_number ${status}, a JSON number`,
       expected: `${what}: status_number the string "${want}"`,
+      rule: 'field:envelope:status_number',
+      channel: 'rest',
     });
   else ctx.violation({ received: `${what}: ${shown(ex)}`, expected: `${what}: status_number "${want}"` });
   return false;
@@ -74,6 +104,7 @@ export function staleKeeps200(ctx: CheckContext, ex: RestExchange, what: string)
     received: `${what}: status_number 50102 with HTTP ${ex.status}`,
     expected: `${what}: HTTP 200`,
     rule: 'rule:price:stale-keeps-data',
+    channel: 'rest',
   });
 }
 
@@ -131,11 +162,13 @@ export async function pageOrEnd(
 function pageData(ctx: CheckContext, ex: RestExchange, query: RestRequest['query']): PairRecord[] {
   const b = body(ex);
   if (b?.status_number !== STATUS.OK || !Array.isArray(b.data)) {
-    // The list is what the check needed, not what it judges: a broken one is the envelope's rule.
+    // The list is what the check needed, not what it judges: a broken one is the envelope's rule
+    // (or, the primary key refused, the key header's).
     ctx.fail({
       received: `GET ${PATHS.pairs}${queryText(query)}: ${shown(ex)}`,
       expected: 'status_number "200" with data an array of pair records',
-      rule: 'status:200',
+      rule: answerBrokenBy(ex) ?? 'status:200',
+      channel: 'rest',
     });
   }
   return (b.data as unknown[]).filter((p): p is PairRecord => typeof (p as PairRecord)?.code === 'string');

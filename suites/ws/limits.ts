@@ -284,6 +284,8 @@ export const limitChecks: readonly Check[] = [
     tags: ['ws', 'limits'],
     needs: ['ws', 'keys.limited'],
     async run(ctx) {
+      // The limit's other parts (the refusal beyond it, any address) are the other limit checks'.
+      ctx.partly('only that closing a connection frees its slot', ['limit:connections-per-key']);
       const key = ctx.profile.keys.limited!.key;
       const judged = judgedAllowance(ctx, key, 'limited');
       await atAllowance(ctx, key, 'limited', judged, async (sessions) => {

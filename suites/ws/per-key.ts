@@ -148,6 +148,8 @@ export const perKeyChecks: readonly Check[] = [
     tags: ['ws', 'limits', 'handshake'],
     needs: ['ws'],
     async run(ctx) {
+      // The limit's other parts (the refusal beyond it, any address) are the other limit checks'.
+      ctx.partly("only that one key's full allowance does not count against another's", ['limit:connections-per-key']);
       const full = fullKey(ctx);
       if (!full)
         return ctx.skip(

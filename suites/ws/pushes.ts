@@ -155,3 +155,21 @@ export function noPushes(ctx: CheckContext, what: string): never {
     `${what}: no push arrived, so this rule cannot be observed (ws.subscribe.pushes-start judges the missing pushes)`,
   );
 }
+
+/**
+ * A stopped pair's silence proves its pushes stopped only if its price moved meanwhile: a service
+ * that pushes on change sends nothing for a pair that did not move, subscribed or not. Skips the
+ * check, saying so, when `pair`'s REST price stayed where it was at the stop (`before`).
+ */
+export async function stoppedPairMoved(
+  ctx: CheckContext,
+  pair: string,
+  before: ReadonlyMap<string, string | undefined>,
+  stop: string,
+): Promise<void> {
+  if ((await movedWithin(ctx, [pair], before, ctx.waits.pushMs)).length > 0) return;
+  ctx.skip(
+    `no push for ${pair} after ${stop}, but its REST price did not move within ${ctx.waits.pushMs} ms either, ` +
+      'so its silence does not show its pushes stopped (the push trigger is not shown)',
+  );
+}
