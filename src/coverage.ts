@@ -8,7 +8,7 @@
  * failed verdict. Pure: results in, figures out.
  */
 import type { CheckResult, Evidence } from './check.ts';
-import { SPEC_STATEMENTS, type SpecStatement } from './statements.ts';
+import { OBSERVED_ONLY, SPEC_STATEMENTS, type SpecStatement } from './statements.ts';
 
 /**
  * What a target can leave the harness without: checks that skip for one of these say so
@@ -135,12 +135,13 @@ const leftOut = (r: CheckResult, key: string): boolean => r.unjudged?.statements
 
 /**
  * What the run made of one statement, from the results of the `must` checks that enforce it: an
- * observation never credits a rule, and neither does a check that said it did not judge it.
+ * observation never credits a rule a service can break (only one that states nothing to break, which
+ * observing is all a run can do of), and neither does a check that said it did not judge it.
  */
 function ruleStatus(st: SpecStatement, results: readonly CheckResult[]): RuleStatus {
   const enforcing = results.filter((r) => r.enforces?.includes(st.key));
   const base = { key: st.key, name: `${st.section}: ${st.item}`, checks: enforcing.map((r) => r.id) };
-  const mine = enforcing.filter((r) => r.severity === 'must');
+  const mine = OBSERVED_ONLY.has(st.key) ? enforcing : enforcing.filter((r) => r.severity === 'must');
   const judged = mine.filter((r) => decided(r) && !leftOut(r, st.key));
   const isPartly = (r: CheckResult): boolean =>
     r.partly !== undefined && (r.partly.statements === undefined || r.partly.statements.includes(st.key));

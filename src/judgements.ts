@@ -7,7 +7,7 @@
  */
 import type { Channel, Check } from './check.ts';
 import { channelOf, ownRule, RuleOwners } from './ownership.ts';
-import { SPEC_STATEMENTS, type SpecStatement, type StatementKey } from './statements.ts';
+import { OBSERVED_ONLY, SPEC_STATEMENTS, type SpecStatement, type StatementKey } from './statements.ts';
 
 /** One place a check can fail. */
 export interface Judgement {
@@ -71,16 +71,10 @@ export const ENGINE_JUDGEMENTS: readonly EngineJudgement[] = [
   },
 ];
 
-/**
- * Statements that state nothing a service can break: an obligation of clients, and a parameter
- * whose format and effect are not shown. No verdict may fail on them.
- */
-const NOTHING_TO_BREAK: ReadonlySet<string> = new Set(['rule:price:client-checks-status', 'parameter:price:pool']);
-
 /** The statement a failing verdict may name: one of the spec's stated rules, one a service can break. */
 export function failableStatement(key: string | undefined): SpecStatement | undefined {
   const st = SPEC_STATEMENTS.find((s) => s.key === key);
-  return st && !NOTHING_TO_BREAK.has(st.key) ? st : undefined;
+  return st && !OBSERVED_ONLY.has(st.key) ? st : undefined;
 }
 
 /** Every place each `must` check of `checks` can fail, in registry order, its own judgement first. */
@@ -91,8 +85,8 @@ export function judgements(checks: readonly Check[]): Judgement[] {
     const channel = channelOf(c);
     const own = ownRule(c);
     if (own) rows.push({ check: c.id, channel, kind: 'own', statement: own, expects: c.expectation });
+    // A statement nothing can break brings no violation to its owner.
     for (const o of owners.list())
-      // A statement nothing can break brings no violation to its owner.
       if (o.owner === c.id && o.rule !== own && failableStatement(o.rule))
         rows.push({
           check: c.id,

@@ -685,3 +685,14 @@ export function ruleOf(key: StatementKey): StatementKey {
 export function statement(key: string): SpecStatement | undefined {
   return SPEC_STATEMENTS.find((s) => s.key === key);
 }
+
+/**
+ * Statements that state nothing a service can break: an obligation of clients (the HTTP status per
+ * status_number is not shown, so it is observed), and a parameter whose format and effect are not
+ * shown. No verdict fails on them; observing the target's answer is all a run can do of them, so
+ * an observation that saw one is what checks them.
+ */
+export const OBSERVED_ONLY: ReadonlySet<StatementKey> = new Set([
+  'rule:price:client-checks-status',
+  'parameter:price:pool',
+]);

@@ -14,12 +14,6 @@ export interface PairRecord {
   quote: string;
 }
 
-/**
- * Reference faults that break every REST answer read with the primary key (status_number a number;
- * the key header refused as written): every check judging such an answer catches them.
- */
-export const REST_ANSWER_FAULTS = ['envelope-status-number-integer', 'auth-canonical-header-refused'] as const;
-
 /** Declares a check with the REST defaults (tag `rest`, severity `must`, no needs). */
 export function restCheck(
   c: Omit<Check, 'severity' | 'needs' | 'tags'> & {

@@ -73,7 +73,6 @@ export const consistencyChecks: readonly Check[] = [
       'rule:service:decimal-strings',
       'field:push:price',
     ],
-    catches: ['price-not-mid', 'price-bid-above-ask'],
     clause: {
       section: 'Resources and their fields',
       rule: 'the push frame and the price record carry the same code, ask, bid and price (decimal strings)',

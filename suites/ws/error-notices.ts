@@ -9,7 +9,6 @@ import { isNotice, jsonObject, type JsonObject, type StreamSession } from '../..
 import { answers, subscribe } from './notices.ts';
 import { pairsByAccess, streamPairs, UNKNOWN_PAIR } from './pair-choice.ts';
 import { isSilence, openSession } from './sessions.ts';
-import { REST_ANSWER_FAULTS } from '../rest/support.ts';
 
 /** Unanswered requests in a row after which a connection is given up. */
 const MAX_SILENT = 2;
@@ -189,13 +188,7 @@ export const errorNoticeChecks: readonly Check[] = [
       'field:notice:id',
       'field:notice:data',
     ],
-    catches: [
-      ...REST_ANSWER_FAULTS,
-      'notice-code-number',
-      'notice-id-not-echoed',
-      'notice-status-number',
-      'notice-denied-shape',
-    ],
+    catches: ['notice-code-number', 'notice-id-not-echoed', 'notice-status-number', 'notice-denied-shape'],
     clause: {
       section: 'Method subscribe',
       rule:

@@ -226,7 +226,7 @@ export const limitChecks: readonly Check[] = [
   {
     id: 'ws.limits.connections.per-key',
     enforces: ['status:50009', 'limit:connections-per-key'],
-    catches: ['handshake-body-code', 'limit-per-ip', 'limit-off-by-one', 'limit-slot-not-freed'],
+    catches: ['handshake-body-code', 'limit-per-ip', 'limit-off-by-one'],
     clause: clause(
       'counted per key, not per IP address: beyond the allowance a connection is refused from any address',
     ),
@@ -273,7 +273,7 @@ export const limitChecks: readonly Check[] = [
   {
     id: 'ws.limits.connections.slot-freed',
     enforces: ['limit:connections-per-key'],
-    catches: ['limit-slot-not-freed'],
+    catches: ['limit-slot-not-freed', 'limit-slots-never-freed'],
     clause: clause('the allowance counts open connections: closing one frees its slot'),
     title: "fills keys.limited's allowance, closes one connection, opens another",
     expectation:

@@ -51,12 +51,7 @@ export const noticeFormChecks: readonly Check[] = [
       'notice:200',
       'rule:service:json-bodies',
     ],
-    catches: [
-      'notice-code-number',
-      'notice-subscribe-message-lowercase',
-      'unsubscribe-message-capitalized',
-      'notice-status-number',
-    ],
+    catches: ['notice-code-number', 'notice-subscribe-message-lowercase', 'unsubscribe-message-capitalized'],
     clause: {
       section: 'Resources and their fields',
       rule: 'WebSocket notice frame: method, message, code (a string) required; id string; data object or null',

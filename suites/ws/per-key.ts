@@ -136,7 +136,7 @@ export const perKeyChecks: readonly Check[] = [
   {
     id: 'ws.limits.keys-apart',
     enforces: ['rule:limits:keys-counted-apart', 'limit:connections-per-key'],
-    catches: ['limit-pooled-across-keys'],
+    catches: ['limit-pooled-across-keys', 'limit-pooled-with-primary'],
     clause: { section: 'Limits', rule: 'WebSocket connections per API key: counted per key' },
     title:
       'fills the allowance of keys.limited (else keys.primary), then, keeping each full, fills every other key ' +

@@ -58,7 +58,7 @@ export const pushChecks: readonly Check[] = [
       'field:push:sent_at',
       'event:push',
     ],
-    catches: ['push-missing-bid', 'push-price-number'],
+    catches: ['push-missing-bid', 'push-price-number', 'push-changed-missing-bid'],
     clause: {
       section: 'Resources and their fields',
       rule:

@@ -13,7 +13,6 @@ import { ask, expectNotice, subscribe } from './notices.ts';
 import { needLivePairs, needPairs, pairsByAccess, subscribeListed, subscribeOk, UNKNOWN_PAIR } from './pair-choice.ts';
 import { awaitPushes } from './pushes.ts';
 import { openSession } from './sessions.ts';
-import { REST_ANSWER_FAULTS } from '../rest/support.ts';
 import { noticeFormChecks } from './notice-form.ts';
 import { subscribeErrorChecks } from './subscribe-errors.ts';
 import { subscribePushChecks } from './subscribe-pushes.ts';
@@ -91,7 +90,7 @@ const maxPairsCheck: Check = {
 const assetTypesCheck: Check = {
   id: 'ws.subscribe.asset-types',
   enforces: ['status:50109', 'notice:50109', 'rule:auth:after-connection', 'rule:auth:entitlements'],
-  catches: [...REST_ANSWER_FAULTS, 'entitlement-asset-type-ignored', 'entitlement-asset-type-partial'],
+  catches: ['entitlement-asset-type-ignored', 'entitlement-asset-type-partial'],
   clause: {
     section: 'Authentication',
     rule:

@@ -64,7 +64,7 @@ export const unsubscribeChecks: readonly Check[] = [
   {
     id: 'ws.unsubscribe.stops',
     enforces: ['transition:subscribed/unsubscribe'],
-    catches: ['unsubscribe-keeps-pushing', 'push-unsubscribed-pair', 'push-changed-missing-bid'],
+    catches: ['unsubscribe-keeps-pushing', 'push-unsubscribed-pair'],
     clause: {
       section: 'States and transitions',
       rule: 'unsubscribe while subscribed: pushes for the listed pairs stop',
