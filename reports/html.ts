@@ -171,7 +171,8 @@ function failureDetails(r: CheckResult): string {
     .map(
       (v) =>
         `<tr><td>${esc(v.received)}</td><td>${esc(v.expected)}</td>` +
-        `<td>${v.rule ? esc(ruleText(v.rule)) : ''}${v.seenBy ? ` (seen by <code>${esc(v.seenBy)}</code>)` : ''}</td></tr>`,
+        `<td>${v.rule ? esc(ruleText(v.rule)) : ''}` +
+        `${v.seenBy ? ` (seen by <code>${esc(v.seenBy)}</code>)` : ''}</td></tr>`,
     )
     .join('');
   const summary =

@@ -3,7 +3,7 @@
  * (scripts/gen-judgements.ts): the checks by channel, each with the statements it fails on, then
  * the engine's findings and the checks that own them.
  */
-import { type EngineJudgement, type Judgement } from '../src/judgements.ts';
+import type { EngineJudgement, Judgement } from '../src/judgements.ts';
 import type { RuleOwners } from '../src/ownership.ts';
 import { statement } from '../src/statements.ts';
 
@@ -19,7 +19,8 @@ function checkTable(rows: readonly Judgement[]): string[] {
   const out = ['| check | fails on | statement | the spec states |', '|---|---|---|---|'];
   for (const j of rows)
     out.push(
-      `| ${j.kind === 'own' ? `\`${j.check}\`` : ''} | ${cell(j.kind === 'own' ? `its own judgement: ${j.expects}` : j.expects)} ` +
+      `| ${j.kind === 'own' ? `\`${j.check}\`` : ''} ` +
+        `| ${cell(j.kind === 'own' ? `its own judgement: ${j.expects}` : j.expects)} ` +
         `| \`${j.statement}\` | ${cell(said(j.statement))} |`,
     );
   return out;

@@ -77,6 +77,8 @@ export function failableStatement(key: string | undefined): SpecStatement | unde
   return st && !OBSERVED_ONLY.has(st.key) ? st : undefined;
 }
 
+const SIDE: Record<Channel, string> = { rest: 'REST', stream: 'stream' };
+
 /** Every place each `must` check of `checks` can fail, in registry order, its own judgement first. */
 export function judgements(checks: readonly Check[]): Judgement[] {
   const owners = new RuleOwners(checks);
@@ -93,7 +95,7 @@ export function judgements(checks: readonly Check[]): Judgement[] {
           channel: o.channel,
           kind: 'owner',
           statement: o.rule,
-          expects: `a violation of it that any check of the run meets on the ${o.channel === 'rest' ? 'REST' : 'stream'} side`,
+          expects: `a violation of it that any check of the run meets on the ${SIDE[o.channel]} side`,
         });
   }
   return rows;

@@ -29,7 +29,6 @@ import {
   type PlannedRun,
 } from '../helpers/mutation.ts';
 import { sweepCapacity } from '../helpers/sweep.ts';
-import { PUSH_EXPECTED } from '../../src/push-inspection.ts';
 
 const result = (id: string, outcome: CheckResult['outcome']): CheckResult => ({
   id,
