@@ -26,7 +26,7 @@ export interface Ownership {
 
 const slot = (rule: string, channel: Channel): string => `${channel} ${rule}`;
 
-/** The owners of a run's statements, from its checks' `enforces`; only `must` checks own (an observation never fails). */
+/** The owners of a run's statements, from its checks' `enforces`; only `must` checks own (observations never fail). */
 export class RuleOwners {
   private readonly owners = new Map<string, Ownership>();
 

@@ -81,7 +81,7 @@ export function brokenRules(results: readonly CheckResult[]): BrokenRule[] {
   return [...byRule.values()].sort((a, b) => b.failed.length + b.alsoSeen.length - a.failed.length - a.alsoSeen.length);
 }
 
-/** Counts, coverage, broken rules and verdict of results; `minCoverage`: the rule figure's minimum (src/coverage.ts). */
+/** Counts, coverage, broken rules and verdict of results; `minCoverage`: the rule figure's minimum (coverage.ts). */
 export function summarize(results: readonly CheckResult[], durationMs: number, minCoverage?: number): RunSummary {
   const count = (o: Outcome): number => results.filter((r) => r.outcome === o).length;
   const s = {
