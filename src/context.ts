@@ -16,7 +16,7 @@ import type {
   Violation,
 } from './check.ts';
 import type { StatementKey } from './statements.ts';
-import { channelOf, ownRule } from './ownership.ts';
+import { channelOf, keep as keepRouted, ownRule } from './ownership.ts';
 import { NOTHING_TO_JUDGE } from './coverage.ts';
 import { schemaErrorRule } from './schema-rules.ts';
 import type { Profile } from './profile.ts';
@@ -178,7 +178,8 @@ function records(check: Check, redact: Redact, judging?: Judging): Records {
   // A frame judged both by the engine's push inspection and by a push check reads as one violation.
   const seen = new Set<string>();
   const full = (): boolean =>
-    violations.length >= MAX_VIOLATIONS || (observeOnly && observations.length >= MAX_VIOLATIONS);
+    violations.filter((v) => v.seenBy === undefined).length >= MAX_VIOLATIONS ||
+    (observeOnly && observations.length >= MAX_VIOLATIONS);
   const keepOwn = (v: JudgedViolation): void => {
     const id = `${v.rule}\n${v.received}\n${v.expected}`;
     if (seen.has(id)) return;
@@ -217,7 +218,8 @@ function records(check: Check, redact: Redact, judging?: Judging): Records {
       return owner;
     },
     receive(v) {
-      keepOwn(v);
+      // Kept apart from the check's own: they never crowd its own violations out.
+      if (!observeOnly) keepRouted(violations, v);
     },
     drop(n) {
       dropped += n;

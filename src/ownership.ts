@@ -56,12 +56,15 @@ export class RuleOwners {
   }
 }
 
-/** Longest list of violations routed to one check (a broken push met by every stream check stays cheap). */
-export const MAX_ROUTED = 50;
+/**
+ * Violations other checks met that one check keeps (a broken push met by every stream check stays
+ * cheap); they never crowd out the check's own.
+ */
+export const MAX_ROUTED = 10;
 
-/** Adds `v` to `into` unless it is there (same statement, text and expectation) or `into` is full. */
-function keep(into: JudgedViolation[], v: JudgedViolation): boolean {
-  if (into.length >= MAX_ROUTED) return false;
+/** Adds `v` to `into` unless it is there (same statement, text and expectation) or `into` holds enough met elsewhere. */
+export function keep(into: JudgedViolation[], v: JudgedViolation): boolean {
+  if (v.seenBy !== undefined && into.filter((x) => x.seenBy !== undefined).length >= MAX_ROUTED) return false;
   if (into.some((x) => x.rule === v.rule && x.received === v.received && x.expected === v.expected)) return false;
   into.push(v);
   return true;
