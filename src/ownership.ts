@@ -62,7 +62,7 @@ export class RuleOwners {
  */
 export const MAX_ROUTED = 10;
 
-/** Adds `v` to `into` unless it is there (same statement, text and expectation) or `into` holds enough met elsewhere. */
+/** Adds `v` to `into` unless it is there (same statement, text, expectation) or `into` holds enough met elsewhere. */
 export function keep(into: JudgedViolation[], v: JudgedViolation): boolean {
   if (v.seenBy !== undefined && into.filter((x) => x.seenBy !== undefined).length >= MAX_ROUTED) return false;
   if (into.some((x) => x.rule === v.rule && x.received === v.received && x.expected === v.expected)) return false;
