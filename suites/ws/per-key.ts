@@ -97,6 +97,7 @@ async function fillFull(ctx: CheckContext, full: NamedKey, lease: KeyLease, sess
 async function fillOther(
   ctx: CheckContext,
   full: NamedKey,
+  before: readonly NamedKey[],
   other: NamedKey,
   lease: KeyLease,
   sessions: StreamSession[],
@@ -118,8 +119,9 @@ async function fillOther(
     ctx.note(`keys.${other.name}: ${upTo - held} connection(s) accepted, ${held} held by other checks`);
     return;
   }
+  const alsoFull = before.length ? `, ${before.map((k) => `keys.${k.name}`).join(' and ')} at theirs` : '';
   const received =
-    `with keys.${full.name} at its allowance${sessions.length > 0 ? ' and the keys before filled' : ''}, ` +
+    `with keys.${full.name} at its allowance of ${knownAllowance(ctx, full.key)}${alsoFull}, ` +
     `connection ${opened.at} of ${allowance ?? 'an unknown allowance'} of keys.${other.name} ` +
     describeRefusal(opened.refused);
   if (refusalStatus(opened.refused) !== STATUS.CONNECTION_LIMIT)
@@ -170,7 +172,8 @@ export const perKeyChecks: readonly Check[] = [
         await Promise.all(leases.map((l) => l.settled()));
         await fillFull(ctx, full, leases[0]!, sessions);
         // Each key stays full while the next fills: a count pooled with any of them shows.
-        for (const [i, other] of others.entries()) await fillOther(ctx, full, other, leases[i + 1]!, sessions);
+        for (const [i, other] of others.entries())
+          await fillOther(ctx, full, others.slice(0, i), other, leases[i + 1]!, sessions);
       } finally {
         await Promise.all(sessions.map((s) => s.close().catch(() => undefined)));
         for (const l of leases) l.release();

@@ -196,7 +196,7 @@ export const subscribePushChecks: readonly Check[] = [
           expected: `the set is replaced: no pushes for ${a}`,
         });
       ctx.note(watchNote(ctx.waits, watch, a));
-      if (late.length === 0) await stoppedPairMoved(ctx, a, before, 'the replacing subscribe');
+      if (late.length === 0) await stoppedPairMoved(ctx, session, a, before, 'the replacing subscribe');
       // A pair may be quiet for a while when pushes come on change: B's silence is no violation,
       // but A's then proves nothing.
       if (!(await bPushed) && late.length === 0)

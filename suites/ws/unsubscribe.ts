@@ -110,7 +110,7 @@ export const unsubscribeChecks: readonly Check[] = [
           expected: `pushes for ${a} stop`,
         });
       ctx.note(watchNote(ctx.waits, watch, a));
-      await stoppedPairMoved(ctx, a, before, 'the unsubscribe');
+      await stoppedPairMoved(ctx, session, a, before, 'the unsubscribe');
       // B's silence would make A's no proof: a pair may be quiet for a while when pushes come on change.
       if (!(await awaitPushes(session, b, 1, cutoff, watchMs(ctx.waits, pushTimes(session), b))))
         ctx.skip(

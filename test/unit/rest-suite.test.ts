@@ -61,18 +61,33 @@ describe('REST suite against the clean reference service', () => {
 
 const restFaults = FAULTS.filter((f) => f.catches.some((id) => id.startsWith('rest.')));
 
+/**
+ * Checks that read what other checks own (every pair of the catalogue, every answer's schema): a
+ * fault only they meet fails its owner (src/ownership.ts), so they run beside every fault's catches.
+ */
+const READERS = ['rest.envelope.schema', 'rest.envelope.error-shape', 'rest.price.schema', 'rest.price.catalogue'];
+
+/** Checks that catch no fault of their own: their reads fail the owners, under these faults. */
+const READS_FOR_OTHERS: Record<string, { fault: string; owner: string }> = {
+  'rest.price.catalogue': { fault: 'price-deep-pair-inverted', owner: 'rest.price.mid' },
+};
+
 describe('REST suite against each reference fault', () => {
   for (const fault of restFaults) {
     const ids = fault.catches.filter((id) => id.startsWith('rest.'));
-    it(`${fault.name} (${fault.rule}) fails ${ids.join(', ')}`, async () => {
+    it(`${fault.name} (${fault.rule}) fails its owners only: ${ids.join(', ')}`, async () => {
       const ref = await startReferenceServer({ fault: fault.name });
       try {
-        const results = await run(ref.profile, ids);
-        expect(results.map((r) => r.id).sort()).toEqual([...ids].sort());
-        for (const r of results) {
-          expect({ id: r.id, outcome: r.outcome }).toEqual({ id: r.id, outcome: 'fail' });
+        const results = await run(ref.profile, [...new Set([...ids, ...READERS])]);
+        // Only owners fail (a reader that met the fault cites it), and it is caught. Which owners a
+        // stream check's REST reads also reach is the whole suite's to say: the sweep holds it exact.
+        const failing = results.filter((r) => r.outcome === 'fail').map((r) => r.id);
+        expect(failing.filter((id) => !ids.includes(id))).toEqual([]);
+        expect(failing.length).toBeGreaterThan(0);
+        for (const r of results.filter((x) => failing.includes(x.id))) {
           expect(r.violations[0]!.received.length).toBeGreaterThan(0);
           expect(r.violations[0]!.expected.length).toBeGreaterThan(0);
+          expect(r.violations[0]!.rule).toBeDefined();
         }
       } finally {
         await ref.close();
@@ -306,6 +321,26 @@ describe('coverage', () => {
     const uncaught = restChecks
       .filter((c) => c.severity === 'must' && !caught.has(c.id) && !SKIPPED_ON_REFERENCE[c.id])
       .map((c) => c.id);
-    expect(uncaught).toEqual([]);
+    expect(uncaught).toEqual(Object.keys(READS_FOR_OTHERS));
   });
+
+  it.each(Object.entries(READS_FOR_OTHERS))(
+    '%s catches no fault of its own, but its reads fail the owner of what it met',
+    async (reader, { fault, owner }) => {
+      const ref = await startReferenceServer({ fault });
+      try {
+        const alone = await run(ref.profile, [owner]);
+        expect(alone[0]!.outcome, 'the owner alone misses it').toBe('pass');
+        const both = await run(ref.profile, [owner, reader]);
+        expect(both.map((r) => [r.id, r.outcome])).toEqual([
+          [owner, 'fail'],
+          [reader, 'pass'],
+        ]);
+        expect(both[0]!.violations.some((v) => v.seenBy === reader)).toBe(true);
+        expect(both[1]!.alsoSeen?.[0]).toMatchObject({ owner });
+      } finally {
+        await ref.close();
+      }
+    },
+  );
 });
