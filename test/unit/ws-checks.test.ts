@@ -274,6 +274,27 @@ describe('subscription checks', () => {
     expect(r.outcome, line(r)).toBe('pass');
   });
 
+  it('judges the notice frame only in part when one kind of notice goes unanswered', async () => {
+    // Answers a good subscribe, and nothing else: no error notice to validate.
+    const profile = await miniTarget({
+      message(conn, msg) {
+        const pairs = (msg?.params as { pairs?: unknown } | undefined)?.pairs;
+        if (
+          msg?.method === 'subscribe' &&
+          Array.isArray(pairs) &&
+          pairs.length > 0 &&
+          pairs.every((p) => PAIRS.includes(p))
+        )
+          standard(conn, msg);
+        else if (msg?.method === 'ping') standard(conn, msg);
+      },
+    });
+    const r = await runOne(profile, 'ws.notice.schema');
+    expect(r.outcome, line(r)).toBe('pass');
+    expect(r.unjudged?.statements).toEqual(['event:notice-error']);
+    expect(r.partly?.reason).toBe('1 of 5 requests answered with a notice');
+  });
+
   it('skips the stop checks when every push was a change and the stopped pair did not move on REST', async () => {
     // Each push a new price, so pushes may come only on change; REST never moves: a stopped pair's
     // silence then proves nothing, however well the target stops it.
