@@ -85,10 +85,13 @@ export class CheckLoans implements ConnectionBudgetView {
 
   /** Ends the check at once, not judged, when the target keeps the slots of the key's closed connections. */
   private noConnection(pool: KeyPool): void {
-    if (pool.kept === undefined) return;
-    this.options.skip(
+    if (pool.kept !== undefined) this.notJudged(pool, pool.kept);
+  }
+
+  private notJudged(pool: KeyPool, kept: string): never {
+    return this.options.skip(
       `not judged: no connection of keys.${pool.name}: the target keeps the slots of closed connections ` +
-        `(${pool.kept}); ws.limits.connections.slot-freed judges that`,
+        `(${kept}); ws.limits.connections.slot-freed judges that`,
       NOTHING_TO_JUDGE.connection,
     );
   }
@@ -159,8 +162,7 @@ export class CheckLoans implements ConnectionBudgetView {
       pool.kept = `${STATUS.CONNECTION_LIMIT} within the allowance for ${this.budget.releaseWaitMs} ms`;
       this.options.slotKept?.(finding);
     }
-    this.noConnection(pool);
-    throw new Error('unreachable: noConnection ends the check');
+    return this.notJudged(pool, pool.kept);
   }
 
   /**
