@@ -315,6 +315,33 @@ describe('REST suite against a proxy that breaks one rule the faults do not', ()
   }
 });
 
+/**
+ * Faults under dialects that answer otherwise what the spec leaves open: a page past the end
+ * refused with 50004, invalid paging answered with the defaults. The answer a reader meets is then
+ * the dialect's, and only the owners of the broken rule fail.
+ */
+describe('REST faults under dialects: only the owners fail', () => {
+  const PAGING = ['rest.envelope.schema', 'rest.pairs.page-default-size', 'rest.pairs.defaults'];
+  const INVALID = restChecks.filter((c) => c.id.startsWith('rest.pairs.invalid-param.')).map((c) => c.id);
+  it.each([
+    // page alone pages by 20: page 2 of a small catalogue lies past the end, and is refused.
+    ['pairs-page-alone-per-page-20', { pastEnd: 'error', catalogueSize: 12 }, ['rest.pairs.page-default-size']],
+    // The 200 of invalid paging answered with the defaults carries the number 200.
+    ['envelope-status-number-integer', { invalidPaging: 'defaults' }, ['rest.envelope.schema']],
+  ] as const)('%s under %o fails %o', async (fault, rest, owners) => {
+    const ref = await startReferenceServer({ fault, dialect: { rest } });
+    try {
+      const results = await run(ref.profile, [...PAGING, ...INVALID]);
+      const failing = results.filter((r) => r.outcome === 'fail').map((r) => r.id);
+      expect(failing.sort(), results.map((r) => `${r.id} ${r.outcome} ${r.reason ?? ''}`).join('\n')).toEqual([
+        ...owners,
+      ]);
+    } finally {
+      await ref.close();
+    }
+  });
+});
+
 describe('coverage', () => {
   it('has every must REST check broken by at least one fault or proxy mutation', () => {
     const caught = new Set([...restFaults.flatMap((f) => f.catches), ...MUTATIONS.flatMap((m) => m.catches)]);
