@@ -63,7 +63,8 @@ export class Admissions {
     );
     const { countKey } = slot;
     const open = this.counts.get(countKey) ?? 0;
-    if (open >= slot.allowance) return refusal(STATUS.CONNECTION_LIMIT);
+    const alongside = (slot.countsWith ?? []).reduce((n, other) => n + (this.counts.get(other) ?? 0), 0);
+    if (open + alongside >= slot.allowance) return refusal(STATUS.CONNECTION_LIMIT);
     this.counts.set(countKey, open + 1);
     let released = !slot.freed;
     const free = (): void => {

@@ -26,6 +26,8 @@ export interface Slot {
   readonly countKey: string;
   readonly allowance: number;
   readonly freed: boolean;
+  /** Other counts the allowance is checked against besides its own (a count pooled across keys); none by default. */
+  readonly countsWith?: readonly string[];
 }
 
 /** Which part of the REST side answered: auth before routing, the router, an endpoint, the stream path. */

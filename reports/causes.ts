@@ -1,20 +1,15 @@
 /**
- * Failures grouped by cause. When several checks fail on the same violation (one fault of the
- * target seen through many checks), the reports lead with the cause and list the checks under it,
- * as a compiler prints the first error and the notes under it. Presentation only: no verdict
- * changes, every failure is still reported in full.
+ * Failures grouped by the rule they broke. However many checks met one fault of the target, it
+ * breaks one rule of the spec, which fails its owner once per channel (src/ownership.ts) while the
+ * other checks cite it; the reports lead with the broken rules, the checks that failed on each and
+ * those that also saw it, as a compiler prints the first error and the notes under it. Presentation
+ * only: every failure is still reported in full.
  */
 import type { CheckResult, Evidence } from '../src/check.ts';
+import { brokenRules, type BrokenRule } from '../src/summary.ts';
 
-/** One cause and the checks that failed on it. */
-export interface Cause {
-  /** The violation with the values that vary (numbers, JSON, quoted text) shown as `…`. */
-  cause: string;
-  /** One violation as received, for a reader who wants the values. */
-  example: string;
-  /** The checks, in run order. */
-  ids: string[];
-}
+/** One broken rule: the statement, the checks that failed on it and those that only met it. */
+export type Cause = BrokenRule;
 
 /**
  * The violation a received text states, with what varies from check to check left out: the last
@@ -32,43 +27,29 @@ export function causeOf(received: string): string {
     .trim();
 }
 
-const failed = (r: CheckResult): boolean => r.outcome === 'fail';
-
-/**
- * The causes shared by at least two failed checks, most checks first. A check whose violations
- * have several causes is listed under the one that covers the most checks.
- */
+/** The rules the run's failed checks broke, each once, the most checks first. */
 export function causesOf(results: readonly CheckResult[]): Cause[] {
-  const byCause = new Map<string, { example: string; ids: Set<string> }>();
-  for (const r of results.filter(failed))
-    for (const v of r.violations) {
-      const key = causeOf(v.received);
-      const entry = byCause.get(key) ?? { example: v.received, ids: new Set<string>() };
-      entry.ids.add(r.id);
-      byCause.set(key, entry);
-    }
-  const ranked = [...byCause].sort((a, b) => b[1].ids.size - a[1].ids.size);
-  const placed = new Set<string>();
-  const causes: Cause[] = [];
-  for (const [cause, { example, ids }] of ranked) {
-    const mine = [...ids].filter((id) => !placed.has(id));
-    if (mine.length < 2) continue;
-    for (const id of mine) placed.add(id);
-    causes.push({ cause, example, ids: results.filter((r) => mine.includes(r.id)).map((r) => r.id) });
-  }
-  return causes;
+  return brokenRules(results);
 }
 
-/** `12 checks, 1 cause: price … is not the mid … of ask and bid (rest.price.mid, …)`, or undefined. */
+const some = (ids: readonly string[]): string =>
+  ids.length <= 3 ? ids.join(', ') : `${ids.slice(0, 3).join(', ')}, … (${ids.length})`;
+
+/** How one broken rule reads: `field:price:price (The mid-price, a decimal string.)`. */
+export const causeName = (c: Cause): string => `${c.rule}${c.text ? ` (${c.text})` : ''}`;
+
+/**
+ * `1 broken rule: field:price:price (The mid-price…) — failed: rest.price.mid, ws.push.mid; also
+ * seen by 12 checks`, or undefined when no check failed on a rule; errors are counted beside it.
+ */
 export function causesHeadline(results: readonly CheckResult[], causes: readonly Cause[]): string | undefined {
   if (causes.length === 0) return undefined;
-  const grouped = causes.reduce((n, c) => n + c.ids.length, 0);
   const first = causes[0]!;
-  const ids = first.ids.length <= 3 ? first.ids.join(', ') : `${first.ids.slice(0, 3).join(', ')}, …`;
-  const others = results.filter(failed).length - grouped;
+  const errors = results.filter((r) => r.outcome === 'error').length;
   return (
-    `${grouped} checks, ${causes.length} ${causes.length === 1 ? 'cause' : 'causes'}: ${first.cause} (${ids})` +
-    `${causes.length > 1 ? `; and ${causes.length - 1} more` : ''}${others > 0 ? `; ${others} other failures` : ''}`
+    `${causes.length} broken ${causes.length === 1 ? 'rule' : 'rules'}: ${causeName(first)} — failed: ` +
+    `${some(first.failed)}${first.alsoSeen.length ? `; also seen by ${first.alsoSeen.length} checks` : ''}` +
+    `${causes.length > 1 ? `; and ${causes.length - 1} more` : ''}${errors > 0 ? `; ${errors} errors` : ''}`
   );
 }
 

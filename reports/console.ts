@@ -354,6 +354,13 @@ export function consoleHandler(options: ConsoleOptions): RunHandler {
             writeLines([resultLine(e.result, color)]);
           if (options.tty) showStatus();
           break;
+        case 'check-amend':
+          counts[e.was]--;
+          counts.fail++;
+          clearStatus();
+          options.write(`${resultLine(e.result, color)}  (after its end: another check met it)\n`);
+          if (options.tty) showStatus();
+          break;
         case 'run-end':
           if (timer) clearInterval(timer);
           clearStatus();

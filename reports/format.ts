@@ -2,7 +2,8 @@
 import type { CheckResult, Evidence } from '../src/check.ts';
 import { type Coverage, type RuleCoverage, type RuleStatus, uncheckedLabel } from '../src/coverage.ts';
 import type { RunSummary } from '../src/runner.ts';
-import { causesHeadline, type Cause, evidenceShowing } from './causes.ts';
+import { causeName, causesHeadline, type Cause, evidenceShowing } from './causes.ts';
+import { statement } from '../src/statements.ts';
 
 /** `Section: rule`. */
 export const clauseText = (r: Pick<CheckResult, 'clause'>): string => `${r.clause.section}: ${r.clause.rule}`;
@@ -34,6 +35,12 @@ export function reproduceLines(evidence: readonly Evidence[]): string[] {
   return lines;
 }
 
+/** A statement as a failure names it: `field:price:price (Price record…: The mid-price, a decimal string.)`. */
+export function ruleText(key: string): string {
+  const st = statement(key);
+  return st ? `${key} (${st.section}: ${st.item}: ${st.statement})` : key;
+}
+
 /** Every line a failed or errored result shows: Received / Expected (spec: …) per violation, then Reproduce. */
 export function failureLines(r: CheckResult, maxEvidence = 40): string[] {
   const lines: string[] = [];
@@ -41,6 +48,7 @@ export function failureLines(r: CheckResult, maxEvidence = 40): string[] {
   for (const v of r.violations) {
     lines.push(`Received: ${v.received}`);
     lines.push(`Expected (spec: ${clauseText(r)}): ${v.expected}`);
+    if (v.rule) lines.push(`Breaks ${ruleText(v.rule)}${v.seenBy ? `; seen by ${v.seenBy}` : ''}`);
   }
   const showing = evidenceShowing(r);
   const repro = reproduceLines(showing);
@@ -56,14 +64,18 @@ export function failureLines(r: CheckResult, maxEvidence = 40): string[] {
   return lines;
 }
 
-/** The lines that lead a report with the causes: the headline, then each cause with its checks under it. */
+/**
+ * The lines that lead a report with the broken rules: the headline, then each rule with the checks
+ * that failed on it under it, and how many more met it.
+ */
 export function causeLines(results: readonly CheckResult[], causes: readonly Cause[]): string[] {
   const headline = causesHeadline(results, causes);
   if (!headline) return [];
   const lines = [headline];
   for (const c of causes) {
-    lines.push(`  ${c.cause} (${c.ids.length} checks), for example: ${truncate(c.example, 200)}`);
-    for (const id of c.ids) lines.push(`    ${id}`);
+    lines.push(`  ${causeName(c)}, for example: ${truncate(c.example, 200)}`);
+    for (const id of c.failed) lines.push(`    ${id}`);
+    if (c.alsoSeen.length) lines.push(`    (also seen by ${c.alsoSeen.join(', ')})`);
   }
   return lines;
 }
@@ -133,9 +145,13 @@ export function ruleLine(c: Coverage): string {
 /** Whether some stated rule was not checked in full: a pass then reads as partial. */
 export const partialRun = (r: RuleCoverage): boolean => r.checked - r.partly < r.total;
 
-/** `FAIL`, `PASS (partial)` or `PASS`: a pass that left rules unchecked never reads as a full one. */
+/**
+ * `FAIL`, `INCONCLUSIVE: network`, `PASS (partial)` or `PASS`: a pass that left rules unchecked
+ * never reads as a full one, and a run the network kept from a verdict never reads as failed.
+ */
 export function verdictWord(s: RunSummary): string {
   if (s.verdict === 'fail') return 'FAIL';
+  if (s.verdict === 'inconclusive') return `INCONCLUSIVE: ${(s.inconclusive ?? ['network']).join(', ')}`;
   return partialRun(s.coverage.rules) ? 'PASS (partial)' : 'PASS';
 }
 

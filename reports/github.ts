@@ -1,7 +1,8 @@
 /**
- * GitHub Actions: an `::error` workflow command per failed or errored check (an annotation on the
- * run, titled with the check) and a Markdown job summary: the verdict, the rule coverage, the
- * failures by the rule they broke, and where the reports are. The summary goes to
+ * GitHub Actions: an `::error` workflow command per broken rule (an annotation on the run, titled
+ * with the rule, naming the checks that failed on it) and per errored check, and a Markdown job
+ * summary: the verdict, the rule coverage, the broken rules with their checks, and where the
+ * reports are. The summary goes to
  * `$GITHUB_STEP_SUMMARY` inside Actions and to `conform-summary.md` in the report directory
  * outside it.
  *
@@ -14,14 +15,14 @@ import path from 'node:path';
 import type { CheckResult } from '../src/check.ts';
 import type { GithubEnvironment } from '../src/conform.ts';
 import type { RunEvent, RunHandler } from '../src/runner.ts';
-import { causesOf } from './causes.ts';
+import { type Cause, causeName, causesOf } from './causes.ts';
 import {
   causeLines,
-  clauseText,
   coverageLine,
   failureLines,
   nothingToJudgeLine,
   ruleLine,
+  ruleText,
   truncate,
   verdictWord,
 } from './format.ts';
@@ -47,10 +48,30 @@ export const commandProperty = (text: string): string => commandData(text).repla
 /** Lines of evidence an annotation carries; the rest is in the reports. */
 const ANNOTATION_EVIDENCE = 8;
 
-/** The `::error` annotation of a failed or errored check. */
+/** The `::error` annotation of an errored check. */
 export function annotation(r: CheckResult): string {
   const title = `${r.id}: ${r.title}`;
   return `::error title=${commandProperty(title)}::${commandData(failureLines(r, ANNOTATION_EVIDENCE).join('\n'))}`;
+}
+
+/** The `::error` annotation of a broken rule: its statement, then each check that failed on it. */
+export function ruleAnnotation(c: Cause, results: readonly CheckResult[]): string {
+  const lines = [`Breaks ${ruleText(c.rule)}`];
+  for (const id of c.failed) {
+    const r = results.find((x) => x.id === id);
+    if (!r) continue;
+    lines.push('', `${r.id}: ${r.title}`, ...failureLines(r, ANNOTATION_EVIDENCE));
+  }
+  if (c.alsoSeen.length) lines.push('', `Also seen by ${c.alsoSeen.join(', ')}`);
+  return `::error title=${commandProperty(`broken rule ${causeName(c)}`)}::${commandData(lines.join('\n'))}`;
+}
+
+/** Every annotation of a run: one per broken rule, one per errored check. */
+export function annotations(results: readonly CheckResult[]): string[] {
+  return [
+    ...causesOf(results).map((c) => ruleAnnotation(c, results)),
+    ...results.filter((r) => r.outcome === 'error').map(annotation),
+  ];
 }
 
 /** Text for a Markdown table cell: one line, no pipe or tag to break the table. */
@@ -82,26 +103,23 @@ export function githubSummary(
   ];
   const starved = nothingToJudgeLine(s.coverage);
   if (starved) lines.push('', `**Nothing to judge:** ${cell(starved, 1000)}`);
-  const causes = causeLines(e.results, causesOf(e.results));
-  if (causes.length)
-    lines.push(
-      '',
-      `### ${cell(causes[0]!, 1000)}`,
-      '',
-      ...causesOf(e.results).map((c) => `- ${cell(c.cause)}: ${c.ids.map((id) => `\`${id}\``).join(', ')}`),
-    );
-  if (failed.length) {
-    // One row per rule broken, its checks beside it: a rule that many checks trip is one cause to look at.
-    const byRule = new Map<string, CheckResult[]>();
-    for (const r of failed) byRule.set(clauseText(r), [...(byRule.get(clauseText(r)) ?? []), r]);
-    lines.push('', `### Failures by rule (${failed.length} checks, ${byRule.size} rules)`, '');
-    lines.push('| Rule (spec) | Checks | First received |', '|---|---|---|');
-    for (const [rule, rs] of byRule) {
-      const first = rs[0]!;
-      const received =
-        first.outcome === 'fail' ? (first.violations[0]?.received ?? '') : `error: ${first.reason ?? ''}`;
-      lines.push(`| ${cell(rule)} | ${rs.map((r) => `\`${r.id}\``).join(', ')} | ${cell(received)} |`);
-    }
+  const causes = causesOf(e.results);
+  const head = causeLines(e.results, causes);
+  if (head.length) lines.push('', `### ${cell(head[0]!, 1000)}`);
+  if (causes.length) {
+    // One row per rule broken, its owners beside it and the checks that met it: one cause to look at.
+    lines.push('', `### Broken rules (${causes.length})`, '');
+    lines.push('| Rule (spec) | Failed | Also seen by | First received |', '|---|---|---|---|');
+    for (const c of causes)
+      lines.push(
+        `| ${cell(causeName(c))} | ${c.failed.map((id) => `\`${id}\``).join(', ')} | ` +
+          `${c.alsoSeen.length} checks | ${cell(c.example)} |`,
+      );
+  }
+  const errored = failed.filter((r) => r.outcome === 'error');
+  if (errored.length) {
+    lines.push('', `### Errors (${errored.length})`, '');
+    for (const r of errored) lines.push(`- \`${r.id}\`: ${cell(`${r.errorCode ?? ''} ${r.reason ?? ''}`)}`);
   }
   if (reports.length || env.runUrl) {
     lines.push('', '### Reports', '');
@@ -123,7 +141,7 @@ export function githubHandler(options: {
   return {
     async handle(e) {
       if (e.type !== 'run-end') return;
-      for (const r of e.results) if (r.outcome === 'fail' || r.outcome === 'error') options.write(`${annotation(r)}\n`);
+      for (const line of annotations(e.results)) options.write(`${line}\n`);
       const summary = githubSummary(e, options.reports, options.env);
       if (options.env.stepSummary) {
         await appendFile(options.env.stepSummary, summary);

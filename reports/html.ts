@@ -10,13 +10,14 @@ import path from 'node:path';
 import type { CheckResult, Outcome } from '../src/check.ts';
 import type { RunEvent, RunHandler } from '../src/runner.ts';
 import { type Coverage, uncheckedLabel } from '../src/coverage.ts';
-import { SPEC_STATEMENTS } from '../src/statements.ts';
-import { causesHeadline, causesOf, evidenceShowing } from './causes.ts';
+import { ruleOf, SPEC_STATEMENTS, statement } from '../src/statements.ts';
+import { causeName, causesHeadline, causesOf, evidenceShowing } from './causes.ts';
 import {
   coverageLine,
   nothingToJudgeLine,
   reproduceLines,
   ruleLine,
+  ruleText,
   truncate,
   valueText,
   verdictWord,
@@ -44,7 +45,8 @@ const CSS = [
   'h1{margin:.2rem 0 .4rem}h2{margin:1.4rem 0 .4rem;font-size:1.15rem}',
   '.verdict{font-size:1.3rem;font-weight:700;padding:.4rem .8rem;border-radius:4px;display:inline-block;' +
     'margin:.3rem 0}',
-  '.v-pass{background:#dcf5dc;color:#125212}.v-fail{background:#fde0e0;color:#8a1010}',
+  '.v-pass{background:#dcf5dc;color:#125212}.v-fail{background:#fde0e0;color:#8a1010}' +
+    '.v-inconclusive{background:#fff3cd;color:#6b4e00}',
   '.cards{display:flex;gap:.6rem;flex-wrap:wrap;margin:.6rem 0}' +
     '.card{border:1px solid #ddd;border-radius:4px;padding:.4rem .8rem;min-width:6rem}',
   '.card b{display:block;font-size:1.3rem}' +
@@ -166,26 +168,32 @@ function failureDetails(r: CheckResult): string {
         `<pre class="repro-all">${esc(reproduceLines(r.evidence).join('\n'))}</pre>`
       : '';
   const violations = r.violations
-    .map((v) => `<tr><td>${esc(v.received)}</td><td>${esc(v.expected)}</td></tr>`)
+    .map(
+      (v) =>
+        `<tr><td>${esc(v.received)}</td><td>${esc(v.expected)}</td>` +
+        `<td>${v.rule ? esc(ruleText(v.rule)) : ''}` +
+        `${v.seenBy ? ` (seen by <code>${esc(v.seenBy)}</code>)` : ''}</td></tr>`,
+    )
     .join('');
   const summary =
     `<summary><code class="id">${esc(r.id)}</code> <span class="o-${r.outcome}">${r.outcome.toUpperCase()}</span>` +
     `<br><span class="line">${esc(foldedLine(r))}</span></summary>`;
   return `<details class="failure is-${r.outcome}" id="${esc(r.id)}">${summary}
 <p>${esc(r.title)}<br>Spec: <em>${esc(r.clause.section)}</em>: ${esc(r.clause.rule)}</p>
-${violations ? `<table><tr><th>Received</th><th>Expected</th></tr>${violations}</table>` : ''}
+${violations ? `<table><tr><th>Received</th><th>Expected</th><th>Breaks</th></tr>${violations}</table>` : ''}
 ${repro.length ? `<p>Reproduce with:</p><pre class="repro">${esc(repro.join('\n'))}</pre>${all}` : ''}</details>`;
 }
 
-/** The causes shared by several failures, each check a link to its failure. */
+/** The broken rules, each with the checks that failed on it (links to their failures) and how many met it. */
 function causesBlock(results: readonly CheckResult[]): string {
   const causes = causesOf(results);
   const headline = causesHeadline(results, causes);
   if (!headline) return '';
   const items = causes.map(
     (c) =>
-      `<li>${esc(c.cause)} (${c.ids.length} checks): ` +
-      `${c.ids.map((id) => `<a href="#${esc(id)}"><code>${esc(id)}</code></a>`).join(', ')}</li>`,
+      `<li>${esc(causeName(c))}: failed ` +
+      `${c.failed.map((id) => `<a href="#${esc(id)}"><code>${esc(id)}</code></a>`).join(', ')}` +
+      `${c.alsoSeen.length ? `; also seen by ${c.alsoSeen.length} checks` : ''}</li>`,
   );
   return `<section id="causes"><h2>${esc(headline)}</h2><ul>${items.join('')}</ul></section>`;
 }
@@ -214,6 +222,16 @@ function matrixView(results: readonly CheckResult[], c: Coverage): string {
   return `<p>${esc(ruleLine(c))}</p>
 <p>Each statement of the spec, whether this run checked it, and the checks that enforce it, coloured by outcome.</p>
 <table><tr><th>section</th><th>item</th><th>statement</th><th>rule</th><th>checks</th></tr>${rows.join('\n')}</table>`;
+}
+
+/**
+ * The spec sections a result counts under: a failure under the sections of the rules it broke (a
+ * rule stated on both channels under its first statement's), anything else under its clause.
+ */
+function sectionsOf(r: CheckResult): string[] {
+  if (r.outcome !== 'fail') return [r.clause.section];
+  const broken = r.violations.flatMap((v) => (v.rule ? [statement(ruleOf(v.rule))?.section ?? r.clause.section] : []));
+  return broken.length ? [...new Set(broken)] : [r.clause.section];
 }
 
 /** The whole page of a finished run. */
@@ -286,10 +304,7 @@ ${nothing ? `<p class="verdict v-fail nothing-to-judge">${esc(nothing)}</p>` : '
 ${causesBlock(e.results)}
 <div class="cards">${cards}</div>
 <section id="overview">
-<div class="grid">${countsTable(
-    'By spec section',
-    countBy(e.results, (r) => [r.clause.section]),
-  )}${countsTable(
+<div class="grid">${countsTable('By spec section', countBy(e.results, sectionsOf))}${countsTable(
     'By tag',
     countBy(e.results, (r) => r.tags),
   )}</div>

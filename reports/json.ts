@@ -6,7 +6,7 @@ import { type Cause, causesOf } from './causes.ts';
 import type { Change, RunEvent, RunHandler, RunSummary, TargetInfo } from '../src/runner.ts';
 
 /** Bumped on any incompatible change of the report's shape. */
-export const REPORT_SCHEMA_VERSION = 2;
+export const REPORT_SCHEMA_VERSION = 3;
 export const JSON_REPORT_FILE = 'conform-report.json';
 
 export interface JsonReport {
@@ -18,7 +18,7 @@ export interface JsonReport {
   finishedAt: string;
   summary: RunSummary;
   changes?: Change[];
-  /** Violations shared by several failed checks, most checks first; absent when there is none. */
+  /** The rules the target broke, each once, with the checks that failed on it and those citing it; absent when none. */
   causes?: Cause[];
   results: CheckResult[];
 }

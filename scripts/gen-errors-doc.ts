@@ -63,7 +63,8 @@ const GROUPS = [
     text:
       'The check ends as `error` with the code, shown in every report (in JUnit, the `type` of ' +
       '`<error>`); the run goes on. An error is not a failure: it means conform could not get an answer ' +
-      'to judge. Both make the run exit 1.',
+      'to judge. Both make the run exit 1, but for a run whose only problems are network errors (connections ' +
+      'refused or reset, still, after the retries): that run is `INCONCLUSIVE: network`, exit 3.',
   },
   {
     title: 'Bad input',

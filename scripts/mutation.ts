@@ -10,12 +10,17 @@
  *   npm run mutation -- --markdown F     the disagreements as Markdown
  *   npm run mutation -- --report F       every fault's outcome as JSON
  *
- * Exit 0 when the clean runs pass, every fault is exact and every fault under a dialect is caught
- * with nothing beyond its catches; 1 otherwise; 2 on bad arguments.
+ * The judge is audited over the same runs: every violation of every failing check names a stated
+ * rule of the spec (src/judgements.ts `failableStatement`), counted on the `judgements:` line.
+ *
+ * Exit 0 when the clean runs pass, every fault is exact, every fault under a dialect is caught
+ * with nothing beyond its catches and every failing verdict names a stated rule; 1 otherwise; 2 on
+ * bad arguments.
  */
 import { writeFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { failableStatement } from '../src/judgements.ts';
 import {
   cleanProblems,
   dialectDisagreementLines,
@@ -35,6 +40,25 @@ import {
   type PlannedRun,
 } from '../test/helpers/mutation.ts';
 import { sweep, sweepLine, type SweepResult } from '../test/helpers/sweep.ts';
+
+const label = (j: PlannedRun): string =>
+  `${j.transport === 'ws' ? '' : `${j.transport} `}${j.seed === undefined ? '' : `dialect ${j.seed} `}`;
+
+/** Every failing verdict of the runs, and those of its violations that name no stated rule of the spec. */
+function audit(results: readonly SweepResult[]): { text: string; unstated: string[] } {
+  const failing = results.flatMap((r) =>
+    r.results.filter((x) => x.outcome === 'fail').map((check) => ({ job: r.job as PlannedRun, check })),
+  );
+  const unstated = failing.flatMap(({ job, check }) =>
+    check.violations
+      .filter((v) => !failableStatement(v.rule))
+      .map((v) => `${label(job)}${job.fault ?? 'clean'} ${check.id}: ${String(v.rule)}: ${v.received}`),
+  );
+  const text =
+    `\njudgements: ${failing.length} failing verdicts over ${results.length} runs, ` +
+    `${unstated.length} naming no stated rule of the spec\n${unstated.map((l) => `  ${l}\n`).join('')}`;
+  return { text, unstated };
+}
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
@@ -60,8 +84,6 @@ async function main(): Promise<number> {
   // The long runs under dialects first, as the sweeps plan them.
   const runs: PlannedRun[] = [...faultDialectRuns(faults), ...defaultDialectRuns(faults)];
   const judge = (r: SweepResult): FaultOutcome => judgeRun(r.job, r.results, r.durationMs);
-  const label = (j: PlannedRun): string =>
-    `${j.transport === 'ws' ? '' : `${j.transport} `}${j.seed === undefined ? '' : `dialect ${j.seed} `}`;
   const done = await sweep(runs, (r) => {
     const job = r.job as PlannedRun;
     if (job.role === 'clean') {
@@ -106,12 +128,15 @@ async function main(): Promise<number> {
         2,
       )}\n`,
     );
+  const audited = audit(done.results);
+  process.stdout.write(audited.text);
   process.stdout.write(
     `\n${faults.length} faults (+ ${overSocketIo.length} over socketio) (+ ${underDialects.length} runs under ` +
       `dialects): ${sweepLine(done)}\n${formatTransportScore(overSocketIo, 'socketio')}\n` +
       `${formatDialectScore(underDialects)}\n${formatScore(outcomes)}\n`,
   );
-  return cleanOk && [...outcomes, ...overSocketIo].every((o) => o.exact) && underDialects.every(dialectOk) ? 0 : 1;
+  const exact = [...outcomes, ...overSocketIo].every((o) => o.exact) && underDialects.every(dialectOk);
+  return cleanOk && exact && audited.unstated.length === 0 ? 0 : 1;
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href)

@@ -2,11 +2,13 @@
  * One check's loans from the run's connection budget: what it holds of each key, and the stream
  * client that borrows a slot for every open and gives it back when the session closes.
  */
-import type { Allowance, ConnectionBudgetView, KeyLease } from './check.ts';
+import type { Allowance, ConnectionBudgetView, KeyLease, Violation } from './check.ts';
 import type { KeyPool } from './key-pool.ts';
-import { openWaitingOut } from './limit-refusal.ts';
+import { describeRefusalBody, isLimitRefusal, openWaitingOut } from './limit-refusal.ts';
+import { NOTHING_TO_JUDGE } from './coverage.ts';
+import { STATUS } from './spec.ts';
 import { RETRY_STEPS_MS } from './timing/index.ts';
-import type { OpenOptions, OpenResult, StreamClient } from './transports/stream.ts';
+import type { OpenOptions, OpenResult, Refusal, StreamClient } from './transports/stream.ts';
 
 /** What a check's loans need of the run's budget. */
 export interface SlotLender {
@@ -25,7 +27,12 @@ export interface CheckLoanOptions {
   /** A line in the check's transcript. */
   note(text: string): void;
   /** Ends the check as a skip (it needs more connections at once than the key allows). */
-  skip(reason: string): never;
+  skip(reason: string, nothingToJudge?: string): never;
+  /**
+   * Told, once per key in the run, that the target kept the slot of a closed connection: a
+   * violation of the allowance rule, which its owner fails on (ws.limits.connections.slot-freed).
+   */
+  slotKept?(v: Violation): void;
   /** The check starts (true) or stops (false) waiting for a slot. */
   onWait?(waiting: boolean): void;
 }
@@ -71,9 +78,28 @@ export class CheckLoans implements ConnectionBudgetView {
     return this.budget.allowance(key);
   }
 
+  /** Whether the check holds connections of keys other than `pool`'s under a freeze (it compares keys). */
+  private holdsOtherKeys(pool: KeyPool): boolean {
+    return [...this.holdings].some(([p, h]) => p !== pool && (h.lease?.count ?? 0) > 0);
+  }
+
+  /** Ends the check at once, not judged, when the target keeps the slots of the key's closed connections. */
+  private noConnection(pool: KeyPool): void {
+    if (pool.kept !== undefined) this.notJudged(pool, pool.kept);
+  }
+
+  private notJudged(pool: KeyPool, kept: string): never {
+    return this.options.skip(
+      `not judged: no connection of keys.${pool.name}: the target keeps the slots of closed connections ` +
+        `(${kept}); ws.limits.connections.slot-freed judges that`,
+      NOTHING_TO_JUDGE.connection,
+    );
+  }
+
   async borrow(count: number, key = this.options.primaryKey): Promise<{ release(): void }> {
     const pool = this.budget.pool(key);
     if (!pool) return { release: () => undefined };
+    this.noConnection(pool);
     const h = this.holding(pool);
     if (h.singles + h.loan + count > pool.size) {
       this.options.skip(
@@ -101,6 +127,7 @@ export class CheckLoans implements ConnectionBudgetView {
         settled: () => Promise.resolve(),
         release: () => undefined,
       };
+    this.noConnection(pool);
     const h = this.holding(pool);
     const lease = (await this.wait(pool.freeze(this.options.signal))) as KeyLease & { count: number; own: number };
     lease.count = h.singles;
@@ -126,6 +153,19 @@ export class CheckLoans implements ConnectionBudgetView {
   }
 
   /**
+   * The target kept a slot of `pool`'s key: one finding for the run, then this check and every
+   * later one that needs a connection of the key end at once, not judged.
+   */
+  private kept(pool: KeyPool, refusal: Refusal): never {
+    if (pool.kept === undefined) {
+      const finding = keptFinding(pool, pool.inUse, describeRefusalBody(refusal), this.budget.releaseWaitMs);
+      pool.kept = `${STATUS.CONNECTION_LIMIT} within the allowance for ${this.budget.releaseWaitMs} ms`;
+      this.options.slotKept?.(finding);
+    }
+    return this.notJudged(pool, pool.kept);
+  }
+
+  /**
    * Wraps a check's stream client: every open of a key of the profile borrows a slot, given back
    * when the session closes.
    */
@@ -141,6 +181,7 @@ export class CheckLoans implements ConnectionBudgetView {
     const key = options.key === undefined ? this.options.primaryKey : options.key;
     const pool = key === null ? undefined : this.budget.pool(key);
     if (!pool) return inner.open(options);
+    this.noConnection(pool);
     const h = this.holding(pool);
     let within = true;
     let give: (used: boolean) => void;
@@ -193,11 +234,27 @@ export class CheckLoans implements ConnectionBudgetView {
     if (result.waitedOut && result.ok) pool.learn(result.waitedMs ?? 0);
     if (!result.ok) {
       give(false);
+      // Refused for the whole release wait while within the allowance: the slot was never freed,
+      // unless the check holds other keys full at once (their count may include this one's).
+      if (within && isLimitRefusal(result) && !this.holdsOtherKeys(pool)) this.kept(pool, result);
       return result;
     }
     void result.session.closed.then(() => give(true));
     return result;
   }
+}
+
+/** What a refusal within the allowance after the whole release wait says of the target. */
+function keptFinding(pool: KeyPool, held: number, body: string, releaseWaitMs: number): Violation {
+  return {
+    received:
+      `keys.${pool.name}: a connection within its allowance (${held} held by the run; ${describeLent(pool)}) ` +
+      `refused with ${body} for the whole release wait of ${releaseWaitMs} ms`,
+    expected:
+      'closing a connection frees its slot: a connection within the allowance is accepted once the ' +
+      `target's release time has passed (timing.slotReleaseMs, or timing.slotReleaseWaitMs / --slot-release-wait)`,
+    rule: 'limit:connections-per-key',
+  };
 }
 
 function describeLent(pool: KeyPool): string {

@@ -77,12 +77,35 @@ export interface Check {
   run(ctx: CheckContext): Promise<void>;
 }
 
+/** The two channels of the service: a rule broken on each is one verdict per channel. */
+export type Channel = 'rest' | 'stream';
+
 /** One way the target broke a rule. */
 export interface Violation {
   /** What the target did. */
   received: string;
   /** What the spec requires. */
   expected: string;
+  /**
+   * The statement broken (src/statements.ts). Absent: the check's own rule, the first statement of
+   * its `enforces`. A statement the check does not own in the run is evidence for the check that
+   * does (src/ownership.ts): it fails that check, and this one only cites it.
+   */
+  rule?: StatementKey;
+  /** Where it was seen, when not the check's own channel (a REST read inside a stream check). */
+  channel?: Channel;
+}
+
+/** A violation as a result keeps it: its statement resolved (absent for a check enforcing none), and who saw it. */
+export interface JudgedViolation extends Violation {
+  /** The check whose exchange showed it, when not the check this violation fails. */
+  seenBy?: string;
+}
+
+/** A violation a check met of a rule another check owns: cited, never failed on. */
+export interface AlsoSeen extends JudgedViolation {
+  /** The check that owns the rule in this run, which fails on it. */
+  owner: string;
 }
 
 /** What the target did where the spec is silent. */
@@ -134,9 +157,13 @@ export interface CheckResult {
   enforces?: readonly StatementKey[];
   /** What the check judged only in part (`ctx.partly`): those statements count as partly checked. */
   partly?: Partly;
+  /** Statements the check enforces but did not judge at all this run (`ctx.notJudged`): it credits none of them. */
+  unjudged?: Required<Partly>;
   /** For a skip because the profile lacks what the check needs: the missing profile paths. */
   missing?: readonly string[];
-  violations: Violation[];
+  violations: JudgedViolation[];
+  /** Violations of rules other checks own, met on the way: evidence for their verdicts, not this one's. */
+  alsoSeen?: AlsoSeen[];
   observations: Observation[];
   evidence: Evidence[];
   durationMs: number;
@@ -227,6 +254,12 @@ export interface CheckContext {
    * checked. The check goes on to its verdict.
    */
   partly(reason: string, statements?: readonly StatementKey[]): void;
+  /**
+   * Says the check did not judge `statements` of its `enforces` at all this run, and why (it never
+   * provoked what they describe): the rule coverage credits it with none of them, and names the
+   * reason. Calls add up. The check goes on to its verdict on the rest.
+   */
+  notJudged?(reason: string, statements: readonly StatementKey[]): void;
   /** Records undocumented behaviour. */
   observe(name: string, value: unknown, note?: string): void;
   /** Adds a line to the transcript. */

@@ -26,8 +26,12 @@ import { resolveTarget, type EmbeddedTarget, type ResolvedTarget, type Transport
 import { PREFLIGHT_TIMEOUT_MS } from './timing/index.ts';
 import { caOf } from './transports/tls-trust.ts';
 
-/** Exit codes: every must check passed; a check failed or errored; usage, profile or reachability problem. */
-export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+/**
+ * Exit codes: every must check passed; a check failed or errored; usage, profile or reachability
+ * problem; nothing failed, but network errors (connections refused or reset after the retries)
+ * kept checks from a verdict, so the run is inconclusive rather than failed.
+ */
+export const EXIT = { ok: 0, failed: 1, usage: 2, inconclusive: 3 } as const;
 
 /** Where the run is, as GitHub Actions tells its steps; both absent outside Actions. */
 export interface GithubEnvironment {
@@ -168,6 +172,7 @@ export async function conformRun(
     });
     for (const f of written) io.out(`report: ${f}\n`);
     if (outcome.summary.verdict === 'fail') return EXIT.failed;
+    if (outcome.summary.verdict === 'inconclusive') return EXIT.inconclusive;
     if (options.failOnChange && (outcome.changes?.length ?? 0) > 0) return EXIT.failed;
     return EXIT.ok;
   } finally {

@@ -3,7 +3,22 @@
  * validator, and the verbs that turn what it sees into a verdict. One context per check run.
  */
 import { performance } from 'node:perf_hooks';
-import type { Check, CheckContext, CheckResult, Evidence, Observation, Partly, Violation } from './check.ts';
+import type {
+  AlsoSeen,
+  Channel,
+  Check,
+  CheckContext,
+  CheckResult,
+  Evidence,
+  JudgedViolation,
+  Observation,
+  Partly,
+  Violation,
+} from './check.ts';
+import type { StatementKey } from './statements.ts';
+import { channelOf, keep as keepRouted, ownRule } from './ownership.ts';
+import { NOTHING_TO_JUDGE } from './coverage.ts';
+import { schemaErrorRule } from './schema-rules.ts';
 import type { Profile } from './profile.ts';
 import type { Validator } from './validator.ts';
 import type { SchemaName } from './schema-definitions.ts';
@@ -16,6 +31,7 @@ import type { RestClient } from './transports/rest.ts';
 import type { Push, StreamClient } from './transports/stream.ts';
 import { pushInspector } from './push-inspection.ts';
 import { createStreamClient } from './transports/ws-session.ts';
+import { retryingStream } from './transports/network-retry.ts';
 import { ConnectionBudget } from './connection-budget.ts';
 import type { CheckLoans } from './check-loans.ts';
 import { PairLedger } from './pair-ledger.ts';
@@ -92,16 +108,25 @@ export interface ContextOptions {
   onRateWait?: (waiting: boolean) => void;
   /** Lengthens the check's time limit (see CheckContext.extendTimeLimit). */
   extendTimeLimit?: (ms: number) => void;
+  /** Who owns each statement in the run; without it every violation a check meets is its own. */
+  judging?: Judging;
 }
 
 /** A running check's context plus what the runner reads back from it. */
 export interface ContextHandle {
   ctx: CheckContext;
-  violations: Violation[];
+  /** Violations of the rules the check owns, its own and those other checks met. */
+  violations: JudgedViolation[];
+  /** Violations of rules other checks own that this one met. */
+  alsoSeen: AlsoSeen[];
+  /** A violation another check met of a rule this one owns. */
+  receive(v: JudgedViolation): void;
   observations: Observation[];
   evidence: Evidence[];
   /** What the check said it judged only in part (`ctx.partly`). */
   partly?: Partly;
+  /** What the check said it did not judge at all (`ctx.notJudged`). */
+  unjudged?: Required<Partly>;
   /** Closes every stream session the check left open. */
   cleanup(): Promise<void>;
 }
@@ -114,54 +139,100 @@ const noStream = (why: string): StreamClient => ({
 
 /** What a check records: evidence, observations, and violations deduplicated and capped. */
 interface Records {
-  violations: Violation[];
+  /** Violations of the rules the check owns: its verdict. */
+  violations: JudgedViolation[];
+  /** Violations of rules other checks own, cited. */
+  alsoSeen: AlsoSeen[];
   observations: Observation[];
   evidence: Evidence[];
   record(e: Evidence): void;
-  /** Keeps a violation (an observation, for an observe-severity check) once, up to MAX_VIOLATIONS. */
-  addViolation(v: Violation): void;
+  /**
+   * Keeps a violation once, up to MAX_VIOLATIONS: the check's own (an observation, for an
+   * observe-severity check), or cited and routed to the check that owns its statement. Returns the
+   * owner when another check owns it.
+   */
+  addViolation(v: Violation): string | undefined;
+  /** A violation another check met of a rule this one owns. */
+  receive(v: JudgedViolation): void;
   /** Counts `n` violations that were not kept. */
   drop(n: number): void;
   /** Adds one closing line for the violations not kept. */
   closeDropped(): void;
 }
 
+/** Who owns what in the run, and where a violation of another check's rule goes. */
+export interface Judging {
+  /** The check that owns a statement on a channel in this run; undefined when none does. */
+  ownerOf(rule: StatementKey, channel: Channel): string | undefined;
+  /** Delivers a violation to the check that owns it. */
+  route(owner: string, v: JudgedViolation): void;
+}
+
 /** The records of one check. Observe-severity checks never fail: their violations become observations. */
-function records(check: Check, redact: Redact): Records {
-  const violations: Violation[] = [];
+function records(check: Check, redact: Redact, judging?: Judging): Records {
+  const violations: JudgedViolation[] = [];
+  const alsoSeen: AlsoSeen[] = [];
   const observations: Observation[] = [];
   const evidence: Evidence[] = [];
   const observeOnly = check.severity === 'observe';
+  const own = ownRule(check);
+  const channel = channelOf(check);
   let dropped = 0;
   // A frame judged both by the engine's push inspection and by a push check reads as one violation.
   const seen = new Set<string>();
+  const full = (): boolean =>
+    violations.filter((v) => v.seenBy === undefined).length >= MAX_VIOLATIONS ||
+    (observeOnly && observations.length >= MAX_VIOLATIONS);
+  const keepOwn = (v: JudgedViolation): void => {
+    const id = `${v.rule}\n${v.received}\n${v.expected}`;
+    if (seen.has(id)) return;
+    seen.add(id);
+    if (full()) {
+      dropped++;
+      return;
+    }
+    if (observeOnly) observations.push({ name: 'unexpected', value: v.received, note: v.expected });
+    else violations.push(v);
+  };
   return {
     violations,
+    alsoSeen,
     observations,
     evidence,
     record(e) {
       evidence.push(redactDeep(e, redact));
     },
     addViolation(v) {
-      const clean = { received: cap(oneLine(redact(v.received))), expected: cap(oneLine(redact(v.expected))) };
-      const id = `${clean.received}\n${clean.expected}`;
-      if (seen.has(id)) return;
-      seen.add(id);
-      if (violations.length >= MAX_VIOLATIONS || (observeOnly && observations.length >= MAX_VIOLATIONS)) {
-        dropped++;
-        return;
+      const rule = v.rule ?? own;
+      const clean: JudgedViolation = {
+        received: cap(oneLine(redact(v.received))),
+        expected: cap(oneLine(redact(v.expected))),
+        ...(rule ? { rule } : {}),
+      };
+      if (v.channel) clean.channel = v.channel;
+      const owner = v.rule === undefined ? undefined : judging?.ownerOf(v.rule, v.channel ?? channel);
+      if (owner === undefined || owner === check.id) {
+        keepOwn(clean);
+        return undefined;
       }
-      if (observeOnly) observations.push({ name: 'unexpected', value: clean.received, note: clean.expected });
-      else violations.push(clean);
+      if (alsoSeen.length < MAX_VIOLATIONS && !alsoSeen.some((x) => x.received === clean.received))
+        alsoSeen.push({ ...clean, owner });
+      judging?.route(owner, { ...clean, seenBy: check.id });
+      return owner;
+    },
+    receive(v) {
+      // Kept apart from the check's own: they never crowd its own violations out.
+      if (!observeOnly) keepRouted(violations, v);
     },
     drop(n) {
       dropped += n;
     },
     closeDropped() {
       if (dropped === 0) return;
-      const line = {
+      const line: JudgedViolation = {
         received: `… and ${dropped} more violations of the same check, not kept`,
         expected: 'see the violations above',
+        ...(own ? { rule: own } : {}),
       };
       if (observeOnly) observations.push({ name: 'unexpected', value: line.received });
       else violations.push(line);
@@ -200,27 +271,32 @@ function checkStream(
   const { profile, redact } = options;
   if (!profile.ws) return noStream('the profile has no ws URL');
   const factory = options.createStream ?? createStreamClient;
+  const note = (text: string): void => rec.record({ kind: 'note', text, atMs: performance.now() });
   return loans.stream(
-    factory({
-      url: profile.ws,
-      ca: caOf(profile),
-      primaryKey: profile.keys.primary.key,
-      record: rec.record,
-      redact,
-      signal: options.signal,
-      onPush: (push) => {
-        pushes.inspect(push);
-        pairLedger.pushed(push.value);
-      },
-      ...(options.maxPayloadBytes ? { maxPayload: options.maxPayloadBytes } : {}),
-    }),
+    retryingStream(
+      factory({
+        url: profile.ws,
+        ca: caOf(profile),
+        primaryKey: profile.keys.primary.key,
+        record: rec.record,
+        redact,
+        signal: options.signal,
+        onPush: (push) => {
+          pushes.inspect(push);
+          pairLedger.pushed(push.value);
+        },
+        ...(options.maxPayloadBytes ? { maxPayload: options.maxPayloadBytes } : {}),
+      }),
+      note,
+      options.signal,
+    ),
   );
 }
 
 /** Builds the context of one check. */
 export function createContext(check: Check, options: ContextOptions): ContextHandle {
   const { profile, redact } = options;
-  const rec = records(check, redact);
+  const rec = records(check, redact, options.judging);
   const { addViolation, observations } = rec;
   const rest = checkRest(options, rec);
   const skip = (reason: string, nothingToJudge?: string): never => {
@@ -235,6 +311,7 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
     signal: options.signal,
     note,
     skip,
+    slotKept: (v) => addViolation(v),
     ...(options.onSlotWait ? { onWait: options.onSlotWait } : {}),
   });
   const pushes = pushInspector(options.validator, addViolation, (v) => redactDeep(v, redact));
@@ -250,14 +327,26 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
     waits: timing.waits,
     pairLedger,
     signal: options.signal,
-    violation: addViolation,
-    fail(v: Violation): never {
+    violation(v: Violation): void {
       addViolation(v);
+    },
+    fail(v: Violation): never {
+      const owner = addViolation(v);
+      // What the check needed broke another check's rule: that check fails on it, this one cannot judge.
+      if (owner !== undefined)
+        skip(`not judged: ${v.received}, which breaks ${v.rule} (judged by ${owner})`, NOTHING_TO_JUDGE.brokenAnswer);
       throw new CheckFailed(v.received);
     },
     skip,
     partly(reason: string, statements?: Partly['statements']): void {
       handle.partly = { reason: oneLine(redact(reason)), ...(statements ? { statements: [...statements] } : {}) };
+    },
+    notJudged(reason: string, statements: readonly StatementKey[]): void {
+      const before = handle.unjudged;
+      handle.unjudged = {
+        reason: [before?.reason, oneLine(redact(reason))].filter(Boolean).join('; '),
+        statements: [...new Set([...(before?.statements ?? []), ...statements])],
+      };
     },
     extendTimeLimit(ms: number): void {
       options.extendTimeLimit?.(ms);
@@ -272,7 +361,11 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
       // Validated redacted: the validator quotes values cut short, and a cut key would escape the redactor.
       const result = options.validator.validate(name, redactDeep(value, redact));
       for (const line of result.errors.slice(0, MAX_SCHEMA_ERRORS))
-        addViolation({ received: `${what}: ${line}`, expected: `${what} matches the ${name} schema` });
+        addViolation({
+          received: `${what}: ${line}`,
+          expected: `${what} matches the ${name} schema`,
+          ...schemaErrorRule(name, line),
+        });
       if (result.errors.length > MAX_SCHEMA_ERRORS) rec.drop(result.errors.length - MAX_SCHEMA_ERRORS);
       return result.ok;
     },
@@ -281,6 +374,8 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
   const handle: ContextHandle = {
     ctx,
     violations: rec.violations,
+    alsoSeen: rec.alsoSeen,
+    receive: rec.receive,
     observations,
     evidence: rec.evidence,
     async cleanup() {

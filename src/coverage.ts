@@ -8,7 +8,7 @@
  * failed verdict. Pure: results in, figures out.
  */
 import type { CheckResult, Evidence } from './check.ts';
-import { SPEC_STATEMENTS, type SpecStatement } from './statements.ts';
+import { OBSERVED_ONLY, SPEC_STATEMENTS, type SpecStatement } from './statements.ts';
 
 /**
  * What a target can leave the harness without: checks that skip for one of these say so
@@ -17,6 +17,10 @@ import { SPEC_STATEMENTS, type SpecStatement } from './statements.ts';
 export const NOTHING_TO_JUDGE = {
   pricedPair: 'no priced pair',
   livePair: 'no live pair',
+  /** What the check needed came back breaking another check's rule (that check fails on it). */
+  brokenAnswer: 'an answer that breaks a rule another check judges',
+  /** The target never freed a slot of the key the check needed (ws.limits.connections.slot-freed fails on it). */
+  connection: 'no connection: the target keeps the slots of closed connections',
 } as const;
 
 /** Skipped must checks that share one reason. */
@@ -126,11 +130,19 @@ const KIND_ORDER = Object.keys(LABEL_OF_KIND);
 /** How a group of unchecked rules reads: `10 need another key`. */
 export const uncheckedLabel = (kind: UncheckedKind): string => LABEL_OF_KIND[kind];
 
-/** What the run made of one statement, from the results of the checks that enforce it. */
+/** Whether a result said it did not judge `key` at all this run. */
+const leftOut = (r: CheckResult, key: string): boolean => r.unjudged?.statements.includes(key as never) ?? false;
+
+/**
+ * What the run made of one statement, from the results of the `must` checks that enforce it: an
+ * observation never credits a rule a service can break (only one that states nothing to break, which
+ * observing is all a run can do of), and neither does a check that said it did not judge it.
+ */
 function ruleStatus(st: SpecStatement, results: readonly CheckResult[]): RuleStatus {
-  const mine = results.filter((r) => r.enforces?.includes(st.key));
-  const base = { key: st.key, name: `${st.section}: ${st.item}`, checks: mine.map((r) => r.id) };
-  const judged = mine.filter(decided);
+  const enforcing = results.filter((r) => r.enforces?.includes(st.key));
+  const base = { key: st.key, name: `${st.section}: ${st.item}`, checks: enforcing.map((r) => r.id) };
+  const mine = OBSERVED_ONLY.has(st.key) ? enforcing : enforcing.filter((r) => r.severity === 'must');
+  const judged = mine.filter((r) => decided(r) && !leftOut(r, st.key));
   const isPartly = (r: CheckResult): boolean =>
     r.partly !== undefined && (r.partly.statements === undefined || r.partly.statements.includes(st.key));
   if (judged.some((r) => !isPartly(r))) return { ...base, state: 'checked' };
@@ -167,6 +179,8 @@ function ruleStatus(st: SpecStatement, results: readonly CheckResult[]): RuleSta
     return unchecked('profile', `profile has no ${missing.join(', ')}`, missing.join(' and '), missing.join(' and '));
   const errored = mine.find((r) => r.outcome === 'error');
   if (errored) return unchecked('errored', `${errored.id}: ${errored.errorCode ?? 'error'}`);
+  const unprovoked = mine.find((r) => leftOut(r, st.key));
+  if (unprovoked) return unchecked('skipped', `${unprovoked.id}: ${unprovoked.unjudged!.reason}`, st.outside?.probe);
   const vacuous = mine.find((r) => r.outcome === 'pass');
   if (vacuous) return unchecked('vacuous', `${vacuous.id} passed without an answer of the target to judge`);
   const skipped = mine.find((r) => r.outcome === 'skip');

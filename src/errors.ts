@@ -31,7 +31,11 @@ export class TimeoutError extends ConformError {
   override name = 'TimeoutError';
 }
 
-/** Refused, reset, DNS, TLS, or an answer that is not HTTP, while talking to the target; `errno` is Node's code. */
+/**
+ * Refused, reset, DNS, TLS, or an answer that is not HTTP, while talking to the target; `errno` is
+ * Node's code. A connection refused or reset before any answer is retried first; a run whose only
+ * problems are these reads `INCONCLUSIVE: network` (exit 3), not FAIL.
+ */
 export class NetworkError extends ConformError {
   static override readonly code = 'CONFORM_NETWORK';
   override name = 'NetworkError';

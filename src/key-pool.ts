@@ -28,6 +28,12 @@ export class KeyPool {
   /** Learned from 50009s waited out: how long after a close this target frees the slot. */
   private cooldownMs = 0;
   private readonly queue: Waiter[] = [];
+  /**
+   * Set once a connection within the allowance was refused with 50009 for the whole release wait:
+   * the target keeps the slots of closed connections. Said once, in these words; every later open
+   * of the key ends at once.
+   */
+  kept?: string;
   private readonly coolWaiters = new Set<() => void>();
   private readonly coolTimers = new Set<NodeJS.Timeout>();
 

@@ -58,3 +58,6 @@ export async function openWaitingOut(
     await waiting(sleep(pauseMs, undefined, { signal }));
   }
 }
+
+/** A refusal in a few words for a finding: `HTTP 429 {"status_number":"50009",…}`. */
+export const describeRefusalBody = (r: Refusal): string => `HTTP ${r.status} ${r.text.slice(0, 200)}`;

@@ -11,7 +11,11 @@ import { caOf, certificateProblem, isCertificateFailure, type TrustedCa, verifyT
 import { SetupError, TimeoutError, UnreachableError } from './errors.ts';
 import { API_KEY_HEADER, PATHS, STATUS } from './spec.ts';
 import type { RestExchange } from './transports/rest.ts';
-import { PREFLIGHT_TIMEOUT_MS } from './timing/index.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { NETWORK_RETRY_STEPS_MS, PREFLIGHT_TIMEOUT_MS } from './timing/index.ts';
+
+/** Errnos of a probe whose connection was refused or reset before any answer. */
+const TRANSIENT_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ECONNABORTED']);
 
 /**
  * Stops a run whose target's TLS certificate fails verification, on the REST origin and on the
@@ -51,7 +55,13 @@ export async function assertReachable(
     throw new UnreachableError(`target ${restUrl} is not a URL`);
   }
   const origin = url.origin;
-  const probe = await probeHttp(url, timeoutMs, ca);
+  let probe = await probeHttp(url, timeoutMs, ca);
+  // A connection refused or reset once is tried again after a pause, as every request of the run is.
+  for (const pauseMs of NETWORK_RETRY_STEPS_MS) {
+    if (probe.answered || 'timedOut' in probe || !TRANSIENT_ERRNO.has(probe.code)) break;
+    await sleep(pauseMs);
+    probe = await probeHttp(url, timeoutMs, ca);
+  }
   if (probe.answered) return;
   if ('timedOut' in probe) throw new UnreachableError(`target ${origin} sent no HTTP response within ${timeoutMs} ms`);
   if (isCertificateFailure(probe.code))

@@ -1,13 +1,20 @@
 /**
  * Every push frame a check's sessions receive is held to the push-frame schema and the quote rules
  * (bid <= price <= ask, price the mid), whichever check receives it: a service that sends a bad
- * frame only on a pair or a connection state the push checks never see still fails, and the
- * violation belongs to the check whose session received the frame. Pure: no socket here.
+ * frame only on a pair or a connection state the push checks never see still fails. Each violation
+ * names the statement it breaks (a field of the push frame, the mid-price), so it fails the check
+ * that owns that statement (src/ownership.ts) and the check whose session received the frame only
+ * cites it. Pure: no socket here.
  */
 import type { Violation } from './check.ts';
 import type { Validator } from './validator.ts';
 import type { JsonObject } from './transports/stream.ts';
 import { priceProblems } from './quote-rules.ts';
+import { schemaErrorRule } from './schema-rules.ts';
+import type { StatementKey } from './statements.ts';
+
+/** The statement the quote rules judge on the stream: the push frame's mid-price. */
+export const PUSH_QUOTE_RULE: StatementKey = 'field:push:price';
 
 /**
  * Push frames with problems a check lists in full; later pushes are only counted, in one closing
@@ -34,9 +41,14 @@ export function pushViolations(
   // the redacted value, since the validator quotes values and a quoted key would escape redaction.
   if (!validator.validate('push-frame', value).ok) {
     for (const line of validator.validate('push-frame', redactValue(value)).errors)
-      out.push({ received: `${shown}: ${line}`, expected: PUSH_EXPECTED.schema });
+      out.push({
+        received: `${shown}: ${line}`,
+        expected: PUSH_EXPECTED.schema,
+        ...schemaErrorRule('push-frame', line),
+      });
   }
-  for (const why of priceProblems(value)) out.push({ received: `${shown}: ${why}`, expected: PUSH_EXPECTED.quote });
+  for (const why of priceProblems(value))
+    out.push({ received: `${shown}: ${why}`, expected: PUSH_EXPECTED.quote, rule: PUSH_QUOTE_RULE });
   return out;
 }
 
@@ -49,6 +61,7 @@ export function pushInspector(
   let listed = 0;
   let unlisted = 0;
   let finished = false;
+  let lastRule: StatementKey | undefined;
   return {
     inspect(push) {
       if (finished) return;
@@ -60,12 +73,14 @@ export function pushInspector(
       if (violations.length === 0) return;
       listed++;
       for (const v of violations) report(v);
+      lastRule = violations.at(-1)!.rule;
     },
     finish() {
       if (unlisted > 0)
         report({
           received: `${unlisted} more push frame(s) received after ${MAX_LISTED_PUSHES} with problems, not inspected`,
           expected: `${PUSH_EXPECTED.schema}; ${PUSH_EXPECTED.quote}`,
+          ...(lastRule ? { rule: lastRule } : {}),
         });
       unlisted = 0;
       finished = true;

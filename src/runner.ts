@@ -17,13 +17,15 @@ import { streamFactoryFor } from './transports/stream-factory.ts';
 import { ConnectionBudget } from './connection-budget.ts';
 import { PairLedger } from './pair-ledger.ts';
 import { declaredRates, RequestBudget } from './request-budget.ts';
-import { coverage, type Coverage } from './coverage.ts';
+import { summarize, type RunSummary } from './summary.ts';
 import { AbortedError, ConformError, NetworkError, TimeoutError, UnreachableError } from './errors.ts';
 import { assertOpen, keyedPreflight } from './preflight.ts';
 import { CircuitBreaker } from './circuit-breaker.ts';
 import { timeLimit } from './time-limit.ts';
 import { type Ending, type NotRunReason, notRun, verdictOf } from './verdict.ts';
 import type { TargetInfo } from './target.ts';
+import { RuleLedger, RuleOwners } from './ownership.ts';
+import { inLanes } from './lanes.ts';
 
 /** Run-wide settings; each field's default is in RUN_DEFAULTS. */
 export interface RunSettings {
@@ -58,24 +60,6 @@ export const RUN_DEFAULTS: Readonly<RunSettings> = Object.freeze({
   maxPayloadBytes: 1024 * 1024,
 });
 
-/** Counts of a run. */
-export interface RunSummary {
-  total: number;
-  pass: number;
-  fail: number;
-  skip: number;
-  error: number;
-  /** Observations recorded across every check. */
-  observations: number;
-  durationMs: number;
-  /** How many must checks ran, the skip reasons grouped, what the target gave nothing of. */
-  coverage: Coverage;
-  /** Of `durationMs`, the time during which requests waited on the target's rate limit (pace, Retry-After). */
-  rateWaitMs?: number;
-  /** `pass` when no check failed or errored and the coverage reached its minimum, if one was set. */
-  verdict: 'pass' | 'fail';
-}
-
 export type { TargetInfo } from './target.ts';
 
 /** A change against a baseline run. */
@@ -97,6 +81,11 @@ export type RunEvent =
       limitMs: number;
     }
   | { type: 'check-end'; result: CheckResult; done: number; total: number }
+  /**
+   * A check that already ended fails after all: another check met a violation of a rule it owns
+   * (src/ownership.ts). `result` is the check's result, now failed; `was` its outcome before.
+   */
+  | { type: 'check-amend'; result: CheckResult; was: Outcome }
   | {
       type: 'run-end';
       results: CheckResult[];
@@ -190,27 +179,6 @@ function timeoutOf(check: Check, profile: Profile, waits: Waits, fallback: numbe
   return t && t > 0 ? t : Math.ceil(fallback * waitStretch(waits));
 }
 
-/** Counts, coverage and verdict of results; `minCoverage` is the minimum of the rule figure (src/coverage.ts). */
-export function summarize(results: readonly CheckResult[], durationMs: number, minCoverage?: number): RunSummary {
-  const count = (o: Outcome): number => results.filter((r) => r.outcome === o).length;
-  const s = {
-    total: results.length,
-    pass: count('pass'),
-    fail: count('fail'),
-    skip: count('skip'),
-    error: count('error'),
-  };
-  const cov = coverage(results, minCoverage);
-  const verdict = s.fail + s.error > 0 || cov.met === false ? 'fail' : 'pass';
-  return {
-    ...s,
-    observations: results.reduce((n, r) => n + r.observations.length, 0),
-    durationMs,
-    coverage: cov,
-    verdict,
-  };
-}
-
 /** What every check of a run shares; the run's progress is not in it. */
 interface RunEnv {
   profile: Profile;
@@ -230,6 +198,8 @@ interface RunEnv {
   signal: AbortSignal;
   /** Told when a check finds the target gone: the run stops at once. */
   wentAway(err: UnreachableError): void;
+  /** Who owns each statement in the run, and the violations met by checks that do not own them. */
+  ledger: RuleLedger;
 }
 
 /** Why a check does not run, if it does not: the profile lacks what it needs, or the target fell `silent`. */
@@ -289,9 +259,15 @@ async function runCheck(check: Check, env: RunEnv): Promise<CheckResult> {
     onSlotWait: (waiting) => (waiting ? clock.pause() : clock.resume()),
     onRateWait: (waiting) => (waiting ? clock.pause() : clock.resume()),
     extendTimeLimit: (ms) => clock.extend(ms),
+    judging: {
+      ownerOf: (rule, channel) => env.ledger.owners.ownerOf(rule, channel),
+      route: (owner, v) => env.ledger.route(owner, v),
+    },
   });
+  for (const v of env.ledger.open(check.id, (v) => handle.receive(v))) handle.receive(v);
   const started = performance.now();
   const ending = await settle(() => check.run(handle.ctx), expired);
+  env.ledger.close(check.id);
   // Judged as the body ends, before its sessions close.
   const verdict = verdictOf(check.severity, handle.violations.length, ending, redact);
   if (verdict.outcome === 'error' && !ending.ok) {
@@ -307,34 +283,16 @@ async function runCheck(check: Check, env: RunEnv): Promise<CheckResult> {
 
   const result: CheckResult = Object.assign(blankResult(check), verdict);
   result.violations = handle.violations;
+  if (handle.alsoSeen.length > 0) result.alsoSeen = handle.alsoSeen;
   result.observations = handle.observations;
   result.evidence = handle.evidence;
   if (handle.partly) result.partly = handle.partly;
+  if (handle.unjudged) result.unjudged = handle.unjudged;
   result.durationMs = Math.round(performance.now() - started);
   const slotWaitMs = Math.round(clock.pausedMs());
   if (slotWaitMs > 0) result.slotWaitMs = slotWaitMs;
+  env.ledger.settle(result);
   return result;
-}
-
-/**
- * Calls `run` with each check's index. A check that waits on the target's pace (`slow`: the keep-alive
- * window; `push`: the push cadence) gets its own lane from the start, still within the connection and
- * request budgets; the others start in registry order, `concurrency` at a time, while `more()` holds.
- */
-async function inLanes(
-  checks: readonly Check[],
-  concurrency: number,
-  more: () => boolean,
-  run: (index: number) => Promise<void>,
-): Promise<void> {
-  const own = checks.map((_, i) => i).filter((i) => checks[i]!.tags.some((t) => t === 'slow' || t === 'push'));
-  const order = checks.map((_, i) => i).filter((i) => !own.includes(i));
-  let next = 0;
-  const lane = async (): Promise<void> => {
-    while (next < order.length && more()) await run(order[next++]!);
-  };
-  const width = Math.max(1, Math.min(concurrency, order.length));
-  await Promise.all([...own.map(run), ...Array.from({ length: width }, lane)]);
 }
 
 /**
@@ -359,6 +317,25 @@ function connectionBudget(
         })
       : undefined;
   return ConnectionBudget.forRun(profile, timing, search, options.signal);
+}
+
+/**
+ * The run's ledger of violations met by checks that do not own them, over the checks that run;
+ * `amended` resolves once every amendment it told (after its check's check-end) was handled.
+ */
+function runLedger(
+  checks: readonly Check[],
+  profile: Profile,
+  emit: (e: RunEvent) => Promise<void>,
+): { ledger: RuleLedger; amended(): Promise<void> } {
+  let amendments = Promise.resolve();
+  const ledger = new RuleLedger(
+    new RuleOwners(checks.filter((c) => whyNotRun(c, profile) === undefined)),
+    (result, was) => {
+      amendments = amendments.then(() => emit({ type: 'check-amend', result, was }));
+    },
+  );
+  return { ledger, amended: () => amendments };
 }
 
 /** The run's own abort, which follows the `outer` signal (Ctrl-C) until `release` is called. */
@@ -433,7 +410,9 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
     }));
 
   let unreachable: UnreachableError | undefined;
+  const { ledger, amended } = runLedger(checks, profile, emit);
   const env: RunEnv = {
+    ledger,
     profile,
     settings,
     redact,
@@ -461,12 +440,13 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
       limitMs: timeoutOf(check, profile, timing.waits, settings.timeoutMs),
     });
     const why = whyNotRun(check, options, stalled);
-    const result = why ? notRun(check, why) : await runCheck(check, env);
+    const result = why ? ledger.unstarted(notRun(check, why)) : await runCheck(check, env);
     if (unreachable) return;
     breaker.attribute(result);
     results[index] = result;
     done++;
     await emit({ type: 'check-end', result, done, total: checks.length });
+    ledger.told(result);
     if (settings.bail && (result.outcome === 'fail' || result.outcome === 'error')) bailedBy ??= check.id;
     const tripped = breaker.record(result);
     if (tripped) runAbort.abort(new AbortedError(tripped));
@@ -474,22 +454,16 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
   await inLanes(checks, settings.concurrency, () => !runAbort.signal.aborted && !bailedBy, runIndex);
   release();
   if (unreachable) throw unreachable;
+  await amended();
 
-  const finished = withUnstarted(checks, results, options, breaker.tripped, bailedBy);
+  const finished = withUnstarted(checks, results, options, breaker.tripped, bailedBy).map((r) => ledger.unstarted(r));
   const summary = summarize(finished, Math.round(performance.now() - t0), settings.minCoverage);
   const rateWaitMs = Math.round(requests.waited());
   if (rateWaitMs > 0) summary.rateWaitMs = rateWaitMs;
   const changes = options.compare?.(finished);
-  await emit({
-    type: 'run-end',
-    results: finished,
-    summary,
-    startedAt,
-    finishedAt: new Date().toISOString(),
-    target,
-    changes,
-  });
+  const finishedAt = new Date().toISOString();
+  await emit({ type: 'run-end', results: finished, summary, startedAt, finishedAt, target, changes });
   return { results: finished, summary, changes };
 }
 
-export { ConformError };
+export { ConformError, summarize, type RunSummary };

@@ -664,3 +664,35 @@ const STATEMENTS = [
 export type StatementKey = (typeof STATEMENTS)[number]['key'];
 
 export const SPEC_STATEMENTS: readonly SpecStatement[] = STATEMENTS;
+
+/**
+ * Statements that state one rule on both channels: the price record's and the push frame's ask,
+ * bid and mid-price. A service that breaks the rule breaks it on each channel it serves, and the
+ * run counts one broken rule (each channel's owner still fails on it once).
+ */
+const ACROSS_CHANNELS: readonly (readonly [StatementKey, StatementKey])[] = [
+  ['field:price:ask', 'field:push:ask'],
+  ['field:price:bid', 'field:push:bid'],
+  ['field:price:price', 'field:push:price'],
+];
+
+/** The rule a statement states, as the broken rules are counted: the first statement of its pair across channels. */
+export function ruleOf(key: StatementKey): StatementKey {
+  return ACROSS_CHANNELS.find((pair) => pair.includes(key))?.[0] ?? key;
+}
+
+/** A statement by key; undefined for a key that is none. */
+export function statement(key: string): SpecStatement | undefined {
+  return SPEC_STATEMENTS.find((s) => s.key === key);
+}
+
+/**
+ * Statements that state nothing a service can break: an obligation of clients (the HTTP status per
+ * status_number is not shown, so it is observed), and a parameter whose format and effect are not
+ * shown. No verdict fails on them; observing the target's answer is all a run can do of them, so
+ * an observation that saw one is what checks them.
+ */
+export const OBSERVED_ONLY: ReadonlySet<StatementKey> = new Set([
+  'rule:price:client-checks-status',
+  'parameter:price:pool',
+]);

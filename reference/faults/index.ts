@@ -139,6 +139,8 @@ const FAULT_ORDER = [
   'notice-not-object-ignored',
   'notice-missing-method-ignored',
   'price-late-type-inverted',
+  'limit-slots-never-freed',
+  'limit-pooled-with-primary',
 ] as const satisfies readonly FaultName[];
 
 /**

@@ -9,6 +9,9 @@ const unstatedAllowances =
   (d: Readonly<Dialect>): string | undefined =>
     d.keys.stated ? undefined : `allowances are not stated: ${why}`;
 
+/** keys.secondary's count under a fault that pools it: a name no key value takes. */
+const SECONDARY_COUNT = '\u0000secondary';
+
 /** The faults of the connection allowance of a key. */
 export const LIMIT_FAULTS = [
   f(
@@ -80,6 +83,35 @@ export const LIMIT_FAULTS = [
       // The pool holds keys.limited and keys.secondary; unstated, keys.secondary's allowance is unknown,
       // so the check takes a key of a role instead, which the fault leaves counted apart.
       maskedBy: unstatedAllowances('the check pairs keys.limited with a key outside the pool'),
+    },
+  ),
+  f(
+    'limit-slots-never-freed',
+    'connection-limit',
+    "closing a connection frees its slot (here no key's closed connection ever frees its slot)",
+    ['limit:connections-per-key'],
+    { admission: { slot: (slot) => ({ ...slot, freed: false }) } },
+  ),
+  f(
+    'limit-pooled-with-primary',
+    'connection-limit',
+    "connections are counted per key, not pooled (here keys.primary's allowance counts keys.secondary's " +
+      'connections too)',
+    ['limit:connections-per-key', 'rule:limits:keys-counted-apart'],
+    {
+      // One-sided, so that only a check that fills keys.primary beside keys.secondary sees the pool:
+      // keys.secondary's own count is its own, and no other check opens keys.secondary.
+      admission: {
+        slot: (slot, { key }) =>
+          key.name === 'primary'
+            ? { ...slot, countsWith: [SECONDARY_COUNT] }
+            : key.name === 'secondary'
+              ? { ...slot, countKey: SECONDARY_COUNT }
+              : slot,
+      },
+    },
+    {
+      maskedBy: unstatedAllowances("keys.secondary's allowance is unknown, so no check fills it"),
     },
   ),
 ] as const satisfies readonly Fault[];

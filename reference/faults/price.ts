@@ -86,14 +86,14 @@ export const PRICE_FAULTS = [
       }),
     },
   }),
-  f('price-bid-above-ask', 'price-record', 'bid <= price <= ask', ['field:price:bid', 'field:price:ask'], {
+  f('price-bid-above-ask', 'price-record', 'bid <= price <= ask', ['field:price:price', 'field:push:price'], {
     record: { quote: (q) => ({ ask: q.bid, bid: q.ask, price: q.price }) },
   }),
   f(
     'price-deep-pair-inverted',
     'price-record',
     "bid <= price <= ask for every pair (here only the catalogue's last pair, outside every sample, breaks it)",
-    ['field:price:bid', 'field:price:ask'],
+    ['field:price:price'],
     {
       record: { price: (d, { entry, svc }) => (entry === deepPair(svc) ? { ...d, ask: d.bid, bid: d.ask } : d) },
     },
@@ -236,7 +236,7 @@ export const PRICE_FAULTS = [
     'price-record',
     'bid <= price <= ask for every pair of every asset type (here the asset type with the fewest ' +
       'pairs is listed after every other pair, and its prices are inverted)',
-    ['field:price:bid', 'field:price:ask'],
+    ['field:price:price'],
     {
       query: {
         listing: (entries) => {

@@ -18,3 +18,9 @@ export const FRAME_WAIT_MS = 5000;
 export const CLOSE_WAIT_MS = 1000;
 /** The window the flood guard counts a peer's frames in: `maxFramesPerSecond` is per this much. */
 export const FLOOD_WINDOW_MS = 1000;
+/**
+ * Pauses before sending again a request or a handshake whose connection was refused or reset
+ * before any answer (a flaky network, a proxy restarting), ms: one attempt and as many retries as
+ * pauses, as an ordinary client would; what still fails is a network error, not the target's.
+ */
+export const NETWORK_RETRY_STEPS_MS = [100, 400, 1000] as const;

@@ -12,6 +12,7 @@ import type { Evidence } from '../check.ts';
 import { API_KEY_HEADER, STATUS } from '../spec.ts';
 import type { Redact } from '../redact.ts';
 import { AbortedError, BodyTooLargeError, NetworkError, ThrottledError, TimeoutError } from '../errors.ts';
+import { retryingNetwork } from './network-retry.ts';
 import { rateLimitHeaders, retryAfterMs, type RequestBudget, type WaitListener } from '../request-budget.ts';
 import type { RestClient, RestExchange, RestRequest } from './rest.ts';
 import { REST_IDLE_SOCKET_MS, REST_TIMEOUT_MS } from '../timing/index.ts';
@@ -154,15 +155,23 @@ async function sendPaced(
 
 /**
  * Sends once; a reused keep-alive socket that the server had closed (ECONNRESET before any
- * answer) is the client's race, not the target's doing, and the GET is sent once more.
+ * answer) is the client's race, not the target's doing, and the GET is sent once more. A GET
+ * whose fresh connection is refused or reset before the answer is sent again after a pause
+ * (network-retry.ts).
  */
 async function send(options: ClientSettings, req: RestRequest): Promise<RestExchange> {
-  try {
-    return await sendOnce(options, req);
-  } catch (err) {
-    if (err instanceof StaleSocketError) return sendOnce(options, req);
-    throw err;
-  }
+  const once = async (): Promise<RestExchange> => {
+    try {
+      return await sendOnce(options, req);
+    } catch (err) {
+      if (err instanceof StaleSocketError) return sendOnce(options, req);
+      throw err;
+    }
+  };
+  // Only what is safe to repeat is sent again after a connection refused or reset: every GET.
+  if ((req.method ?? 'GET') !== 'GET' && req.method !== 'HEAD') return once();
+  const note = (text: string): void => options.record({ kind: 'note', text, atMs: performance.now() });
+  return retryingNetwork(once, note, options.signal);
 }
 
 /** One request as it goes out: where, what, and its evidence, redacted, with the curl line. */
@@ -172,6 +181,7 @@ interface Outgoing {
   headers: Record<string, string>;
   shownUrl: string;
   evidence: Extract<Evidence, { kind: 'http' }>;
+  withPrimaryKey: boolean;
 }
 
 /** The request's URL and headers (the key under its header), and its evidence. */
@@ -191,7 +201,7 @@ function outgoing(options: ClientSettings, req: RestRequest): Outgoing {
     curl: curlLine(method, shownUrl, shownHeaders),
     atMs: performance.now(),
   };
-  return { method, url, headers, shownUrl, evidence };
+  return { method, url, headers, shownUrl, evidence, withPrimaryKey: key !== null && key === options.primaryKey };
 }
 
 /** Ends a request once: with an error or with the exchange, recording its evidence either way. */
@@ -310,6 +320,7 @@ function readAnswer(
       text: shownText,
       json,
       durationMs: performance.now() - started,
+      ...(out.withPrimaryKey ? { withPrimaryKey: true } : {}),
     });
   });
 }

@@ -31,6 +31,8 @@ export interface RestExchange {
   /** The parsed (redacted) body; `undefined` when it is not JSON. */
   json: unknown;
   durationMs: number;
+  /** Sent with the profile's primary key, which the run's preflight saw accepted. */
+  withPrimaryKey?: boolean;
 }
 
 export interface RestClient {

@@ -2,17 +2,7 @@
 import type { Check, CheckContext } from '../../src/check.ts';
 import type { RestExchange } from '../../src/transports/rest.ts';
 import { PATHS, QUERY, REST_STATUSES_WITH_DATA, STATUS } from '../../src/spec.ts';
-import {
-  assetTypeOf,
-  body,
-  clause,
-  expectStatus,
-  MAX_PAGES,
-  pairPerAssetType,
-  restCheck,
-  shown,
-  REST_ANSWER_FAULTS,
-} from './support.ts';
+import { assetTypeOf, body, clause, expectStatus, MAX_PAGES, pairPerAssetType, restCheck, shown } from './support.ts';
 import { INVALID_PARAMS } from './pairs.ts';
 
 /** A path under /v1 that no version of the spec names. */
@@ -88,8 +78,8 @@ export const envelopeChecks: readonly Check[] = [
     catches: [
       'envelope-status-number-integer',
       'envelope-ts-string',
-      'envelope-error-data-filled',
-      'envelope-error-message-missing',
+      // The primary key refused: every answer of the run an error envelope.
+      'auth-canonical-header-refused',
     ],
     clause: clause('REST envelope', 'status_number a documented string, ts an integer, data object/array/null'),
     title: 'GET /v1/pairs, /v1/price (known and unknown pair, no code), no key, an unknown endpoint',
@@ -128,7 +118,7 @@ export const envelopeChecks: readonly Check[] = [
       'parameter:pairs:per_page',
     ],
     catches: [
-      ...REST_ANSWER_FAULTS,
+      'auth-canonical-header-refused',
       'envelope-error-data-filled',
       'envelope-error-message-missing',
       'pairs-error-envelope',
@@ -174,7 +164,7 @@ export const envelopeChecks: readonly Check[] = [
   restCheck({
     id: 'rest.not-found.endpoint',
     enforces: ['status:50008', 'rule:endpoints:unknown-endpoint'],
-    catches: [...REST_ANSWER_FAULTS, 'unknown-endpoint-50004'],
+    catches: ['unknown-endpoint-50004'],
     clause: clause('REST `status_number` values', '50008: endpoint or resource does not exist'),
     title: `GET ${UNKNOWN_ENDPOINT} with the primary key`,
     expectation: 'status_number "50008"',

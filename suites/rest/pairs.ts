@@ -2,6 +2,7 @@
 import type { Check } from '../../src/check.ts';
 import { LIMITS, parsePairCode, PATHS, QUERY, STATUS } from '../../src/spec.ts';
 import {
+  answerBrokenBy,
   assetTypeOf,
   body,
   catalogue,
@@ -12,7 +13,6 @@ import {
   restCheck,
   shown,
   statusOf,
-  REST_ANSWER_FAULTS,
 } from './support.ts';
 import type { FaultName } from '../../src/fault-name.ts';
 
@@ -55,7 +55,7 @@ export const pairsChecks: readonly Check[] = [
       'status:200',
       'rule:versioning:v1-prefix',
     ],
-    catches: [...REST_ANSWER_FAULTS, 'envelope-ts-string', 'pairs-record-name-missing'],
+    catches: ['pairs-record-name-missing'],
     tags: ['pagination'],
     clause: clause('GET /v1/pairs', 'envelope with status_number 200 and data an array of pair records'),
     title: `${PAIRS} (page 1 and page 2)`,
@@ -76,13 +76,14 @@ export const pairsChecks: readonly Check[] = [
   restCheck({
     id: 'rest.pairs.defaults',
     enforces: ['parameter:pairs:page', 'parameter:pairs:per_page', 'limit:per_page-default', 'limit:page-default'],
-    catches: [...REST_ANSWER_FAULTS, 'pairs-default-per-page-20'],
+    catches: ['pairs-default-per-page-20'],
     tags: ['pagination'],
     clause: clause('GET /v1/pairs', 'page default 1, per_page default 10'),
     title: `${PAIRS} with no page/per_page, then with page=1&per_page=10`,
     expectation: 'both answers list the same pairs, at most 10',
     async run(ctx) {
       const bare = codes((await pairsPage(ctx)).data);
+      if (bare.length === 0) ctx.skip(`${PAIRS} lists no pair: an empty list shows no page size and no page number`);
       const explicit = codes(
         (await pairsPage(ctx, { [PAGE]: String(LIMITS.defaultPage), [PER_PAGE]: String(LIMITS.defaultPerPage) })).data,
       );
@@ -116,7 +117,8 @@ export const pairsChecks: readonly Check[] = [
         ctx.skip(`${PAIRS}?page=2&per_page=${size} lists no pair: the catalogue holds ${size} pairs or fewer`);
       const sort = (l: string[]): string => [...l].sort().join(', ');
       for (const page of ['1', '2']) {
-        const bare = codes((await pairsPage(ctx, { [PAGE]: page })).data);
+        // Page 2 without per_page past the end (a 50004, which may answer that) is a page of another size.
+        const bare = codes((await pageOrEnd(ctx, { [PAGE]: page })).data ?? []);
         const explicit = codes((await pairsPage(ctx, { [PAGE]: page, [PER_PAGE]: size })).data);
         if (sort(bare) !== sort(explicit))
           ctx.violation({
@@ -131,7 +133,7 @@ export const pairsChecks: readonly Check[] = [
   restCheck({
     id: 'rest.pairs.pages-disjoint',
     enforces: ['parameter:pairs:page', 'rule:pairs:pagination'],
-    catches: [...REST_ANSWER_FAULTS, 'pairs-pages-overlap', 'pairs-per-page-ignored'],
+    catches: ['pairs-pages-overlap', 'pairs-per-page-ignored'],
     tags: ['pagination'],
     clause: clause('GET /v1/pairs', 'a paginated list: page n holds the per_page items after page n-1'),
     title: `${PAIRS}?per_page=5 pages 1 to 3, and ?per_page=10 page 1`,
@@ -166,19 +168,22 @@ export const pairsChecks: readonly Check[] = [
   restCheck({
     id: 'rest.pairs.per-page',
     enforces: ['parameter:pairs:per_page'],
-    catches: [...REST_ANSWER_FAULTS, 'pairs-per-page-ignored'],
+    catches: ['pairs-per-page-ignored'],
     tags: ['pagination'],
     clause: clause('GET /v1/pairs', 'per_page: items per page'),
     title: `${PAIRS}?per_page=${PER_PAGE_SIZES.join(', then ')}`,
     expectation: 'exactly per_page pairs when the catalogue holds more',
     async run(ctx) {
       const full = (await pairsPage(ctx)).data.length;
+      if (full === 0) ctx.skip(`${PAIRS} lists no pair: an empty list shows no page size`);
       for (const n of PER_PAGE_SIZES) {
         const got = (await pairsPage(ctx, { [PER_PAGE]: String(n) })).data.length;
-        if (got > n || (full >= LIMITS.defaultPerPage && got !== n))
+        // A default page short of its size is the whole catalogue: a page of n then holds n of it, or all.
+        const want = full >= LIMITS.defaultPerPage ? n : Math.min(n, full);
+        if (got !== want)
           ctx.violation({
             received: `${PAIRS}?per_page=${n}: ${got} pairs (the default page holds ${full})`,
-            expected: `${n} pairs`,
+            expected: `${want} pairs`,
           });
       }
     },
@@ -186,7 +191,7 @@ export const pairsChecks: readonly Check[] = [
   restCheck({
     id: 'rest.pairs.type-filter',
     enforces: ['parameter:pairs:type'],
-    catches: [...REST_ANSWER_FAULTS, 'pairs-type-filter-ignored'],
+    catches: ['pairs-type-filter-ignored'],
     tags: ['pagination'],
     clause: clause('GET /v1/pairs', 'type filters by asset type'),
     title: `${PAIRS}?type=<T> (first ${TYPE_FILTER_PAGES} pages) for every asset type in the catalogue`,
@@ -223,7 +228,7 @@ export const pairsChecks: readonly Check[] = [
   restCheck({
     id: 'rest.pairs.code-search',
     enforces: ['parameter:pairs:code'],
-    catches: [...REST_ANSWER_FAULTS, 'pairs-code-search-ignored'],
+    catches: ['pairs-code-search-ignored'],
     tags: ['pagination'],
     clause: clause('GET /v1/pairs', 'code searches pairs by a code or a fragment of it'),
     title: `${PAIRS}?code=<a listed code>, then ?code=<its base symbol>`,
@@ -253,13 +258,15 @@ export const pairsChecks: readonly Check[] = [
   restCheck({
     id: 'rest.pairs.code-form',
     enforces: ['field:pair:code', 'field:pair:base', 'field:pair:quote', 'rule:pair-code:form'],
-    catches: [...REST_ANSWER_FAULTS, 'pairs-base-mismatch'],
+    catches: ['pairs-base-mismatch'],
     tags: ['pagination'],
     clause: clause('Pair code', 'a code is <asset_type>:<market>:<base>/<quote>; base and quote are its symbols'),
     title: `${PAIRS}, every page`,
     expectation: "every code has the four parts; base and quote equal the code's base and quote",
     async run(ctx) {
-      for (const p of await catalogue(ctx)) {
+      const listed = await catalogue(ctx);
+      if (listed.length === 0) ctx.skip(`${PAIRS} lists no pair, so there is no code to judge`);
+      for (const p of listed) {
         const parts = parsePairCode(p.code);
         if (!parts) {
           ctx.violation({
@@ -282,7 +289,7 @@ export const pairsChecks: readonly Check[] = [
     restCheck({
       id: `rest.pairs.invalid-param.${c.id}`,
       enforces: ['parameter:pairs:page', 'parameter:pairs:per_page', 'status:50004'],
-      catches: [...REST_ANSWER_FAULTS, FAILS_ON_INVALID[c.param]],
+      catches: [FAILS_ON_INVALID[c.param]],
       tags: ['pagination'],
       clause: clause('REST `status_number` values', '50004: malformed or invalid parameters'),
       title: `${PAIRS}?${c.param}=${c.value}`,
@@ -298,8 +305,10 @@ export const pairsChecks: readonly Check[] = [
           return;
         }
         if (status !== STATUS.OK) {
-          // A 50000, a 5xx or any other status is a failure to handle the parameter, not a refusal of it.
-          if (String(status) === STATUS.INVALID_REQUEST) expectStatus(ctx, ex, STATUS.INVALID_REQUEST, what);
+          // A 50000, a 5xx or any other status is a failure to handle the parameter, not a refusal of it;
+          // a 50004 or a 200 written as a number is the envelope's rule, which its owner judges.
+          const meant = String(status) === STATUS.OK ? STATUS.OK : STATUS.INVALID_REQUEST;
+          if (String(status) === meant || answerBrokenBy(ex)) expectStatus(ctx, ex, meant, what);
           else
             ctx.violation({
               received: `${what}: ${shown(ex)}`,

@@ -35,7 +35,6 @@ import {
   staleKeeps200,
   type Json,
   type PairRecord,
-  REST_ANSWER_FAULTS,
 } from './support.ts';
 
 const PRICE = 'GET /v1/price';
@@ -132,16 +131,7 @@ export const priceChecks: readonly Check[] = [
       'rule:service:decimal-strings',
       'rule:versioning:v1-prefix',
     ],
-    catches: [
-      ...REST_ANSWER_FAULTS,
-      'envelope-ts-string',
-      'price-ask-number',
-      'market-crypto-timezone',
-      'market-timezone-missing',
-      'market-crypto-regular-session',
-      'market-open-inverted',
-      'market-extended-hours-non-us',
-    ],
+    catches: ['price-ask-number'],
     tags: ['price'],
     clause: clause('Price record (`data` in the price response)', 'code, ask, bid, price (decimal strings) and market'),
     title: `${PRICE}?code=<one pair per asset type and market>`,
@@ -155,8 +145,14 @@ export const priceChecks: readonly Check[] = [
   }),
   restCheck({
     id: 'rest.price.mid',
-    enforces: ['field:price:ask', 'field:price:bid', 'field:price:price'],
-    catches: [...REST_ANSWER_FAULTS, 'price-not-mid', 'price-bid-above-ask', 'price-late-type-inverted'],
+    enforces: ['field:price:price'],
+    catches: [
+      'price-not-mid',
+      'price-bid-above-ask',
+      'price-late-type-inverted',
+      // Deep in the catalogue, where rest.price.catalogue reads it.
+      'price-deep-pair-inverted',
+    ],
     tags: ['price'],
     clause: clause(
       'Price record (`data` in the price response)',
@@ -190,8 +186,8 @@ export const priceChecks: readonly Check[] = [
   }),
   restCheck({
     id: 'rest.price.market.crypto',
-    enforces: ['field:market:open', 'field:market:timezone', 'rule:market:crypto', 'rule:market-session:transitions'],
-    catches: [...REST_ANSWER_FAULTS, 'market-crypto-timezone', 'market-crypto-regular-session'],
+    enforces: ['rule:market:crypto', 'field:market:open', 'field:market:timezone', 'rule:market-session:transitions'],
+    catches: ['market-crypto-timezone', 'market-crypto-regular-session', 'market-open-inverted'],
     tags: ['price'],
     clause: clause(
       'Market object',
@@ -227,8 +223,8 @@ export const priceChecks: readonly Check[] = [
   }),
   restCheck({
     id: 'rest.price.market.equity-session',
-    enforces: ['field:market:open', 'rule:market:us-extended-hours'],
-    catches: [...REST_ANSWER_FAULTS, 'market-open-inverted'],
+    enforces: ['rule:market:us-extended-hours', 'field:market:open'],
+    catches: ['market-open-inverted'],
     tags: ['price'],
     clause: clause(
       'Market object',
@@ -267,9 +263,10 @@ export const priceChecks: readonly Check[] = [
     id: 'rest.price.market.timezone',
     enforces: ['field:market:timezone'],
     catches: [
-      ...REST_ANSWER_FAULTS,
       'market-timezone-missing',
       'market-timezone-invalid',
+      // A timezone on a Crypto pair: the field's rule, whichever check reads it.
+      'market-crypto-timezone',
       // Zone names that are links or other spellings
       'market-timezone-alias',
     ],
@@ -307,11 +304,12 @@ export const priceChecks: readonly Check[] = [
       'rule:market:us-extended-hours',
     ],
     catches: [
-      ...REST_ANSWER_FAULTS,
       'market-crypto-regular-session',
       'market-open-inverted',
       // Extended hours outside the US equities
       'market-extended-hours-non-us',
+      // A Crypto session deep in the catalogue, where rest.price.catalogue reads it.
+      'market-crypto-deep-session',
     ],
     tags: ['price'],
     clause: clause('Market object', 'open/reason/session combinations per asset type'),
@@ -350,8 +348,8 @@ export const priceChecks: readonly Check[] = [
   }),
   restCheck({
     id: 'rest.price.stale',
-    enforces: ['field:envelope:message', 'status:50102', 'rule:market:no_price', 'rule:price:stale-keeps-data'],
-    catches: [...REST_ANSWER_FAULTS, 'price-ask-number', 'market-crypto-timezone', 'stale-http-503', 'stale-data-null'],
+    enforces: ['rule:price:stale-keeps-data', 'status:50102', 'rule:market:no_price', 'field:envelope:message'],
+    catches: ['stale-http-503', 'stale-data-null'],
     tags: ['price'],
     needs: ['pairs.stale'],
     clause: clause(
@@ -364,8 +362,9 @@ export const priceChecks: readonly Check[] = [
       const code = ctx.profile.pairs!.stale!;
       const ex = await ctx.rest.get({ path: PATHS.price, query: { [QUERY.price.code]: code } });
       const what = `${PRICE}?code=${code}`;
+      const stale = expectStatus(ctx, ex, STATUS.PRICE_STALE, what);
       expectHttp(ctx, ex, 200, what);
-      if (!expectStatus(ctx, ex, STATUS.PRICE_STALE, what)) return;
+      if (!stale) return;
       const b = body(ex)!;
       if (b.data === null || typeof b.data !== 'object')
         ctx.violation({ received: `${what}: data ${JSON.stringify(b.data)}`, expected: 'data still filled on 50102' });
@@ -380,12 +379,7 @@ export const priceChecks: readonly Check[] = [
   restCheck({
     id: 'rest.price.unknown-pair',
     enforces: ['status:50104', 'rule:price:unknown-pair-data-null'],
-    catches: [
-      ...REST_ANSWER_FAULTS,
-      'envelope-error-data-filled',
-      'envelope-error-message-missing',
-      'unknown-pair-status-50008',
-    ],
+    catches: ['envelope-error-data-filled', 'envelope-error-message-missing', 'unknown-pair-status-50008'],
     tags: ['price'],
     clause: clause('GET /v1/price', 'a pair that does not exist: status_number 50104, data null, message'),
     title: `${PRICE}?code=${UNKNOWN_PAIR}`,
@@ -404,7 +398,7 @@ export const priceChecks: readonly Check[] = [
   restCheck({
     id: 'rest.price.missing-code',
     enforces: ['parameter:price:code', 'status:50004'],
-    catches: [...REST_ANSWER_FAULTS, 'missing-code-200'],
+    catches: ['missing-code-200'],
     tags: ['price'],
     clause: clause('GET /v1/price', 'code is required (50004: malformed or invalid parameters)'),
     title: `${PRICE} with no code`,

@@ -1,5 +1,6 @@
 /** What the REST checks share: envelope reading, status expectations, catalogue walks. */
 import type { Check, CheckContext, SpecClause, Tag } from '../../src/check.ts';
+import type { StatementKey } from '../../src/statements.ts';
 import type { RestExchange, RestRequest } from '../../src/transports/rest.ts';
 import { KNOWN_ASSET_TYPES, LIMITS, parsePairCode, PATHS, QUERY, STATUS } from '../../src/spec.ts';
 import { preview } from '../../src/validator.ts';
@@ -12,12 +13,6 @@ export interface PairRecord {
   base: string;
   quote: string;
 }
-
-/**
- * Reference faults that break every REST answer read with the primary key (status_number a number;
- * the key header refused as written): every check judging such an answer catches them.
- */
-export const REST_ANSWER_FAULTS = ['envelope-status-number-integer', 'auth-canonical-header-refused'] as const;
 
 /** Declares a check with the REST defaults (tag `rest`, severity `must`, no needs). */
 export function restCheck(
@@ -43,14 +38,43 @@ export const body = (ex: RestExchange): Json | undefined =>
 /** `status_number` of a response, whatever its type. */
 export const statusOf = (ex: RestExchange): unknown => body(ex)?.status_number;
 
-/** Records a violation unless the response carries `status_number` `want`; returns whether it did. */
-export function expectStatus(ctx: CheckContext, ex: RestExchange, want: string, what: string): boolean {
+/**
+ * The rule another check owns that an answer broke before this one could judge it: the primary key
+ * (accepted by the run's preflight) refused as unauthorized is the key header's rule.
+ */
+export function answerBrokenBy(ex: RestExchange): StatementKey | undefined {
+  return ex.withPrimaryKey && String(statusOf(ex)) === STATUS.UNAUTHORIZED ? 'rule:auth:header' : undefined;
+}
+
+/**
+ * Records a violation unless the response carries `status_number` `want`; returns whether it did.
+ * A status_number of the right value written as a number is the envelope's rule; the primary key
+ * refused is the key header's, and the check cannot judge its own then, unless how the key is sent
+ * is what it judges (`keyJudged`).
+ */
+export function expectStatus(
+  ctx: CheckContext,
+  ex: RestExchange,
+  want: string,
+  what: string,
+  keyJudged = false,
+): boolean {
   const status = statusOf(ex);
   if (status === want) return true;
+  const broken = want === STATUS.UNAUTHORIZED || keyJudged ? undefined : answerBrokenBy(ex);
+  if (broken)
+    ctx.fail({
+      received: `${what}: ${shown(ex)} with the primary key`,
+      expected: 'the primary key accepted in X-API-Key',
+      rule: broken,
+      channel: 'rest',
+    });
   if (typeof status === 'number' && String(status) === want)
     ctx.violation({
       received: `${what}: status_number ${status}, a JSON number`,
       expected: `${what}: status_number the string "${want}"`,
+      rule: 'field:envelope:status_number',
+      channel: 'rest',
     });
   else ctx.violation({ received: `${what}: ${shown(ex)}`, expected: `${what}: status_number "${want}"` });
   return false;
@@ -70,7 +94,12 @@ export const queryText = (query: Record<string, string | undefined> | undefined)
  */
 export function staleKeeps200(ctx: CheckContext, ex: RestExchange, what: string): void {
   if (String(statusOf(ex)) !== STATUS.PRICE_STALE || ex.status === 200) return;
-  ctx.violation({ received: `${what}: status_number 50102 with HTTP ${ex.status}`, expected: `${what}: HTTP 200` });
+  ctx.violation({
+    received: `${what}: status_number 50102 with HTTP ${ex.status}`,
+    expected: `${what}: HTTP 200`,
+    rule: 'rule:price:stale-keeps-data',
+    channel: 'rest',
+  });
 }
 
 /** Records a violation unless the HTTP status is `want`. */
@@ -127,9 +156,13 @@ export async function pageOrEnd(
 function pageData(ctx: CheckContext, ex: RestExchange, query: RestRequest['query']): PairRecord[] {
   const b = body(ex);
   if (b?.status_number !== STATUS.OK || !Array.isArray(b.data)) {
+    // The list is what the check needed, not what it judges: a broken one is the envelope's rule
+    // (or, the primary key refused, the key header's).
     ctx.fail({
       received: `GET ${PATHS.pairs}${queryText(query)}: ${shown(ex)}`,
       expected: 'status_number "200" with data an array of pair records',
+      rule: answerBrokenBy(ex) ?? 'status:200',
+      channel: 'rest',
     });
   }
   return (b.data as unknown[]).filter((p): p is PairRecord => typeof (p as PairRecord)?.code === 'string');

@@ -68,12 +68,11 @@ export const consistencyChecks: readonly Check[] = [
   {
     id: 'ws.consistency.rest-agrees',
     enforces: [
-      'field:price:code',
-      'field:push:price',
-      'rule:service:decimal-strings',
       'rule:resources:price-agrees-across-transports',
+      'field:price:code',
+      'rule:service:decimal-strings',
+      'field:push:price',
     ],
-    catches: ['price-not-mid', 'price-bid-above-ask'],
     clause: {
       section: 'Resources and their fields',
       rule: 'the push frame and the price record carry the same code, ask, bid and price (decimal strings)',
@@ -150,8 +149,13 @@ export const consistencyChecks: readonly Check[] = [
         ['push', push],
         ['REST', record],
       ] as const) {
+        // The mid-price of each channel is its owner's rule (ws.push.mid, rest.price.mid): cited here.
         for (const why of priceProblems(frame))
-          ctx.violation({ received: `${channel}: ${why}`, expected: 'bid <= price <= ask, price the mid' });
+          ctx.violation({
+            received: `${channel}: ${why}`,
+            expected: 'bid <= price <= ask, price the mid',
+            ...(channel === 'push' ? { rule: 'field:push:price' } : { rule: 'field:price:price', channel: 'rest' }),
+          });
       }
       ctx.observe('rest-status', (res.json as { status_number?: unknown } | undefined)?.status_number);
       ctx.observe('push-before-rest-ms', read.gapMs, 'from the push compared to the REST answer');

@@ -9,7 +9,6 @@ import { isNotice, jsonObject, type JsonObject, type StreamSession } from '../..
 import { answers, subscribe } from './notices.ts';
 import { pairsByAccess, streamPairs, UNKNOWN_PAIR } from './pair-choice.ts';
 import { isSilence, openSession } from './sessions.ts';
-import { REST_ANSWER_FAULTS } from '../rest/support.ts';
 
 /** Unanswered requests in a row after which a connection is given up. */
 const MAX_SILENT = 2;
@@ -149,15 +148,32 @@ async function provokeAs(
   }
 }
 
+/**
+ * A denial the check did not provoke is no denial it judged: 50010 needs keys.whitelisted and a
+ * pair outside its list, 50109 keys.cryptoOnly and a pair of another asset type.
+ */
+function unprovokedDenials(ctx: CheckContext, accessDenied: boolean, assetDenied: boolean): void {
+  if (!accessDenied)
+    ctx.notJudged?.(`no ${STATUS.ACCESS_DENIED} notice provoked (keys.whitelisted and a pair outside its list)`, [
+      'notice:50010',
+    ]);
+  if (!assetDenied)
+    ctx.notJudged?.(
+      `no ${STATUS.ASSET_TYPE_DENIED} notice provoked (keys.cryptoOnly and a pair of another asset type)`,
+      ['notice:50109'],
+    );
+  if (!accessDenied && !assetDenied)
+    ctx.notJudged?.('no denial after connection provoked', ['rule:auth:after-connection']);
+  else if (!accessDenied || !assetDenied)
+    ctx.partly(`one of the denials after connection (${STATUS.ACCESS_DENIED}, ${STATUS.ASSET_TYPE_DENIED}) judged`, [
+      'rule:auth:after-connection',
+    ]);
+}
+
 export const errorNoticeChecks: readonly Check[] = [
   {
     id: 'ws.notice.error-shape',
     enforces: [
-      'field:notice:method',
-      'field:notice:message',
-      'field:notice:code',
-      'field:notice:id',
-      'field:notice:data',
       'event:notice-error',
       'notice:50004',
       'notice:50010',
@@ -166,14 +182,13 @@ export const errorNoticeChecks: readonly Check[] = [
       'rule:auth:after-connection',
       'rule:handshake:no-status-after-connect',
       'rule:subscribe:unknown-pair-message',
+      'field:notice:method',
+      'field:notice:message',
+      'field:notice:code',
+      'field:notice:id',
+      'field:notice:data',
     ],
-    catches: [
-      ...REST_ANSWER_FAULTS,
-      'notice-code-number',
-      'notice-id-not-echoed',
-      'notice-status-number',
-      'notice-denied-shape',
-    ],
+    catches: ['notice-code-number', 'notice-id-not-echoed', 'notice-status-number', 'notice-denied-shape'],
     clause: {
       section: 'Method subscribe',
       rule:
@@ -196,13 +211,15 @@ export const errorNoticeChecks: readonly Check[] = [
       judged += await provoke(ctx, primary, await primaryProvocations(ctx));
       await primary.close();
       const { whitelisted, cryptoOnly } = ctx.profile.keys;
+      let denied = 0;
       if (whitelisted) {
         const allowed = new Set(whitelisted.pairs);
         const outside = (await streamPairs(ctx, whitelisted.pairs.length + 1)).find((c) => !allowed.has(c));
-        judged += await provokeAs(ctx, 'keys.whitelisted', whitelisted.key, outside, STATUS.ACCESS_DENIED);
+        denied = await provokeAs(ctx, 'keys.whitelisted', whitelisted.key, outside, STATUS.ACCESS_DENIED);
       } else ctx.note(`no keys.whitelisted in the profile: ${STATUS.ACCESS_DENIED} not provoked`);
+      let assetDenied = 0;
       if (cryptoOnly)
-        judged += await provokeAs(
+        assetDenied = await provokeAs(
           ctx,
           'keys.cryptoOnly',
           cryptoOnly.key,
@@ -210,6 +227,8 @@ export const errorNoticeChecks: readonly Check[] = [
           STATUS.ASSET_TYPE_DENIED,
         );
       else ctx.note(`no keys.cryptoOnly in the profile: ${STATUS.ASSET_TYPE_DENIED} not provoked`);
+      judged += denied + assetDenied;
+      unprovokedDenials(ctx, denied > 0, assetDenied > 0);
       if (judged === 0) ctx.skip('no request was answered with an error notice, so there is no error notice to judge');
     },
   },

@@ -102,7 +102,7 @@ function judgeAuthNotice(ctx: CheckContext, notice: JsonObject, sentId: string |
 export const handshakeChecks: readonly Check[] = [
   {
     id: 'ws.handshake.missing-key',
-    enforces: [...AUTH_NOTICE_STATEMENTS, 'status:50005', 'notice:50005', 'rule:auth:after-connection'],
+    enforces: ['status:50005', 'notice:50005', 'rule:auth:after-connection', ...AUTH_NOTICE_STATEMENTS],
     catches: ['handshake-body-code', 'handshake-missing-key-accepted', 'auth-notice-status-number'],
     catchesUnderDialects: ['notice-code-number', 'notice-status-number'],
     clause: clause('a connection without a key: 50005 in the handshake body, or a 50005 notice after connecting'),
@@ -118,7 +118,7 @@ export const handshakeChecks: readonly Check[] = [
   },
   {
     id: 'ws.handshake.invalid-key',
-    enforces: [...AUTH_NOTICE_STATEMENTS, 'status:50005', 'notice:50005'],
+    enforces: ['status:50005', 'notice:50005', ...AUTH_NOTICE_STATEMENTS],
     catches: ['handshake-body-code', 'auth-notice-status-number'],
     catchesUnderDialects: ['notice-code-number', 'notice-status-number'],
     clause: clause('an invalid key: 50005 in the handshake body, or a 50005 notice after connecting'),
@@ -134,7 +134,7 @@ export const handshakeChecks: readonly Check[] = [
   },
   {
     id: 'ws.handshake.no-stream',
-    enforces: [...AUTH_NOTICE_STATEMENTS, 'status:50010', 'notice:50010', 'rule:auth:handshake-failures'],
+    enforces: ['status:50010', 'notice:50010', 'rule:auth:handshake-failures', ...AUTH_NOTICE_STATEMENTS],
     catches: ['handshake-body-code', 'handshake-no-stream-accepted'],
     clause: clause('a key without V1 source-stream access: 50010'),
     title: 'opens a WebSocket connection with keys.noStream',

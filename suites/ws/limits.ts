@@ -183,9 +183,9 @@ const ALLOWANCE_CASES = [
     id: 'limited',
     key: 'limited',
     needs: ['ws', 'keys.limited'],
-    enforces: ['limit:connections-per-key', 'status:50009', 'rule:auth:handshake-failures'],
+    enforces: ['status:50009', 'limit:connections-per-key', 'rule:auth:handshake-failures'],
   },
-  { id: 'primary', key: 'primary', needs: ['ws'], enforces: ['limit:connections-per-key', 'status:50009'] },
+  { id: 'primary', key: 'primary', needs: ['ws'], enforces: ['status:50009', 'limit:connections-per-key'] },
 ] as const;
 
 const allowanceChecks: Check[] = ALLOWANCE_CASES.map(
@@ -225,8 +225,8 @@ export const limitChecks: readonly Check[] = [
   ...allowanceChecks,
   {
     id: 'ws.limits.connections.per-key',
-    enforces: ['limit:connections-per-key', 'status:50009'],
-    catches: ['handshake-body-code', 'limit-per-ip', 'limit-off-by-one', 'limit-slot-not-freed'],
+    enforces: ['status:50009', 'limit:connections-per-key'],
+    catches: ['handshake-body-code', 'limit-per-ip', 'limit-off-by-one'],
     clause: clause(
       'counted per key, not per IP address: beyond the allowance a connection is refused from any address',
     ),
@@ -273,7 +273,7 @@ export const limitChecks: readonly Check[] = [
   {
     id: 'ws.limits.connections.slot-freed',
     enforces: ['limit:connections-per-key'],
-    catches: ['limit-slot-not-freed'],
+    catches: ['limit-slot-not-freed', 'limit-slots-never-freed'],
     clause: clause('the allowance counts open connections: closing one frees its slot'),
     title: "fills keys.limited's allowance, closes one connection, opens another",
     expectation:
@@ -284,6 +284,8 @@ export const limitChecks: readonly Check[] = [
     tags: ['ws', 'limits'],
     needs: ['ws', 'keys.limited'],
     async run(ctx) {
+      // The limit's other parts (the refusal beyond it, any address) are the other limit checks'.
+      ctx.partly('only that closing a connection frees its slot', ['limit:connections-per-key']);
       const key = ctx.profile.keys.limited!.key;
       const judged = judgedAllowance(ctx, key, 'limited');
       await atAllowance(ctx, key, 'limited', judged, async (sessions) => {

@@ -39,20 +39,23 @@ function fullKey(ctx: CheckContext): NamedKey | undefined {
 }
 
 /**
- * The other key: one the profile names beyond its roles with a stated allowance first (no other
- * check uses it, so holding it still disturbs none), then the roles that have stream access.
+ * The other keys, each to be filled up to its own allowance beside the full one: every key with
+ * stream access whose allowance the run knows (stated or found), those the profile names beyond
+ * its roles first (no other check uses them, so holding them still disturbs none); lacking any,
+ * one key whose allowance is not known, of which one connection is opened. A count pooled across
+ * some keys shows only where those keys are full together, so no known key is left out.
  */
-function otherKey(ctx: CheckContext, full: NamedKey): NamedKey | undefined {
+function otherKeys(ctx: CheckContext, full: NamedKey): { known: NamedKey[]; unknown?: NamedKey } {
   const entries = Object.entries(ctx.profile.keys).flatMap(([name, entry]) =>
-    entry && typeof entry.key === 'string' && entry.key !== full.key ? [{ name, entry }] : [],
+    entry && typeof entry.key === 'string' && entry.key !== full.key ? [{ name, key: entry.key }] : [],
   );
   const roles: readonly string[] = [...STREAM_ROLES, ...NO_STREAM_ROLES];
-  const spare = entries.find(
-    (e) => !roles.includes(e.name) && typeof (e.entry as { connections?: unknown }).connections === 'number',
-  );
-  const role = STREAM_ROLES.map((name) => entries.find((e) => e.name === name)).find((e) => e !== undefined);
-  const chosen = spare ?? role;
-  return chosen ? { name: chosen.name, key: chosen.entry.key } : undefined;
+  const spares = entries.filter((e) => !roles.includes(e.name));
+  const streaming = STREAM_ROLES.flatMap((name) => entries.filter((e) => e.name === name));
+  const known = [...spares, ...streaming].filter((e) => knownAllowance(ctx, e.key) !== undefined);
+  // Two names of one key value are one key.
+  const distinct = known.filter((e, i) => known.findIndex((x) => x.key === e.key) === i);
+  return distinct.length > 0 ? { known: distinct } : { known: [], ...(streaming[0] ? { unknown: streaming[0] } : {}) };
 }
 
 /** Opens connections of `key` until `upTo` are open (counting `from` held by others); the first refusal ends it. */
@@ -73,15 +76,73 @@ async function fill(
   return { at: upTo };
 }
 
+/** Fills the first key to its allowance; a refusal there is the allowance checks' to judge, so the check skips. */
+async function fillFull(ctx: CheckContext, full: NamedKey, lease: KeyLease, sessions: StreamSession[]): Promise<void> {
+  const allowance = knownAllowance(ctx, full.key)!;
+  const held = lease.heldByOthers();
+  const filled = await fill(ctx, full.key, held, allowance, sessions);
+  if (filled.refused)
+    ctx.skip(
+      `keys.${full.name} refused its connection ${filled.at} of ${allowance} ` +
+        `(${describeRefusal(filled.refused)}), so it never reached its allowance ` +
+        '(ws.limits.connections.* judge that)',
+    );
+  ctx.note(`keys.${full.name} at its allowance of ${allowance} (${held} of its connections held by other checks)`);
+}
+
+/**
+ * Fills another key up to its own allowance (one connection when it is not known) while the keys
+ * before it are full: a 50009 within its allowance means its count includes theirs.
+ */
+async function fillOther(
+  ctx: CheckContext,
+  full: NamedKey,
+  before: readonly NamedKey[],
+  other: NamedKey,
+  lease: KeyLease,
+  sessions: StreamSession[],
+): Promise<void> {
+  const allowance = knownAllowance(ctx, other.key);
+  const held = lease.heldByOthers();
+  if (allowance === undefined && held > 0)
+    ctx.skip(
+      `keys.${other.name}'s allowance is not known and other checks hold ${held} of its ` +
+        'connections, so another one could be beyond it',
+    );
+  const upTo = allowance ?? held + 1;
+  if (held >= upTo) {
+    ctx.note(`other checks hold the whole allowance of keys.${other.name}, so none of ours is opened`);
+    return;
+  }
+  const opened = await fill(ctx, other.key, held, upTo, sessions);
+  if (!opened.refused) {
+    ctx.note(`keys.${other.name}: ${upTo - held} connection(s) accepted, ${held} held by other checks`);
+    return;
+  }
+  const alsoFull = before.length ? `, ${before.map((k) => `keys.${k.name}`).join(' and ')} at theirs` : '';
+  const received =
+    `with keys.${full.name} at its allowance of ${knownAllowance(ctx, full.key)}${alsoFull}, ` +
+    `connection ${opened.at} of ${allowance ?? 'an unknown allowance'} of keys.${other.name} ` +
+    describeRefusal(opened.refused);
+  if (refusalStatus(opened.refused) !== STATUS.CONNECTION_LIMIT)
+    ctx.skip(`${received}: not a refusal for the connection count, so keys.${other.name} may not stream`);
+  ctx.fail({
+    received,
+    expected:
+      `keys.${other.name}'s connections within its own allowance are accepted: connections are ` +
+      `counted per key, not pooled with other keys'`,
+  });
+}
+
 export const perKeyChecks: readonly Check[] = [
   {
     id: 'ws.limits.keys-apart',
-    enforces: ['limit:connections-per-key', 'rule:limits:keys-counted-apart'],
-    catches: ['limit-pooled-across-keys'],
+    enforces: ['rule:limits:keys-counted-apart', 'limit:connections-per-key'],
+    catches: ['limit-pooled-across-keys', 'limit-pooled-with-primary'],
     clause: { section: 'Limits', rule: 'WebSocket connections per API key: counted per key' },
     title:
-      'fills the allowance of keys.limited (else keys.primary), then opens connections of another key ' +
-      'of the profile up to its own allowance (one when it is not known)',
+      'fills the allowance of keys.limited (else keys.primary), then, keeping each full, fills every other key ' +
+      'whose allowance is stated or found up to it (lacking any, opens one connection of another key)',
     expectation:
       "every connection of the other key within its own allowance is accepted: the first key's full " +
       'allowance does not count against it',
@@ -89,64 +150,30 @@ export const perKeyChecks: readonly Check[] = [
     tags: ['ws', 'limits', 'handshake'],
     needs: ['ws'],
     async run(ctx) {
+      // The limit's other parts (the refusal beyond it, any address) are the other limit checks'.
+      ctx.partly("only that one key's full allowance does not count against another's", ['limit:connections-per-key']);
       const full = fullKey(ctx);
       if (!full)
         return ctx.skip(
           'neither keys.limited nor keys.primary has an allowance stated or found, so neither can be ' +
             'filled without risking a connection beyond it',
         );
-      const other = otherKey(ctx, full);
-      if (!other)
+      const { known, unknown } = otherKeys(ctx, full);
+      const others = unknown ? [unknown] : known;
+      if (others.length === 0)
         return ctx.skip(
           `no key with stream access given besides keys.${full.name}: a second key is ` +
             'needed to show that keys are counted apart',
         );
-      const fullAllowance = knownAllowance(ctx, full.key)!;
-      const otherAllowance = knownAllowance(ctx, other.key);
       const sessions: StreamSession[] = [];
       const leases: KeyLease[] = [];
       try {
-        leases.push(await ctx.connections.freeze(full.key));
-        leases.push(await ctx.connections.freeze(other.key));
-        const [fullLease, otherLease] = leases as [KeyLease, KeyLease];
+        for (const k of [full, ...others]) leases.push(await ctx.connections.freeze(k.key));
         await Promise.all(leases.map((l) => l.settled()));
-        const fullHeld = fullLease.heldByOthers();
-        const filled = await fill(ctx, full.key, fullHeld, fullAllowance, sessions);
-        if (filled.refused)
-          ctx.skip(
-            `keys.${full.name} refused its connection ${filled.at} of ${fullAllowance} ` +
-              `(${describeRefusal(filled.refused)}), so it never reached its allowance ` +
-              '(ws.limits.connections.* judge that)',
-          );
-        ctx.note(
-          `keys.${full.name} at its allowance of ${fullAllowance} ` +
-            `(${fullHeld} of its connections held by other checks)`,
-        );
-        const otherHeld = otherLease.heldByOthers();
-        if (otherAllowance === undefined && otherHeld > 0)
-          ctx.skip(
-            `keys.${other.name}'s allowance is not known and other checks hold ${otherHeld} of its ` +
-              'connections, so another one could be beyond it',
-          );
-        const upTo = otherAllowance ?? otherHeld + 1;
-        if (otherHeld >= upTo)
-          ctx.skip(`other checks hold the whole allowance of keys.${other.name}, so none of ours can be opened`);
-        const opened = await fill(ctx, other.key, otherHeld, upTo, sessions);
-        if (!opened.refused) {
-          ctx.note(`keys.${other.name}: ${upTo - otherHeld} connection(s) accepted, ${otherHeld} held by other checks`);
-          return;
-        }
-        const received =
-          `with keys.${full.name} at its allowance of ${fullAllowance}, connection ${opened.at} of ` +
-          `${otherAllowance ?? 'an unknown allowance'} of keys.${other.name} ${describeRefusal(opened.refused)}`;
-        if (refusalStatus(opened.refused) !== STATUS.CONNECTION_LIMIT)
-          ctx.skip(`${received}: not a refusal for the connection count, so keys.${other.name} may not stream`);
-        ctx.fail({
-          received,
-          expected:
-            `keys.${other.name}'s connections within its own allowance are accepted: connections are ` +
-            `counted per key, not pooled with keys.${full.name}'s`,
-        });
+        await fillFull(ctx, full, leases[0]!, sessions);
+        // Each key stays full while the next fills: a count pooled with any of them shows.
+        for (const [i, other] of others.entries())
+          await fillOther(ctx, full, others.slice(0, i), other, leases[i + 1]!, sessions);
       } finally {
         await Promise.all(sessions.map((s) => s.close().catch(() => undefined)));
         for (const l of leases) l.release();

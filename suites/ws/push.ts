@@ -50,15 +50,15 @@ export const pushChecks: readonly Check[] = [
     id: 'ws.push.schema',
     enforces: [
       'field:push:code',
+      'rule:service:decimal-strings',
       'field:push:ask',
       'field:push:bid',
       'field:push:price',
       'field:push:last_updated',
       'field:push:sent_at',
       'event:push',
-      'rule:service:decimal-strings',
     ],
-    catches: ['push-missing-bid', 'push-price-number'],
+    catches: ['push-missing-bid', 'push-price-number', 'push-changed-missing-bid'],
     clause: {
       section: 'Resources and their fields',
       rule:
@@ -83,7 +83,7 @@ export const pushChecks: readonly Check[] = [
   },
   {
     id: 'ws.push.mid',
-    enforces: ['field:push:ask', 'field:push:bid', 'field:push:price'],
+    enforces: ['field:push:price'],
     catches: ['price-not-mid', 'price-bid-above-ask'],
     clause: {
       section: 'Resources and their fields',

@@ -155,3 +155,25 @@ export function noPushes(ctx: CheckContext, what: string): never {
     `${what}: no push arrived, so this rule cannot be observed (ws.subscribe.pushes-start judges the missing pushes)`,
   );
 }
+
+/**
+ * A stopped pair's silence proves its pushes stopped only if the target would have pushed it: a
+ * service that pushes the same price again (seen on `session` before the stop) would have; one that
+ * may push only on change sends nothing for a pair that did not move, subscribed or not. Skips the
+ * check, saying so, when such a target's REST price for `pair` stayed where it was at the stop (`before`).
+ */
+export async function stoppedPairMoved(
+  ctx: CheckContext,
+  session: StreamSession,
+  pair: string,
+  before: ReadonlyMap<string, string | undefined>,
+  stop: string,
+): Promise<void> {
+  const prices = session.pushes({ pair }).map((p) => p.value.price);
+  if (prices.some((p, i) => i > 0 && p === prices[i - 1])) return;
+  if ((await movedWithin(ctx, [pair], before, ctx.waits.pushMs)).length > 0) return;
+  ctx.skip(
+    `no push for ${pair} after ${stop}, but its REST price did not move within ${ctx.waits.pushMs} ms either, ` +
+      'so its silence does not show its pushes stopped (the push trigger is not shown)',
+  );
+}

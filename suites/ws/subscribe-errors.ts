@@ -41,11 +41,11 @@ async function pairOutsideAssetTypes(ctx: CheckContext, allowed: readonly string
 
 /** What a subscribe naming an unknown pair (alone or among known ones) is judged by. */
 const UNKNOWN_PAIR_STATEMENTS: readonly StatementKey[] = [
-  'field:notice:message',
   'transition:attempt/subscribe',
   'status:50104',
   'notice:50104',
   'rule:subscribe:unknown-pair-message',
+  'field:notice:message',
 ];
 
 /**

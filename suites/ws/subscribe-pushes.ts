@@ -22,6 +22,7 @@ import {
   observeInFlight,
   pushTimes,
   restQuotes,
+  stoppedPairMoved,
   unpushedMoves,
 } from './pushes.ts';
 import { isSilence, openSession, pause, until } from './sessions.ts';
@@ -155,7 +156,7 @@ export const subscribePushChecks: readonly Check[] = [
   {
     id: 'ws.subscribe.replaces',
     enforces: ['transition:subscribed/subscribe', 'limit:subscriptions-per-connection'],
-    catches: ['subscribe-extends', 'push-unsubscribed-pair', 'push-changed-missing-bid'],
+    catches: ['subscribe-extends', 'push-unsubscribed-pair'],
     clause: {
       section: 'States and transitions',
       rule: 'a subscribe while subscribed: subscribed to exactly the newly listed pairs; the earlier set is replaced',
@@ -183,6 +184,7 @@ export const subscribePushChecks: readonly Check[] = [
       const cutoff = stopped + window;
       const watch = watchMs(ctx.waits, pushTimes(session), a);
       const bPushed = awaitPushes(session, b, 1, cutoff, Math.max(watch, ctx.waits.pushMs));
+      const before = await restQuotes(ctx, [a]);
       await until(ctx, cutoff + watch);
       const late = session.pushes({ pair: a, sinceMs: cutoff });
       observeInFlight(ctx, session, a, stopped, window);
@@ -194,6 +196,7 @@ export const subscribePushChecks: readonly Check[] = [
           expected: `the set is replaced: no pushes for ${a}`,
         });
       ctx.note(watchNote(ctx.waits, watch, a));
+      if (late.length === 0) await stoppedPairMoved(ctx, session, a, before, 'the replacing subscribe');
       // A pair may be quiet for a while when pushes come on change: B's silence is no violation,
       // but A's then proves nothing.
       if (!(await bPushed) && late.length === 0)

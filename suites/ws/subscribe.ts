@@ -13,7 +13,6 @@ import { ask, expectNotice, subscribe } from './notices.ts';
 import { needLivePairs, needPairs, pairsByAccess, subscribeListed, subscribeOk, UNKNOWN_PAIR } from './pair-choice.ts';
 import { awaitPushes } from './pushes.ts';
 import { openSession } from './sessions.ts';
-import { REST_ANSWER_FAULTS } from '../rest/support.ts';
 import { noticeFormChecks } from './notice-form.ts';
 import { subscribeErrorChecks } from './subscribe-errors.ts';
 import { subscribePushChecks } from './subscribe-pushes.ts';
@@ -23,14 +22,14 @@ const subscribeClause = (rule: string) => ({ section: 'Method subscribe', rule }
 const noticeCheck: Check = {
   id: 'ws.subscribe.notice',
   enforces: [
+    'event:notice-subscribe',
+    'notice:200',
+    'parameter:subscribe:method',
+    'transition:none/subscribe',
     'field:notice:method',
     'field:notice:message',
     'field:notice:code',
     'field:notice:data',
-    'parameter:subscribe:method',
-    'transition:none/subscribe',
-    'event:notice-subscribe',
-    'notice:200',
   ],
   catches: ['notice-code-number', 'notice-id-not-echoed', 'notice-subscribe-message-lowercase'],
   clause: subscribeClause('Success reply: method subscribe, message Success, code 200, id echoed, data null'),
@@ -91,7 +90,7 @@ const maxPairsCheck: Check = {
 const assetTypesCheck: Check = {
   id: 'ws.subscribe.asset-types',
   enforces: ['status:50109', 'notice:50109', 'rule:auth:after-connection', 'rule:auth:entitlements'],
-  catches: [...REST_ANSWER_FAULTS, 'entitlement-asset-type-ignored', 'entitlement-asset-type-partial'],
+  catches: ['entitlement-asset-type-ignored', 'entitlement-asset-type-partial'],
   clause: {
     section: 'Authentication',
     rule:

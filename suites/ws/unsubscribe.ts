@@ -19,6 +19,7 @@ import {
   observeInFlight,
   pushTimes,
   restQuotes,
+  stoppedPairMoved,
   unpushedMoves,
 } from './pushes.ts';
 import { openSession, until } from './sessions.ts';
@@ -29,12 +30,12 @@ export const unsubscribeChecks: readonly Check[] = [
   {
     id: 'ws.unsubscribe.notice',
     enforces: [
-      'field:notice:method',
-      'field:notice:message',
-      'transition:subscribed/unsubscribe',
+      'rule:unsubscribe:success-reply',
       'event:notice-unsubscribe',
       'notice:200',
-      'rule:unsubscribe:success-reply',
+      'transition:subscribed/unsubscribe',
+      'field:notice:method',
+      'field:notice:message',
     ],
     catches: ['notice-code-number', 'unsubscribe-message-capitalized'],
     clause: clause('Success reply: method unsubscribe, message success, code 200'),
@@ -63,7 +64,7 @@ export const unsubscribeChecks: readonly Check[] = [
   {
     id: 'ws.unsubscribe.stops',
     enforces: ['transition:subscribed/unsubscribe'],
-    catches: ['unsubscribe-keeps-pushing', 'push-unsubscribed-pair', 'push-changed-missing-bid'],
+    catches: ['unsubscribe-keeps-pushing', 'push-unsubscribed-pair'],
     clause: {
       section: 'States and transitions',
       rule: 'unsubscribe while subscribed: pushes for the listed pairs stop',
@@ -98,6 +99,7 @@ export const unsubscribeChecks: readonly Check[] = [
       const window = inFlightMs(ctx.waits, pushTimes(session), a);
       const cutoff = stopped + window;
       const watch = watchMs(ctx.waits, pushTimes(session), a);
+      const before = await restQuotes(ctx, [a]);
       await until(ctx, cutoff + watch);
       const late = session.pushes({ pair: a, sinceMs: cutoff });
       observeInFlight(ctx, session, a, stopped, window);
@@ -108,6 +110,7 @@ export const unsubscribeChecks: readonly Check[] = [
           expected: `pushes for ${a} stop`,
         });
       ctx.note(watchNote(ctx.waits, watch, a));
+      await stoppedPairMoved(ctx, session, a, before, 'the unsubscribe');
       // B's silence would make A's no proof: a pair may be quiet for a while when pushes come on change.
       if (!(await awaitPushes(session, b, 1, cutoff, watchMs(ctx.waits, pushTimes(session), b))))
         ctx.skip(

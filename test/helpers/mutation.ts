@@ -17,7 +17,6 @@ import { RUN_DEFAULTS, runChecks, selectChecks } from '../../src/runner.ts';
 import { streamFactoryFor } from '../../src/transports/stream-factory.ts';
 import type { Check, CheckResult } from '../../src/check.ts';
 import { CHECKS } from '../../suites/index.ts';
-import { isPushInspection } from '../../src/push-inspection.ts';
 
 /**
  * A fault's record (reference/faults/) as the driver reads it, with the checks that must fail
@@ -129,14 +128,8 @@ export interface FaultOutcome {
   errors: { id: string; reason: string }[];
   /** Ids of `catches` that did not fail. */
   missed: string[];
-  /** Failing ids that `catches` does not name (incidental ones aside). */
+  /** Failing ids that `catches` does not name. */
   extra: string[];
-  /**
-   * Failing ids outside `catches` whose every violation is the engine's inspection of the pushes
-   * they happened to receive: a bad push fails whichever check receives it, and which checks
-   * receive one before they end depends on timing, so these are not held against exactness.
-   */
-  incidental: string[];
   /** At least one check failed. */
   caught: boolean;
   /** The failing set equals `catches` and nothing errored. */
@@ -155,22 +148,15 @@ export function judgeFault(fault: FaultEntry, results: readonly CheckResult[], d
     .filter((r) => r.outcome === 'error')
     .map((r) => ({ id: r.id, reason: `${r.errorCode ?? ''} ${r.reason ?? ''}`.trim() }));
   const missed = fault.catches.filter((id) => !failing.includes(id));
-  const outside = results.filter((r) => r.outcome === 'fail' && !fault.catches.includes(r.id));
-  const incidental = outside
-    .filter((r) => r.violations.length > 0 && r.violations.every(isPushInspection))
-    .map((r) => r.id)
-    .sort();
-  const extra = outside
-    .map((r) => r.id)
-    .filter((id) => !incidental.includes(id))
-    .sort();
+  // One rule, one verdict (src/ownership.ts): a check that met the fault's broken frames without
+  // owning the rule cites them and does not fail, so every failure outside the catches is extra.
+  const extra = failing.filter((id) => !fault.catches.includes(id));
   return {
     fault,
     failing,
     errors,
     missed,
     extra,
-    incidental,
     caught: failing.length > 0,
     exact: missed.length === 0 && extra.length === 0 && errors.length === 0,
     durationMs,

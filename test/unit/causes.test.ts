@@ -1,6 +1,7 @@
 /**
- * Failures grouped by cause: one fault of the target seen through many checks leads every report
- * as one cause with its checks under it, and a reproduction keeps the exchanges that show it.
+ * Failures grouped by the rule they broke: one fault of the target met by many checks fails the
+ * owner of its rule once per channel, and every report leads with it and counts one broken rule;
+ * a reproduction keeps the exchanges that show it.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -9,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReferenceServer, type ReferenceServer } from '../../reference/index.ts';
 import { causeOf, causesOf, evidenceShowing } from '../../reports/causes.ts';
 import type { JsonReport } from '../../reports/json.ts';
-import type { CheckResult, Evidence } from '../../src/check.ts';
+import type { CheckResult, Evidence, JudgedViolation } from '../../src/check.ts';
 import { conform, type Run } from '../helpers/conform-cli.ts';
 
 const http = (url: string, body: string): Evidence => ({
@@ -20,7 +21,12 @@ const http = (url: string, body: string): Evidence => ({
   atMs: 0,
 });
 
-const failed = (id: string, received: string[], evidence: Evidence[] = []): CheckResult => ({
+const failed = (
+  id: string,
+  received: string[],
+  evidence: Evidence[] = [],
+  rule: JudgedViolation['rule'] = 'field:price:price',
+): CheckResult => ({
   id,
   title: id,
   expectation: 'e',
@@ -28,7 +34,7 @@ const failed = (id: string, received: string[], evidence: Evidence[] = []): Chec
   severity: 'must',
   tags: [],
   outcome: 'fail',
-  violations: received.map((r) => ({ received: r, expected: 'x' })),
+  violations: received.map((r) => ({ received: r, expected: 'x', rule })),
   observations: [],
   evidence,
   durationMs: 1,
@@ -39,19 +45,24 @@ describe('causes', () => {
     expect(causeOf('Crypto:ALL:BTC/USD: bid 1.01, price 1.03, ask 1.04: price 1.03 is not the mid 1.02 of ask')).toBe(
       'price … is not the mid … of ask',
     );
-    expect(causeOf('push {"code":"X:Y:A/B","price":"2"}: price 2.5 is not the mid 2.4 of ask')).toBe(
-      'price … is not the mid … of ask',
-    );
   });
 
-  it('groups checks sharing a violation, leaves a failure of its own alone, lists each check once', () => {
+  it('counts one broken rule for a statement stated on both channels, its owners failed, the citers beside', () => {
+    const citing: CheckResult = {
+      ...failed('c', []),
+      outcome: 'pass',
+      alsoSeen: [{ received: 'push …', expected: 'x', rule: 'field:push:price', owner: 'b' }],
+    };
     const results = [
       failed('a', ['A:B:C/D: price 1.5 is not the mid 1.4 of ask']),
-      failed('b', ['GET /x: price 2.5 is not the mid 2.4 of ask', 'status 500 answered']),
-      failed('c', ['status 500 answered']),
-      failed('d', ['no frame within 100 ms']),
+      failed('b', ['push {…}: price 2.5 is not the mid 2.4 of ask'], [], 'field:push:price'),
+      citing,
+      failed('d', ['no frame within 100 ms'], [], 'event:push'),
     ];
-    expect(causesOf(results).map((c) => [c.cause, c.ids])).toEqual([['price … is not the mid … of ask', ['a', 'b']]]);
+    expect(causesOf(results).map((c) => [c.rule, c.statements, c.failed, c.alsoSeen])).toEqual([
+      ['field:price:price', ['field:price:price', 'field:push:price'], ['a', 'b'], ['c']],
+      ['event:push', ['event:push'], ['d'], []],
+    ]);
   });
 
   it('keeps the requests quoting the violation, and not the unrelated listing before them', () => {
@@ -93,7 +104,7 @@ describe('a run against a service whose price is not the mid', () => {
     const profile = path.join(dir, 'profile.json');
     await writeFile(profile, JSON.stringify(server.profile));
     // The console's whole detail (--verbose), each line whole: its layout apart from the width it fits.
-    run = await conform(['--profile', profile, '--report', 'console,json,html,junit', '--out', dir, '--verbose'], {
+    run = await conform(['--profile', profile, '--report', 'console,json,html,junit,github', '--out', dir, '--verbose'], {
       COLUMNS: '10000',
     });
     report = JSON.parse(await readFile(path.join(dir, 'conform-report.json'), 'utf8')) as JsonReport;
@@ -104,49 +115,67 @@ describe('a run against a service whose price is not the mid', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it('leads the JSON report with one cause covering every failure', () => {
+  it('fails exactly the owners of the mid-price, once per channel; the checks that met it cite it', () => {
     const ids = report.results.filter((r) => r.outcome === 'fail').map((r) => r.id);
-    expect(ids.length).toBeGreaterThanOrEqual(10);
-    expect(Object.keys(report).indexOf('causes')).toBeLessThan(Object.keys(report).indexOf('results'));
-    expect(report.causes).toHaveLength(1);
-    expect(report.causes![0]!.cause).toMatch(/^price … is not the mid … of ask and bid/);
-    expect(report.causes![0]!.ids).toEqual(ids);
+    expect(ids).toEqual(['rest.price.mid', 'ws.push.mid']);
+    for (const r of report.results.filter((x) => x.outcome === 'fail'))
+      for (const v of r.violations) expect(['field:price:price', 'field:push:price']).toContain(v.rule);
+    const citing = report.results.filter((r) => r.alsoSeen?.length);
+    expect(citing.map((r) => r.id)).toContain('rest.price.catalogue');
+    expect(citing.every((r) => r.outcome !== 'fail')).toBe(true);
   });
 
-  it('leads the console summary with the cause, its checks listed under it, before the failures', () => {
-    const n = report.causes![0]!.ids.length;
-    const head = run.stdout.indexOf(`${n} checks, 1 cause: price … is not the mid`);
+  it('counts one broken rule in the JSON report, led by it', () => {
+    expect(Object.keys(report).indexOf('causes')).toBeLessThan(Object.keys(report).indexOf('results'));
+    expect(report.summary.broken).toHaveLength(1);
+    expect(report.causes).toHaveLength(1);
+    expect(report.causes![0]).toMatchObject({
+      rule: 'field:price:price',
+      failed: ['rest.price.mid', 'ws.push.mid'],
+      statements: ['field:price:price', 'field:push:price'],
+    });
+    expect(report.causes![0]!.alsoSeen.length).toBeGreaterThan(0);
+  });
+
+  it('leads the console summary with the one broken rule, its owners under it, each failure naming it', () => {
+    const head = run.stdout.indexOf('1 broken rule: field:price:price (');
     expect(head).toBeGreaterThan(0);
     expect(head).toBeLessThan(run.stdout.indexOf('Failures and errors ('));
-    expect(run.stdout).toContain('(rest.price.mid, rest.price.catalogue, ');
-    for (const id of report.causes![0]!.ids) expect(run.stdout.slice(head)).toContain(`\n    ${id}\n`);
+    for (const id of ['rest.price.mid', 'ws.push.mid']) expect(run.stdout.slice(head)).toContain(`\n    ${id}\n`);
+    expect(run.stdout).toContain('Breaks field:price:price (Price record');
+    expect(run.stdout).toContain('Breaks field:push:price (WebSocket push data frame');
   });
 
-  it('leads every JUnit suite with the cause, as a property and in its output', async () => {
+  it('writes one annotation, for the broken rule, and counts one rule in the job summary', async () => {
+    const annotations = run.stdout.split('\n').filter((l) => l.startsWith('::error'));
+    expect(annotations).toHaveLength(1);
+    expect(annotations[0]).toContain('title=broken rule field%3Aprice%3Aprice');
+    const summary = await readFile(path.join(dir, 'conform-summary.md'), 'utf8');
+    expect(summary).toContain('### Broken rules (1)');
+  });
+
+  it('leads every JUnit suite with the one broken rule, as a property and in its output', async () => {
     const xml = await readFile(path.join(dir, 'conform-junit.xml'), 'utf8');
-    const n = report.causes![0]!.ids.length;
     const suites = xml.match(/<testsuite /g)!.length;
-    expect(
-      xml.match(new RegExp(`<property name="causes" value="${n} checks, 1 cause: price … is not the mid`, 'g')),
-    ).toHaveLength(suites);
-    expect(xml.match(new RegExp(`<system-out>${n} checks, 1 cause: `, 'g'))).toHaveLength(suites);
+    expect(xml.match(/<property name="causes" value="1 broken rule: field:price:price/g)).toHaveLength(suites);
+    expect(xml.match(/<system-out>1 broken rule: /g)).toHaveLength(suites);
   });
 
-  it('leads the HTML report with the cause, each check a link to its failure', () => {
+  it('leads the HTML report with the broken rule, each owner a link to its failure, one section marked failed', () => {
     const causes = html.indexOf('<section id="causes">');
     expect(causes).toBeGreaterThan(0);
     expect(causes).toBeLessThan(html.indexOf('<section id="overview">'));
-    for (const id of report.causes![0]!.ids) {
+    for (const id of ['rest.price.mid', 'ws.push.mid']) {
       expect(html).toContain(`<a href="#${id}"><code>${id}</code></a>`);
       expect(html).toContain(`<details class="failure is-fail" id="${id}">`);
     }
+    const bySection = html.slice(html.indexOf('By spec section'), html.indexOf('By tag'));
+    expect(bySection.match(/class="n o-fail"><a href=/g)).toHaveLength(1);
   });
 
-  it('links the failure counts of the overview, and each section with failures, to a failure', () => {
+  it('links the failure counts of the overview to a failure', () => {
     const first = report.results.find((r) => r.outcome === 'fail')!;
     expect(html).toContain(`<b class="o-fail"><a href="#${first.id}">${report.summary.fail}</a></b>`);
-    const section = `<a href="#${first.id}">${first.clause.section.replace(/`/g, '&#96;')}</a>`;
-    expect(html.replace(/`/g, '&#96;')).toContain(section);
     for (const [, id] of html.matchAll(/<a href="#([^"]+)">/g)) expect(html).toContain(`id="${id}"`);
   });
 
@@ -157,7 +186,9 @@ describe('a run against a service whose price is not the mid', () => {
     const curls = repro.split('\n').filter((l) => l.trimStart().startsWith('curl '));
     expect(curls.length).toBeGreaterThan(0);
     expect(curls.length).toBeLessThanOrEqual(6);
-    expect(curls.filter((l) => l.includes('/v1/price?'))).toHaveLength(mid.violations.length);
+    // Its own reads; the pairs rest.price.catalogue met are that check's evidence.
+    const own = mid.violations.filter((v) => !v.seenBy);
+    expect(curls.filter((l) => l.includes('/v1/price?'))).toHaveLength(own.length);
     expect(mid.evidence.length).toBeGreaterThan(curls.length);
     expect(html).toContain(`show all ${mid.evidence.length} exchanges`);
   });

@@ -29,7 +29,6 @@ import {
   type PlannedRun,
 } from '../helpers/mutation.ts';
 import { sweepCapacity } from '../helpers/sweep.ts';
-import { PUSH_EXPECTED } from '../../src/push-inspection.ts';
 
 const result = (id: string, outcome: CheckResult['outcome']): CheckResult => ({
   id,
@@ -57,27 +56,6 @@ describe('mutation judging', () => {
     const o = judgeFault(fault, [result('a', 'fail'), result('b', 'pass'), result('c', 'fail')]);
     expect(o).toMatchObject({ caught: true, exact: false, missed: ['b'], extra: ['c'] });
     expect(disagreementLines([o])).toEqual(['f: expected [a, b], failing [a, c]; missed [b]; extra [c]']);
-  });
-
-  it('holds a check failing only through the push inspection not against exactness; other violations are extra', () => {
-    const inspected = {
-      ...result('c', 'fail'),
-      violations: [{ received: 'push {…}: /bid: missing', expected: PUSH_EXPECTED.schema }],
-    };
-    const mixed = {
-      ...result('d', 'fail'),
-      violations: [
-        { received: 'push {…}: bid 2 > price 1', expected: PUSH_EXPECTED.quote },
-        { received: 'no notice', expected: 'a notice' },
-      ],
-    };
-    const o = judgeFault(fault, [result('a', 'fail'), result('b', 'fail'), inspected, mixed]);
-    expect(o).toMatchObject({ exact: false, incidental: ['c'], extra: ['d'] });
-    expect(judgeFault(fault, [result('a', 'fail'), result('b', 'fail'), inspected])).toMatchObject({
-      exact: true,
-      incidental: ['c'],
-      extra: [],
-    });
   });
 
   it('does not call a fault exact when a check errors, and not caught when nothing fails', () => {

@@ -540,6 +540,32 @@ const OBSERVE: Record<FaultName, Observation> = {
       );
     },
   },
+  'limit-slots-never-freed': {
+    async deviates(s) {
+      // The primary key's slots, taken one by one and each closed at once, run out at its allowance.
+      const allowance = Number(s.profile.keys.primary.connections);
+      for (let i = 0; i < allowance; i++) await (await open(s, 'primary')).close();
+      await new Promise((r) => setTimeout(r, 200));
+      const again = await tryOpen(s, 'primary');
+      await again?.close();
+      return again === undefined;
+    },
+  },
+  'limit-pooled-with-primary': {
+    deviates: async (s) => {
+      const held: (Client | undefined)[] = [];
+      try {
+        for (let i = 0; i < Number(s.profile.keys.secondary!.connections); i++)
+          held.push(await tryOpen(s, 'secondary'));
+        // keys.secondary took all its own slots; keys.primary, within its own allowance, is refused.
+        const primary = await tryOpen(s, 'primary');
+        held.push(primary);
+        return !held.slice(0, -1).includes(undefined) && primary === undefined;
+      } finally {
+        await Promise.all(held.map((c) => c?.close()));
+      }
+    },
+  },
 };
 
 async function observe(name: FaultName, fault: FaultName | undefined): Promise<boolean> {

@@ -119,14 +119,17 @@ describe('a failing run reported for CI', () => {
     expect(failed.every((t) => t.trace?.includes('Received:') || t.trace?.startsWith('Error'))).toBe(true);
   });
 
-  it('prints one error annotation per failed check, titled with the check, as the runner reads them', () => {
+  it('prints one error annotation per broken rule, titled with it, naming its owners, as the runner reads them', () => {
     const errors = commandsOf(inActions.stdout).filter((c) => c.command === 'error');
-    const failed = report.results.filter((r) => r.outcome === 'fail' || r.outcome === 'error');
-    expect(errors.map((c) => c.properties.title)).toEqual(failed.map((r) => `${r.id}: ${r.title}`));
-    for (const [i, c] of errors.entries()) {
-      const first = failed[i]!.violations[0];
-      if (first) expect(c.data.split('\n')[0]).toBe(`Received: ${first.received}`);
-      expect(c.data).toContain('\n');
+    const broken = report.summary.broken;
+    const errored = report.results.filter((r) => r.outcome === 'error');
+    expect(errors).toHaveLength(broken.length + errored.length);
+    expect(broken.length).toBeGreaterThan(0);
+    for (const [i, b] of broken.entries()) {
+      const c = errors[i]!;
+      expect(c.properties.title).toMatch(new RegExp(`^broken rule ${b.rule} `));
+      expect(c.data.split('\n')[0]).toMatch(new RegExp(`^Breaks ${b.rule} \\(`));
+      for (const id of b.failed) expect(c.data).toContain(`\n${id}: `);
     }
   });
 
@@ -136,7 +139,7 @@ describe('a failing run reported for CI', () => {
     expect(summary).toContain(`${report.summary.fail} failed`);
     expect(summary).toMatch(/^\*\*Rules:\*\* \d+ of \d+ stated rules checked/m);
     expect(summary).toMatch(/^\*\*Checks:\*\* \d+ of \d+ must checks ran/m);
-    expect(summary).toMatch(/### Failures by rule/);
+    expect(summary).toMatch(/### Broken rules \(\d+\)/);
     for (const r of report.results.filter((x) => x.outcome === 'fail')) expect(summary).toContain(`\`${r.id}\``);
     expect(summary).toContain('https://github.com/example/prices/actions/runs/42#artifacts');
     expect(summary).toContain('`conform-ctrf.json`');
@@ -149,7 +152,7 @@ describe('a failing run reported for CI', () => {
     expect(summary).not.toContain('actions/runs');
     expect(outside.stdout).toContain(`report: ${path.join(dir, 'local', GITHUB_SUMMARY_FILE)}`);
     expect(commandsOf(outside.stdout).filter((c) => c.command === 'error')).toHaveLength(
-      report.summary.fail + report.summary.error,
+      report.summary.broken.length + report.summary.error,
     );
   });
 });

@@ -63,18 +63,33 @@ describe('REST suite against the clean reference service', () => {
 
 const restFaults = FAULTS.filter((f) => f.catches.some((id) => id.startsWith('rest.')));
 
+/**
+ * Checks that read what other checks own (every pair of the catalogue, every answer's schema): a
+ * fault only they meet fails its owner (src/ownership.ts), so they run beside every fault's catches.
+ */
+const READERS = ['rest.envelope.schema', 'rest.envelope.error-shape', 'rest.price.schema', 'rest.price.catalogue'];
+
+/** Checks that catch no fault of their own: their reads fail the owners, under these faults. */
+const READS_FOR_OTHERS: Record<string, { fault: string; owner: string }> = {
+  'rest.price.catalogue': { fault: 'price-deep-pair-inverted', owner: 'rest.price.mid' },
+};
+
 describe('REST suite against each reference fault', () => {
   for (const fault of restFaults) {
     const ids = fault.catches.filter((id) => id.startsWith('rest.'));
-    it(`${fault.name} (${fault.rule}) fails ${ids.join(', ')}`, async () => {
+    it(`${fault.name} (${fault.rule}) fails its owners only: ${ids.join(', ')}`, async () => {
       const ref = await startReferenceServer({ fault: fault.name });
       try {
-        const results = await run(ref.profile, ids);
-        expect(results.map((r) => r.id).sort()).toEqual([...ids].sort());
-        for (const r of results) {
-          expect({ id: r.id, outcome: r.outcome }).toEqual({ id: r.id, outcome: 'fail' });
+        const results = await run(ref.profile, [...new Set([...ids, ...READERS])]);
+        // Only owners fail (a reader that met the fault cites it), and it is caught. Which owners a
+        // stream check's REST reads also reach is the whole suite's to say: the sweep holds it exact.
+        const failing = results.filter((r) => r.outcome === 'fail').map((r) => r.id);
+        expect(failing.filter((id) => !ids.includes(id))).toEqual([]);
+        expect(failing.length).toBeGreaterThan(0);
+        for (const r of results.filter((x) => failing.includes(x.id))) {
           expect(r.violations[0]!.received.length).toBeGreaterThan(0);
           expect(r.violations[0]!.expected.length).toBeGreaterThan(0);
+          expect(r.violations[0]!.rule).toBeDefined();
         }
       } finally {
         await ref.close();
@@ -302,12 +317,59 @@ describe('REST suite against a proxy that breaks one rule the faults do not', ()
   }
 });
 
+/**
+ * Faults under dialects that answer otherwise what the spec leaves open: a page past the end
+ * refused with 50004, invalid paging answered with the defaults. The answer a reader meets is then
+ * the dialect's, and only the owners of the broken rule fail.
+ */
+describe('REST faults under dialects: only the owners fail', () => {
+  const PAGING = ['rest.envelope.schema', 'rest.pairs.page-default-size', 'rest.pairs.defaults'];
+  const INVALID = restChecks.filter((c) => c.id.startsWith('rest.pairs.invalid-param.')).map((c) => c.id);
+  it.each([
+    // page alone pages by 20: page 2 of a small catalogue lies past the end, and is refused.
+    ['pairs-page-alone-per-page-20', { pastEnd: 'error', catalogueSize: 12 }, ['rest.pairs.page-default-size']],
+    // The 200 of invalid paging answered with the defaults carries the number 200.
+    ['envelope-status-number-integer', { invalidPaging: 'defaults' }, ['rest.envelope.schema']],
+  ] as const)('%s under %o fails %o', async (fault, rest, owners) => {
+    const ref = await startReferenceServer({ fault, dialect: { rest } });
+    try {
+      const results = await run(ref.profile, [...PAGING, ...INVALID]);
+      const failing = results.filter((r) => r.outcome === 'fail').map((r) => r.id);
+      expect(failing.sort(), results.map((r) => `${r.id} ${r.outcome} ${r.reason ?? ''}`).join('\n')).toEqual([
+        ...owners,
+      ]);
+    } finally {
+      await ref.close();
+    }
+  });
+});
+
 describe('coverage', () => {
   it('has every must REST check broken by at least one fault or proxy mutation', () => {
     const caught = new Set([...restFaults.flatMap((f) => f.catches), ...MUTATIONS.flatMap((m) => m.catches)]);
     const uncaught = restChecks
       .filter((c) => c.severity === 'must' && !caught.has(c.id) && !SKIPPED_ON_REFERENCE[c.id])
       .map((c) => c.id);
-    expect(uncaught).toEqual([]);
+    expect(uncaught).toEqual(Object.keys(READS_FOR_OTHERS));
   });
+
+  it.each(Object.entries(READS_FOR_OTHERS))(
+    '%s catches no fault of its own, but its reads fail the owner of what it met',
+    async (reader, { fault, owner }) => {
+      const ref = await startReferenceServer({ fault });
+      try {
+        const alone = await run(ref.profile, [owner]);
+        expect(alone[0]!.outcome, 'the owner alone misses it').toBe('pass');
+        const both = await run(ref.profile, [owner, reader]);
+        expect(both.map((r) => [r.id, r.outcome])).toEqual([
+          [owner, 'fail'],
+          [reader, 'pass'],
+        ]);
+        expect(both[0]!.violations.some((v) => v.seenBy === reader)).toBe(true);
+        expect(both[1]!.alsoSeen?.[0]).toMatchObject({ owner });
+      } finally {
+        await ref.close();
+      }
+    },
+  );
 });

@@ -278,6 +278,42 @@ describe('subscription checks', () => {
     expect(r.outcome, line(r)).toBe('pass');
   });
 
+  it('judges the notice frame only in part when one kind of notice goes unanswered', async () => {
+    // Answers a good subscribe, and nothing else: no error notice to validate.
+    const profile = await miniTarget({
+      message(conn, msg) {
+        const pairs = (msg?.params as { pairs?: unknown } | undefined)?.pairs;
+        if (
+          msg?.method === 'subscribe' &&
+          Array.isArray(pairs) &&
+          pairs.length > 0 &&
+          pairs.every((p) => PAIRS.includes(p))
+        )
+          standard(conn, msg);
+        else if (msg?.method === 'ping') standard(conn, msg);
+      },
+    });
+    const r = await runOne(profile, 'ws.notice.schema');
+    expect(r.outcome, line(r)).toBe('pass');
+    expect(r.unjudged?.statements).toEqual(['event:notice-error']);
+    expect(r.partly?.reason).toBe('1 of 5 requests answered with a notice');
+  });
+
+  it('skips the stop checks when every push was a change and the stopped pair did not move on REST', async () => {
+    // Each push a new price, so pushes may come only on change; REST never moves: a stopped pair's
+    // silence then proves nothing, however well the target stops it.
+    const moving = (_c: Conn, pair: string, n: number): Json => {
+      const at = (base: number): string => (base + n / 100).toFixed(2);
+      return { ...quote(pair, n), ask: at(10.02), bid: at(10), price: at(10.01) };
+    };
+    const profile = await miniTarget({ push: moving });
+    for (const id of ['ws.subscribe.replaces', 'ws.unsubscribe.stops']) {
+      const r = await runOne(profile, id);
+      expect(r.outcome, line(r)).toBe('skip');
+      expect(r.reason).toMatch(/its REST price did not move within \d+ ms either, so its silence does not show/);
+    }
+  });
+
   it('fails ws.subscribe.replaces when the old pair is pushed again well after the notice', async () => {
     // Keeps pushing the replaced pair for 600 ms.
     const profile = await miniTarget({

@@ -26,6 +26,15 @@ const CASES: readonly (readonly [string, string, RegExp])[] = [
     'limit-pooled-across-keys',
     /^with keys\.limited at its allowance of 1, connection \d+ of \d+ of keys\.secondary handshake refused: .*50009/m,
   ],
+  [
+    'ws.limits.keys-apart',
+    'limit-pooled-with-primary',
+    new RegExp(
+      '^with keys\\.limited at its allowance of 1, keys\\.secondary and .* at theirs, ' +
+        'connection \\d+ of 8 of keys\\.primary handshake refused: .*50009',
+      'm',
+    ),
+  ],
   ['ws.unsubscribe.invalid.missing-params', 'unsubscribe-invalid-pairs-accepted', /^the reply: method "unsubscribe"/m],
   ['ws.unsubscribe.invalid.pairs-not-array', 'unsubscribe-invalid-pairs-accepted', /^the reply: method "unsubscribe"/m],
   [

@@ -13,6 +13,7 @@
  *   false-failure property, no check fails or errors.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { failableStatement } from '../../../src/judgements.ts';
 import { coveringSeeds, drawDialect } from '../../../reference/index.ts';
 import {
   formatReport,
@@ -126,11 +127,7 @@ describe(`the ${TIER} sweep against the reference service`, () => {
         const o = judged(r);
         expect(o.failing.length, `${name} is caught by no check`).toBeGreaterThan(0);
         expect(o.errors, `${name}: checks ended in error`).toEqual([]);
-        // A check failing only through the push inspection saw the fault's own broken pushes: not extra.
-        expect(
-          o.failing.filter((id) => !o.incidental.includes(id)),
-          `${name}: failing set differs from catches`,
-        ).toEqual([...o.fault.catches].sort());
+        expect(o.failing, `${name}: failing set differs from catches`).toEqual([...o.fault.catches].sort());
       },
     );
 
@@ -138,6 +135,17 @@ describe(`the ${TIER} sweep against the reference service`, () => {
       const all = rows.map(judged);
       expect(all.length).toBe(transport === 'ws' ? FAULTS.length : streamFaults().length);
       expect(all.every((o) => o.caught)).toBe(true);
+    });
+
+    it('names, for every violation of every failing check, a stated rule of the spec it breaks', () => {
+      for (const r of rows) {
+        for (const res of judged(r).results.filter((x) => x.outcome === 'fail'))
+          for (const v of res.violations) {
+            const st = failableStatement(v.rule);
+            expect(st, `${r.fault} ${res.id}: ${v.received} names ${String(v.rule)}`).toBeDefined();
+            expect(st!.statement.length).toBeGreaterThan(0);
+          }
+      }
     });
   });
 
