@@ -61,6 +61,9 @@ export const CONFORM_EXIT_CODES: ExitCodes = {
   2:
     'bad options, an unreadable or invalid profile, a target that does not answer, refuses the key or ' +
     'fails TLS verification: one line on stderr',
+  3:
+    'INCONCLUSIVE: network: no check failed, but some ended in CONFORM_NETWORK (a connection refused or reset ' +
+    'after retries), so the run could not judge everything: run again',
 };
 
 /** Which checks run, and the listings that print the checks instead of running them. */
