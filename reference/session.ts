@@ -76,7 +76,9 @@ export class Sessions {
     }
     if (keepAlive.windowMs !== undefined) {
       const idle = IDLE_CLOSES[svc.dialect.stream.idleClose];
-      client.keepAlive = setTimeout(() => client.link.close(idle.code, idle.reason), keepAlive.windowMs);
+      // How soon after the window the close comes is not stated: at once, or as late as an idle sweep.
+      const closeAfterMs = Math.round(keepAlive.windowMs * svc.dialect.stream.idleCloseWindows);
+      client.keepAlive = setTimeout(() => client.link.close(idle.code, idle.reason), closeAfterMs);
     }
     return client;
   }
