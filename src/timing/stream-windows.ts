@@ -57,12 +57,13 @@ export function watchMs(w: Waits, times: PushTimes, pair: string): number {
 const IN_FLIGHT_GAPS = 4;
 
 /**
- * How long after the notice of a replacing subscribe or an unsubscribe frames of `pair` already in
- * flight may still arrive: the spec gives no time, and a service may flush what it queued before
- * the request. Four of the largest push gaps on the session (of the pair, or of any pair when
- * larger; the wait for one push when the pushes came all at once), at least the in-flight wait,
- * at most the wait for two pushes, so a pair that is never stopped still shows. A pair pushed
- * fewer than three times shows no cadence: the wait for two pushes.
+ * How long after the notice of a replacing subscribe or an unsubscribe frames of `pair` may still
+ * arrive: the spec states that pushes stop, not how fast, and a service may flush what it queued
+ * before the request or take the pair out of its fan-out a moment later. Four of the largest push
+ * gaps on the session (of the pair, or of any pair when larger; the wait for one push when the
+ * pushes came all at once), at least the stop wait (1.5 s unless the profile states `stopMs`), at
+ * most the wait for two pushes, so a pair that is never stopped still shows. A pair pushed fewer
+ * than three times shows no cadence: the wait for two pushes.
  */
 export function inFlightMs(w: Waits, times: PushTimes, pair: string): number {
   const own = times.get(pair) ?? [];
@@ -75,8 +76,11 @@ export function inFlightMs(w: Waits, times: PushTimes, pair: string): number {
   // Pushes that all came at one instant (a burst) show no cadence either: a frame queued before the
   // request may come as late as the next push would, so the window is the wait for one push.
   const gaps = gap > 0 ? IN_FLIGHT_GAPS * gap : w.pushMs;
-  return Math.round(Math.min(maxWatchMs(w), Math.max(w.inFlightMs, gaps)));
+  return Math.round(Math.min(maxWatchMs(w), Math.max(w.stopMs, gaps)));
 }
+
+/** The step in which the time a stopped pair took to stop is recorded, so a baseline compares steps, not jitter. */
+export const STOP_RECORD_STEP_MS = 250;
 
 /** The transcript line that says how long a stop was watched and why. */
 export const watchNote = (w: Waits, watch: number, pair: string): string =>

@@ -151,7 +151,10 @@ export const consistencyChecks: readonly Check[] = [
         ['REST', record],
       ] as const) {
         for (const why of priceProblems(frame))
-          ctx.violation({ received: `${channel}: ${why}`, expected: 'bid <= price <= ask, price the mid' });
+          ctx.violation({
+            received: `${channel}: ${why}`,
+            expected: 'bid <= price <= ask: the mid-price lies within the spread',
+          });
       }
       ctx.observe('rest-status', (res.json as { status_number?: unknown } | undefined)?.status_number);
       ctx.observe('push-before-rest-ms', read.gapMs, 'from the push compared to the REST answer');

@@ -6,7 +6,9 @@
  * /v1/pairs may list pairs that are inactive or suspended, and a subscribe naming one is rightly
  * refused with 50104 (spec: Errors, 50104): for a check about another rule that is an observation,
  * recorded in the run's pair ledger (ctx.pairLedger) so that no later check picks the pair again,
- * and the pair is replaced by another listed one.
+ * and the pair is replaced by another listed one. Only where REST agrees, though: a pair that
+ * `GET /v1/price` prices as active (status 200) is not inactive or suspended, and the stream's
+ * 50104 for it breaks the rule.
  */
 import type { CheckContext } from '../../src/check.ts';
 import { NOTHING_TO_JUDGE } from '../../src/coverage.ts';
@@ -23,10 +25,11 @@ import { pause } from './sessions.ts';
  */
 const MAX_REPLACED = 5;
 
-/** What a replacement pair must be: of one asset type, or with an open market (REST 200). */
+/** What a replacement pair must be: of one asset type, or with an open market (REST 200), and none of `exclude`. */
 export interface PairNeeds {
   assetType?: string;
   live?: boolean;
+  exclude?: readonly string[];
 }
 
 const isSuccess = (notice: JsonObject): boolean => String(notice.code) === STATUS.OK && notice.method !== METHOD.error;
@@ -64,8 +67,31 @@ async function probeRefused(
 /** Another listed pair for `refused`, not among `taken`, preferring what the run saw work. */
 async function replacement(ctx: CheckContext, taken: readonly string[], needs: PairNeeds): Promise<string | undefined> {
   const want = taken.length + 1;
-  const more = needs.live ? await livePairs(ctx, want) : await streamPairs(ctx, want, needs);
-  return more.find((p) => !taken.includes(p));
+  const skip = [...taken, ...(needs.exclude ?? [])];
+  const more = needs.live
+    ? await livePairs(ctx, want + skip.length)
+    : await streamPairs(ctx, want + skip.length, needs.assetType ? { assetType: needs.assetType } : {});
+  return more.find((p) => !skip.includes(p));
+}
+
+/**
+ * Fails the check when REST prices as active (status 200 with data) a listed pair the stream refused
+ * with 50104: "pair does not exist, is inactive or is suspended" cannot be true of a pair REST
+ * serves as live. A pair REST refuses, or answers without a price or with 50102, may be suspended.
+ */
+async function restAgrees(ctx: CheckContext, refused: string, notice: JsonObject): Promise<void> {
+  const ex = await ctx.rest.get({ path: PATHS.price, query: { [QUERY.price.code]: refused } });
+  const body = ex.json as { status_number?: unknown; data?: unknown } | undefined;
+  // Read loosely: the envelope's exact shape is the REST suite's rule.
+  if (String(body?.status_number) !== STATUS.OK || !body?.data || typeof body.data !== 'object') return;
+  ctx.fail({
+    received:
+      `a subscribe to ${refused}, listed in ${PATHS.pairs}, answered ${JSON.stringify(notice).slice(0, 200)}, ` +
+      `while ${PATHS.price}?code=${refused} prices it as active (HTTP ${ex.status}, status_number "${STATUS.OK}")`,
+    expected:
+      `${STATUS.PAIR_NOT_FOUND} only for a pair that does not exist, is inactive or is suspended: ` +
+      'not for one REST prices as active',
+  });
 }
 
 /**
@@ -91,6 +117,7 @@ export async function subscribeListed(
     if (String(notice.code) !== STATUS.PAIR_NOT_FOUND) return { notice, pairs: current };
     const refused = refusedListed(ctx, notice, current) ?? (await probeRefused(ctx, session, current, id));
     if (refused === undefined) return { notice, pairs: current };
+    await restAgrees(ctx, refused, notice);
     ctx.pairLedger.refused(refused, JSON.stringify(notice));
     ctx.observe(
       'listed-pair-refused',

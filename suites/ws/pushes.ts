@@ -6,7 +6,13 @@
 import { Decimal } from 'decimal.js';
 import type { CheckContext } from '../../src/check.ts';
 import { PATHS, QUERY } from '../../src/spec.ts';
-import { CADENCE_PUSHES, cadenceWaitMs, MOVE_POLL_MS, type PushTimes } from '../../src/timing/index.ts';
+import {
+  CADENCE_PUSHES,
+  cadenceWaitMs,
+  MOVE_POLL_MS,
+  STOP_RECORD_STEP_MS,
+  type PushTimes,
+} from '../../src/timing/index.ts';
 import { isPush, jsonObject, type StreamSession } from '../../src/transports/stream.ts';
 import { places } from './rules.ts';
 import { isSilence, pause } from './sessions.ts';
@@ -64,8 +70,19 @@ export function observeInFlight(
   stopMs: number,
   windowMs: number,
 ): void {
-  const n = session.pushes({ pair, sinceMs: stopMs }).filter((p) => p.atMs < stopMs + windowMs).length;
-  ctx.observe('in-flight-pushes', n, `pushes of ${pair} within ${windowMs} ms after the notice that stopped them`);
+  const within = session.pushes({ pair, sinceMs: stopMs }).filter((p) => p.atMs < stopMs + windowMs);
+  ctx.observe(
+    'in-flight-pushes',
+    within.length,
+    `pushes of ${pair} within ${windowMs} ms after the notice that stopped them`,
+  );
+  // In steps, so that a baseline shows a target that starts stopping later, not timer jitter.
+  const last = within.at(-1)?.atMs;
+  ctx.observe(
+    'stopped-within-ms',
+    last === undefined ? 0 : Math.ceil((last - stopMs) / STOP_RECORD_STEP_MS) * STOP_RECORD_STEP_MS,
+    `when the last push of ${pair} came after the notice that stopped it, in ${STOP_RECORD_STEP_MS} ms steps`,
+  );
 }
 
 /**

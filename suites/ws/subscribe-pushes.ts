@@ -163,7 +163,7 @@ export const subscribePushChecks: readonly Check[] = [
     title: 'subscribes to pair A, waits for two of its pushes, then subscribes to pair B only',
     expectation:
       `after the second notice, and a window for frames in flight (four of A's push gaps, at least ` +
-      `${WAIT_DEFAULTS.inFlightMs} ms), no push for A over three of its push gaps; pushes for B`,
+      `${WAIT_DEFAULTS.stopMs} ms), no push for A over three of its push gaps; pushes for B`,
     severity: 'must',
     tags: ['ws', 'session', 'push'],
     needs: ['ws'],

@@ -71,7 +71,7 @@ export const unsubscribeChecks: readonly Check[] = [
     title: 'subscribes to pairs A and B, waits for two pushes of each, unsubscribes from A',
     expectation:
       `after the notice, and a window for frames in flight (four of A's push gaps, at least ` +
-      `${WAIT_DEFAULTS.inFlightMs} ms), no push for A over three of its push gaps, while B is still pushed`,
+      `${WAIT_DEFAULTS.stopMs} ms), no push for A over three of its push gaps, while B is still pushed`,
     severity: 'must',
     tags: ['ws', 'session', 'push'],
     needs: ['ws'],
@@ -127,7 +127,7 @@ export const unsubscribeChecks: readonly Check[] = [
     title: 'subscribes to pairs A, B and C, waits for pushes of all three, unsubscribes from A and B in one request',
     expectation:
       `after the notice, and a window for frames in flight (four of their push gaps, at least ` +
-      `${WAIT_DEFAULTS.inFlightMs} ms), no push for A or B, even once their REST prices move, while ` +
+      `${WAIT_DEFAULTS.stopMs} ms), no push for A or B, even once their REST prices move, while ` +
       'pushes for C go on (a pair whose REST price does not move is not judged)',
     severity: 'must',
     tags: ['ws', 'session', 'push'],
