@@ -230,6 +230,11 @@ export const DIALECT_SPACE = {
       'Milliseconds after an unsubscribe or a replacing subscribe during which the dropped pairs are still ' +
         'pushed (a fan-out updated late).',
     ),
+    subscribeErrors: oneOf(
+      ['limit-first', 'pairs-first'] as const,
+      'A subscribe both over the pair limit and naming a pair that cannot be subscribed: 50004 for the ' +
+        'count, or 50104 for the pair (which comes first is not stated).',
+    ),
     idleCloseWindows: oneOf(
       [1, 1.4] as const,
       'When a connection without a ping is closed, in keep-alive windows since the last ping: at the window, ' +

@@ -86,6 +86,7 @@ export const DEFAULT_DIALECT: Readonly<Dialect> = Object.freeze({
     stillPairs: false,
     stopLagTicks: 0,
     stopLagMs: 0,
+    subscribeErrors: 'limit-first',
     idleCloseWindows: 1,
     emptySubscribe: 'error',
     noticeData: 'null',

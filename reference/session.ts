@@ -221,8 +221,33 @@ export class Sessions {
 
   private subscribe(client: Client, params: unknown, id: string | undefined): void {
     // What a refused subscribe does to the earlier subscription is not stated: the dialect keeps or drops it.
-    const accepted = this.trySubscribe(client, params, id);
+    const accepted = !this.refusedPairFirst(client, params, id) && this.trySubscribe(client, params, id);
     if (!accepted && this.svc.dialect.stream.failedSubscribe === 'drop') this.fanOut.join(client, []);
+  }
+
+  /**
+   * Under the dialect's `pairs-first`, a subscribe naming a pair that cannot be subscribed is refused
+   * for that pair (50104) before its count is judged; true when it was.
+   */
+  private refusedPairFirst(client: Client, params: unknown, id: string | undefined): boolean {
+    const svc = this.svc;
+    if (svc.dialect.stream.subscribeErrors !== 'pairs-first' || !isObj(params) || !Array.isArray(params.pairs))
+      return false;
+    const subscribable = (code: string): boolean => {
+      const live = svc.livePair(code);
+      return (
+        svc.seams.session.subscribable(live && !svc.suspended.has(code) ? live : undefined, { code, svc }) !== undefined
+      );
+    };
+    const refused = (params.pairs as unknown[]).find(
+      (code): code is string => typeof code === 'string' && !subscribable(code),
+    );
+    if (refused === undefined) return false;
+    this.notice(client, METHOD.error, pairNotFoundMessage(refused), STATUS.PAIR_NOT_FOUND, {
+      id,
+      request: METHOD.subscribe,
+    });
+    return true;
   }
 
   /** A subscribe request; true when accepted. */

@@ -5,9 +5,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  KEEPALIVE_DEFAULTS,
   RunTiming,
   WAIT_DEFAULTS,
   inFlightMs,
+  keepAliveTiming,
   margin,
   waitStretch,
   waitsFor,
@@ -26,6 +28,12 @@ describe('the waits of a run', () => {
     expect(w).toMatchObject({ pushMs: 1200, cadenceMs: 1400, firstPushMs: 1200, noticeMs: 2000, releaseMs: 1000 });
     expect(w.inFlightMs).toBe(WAIT_DEFAULTS.inFlightMs);
     expect(margin(250)).toBe(1500);
+  });
+
+  it('let a stop take 1.5 s unless the profile states how soon pushes stop, which may tighten it', () => {
+    expect(WAIT_DEFAULTS.stopMs).toBe(1500);
+    expect(waitsFor({ timing: { stopMs: 100 } }).stopMs).toBe(1200);
+    expect(waitsFor({ timing: { stopMs: 2000 } }).stopMs).toBe(5000);
   });
 
   it('take a stated first-push time over the interval, and grow past the defaults for a slow target', () => {
@@ -68,8 +76,10 @@ describe('the stream windows', () => {
     expect(inFlightMs(w, new Map(), 'A')).toBe(w.cadenceMs);
   });
 
-  it('are four of the largest push gaps on the session, at least the in-flight wait, at most two pushes', () => {
-    expect(inFlightMs(w, new Map([['A', [0, 100, 200]]]), 'A')).toBe(400);
+  it('are four of the largest push gaps on the session, at least the stop wait, at most two pushes', () => {
+    // A pair pushed every 100 ms may still come for 1.5 s: a fan-out may drop it a second late.
+    expect(inFlightMs(w, new Map([['A', [0, 100, 200]]]), 'A')).toBe(1500);
+    expect(inFlightMs(w, new Map([['A', [0, 400, 800]]]), 'A')).toBe(1600);
     expect(
       inFlightMs(
         w,
@@ -80,7 +90,7 @@ describe('the stream windows', () => {
         'A',
       ),
     ).toBe(2000);
-    expect(inFlightMs(w, new Map([['A', [0, 10, 20]]]), 'A')).toBe(w.inFlightMs);
+    expect(inFlightMs(w, new Map([['A', [0, 10, 20]]]), 'A')).toBe(w.stopMs);
     expect(inFlightMs(w, new Map([['A', [0, 5000, 10_000]]]), 'A')).toBe(w.cadenceMs);
   });
 
@@ -92,5 +102,21 @@ describe('the stream windows', () => {
     expect(watchMs(w, new Map([['A', [0, 400, 600]]]), 'A')).toBe(1200);
     expect(watchMs(w, new Map([['A', [0, 100]]]), 'A')).toBe(w.settleMs);
     expect(watchMs(w, new Map(), 'A')).toBe(w.pushMs);
+  });
+});
+
+describe('the keep-alive timing', () => {
+  it('allows a close up to 1.5 windows after the last ping unless the profile states a grace', () => {
+    // "Closed if no ping arrives within 30 seconds", no deadline after: an idle sweep every 10 to 15 s
+    // closes between 30 and 45 s.
+    expect(keepAliveTiming({})).toMatchObject({ windowMs: 30_000, graceMs: 15_000 });
+    expect(keepAliveTiming({ timing: { pingTimeoutMs: 2000 } }).graceMs).toBe(1000);
+    expect(keepAliveTiming({ timing: { pingGraceMs: 2000 } }).graceMs).toBe(2000);
+    expect(KEEPALIVE_DEFAULTS.graceWindows).toBe(0.5);
+  });
+
+  it('holds the pinged connection past the window and its grace', () => {
+    const t = keepAliveTiming({});
+    expect(t.holdWindows * t.windowMs).toBeGreaterThan(t.windowMs + t.graceMs);
   });
 });
