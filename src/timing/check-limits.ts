@@ -57,3 +57,8 @@ export const RATE_LIMIT_CHECK_TIMEOUT_MS = 40_000;
 export const CATALOGUE_BASE_TIMEOUT_MS = 60_000;
 /** Added to a check's time limit per catalogue request, for the client's own work. */
 export const PER_REQUEST_SLACK_MS = 20;
+/**
+ * How often a check waiting for a listing another check is reading lengthens its time limit by as
+ * much: the read is the target's pace (pages behind a rate limit), not the waiting check's.
+ */
+export const LISTING_WAIT_STEP_MS = 1000;

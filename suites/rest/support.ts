@@ -3,7 +3,7 @@ import type { Check, CheckContext, SpecClause, Tag } from '../../src/check.ts';
 import type { RestExchange, RestRequest } from '../../src/transports/rest.ts';
 import { KNOWN_ASSET_TYPES, LIMITS, parsePairCode, PATHS, QUERY, STATUS } from '../../src/spec.ts';
 import { preview } from '../../src/validator.ts';
-import { PER_REQUEST_SLACK_MS } from '../../src/timing/index.ts';
+import { LISTING_WAIT_STEP_MS, PER_REQUEST_SLACK_MS } from '../../src/timing/index.ts';
 
 export type Json = Record<string, unknown>;
 export interface PairRecord {
@@ -150,12 +150,35 @@ function pageData(ctx: CheckContext, ex: RestExchange, query: RestRequest['query
  * the end answered 50004 (at most `maxPages`, default MAX_PAGES). Default-size pages, because the
  * largest per_page is not shown. Pages are read up to PAGE_LANES at a time; pages read past the
  * end are dropped. The check's time limit grows with each page read: a catalogue's size is the target's.
+ *
+ * Read once per run for each key and query (the run's pair ledger keeps it): a large catalogue behind
+ * a rate limit takes minutes to walk, and a dozen checks walk it. A check that finds it read says so
+ * in its transcript; one that waits while another reads it has its time limit lengthened meanwhile.
  */
 export async function catalogue(
   ctx: CheckContext,
   query: RestRequest['query'] = {},
   key?: string,
   maxPages = MAX_PAGES,
+): Promise<PairRecord[]> {
+  const name = JSON.stringify([key ?? ctx.profile.keys.primary.key, query, maxPages]);
+  const step = setInterval(() => ctx.extendTimeLimit?.(LISTING_WAIT_STEP_MS), LISTING_WAIT_STEP_MS);
+  try {
+    const { value, shared } = await ctx.pairLedger.listing(name, () => walk(ctx, query, key, maxPages));
+    if (shared)
+      ctx.note(`GET ${PATHS.pairs}${queryText(query)}: ${value.length} pairs, as read once this run (shared)`);
+    return [...value];
+  } finally {
+    clearInterval(step);
+  }
+}
+
+/** One walk of the pages of a listing (see catalogue). */
+async function walk(
+  ctx: CheckContext,
+  query: RestRequest['query'],
+  key: string | undefined,
+  maxPages: number,
 ): Promise<PairRecord[]> {
   const all: PairRecord[] = [];
   const seen = new Set<string>();
