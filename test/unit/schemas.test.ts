@@ -103,7 +103,13 @@ const CASES: Record<SchemaName, { valid: unknown[]; invalid: [string, unknown][]
       ['forex in continuous', price({ market: { open: true, reason: 'continuous', session: 'REG', timezone: 'UTC' } })],
       ['forex pre_session', price({ market: { open: true, reason: 'pre_session', session: 'PRE', timezone: 'UTC' } })],
       ['crypto stale outside REG', crypto({ open: true, reason: 'no_price', session: 'CLOSED' })],
-      ['metal pre_session', price({ code: 'Metal:ALL:XAU/USD', market: { open: true, reason: 'pre_session', session: 'PRE', timezone: 'UTC' } })],
+      [
+        'metal pre_session',
+        price({
+          code: 'Metal:ALL:XAU/USD',
+          market: { open: true, reason: 'pre_session', session: 'PRE', timezone: 'UTC' },
+        }),
+      ],
     ],
   },
   'price-response': {

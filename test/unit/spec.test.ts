@@ -65,7 +65,12 @@ describe('parsePairCode', () => {
       base: 'Crude Oil',
       quote: 'USD',
     });
-    expect(parsePairCode('Equity:US:BF/B/USD')).toEqual({ assetType: 'Equity', market: 'US', base: 'BF/B', quote: 'USD' });
+    expect(parsePairCode('Equity:US:BF/B/USD')).toEqual({
+      assetType: 'Equity',
+      market: 'US',
+      base: 'BF/B',
+      quote: 'USD',
+    });
   });
   it.each([
     'Crypto:BTC/USD',
