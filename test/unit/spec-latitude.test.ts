@@ -52,7 +52,7 @@ const allPass = (results: Map<string, CheckResult>, ids: readonly string[]): voi
 const observed = (results: Map<string, CheckResult>, id: string): Record<string, unknown> =>
   Object.fromEntries((results.get(id)?.observations ?? []).map((o) => [o.name, o.value]));
 
-/** Monday 30 November 2026, 05:00 in New York (10:00 UTC): pre-market hours; Saturday 28th: every market but Crypto closed. */
+/** Monday 30 November 2026, 05:00 in New York (10:00 UTC), pre-market; Saturday the 28th, only Crypto open. */
 const PRE_MARKET = Date.parse('2026-11-30T10:00:00Z');
 const WEEKEND = Date.parse('2026-11-28T15:00:00Z');
 const frozenAt = (at: number): (() => number) => {
