@@ -63,7 +63,10 @@ export class Admissions {
     );
     const { countKey } = slot;
     const open = this.counts.get(countKey) ?? 0;
-    if (open >= slot.allowance) return refusal(STATUS.CONNECTION_LIMIT);
+    if (open >= slot.allowance) {
+      if (slot.refusalHolds) this.counts.set(countKey, open + 1);
+      return refusal(STATUS.CONNECTION_LIMIT);
+    }
     this.counts.set(countKey, open + 1);
     let released = !slot.freed;
     const free = (): void => {

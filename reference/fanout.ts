@@ -55,6 +55,11 @@ export class FanOut {
     return true;
   }
 
+  /** Whether the seams hold a client's pushes back (none does on the correct path). */
+  private held(client: Client): boolean {
+    return this.svc.seams.push.held(false, { pingedSinceSubscribe: client.pingedSinceSubscribe });
+  }
+
   /** Moves a client to the group of its new subscription set (none when empty). */
   join(client: Client, codes: string[]): void {
     const seams = this.svc.seams.push;
@@ -90,7 +95,7 @@ export class FanOut {
   /** The current price of each subscribed pair, right after a subscribe (pushes that wait for a change otherwise). */
   snapshot(client: Client): void {
     const group = client.group;
-    if (!this.sendable(client) || !group) return;
+    if (!this.sendable(client) || !group || this.held(client)) return;
     const now = this.svc.clock();
     const jsons: string[] = [];
     for (const code of group.codes) {
@@ -204,7 +209,7 @@ export class FanOut {
       let groupPackets: string[] | undefined;
       for (const client of group.clients) {
         const link = client.link;
-        if (!link.open) continue;
+        if (!link.open || this.held(client)) continue;
         if (link.backlog > maxBacklogBytes) {
           this.stats.framesSkipped += n;
           if (++client.overTicks >= dropAfterTicks) {

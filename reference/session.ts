@@ -66,6 +66,7 @@ export class Sessions {
       windowStart: Date.now(),
       windowCount: 0,
       unauthorized: admitted.unauthorized === true,
+      pingedSinceSubscribe: false,
     };
     this.clients.add(client);
     this.stats.clients = this.clients.size;
@@ -204,9 +205,10 @@ export class Sessions {
 
   private ping(client: Client): void {
     if (client.keepAlive && client.pingResets) client.keepAlive.refresh();
-    const reply = this.svc.seams.session.pong(TEXT.pong);
+    client.pingedSinceSubscribe = true;
+    const reply = this.svc.seams.session.pong(TEXT.pong, { subscribed: client.subs.length > 0 });
     if (typeof reply === 'string') this.sendText(client, reply);
-    else this.sendJson(client, reply);
+    else if (reply) this.sendJson(client, reply);
   }
 
   /** The codes of `params.pairs`, or sends a 50004 notice and returns undefined. */
@@ -276,6 +278,7 @@ export class Sessions {
       }
     }
     // Spec, subscription table: the earlier set is replaced, not extended.
+    client.pingedSinceSubscribe = false;
     this.fanOut.join(client, seams.next(codes, { current: client.subs, method }));
     this.notice(client, METHOD.subscribe, TEXT.subscribeSuccess, STATUS.OK, {
       id,

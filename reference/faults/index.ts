@@ -139,6 +139,14 @@ const FAULT_ORDER = [
   'notice-not-object-ignored',
   'notice-missing-method-ignored',
   'price-late-type-inverted',
+  'push-after-ping',
+  'stream-refuses-equity',
+  'subscribe-replace-drops-kept',
+  'unsubscribe-stops-all',
+  'entitlement-whitelist-unlisted',
+  'pairs-type-ignores-code',
+  'pong-stops-when-subscribed',
+  'limit-refusal-holds-slot',
 ] as const satisfies readonly FaultName[];
 
 /**

@@ -82,4 +82,12 @@ export const LIMIT_FAULTS = [
       maskedBy: unstatedAllowances('the check pairs keys.limited with a key outside the pool'),
     },
   ),
+  f(
+    'limit-refusal-holds-slot',
+    'connection-limit',
+    "every connection within the key's allowance is accepted (here a handshake refused with 50009 " +
+      'takes a slot all the same, and never gives it back)',
+    ['limit:connections-per-key'],
+    { admission: { slot: (slot) => ({ ...slot, refusalHolds: true }) } },
+  ),
 ] as const satisfies readonly Fault[];

@@ -4,6 +4,7 @@
  * frames stop arriving, so each window is measured against the cadence the session itself showed,
  * within bounds set by the waits.
  */
+import type { KeepAliveTiming } from './keep-alive.ts';
 import type { Waits } from './waits.ts';
 
 /** When each push of a session arrived (stream clock, ms, in arrival order), by pair code. */
@@ -78,6 +79,16 @@ export function inFlightMs(w: Waits, times: PushTimes, pair: string): number {
   const gaps = gap > 0 ? IN_FLIGHT_GAPS * gap : w.pushMs;
   return Math.round(Math.min(maxWatchMs(w), Math.max(w.stopMs, gaps)));
 }
+
+/** Share of the keep-alive window a check may leave a connection without a ping: past it, the target may close it. */
+const UNPINGED_SHARE = 2 / 3;
+
+/**
+ * How long a check waits for the first push without sending anything, a ping included ("without
+ * further requests"): the first-push wait and a push wait, within two thirds of the keep-alive window.
+ */
+export const unpingedWaitMs = (w: Waits, t: KeepAliveTiming): number =>
+  Math.round(Math.min(w.firstPushMs + w.pushMs, t.windowMs * UNPINGED_SHARE));
 
 /** The step in which the time a stopped pair took to stop is recorded, so a baseline compares steps, not jitter. */
 export const STOP_RECORD_STEP_MS = 250;

@@ -246,7 +246,7 @@ export const pairsChecks: readonly Check[] = [
   restCheck({
     id: 'rest.pairs.code-search',
     enforces: ['parameter:pairs:code', 'parameter:pairs:type'],
-    catches: [...REST_ANSWER_FAULTS, 'pairs-code-search-ignored'],
+    catches: [...REST_ANSWER_FAULTS, 'pairs-code-search-ignored', 'pairs-type-ignores-code'],
     tags: ['pagination'],
     clause: clause('GET /v1/pairs', 'code searches pairs by a code or a fragment of it; type filters by asset type'),
     title:

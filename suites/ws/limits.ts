@@ -177,6 +177,40 @@ function expectLimitRefusal(ctx: CheckContext, result: OpenResult, what: string,
     });
 }
 
+/**
+ * After the refusal of the connection beyond the allowance and the close of every connection the
+ * check held, the key's whole allowance opens again (the connections other checks hold count): a
+ * handshake refused for the count takes no slot. The engine waits out a 50009 within the allowance
+ * for the release wait, as for any slot a close has not freed yet.
+ */
+async function refills(ctx: CheckContext, key: string, name: string, judged: Judged): Promise<void> {
+  const lease = await ctx.connections.freeze(key);
+  const sessions: StreamSession[] = [];
+  try {
+    await lease.settled();
+    const others = lease.heldByOthers();
+    for (let i = others; i < judged.connections; i++) {
+      const r = await tryOpen(ctx, { key });
+      if (!r.ok) {
+        const received =
+          `after the refusal of connection ${judged.connections + 1} and the close of ours, connection ` +
+          `${i + 1} of ${judged.connections} refused: ${describeRefusal(r)}`;
+        if (judged.found) contradicted(ctx, name, judged, received);
+        ctx.fail({
+          received,
+          expected:
+            'a handshake refused for the count holds no slot: the allowance of ' + `${judged.connections} opens again`,
+        });
+      }
+      keepOpen(ctx, r.session);
+      sessions.push(r.session);
+    }
+  } finally {
+    await Promise.all(sessions.map((s) => s.close().catch(() => undefined)));
+    lease.release();
+  }
+}
+
 /** Keys whose allowance the checks judge: stated in the profile, or found at the start of the run. */
 const ALLOWANCE_CASES = [
   {
@@ -192,14 +226,15 @@ const allowanceChecks: Check[] = ALLOWANCE_CASES.map(
   (c): Check => ({
     id: `ws.limits.connections.${c.id}`,
     enforces: c.enforces,
-    catches: ['handshake-body-code', 'limit-off-by-one'],
-    clause: clause("a connection beyond the key's allowance is refused: 50009 in the handshake"),
+    catches: ['handshake-body-code', 'limit-off-by-one', 'limit-refusal-holds-slot'],
+    clause: clause("a connection beyond the key's allowance is refused: 50009 in the handshake; within it, accepted"),
     title:
       `opens keys.${c.key}.connections connections with keys.${c.key} (or as ` +
       `many as the run found it allows), then one more`,
     expectation:
       `every connection up to the allowance is accepted; the next is refused in the ` +
-      `handshake with status_number "${STATUS.CONNECTION_LIMIT}"`,
+      `handshake with status_number "${STATUS.CONNECTION_LIMIT}"; once ours are closed, the whole ` +
+      'allowance opens again (the refused handshake took no slot)',
     severity: 'must',
     tags: ['ws', 'limits', 'handshake'],
     needs: c.needs,
@@ -212,6 +247,7 @@ const allowanceChecks: Check[] = ALLOWANCE_CASES.map(
       const judged = judgedAllowance(ctx, key, c.key);
       const result = await atAllowance(ctx, key, c.key, judged, (sessions) => extra(ctx, key, sessions));
       expectLimitRefusal(ctx, result, `connection ${judged.connections + 1} of keys.${c.key}`, c.key, judged);
+      await refills(ctx, key, c.key, judged);
     },
   }),
 );

@@ -137,6 +137,23 @@ export async function movedWithin(
 }
 
 /**
+ * Whether `pair`, still subscribed, goes on being pushed after `sinceMs`: true once it pushes; false
+ * when its REST price moved away from `before` and no push followed within a push wait; undefined
+ * when it neither pushed nor moved (a pair may stay quiet for a while when pushes come on change).
+ */
+export async function keptPushing(
+  ctx: CheckContext,
+  session: StreamSession,
+  pair: string,
+  before: ReadonlyMap<string, string | undefined>,
+  sinceMs: number,
+): Promise<boolean | undefined> {
+  if (await awaitPushes(session, pair, 1, sinceMs, ctx.waits.pushMs)) return true;
+  if ((await movedWithin(ctx, [pair], before, ctx.waits.pushMs)).length === 0) return undefined;
+  return awaitPushes(session, pair, 1, sinceMs, ctx.waits.pushMs);
+}
+
+/**
  * Sorts the `pairs` that sent no push since `sinceMs` into those whose price moved and those that
  * stayed quiet. The spec shows no push interval or trigger, so silence alone proves nothing: each
  * silent pair is read on REST again, and one whose price moved since `before` is given another

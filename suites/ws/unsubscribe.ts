@@ -13,13 +13,13 @@ import { ask, expectNotice, unsubscribe } from './notices.ts';
 import { needLivePairs, needPairs, subscribeOk, UNKNOWN_PAIR } from './pair-choice.ts';
 import {
   awaitPushes,
+  keptPushing,
   learnCadence,
   movedWithin,
   noPushes,
   observeInFlight,
   pushTimes,
   restQuotes,
-  unpushedMoves,
 } from './pushes.ts';
 import { openSession, until } from './sessions.ts';
 
@@ -63,15 +63,21 @@ export const unsubscribeChecks: readonly Check[] = [
   {
     id: 'ws.unsubscribe.stops',
     enforces: ['transition:subscribed/unsubscribe'],
-    catches: ['unsubscribe-keeps-pushing', 'push-unsubscribed-pair', 'push-changed-missing-bid'],
+    catches: [
+      'unsubscribe-keeps-pushing',
+      'push-unsubscribed-pair',
+      'push-changed-missing-bid',
+      'unsubscribe-stops-all',
+    ],
     clause: {
       section: 'States and transitions',
-      rule: 'unsubscribe while subscribed: pushes for the listed pairs stop',
+      rule: 'unsubscribe while subscribed: pushes for the listed pairs stop (and only for them)',
     },
     title: 'subscribes to pairs A and B, waits for two pushes of each, unsubscribes from A',
     expectation:
       `after the notice, and a window for frames in flight (four of A's push gaps, at least ` +
-      `${WAIT_DEFAULTS.stopMs} ms), no push for A over three of its push gaps, while B is still pushed`,
+      `${WAIT_DEFAULTS.stopMs} ms), no push for A over three of its push gaps, while B is still pushed ` +
+      '(once its REST price moves, when pushes come only on change)',
     severity: 'must',
     tags: ['ws', 'session', 'push'],
     needs: ['ws'],
@@ -95,6 +101,7 @@ export const unsubscribeChecks: readonly Check[] = [
           expected: 'the unsubscribe succeeds (code "200")',
         });
       const stopped = ctx.stream.now();
+      const before = await restQuotes(ctx, [b]);
       const window = inFlightMs(ctx.waits, pushTimes(session), a);
       const cutoff = stopped + window;
       const watch = watchMs(ctx.waits, pushTimes(session), a);
@@ -108,10 +115,17 @@ export const unsubscribeChecks: readonly Check[] = [
           expected: `pushes for ${a} stop`,
         });
       ctx.note(watchNote(ctx.waits, watch, a));
-      // B's silence would make A's no proof: a pair may be quiet for a while when pushes come on change.
-      if (!(await awaitPushes(session, b, 1, cutoff, watchMs(ctx.waits, pushTimes(session), b))))
+      // B, still subscribed, must go on; its silence alone proves nothing (pushes may come only on
+      // change), but not once its REST price moved. Nor would A's silence prove anything then.
+      const kept = await keptPushing(ctx, session, b, before, cutoff);
+      if (kept === false)
+        ctx.fail({
+          received: `no push for ${b} after the unsubscribe from ${a} alone, while the REST price of ${b} moved`,
+          expected: `pushes stop only for the listed pairs: ${b}, still subscribed, goes on`,
+        });
+      if (kept === undefined)
         ctx.skip(
-          `no push for ${b} (still subscribed) within three of its push gaps after the unsubscribe ` +
+          `no push for ${b} (still subscribed) after the unsubscribe, and its REST price did not move ` +
             `either, so A's silence proves nothing (the push trigger is not shown)`,
         );
     },
@@ -119,7 +133,12 @@ export const unsubscribeChecks: readonly Check[] = [
   {
     id: 'ws.unsubscribe.stops-several',
     enforces: ['transition:subscribed/unsubscribe'],
-    catches: ['unsubscribe-keeps-pushing', 'unsubscribe-first-pair-only', 'push-unsubscribed-pair'],
+    catches: [
+      'unsubscribe-keeps-pushing',
+      'unsubscribe-first-pair-only',
+      'push-unsubscribed-pair',
+      'unsubscribe-stops-all',
+    ],
     clause: {
       section: 'States and transitions',
       rule: 'unsubscribe while subscribed: pushes for the listed pairs stop (every listed pair)',
@@ -175,17 +194,18 @@ export const unsubscribeChecks: readonly Check[] = [
               `within ${ctx.waits.pushMs} ms either, so its stop is not proven`,
           );
       }
-      const { missed, quiet } = await unpushedMoves(ctx, session, [c], before, cutoff);
-      if (missed.length > 0)
+      // C goes on: once its REST price moves it owes a push, however quiet it was.
+      const kept = await keptPushing(ctx, session, c, before, cutoff);
+      if (kept === false)
         ctx.violation({
           received: `no push for ${c} after unsubscribing ${a} and ${b}, while its REST price moved`,
           expected: `pushes for ${c}, still subscribed, go on`,
         });
-      if (quiet.length > 0)
+      if (kept === undefined)
         ctx.note(
           `no push for ${c} after the unsubscribe and its REST price did not move: whether it goes on is not judged`,
         );
-      if (judged === 0 && missed.length === 0)
+      if (judged === 0 && kept !== false)
         ctx.skip(
           `neither ${a} nor ${b} moved on REST after the unsubscribe, so whether ` +
             `their pushes stopped cannot be told from quiet`,
