@@ -85,7 +85,7 @@ const BLIND_SPOTS: readonly (readonly [string, string, RegExp])[] = [
     /^no push for .* ms of the success notice, with no request sent since, while the REST price of .* moved$/m,
   ],
   [
-    'ws.subscribe.asset-type',
+    'ws.subscribe.max-pairs',
     'stream-refuses-equity',
     /^a subscribe to Equity:\S+, listed in \/v1\/pairs, answered .*"code":"50104".*, while .*prices it as active/m,
   ],
@@ -98,11 +98,6 @@ const BLIND_SPOTS: readonly (readonly [string, string, RegExp])[] = [
     'ws.unsubscribe.stops',
     'unsubscribe-stops-all',
     /^no push for \S+ after the unsubscribe from \S+ alone, while the REST price of \S+ moved$/m,
-  ],
-  [
-    'ws.unsubscribe.stops-several',
-    'unsubscribe-stops-all',
-    /^no push for \S+ after unsubscribing \S+ and \S+, while its REST price moved$/m,
   ],
   ['ws.ping.pong.subscribed', 'pong-stops-when-subscribed', /^no frame within \d+ ms$/m],
   [
