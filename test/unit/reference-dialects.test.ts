@@ -703,7 +703,7 @@ describe('dialect pairs a check may not take for granted', () => {
     await c.close();
   });
 
-  it('refuses a subscribe over the pair limit for a suspended pair it names first (subscribeErrors: pairs-first)', async () => {
+  it('refuses an over-long subscribe for the suspended pair it names (subscribeErrors: pairs-first)', async () => {
     const s = await serve({
       stream: { suspendedListed: true, subscribeErrors: 'pairs-first' },
       rest: { catalogueSize: 250 },
@@ -802,7 +802,7 @@ describe('dialect readings a strict harness rejected', () => {
     expect(price.eq(ask.plus(bid).dividedBy(2))).toBe(false);
   });
 
-  it('labels the US equities no key names by their exchange, extended hours kept (equityMarkets: exchanges)', async () => {
+  it('labels US equities by their exchange, extended hours kept (equityMarkets: exchanges)', async () => {
     const s = await startReferenceServer({
       dialect: { rest: { equityMarkets: 'exchanges' } },
       clock: () => Date.parse('2026-11-30T10:00:00Z'),
