@@ -89,5 +89,19 @@ export const LIMIT_FAULTS = [
       'takes a slot all the same, and never gives it back)',
     ['limit:connections-per-key'],
     { admission: { slot: (slot) => ({ ...slot, refusalHolds: true }) } },
+    {
+      // Every refusal leaks a slot of its key: keys.primary's own (its allowance check refuses one) is
+      // felt by later checks only when the allowance is small, and a search for unstated allowances
+      // refuses connections of every key before any check.
+      maskedBy: (d) => {
+        const primary = referenceConfig(d).keys.primary?.connections ?? 1;
+        if (primary < 3)
+          return (
+            `keys.primary allows ${primary} connections: the slot its allowance check leaks ` +
+            'leaves later checks short'
+          );
+        return unstatedAllowances('the search for them is refused, and leaks slots, before any check')(d);
+      },
+    },
   ),
 ] as const satisfies readonly Fault[];

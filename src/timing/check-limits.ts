@@ -33,10 +33,12 @@ export const fullSubscribeTimeoutMs = (w: Waits, pairs: number): number =>
   2 * w.noticeMs + FULL_SUBSCRIBE_STEPS_MS + pairs * REPLACE_GAP_MS;
 /**
  * Time limit of a check that learns a pair's cadence and then watches it stop: both waits, the
- * in-flight window, three push waits for a pair still subscribed to show it goes on (a push, else a
- * move of its REST price and a push after it), and the rest of its steps.
+ * stop window (however fast the cadence, at least the stop wait), three push waits for a pair still
+ * subscribed to show it goes on (a push, else a move of its REST price and a push after it), and the
+ * rest of its steps.
  */
-export const stopCheckTimeoutMs = (w: Waits): number => w.cadenceMs + 4 * w.pushMs + 2 * maxWatchMs(w) + STEPS_MS;
+export const stopCheckTimeoutMs = (w: Waits): number =>
+  w.cadenceMs + 4 * w.pushMs + w.stopMs + 2 * maxWatchMs(w) + STEPS_MS;
 
 /**
  * Time limit of the check that unsubscribes from several pairs: it waits for pushes, for the

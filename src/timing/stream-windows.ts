@@ -62,22 +62,23 @@ const IN_FLIGHT_GAPS = 4;
  * arrive: the spec states that pushes stop, not how fast, and a service may flush what it queued
  * before the request or take the pair out of its fan-out a moment later. Four of the largest push
  * gaps on the session (of the pair, or of any pair when larger; the wait for one push when the
- * pushes came all at once), at least the stop wait (1.5 s unless the profile states `stopMs`), at
- * most the wait for two pushes, so a pair that is never stopped still shows. A pair pushed fewer
- * than three times shows no cadence: the wait for two pushes.
+ * pushes came all at once), at most the wait for two pushes, so a pair that is never stopped still
+ * shows, and at least the stop wait (1.5 s unless the profile states `stopMs`) however fast the
+ * cadence. A pair pushed fewer than three times shows no cadence: the wait for two pushes.
  */
 export function inFlightMs(w: Waits, times: PushTimes, pair: string): number {
   const own = times.get(pair) ?? [];
   // Fewer than three pushes of the pair show no cadence (a snapshot and one change may come close
   // together): a frame queued before the request may come as late as the wait for two pushes.
-  if (own.length < CADENCE_PUSHES) return Math.round(maxWatchMs(w));
+  if (own.length < CADENCE_PUSHES) return Math.round(Math.max(w.stopMs, maxWatchMs(w)));
   // A pair's own gaps may all be short (a snapshot right before the first tick): the connection's
   // other pairs show the cadence too.
   const gap = Math.max(largestGap(own) ?? 0, sessionGap(times) ?? 0);
   // Pushes that all came at one instant (a burst) show no cadence either: a frame queued before the
   // request may come as late as the next push would, so the window is the wait for one push.
   const gaps = gap > 0 ? IN_FLIGHT_GAPS * gap : w.pushMs;
-  return Math.round(Math.min(maxWatchMs(w), Math.max(w.stopMs, gaps)));
+  // The stop wait is a floor: a fast cadence caps the push gaps, never the time a stop may take.
+  return Math.round(Math.max(w.stopMs, Math.min(maxWatchMs(w), gaps)));
 }
 
 /** Share of the keep-alive window a check may leave a connection without a ping: past it, the target may close it. */

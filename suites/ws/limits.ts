@@ -226,7 +226,11 @@ const allowanceChecks: Check[] = ALLOWANCE_CASES.map(
   (c): Check => ({
     id: `ws.limits.connections.${c.id}`,
     enforces: c.enforces,
-    catches: ['handshake-body-code', 'limit-off-by-one', 'limit-refusal-holds-slot'],
+    catches: [
+      'handshake-body-code',
+      'limit-off-by-one',
+      ...(c.id === 'limited' ? (['limit-refusal-holds-slot'] as const) : []),
+    ],
     clause: clause("a connection beyond the key's allowance is refused: 50009 in the handshake; within it, accepted"),
     title:
       `opens keys.${c.key}.connections connections with keys.${c.key} (or as ` +
@@ -262,7 +266,13 @@ export const limitChecks: readonly Check[] = [
   {
     id: 'ws.limits.connections.per-key',
     enforces: ['limit:connections-per-key', 'status:50009'],
-    catches: ['handshake-body-code', 'limit-per-ip', 'limit-off-by-one', 'limit-slot-not-freed'],
+    catches: [
+      'handshake-body-code',
+      'limit-per-ip',
+      'limit-off-by-one',
+      'limit-slot-not-freed',
+      'limit-refusal-holds-slot',
+    ],
     clause: clause(
       'counted per key, not per IP address: beyond the allowance a connection is refused from any address',
     ),
@@ -309,7 +319,7 @@ export const limitChecks: readonly Check[] = [
   {
     id: 'ws.limits.connections.slot-freed',
     enforces: ['limit:connections-per-key'],
-    catches: ['limit-slot-not-freed'],
+    catches: ['limit-slot-not-freed', 'limit-refusal-holds-slot'],
     clause: clause('the allowance counts open connections: closing one frees its slot'),
     title: "fills keys.limited's allowance, closes one connection, opens another",
     expectation:

@@ -30,6 +30,14 @@ describe('the waits of a run', () => {
     expect(margin(250)).toBe(1500);
   });
 
+  it('keep the stop wait as a floor however fast the stated cadence', () => {
+    // A push every 10 ms: two pushes are waited for 1040 ms, a stop still 1.5 s.
+    const fast = waitsFor({ timing: { pushIntervalMs: 10 } });
+    expect(fast.cadenceMs).toBe(1040);
+    expect(inFlightMs(fast, new Map([['A', [0, 10, 20]]]), 'A')).toBe(1500);
+    expect(inFlightMs(fast, new Map([['A', [0, 10]]]), 'A')).toBe(1500);
+  });
+
   it('let a stop take 1.5 s unless the profile states how soon pushes stop, which may tighten it', () => {
     expect(WAIT_DEFAULTS.stopMs).toBe(1500);
     expect(waitsFor({ timing: { stopMs: 100 } }).stopMs).toBe(1200);

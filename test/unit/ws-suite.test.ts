@@ -85,7 +85,7 @@ const BLIND_SPOTS: readonly (readonly [string, string, RegExp])[] = [
     /^no push for .* ms of the success notice, with no request sent since, while the REST price of .* moved$/m,
   ],
   [
-    'ws.subscribe.max-pairs',
+    'ws.subscribe.listed-pairs',
     'stream-refuses-equity',
     /^a subscribe to Equity:\S+, listed in \/v1\/pairs, answered .*"code":"50104".*, while .*prices it as active/m,
   ],
