@@ -203,7 +203,9 @@ export const subscribePushChecks: readonly Check[] = [
       const window = inFlightMs(ctx.waits, pushTimes(session), a);
       const cutoff = stopped + window;
       const watch = watchMs(ctx.waits, pushTimes(session), a);
-      const cPushed = awaitPushes(session, c, 1, cutoff, Math.max(watch, ctx.waits.pushMs));
+      // Pushes of C count from the cutoff on: the wait runs until then, and a push wait past it.
+      const cWait = Math.max(watch, ctx.waits.pushMs);
+      const cPushed = awaitPushes(session, c, 1, cutoff, cutoff - ctx.stream.now() + cWait);
       await until(ctx, cutoff + watch);
       const late = session.pushes({ pair: a, sinceMs: cutoff });
       observeInFlight(ctx, session, a, stopped, window);
@@ -226,7 +228,7 @@ export const subscribePushChecks: readonly Check[] = [
       // but A's then proves nothing.
       if (!(await cPushed) && late.length === 0 && kept !== false)
         ctx.skip(
-          `no push for ${c} within ${Math.max(watch, ctx.waits.pushMs)} ms of subscribing to it, so A's ` +
+          `no push for ${c} within ${cWait} ms of the window for frames in flight, so A's ` +
             `silence cannot be told from a stream gone quiet (the push trigger is not shown)`,
         );
     },

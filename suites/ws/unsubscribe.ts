@@ -172,7 +172,7 @@ export const unsubscribeChecks: readonly Check[] = [
       );
       const cutoff = ctx.stream.now() + window;
       const before = await restQuotes(ctx, [a, b, c]);
-      await awaitPushes(session, c, 3, cutoff, ctx.waits.pushMs);
+      await awaitPushes(session, c, 3, cutoff, cutoff - ctx.stream.now() + ctx.waits.pushMs);
       await until(ctx, cutoff + ctx.waits.settleMs);
       // On-change pushes show a pair still subscribed only after its price moves: wait for the move, then for a push.
       const moved = await movedWithin(ctx, [a, b], before, ctx.waits.pushMs);
