@@ -101,7 +101,7 @@ const maxPairsCheck: Check = {
 const listedPairsCheck: Check = {
   id: 'ws.subscribe.listed-pairs',
   enforces: ['notice:50104', 'transition:none/subscribe'],
-  catches: ['stream-refuses-equity'],
+  catches: [...REST_ANSWER_FAULTS, 'stream-refuses-equity'],
   clause: {
     section: 'Errors',
     rule:
