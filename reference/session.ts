@@ -241,9 +241,9 @@ export class Sessions {
         svc.seams.session.subscribable(live && !svc.suspended.has(code) ? live : undefined, { code, svc }) !== undefined
       );
     };
-    const refused = (params.pairs as unknown[]).find(
-      (code): code is string => typeof code === 'string' && !subscribable(code),
-    );
+    // The pairs as the subscribe reads them (a fault's seam may drop some), as trySubscribe does.
+    const listed = (params.pairs as unknown[]).filter((code): code is string => typeof code === 'string');
+    const refused = svc.seams.session.select(listed, { method: METHOD.subscribe, svc }).find((c) => !subscribable(c));
     if (refused === undefined) return false;
     this.notice(client, METHOD.error, pairNotFoundMessage(refused), STATUS.PAIR_NOT_FOUND, {
       id,

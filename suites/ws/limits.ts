@@ -232,7 +232,7 @@ async function refills(
         if (judged.found) contradicted(ctx, name, judged, received);
         ctx.fail({
           received,
-          expected: `a handshake refused for the count holds no slot: the allowance of ${judged.connections} opens again`,
+          expected: `a refused handshake holds no slot: the allowance of ${judged.connections} opens again`,
         });
       }
       keepOpen(ctx, r.session);

@@ -781,8 +781,9 @@ describe('dialect readings a strict harness rejected', () => {
 
   it('closes a connection without a ping as late as 1.4 windows (idleCloseWindows)', async () => {
     const s = await serve({ stream: { idleCloseWindows: 1.4 } }, { pingTimeoutMs: 1000 });
-    const c = await open(s);
+    // Taken before the handshake: the server's window starts once it accepts, never before this.
     const opened = Date.now();
+    const c = await open(s);
     while (!c.closed && Date.now() - opened < 3000) await new Promise((r) => setTimeout(r, 20));
     expect(c.closed!.at - opened).toBeGreaterThanOrEqual(1350);
     expect(s.profile.timing?.pingGraceMs).toBeGreaterThanOrEqual(400);
