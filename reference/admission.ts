@@ -64,7 +64,10 @@ export class Admissions {
     const { countKey } = slot;
     const open = this.counts.get(countKey) ?? 0;
     const alongside = (slot.countsWith ?? []).reduce((n, other) => n + (this.counts.get(other) ?? 0), 0);
-    if (open + alongside >= slot.allowance) return refusal(STATUS.CONNECTION_LIMIT);
+    if (open + alongside >= slot.allowance) {
+      if (slot.refusalHolds) this.counts.set(countKey, open + 1);
+      return refusal(STATUS.CONNECTION_LIMIT);
+    }
     this.counts.set(countKey, open + 1);
     let released = !slot.freed;
     const free = (): void => {

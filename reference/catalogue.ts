@@ -25,6 +25,8 @@ export interface PairConfig {
   state?: PairState;
   /** IANA zone of the market; default by asset type (Crypto has none). */
   timezone?: string;
+  /** Whether the market has pre- and post-market sessions; default: the US equities (`Equity:US:`). */
+  extendedHours?: boolean;
   /** Pool addresses accepted by `pool`, with their state. */
   pools?: Record<string, PoolState>;
 }

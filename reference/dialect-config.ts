@@ -8,7 +8,8 @@ import type { KeyConfig, ReferenceConfig } from './config.ts';
 import type { PairConfig } from './catalogue.ts';
 import type { Dialect } from './dialect.ts';
 import { mulberry32 } from '../src/random.ts';
-import { ASSET_TYPE } from '../src/spec.ts';
+import { ASSET_TYPE, EXTENDED_HOURS_MARKET } from '../src/spec.ts';
+import { zoneOf } from './market.ts';
 
 /** Most decimals a drawn pair gets. */
 const MAX_DRAWN_DECIMALS = 8;
@@ -94,6 +95,76 @@ function withSize(config: ReferenceConfig, size: number): PairConfig[] {
   return [...kept, ...special];
 }
 
+/** Links of the tz database for the zones the reference reports (the dialect's `links` zone names). */
+const ZONE_LINKS: Readonly<Record<string, string>> = {
+  'America/New_York': 'US/Eastern',
+  'America/Chicago': 'US/Central',
+  'Europe/London': 'GB',
+};
+
+/** Every non-Crypto pair reporting the tz database's link for its zone, where there is one. */
+function withZoneLinks(pairs: readonly PairConfig[]): PairConfig[] {
+  return pairs.map((pair) => {
+    const assetType = pair.code.split(':')[0]!;
+    const zone = zoneOf(assetType, pair.timezone);
+    const link = zone === undefined ? undefined : ZONE_LINKS[zone];
+    return link ? { ...pair, timezone: link } : pair;
+  });
+}
+
+/** Exchanges the US equities are labelled with in turn under the dialect's `exchanges`. */
+const US_EXCHANGES = ['NASDAQ', 'NYSE'] as const;
+
+/**
+ * The US equities no key names labelled with their exchange instead of `US`, keeping their extended
+ * hours: the spec calls the market "a scope label such as ALL or US", so the label says nothing of them.
+ */
+function withExchangeLabels(config: ReferenceConfig, pairs: readonly PairConfig[]): PairConfig[] {
+  const named = new Set(Object.values(config.keys).flatMap((k) => k.pairs ?? []));
+  const prefix = `${ASSET_TYPE.equity}:${EXTENDED_HOURS_MARKET}:`;
+  let n = 0;
+  return pairs.map((pair) => {
+    if (!pair.code.startsWith(prefix) || named.has(pair.code)) return pair;
+    const exchange = US_EXCHANGES[n++ % US_EXCHANGES.length]!;
+    return {
+      ...pair,
+      code: `${ASSET_TYPE.equity}:${exchange}:${pair.code.slice(prefix.length)}`,
+      extendedHours: true,
+    };
+  });
+}
+
+/** Pairs whose codes hold a space or a `/` in the base, each listed first of its asset type. */
+const SPACED_PAIRS: readonly PairConfig[] = [
+  { code: `${ASSET_TYPE.commodity}:ALL:Crude Oil/USD`, name: 'Crude Oil (WTI)', precision: 2, price: '80.90' },
+  {
+    code: `${ASSET_TYPE.equity}:${EXTENDED_HOURS_MARKET}:BF/B/USD`,
+    name: 'Brown-Forman Class B',
+    precision: 2,
+    price: '31.40',
+  },
+];
+
+/** A pair whose name names the symbol of the catalogue's first pair, so a search that reads names finds it. */
+const NAMED_AFTER: PairConfig = {
+  code: `${ASSET_TYPE.equity}:${EXTENDED_HOURS_MARKET}:MSTR/USD`,
+  name: 'Strategy Inc. (holds BTC)',
+  precision: 2,
+  price: '310.20',
+};
+
+/** `extra` pairs each put before the first pair of its asset type (at the end when there is none). */
+function withFirstOfType(pairs: readonly PairConfig[], extra: readonly PairConfig[]): PairConfig[] {
+  const out = [...pairs];
+  for (const pair of extra) {
+    if (out.some((p) => p.code === pair.code)) continue;
+    const type = `${pair.code.split(':')[0]}:`;
+    const at = out.findIndex((p) => p.code.startsWith(type));
+    out.splice(at < 0 ? out.length : at, 0, pair);
+  }
+  return out;
+}
+
 /** Config fields the dialect chooses unless the caller's config sets them: stream path, push cadence, flood limit. */
 export function dialectDefaults(dialect: Readonly<Dialect>): Partial<ReferenceConfig> {
   const { path, tickMs, maxMessagesPerSecond } = dialect.stream;
@@ -106,6 +177,10 @@ export function applyDialect(config: ReferenceConfig, dialect: Readonly<Dialect>
   if (dialect.numbers.decimals === 'drawn') pairs = withDrawnDecimals(pairs, dialect.seed);
   if (dialect.numbers.significantDigits !== null)
     pairs = withSignificantDigits(pairs, dialect.numbers.significantDigits, dialect.seed);
+  if (dialect.rest.codeSpelling === 'spaced') pairs = withFirstOfType(pairs, SPACED_PAIRS);
+  if (dialect.rest.codeSearch === 'code-or-name') pairs = withFirstOfType(pairs, [NAMED_AFTER]);
+  if (dialect.rest.equityMarkets === 'exchanges') pairs = withExchangeLabels(config, pairs);
+  if (dialect.rest.zoneNames === 'links') pairs = withZoneLinks(pairs);
   const restRateLimit = dialect.rest.rateLimit ?? config.restRateLimit;
   return { ...config, keys: withAllowances(config, dialect), pairs, restRateLimit };
 }

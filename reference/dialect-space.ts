@@ -81,7 +81,7 @@ export const DIALECT_SPACE = {
     order: oneOf(['catalogue', 'code', 'reversed', 'shuffled'] as const, 'Order of the pairs in /v1/pairs.'),
     catalogueSize: option<number | null>({
       values: [null, 12, 30, 250, 500],
-      schema: { type: ['integer', 'null'], minimum: 12, maximum: 2000 },
+      schema: { type: ['integer', 'null'], minimum: 12, maximum: 50_000 },
       doc: 'Active pairs in the catalogue (the special-state pairs come on top); null: the default catalogue.',
     }),
     // Pairs a check may not take for granted.
@@ -126,6 +126,45 @@ export const DIALECT_SPACE = {
       'Whether REST answers carry the IETF RateLimit-Policy and RateLimit headers (quota, remaining, reset).',
     ),
     latencyMs: range([0, 20], 0, 5000, 'Milliseconds every REST answer is held back, as across a network.'),
+    // Readings of the spec's words that a strict reading would reject
+    zoneNames: oneOf(
+      ['canonical', 'links'] as const,
+      "market.timezone: canonical tz names, or the tz database's links (US/Eastern, US/Central, GB).",
+    ),
+    equityMarkets: oneOf(
+      ['US', 'exchanges'] as const,
+      'Scope label of the US equities: US, or their exchange (NASDAQ, NYSE), extended hours kept.',
+    ),
+    codeSpelling: oneOf(
+      ['plain', 'spaced'] as const,
+      'Whether the catalogue holds codes with a space or a / in the base (Commodity:ALL:Crude Oil/USD, ' +
+        'Equity:US:BF/B/USD).',
+    ),
+    codeSearch: oneOf(
+      ['code', 'code-or-name'] as const,
+      "What /v1/pairs?code= matches: codes only, or names as well (with a pair whose name names another's " +
+        'symbol).',
+    ),
+    closedMarket: oneOf(
+      ['200', '50102', '50102-no-data'] as const,
+      'A price of a closed market: 200, 50102 with data (HTTP 200), or 50102 with data null and HTTP 503 ' +
+        '(price unavailable).',
+    ),
+    keylessLimit: option<{ requests: number; windowMs: number } | null>({
+      values: [null, { requests: 3, windowMs: 2000 }],
+      schema: {
+        type: ['object', 'null'],
+        additionalProperties: false,
+        required: ['requests', 'windowMs'],
+        properties: {
+          requests: { type: 'integer', minimum: 1, maximum: 100_000 },
+          windowMs: { type: 'integer', minimum: 100, maximum: 3_600_000 },
+        },
+      },
+      doc:
+        "A gateway's limit on REST requests without a valid key, per client address: past it, 50006 and " +
+        'HTTP 429 with Retry-After before any 401. null: none.',
+    }),
   },
   json: {
     extraFields: oneOf(
@@ -184,6 +223,23 @@ export const DIALECT_SPACE = {
       3,
       'Ticks after an unsubscribe or a replacing subscribe during which the dropped pairs are still pushed.',
     ),
+    stopLagMs: range(
+      [0, 1000],
+      0,
+      1500,
+      'Milliseconds after an unsubscribe or a replacing subscribe during which the dropped pairs are still ' +
+        'pushed (a fan-out updated late).',
+    ),
+    subscribeErrors: oneOf(
+      ['limit-first', 'pairs-first'] as const,
+      'A subscribe both over the pair limit and naming a pair that cannot be subscribed: 50004 for the ' +
+        'count, or 50104 for the pair (which comes first is not stated).',
+    ),
+    idleCloseWindows: oneOf(
+      [1, 1.4] as const,
+      'When a connection without a ping is closed, in keep-alive windows since the last ping: at the window, ' +
+        'or as late as an idle sweep every 0.4 windows closes it.',
+    ),
     // Parameters and optional fields
     emptySubscribe: oneOf(
       ['error', 'acknowledge'] as const,
@@ -223,9 +279,10 @@ export const DIALECT_SPACE = {
       'Push prices, chosen apart from REST: the same price may read differently on each.',
     ),
     mid: oneOf(
-      ['even-spread', 'exact', 'rounded'] as const,
+      ['even-spread', 'exact', 'rounded', 'tick', 'weighted'] as const,
       'The mid-price: exact at the precision (an even spread), exact with one more ' +
-        'decimal (an odd spread), or that rounded to the precision.',
+        'decimal (an odd spread), that rounded to the precision, ask and bid on a tick of 5 units ' +
+        'with the mid rounded to it (half even), or 40 % of the spread above the bid with one more decimal.',
     ),
     // Notation and precision
     notation: oneOf(

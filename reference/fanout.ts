@@ -29,8 +29,8 @@ export class FanOut {
   /** Whether Socket.IO pushes carry the JSON as a text string rather than an object. */
   private pushAsText = false;
   private readonly groups = new Map<string, Group>();
-  /** Clients whose dropped pairs are still pushed for a few ticks, and how many are left. */
-  private readonly lagging = new Map<Client, { codes: string[]; left: number }>();
+  /** Clients whose dropped pairs are still pushed for a few ticks or ms: the ticks left and the clock time it ends. */
+  private readonly lagging = new Map<Client, { codes: string[]; left: number; untilMs: number }>();
 
   constructor(
     private readonly svc: Service,
@@ -56,13 +56,20 @@ export class FanOut {
     return true;
   }
 
+  /** Whether the seams hold a client's pushes back (none does on the correct path). */
+  private held(client: Client): boolean {
+    return this.svc.seams.push.held(false, { pingedSinceSubscribe: client.pingedSinceSubscribe });
+  }
+
   /** Moves a client to the group of its new subscription set (none when empty). */
   join(client: Client, codes: string[]): void {
     const seams = this.svc.seams.push;
-    // Pushes of pairs just dropped may still be queued (the dialect's stopLagTicks): they go out a few ticks more.
-    const lag = this.svc.dialect.stream.stopLagTicks;
+    // Pushes of pairs just dropped may still be queued (the dialect's stopLagTicks), or the fan-out may
+    // learn of the drop late (its stopLagMs): they go out a few ticks, or that long, more.
+    const { stopLagTicks: lag, stopLagMs } = this.svc.dialect.stream;
     const dropped = [...client.subs, ...(this.lagging.get(client)?.codes ?? [])].filter((c) => !codes.includes(c));
-    if (lag > 0 && dropped.length > 0) this.lagging.set(client, { codes: [...new Set(dropped)], left: lag });
+    if ((lag > 0 || stopLagMs > 0) && dropped.length > 0)
+      this.lagging.set(client, { codes: [...new Set(dropped)], left: lag, untilMs: this.svc.clock() + stopLagMs });
     else this.lagging.delete(client);
     client.subs = codes;
     const old = client.group;
@@ -89,7 +96,7 @@ export class FanOut {
   /** The current price of each subscribed pair, right after a subscribe (pushes that wait for a change otherwise). */
   snapshot(client: Client): void {
     const group = client.group;
-    if (!this.sendable(client) || !group) return;
+    if (!this.sendable(client) || !group || this.held(client)) return;
     const now = this.svc.clock();
     const jsons: string[] = [];
     for (const code of group.codes) {
@@ -172,7 +179,7 @@ export class FanOut {
       }
       const jsons = lag.codes.map((c) => this.pushJson(c, now, client.group?.variant)).filter((j) => j !== null);
       if (jsons.length > 0) client.link.sendPushes(jsons);
-      if (--lag.left <= 0) this.lagging.delete(client);
+      if (--lag.left <= 0 && now >= lag.untilMs) this.lagging.delete(client);
     }
   }
 
@@ -206,7 +213,7 @@ export class FanOut {
           groupPackets = undefined;
         }
         const link = client.link;
-        if (!link.open) continue;
+        if (!link.open || this.held(client)) continue;
         if (link.backlog > maxBacklogBytes) {
           this.stats.framesSkipped += n;
           if (++client.overTicks >= dropAfterTicks) {

@@ -1,7 +1,7 @@
 /**
  * Market sessions from a clock, in each market's real IANA zone (Intl). Pure: no I/O, no timers.
  */
-import { ASSET_TYPE, type MarketReason, type MarketSession } from '../src/spec.ts';
+import { ASSET_TYPE, EXTENDED_HOURS_MARKET, type MarketReason, type MarketSession } from '../src/spec.ts';
 
 /** The market object of the price record (spec: Market object). */
 export interface MarketInfo {
@@ -71,18 +71,28 @@ export function zoneOf(assetType: string, timezone?: string): string | undefined
 const REGULAR: MarketInfo = { open: true, reason: 'regular_session', session: 'REG' };
 const CLOSED: MarketInfo = { open: false, reason: 'market_closed', session: 'CLOSED' };
 
+/** Whether a pair's market has extended hours: as configured, else the US equities of the spec's example. */
+export const hasExtendedHours = (assetType: string, market: string, configured?: boolean): boolean =>
+  configured ?? (assetType === ASSET_TYPE.equity && market === EXTENDED_HOURS_MARKET);
+
 /**
  * The market object of a pair at `ms` (spec: Market object):
- * Crypto continuous REG with no zone; US equities PRE/REG/POST/CLOSED by New York time;
- * other assets regular on weekdays and closed at weekends, in their zone.
+ * Crypto continuous REG with no zone; equities with extended hours PRE/REG/POST/CLOSED by New York
+ * time; other assets regular on weekdays and closed at weekends, in their zone.
  */
-export function marketAt(ms: number, assetType: string, market: string, timezone?: string): MarketInfo {
+export function marketAt(
+  ms: number,
+  assetType: string,
+  market: string,
+  timezone?: string,
+  extendedHours?: boolean,
+): MarketInfo {
   const zone = zoneOf(assetType, timezone);
   if (zone === undefined) return { open: true, reason: 'continuous', session: 'REG' };
   const { weekday, minutes } = localTime(ms, zone);
   const weekend = weekday === 0 || weekday === 6;
   if (weekend) return { ...CLOSED, timezone: zone };
-  if (assetType === ASSET_TYPE.equity && market === 'US') {
+  if (hasExtendedHours(assetType, market, extendedHours)) {
     if (minutes >= US_PRE && minutes < US_REG)
       return { open: true, reason: 'pre_session', session: 'PRE', timezone: zone };
     if (minutes >= US_REG && minutes < US_POST) return { ...REGULAR, timezone: zone };

@@ -49,6 +49,8 @@ export interface Client {
   windowCount: number;
   /** Admitted without a valid key and told so: its requests are not served. */
   readonly unauthorized: boolean;
+  /** Whether a ping arrived since the last accepted subscribe. */
+  pingedSinceSubscribe: boolean;
 }
 
 /** The clients of one subscription set (and push variant): they share every tick's bytes. */

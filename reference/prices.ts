@@ -44,6 +44,23 @@ export const QUIET_PAIR_MS = 3000;
 /** Time a stale pair's price was last updated: an hour before start. */
 const STALE_AGE_MS = 3_600_000;
 
+/** Units of the last decimal in the tick of a pair quoted on a coarser grid (0.05 at two decimals). */
+const TICK_UNITS = 5;
+/** Where a weighted mid sits between bid and ask: 40 % of the spread above the bid. */
+const WEIGHT = 0.4;
+
+/**
+ * A quote on a grid of `step`: bid the step at or below `mid` (never zero), ask one step above, and
+ * the price their mid rounded to the grid half even, so it lands on the bid or the ask in turn.
+ */
+function onTick(mid: Decimal, step: Decimal, places: number): { ask: string; bid: string; price: string } {
+  let bid = mid.dividedToIntegerBy(step).times(step);
+  if (bid.lte(0)) bid = step;
+  const ask = bid.plus(step);
+  const price = ask.plus(bid).dividedBy(2).dividedBy(step).toDecimalPlaces(0, Decimal.ROUND_HALF_EVEN).times(step);
+  return { ask: ask.toFixed(places), bid: bid.toFixed(places), price: price.toFixed(places) };
+}
+
 /** Every pair's current quote, stepped once per tick. */
 export class PriceBook {
   readonly pairs = new Map<string, PairEntry>();
@@ -117,13 +134,19 @@ export class PriceBook {
       };
       return;
     }
+    if (this.mid === 'tick') {
+      entry.current = { ...onTick(entry.mid, entry.tick.times(TICK_UNITS), places), lastUpdated: at };
+      return;
+    }
     // The walk keeps mid > halfSpread, so this bid stays positive.
     const bid = entry.mid.minus(entry.halfSpread).plus(entry.tick);
     const mid = ask.plus(bid).dividedBy(2);
     const price =
       this.mid === 'exact'
         ? mid.toFixed(places + 1)
-        : mid.toDecimalPlaces(places, Decimal.ROUND_HALF_UP).toFixed(places);
+        : this.mid === 'weighted'
+          ? bid.plus(ask.minus(bid).times(WEIGHT)).toFixed(places + 1)
+          : mid.toDecimalPlaces(places, Decimal.ROUND_HALF_UP).toFixed(places);
     entry.current = { ask: ask.toFixed(places), bid: bid.toFixed(places), price, lastUpdated: at };
   }
 

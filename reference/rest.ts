@@ -60,7 +60,8 @@ export class RestHandler {
     if (svc.wire.hasTs(chosen.status, by)) body.ts = svc.wire.ts(svc.clock());
     body.data = chosen.data;
     if (chosen.status !== STATUS.OK) body.message = chosen.message ?? messageOf(chosen.status);
-    return svc.seams.envelope.write({ http: svc.wire.restHttp(chosen.status), body }, { status: chosen.status, by });
+    const http = svc.wire.restHttp(chosen.status, chosen.data !== null);
+    return svc.seams.envelope.write({ http, body }, { status: chosen.status, by });
   }
 
   /** An error answer: data null and the status's message unless `message` is given. */
@@ -119,13 +120,24 @@ export class RestHandler {
     return { ...out, headers: { ...out.headers, 'retry-after': String(resetS) } };
   }
 
+  /**
+   * A request without a valid key: 401 and 50005, unless the dialect's gateway limits such requests
+   * per client address and this one is over it (50006 with Retry-After, as a gateway answers first).
+   */
+  private keyless(req: IncomingMessage, params: URLSearchParams): Outcome {
+    const w = this.svc.keylessWindow(req.socket.remoteAddress ?? '', Date.now());
+    if (!w?.over) return this.error('auth', params, STATUS.UNAUTHORIZED);
+    const out = this.error('auth', params, STATUS.RATE_LIMITED);
+    return { ...out, headers: { ...out.headers, 'retry-after': String(Math.max(1, Math.ceil(w.resetMs / 1000))) } };
+  }
+
   private route(req: IncomingMessage, wsPath: string): Outcome {
     const svc = this.svc;
     const url = new URL(req.url ?? '/', 'http://reference.local');
     const params = url.searchParams;
     // Every endpoint needs the key (spec: Endpoints), so auth comes before routing.
     const key = svc.caller(req, 'rest');
-    if (!key) return this.error('auth', params, STATUS.UNAUTHORIZED);
+    if (!key) return this.keyless(req, params);
     const account = svc.restAccountStatus(key);
     if (account) return this.error('auth', params, account);
     const limitHeaders: Record<string, string> = {};
@@ -188,11 +200,18 @@ export class RestHandler {
       if (perPageOver === 'error') return invalid(`per_page must be at most ${perPageMax}`);
       perPage = perPageMax;
     }
+    const names = svc.dialect.rest.codeSearch === 'code-or-name';
     const matches: PairEntry[] = [];
     for (const entry of svc.listing) {
       if (!svc.listable(key, entry)) continue;
       if (type && entry.assetType.toLowerCase() !== type) continue;
-      if (code && !entry.code.toLowerCase().includes(code)) continue;
+      // A search "by a code or fragment of it" that also reads names is the dialect's choice.
+      if (
+        code &&
+        !entry.code.toLowerCase().includes(code) &&
+        !(names && entry.config.name.toLowerCase().includes(code))
+      )
+        continue;
       matches.push(entry);
     }
     const { start, count } = svc.seams.query.window({ start: (page - 1) * perPage, count: perPage }, { page });
@@ -227,6 +246,8 @@ export class RestHandler {
       if (state === undefined) return error(STATUS.POOL_NOT_FOUND);
       if (state === 'unavailable') return error(STATUS.POOL_UNAVAILABLE);
     }
+    // A listed pair the stream refuses as suspended is not priced as active here either.
+    if (svc.suspended.has(entry.code)) return error(STATUS.PAIR_UNAVAILABLE);
     switch (entry.state) {
       case 'no-price':
         return error(STATUS.PRICE_NOT_FOUND);
@@ -242,13 +263,18 @@ export class RestHandler {
     // A delayed feed's price is still a price (spec, 50102: data may still be returned).
     const delayed = svc.delayedRead(entry);
     const fields = priceFields(svc, entry, 'rest');
+    const market = svc.market(entry);
+    // A closed market's price: 200, or 50102 with or without data ("price unavailable or possibly
+    // stale, for example market closed; data may still be returned"), per the dialect.
+    const closed = market.reason === 'market_closed' ? svc.dialect.rest.closedMarket : '200';
+    if (closed === '50102-no-data') return this.answer('price', params, STATUS.PRICE_STALE, null);
     const data = svc.seams.record.price(
-      { code: entry.code, ...(delayed ? delayedFields(fields) : fields), market: marketOut(svc.market(entry)) },
+      { code: entry.code, ...(delayed ? delayedFields(fields) : fields), market: marketOut(market) },
       { entry, svc },
     );
     // Spec, 50102: a stale price still answers with its data.
-    const status = entry.state === 'stale' || delayed ? STATUS.PRICE_STALE : STATUS.OK;
-    return this.answer('price', params, status, data);
+    const stale = entry.state === 'stale' || delayed || closed === '50102';
+    return this.answer('price', params, stale ? STATUS.PRICE_STALE : STATUS.OK, data);
   }
 }
 

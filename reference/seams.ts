@@ -21,13 +21,18 @@ export type Surface = 'rest' | 'stream';
 /** What a key's entitlement is asked for: listing pairs, reading a price on REST, subscribing. */
 export type Use = 'list' | 'price' | 'subscribe';
 
-/** The connection slot an admitted handshake takes: whose count, its size, and whether a close frees it. */
+/**
+ * The connection slot an admitted handshake takes: whose count, its size, whether a close frees it,
+ * and whether a handshake refused for the count takes one all the same.
+ */
 export interface Slot {
   readonly countKey: string;
   readonly allowance: number;
   readonly freed: boolean;
   /** Other counts the allowance is checked against besides its own (a count pooled across keys); none by default. */
   readonly countsWith?: readonly string[];
+  /** A handshake refused with 50009 takes a slot all the same and never gives it back; false by default. */
+  readonly refusalHolds?: boolean;
 }
 
 /** Which part of the REST side answered: auth before routing, the router, an endpoint, the stream path. */
@@ -137,8 +142,11 @@ export interface Seams {
   };
   session: {
     keepAlive(keepAlive: KeepAlive): KeepAlive;
-    /** The reply to a ping: plain text, or an object sent as JSON. */
-    pong(reply: string | Record<string, unknown>): string | Record<string, unknown>;
+    /** The reply to a ping: plain text, or an object sent as JSON (undefined: none is sent). */
+    pong(
+      reply: string | Record<string, unknown>,
+      at: { subscribed: boolean },
+    ): string | Record<string, unknown> | undefined;
     /** `params.pairs` of a subscribe or unsubscribe as read. */
     pairs(verdict: PairsVerdict, at: { params: unknown; method: string }): PairsVerdict;
     /** Whether a subscribe, unsubscribe or ping is served, given the whole message. */
@@ -160,6 +168,8 @@ export interface Seams {
     pairs(codes: string[], at: { svc: ServiceView }): string[];
     /** The push variant of a connection that (re)subscribes; undefined: the shared pushes. */
     variant(at: { resubscribed: boolean }): string | undefined;
+    /** Whether a subscribed connection's pushes are held back; given: false. */
+    held(held: boolean, at: { pingedSinceSubscribe: boolean }): boolean;
     /** A push as sent. */
     message(push: Record<string, unknown>, at: { variant: string | undefined }): Record<string, unknown>;
   };
@@ -189,7 +199,7 @@ export const CORRECT: Readonly<Seams> = Object.freeze({
     next: (next) => next,
   },
   notice: (notice) => notice,
-  push: { pairs: (codes) => codes, variant: () => undefined, message: (push) => push },
+  push: { pairs: (codes) => codes, variant: () => undefined, held: (held) => held, message: (push) => push },
 } satisfies Seams);
 
 /** A deviation: some seams replaced. */

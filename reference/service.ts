@@ -154,6 +154,24 @@ export class Service implements ServiceView {
     };
   }
 
+  private readonly keylessWindows = new Map<string, { start: number; count: number }>();
+
+  /**
+   * Counts one request without a valid key from `address` against the dialect's gateway limit:
+   * whether it is over and when the window ends; undefined when the dialect sets no such limit.
+   */
+  keylessWindow(address: string, now: number): { over: boolean; resetMs: number } | undefined {
+    const limit = this.dialect.rest.keylessLimit;
+    if (!limit) return undefined;
+    let w = this.keylessWindows.get(address);
+    if (!w || now - w.start >= limit.windowMs) {
+      w = { start: now, count: 0 };
+      this.keylessWindows.set(address, w);
+    }
+    w.count++;
+    return { over: w.count > limit.requests, resetMs: w.start + limit.windowMs - now };
+  }
+
   /** The pair if it exists and is not inactive (spec: 50104 covers inactive and suspended pairs). */
   livePair(code: string): PairEntry | undefined {
     const entry = this.book.pairs.get(code);
@@ -185,7 +203,7 @@ export class Service implements ServiceView {
   /** The market object of a pair now. */
   market(entry: PairEntry, now = this.clock()): MarketInfo {
     if (entry.state === 'stale') return staleMarket(entry.assetType, entry.config.timezone);
-    return marketAt(now, entry.assetType, entry.market, entry.config.timezone);
+    return marketAt(now, entry.assetType, entry.market, entry.config.timezone, entry.config.extendedHours);
   }
 }
 

@@ -66,6 +66,7 @@ export class Sessions {
       windowStart: Date.now(),
       windowCount: 0,
       unauthorized: admitted.unauthorized === true,
+      pingedSinceSubscribe: false,
     };
     this.clients.add(client);
     this.stats.clients = this.clients.size;
@@ -76,7 +77,9 @@ export class Sessions {
     }
     if (keepAlive.windowMs !== undefined) {
       const idle = IDLE_CLOSES[svc.dialect.stream.idleClose];
-      client.keepAlive = setTimeout(() => client.link.close(idle.code, idle.reason), keepAlive.windowMs);
+      // How soon after the window the close comes is not stated: at once, or as late as an idle sweep.
+      const closeAfterMs = Math.round(keepAlive.windowMs * svc.dialect.stream.idleCloseWindows);
+      client.keepAlive = setTimeout(() => client.link.close(idle.code, idle.reason), closeAfterMs);
     }
     return client;
   }
@@ -202,9 +205,10 @@ export class Sessions {
 
   private ping(client: Client): void {
     if (client.keepAlive && client.pingResets) client.keepAlive.refresh();
-    const reply = this.svc.seams.session.pong(TEXT.pong);
+    client.pingedSinceSubscribe = true;
+    const reply = this.svc.seams.session.pong(TEXT.pong, { subscribed: client.subs.length > 0 });
     if (typeof reply === 'string') this.sendText(client, reply);
-    else this.sendJson(client, reply);
+    else if (reply) this.sendJson(client, reply);
   }
 
   /** The codes of `params.pairs`, or sends a 50004 notice and returns undefined. */
@@ -219,8 +223,33 @@ export class Sessions {
 
   private subscribe(client: Client, params: unknown, id: string | undefined): void {
     // What a refused subscribe does to the earlier subscription is not stated: the dialect keeps or drops it.
-    const accepted = this.trySubscribe(client, params, id);
+    const accepted = !this.refusedPairFirst(client, params, id) && this.trySubscribe(client, params, id);
     if (!accepted && this.svc.dialect.stream.failedSubscribe === 'drop') this.fanOut.join(client, []);
+  }
+
+  /**
+   * Under the dialect's `pairs-first`, a subscribe naming a pair that cannot be subscribed is refused
+   * for that pair (50104) before its count is judged; true when it was.
+   */
+  private refusedPairFirst(client: Client, params: unknown, id: string | undefined): boolean {
+    const svc = this.svc;
+    if (svc.dialect.stream.subscribeErrors !== 'pairs-first' || !isObj(params) || !Array.isArray(params.pairs))
+      return false;
+    const subscribable = (code: string): boolean => {
+      const live = svc.livePair(code);
+      return (
+        svc.seams.session.subscribable(live && !svc.suspended.has(code) ? live : undefined, { code, svc }) !== undefined
+      );
+    };
+    // The pairs as the subscribe reads them (a fault's seam may drop some), as trySubscribe does.
+    const listed = (params.pairs as unknown[]).filter((code): code is string => typeof code === 'string');
+    const refused = svc.seams.session.select(listed, { method: METHOD.subscribe, svc }).find((c) => !subscribable(c));
+    if (refused === undefined) return false;
+    this.notice(client, METHOD.error, pairNotFoundMessage(refused), STATUS.PAIR_NOT_FOUND, {
+      id,
+      request: METHOD.subscribe,
+    });
+    return true;
   }
 
   /** A subscribe request; true when accepted. */
@@ -249,6 +278,7 @@ export class Sessions {
       }
     }
     // Spec, subscription table: the earlier set is replaced, not extended.
+    client.pingedSinceSubscribe = false;
     this.fanOut.join(client, seams.next(codes, { current: client.subs, method }));
     this.notice(client, METHOD.subscribe, TEXT.subscribeSuccess, STATUS.OK, {
       id,

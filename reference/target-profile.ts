@@ -45,7 +45,8 @@ export function buildProfile(
     probes: profileProbes({ config, wire: new Wire(dialect), keys, pairs, active, pooled }),
     timing: {
       pingTimeoutMs: config.pingTimeoutMs,
-      pingGraceMs: PING_GRACE_MS,
+      // A close that comes late (the dialect's idle sweep) is stated with the lateness on top.
+      pingGraceMs: PING_GRACE_MS + Math.ceil(config.pingTimeoutMs * (dialect.stream.idleCloseWindows - 1)),
       ...(dialect.keys.stated ? statedTiming(config, dialect) : {}),
     },
   };
@@ -249,5 +250,8 @@ function statedTiming(config: ReferenceConfig, dialect: Readonly<Dialect>): Prof
   const { pushes, quietPairs } = dialect.stream;
   const interval =
     pushes === 'every-tick' ? config.tickMs : ON_CHANGE_TICKS * config.tickMs + (quietPairs ? QUIET_PAIR_MS : 0);
-  return { pushIntervalMs: interval, noticeMs: NOTICE_MS, slotReleaseMs: dialect.keys.slotReleaseMs };
+  const { stopLagTicks, stopLagMs } = dialect.stream;
+  // A dropped pair is pushed for as long as the fan-out lags, and at most one tick more.
+  const stopMs = Math.max(stopLagTicks * config.tickMs, stopLagMs) + config.tickMs;
+  return { pushIntervalMs: interval, noticeMs: NOTICE_MS, slotReleaseMs: dialect.keys.slotReleaseMs, stopMs };
 }

@@ -183,8 +183,13 @@ export class Wire {
     return this.dialect.rest.tsUnit === 's' ? Math.floor(ms / 1000) : ms;
   }
 
-  /** The HTTP status of a REST answer with `status`. */
-  restHttp(status: RestStatus): number {
+  /**
+   * The HTTP status of a REST answer with `status`. The spec keeps a 50102 at 200 only while data is
+   * still filled: a 50102 without data (a price unavailable) takes the mapping's status of an
+   * unavailable pair.
+   */
+  restHttp(status: RestStatus, withData = true): number {
+    if (status === STATUS.PRICE_STALE && !withData) return this.http[STATUS.PAIR_UNAVAILABLE];
     return this.http[status];
   }
 

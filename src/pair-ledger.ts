@@ -1,12 +1,45 @@
 /**
- * What the run has seen of pairs on the stream, shared by every check of the run. `/v1/pairs` may
- * list pairs that are inactive or suspended (spec: Errors, 50104 "Pair does not exist, is inactive
- * or is suspended"), and a pair's price may never move on a service that pushes only on change: a
- * check that needs a pair to subscribe to, or a pair that pushes, prefers what an earlier check saw
- * work, and no check picks again a pair the target refused. (A ledger of the run, not to be taken
- * for the spec's "Pair record", an element of the data of /v1/pairs.)
+ * What the run has seen of pairs, shared by every check of the run: the listings it read, and the
+ * pairs on the stream. A listing of `/v1/pairs` walked page by page costs a request per page, and a
+ * large catalogue behind a rate limit takes minutes: it is read once per key and query, and every
+ * check that walks it shares what the first read. `/v1/pairs` may list pairs that are inactive or
+ * suspended (spec: Errors, 50104 "Pair does not exist, is inactive or is suspended"), and a pair's
+ * price may never move on a service that pushes only on change: a check that needs a pair to
+ * subscribe to, or a pair that pushes, prefers what an earlier check saw work, and no check picks
+ * again a pair the target refused. (A ledger of the run, not to be taken for the spec's "Pair
+ * record", an element of the data of /v1/pairs.)
  */
 export class PairLedger {
+  private readonly listings = new Map<string, unknown>();
+  private readonly reading = new Map<string, Promise<unknown>>();
+
+  /**
+   * The listing named `name` (a key and a query): read by `read` the first time, then shared. A
+   * check that asks while another reads it waits for that read; one that failed (it ended the check
+   * that read) is read again by the next, in its own name, so each check meets its own failures.
+   * Resolves with the listing and whether it was shared rather than read.
+   */
+  async listing<T>(name: string, read: () => Promise<T>): Promise<{ value: T; shared: boolean }> {
+    if (this.listings.has(name)) return { value: this.listings.get(name) as T, shared: true };
+    const pending = this.reading.get(name);
+    if (pending) {
+      const value = await pending.then(
+        (v) => ({ v }),
+        () => undefined,
+      );
+      if (value) return { value: value.v as T, shared: true };
+    }
+    const own = read();
+    this.reading.set(name, own);
+    try {
+      const value = await own;
+      this.listings.set(name, value);
+      return { value, shared: false };
+    } finally {
+      if (this.reading.get(name) === own) this.reading.delete(name);
+    }
+  }
+
   private readonly acceptedPairs = new Set<string>();
   private readonly refusedPairs = new Map<string, string>();
   private readonly movedPairs = new Set<string>();

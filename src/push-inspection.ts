@@ -1,10 +1,10 @@
 /**
  * Every push frame a check's sessions receive is held to the push-frame schema and the quote rules
- * (bid <= price <= ask, price the mid), whichever check receives it: a service that sends a bad
- * frame only on a pair or a connection state the push checks never see still fails. Each violation
- * names the statement it breaks (a field of the push frame, the mid-price), so it fails the check
- * that owns that statement (src/ownership.ts) and the check whose session received the frame only
- * cites it. Pure: no socket here.
+ * (bid <= price <= ask), whichever check receives it: a service that sends a bad frame only on a
+ * pair or a connection state the push checks never see still fails. Each violation names the
+ * statement it breaks (a field of the push frame), so it fails the check that owns that statement
+ * (src/ownership.ts) and the check whose session received the frame only cites it. Pure: no socket
+ * here.
  */
 import type { Violation } from './check.ts';
 import type { Validator } from './validator.ts';
@@ -25,7 +25,7 @@ export const MAX_LISTED_PUSHES = 5;
 /** The expectations, worded as the push checks word theirs, so a frame judged twice reads as one violation. */
 export const PUSH_EXPECTED = {
   schema: 'each push frame matches the push-frame schema',
-  quote: 'bid <= price <= ask, price the mid of ask and bid',
+  quote: 'bid <= price <= ask: the mid-price lies within the spread',
 } as const;
 
 /** Every violation of one push frame: its schema errors, then its quote problems. `text` is the frame as received. */

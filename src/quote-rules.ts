@@ -1,7 +1,7 @@
 /**
  * Pure rules on a quote (a price record or a push frame), shared by the REST and stream checks and
- * by the engine's inspection of every push: what a decimal string is, its precision as written, and
- * bid <= price <= ask with price the mid of ask and bid, computed exactly.
+ * by the engine's inspection of every push: what a decimal string is, its precision as written,
+ * bid <= price <= ask, and how the price relates to the mid of ask and bid, computed exactly.
  */
 import { Decimal } from 'decimal.js';
 import { DECIMAL_PATTERN } from './spec.ts';
@@ -82,16 +82,15 @@ function exactFor(values: readonly Decimal[], finest: number): Decimal.Construct
 }
 
 /**
- * What is wrong with the prices of one frame: bid <= price <= ask, and price the mid of ask and bid
- * at the price's precision (the rounding mode is not shown, so any rounding of the exact mid passes).
- * Every sum and comparison is exact, however many digits the prices carry. Returns nothing when
- * the values are not decimal strings: the schema check reports those.
+ * What is wrong with the prices of one frame: bid <= price <= ask. The spec calls `price` "the
+ * service's mid-price", so a mid of the service's own making passes: the exact mid of ask and bid,
+ * its rounding at any precision, a mid rounded to a tick coarser than the last decimal (0.25), or one
+ * weighted between them (`midReading` says which, for an observation); a price outside the spread
+ * is no mid of any service. Every comparison is exact, however many digits the prices carry.
+ * Returns nothing when the values are not decimal strings: the schema check reports those.
  */
 export function priceProblems(frame: { ask?: unknown; bid?: unknown; price?: unknown }): string[] {
-  const dp = places(frame.price);
-  const askDp = places(frame.ask);
-  const bidDp = places(frame.bid);
-  if (askDp === undefined || bidDp === undefined || dp === undefined) return [];
+  if ([frame.ask, frame.bid, frame.price].some((v) => places(v) === undefined)) return [];
   const problems: string[] = [];
   // Reading a string is exact at any precision; comparisons are too.
   const [a, b, p] = [frame.ask, frame.bid, frame.price].map((v) => new Decimal(v as string)) as [
@@ -101,43 +100,57 @@ export function priceProblems(frame: { ask?: unknown; bid?: unknown; price?: unk
   ];
   if (b.greaterThan(p)) problems.push(`bid ${b.toString()} > price ${p.toString()}`);
   if (p.greaterThan(a)) problems.push(`price ${p.toString()} > ask ${a.toString()}`);
-  const D = exactFor([a, b, p], Math.max(dp, askDp, bidDp));
-  if (!D) return problems;
-  const [ask, bid, price] = [a, b, p].map((d) => new D(d)) as [Decimal, Decimal, Decimal];
+  return problems;
+}
+
+/** How a price relates to the mid of its ask and bid: what the service's mid-price is, recorded, never judged. */
+export type MidReading = 'exact' | 'rounded' | 'other';
+
+/**
+ * How `price` relates to the exact mid of ask and bid: `exact` (equal to it), `rounded` (it rounded,
+ * in any mode, at the price's precision as written or once padding zeros are trimmed), or `other` (a
+ * mid of the service's own: rounded to a coarser tick, or weighted). Undefined when the values are
+ * not decimal strings or too long to compute exactly.
+ */
+export function midReading(frame: { ask?: unknown; bid?: unknown; price?: unknown }): MidReading | undefined {
+  const dp = places(frame.price);
+  const askDp = places(frame.ask);
+  const bidDp = places(frame.bid);
+  if (askDp === undefined || bidDp === undefined || dp === undefined) return undefined;
+  const read = [frame.ask, frame.bid, frame.price].map((v) => new Decimal(v as string));
+  const D = exactFor(read, Math.max(dp, askDp, bidDp));
+  if (!D) return undefined;
+  const [ask, bid, price] = read.map((d) => new D(d)) as [Decimal, Decimal, Decimal];
   const mid = ask.plus(bid).dividedBy(2);
-  const ulp = new D(10).pow(-dp);
   const gap = price.minus(mid).abs();
+  if (gap.isZero()) return 'exact';
+  const ulp = new D(10).pow(-dp);
   // With ask and bid at the price's precision the mid has at most one more digit (a 5), so any
   // rounding mode lands within half a unit; with finer ask and bid, truncation may reach just under one.
   const fine = Math.max(askDp, bidDp) > dp;
   const asWritten = fine ? gap.lessThan(ulp) : gap.lessThanOrEqualTo(ulp.dividedBy(2));
   // Trailing zeros say nothing of the precision a service rounds at (a price padded to 8 places may
-  // be a mid rounded at 2): the mid rounded at the finest precision the three values show once
-  // trimmed passes too.
+  // be a mid rounded at 2).
   const significant = Math.max(ask.decimalPlaces(), bid.decimalPlaces(), price.decimalPlaces());
   const trimmed = gap.lessThanOrEqualTo(new D(10).pow(-significant).dividedBy(2));
-  if (!asWritten && !trimmed)
-    problems.push(`price ${price.toString()} is not the mid ${mid.toString()} of ask and bid at ${dp} decimal places`);
-  return problems;
+  return asWritten || trimmed ? 'rounded' : 'other';
 }
 
 /** The zones Intl lists: ICU's canonical names (CLDR keeps some older spellings, e.g. Asia/Calcutta). */
 const LISTED_ZONES = new Set(Intl.supportedValuesOf('timeZone'));
 const LISTED_LOWER = new Set([...LISTED_ZONES].map((z) => z.toLowerCase()));
-/** UTC and the fixed-offset zones of the IANA `etcetera` file, which Intl does not list. */
-const ETC_ZONE = /^(UTC|Etc\/(UTC|GMT|GMT[+-]([0-9]|1[0-4])))$/;
 /**
- * A canonical name of a geographic IANA zone: an area of the tz database, then title-case parts.
- * It admits names IANA made canonical after the ICU of this Node was built (Asia/Kolkata,
- * Europe/Kyiv), which Intl knows only as links to its older spelling.
+ * How the tz database spells a name: each part between slashes starts with an upper-case letter
+ * (`America/New_York`, `US/Eastern`, `GB`, `EST5EDT`, `Etc/GMT+5`), the rest letters, digits and
+ * `_`, `+`, `-`.
  */
-const GEOGRAPHIC_ZONE =
-  /^(Africa|America|Antarctica|Asia|Atlantic|Australia|Europe|Indian|Pacific)(\/[A-Z][A-Za-z0-9_+-]*)+$/;
+const TZ_SPELLING = /^[A-Z][A-Za-z0-9_+-]*(\/[A-Z][A-Za-z0-9_+-]*)*$/;
 
 /**
- * Whether `timeZone` is a canonical IANA zone name (spec: Market object, "IANA zone name"): one
- * Intl knows, spelled as the tz database spells it. Links kept for compatibility ("US/Eastern",
- * "EST", "GB") and other spellings ("utc", "america/new_york") are not canonical names.
+ * Whether `timeZone` is an IANA zone name (spec: Market object, "IANA zone name"): a name of the tz
+ * database that Intl knows, canonical or one of the database's links (`US/Eastern`, `GB`, `CET`,
+ * `EST5EDT`, `GMT`: names of the database all the same), spelled as the database spells it. A
+ * canonical name respelled (`america/new_york`, `UTC` as `utc`) is not a name of the database.
  */
 export function isIanaZone(timeZone: string): boolean {
   try {
@@ -145,8 +158,11 @@ export function isIanaZone(timeZone: string): boolean {
   } catch {
     return false;
   }
-  if (LISTED_ZONES.has(timeZone) || ETC_ZONE.test(timeZone)) return true;
-  // A listed zone spelled otherwise is not its canonical name.
+  if (LISTED_ZONES.has(timeZone)) return true;
+  // A listed zone spelled otherwise is not its name.
   if (LISTED_LOWER.has(timeZone.toLowerCase())) return false;
-  return GEOGRAPHIC_ZONE.test(timeZone);
+  return TZ_SPELLING.test(timeZone);
 }
+
+/** Whether `timeZone` is one of Intl's canonical names: a link is recorded as an observation, never judged. */
+export const isCanonicalZone = (timeZone: string): boolean => LISTED_ZONES.has(timeZone);

@@ -10,7 +10,6 @@
 import {
   CRYPTO_REASONS,
   CRYPTO_SESSION,
-  EXTENDED_HOURS_MARKET,
   EXTENDED_HOURS_REASONS,
   LIMITS,
   MARKET_COMBINATIONS,
@@ -34,7 +33,7 @@ const id = (name: string): string => `${SCHEMA_BASE}${name}.schema.json`;
 const ref = (name: string): Schema => ({ $ref: `${name}.schema.json` });
 const decimal: Schema = { type: 'string', format: 'decimal' };
 const pairCode: Schema = { type: 'string', pattern: PAIR_CODE_PATTERN };
-const assetPrefix = (assetType: string, market?: string): string => `^${assetType}:${market ? `${market}:` : ''}`;
+const assetPrefix = (assetType: string): string => `^${assetType}:`;
 /** `false` as a property's schema forbids the property outright. */
 const forbidden = false;
 /** `required` that also names the fields, as ajv's strict mode wants. */
@@ -106,9 +105,10 @@ const priceRecord = schema('price-record', 'Price record (data in the price resp
       },
     },
     {
-      // Extended hours belong to US equities only ("US equities with extended hours additionally use …").
+      // Extended hours belong to equities ("US equities with extended hours additionally use …"). The
+      // market of a code is "a scope label such as ALL or US": an equity of any label may be a US one.
       if: {
-        properties: { code: { type: 'string', pattern: assetPrefix(ASSET_TYPE.equity, EXTENDED_HOURS_MARKET) } },
+        properties: { code: { type: 'string', pattern: assetPrefix(ASSET_TYPE.equity) } },
         required: ['code'],
       },
       else: {
@@ -406,7 +406,11 @@ const profile = schema('profile', 'conform target profile', {
           minimum: 1,
           description: `Keep-alive window; ${LIMITS.pingTimeoutMs} per the spec.`,
         },
-        pingGraceMs: { type: 'integer', minimum: 0, description: 'Slack allowed after the window before the close.' },
+        pingGraceMs: {
+          type: 'integer',
+          minimum: 0,
+          description: 'Slack allowed after the window before the close; default half the window.',
+        },
         keepAliveHoldWindows: {
           type: 'number',
           exclusiveMinimum: 1,
@@ -451,6 +455,14 @@ const profile = schema('profile', 'conform target profile', {
             "Longest a 50009 for a connection within the key's allowance is waited out when " +
             'slotReleaseMs is unstated (the spec states no release time); default 30000. ' +
             '--slot-release-wait overrides it.',
+        },
+        stopMs: {
+          type: 'integer',
+          minimum: 0,
+          description:
+            'Longest from the notice of an unsubscribe or a replacing subscribe until the dropped pairs ' +
+            'stop being pushed. The stop window becomes twice it plus 1 s, or four push gaps when longer; ' +
+            'unstated, 1.5 s or four push gaps.',
         },
       },
     },

@@ -161,8 +161,14 @@ export const CRYPTO_REASONS: readonly MarketReason[] = ['continuous', 'no_price'
 /** Extended hours (`pre_session`, `post_session`) belong to equities. */
 export const EXTENDED_HOURS_REASONS: readonly MarketReason[] = ['pre_session', 'post_session'];
 
-/** Pair code `<asset_type>:<market>:<base>/<quote>` (spec: Pair code). */
-export const PAIR_CODE_PATTERN = '^[^:/\\s]+:[^:/\\s]+:[^:/\\s]+/[^:/\\s]+$';
+/**
+ * Pair code `<asset_type>:<market>:<base>/<quote>` (spec: Pair code). The spec states only the four
+ * parts and that the code identifies the quote: so the quote is what follows the last `/`, the base
+ * may hold a space or a `/` of its own (`Commodity:ALL:Crude Oil/USD`, `Equity:US:BF/B/USD`), and no
+ * part is empty, holds a `:`, or starts or ends with white space.
+ */
+export const PAIR_CODE_PATTERN =
+  '^[^:\\s](?:[^:]*[^:\\s])?:[^:\\s](?:[^:]*[^:\\s])?:[^:\\s](?:[^:]*[^:\\s])?/[^:/\\s](?:[^:/]*[^:/\\s])?$';
 const PAIR_CODE_RE = new RegExp(PAIR_CODE_PATTERN);
 
 export interface PairCodeParts {
@@ -175,8 +181,8 @@ export interface PairCodeParts {
 export function parsePairCode(code: string): PairCodeParts | null {
   if (!PAIR_CODE_RE.test(code)) return null;
   const [assetType, market, rest] = code.split(':') as [string, string, string];
-  const [base, quote] = rest.split('/') as [string, string];
-  return { assetType, market, base, quote };
+  const slash = rest.lastIndexOf('/');
+  return { assetType, market, base: rest.slice(0, slash), quote: rest.slice(slash + 1) };
 }
 
 /**
@@ -188,7 +194,10 @@ export function parsePairCode(code: string): PairCodeParts | null {
  */
 export const DECIMAL_PATTERN = '^-?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][+-]?[0-9]+)?$';
 
-/** The market whose equities have extended hours: "US equities with extended hours" (Market object). */
+/**
+ * The scope label of the spec's example US equities ("a scope label such as ALL or US", Pair code). A
+ * label, not a rule: equities of any label may have extended hours, so no check reads it.
+ */
 export const EXTENDED_HOURS_MARKET = 'US';
 
 /**

@@ -112,4 +112,17 @@ export const AUTH_FAULTS = [
           : `the probe of ${d.rest.denial} asks for a pair outside the whitelist`,
     },
   ),
+  f(
+    'entitlement-whitelist-unlisted',
+    'entitlements',
+    "the pairs a key may read are listed for it (here a whitelisted key's /v1/pairs lists none of its " +
+      'pairs, which /v1/price still serves)',
+    ['rule:auth:entitlements'],
+    {
+      entitlement: (denied, { key, entry, use }) =>
+        use === 'list' && entry !== undefined && key.pairs !== undefined && key.pairs.length > 0
+          ? (denied ?? STATUS.ACCESS_DENIED)
+          : denied,
+    },
+  ),
 ] as const satisfies readonly Fault[];

@@ -141,6 +141,14 @@ const FAULT_ORDER = [
   'price-late-type-inverted',
   'limit-slots-never-freed',
   'limit-pooled-with-primary',
+  'push-after-ping',
+  'stream-refuses-equity',
+  'subscribe-replace-drops-kept',
+  'unsubscribe-stops-all',
+  'entitlement-whitelist-unlisted',
+  'pairs-type-ignores-code',
+  'pong-stops-when-subscribed',
+  'limit-refusal-holds-slot',
 ] as const satisfies readonly FaultName[];
 
 /**

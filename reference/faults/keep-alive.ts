@@ -48,4 +48,11 @@ export const KEEPALIVE_FAULTS = [
           : undefined,
     },
   ),
+  f(
+    'pong-stops-when-subscribed',
+    'ping',
+    'a ping is answered with Pong! (here not once the connection is subscribed)',
+    ['rule:ping:reply', 'event:pong'],
+    { session: { pong: (reply, { subscribed }) => (subscribed ? undefined : reply) } },
+  ),
 ] as const satisfies readonly Fault[];

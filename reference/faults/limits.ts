@@ -114,4 +114,34 @@ export const LIMIT_FAULTS = [
       maskedBy: unstatedAllowances("keys.secondary's allowance is unknown, so no check fills it"),
     },
   ),
+  f(
+    'limit-refusal-holds-slot',
+    'connection-limit',
+    "every connection within the key's allowance is accepted (here a handshake refused with 50009 " +
+      "takes a single-connection key's slot all the same, and never gives it back)",
+    ['limit:connections-per-key'],
+    {
+      // Only a single-connection key's refusals (keys.limited) leak: a leak of keys.primary's slot
+      // would leave every later stream check short, not break the one rule.
+      admission: {
+        slot: (slot, { key }) => ((key.connections ?? 1) === 1 ? { ...slot, refusalHolds: true } : slot),
+      },
+    },
+    {
+      maskedBy: (d) => {
+        const { limited, primary } = referenceConfig(d).keys;
+        if (limited?.connections !== 1)
+          return (
+            `keys.limited allows ${String(limited?.connections)} connections, ` +
+            "and the fault leaks only a single-connection key's slot"
+          );
+        if (primary?.connections === 1)
+          return "keys.primary allows one connection, so the fault leaks the primary key's slot too";
+        if (d.keys.others === 1)
+          return 'the other keys allow one connection each: the fault leaks their slots too, which later checks need';
+        // Unstated, the allowance is searched for before any check: the search's refusal leaks the slot.
+        return unstatedAllowances('the search for them is refused, and leaks the slot, before any check')(d);
+      },
+    },
+  ),
 ] as const satisfies readonly Fault[];

@@ -86,4 +86,11 @@ export const PAGINATION_FAULTS = [
     ['field:pair:base', 'field:pair:quote'],
     { record: { pair: (r) => ({ ...r, base: r.quote }) } },
   ),
+  f(
+    'pairs-type-ignores-code',
+    'filters',
+    'code searches pairs by a code or fragment, also beside type (here type given, code is ignored)',
+    ['parameter:pairs:code'],
+    { query: { pairs: (q) => (q.type === undefined ? q : { ...q, code: undefined }) } },
+  ),
 ] as const satisfies readonly Fault[];

@@ -1,6 +1,6 @@
 /** Faults of /v1/price: the price record, the market object and the answers of a stale or unknown pair. */
 import { Decimal } from '../decimal.ts';
-import { ASSET_TYPE, EXTENDED_HOURS_MARKET, QUERY, STATUS } from '../../src/spec.ts';
+import { ASSET_TYPE, QUERY, STATUS } from '../../src/spec.ts';
 import type { ServiceView } from '../model.ts';
 import type { PairEntry } from '../prices.ts';
 import { f, type Fault } from './record.ts';
@@ -36,13 +36,6 @@ const lateTypes = new WeakMap<ServiceView, string | undefined>();
 const deepCrypto = (svc: ServiceView): PairEntry | undefined =>
   svc.listing.filter((e) => e.state === 'active' && e.assetType === ASSET_TYPE.crypto && !e.config.pools).at(-1);
 
-/** Links and other spellings of the zones the reference reports (fault market-timezone-alias). */
-const ZONE_ALIASES: Readonly<Record<string, string>> = {
-  'America/New_York': 'US/Eastern',
-  'America/Chicago': 'US/Central',
-  'Europe/London': 'GB',
-};
-
 /**
  * Fault price-deep-pair-inverted's pair: deep in the catalogue, out of reach of every sample of
  * the first pairs per asset type (the profile's sample, a check's first three of a type). The last
@@ -77,12 +70,12 @@ export const PRICE_FAULTS = [
     ['field:price:ask', 'rule:service:decimal-strings'],
     { record: { price: (d) => ({ ...d, ask: Number(d.ask) }) } },
   ),
-  f('price-not-mid', 'price-record', 'price is the mid of ask and bid', ['field:price:price'], {
-    // One tick off the quote's own mid, whatever its decimals: never the mid at any rounding.
+  f('price-not-mid', 'price-record', 'price is the mid-price: between bid and ask', ['field:price:price'], {
+    // One tick above the ask, whatever its decimals: no mid of any service lies outside the spread.
     record: {
       quote: (q, { entry }) => ({
         ...q,
-        price: new Decimal(q.price).plus(entry.tick).toFixed(q.price.split('.')[1]?.length ?? 0),
+        price: new Decimal(q.ask).plus(entry.tick).toFixed(q.price.split('.')[1]?.length ?? 0),
       }),
     },
   }),
@@ -205,13 +198,13 @@ export const PRICE_FAULTS = [
   f(
     'market-timezone-alias',
     'market',
-    'timezone is a canonical IANA zone name (here a link or another spelling: US/Eastern, GB, utc)',
+    'timezone is an IANA zone name, spelled as the tz database spells it (here in lower case: america/new_york)',
     ['field:market:timezone'],
     {
       record: {
         price: (d) =>
           withMarket(d, (m) => {
-            if (typeof m.timezone === 'string') m.timezone = ZONE_ALIASES[m.timezone] ?? m.timezone.toLowerCase();
+            if (typeof m.timezone === 'string') m.timezone = m.timezone.toLowerCase();
           }),
       },
     },
@@ -219,12 +212,13 @@ export const PRICE_FAULTS = [
   f(
     'market-extended-hours-non-us',
     'market',
-    'pre_session and post_session belong to US equities (here an equity of another market is in PRE)',
+    'pre_session and post_session belong to equities with extended hours (here a Forex, Commodity or ' +
+      'Metal pair is in PRE)',
     ['rule:market:us-extended-hours'],
     {
       record: {
         price: (d, { entry }) =>
-          entry.assetType === ASSET_TYPE.equity && entry.market !== EXTENDED_HOURS_MARKET
+          entry.assetType !== ASSET_TYPE.equity && entry.assetType !== ASSET_TYPE.crypto
             ? withMarket(d, (m) => Object.assign(m, { open: true, reason: 'pre_session', session: 'PRE' }))
             : d,
       },

@@ -28,4 +28,12 @@ export const PUSH_FAULTS = [
       },
     },
   ),
+  f(
+    'push-after-ping',
+    'push',
+    'after success the server pushes data frames without further requests (here pushes start only ' +
+      'once a ping follows the subscribe)',
+    ['rule:subscribe:pushes-without-requests', 'event:push'],
+    { push: { held: (held, { pingedSinceSubscribe }) => held || !pingedSinceSubscribe } },
+  ),
 ] as const satisfies readonly Fault[];

@@ -1,5 +1,5 @@
 /** Faults of the stream session: subscribe and unsubscribe, the pairs pushed, and the notices. */
-import { LIMITS, METHOD, STATUS, TEXT } from '../../src/spec.ts';
+import { ASSET_TYPE, LIMITS, METHOD, STATUS, TEXT } from '../../src/spec.ts';
 import type { Dialect } from '../dialect.ts';
 import { PriceBook } from '../prices.ts';
 import type { PairsVerdict } from '../seams.ts';
@@ -355,5 +355,39 @@ export const SESSION_FAULTS = [
     'an object without method gets a 50004 notice (here none)',
     ['rule:connection:messages-are-objects', 'notice:50004'],
     { notice: (n, { cause }) => (cause === 'missing-method' ? undefined : n) },
+  ),
+  f(
+    'stream-refuses-equity',
+    'subscription',
+    '50104 only for a pair that does not exist, is inactive or is suspended (here every Equity pair is ' +
+      'refused on the stream while REST prices it as active)',
+    ['notice:50104', 'transition:none/subscribe'],
+    {
+      session: {
+        subscribable: (entry) => (entry?.assetType === ASSET_TYPE.equity ? undefined : entry),
+      },
+    },
+  ),
+  f(
+    'subscribe-replace-drops-kept',
+    'subscription',
+    'a new subscribe subscribes to exactly the newly listed pairs (here the pairs it keeps from the ' +
+      'earlier set are dropped: [A, B] then [B, C] pushes only C)',
+    ['transition:subscribed/subscribe'],
+    {
+      session: {
+        next: (next, { current, method }) =>
+          method === METHOD.subscribe ? next.filter((c) => !current.includes(c)) : next,
+      },
+    },
+    { maskedBy: rarePushes },
+  ),
+  f(
+    'unsubscribe-stops-all',
+    'subscription',
+    'unsubscribe stops the pushes of the listed pairs (here of every pair)',
+    ['transition:subscribed/unsubscribe'],
+    { session: { next: (next, { method }) => (method === METHOD.unsubscribe ? [] : next) } },
+    { maskedBy: rarePushes },
   ),
 ] as const satisfies readonly Fault[];

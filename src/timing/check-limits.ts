@@ -33,9 +33,12 @@ export const fullSubscribeTimeoutMs = (w: Waits, pairs: number): number =>
   2 * w.noticeMs + FULL_SUBSCRIBE_STEPS_MS + pairs * REPLACE_GAP_MS;
 /**
  * Time limit of a check that learns a pair's cadence and then watches it stop: both waits, the
- * in-flight window, and the rest of its steps.
+ * stop window (however fast the cadence, at least the stop wait), three push waits for a pair still
+ * subscribed to show it goes on (a push, else a move of its REST price and a push after it), and the
+ * rest of its steps.
  */
-export const stopCheckTimeoutMs = (w: Waits): number => w.cadenceMs + w.pushMs + 2 * maxWatchMs(w) + STEPS_MS;
+export const stopCheckTimeoutMs = (w: Waits): number =>
+  w.cadenceMs + 4 * w.pushMs + w.stopMs + 2 * maxWatchMs(w) + STEPS_MS;
 
 /**
  * Time limit of the check that unsubscribes from several pairs: it waits for pushes, for the
@@ -57,3 +60,8 @@ export const RATE_LIMIT_CHECK_TIMEOUT_MS = 40_000;
 export const CATALOGUE_BASE_TIMEOUT_MS = 60_000;
 /** Added to a check's time limit per catalogue request, for the client's own work. */
 export const PER_REQUEST_SLACK_MS = 20;
+/**
+ * How often a check waiting for a listing another check is reading lengthens its time limit by as
+ * much: the read is the target's pace (pages behind a rate limit), not the waiting check's.
+ */
+export const LISTING_WAIT_STEP_MS = 1000;

@@ -7,9 +7,12 @@ import { LIMITS } from '../spec.ts';
 import type { StatedTiming } from './waits.ts';
 
 /**
- * The harness's keep-alive default where the profile sets none: 5 s of grace after the window.
+ * The harness's keep-alive default where the profile sets none: a grace of half a window after it,
+ * so a close up to 1.5 windows after the last ping passes (the spec says the connection "is closed
+ * if no ping arrives within 30 seconds" and sets no deadline after that: an idle sweep every 10 to
+ * 15 s closes between 30 and 45 s). A profile tightens the grace with `timing.pingGraceMs`.
  */
-export const KEEPALIVE_DEFAULTS = { graceMs: 5000 } as const;
+export const KEEPALIVE_DEFAULTS = { graceWindows: 0.5 } as const;
 /**
  * How far past the window and its grace the ping check holds its connection by default: a server
  * that ignores pings has closed it by the window and its grace (ws.keepalive.timeout fails one that
@@ -32,7 +35,7 @@ export interface KeepAliveTiming {
 export function keepAliveTiming(profile: { readonly timing?: StatedTiming }): KeepAliveTiming {
   const t = profile.timing;
   const windowMs = t?.pingTimeoutMs ?? LIMITS.pingTimeoutMs;
-  const graceMs = t?.pingGraceMs ?? KEEPALIVE_DEFAULTS.graceMs;
+  const graceMs = t?.pingGraceMs ?? Math.round(windowMs * KEEPALIVE_DEFAULTS.graceWindows);
   // A hold that ends before the window and its grace could not tell a server that ignores pings
   // (closing anywhere up to window + grace) from one that resets its timer.
   const holdWindows = t?.keepAliveHoldWindows ?? (windowMs + graceMs + HOLD_PAST_GRACE_MS) / windowMs;

@@ -4,6 +4,7 @@
  * frames stop arriving, so each window is measured against the cadence the session itself showed,
  * within bounds set by the waits.
  */
+import type { KeepAliveTiming } from './keep-alive.ts';
 import type { Waits } from './waits.ts';
 
 /** When each push of a session arrived (stream clock, ms, in arrival order), by pair code. */
@@ -57,26 +58,41 @@ export function watchMs(w: Waits, times: PushTimes, pair: string): number {
 const IN_FLIGHT_GAPS = 4;
 
 /**
- * How long after the notice of a replacing subscribe or an unsubscribe frames of `pair` already in
- * flight may still arrive: the spec gives no time, and a service may flush what it queued before
- * the request. Four of the largest push gaps on the session (of the pair, or of any pair when
- * larger; the wait for one push when the pushes came all at once), at least the in-flight wait,
- * at most the wait for two pushes, so a pair that is never stopped still shows. A pair pushed
- * fewer than three times shows no cadence: the wait for two pushes.
+ * How long after the notice of a replacing subscribe or an unsubscribe frames of `pair` may still
+ * arrive: the spec states that pushes stop, not how fast, and a service may flush what it queued
+ * before the request or take the pair out of its fan-out a moment later. Four of the largest push
+ * gaps on the session (of the pair, or of any pair when larger; the wait for one push when the
+ * pushes came all at once), at most the wait for two pushes, so a pair that is never stopped still
+ * shows, and at least the stop wait (1.5 s unless the profile states `stopMs`) however fast the
+ * cadence. A pair pushed fewer than three times shows no cadence: the wait for two pushes.
  */
 export function inFlightMs(w: Waits, times: PushTimes, pair: string): number {
   const own = times.get(pair) ?? [];
   // Fewer than three pushes of the pair show no cadence (a snapshot and one change may come close
   // together): a frame queued before the request may come as late as the wait for two pushes.
-  if (own.length < CADENCE_PUSHES) return Math.round(maxWatchMs(w));
+  if (own.length < CADENCE_PUSHES) return Math.round(Math.max(w.stopMs, maxWatchMs(w)));
   // A pair's own gaps may all be short (a snapshot right before the first tick): the connection's
   // other pairs show the cadence too.
   const gap = Math.max(largestGap(own) ?? 0, sessionGap(times) ?? 0);
   // Pushes that all came at one instant (a burst) show no cadence either: a frame queued before the
   // request may come as late as the next push would, so the window is the wait for one push.
   const gaps = gap > 0 ? IN_FLIGHT_GAPS * gap : w.pushMs;
-  return Math.round(Math.min(maxWatchMs(w), Math.max(w.inFlightMs, gaps)));
+  // The stop wait is a floor: a fast cadence caps the push gaps, never the time a stop may take.
+  return Math.round(Math.max(w.stopMs, Math.min(maxWatchMs(w), gaps)));
 }
+
+/** Share of the keep-alive window a check may leave a connection without a ping: past it, the target may close it. */
+const UNPINGED_SHARE = 2 / 3;
+
+/**
+ * How long a check waits for the first push without sending anything, a ping included ("without
+ * further requests"): the first-push wait and a push wait, within two thirds of the keep-alive window.
+ */
+export const unpingedWaitMs = (w: Waits, t: KeepAliveTiming): number =>
+  Math.round(Math.min(w.firstPushMs + w.pushMs, t.windowMs * UNPINGED_SHARE));
+
+/** The step in which the time a stopped pair took to stop is recorded, so a baseline compares steps, not jitter. */
+export const STOP_RECORD_STEP_MS = 250;
 
 /** The transcript line that says how long a stop was watched and why. */
 export const watchNote = (w: Waits, watch: number, pair: string): string =>

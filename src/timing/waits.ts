@@ -18,7 +18,7 @@
 export interface StatedTiming {
   /** Keep-alive window; the spec's 30 s by default. */
   pingTimeoutMs?: number;
-  /** Slack allowed after the window before the close. */
+  /** Slack allowed after the window before the close; default half the window. */
   pingGraceMs?: number;
   /** How many windows the ping check holds a pinged connection open. */
   keepAliveHoldWindows?: number;
@@ -30,6 +30,12 @@ export interface StatedTiming {
   noticeMs?: number;
   /** Longest from a connection's close until its slot of the key's allowance is free again. */
   slotReleaseMs?: number;
+  /**
+   * Longest from the notice of an unsubscribe or a replacing subscribe until the dropped pairs'
+   * pushes stop (default: 1.5 s or four push gaps, whichever is longer; the spec states that pushes
+   * stop, not how fast).
+   */
+  stopMs?: number;
   /**
    * Longest the run waits out a 50009 for a connection within the key's allowance when the target
    * states no release time (`--slot-release-wait` sets it too): the spec states none, so the
@@ -53,8 +59,13 @@ export interface Waits {
    * ago). The check's time limit pauses meanwhile: the wait is the target's pace, not the check's.
    */
   releaseMs: number;
-  /** After a replacing subscribe or an unsubscribe notice, frames already sent may still arrive this long. */
+  /** After a failed subscribe, frames of the earlier pairs already sent may still arrive this long. */
   inFlightMs: number;
+  /**
+   * After a replacing subscribe or an unsubscribe notice, the dropped pairs may still be pushed this
+   * long (or four push gaps, when longer): frames in flight, and a fan-out that learns of the drop late.
+   */
+  stopMs: number;
   /** How long a check watches the pushes of a subscription. */
   watchMs: number;
   /** How long after the in-flight allowance a check keeps watching for pushes that should have stopped. */
@@ -69,6 +80,7 @@ export const WAIT_DEFAULTS: Readonly<Waits> = Object.freeze({
   cadenceMs: 10_000,
   releaseMs: 30_000,
   inFlightMs: 250,
+  stopMs: 1500,
   watchMs: 1500,
   settleMs: 750,
 });
@@ -95,6 +107,7 @@ export function waitsFor(profile: { readonly timing?: StatedTiming }, observed: 
     ...(interval === undefined ? {} : { pushMs: margin(interval), cadenceMs: margin(2 * interval) }),
     ...((t.firstPushMs ?? interval) === undefined ? {} : { firstPushMs: margin((t.firstPushMs ?? interval)!) }),
     ...(t.slotReleaseMs === undefined ? {} : { releaseMs: margin(t.slotReleaseMs) }),
+    ...(t.stopMs === undefined ? {} : { stopMs: margin(t.stopMs) }),
   };
   const bound = t.slotReleaseWaitMs ?? WAIT_DEFAULTS.releaseMs;
   const w: Waits = { ...WAIT_DEFAULTS, releaseMs: bound, ...stated };

@@ -103,6 +103,9 @@ const throttledAnswer = (ex: RestExchange): boolean =>
 /** The options of one client with their defaults applied. */
 type ClientSettings = RestClientOptions & { timeoutMs: number; maxBodyBytes: number };
 
+/** The request budget's name for requests sent without a key: no key value a target issues. */
+export const WITHOUT_A_KEY = '\u0000without a key';
+
 /** Creates the REST client of one check. */
 export function createRestClient(options: RestClientOptions): RestClient {
   const settings: ClientSettings = {
@@ -113,9 +116,12 @@ export function createRestClient(options: RestClientOptions): RestClient {
   return {
     async get(req: RestRequest): Promise<RestExchange> {
       const key = req.key === undefined ? options.primaryKey : req.key;
-      const budget = req.paced === false || key === null || !options.budget?.paces(key) ? undefined : options.budget;
+      // Requests without a key are paced too, as one budget of their own: a gateway may limit them
+      // per address before the service answers 401, and its 50006 is then the harness's doing.
+      const paceAs = key === null ? WITHOUT_A_KEY : key;
+      const budget = req.paced === false || !options.budget?.paces(paceAs) ? undefined : options.budget;
       if (!budget) return send(settings, req);
-      return sendPaced(settings, req, key!, budget);
+      return sendPaced(settings, req, paceAs, budget);
     },
   };
 }

@@ -89,14 +89,14 @@ async function readOne(ctx: CheckContext, code: string): Promise<boolean> {
   for (const why of priceProblems(data))
     ctx.violation({
       received: `${what}: ${why}`,
-      expected: 'bid <= price <= ask, price the mid of ask and bid',
+      expected: 'bid <= price <= ask: the mid-price lies within the spread',
       rule: 'field:price:price',
     });
   const tz = (data.market as Json | undefined)?.timezone;
   if (typeof tz === 'string' && !isIanaZone(tz))
     ctx.violation({
       received: `${what}: market.timezone "${tz}"`,
-      expected: 'a canonical IANA zone name',
+      expected: 'an IANA zone name, spelled as the tz database spells it',
       rule: 'field:market:timezone',
     });
   return true;
@@ -143,7 +143,7 @@ export const catalogueChecks: readonly Check[] = [
       `holding every asset type>, paced within the key's rate limit`,
     expectation:
       'each answer with a price matches price-response (decimal strings, market per asset type), ' +
-      'data.code is the requested code, bid <= price <= ask with price the mid, timezone an IANA zone; ' +
+      'data.code is the requested code, bid <= price <= ask, timezone an IANA zone; ' +
       'a 50102 answer has HTTP 200',
     async run(ctx) {
       const codes = [...new Set((await catalogue(ctx)).map((p) => p.code))];

@@ -2,7 +2,16 @@
 import type { Check } from '../../src/check.ts';
 import type { CheckContext } from '../../src/check.ts';
 import { PATHS, QUERY, REST_PAIR_DENIALS, REST_STATUSES_WITH_DATA, STATUS } from '../../src/spec.ts';
-import { assetTypeOf, body, catalogue, clause, pairPerAssetType, restCheck, shown } from './support.ts';
+import {
+  assetTypeOf,
+  body,
+  catalogue,
+  clause,
+  pairPerAssetType,
+  restCheck,
+  shown,
+  type PairRecord,
+} from './support.ts';
 
 /** Pairs of its whitelist a key is asked for at most. */
 const MAX_WHITELISTED = 10;
@@ -56,6 +65,35 @@ async function expectAccess(
     return;
   }
   ctx.observe(`denial ${keyName}`, { status_number: spelled, http: ex.status }, 'REST refusal code: not shown');
+}
+
+/** Pairs of one asset type a limited key's listing is compared on at most. */
+const MAX_OWN_PER_TYPE = 3;
+
+/**
+ * The pairs of `candidates` that `key`'s own listing (`listed`) leaves out although `/v1/price`
+ * serves them to that key (200, or 50102 with data): "The list of pairs available to a key comes
+ * from GET /v1/pairs", so a pair the key reads belongs in its list. A candidate the key is refused,
+ * or that has no price, proves nothing. Each is a violation.
+ */
+async function unlistedButServed(
+  ctx: CheckContext,
+  key: string,
+  keyName: string,
+  listed: readonly PairRecord[],
+  candidates: readonly string[],
+): Promise<void> {
+  const own = new Set(listed.map((p) => p.code));
+  for (const code of candidates.filter((c) => !own.has(c))) {
+    const ex = await ctx.rest.get({ path: PATHS.price, query: { [QUERY.price.code]: code }, key });
+    const b = body(ex);
+    const served = (REST_STATUSES_WITH_DATA as readonly string[]).includes(String(b?.status_number)) && !!b?.data;
+    if (served)
+      ctx.violation({
+        received: `${code}: served to ${keyName} by /v1/price (${shown(ex)}), but missing from its ${PATHS.pairs}`,
+        expected: `the pairs ${keyName} may read are listed in its ${PATHS.pairs} (${listed.length} listed)`,
+      });
+  }
 }
 
 export const entitlementChecks: readonly Check[] = [
@@ -169,13 +207,22 @@ export const entitlementChecks: readonly Check[] = [
     needs: ['keys.cryptoOnly'],
     clause: clause('Authentication', 'a key limited to asset types: the pairs it reads depend on the key'),
     title: 'GET /v1/pairs (every page) with keys.cryptoOnly',
-    expectation: 'only pairs of keys.cryptoOnly.assetTypes',
+    expectation:
+      `only pairs of keys.cryptoOnly.assetTypes; and the pairs of those types the primary key lists ` +
+      `(the first ${MAX_OWN_PER_TYPE} of each) that /v1/price serves to keys.cryptoOnly are in its list`,
     async run(ctx) {
       const limited = ctx.profile.keys.cryptoOnly!;
       const listed = await catalogue(ctx, {}, limited.key);
+      const stray = listed.filter((p) => !limited.assetTypes.includes(assetTypeOf(p.code) ?? ''));
+      const ofTypes = (await catalogue(ctx)).map((p) => p.code);
+      const candidates = limited.assetTypes.flatMap((t) =>
+        ofTypes.filter((c) => assetTypeOf(c) === t).slice(0, MAX_OWN_PER_TYPE),
+      );
+      if (candidates.length === 0 && listed.length === 0)
+        ctx.skip(`neither key lists a pair of ${limited.assetTypes.join(', ')}: nothing to compare`);
+      await unlistedButServed(ctx, limited.key, 'keys.cryptoOnly', listed, candidates);
       // An empty list holds no stray: it shows nothing of what the key is limited to.
       if (listed.length === 0) ctx.skip('keys.cryptoOnly lists no pair, so there is no listing to judge');
-      const stray = listed.filter((p) => !limited.assetTypes.includes(assetTypeOf(p.code) ?? ''));
       if (stray.length)
         ctx.violation({
           received: `listed: ${stray
@@ -189,18 +236,25 @@ export const entitlementChecks: readonly Check[] = [
   restCheck({
     id: 'rest.entitlements.whitelist-pairs',
     enforces: ['rule:auth:entitlements'],
-    catches: ['entitlement-pairs-list-unfiltered'],
+    catches: ['entitlement-pairs-list-unfiltered', 'entitlement-whitelist-unlisted'],
     tags: ['entitlements', 'auth'],
     needs: ['keys.whitelisted'],
-    clause: clause('Authentication', 'a key limited to a whitelist of pairs reads only those'),
+    clause: clause(
+      'Authentication',
+      'a key limited to a whitelist of pairs reads only those; the list of pairs available to a key comes from ' +
+        'GET /v1/pairs',
+    ),
     title: 'GET /v1/pairs (every page) with keys.whitelisted',
-    expectation: 'only pairs of keys.whitelisted.pairs',
+    expectation:
+      'only pairs of keys.whitelisted.pairs; and the pairs of its whitelist that /v1/price serves to it are ' +
+      'in its list',
     async run(ctx) {
       const w = ctx.profile.keys.whitelisted!;
       const listed = await catalogue(ctx, {}, w.key);
+      const stray = listed.filter((p) => !w.pairs.includes(p.code));
+      await unlistedButServed(ctx, w.key, 'keys.whitelisted', listed, w.pairs.slice(0, MAX_WHITELISTED));
       // An empty list holds no stray: it shows nothing of what the key is limited to.
       if (listed.length === 0) ctx.skip('keys.whitelisted lists no pair, so there is no listing to judge');
-      const stray = listed.filter((p) => !w.pairs.includes(p.code));
       if (stray.length)
         ctx.violation({
           received: `listed: ${stray

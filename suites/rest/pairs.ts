@@ -1,5 +1,5 @@
 /** GET /v1/pairs: schema, pagination, filters, code form (spec: GET /v1/pairs; Pair code; Pair record). */
-import type { Check } from '../../src/check.ts';
+import type { Check, CheckContext } from '../../src/check.ts';
 import { LIMITS, parsePairCode, PATHS, QUERY, STATUS } from '../../src/spec.ts';
 import {
   answerBrokenBy,
@@ -13,6 +13,7 @@ import {
   restCheck,
   shown,
   statusOf,
+  type PairRecord,
 } from './support.ts';
 import type { FaultName } from '../../src/fault-name.ts';
 
@@ -43,6 +44,28 @@ const TYPE_FILTER_PAGES = 3;
 
 /** per_page values asked for by rest.pairs.per-page. */
 const PER_PAGE_SIZES = [3, 7] as const;
+
+/**
+ * Judges the answer to a search for `q` that must find `known`: each result holds `q` in its code, or
+ * in its name (a match by name is recorded: whether a search reads names is not shown).
+ */
+function searched(ctx: CheckContext, q: string, known: PairRecord, list: readonly PairRecord[], also = ''): void {
+  const what = `${PAIRS}?${CODE}=${q}${also}`;
+  const has = (text: unknown): boolean => typeof text === 'string' && text.toLowerCase().includes(q.toLowerCase());
+  const byName = list.filter((p) => !has(p.code) && has(p.name)).map((p) => p.code);
+  const stray = list.filter((p) => !has(p.code) && !has(p.name)).map((p) => p.code);
+  if (byName.length) ctx.observe(`search by name ${q}`, byName.slice(0, 5), `${what}: results whose name holds "${q}"`);
+  if (stray.length)
+    ctx.violation({
+      received: `${what}: ${stray.slice(0, 5).join(', ')}${stray.length > 5 ? ` and ${stray.length - 5} more` : ''}`,
+      expected: `only pairs whose code (or name) contains "${q}"`,
+    });
+  if (!list.some((p) => p.code === known.code))
+    ctx.violation({
+      received: `${what}: [${codes(list).slice(0, 10).join(', ')}]`,
+      expected: `${known.code} among the results`,
+    });
+}
 
 export const pairsChecks: readonly Check[] = [
   restCheck({
@@ -227,30 +250,32 @@ export const pairsChecks: readonly Check[] = [
   }),
   restCheck({
     id: 'rest.pairs.code-search',
-    enforces: ['parameter:pairs:code'],
-    catches: ['pairs-code-search-ignored'],
+    enforces: ['parameter:pairs:code', 'parameter:pairs:type'],
+    catches: ['pairs-code-search-ignored', 'pairs-type-ignores-code'],
     tags: ['pagination'],
-    clause: clause('GET /v1/pairs', 'code searches pairs by a code or a fragment of it'),
-    title: `${PAIRS}?code=<a listed code>, then ?code=<its base symbol>`,
-    expectation: 'the full code finds that pair; every result contains the searched text',
+    clause: clause('GET /v1/pairs', 'code searches pairs by a code or a fragment of it; type filters by asset type'),
+    title:
+      `${PAIRS}?code=<a listed code>, then ?code=<its base symbol>, then ` + '?type=<its asset type>&code=<its code>',
+    expectation:
+      'the full code finds that pair; every result contains the searched text in its code or its name ' +
+      '(a search "by a code or fragment of it" may also read names: such matches are recorded); with ' +
+      'type as well, only pairs of that type, and the code still searched',
     async run(ctx) {
       const known = (await pairsPage(ctx)).data[0];
       if (!known) return ctx.skip('the catalogue is empty');
       const parts = parsePairCode(known.code);
-      for (const q of [known.code, ...(parts ? [parts.base] : [])]) {
-        const list = codes(await catalogue(ctx, { [CODE]: q }));
-        const stray = list.filter((c) => !c.toLowerCase().includes(q.toLowerCase()));
-        if (stray.length)
+      for (const q of [known.code, ...(parts ? [parts.base] : [])])
+        searched(ctx, q, known, await catalogue(ctx, { [CODE]: q }));
+      // Both filters at once: a service that drops one of them when the other is given lists the whole type.
+      if (parts) {
+        const query = { [TYPE]: parts.assetType, [CODE]: known.code };
+        const list = await catalogue(ctx, query);
+        searched(ctx, known.code, known, list, `&${TYPE}=${parts.assetType}`);
+        const others = codes(list).filter((c) => assetTypeOf(c) !== parts.assetType);
+        if (others.length)
           ctx.violation({
-            received:
-              `${PAIRS}?code=${q}: ${stray.slice(0, 5).join(', ')}` +
-              `${stray.length > 5 ? ` and ${stray.length - 5} more` : ''}`,
-            expected: `only pairs whose code contains "${q}"`,
-          });
-        if (!list.includes(known.code))
-          ctx.violation({
-            received: `${PAIRS}?code=${q}: [${list.slice(0, 10).join(', ')}]`,
-            expected: `${known.code} among the results`,
+            received: `${PAIRS}?${TYPE}=${parts.assetType}&${CODE}=${known.code}: ${others.slice(0, 5).join(', ')}`,
+            expected: `only ${parts.assetType} pairs`,
           });
       }
     },

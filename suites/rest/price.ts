@@ -8,7 +8,6 @@ import {
   ASSET_TYPE,
   CRYPTO_REASONS,
   CRYPTO_SESSION,
-  EXTENDED_HOURS_MARKET,
   EXTENDED_HOURS_REASONS,
   MARKET_COMBINATIONS,
   PATHS,
@@ -19,7 +18,7 @@ import {
   type MarketReason,
 } from '../../src/spec.ts';
 import { NOTHING_TO_JUDGE } from '../../src/coverage.ts';
-import { isIanaZone, notation, places, priceProblems } from '../../src/quote-rules.ts';
+import { isCanonicalZone, isIanaZone, midReading, notation, places, priceProblems } from '../../src/quote-rules.ts';
 import { UNKNOWN_PAIR } from './envelope.ts';
 import {
   assetTypeOf,
@@ -137,7 +136,7 @@ export const priceChecks: readonly Check[] = [
     title: `${PRICE}?code=<one pair per asset type and market>`,
     expectation: 'each body matches price-response: price values are decimal strings, market per the Market object',
     async run(ctx) {
-      // Per market, not per asset type: the schema ties the extended-hours reasons to US equities,
+      // Per market, not per asset type: the schema ties the extended-hours reasons to equities,
       // and which equity comes first in a listing is the service's choice of order.
       for (const p of await sample(ctx, undefined, PER_TYPE, true))
         ctx.expectSchema('price-response', p.ex.json, `${PRICE}?code=${p.code}`);
@@ -156,12 +155,12 @@ export const priceChecks: readonly Check[] = [
     tags: ['price'],
     clause: clause(
       'Price record (`data` in the price response)',
-      "price is the mid-price: bid <= price <= ask, (bid+ask)/2 at the pair's precision",
+      "price is the service's mid-price: bid <= price <= ask",
     ),
     title: `${PRICE}?code=<one pair per asset type>`,
     expectation:
-      "bid <= price <= ask and price equal to (bid+ask)/2 rounded to the pair's " +
-      'precision (any rounding mode; padding zeros are not precision)',
+      "bid <= price <= ask (the mid is the service's: exact, rounded at any precision or to a tick, or " +
+      'weighted; which one is recorded)',
     async run(ctx) {
       for (const p of await sample(ctx)) {
         const { ask, bid, price } = p.data;
@@ -179,8 +178,10 @@ export const priceChecks: readonly Check[] = [
         for (const why of priceProblems(p.data))
           ctx.violation({
             received: `${p.code}: bid ${bid}, price ${price}, ask ${ask}: ${why}`,
-            expected: 'bid <= price <= ask, price the mid of ask and bid',
+            expected: 'bid <= price <= ask: the mid-price lies within the spread',
           });
+        const reading = midReading(p.data);
+        if (reading) ctx.observe(`mid ${p.code}`, reading, 'price against the exact mid of ask and bid');
       }
     },
   }),
@@ -230,16 +231,16 @@ export const priceChecks: readonly Check[] = [
       'Market object',
       'US equities: regular_session/REG, pre_session/PRE, post_session/POST open; market_closed/CLOSED closed',
     ),
-    title: `${PRICE}?code=<up to ${PER_TYPE} US Equity pairs>`,
+    title: `${PRICE}?code=<up to ${PER_TYPE} Equity pairs>`,
     expectation:
-      'reason one of regular_session, pre_session, post_session, market_closed, no_price, with its open and session',
+      'reason one of regular_session, pre_session, post_session, market_closed, no_price, with its open and ' +
+      'session (any equity may be a US one: the market of a code is a scope label)',
     async run(ctx) {
-      const usEquity = (code: string): boolean => {
-        const parts = parsePairCode(code);
-        return parts?.assetType === ASSET_TYPE.equity && parts.market === EXTENDED_HOURS_MARKET;
-      };
+      // "US equities with extended hours": the code's market is "a scope label such as ALL or US", so
+      // an equity under any label may be a US one and may use the extended-hours sessions.
+      const equity = (code: string): boolean => parsePairCode(code)?.assetType === ASSET_TYPE.equity;
       const allowed: readonly string[] = ['regular_session', 'market_closed', ...EXTENDED_HOURS_REASONS, 'no_price'];
-      for (const p of await sample(ctx, usEquity)) {
+      for (const p of await sample(ctx, equity)) {
         const m = market(p);
         if (!m) {
           ctx.violation({ received: `${p.code}: no market object`, expected: 'a market object' });
@@ -253,7 +254,7 @@ export const priceChecks: readonly Check[] = [
         if (!allowed.includes(m.reason as string))
           ctx.violation({
             received: `${p.code}: reason ${String(m.reason)}`,
-            expected: `a US equity reason: ${allowed.join(', ')}`,
+            expected: `an equity reason: ${allowed.join(', ')}`,
           });
         combination(ctx, p.code, m);
       }
@@ -273,7 +274,9 @@ export const priceChecks: readonly Check[] = [
     tags: ['price'],
     clause: clause('Market object', 'timezone: an IANA zone name, present for non-Crypto assets'),
     title: `${PRICE}?code=<one non-Crypto pair per asset type and market>`,
-    expectation: 'market.timezone present and a canonical IANA zone name, spelled as the tz database spells it',
+    expectation:
+      'market.timezone present and an IANA zone name, canonical or a link of the tz database (US/Eastern, GB), ' +
+      'spelled as the database spells it',
     async run(ctx) {
       const priced = (await sample(ctx, undefined, PER_TYPE, true)).filter((p) => !isCrypto(p.code));
       if (priced.length === 0) ctx.skip('no non-Crypto pair answered with a price');
@@ -287,8 +290,10 @@ export const priceChecks: readonly Check[] = [
         else if (!isIanaZone(tz))
           ctx.violation({
             received: `${p.code}: timezone "${tz}"`,
-            expected: 'a canonical IANA zone name (not a link such as US/Eastern or EST, not respelled)',
+            expected: 'an IANA zone name, spelled as the tz database spells it',
           });
+        else if (!isCanonicalZone(tz))
+          ctx.observe(`timezone ${p.code}`, tz, "a link of the tz database, not the zone's canonical name");
       }
     },
   }),
@@ -306,7 +311,7 @@ export const priceChecks: readonly Check[] = [
     catches: [
       'market-crypto-regular-session',
       'market-open-inverted',
-      // Extended hours outside the US equities
+      // Extended hours outside the equities
       'market-extended-hours-non-us',
       // A Crypto session deep in the catalogue, where rest.price.catalogue reads it.
       'market-crypto-deep-session',
@@ -314,7 +319,7 @@ export const priceChecks: readonly Check[] = [
     tags: ['price'],
     clause: clause('Market object', 'open/reason/session combinations per asset type'),
     title: `${PRICE}?code=<one pair per asset type and market>`,
-    expectation: 'each reason with its open and session; Crypto only REG; pre/post sessions only for US equities',
+    expectation: 'each reason with its open and session; Crypto only REG; pre/post sessions only for equities',
     async run(ctx) {
       // Per market too: extended hours are a rule of the US market, so an equity of another market is read.
       for (const p of await sample(ctx, undefined, PER_TYPE, true)) {
@@ -336,13 +341,17 @@ export const priceChecks: readonly Check[] = [
           });
         if (!isCrypto(p.code) && m.reason === 'continuous')
           ctx.violation({ received: `${p.code}: reason continuous`, expected: 'continuous only for Crypto' });
+        // Whether an equity is a US one its code does not say (the market is a scope label): extended
+        // hours are held to equities, and the label is recorded.
         const parts = parsePairCode(p.code);
-        const usEquity = parts?.assetType === ASSET_TYPE.equity && parts.market === EXTENDED_HOURS_MARKET;
-        if (!usEquity && EXTENDED_HOURS_REASONS.includes(m.reason as MarketReason))
+        const extended = EXTENDED_HOURS_REASONS.includes(m.reason as MarketReason);
+        if (extended && parts?.assetType !== ASSET_TYPE.equity)
           ctx.violation({
             received: `${p.code}: reason ${String(m.reason)}`,
-            expected: 'pre_session and post_session only for US equities',
+            expected: 'pre_session and post_session only for equities (US equities with extended hours)',
           });
+        else if (extended)
+          ctx.observe(`extended-hours ${p.code}`, parts?.market, 'scope label of an equity in PRE or POST');
       }
     },
   }),

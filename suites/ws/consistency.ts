@@ -153,7 +153,7 @@ export const consistencyChecks: readonly Check[] = [
         for (const why of priceProblems(frame))
           ctx.violation({
             received: `${channel}: ${why}`,
-            expected: 'bid <= price <= ask, price the mid',
+            expected: 'bid <= price <= ask: the mid-price lies within the spread',
             ...(channel === 'push' ? { rule: 'field:push:price' } : { rule: 'field:price:price', channel: 'rest' }),
           });
       }

@@ -177,6 +177,73 @@ function expectLimitRefusal(ctx: CheckContext, result: OpenResult, what: string,
     });
 }
 
+/**
+ * At the allowance, closes the last of our connections and opens one in its place: whether a close
+ * frees its slot, shown before the refusal so that a slot still taken afterwards is the refusal's.
+ * Undefined when other checks hold the whole allowance and there is none of ours to close.
+ */
+async function closeFreesSlot(ctx: CheckContext, key: string, sessions: StreamSession[]): Promise<boolean | undefined> {
+  const last = sessions.pop();
+  if (!last) return undefined;
+  await last.close().catch(() => undefined);
+  const r = await tryOpen(ctx, { key });
+  if (!r.ok) return false;
+  keepOpen(ctx, r.session);
+  sessions.push(r.session);
+  return true;
+}
+
+/**
+ * After the refusal of the connection beyond the allowance and the close of every connection the
+ * check held, the key's whole allowance opens again (the connections other checks hold count): a
+ * handshake refused for the count takes no slot. The engine waits out a 50009 within the allowance
+ * for the release wait, as for any slot a close has not freed yet. Judged only where a close was
+ * shown to free its slot before the refusal: a slot a close never frees is the rule of
+ * ws.limits.connections.slot-freed.
+ */
+async function refills(
+  ctx: CheckContext,
+  key: string,
+  name: string,
+  judged: Judged,
+  closeFrees: boolean | undefined,
+): Promise<void> {
+  if (closeFrees !== true) {
+    ctx.note(
+      closeFrees === false
+        ? `a connection of keys.${name} closed at the allowance did not free its slot, so whether the refused ` +
+            'handshake took one is not judged (ws.limits.connections.slot-freed judges the close)'
+        : `other checks held the whole allowance of keys.${name}, so whether a close frees a slot, and so ` +
+            'whether the refused handshake took one, is not judged',
+    );
+    return;
+  }
+  const lease = await ctx.connections.freeze(key);
+  const sessions: StreamSession[] = [];
+  try {
+    await lease.settled();
+    const others = lease.heldByOthers();
+    for (let i = others; i < judged.connections; i++) {
+      const r = await tryOpen(ctx, { key });
+      if (!r.ok) {
+        const received =
+          `after the refusal of connection ${judged.connections + 1} and the close of ours, connection ` +
+          `${i + 1} of ${judged.connections} refused: ${describeRefusal(r)}`;
+        if (judged.found) contradicted(ctx, name, judged, received);
+        ctx.fail({
+          received,
+          expected: `a refused handshake holds no slot: the allowance of ${judged.connections} opens again`,
+        });
+      }
+      keepOpen(ctx, r.session);
+      sessions.push(r.session);
+    }
+  } finally {
+    await Promise.all(sessions.map((s) => s.close().catch(() => undefined)));
+    lease.release();
+  }
+}
+
 /** Keys whose allowance the checks judge: stated in the profile, or found at the start of the run. */
 const ALLOWANCE_CASES = [
   {
@@ -192,14 +259,19 @@ const allowanceChecks: Check[] = ALLOWANCE_CASES.map(
   (c): Check => ({
     id: `ws.limits.connections.${c.id}`,
     enforces: c.enforces,
-    catches: ['handshake-body-code', 'limit-off-by-one'],
-    clause: clause("a connection beyond the key's allowance is refused: 50009 in the handshake"),
+    catches: [
+      'handshake-body-code',
+      'limit-off-by-one',
+      ...(c.id === 'limited' ? (['limit-refusal-holds-slot'] as const) : []),
+    ],
+    clause: clause("a connection beyond the key's allowance is refused: 50009 in the handshake; within it, accepted"),
     title:
       `opens keys.${c.key}.connections connections with keys.${c.key} (or as ` +
       `many as the run found it allows), then one more`,
     expectation:
       `every connection up to the allowance is accepted; the next is refused in the ` +
-      `handshake with status_number "${STATUS.CONNECTION_LIMIT}"`,
+      `handshake with status_number "${STATUS.CONNECTION_LIMIT}"; once ours are closed, the whole ` +
+      'allowance opens again (the refused handshake took no slot)',
     severity: 'must',
     tags: ['ws', 'limits', 'handshake'],
     needs: c.needs,
@@ -210,8 +282,12 @@ const allowanceChecks: Check[] = ALLOWANCE_CASES.map(
       ]);
       const key = ctx.profile.keys[c.key]!.key;
       const judged = judgedAllowance(ctx, key, c.key);
-      const result = await atAllowance(ctx, key, c.key, judged, (sessions) => extra(ctx, key, sessions));
+      const { closeFrees, result } = await atAllowance(ctx, key, c.key, judged, async (sessions) => ({
+        closeFrees: await closeFreesSlot(ctx, key, sessions),
+        result: await extra(ctx, key, sessions),
+      }));
       expectLimitRefusal(ctx, result, `connection ${judged.connections + 1} of keys.${c.key}`, c.key, judged);
+      await refills(ctx, key, c.key, judged, closeFrees);
     },
   }),
 );
@@ -226,7 +302,7 @@ export const limitChecks: readonly Check[] = [
   {
     id: 'ws.limits.connections.per-key',
     enforces: ['status:50009', 'limit:connections-per-key'],
-    catches: ['handshake-body-code', 'limit-per-ip', 'limit-off-by-one'],
+    catches: ['handshake-body-code', 'limit-per-ip', 'limit-off-by-one', 'limit-refusal-holds-slot'],
     clause: clause(
       'counted per key, not per IP address: beyond the allowance a connection is refused from any address',
     ),
@@ -273,7 +349,7 @@ export const limitChecks: readonly Check[] = [
   {
     id: 'ws.limits.connections.slot-freed',
     enforces: ['limit:connections-per-key'],
-    catches: ['limit-slot-not-freed', 'limit-slots-never-freed'],
+    catches: ['limit-slot-not-freed', 'limit-slots-never-freed', 'limit-refusal-holds-slot'],
     clause: clause('the allowance counts open connections: closing one frees its slot'),
     title: "fills keys.limited's allowance, closes one connection, opens another",
     expectation:

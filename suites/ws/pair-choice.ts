@@ -6,7 +6,9 @@
  * /v1/pairs may list pairs that are inactive or suspended, and a subscribe naming one is rightly
  * refused with 50104 (spec: Errors, 50104): for a check about another rule that is an observation,
  * recorded in the run's pair ledger (ctx.pairLedger) so that no later check picks the pair again,
- * and the pair is replaced by another listed one.
+ * and the pair is replaced by another listed one. Only where REST agrees, though: a pair that
+ * `GET /v1/price` prices as active (status 200) is not inactive or suspended, and the stream's
+ * 50104 for it breaks the rule.
  */
 import type { CheckContext } from '../../src/check.ts';
 import { NOTHING_TO_JUDGE } from '../../src/coverage.ts';
@@ -23,10 +25,11 @@ import { pause } from './sessions.ts';
  */
 const MAX_REPLACED = 5;
 
-/** What a replacement pair must be: of one asset type, or with an open market (REST 200). */
+/** What a replacement pair must be: of one asset type, or with an open market (REST 200), and none of `exclude`. */
 export interface PairNeeds {
   assetType?: string;
   live?: boolean;
+  exclude?: readonly string[];
 }
 
 const isSuccess = (notice: JsonObject): boolean => String(notice.code) === STATUS.OK && notice.method !== METHOD.error;
@@ -64,8 +67,38 @@ async function probeRefused(
 /** Another listed pair for `refused`, not among `taken`, preferring what the run saw work. */
 async function replacement(ctx: CheckContext, taken: readonly string[], needs: PairNeeds): Promise<string | undefined> {
   const want = taken.length + 1;
-  const more = needs.live ? await livePairs(ctx, want) : await streamPairs(ctx, want, needs);
-  return more.find((p) => !taken.includes(p));
+  const skip = [...taken, ...(needs.exclude ?? [])];
+  const more = needs.live
+    ? await livePairs(ctx, want + skip.length)
+    : await streamPairs(ctx, want + skip.length, needs.assetType ? { assetType: needs.assetType } : {});
+  return more.find((p) => !skip.includes(p));
+}
+
+/**
+ * How REST prices `code`: the answer's line when it prices it as active (status 200 with data), else
+ * undefined (refused, no price, or 50102: the pair may be inactive or suspended). Read loosely: the
+ * envelope's exact shape is the REST suite's rule.
+ */
+export async function pricedAsActive(ctx: CheckContext, code: string): Promise<string | undefined> {
+  const ex = await ctx.rest.get({ path: PATHS.price, query: { [QUERY.price.code]: code } });
+  const body = ex.json as { status_number?: unknown; data?: unknown } | undefined;
+  if (String(body?.status_number) !== STATUS.OK || !body?.data || typeof body.data !== 'object') return undefined;
+  return `${PATHS.price}?code=${code} prices it as active (HTTP ${ex.status}, status_number "${STATUS.OK}")`;
+}
+
+/**
+ * A listed pair the stream refused with 50104 is replaced only where REST agrees that it does not
+ * exist, is inactive or is suspended. Where REST prices it as active the stream broke the rule of
+ * 50104, which ws.subscribe.listed-pairs judges: this check cannot subscribe to what it picked.
+ */
+async function restAgrees(ctx: CheckContext, refused: string, notice: JsonObject): Promise<void> {
+  const active = await pricedAsActive(ctx, refused);
+  if (!active) return;
+  ctx.skip(
+    `a subscribe to ${refused}, listed in ${PATHS.pairs}, answered ${JSON.stringify(notice).slice(0, 160)}, ` +
+      `while ${active}: ws.subscribe.listed-pairs judges that refusal, and this check cannot subscribe ` +
+      'to the pairs it needs',
+  );
 }
 
 /**
@@ -91,6 +124,7 @@ export async function subscribeListed(
     if (String(notice.code) !== STATUS.PAIR_NOT_FOUND) return { notice, pairs: current };
     const refused = refusedListed(ctx, notice, current) ?? (await probeRefused(ctx, session, current, id));
     if (refused === undefined) return { notice, pairs: current };
+    await restAgrees(ctx, refused, notice);
     ctx.pairLedger.refused(refused, JSON.stringify(notice));
     ctx.observe(
       'listed-pair-refused',

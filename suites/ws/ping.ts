@@ -2,16 +2,32 @@
 import type { Check } from '../../src/check.ts';
 import { METHOD, TEXT } from '../../src/spec.ts';
 import { isPush } from '../../src/transports/stream.ts';
+import { needPairs, subscribeOk } from './pair-choice.ts';
 import { openSession, sendOrFail, waitFrame } from './sessions.ts';
 
-/** Ping requests from the spec's field table: `id` and `params` are both optional. */
+/**
+ * Ping requests from the spec's field table (`id` and `params` are both optional), and a ping on a
+ * subscribed connection: a ping is answered whatever the connection's state.
+ */
 const PING_CASES = [
-  { id: 'bare', title: 'sends {"method":"ping"}', message: { method: METHOD.ping } },
-  { id: 'with-id', title: 'sends a ping with an id', message: { id: 'ping-1', method: METHOD.ping } },
+  { id: 'bare', title: 'sends {"method":"ping"}', message: { method: METHOD.ping }, subscribed: false },
+  {
+    id: 'with-id',
+    title: 'sends a ping with an id',
+    message: { id: 'ping-1', method: METHOD.ping },
+    subscribed: false,
+  },
   {
     id: 'with-params',
     title: 'sends a ping with an id and empty params',
     message: { id: 'ping-2', method: METHOD.ping, params: {} },
+    subscribed: false,
+  },
+  {
+    id: 'subscribed',
+    title: 'subscribes to a pair, then sends {"method":"ping"} while its pushes come',
+    message: { method: METHOD.ping },
+    subscribed: true,
   },
 ] as const;
 
@@ -24,7 +40,11 @@ export const pingChecks: readonly Check[] = PING_CASES.map(
       'rule:ping:reply',
       ...(c.id === 'bare' ? (['rule:requests:id-optional'] as const) : []),
     ],
-    catches: ['ping-reply-json', 'ping-reply-lowercase'],
+    catches: [
+      'ping-reply-json',
+      'ping-reply-lowercase',
+      ...(c.subscribed ? (['pong-stops-when-subscribed'] as const) : []),
+    ],
     clause: { section: 'Method ping', rule: 'Reply: the plain text `Pong!`' },
     title: c.title,
     expectation: 'a text frame that is exactly `Pong!`, not JSON',
@@ -32,10 +52,13 @@ export const pingChecks: readonly Check[] = PING_CASES.map(
     tags: ['ws', 'session', 'keepalive'],
     needs: ['ws'],
     async run(ctx) {
-      const session = await openSession(ctx, { keepAlive: false });
+      // A subscribed connection is kept alive while it waits: any ping's reply is a Pong!, ours or not.
+      const session = await openSession(ctx, { keepAlive: c.subscribed });
+      if (c.subscribed) await subscribeOk(ctx, session, await needPairs(ctx, 1), 'conform-ping-sub');
+      const from = ctx.stream.now();
       sendOrFail(ctx, session, c.message, 'the connection stays open to answer the ping');
-      // Nothing is subscribed, so the first frame that is not a push answers the ping.
-      const reply = await waitFrame(ctx, session, (f) => !isPush(f), 'a reply to the ping');
+      // The subscribe (if any) was answered already, so the first frame after the ping that is not a push answers it.
+      const reply = await waitFrame(ctx, session, (f) => f.atMs >= from && !isPush(f), 'a reply to the ping');
       if (reply.kind !== 'text' || reply.text !== TEXT.pong) {
         ctx.fail({
           received:

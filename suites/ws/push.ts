@@ -9,7 +9,7 @@ import { pushWatchTimeoutMs } from '../../src/timing/index.ts';
 import { needLivePairs, subscribeOk } from './pair-choice.ts';
 import { awaitPushes, noPushes } from './pushes.ts';
 import { isSilence, openSession } from './sessions.ts';
-import { places, priceProblems, timestampUnit } from './rules.ts';
+import { midReading, places, priceProblems, timestampUnit } from './rules.ts';
 
 /** Pairs a push check watches, and how many frames it wants per pair. */
 const WATCH_PAIRS = 3;
@@ -36,6 +36,16 @@ async function watchPushes(ctx: CheckContext, pairs: string[]): Promise<Push[]> 
 }
 
 /** Records one violation per problem, up to MAX_LISTED, then a count of the rest. */
+/** Records how the pushes' prices relate to the exact mid of their ask and bid (the service's mid: never judged). */
+function observeMids(ctx: CheckContext, values: readonly Record<string, unknown>[]): void {
+  const counts: Record<string, number> = {};
+  for (const v of values) {
+    const reading = midReading(v);
+    if (reading) counts[reading] = (counts[reading] ?? 0) + 1;
+  }
+  ctx.observe('mid', Object.keys(counts).sort(), 'pushed prices against the exact mid of ask and bid');
+}
+
 function listViolations(ctx: CheckContext, problems: string[], expected: string): void {
   for (const received of problems.slice(0, MAX_LISTED)) ctx.violation({ received, expected });
   if (problems.length > MAX_LISTED)
@@ -92,7 +102,9 @@ export const pushChecks: readonly Check[] = [
     title:
       `subscribes to ${WATCH_PAIRS} live pairs and compares bid, price and ` +
       `ask of every push with decimal arithmetic`,
-    expectation: 'bid <= price <= ask, and price is the mid of ask and bid at its precision',
+    expectation:
+      "bid <= price <= ask (the mid-price is the service's: how it relates to the exact mid of ask and bid " +
+      'is recorded)',
     severity: 'must',
     tags: ['ws', 'push', 'price'],
     needs: ['ws'],
@@ -118,6 +130,10 @@ export const pushChecks: readonly Check[] = [
         priceProblems(p.value).map((why) => `push ${p.text.slice(0, 200)}: ${why}`),
       );
       listViolations(ctx, problems, PUSH_EXPECTED.quote);
+      observeMids(
+        ctx,
+        comparable.map((p) => p.value),
+      );
     },
   },
   {

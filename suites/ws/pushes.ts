@@ -6,7 +6,13 @@
 import { Decimal } from 'decimal.js';
 import type { CheckContext } from '../../src/check.ts';
 import { PATHS, QUERY } from '../../src/spec.ts';
-import { CADENCE_PUSHES, cadenceWaitMs, MOVE_POLL_MS, type PushTimes } from '../../src/timing/index.ts';
+import {
+  CADENCE_PUSHES,
+  cadenceWaitMs,
+  MOVE_POLL_MS,
+  STOP_RECORD_STEP_MS,
+  type PushTimes,
+} from '../../src/timing/index.ts';
 import { isPush, jsonObject, type StreamSession } from '../../src/transports/stream.ts';
 import { places } from './rules.ts';
 import { isSilence, pause } from './sessions.ts';
@@ -64,8 +70,19 @@ export function observeInFlight(
   stopMs: number,
   windowMs: number,
 ): void {
-  const n = session.pushes({ pair, sinceMs: stopMs }).filter((p) => p.atMs < stopMs + windowMs).length;
-  ctx.observe('in-flight-pushes', n, `pushes of ${pair} within ${windowMs} ms after the notice that stopped them`);
+  const within = session.pushes({ pair, sinceMs: stopMs }).filter((p) => p.atMs < stopMs + windowMs);
+  ctx.observe(
+    'in-flight-pushes',
+    within.length,
+    `pushes of ${pair} within ${windowMs} ms after the notice that stopped them`,
+  );
+  // In steps, so that a baseline shows a target that starts stopping later, not timer jitter.
+  const last = within.at(-1)?.atMs;
+  ctx.observe(
+    'stopped-within-ms',
+    last === undefined ? 0 : Math.ceil((last - stopMs) / STOP_RECORD_STEP_MS) * STOP_RECORD_STEP_MS,
+    `when the last push of ${pair} came after the notice that stopped it, in ${STOP_RECORD_STEP_MS} ms steps`,
+  );
 }
 
 /**
@@ -117,6 +134,23 @@ export async function movedWithin(
     if (moved.size === pairs.length || ctx.stream.now() >= end) return pairs.filter((p) => moved.has(p));
     await pause(MOVE_POLL_MS, ctx);
   }
+}
+
+/**
+ * Whether `pair`, still subscribed, goes on being pushed after `sinceMs`: true once it pushes; false
+ * when its REST price moved away from `before` and no push followed within a push wait; undefined
+ * when it neither pushed nor moved (a pair may stay quiet for a while when pushes come on change).
+ */
+export async function keptPushing(
+  ctx: CheckContext,
+  session: StreamSession,
+  pair: string,
+  before: ReadonlyMap<string, string | undefined>,
+  sinceMs: number,
+): Promise<boolean | undefined> {
+  if (await awaitPushes(session, pair, 1, sinceMs, ctx.waits.pushMs)) return true;
+  if ((await movedWithin(ctx, [pair], before, ctx.waits.pushMs)).length === 0) return undefined;
+  return awaitPushes(session, pair, 1, sinceMs, ctx.waits.pushMs);
 }
 
 /**

@@ -1,12 +1,12 @@
 /**
  * Pure rules on push frames and prices (no I/O): the unit of a timestamp, the gap between two
- * prices; the quote rules (ordering of bid, price and ask, the mid, precision) live in
+ * prices; the quote rules (ordering of bid, price and ask, the mid's reading, precision) live in
  * src/quote-rules.ts, which the engine's push inspection shares.
  */
 import { Decimal } from 'decimal.js';
 import { places } from '../../src/quote-rules.ts';
 
-export { places, priceProblems } from '../../src/quote-rules.ts';
+export { midReading, places, priceProblems } from '../../src/quote-rules.ts';
 
 /** The unit a timestamp's magnitude suggests, compared with now (ms since the epoch). */
 export function timestampUnit(value: number, nowMs = Date.now()): 's' | 'ms' | 'us' | 'ns' | 'unknown' {

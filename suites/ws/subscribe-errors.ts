@@ -1,9 +1,9 @@
 import type { Check, CheckContext } from '../../src/check.ts';
 import type { StatementKey } from '../../src/statements.ts';
-import { KNOWN_ASSET_TYPES, LIMITS, METHOD, STATUS, pairNotFoundMessage } from '../../src/spec.ts';
+import { KNOWN_ASSET_TYPES, LIMITS, METHOD, STATUS, pairNotFoundMessage, parsePairCode } from '../../src/spec.ts';
 import type { JsonObject, StreamSession } from '../../src/transports/stream.ts';
 import { ask, expectNotice, type NoticeExpectation, subscribe } from './notices.ts';
-import { needPairs, streamPairs, subscribeOk, UNKNOWN_PAIR } from './pair-choice.ts';
+import { needPairs, type PairNeeds, streamPairs, subscribeListed, subscribeOk, UNKNOWN_PAIR } from './pair-choice.ts';
 import { openSession } from './sessions.ts';
 
 const subscribeClause = (rule: string) => ({ section: 'Method subscribe', rule });
@@ -20,7 +20,13 @@ interface ErrorCase extends Pick<Check, 'enforces' | 'catches'> {
   /** The key to connect with; default primary. */
   key?: (ctx: CheckContext) => string;
   /** What to send: a JSON message, or raw text (built once the session is open and `before` is done). */
-  build(ctx: CheckContext, session: StreamSession): Promise<JsonObject | string>;
+  build?(ctx: CheckContext, session: StreamSession): Promise<JsonObject | string>;
+  /**
+   * Or a subscribe to listed pairs: a listed pair the target refuses with 50104 (inactive or
+   * suspended, which the spec allows) is replaced by another, as every check that subscribes does,
+   * so the answer judged is the one to the rule under test.
+   */
+  listed?(ctx: CheckContext): Promise<{ pairs: string[]; id: string; needs?: PairNeeds }>;
   /** The `message` the spec requires: a fixed text, or a rule with its description. */
   message?: (sent: JsonObject | string) => NonNullable<NoticeExpectation['message']>;
   /** A step before the request (e.g. a subscribe that must succeed). */
@@ -107,7 +113,7 @@ const ERROR_CASES: ErrorCase[] = [
     code: STATUS.INVALID_REQUEST,
     needs: ['ws'],
     tags: ['ws', 'session', 'limits'],
-    build: async (ctx) => subscribe(await needPairs(ctx, LIMITS.maxPairsPerSubscribe + 1), 'conform-101'),
+    listed: async (ctx) => ({ pairs: await needPairs(ctx, LIMITS.maxPairsPerSubscribe + 1), id: 'conform-101' }),
   },
   {
     id: 'ws.request.malformed-json',
@@ -189,11 +195,11 @@ const ERROR_CASES: ErrorCase[] = [
     before: async (ctx, session) => {
       await subscribeOk(ctx, session, [ctx.profile.keys.whitelisted!.pairs[0]!], 'conform-in-whitelist');
     },
-    async build(ctx) {
-      const allowed = new Set(ctx.profile.keys.whitelisted!.pairs);
-      const outside = (await streamPairs(ctx, 200)).find((c) => !allowed.has(c));
-      if (!outside) ctx.skip('the primary key lists no pair outside keys.whitelisted.pairs');
-      return subscribe([outside], 'conform-outside-whitelist');
+    async listed(ctx) {
+      const allowed = ctx.profile.keys.whitelisted!.pairs;
+      const outside = (await streamPairs(ctx, 200)).find((c) => !allowed.includes(c));
+      if (!outside) return ctx.skip('the primary key lists no pair outside keys.whitelisted.pairs');
+      return { pairs: [outside], id: 'conform-outside-whitelist', needs: { exclude: allowed } };
     },
   },
   {
@@ -206,11 +212,11 @@ const ERROR_CASES: ErrorCase[] = [
     needs: ['ws', 'keys.cryptoOnly'],
     tags: ['ws', 'session', 'entitlements'],
     key: (ctx) => ctx.profile.keys.cryptoOnly!.key,
-    build: async (ctx) =>
-      subscribe(
-        [await pairOutsideAssetTypes(ctx, ctx.profile.keys.cryptoOnly!.assetTypes)],
-        'conform-other-asset-type',
-      ),
+    async listed(ctx) {
+      const pair = await pairOutsideAssetTypes(ctx, ctx.profile.keys.cryptoOnly!.assetTypes);
+      const assetType = parsePairCode(pair)?.assetType;
+      return { pairs: [pair], id: 'conform-other-asset-type', needs: assetType ? { assetType } : {} };
+    },
   },
 ];
 
@@ -233,8 +239,16 @@ const errorChecks: Check[] = ERROR_CASES.map(
     async run(ctx) {
       const session = await openSession(ctx, c.key ? { key: c.key(ctx) } : {});
       await c.before?.(ctx, session);
-      const sent = await c.build(ctx, session);
-      const notice = await ask(ctx, session, sent, `method "error", code "${c.code}"`);
+      let sent: JsonObject | string;
+      let notice: JsonObject;
+      if (c.listed) {
+        const { pairs, id, needs } = await c.listed(ctx);
+        ({ notice } = await subscribeListed(ctx, session, pairs, id, needs));
+        sent = subscribe(pairs, id);
+      } else {
+        sent = await c.build!(ctx, session);
+        notice = await ask(ctx, session, sent, `method "error", code "${c.code}"`);
+      }
       expectNotice(
         ctx,
         notice,

@@ -6,7 +6,9 @@
  */
 import {
   inFlightMs,
+  keepAliveTiming,
   pushesStartTimeoutMs,
+  unpingedWaitMs,
   stopCheckTimeoutMs,
   WAIT_DEFAULTS,
   watchMs,
@@ -17,6 +19,7 @@ import { isPush, jsonObject, type InboundFrame } from '../../src/transports/stre
 import { needLivePairs, subscribeOk } from './pair-choice.ts';
 import {
   awaitPushes,
+  keptPushing,
   learnCadence,
   noPushes,
   observeInFlight,
@@ -40,20 +43,23 @@ export const subscribePushChecks: readonly Check[] = [
   {
     id: 'ws.subscribe.pushes-start',
     enforces: ['transition:none/subscribe', 'event:push', 'rule:subscribe:pushes-without-requests'],
-    catches: ['push-never-starts'],
+    catches: ['push-never-starts', 'push-after-ping'],
     clause: subscribeClause('After success the server pushes data frames without further requests'),
-    title: `subscribes to up to ${PUSH_START_PAIRS} pairs whose market is open and sends nothing more`,
+    title:
+      `subscribes to up to ${PUSH_START_PAIRS} pairs whose market is open and sends nothing more, ` +
+      'not even a ping, for the first-push wait (at most two thirds of the keep-alive window)',
     expectation:
-      'a push frame for one of them arrives (within the first-push wait, timing.firstPushMs: ' +
-      'pushes may come only when a price changes); when none does, a pair whose REST price moved ' +
-      'over the wait fails (given a push wait more), and prices that did not move cannot be judged',
+      'a push frame for one of them arrives before any further request (within the first-push wait, ' +
+      'timing.firstPushMs, and a push wait: pushes may come only when a price changes); when none ' +
+      'does, a pair whose REST price moved over the wait fails, and prices that did not move cannot be judged',
     severity: 'must',
     tags: ['ws', 'session', 'push'],
     needs: ['ws'],
     timeoutMs: (_p, w) => pushesStartTimeoutMs(w),
     async run(ctx) {
       const live = await needLivePairs(ctx, PUSH_START_PAIRS, 1);
-      const session = await openSession(ctx);
+      // No ping: "without further requests" is the rule, and a ping is a request.
+      const session = await openSession(ctx, { keepAlive: false });
       const from = ctx.stream.now();
       const pairs = await subscribeOk(ctx, session, live, 'conform-sub', { live: true });
       // Read after the notice: a service that pushes on change owes a push only for a move after the subscribe.
@@ -61,23 +67,28 @@ export const subscribePushChecks: readonly Check[] = [
       const ours = (f: InboundFrame): boolean =>
         f.atMs >= from && isPush(f) && pairs.includes(jsonObject(f)!.code as string);
       // Several pairs: with pushes on change only, one pair may stay still for seconds, not all of them.
-      let first = await session.find(ours, ctx.waits.firstPushMs).catch((err: unknown) => {
+      const wait = unpingedWaitMs(ctx.waits, keepAliveTiming(ctx.profile));
+      let first = await session.find(ours, wait).catch((err: unknown) => {
         if (isSilence(err)) return undefined;
         throw err;
       });
       if (!first) {
-        const { missed, quiet } = await unpushedMoves(ctx, session, pairs, before, from);
+        const after = await restQuotes(ctx, pairs);
+        const moved = pairs.filter(
+          (p) => before.get(p) !== undefined && after.get(p) !== undefined && after.get(p) !== before.get(p),
+        );
+        for (const p of moved) ctx.pairLedger.moved(p);
         first = session.frames.find(ours);
-        if (!first && missed.length > 0)
+        if (!first && moved.length > 0)
           return ctx.fail({
             received:
               `no push for ${byPair(pairs)} within ${Math.round(ctx.stream.now() - from)} ms of the success ` +
-              `notice, while the REST price of ${byPair(missed)} moved`,
+              `notice, with no request sent since, while the REST price of ${byPair(moved)} moved`,
             expected: 'pushes start without further requests',
           });
         if (!first)
           return ctx.skip(
-            `no push for ${byPair(quiet)} within ${ctx.waits.firstPushMs} ms, and their REST prices did not ` +
+            `no push for ${byPair(pairs)} within ${wait} ms, and their REST prices did not ` +
               'move over the wait: a service may push only on a change, so the silence proves nothing',
           );
       }
@@ -156,52 +167,70 @@ export const subscribePushChecks: readonly Check[] = [
   {
     id: 'ws.subscribe.replaces',
     enforces: ['transition:subscribed/subscribe', 'limit:subscriptions-per-connection'],
-    catches: ['subscribe-extends', 'push-unsubscribed-pair'],
+    catches: [
+      'subscribe-extends',
+      'push-unsubscribed-pair',
+      'push-changed-missing-bid',
+      'subscribe-replace-drops-kept',
+    ],
     clause: {
       section: 'States and transitions',
       rule: 'a subscribe while subscribed: subscribed to exactly the newly listed pairs; the earlier set is replaced',
     },
-    title: 'subscribes to pair A, waits for two of its pushes, then subscribes to pair B only',
+    title:
+      'subscribes to pairs A and B, waits for two pushes of A, then subscribes to B and C: the new set ' +
+      'keeps one pair of the earlier one',
     expectation:
       `after the second notice, and a window for frames in flight (four of A's push gaps, at least ` +
-      `${WAIT_DEFAULTS.inFlightMs} ms), no push for A over three of its push gaps; pushes for B`,
+      `${WAIT_DEFAULTS.stopMs} ms), no push for A over three of its push gaps; pushes for C, and for B, ` +
+      'still subscribed, once its REST price moves',
     severity: 'must',
     tags: ['ws', 'session', 'push'],
     needs: ['ws'],
     timeoutMs: (_p, w) => stopCheckTimeoutMs(w),
     async run(ctx) {
-      const live = await needLivePairs(ctx, 2);
       const session = await openSession(ctx);
-      const [a] = (await subscribeOk(ctx, session, [live[0]!], 'conform-first', { live: true })) as [string];
+      const [a, b] = (await subscribeOk(ctx, session, await needLivePairs(ctx, 2), 'conform-first', {
+        live: true,
+      })) as [string, string];
       // Two pushes: their gap says how long a silence of A means it stopped (the cadence is not shown).
       if (!(await awaitPushes(session, a, 2, 0, ctx.waits.cadenceMs))) noPushes(ctx, `two pushes of ${a}`);
-      await learnCadence(ctx, session, [a]);
+      await learnCadence(ctx, session, [a, b]);
       // Picked again: a refused pair is left out now.
-      const other = (await needLivePairs(ctx, 3, 2)).find((p) => p !== a)!;
-      const [b] = (await subscribeOk(ctx, session, [other], 'conform-second', { live: true })) as [string];
+      const other = (await needLivePairs(ctx, 4, 3)).find((p) => p !== a && p !== b)!;
+      const [, c] = (await subscribeOk(ctx, session, [b, other], 'conform-second', { live: true })) as [string, string];
       const stopped = ctx.stream.now();
+      const before = await restQuotes(ctx, [a, b, c]);
       const window = inFlightMs(ctx.waits, pushTimes(session), a);
       const cutoff = stopped + window;
       const watch = watchMs(ctx.waits, pushTimes(session), a);
-      const bPushed = awaitPushes(session, b, 1, cutoff, Math.max(watch, ctx.waits.pushMs));
-      const before = await restQuotes(ctx, [a]);
+      // Pushes of C count from the cutoff on: the wait runs until then, and a push wait past it.
+      const cWait = Math.max(watch, ctx.waits.pushMs);
+      const cPushed = awaitPushes(session, c, 1, cutoff, cutoff - ctx.stream.now() + cWait);
       await until(ctx, cutoff + watch);
       const late = session.pushes({ pair: a, sinceMs: cutoff });
       observeInFlight(ctx, session, a, stopped, window);
       if (late.length > 0)
         ctx.violation({
           received:
-            `${late.length} push(es) for ${a} more than ${window} ms after the notice replacing it ` +
-            `with ${b} (the window for frames in flight)`,
+            `${late.length} push(es) for ${a} more than ${window} ms after the notice replacing [${a}, ${b}] ` +
+            `with [${b}, ${c}] (the window for frames in flight)`,
           expected: `the set is replaced: no pushes for ${a}`,
         });
       ctx.note(watchNote(ctx.waits, watch, a));
+      // B, kept from the earlier set, must go on: once its price moves it owes a push.
+      const kept = await keptPushing(ctx, session, b, before, cutoff);
+      if (kept === false)
+        ctx.violation({
+          received: `no push for ${b} after the subscribe to [${b}, ${c}], while its REST price moved`,
+          expected: `subscribed to exactly the newly listed pairs: ${b} among them`,
+        });
       if (late.length === 0) await stoppedPairMoved(ctx, session, a, before, 'the replacing subscribe');
-      // A pair may be quiet for a while when pushes come on change: B's silence is no violation,
+      // A pair may be quiet for a while when pushes come on change: C's silence is no violation,
       // but A's then proves nothing.
-      if (!(await bPushed) && late.length === 0)
+      if (!(await cPushed) && late.length === 0 && kept !== false)
         ctx.skip(
-          `no push for ${b} within ${Math.max(watch, ctx.waits.pushMs)} ms of subscribing to it, so A's ` +
+          `no push for ${c} within ${cWait} ms of the window for frames in flight, so A's ` +
             `silence cannot be told from a stream gone quiet (the push trigger is not shown)`,
         );
     },

@@ -10,7 +10,17 @@ import { fullSubscribeTimeoutMs } from '../../src/timing/index.ts';
 import type { Check } from '../../src/check.ts';
 import { LIMITS, METHOD, STATUS, TEXT, parsePairCode } from '../../src/spec.ts';
 import { ask, expectNotice, subscribe } from './notices.ts';
-import { needLivePairs, needPairs, pairsByAccess, subscribeListed, subscribeOk, UNKNOWN_PAIR } from './pair-choice.ts';
+import {
+  needLivePairs,
+  needPairs,
+  pairsByAccess,
+  pricedAsActive,
+  subscribeListed,
+  subscribeOk,
+  UNKNOWN_PAIR,
+} from './pair-choice.ts';
+import { pairPerAssetType } from '../rest/support.ts';
+import { NOTHING_TO_JUDGE } from '../../src/coverage.ts';
 import { awaitPushes } from './pushes.ts';
 import { openSession } from './sessions.ts';
 import { noticeFormChecks } from './notice-form.ts';
@@ -84,6 +94,41 @@ const maxPairsCheck: Check = {
       { method: METHOD.subscribe, code: STATUS.OK, looseCode: true },
       `subscribe to ${pairs.length} pairs`,
     );
+  },
+};
+
+const listedPairsCheck: Check = {
+  id: 'ws.subscribe.listed-pairs',
+  enforces: ['notice:50104', 'transition:none/subscribe'],
+  catches: [...REST_ANSWER_FAULTS, 'stream-refuses-equity'],
+  clause: {
+    section: 'Errors',
+    rule:
+      'WebSocket notice code values: 50104 when the pair does not exist, is inactive or is suspended ' +
+      '(so not for a pair REST prices as active)',
+  },
+  title: 'subscribes to one listed pair of each asset type, one request each',
+  expectation:
+    'each subscribe succeeds, or is refused with 50104 only for a pair that GET /v1/price does not ' +
+    'price as active (status 200 with data): a suspended pair is refused on both sides',
+  severity: 'must',
+  tags: ['ws', 'session'],
+  needs: ['ws'],
+  async run(ctx) {
+    const pairs = (await pairPerAssetType(ctx)).map((p) => p.code);
+    if (pairs.length === 0) ctx.skip('the primary key lists no pair', NOTHING_TO_JUDGE.pricedPair);
+    const session = await openSession(ctx);
+    for (const [i, code] of pairs.entries()) {
+      const notice = await ask(ctx, session, subscribe([code], `conform-listed-${i}`), `a notice for ${code}`);
+      if (String(notice.code) !== STATUS.PAIR_NOT_FOUND) continue;
+      const active = await pricedAsActive(ctx, code);
+      if (active)
+        ctx.violation({
+          received: `a subscribe to ${code}, listed in /v1/pairs, answered ${JSON.stringify(notice)}, while ${active}`,
+          expected: `${STATUS.PAIR_NOT_FOUND} only for a pair that does not exist, is inactive or is suspended`,
+        });
+      else ctx.note(`${code}: refused with ${STATUS.PAIR_NOT_FOUND} and not priced as active on REST either`);
+    }
   },
 };
 
@@ -173,6 +218,7 @@ export const subscribeChecks: readonly Check[] = [
   noticeCheck,
   ...subscribePushChecks,
   maxPairsCheck,
+  listedPairsCheck,
   ...subscribeErrorChecks,
   assetTypesCheck,
   ...noticeFormChecks,

@@ -13,6 +13,7 @@ import { ask, expectNotice, unsubscribe } from './notices.ts';
 import { needLivePairs, needPairs, subscribeOk, UNKNOWN_PAIR } from './pair-choice.ts';
 import {
   awaitPushes,
+  keptPushing,
   learnCadence,
   movedWithin,
   noPushes,
@@ -20,7 +21,6 @@ import {
   pushTimes,
   restQuotes,
   stoppedPairMoved,
-  unpushedMoves,
 } from './pushes.ts';
 import { openSession, until } from './sessions.ts';
 
@@ -64,15 +64,16 @@ export const unsubscribeChecks: readonly Check[] = [
   {
     id: 'ws.unsubscribe.stops',
     enforces: ['transition:subscribed/unsubscribe'],
-    catches: ['unsubscribe-keeps-pushing', 'push-unsubscribed-pair'],
+    catches: ['unsubscribe-keeps-pushing', 'push-unsubscribed-pair', 'unsubscribe-stops-all'],
     clause: {
       section: 'States and transitions',
-      rule: 'unsubscribe while subscribed: pushes for the listed pairs stop',
+      rule: 'unsubscribe while subscribed: pushes for the listed pairs stop (and only for them)',
     },
     title: 'subscribes to pairs A and B, waits for two pushes of each, unsubscribes from A',
     expectation:
       `after the notice, and a window for frames in flight (four of A's push gaps, at least ` +
-      `${WAIT_DEFAULTS.inFlightMs} ms), no push for A over three of its push gaps, while B is still pushed`,
+      `${WAIT_DEFAULTS.stopMs} ms), no push for A over three of its push gaps, while B is still pushed ` +
+      '(once its REST price moves, when pushes come only on change)',
     severity: 'must',
     tags: ['ws', 'session', 'push'],
     needs: ['ws'],
@@ -96,10 +97,10 @@ export const unsubscribeChecks: readonly Check[] = [
           expected: 'the unsubscribe succeeds (code "200")',
         });
       const stopped = ctx.stream.now();
+      const before = await restQuotes(ctx, [a, b]);
       const window = inFlightMs(ctx.waits, pushTimes(session), a);
       const cutoff = stopped + window;
       const watch = watchMs(ctx.waits, pushTimes(session), a);
-      const before = await restQuotes(ctx, [a]);
       await until(ctx, cutoff + watch);
       const late = session.pushes({ pair: a, sinceMs: cutoff });
       observeInFlight(ctx, session, a, stopped, window);
@@ -111,10 +112,17 @@ export const unsubscribeChecks: readonly Check[] = [
         });
       ctx.note(watchNote(ctx.waits, watch, a));
       await stoppedPairMoved(ctx, session, a, before, 'the unsubscribe');
-      // B's silence would make A's no proof: a pair may be quiet for a while when pushes come on change.
-      if (!(await awaitPushes(session, b, 1, cutoff, watchMs(ctx.waits, pushTimes(session), b))))
+      // B, still subscribed, must go on; its silence alone proves nothing (pushes may come only on
+      // change), but not once its REST price moved. Nor would A's silence prove anything then.
+      const kept = await keptPushing(ctx, session, b, before, cutoff);
+      if (kept === false)
+        ctx.fail({
+          received: `no push for ${b} after the unsubscribe from ${a} alone, while the REST price of ${b} moved`,
+          expected: `pushes stop only for the listed pairs: ${b}, still subscribed, goes on`,
+        });
+      if (kept === undefined)
         ctx.skip(
-          `no push for ${b} (still subscribed) within three of its push gaps after the unsubscribe ` +
+          `no push for ${b} (still subscribed) after the unsubscribe, and its REST price did not move ` +
             `either, so A's silence proves nothing (the push trigger is not shown)`,
         );
     },
@@ -122,7 +130,12 @@ export const unsubscribeChecks: readonly Check[] = [
   {
     id: 'ws.unsubscribe.stops-several',
     enforces: ['transition:subscribed/unsubscribe'],
-    catches: ['unsubscribe-keeps-pushing', 'unsubscribe-first-pair-only', 'push-unsubscribed-pair'],
+    catches: [
+      'unsubscribe-keeps-pushing',
+      'unsubscribe-first-pair-only',
+      'push-unsubscribed-pair',
+      'unsubscribe-stops-all',
+    ],
     clause: {
       section: 'States and transitions',
       rule: 'unsubscribe while subscribed: pushes for the listed pairs stop (every listed pair)',
@@ -130,7 +143,7 @@ export const unsubscribeChecks: readonly Check[] = [
     title: 'subscribes to pairs A, B and C, waits for pushes of all three, unsubscribes from A and B in one request',
     expectation:
       `after the notice, and a window for frames in flight (four of their push gaps, at least ` +
-      `${WAIT_DEFAULTS.inFlightMs} ms), no push for A or B, even once their REST prices move, while ` +
+      `${WAIT_DEFAULTS.stopMs} ms), no push for A or B, even once their REST prices move, while ` +
       'pushes for C go on (a pair whose REST price does not move is not judged)',
     severity: 'must',
     tags: ['ws', 'session', 'push'],
@@ -167,7 +180,7 @@ export const unsubscribeChecks: readonly Check[] = [
           return m;
         })(),
         (async () => {
-          await awaitPushes(session, c, 3, cutoff, ctx.waits.pushMs);
+          await awaitPushes(session, c, 3, cutoff, cutoff - ctx.stream.now() + ctx.waits.pushMs);
           await until(ctx, cutoff + ctx.waits.settleMs);
         })(),
       ]);
@@ -196,17 +209,18 @@ export const unsubscribeChecks: readonly Check[] = [
           `the target closed the connection (code ${closed.code}) before the watch ended: the pushes ` +
             'that stopped with it prove nothing of the unsubscribe',
         );
-      const { missed, quiet } = await unpushedMoves(ctx, session, [c], before, cutoff);
-      if (missed.length > 0)
+      // C goes on: once its REST price moves it owes a push, however quiet it was.
+      const kept = await keptPushing(ctx, session, c, before, cutoff);
+      if (kept === false)
         ctx.violation({
           received: `no push for ${c} after unsubscribing ${a} and ${b}, while its REST price moved`,
           expected: `pushes for ${c}, still subscribed, go on`,
         });
-      if (quiet.length > 0)
+      if (kept === undefined)
         ctx.note(
           `no push for ${c} after the unsubscribe and its REST price did not move: whether it goes on is not judged`,
         );
-      if (judged === 0 && missed.length === 0)
+      if (judged === 0 && kept !== false)
         ctx.skip(
           `neither ${a} nor ${b} moved on REST after the unsubscribe, so whether ` +
             `their pushes stopped cannot be told from quiet`,

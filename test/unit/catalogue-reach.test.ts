@@ -86,7 +86,7 @@ describe('catalogue-wide rules reach every pair', () => {
     expect(catalogue.observations).toContainEqual(expect.objectContaining({ name: 'sample-seed', value: 11 }));
   }, 120_000);
 
-  it('holds every 50102 the run meets to HTTP 200, with no stale pair named in the profile', async () => {
+  it('holds every 50102 with data the run meets to HTTP 200, with no stale pair named in the profile', async () => {
     const ref = await reference({ fault: 'stale-http-503' });
     const { stale: _named, ...pairs } = ref.profile.pairs!;
     const profile: Profile = { ...ref.profile, pairs };
@@ -95,7 +95,7 @@ describe('catalogue-wide rules reach every pair', () => {
     expect(byId['rest.price.stale']!.outcome).toBe('skip');
     expect(byId['rest.price.catalogue']!.outcome).toBe('fail');
     expect(byId['rest.price.catalogue']!.violations).toContainEqual(
-      expect.objectContaining({ received: expect.stringMatching(/status_number 50102 with HTTP 503/) }),
+      expect.objectContaining({ received: expect.stringMatching(/status_number 50102 with data and HTTP 503/) }),
     );
   }, 60_000);
 });

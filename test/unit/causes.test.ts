@@ -90,7 +90,7 @@ describe('causes', () => {
   });
 });
 
-describe('a run against a service whose price is not the mid', () => {
+describe('a run against a service whose price lies above the ask', () => {
   let server: ReferenceServer;
   let dir: string;
   let run: Run;
@@ -179,7 +179,7 @@ describe('a run against a service whose price is not the mid', () => {
     for (const [, id] of html.matchAll(/<a href="#([^"]+)">/g)) expect(html).toContain(`id="${id}"`);
   });
 
-  it('reproduces rest.price.mid with at most six exchanges, every exchange behind "show all"', () => {
+  it('reproduces rest.price.mid with at most six exchanges, each violation by its own', () => {
     const mid = report.results.find((r) => r.id === 'rest.price.mid')!;
     const block = run.stdout.slice(run.stdout.indexOf('FAIL rest.price.mid:'));
     const repro = block.slice(block.indexOf('Reproduce with:'), block.indexOf('\n\n'));
@@ -191,5 +191,7 @@ describe('a run against a service whose price is not the mid', () => {
     expect(curls.filter((l) => l.includes('/v1/price?'))).toHaveLength(own.length);
     expect(mid.evidence.length).toBeGreaterThan(curls.length);
     expect(html).toContain(`show all ${mid.evidence.length} exchanges`);
+    // The catalogue it sampled was read once this run, by another check: its transcript says so.
+    expect(mid.evidence.some((e) => e.kind === 'note' && /as read once this run/.test(e.text))).toBe(true);
   });
 });

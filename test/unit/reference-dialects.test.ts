@@ -689,14 +689,52 @@ describe('dialect pairs a check may not take for granted', () => {
   const ETH = 'Crypto:ALL:ETH/USD';
   const XRP = 'Crypto:ALL:XRP/USD';
 
-  it('lists a suspended pair that a subscribe refuses with 50104 while REST prices it (suspendedListed)', async () => {
+  it('lists suspended pairs that a subscribe refuses with 50104 and REST refuses too (suspendedListed)', async () => {
     const s = await serve({ stream: { suspendedListed: true } });
     const listed = (await get(s, `${PATHS.pairs}${q({ per_page: '100' })}`)).body.data as { code: string }[];
     expect(listed.map((p) => p.code)).toContain(ETH);
-    expect((await get(s, `${PATHS.price}${q({ code: ETH })}`)).body.status_number).toBe(STATUS.OK);
     const c = await open(s);
-    expect(await subscribe(c, [ETH])).toMatchObject({ method: 'error', code: STATUS.PAIR_NOT_FOUND });
-    expect(await subscribe(c, [BTC], 's2')).toMatchObject({ code: STATUS.OK });
+    expect(await subscribe(c, [BTC], 's1')).toMatchObject({ code: STATUS.OK });
+    // No listed pair the stream refuses is priced as active on REST.
+    let refused = 0;
+    for (const [i, { code }] of listed.entries()) {
+      if ((await subscribe(c, [code], `r${i}`)).code !== STATUS.PAIR_NOT_FOUND) continue;
+      refused++;
+      const rest = await get(s, `${PATHS.price}${q({ code })}`);
+      expect([code, rest.body.status_number]).toEqual([code, STATUS.PAIR_UNAVAILABLE]);
+    }
+    expect(refused).toBeGreaterThan(5);
+    await c.close();
+  });
+
+  it('refuses an over-long subscribe for the suspended pair it names (subscribeErrors: pairs-first)', async () => {
+    const s = await serve({
+      stream: { suspendedListed: true, subscribeErrors: 'pairs-first' },
+      rest: { catalogueSize: 250 },
+    });
+    const codes = [
+      ...((await get(s, `${PATHS.pairs}${q({ per_page: '100' })}`)).body.data as { code: string }[]),
+      ...((await get(s, `${PATHS.pairs}${q({ per_page: '100', page: '2' })}`)).body.data as { code: string }[]),
+    ].map((p) => p.code);
+    const c = await open(s);
+    expect(await subscribe(c, codes.slice(0, 101))).toMatchObject({
+      code: STATUS.PAIR_NOT_FOUND,
+      message: `pair not found: ${ETH}`,
+    });
+    await c.close();
+  });
+
+  it('pushes a dropped pair for stopLagMs after the notice, then stops (stopLagMs)', async () => {
+    const s = await serve({ stream: { stopLagMs: 600, tickMs: 50 } });
+    const c = await open(s);
+    await subscribe(c, [BTC]);
+    await c.pushesFor(200);
+    c.send({ id: 'u', method: 'unsubscribe', params: { pairs: [BTC] } });
+    expect((await c.notice()).code).toBe(STATUS.OK);
+    const lagged = (await c.pushesFor(450)).filter((p) => p.code === BTC);
+    await c.pushesFor(300);
+    const after = (await c.pushesFor(400)).filter((p) => p.code === BTC);
+    expect([lagged.length > 3, after.length]).toEqual([true, 0]);
     await c.close();
   });
 
@@ -736,5 +774,96 @@ describe('dialect pairs a check may not take for granted', () => {
     expect(price(delayed).dividedBy(price(live)).toNumber()).toBeGreaterThan(1.015);
     const d = delayed.body.data as { ask: string; bid: string; price: string };
     expect(new Decimal(d.ask).plus(d.bid).dividedBy(2).eq(d.price)).toBe(true);
+  });
+});
+
+describe('dialect readings a strict harness rejected', () => {
+  const AAPL = 'Equity:US:AAPL/USD';
+  const EURUSD = 'Forex:ALL:EUR/USD';
+  const market = async (s: ReferenceServer, code: string): Promise<Record<string, unknown>> =>
+    ((await get(s, `${PATHS.price}${q({ code })}`)).body.data as { market: Record<string, unknown> }).market;
+
+  it('closes a connection without a ping as late as 1.4 windows (idleCloseWindows)', async () => {
+    const s = await serve({ stream: { idleCloseWindows: 1.4 } }, { pingTimeoutMs: 1000 });
+    // Taken before the handshake: the server's window starts once it accepts, never before this.
+    const opened = Date.now();
+    const c = await open(s);
+    while (!c.closed && Date.now() - opened < 3000) await new Promise((r) => setTimeout(r, 20));
+    expect(c.closed!.at - opened).toBeGreaterThanOrEqual(1350);
+    expect(s.profile.timing?.pingGraceMs).toBeGreaterThanOrEqual(400);
+  });
+
+  it('reports the tz database links of its zones (zoneNames: links)', async () => {
+    const s = await serve({ rest: { zoneNames: 'links' } });
+    expect((await market(s, AAPL)).timezone).toBe('US/Eastern');
+    expect((await market(s, 'Commodity:ALL:WTI/USD')).timezone).toBe('US/Central');
+  });
+
+  it.each(['tick', 'weighted'] as const)('prices a mid of its own within the spread (mid: %s)', async (mid) => {
+    const s = await serve({ numbers: { mid } });
+    const d = (await get(s, `${PATHS.price}${q({ code: BTC })}`)).body.data as Record<string, string>;
+    const [ask, bid, price] = [d.ask!, d.bid!, d.price!].map((v) => new Decimal(v)) as [Decimal, Decimal, Decimal];
+    expect(bid.lte(price) && price.lte(ask)).toBe(true);
+    expect(price.eq(ask.plus(bid).dividedBy(2))).toBe(false);
+  });
+
+  it('labels US equities by their exchange, extended hours kept (equityMarkets: exchanges)', async () => {
+    const s = await startReferenceServer({
+      dialect: { rest: { equityMarkets: 'exchanges' } },
+      clock: () => Date.parse('2026-11-30T10:00:00Z'),
+    });
+    servers.push(s);
+    expect((await market(s, 'Equity:NASDAQ:MSFT/USD')).reason).toBe('pre_session');
+    expect((await market(s, AAPL)).reason).toBe('pre_session');
+  });
+
+  it('lists codes with a space or a slash in the base, and prices them (codeSpelling: spaced)', async () => {
+    const s = await serve({ rest: { codeSpelling: 'spaced' } });
+    for (const code of ['Commodity:ALL:Crude Oil/USD', 'Equity:US:BF/B/USD']) {
+      const found = (await get(s, `${PATHS.pairs}${q({ code })}`)).body.data as { code: string; base: string }[];
+      expect(found.map((p) => [p.code, p.base])).toEqual([
+        [code, code.split(':')[2]!.split('/').slice(0, -1).join('/')],
+      ]);
+      expect((await get(s, `${PATHS.price}${q({ code })}`)).body.status_number).toBe(STATUS.OK);
+    }
+  });
+
+  it('finds by name as well as by code (codeSearch: code-or-name)', async () => {
+    const s = await serve({ rest: { codeSearch: 'code-or-name' } });
+    const found = (await get(s, `${PATHS.pairs}${q({ code: 'BTC', per_page: '100' })}`)).body.data as {
+      code: string;
+    }[];
+    expect(found.map((p) => p.code)).toContain('Equity:US:MSTR/USD');
+  });
+
+  it('answers a closed market 50102 without data on HTTP 503, or with data on 200 (closedMarket)', async () => {
+    const saturday = () => Date.parse('2026-11-28T15:00:00Z');
+    const bare = await startReferenceServer({ dialect: { rest: { closedMarket: '50102-no-data' } }, clock: saturday });
+    const filled = await startReferenceServer({ dialect: { rest: { closedMarket: '50102' } }, clock: saturday });
+    servers.push(bare, filled);
+    const r = await get(bare, `${PATHS.price}${q({ code: EURUSD })}`);
+    expect([r.status, r.body.status_number, r.body.data]).toEqual([503, STATUS.PRICE_STALE, null]);
+    const f = await get(filled, `${PATHS.price}${q({ code: EURUSD })}`);
+    expect([f.status, f.body.status_number, (f.body.data as { market: { reason: string } }).market.reason]).toEqual([
+      200,
+      STATUS.PRICE_STALE,
+      'market_closed',
+    ]);
+    expect((await get(bare, `${PATHS.price}${q({ code: BTC })}`)).body.status_number).toBe(STATUS.OK);
+  });
+
+  it('limits requests without a valid key per address before it answers 401 (keylessLimit)', async () => {
+    const s = await serve({ rest: { keylessLimit: { requests: 2, windowMs: 60_000 } } });
+    const statuses = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await get(s, PATHS.pairs, null);
+      statuses.push([r.status, r.body.status_number]);
+    }
+    expect(statuses).toEqual([
+      [401, STATUS.UNAUTHORIZED],
+      [401, STATUS.UNAUTHORIZED],
+      [429, STATUS.RATE_LIMITED],
+    ]);
+    expect((await get(s, PATHS.pairs)).body.status_number).toBe(STATUS.OK);
   });
 });

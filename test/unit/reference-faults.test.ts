@@ -133,7 +133,7 @@ const OBSERVE: Record<FaultName, Observation> = {
   'price-not-mid': {
     async deviates(s) {
       const d = (await priceData(s, BTC)) as Record<string, string>;
-      return !new Decimal(d.ask!).plus(d.bid!).dividedBy(2).eq(d.price!);
+      return new Decimal(d.price!).gt(d.ask!);
     },
   },
   'price-bid-above-ask': {
@@ -464,9 +464,9 @@ const OBSERVE: Record<FaultName, Observation> = {
     deviates: async (s) =>
       (await market(s, 'Crypto:ALL:ETH/BTC')).session !== 'REG' && (await market(s, BTC)).session === 'REG',
   },
-  'market-timezone-alias': { deviates: async (s) => (await market(s, AAPL)).timezone === 'US/Eastern' },
+  'market-timezone-alias': { deviates: async (s) => (await market(s, AAPL)).timezone === 'america/new_york' },
   'market-extended-hours-non-us': {
-    deviates: async (s) => (await market(s, 'Equity:LSE:VOD/GBP')).reason === 'pre_session',
+    deviates: async (s) => (await market(s, XAU)).reason === 'pre_session',
     options: { clock: () => SATURDAY },
   },
   // Requests without id, the whole post-connect auth notice, keys counted apart, malformed messages
@@ -522,6 +522,81 @@ const OBSERVE: Record<FaultName, Observation> = {
     deviates: (s) => withStream(s, async (c) => (await noticeBeforePong(c, { id: 'm', params: {} })) === undefined),
   },
   // Catalogue reach
+  'push-after-ping': {
+    async deviates(s) {
+      // No ping: the pushes must start all the same.
+      const c = await open(s);
+      try {
+        await subscribe(c, [BTC]);
+        const before = (await c.pushesFor(500)).length;
+        c.send({ method: 'ping' });
+        return before === 0 && (await c.pushesFor(500)).length > 0;
+      } finally {
+        await c.close();
+      }
+    },
+  },
+  'stream-refuses-equity': {
+    deviates: (s) =>
+      withStream(s, async (c) => {
+        const notice = await subscribe(c, [AAPL]);
+        return notice.code === STATUS.PAIR_NOT_FOUND && (await price(s, AAPL)).status_number === STATUS.OK;
+      }),
+  },
+  'subscribe-replace-drops-kept': {
+    deviates: (s) =>
+      withStream(s, async (c) => {
+        await subscribe(c, [BTC, ETH]);
+        await subscribe(c, [ETH, 'Crypto:ALL:SOL/USD']);
+        return !(await settledPushes(c)).some((p) => p.code === ETH);
+      }),
+  },
+  'unsubscribe-stops-all': {
+    deviates: (s) =>
+      withStream(s, async (c) => {
+        await subscribe(c, [BTC, ETH]);
+        c.send({ method: 'unsubscribe', params: { pairs: [BTC] } });
+        await c.notice();
+        return !(await settledPushes(c)).some((p) => p.code === ETH);
+      }),
+  },
+  'entitlement-whitelist-unlisted': {
+    async deviates(s) {
+      const listed = (await pairsOf(s, {}, 'whitelisted')).map((p) => p.code);
+      return !listed.includes(AAPL) && (await price(s, AAPL, 'whitelisted')).status_number === STATUS.OK;
+    },
+  },
+  'pairs-type-ignores-code': {
+    deviates: async (s) => (await pairsOf(s, { type: 'Crypto', code: 'BTC' })).some((p) => !p.code.includes('BTC')),
+  },
+  'pong-stops-when-subscribed': {
+    deviates: (s) =>
+      withStream(s, async (c) => {
+        await subscribe(c, [BTC]);
+        c.frames.length = 0;
+        c.send({ method: 'ping' });
+        await c.pushesFor(500);
+        return !c.frames.some((f) => f.text === TEXT.pong);
+      }),
+  },
+  'limit-refusal-holds-slot': {
+    async deviates(s) {
+      const first = await tryOpen(s, 'limited');
+      const refused = await tryOpen(s, 'limited');
+      await refused?.close();
+      await first?.close();
+      const end = Date.now() + 1500;
+      while (Date.now() < end) {
+        const again = await tryOpen(s, 'limited');
+        if (again) {
+          await again.close();
+          return false;
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      return true;
+    },
+  },
   'price-late-type-inverted': {
     async deviates(s) {
       const listed = await codes(s, 200);

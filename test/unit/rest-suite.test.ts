@@ -136,6 +136,12 @@ const BLIND_SPOTS: readonly (readonly [string, string, RegExp])[] = [
     'pairs-page-alone-per-page-20',
     /^page=1: 20 pairs .*; page=1&per_page=10: 10 pairs/m,
   ],
+  ['rest.pairs.code-search', 'pairs-type-ignores-code', /^GET \/v1\/pairs\?code=Crypto:ALL:BTC\/USD&type=Crypto: /m],
+  [
+    'rest.entitlements.whitelist-pairs',
+    'entitlement-whitelist-unlisted',
+    /^Crypto:ALL:BTC\/USD: served to keys\.whitelisted by \/v1\/price \(HTTP 200 .*\), but missing from its/m,
+  ],
 ];
 
 describe('REST checks of rules a broken service could slip past a looser check', () => {

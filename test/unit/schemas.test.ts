@@ -71,6 +71,14 @@ const CASES: Record<SchemaName, { valid: unknown[]; invalid: [string, unknown][]
         code: 'Equity:US:AAPL/USD',
         market: { open: true, reason: 'post_session', session: 'POST', timezone: 'America/New_York' },
       }),
+      // The market of a code is a scope label: an equity labelled by its exchange may be a US one with
+      // extended hours; a zone may be a link of the tz database; a base may hold a space or a slash.
+      price({
+        code: 'Equity:NASDAQ:AAPL/USD',
+        market: { open: true, reason: 'pre_session', session: 'PRE', timezone: 'US/Eastern' },
+      }),
+      price({ code: 'Commodity:ALL:Crude Oil/USD' }),
+      price({ code: 'Equity:US:BF/B/USD' }),
       // Decimal strings in exponent notation and with a bare point, as decimal types read them exactly.
       price({ ask: '1.08520E+0', bid: '1.0849e0', price: '1.08505' }),
       price({ ask: '1.234E-8', bid: '1.230E-8', price: '1.232E-8' }),
@@ -96,10 +104,10 @@ const CASES: Record<SchemaName, { valid: unknown[]; invalid: [string, unknown][]
       ['forex pre_session', price({ market: { open: true, reason: 'pre_session', session: 'PRE', timezone: 'UTC' } })],
       ['crypto stale outside REG', crypto({ open: true, reason: 'no_price', session: 'CLOSED' })],
       [
-        'non-US equity pre_session',
+        'metal pre_session',
         price({
-          code: 'Equity:LSE:VOD/GBP',
-          market: { open: true, reason: 'pre_session', session: 'PRE', timezone: 'Europe/London' },
+          code: 'Metal:ALL:XAU/USD',
+          market: { open: true, reason: 'pre_session', session: 'PRE', timezone: 'UTC' },
         }),
       ],
     ],

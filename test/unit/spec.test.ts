@@ -57,12 +57,31 @@ describe('parsePairCode', () => {
       quote: 'USD',
     });
   });
+  it('reads the quote after the last slash: a base may hold a space or a slash of its own', () => {
+    // The spec states only <asset_type>:<market>:<base>/<quote>, "the code also identifies the quote".
+    expect(parsePairCode('Commodity:ALL:Crude Oil/USD')).toEqual({
+      assetType: 'Commodity',
+      market: 'ALL',
+      base: 'Crude Oil',
+      quote: 'USD',
+    });
+    expect(parsePairCode('Equity:US:BF/B/USD')).toEqual({
+      assetType: 'Equity',
+      market: 'US',
+      base: 'BF/B',
+      quote: 'USD',
+    });
+  });
   it.each([
     'Crypto:BTC/USD',
     'Crypto:ALL:BTCUSD',
     'Crypto::BTC/USD',
-    'Crypto:ALL:BTC/USD/X',
+    'Crypto:ALL:/USD',
+    'Crypto:ALL:BTC/',
+    'Crypto:ALL:BTC/USD/',
+    'Crypto:ALL:BTC:X/USD',
     ' Crypto:ALL:BTC/USD',
+    'Crypto:ALL:BTC /USD',
     '',
   ])('rejects %j', (code) => expect(parsePairCode(code)).toBeNull());
 });

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  KEEPALIVE_DEFAULTS,
   RunTiming,
   WAIT_DEFAULTS,
   inFlightMs,
@@ -27,6 +28,20 @@ describe('the waits of a run', () => {
     expect(w).toMatchObject({ pushMs: 1200, cadenceMs: 1400, firstPushMs: 1200, noticeMs: 2000, releaseMs: 1000 });
     expect(w.inFlightMs).toBe(WAIT_DEFAULTS.inFlightMs);
     expect(margin(250)).toBe(1500);
+  });
+
+  it('keep the stop wait as a floor however fast the stated cadence', () => {
+    // A push every 10 ms: two pushes are waited for 1040 ms, a stop still 1.5 s.
+    const fast = waitsFor({ timing: { pushIntervalMs: 10 } });
+    expect(fast.cadenceMs).toBe(1040);
+    expect(inFlightMs(fast, new Map([['A', [0, 10, 20]]]), 'A')).toBe(1500);
+    expect(inFlightMs(fast, new Map([['A', [0, 10]]]), 'A')).toBe(1500);
+  });
+
+  it('let a stop take 1.5 s unless the profile states how soon pushes stop, which may tighten it', () => {
+    expect(WAIT_DEFAULTS.stopMs).toBe(1500);
+    expect(waitsFor({ timing: { stopMs: 100 } }).stopMs).toBe(1200);
+    expect(waitsFor({ timing: { stopMs: 2000 } }).stopMs).toBe(5000);
   });
 
   it('take a stated first-push time over the interval, and grow past the defaults for a slow target', () => {
@@ -69,8 +84,10 @@ describe('the stream windows', () => {
     expect(inFlightMs(w, new Map(), 'A')).toBe(w.cadenceMs);
   });
 
-  it('are four of the largest push gaps on the session, at least the in-flight wait, at most two pushes', () => {
-    expect(inFlightMs(w, new Map([['A', [0, 100, 200]]]), 'A')).toBe(400);
+  it('are four of the largest push gaps on the session, at least the stop wait, at most two pushes', () => {
+    // A pair pushed every 100 ms may still come for 1.5 s: a fan-out may drop it a second late.
+    expect(inFlightMs(w, new Map([['A', [0, 100, 200]]]), 'A')).toBe(1500);
+    expect(inFlightMs(w, new Map([['A', [0, 400, 800]]]), 'A')).toBe(1600);
     expect(
       inFlightMs(
         w,
@@ -81,7 +98,7 @@ describe('the stream windows', () => {
         'A',
       ),
     ).toBe(2000);
-    expect(inFlightMs(w, new Map([['A', [0, 10, 20]]]), 'A')).toBe(w.inFlightMs);
+    expect(inFlightMs(w, new Map([['A', [0, 10, 20]]]), 'A')).toBe(w.stopMs);
     expect(inFlightMs(w, new Map([['A', [0, 5000, 10_000]]]), 'A')).toBe(w.cadenceMs);
   });
 
@@ -97,13 +114,22 @@ describe('the stream windows', () => {
 });
 
 describe('the keep-alive timing', () => {
+  it('allows a close up to 1.5 windows after the last ping unless the profile states a grace', () => {
+    // "Closed if no ping arrives within 30 seconds", no deadline after: an idle sweep every 10 to 15 s
+    // closes between 30 and 45 s.
+    expect(keepAliveTiming({})).toMatchObject({ windowMs: 30_000, graceMs: 15_000 });
+    expect(keepAliveTiming({ timing: { pingTimeoutMs: 2000 } }).graceMs).toBe(1000);
+    expect(keepAliveTiming({ timing: { pingGraceMs: 2000 } }).graceMs).toBe(2000);
+    expect(KEEPALIVE_DEFAULTS.graceWindows).toBe(0.5);
+  });
+
   const holdMs = (timing: Parameters<typeof keepAliveTiming>[0]['timing']): number => {
     const t = keepAliveTiming({ timing });
     return Math.round(t.windowMs * t.holdWindows);
   };
 
   it('holds a pinged connection a second past the window and its grace, unless the profile states the hold', () => {
-    expect(holdMs(undefined)).toBe(30_000 + 5000 + 1000);
+    expect(holdMs(undefined)).toBe(30_000 + 15_000 + 1000);
     expect(holdMs({ pingGraceMs: 2000 })).toBe(30_000 + 2000 + 1000);
     expect(holdMs({ pingTimeoutMs: 2000, pingGraceMs: 500 })).toBe(3500);
     expect(holdMs({ keepAliveHoldWindows: 2.5 })).toBe(75_000);

@@ -315,18 +315,18 @@ describe('subscription checks', () => {
   });
 
   it('fails ws.subscribe.replaces when the old pair is pushed again well after the notice', async () => {
-    // Keeps pushing the replaced pair for 600 ms.
+    // Pushes the replaced pair once more 1.8 s after the notice: past the 1.5 s a stop may take.
     const profile = await miniTarget({
       message(conn, msg, raw) {
         const before = [...conn.pairs];
         standard(conn, msg && raw ? msg : undefined);
         if (msg?.method === 'subscribe')
-          for (const p of before) if (!conn.pairs.has(p)) setTimeout(() => conn.send(quote(p, 0)), 600);
+          for (const p of before) if (!conn.pairs.has(p)) setTimeout(() => conn.send(quote(p, 0)), 1800);
       },
     });
     const r = await runOne(profile, 'ws.subscribe.replaces');
     expect(r.outcome).toBe('fail');
-    expect(r.violations[0]!.received).toMatch(/push\(es\) for Crypto:ALL:AAA\/USD more than 250 ms after the notice/);
+    expect(r.violations[0]!.received).toMatch(/push\(es\) for Crypto:ALL:AAA\/USD more than 1500 ms after the notice/);
   });
 
   it('fails ws.subscribe.invalid.missing-params and pairs-not-array when the target accepts them', async () => {
@@ -430,11 +430,18 @@ describe('subscription checks', () => {
     expect(r.violations).toEqual([expect.objectContaining({ expected: 'message "success"' })]);
   });
 
-  it('fails ws.push.mid when pushes carry a price one tick off the mid', async () => {
-    const profile = await miniTarget({ push: (_c, pair, n) => ({ ...quote(pair, n), price: '10.02' }) });
+  it('fails ws.push.mid when pushes carry a price one tick above the ask', async () => {
+    const profile = await miniTarget({ push: (_c, pair, n) => ({ ...quote(pair, n), price: '10.03' }) });
     const r = await runOne(profile, 'ws.push.mid');
     expect(r.outcome).toBe('fail');
-    expect(r.violations[0]!.received).toMatch(/price 10.02 is not the mid 10.01/);
+    expect(r.violations[0]!.received).toMatch(/price 10.03 > ask 10.02/);
+  });
+
+  it("passes ws.push.mid on a mid of the service's own: one tick off the exact mid, within the spread", async () => {
+    const profile = await miniTarget({ push: (_c, pair, n) => ({ ...quote(pair, n), price: '10.02' }) });
+    const r = await runOne(profile, 'ws.push.mid');
+    expect(r.outcome, line(r)).toBe('pass');
+    expect(r.observations).toContainEqual(expect.objectContaining({ name: 'mid', value: ['other'] }));
   });
 
   it('finds nothing to compare in ws.push.mid without decimal prices; the push inspection still fails', async () => {
@@ -515,8 +522,10 @@ describe('observations', () => {
         'the window and its grace (1000 + 500 ms)',
     );
     expect(() => parseProfile({ ...base, timing: { keepAliveHoldWindows: 1 } })).toThrow(/keepAliveHoldWindows/);
-    expect(parseProfile({ ...base, timing: { keepAliveHoldWindows: 1.3 } }).timing).toEqual({
-      keepAliveHoldWindows: 1.3,
+    // The default grace is half a window: a hold must outlast 1.5 windows.
+    expect(() => parseProfile({ ...base, timing: { keepAliveHoldWindows: 1.3 } })).toThrow(/\(30000 \+ 15000 ms\)/);
+    expect(parseProfile({ ...base, timing: { keepAliveHoldWindows: 1.6 } }).timing).toEqual({
+      keepAliveHoldWindows: 1.6,
     });
   });
 

@@ -1,6 +1,6 @@
 /** The pure rules of the WebSocket suite, on literal frame values. */
 import { describe, expect, it } from 'vitest';
-import { places, priceProblems, relativeGap, timestampUnit } from '../../suites/ws/rules.ts';
+import { midReading, places, priceProblems, relativeGap, timestampUnit } from '../../suites/ws/rules.ts';
 import { notation } from '../../src/quote-rules.ts';
 import { answers } from '../../suites/ws/notices.ts';
 
@@ -26,68 +26,70 @@ describe('places', () => {
 });
 
 describe('priceProblems', () => {
-  it('accepts a mid rounded at 3 places and padded to 8, with ask and bid padded too', () => {
-    expect(priceProblems({ ask: '189.30800000', bid: '189.30500000', price: '189.30700000' })).toEqual([]);
-  });
-  it('reports a padded price one tick (at its significant places) off the mid', () => {
-    const problems = priceProblems({ ask: '189.30800000', bid: '189.30500000', price: '189.30800000' });
-    expect(problems).toHaveLength(1);
-    expect(problems[0]).toMatch(/^price 189\.308 is not the mid 189\.3065 of ask and bid/);
-  });
-  it('accepts an exact mid', () => expect(priceProblems({ ask: '10.02', bid: '10.00', price: '10.01' })).toEqual([]));
-  it('accepts either rounding of a mid that needs one more digit', () => {
-    expect(priceProblems({ ask: '10.03', bid: '10.00', price: '10.01' })).toEqual([]);
-    expect(priceProblems({ ask: '10.03', bid: '10.00', price: '10.02' })).toEqual([]);
-  });
-  it('accepts a truncated mid when ask and bid are finer than the price', () =>
-    expect(priceProblems({ ask: '10.019', bid: '10.000', price: '10.00' })).toEqual([]));
-  it('accepts a mid rounded at the precision the values show once their padding zeros are trimmed', () => {
-    // Half-up at 2 places, every value padded to 8: 85.375 sent as 85.38000000.
-    expect(priceProblems({ ask: '85.39000000', bid: '85.36000000', price: '85.38000000' })).toEqual([]);
-    // Still one tick off when padded.
-    expect(priceProblems({ ask: '85.39000000', bid: '85.36000000', price: '85.39000000' })).toEqual([
-      'price 85.39 is not the mid 85.375 of ask and bid at 8 decimal places',
-    ]);
-  });
-  it('reports a price one tick off the mid', () =>
-    expect(priceProblems({ ask: '10.02', bid: '10.00', price: '10.02' })).toEqual([
-      'price 10.02 is not the mid 10.01 of ask and bid at 2 decimal places',
-    ]));
   it('reports bid above price and price above ask', () => {
     expect(priceProblems({ ask: '10.00', bid: '10.02', price: '10.01' })).toEqual([
       'bid 10.02 > price 10.01',
       'price 10.01 > ask 10',
     ]);
   });
-  it('compares with decimals, not floats', () =>
-    expect(priceProblems({ ask: '0.3', bid: '0.1', price: '0.2' })).toEqual([]));
+  it("accepts the service's own mid: rounded to a 0.25 tick, or weighted and in pipettes", () => {
+    // "price: the service's mid-price": a mid on a tick coarser than the last decimal, and an FX mid
+    // quoted one decimal finer than ask and bid, weighted towards the bid.
+    expect(priceProblems({ ask: '100.50', bid: '100.25', price: '100.50' })).toEqual([]);
+    expect(priceProblems({ ask: '1.0852', bid: '1.0850', price: '1.08508' })).toEqual([]);
+  });
+  it('reports a price one tick above the ask, whatever its decimals', () =>
+    expect(priceProblems({ ask: '10.02', bid: '10.00', price: '10.03' })).toEqual(['price 10.03 > ask 10.02']));
+  it('compares with decimals, not floats', () => {
+    expect(priceProblems({ ask: '0.3', bid: '0.1', price: '0.2' })).toEqual([]);
+    expect(priceProblems({ ask: '0.30000000000000001', bid: '0.1', price: '0.30000000000000002' })).toEqual([
+      'price 0.30000000000000002 > ask 0.30000000000000001',
+    ]);
+  });
   it('leaves values that are not decimal strings to the schema', () =>
     expect(priceProblems({ ask: 10.02, bid: '10.00', price: '10.01' })).toEqual([]));
-  it('accepts the exact mid of prices with 24 significant digits, beyond the 20 decimal.js keeps by default', () =>
+  it('judges prices in exponent notation as the decimals they spell', () => {
+    expect(priceProblems({ ask: '1.236E-8', bid: '1.232E-8', price: '1.234E-8' })).toEqual([]);
+    expect(priceProblems({ ask: '1.236E-8', bid: '1.232E-8', price: '1.237E-8' })).toEqual([
+      'price 1.237e-8 > ask 1.236e-8',
+    ]);
+  });
+});
+
+describe('midReading', () => {
+  it('reads an exact mid, at any precision, padded or in exponent notation', () => {
+    expect(midReading({ ask: '10.02', bid: '10.00', price: '10.01' })).toBe('exact');
+    expect(midReading({ ask: '189.30800000', bid: '189.30600000', price: '189.30700000' })).toBe('exact');
+    expect(midReading({ ask: '6.425000E+4', bid: '64249.96', price: '6.424998E+4' })).toBe('exact');
     expect(
-      priceProblems({
+      midReading({
         ask: '64250.0060599267494414216',
         bid: '64250.0060599267494414212',
         price: '64250.0060599267494414214',
       }),
-    ).toEqual([]));
-  it('reports a 24-digit price one unit of its last place off the mid', () =>
+    ).toBe('exact');
+  });
+  it('reads either rounding of a mid that needs one more digit, and a truncation with finer ask and bid', () => {
+    expect(midReading({ ask: '10.03', bid: '10.00', price: '10.01' })).toBe('rounded');
+    expect(midReading({ ask: '10.03', bid: '10.00', price: '10.02' })).toBe('rounded');
+    expect(midReading({ ask: '10.019', bid: '10.000', price: '10.00' })).toBe('rounded');
+    // Half-up at 2 places, every value padded to 8: 85.375 sent as 85.38000000.
+    expect(midReading({ ask: '85.39000000', bid: '85.36000000', price: '85.38000000' })).toBe('rounded');
+  });
+  it("reads a mid of the service's own as other: on a coarser tick, weighted, one unit off", () => {
+    expect(midReading({ ask: '100.50', bid: '100.25', price: '100.50' })).toBe('other');
+    expect(midReading({ ask: '1.0852', bid: '1.0850', price: '1.08508' })).toBe('other');
+    expect(midReading({ ask: '10.02', bid: '10.00', price: '10.02' })).toBe('other');
     expect(
-      priceProblems({
+      midReading({
         ask: '64250.0060599267494414216',
         bid: '64250.0060599267494414212',
         price: '64250.0060599267494414215',
       }),
-    ).toEqual([
-      'price 64250.0060599267494414215 is not the mid 64250.0060599267494414214 of ask and bid at 19 decimal places',
-    ]));
-  it('judges prices in exponent notation as the decimals they spell', () => {
-    expect(priceProblems({ ask: '1.236E-8', bid: '1.232E-8', price: '1.234E-8' })).toEqual([]);
-    expect(priceProblems({ ask: '6.425000E+4', bid: '64249.96', price: '6.424998E+4' })).toEqual([]);
-    expect(priceProblems({ ask: '1.236E-8', bid: '1.232E-8', price: '1.236E-8' })).toEqual([
-      'price 1.236e-8 is not the mid 1.234e-8 of ask and bid at 11 decimal places',
-    ]);
+    ).toBe('other');
   });
+  it('reads nothing of values that are not decimal strings', () =>
+    expect(midReading({ ask: 10.02, bid: '10.00', price: '10.01' })).toBeUndefined());
 });
 
 describe('notation', () => {

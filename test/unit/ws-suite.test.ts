@@ -79,6 +79,32 @@ const BLIND_SPOTS: readonly (readonly [string, string, RegExp])[] = [
     'entitlement-asset-type-partial',
     /^subscribe to Metal:\S+ with keys\.cryptoOnly answered .*"code":"200"/m,
   ],
+  [
+    'ws.subscribe.pushes-start',
+    'push-after-ping',
+    /^no push for .* ms of the success notice, with no request sent since, while the REST price of .* moved$/m,
+  ],
+  [
+    'ws.subscribe.listed-pairs',
+    'stream-refuses-equity',
+    /^a subscribe to Equity:\S+, listed in \/v1\/pairs, answered .*"code":"50104".*, while .*prices it as active/m,
+  ],
+  [
+    'ws.subscribe.replaces',
+    'subscribe-replace-drops-kept',
+    /^no push for \S+ after the subscribe to \[\S+, \S+\], while its REST price moved$/m,
+  ],
+  [
+    'ws.unsubscribe.stops',
+    'unsubscribe-stops-all',
+    /^no push for \S+ after the unsubscribe from \S+ alone, while the REST price of \S+ moved$/m,
+  ],
+  ['ws.ping.pong.subscribed', 'pong-stops-when-subscribed', /^no frame within \d+ ms$/m],
+  [
+    'ws.limits.connections.limited',
+    'limit-refusal-holds-slot',
+    /^after the refusal of connection 2 and the close of ours, connection 1 of 1 refused: handshake refused: HTTP 429/m,
+  ],
 ];
 
 describe('ws checks of rules a broken service could slip past a looser check', () => {
