@@ -58,12 +58,15 @@ export class Admissions {
     if (refused) return refused;
     // Spec, Limits: counted per key, not per IP address; refused from any address.
     const slot = svc.seams.admission.slot(
-      { countKey: key.key, allowance: key.connections ?? 1, freed: true },
+      { countKey: key.key, allowance: key.connections ?? 1, freed: true, refusalHoldsMs: 0 },
       { key, remoteAddress },
     );
     const { countKey } = slot;
     const open = this.counts.get(countKey) ?? 0;
-    if (open >= slot.allowance) return refusal(STATUS.CONNECTION_LIMIT);
+    if (open >= slot.allowance) {
+      if (slot.refusalHoldsMs > 0) this.hold(countKey, slot.refusalHoldsMs);
+      return refusal(STATUS.CONNECTION_LIMIT);
+    }
     this.counts.set(countKey, open + 1);
     let released = !slot.freed;
     const free = (): void => {
@@ -78,6 +81,12 @@ export class Admissions {
       else free();
     };
     return { key, countKey, release };
+  }
+
+  /** Counts one connection more of `countKey` for `ms`, as if a refused handshake held a slot. */
+  private hold(countKey: string, ms: number): void {
+    this.counts.set(countKey, (this.counts.get(countKey) ?? 0) + 1);
+    setTimeout(() => this.counts.set(countKey, (this.counts.get(countKey) ?? 1) - 1), ms).unref();
   }
 
   /** The refusal of a valid key's handshake for its state or access; undefined when it may connect. */

@@ -49,6 +49,8 @@ export interface Client {
   windowCount: number;
   /** Admitted without a valid key and told so: its requests are not served. */
   readonly unauthorized: boolean;
+  /** Its accepted subscribes and unsubscribes, oldest first, each with the set it left. */
+  history: { method: string; pairs: string[] }[];
 }
 
 /** The clients of one subscription set (and push variant): they share every tick's bytes. */

@@ -21,11 +21,21 @@ export type Surface = 'rest' | 'stream';
 /** What a key's entitlement is asked for: listing pairs, reading a price on REST, subscribing. */
 export type Use = 'list' | 'price' | 'subscribe';
 
-/** The connection slot an admitted handshake takes: whose count, its size, and whether a close frees it. */
+/**
+ * The connection slot an admitted handshake takes: whose count, its size, whether a close frees it,
+ * and how long a handshake refused for a full count holds a slot all the same (0: not at all).
+ */
 export interface Slot {
   readonly countKey: string;
   readonly allowance: number;
   readonly freed: boolean;
+  readonly refusalHoldsMs: number;
+}
+
+/** An accepted subscribe or unsubscribe of a connection, as its history keeps it. */
+export interface Accepted {
+  readonly method: string;
+  readonly pairs: readonly string[];
 }
 
 /** Which part of the REST side answered: auth before routing, the router, an endpoint, the stream path. */
@@ -135,18 +145,24 @@ export interface Seams {
   };
   session: {
     keepAlive(keepAlive: KeepAlive): KeepAlive;
-    /** The reply to a ping: plain text, or an object sent as JSON. */
-    pong(reply: string | Record<string, unknown>): string | Record<string, unknown>;
-    /** `params.pairs` of a subscribe or unsubscribe as read. */
-    pairs(verdict: PairsVerdict, at: { params: unknown; method: string }): PairsVerdict;
+    /** The reply to a ping: plain text, or an object sent as JSON (undefined: none is sent). */
+    pong(
+      reply: string | Record<string, unknown>,
+      at: { subscribed: boolean },
+    ): string | Record<string, unknown> | undefined;
+    /** `params.pairs` of a subscribe or unsubscribe as read (`current`: the connection's subscription). */
+    pairs(verdict: PairsVerdict, at: { params: unknown; method: string; current: readonly string[] }): PairsVerdict;
     /** Whether a subscribe, unsubscribe or ping is served, given the whole message. */
     request(verdict: RequestVerdict, at: { msg: Record<string, unknown> }): RequestVerdict;
     /** The valid codes a subscribe or unsubscribe acts on. */
     select(codes: string[], at: { method: string; svc: ServiceView }): string[];
     /** The pair a subscribe finds for a code (undefined: not found). */
     subscribable(entry: PairEntry | undefined, at: { code: string; svc: ServiceView }): PairEntry | undefined;
-    /** The subscription set after an accepted subscribe or unsubscribe. */
-    next(next: string[], at: { current: readonly string[]; method: string }): string[];
+    /**
+     * The subscription set after an accepted subscribe or unsubscribe; `history`: the connection's
+     * accepted requests before this one, oldest first, each with the set it left.
+     */
+    next(next: string[], at: { current: readonly string[]; method: string; history: readonly Accepted[] }): string[];
   };
   /** A notice as sent (undefined: none is sent). */
   notice(

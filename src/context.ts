@@ -4,6 +4,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Check, CheckContext, CheckResult, Evidence, Observation, Partly, Violation } from './check.ts';
+import type { ExploreSettings } from './explore/index.ts';
 import type { Profile } from './profile.ts';
 import type { Validator } from './validator.ts';
 import type { SchemaName } from './schema-definitions.ts';
@@ -89,6 +90,8 @@ export interface ContextOptions {
   onRateWait?: (waiting: boolean) => void;
   /** Lengthens the check's time limit (see CheckContext.extendTimeLimit). */
   extendTimeLimit?: (ms: number) => void;
+  /** What the run asks of the explorer, when it asks. */
+  explore?: ExploreSettings;
 }
 
 /** A running check's context plus what the runner reads back from it. */
@@ -99,6 +102,8 @@ export interface ContextHandle {
   evidence: Evidence[];
   /** What the check said it judged only in part (`ctx.partly`). */
   partly?: Partly;
+  /** What the result takes from the check beside its verdict: what it judged in part, what it explored. */
+  fields(): Pick<CheckResult, 'partly' | 'exploration' | 'enforces'>;
   /** Closes every stream session the check left open. */
   cleanup(): Promise<void>;
 }
@@ -233,6 +238,7 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
     ...(options.onSlotWait ? { onWait: options.onSlotWait } : {}),
   });
   const pushes = pushInspector(options.validator, addViolation, (v) => redactDeep(v, redact));
+  let explored: Pick<CheckResult, 'exploration' | 'enforces'> = {};
   const stream = checkStream(options, rec, loans, pushes, pairLedger);
 
   const ctx: CheckContext = {
@@ -263,6 +269,14 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
       observations.push(o);
     },
     note,
+    ...(options.explore ? { explore: options.explore } : {}),
+    explored(e, judged, evidenceFromMs) {
+      // Coverage credits the statements a step judged, not every one the check could enforce.
+      explored = { exploration: e, enforces: check.enforces.filter((k) => judged.includes(k)) };
+      if (evidenceFromMs === undefined) return;
+      const keep = rec.evidence.filter((ev) => ev.atMs >= evidenceFromMs);
+      rec.evidence.splice(0, rec.evidence.length, ...keep);
+    },
     expectSchema(name: SchemaName, value: unknown, what: string): boolean {
       // Validated redacted: the validator quotes values cut short, and a cut key would escape the redactor.
       const result = options.validator.validate(name, redactDeep(value, redact));
@@ -278,6 +292,7 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
     violations: rec.violations,
     observations,
     evidence: rec.evidence,
+    fields: () => ({ ...(handle.partly ? { partly: handle.partly } : {}), ...explored }),
     async cleanup() {
       // Inspection ends with the check's verdict: frames that arrive while its sessions close are not judged.
       pushes.finish();

@@ -23,6 +23,7 @@ import { assertReachable, keyedPreflight } from './preflight.ts';
 import { CircuitBreaker } from './circuit-breaker.ts';
 import { timeLimit } from './time-limit.ts';
 import { type Ending, type NotRunReason, notRun, verdictOf } from './verdict.ts';
+import type { ExploreSettings } from './explore/index.ts';
 
 /** Run-wide settings; each field's default is in RUN_DEFAULTS. */
 export interface RunSettings {
@@ -43,6 +44,8 @@ export interface RunSettings {
   minCoverage?: number;
   /** Bound on the run's time spent waiting on the REST rate limit, ms; default PACING.maxRunWaitMs. */
   maxRateWaitMs?: number;
+  /** What the run asks of the explorer (ws.explore), when it asks. */
+  explore?: ExploreSettings;
 }
 
 /**
@@ -137,18 +140,18 @@ export function matches(check: Check, selector: string): boolean {
 
 /**
  * The checks a run executes, in registry order. `disruptive` checks run only when an `only`
- * selector names them (by id, prefix or tag): they load the target.
+ * selector names them (by id, prefix or tag): they load the target; `explore` ones too, or with `explore`.
  */
 export function selectChecks(
   checks: readonly Check[],
-  select: { only?: readonly string[]; skip?: readonly string[] } = {},
+  select: { only?: readonly string[]; skip?: readonly string[]; explore?: boolean } = {},
 ): Check[] {
   const only = select.only ?? [];
   const skip = select.skip ?? [];
   return checks.filter((c) => {
     if (skip.some((s) => matches(c, s))) return false;
     if (only.length > 0) return only.some((s) => matches(c, s));
-    return !c.tags.includes('disruptive');
+    return !c.tags.includes('disruptive') && (select.explore === true || !c.tags.includes('explore'));
   });
 }
 
@@ -294,6 +297,7 @@ async function runCheck(check: Check, env: RunEnv): Promise<CheckResult> {
     onSlotWait: (waiting) => (waiting ? clock.pause() : clock.resume()),
     onRateWait: (waiting) => (waiting ? clock.pause() : clock.resume()),
     extendTimeLimit: (ms) => clock.extend(ms),
+    ...(settings.explore ? { explore: settings.explore } : {}),
   });
   const started = performance.now();
   const ending = await settle(() => check.run(handle.ctx), expired);
@@ -314,7 +318,7 @@ async function runCheck(check: Check, env: RunEnv): Promise<CheckResult> {
   result.violations = handle.violations;
   result.observations = handle.observations;
   result.evidence = handle.evidence;
-  if (handle.partly) result.partly = handle.partly;
+  Object.assign(result, handle.fields());
   result.durationMs = Math.round(performance.now() - started);
   const slotWaitMs = Math.round(clock.pausedMs());
   if (slotWaitMs > 0) result.slotWaitMs = slotWaitMs;
@@ -374,15 +378,13 @@ function runAbortFollowing(outer: AbortSignal | undefined): { controller: AbortC
   return { controller, release: () => outer?.removeEventListener('abort', onOuter) };
 }
 
+/** Why every check is not run: the target answered nothing with the key. */
+type Stalled = { reason: string; evidence: Evidence[] } | undefined;
 /**
  * The preflights, unless skipped: a target that takes no connection stops the run (UnreachableError);
  * one that answers nothing with the key makes every check not run, with the reason returned.
  */
-async function preflights(
-  options: RunOptions,
-  redact: Redact,
-  checkTimeoutMs: number,
-): Promise<{ reason: string; evidence: Evidence[] } | undefined> {
+async function preflights(options: RunOptions, redact: Redact, checkTimeoutMs: number): Promise<Stalled> {
   if (options.skipPreflight) return undefined;
   const preflightMs = Math.min(PREFLIGHT_TIMEOUT_MS, checkTimeoutMs);
   await assertReachable(options.profile.rest, preflightMs);
@@ -460,11 +462,7 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
   let done = 0;
   const runIndex = async (index: number): Promise<void> => {
     const check = checks[index]!;
-    await emit({
-      type: 'check-start',
-      check,
-      limitMs: timeoutOf(check, profile, timing.waits, settings.timeoutMs),
-    });
+    await emit({ type: 'check-start', check, limitMs: timeoutOf(check, profile, timing.waits, settings.timeoutMs) });
     const why = whyNotRun(check, profile, stalled);
     const result = why ? notRun(check, why) : await runCheck(check, env);
     if (unreachable) return;

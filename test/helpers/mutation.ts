@@ -18,6 +18,7 @@ import { streamFactoryFor } from '../../src/transports/stream-factory.ts';
 import type { Check, CheckResult } from '../../src/check.ts';
 import { CHECKS } from '../../suites/index.ts';
 import { isPushInspection } from '../../src/push-inspection.ts';
+import type { ExploreSettings } from '../../src/explore/index.ts';
 
 /**
  * A fault's record (reference/faults/) as the driver reads it, with the checks that must fail
@@ -56,6 +57,8 @@ export interface MutationSettings {
    * reply, slot release): the run then waits as for a target that states nothing.
    */
   unstatedTiming?: boolean;
+  /** The explorer's budget and seed, when the run includes ws.explore. */
+  explore?: ExploreSettings;
 }
 
 /** Event name of the Socket.IO runs (the spec does not show one). */
@@ -112,7 +115,11 @@ export async function runSuite(
       profile,
       checks,
       createStream: streamFactoryFor(profile),
-      settings: { concurrency: s.checkConcurrency, timeoutMs: s.checkTimeoutMs },
+      settings: {
+        concurrency: s.checkConcurrency,
+        timeoutMs: s.checkTimeoutMs,
+        ...(s.explore ? { explore: s.explore } : {}),
+      },
     });
     return results;
   } finally {

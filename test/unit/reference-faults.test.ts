@@ -540,6 +540,82 @@ const OBSERVE: Record<FaultName, Observation> = {
       );
     },
   },
+  'subscribe-replace-drops-kept': {
+    deviates: (s) =>
+      withStream(s, async (c) => {
+        await subscribe(c, [BTC, ETH]);
+        await subscribe(c, [ETH, XAU], 's2');
+        return !(await settledPushes(c)).some((p) => p.code === ETH);
+      }),
+  },
+  'unsubscribe-stops-all': {
+    deviates: (s) =>
+      withStream(s, async (c) => {
+        await subscribe(c, [BTC, ETH]);
+        c.send({ id: 'u1', method: 'unsubscribe', params: { pairs: [BTC] } });
+        await c.notice();
+        return !(await settledPushes(c)).some((p) => p.code === ETH);
+      }),
+  },
+  'pong-stops-once-subscribed': {
+    deviates: (s) =>
+      withStream(s, async (c) => {
+        await subscribe(c, [BTC]);
+        await settledPushes(c);
+        c.frames.length = 0;
+        c.send({ method: 'ping' });
+        return !(await c.pushesFor(WINDOW / 3), c.frames.some((f) => f.text === TEXT.pong));
+      }),
+  },
+  'refused-attempt-holds-slot': {
+    async deviates(s) {
+      // keys.cryptoOnly allows two connections: both open, a third refused, one closed, and one more.
+      const held = [(await tryOpen(s, 'cryptoOnly'))!, (await tryOpen(s, 'cryptoOnly'))!];
+      const third = await tryOpen(s, 'cryptoOnly');
+      await third?.close();
+      await held.pop()!.close();
+      const again = await tryOpen(s, 'cryptoOnly');
+      await Promise.all([...held, again].map((c) => c?.close()));
+      return third === undefined && again === undefined;
+    },
+  },
+  'subscribe-third-extends': {
+    deviates: (s) =>
+      withStream(s, async (c) => {
+        await subscribe(c, [BTC]);
+        await subscribe(c, [ETH], 's2');
+        await subscribe(c, [XAU], 's3');
+        return (await settledPushes(c)).some((p) => p.code === ETH);
+      }),
+  },
+  'resubscribe-after-unsubscribe-silent': {
+    deviates: (s) =>
+      withStream(s, async (c) => {
+        await subscribe(c, [BTC, ETH]);
+        c.send({ id: 'u1', method: 'unsubscribe', params: { pairs: [BTC] } });
+        await c.notice();
+        await subscribe(c, [BTC], 's2');
+        return !(await settledPushes(c)).some((p) => p.code === BTC);
+      }),
+  },
+  'unsubscribe-restores-replaced': {
+    deviates: (s) =>
+      withStream(s, async (c) => {
+        await subscribe(c, [BTC]);
+        await subscribe(c, [ETH], 's2');
+        c.send({ id: 'u1', method: 'unsubscribe', params: { pairs: [ETH] } });
+        await c.notice();
+        return (await settledPushes(c)).some((p) => p.code === BTC);
+      }),
+  },
+  'limit-counts-earlier-pairs': {
+    deviates: (s) =>
+      withStream(s, async (c) => {
+        const listed = await codes(s, LIMITS.maxPairsPerSubscribe + 1);
+        await subscribe(c, listed.slice(0, LIMITS.maxPairsPerSubscribe));
+        return (await subscribe(c, listed.slice(LIMITS.maxPairsPerSubscribe), 's2')).code !== STATUS.OK;
+      }),
+  },
 };
 
 async function observe(name: FaultName, fault: FaultName | undefined): Promise<boolean> {
