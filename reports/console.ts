@@ -9,6 +9,7 @@ import { causesOf } from './causes.ts';
 import {
   causeLines,
   coverageLine,
+  explorationLines,
   failureLines,
   nothingToJudgeLine,
   ruleLine,
@@ -91,6 +92,8 @@ export function summaryLines(e: Extract<RunEvent, { type: 'run-end' }>, listUnch
     r.observations.map((o) => `  ${r.id} ${o.name}: ${valueText(o.value, 120)}${o.note ? ` (${o.note})` : ''}`),
   );
   if (observed.length) lines.push('', `Observed behaviour (spec: not shown), ${observed.length}:`, ...observed);
+  for (const r of e.results.filter((x) => x.exploration && !failed.includes(x)))
+    lines.push('', `${r.id}:`, ...explorationLines(r).map((l) => `  ${l}`));
   if (e.changes) {
     lines.push(
       '',

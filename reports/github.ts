@@ -19,6 +19,7 @@ import {
   causeLines,
   clauseText,
   coverageLine,
+  explorationLines,
   failureLines,
   nothingToJudgeLine,
   ruleLine,
@@ -103,6 +104,8 @@ export function githubSummary(
       lines.push(`| ${cell(rule)} | ${rs.map((r) => `\`${r.id}\``).join(', ')} | ${cell(received)} |`);
     }
   }
+  for (const r of e.results.filter((x) => x.exploration))
+    lines.push('', `### Exploration (\`${r.id}\`)`, '', '```', ...explorationLines(r), '```');
   if (reports.length || env.runUrl) {
     lines.push('', '### Reports', '');
     if (env.runUrl) lines.push(`The run's artifacts: ${env.runUrl}#artifacts`, '');

@@ -20,6 +20,7 @@ import {
   truncate,
   valueText,
   verdictWord,
+  explorationLines,
 } from './format.ts';
 import { escapeHtml as esc } from './write.ts';
 
@@ -216,6 +217,13 @@ function matrixView(results: readonly CheckResult[], c: Coverage): string {
 <table><tr><th>section</th><th>item</th><th>statement</th><th>rule</th><th>checks</th></tr>${rows.join('\n')}</table>`;
 }
 
+/** What the explorer ran, judged and found, one block per result that explored. */
+const explorations = (e: RunEnd): string =>
+  e.results
+    .filter((r) => r.exploration)
+    .map((r) => `<h2>Exploration: <code>${esc(r.id)}</code></h2><pre>${esc(explorationLines(r).join('\n'))}</pre>`)
+    .join('\n');
+
 /** The whole page of a finished run. */
 export function htmlReport(e: RunEnd): string {
   const s = e.summary;
@@ -300,6 +308,7 @@ ${causesBlock(e.results)}
 ${failures}
 </section>
 <section class="view" id="checks">
+${explorations(e)}
 <p class="filter">Show: ${filters}</p>
 <table><tr><th>check</th><th>verdict</th><th>severity</th><th>spec clause</th><th>expectation / reason</th></tr>
 ${checkRows.join('\n')}

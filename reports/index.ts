@@ -14,6 +14,7 @@ import { HTML_REPORT_FILE, htmlHandler } from './html.ts';
 import { JSON_REPORT_FILE, jsonHandler } from './json.ts';
 import { JUNIT_REPORT_FILE, junitHandler } from './junit.ts';
 import { formatMatrix } from './matrix.ts';
+import { replayFileHandler } from './explore-replay.ts';
 
 export type { ReportOptions };
 export { githubEnvironment } from './github.ts';
@@ -59,7 +60,7 @@ export const REPORT_FORMAT_NAMES: readonly string[] = Object.keys(REPORT_FORMATS
 export function reportHandlers(o: ReportOptions): RunHandler[] {
   const formats: [string, ReportFormat][] = Object.entries(REPORT_FORMATS);
   const chosen = formats.filter(([name]) => o.formats.includes(name));
-  return chosen.map(([, format], i) =>
+  const handlers = chosen.map(([, format], i) =>
     format.create({
       outDir: o.outDir,
       version: o.version,
@@ -72,6 +73,8 @@ export function reportHandlers(o: ReportOptions): RunHandler[] {
       files: chosen.slice(0, i).flatMap(([, f]) => (f.file ? [f.file] : [])),
     }),
   );
+  // Not a format: a failure the explorer found is always written where conform replay can read it.
+  return [...handlers, replayFileHandler(o.outDir, o.written)];
 }
 
 /** What the CLI hands the library: the formats' names and handlers, and the listings' text. */

@@ -25,7 +25,10 @@ const FILLED_IN_A_SEQUENCE = 3;
 const heldKey = (key: { name: string; connections?: number }): boolean =>
   key.name !== 'primary' && key.name !== 'limited' && (key.connections ?? 1) > 1;
 
-/** Masks the slot fault where no such key can be filled in a sequence, or where a 50009 is waited out longer than the hold. */
+/**
+ * Masks the slot fault where no such key can be filled in a sequence, or where a 50009 is waited out
+ * longer than the hold.
+ */
 function noHeldKey(d: Readonly<Dialect>): string | undefined {
   if (!d.keys.stated)
     return 'allowances and slot release are not stated: a 50009 is waited out for longer than the hold';
@@ -34,7 +37,8 @@ function noHeldKey(d: Readonly<Dialect>): string | undefined {
   const keys = Object.entries(referenceConfig(d).keys).map(([name, k]) => ({ name, ...k }));
   const fillable = keys.filter((k) => heldKey(k) && (k.connections ?? 1) <= FILLED_IN_A_SEQUENCE);
   return fillable.length === 0
-    ? `no key beside primary and limited allows 2 to ${FILLED_IN_A_SEQUENCE} connections: none is filled to a refusal in a sequence`
+    ? `no key beside primary and limited allows 2 to ${FILLED_IN_A_SEQUENCE} connections: ` +
+        'none is filled to a refusal in a sequence'
     : undefined;
 }
 
@@ -74,7 +78,7 @@ export const SEQUENCE_FAULTS = [
   f(
     'refused-attempt-holds-slot',
     'sequence',
-    "a connection beyond the allowance is refused, and every connection up to it is accepted (here a refused " +
+    'a connection beyond the allowance is refused, and every connection up to it is accepted (here a refused ' +
       'handshake of a key allowing several connections holds a slot for seconds)',
     ['limit:connections-per-key'],
     { admission: { slot: (slot, { key }) => (heldKey(key) ? { ...slot, refusalHoldsMs: REFUSAL_HOLD_MS } : slot) } },

@@ -60,7 +60,13 @@ const subscribePick: fc.Arbitrary<SubscribePick> = fc.oneof(
 );
 
 const unsubscribePick: fc.Arbitrary<UnsubscribePick> = fc.record({
-  kind: fc.constantFrom('subset' as const, 'all' as const, 'subset' as const, 'superset' as const, 'unsubscribed' as const),
+  kind: fc.constantFrom(
+    'subset' as const,
+    'all' as const,
+    'subset' as const,
+    'superset' as const,
+    'unsubscribed' as const,
+  ),
   pick: picks,
 });
 

@@ -91,7 +91,10 @@ export class FrameJudge {
     return m;
   }
 
-  /** A push of a pair outside its intervals (and their windows for frames in flight) breaks the stop that ended them. */
+  /**
+   * A push of a pair outside its intervals (and their windows for frames in flight) breaks the stop
+   * that ended them.
+   */
   private pushesAllowed(c: ConnModel, view: ConnView): void {
     const from = this.pushCursor.get(c.name) ?? 0;
     const frames = view.frames;
@@ -99,8 +102,7 @@ export class FrameJudge {
       const f = frames[i]!;
       if (f.kind !== 'push') continue;
       const intervals = c.intervals.get(f.code) ?? [];
-      const late = (iv: PushInterval): boolean =>
-        iv.until !== undefined && f.atMs > iv.until + view.inFlightMs(f.code);
+      const late = (iv: PushInterval): boolean => iv.until !== undefined && f.atMs > iv.until + view.inFlightMs(f.code);
       if (intervals.some((iv) => f.atMs >= iv.from && !late(iv))) continue;
       const by = c.stoppedBy.get(f.code);
       if (by !== undefined) {
@@ -180,9 +182,17 @@ export class FrameJudge {
     for (let i = t0; i < view.frames.length; i++) {
       const f = view.frames[i]!;
       if (f.kind === 'text' && f.text !== TEXT.pong)
-        this.model.violate('ping answered with Pong!', `the text frame ${JSON.stringify(f.text.slice(0, 80))} on ${c.name}`, `the ping reply is exactly ${TEXT.pong}`);
+        this.model.violate(
+          'ping answered with Pong!',
+          `the text frame ${JSON.stringify(f.text.slice(0, 80))} on ${c.name}`,
+          `the ping reply is exactly ${TEXT.pong}`,
+        );
       if (f.kind === 'notice' && f.method === METHOD.ping)
-        this.model.violate('ping answered with Pong!', `a JSON notice with method "ping" on ${c.name}`, `the ping reply is the plain text ${TEXT.pong}`);
+        this.model.violate(
+          'ping answered with Pong!',
+          `a JSON notice with method "ping" on ${c.name}`,
+          `the ping reply is the plain text ${TEXT.pong}`,
+        );
     }
     this.textCursor.set(c.name, view.frames.length);
     const end = view.serverClosedAt ?? c.closedAt ?? Number.POSITIVE_INFINITY;

@@ -19,6 +19,8 @@ export interface ExploreSettings {
   seed: number;
   /** A replay file's steps to run instead of exploring. */
   replay?: ReplayFile;
+  /** How long shrinking a failure may take, ms; default the budget, at least SHRINK_MIN_MS (src/timing/). */
+  shrinkMs?: number;
 }
 
 /** A failure the explorer found, shrunk. */
@@ -42,7 +44,10 @@ export interface ExploreFailure {
   replay: ReplayFile;
 }
 
-/** What an exploration reports: how much it ran, which transitions of the model it exercised and judged, what failed. */
+/**
+ * What an exploration reports: how much it ran, which transitions of the model it exercised and
+ * judged, what failed.
+ */
 export interface Exploration {
   mode: 'explore' | 'replay';
   seed: number;

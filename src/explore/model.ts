@@ -181,7 +181,9 @@ export class ExploreModel {
         // Low indices open the key opened last again: a key's allowance fills only by opening it again.
         const last = this.conns.at(-1)?.key;
         const key =
-          last !== undefined && cmd.key < SAME_KEY ? this.key(last) : this.setup.keys[cmd.key % this.setup.keys.length]!;
+          last !== undefined && cmd.key < SAME_KEY
+            ? this.key(last)
+            : this.setup.keys[cmd.key % this.setup.keys.length]!;
         const beyond = this.beyond(key.name);
         this.refusalKey ??= key.name;
         // Never more connections than a key allows, but for the one deliberate refusal of a known allowance.
@@ -246,7 +248,9 @@ export class ExploreModel {
       case 'unknown':
         return [...pickFrom(key.pairs, pick.pick.slice(1)), this.setup.unknownPair];
       case 'refused':
-        return key.refused.length ? [...pickFrom(key.pairs, pick.pick.slice(1)), ...pickFrom(key.refused, pick.pick)] : [];
+        return key.refused.length
+          ? [...pickFrom(key.pairs, pick.pick.slice(1)), ...pickFrom(key.refused, pick.pick)]
+          : [];
       case 'at-limit':
         return key.name === this.setup.keys[0]!.name ? this.setup.atLimit?.slice() : undefined;
       case 'over-limit': {
@@ -323,7 +327,11 @@ export class ExploreModel {
       if (beyond && countMoved) return;
       this.tally.judged(t);
       if (beyond)
-        this.violate(t, `accepted with ${count}`, `refused in the handshake with status_number "${STATUS.CONNECTION_LIMIT}"`);
+        this.violate(
+          t,
+          `accepted with ${count}`,
+          `refused in the handshake with status_number "${STATUS.CONNECTION_LIMIT}"`,
+        );
       return;
     }
     this.opened++;
@@ -333,15 +341,26 @@ export class ExploreModel {
     if (!beyond) {
       this.violate(
         t,
-        `refused with ${count} (allowance ${allowance ?? 'not known'}): HTTP ${outcome.status} ${outcome.text.slice(0, 200)}`,
+        `refused with ${count} (allowance ${allowance ?? 'not known'}): ` +
+          `HTTP ${outcome.status} ${outcome.text.slice(0, 200)}`,
         'every connection up to the allowance is accepted, and a closed one frees its slot',
       );
       return;
     }
     if (String(body?.status_number) !== STATUS.CONNECTION_LIMIT)
-      this.violate(t, `refused: HTTP ${outcome.status} ${outcome.text.slice(0, 200)}`, `status_number "${STATUS.CONNECTION_LIMIT}"`, 'status:50009');
+      this.violate(
+        t,
+        `refused: HTTP ${outcome.status} ${outcome.text.slice(0, 200)}`,
+        `status_number "${STATUS.CONNECTION_LIMIT}"`,
+        'status:50009',
+      );
     else if (body && 'code' in body)
-      this.violate(t, `refusal body ${outcome.text.slice(0, 200)}`, 'a handshake error never carries the field code', 'rule:handshake:never-code');
+      this.violate(
+        t,
+        `refusal body ${outcome.text.slice(0, 200)}`,
+        'a handshake error never carries the field code',
+        'rule:handshake:never-code',
+      );
   }
 
   /** The client closed `conn` at `at`: its slot is the target's to free. */
@@ -383,7 +402,10 @@ export class ExploreModel {
         expect: { kind: 'error', codes, message: pairNotFoundMessage(unknown[0]!) },
       };
     if (codes.length)
-      return { transition: refused.length ? 'subscribe to a pair the key may not read' : 'subscribe with an unknown pair', expect: { kind: 'error', codes } };
+      return {
+        transition: refused.length ? 'subscribe to a pair the key may not read' : 'subscribe with an unknown pair',
+        expect: { kind: 'error', codes },
+      };
     const transition: TransitionName =
       pairs.length === LIMITS.maxPairsPerSubscribe
         ? 'subscribe to 100 pairs'
@@ -417,7 +439,12 @@ export class ExploreModel {
     this.tally.judged(t);
     const what = `${step.op} ${step.pairs.length > 4 ? `of ${step.pairs.length} pairs` : JSON.stringify(step.pairs)}`;
     if (!notice) {
-      this.violate(t, `no notice answered the ${what}`, 'a notice answers every subscribe and unsubscribe', 'event:notice-error');
+      this.violate(
+        t,
+        `no notice answered the ${what}`,
+        'a notice answers every subscribe and unsubscribe',
+        'event:notice-error',
+      );
       return 'none';
     }
     this.judgeIdEcho(step.id, notice, what);
@@ -449,14 +476,31 @@ export class ExploreModel {
       return 'error';
     }
     if (ok) {
-      this.violate(t, `${what} answered ${shown}`, `an error notice with code ${exp.codes.map((c) => `"${c}"`).join(' or ')}`);
+      this.violate(
+        t,
+        `${what} answered ${shown}`,
+        `an error notice with code ${exp.codes.map((c) => `"${c}"`).join(' or ')}`,
+      );
       this.applySuccess(step, t, sentAt, at);
       return 'success';
     }
     if (notice.method !== METHOD.error || !exp.codes.includes(String(notice.code)))
-      this.violate(t, `${what} answered ${shown}`, `method "error" and code ${exp.codes.map((c) => `"${c}"`).join(' or ')}`);
-    else if (exp.message !== undefined && notice.message !== exp.message && String(notice.code) === STATUS.PAIR_NOT_FOUND)
-      this.violate(t, `${what} answered ${shown}`, `message ${JSON.stringify(exp.message)}`, 'rule:subscribe:unknown-pair-message');
+      this.violate(
+        t,
+        `${what} answered ${shown}`,
+        `method "error" and code ${exp.codes.map((c) => `"${c}"`).join(' or ')}`,
+      );
+    else if (
+      exp.message !== undefined &&
+      notice.message !== exp.message &&
+      String(notice.code) === STATUS.PAIR_NOT_FOUND
+    )
+      this.violate(
+        t,
+        `${what} answered ${shown}`,
+        `message ${JSON.stringify(exp.message)}`,
+        'rule:subscribe:unknown-pair-message',
+      );
     this.applyFailure(step, sentAt);
     return 'error';
   }
@@ -464,17 +508,34 @@ export class ExploreModel {
   private judgeIdEcho(id: string, notice: Record<string, unknown>, what: string): void {
     this.tally.exercised('notice echoes the id');
     this.tally.judged('notice echoes the id');
-    if (notice.id !== id) this.violate('notice echoes the id', `${what}: id ${JSON.stringify(notice.id)}`, `id ${JSON.stringify(id)} echoed`);
+    if (notice.id !== id)
+      this.violate(
+        'notice echoes the id',
+        `${what}: id ${JSON.stringify(notice.id)}`,
+        `id ${JSON.stringify(id)} echoed`,
+      );
   }
 
-  private judgeSuccessShape(t: TransitionName, n: Record<string, unknown>, method: string, message: string, what: string): void {
+  private judgeSuccessShape(
+    t: TransitionName,
+    n: Record<string, unknown>,
+    method: string,
+    message: string,
+    what: string,
+  ): void {
     const expected = `{"method":"${method}","message":"${message}","code":"${STATUS.OK}"} with data null when present`;
     const bad =
       n.method !== method || n.message !== message || n.code !== STATUS.OK || ('data' in n && n.data !== null);
-    if (bad) this.violate(t, `${what} answered ${JSON.stringify(n).slice(0, 300)}`, expected, shapeRule(n, method, message));
+    if (bad)
+      this.violate(t, `${what} answered ${JSON.stringify(n).slice(0, 300)}`, expected, shapeRule(n, method, message));
   }
 
-  private applySuccess(step: Extract<Step, { op: 'subscribe' | 'unsubscribe' }>, t: TransitionName, sentAt: number, at: number): void {
+  private applySuccess(
+    step: Extract<Step, { op: 'subscribe' | 'unsubscribe' }>,
+    t: TransitionName,
+    sentAt: number,
+    at: number,
+  ): void {
     const c = this.conn(step.conn);
     if (step.op === 'subscribe') {
       for (const p of c.subs ?? this.allIntervalPairs(c)) if (!step.pairs.includes(p)) this.stop(c, p, at, t);
@@ -502,7 +563,14 @@ export class ExploreModel {
     return [...c.intervals.entries()].filter(([, l]) => l.some((i) => i.until === undefined)).map(([p]) => p);
   }
 
-  private start(c: ConnModel, p: string, from: number, answeredAt: number | undefined, by: TransitionName, due: boolean): void {
+  private start(
+    c: ConnModel,
+    p: string,
+    from: number,
+    answeredAt: number | undefined,
+    by: TransitionName,
+    due: boolean,
+  ): void {
     const list = c.intervals.get(p) ?? [];
     const current = list.find((i) => i.until === undefined);
     if (current) {
@@ -543,6 +611,7 @@ export class ExploreModel {
 function shapeRule(n: Record<string, unknown>, method: string, message: string): StatementKey {
   if (n.code !== STATUS.OK) return 'field:notice:code';
   if (n.method !== method) return 'field:notice:method';
-  if (n.message !== message) return method === METHOD.unsubscribe ? 'rule:unsubscribe:success-reply' : 'field:notice:message';
+  if (n.message !== message)
+    return method === METHOD.unsubscribe ? 'rule:unsubscribe:success-reply' : 'field:notice:message';
   return 'field:notice:data';
 }

@@ -115,17 +115,18 @@ export function parseReplay(text: string, file: string): ReplayFile {
   try {
     v = JSON.parse(text);
   } catch (err) {
-    throw new UsageError(`${file}: ` + `is not JSON: ${(err as Error).message}`);
+    throw new UsageError(`${file}: is not JSON: ${(err as Error).message}`);
   }
   if (!isObj(v) || v.format !== REPLAY_FORMAT)
-    throw new UsageError(`${file}: ` + `is not a replay file of the explorer (format "${REPLAY_FORMAT}")`);
-  if (v.version !== REPLAY_VERSION) throw new UsageError(`${file}: ` + `version ${String(v.version)}: this conform reads ${REPLAY_VERSION}`);
-  if (!Array.isArray(v.steps) || v.steps.length === 0) throw new UsageError(`${file}: ` + 'has no steps');
+    throw new UsageError(`${file}: is not a replay file of the explorer (format "${REPLAY_FORMAT}")`);
+  if (v.version !== REPLAY_VERSION)
+    throw new UsageError(`${file}: version ${String(v.version)}: this conform reads ${REPLAY_VERSION}`);
+  if (!Array.isArray(v.steps) || v.steps.length === 0) throw new UsageError(`${file}: has no steps`);
   for (const [i, s] of v.steps.entries()) {
     const problem = stepProblem(s);
-    if (problem) throw new UsageError(`${`${file}: steps[${i}]`}: ` + problem);
+    if (problem) throw new UsageError(`${file}: steps[${i}]: ${problem}`);
   }
-  if (!isObj(v.failure) || !Number.isInteger(v.failure.step)) throw new UsageError(`${file}: ` + 'has no failure.step');
+  if (!isObj(v.failure) || !Number.isInteger(v.failure.step)) throw new UsageError(`${file}: has no failure.step`);
   return v as unknown as ReplayFile;
 }
 
@@ -135,7 +136,9 @@ export async function readReplay(file: string): Promise<ReplayFile> {
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    throw new UsageError(`${file}: ` + `cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new UsageError(
+      `${file}: ` + `cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
   }
   return parseReplay(text, file);
 }

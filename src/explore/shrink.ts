@@ -99,9 +99,14 @@ export async function shrink(steps: readonly Numbered[], failure: FailurePoint, 
     return true;
   };
   const sliced = slice(best, failure);
-  // Idles bear on the keep-alive and the pushes, not on a key's allowance: a slice-only failure tries without them first.
+  // Idles bear on the keep-alive and the pushes, not on a key's allowance: a slice-only failure
+  // tries without them first.
   if (!(hooks.sliceOnly && (await attempt(sliced.filter((s) => s.step.op !== 'idle'))))) await attempt(sliced);
-  for (let size = hooks.sliceOnly ? 0 : Math.floor(best.length / 2); size >= 1 && hooks.timeLeft(); size = Math.floor(size / 2)) {
+  for (
+    let size = hooks.sliceOnly ? 0 : Math.floor(best.length / 2);
+    size >= 1 && hooks.timeLeft();
+    size = Math.floor(size / 2)
+  ) {
     // From the end back: later steps depend on earlier ones, so they go first.
     for (let start = best.length - size - 1; start >= 0 && hooks.timeLeft(); start--) {
       const candidate = [...best.slice(0, start), ...best.slice(start + size)];

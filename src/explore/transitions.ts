@@ -98,6 +98,10 @@ export class TransitionTally {
 
   /** The statements of the transitions some step judged: all the run may be credited with. */
   judgedStatements(): StatementKey[] {
-    return statementsOf(this.list().filter((c) => c.judged > 0).map((c) => c.transition));
+    return statementsOf(
+      this.list()
+        .filter((c) => c.judged > 0)
+        .map((c) => c.transition),
+    );
   }
 }

@@ -82,11 +82,41 @@ export const MUTATION_DEFAULTS: Readonly<MutationSettings> = Object.freeze({
 /** The checks a mutation run executes: the default suite (disruptive checks are left out, as in a plain run). */
 export const mutationChecks = (registry: readonly Check[] = CHECKS): Check[] => selectChecks(registry);
 
-/** One suite run against a reference server (clean when `fault` is undefined). */
+/**
+ * The explorer in a sweep's runs: the budget the issue measures it at (a 20 s budget at the short
+ * ping window), one fixed seed so a sweep replays, and shrinking cut short (a sweep asks whether a
+ * fault is caught, not for its shortest replay).
+ */
+export const MUTATION_EXPLORE: Readonly<ExploreSettings> = Object.freeze({ budgetMs: 20_000, seed: 1, shrinkMs: 5000 });
+
+/** The explorer's check (ws.explore), run on a server of its own beside the scripted suite. */
+const EXPLORER = CHECKS.find((c) => c.id === 'ws.explore')!;
+
+/** Whether a fault's catches name the explorer: its runs then run the explorer too. */
+export const explorerCatches = (fault: string | undefined): boolean =>
+  fault !== undefined && (FAULTS.find((f) => f.name === fault)?.catches.includes(EXPLORER.id) ?? false);
+
+/**
+ * One suite run against a reference server (clean when `fault` is undefined). The explorer runs on
+ * a second server with the same fault, after the scripted checks, when `settings.explore` asks for
+ * it or the fault's catches name it: its frozen keys and its sequences then touch no scripted check.
+ */
 export async function runSuite(
   fault: string | undefined,
   settings: Partial<MutationSettings> = {},
   checks: readonly Check[] = mutationChecks(),
+): Promise<CheckResult[]> {
+  const explore = settings.explore ?? (explorerCatches(fault) ? MUTATION_EXPLORE : undefined);
+  const scripted = checks.length ? await runOnServer(fault, settings, checks) : [];
+  if (!explore || checks.some((c) => c.id === EXPLORER.id)) return scripted;
+  return [...scripted, ...(await runOnServer(fault, { ...settings, explore }, [EXPLORER]))];
+}
+
+/** One run of `checks` against a reference server of its own. */
+async function runOnServer(
+  fault: string | undefined,
+  settings: Partial<MutationSettings>,
+  checks: readonly Check[],
 ): Promise<CheckResult[]> {
   const s = { ...MUTATION_DEFAULTS, ...settings };
   // transport/event are additive options of startReferenceServer; a server that ignores

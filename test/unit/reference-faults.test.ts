@@ -564,7 +564,8 @@ const OBSERVE: Record<FaultName, Observation> = {
         await settledPushes(c);
         c.frames.length = 0;
         c.send({ method: 'ping' });
-        return !(await c.pushesFor(WINDOW / 3), c.frames.some((f) => f.text === TEXT.pong));
+        await c.pushesFor(WINDOW / 3);
+        return !c.frames.some((f) => f.text === TEXT.pong);
       }),
   },
   'refused-attempt-holds-slot': {

@@ -59,7 +59,7 @@ async function shrunkFailure(
   found: SequenceRun & { failure: NonNullable<SequenceRun['failure']> },
   where: { sequence: number; stepsBefore: number; progress: Progress },
 ): Promise<ExploreFailure> {
-  const deadline = ctx.stream.now() + shrinkBudgetMs(settings.budgetMs);
+  const deadline = ctx.stream.now() + (settings.shrinkMs ?? shrinkBudgetMs(settings.budgetMs));
   const runs = new Map<readonly Numbered[], SequenceRun>();
   // A failure of an allowance leaves the key's slots as the target holds them: each attempt starts
   // once they are free again.
@@ -79,8 +79,15 @@ async function shrunkFailure(
   const shown = last?.failure ? last : found;
   const v = shown.failure!.violation;
   const steps: Step[] = shrunk.steps.map((s) => s.step);
-  const transcript = [...shown.lines.filter((l) => shrunk.steps.some((s) => l.startsWith(`${s.n}. `)))];
-  transcript.push(`FAIL at step ${v.at} (${v.transition}): expected ${v.expected}; received ${v.received}`);
+  // Numbered from 1 in the shrunk sequence, as the replay file holds it.
+  const position = new Map(shrunk.steps.map((s, i) => [s.n, i + 1]));
+  const transcript = shown.lines.flatMap((l) => {
+    const n = Number(/^(\d+)\. /.exec(l)?.[1]);
+    return position.has(n) ? [l.replace(/^\d+\. /, `${position.get(n)}. `)] : [];
+  });
+  transcript.push(
+    `FAIL at step ${position.get(v.at) ?? '?'} (${v.transition}): expected ${v.expected}; received ${v.received}`,
+  );
   const replay: ReplayFile = {
     format: REPLAY_FORMAT,
     version: REPLAY_VERSION,
@@ -123,10 +130,15 @@ async function explore(ctx: CheckContext, setup: ExploreSetup, settings: Explore
     progress.steps += run.steps.length;
     ctx.note(`sequence ${n}: ${run.lines.length} steps`);
     for (const l of run.lines) ctx.note(l);
-    if (process.env.XDBG) console.error(`seq ${n}\n${run.lines.join("\n")}`); // XDBG
     for (const o of run.model.observed) observeOnce(ctx, o);
     if (run.failure)
-      return shrunkFailure(ctx, setup, settings, { ...run, failure: run.failure }, { sequence: n, stepsBefore, progress });
+      return shrunkFailure(
+        ctx,
+        setup,
+        settings,
+        { ...run, failure: run.failure },
+        { sequence: n, stepsBefore, progress },
+      );
   }
   return undefined;
 }
@@ -171,8 +183,7 @@ export const exploreCheck: Check = {
       const reproduced = run.failure !== undefined;
       const e: Exploration = { mode: 'replay', ...base, ...counts(progress), reproduced };
       ctx.explored?.(e, progress.tally.judgedStatements(), progress.lastRunAt);
-      if (run.failure)
-        ctx.fail({ received: run.failure.violation.received, expected: run.failure.violation.expected });
+      if (run.failure) ctx.fail({ received: run.failure.violation.received, expected: run.failure.violation.expected });
       return;
     }
     ctx.note(`exploring for ${settings.budgetMs} ms from seed ${settings.seed}`);
@@ -181,7 +192,8 @@ export const exploreCheck: Check = {
     ctx.explored?.(e, progress.tally.judgedStatements(), progress.lastRunAt);
     if (failure)
       ctx.fail({
-        received: `${failure.received} (step ${failure.replay.failure.step + 1} of a sequence of ${failure.shrunkSteps})`,
+        received:
+          `${failure.received} ` + `(step ${failure.replay.failure.step + 1} of a sequence of ${failure.shrunkSteps})`,
         expected: failure.expected,
       });
     if (progress.steps === 0) ctx.skip('no sequence ran a step within the budget');

@@ -62,7 +62,11 @@ function catchUp(live: Live): void {
 }
 
 /** Sends a request and resolves with the notice that answers it; undefined on silence or close. */
-async function request(ctx: CheckContext, session: StreamSession, message: JsonObject): Promise<JsonObject | undefined> {
+async function request(
+  ctx: CheckContext,
+  session: StreamSession,
+  message: JsonObject,
+): Promise<JsonObject | undefined> {
   const reply = session.next((f) => isNotice(f) && answers(message, jsonObject(f)!), ctx.waits.noticeMs);
   reply.catch(() => undefined);
   try {
@@ -194,7 +198,11 @@ class SequenceRunner {
     const result = await this.ctx.stream.open({ key: this.setup.keyValues.get(step.key)! });
     const moved = this.countMoved(step.key);
     if (!result.ok) {
-      this.model.judgeOpen(step, { accepted: false, status: result.status, body: result.json, text: result.text }, moved);
+      this.model.judgeOpen(
+        step,
+        { accepted: false, status: result.status, body: result.json, text: result.text },
+        moved,
+      );
       return `refused: HTTP ${result.status} ${result.text.slice(0, 160)}`;
     }
     const session = result.session;
@@ -209,11 +217,14 @@ class SequenceRunner {
     });
     if (!step.silent) {
       // The explorer's own keep-alive, recorded: every ping it sends is one the model expects a Pong! for.
-      live.timer = setInterval(() => {
-        if (!session.isOpen) return;
-        session.send({ method: METHOD.ping });
-        this.model.pinged(step.conn, this.ctx.stream.now(), false);
-      }, keepOpenPingMs(keepAliveTiming(this.ctx.profile)));
+      live.timer = setInterval(
+        () => {
+          if (!session.isOpen) return;
+          session.send({ method: METHOD.ping });
+          this.model.pinged(step.conn, this.ctx.stream.now(), false);
+        },
+        keepOpenPingMs(keepAliveTiming(this.ctx.profile)),
+      );
     }
     return 'accepted';
   }
@@ -247,7 +258,12 @@ class SequenceRunner {
       this.judgeAll();
       const now = this.ctx.stream.now();
       if (this.model.violations.length > 0 || now >= until) return;
-      const t = { now, noticeMs: this.ctx.waits.noticeMs, keepAlive, ...(this.watchLive ? { watched: this.watchTimes } : {}) };
+      const t = {
+        now,
+        noticeMs: this.ctx.waits.noticeMs,
+        keepAlive,
+        ...(this.watchLive ? { watched: this.watchTimes } : {}),
+      };
       const waiting = this.model.conns.some((c) => this.judge.pending(c, t, step, this.ctx.waits.cadenceMs));
       if (!waiting) return;
       await pause(EXPLORE_POLL_MS, this.ctx);
@@ -267,7 +283,10 @@ class SequenceRunner {
     return due;
   }
 
-  /** Waits for the steps' windows and the replies to pings, judging as frames come, until they close or a rule breaks. */
+  /**
+   * Waits for the steps' windows and the replies to pings, judging as frames come, until they close
+   * or a rule breaks.
+   */
   async settle(): Promise<void> {
     const pushesUntil = this.settleUntil();
     for (;;) {

@@ -48,7 +48,11 @@ function permits(ctx: CheckContext, name: string, pair: string): boolean {
 }
 
 /** A list of exactly the pair limit the target takes, beside the pool; undefined when the catalogue is smaller. */
-async function atLimit(ctx: CheckContext, watch: StreamSession, pool: readonly string[]): Promise<string[] | undefined> {
+async function atLimit(
+  ctx: CheckContext,
+  watch: StreamSession,
+  pool: readonly string[],
+): Promise<string[] | undefined> {
   const listed = (await streamPairs(ctx, LIMITS.maxPairsPerSubscribe + pool.length)).filter((p) => !pool.includes(p));
   const want = listed.length >= LIMITS.maxPairsPerSubscribe ? listed.slice(0, LIMITS.maxPairsPerSubscribe) : undefined;
   if (!want) return undefined;
@@ -68,7 +72,10 @@ export async function exploreSetup(ctx: CheckContext): Promise<ExploreSetup> {
   const whitelist = (ctx.profile.keys.whitelisted?.pairs as string[] | undefined) ?? [];
   // Pairs whose market is open first: a pair that does not move shows nothing of a subscription.
   const live = await livePairs(ctx, POOL);
-  const listed = [...new Set([...live, ...(await streamPairs(ctx, POOL)), ...whitelist])].slice(0, POOL + whitelist.length);
+  const listed = [...new Set([...live, ...(await streamPairs(ctx, POOL)), ...whitelist])].slice(
+    0,
+    POOL + whitelist.length,
+  );
   if (listed.length === 0) ctx.skip('the primary key lists no pair to subscribe to');
   const primaryLent = ctx.connections.allowance(keyValues.get('primary')).lent;
   // The watching connection takes a slot of the primary key: only where one is left for the sequences.
@@ -79,7 +86,8 @@ export async function exploreSetup(ctx: CheckContext): Promise<ExploreSetup> {
   if (watch) {
     limit = await atLimit(ctx, watch, listed);
     const { notice, pairs } = await subscribeListed(ctx, watch, listed, 'explore-watch');
-    if (String(notice.code) !== '200') ctx.skip(`the watching connection's subscribe was refused: ${JSON.stringify(notice)}`);
+    if (String(notice.code) !== '200')
+      ctx.skip(`the watching connection's subscribe was refused: ${JSON.stringify(notice)}`);
     pool = pairs;
   } else ctx.note('the primary key allows one connection: missing pushes are not judged (no watching connection)');
   const accepted = new Set([...pool, ...(limit ?? [])]);
