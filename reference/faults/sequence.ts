@@ -19,7 +19,7 @@ const REFUSAL_HOLD_MS = 3000;
 /** Stated release times from which a 50009 is waited out as long as the hold. */
 const RELEASE_WITHIN_HOLD_MS = 1000;
 /** Connections of one key the explorer fills in a sequence, at most (its sequences are short). */
-const FILLED_IN_A_SEQUENCE = 3;
+const FILLED_IN_A_SEQUENCE = 10;
 
 /** Keys other than primary and limited that allow several connections: the keys the slot fault holds. */
 const heldKey = (key: { name: string; connections?: number }): boolean =>

@@ -21,6 +21,11 @@ export interface ExploreSettings {
   replay?: ReplayFile;
   /** How long shrinking a failure may take, ms; default the budget, at least SHRINK_MIN_MS (src/timing/). */
   shrinkMs?: number;
+  /**
+   * Sequences run at most (the budget still bounds them): a sweep that must find the same faults
+   * on a loaded machine as on an idle one counts sequences, not seconds.
+   */
+  maxSequences?: number;
 }
 
 /** A failure the explorer found, shrunk. */

@@ -44,3 +44,9 @@ export const exploreTimeoutMs = (budgetMs: number, w: Waits): number =>
 
 /** How often the end of a sequence judges again while it waits for its windows to close. */
 export const EXPLORE_POLL_MS = 50;
+
+/**
+ * The next pause before a key's slots are probed again while shrinking a failure of its allowance:
+ * twice the last, since a refused probe may itself be what keeps a slot.
+ */
+export const settleBackoffMs = (last: number): number => 2 * last;

@@ -154,7 +154,7 @@ describe('the traceability matrix', () => {
 
   it("lists the faults that exercise a statement's checks", () => {
     const row = matrix.rows.find((r) => r.kind === 'transition' && r.item === 'subscribed / subscribe')!;
-    expect(row.checkIds).toEqual(['ws.subscribe.replaces']);
+    expect(row.checkIds).toEqual(['ws.subscribe.replaces', 'ws.explore']);
     expect(row.faults).toEqual(
       FAULTS.filter((f) => faultCatches(CHECKS, f.name).includes('ws.subscribe.replaces')).map((f) => f.name),
     );

@@ -123,7 +123,8 @@ async function shrunkFailure(
 /** Explores until the budget is spent or a sequence fails (then shrinks it). */
 async function explore(ctx: CheckContext, setup: ExploreSetup, settings: ExploreSettings, progress: Progress) {
   const stopAt = ctx.stream.now() + settings.budgetMs;
-  for (let n = 0; ctx.stream.now() < stopAt; n++) {
+  const most = settings.maxSequences ?? Number.POSITIVE_INFINITY;
+  for (let n = 0; ctx.stream.now() < stopAt && n < most; n++) {
     const run = await runCounted(ctx, setup, progress, { commands: drawSequence(settings.seed, n) }, stopAt);
     const stepsBefore = progress.steps;
     progress.sequences++;

@@ -15,6 +15,7 @@ import { METHOD } from '../../../src/spec.ts';
 import {
   CADENCE_PUSHES,
   EXPLORE_POLL_MS,
+  settleBackoffMs,
   inFlightMs,
   keepAliveTiming,
   keepOpenPingMs,
@@ -317,8 +318,8 @@ function runnable(model: ExploreModel, step: Step): boolean {
   return model.conns.some((c) => c.name === step.conn && c.open);
 }
 
-/** Opens one fill command makes at most: the allowances explored are small ones. */
-const FILL_MAX = 4;
+/** Opens one fill command makes at most: an allowance of 10 and the one beyond it. */
+const FILL_MAX = 11;
 
 /**
  * The steps of a source, one at a time: generated commands resolved against the model as it
@@ -399,7 +400,7 @@ export async function settleKey(ctx: CheckContext, setup: ExploreSetup, key: str
   const allowance = setup.model.keys.find((k) => k.name === key)?.allowance;
   if (value === undefined || allowance === undefined) return;
   // Each probe refused may itself be what keeps a slot (the failure being shrunk): the pauses double.
-  for (let wait = ctx.waits.releaseMs; ; wait *= 2) {
+  for (let wait = ctx.waits.releaseMs; ; wait = settleBackoffMs(wait)) {
     await pause(Math.max(0, Math.min(wait, deadline - ctx.stream.now())), ctx);
     const lease = await ctx.connections.freeze(value);
     const sessions: StreamSession[] = [];
