@@ -41,7 +41,8 @@ function line(r: ExploreRun): string {
   return (
     `${r.result.outcome.toUpperCase().padEnd(5)} ${what} seed ${r.seed} (${(r.durationMs / 1000).toFixed(1)} s)` +
     (f
-      ? `: after ${f.stepsToCatch} steps, shrunk ${f.foundSteps} -> ${f.shrunkSteps}${f.confirmed ? '' : ' (not confirmed)'}` +
+      ? `: after ${f.stepsToCatch} steps, shrunk ${f.foundSteps} -> ${f.shrunkSteps}` +
+        `${f.confirmed ? '' : ' (not confirmed)'}` +
         `${r.replayed === undefined ? '' : r.replayed ? ', replay fails again' : ', REPLAY PASSES'}; ${f.rule}`
       : r.result.outcome === 'fail' || r.result.outcome === 'error'
         ? `: ${r.result.violations[0]?.received ?? r.result.reason ?? ''}`
@@ -83,7 +84,8 @@ async function main(): Promise<number> {
     ...dialects.map((dialectSeed, i) => ({ fault: undefined, seed: i + 1, dialectSeed })),
   ];
   process.stdout.write(
-    `explore-sweep: ${jobs.length} runs, budget ${budgetMs} ms${dialects.length ? `, dialect seeds ${dialects.join(', ')}` : ''}\n`,
+    `explore-sweep: ${jobs.length} runs, budget ${budgetMs} ms` +
+      `${dialects.length ? `, dialect seeds ${dialects.join(', ')}` : ''}\n`,
   );
   const runs = await pooled(jobs, Number(values.concurrency), async (j) => {
     const r = await exploreRun(j.fault, j.seed, {

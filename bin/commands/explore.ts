@@ -53,7 +53,8 @@ export const exploreCommand: Command = {
         seed: {
           type: 'number',
           describe:
-            'the seed the sequences are drawn from: the same seed draws the same sequences (default drawn and reported)',
+            'the seed the sequences are drawn from: the same seed draws the same sequences ' +
+            '(default drawn and reported)',
         },
         ...reportOptions,
       })

@@ -8,7 +8,7 @@
 import { METHOD, TEXT } from '../spec.ts';
 import { EARLY_TOLERANCE_MS, closeWaitMs, type KeepAliveTiming } from '../timing/index.ts';
 import { WATCHED_PUSHES } from '../timing/explore.ts';
-import type { ConnModel, ExploreModel, PushInterval } from './model.ts';
+import type { ConnModel, ModelView, PushInterval } from './model-types.ts';
 import { TRANSITIONS } from './transitions.ts';
 
 /** A frame as the judge reads it. */
@@ -51,7 +51,7 @@ export class FrameJudge {
   private readonly textCursor = new Map<string, number>();
   private readonly keepAliveJudged = new Set<string>();
 
-  constructor(private readonly model: ExploreModel) {}
+  constructor(private readonly model: ModelView) {}
 
   /** Judges what `conn` received up to `t.now`. */
   judge(c: ConnModel, view: ConnView, t: JudgeTimes): void {

@@ -15,97 +15,14 @@
  * subscription). Pure: it resolves commands into steps and holds what the target answered to what
  * the spec states; the explorer (suites/ws/explore/) does the I/O.
  */
-import { LIMITS, METHOD, STATUS, TEXT, pairNotFoundMessage } from '../spec.ts';
+import { STATUS } from '../spec.ts';
 import type { StatementKey } from '../statements.ts';
 import type { Command, Step, SubscribePick, UnsubscribePick } from './commands.ts';
 import { TRANSITIONS, type TransitionName, TransitionTally } from './transitions.ts';
+import { judgeNotice, planRequest } from './requests.ts';
+import type { ConnModel, KeyFacts, ModelSetup, ModelViolation, ModelView, RequestPlan } from './model-types.ts';
 
-/** A key of the profile as the model knows it. */
-export interface KeyFacts {
-  /** Its name in the profile (`primary`, `limited`…). */
-  name: string;
-  /** Its allowance, when the profile states it or the run found it; unknown: never exceeded. */
-  allowance?: number;
-  /** Pool pairs the key may subscribe to. */
-  pairs: readonly string[];
-  /** Pairs the key may not read (outside its whitelist or asset types): refused on subscribe. */
-  refused: readonly string[];
-}
-
-/** What the model knows of the target before the first step. */
-export interface ModelSetup {
-  keys: readonly KeyFacts[];
-  /** A well-formed pair code no catalogue carries. */
-  unknownPair: string;
-  /** Exactly the pair limit of pairs the primary key may subscribe to, when the catalogue has them. */
-  atLimit?: readonly string[];
-  /** Pairs seen accepted: a 50104 for one of them is no "inactive or suspended" pair. */
-  accepted: ReadonlySet<string>;
-  /** Ms of a long idle (past the keep-alive window) and of a short one. */
-  idleMs: { short: number; long: number };
-}
-
-/** A step the target's answer broke the model at. */
-export interface ModelViolation {
-  transition: TransitionName;
-  /** The step whose expectation the answer broke (its index in the sequence). */
-  at: number;
-  /** The statement the answer breaks. */
-  rule: StatementKey;
-  received: string;
-  expected: string;
-}
-
-/** Why a push of a pair is allowed on a connection from `from` until `until` (open: still allowed). */
-export interface PushInterval {
-  from: number;
-  until?: number;
-  /** The transition that started it: its rule is the one a missing push breaks. */
-  by: TransitionName;
-  /** Pushes must show: the subscription is exactly known (false after a failed request). */
-  due: boolean;
-  /** When the request that started it was answered (pushes are expected from then on). */
-  answeredAt?: number;
-  /** The step that started it (or kept it, last); the step that stopped it. */
-  step: number;
-  stopStep?: number;
-}
-
-/** One connection of a sequence. */
-export interface ConnModel {
-  name: string;
-  key: string;
-  silent: boolean;
-  open: boolean;
-  openedAt: number;
-  /** When its handshake began: the earliest the target can have started its keep-alive window. */
-  startedAt: number;
-  /** The step that opened it; the last step that opened or subscribed it, or unsubscribed it. */
-  openStep: number;
-  changeStep: number;
-  /** Pings sent, when (stream clock, ms), and during which step. */
-  pings: number[];
-  pingSteps: number[];
-  /** The subscription, exactly; undefined once a failed request left it not stated. */
-  subs: Set<string> | undefined;
-  /** Per pair, the intervals during which its pushes are allowed. */
-  intervals: Map<string, PushInterval[]>;
-  /** Why the stream clock time a pair was last stopped: its rule when a push comes after. */
-  stoppedBy: Map<string, TransitionName>;
-  closedAt?: number;
-}
-
-/** The requests' answers as the model expects them. */
-export type NoticeExpectation =
-  | { kind: 'success'; method: string; message: string }
-  | { kind: 'error'; codes: readonly string[]; message?: string }
-  | { kind: 'either'; method: string; message: string; codes?: readonly string[] };
-
-/** What a request step expects and which transition it takes. */
-export interface RequestPlan {
-  transition: TransitionName;
-  expect: NoticeExpectation;
-}
+export type * from './model-types.ts';
 
 /** Open commands with a key index below this open the key opened last again. */
 const SAME_KEY = 3;
@@ -114,7 +31,7 @@ const pickFrom = <T>(items: readonly T[], pick: readonly number[]): T[] =>
   items.length === 0 ? [] : [...new Set(pick.map((i) => items[i % items.length]!))];
 
 /** The model of one sequence: its connections, each key's count, what was judged and what broke. */
-export class ExploreModel {
+export class ExploreModel implements ModelView {
   readonly conns: ConnModel[] = [];
   private readonly counts = new Map<string, number>();
   /** Whether the sequence has made its one deliberate connection beyond an allowance. */
@@ -375,58 +292,15 @@ export class ExploreModel {
   }
 
   // -------------------------------------------------------------------------------------------
-  // Requests
+  // Requests: what a subscribe or unsubscribe expects, and what its notice does (requests.ts)
 
   /** What a subscribe or unsubscribe step expects of its notice. */
   plan(step: Extract<Step, { op: 'subscribe' | 'unsubscribe' }>): RequestPlan {
     this.requests++;
-    const c = this.conn(step.conn);
-    c.changeStep = this.step;
-    return step.op === 'subscribe' ? this.subscribePlan(c, step.pairs) : this.unsubscribePlan(c, step.pairs);
+    return planRequest(this, step);
   }
 
-  private subscribePlan(c: ConnModel, pairs: readonly string[]): RequestPlan {
-    const key = this.key(c.key);
-    const unknown = pairs.filter((p) => p === this.setup.unknownPair);
-    const refused = pairs.filter((p) => key.refused.includes(p));
-    const unvetted = pairs.filter((p) => !this.setup.accepted.has(p) && p !== this.setup.unknownPair);
-    const over = pairs.length > LIMITS.maxPairsPerSubscribe;
-    const codes: string[] = [];
-    if (over) codes.push(STATUS.INVALID_REQUEST);
-    if (unknown.length || unvetted.length) codes.push(STATUS.PAIR_NOT_FOUND);
-    if (refused.length) codes.push(STATUS.ACCESS_DENIED, STATUS.ASSET_TYPE_DENIED);
-    if (over) return { transition: 'subscribe to more than 100 pairs', expect: { kind: 'error', codes } };
-    if (unknown.length && !refused.length)
-      return {
-        transition: 'subscribe with an unknown pair',
-        expect: { kind: 'error', codes, message: pairNotFoundMessage(unknown[0]!) },
-      };
-    if (codes.length)
-      return {
-        transition: refused.length ? 'subscribe to a pair the key may not read' : 'subscribe with an unknown pair',
-        expect: { kind: 'error', codes },
-      };
-    const transition: TransitionName =
-      pairs.length === LIMITS.maxPairsPerSubscribe
-        ? 'subscribe to 100 pairs'
-        : c.subs === undefined || c.subs.size > 0
-          ? 'subscribe replaces the subscription'
-          : 'subscribe from no subscription';
-    return { transition, expect: { kind: 'success', method: METHOD.subscribe, message: TEXT.subscribeSuccess } };
-  }
-
-  private unsubscribePlan(c: ConnModel, pairs: readonly string[]): RequestPlan {
-    const all = c.subs !== undefined && pairs.every((p) => c.subs!.has(p));
-    const success = { method: METHOD.unsubscribe, message: TEXT.unsubscribeSuccess };
-    if (all) return { transition: 'unsubscribe subscribed pairs', expect: { kind: 'success', ...success } };
-    return { transition: 'unsubscribe pairs not subscribed', expect: { kind: 'either', ...success } };
-  }
-
-  /**
-   * Holds a notice to the plan and moves the model: what a success does to the subscription, and
-   * what a failed request leaves (not stated). `sentAt`: when the request went out; `at`: when
-   * its notice came. Returns the outcome as the model reads it: 'success', 'error' or 'none'.
-   */
+  /** Holds a notice to the plan and moves the model (requests.ts `judgeNotice`). */
   judgeNotice(
     step: Extract<Step, { op: 'subscribe' | 'unsubscribe' }>,
     plan: RequestPlan,
@@ -434,167 +308,7 @@ export class ExploreModel {
     sentAt: number,
     at: number,
   ): 'success' | 'error' | 'none' {
-    const t = plan.transition;
-    this.tally.exercised(t);
-    this.tally.judged(t);
-    const what = `${step.op} ${step.pairs.length > 4 ? `of ${step.pairs.length} pairs` : JSON.stringify(step.pairs)}`;
-    if (!notice) {
-      this.violate(
-        t,
-        `no notice answered the ${what}`,
-        'a notice answers every subscribe and unsubscribe',
-        'event:notice-error',
-      );
-      return 'none';
-    }
-    this.judgeIdEcho(step.id, notice, what);
-    const ok = String(notice.code) === STATUS.OK && notice.method !== METHOD.error;
-    const exp = plan.expect;
-    const shown = JSON.stringify(notice).slice(0, 300);
-    if (exp.kind === 'success' || (exp.kind === 'either' && ok)) {
-      if (!ok) {
-        this.violate(t, `${what} answered ${shown}`, `the ${step.op} succeeds: notice code "${STATUS.OK}"`);
-        return 'error';
-      }
-      this.judgeSuccessShape(t, notice, exp.method, exp.message, what);
-      this.applySuccess(step, t, sentAt, at);
-      if (exp.kind === 'either')
-        this.observed.push({
-          name: 'unsubscribe-not-subscribed',
-          value: 'success',
-          note: 'an unsubscribe naming a pair that is not subscribed (spec: not shown)',
-        });
-      return 'success';
-    }
-    if (exp.kind === 'either') {
-      this.applyFailure(step, sentAt);
-      this.observed.push({
-        name: 'unsubscribe-not-subscribed',
-        value: `error ${String(notice.code)}`,
-        note: 'an unsubscribe naming a pair that is not subscribed (spec: not shown)',
-      });
-      return 'error';
-    }
-    if (ok) {
-      this.violate(
-        t,
-        `${what} answered ${shown}`,
-        `an error notice with code ${exp.codes.map((c) => `"${c}"`).join(' or ')}`,
-      );
-      this.applySuccess(step, t, sentAt, at);
-      return 'success';
-    }
-    if (notice.method !== METHOD.error || !exp.codes.includes(String(notice.code)))
-      this.violate(
-        t,
-        `${what} answered ${shown}`,
-        `method "error" and code ${exp.codes.map((c) => `"${c}"`).join(' or ')}`,
-      );
-    else if (
-      exp.message !== undefined &&
-      notice.message !== exp.message &&
-      String(notice.code) === STATUS.PAIR_NOT_FOUND
-    )
-      this.violate(
-        t,
-        `${what} answered ${shown}`,
-        `message ${JSON.stringify(exp.message)}`,
-        'rule:subscribe:unknown-pair-message',
-      );
-    this.applyFailure(step, sentAt);
-    return 'error';
-  }
-
-  private judgeIdEcho(id: string, notice: Record<string, unknown>, what: string): void {
-    this.tally.exercised('notice echoes the id');
-    this.tally.judged('notice echoes the id');
-    if (notice.id !== id)
-      this.violate(
-        'notice echoes the id',
-        `${what}: id ${JSON.stringify(notice.id)}`,
-        `id ${JSON.stringify(id)} echoed`,
-      );
-  }
-
-  private judgeSuccessShape(
-    t: TransitionName,
-    n: Record<string, unknown>,
-    method: string,
-    message: string,
-    what: string,
-  ): void {
-    const expected = `{"method":"${method}","message":"${message}","code":"${STATUS.OK}"} with data null when present`;
-    const bad =
-      n.method !== method || n.message !== message || n.code !== STATUS.OK || ('data' in n && n.data !== null);
-    if (bad)
-      this.violate(t, `${what} answered ${JSON.stringify(n).slice(0, 300)}`, expected, shapeRule(n, method, message));
-  }
-
-  private applySuccess(
-    step: Extract<Step, { op: 'subscribe' | 'unsubscribe' }>,
-    t: TransitionName,
-    sentAt: number,
-    at: number,
-  ): void {
-    const c = this.conn(step.conn);
-    if (step.op === 'subscribe') {
-      for (const p of c.subs ?? this.allIntervalPairs(c)) if (!step.pairs.includes(p)) this.stop(c, p, at, t);
-      for (const p of step.pairs) this.start(c, p, sentAt, at, t, true);
-      c.subs = new Set(step.pairs);
-      return;
-    }
-    for (const p of step.pairs) this.stop(c, p, at, t);
-    if (!c.subs) return;
-    for (const p of step.pairs) c.subs.delete(p);
-    // The pairs it did not list go on: their pushes are due after this answer, under its rule.
-    for (const p of c.subs) this.start(c, p, sentAt, at, t, true);
-  }
-
-  /** A failed request changes nothing stated: the pairs it names may or may not be pushed from now on. */
-  private applyFailure(step: Extract<Step, { op: 'subscribe' | 'unsubscribe' }>, sentAt: number): void {
-    const c = this.conn(step.conn);
-    const maybe = new Set([...(c.subs ?? []), ...(step.op === 'subscribe' ? step.pairs : [])]);
-    for (const p of maybe) this.start(c, p, sentAt, undefined, 'subscribe replaces the subscription', false);
-    for (const list of c.intervals.values()) for (const i of list) if (i.until === undefined) i.due = false;
-    c.subs = undefined;
-  }
-
-  private allIntervalPairs(c: ConnModel): string[] {
-    return [...c.intervals.entries()].filter(([, l]) => l.some((i) => i.until === undefined)).map(([p]) => p);
-  }
-
-  private start(
-    c: ConnModel,
-    p: string,
-    from: number,
-    answeredAt: number | undefined,
-    by: TransitionName,
-    due: boolean,
-  ): void {
-    const list = c.intervals.get(p) ?? [];
-    const current = list.find((i) => i.until === undefined);
-    if (current) {
-      // Still subscribed: the same interval goes on, now known again (or no longer); pushes are due
-      // after this answer, under the rule of the request that kept it.
-      current.due = due;
-      if (due) {
-        current.by = by;
-        current.step = this.step;
-        if (answeredAt !== undefined) current.answeredAt = answeredAt;
-      }
-      return;
-    }
-    list.push({ from, by, due, step: this.step, ...(answeredAt === undefined ? {} : { answeredAt }) });
-    c.intervals.set(p, list);
-  }
-
-  private stop(c: ConnModel, p: string, at: number, by: TransitionName): void {
-    for (const i of c.intervals.get(p) ?? [])
-      if (i.until === undefined) {
-        i.until = at;
-        i.stopStep = this.step;
-      }
-    c.stoppedBy.set(p, by);
+    return judgeNotice(this, step, plan, notice, sentAt, at);
   }
 
   /** A ping was sent on `conn` at `at`. */
@@ -605,13 +319,4 @@ export class ExploreModel {
     // changed the connection, which does not move with timing.
     c.pingSteps.push(explicit ? this.step : c.changeStep);
   }
-}
-
-/** The statement a success notice's wrong field breaks. */
-function shapeRule(n: Record<string, unknown>, method: string, message: string): StatementKey {
-  if (n.code !== STATUS.OK) return 'field:notice:code';
-  if (n.method !== method) return 'field:notice:method';
-  if (n.message !== message)
-    return method === METHOD.unsubscribe ? 'rule:unsubscribe:success-reply' : 'field:notice:message';
-  return 'field:notice:data';
 }

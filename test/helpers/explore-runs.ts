@@ -112,7 +112,10 @@ export interface FaultRow {
   missedSeeds: number[];
 }
 
-/** The table of a sweep: per fault, caught in how many seeds, the median steps to the catch, the longest shrunk transcript. */
+/**
+ * The table of a sweep: per fault, caught in how many seeds, the median steps to the catch, the
+ * longest shrunk transcript.
+ */
 export function faultTable(runs: readonly ExploreRun[]): FaultRow[] {
   const faults = [...new Set(runs.map((r) => r.fault ?? 'clean'))];
   return faults.map((fault) => {
