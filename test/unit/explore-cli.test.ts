@@ -57,7 +57,7 @@ describe('conform explore and conform replay, as processes', () => {
     await faulty?.stop();
   });
 
-  it('explores the embedded reference from the seed given, reports the seed and the transitions, and passes', async () => {
+  it('explores the embedded reference from the seed given, reports seed and transitions, and passes', async () => {
     const r = await conform(['explore', '--budget', '4s', '--seed', '5', '--out', dir, '--report', 'console,json']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
