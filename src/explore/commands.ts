@@ -99,7 +99,8 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
 /** A sequence: an open first (nothing else applies before one), then MIN_COMMANDS - 1 to MAX_COMMANDS - 1 commands. */
 export const sequenceArbitrary: fc.Arbitrary<Command[]> = fc
   .tuple(
-    fc.record({ op: fc.constant('open' as const), key: index, silent: fc.constant(false) }),
+    // Half the sequences start by filling a key's allowance: its boundary is where the slots are judged.
+    fc.record({ op: fc.constant('open' as const), key: index, silent: fc.constant(false), fill: fc.boolean() }),
     fc.array(commandArbitrary, { minLength: MIN_COMMANDS - 1, maxLength: MAX_COMMANDS - 1 }),
   )
   .map(([first, rest]) => [first, ...rest]);
