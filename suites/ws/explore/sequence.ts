@@ -15,6 +15,7 @@ import { METHOD } from '../../../src/spec.ts';
 import {
   CADENCE_PUSHES,
   EXPLORE_POLL_MS,
+  REPLACE_GAP_MS,
   settleBackoffMs,
   inFlightMs,
   keepAliveTiming,
@@ -43,6 +44,7 @@ interface Live {
   cursor: number;
   times: Map<string, number[]>;
   serverClosedAt?: number;
+  lastRequestAt?: number;
 }
 
 /** Reads a session's new frames into the judge's form and its push times. */
@@ -166,6 +168,7 @@ class SequenceRunner {
       case 'subscribe':
       case 'unsubscribe': {
         const live = this.live.get(step.conn)!;
+        await this.paced(live);
         const plan = this.model.plan(step);
         const sentAt = this.ctx.stream.now();
         const notice = await request(this.ctx, live.session, {
@@ -181,6 +184,7 @@ class SequenceRunner {
       case 'ping': {
         const live = this.live.get(step.conn)!;
         if (!live.session.isOpen) return 'the connection was closed';
+        await this.paced(live);
         const reply = live.session.next((f) => f.kind === 'text' || isNotice(f), this.ctx.waits.noticeMs);
         reply.catch(() => undefined);
         live.session.send({ id: step.id, method: METHOD.ping });
@@ -193,6 +197,16 @@ class SequenceRunner {
         await pause(step.ms, this.ctx);
         return 'idled';
     }
+  }
+
+  /**
+   * Waits until the last request on the connection is REPLACE_GAP_MS old: the spec states no message
+   * rate, and a service may close a connection that sends many requests in a second.
+   */
+  private async paced(live: Live): Promise<void> {
+    const wait = (live.lastRequestAt ?? Number.NEGATIVE_INFINITY) + REPLACE_GAP_MS - this.ctx.stream.now();
+    if (wait > 0) await pause(wait, this.ctx);
+    live.lastRequestAt = this.ctx.stream.now();
   }
 
   private async open(step: Extract<Step, { op: 'open' }>): Promise<string> {
