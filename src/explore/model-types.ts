@@ -79,6 +79,8 @@ export interface ConnModel {
   /** Why the stream clock time a pair was last stopped: its rule when a push comes after. */
   stoppedBy: Map<string, TransitionName>;
   closedAt?: number;
+  /** Closed by the explorer (a step), not by the target. */
+  clientClosed?: boolean;
 }
 
 /** The requests' answers as the model expects them. */

@@ -76,6 +76,24 @@ export class ExploreModel implements ModelView {
   /** Connections of `key` the target counts before the sequence's first step (others' connections). */
   heldBefore(key: string, n: number): void {
     this.counts.set(key, n);
+    this.before.set(key, n);
+  }
+  private readonly before = new Map<string, number>();
+
+  /**
+   * The connections the explorer holds (opened, not closed by it), whatever the target closed:
+   * commands resolve against these, so that the steps a seed draws do not move with the moment a
+   * target's keep-alive closes a connection.
+   */
+  heldConns(): ConnModel[] {
+    return this.conns.filter((c) => !c.clientClosed);
+  }
+
+  /** Whether an open of `key` goes beyond its allowance by the connections the explorer holds (see heldConns). */
+  beyondHeld(key: string): boolean | undefined {
+    const allowance = this.key(key).allowance;
+    const held = (this.before.get(key) ?? 0) + this.heldConns().filter((c) => c.key === key).length;
+    return allowance === undefined ? undefined : held >= allowance;
   }
 
   /** Whether an open of `key` now goes beyond its allowance (undefined: unknown, never tried). */
@@ -89,7 +107,7 @@ export class ExploreModel implements ModelView {
    * on, an allowance full with the one deliberate refusal spent, no pairs for the pick).
    */
   resolve(cmd: Command, budgetLeftMs: number): Step | undefined {
-    const open = this.openConns();
+    const open = this.heldConns();
     // Index 0 is the connection opened last: a sequence mostly goes on with what it just opened.
     const on = (i: number): ConnModel | undefined =>
       open.length === 0 ? undefined : open[open.length - 1 - (i % open.length)];
@@ -101,10 +119,10 @@ export class ExploreModel implements ModelView {
           last !== undefined && cmd.key < SAME_KEY
             ? this.key(last)
             : this.setup.keys[cmd.key % this.setup.keys.length]!;
-        const beyond = this.beyond(key.name);
+        const beyond = this.beyondHeld(key.name);
         this.refusalKey ??= key.name;
         // Never more connections than a key allows, but for the one deliberate refusal of a known allowance.
-        if (beyond === undefined && this.openCount(key.name) >= 1) return undefined;
+        if (beyond === undefined && this.heldConns().some((c) => c.key === key.name)) return undefined;
         if (beyond && (this.refusalUsed || key.name !== this.refusalKey)) return undefined;
         return { op: 'open', conn: `c${this.opened + 1}`, key: key.name, silent: cmd.silent };
       }
@@ -144,10 +162,10 @@ export class ExploreModel implements ModelView {
     // Bounded: a refusal the model does not judge (the count moved) must not make it open forever.
     this.refillLeft ??= 2 * (this.key(key).allowance ?? 0) + this.conns.length;
     if (this.refillLeft-- <= 0) return undefined;
-    const open = this.openConns().find((c) => c.key === key);
+    const open = this.heldConns().find((c) => c.key === key);
     if (open && !this.refilling) return { op: 'close', conn: open.name };
     this.refilling = true;
-    if (this.refilled.has(key) || this.beyond(key) !== false) {
+    if (this.refilled.has(key) || this.beyondHeld(key) !== false) {
       this.refilled.add(key);
       return undefined;
     }
@@ -286,6 +304,7 @@ export class ExploreModel implements ModelView {
     if (!c.open) return;
     c.open = false;
     c.closedAt = at;
+    if (by === 'client') c.clientClosed = true;
     this.counts.set(c.key, this.openCount(c.key) - 1);
     for (const list of c.intervals.values()) for (const i of list) if (i.until === undefined) i.until = at;
     if (by === 'client') this.tally.exercised('close frees its slot');

@@ -357,7 +357,7 @@ function steps(
       const cmd = source.commands[i]!;
       const step = model.resolve(cmd, left());
       const fill = cmd.op === 'open' && cmd.fill === true;
-      if (!fill || !step || ++filling >= FILL_MAX || model.beyond(step.op === 'open' ? step.key : '')) {
+      if (!fill || !step || ++filling >= FILL_MAX || model.beyondHeld(step.op === 'open' ? step.key : '')) {
         i++;
         filling = 0;
       }
