@@ -48,11 +48,14 @@ const INDEX = 8;
 
 const index = fc.nat(INDEX - 1);
 const picks = fc.uniqueArray(index, { minLength: 1, maxLength: 3 });
+/** A subscription of the pool names two or three pairs: what one request does to the others shows only then. */
+const poolPicks = fc.uniqueArray(index, { minLength: 2, maxLength: 3 });
 /** Which open connection a command acts on: most often the one opened last (0), so requests chain on it. */
 const conn = fc.nat(INDEX - 1).map((i) => (i < INDEX / 2 ? 0 : i - INDEX / 2 + 1));
 
 const subscribePick: fc.Arbitrary<SubscribePick> = fc.oneof(
-  { weight: 16, arbitrary: picks.map((pick) => ({ kind: 'pool' as const, pick })) },
+  { weight: 12, arbitrary: poolPicks.map((pick) => ({ kind: 'pool' as const, pick })) },
+  { weight: 4, arbitrary: picks.map((pick) => ({ kind: 'pool' as const, pick })) },
   { weight: 1, arbitrary: picks.map((pick) => ({ kind: 'unknown' as const, pick })) },
   { weight: 1, arbitrary: picks.map((pick) => ({ kind: 'refused' as const, pick })) },
   { weight: 2, arbitrary: fc.constant({ kind: 'at-limit' as const }) },

@@ -199,8 +199,11 @@ export class ExploreModel implements ModelView {
     const subscribed = c.subs ? [...c.subs].sort() : [];
     const others = this.key(c.key).pairs.filter((p) => !has(c.subs, p));
     switch (pick.kind) {
-      case 'subset':
-        return pickFrom(subscribed, pick.pick);
+      case 'subset': {
+        // Some of them: a subset that named them all is the kind `all`.
+        const some = pickFrom(subscribed, pick.pick);
+        return some.length === subscribed.length && some.length > 1 ? some.slice(0, -1) : some;
+      }
       case 'all':
         return subscribed;
       case 'superset':
