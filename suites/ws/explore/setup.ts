@@ -8,11 +8,12 @@
  */
 import type { CheckContext } from '../../../src/check.ts';
 import { LIMITS, parsePairCode } from '../../../src/spec.ts';
-import { keepAliveTiming, longIdleMs, shortIdleMs } from '../../../src/timing/index.ts';
+import { CADENCE_PUSHES, keepAliveTiming, longIdleMs, shortIdleMs } from '../../../src/timing/index.ts';
 import type { StreamSession } from '../../../src/transports/stream.ts';
 import type { KeyFacts, ModelSetup } from '../../../src/explore/model.ts';
 import { ask, unsubscribe } from '../notices.ts';
 import { livePairs, streamPairs, subscribeListed, UNKNOWN_PAIR } from '../pair-choice.ts';
+import { learnCadence } from '../pushes.ts';
 import { keepOpen, openSession } from '../sessions.ts';
 
 /** Keys of the profile that stream, in the order commands index them (the primary key first). */
@@ -70,12 +71,12 @@ async function atLimit(
 export async function exploreSetup(ctx: CheckContext): Promise<ExploreSetup> {
   const keyValues = streamKeys(ctx);
   const whitelist = (ctx.profile.keys.whitelisted?.pairs as string[] | undefined) ?? [];
-  // Pairs whose market is open first: a pair that does not move shows nothing of a subscription.
+  const types = (ctx.profile.keys.cryptoOnly?.assetTypes as string[] | undefined) ?? [];
+  // Pairs whose market is open first: a pair that does not move shows nothing of a subscription. The
+  // keys limited to asset types or a whitelist get pairs of their own.
   const live = await livePairs(ctx, POOL);
-  const listed = [...new Set([...live, ...(await streamPairs(ctx, POOL)), ...whitelist])].slice(
-    0,
-    POOL + whitelist.length,
-  );
+  const typed = types.length ? await streamPairs(ctx, POOL, { assetType: types[0]! }) : [];
+  const listed = [...new Set([...live, ...(await streamPairs(ctx, POOL)), ...typed, ...whitelist])];
   if (listed.length === 0) ctx.skip('the primary key lists no pair to subscribe to');
   const primaryLent = ctx.connections.allowance(keyValues.get('primary')).lent;
   // The watching connection takes a slot of the primary key: only where one is left for the sequences.
@@ -88,7 +89,10 @@ export async function exploreSetup(ctx: CheckContext): Promise<ExploreSetup> {
     const { notice, pairs } = await subscribeListed(ctx, watch, listed, 'explore-watch');
     if (String(notice.code) !== '200')
       ctx.skip(`the watching connection's subscribe was refused: ${JSON.stringify(notice)}`);
-    pool = pairs;
+    // The pairs the watching connection sees move come first in each key's pool.
+    await learnCadence(ctx, watch, pairs);
+    const moves = (p: string): number => Math.min(CADENCE_PUSHES, watch.pushes({ pair: p }).length);
+    pool = [...pairs].sort((a, b) => moves(b) - moves(a));
   } else ctx.note('the primary key allows one connection: missing pushes are not judged (no watching connection)');
   const accepted = new Set([...pool, ...(limit ?? [])]);
   const keys: KeyFacts[] = [...keyValues.keys()].map((name) => {
