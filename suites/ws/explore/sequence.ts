@@ -304,11 +304,14 @@ class SequenceRunner {
    */
   async settle(): Promise<void> {
     const pushesUntil = this.settleUntil();
+    // The explorer's own keep-alive pings go on meanwhile: the wait for their replies has a bound too.
+    const latest = pushesUntil + this.ctx.waits.noticeMs;
     for (;;) {
       this.judgeAll();
       const now = this.ctx.stream.now();
       const pongs = this.pongsDue();
-      if (this.model.violations.length > 0 || (now >= pushesUntil && (pongs === undefined || now >= pongs))) return;
+      if (this.model.violations.length > 0 || now >= latest) return;
+      if (now >= pushesUntil && (pongs === undefined || now >= pongs)) return;
       await pause(EXPLORE_POLL_MS, this.ctx);
     }
   }
