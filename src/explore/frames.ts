@@ -225,7 +225,11 @@ export class FrameJudge {
     // bound counts from the start, the late one from the open.
     const lastPing = (at: number, from: number): number => Math.max(from, ...c.pings.filter((p) => p <= at));
     if (closedAt !== undefined) {
-      const quiet = closedAt - lastPing(closedAt, c.startedAt);
+      // A close is early only after a ping the target is known to have read: its Pong! came before
+      // the close. A ping still queued on a busy target has not restarted its window yet.
+      const pongs = view.frames.filter((f) => f.kind === 'text' && f.text === TEXT.pong).map((f) => f.atMs);
+      const read = c.pings.filter((_p, k) => k < pongs.length && pongs[k]! <= closedAt);
+      const quiet = closedAt - Math.max(c.startedAt, ...read);
       const early = quiet < k.windowMs - EARLY_TOLERANCE_MS;
       const t1 = c.silent ? 'silent connection closed after the window' : 'pinged connection stays open';
       this.keepAliveJudged.add(c.name);
