@@ -157,6 +157,17 @@ async function replay(ctx: CheckContext, setup: ExploreSetup, file: ReplayFile, 
 export const exploreCheck: Check = {
   id: 'ws.explore',
   enforces: MODEL_STATEMENTS,
+  // Each shows only after earlier steps on the same connection or key: no scripted check meets it.
+  catches: [
+    'subscribe-replace-drops-kept',
+    'unsubscribe-stops-all',
+    'pong-stops-once-subscribed',
+    'refused-attempt-holds-slot',
+    'subscribe-third-extends',
+    'resubscribe-after-unsubscribe-silent',
+    'unsubscribe-restores-replaced',
+    'limit-counts-earlier-pairs',
+  ],
   clause: {
     section: 'States and transitions',
     rule: 'every sequence of opens, closes, subscribes, unsubscribes and pings follows what the spec states',
