@@ -24,6 +24,11 @@ import type { ConnModel, KeyFacts, ModelSetup, ModelViolation, ModelView, Reques
 
 export type * from './model-types.ts';
 
+/**
+ * Fills go to a key allowing at most this many connections where the profile has one: the fill,
+ * the refusal beyond it, and the close and the open after it come to at most 8 steps.
+ */
+export const SHORT_FILL_MAX = 5;
 /** Open commands with a key index below this open the key opened last again. */
 const SAME_KEY = 3;
 const has = (s: ReadonlySet<string> | undefined, p: string): boolean => s?.has(p) ?? false;
@@ -114,9 +119,14 @@ export class ExploreModel implements ModelView {
     switch (cmd.op) {
       case 'open': {
         // Low indices open the key opened last again: a key's allowance fills only by opening it again.
+        // A fill goes to a key of a small allowance, where there is one.
         const last = this.conns.at(-1)?.key;
-        const key =
-          last !== undefined && cmd.key < SAME_KEY
+        const small = cmd.fill
+          ? this.setup.keys.filter((k) => k.allowance !== undefined && k.allowance <= SHORT_FILL_MAX)
+          : [];
+        const key = small.length
+          ? small[cmd.key % small.length]!
+          : last !== undefined && cmd.key < SAME_KEY
             ? this.key(last)
             : this.setup.keys[cmd.key % this.setup.keys.length]!;
         const beyond = this.beyondHeld(key.name);
@@ -144,7 +154,13 @@ export class ExploreModel implements ModelView {
         return c && pairs?.length ? { op: 'subscribe', conn: c.name, pairs, id: `x${this.requests + 1}` } : undefined;
       }
       case 'unsubscribe': {
-        const c = on(cmd.conn);
+        // Some, all or more of a subscription go to a connection that has one, where one has: what an
+        // unsubscribe does to the pairs it leaves shows only there.
+        const subscribed = open.filter((x) => (x.subs?.size ?? 0) > 0);
+        const c =
+          cmd.pairs.kind !== 'unsubscribed' && subscribed.length
+            ? subscribed[subscribed.length - 1 - (cmd.conn % subscribed.length)]
+            : on(cmd.conn);
         const pairs = c && this.unsubscribePairs(c, cmd.pairs);
         return c && pairs?.length ? { op: 'unsubscribe', conn: c.name, pairs, id: `x${this.requests + 1}` } : undefined;
       }
@@ -152,26 +168,29 @@ export class ExploreModel implements ModelView {
   }
 
   /**
-   * After the commands of a sequence that went beyond an allowance: its connections of that key
-   * closed, then the key opened up to its allowance again. A refusal then is a slot the target did
-   * not free, charged to this sequence, not to the next one that opens the key.
+   * Right after the sequence went beyond an allowance: one connection of that key closed, then the
+   * key opened up to its allowance again. A refusal then is a slot the target did not free (the
+   * closed one's, or one the refused attempt kept), charged to this sequence while it is fresh, not
+   * to a later one that opens the key.
    */
   refillStep(): Step | undefined {
     const key = this.refusalKey;
-    if (!this.refusalUsed || key === undefined) return undefined;
+    if (!this.refusalUsed || key === undefined || this.refilled) return undefined;
     // Bounded: a refusal the model does not judge (the count moved) must not make it open forever.
-    this.refillLeft ??= 2 * (this.key(key).allowance ?? 0) + this.conns.length;
-    if (this.refillLeft-- <= 0) return undefined;
+    this.refillLeft ??= 2 + this.conns.length;
     const open = this.heldConns().find((c) => c.key === key);
-    if (open && !this.refilling) return { op: 'close', conn: open.name };
+    if (this.refillLeft-- > 0 && open && !this.refilling) {
+      this.refilling = true;
+      return { op: 'close', conn: open.name };
+    }
     this.refilling = true;
-    if (this.refilled.has(key) || this.beyondHeld(key) !== false) {
-      this.refilled.add(key);
+    if (this.refillLeft-- <= 0 || this.beyondHeld(key) !== false) {
+      this.refilled = true;
       return undefined;
     }
     return { op: 'open', conn: `c${this.opened + 1}`, key, silent: false };
   }
-  private readonly refilled = new Set<string>();
+  private refilled = false;
   private refillLeft: number | undefined;
   private refilling = false;
 

@@ -4,6 +4,7 @@
  * the scripted checks' own (stream-windows.ts, keep-alive.ts); nothing here is a bound on the target.
  */
 import { closeWaitMs, type KeepAliveTiming } from './keep-alive.ts';
+import { maxWatchMs } from './stream-windows.ts';
 import type { Waits } from './waits.ts';
 
 /** How long `conform explore` and `--explore` explore when no budget is given. */
@@ -26,8 +27,12 @@ export const longIdleMs = (k: KeepAliveTiming): number => closeWaitMs(k);
  */
 export const WATCHED_PUSHES = 3;
 
-/** Longest the end of a sequence waits for the windows its steps opened: the wait for two pushes. */
-export const sequenceSettleMs = (w: Waits): number => w.cadenceMs;
+/**
+ * Longest a request, or the end of a sequence, waits for the windows its steps opened: a pair kept
+ * subscribed is judged once the watching connection saw it move after one window for frames in
+ * flight and before another (the window and the watch are each at most the wait for two pushes).
+ */
+export const sequenceSettleMs = (w: Waits): number => 2 * maxWatchMs(w) + maxWatchMs(w);
 
 /** Time set aside for the explorer's setup (pairs, the watching connection) in its time limit. */
 export const EXPLORE_SETUP_MS = 30_000;

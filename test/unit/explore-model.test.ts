@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { drawSequence, sequenceArbitrary, stepText, type Step } from '../../src/explore/commands.ts';
 import { FrameJudge, type SeenFrame } from '../../src/explore/frames.ts';
-import { ExploreModel, type ModelSetup } from '../../src/explore/model.ts';
+import { ExploreModel, type ModelSetup, SHORT_FILL_MAX } from '../../src/explore/model.ts';
 import { parseReplay, REPLAY_FORMAT, REPLAY_VERSION } from '../../src/explore/replay-file.ts';
 import { checkSeed, parseBudget } from '../../src/explore/settings.ts';
 import { type FailurePoint, type Numbered, shrink, slice } from '../../src/explore/shrink.ts';
@@ -86,6 +86,19 @@ describe('the model of the subscription', () => {
     expect(silent.violations.map((v) => v.rule)).toEqual(['transition:subscribed/unsubscribe']);
   });
 
+  it('an unsubscribe of some of a subscription goes to a connection that has one', () => {
+    const m = subscribed([A, B]);
+    m.judgeOpen(
+      { op: 'open', conn: 'c2', key: 'primary', silent: false },
+      { accepted: true, at: 0, startedAt: 0 },
+      false,
+    );
+    const some = m.resolve({ op: 'unsubscribe', conn: 0, pairs: { kind: 'subset', pick: [0] } }, 0);
+    expect(some).toMatchObject({ op: 'unsubscribe', conn: 'c1', pairs: [A] });
+    const unsubscribed = m.resolve({ op: 'unsubscribe', conn: 0, pairs: { kind: 'unsubscribed', pick: [0] } }, 0);
+    expect(unsubscribed).toMatchObject({ op: 'unsubscribe', conn: 'c2' });
+  });
+
   it('an unsubscribe of a pair not subscribed is not shown: success and error are both allowed and recorded', () => {
     for (const notice of [ok(METHOD.unsubscribe, 'x2'), { method: 'error', message: 'no', code: '50004', id: 'x2' }]) {
       const m = subscribed([A]);
@@ -142,6 +155,35 @@ describe('the model of the allowance and the keep-alive', () => {
       false,
     );
     expect(m.resolve({ op: 'open', key: 0, silent: false }, 0)).toBeUndefined();
+  });
+
+  it('right after its refusal closes one connection of the key and opens one again, then goes on', () => {
+    const m = new ExploreModel(SETUP);
+    const open = (conn: string) => ({ op: 'open' as const, conn, key: 'cryptoOnly', silent: false });
+    expect(m.resolve({ op: 'open', key: 1, silent: false }, 0)).toEqual(open('c1'));
+    expect(m.refillStep()).toBeUndefined();
+    m.judgeOpen(open('c1'), { accepted: true, at: 0, startedAt: 0 }, false);
+    m.judgeOpen(open('c2'), { accepted: true, at: 0, startedAt: 0 }, false);
+    const body = { status_number: STATUS.CONNECTION_LIMIT, message: 'full' };
+    m.judgeOpen(open('c3'), { accepted: false, status: 429, body, text: JSON.stringify(body) }, false);
+    expect(m.refillStep()).toEqual({ op: 'close', conn: 'c1' });
+    m.closed('c1', 10, 'client');
+    expect(m.refillStep()).toEqual(open('c4'));
+    m.judgeOpen(open('c4'), { accepted: true, at: 20, startedAt: 20 }, false);
+    expect(m.refillStep()).toBeUndefined();
+    expect(m.violations).toEqual([]);
+  });
+
+  it('fills a key of a small allowance where the profile has one, whatever key was opened last', () => {
+    const keys = [{ name: 'primary', allowance: SHORT_FILL_MAX + 1, pairs: [A], refused: [] }, SETUP.keys[1]!];
+    const m = new ExploreModel({ ...SETUP, keys });
+    m.judgeOpen(
+      { op: 'open', conn: 'c1', key: 'primary', silent: false },
+      { accepted: true, at: 0, startedAt: 0 },
+      false,
+    );
+    expect(m.resolve({ op: 'open', key: 0, silent: false, fill: true }, 0)).toMatchObject({ key: 'cryptoOnly' });
+    expect(m.resolve({ op: 'open', key: 0, silent: false }, 0)).toMatchObject({ key: 'primary' });
   });
 
   it('a silent connection closed before the window breaks the keep-alive; a pinged one closed at all does', () => {

@@ -263,8 +263,8 @@ class SequenceRunner {
 
   /**
    * After a request: waits until what it did to the pushes has been judged (the pairs it started or
-   * kept pushed, the pairs it stopped seen to move and not pushed), at most the wait for two pushes,
-   * so that the next step does not hide it.
+   * kept pushed, the pairs it stopped seen to move and not pushed), at most the settle wait, so that
+   * the next step does not hide it.
    */
   async observe(step: number): Promise<void> {
     const until = this.ctx.stream.now() + sequenceSettleMs(this.ctx.waits);
@@ -340,8 +340,8 @@ const FILL_MAX = 11;
 
 /**
  * The steps of a source, one at a time: generated commands resolved against the model as it
- * stands (an open that fills resolved again until it resolves to nothing), numbered in the order
- * they come; given steps as they are.
+ * stands (an open that fills resolved again until it resolves to nothing, the refill of a key
+ * right after its refusal), numbered in the order they come; given steps as they are.
  */
 function steps(
   model: ExploreModel,
@@ -356,6 +356,9 @@ function steps(
   let n = 0;
   let filling = 0;
   return () => {
+    // Right after the deliberate refusal, the refill of its key: a slot it kept shows while it is fresh.
+    const refill = model.refillStep();
+    if (refill) return { n: n++, step: refill };
     while (i < source.commands.length) {
       const cmd = source.commands[i]!;
       const step = model.resolve(cmd, left());
@@ -366,8 +369,7 @@ function steps(
       }
       if (step) return { n: n++, step };
     }
-    const refill = model.refillStep();
-    return refill && { n: n++, step: refill };
+    return undefined;
   };
 }
 
