@@ -124,11 +124,15 @@ export class ExploreModel implements ModelView {
         const small = cmd.fill
           ? this.setup.keys.filter((k) => k.allowance !== undefined && k.allowance <= SHORT_FILL_MAX)
           : [];
+        // A sequence that does not start by filling starts on the first key (primary), the key of the
+        // watching connection and of the limit's list.
         const key = small.length
           ? small[cmd.key % small.length]!
-          : last !== undefined && cmd.key < SAME_KEY
-            ? this.key(last)
-            : this.setup.keys[cmd.key % this.setup.keys.length]!;
+          : last === undefined
+            ? this.setup.keys[0]!
+            : cmd.key < SAME_KEY
+              ? this.key(last)
+              : this.setup.keys[cmd.key % this.setup.keys.length]!;
         const beyond = this.beyondHeld(key.name);
         this.refusalKey ??= key.name;
         // Never more connections than a key allows, but for the one deliberate refusal of a known allowance.
@@ -149,7 +153,11 @@ export class ExploreModel implements ModelView {
         return { op: 'idle', ms: long ? this.setup.idleMs.long : this.setup.idleMs.short };
       }
       case 'subscribe': {
-        const c = on(cmd.conn);
+        // The limit's list goes to a connection of the key it was made for, where one is open.
+        const limitKey = this.setup.keys[0]!.name;
+        const ofKey = open.filter((x) => x.key === limitKey);
+        const limit = cmd.pairs.kind === 'at-limit' || cmd.pairs.kind === 'over-limit';
+        const c = limit && ofKey.length ? ofKey[ofKey.length - 1 - (cmd.conn % ofKey.length)] : on(cmd.conn);
         const pairs = c && this.subscribePairs(c, cmd.pairs);
         return c && pairs?.length ? { op: 'subscribe', conn: c.name, pairs, id: `x${this.requests + 1}` } : undefined;
       }

@@ -99,6 +99,17 @@ describe('the model of the subscription', () => {
     expect(unsubscribed).toMatchObject({ op: 'unsubscribe', conn: 'c2' });
   });
 
+  it("a subscribe of the limit's list goes to a connection of the key it was made for", () => {
+    const m = new ExploreModel({ ...SETUP, atLimit: [A, B] });
+    for (const [conn, key] of [
+      ['c1', 'primary'],
+      ['c2', 'cryptoOnly'],
+    ] as const)
+      m.judgeOpen({ op: 'open', conn, key, silent: false }, { accepted: true, at: 0, startedAt: 0 }, false);
+    const full = m.resolve({ op: 'subscribe', conn: 0, pairs: { kind: 'at-limit' } }, 0);
+    expect(full).toMatchObject({ op: 'subscribe', conn: 'c1', pairs: [A, B] });
+  });
+
   it('an unsubscribe of a pair not subscribed is not shown: success and error are both allowed and recorded', () => {
     for (const notice of [ok(METHOD.unsubscribe, 'x2'), { method: 'error', message: 'no', code: '50004', id: 'x2' }]) {
       const m = subscribed([A]);
@@ -160,7 +171,7 @@ describe('the model of the allowance and the keep-alive', () => {
   it('right after its refusal closes one connection of the key and opens one again, then goes on', () => {
     const m = new ExploreModel(SETUP);
     const open = (conn: string) => ({ op: 'open' as const, conn, key: 'cryptoOnly', silent: false });
-    expect(m.resolve({ op: 'open', key: 1, silent: false }, 0)).toEqual(open('c1'));
+    expect(m.resolve({ op: 'open', key: 1, silent: false, fill: true }, 0)).toEqual(open('c1'));
     expect(m.refillStep()).toBeUndefined();
     m.judgeOpen(open('c1'), { accepted: true, at: 0, startedAt: 0 }, false);
     m.judgeOpen(open('c2'), { accepted: true, at: 0, startedAt: 0 }, false);

@@ -85,7 +85,9 @@ export async function exploreSetup(ctx: CheckContext): Promise<ExploreSetup> {
   let pool = listed;
   let limit: string[] | undefined;
   if (watch) {
-    limit = await atLimit(ctx, watch, listed);
+    // Beside the pairs that move only (the primary key's pool comes from them): a catalogue a little
+    // larger than the limit still gives a full list, and a later subscribe of the pool goes past it.
+    limit = await atLimit(ctx, watch, live.length ? live : listed);
     const { notice, pairs } = await subscribeListed(ctx, watch, listed, 'explore-watch');
     if (String(notice.code) !== '200')
       ctx.skip(`the watching connection's subscribe was refused: ${JSON.stringify(notice)}`);
