@@ -7,6 +7,7 @@
  * moves.
  */
 import type { CheckContext } from '../../../src/check.ts';
+import { CheckSkipped } from '../../../src/context.ts';
 import { LIMITS, parsePairCode } from '../../../src/spec.ts';
 import { CADENCE_PUSHES, keepAliveTiming, longIdleMs, shortIdleMs } from '../../../src/timing/index.ts';
 import type { StreamSession } from '../../../src/transports/stream.ts';
@@ -57,7 +58,14 @@ async function atLimit(
   const listed = (await streamPairs(ctx, LIMITS.maxPairsPerSubscribe + pool.length)).filter((p) => !pool.includes(p));
   const want = listed.length >= LIMITS.maxPairsPerSubscribe ? listed.slice(0, LIMITS.maxPairsPerSubscribe) : undefined;
   if (!want) return undefined;
-  const { notice, pairs } = await subscribeListed(ctx, watch, want, 'explore-limit');
+  // A catalogue whose spare pairs are refused (inactive or suspended) gives no full list: the
+  // explorer goes on without one rather than skip.
+  const got = await subscribeListed(ctx, watch, want, 'explore-limit').catch((err: unknown) => {
+    if (err instanceof CheckSkipped) return undefined;
+    throw err;
+  });
+  if (!got) return undefined;
+  const { notice, pairs } = got;
   if (String(notice.code) !== '200' || pairs.length !== LIMITS.maxPairsPerSubscribe) return undefined;
   // Emptied before the pool is subscribed, so that no earlier set stands beside the watching one.
   await ask(ctx, watch, unsubscribe(pairs, 'explore-limit-off'), 'the unsubscribe of the limit list answered');
