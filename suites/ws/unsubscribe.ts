@@ -119,7 +119,13 @@ export const unsubscribeChecks: readonly Check[] = [
   {
     id: 'ws.unsubscribe.stops-several',
     enforces: ['transition:subscribed/unsubscribe'],
-    catches: ['unsubscribe-keeps-pushing', 'unsubscribe-first-pair-only', 'push-unsubscribed-pair'],
+    // It keeps one pair subscribed and holds its pushes to its REST price: a service that stops all meets it.
+    catches: [
+      'unsubscribe-keeps-pushing',
+      'unsubscribe-first-pair-only',
+      'push-unsubscribed-pair',
+      'unsubscribe-stops-all',
+    ],
     clause: {
       section: 'States and transitions',
       rule: 'unsubscribe while subscribed: pushes for the listed pairs stop (every listed pair)',
