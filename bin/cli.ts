@@ -21,6 +21,8 @@ const COMMANDS: Record<string, { file: string; exportName: string }> = {
   load: { file: './commands/load.ts', exportName: 'loadCommand' },
   spec: { file: './commands/spec.ts', exportName: 'specCommand' },
   init: { file: './commands/init.ts', exportName: 'initCommand' },
+  explore: { file: './commands/explore.ts', exportName: 'exploreCommand' },
+  replay: { file: './commands/explore.ts', exportName: 'replayCommand' },
 };
 
 /** Every command of COMMANDS, loaded: the completion's tree needs them all. */

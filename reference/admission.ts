@@ -58,14 +58,14 @@ export class Admissions {
     if (refused) return refused;
     // Spec, Limits: counted per key, not per IP address; refused from any address.
     const slot = svc.seams.admission.slot(
-      { countKey: key.key, allowance: key.connections ?? 1, freed: true },
+      { countKey: key.key, allowance: key.connections ?? 1, freed: true, refusalHoldsMs: 0 },
       { key, remoteAddress },
     );
     const { countKey } = slot;
     const open = this.counts.get(countKey) ?? 0;
     const alongside = (slot.countsWith ?? []).reduce((n, other) => n + (this.counts.get(other) ?? 0), 0);
     if (open + alongside >= slot.allowance) {
-      if (slot.refusalHolds) this.counts.set(countKey, open + 1);
+      if (slot.refusalHoldsMs > 0) this.hold(countKey, slot.refusalHoldsMs);
       return refusal(STATUS.CONNECTION_LIMIT);
     }
     this.counts.set(countKey, open + 1);
@@ -82,6 +82,13 @@ export class Admissions {
       else free();
     };
     return { key, countKey, release };
+  }
+
+  /** Counts one connection more of `countKey` for `ms` (Infinity: for good), as if a refused handshake held a slot. */
+  private hold(countKey: string, ms: number): void {
+    this.counts.set(countKey, (this.counts.get(countKey) ?? 0) + 1);
+    if (ms === Number.POSITIVE_INFINITY) return;
+    setTimeout(() => this.counts.set(countKey, (this.counts.get(countKey) ?? 1) - 1), ms).unref();
   }
 
   /** The refusal of a valid key's handshake for its state or access; undefined when it may connect. */

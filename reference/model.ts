@@ -51,6 +51,8 @@ export interface Client {
   readonly unauthorized: boolean;
   /** Whether a ping arrived since the last accepted subscribe. */
   pingedSinceSubscribe: boolean;
+  /** Its accepted subscribes and unsubscribes, oldest first, each with the set it left. */
+  history: { method: string; pairs: string[] }[];
 }
 
 /** The clients of one subscription set (and push variant): they share every tick's bytes. */

@@ -23,7 +23,8 @@ export type Use = 'list' | 'price' | 'subscribe';
 
 /**
  * The connection slot an admitted handshake takes: whose count, its size, whether a close frees it,
- * and whether a handshake refused for the count takes one all the same.
+ * how long a handshake refused for a full count holds a slot all the same (0: not at all; Infinity:
+ * for good), and which other counts its allowance is checked against.
  */
 export interface Slot {
   readonly countKey: string;
@@ -31,8 +32,13 @@ export interface Slot {
   readonly freed: boolean;
   /** Other counts the allowance is checked against besides its own (a count pooled across keys); none by default. */
   readonly countsWith?: readonly string[];
-  /** A handshake refused with 50009 takes a slot all the same and never gives it back; false by default. */
-  readonly refusalHolds?: boolean;
+  readonly refusalHoldsMs: number;
+}
+
+/** An accepted subscribe or unsubscribe of a connection, as its history keeps it. */
+export interface Accepted {
+  readonly method: string;
+  readonly pairs: readonly string[];
 }
 
 /** Which part of the REST side answered: auth before routing, the router, an endpoint, the stream path. */
@@ -147,16 +153,19 @@ export interface Seams {
       reply: string | Record<string, unknown>,
       at: { subscribed: boolean },
     ): string | Record<string, unknown> | undefined;
-    /** `params.pairs` of a subscribe or unsubscribe as read. */
-    pairs(verdict: PairsVerdict, at: { params: unknown; method: string }): PairsVerdict;
+    /** `params.pairs` of a subscribe or unsubscribe as read (`current`: the connection's subscription). */
+    pairs(verdict: PairsVerdict, at: { params: unknown; method: string; current: readonly string[] }): PairsVerdict;
     /** Whether a subscribe, unsubscribe or ping is served, given the whole message. */
     request(verdict: RequestVerdict, at: { msg: Record<string, unknown> }): RequestVerdict;
     /** The valid codes a subscribe or unsubscribe acts on. */
     select(codes: string[], at: { method: string; svc: ServiceView }): string[];
     /** The pair a subscribe finds for a code (undefined: not found). */
     subscribable(entry: PairEntry | undefined, at: { code: string; svc: ServiceView }): PairEntry | undefined;
-    /** The subscription set after an accepted subscribe or unsubscribe. */
-    next(next: string[], at: { current: readonly string[]; method: string }): string[];
+    /**
+     * The subscription set after an accepted subscribe or unsubscribe; `history`: the connection's
+     * accepted requests before this one, oldest first, each with the set it left.
+     */
+    next(next: string[], at: { current: readonly string[]; method: string; history: readonly Accepted[] }): string[];
   };
   /** A notice as sent (undefined: none is sent). */
   notice(

@@ -67,6 +67,7 @@ export class Sessions {
       windowCount: 0,
       unauthorized: admitted.unauthorized === true,
       pingedSinceSubscribe: false,
+      history: [],
     };
     this.clients.add(client);
     this.stats.clients = this.clients.size;
@@ -215,7 +216,8 @@ export class Sessions {
   private pairsOf(client: Client, params: unknown, id: string | undefined, method: string): string[] | undefined {
     // An empty list is not stated invalid: the dialect refuses it (50004) or acknowledges a subscribe to nothing.
     const acknowledgeEmpty = method === METHOD.subscribe && this.svc.dialect.stream.emptySubscribe === 'acknowledge';
-    const verdict = this.svc.seams.session.pairs(readPairs(params, acknowledgeEmpty), { params, method });
+    const read = readPairs(params, acknowledgeEmpty);
+    const verdict = this.svc.seams.session.pairs(read, { params, method, current: client.subs });
     if (Array.isArray(verdict)) return verdict;
     this.invalid(client, verdict.invalid, { id, request: method, cause: emptyPairs(params) });
     return undefined;
@@ -279,7 +281,7 @@ export class Sessions {
     }
     // Spec, subscription table: the earlier set is replaced, not extended.
     client.pingedSinceSubscribe = false;
-    this.fanOut.join(client, seams.next(codes, { current: client.subs, method }));
+    this.accept(client, method, seams.next(codes, { current: client.subs, method, history: client.history }));
     this.notice(client, METHOD.subscribe, TEXT.subscribeSuccess, STATUS.OK, {
       id,
       request: method,
@@ -287,6 +289,12 @@ export class Sessions {
     });
     if (svc.dialect.stream.pushes === 'on-change-snapshot') this.fanOut.snapshot(client);
     return true;
+  }
+
+  /** An accepted request leaves `next` subscribed: pushed from now on, and kept in the connection's history. */
+  private accept(client: Client, method: string, next: string[]): void {
+    this.fanOut.join(client, next);
+    client.history.push({ method, pairs: [...next] });
   }
 
   private unsubscribe(client: Client, params: unknown, id: string | undefined): void {
@@ -307,7 +315,7 @@ export class Sessions {
     if (stray !== undefined && svc.dialect.stream.unsubscribeNotSubscribed === 'error')
       return this.invalid(client, `invalid request: not subscribed to ${stray}`, { id, request: method });
     const next = client.subs.filter((c) => !codes.includes(c));
-    this.fanOut.join(client, seams.next(next, { current: client.subs, method }));
+    this.accept(client, method, seams.next(next, { current: client.subs, method, history: client.history }));
     this.notice(client, METHOD.unsubscribe, TEXT.unsubscribeSuccess, STATUS.OK, { id, request: method });
   }
 }

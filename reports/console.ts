@@ -12,6 +12,7 @@ import {
   causeLines,
   clauseText,
   coverageLine,
+  explorationLines,
   failureLines,
   nothingToJudgeLine,
   reproduceLines,
@@ -242,6 +243,8 @@ function detailLines(e: RunEnd): string[] {
     r.observations.map((o) => `  ${r.id} ${o.name}: ${valueText(o.value, 120)}${o.note ? ` (${o.note})` : ''}`),
   );
   if (observed.length) lines.push('', `Observed behaviour (spec: not shown), ${observed.length}:`, ...observed);
+  for (const r of e.results.filter((x) => x.exploration && !failed.includes(x)))
+    lines.push('', `${r.id}:`, ...explorationLines(r).map((l) => `  ${l}`));
   return lines;
 }
 

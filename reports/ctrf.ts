@@ -40,6 +40,14 @@ function ctrfTest(r: CheckResult): Record<string, unknown> {
   const message = r.outcome === 'fail' ? r.violations[0]?.received : r.reason;
   if (message !== undefined) test.message = message;
   if (r.outcome === 'fail' || r.outcome === 'error') test.trace = failureLines(r).join('\n');
+  // The explorer's seed, counts and transitions, beside the outcome: CTRF keeps a test's own data in `extra`.
+  if (r.exploration)
+    test.extra = {
+      exploration: {
+        ...r.exploration,
+        failure: r.exploration.failure && { ...r.exploration.failure, replay: undefined },
+      },
+    };
   return test;
 }
 

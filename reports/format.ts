@@ -4,6 +4,7 @@ import { type Coverage, type RuleCoverage, type RuleStatus, uncheckedLabel } fro
 import type { RunSummary } from '../src/runner.ts';
 import { causeName, causesHeadline, type Cause, evidenceShowing } from './causes.ts';
 import { statement } from '../src/statements.ts';
+import { REPLAY_FILE } from '../src/explore/index.ts';
 
 /** `Section: rule`. */
 export const clauseText = (r: Pick<CheckResult, 'clause'>): string => `${r.clause.section}: ${r.clause.rule}`;
@@ -41,6 +42,35 @@ export function ruleText(key: string): string {
   return st ? `${key} (${st.section}: ${st.item}: ${st.statement})` : key;
 }
 
+/**
+ * What the explorer ran and found, as lines: its seed and counts, the model's transitions it
+ * exercised and judged, and a failure's shrunk transcript with how to replay it. Empty for any
+ * other check.
+ */
+export function explorationLines(r: Pick<CheckResult, 'exploration'>): string[] {
+  const e = r.exploration;
+  if (!e) return [];
+  const lines =
+    e.mode === 'replay'
+      ? [`Replay: ${e.steps} steps run again; the failure ${e.reproduced ? 'reproduced' : 'did not reproduce'}`]
+      : [
+          `Exploration: seed ${e.seed}, ${e.budgetMs / 1000} s budget, ${e.sequences} sequences, ${e.steps} steps ` +
+            `(the same sequences again: --seed ${e.seed})`,
+        ];
+  lines.push('Model transitions exercised (judged):');
+  for (const t of e.transitions) lines.push(`  ${t.transition}: ${t.exercised} (${t.judged})`);
+  const f = e.failure;
+  if (!f) return lines;
+  lines.push(
+    `Failure after ${f.stepsToCatch} steps (sequence ${f.sequence}), shrunk from ${f.foundSteps} to ` +
+      `${f.shrunkSteps} steps in ${f.shrinkRuns} runs, ` +
+      `${f.confirmed ? 'confirmed by a run of its own' : 'NOT confirmed by a last run'}:`,
+    ...f.transcript.map((l) => `  ${l}`),
+    `Replay it: conform replay ${REPLAY_FILE} with the same target options (the file is in the report directory)`,
+  );
+  return lines;
+}
+
 /** Every line a failed or errored result shows: Received / Expected (spec: …) per violation, then Reproduce. */
 export function failureLines(r: CheckResult, maxEvidence = 40): string[] {
   const lines: string[] = [];
@@ -50,6 +80,7 @@ export function failureLines(r: CheckResult, maxEvidence = 40): string[] {
     lines.push(`Expected (spec: ${clauseText(r)}): ${v.expected}`);
     if (v.rule) lines.push(`Breaks ${ruleText(v.rule)}${v.seenBy ? `; seen by ${v.seenBy}` : ''}`);
   }
+  lines.push(...explorationLines(r));
   const showing = evidenceShowing(r);
   const repro = reproduceLines(showing);
   if (repro.length > 0) {

@@ -19,6 +19,7 @@ import { type Cause, causeName, causesOf } from './causes.ts';
 import {
   causeLines,
   coverageLine,
+  explorationLines,
   failureLines,
   nothingToJudgeLine,
   ruleLine,
@@ -121,6 +122,8 @@ export function githubSummary(
     lines.push('', `### Errors (${errored.length})`, '');
     for (const r of errored) lines.push(`- \`${r.id}\`: ${cell(`${r.errorCode ?? ''} ${r.reason ?? ''}`)}`);
   }
+  for (const r of e.results.filter((x) => x.exploration))
+    lines.push('', `### Exploration (\`${r.id}\`)`, '', '```', ...explorationLines(r), '```');
   if (reports.length || env.runUrl) {
     lines.push('', '### Reports', '');
     if (env.runUrl) lines.push(`The run's artifacts: ${env.runUrl}#artifacts`, '');

@@ -21,6 +21,7 @@ import {
   truncate,
   valueText,
   verdictWord,
+  explorationLines,
 } from './format.ts';
 import { escapeHtml as esc } from './write.ts';
 
@@ -234,6 +235,13 @@ function sectionsOf(r: CheckResult): string[] {
   return broken.length ? [...new Set(broken)] : [r.clause.section];
 }
 
+/** What the explorer ran, judged and found, one block per result that explored. */
+const explorations = (e: RunEnd): string =>
+  e.results
+    .filter((r) => r.exploration)
+    .map((r) => `<h2>Exploration: <code>${esc(r.id)}</code></h2><pre>${esc(explorationLines(r).join('\n'))}</pre>`)
+    .join('\n');
+
 /** The whole page of a finished run. */
 export function htmlReport(e: RunEnd): string {
   const s = e.summary;
@@ -315,6 +323,7 @@ ${causesBlock(e.results)}
 ${failures}
 </section>
 <section class="view" id="checks">
+${explorations(e)}
 <p class="filter">Show: ${filters}</p>
 <table><tr><th>check</th><th>verdict</th><th>severity</th><th>spec clause</th><th>expectation / reason</th></tr>
 ${checkRows.join('\n')}

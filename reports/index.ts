@@ -15,6 +15,7 @@ import { HTML_REPORT_FILE, htmlHandler } from './html.ts';
 import { JSON_REPORT_FILE, jsonHandler } from './json.ts';
 import { JUNIT_REPORT_FILE, junitHandler } from './junit.ts';
 import { formatMatrix } from './matrix.ts';
+import { replayFileHandler } from './explore-replay.ts';
 
 export type { ReportOptions };
 export { githubEnvironment } from './github.ts';
@@ -76,7 +77,7 @@ export function reportHandlers(o: ReportOptions): RunHandler[] {
   const formats: [string, ReportFormat][] = Object.entries(REPORT_FORMATS);
   const chosen = formats.filter(([name]) => o.formats.includes(name));
   const reportFiles = chosen.flatMap(([, f]) => (f.file ? [path.join(o.outDir, f.file)] : []));
-  return chosen.map(([, format], i) =>
+  const handlers = chosen.map(([, format], i) =>
     format.create({
       outDir: o.outDir,
       version: o.version,
@@ -92,6 +93,8 @@ export function reportHandlers(o: ReportOptions): RunHandler[] {
       ...(o.width ? { width: o.width } : {}),
     }),
   );
+  // Not a format: a failure the explorer found is always written where conform replay can read it.
+  return [...handlers, replayFileHandler(o.outDir, o.written)];
 }
 
 /** What the CLI hands the library: the formats' names and handlers, and the listings' text. */

@@ -14,6 +14,7 @@ import {
   uncheckedLines,
   valueText,
   verdictWord,
+  explorationLines,
 } from './format.ts';
 
 export const JUNIT_REPORT_FILE = 'conform-junit.xml';
@@ -57,6 +58,7 @@ function testcase(r: CheckResult): string {
   }
   const out = [`spec: ${clauseText(r)}`, `expected: ${r.expectation}`];
   for (const o of r.observations) out.push(`observed ${o.name}: ${valueText(o.value)}${o.note ? ` (${o.note})` : ''}`);
+  if (r.outcome !== 'fail') out.push(...explorationLines(r));
   body.push(`      <system-out>${xml(out.join('\n'))}</system-out>`);
   return [open, ...body, '    </testcase>'].join('\n');
 }

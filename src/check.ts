@@ -10,6 +10,7 @@ import type { Profile } from './profile.ts';
 import type { Validator } from './validator.ts';
 import type { Waits } from './timing/index.ts';
 import type { SchemaName } from './schema-definitions.ts';
+import type { Exploration, ExploreSettings } from './explore/index.ts';
 import type { RestClient } from './transports/rest.ts';
 import type { StreamClient } from './transports/stream.ts';
 
@@ -34,6 +35,7 @@ export const TAGS = [
   'keepalive',
   'push',
   'consistency',
+  'explore',
 ] as const;
 export type Tag = (typeof TAGS)[number];
 
@@ -167,6 +169,8 @@ export interface CheckResult {
   observations: Observation[];
   evidence: Evidence[];
   durationMs: number;
+  /** What the explorer ran, judged and found (ws.explore only). */
+  exploration?: Exploration;
   /**
    * Of `durationMs`, the time spent waiting for another check to give a connection slot back, or
    * for the key's turn under the rate limit (not counted against the check's timeout).
@@ -262,6 +266,15 @@ export interface CheckContext {
   notJudged?(reason: string, statements: readonly StatementKey[]): void;
   /** Records undocumented behaviour. */
   observe(name: string, value: unknown, note?: string): void;
+  /** What the run asks of the explorer (`--explore`, `conform explore`, `conform replay`); absent otherwise. */
+  readonly explore?: ExploreSettings;
+  /**
+   * The explorer's report: it goes into the result, and the rule coverage credits only the
+   * statements of the transitions a step judged (`judged`), not every one the check enforces. The
+   * transcript keeps only what was recorded from `evidenceFromMs` on (the last run: a long exploration
+   * records more frames than a report should hold).
+   */
+  explored?(e: Exploration, judged: readonly StatementKey[], evidenceFromMs?: number): void;
   /** Adds a line to the transcript. */
   note(text: string): void;
   /** Validates `value`; every schema error becomes a violation naming `what`. Returns whether it was valid. */

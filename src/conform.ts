@@ -25,6 +25,7 @@ import { assertSetup } from './preflight.ts';
 import { resolveTarget, type EmbeddedTarget, type ResolvedTarget, type Transport } from './target.ts';
 import { PREFLIGHT_TIMEOUT_MS } from './timing/index.ts';
 import { caOf } from './transports/tls-trust.ts';
+import { exploreSettings } from './explore/settings.ts';
 
 /**
  * Exit codes: every must check passed; a check failed or errored; usage, profile or reachability
@@ -148,7 +149,8 @@ export async function conformRun(
       io.out(`${listing(options, registry, only, io)}\n`);
       return EXIT.ok;
     }
-    const checks = selectChecks(registry, { only, skip: options.skip });
+    const explore = await exploreSettings(options);
+    const checks = selectChecks(registry, { only, skip: options.skip, explore: explore !== undefined });
     if (checks.length === 0) throw new UsageError('--only/--skip leave no check to run');
     const baseline = options.baseline ? await readPastReport(options.baseline, '--baseline') : undefined;
     await prepareOutDir(options);
@@ -167,7 +169,7 @@ export async function conformRun(
       target: { ...targetInfo(profile, redact, embedded !== undefined), source: resolved.from },
       redact,
       signal: io.signal,
-      settings: runSettings(options, profile),
+      settings: { ...runSettings(options, profile), ...(explore ? { explore } : {}) },
       compare: baseline ? (results) => compareWithBaseline(baseline, results) : undefined,
     });
     for (const f of written) io.out(`report: ${f}\n`);

@@ -19,6 +19,7 @@ import type { StatementKey } from './statements.ts';
 import { channelOf, keep as keepRouted, ownRule } from './ownership.ts';
 import { NOTHING_TO_JUDGE } from './coverage.ts';
 import { schemaErrorRule } from './schema-rules.ts';
+import type { ExploreSettings } from './explore/index.ts';
 import type { Profile } from './profile.ts';
 import type { Validator } from './validator.ts';
 import type { SchemaName } from './schema-definitions.ts';
@@ -110,6 +111,8 @@ export interface ContextOptions {
   extendTimeLimit?: (ms: number) => void;
   /** Who owns each statement in the run; without it every violation a check meets is its own. */
   judging?: Judging;
+  /** What the run asks of the explorer, when it asks. */
+  explore?: ExploreSettings;
 }
 
 /** A running check's context plus what the runner reads back from it. */
@@ -127,6 +130,8 @@ export interface ContextHandle {
   partly?: Partly;
   /** What the check said it did not judge at all (`ctx.notJudged`). */
   unjudged?: Required<Partly>;
+  /** What the result takes from the check beside its verdict: what it judged in part, what it explored. */
+  fields(): Pick<CheckResult, 'partly' | 'exploration' | 'enforces'>;
   /** Closes every stream session the check left open. */
   cleanup(): Promise<void>;
 }
@@ -315,6 +320,7 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
     ...(options.onSlotWait ? { onWait: options.onSlotWait } : {}),
   });
   const pushes = pushInspector(options.validator, addViolation, (v) => redactDeep(v, redact));
+  let explored: Pick<CheckResult, 'exploration' | 'enforces'> = {};
   const stream = checkStream(options, rec, loans, pushes, pairLedger);
 
   const ctx: CheckContext = {
@@ -357,6 +363,14 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
       observations.push(o);
     },
     note,
+    ...(options.explore ? { explore: options.explore } : {}),
+    explored(e, judged, evidenceFromMs) {
+      // Coverage credits the statements a step judged, not every one the check could enforce.
+      explored = { exploration: e, enforces: check.enforces.filter((k) => judged.includes(k)) };
+      if (evidenceFromMs === undefined) return;
+      const keep = rec.evidence.filter((ev) => ev.atMs >= evidenceFromMs);
+      rec.evidence.splice(0, rec.evidence.length, ...keep);
+    },
     expectSchema(name: SchemaName, value: unknown, what: string): boolean {
       // Validated redacted: the validator quotes values cut short, and a cut key would escape the redactor.
       const result = options.validator.validate(name, redactDeep(value, redact));
@@ -378,6 +392,7 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
     receive: rec.receive,
     observations,
     evidence: rec.evidence,
+    fields: () => ({ ...(handle.partly ? { partly: handle.partly } : {}), ...explored }),
     async cleanup() {
       // Inspection ends with the check's verdict: frames that arrive while its sessions close are not judged.
       pushes.finish();

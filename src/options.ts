@@ -5,6 +5,7 @@
 import { UsageError } from './errors.ts';
 import { RUN_DEFAULTS } from './runner.ts';
 import { DEFAULT_KEY_ENV, validateTargetOptions, type TargetOptions } from './target.ts';
+import { checkSeed, parseBudget } from './explore/settings.ts';
 
 /**
  * Everything a run can be told; each field's default is in OPTION_DEFAULTS. What the run is
@@ -46,6 +47,12 @@ export interface ConformOptions extends TargetOptions {
   slotReleaseWait?: number;
   /** Bound on the run's time waiting on the rate limit, ms; overrides the profile's `maxRateWaitMs`. */
   maxRateWait?: number;
+  /** Adds the explorer (ws.explore) for this long, as typed (`60s`, `500ms`, `2m`). */
+  explore?: string;
+  /** The explorer's seed: the same seed draws the same sequences; default drawn and reported. */
+  seed?: number;
+  /** A replay file of the explorer: ws.explore runs its steps instead of exploring. */
+  replay?: string;
 }
 
 /** Defaults: console report into ./conform-reports (git-ignored), the runner's concurrency and timeout. */
@@ -63,6 +70,9 @@ export const OPTION_DEFAULTS: Readonly<
     | 'minCoverage'
     | 'slotReleaseWait'
     | 'maxRateWait'
+    | 'explore'
+    | 'seed'
+    | 'replay'
   >
 > = Object.freeze({
   keyEnv: DEFAULT_KEY_ENV,
@@ -119,6 +129,10 @@ export function validateOptions(o: ConformOptions, reportFormats: readonly strin
     throw new UsageError(`--slot-release-wait: must be a whole number of milliseconds (got ${o.slotReleaseWait})`);
   if (o.maxRateWait !== undefined && !(Number.isInteger(o.maxRateWait) && o.maxRateWait >= 1))
     throw new UsageError(`--max-rate-wait: must be a positive integer of milliseconds (got ${o.maxRateWait})`);
+  if (o.explore !== undefined) parseBudget(o.explore, '--explore');
+  if (o.seed !== undefined) checkSeed(o.seed);
+  if (o.seed !== undefined && o.explore === undefined && o.replay === undefined)
+    throw new UsageError('--seed goes with --explore');
 }
 
 /**

@@ -26,6 +26,7 @@ import { type Ending, type NotRunReason, notRun, verdictOf } from './verdict.ts'
 import type { TargetInfo } from './target.ts';
 import { RuleLedger, RuleOwners } from './ownership.ts';
 import { inLanes } from './lanes.ts';
+import type { ExploreSettings } from './explore/index.ts';
 
 /** Run-wide settings; each field's default is in RUN_DEFAULTS. */
 export interface RunSettings {
@@ -46,6 +47,8 @@ export interface RunSettings {
   minCoverage?: number;
   /** Bound on the run's time spent waiting on the REST rate limit, ms; default PACING.maxRunWaitMs. */
   maxRateWaitMs?: number;
+  /** What the run asks of the explorer (ws.explore), when it asks. */
+  explore?: ExploreSettings;
 }
 
 /**
@@ -121,18 +124,18 @@ export function matches(check: Check, selector: string): boolean {
 
 /**
  * The checks a run executes, in registry order. `disruptive` checks run only when an `only`
- * selector names them (by id, prefix or tag): they load the target.
+ * selector names them (by id, prefix or tag): they load the target; `explore` ones too, or with `explore`.
  */
 export function selectChecks(
   checks: readonly Check[],
-  select: { only?: readonly string[]; skip?: readonly string[] } = {},
+  select: { only?: readonly string[]; skip?: readonly string[]; explore?: boolean } = {},
 ): Check[] {
   const only = select.only ?? [];
   const skip = select.skip ?? [];
   return checks.filter((c) => {
     if (skip.some((s) => matches(c, s))) return false;
     if (only.length > 0) return only.some((s) => matches(c, s));
-    return !c.tags.includes('disruptive');
+    return !c.tags.includes('disruptive') && (select.explore === true || !c.tags.includes('explore'));
   });
 }
 
@@ -263,6 +266,7 @@ async function runCheck(check: Check, env: RunEnv): Promise<CheckResult> {
       ownerOf: (rule, channel) => env.ledger.owners.ownerOf(rule, channel),
       route: (owner, v) => env.ledger.route(owner, v),
     },
+    ...(settings.explore ? { explore: settings.explore } : {}),
   });
   for (const v of env.ledger.open(check.id, (v) => handle.receive(v))) handle.receive(v);
   const started = performance.now();
@@ -286,8 +290,8 @@ async function runCheck(check: Check, env: RunEnv): Promise<CheckResult> {
   if (handle.alsoSeen.length > 0) result.alsoSeen = handle.alsoSeen;
   result.observations = handle.observations;
   result.evidence = handle.evidence;
-  if (handle.partly) result.partly = handle.partly;
   if (handle.unjudged) result.unjudged = handle.unjudged;
+  Object.assign(result, handle.fields());
   result.durationMs = Math.round(performance.now() - started);
   const slotWaitMs = Math.round(clock.pausedMs());
   if (slotWaitMs > 0) result.slotWaitMs = slotWaitMs;
@@ -346,15 +350,13 @@ function runAbortFollowing(outer: AbortSignal | undefined): { controller: AbortC
   return { controller, release: () => outer?.removeEventListener('abort', onOuter) };
 }
 
+/** Why every check is not run: the target answered nothing with the key. */
+type Stalled = { reason: string; evidence: Evidence[] } | undefined;
 /**
  * The preflights, unless skipped: a target that takes no connection stops the run (UnreachableError);
  * one that answers nothing with the key makes every check not run, with the reason returned.
  */
-async function preflights(
-  options: RunOptions,
-  redact: Redact,
-  checkTimeoutMs: number,
-): Promise<{ reason: string; evidence: Evidence[] } | undefined> {
+async function preflights(options: RunOptions, redact: Redact, checkTimeoutMs: number): Promise<Stalled> {
   if (options.skipPreflight) return undefined;
   const preflightMs = Math.min(PREFLIGHT_TIMEOUT_MS, checkTimeoutMs);
   await assertOpen(options.profile, preflightMs);

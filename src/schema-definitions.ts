@@ -25,6 +25,7 @@ import {
   ASSET_TYPE,
 } from './spec.ts';
 import { TRANSPORTS } from './transports/stream.ts';
+import { REPLAY_SCHEMA_BODY } from './explore/replay-file.ts';
 
 export const SCHEMA_BASE = 'https://conform.local/schemas/';
 type Schema = Record<string, unknown>;
@@ -472,6 +473,13 @@ const profile = schema('profile', 'conform target profile', {
   then: { type: 'object', required: ['event'], properties: { event: { type: 'string' } } },
 });
 
+/** The explorer's replay file (src/explore/replay-file.ts). */
+const exploreReplay = schema(
+  'explore-replay',
+  "The explorer's replay file (conform-explore-replay.json)",
+  REPLAY_SCHEMA_BODY,
+);
+
 /** Every schema, by file name (without `.schema.json`). */
 export const SCHEMAS = {
   'pair-record': pairRecord,
@@ -489,6 +497,7 @@ export const SCHEMAS = {
   'unsubscribe-request': unsubscribeRequest,
   'ping-request': pingRequest,
   profile,
+  'explore-replay': exploreReplay,
 } as const satisfies Record<string, Schema & { $id: string }>;
 export type SchemaName = keyof typeof SCHEMAS;
 export const SCHEMA_NAMES = Object.keys(SCHEMAS) as SchemaName[];

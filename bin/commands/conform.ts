@@ -35,6 +35,8 @@ const USAGE = [
   'conform serve        run the reference service, with a fault or a dialect (conform serve --help)',
   'conform load         fan-out and REST load tools (conform load --help)',
   'conform spec         print the OpenAPI or AsyncAPI document of the service (conform spec --help)',
+  'conform explore      explore the stream\'s state space against a model of the spec (conform explore --help)',
+  'conform replay FILE  run again a failure the explorer found, from its replay file (conform replay --help)',
   'conform completion   print a shell completion script (conform completion >> ~/.bashrc)',
 ].join('\n');
 
@@ -88,7 +90,7 @@ const SELECTION_OPTIONS = {
 } as const;
 
 /** What the run writes, what it compares with and what makes it exit 1. */
-const REPORT_OPTIONS = {
+export const REPORT_OPTIONS = {
   report: {
     type: 'string',
     array: true,
@@ -156,6 +158,13 @@ const RUN_OPTIONS = {
       "longest the run waits on the target's REST rate limit in all, ms (default 10 minutes); " +
       "overrides the profile's maxRateWaitMs",
   },
+  explore: {
+    type: 'string',
+    describe:
+      "add ws.explore: sequences over the stream's connections and keys, held to a model of the spec, " +
+      'for this long (60s, 500ms, 2m; see conform explore --help)',
+  },
+  seed: { type: 'number', describe: 'with --explore: the seed sequences are drawn from (default drawn and reported)' },
 } as const;
 
 /** The yargs definition of `conform [options]`, shared by parsing and the help text. */
@@ -259,6 +268,8 @@ function optionsOf(a: Record<string, unknown>, argv: readonly string[]): Conform
     verbose: a.verbose === true,
     slotReleaseWait: a['slot-release-wait'] === undefined ? undefined : num('slot-release-wait'),
     maxRateWait: a['max-rate-wait'] === undefined ? undefined : num('max-rate-wait'),
+    explore: single('explore', a.explore),
+    seed: a.seed === undefined ? undefined : num('seed'),
   };
   for (const k of Object.keys(options) as (keyof ConformOptions)[]) if (options[k] === undefined) delete options[k];
   return options;
@@ -301,12 +312,7 @@ export const helpText = (): Promise<string> => conformYargs([]).getHelp();
  * with the checks, the report writers and the embedded reference; returns the exit code.
  */
 export async function runConform(argv: readonly string[], ctx: CommandContext): Promise<number> {
-  const [{ conform, EXIT }, { colorWanted }, { CHECKS }, { githubEnvironment, REPORTS }] = await Promise.all([
-    import('../../src/conform.ts'),
-    import('../../src/options.ts'),
-    import('../../suites/index.ts'),
-    import('../../reports/index.ts'),
-  ]);
+  const { EXIT } = await import('../../src/conform.ts');
   const parsed = parseArgs(argv);
   switch (parsed.kind) {
     case 'help':
@@ -321,7 +327,21 @@ export async function runConform(argv: readonly string[], ctx: CommandContext): 
     default:
       break;
   }
-  const options = parsed.options;
+  return runWithOptions(parsed.options, ctx);
+}
+
+/**
+ * Runs the library with `options` as the CLI runs it: the key read from the environment, the
+ * checks, the report writers and the embedded reference; returns the exit code. `conform explore`
+ * and `conform replay` run through it too.
+ */
+export async function runWithOptions(options: ConformOptions, ctx: CommandContext): Promise<number> {
+  const [{ conform }, { colorWanted }, { CHECKS }, { githubEnvironment, REPORTS }] = await Promise.all([
+    import('../../src/conform.ts'),
+    import('../../src/options.ts'),
+    import('../../suites/index.ts'),
+    import('../../reports/index.ts'),
+  ]);
   // The environment is read here only: the key stays out of argv, shell history and ps.
   const key = targetKey(options, process.env);
   if (key !== undefined) options.key = key;

@@ -1,7 +1,7 @@
 /**
  * Named faults of the reference service, one record each, in one file per area of the mutation
  * score (rest-envelope.ts, auth.ts, pagination.ts, price.ts, handshake.ts, limits.ts, session.ts,
- * keep-alive.ts, push.ts). A record holds the fault's name, the area of the spec it breaks, the
+ * keep-alive.ts, push.ts, sequence.ts). A record holds the fault's name, the area of the spec it breaks, the
  * rule in the spec's words, the statements of the traceability matrix it breaks, its effect
  * (transformations at the seams of seams.ts, so the correct path names no fault), and the dialects
  * that mask it or widen what it shows, each with the reason (record.ts). Everything that reads a
@@ -26,6 +26,7 @@ import { PUSH_FAULTS } from './push.ts';
 import type { Fault } from './record.ts';
 import { REST_ENVELOPE_FAULTS } from './rest-envelope.ts';
 import { SESSION_FAULTS } from './session.ts';
+import { SEQUENCE_FAULTS } from './sequence.ts';
 
 export { FAULT_AREAS, type Fault, type FaultArea, type FaultDialects, type ScoreArea } from './record.ts';
 
@@ -40,6 +41,7 @@ const RECORDS = [
   ...SESSION_FAULTS,
   ...KEEPALIVE_FAULTS,
   ...PUSH_FAULTS,
+  ...SEQUENCE_FAULTS,
 ] as const;
 
 export type FaultName = (typeof RECORDS)[number]['name'];
@@ -149,6 +151,8 @@ const FAULT_ORDER = [
   'pairs-type-ignores-code',
   'pong-stops-when-subscribed',
   'limit-refusal-holds-slot',
+  'refused-attempt-holds-slot',
+  'subscribe-third-extends',
 ] as const satisfies readonly FaultName[];
 
 /**

@@ -25,6 +25,7 @@ export const FAULT_AREAS = {
   ping: 'keep-alive',
   keepalive: 'keep-alive',
   push: 'push',
+  sequence: 'sequence',
 } as const;
 
 export type FaultArea = keyof typeof FAULT_AREAS;

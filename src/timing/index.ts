@@ -11,7 +11,8 @@
  * - `check-limits.ts`: the checks' time limits; `check-pauses.ts`: the pauses and polls inside checks;
  * - `connection-steps.ts`: the connection budget's retry and release steps;
  * - `request-pacing.ts`: the pacing of REST requests within a rate limit and the bound on waiting for it;
- * - `setup.ts`: the preflight's and discovery's waits; `transport.ts`: the transports' own defaults.
+ * - `setup.ts`: the preflight's and discovery's waits; `transport.ts`: the transports' own defaults;
+ * - `explore.ts`: the explorer's budget, idles, settling and shrinking time.
  *
  * The spec's one time, the 30 s keep-alive window, stays in src/spec.ts (`LIMITS.pingTimeoutMs`);
  * keep-alive.ts derives from it. test/unit/timing-literals.test.ts lists any duration written elsewhere.
@@ -25,3 +26,4 @@ export * from './connection-steps.ts';
 export * from './request-pacing.ts';
 export * from './setup.ts';
 export * from './transport.ts';
+export * from './explore.ts';

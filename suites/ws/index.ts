@@ -15,6 +15,7 @@ import { consistencyChecks } from './consistency.ts';
 import { idLessChecks } from './id-less.ts';
 import { malformedChecks } from './malformed.ts';
 import { perKeyChecks } from './per-key.ts';
+import { exploreCheck } from './explore/index.ts';
 
 export const wsChecks: readonly Check[] = [
   ...keepaliveChecks,
@@ -29,4 +30,5 @@ export const wsChecks: readonly Check[] = [
   ...idLessChecks,
   ...malformedChecks,
   ...perKeyChecks,
+  exploreCheck,
 ];

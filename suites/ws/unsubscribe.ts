@@ -130,6 +130,7 @@ export const unsubscribeChecks: readonly Check[] = [
   {
     id: 'ws.unsubscribe.stops-several',
     enforces: ['transition:subscribed/unsubscribe'],
+    // It keeps one pair subscribed and holds its pushes to its REST price: a service that stops all meets it.
     catches: [
       'unsubscribe-keeps-pushing',
       'unsubscribe-first-pair-only',

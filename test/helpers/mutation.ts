@@ -17,6 +17,7 @@ import { RUN_DEFAULTS, runChecks, selectChecks } from '../../src/runner.ts';
 import { streamFactoryFor } from '../../src/transports/stream-factory.ts';
 import type { Check, CheckResult } from '../../src/check.ts';
 import { CHECKS } from '../../suites/index.ts';
+import type { ExploreSettings } from '../../src/explore/index.ts';
 
 /**
  * A fault's record (reference/faults/) as the driver reads it, with the checks that must fail
@@ -55,6 +56,8 @@ export interface MutationSettings {
    * reply, slot release): the run then waits as for a target that states nothing.
    */
   unstatedTiming?: boolean;
+  /** The explorer's budget and seed, when the run includes ws.explore. */
+  explore?: ExploreSettings;
 }
 
 /** Event name of the Socket.IO runs (the spec does not show one). */
@@ -78,11 +81,47 @@ export const MUTATION_DEFAULTS: Readonly<MutationSettings> = Object.freeze({
 /** The checks a mutation run executes: the default suite (disruptive checks are left out, as in a plain run). */
 export const mutationChecks = (registry: readonly Check[] = CHECKS): Check[] => selectChecks(registry);
 
-/** One suite run against a reference server (clean when `fault` is undefined). */
+/**
+ * The explorer in a sweep's runs: one fixed seed and a fixed number of its sequences, so that the
+ * same faults are caught on a loaded machine as on an idle one (the budget only bounds a hang), and
+ * no shrinking (a sweep asks whether a fault is caught, not for its shortest replay).
+ */
+export const MUTATION_EXPLORE: Readonly<ExploreSettings> = Object.freeze({
+  budgetMs: 120_000,
+  // A seed whose sequences met every sequence fault in a sweep of seeds 1 to 20 (npm run explore-sweep).
+  seed: 20,
+  maxSequences: 12,
+  shrinkMs: 0,
+});
+
+/** The explorer's check (ws.explore), run on a server of its own beside the scripted suite. */
+const EXPLORER = CHECKS.find((c) => c.id === 'ws.explore')!;
+
+/** Whether a fault's catches name the explorer: its runs then run the explorer too. */
+export const explorerCatches = (fault: string | undefined): boolean =>
+  fault !== undefined && (FAULTS.find((f) => f.name === fault)?.catches.includes(EXPLORER.id) ?? false);
+
+/**
+ * One suite run against a reference server (clean when `fault` is undefined). The explorer runs on
+ * a second server with the same fault, after the scripted checks, when `settings.explore` asks for
+ * it or the fault's catches name it: its frozen keys and its sequences then touch no scripted check.
+ */
 export async function runSuite(
   fault: string | undefined,
   settings: Partial<MutationSettings> = {},
   checks: readonly Check[] = mutationChecks(),
+): Promise<CheckResult[]> {
+  const explore = settings.explore ?? (explorerCatches(fault) ? MUTATION_EXPLORE : undefined);
+  const scripted = checks.length ? await runOnServer(fault, settings, checks) : [];
+  if (!explore || checks.some((c) => c.id === EXPLORER.id)) return scripted;
+  return [...scripted, ...(await runOnServer(fault, { ...settings, explore }, [EXPLORER]))];
+}
+
+/** One run of `checks` against a reference server of its own. */
+async function runOnServer(
+  fault: string | undefined,
+  settings: Partial<MutationSettings>,
+  checks: readonly Check[],
 ): Promise<CheckResult[]> {
   const s = { ...MUTATION_DEFAULTS, ...settings };
   // transport/event are additive options of startReferenceServer; a server that ignores
@@ -111,7 +150,11 @@ export async function runSuite(
       profile,
       checks,
       createStream: streamFactoryFor(profile),
-      settings: { concurrency: s.checkConcurrency, timeoutMs: s.checkTimeoutMs },
+      settings: {
+        concurrency: s.checkConcurrency,
+        timeoutMs: s.checkTimeoutMs,
+        ...(s.explore ? { explore: s.explore } : {}),
+      },
     });
     return results;
   } finally {

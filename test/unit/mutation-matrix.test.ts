@@ -154,11 +154,12 @@ describe('the traceability matrix', () => {
 
   it("lists the faults that exercise a statement's checks", () => {
     const row = matrix.rows.find((r) => r.kind === 'transition' && r.item === 'subscribed / subscribe')!;
-    expect(row.checkIds).toEqual(['ws.subscribe.replaces']);
+    expect(row.checkIds).toEqual(['ws.subscribe.replaces', 'ws.explore']);
     expect(row.faults).toEqual(
-      FAULTS.filter((f) => faultCatches(CHECKS, f.name).includes('ws.subscribe.replaces')).map((f) => f.name),
+      FAULTS.filter((f) => faultCatches(CHECKS, f.name).some((id) => row.checkIds.includes(id))).map((f) => f.name),
     );
     expect(row.faults).toContain('subscribe-extends');
+    expect(row.faults).toContain('subscribe-replace-drops-kept');
   });
 
   it('prints every statement, its checks and its reason in the terminal form', () => {

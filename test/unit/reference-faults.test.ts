@@ -641,6 +641,27 @@ const OBSERVE: Record<FaultName, Observation> = {
       }
     },
   },
+  'refused-attempt-holds-slot': {
+    async deviates(s) {
+      // keys.cryptoOnly allows two connections: both open, a third refused, one closed, and one more.
+      const held = [(await tryOpen(s, 'cryptoOnly'))!, (await tryOpen(s, 'cryptoOnly'))!];
+      const third = await tryOpen(s, 'cryptoOnly');
+      await third?.close();
+      await held.pop()!.close();
+      const again = await tryOpen(s, 'cryptoOnly');
+      await Promise.all([...held, again].map((c) => c?.close()));
+      return third === undefined && again === undefined;
+    },
+  },
+  'subscribe-third-extends': {
+    deviates: (s) =>
+      withStream(s, async (c) => {
+        await subscribe(c, [BTC]);
+        await subscribe(c, [ETH], 's2');
+        await subscribe(c, [XAU], 's3');
+        return (await settledPushes(c)).some((p) => p.code === ETH);
+      }),
+  },
 };
 
 async function observe(name: FaultName, fault: FaultName | undefined): Promise<boolean> {

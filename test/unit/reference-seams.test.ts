@@ -45,7 +45,9 @@ describe('reference seams', () => {
     const seams = deviate({ notice, admission: { slot: (slot) => ({ ...slot, allowance: 0 }) } });
     expect(seams.notice).toBe(notice);
     expect(seams.admission.caller).toBe(CORRECT.admission.caller);
-    expect(seams.admission.slot({ countKey: 'k', allowance: 3, freed: true }, {} as never).allowance).toBe(0);
+    expect(
+      seams.admission.slot({ countKey: 'k', allowance: 3, freed: true, refusalHoldsMs: 0 }, {} as never).allowance,
+    ).toBe(0);
     expect(seams.push).toEqual(CORRECT.push);
   });
 

@@ -18,7 +18,31 @@ const without = (obj: Json, key: string): Json => Object.fromEntries(Object.entr
 const pairs = (n: number): string[] => Array.from({ length: n }, (_, i) => `Crypto:ALL:C${i}/USDT`);
 
 /** For each schema: examples built from the spec's field tables, and broken variants with the reason. */
+const REPLAY = {
+  format: 'conform-explore-replay',
+  version: 1,
+  seed: 7,
+  sequence: 3,
+  target: { rest: 'http://127.0.0.1:8080', ws: 'ws://127.0.0.1:8080/v1/ws' },
+  steps: [
+    { op: 'open', conn: 'c1', key: 'primary', silent: false },
+    { op: 'subscribe', conn: 'c1', pairs: ['Crypto:ALL:BTC/USD'], id: 'x1' },
+    { op: 'idle', ms: 500 },
+  ],
+  failure: { step: 1, transition: 't', rule: 'transition:none/subscribe', expected: 'e', received: 'r' },
+  transcript: ['1. c1 = open keys.primary -> accepted'],
+};
+
 const CASES: Record<SchemaName, { valid: unknown[]; invalid: [string, unknown][] }> = {
+  'explore-replay': {
+    valid: [REPLAY, without(REPLAY, 'transcript')],
+    invalid: [
+      ['another format', { ...REPLAY, format: 'conform-report' }],
+      ['an unknown step', { ...REPLAY, steps: [{ op: 'jump' }] }],
+      ['a connection not named cN', { ...REPLAY, steps: [{ op: 'close', conn: 'one' }] }],
+      ['no failure', without(REPLAY, 'failure')],
+    ],
+  },
   'pair-record': {
     valid: [
       { code: 'Equity:US:AAPL/USD', name: 'Apple Inc.', base: 'AAPL', quote: 'USD' },

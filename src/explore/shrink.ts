@@ -1,0 +1,122 @@
+/**
+ * Shrinking a failing sequence to a short one that still fails the same way, and confirming it.
+ *
+ * Written here rather than taken from fast-check's shrinker: fast-check shrinks by running the
+ * property again for each candidate, hundreds of times, which is right for a pure function and
+ * wrong for a live target, where each run takes seconds and leaves state behind (a slot cooling, a
+ * price moved). This one makes few, chosen attempts (what a delta-debugging pass would try, the
+ * model's slice first: the steps that touch the failing connection and its key) and accepts a
+ * candidate only when it fails under the same rule at the same original step, so a failure that
+ * state left by an earlier attempt provokes elsewhere is not taken for the one being shrunk.
+ */
+import type { Step } from './commands.ts';
+
+/** A step with its index in the sequence as first found. */
+export interface Numbered {
+  n: number;
+  step: Step;
+}
+
+/** How a run of a sequence failed: the rule, and the step it failed at (by original index). */
+export interface FailurePoint {
+  rule: string;
+  /** Original index of the step whose judgement failed. */
+  at: number;
+}
+
+/** What shrinking needs of the explorer: a run of a candidate, and how much time is left. */
+export interface ShrinkHooks {
+  /** Runs the steps against the target; resolves with how it failed, or undefined when it passed. */
+  run(steps: readonly Numbered[]): Promise<FailurePoint | undefined>;
+  /** Whether time is left for one more attempt. */
+  timeLeft(): boolean;
+  /**
+   * Only the model's slice is tried (a failure whose attempts each leave state that takes seconds to
+   * clear, such as a key's allowance): one attempt and the confirming run.
+   */
+  sliceOnly?: boolean;
+}
+
+/** The result: the shortest sequence found, how many runs it took, and whether a last run confirmed it. */
+export interface Shrunk {
+  steps: Numbered[];
+  failure: FailurePoint;
+  runs: number;
+  confirmed: boolean;
+}
+
+const connOf = (s: Step): string | undefined => ('conn' in s ? s.conn : undefined);
+
+/**
+ * The model's slice of a failing sequence: the failing step, every step on its connection, the
+ * opens and closes of the same keys (their counts bear on the allowance), and every idle (time
+ * bears on the keep-alive and the pushes).
+ */
+export function slice(steps: readonly Numbered[], failure: FailurePoint): Numbered[] {
+  const upTo = steps.filter((s) => s.n <= failure.at);
+  const failing = upTo.find((s) => s.n === failure.at);
+  if (!failing) return [...upTo];
+  const conn = connOf(failing.step);
+  const keyOf = new Map(upTo.flatMap((s) => (s.step.op === 'open' ? [[s.step.conn, s.step.key] as const] : [])));
+  const key = conn === undefined ? undefined : keyOf.get(conn);
+  return upTo.filter((s) => {
+    const c = connOf(s.step);
+    if (s.n === failure.at || s.step.op === 'idle' || c === conn) return true;
+    return key !== undefined && (s.step.op === 'open' || s.step.op === 'close') && keyOf.get(c!) === key;
+  });
+}
+
+/** Whether a candidate's failure is the one being shrunk. */
+const same = (a: FailurePoint | undefined, b: FailurePoint): boolean => a?.rule === b.rule && a.at === b.at;
+
+/**
+ * Steps a candidate must keep: the failing one, and the open of every connection a kept step
+ * acts on (a step on a connection never opened cannot run).
+ */
+function valid(steps: readonly Numbered[], failure: FailurePoint): boolean {
+  if (!steps.some((s) => s.n === failure.at)) return false;
+  const opened = new Set<string>();
+  for (const { step } of steps) {
+    if (step.op === 'open') opened.add(step.conn);
+    else if ('conn' in step && !opened.has(step.conn)) return false;
+  }
+  return true;
+}
+
+/**
+ * Shrinks `steps` (which failed with `failure`): the slice first, then removing chunks of halving
+ * size, then single steps, each attempt kept when it fails the same way; then one more run of the
+ * result confirms it still fails.
+ */
+export async function shrink(steps: readonly Numbered[], failure: FailurePoint, hooks: ShrinkHooks): Promise<Shrunk> {
+  let best = steps.filter((s) => s.n <= failure.at);
+  let runs = 0;
+  const attempt = async (candidate: Numbered[]): Promise<boolean> => {
+    if (!valid(candidate, failure) || candidate.length >= best.length || !hooks.timeLeft()) return false;
+    runs++;
+    if (!same(await hooks.run(candidate), failure)) return false;
+    best = candidate;
+    return true;
+  };
+  const sliced = slice(best, failure);
+  // Idles bear on the keep-alive and the pushes, not on a key's allowance: a slice-only failure
+  // tries without them first.
+  if (!(hooks.sliceOnly && (await attempt(sliced.filter((s) => s.step.op !== 'idle'))))) await attempt(sliced);
+  for (
+    let size = hooks.sliceOnly ? 0 : Math.floor(best.length / 2);
+    size >= 1 && hooks.timeLeft();
+    size = Math.floor(size / 2)
+  ) {
+    // From the end back: later steps depend on earlier ones, so they go first.
+    for (let start = best.length - size - 1; start >= 0 && hooks.timeLeft(); start--) {
+      const candidate = [...best.slice(0, start), ...best.slice(start + size)];
+      if (await attempt(candidate)) start = Math.min(start, best.length - size);
+    }
+  }
+  let confirmed = false;
+  if (hooks.timeLeft() || runs === 0) {
+    runs++;
+    confirmed = same(await hooks.run(best), failure);
+  }
+  return { steps: best, failure, runs, confirmed };
+}

@@ -1,0 +1,317 @@
+import { describe, expect, it } from 'vitest';
+import { drawSequence, sequenceArbitrary, stepText, type Step } from '../../src/explore/commands.ts';
+import { FrameJudge, type SeenFrame } from '../../src/explore/frames.ts';
+import { ExploreModel, type ModelSetup, SHORT_FILL_MAX } from '../../src/explore/model.ts';
+import { parseReplay, REPLAY_FORMAT, REPLAY_VERSION } from '../../src/explore/replay-file.ts';
+import { checkSeed, parseBudget } from '../../src/explore/settings.ts';
+import { type FailurePoint, type Numbered, shrink, slice } from '../../src/explore/shrink.ts';
+import { MODEL_STATEMENTS, TRANSITIONS } from '../../src/explore/transitions.ts';
+import { METHOD, STATUS, TEXT } from '../../src/spec.ts';
+import { SPEC_STATEMENTS } from '../../src/statements.ts';
+
+const A = 'Crypto:ALL:BTC/USD';
+const B = 'Crypto:ALL:ETH/USD';
+const C = 'Crypto:ALL:SOL/USD';
+const SETUP: ModelSetup = {
+  keys: [
+    { name: 'primary', allowance: 3, pairs: [A, B, C], refused: [] },
+    { name: 'cryptoOnly', allowance: 2, pairs: [A, B], refused: ['Forex:ALL:EUR/USD'] },
+  ],
+  unknownPair: 'Crypto:ALL:NOSUCH/USD',
+  accepted: new Set([A, B, C]),
+  idleMs: { short: 100, long: 5000 },
+};
+const KEEP = { windowMs: 2000, graceMs: 2000, holdWindows: 1.3 };
+const ok = (method: string, id: string) => ({
+  method,
+  message: method === METHOD.subscribe ? TEXT.subscribeSuccess : TEXT.unsubscribeSuccess,
+  code: STATUS.OK,
+  id,
+  data: null,
+});
+
+/** A model with connection c1 of the primary key opened at 0 and subscribed to `pairs` at 10. */
+function subscribed(pairs: string[]): ExploreModel {
+  const m = new ExploreModel(SETUP);
+  m.judgeOpen(
+    { op: 'open', conn: 'c1', key: 'primary', silent: false },
+    { accepted: true, at: 0, startedAt: 0 },
+    false,
+  );
+  const step: Step = { op: 'subscribe', conn: 'c1', pairs, id: 'x1' };
+  m.judgeNotice(step, m.plan(step), ok(METHOD.subscribe, 'x1'), 5, 10);
+  return m;
+}
+
+const push = (code: string, atMs: number): SeenFrame => ({ kind: 'push', code, atMs });
+/** Judges c1's `frames` at `now` with every pair moving every 50 ms on the watching connection. */
+function judge(m: ExploreModel, frames: SeenFrame[], now: number): void {
+  const moves = Array.from({ length: now / 50 }, (_, i) => i * 50);
+  const watched = new Map([A, B, C].map((p) => [p, moves]));
+  new FrameJudge(m).judge(
+    m.conn('c1'),
+    { frames, inFlightMs: () => 250 },
+    { now, noticeMs: 500, keepAlive: KEEP, watched },
+  );
+}
+
+describe('the model of the subscription', () => {
+  it('a subscribe replaces the set: a pair left out that is still pushed after its window breaks the replace', () => {
+    const m = subscribed([A, B]);
+    const step: Step = { op: 'subscribe', conn: 'c1', pairs: [C], id: 'x2' };
+    expect(m.plan(step).transition).toBe('subscribe replaces the subscription');
+    m.judgeNotice(step, m.plan(step), ok(METHOD.subscribe, 'x2'), 100, 110);
+    judge(m, [push(A, 200), push(C, 400), push(A, 700)], 1000);
+    expect(m.violations.map((v) => [v.rule, v.at])).toEqual([['transition:subscribed/subscribe', 0]]);
+  });
+
+  it('a pair kept by a replace must go on being pushed while the watching connection sees it move', () => {
+    const m = subscribed([A, B]);
+    const step: Step = { op: 'subscribe', conn: 'c1', pairs: [B, C], id: 'x2' };
+    m.judgeNotice(step, m.plan(step), ok(METHOD.subscribe, 'x2'), 100, 110);
+    judge(m, [push(C, 400), push(C, 450)], 1000);
+    expect(m.violations.map((v) => v.received)).toEqual([expect.stringContaining(`no push of ${B} on c1`)]);
+  });
+
+  it('an unsubscribe stops only the listed pairs', () => {
+    const m = subscribed([A, B]);
+    const step: Step = { op: 'unsubscribe', conn: 'c1', pairs: [A], id: 'x2' };
+    m.judgeNotice(step, m.plan(step), ok(METHOD.unsubscribe, 'x2'), 100, 110);
+    judge(m, [push(B, 500), push(B, 550)], 1000);
+    expect(m.violations).toEqual([]);
+    judge(m, [], 1000);
+    const silent = subscribed([A, B]);
+    silent.judgeNotice(step, silent.plan(step), ok(METHOD.unsubscribe, 'x2'), 100, 110);
+    judge(silent, [], 1000);
+    expect(silent.violations.map((v) => v.rule)).toEqual(['transition:subscribed/unsubscribe']);
+  });
+
+  it('an unsubscribe of some of a subscription goes to a connection that has one', () => {
+    const m = subscribed([A, B]);
+    m.judgeOpen(
+      { op: 'open', conn: 'c2', key: 'primary', silent: false },
+      { accepted: true, at: 0, startedAt: 0 },
+      false,
+    );
+    const some = m.resolve({ op: 'unsubscribe', conn: 0, pairs: { kind: 'subset', pick: [0] } }, 0);
+    expect(some).toMatchObject({ op: 'unsubscribe', conn: 'c1', pairs: [A] });
+    const unsubscribed = m.resolve({ op: 'unsubscribe', conn: 0, pairs: { kind: 'unsubscribed', pick: [0] } }, 0);
+    expect(unsubscribed).toMatchObject({ op: 'unsubscribe', conn: 'c2' });
+  });
+
+  it("a subscribe of the limit's list goes to a connection of the key it was made for", () => {
+    const m = new ExploreModel({ ...SETUP, atLimit: [A, B] });
+    for (const [conn, key] of [
+      ['c1', 'primary'],
+      ['c2', 'cryptoOnly'],
+    ] as const)
+      m.judgeOpen({ op: 'open', conn, key, silent: false }, { accepted: true, at: 0, startedAt: 0 }, false);
+    const full = m.resolve({ op: 'subscribe', conn: 0, pairs: { kind: 'at-limit' } }, 0);
+    expect(full).toMatchObject({ op: 'subscribe', conn: 'c1', pairs: [A, B] });
+  });
+
+  it('an unsubscribe of a pair not subscribed is not shown: success and error are both allowed and recorded', () => {
+    for (const notice of [ok(METHOD.unsubscribe, 'x2'), { method: 'error', message: 'no', code: '50004', id: 'x2' }]) {
+      const m = subscribed([A]);
+      const step: Step = { op: 'unsubscribe', conn: 'c1', pairs: [C], id: 'x2' };
+      expect(m.plan(step).transition).toBe('unsubscribe pairs not subscribed');
+      m.judgeNotice(step, m.plan(step), notice, 100, 110);
+      expect(m.violations).toEqual([]);
+      expect(m.observed.map((o) => o.name)).toEqual(['unsubscribe-not-subscribed']);
+    }
+  });
+
+  it('a subscribe naming an unknown pair expects 50104 with the message of the spec', () => {
+    const m = subscribed([A]);
+    const step: Step = { op: 'subscribe', conn: 'c1', pairs: [A, SETUP.unknownPair], id: 'x2' };
+    const plan = m.plan(step);
+    m.judgeNotice(step, plan, { method: 'error', message: 'unknown', code: STATUS.PAIR_NOT_FOUND, id: 'x2' }, 1, 2);
+    expect(m.violations.map((v) => v.rule)).toEqual(['rule:subscribe:unknown-pair-message']);
+  });
+
+  it('the id is echoed, the code is a string', () => {
+    const m = new ExploreModel(SETUP);
+    m.judgeOpen(
+      { op: 'open', conn: 'c1', key: 'primary', silent: false },
+      { accepted: true, at: 0, startedAt: 0 },
+      false,
+    );
+    const step: Step = { op: 'subscribe', conn: 'c1', pairs: [A], id: 'x1' };
+    m.judgeNotice(step, m.plan(step), { ...ok(METHOD.subscribe, 'x1'), id: undefined, code: 200 }, 1, 2);
+    expect(m.violations.map((v) => v.rule).sort()).toEqual(['field:notice:code', 'field:notice:id']);
+  });
+});
+
+describe('the model of the allowance and the keep-alive', () => {
+  it('beyond the allowance the handshake is refused with 50009, within it accepted', () => {
+    const m = new ExploreModel(SETUP);
+    const open = (conn: string) => ({ op: 'open' as const, conn, key: 'cryptoOnly', silent: false });
+    m.judgeOpen(open('c1'), { accepted: true, at: 0, startedAt: 0 }, false);
+    m.judgeOpen(open('c2'), { accepted: true, at: 0, startedAt: 0 }, false);
+    expect(m.beyond('cryptoOnly')).toBe(true);
+    const body = { status_number: STATUS.CONNECTION_LIMIT, message: 'full' };
+    m.judgeOpen(open('c3'), { accepted: false, status: 429, body, text: JSON.stringify(body) }, false);
+    expect(m.violations).toEqual([]);
+    m.closed('c1', 10, 'client');
+    m.judgeOpen(open('c4'), { accepted: false, status: 429, body, text: JSON.stringify(body) }, false);
+    expect(m.violations.map((v) => v.transition)).toEqual(['open within the allowance']);
+  });
+
+  it('never resolves an open beyond an allowance twice, nor beyond one it does not know', () => {
+    const m = new ExploreModel({ ...SETUP, keys: [{ name: 'primary', pairs: [A], refused: [] }] });
+    expect(m.resolve({ op: 'open', key: 0, silent: false }, 0)).toBeDefined();
+    m.judgeOpen(
+      { op: 'open', conn: 'c1', key: 'primary', silent: false },
+      { accepted: true, at: 0, startedAt: 0 },
+      false,
+    );
+    expect(m.resolve({ op: 'open', key: 0, silent: false }, 0)).toBeUndefined();
+  });
+
+  it('right after its refusal closes one connection of the key and opens one again, then goes on', () => {
+    const m = new ExploreModel(SETUP);
+    const open = (conn: string) => ({ op: 'open' as const, conn, key: 'cryptoOnly', silent: false });
+    expect(m.resolve({ op: 'open', key: 1, silent: false, fill: true }, 0)).toEqual(open('c1'));
+    expect(m.refillStep()).toBeUndefined();
+    m.judgeOpen(open('c1'), { accepted: true, at: 0, startedAt: 0 }, false);
+    m.judgeOpen(open('c2'), { accepted: true, at: 0, startedAt: 0 }, false);
+    const body = { status_number: STATUS.CONNECTION_LIMIT, message: 'full' };
+    m.judgeOpen(open('c3'), { accepted: false, status: 429, body, text: JSON.stringify(body) }, false);
+    expect(m.refillStep()).toEqual({ op: 'close', conn: 'c1' });
+    m.closed('c1', 10, 'client');
+    expect(m.refillStep()).toEqual(open('c4'));
+    m.judgeOpen(open('c4'), { accepted: true, at: 20, startedAt: 20 }, false);
+    expect(m.refillStep()).toBeUndefined();
+    expect(m.violations).toEqual([]);
+  });
+
+  it('fills a key of a small allowance where the profile has one, whatever key was opened last', () => {
+    const keys = [{ name: 'primary', allowance: SHORT_FILL_MAX + 1, pairs: [A], refused: [] }, SETUP.keys[1]!];
+    const m = new ExploreModel({ ...SETUP, keys });
+    m.judgeOpen(
+      { op: 'open', conn: 'c1', key: 'primary', silent: false },
+      { accepted: true, at: 0, startedAt: 0 },
+      false,
+    );
+    expect(m.resolve({ op: 'open', key: 0, silent: false, fill: true }, 0)).toMatchObject({ key: 'cryptoOnly' });
+    expect(m.resolve({ op: 'open', key: 0, silent: false }, 0)).toMatchObject({ key: 'primary' });
+  });
+
+  it('a silent connection closed before the window breaks the keep-alive; a pinged one closed at all does', () => {
+    const m = new ExploreModel(SETUP);
+    m.judgeOpen(
+      { op: 'open', conn: 'c1', key: 'primary', silent: true },
+      { accepted: true, at: 0, startedAt: 0 },
+      false,
+    );
+    new FrameJudge(m).judge(
+      m.conn('c1'),
+      { frames: [], inFlightMs: () => 250, serverClosedAt: 1500 },
+      { now: 1600, noticeMs: 500, keepAlive: KEEP },
+    );
+    expect(m.violations.map((v) => v.rule)).toEqual(['limit:ping-interval']);
+    const late = new ExploreModel(SETUP);
+    late.judgeOpen(
+      { op: 'open', conn: 'c1', key: 'primary', silent: true },
+      { accepted: true, at: 0, startedAt: 0 },
+      false,
+    );
+    new FrameJudge(late).judge(
+      late.conn('c1'),
+      { frames: [], inFlightMs: () => 250 },
+      { now: 6000, noticeMs: 500, keepAlive: KEEP },
+    );
+    expect(late.violations.map((v) => v.rule)).toEqual(['transition:connected/no-ping']);
+  });
+
+  it('every ping is answered with the text Pong!, subscribed or not', () => {
+    const m = subscribed([A]);
+    m.pinged('c1', 100, true);
+    const text: SeenFrame = { kind: 'text', text: 'pong!', atMs: 120 };
+    judge(m, [push(A, 60), text, push(A, 350)], 1000);
+    expect(m.violations.map((v) => v.rule)).toEqual(['rule:ping:reply', 'rule:ping:reply']);
+  });
+});
+
+describe('generation, shrinking and the replay file', () => {
+  it('the same seed draws the same sequence, another seed another', () => {
+    expect(drawSequence(7, 3)).toEqual(drawSequence(7, 3));
+    expect(drawSequence(7, 3)).not.toEqual(drawSequence(8, 3));
+    expect(sequenceArbitrary).toBeDefined();
+  });
+
+  const steps: Numbered[] = [
+    { n: 0, step: { op: 'open', conn: 'c1', key: 'primary', silent: false } },
+    { n: 1, step: { op: 'open', conn: 'c2', key: 'cryptoOnly', silent: false } },
+    { n: 2, step: { op: 'subscribe', conn: 'c2', pairs: [A], id: 'x1' } },
+    { n: 3, step: { op: 'subscribe', conn: 'c1', pairs: [A, B], id: 'x2' } },
+    { n: 4, step: { op: 'idle', ms: 100 } },
+    { n: 5, step: { op: 'subscribe', conn: 'c1', pairs: [B, C], id: 'x3' } },
+    { n: 6, step: { op: 'ping', conn: 'c2', id: 'x4' } },
+  ];
+  const failure: FailurePoint = { rule: 'transition:subscribed/subscribe', at: 5 };
+
+  it("the model's slice keeps the failing connection's steps, its key's opens and closes, and the idles", () => {
+    expect(slice(steps, failure).map((s) => s.n)).toEqual([0, 3, 4, 5]);
+  });
+
+  it('shrinks to the steps the failure needs, and confirms it with a run of its own', async () => {
+    // A target that fails whenever c1 subscribed twice, the second time to B.
+    const run = async (c: readonly Numbered[]): Promise<FailurePoint | undefined> =>
+      c.filter((s) => s.step.op === 'subscribe' && s.step.conn === 'c1').length === 2 && c.some((s) => s.n === 5)
+        ? failure
+        : undefined;
+    const shrunk = await shrink(steps, failure, { run, timeLeft: () => true });
+    expect(shrunk.steps.map((s) => s.n)).toEqual([0, 3, 5]);
+    expect(shrunk.confirmed).toBe(true);
+    expect(shrunk.steps.map((s) => stepText(s.step))).toEqual([
+      'c1 = open keys.primary',
+      `subscribe c1 [${A}, ${B}]`,
+      `subscribe c1 [${B}, ${C}]`,
+    ]);
+  });
+
+  it('takes no candidate that fails under another rule or at another step', async () => {
+    const run = async (c: readonly Numbered[]): Promise<FailurePoint | undefined> => ({
+      rule: 'limit:connections-per-key',
+      at: c.at(-1)!.n,
+    });
+    const shrunk = await shrink(steps.slice(0, 6), failure, { run, timeLeft: () => true });
+    expect(shrunk.steps.length).toBe(6);
+    expect(shrunk.confirmed).toBe(false);
+  });
+
+  it('reads back a replay file and names the problem of one it cannot read', () => {
+    const file = {
+      format: REPLAY_FORMAT,
+      version: REPLAY_VERSION,
+      seed: 1,
+      sequence: 0,
+      target: { rest: 'http://127.0.0.1:1' },
+      steps: steps.map((s) => s.step),
+      failure: { step: 5, transition: 't', rule: 'r', expected: 'e', received: 'x' },
+      transcript: [],
+    };
+    expect(parseReplay(JSON.stringify(file), 'f.json').steps).toHaveLength(7);
+    expect(() => parseReplay('{', 'f.json')).toThrow(/^f\.json: is not JSON/);
+    expect(() => parseReplay(JSON.stringify({ ...file, steps: [{ op: 'jump' }] }), 'f.json')).toThrow(
+      /steps\[0\].*jump/,
+    );
+  });
+
+  it('reads budgets as typed and refuses what is not one', () => {
+    expect(parseBudget('60s', '--explore')).toBe(60_000);
+    expect(parseBudget('1500ms', '--explore')).toBe(1500);
+    expect(parseBudget('2m', '--explore')).toBe(120_000);
+    expect(parseBudget('20', '--budget')).toBe(20_000);
+    expect(() => parseBudget('soon', '--explore')).toThrow(/^--explore: "soon" is not a duration/);
+    expect(() => parseBudget('10ms', '--explore')).toThrow(/out of range/);
+    expect(() => checkSeed(-1)).toThrow(/^--seed/);
+  });
+
+  it('every transition credits statements of the spec, and the explorer enforces each of them', () => {
+    const keys = new Set(SPEC_STATEMENTS.map((s) => s.key));
+    for (const statements of Object.values(TRANSITIONS)) for (const k of statements) expect(keys.has(k)).toBe(true);
+    expect(MODEL_STATEMENTS.length).toBeGreaterThan(10);
+  });
+});
