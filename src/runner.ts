@@ -330,7 +330,7 @@ function runLedger(
 ): { ledger: RuleLedger; amended(): Promise<void> } {
   let amendments = Promise.resolve();
   const ledger = new RuleLedger(
-    new RuleOwners(checks.filter((c) => whyNotRun(c, profile) === undefined)),
+    new RuleOwners(checks.filter((c) => whyNotRun(c, { profile }) === undefined)),
     (result, was) => {
       amendments = amendments.then(() => emit({ type: 'check-amend', result, was }));
     },
