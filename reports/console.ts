@@ -177,7 +177,9 @@ function failureGroupLines(results: readonly CheckResult[]): string[] {
   for (const c of causes) {
     const [first, ...rest] = c.failed.flatMap((id) => failed.filter((r) => r.id === id));
     if (!first) continue;
-    const seen = c.alsoSeen.length ? `; also seen by ${c.alsoSeen.length} checks` : '';
+    const seen = c.alsoSeen.length
+      ? `; also seen by ${c.alsoSeen.length} ${c.alsoSeen.length === 1 ? 'check' : 'checks'}`
+      : '';
     lines.push(
       '',
       `  ${causeName(c)} — failed: ${c.failed.length} ${c.failed.length === 1 ? 'check' : 'checks'}${seen}`,
@@ -365,7 +367,7 @@ export function consoleHandler(options: ConsoleOptions): RunHandler {
           counts[e.was]--;
           counts.fail++;
           clearStatus();
-          options.write(`${resultLine(e.result, color)}  (after its end: another check met it)\n`);
+          writeLines([`${resultLine(e.result, color)}  (after its end: another check met it)`]);
           if (options.tty) showStatus();
           break;
         case 'run-end':

@@ -132,7 +132,7 @@ describe('a failing run', () => {
   }, 120_000);
   afterAll(() => server?.close());
 
-  it('groups the failures by the rule they broke: the first in full, the others named under it, each as it happens', () => {
+  it('groups the failures by the rule they broke: the first in full, the others named under it', () => {
     expect(failing.code).toBe(1);
     const text = failing.lines.join('\n');
     const failed = failing.report.results.filter((r) => r.outcome === 'fail').map((r) => r.id);
