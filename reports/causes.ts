@@ -35,6 +35,9 @@ export function causesOf(results: readonly CheckResult[]): Cause[] {
 const some = (ids: readonly string[]): string =>
   ids.length <= 3 ? ids.join(', ') : `${ids.slice(0, 3).join(', ')}, … (${ids.length})`;
 
+/** `1 check`, `2 checks`. */
+const checks = (n: number): string => `${n} ${n === 1 ? 'check' : 'checks'}`;
+
 /** How one broken rule reads: `field:price:price (The mid-price, a decimal string.)`. */
 export const causeName = (c: Cause): string => `${c.rule}${c.text ? ` (${c.text})` : ''}`;
 
@@ -48,7 +51,7 @@ export function causesHeadline(results: readonly CheckResult[], causes: readonly
   const errors = results.filter((r) => r.outcome === 'error').length;
   return (
     `${causes.length} broken ${causes.length === 1 ? 'rule' : 'rules'}: ${causeName(first)} — failed: ` +
-    `${some(first.failed)}${first.alsoSeen.length ? `; also seen by ${first.alsoSeen.length} checks` : ''}` +
+    `${some(first.failed)}${first.alsoSeen.length ? `; also seen by ${checks(first.alsoSeen.length)}` : ''}` +
     `${causes.length > 1 ? `; and ${causes.length - 1} more` : ''}${errors > 0 ? `; ${errors} errors` : ''}`
   );
 }

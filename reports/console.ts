@@ -6,8 +6,9 @@
  * every observation, the checks' figure. Every line fits the width (the terminal's, else 120).
  */
 import type { CheckResult } from '../src/check.ts';
+import type { RunVerdict } from '../src/summary.ts';
 import type { RunEvent, RunHandler } from '../src/runner.ts';
-import { causesOf, evidenceShowing } from './causes.ts';
+import { causeName, causesOf, evidenceShowing } from './causes.ts';
 import {
   causeLines,
   clauseText,
@@ -167,20 +168,27 @@ const failureBlock = (r: CheckResult, indent: string): string[] => [
   ...briefFailureLines(r).map((l) => `${indent}  ${l}`),
 ];
 
-/** The failures grouped by cause, then the failures of a cause of their own, then the errors by code. */
+/** The failures grouped by the rule they broke, then the failures no rule names, then the errors by code. */
 function failureGroupLines(results: readonly CheckResult[]): string[] {
   const failed = results.filter((r) => r.outcome === 'fail');
   const errored = results.filter((r) => r.outcome === 'error');
   if (failed.length + errored.length === 0) return [];
   const causes = causesOf(results);
-  const lines = ['', `Failures (${failed.length}) and errors (${errored.length}), by cause:`];
+  const lines = ['', `Failures (${failed.length}) and errors (${errored.length}), by broken rule:`];
   for (const c of causes) {
-    const [first, ...rest] = c.ids.map((id) => failed.find((r) => r.id === id)!);
-    lines.push('', `  ${c.cause} — ${c.ids.length} checks, for example: ${truncate(c.example, 200)}`);
-    lines.push(...failureBlock(first!, '    '));
+    const [first, ...rest] = c.failed.flatMap((id) => failed.filter((r) => r.id === id));
+    if (!first) continue;
+    const seen = c.alsoSeen.length
+      ? `; also seen by ${c.alsoSeen.length} ${c.alsoSeen.length === 1 ? 'check' : 'checks'}`
+      : '';
+    lines.push(
+      '',
+      `  ${causeName(c)} — failed: ${c.failed.length} ${c.failed.length === 1 ? 'check' : 'checks'}${seen}`,
+    );
+    lines.push(...failureBlock(first, '    '));
     if (rest.length) lines.push(`    also failing on it: ${rest.map((r) => r.id).join(', ')}`);
   }
-  const grouped = new Set(causes.flatMap((c) => c.ids));
+  const grouped = new Set(causes.flatMap((c) => c.failed));
   for (const r of failed.filter((x) => !grouped.has(x.id))) lines.push('', ...failureBlock(r, '  '));
   const byCode = groupBy(errored, (r) => r.errorCode ?? 'error');
   for (const [code, rs] of byCode) {
@@ -281,12 +289,19 @@ function closingLines(e: RunEnd, options: SummaryOptions = {}): string[] {
 }
 
 /** The verdict line with its word in colour: green for a pass, yellow for a partial one, red for a failure. */
-function colouredVerdict(line: string, verdict: 'pass' | 'fail'): string {
-  const word = /^(PASS \(partial\)|PASS|FAIL)/.exec(line)?.[1];
+function colouredVerdict(line: string, verdict: RunVerdict): string {
+  const word = /^(PASS \(partial\)|PASS|FAIL|INCONCLUSIVE)/.exec(line)?.[1];
   if (!word) return line;
   const colour = verdict === 'fail' ? COLOUR.fail : word === 'PASS' ? COLOUR.pass : 33;
   return `\x1b[${colour}m${word}\x1b[0m${line.slice(word.length)}`;
 }
+
+/** The run's first line: how many checks, against what. */
+const startLine = (n: number, t: { rest: string; ws?: string; embedded?: boolean }): string =>
+  printable(
+    `conform: ${n} checks against ${t.rest}${t.ws ? ` and ${t.ws}` : ''}` +
+      `${t.embedded ? ' (embedded reference service)' : ''}`,
+  );
 
 /** The console handler. */
 export function consoleHandler(options: ConsoleOptions): RunHandler {
@@ -335,13 +350,7 @@ export function consoleHandler(options: ConsoleOptions): RunHandler {
           timer = setInterval(tick, everyMs);
           // The run's end clears it; a run that throws first must not be kept alive by it.
           timer.unref();
-          writeLines([
-            printable(
-              `conform: ${e.checks.length} checks ` +
-                `against ${e.target.rest}${e.target.ws ? ` and ${e.target.ws}` : ''}` +
-                `${e.target.embedded ? ' (embedded reference service)' : ''}`,
-            ),
-          ]);
+          writeLines([startLine(e.checks.length, e.target)]);
           break;
         case 'check-start':
           running.set(e.check.id, { id: e.check.id, startedMs: Date.now(), limitMs: e.limitMs });
@@ -361,7 +370,7 @@ export function consoleHandler(options: ConsoleOptions): RunHandler {
           counts[e.was]--;
           counts.fail++;
           clearStatus();
-          options.write(`${resultLine(e.result, color)}  (after its end: another check met it)\n`);
+          writeLines([`${resultLine(e.result, color)}  (after its end: another check met it)`]);
           if (options.tty) showStatus();
           break;
         case 'run-end':

@@ -3,6 +3,7 @@
  * timeout each, turns each into one verdict (pass / fail / skip / error) and emits one event
  * stream that every report writer listens to.
  */
+import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import type { Check, CheckResult, Evidence, Outcome, Tag } from './check.ts';
 import { TAGS } from './check.ts';
@@ -334,7 +335,7 @@ function runLedger(
 ): { ledger: RuleLedger; amended(): Promise<void> } {
   let amendments = Promise.resolve();
   const ledger = new RuleLedger(
-    new RuleOwners(checks.filter((c) => whyNotRun(c, profile) === undefined)),
+    new RuleOwners(checks.filter((c) => whyNotRun(c, { profile }) === undefined)),
     (result, was) => {
       amendments = amendments.then(() => emit({ type: 'check-amend', result, was }));
     },
@@ -402,6 +403,10 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
   await emit({ type: 'run-start', target, checks, startedAt, settings });
 
   const { controller: runAbort, release } = runAbortFollowing(options.signal);
+  // Every running check listens on the run's signal, and the checks in lanes of their own (slow, push)
+  // run beside the concurrent ones: more than Node's default of 10 may listen at once. Bounded by the
+  // run's size, so a listener that leaks still warns.
+  setMaxListeners(checks.length + 1, runAbort.signal);
   const timing = options.timing ?? new RunTiming(profile);
   const connections =
     options.connections ??

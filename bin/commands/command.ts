@@ -17,7 +17,7 @@ export interface CommandContext {
 export type Example = readonly [command: string, what: string];
 
 /** What each exit code of a command means, as its `--help` says. */
-export type ExitCodes = Readonly<Partial<Record<0 | 1 | 2, string>>>;
+export type ExitCodes = Readonly<Partial<Record<0 | 1 | 2 | 3, string>>>;
 
 /** Columns of `--help`: the terminal's, at most 100; 100 off a terminal. */
 export const helpWidth = (): number => Math.min(100, process.stdout.columns || 100);

@@ -87,7 +87,9 @@ async function unlistedButServed(
   for (const code of candidates.filter((c) => !own.has(c))) {
     const ex = await ctx.rest.get({ path: PATHS.price, query: { [QUERY.price.code]: code }, key });
     const b = body(ex);
-    const served = (REST_STATUSES_WITH_DATA as readonly string[]).includes(String(b?.status_number)) && !!b?.data;
+    // Served: answered with a price record, not an empty or listing-shaped `data`.
+    const record = typeof b?.data === 'object' && b.data !== null && !Array.isArray(b.data);
+    const served = (REST_STATUSES_WITH_DATA as readonly string[]).includes(String(b?.status_number)) && record;
     if (served)
       ctx.violation({
         received: `${code}: served to ${keyName} by /v1/price (${shown(ex)}), but missing from its ${PATHS.pairs}`,

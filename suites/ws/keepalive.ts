@@ -10,6 +10,7 @@ import {
   closeWaitMs,
   EARLY_TOLERANCE_MS,
   holdCheckTimeoutMs,
+  KEEPALIVE_DEFAULTS,
   keepAliveSendMs,
   keepAliveTiming,
   LAST_PING_MARGIN_MS,

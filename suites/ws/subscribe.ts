@@ -100,7 +100,7 @@ const maxPairsCheck: Check = {
 const listedPairsCheck: Check = {
   id: 'ws.subscribe.listed-pairs',
   enforces: ['notice:50104', 'transition:none/subscribe'],
-  catches: [...REST_ANSWER_FAULTS, 'stream-refuses-equity'],
+  catches: ['stream-refuses-equity'],
   clause: {
     section: 'Errors',
     rule:

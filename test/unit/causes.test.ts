@@ -104,9 +104,12 @@ describe('a run against a service whose price lies above the ask', () => {
     const profile = path.join(dir, 'profile.json');
     await writeFile(profile, JSON.stringify(server.profile));
     // The console's whole detail (--verbose), each line whole: its layout apart from the width it fits.
-    run = await conform(['--profile', profile, '--report', 'console,json,html,junit,github', '--out', dir, '--verbose'], {
-      COLUMNS: '10000',
-    });
+    run = await conform(
+      ['--profile', profile, '--report', 'console,json,html,junit,github', '--out', dir, '--verbose'],
+      {
+        COLUMNS: '10000',
+      },
+    );
     report = JSON.parse(await readFile(path.join(dir, 'conform-report.json'), 'utf8')) as JsonReport;
     html = await readFile(path.join(dir, 'conform-report.html'), 'utf8');
   }, 180_000);

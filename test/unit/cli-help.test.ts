@@ -101,7 +101,7 @@ describe('--help of every command', () => {
     const { examples, codes } = helpEnd(r.stdout);
     expect(examples.length).toBeGreaterThanOrEqual(2);
     expect(examples.length).toBeLessThanOrEqual(4);
-    expect(codes).toEqual(['0', '1', '2']);
+    expect(codes).toEqual(['0', '1', '2', '3']);
     for (const name of ['init', 'serve', 'load', 'spec', 'completion'])
       expect(r.stdout).toMatch(new RegExp(`^conform ${name} `, 'm'));
   });
