@@ -298,6 +298,25 @@ function checkStream(
   );
 }
 
+/** `ctx.expectSchema`: a value held to a schema, each error (the first few) a violation of the field's statement. */
+function schemaExpectation(
+  options: ContextOptions,
+  rec: ReturnType<typeof records>,
+): (name: SchemaName, value: unknown, what: string) => boolean {
+  return (name, value, what) => {
+    // Validated redacted: the validator quotes values cut short, and a cut key would escape the redactor.
+    const result = options.validator.validate(name, redactDeep(value, options.redact));
+    for (const line of result.errors.slice(0, MAX_SCHEMA_ERRORS))
+      rec.addViolation({
+        received: `${what}: ${line}`,
+        expected: `${what} matches the ${name} schema`,
+        ...schemaErrorRule(name, line),
+      });
+    if (result.errors.length > MAX_SCHEMA_ERRORS) rec.drop(result.errors.length - MAX_SCHEMA_ERRORS);
+    return result.ok;
+  };
+}
+
 /** Builds the context of one check. */
 export function createContext(check: Check, options: ContextOptions): ContextHandle {
   const { profile, redact } = options;
@@ -371,18 +390,7 @@ export function createContext(check: Check, options: ContextOptions): ContextHan
       const keep = rec.evidence.filter((ev) => ev.atMs >= evidenceFromMs);
       rec.evidence.splice(0, rec.evidence.length, ...keep);
     },
-    expectSchema(name: SchemaName, value: unknown, what: string): boolean {
-      // Validated redacted: the validator quotes values cut short, and a cut key would escape the redactor.
-      const result = options.validator.validate(name, redactDeep(value, redact));
-      for (const line of result.errors.slice(0, MAX_SCHEMA_ERRORS))
-        addViolation({
-          received: `${what}: ${line}`,
-          expected: `${what} matches the ${name} schema`,
-          ...schemaErrorRule(name, line),
-        });
-      if (result.errors.length > MAX_SCHEMA_ERRORS) rec.drop(result.errors.length - MAX_SCHEMA_ERRORS);
-      return result.ok;
-    },
+    expectSchema: schemaExpectation(options, rec),
   };
 
   const handle: ContextHandle = {

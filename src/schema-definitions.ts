@@ -474,11 +474,7 @@ const profile = schema('profile', 'conform target profile', {
 });
 
 /** The explorer's replay file (src/explore/replay-file.ts). */
-const exploreReplay = schema(
-  'explore-replay',
-  "The explorer's replay file (conform-explore-replay.json)",
-  REPLAY_SCHEMA_BODY,
-);
+const exploreReplay = schema('explore-replay', "The explorer's replay file", REPLAY_SCHEMA_BODY);
 
 /** Every schema, by file name (without `.schema.json`). */
 export const SCHEMAS = {

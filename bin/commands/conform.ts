@@ -35,7 +35,7 @@ const USAGE = [
   'conform serve        run the reference service, with a fault or a dialect (conform serve --help)',
   'conform load         fan-out and REST load tools (conform load --help)',
   'conform spec         print the OpenAPI or AsyncAPI document of the service (conform spec --help)',
-  'conform explore      explore the stream\'s state space against a model of the spec (conform explore --help)',
+  "conform explore      explore the stream's state space against a model of the spec (conform explore --help)",
   'conform replay FILE  run again a failure the explorer found, from its replay file (conform replay --help)',
   'conform completion   print a shell completion script (conform completion >> ~/.bashrc)',
 ].join('\n');

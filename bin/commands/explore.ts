@@ -6,7 +6,7 @@
 import type { Argv } from 'yargs';
 import { OPTION_DEFAULTS, type ConformOptions } from '../../src/options.ts';
 import type { Command } from './command.ts';
-import { REPORT_OPTIONS, runWithOptions } from './conform.ts';
+import { CONFORM_EXIT_CODES, REPORT_OPTIONS, runWithOptions } from './conform.ts';
 import { targetOptions } from './target-options.ts';
 
 const TARGET = ['target', 'key', 'key-env', 'ws', 'profile', 'transport', 'event'] as const;
@@ -58,8 +58,16 @@ export const exploreCommand: Command = {
         },
         ...reportOptions,
       })
-      .example('conform explore --profile staging.json --budget 60s --seed 7', 'explore for a minute from seed 7')
       .strict(),
+  examples: [
+    ['conform explore', 'explore the embedded reference service for a minute, from a seed drawn and reported'],
+    ['conform explore --profile staging.json --budget 60s --seed 7', 'explore a target for a minute from seed 7'],
+    [
+      'CONFORM_API_KEY=… conform explore --target https://prices.example.com --budget 2m',
+      'a target found with one key, for two minutes',
+    ],
+  ],
+  exitCodes: CONFORM_EXIT_CODES,
   run: (argv, ctx) =>
     runWithOptions(
       explorerOptions(argv, {
@@ -77,7 +85,14 @@ export const replayCommand: Command = {
     y
       .positional('file', { type: 'string', describe: 'the replay file (written into --out by a failing exploration)' })
       .options({ ...targetOptions(TARGET), ...reportOptions })
-      .example('conform replay conform-reports/conform-explore-replay.json --profile staging.json', 'run it again')
       .strict(),
+  examples: [
+    [
+      'conform replay conform-reports/conform-explore-replay.json --profile staging.json',
+      'run the shrunk sequence of a failure again against the target it failed on',
+    ],
+    ['conform replay conform-explore-replay.json', 'the same against the embedded reference service'],
+  ],
+  exitCodes: CONFORM_EXIT_CODES,
   run: (argv, ctx) => runWithOptions(explorerOptions(argv, { replay: String(argv.file) }), ctx),
 };

@@ -124,7 +124,8 @@ export const LIMIT_FAULTS = [
       // Only a single-connection key's refusals (keys.limited) leak: a leak of keys.primary's slot
       // would leave every later stream check short, not break the one rule.
       admission: {
-        slot: (slot, { key }) => ((key.connections ?? 1) === 1 ? { ...slot, refusalHoldsMs: Number.POSITIVE_INFINITY } : slot),
+        slot: (slot, { key }) =>
+          (key.connections ?? 1) === 1 ? { ...slot, refusalHoldsMs: Number.POSITIVE_INFINITY } : slot,
       },
     },
     {
