@@ -133,6 +133,9 @@ function briefLines(e: RunEnd, reportFiles: readonly string[]): string[] {
         'or with --verbose',
     );
   }
+  // What the explorer ran is its result, pass or fail: its seed replays it (a failure shows it in its block).
+  for (const r of e.results.filter((x) => x.exploration && x.outcome !== 'fail'))
+    lines.push('', `${r.id}:`, ...explorationLines(r).map((l) => `  ${l}`));
   return lines;
 }
 
@@ -166,6 +169,8 @@ function briefFailureLines(r: CheckResult): string[] {
 const failureBlock = (r: CheckResult, indent: string): string[] => [
   `${indent}${LABEL[r.outcome]} ${r.id}: ${r.title}`,
   ...briefFailureLines(r).map((l) => `${indent}  ${l}`),
+  // The explorer's shrunk sequence and how to replay it are its failure's reproduction.
+  ...explorationLines(r).map((l) => `${indent}  ${l}`),
 ];
 
 /** The failures grouped by the rule they broke, then the failures no rule names, then the errors by code. */

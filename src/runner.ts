@@ -125,7 +125,8 @@ export function matches(check: Check, selector: string): boolean {
 
 /**
  * The checks a run executes, in registry order. `disruptive` checks run only when an `only`
- * selector names them (by id, prefix or tag): they load the target; `explore` ones too, or with `explore`.
+ * selector names them (by id, prefix or tag): they load the target; `explore` ones only with
+ * `explore` or when named by id or tag.
  */
 export function selectChecks(
   checks: readonly Check[],
@@ -135,8 +136,11 @@ export function selectChecks(
   const skip = select.skip ?? [];
   return checks.filter((c) => {
     if (skip.some((s) => matches(c, s))) return false;
+    // The explorer runs for its budget: with `explore`, or named by its id or tag, never by a prefix such as `ws`.
+    const explorer = c.tags.includes('explore');
+    if (explorer && select.explore !== true && !only.some((s) => s === c.id || s === 'explore')) return false;
     if (only.length > 0) return only.some((s) => matches(c, s));
-    return !c.tags.includes('disruptive') && (select.explore === true || !c.tags.includes('explore'));
+    return !c.tags.includes('disruptive');
   });
 }
 

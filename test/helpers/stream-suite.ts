@@ -11,6 +11,9 @@ import type { CheckResult } from '../../src/check.ts';
 import type { Profile } from '../../src/profile.ts';
 import { wsChecks } from '../../suites/ws/index.ts';
 
+/** The scripted stream checks: the explorer (tag `explore`) has its own tests and sweeps. */
+export const scriptedWsChecks = wsChecks.filter((c) => !c.tags.includes('explore'));
+
 /** Keep-alive window of the test servers: short, so slow checks take ~4 s, with room for a busy machine. */
 const WINDOW_MS = 1500;
 const GRACE_MS = 1000;

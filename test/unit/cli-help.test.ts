@@ -4,6 +4,7 @@
  * each exit code means; `conform --help` names every command; and shell completion is yargs' own,
  * completing commands, load modes and each mode's own options, in a real bash.
  */
+import { exploreCommand, replayCommand } from '../../bin/commands/explore.ts';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -49,6 +50,8 @@ const COMMANDS: [string[], Command][] = [
   [['init'], initCommand],
   [['spec'], specCommand],
   [['load'], loadCommand],
+  [['explore'], exploreCommand],
+  [['replay'], replayCommand],
   ...loadCommand
     .subcommands!.filter((m) => m.describe !== false)
     .map((m): [string[], Command] => [['load', m.command.split(' ')[0]!], m]),

@@ -7,8 +7,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReferenceServer } from '../../reference/index.ts';
 import type { CheckResult } from '../../src/check.ts';
-import { wsChecks } from '../../suites/ws/index.ts';
-import { describeResult, EVENT, expectNoKey, runSuite, startSuiteServer } from '../helpers/stream-suite.ts';
+import {
+  describeResult,
+  EVENT,
+  expectNoKey,
+  runSuite,
+  startSuiteServer,
+  scriptedWsChecks,
+} from '../helpers/stream-suite.ts';
 
 describe('stream suite over Socket.IO against the clean reference service', () => {
   let server: ReferenceServer;
@@ -18,12 +24,12 @@ describe('stream suite over Socket.IO against the clean reference service', () =
     expect(server.profile).toMatchObject({ transport: 'socketio', event: EVENT, ws: server.socketIoUrl });
     results = await runSuite(
       server,
-      wsChecks.map((c) => c.id),
+      scriptedWsChecks.map((c) => c.id),
     );
   });
   afterAll(() => server?.close());
 
-  it.each(wsChecks.map((c) => [c.id, c.severity] as const))('%s (%s) passes over Socket.IO', (id) => {
+  it.each(scriptedWsChecks.map((c) => [c.id, c.severity] as const))('%s (%s) passes over Socket.IO', (id) => {
     const r = results.get(id);
     expect(r?.outcome, describeResult(r)).toBe('pass');
     expect(r?.violations).toEqual([]);

@@ -7,8 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReferenceServer } from '../../reference/index.ts';
 import { runChecks } from '../../src/runner.ts';
 import type { CheckResult } from '../../src/check.ts';
-import { wsChecks } from '../../suites/ws/index.ts';
-import { describeResult, expectNoKey, runSuite, startSuiteServer, withGrace } from '../helpers/stream-suite.ts';
+import {
+  describeResult,
+  expectNoKey,
+  runSuite,
+  startSuiteServer,
+  withGrace,
+  scriptedWsChecks,
+} from '../helpers/stream-suite.ts';
 
 describe('ws suite against the clean reference service', () => {
   let server: ReferenceServer;
@@ -17,12 +23,12 @@ describe('ws suite against the clean reference service', () => {
     server = await startSuiteServer('ws');
     results = await runSuite(
       server,
-      wsChecks.map((c) => c.id),
+      scriptedWsChecks.map((c) => c.id),
     );
   });
   afterAll(() => server?.close());
 
-  it.each(wsChecks.map((c) => [c.id, c.severity] as const))('%s (%s) passes', (id) => {
+  it.each(scriptedWsChecks.map((c) => [c.id, c.severity] as const))('%s (%s) passes', (id) => {
     const r = results.get(id);
     expect(r?.outcome, describeResult(r)).toBe('pass');
     expect(r?.violations).toEqual([]);
@@ -134,7 +140,7 @@ describe('ws checks sharing a key allowance', () => {
     const server = await startSuiteServer('ws');
     try {
       const ids = ['ws.keepalive.ping-keeps-alive', 'ws.limits.connections.primary'];
-      const checks = ids.map((id) => wsChecks.find((c) => c.id === id)!);
+      const checks = ids.map((id) => scriptedWsChecks.find((c) => c.id === id)!);
       // Both start at once: the slow check takes its slot first, the limit check counts it.
       const { results } = await runChecks({
         profile: withGrace(server.profile),

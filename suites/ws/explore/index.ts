@@ -5,6 +5,7 @@
  * `--explore BUDGET`, `conform explore` or `conform replay FILE`.
  */
 import type { Check, CheckContext } from '../../../src/check.ts';
+import type { StatementKey } from '../../../src/statements.ts';
 import { drawSequence, type Step } from '../../../src/explore/commands.ts';
 import type { Exploration, ExploreFailure, ExploreSettings } from '../../../src/explore/index.ts';
 import { REPLAY_FORMAT, REPLAY_VERSION, type ReplayFile } from '../../../src/explore/replay-file.ts';
@@ -192,7 +193,11 @@ export const exploreCheck: Check = {
       const reproduced = run.failure !== undefined;
       const e: Exploration = { mode: 'replay', ...base, ...counts(progress), reproduced };
       ctx.explored?.(e, progress.tally.judgedStatements(), progress.lastRunAt);
-      if (run.failure) ctx.fail({ received: run.failure.violation.received, expected: run.failure.violation.expected });
+      // The model names the statement each failing step breaks: the verdict is that rule's.
+      if (run.failure) {
+        const v = run.failure.violation;
+        ctx.fail({ received: v.received, expected: v.expected, rule: v.rule });
+      }
       return;
     }
     ctx.note(`exploring for ${settings.budgetMs} ms from seed ${settings.seed}`);
@@ -204,6 +209,7 @@ export const exploreCheck: Check = {
         received:
           `${failure.received} ` + `(step ${failure.replay.failure.step + 1} of a sequence of ${failure.shrunkSteps})`,
         expected: failure.expected,
+        rule: failure.rule as StatementKey,
       });
     if (progress.steps === 0) ctx.skip('no sequence ran a step within the budget');
   },
