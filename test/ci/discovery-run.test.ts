@@ -185,7 +185,7 @@ describe('conform init', () => {
   }
 
   it('writes a valid profile with the key as a keyEnv reference, never in the file or the output', async () => {
-    const ref = await reference({ dialect: drawDialect(5) });
+    const ref = await reference({ dialect: drawDialect(3) });
     const key = ref.profile.keys.primary.key;
     const r = await init(ref, false, { [KEY_ENV]: key });
     expect(r.err).toBe('');

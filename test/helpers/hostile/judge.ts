@@ -159,9 +159,12 @@ export function judge(def: HostileDefinition, run: CliRun, opts: JudgeOptions): 
         `${where}: ran ${ran} ms (${r.slotWaitMs ?? 0} ms more waiting for a ` +
           `connection slot), past its timeout + slack (${limit} ms)`,
       );
+    // A pass that cited what it met (alsoSeen) judged its own rule and left the broken one to its
+    // owner, which failed on it: one rule, one verdict.
     if (
       r.outcome === 'pass' &&
       r.severity === 'must' &&
+      !r.alsoSeen?.length &&
       opts.facesHostile(r) &&
       !def.mayPass?.[r.id] &&
       !def.mayPass?.['*']
