@@ -3,6 +3,7 @@
  * timeout each, turns each into one verdict (pass / fail / skip / error) and emits one event
  * stream that every report writer listens to.
  */
+import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import type { Check, CheckResult, Evidence, Outcome, Tag } from './check.ts';
 import { TAGS } from './check.ts';
@@ -423,6 +424,8 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
   await emit({ type: 'run-start', target, checks, startedAt, settings });
 
   const { controller: runAbort, release } = runAbortFollowing(options.signal);
+  // A listener per running check, lanes beside them (over Node's 10); bounded so a real leak warns.
+  setMaxListeners(checks.length + 1, runAbort.signal);
   const timing = options.timing ?? new RunTiming(profile);
   const connections =
     options.connections ??

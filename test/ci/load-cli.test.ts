@@ -104,7 +104,8 @@ describe('conform load: exit codes', () => {
     const r = await cli(['load', 'bogus']);
     expect(r.code).toBe(2);
     expect(r.err).toBe(
-      'conform: Invalid values: Argument: mode, Given: "bogus", Choices: "fanout", "rest", "calibrate", "merge"\n',
+      'conform: Invalid values: Argument: mode, Given: "bogus", ' +
+        'Choices: "fanout", "rest", "calibrate", "merge", "trend", "capacity"\n',
     );
     expect(r.out).toBe('');
   });
