@@ -407,9 +407,7 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
   await emit({ type: 'run-start', target, checks, startedAt, settings });
 
   const { controller: runAbort, release } = runAbortFollowing(options.signal);
-  // Every running check listens on the run's signal, and the checks in lanes of their own (slow, push)
-  // run beside the concurrent ones: more than Node's default of 10 may listen at once. Bounded by the
-  // run's size, so a listener that leaks still warns.
+  // A listener per running check, lanes beside them (over Node's 10); bounded so a real leak warns.
   setMaxListeners(checks.length + 1, runAbort.signal);
   const timing = options.timing ?? new RunTiming(profile);
   const connections =

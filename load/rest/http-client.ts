@@ -80,7 +80,13 @@ export class HttpLoadClient {
     const url = new URL(options.origin);
     const secure = url.protocol === 'https:';
     const host = url.hostname.replace(/^\[|\]$/g, '');
-    this.target = { host, port: Number(url.port) || (secure ? 443 : 80), secure, servername: host };
+    // SNI names a host, never an address (RFC 6066): an IP target sends none.
+    this.target = {
+      host,
+      port: Number(url.port) || (secure ? 443 : 80),
+      secure,
+      servername: net.isIP(host) ? '' : host,
+    };
     const head = Object.entries({ host: url.host, ...options.headers })
       .map(([k, v]) => `${k}: ${v}\r\n`)
       .join('');
@@ -127,7 +133,7 @@ export class HttpLoadClient {
         tls.connect({
           host,
           port,
-          servername,
+          ...(servername ? { servername } : {}),
           rejectUnauthorized: true,
           ...(this.options.ca ? { ca: this.options.ca } : {}),
         })
