@@ -15,11 +15,28 @@ const MIN_WIDTH = 40;
 const leadingSpaces = (s: string): string => /^ */.exec(s)![0];
 
 /**
- * `line` as lines of at most `width` columns, continuation lines indented by two more than the
- * first; a word longer than a line is cut (nothing is dropped).
+ * Characters of one line the console shows: about thirty rows. A target's body in a line (up to
+ * 64 KiB of it) would fill screens and take wrap-ansi seconds per line; the reports keep it whole.
  */
-export function fitLine(line: string, width = DEFAULT_WIDTH): string[] {
+export const MAX_LINE_CHARS = 4000;
+
+/** `line` cut to MAX_LINE_CHARS, saying how much was left out and where it is. */
+function bounded(line: string): string {
+  if (line.length <= MAX_LINE_CHARS) return line;
+  let kept = line.slice(0, MAX_LINE_CHARS);
+  // Never end inside a colour code: a half escape would run into what follows.
+  const esc = kept.lastIndexOf('\x1b');
+  if (esc >= 0 && !/m/.test(kept.slice(esc))) kept = kept.slice(0, esc);
+  return `${kept}… (${line.length - kept.length} more characters: the JSON or HTML report holds the whole line)`;
+}
+
+/**
+ * `line` as lines of at most `width` columns, continuation lines indented by two more than the
+ * first; a word longer than a line is cut across rows, and a line past MAX_LINE_CHARS is cut short.
+ */
+export function fitLine(whole: string, width = DEFAULT_WIDTH): string[] {
   const w = Math.max(MIN_WIDTH, width);
+  const line = bounded(whole);
   if (line.length <= w && !line.includes('\x1b')) return [line];
   const lead = leadingSpaces(line);
   const room = w - lead.length - HANG;

@@ -18,7 +18,8 @@ export const PUSH_FAULTS = [
     'push-changed-missing-bid',
     'push',
     'push frames carry code, ask, bid, price (here only on a connection whose ' +
-      'subscription changed, which no push check makes)',
+      "subscription changed: ws.subscribe.replaces meets them, and ws.push.schema, the rule's owner, " +
+      'fails on them)',
     ['field:push:bid'],
     {
       // Connections whose subscription changed (replaced or reduced) get pushes of their own, without bid.

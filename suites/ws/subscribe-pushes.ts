@@ -170,7 +170,6 @@ export const subscribePushChecks: readonly Check[] = [
     catches: [
       'subscribe-extends',
       'push-unsubscribed-pair',
-      'push-changed-missing-bid',
       'subscribe-replace-drops-kept',
     ],
     clause: {

@@ -37,15 +37,17 @@ export const withGrace = (profile: Profile): Profile => ({
 });
 
 /**
- * Runs the checks `ids` (the runner picks the profile's transport); with the rest, every check that
- * is not slow runs beside them, in registry order, as in a real run.
+ * Runs the checks `ids` (the runner picks the profile's transport); with the rest, every scripted
+ * check that is not slow runs beside them, in registry order, as in a real run without --explore.
  */
 export async function runSuite(
   server: ReferenceServer,
   ids: readonly string[],
   withRest = false,
 ): Promise<Map<string, CheckResult>> {
-  const checks = wsChecks.filter((c) => ids.includes(c.id) || (withRest && !c.tags.includes('slow')));
+  const checks = wsChecks.filter(
+    (c) => ids.includes(c.id) || (withRest && scriptedWsChecks.includes(c) && !c.tags.includes('slow')),
+  );
   expect(
     checks
       .filter((c) => ids.includes(c.id))

@@ -14,7 +14,7 @@ import { consoleWidth } from '../../bin/commands/conform.ts';
 import { summaryLines } from '../../reports/console.ts';
 import { REPORTS } from '../../reports/index.ts';
 import type { JsonReport } from '../../reports/json.ts';
-import { fitLine, fitShellLine } from '../../reports/wrap.ts';
+import { fitLine, fitShellLine, MAX_LINE_CHARS } from '../../reports/wrap.ts';
 import { startReferenceServer, type ReferenceServer } from '../../reference/index.ts';
 import { conform } from '../../src/conform.ts';
 import { OPTION_DEFAULTS, type ConformOptions } from '../../src/options.ts';
@@ -169,6 +169,16 @@ describe('fitting lines', () => {
     ]);
     expect(fitLine('x'.repeat(90), 40).every((l) => l.length <= 40)).toBe(true);
     expect(fitLine('short', 40)).toEqual(['short']);
+  });
+
+  it('cuts a line past MAX_LINE_CHARS short, saying how much the reports hold beyond it', () => {
+    const body = `  Received: HTTP 200 ${'{"pairs":[1,2,3]}'.repeat(4000)}`;
+    const rows = fitLine(body, 120);
+    expect(rows.every((l) => l.length <= 120)).toBe(true);
+    const shown = rows.map((l) => l.trim()).join(' ');
+    expect(shown.length).toBeLessThan(MAX_LINE_CHARS + 200);
+    expect(shown).toMatch(new RegExp(`… \\(${body.length - MAX_LINE_CHARS} more characters: the JSON or HTML report`));
+    expect(fitLine('x'.repeat(MAX_LINE_CHARS), 120).join('')).not.toContain('more characters');
   });
 
   it("keeps a shell command's quoted words and option arguments whole", () => {
