@@ -5,10 +5,11 @@
  */
 import { expect } from 'vitest';
 import { startReferenceServer, type ReferenceServer } from '../../reference/index.ts';
-import { FAULTS } from './mutation.ts';
+import { FAULTS, MUTATION_EXPLORE } from './mutation.ts';
 import { runChecks } from '../../src/runner.ts';
 import type { CheckResult } from '../../src/check.ts';
 import type { Profile } from '../../src/profile.ts';
+import type { ExploreSettings } from '../../src/explore/index.ts';
 import { wsChecks } from '../../suites/ws/index.ts';
 
 /** The scripted stream checks: the explorer (tag `explore`) has its own tests and sweeps. */
@@ -44,6 +45,7 @@ export async function runSuite(
   server: ReferenceServer,
   ids: readonly string[],
   withRest = false,
+  explore?: ExploreSettings,
 ): Promise<Map<string, CheckResult>> {
   const checks = wsChecks.filter(
     (c) => ids.includes(c.id) || (withRest && scriptedWsChecks.includes(c) && !c.tags.includes('slow')),
@@ -57,7 +59,7 @@ export async function runSuite(
   const { results } = await runChecks({
     profile: withGrace(server.profile),
     checks,
-    settings: { concurrency: 4, timeoutMs: 20_000 },
+    settings: { concurrency: 4, timeoutMs: 20_000, ...(explore ? { explore } : {}) },
   });
   return new Map(results.map((r) => [r.id, r]));
 }
@@ -75,7 +77,10 @@ export const WS_FAULTS = FAULTS.map((f) => [f.name, f.catches.filter((id) => id.
 
 /**
  * Runs a fault's checks with the whole non-slow suite beside them (some faults, a leaked slot,
- * show only after another check) and expects each of them to fail with a violation.
+ * show only after another check) and expects each of them to fail with a violation. The explorer,
+ * when the fault names it, runs as in the mutation sweep: alone, on a server of its own with the
+ * fault, with the sweep's seed and sequences (beside the scripted checks it would hand what it
+ * meets to their owners).
  */
 export async function expectFaultFails(
   transport: Transport,
@@ -83,16 +88,25 @@ export async function expectFaultFails(
   ids: readonly string[],
   local: typeof expect,
 ): Promise<void> {
-  const server = await startSuiteServer(transport, fault);
-  try {
-    const results = await runSuite(server, ids, true);
-    for (const id of ids) {
-      const r = results.get(id);
-      local(r?.outcome, describeResult(r)).toBe('fail');
-      local(r?.violations.length, describeResult(r)).toBeGreaterThan(0);
+  const explorer = ids.filter((id) => !scriptedWsChecks.some((c) => c.id === id));
+  const scripted = ids.filter((id) => !explorer.includes(id));
+  const results = new Map<string, CheckResult>();
+  const runOn = async (run: (server: ReferenceServer) => Promise<Map<string, CheckResult>>): Promise<void> => {
+    const server = await startSuiteServer(transport, fault);
+    try {
+      for (const [id, r] of await run(server)) results.set(id, r);
+    } finally {
+      await server.close();
     }
-  } finally {
-    await server.close();
+  };
+  await Promise.all([
+    scripted.length ? runOn((s) => runSuite(s, scripted, true)) : undefined,
+    explorer.length ? runOn((s) => runSuite(s, explorer, false, MUTATION_EXPLORE)) : undefined,
+  ]);
+  for (const id of ids) {
+    const r = results.get(id);
+    local(r?.outcome, describeResult(r)).toBe('fail');
+    local(r?.violations.length, describeResult(r)).toBeGreaterThan(0);
   }
 }
 
