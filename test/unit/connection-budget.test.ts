@@ -13,7 +13,6 @@ import { DISCOVERY_CAP } from '../../src/allowance-search.ts';
 import type { CheckLoans } from '../../src/check-loans.ts';
 import { KeyPool } from '../../src/key-pool.ts';
 import { runChecks } from '../../src/runner.ts';
-import { limitChecks } from '../../suites/ws/limits.ts';
 import { budgetServers, withTiming } from '../helpers/budget-servers.ts';
 import { createStreamClient } from '../../src/transports/ws-session.ts';
 import type { StreamClient } from '../../src/transports/stream.ts';
@@ -149,24 +148,6 @@ describe('the search for an allowance the profile leaves out', () => {
     expect(s.stats.ticks >= 0 && s.stats.clients).toBe(0);
     expect(s.stats.refused[50009] ?? 0).toBe(0);
   });
-});
-
-describe('a slow slot release', () => {
-  it('is waited out past 5 s and recorded: the limit checks pass when a slot frees 6.5 s after a close', async () => {
-    const s = await serve({ primary: 1, limited: 1, stated: false, slotReleaseMs: 6500 });
-    const ids = ['ws.limits.connections.limited', 'ws.limits.connections.slot-freed'];
-    const { results } = await runChecks({
-      profile: withTiming(s.profile),
-      checks: limitChecks.filter((c) => ids.includes(c.id)),
-      settings: { concurrency: 2 },
-    });
-    expect(results.map((r) => `${r.id} ${r.outcome} ${r.reason ?? r.violations[0]?.received ?? ''}`)).toEqual(
-      ids.map((id) => `${id} pass `),
-    );
-    const slotFreed = results.find((r) => r.id === 'ws.limits.connections.slot-freed')!;
-    const freed = slotFreed.observations.find((o) => o.name === 'freed-after-ms');
-    expect(freed?.value).toBeGreaterThanOrEqual(6000);
-  }, 90_000);
 });
 
 describe('opening through the budget', () => {
