@@ -167,11 +167,7 @@ export const subscribePushChecks: readonly Check[] = [
   {
     id: 'ws.subscribe.replaces',
     enforces: ['transition:subscribed/subscribe', 'limit:subscriptions-per-connection'],
-    catches: [
-      'subscribe-extends',
-      'push-unsubscribed-pair',
-      'subscribe-replace-drops-kept',
-    ],
+    catches: ['subscribe-extends', 'push-unsubscribed-pair', 'subscribe-replace-drops-kept'],
     clause: {
       section: 'States and transitions',
       rule: 'a subscribe while subscribed: subscribed to exactly the newly listed pairs; the earlier set is replaced',
