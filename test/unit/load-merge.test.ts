@@ -416,38 +416,6 @@ describe('--shard and --start-at', () => {
       shard: { index: 1, count: 5 },
     });
   });
-
-  it('two shards on one start merge to the clients and frames of the unsharded run', async () => {
-    // Room for worker start-up and the ramp on a busy machine: the window must open after every client subscribed.
-    const startAtMs = Date.now() + 15_000;
-    const base = {
-      clients: 8,
-      pair: ['Crypto:ALL:BTC/USD', 'Crypto:ALL:ETH/USD'],
-      durationMs: 2000,
-      rampRate: 50,
-      warmupMs: 3000,
-      workers: 1,
-      startAtMs,
-    };
-    const [whole, s1, s2] = await Promise.all([
-      runFanout(target, base),
-      runFanout(target, { ...base, shard: { index: 1, count: 2 } }),
-      runFanout(target, { ...base, shard: { index: 2, count: 2 } }),
-    ]);
-    for (const r of [whole, s1, s2]) expect(r.observations.join('\n')).not.toMatch(/shared window opened/);
-    expect(s1.shard).toEqual({ index: 1, count: 2, clients: 4 });
-    expect(s1.window).toEqual(whole.window && { ...whole.window, frames: s1.window!.frames });
-    const merged = mergeResults([
-      { file: 's1', data: s1 },
-      { file: 's2', data: s2 },
-    ]);
-    expect(merged.totals.clients).toBe(whole.clients);
-    expect(merged.totals.connected).toBe(8);
-    expect(whole.window!.frames).toBeGreaterThan(0);
-    expect(merged.totals.frames).toBe(whole.window!.frames);
-    // Every client got every push of both pairs sent inside the window.
-    expect(whole.window!.frames % (8 * 2)).toBe(0);
-  });
 });
 
 describe('merged distributions match a single histogram', () => {
