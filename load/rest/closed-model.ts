@@ -12,6 +12,7 @@ import { HttpLoadClient, type HttpLoadEvents } from './http-client.ts';
 import {
   countFailure,
   countResponse,
+  responseCounts,
   processCpuMicros,
   type RestPlan,
   type TimelinePoint,
@@ -44,13 +45,7 @@ const RETRY_PAUSE_MS = 10;
 /** One closed-model run in progress: its slots sending back to back, its counts and its phases. */
 class ClosedModelRun implements HttpLoadEvents {
   readonly latency = createHistogram();
-  readonly counts = {
-    completed: 0,
-    timeouts: 0,
-    errors: {} as Record<string, number>,
-    httpStatus: {} as Record<string, number>,
-    statusNumbers: {} as Record<string, number>,
-  };
+  readonly counts = responseCounts();
   readonly timeline: ClosedModelResult['timeline'] = [];
   readonly loop = watchEventLoop();
   counting = false;

@@ -12,6 +12,7 @@ import { HttpLoadClient, type HttpLoadEvents } from './http-client.ts';
 import {
   countFailure,
   countResponse,
+  responseCounts,
   processCpuMicros,
   type RestPlan,
   type TimelinePoint,
@@ -73,16 +74,12 @@ class OpenModelRun implements HttpLoadEvents {
   /** This second's latencies, for the timeline. */
   private readonly second = createHistogram();
   readonly counts = {
+    ...responseCounts(),
     scheduled: 0,
-    completed: 0,
     late: 0,
     lateOnOwn: 0,
     waitedForConnection: 0,
     dropped: 0,
-    timeouts: 0,
-    errors: {} as Record<string, number>,
-    httpStatus: {} as Record<string, number>,
-    statusNumbers: {} as Record<string, number>,
   };
   readonly timeline: OpenModelResult['timeline'] = [];
   readonly loop = watchEventLoop();

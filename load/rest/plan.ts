@@ -79,6 +79,20 @@ export function bump(m: Record<string, number>, k: string): void {
   m[k] = (m[k] ?? 0) + 1;
 }
 
+/** What every REST load run counts of its responses and failures, the model's own counts aside. */
+export interface ResponseCounts {
+  completed: number;
+  timeouts: number;
+  errors: Record<string, number>;
+  httpStatus: Record<string, number>;
+  statusNumbers: Record<string, number>;
+}
+
+/** Response counts at zero, for a run or for the merge of a run's threads. */
+export function responseCounts(): ResponseCounts {
+  return { completed: 0, timeouts: 0, errors: {}, httpStatus: {}, statusNumbers: {} };
+}
+
 /** Counts a response: its HTTP status, and its envelope's `status_number` (`(none)` when the body had none). */
 export function countResponse(
   counts: { httpStatus: Record<string, number>; statusNumbers: Record<string, number> },

@@ -9,7 +9,7 @@ import { moduleUrl } from '../../src/module-url.ts';
 import { addEncoded, createHistogram, summarize, type Histogram } from '../histogram.ts';
 import type { ClosedModelResult } from './closed-model.ts';
 import type { OpenModelPlan, OpenModelResult } from './open-model.ts';
-import type { RestPlan, TimelinePoint } from './plan.ts';
+import { responseCounts, type RestPlan, type TimelinePoint } from './plan.ts';
 
 const BOOT = new URL('../fanout/worker-boot.mjs', import.meta.url);
 const ENTRY = moduleUrl('./rest-worker.ts', import.meta.url).href;
@@ -113,16 +113,12 @@ function merge(results: readonly RestWorkerResult[], seconds: Seconds, open: boo
     latency,
     sendLag,
     ownSendLag,
+    ...responseCounts(),
     scheduled: 0,
-    completed: 0,
     late: 0,
     lateOnOwn: 0,
     waitedForConnection: 0,
     dropped: 0,
-    timeouts: 0,
-    errors: {},
-    httpStatus: {},
-    statusNumbers: {},
     timeline: seconds.timeline(),
     measuredMs: 0,
     eventLoopDelayP99Ms: 0,
