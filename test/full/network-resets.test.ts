@@ -3,6 +3,7 @@
  * resets 3 % of the connections it accepts, before any byte reaches the service: the harness sends
  * again what was refused or reset before an answer, so over ten runs no check fails and no run
  * reads FAIL (what still failed after the retries would read INCONCLUSIVE: network, exit 3).
+ * Ten whole-suite runs: in test:full, which the nightly workflow runs.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReferenceServer, type ReferenceServer } from '../../reference/index.ts';
