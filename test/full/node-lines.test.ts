@@ -5,6 +5,7 @@
 import { execFile } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { stripVTControlCharacters } from 'node:util';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/conform-cli.ts';
@@ -57,6 +58,7 @@ describe.each(nodeLines())('on Node $version (the $line line)', ({ line, version
       900_000,
     );
     expect(r.code, r.out.slice(-4000)).toBe(0);
-    expect(r.out).toMatch(/Test Files\s+\d+ passed/);
+    // Vitest colours its summary when the tier above it does: its words are read without the codes.
+    expect(stripVTControlCharacters(r.out)).toMatch(/Test Files\s+\d+ passed/);
   }, 900_000);
 });
