@@ -136,13 +136,9 @@ export class KeyPool {
     const now = performance.now();
     const oldest = this.recentCloses.find((at) => now - at <= this.releaseWaitMs());
     if (oldest === undefined) return;
-    // The open was refused from its first attempt, so the slot that came free was closed before it:
-    // the time since the latest close before that attempt is a floor of the target's release time.
-    // Never more: a target that refuses now and then for reasons of its own would otherwise teach
-    // the whole window after every close.
-    const firstAttempt = now - waitedMs;
-    const latestBefore = this.recentCloses.filter((at) => at <= firstAttempt).at(-1);
-    const learned = Math.min(now - oldest, Math.max(waitedMs, latestBefore === undefined ? 0 : now - latestBefore));
+    // No longer than the wait itself, either: a target that refuses now and then for reasons of
+    // its own would otherwise teach the whole window after every close.
+    const learned = Math.min(now - oldest, waitedMs);
     this.cooldownMs = Math.min(this.releaseWaitMs(), Math.max(this.cooldownMs, Math.ceil(learned) + RELEASE_MARGIN_MS));
   }
 
