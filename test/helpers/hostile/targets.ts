@@ -863,6 +863,8 @@ export const HOSTILE_TARGETS: readonly HostileDefinition[] = [
         'it refuses every third handshake with 50009, which can meet a connection limit by chance',
       'ws.limits.connections.limited':
         'it refuses every third handshake with 50009, which can meet a connection limit by chance',
+      'ws.limits.connections.per-key':
+        'it refuses every third handshake with 50009, which can meet a connection limit by chance',
       'ws.limits.keys-apart':
         'it refuses every third handshake with 50009, which can meet a connection limit by chance',
       'rest.auth.header-case.canonical': 'it serves /v1/pairs to a key however its header is spelled',
