@@ -41,7 +41,8 @@ export const REQUEST_OPTIONS = {
     type: 'string',
     describe:
       `worker threads the requests are spread over, for more than one core: a number or auto ` +
-      `(one per core) (default ${REST_DEFAULTS.workers}: this thread)`,
+      `(one per core for --rate max, else one per ${REST_DEFAULTS.requestsPerThread} requests/s up to ` +
+      `one per core) (default ${REST_DEFAULTS.workers}: this thread)`,
   },
 } satisfies Record<string, Options>;
 

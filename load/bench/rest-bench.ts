@@ -8,7 +8,7 @@
  *          and wrk paced to the same rate by a Lua `delay()` that keeps an absolute schedule (wrk
  *          has no rate option; latency from the actual send).
  * Each is run with one generator thread each (conform in this thread, `wrk -t1`), then with both
- * cores (`--workers 2`, `wrk -t2`), the two tools in turn and in alternating order round by round,
+ * cores (`wrk -t2`, conform `--workers auto`: the threads the rate needs), the two tools in turn and in alternating order round by round,
  * so drift of the machine cancels. CPU per request is each process's own accounting over its run:
  * conform's `generator.cpuMicrosPerRequest` (process.cpuUsage over the measured phase, every
  * thread), wrk's `os.clock()` in its `done()` hook (the process's CPU time, every thread, read as
@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { API_KEY_HEADER, PATHS, QUERY } from '../../src/spec.ts';
 import { runRest } from '../rest/run.ts';
+import { REST_DEFAULTS } from '../options.ts';
 import type { LoadTarget } from '../target.ts';
 import { type BenchmarkSection, table } from './benchmarks-doc.ts';
 
@@ -79,6 +80,8 @@ export interface ToolRun {
   latencyMs: Latency;
   errors: number;
   loadAverage: number;
+  /** conform only: the threads it sent from (`--workers auto` chooses them by the rate). */
+  threads?: number;
   /** conform only: whether it called its own figures trustworthy, and why not. */
   trustworthy?: boolean;
   reasons?: string[];
@@ -128,7 +131,9 @@ async function conform(
     connections: o.connections,
     durationMs: o.durationS * 1000,
     warmupMs: 1000,
-    workers: o.threads,
+    // Both cores are conform's to use as `--workers auto` sees fit: a thread per core for the
+    // closed loop, and only the threads a fixed rate needs (more cost CPU per request).
+    workers: o.threads === 1 ? 1 : 'auto',
   });
   const cpu = r.generator.cpuMicrosPerRequest;
   return {
@@ -138,6 +143,7 @@ async function conform(
     latencyMs: r.latencyMs,
     errors: r.errors,
     loadAverage,
+    threads: r.options.workers,
     trustworthy: r.trustworthy,
     reasons: r.generator.reasons,
   };
@@ -286,8 +292,11 @@ function row(c: RestComparison): (string | number | null)[] {
   const lat = (runs: ToolRun[]): string =>
     `${round2(medianOf(runs, (r) => r.latencyMs.p50))} / ${round2(medianOf(runs, (r) => r.latencyMs.p99))}`;
   const untrusted = cs.filter((r) => !r.trustworthy).length;
+  const used = [...new Set(cs.map((r) => r.threads ?? c.threads))].join(' or ');
   return [
-    `${c.threads} thread${c.threads > 1 ? 's' : ''} each`,
+    c.threads === 1
+      ? '1 thread each'
+      : `both cores: conform \`--workers auto\` (${used} thread${used === '1' ? '' : 's'}), \`wrk -t${c.threads}\``,
     c.rate === 'max' ? 'closed loop (max)' : `${c.rate.toLocaleString('en-US')}/s`,
     `${cRps === null ? '—' : Math.round(cRps).toLocaleString('en-US')} / ` +
       `${wRps === null ? '—' : Math.round(wRps).toLocaleString('en-US')}` +
@@ -324,7 +333,10 @@ export function restSection(r: RestBenchResult | null): BenchmarkSection | null 
       `${r.rounds} rounds (medians shown): wrk's closed loop beside \`--rate max\`, then fixed rates: 1,000, ` +
       '5,000 and the highest both hold (probed down from nine tenths of the lower closed-loop maximum; wrk paced by ' +
       "a Lua `delay()` on an absolute schedule, conform's open model), with one generator thread each, then " +
-      "both cores (`--workers 2`, `wrk -t2`). CPU per request is each process's own accounting: conform's " +
+      "both cores (`wrk -t2`, and conform's `--workers auto`, which takes a thread per core for the closed loop " +
+      'and, at a fixed rate, one per ' +
+      `${REST_DEFAULTS.requestsPerThread.toLocaleString('en-US')} requests/s). ` +
+      "CPU per request is each process's own accounting: conform's " +
       "`generator.cpuMicrosPerRequest` (every thread, over the measured phase), wrk's `os.clock()` as it ends. " +
       `Load average ${r.loadAverageAtStart.join(' ')} at the start. Goals: conform's CPU per request at most ` +
       "1.5× wrk's at 1,000 and 5,000 req/s, its closed-loop throughput at least 0.8× wrk's.",

@@ -159,13 +159,19 @@ export function resolveRestOptions(options: RestOptions): Required<
     pipelining: positiveInt(options.pipelining ?? REST_DEFAULTS.pipelining, '--pipelining', 100),
     workers:
       options.workers === 'auto'
-        ? availableParallelism()
+        ? autoWorkers(rate)
         : positiveInt(options.workers ?? REST_DEFAULTS.workers, '--workers', 64),
     timeoutMs: options.timeoutMs ?? REST_DEFAULTS.timeoutMs,
   };
 }
 
 type ResolvedRestOptions = ReturnType<typeof resolveRestOptions>;
+
+/** `--workers auto`: one thread per core for the closed model, else the threads the rate needs. */
+export function autoWorkers(rate: number | 'max'): number {
+  const cores = availableParallelism();
+  return rate === 'max' ? cores : Math.min(cores, Math.ceil(rate / REST_DEFAULTS.requestsPerThread));
+}
 
 /** What either model measured, the closed one with the open model's schedule figures at zero. */
 type ModelResult = Omit<OpenModelResult, 'sendLag' | 'ownSendLag'> & {

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { runRest } from '../../load/rest/run.ts';
+import { availableParallelism } from 'node:os';
+import { autoWorkers, runRest } from '../../load/rest/run.ts';
 import type { LoadTarget } from '../../load/target.ts';
 import { startReferenceServer, type ReferenceServer } from '../../reference/index.ts';
 
@@ -44,6 +45,17 @@ describe('load rest', () => {
       expect(report.timeline[0]!.t).toBeLessThan(2);
     },
   );
+
+  it('--workers auto: a thread per core for the closed loop, and for a fixed rate only the threads it needs', async () => {
+    const t = await target('primary');
+    const run = (rate: number | 'max') =>
+      runRest(t, { endpoint: 'pairs', rate, connections: 2, durationMs: 300, warmupMs: 0, workers: 'auto', thresholds: [] });
+    expect((await run(300)).options.workers).toBe(1);
+    expect((await run('max')).options.workers).toBe(availableParallelism());
+    expect(autoWorkers(10_000)).toBe(1);
+    expect(autoWorkers(10_001)).toBe(Math.min(2, availableParallelism()));
+    expect(autoWorkers(90_000)).toBe(Math.min(9, availableParallelism()));
+  });
 
   it('counts the envelope status_number beside the HTTP status, so throttling (50006) shows', async () => {
     // The reference's `burst` key allows 5 requests a second: most of 40/s are throttled.
