@@ -76,6 +76,19 @@ describe('against the reference with the primary key alone', () => {
     expect(stateOf(results, 'notice:50104').state).toBe('checked');
   });
 
+  it('credits the pair-code rule when another check read the listing first: the check holds an answer of its own', async () => {
+    const byId = (id: string) => CHECKS.find((c) => c.id === id)!;
+    const { results } = await runChecks({
+      profile: ref.profile,
+      // One at a time, the walker first, so the code check finds the listing read.
+      checks: [byId('rest.observe.page-past-end'), byId('rest.pairs.code-form')],
+      settings: { concurrency: 1 },
+    });
+    expect(results.map((r) => r.outcome)).toEqual(['pass', 'pass']);
+    expect(results[1]!.evidence.some((e) => e.kind === 'note' && /shared/.test(e.text))).toBe(true);
+    expect(stateOf(results, 'rule:pair-code:form').state).toBe('checked');
+  });
+
   it('reads the connection limit partly checked while ws.limits.connections.per-key is not run', async () => {
     const { results } = await runChecks({
       profile: ref.profile,
