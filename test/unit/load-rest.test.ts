@@ -48,10 +48,17 @@ describe('load rest', () => {
 
   it('--workers auto: a thread per core for the closed loop, and for a fixed rate only the threads it needs', async () => {
     const t = await target('primary');
-    const run = (rate: number | 'max') =>
-      runRest(t, { endpoint: 'pairs', rate, connections: 2, durationMs: 300, warmupMs: 0, workers: 'auto', thresholds: [] });
-    expect((await run(300)).options.workers).toBe(1);
-    expect((await run('max')).options.workers).toBe(availableParallelism());
+    const report = await runRest(t, {
+      endpoint: 'pairs',
+      rate: 300,
+      connections: 2,
+      durationMs: 300,
+      warmupMs: 0,
+      workers: 'auto',
+      thresholds: [],
+    });
+    expect(report.options.workers).toBe(1);
+    expect(autoWorkers('max')).toBe(availableParallelism());
     expect(autoWorkers(10_000)).toBe(1);
     expect(autoWorkers(10_001)).toBe(Math.min(2, availableParallelism()));
     expect(autoWorkers(90_000)).toBe(Math.min(9, availableParallelism()));
