@@ -296,10 +296,11 @@ function closingLines(e: RunEnd, options: SummaryOptions = {}): string[] {
 
 /** How much longer checks were given because the target's REST answers came slowly. */
 function slowAnswersLine(slow: NonNullable<RunSummary['slowAnswers']>): string {
-  const checks = slow.checks === 1 ? '1 check ran' : `${slow.checks} checks ran`;
+  const checks =
+    slow.checks === 1 ? '1 check ran past its time limit' : `${slow.checks} checks ran past their time limits`;
   return (
-    `REST answers: the slowest took ${(slow.slowestMs / 1000).toFixed(1)} s; ${checks} past their time ` +
-    `limits, lengthened by ${(slow.lengthenedMs / 1000).toFixed(1)} s in all to wait for slow answers`
+    `REST answers: the slowest took ${(slow.slowestMs / 1000).toFixed(1)} s; ${checks}, lengthened by ` +
+    `${(slow.lengthenedMs / 1000).toFixed(1)} s in all to wait for slow answers`
   );
 }
 

@@ -7,7 +7,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startReferenceServer } from '../../reference/index.ts';
 import { answerTime } from '../../src/answer-time.ts';
-import { runChecks } from '../../src/runner.ts';
+import { type RunEvent, runChecks } from '../../src/runner.ts';
+import { summaryLines } from '../../reports/console.ts';
 import { restChecks } from '../../suites/rest/index.ts';
 import { REST_ANSWER_ALLOWANCE_MS, SLOW_ANSWER_STRETCH_MAX } from '../../src/timing/index.ts';
 import { startKnownDelayServer } from '../helpers/known-delay-server.ts';
@@ -33,10 +34,12 @@ describe('slow REST answers', () => {
     // Six answers of 400 ms take 2.4 s, past the check's own 1.5 s.
     const server = await startKnownDelayServer({ delayMs: 400 });
     servers.push(server);
+    const ends: RunEvent[] = [];
     const { results, summary } = await runChecks({
       profile: testProfile(server.url),
       checks: [reads(6, 1500)],
       skipPreflight: true,
+      handlers: [{ handle: (e) => void (e.type === 'run-end' && ends.push(e)) }],
     });
     const [r] = results;
     expect(r!.reason).toBeUndefined();
@@ -45,6 +48,12 @@ describe('slow REST answers', () => {
     expect(r!.slowAnswerMs).toBeGreaterThanOrEqual(6 * (400 - REST_ANSWER_ALLOWANCE_MS));
     expect(summary.slowAnswers).toEqual({ slowestMs: expect.any(Number), lengthenedMs: r!.slowAnswerMs, checks: 1 });
     expect(summary.slowAnswers!.slowestMs).toBeGreaterThanOrEqual(400);
+    const end = ends[0] as Extract<RunEvent, { type: 'run-end' }>;
+    expect(summaryLines(end)).toContainEqual(
+      expect.stringMatching(
+        /^REST answers: the slowest took 0\.\d s; 1 check ran past its time limit, lengthened by \d+\.\d s in all/,
+      ),
+    );
   });
 
   it('leaves the limit of a check whose answers come at once as it was', async () => {
