@@ -61,7 +61,7 @@ async function runMoving(fault?: string) {
 }
 
 describe("keys.primary's allowance while other checks' closes move its count", () => {
-  it('fails a 50009 given under code instead of status_number, though where the allowance ends stays undecided', async () => {
+  it('fails a 50009 under code, not status_number, though where the allowance ends is undecided', async () => {
     const r = await runMoving('handshake-body-code');
     expect(r.outcome, describeResult(r)).toBe('fail');
     expect(r.violations.map((v) => v.received).join('\n')).toMatch(
