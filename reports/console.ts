@@ -6,7 +6,7 @@
  * every observation, the checks' figure. Every line fits the width (the terminal's, else 120).
  */
 import type { CheckResult } from '../src/check.ts';
-import type { RunVerdict } from '../src/summary.ts';
+import type { RunSummary, RunVerdict } from '../src/summary.ts';
 import type { RunEvent, RunHandler } from '../src/runner.ts';
 import { causeName, causesOf, evidenceShowing } from './causes.ts';
 import {
@@ -288,9 +288,20 @@ function closingLines(e: RunEnd, options: SummaryOptions = {}): string[] {
       `Rate limit: waited ${(s.rateWaitMs / 1000).toFixed(1)} s of the run's ` +
         `${(s.durationMs / 1000).toFixed(1)} s for the target's rate limit`,
     );
+  if (s.slowAnswers) lines.push('', slowAnswersLine(s.slowAnswers));
   if (starved) lines.push('', `!! ${starved}`);
   lines.push('', verdictLine(s, `${e.target.rest}${e.target.embedded ? ', embedded reference service' : ''}`));
   return lines;
+}
+
+/** How much longer checks were given because the target's REST answers came slowly. */
+function slowAnswersLine(slow: NonNullable<RunSummary['slowAnswers']>): string {
+  const checks =
+    slow.checks === 1 ? '1 check ran past its time limit' : `${slow.checks} checks ran past their time limits`;
+  return (
+    `REST answers: the slowest took ${(slow.slowestMs / 1000).toFixed(1)} s; ${checks}, lengthened by ` +
+    `${(slow.lengthenedMs / 1000).toFixed(1)} s in all to wait for slow answers`
+  );
 }
 
 /** The verdict line with its word in colour: green for a pass, yellow for a partial one, red for a failure. */

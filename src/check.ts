@@ -176,6 +176,12 @@ export interface CheckResult {
    * for the key's turn under the rate limit (not counted against the check's timeout).
    */
   slotWaitMs?: number;
+  /**
+   * How much the check's time limit grew because the target's REST answers came slowly (each past
+   * what a limit allows an answer: src/answer-time.ts), when the check ran past the limit it
+   * started with.
+   */
+  slowAnswerMs?: number;
 }
 
 /** A part of a check's statements it could not judge, and why. */

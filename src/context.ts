@@ -109,6 +109,8 @@ export interface ContextOptions {
   onRateWait?: (waiting: boolean) => void;
   /** Lengthens the check's time limit (see CheckContext.extendTimeLimit). */
   extendTimeLimit?: (ms: number) => void;
+  /** Hears how long each REST answer of the check took, ms. */
+  onRestAnswer?: (ms: number) => void;
   /** Who owns each statement in the run; without it every violation a check meets is its own. */
   judging?: Judging;
   /** What the run asks of the explorer, when it asks. */
@@ -259,6 +261,7 @@ function checkRest(options: ContextOptions, rec: Records): RestClient {
     signal: options.signal,
     budget: options.budget,
     ...(options.onRateWait ? { onRateWait: options.onRateWait } : {}),
+    ...(options.onRestAnswer ? { onAnswer: options.onRestAnswer } : {}),
   });
 }
 

@@ -23,6 +23,7 @@ import { AbortedError, ConformError, NetworkError, TimeoutError, UnreachableErro
 import { assertOpen, keyedPreflight } from './preflight.ts';
 import { CircuitBreaker } from './circuit-breaker.ts';
 import { timeLimit } from './time-limit.ts';
+import { answerTime, slowAnswersOf } from './answer-time.ts';
 import { type Ending, type NotRunReason, notRun, verdictOf } from './verdict.ts';
 import type { TargetInfo } from './target.ts';
 import { RuleLedger, RuleOwners } from './ownership.ts';
@@ -245,10 +246,13 @@ async function runCheck(check: Check, env: RunEnv): Promise<CheckResult> {
     expire = reject;
   });
   const clock = timeLimit(limit, () => {
-    const err = new TimeoutError(`${check.id} did not finish within ${limit} ms`);
+    const grown = Math.round(answers.lengthenedMs());
+    const slow = grown > 0 ? ` (and ${grown} ms more for the target's slow REST answers)` : '';
+    const err = new TimeoutError(`${check.id} did not finish within ${limit} ms${slow}`);
     checkAbort.abort(err);
     expire(err);
   });
+  const answers = answerTime(limit, (ms) => clock.extend(ms));
   const handle = createContext(check, {
     profile,
     validator: env.validator,
@@ -267,6 +271,10 @@ async function runCheck(check: Check, env: RunEnv): Promise<CheckResult> {
     onSlotWait: (waiting) => (waiting ? clock.pause() : clock.resume()),
     onRateWait: (waiting) => (waiting ? clock.pause() : clock.resume()),
     extendTimeLimit: (ms) => clock.extend(ms),
+    onRestAnswer: (ms) => {
+      answers.answered(ms);
+      env.timing.observeRestAnswer(ms);
+    },
     judging: {
       ownerOf: (rule, channel) => env.ledger.owners.ownerOf(rule, channel),
       route: (owner, v) => env.ledger.route(owner, v),
@@ -300,6 +308,9 @@ async function runCheck(check: Check, env: RunEnv): Promise<CheckResult> {
   result.durationMs = Math.round(performance.now() - started);
   const slotWaitMs = Math.round(clock.pausedMs());
   if (slotWaitMs > 0) result.slotWaitMs = slotWaitMs;
+  const slowAnswerMs = Math.round(answers.lengthenedMs());
+  // Told where it mattered: the check ran past the limit it started with.
+  if (slowAnswerMs > 0 && result.durationMs - slotWaitMs > limit) result.slowAnswerMs = slowAnswerMs;
   env.ledger.settle(result);
   return result;
 }
@@ -469,6 +480,8 @@ export async function runChecks(options: RunOptions): Promise<RunOutcome> {
   const summary = summarize(finished, Math.round(performance.now() - t0), settings.minCoverage);
   const rateWaitMs = Math.round(requests.waited());
   if (rateWaitMs > 0) summary.rateWaitMs = rateWaitMs;
+  const slowAnswers = slowAnswersOf(finished, timing.slowestRestAnswerMs);
+  if (slowAnswers) summary.slowAnswers = slowAnswers;
   const changes = options.compare?.(finished);
   const finishedAt = new Date().toISOString();
   await emit({ type: 'run-end', results: finished, summary, startedAt, finishedAt, target, changes });

@@ -48,6 +48,11 @@ export interface RunSummary {
   broken: BrokenRule[];
   /** Of `durationMs`, the time during which requests waited on the target's rate limit (pace, Retry-After). */
   rateWaitMs?: number;
+  /**
+   * When checks ran past their time limits because the target's REST answers came slowly: how
+   * many, how much their limits grew for those answers in all, and the run's slowest answer.
+   */
+  slowAnswers?: { slowestMs: number; lengthenedMs: number; checks: number };
   verdict: RunVerdict;
   /** For an inconclusive run: what kept it from a verdict (`network`). */
   inconclusive?: string[];

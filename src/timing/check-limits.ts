@@ -1,8 +1,8 @@
 /**
  * The time limits of checks: the default a check runs under, and the limits of checks that wait
  * longer, each the waits it spends plus the headroom its own steps take. A check's limit pauses
- * while it waits for a connection slot or on the REST rate limit (src/time-limit.ts): those waits
- * are the target's pace, not the check's.
+ * while it waits for a connection slot or on the REST rate limit (src/time-limit.ts), and grows
+ * with its REST answers that come slowly: those waits are the target's pace, not the check's.
  */
 import { maxWatchMs } from './stream-windows.ts';
 import { REPLACE_GAP_MS } from './check-pauses.ts';
@@ -10,6 +10,20 @@ import type { Waits } from './waits.ts';
 
 /** A check's time limit unless it sets its own (`--timeout` overrides it). */
 export const CHECK_TIMEOUT_MS = 15_000;
+
+/**
+ * How long each REST answer may take within a check's own time limit. The spec states no answer
+ * time, and the limits here are sized for a target that answers at once: every answer that takes
+ * longer lengthens its check's limit by the rest (src/answer-time.ts), so a target that answers
+ * slowly (a large catalogue, a loaded host, a long way off) is waited for, not timed out.
+ */
+export const REST_ANSWER_ALLOWANCE_MS = 100;
+/**
+ * Most a check's time limit grows for slow REST answers, as a multiple of the limit it started
+ * with: a target whose answers keep slowing still times out, and one that stops answering gains
+ * nothing (only an answer lengthens the limit).
+ */
+export const SLOW_ANSWER_STRETCH_MAX = 3;
 
 /** Headroom of a check's limit over its waits, for its REST reads, subscribes and judging. */
 const STEPS_MS = 10_000;

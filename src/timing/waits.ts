@@ -135,6 +135,7 @@ export function waitStretch(w: Waits): number {
  */
 export class RunTiming {
   private readonly observed: ObservedTiming = {};
+  private slowest = 0;
 
   constructor(private readonly profile: { readonly timing?: StatedTiming }) {}
 
@@ -146,5 +147,15 @@ export class RunTiming {
   /** The connection budget measured how long the target takes to free a slot. */
   observeSlotRelease(ms: number): void {
     this.observed.slotReleaseMs = Math.max(this.observed.slotReleaseMs ?? 0, ms);
+  }
+
+  /** A check's REST request was answered after `ms`. */
+  observeRestAnswer(ms: number): void {
+    this.slowest = Math.max(this.slowest, ms);
+  }
+
+  /** The slowest REST answer of the run's checks so far, ms (0 before the first). */
+  get slowestRestAnswerMs(): number {
+    return this.slowest;
   }
 }

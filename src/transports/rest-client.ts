@@ -36,6 +36,8 @@ export interface RestClientOptions {
   budget?: RequestBudget;
   /** Hears when a request starts (true) and stops (false) waiting on the rate limit. */
   onRateWait?: WaitListener;
+  /** Hears how long each answer took, from the request's sending to the end of its body, ms. */
+  onAnswer?: (ms: number) => void;
   /** CA certificates the target's TLS is verified against beside Node's own (`--ca`, the profile's `tls.ca`). */
   ca?: TrustedCa;
 }
@@ -319,13 +321,15 @@ function readAnswer(
     } catch {
       json = undefined;
     }
+    const durationMs = performance.now() - started;
+    options.onAnswer?.(durationMs);
     finish(null, {
       url: shownUrl,
       status,
       headers: redactHeaders(resHeaders, redact),
       text: shownText,
       json,
-      durationMs: performance.now() - started,
+      durationMs,
       ...(out.withPrimaryKey ? { withPrimaryKey: true } : {}),
     });
   });

@@ -154,12 +154,13 @@ export function judge(def: HostileDefinition, run: CliRun, opts: JudgeOptions): 
       if (!oneLine(r.reason)) problems.push(`${where}: reason is not one line: ${JSON.stringify(r.reason)}`);
     } else if (r.outcome !== 'pass') problems.push(`${where}: unknown outcome`);
     const limit = timeoutOf(r.id, opts.profile) + TIMEOUT_SLACK_MS;
-    // Waiting for a connection slot another check holds does not count against a check's timeout.
-    const ran = r.durationMs - (r.slotWaitMs ?? 0);
+    // Waiting for a connection slot another check holds does not count against a check's timeout,
+    // and slow REST answers lengthen it.
+    const ran = r.durationMs - (r.slotWaitMs ?? 0) - (r.slowAnswerMs ?? 0);
     if (ran > limit)
       problems.push(
-        `${where}: ran ${ran} ms (${r.slotWaitMs ?? 0} ms more waiting for a ` +
-          `connection slot), past its timeout + slack (${limit} ms)`,
+        `${where}: ran ${ran} ms (${r.slotWaitMs ?? 0} ms more waiting for a connection slot, ` +
+          `${r.slowAnswerMs ?? 0} ms more for slow REST answers), past its timeout + slack (${limit} ms)`,
       );
     // A pass that cited what it met (alsoSeen) judged its own rule and left the broken one to its
     // owner, which failed on it: one rule, one verdict.
