@@ -8,11 +8,11 @@
  *          and wrk paced to the same rate by a Lua `delay()` that keeps an absolute schedule (wrk
  *          has no rate option; latency from the actual send).
  * Each is run with one generator thread each (conform in this thread, `wrk -t1`), then with both
- * cores (`wrk -t2`, conform `--workers auto`: the threads the rate needs), the two tools in turn and in alternating order round by round,
- * so drift of the machine cancels. CPU per request is each process's own accounting over its run:
- * conform's `generator.cpuMicrosPerRequest` (process.cpuUsage over the measured phase, every
- * thread), wrk's `os.clock()` in its `done()` hook (the process's CPU time, every thread, read as
- * it ends). Every figure is printed with the load average of the moment, and goes to its section
+ * cores (`wrk -t2`, conform `--workers auto`: the threads the rate needs), the two tools in turn
+ * and in alternating order round by round, so drift of the machine cancels. CPU per request is
+ * each process's own accounting over its run: conform's `generator.cpuMicrosPerRequest`
+ * (process.cpuUsage over the measured phase, every thread), wrk's `os.clock()` in its `done()`
+ * hook (the process's CPU time, every thread, read as it ends). Every figure is printed with the load average of the moment, and goes to its section
  * of docs/benchmarks.md.
  */
 import { execFile } from 'node:child_process';

@@ -76,7 +76,7 @@ describe('against the reference with the primary key alone', () => {
     expect(stateOf(results, 'notice:50104').state).toBe('checked');
   });
 
-  it('credits the pair-code rule when another check read the listing first: the check holds an answer of its own', async () => {
+  it('credits the pair-code rule where another check read the listing first: it holds its own answer', async () => {
     const byId = (id: string) => CHECKS.find((c) => c.id === id)!;
     const { results } = await runChecks({
       profile: ref.profile,

@@ -46,7 +46,7 @@ describe('load rest', () => {
     },
   );
 
-  it('--workers auto: a thread per core for the closed loop, and for a fixed rate only the threads it needs', async () => {
+  it('--workers auto: a thread per core for the closed loop, for a fixed rate the threads it needs', async () => {
     const t = await target('primary');
     const report = await runRest(t, {
       endpoint: 'pairs',
