@@ -12,8 +12,8 @@
  * and in alternating order round by round, so drift of the machine cancels. CPU per request is
  * each process's own accounting over its run: conform's `generator.cpuMicrosPerRequest`
  * (process.cpuUsage over the measured phase, every thread), wrk's `os.clock()` in its `done()`
- * hook (the process's CPU time, every thread, read as it ends). Every figure is printed with the load average of the moment, and goes to its section
- * of docs/benchmarks.md.
+ * hook (the process's CPU time, every thread, read as it ends). Every figure is printed with the
+ * load average of the moment, and goes to its section of docs/benchmarks.md.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
