@@ -21,6 +21,9 @@ export const SEQUENCE_FAULTS = [
   'pong-stops-when-subscribed',
   'refused-attempt-holds-slot',
   'subscribe-third-extends',
+  'resubscribe-after-unsubscribe-silent',
+  'unsubscribe-restores-replaced',
+  'limit-counts-earlier-pairs',
 ] as const;
 
 /** One run of the explorer: what it says, and what replaying its failure on a fresh server said. */

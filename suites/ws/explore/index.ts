@@ -165,6 +165,9 @@ export const exploreCheck: Check = {
     'pong-stops-when-subscribed',
     'refused-attempt-holds-slot',
     'subscribe-third-extends',
+    'resubscribe-after-unsubscribe-silent',
+    'unsubscribe-restores-replaced',
+    'limit-counts-earlier-pairs',
   ],
   clause: {
     section: 'States and transitions',
