@@ -36,6 +36,11 @@ export interface ModelViolation {
   transition: TransitionName;
   /** The step whose expectation the answer broke (its index in the sequence). */
   at: number;
+  /**
+   * The step running when the break showed: later than `at` when a later step made it show (a pair
+   * stopped by one request and pushed again after another), so a replay keeps every step up to it.
+   */
+  seen: number;
   /** The statement the answer breaks. */
   rule: StatementKey;
   received: string;

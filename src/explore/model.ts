@@ -102,7 +102,7 @@ export class ExploreModel implements ModelView {
   /** Records a broken rule of `transition`. */
   violate(transition: TransitionName, received: string, expected: string, rule?: StatementKey, at?: number): void {
     const r = rule ?? TRANSITIONS[transition][0] ?? 'transition:subscribed/unsubscribe';
-    this.violations.push({ transition, at: at ?? this.step, rule: r, received, expected });
+    this.violations.push({ transition, at: at ?? this.step, seen: this.step, rule: r, received, expected });
   }
 
   /** Connections of `key` the target counts before the sequence's first step (others' connections). */

@@ -22,7 +22,13 @@ export interface FailurePoint {
   rule: string;
   /** Original index of the step whose judgement failed. */
   at: number;
+  /** Original index of the step running when it showed (default `at`): the steps up to it made it show. */
+  seen?: number;
 }
+
+/** The steps up to the one running when the failure showed. */
+const upToSeen = (steps: readonly Numbered[], failure: FailurePoint): Numbered[] =>
+  steps.filter((s) => s.n <= Math.max(failure.at, failure.seen ?? failure.at));
 
 /** What shrinking needs of the explorer: a run of a candidate, and how much time is left. */
 export interface ShrinkHooks {
@@ -53,7 +59,7 @@ const connOf = (s: Step): string | undefined => ('conn' in s ? s.conn : undefine
  * bears on the keep-alive and the pushes).
  */
 export function slice(steps: readonly Numbered[], failure: FailurePoint): Numbered[] {
-  const upTo = steps.filter((s) => s.n <= failure.at);
+  const upTo = upToSeen(steps, failure);
   const failing = upTo.find((s) => s.n === failure.at);
   if (!failing) return [...upTo];
   const conn = connOf(failing.step);
@@ -89,7 +95,7 @@ function valid(steps: readonly Numbered[], failure: FailurePoint): boolean {
  * result confirms it still fails.
  */
 export async function shrink(steps: readonly Numbered[], failure: FailurePoint, hooks: ShrinkHooks): Promise<Shrunk> {
-  let best = steps.filter((s) => s.n <= failure.at);
+  let best = upToSeen(steps, failure);
   let runs = 0;
   const attempt = async (candidate: Numbered[]): Promise<boolean> => {
     if (!valid(candidate, failure) || candidate.length >= best.length || !hooks.timeLeft()) return false;

@@ -368,6 +368,25 @@ describe('generation, shrinking and the replay file', () => {
     ]);
   });
 
+  it('keeps the steps up to the one that made the failure show, when it is charged to an earlier one', async () => {
+    // A push of A after the replace that stopped it (step 2), which only the unsubscribe (step 4) brings.
+    const later: Numbered[] = [
+      { n: 0, step: { op: 'open', conn: 'c1', key: 'primary', silent: false } },
+      { n: 1, step: { op: 'subscribe', conn: 'c1', pairs: [A], id: 'x1' } },
+      { n: 2, step: { op: 'subscribe', conn: 'c1', pairs: [B], id: 'x2' } },
+      { n: 3, step: { op: 'idle', ms: 100 } },
+      { n: 4, step: { op: 'unsubscribe', conn: 'c1', pairs: [B], id: 'x3' } },
+      { n: 5, step: { op: 'ping', conn: 'c1', id: 'x4' } },
+    ];
+    const charged: FailurePoint = { rule: 'transition:subscribed/subscribe', at: 2, seen: 4 };
+    const run = async (c: readonly Numbered[]): Promise<FailurePoint | undefined> =>
+      [1, 2, 4].every((n) => c.some((s) => s.n === n)) ? charged : undefined;
+    expect(slice(later, charged).map((s) => s.n)).toEqual([0, 1, 2, 3, 4]);
+    const shrunk = await shrink(later, charged, { run, timeLeft: () => true });
+    expect(shrunk.steps.map((s) => s.n)).toEqual([0, 1, 2, 4]);
+    expect(shrunk.confirmed).toBe(true);
+  });
+
   it('takes no candidate that fails under another rule or at another step', async () => {
     const run = async (c: readonly Numbered[]): Promise<FailurePoint | undefined> => ({
       rule: 'limit:connections-per-key',
