@@ -34,7 +34,7 @@ const upToSeen = (steps: readonly Numbered[], failure: FailurePoint): Numbered[]
 export interface ShrinkHooks {
   /** Runs the steps against the target; resolves with how it failed, or undefined when it passed. */
   run(steps: readonly Numbered[]): Promise<FailurePoint | undefined>;
-  /** Whether time is left for one more attempt. */
+  /** Whether time is left for one more attempt and the confirming run after it. */
   timeLeft(): boolean;
   /**
    * Only the model's slice is tried (a failure whose attempts each leave state that takes seconds to
@@ -119,10 +119,8 @@ export async function shrink(steps: readonly Numbered[], failure: FailurePoint, 
       if (await attempt(candidate)) start = Math.min(start, best.length - size);
     }
   }
-  let confirmed = false;
-  if (hooks.timeLeft() || runs === 0) {
-    runs++;
-    confirmed = same(await hooks.run(best), failure);
-  }
+  // Always run: timeLeft kept the time for it.
+  runs++;
+  const confirmed = same(await hooks.run(best), failure);
   return { steps: best, failure, runs, confirmed };
 }
