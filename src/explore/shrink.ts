@@ -5,7 +5,8 @@
  * property again for each candidate, hundreds of times, which is right for a pure function and
  * wrong for a live target, where each run takes seconds and leaves state behind (a slot cooling, a
  * price moved). This one makes few, chosen attempts (what a delta-debugging pass would try, the
- * model's slice first: the steps that touch the failing connection and its key) and accepts a
+ * failing connection's own steps first, then the model's slice: the steps that touch the failing
+ * connection and its key) and accepts a
  * candidate only when it fails under the same rule at the same original step, so a failure that
  * state left by an earlier attempt provokes elsewhere is not taken for the one being shrunk.
  */
@@ -90,7 +91,8 @@ function valid(steps: readonly Numbered[], failure: FailurePoint): boolean {
 }
 
 /**
- * Shrinks `steps` (which failed with `failure`): the slice first, then removing chunks of halving
+ * Shrinks `steps` (which failed with `failure`): the failing connection's own steps first, else the
+ * slice, then removing chunks of halving
  * size, then single steps, each attempt kept when it fails the same way; then one more run of the
  * result confirms it still fails.
  */
@@ -105,9 +107,16 @@ export async function shrink(steps: readonly Numbered[], failure: FailurePoint, 
     return true;
   };
   const sliced = slice(best, failure);
+  const failing = steps.find((s) => s.n === failure.at)?.step;
+  const conn = failing && connOf(failing);
   // Idles bear on the keep-alive and the pushes, not on a key's allowance: a slice-only failure
-  // tries without them first.
-  if (!(hooks.sliceOnly && (await attempt(sliced.filter((s) => s.step.op !== 'idle'))))) await attempt(sliced);
+  // tries without them first. Any other tries the failing connection's own steps first: what a
+  // request does to a connection rarely needs the key's other connections, and dropping them one
+  // attempt at a time costs a run each (a fill is five steps).
+  const first = hooks.sliceOnly
+    ? sliced.filter((s) => s.step.op !== 'idle')
+    : sliced.filter((s) => s.n === failure.at || (conn !== undefined && connOf(s.step) === conn));
+  if (!(await attempt(first))) await attempt(sliced);
   for (
     let size = hooks.sliceOnly ? 0 : Math.floor(best.length / 2);
     size >= 1 && hooks.timeLeft();

@@ -387,6 +387,24 @@ describe('generation, shrinking and the replay file', () => {
     expect(shrunk.confirmed).toBe(true);
   });
 
+  it("tries the failing connection's own steps first, before the other connections of its key", async () => {
+    const two: Numbered[] = [
+      { n: 0, step: { op: 'open', conn: 'c1', key: 'primary', silent: false } },
+      { n: 1, step: { op: 'open', conn: 'c2', key: 'primary', silent: false } },
+      { n: 2, step: { op: 'subscribe', conn: 'c2', pairs: [A], id: 'x1' } },
+      { n: 3, step: { op: 'close', conn: 'c1' } },
+      { n: 4, step: { op: 'subscribe', conn: 'c2', pairs: [B], id: 'x2' } },
+    ];
+    const at4: FailurePoint = { rule: 'transition:subscribed/subscribe', at: 4 };
+    const run = async (c: readonly Numbered[]): Promise<FailurePoint | undefined> =>
+      c.some((s) => s.n === 2) ? at4 : undefined;
+    // Time for one attempt only, and the confirming run.
+    let attempts = 1;
+    const shrunk = await shrink(two, at4, { run, timeLeft: () => attempts-- > 0 });
+    expect(shrunk.steps.map((s) => s.n)).toEqual([1, 2, 4]);
+    expect(shrunk.confirmed).toBe(true);
+  });
+
   it('takes no candidate that fails under another rule or at another step', async () => {
     const run = async (c: readonly Numbered[]): Promise<FailurePoint | undefined> => ({
       rule: 'limit:connections-per-key',
