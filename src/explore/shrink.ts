@@ -117,6 +117,12 @@ export async function shrink(steps: readonly Numbered[], failure: FailurePoint, 
     ? sliced.filter((s) => s.step.op !== 'idle')
     : sliced.filter((s) => s.n === failure.at || (conn !== undefined && connOf(s.step) === conn));
   if (!(await attempt(first))) await attempt(sliced);
+  // Then the connection's open and its latest steps alone, fewest first: what its early requests
+  // left (a set near the limit) is rarely what failed, and each chunk removed later costs a run.
+  const own = best.filter((s) => conn !== undefined && connOf(s.step) === conn);
+  if (!hooks.sliceOnly && own[0]?.step.op === 'open')
+    for (let j = 1; j < own.length - 1 && hooks.timeLeft(); j++)
+      if (await attempt([own[0], ...own.slice(own.length - j)])) break;
   for (
     let size = hooks.sliceOnly ? 0 : Math.floor(best.length / 2);
     size >= 1 && hooks.timeLeft();

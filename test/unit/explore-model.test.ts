@@ -405,6 +405,28 @@ describe('generation, shrinking and the replay file', () => {
     expect(shrunk.confirmed).toBe(true);
   });
 
+  it("drops the failing connection's early requests before anything else", async () => {
+    const early: Numbered[] = [
+      { n: 0, step: { op: 'open', conn: 'c1', key: 'primary', silent: false } },
+      { n: 1, step: { op: 'subscribe', conn: 'c1', pairs: [C], id: 'x1' } },
+      { n: 2, step: { op: 'ping', conn: 'c1', id: 'x2' } },
+      { n: 3, step: { op: 'subscribe', conn: 'c1', pairs: [B, C], id: 'x3' } },
+      { n: 4, step: { op: 'ping', conn: 'c1', id: 'x4' } },
+      { n: 5, step: { op: 'subscribe', conn: 'c1', pairs: [A, B], id: 'x5' } },
+      { n: 6, step: { op: 'unsubscribe', conn: 'c1', pairs: [A], id: 'x6' } },
+    ];
+    const at6: FailurePoint = { rule: 'transition:subscribed/unsubscribe', at: 6 };
+    let runs = 0;
+    const run = async (c: readonly Numbered[]): Promise<FailurePoint | undefined> => {
+      runs++;
+      return c.some((s) => s.n === 5) ? at6 : undefined;
+    };
+    // Time for two attempts, and the confirming run.
+    const shrunk = await shrink(early, at6, { run, timeLeft: () => runs < 2 });
+    expect(shrunk.steps.map((s) => s.n)).toEqual([0, 5, 6]);
+    expect(shrunk.confirmed).toBe(true);
+  });
+
   it('takes no candidate that fails under another rule or at another step', async () => {
     const run = async (c: readonly Numbered[]): Promise<FailurePoint | undefined> => ({
       rule: 'limit:connections-per-key',
