@@ -396,11 +396,13 @@ describe('generation, shrinking and the replay file', () => {
       { n: 4, step: { op: 'subscribe', conn: 'c2', pairs: [B], id: 'x2' } },
     ];
     const at4: FailurePoint = { rule: 'transition:subscribed/subscribe', at: 4 };
-    const run = async (c: readonly Numbered[]): Promise<FailurePoint | undefined> =>
-      c.some((s) => s.n === 2) ? at4 : undefined;
-    // Time for one attempt only, and the confirming run.
-    let attempts = 1;
-    const shrunk = await shrink(two, at4, { run, timeLeft: () => attempts-- > 0 });
+    let runs = 0;
+    const run = async (c: readonly Numbered[]): Promise<FailurePoint | undefined> => {
+      runs++;
+      return c.some((s) => s.n === 2) ? at4 : undefined;
+    };
+    // Time for two attempts (the connection's open and last step, then its own steps) and the confirming run.
+    const shrunk = await shrink(two, at4, { run, timeLeft: () => runs < 2 });
     expect(shrunk.steps.map((s) => s.n)).toEqual([1, 2, 4]);
     expect(shrunk.confirmed).toBe(true);
   });
