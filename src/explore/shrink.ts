@@ -5,10 +5,10 @@
  * property again for each candidate, hundreds of times, which is right for a pure function and
  * wrong for a live target, where each run takes seconds and leaves state behind (a slot cooling, a
  * price moved). This one makes few, chosen attempts (what a delta-debugging pass would try, the
- * failing connection's own steps first, then the model's slice: the steps that touch the failing
- * connection and its key) and accepts a
- * candidate only when it fails under the same rule at the same original step, so a failure that
- * state left by an earlier attempt provokes elsewhere is not taken for the one being shrunk.
+ * failing connection's latest steps first, then its own steps, then the model's slice: the steps
+ * that touch the failing connection and its key) and accepts a candidate only when it fails under
+ * the same rule at the same original step, so a failure that state left by an earlier attempt
+ * provokes elsewhere is not taken for the one being shrunk.
  */
 import type { Step } from './commands.ts';
 
