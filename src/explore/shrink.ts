@@ -5,10 +5,10 @@
  * property again for each candidate, hundreds of times, which is right for a pure function and
  * wrong for a live target, where each run takes seconds and leaves state behind (a slot cooling, a
  * price moved). This one makes few, chosen attempts (what a delta-debugging pass would try, the
- * failing connection's latest steps first, then its own steps, then the model's slice: the steps
- * that touch the failing connection and its key) and accepts a candidate only when it fails under
- * the same rule at the same original step, so a failure that state left by an earlier attempt
- * provokes elsewhere is not taken for the one being shrunk.
+ * failing connection's own steps first, then the model's slice: the steps that touch the failing
+ * connection and its key) and accepts a
+ * candidate only when it fails under the same rule at the same original step, so a failure that
+ * state left by an earlier attempt provokes elsewhere is not taken for the one being shrunk.
  */
 import type { Step } from './commands.ts';
 
@@ -91,8 +91,8 @@ function valid(steps: readonly Numbered[], failure: FailurePoint): boolean {
 }
 
 /**
- * Shrinks `steps` (which failed with `failure`): the failing connection's open and latest steps
- * first, else its own steps, else the slice, then removing chunks of halving
+ * Shrinks `steps` (which failed with `failure`): the failing connection's own steps first, else the
+ * slice, then removing chunks of halving
  * size, then single steps, each attempt kept when it fails the same way; then one more run of the
  * result confirms it still fails.
  */
@@ -109,21 +109,20 @@ export async function shrink(steps: readonly Numbered[], failure: FailurePoint, 
   const sliced = slice(best, failure);
   const failing = steps.find((s) => s.n === failure.at)?.step;
   const conn = failing && connOf(failing);
-  const own = best.filter((s) => conn !== undefined && connOf(s.step) === conn);
-  let found = false;
-  // The connection's open and its latest steps alone, fewest first: what its early requests left (a
-  // set near the limit) is rarely what failed, and these attempts are the shortest and quickest.
-  if (!hooks.sliceOnly && own[0]?.step.op === 'open')
-    for (let j = 1; !found && j < own.length - 1 && hooks.timeLeft(); j++)
-      found = await attempt([own[0], ...own.slice(own.length - j)]);
   // Idles bear on the keep-alive and the pushes, not on a key's allowance: a slice-only failure
-  // tries without them first. Any other tries the failing connection's own steps: what a request
-  // does to a connection rarely needs the key's other connections, and dropping them one attempt
-  // at a time costs a run each (a fill is five steps).
+  // tries without them first. Any other tries the failing connection's own steps first: what a
+  // request does to a connection rarely needs the key's other connections, and dropping them one
+  // attempt at a time costs a run each (a fill is five steps).
   const first = hooks.sliceOnly
     ? sliced.filter((s) => s.step.op !== 'idle')
     : sliced.filter((s) => s.n === failure.at || (conn !== undefined && connOf(s.step) === conn));
-  if (!found && !(await attempt(first))) await attempt(sliced);
+  if (!(await attempt(first))) await attempt(sliced);
+  // Then the connection's open and its latest steps alone, fewest first: what its early requests
+  // left (a set near the limit) is rarely what failed, and each chunk removed later costs a run.
+  const own = best.filter((s) => conn !== undefined && connOf(s.step) === conn);
+  if (!hooks.sliceOnly && own[0]?.step.op === 'open')
+    for (let j = 1; j < own.length - 1 && hooks.timeLeft(); j++)
+      if (await attempt([own[0], ...own.slice(own.length - j)])) break;
   for (
     let size = hooks.sliceOnly ? 0 : Math.floor(best.length / 2);
     size >= 1 && hooks.timeLeft();
