@@ -30,7 +30,8 @@ export class FanOut {
   private pushAsText = false;
   private readonly groups = new Map<string, Group>();
   /** Clients whose dropped pairs are still pushed for a few ticks or ms: the ticks left and the clock time it ends. */
-  private readonly lagging = new Map<Client, { codes: string[]; left: number; untilMs: number }>();
+  /** Per client, the pairs it dropped that are still pushed, each with the ticks and the time it lags for. */
+  private readonly lagging = new Map<Client, Map<string, { left: number; untilMs: number }>>();
 
   constructor(
     private readonly svc: Service,
@@ -66,10 +67,15 @@ export class FanOut {
     const seams = this.svc.seams.push;
     // Pushes of pairs just dropped may still be queued (the dialect's stopLagTicks), or the fan-out may
     // learn of the drop late (its stopLagMs): they go out a few ticks, or that long, more.
+    // Each pair lags from its own drop: a later request neither restarts nor extends it, so the
+    // stop time the profile states holds however close together the requests come.
     const { stopLagTicks: lag, stopLagMs } = this.svc.dialect.stream;
-    const dropped = [...client.subs, ...(this.lagging.get(client)?.codes ?? [])].filter((c) => !codes.includes(c));
-    if ((lag > 0 || stopLagMs > 0) && dropped.length > 0)
-      this.lagging.set(client, { codes: [...new Set(dropped)], left: lag, untilMs: this.svc.clock() + stopLagMs });
+    const lagging = this.lagging.get(client) ?? new Map<string, { left: number; untilMs: number }>();
+    if (lag > 0 || stopLagMs > 0)
+      for (const c of client.subs)
+        if (!codes.includes(c)) lagging.set(c, { left: lag, untilMs: this.svc.clock() + stopLagMs });
+    for (const c of codes) lagging.delete(c);
+    if (lagging.size > 0) this.lagging.set(client, lagging);
     else this.lagging.delete(client);
     client.subs = codes;
     const old = client.group;
@@ -172,14 +178,16 @@ export class FanOut {
 
   /** One tick more of the pushes queued for pairs a client dropped. */
   private flushLagging(now: number): void {
-    for (const [client, lag] of this.lagging) {
+    for (const [client, lagging] of this.lagging) {
       if (!this.sendable(client)) {
         this.lagging.delete(client);
         continue;
       }
-      const jsons = lag.codes.map((c) => this.pushJson(c, now, client.group?.variant)).filter((j) => j !== null);
+      const codes = [...lagging.keys()];
+      const jsons = codes.map((c) => this.pushJson(c, now, client.group?.variant)).filter((j) => j !== null);
       if (jsons.length > 0) client.link.sendPushes(jsons);
-      if (--lag.left <= 0 && now >= lag.untilMs) this.lagging.delete(client);
+      for (const [code, lag] of lagging) if (--lag.left <= 0 && now >= lag.untilMs) lagging.delete(code);
+      if (lagging.size === 0) this.lagging.delete(client);
     }
   }
 

@@ -153,6 +153,9 @@ const FAULT_ORDER = [
   'limit-refusal-holds-slot',
   'refused-attempt-holds-slot',
   'subscribe-third-extends',
+  'resubscribe-after-unsubscribe-silent',
+  'unsubscribe-restores-replaced',
+  'limit-counts-earlier-pairs',
 ] as const satisfies readonly FaultName[];
 
 /**

@@ -1,15 +1,17 @@
 /**
  * Faults that show only in a sequence of requests: each answers every single request as the spec
- * says and breaks a rule only after an earlier step (a refusal, a third subscribe). The scripted
- * checks try each rule once, from a fresh connection; the explorer (ws.explore) walks sequences
- * against a model of the spec and is the one that meets them. The sequence faults a scripted check
- * meets too (a replace that drops a kept pair, an unsubscribe that stops every pair, Pong! that
- * stops once subscribed) are in session.ts and keep-alive.ts.
+ * says and breaks a rule only after earlier steps (a refusal, a third subscribe, an unsubscribe, a
+ * replace, a set near the limit). The scripted checks try each rule once, from a fresh connection;
+ * the explorer (ws.explore) walks sequences against a model of the spec and is the one that meets
+ * them. The sequence faults a scripted check meets too (a replace that drops a kept pair, an
+ * unsubscribe that stops every pair, Pong! that stops once subscribed) are in session.ts and
+ * keep-alive.ts.
  */
-import { METHOD } from '../../src/spec.ts';
+import { LIMITS, METHOD } from '../../src/spec.ts';
 import type { Dialect } from '../dialect.ts';
+import { TOO_MANY_PAIRS } from '../session.ts';
 import { f, type Fault } from './record.ts';
-import { referenceConfig } from './support.ts';
+import { fewerPairsThan, referenceConfig } from './support.ts';
 
 /**
  * How long a refused handshake holds a slot under `refused-attempt-holds-slot`: longer than a
@@ -43,6 +45,10 @@ function noHeldKey(d: Readonly<Dialect>): string | undefined {
     : undefined;
 }
 
+/** The set a connection had before its last accepted request replaced it: the one before the current. */
+const beforeLast = (history: readonly { pairs: readonly string[] }[]): readonly string[] | undefined =>
+  history.length >= 2 ? history[history.length - 2]!.pairs : undefined;
+
 /** The faults that show only after a sequence of requests. */
 export const SEQUENCE_FAULTS = [
   f(
@@ -66,6 +72,59 @@ export const SEQUENCE_FAULTS = [
             ? [...new Set([...current, ...next])]
             : next,
       },
+    },
+  ),
+  f(
+    'resubscribe-after-unsubscribe-silent',
+    'sequence',
+    'after a successful subscribe pushes start (here a pair unsubscribed earlier on the connection is ' +
+      'acknowledged again but never pushed)',
+    ['transition:subscribed/subscribe', 'transition:none/subscribe'],
+    {
+      session: {
+        next: (next, { method, history }) => {
+          if (method !== METHOD.subscribe) return next;
+          const dropped = new Set<string>();
+          for (let i = 1; i < history.length; i++)
+            if (history[i]!.method === METHOD.unsubscribe)
+              for (const p of history[i - 1]!.pairs) if (!history[i]!.pairs.includes(p)) dropped.add(p);
+          return next.filter((c) => !dropped.has(c));
+        },
+      },
+    },
+  ),
+  f(
+    'unsubscribe-restores-replaced',
+    'sequence',
+    'a subscribe replaces the earlier set (here an unsubscribe that empties the set brings back the set ' +
+      'the last subscribe replaced)',
+    ['transition:subscribed/subscribe', 'transition:subscribed/unsubscribe'],
+    {
+      session: {
+        next: (next, { method, history }) =>
+          method === METHOD.unsubscribe && next.length === 0 ? [...(beforeLast(history) ?? [])] : next,
+      },
+    },
+  ),
+  f(
+    'limit-counts-earlier-pairs',
+    'sequence',
+    'at most 100 pairs per subscribe, each replacing the last (here the pairs of the earlier set count ' +
+      'toward the limit: a subscribe is refused with 50004 when both sets together pass 100)',
+    ['limit:pairs-per-connection', 'transition:subscribed/subscribe'],
+    {
+      session: {
+        pairs: (verdict, { method, current }) =>
+          method === METHOD.subscribe &&
+          Array.isArray(verdict) &&
+          new Set([...current, ...verdict]).size > LIMITS.maxPairsPerSubscribe
+            ? { invalid: TOO_MANY_PAIRS }
+            : verdict,
+      },
+    },
+    {
+      // Shown by a subscribe of the limit's pairs and then of others: a smaller catalogue has no such pair.
+      maskedBy: (d) => fewerPairsThan(d, LIMITS.maxPairsPerSubscribe + 4),
     },
   ),
 ] as const satisfies readonly Fault[];

@@ -36,6 +36,11 @@ export interface ModelViolation {
   transition: TransitionName;
   /** The step whose expectation the answer broke (its index in the sequence). */
   at: number;
+  /**
+   * The step running when the break showed: later than `at` when a later step made it show (a pair
+   * stopped by one request and pushed again after another), so a replay keeps every step up to it.
+   */
+  seen: number;
   /** The statement the answer breaks. */
   rule: StatementKey;
   received: string;
@@ -74,6 +79,13 @@ export interface ConnModel {
   pingSteps: number[];
   /** The subscription, exactly; undefined once a failed request left it not stated. */
   subs: Set<string> | undefined;
+  /**
+   * The set the last successful subscribe replaced, and the pairs successful unsubscribes stopped:
+   * the sets later subscribes and unsubscribes draw from, since what a service keeps of a
+   * connection's past shows only when a request names them again.
+   */
+  replaced: readonly string[];
+  unsubscribed: Set<string>;
   /** Per pair, the intervals during which its pushes are allowed. */
   intervals: Map<string, PushInterval[]>;
   /** Why the stream clock time a pair was last stopped: its rule when a push comes after. */

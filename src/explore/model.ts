@@ -15,7 +15,7 @@
  * subscription). Pure: it resolves commands into steps and holds what the target answered to what
  * the spec states; the explorer (suites/ws/explore/) does the I/O.
  */
-import { STATUS } from '../spec.ts';
+import { LIMITS, STATUS } from '../spec.ts';
 import type { StatementKey } from '../statements.ts';
 import type { Command, Step, SubscribePick, UnsubscribePick } from './commands.ts';
 import { TRANSITIONS, type TransitionName, TransitionTally } from './transitions.ts';
@@ -31,7 +31,34 @@ export type * from './model-types.ts';
 export const SHORT_FILL_MAX = 5;
 /** Open commands with a key index below this open the key opened last again. */
 const SAME_KEY = 3;
+/** Share of the pair limit a large subscribe lists: two in a row name more than the limit between them. */
+const LARGE_SHARE = 0.6;
 const has = (s: ReadonlySet<string> | undefined, p: string): boolean => s?.has(p) ?? false;
+
+/**
+ * Keys a fill goes to: those of an allowance up to SHORT_FILL_MAX, and of them those allowing
+ * several connections where there are any: their refill takes a slot while another connection of
+ * the key stays open, where a key of one connection only repeats the scripted checks' close and open.
+ */
+function fillKeys(keys: readonly KeyFacts[]): KeyFacts[] {
+  const small = keys.filter((k) => k.allowance !== undefined && k.allowance <= SHORT_FILL_MAX);
+  const several = small.filter((k) => k.allowance! > 1);
+  return several.length ? several : small;
+}
+
+/**
+ * The connection's set with one pair left out and one pool pair added: the next subscribe both keeps
+ * pairs and drops one, and a set of one is kept whole.
+ */
+function keptPairs(c: ConnModel, pool: readonly string[], pick: readonly number[]): string[] {
+  const current = [...(c.subs ?? [])].sort();
+  const kept = current.length > 1 ? current.filter((_p, i) => i !== pick[0]! % current.length) : current;
+  const added = pickFrom(
+    pool.filter((p) => !current.includes(p)),
+    pick,
+  ).slice(0, 1);
+  return kept.length + added.length ? [...kept, ...added] : pickFrom(pool, pick);
+}
 const pickFrom = <T>(items: readonly T[], pick: readonly number[]): T[] =>
   items.length === 0 ? [] : [...new Set(pick.map((i) => items[i % items.length]!))];
 
@@ -41,7 +68,7 @@ export class ExploreModel implements ModelView {
   private readonly counts = new Map<string, number>();
   /** Whether the sequence has made its one deliberate connection beyond an allowance. */
   refusalUsed = false;
-  /** The key the sequence may go beyond the allowance of: the key it opened first. */
+  /** The key the sequence may go beyond the allowance of: the key it filled first. */
   private refusalKey: string | undefined;
   readonly tally = new TransitionTally();
   readonly violations: ModelViolation[] = [];
@@ -75,7 +102,7 @@ export class ExploreModel implements ModelView {
   /** Records a broken rule of `transition`. */
   violate(transition: TransitionName, received: string, expected: string, rule?: StatementKey, at?: number): void {
     const r = rule ?? TRANSITIONS[transition][0] ?? 'transition:subscribed/unsubscribe';
-    this.violations.push({ transition, at: at ?? this.step, rule: r, received, expected });
+    this.violations.push({ transition, at: at ?? this.step, seen: this.step, rule: r, received, expected });
   }
 
   /** Connections of `key` the target counts before the sequence's first step (others' connections). */
@@ -121,20 +148,19 @@ export class ExploreModel implements ModelView {
         // Low indices open the key opened last again: a key's allowance fills only by opening it again.
         // A fill goes to a key of a small allowance, where there is one.
         const last = this.conns.at(-1)?.key;
-        const small = cmd.fill
-          ? this.setup.keys.filter((k) => k.allowance !== undefined && k.allowance <= SHORT_FILL_MAX)
-          : [];
+        const small = cmd.fill ? fillKeys(this.setup.keys) : [];
         // A sequence that does not start by filling starts on the first key (primary), the key of the
         // watching connection and of the limit's list.
         const key = small.length
           ? small[cmd.key % small.length]!
-          : last === undefined
+          : last === undefined || cmd.home
             ? this.setup.keys[0]!
             : cmd.key < SAME_KEY
               ? this.key(last)
               : this.setup.keys[cmd.key % this.setup.keys.length]!;
         const beyond = this.beyondHeld(key.name);
-        this.refusalKey ??= key.name;
+        // The key of the first fill, wherever it comes in the sequence.
+        if (cmd.fill) this.refusalKey ??= key.name;
         // Never more connections than a key allows, but for the one deliberate refusal of a known allowance.
         if (beyond === undefined && this.heldConns().some((c) => c.key === key.name)) return undefined;
         if (beyond && (this.refusalUsed || key.name !== this.refusalKey)) return undefined;
@@ -156,19 +182,21 @@ export class ExploreModel implements ModelView {
         // The limit's list goes to a connection of the key it was made for, where one is open.
         const limitKey = this.setup.keys[0]!.name;
         const ofKey = open.filter((x) => x.key === limitKey);
-        const limit = cmd.pairs.kind === 'at-limit' || cmd.pairs.kind === 'over-limit';
+        const limit = cmd.pairs.kind === 'at-limit' || cmd.pairs.kind === 'over-limit' || cmd.pairs.kind === 'large';
         const c = limit && ofKey.length ? ofKey[ofKey.length - 1 - (cmd.conn % ofKey.length)] : on(cmd.conn);
         const pairs = c && this.subscribePairs(c, cmd.pairs);
         return c && pairs?.length ? { op: 'subscribe', conn: c.name, pairs, id: `x${this.requests + 1}` } : undefined;
       }
       case 'unsubscribe': {
         // Some, all or more of a subscription go to a connection that has one, where one has: what an
-        // unsubscribe does to the pairs it leaves shows only there.
+        // unsubscribe does to the pairs it leaves shows only there. The connection the index names
+        // comes first, so that requests drawn for one connection stay on it.
         const subscribed = open.filter((x) => (x.subs?.size ?? 0) > 0);
+        const named = on(cmd.conn);
         const c =
-          cmd.pairs.kind !== 'unsubscribed' && subscribed.length
-            ? subscribed[subscribed.length - 1 - (cmd.conn % subscribed.length)]
-            : on(cmd.conn);
+          cmd.pairs.kind === 'unsubscribed' || !subscribed.length || subscribed.includes(named!)
+            ? named
+            : subscribed[subscribed.length - 1 - (cmd.conn % subscribed.length)];
         const pairs = c && this.unsubscribePairs(c, cmd.pairs);
         return c && pairs?.length ? { op: 'unsubscribe', conn: c.name, pairs, id: `x${this.requests + 1}` } : undefined;
       }
@@ -213,6 +241,18 @@ export class ExploreModel implements ModelView {
         return key.refused.length
           ? [...pickFrom(key.pairs, pick.pick.slice(1)), ...pickFrom(key.refused, pick.pick)]
           : [];
+      case 'kept':
+        // A set near the limit is kept as large, its pairs swapped for those it does not have.
+        return (c.subs?.size ?? 0) > LIMITS.maxPairsPerSubscribe / 2
+          ? this.largePairs(c, key)
+          : keptPairs(c, key.pairs, pick.pick);
+      case 'again': {
+        // What the connection unsubscribed, else what its last subscribe replaced.
+        const past = c.unsubscribed.size ? [...c.unsubscribed].sort() : [...c.replaced];
+        return past.length ? pickFrom(past, pick.pick) : pickFrom(key.pairs, pick.pick);
+      }
+      case 'large':
+        return key.name === this.setup.keys[0]!.name ? this.largePairs(c, key) : undefined;
       case 'at-limit':
         return key.name === this.setup.keys[0]!.name ? this.setup.atLimit?.slice() : undefined;
       case 'over-limit': {
@@ -220,6 +260,18 @@ export class ExploreModel implements ModelView {
         return key.name === this.setup.keys[0]!.name && this.setup.atLimit ? [...this.setup.atLimit, extra] : undefined;
       }
     }
+  }
+
+  /**
+   * Most of the pair limit, the pairs the connection has not subscribed first: two such subscribes
+   * in a row list more pairs between them than the limit, each within it.
+   */
+  private largePairs(c: ConnModel, key: KeyFacts): string[] | undefined {
+    if (!this.setup.atLimit) return undefined;
+    const all = [...new Set([...key.pairs, ...this.setup.atLimit])];
+    const fresh = all.filter((p) => !has(c.subs, p));
+    const size = Math.ceil(LARGE_SHARE * LIMITS.maxPairsPerSubscribe);
+    return [...fresh, ...all.filter((p) => has(c.subs, p))].slice(0, size);
   }
 
   private unsubscribePairs(c: ConnModel, pick: UnsubscribePick): string[] | undefined {
@@ -259,6 +311,8 @@ export class ExploreModel implements ModelView {
       pings: [],
       pingSteps: [],
       subs: new Set(),
+      replaced: [],
+      unsubscribed: new Set(),
       intervals: new Map(),
       stoppedBy: new Map(),
     };

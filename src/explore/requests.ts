@@ -159,12 +159,13 @@ function applySuccess(
   if (step.op === 'subscribe') {
     for (const p of c.subs ?? allIntervalPairs(c)) if (!step.pairs.includes(p)) stop(m, c, p, at, t);
     for (const p of step.pairs) start(m, c, p, sentAt, at, t, true);
+    c.replaced = [...(c.subs ?? [])];
     c.subs = new Set(step.pairs);
     return;
   }
   for (const p of step.pairs) stop(m, c, p, at, t);
   if (!c.subs) return;
-  for (const p of step.pairs) c.subs.delete(p);
+  for (const p of step.pairs) if (c.subs.delete(p)) c.unsubscribed.add(p);
   // The pairs it did not list go on: their pushes are due after this answer, under its rule.
   for (const p of c.subs) start(m, c, p, sentAt, at, t, true);
 }

@@ -5,7 +5,8 @@
  * property again for each candidate, hundreds of times, which is right for a pure function and
  * wrong for a live target, where each run takes seconds and leaves state behind (a slot cooling, a
  * price moved). This one makes few, chosen attempts (what a delta-debugging pass would try, the
- * model's slice first: the steps that touch the failing connection and its key) and accepts a
+ * failing connection's own steps first, then the model's slice: the steps that touch the failing
+ * connection and its key) and accepts a
  * candidate only when it fails under the same rule at the same original step, so a failure that
  * state left by an earlier attempt provokes elsewhere is not taken for the one being shrunk.
  */
@@ -22,13 +23,19 @@ export interface FailurePoint {
   rule: string;
   /** Original index of the step whose judgement failed. */
   at: number;
+  /** Original index of the step running when it showed (default `at`): the steps up to it made it show. */
+  seen?: number;
 }
+
+/** The steps up to the one running when the failure showed. */
+const upToSeen = (steps: readonly Numbered[], failure: FailurePoint): Numbered[] =>
+  steps.filter((s) => s.n <= Math.max(failure.at, failure.seen ?? failure.at));
 
 /** What shrinking needs of the explorer: a run of a candidate, and how much time is left. */
 export interface ShrinkHooks {
   /** Runs the steps against the target; resolves with how it failed, or undefined when it passed. */
   run(steps: readonly Numbered[]): Promise<FailurePoint | undefined>;
-  /** Whether time is left for one more attempt. */
+  /** Whether time is left for one more attempt and the confirming run after it. */
   timeLeft(): boolean;
   /**
    * Only the model's slice is tried (a failure whose attempts each leave state that takes seconds to
@@ -53,7 +60,7 @@ const connOf = (s: Step): string | undefined => ('conn' in s ? s.conn : undefine
  * bears on the keep-alive and the pushes).
  */
 export function slice(steps: readonly Numbered[], failure: FailurePoint): Numbered[] {
-  const upTo = steps.filter((s) => s.n <= failure.at);
+  const upTo = upToSeen(steps, failure);
   const failing = upTo.find((s) => s.n === failure.at);
   if (!failing) return [...upTo];
   const conn = connOf(failing.step);
@@ -84,12 +91,13 @@ function valid(steps: readonly Numbered[], failure: FailurePoint): boolean {
 }
 
 /**
- * Shrinks `steps` (which failed with `failure`): the slice first, then removing chunks of halving
+ * Shrinks `steps` (which failed with `failure`): the failing connection's own steps first, else the
+ * slice, then removing chunks of halving
  * size, then single steps, each attempt kept when it fails the same way; then one more run of the
  * result confirms it still fails.
  */
 export async function shrink(steps: readonly Numbered[], failure: FailurePoint, hooks: ShrinkHooks): Promise<Shrunk> {
-  let best = steps.filter((s) => s.n <= failure.at);
+  let best = upToSeen(steps, failure);
   let runs = 0;
   const attempt = async (candidate: Numbered[]): Promise<boolean> => {
     if (!valid(candidate, failure) || candidate.length >= best.length || !hooks.timeLeft()) return false;
@@ -99,9 +107,22 @@ export async function shrink(steps: readonly Numbered[], failure: FailurePoint, 
     return true;
   };
   const sliced = slice(best, failure);
+  const failing = steps.find((s) => s.n === failure.at)?.step;
+  const conn = failing && connOf(failing);
   // Idles bear on the keep-alive and the pushes, not on a key's allowance: a slice-only failure
-  // tries without them first.
-  if (!(hooks.sliceOnly && (await attempt(sliced.filter((s) => s.step.op !== 'idle'))))) await attempt(sliced);
+  // tries without them first. Any other tries the failing connection's own steps first: what a
+  // request does to a connection rarely needs the key's other connections, and dropping them one
+  // attempt at a time costs a run each (a fill is five steps).
+  const first = hooks.sliceOnly
+    ? sliced.filter((s) => s.step.op !== 'idle')
+    : sliced.filter((s) => s.n === failure.at || (conn !== undefined && connOf(s.step) === conn));
+  if (!(await attempt(first))) await attempt(sliced);
+  // Then the connection's open and its latest steps alone, fewest first: what its early requests
+  // left (a set near the limit) is rarely what failed, and each chunk removed later costs a run.
+  const own = best.filter((s) => conn !== undefined && connOf(s.step) === conn);
+  if (!hooks.sliceOnly && own[0]?.step.op === 'open')
+    for (let j = 1; j < own.length - 1 && hooks.timeLeft(); j++)
+      if (await attempt([own[0], ...own.slice(own.length - j)])) break;
   for (
     let size = hooks.sliceOnly ? 0 : Math.floor(best.length / 2);
     size >= 1 && hooks.timeLeft();
@@ -113,10 +134,8 @@ export async function shrink(steps: readonly Numbered[], failure: FailurePoint, 
       if (await attempt(candidate)) start = Math.min(start, best.length - size);
     }
   }
-  let confirmed = false;
-  if (hooks.timeLeft() || runs === 0) {
-    runs++;
-    confirmed = same(await hooks.run(best), failure);
-  }
+  // Always run: timeLeft kept the time for it.
+  runs++;
+  const confirmed = same(await hooks.run(best), failure);
   return { steps: best, failure, runs, confirmed };
 }

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { drawSequence, sequenceArbitrary, stepText, type Step } from '../../src/explore/commands.ts';
+import { type Command, drawSequence, sequenceArbitrary, stepText, type Step } from '../../src/explore/commands.ts';
 import { FrameJudge, type SeenFrame } from '../../src/explore/frames.ts';
 import { ExploreModel, type ModelSetup, SHORT_FILL_MAX } from '../../src/explore/model.ts';
 import { parseReplay, REPLAY_FORMAT, REPLAY_VERSION } from '../../src/explore/replay-file.ts';
 import { checkSeed, parseBudget } from '../../src/explore/settings.ts';
 import { type FailurePoint, type Numbered, shrink, slice } from '../../src/explore/shrink.ts';
 import { MODEL_STATEMENTS, TRANSITIONS } from '../../src/explore/transitions.ts';
-import { METHOD, STATUS, TEXT } from '../../src/spec.ts';
+import { LIMITS, METHOD, STATUS, TEXT } from '../../src/spec.ts';
 import { SPEC_STATEMENTS } from '../../src/statements.ts';
 
 const A = 'Crypto:ALL:BTC/USD';
@@ -233,6 +233,103 @@ describe('the model of the allowance and the keep-alive', () => {
   });
 });
 
+/** Resolves `cmds` in turn, each open accepted and each request answered with success; returns the steps. */
+function walk(m: ExploreModel, cmds: readonly Command[]): Step[] {
+  const out: Step[] = [];
+  for (const cmd of cmds) {
+    const step = m.resolve(cmd, 0);
+    if (!step) continue;
+    out.push(step);
+    if (step.op === 'open') m.judgeOpen(step, { accepted: true, at: 0, startedAt: 0 }, false);
+    else if (step.op === 'subscribe' || step.op === 'unsubscribe')
+      m.judgeNotice(
+        step,
+        m.plan(step),
+        ok(step.op === 'subscribe' ? METHOD.subscribe : METHOD.unsubscribe, step.id),
+        1,
+        2,
+      );
+  }
+  return out;
+}
+
+describe("what the commands draw on: the connection's past", () => {
+  const sub = (pairs: Extract<Command, { op: 'subscribe' }>['pairs']): Command => ({ op: 'subscribe', conn: 0, pairs });
+  const unsub = (kind: 'subset' | 'all'): Command => ({ op: 'unsubscribe', conn: 0, pairs: { kind, pick: [0] } });
+  const openPrimary: Command = { op: 'open', key: 0, silent: false, home: true };
+
+  it('a replace that keeps pairs, an unsubscribe of some, the same pairs again and all: on one connection', () => {
+    const m = new ExploreModel(SETUP);
+    const steps = walk(m, [
+      openPrimary,
+      openPrimary,
+      sub({ kind: 'pool', pick: [0, 1] }),
+      sub({ kind: 'kept', pick: [0] }),
+      unsub('subset'),
+      sub({ kind: 'again', pick: [0] }),
+      unsub('all'),
+    ]);
+    expect(steps.slice(2).map(stepText)).toEqual([
+      `subscribe c2 [${A}, ${B}]`,
+      `subscribe c2 [${B}, ${C}]`,
+      `unsubscribe c2 [${B}]`,
+      `subscribe c2 [${B}]`,
+      `unsubscribe c2 [${B}]`,
+    ]);
+    expect(m.violations).toEqual([]);
+  });
+
+  it('without an unsubscribe, the pairs again are the set the last subscribe replaced', () => {
+    const m = new ExploreModel(SETUP);
+    const steps = walk(m, [
+      openPrimary,
+      sub({ kind: 'pool', pick: [0] }),
+      sub({ kind: 'pool', pick: [1] }),
+      sub({ kind: 'again', pick: [0] }),
+    ]);
+    expect(steps.map(stepText).slice(1)).toEqual([`subscribe c1 [${A}]`, `subscribe c1 [${B}]`, `subscribe c1 [${A}]`]);
+  });
+
+  it('two large subscribes in a row name more pairs than the limit between them, each within it', () => {
+    const limit = Array.from({ length: LIMITS.maxPairsPerSubscribe }, (_, i) => `Crypto:ALL:T${i}/USD`);
+    const m = new ExploreModel({ ...SETUP, atLimit: limit, accepted: new Set([A, B, C, ...limit]) });
+    const cryptoOnly: Command = { op: 'open', key: 3, silent: false };
+    const large = sub({ kind: 'large', pick: [0] });
+    const steps = walk(m, [openPrimary, cryptoOnly, large, large]) as Extract<Step, { op: 'subscribe' }>[];
+    const [first, second] = steps.slice(2);
+    expect([first!.conn, second!.conn]).toEqual(['c1', 'c1']);
+    for (const s of [first!, second!]) expect(s.pairs.length).toBeLessThanOrEqual(LIMITS.maxPairsPerSubscribe);
+    expect(new Set([...first!.pairs, ...second!.pairs]).size).toBeGreaterThan(LIMITS.maxPairsPerSubscribe);
+    expect(m.violations).toEqual([]);
+  });
+
+  it('goes beyond the allowance of the key it fills first, wherever the fill comes, a key of several first', () => {
+    const keys = [
+      { name: 'primary', allowance: SHORT_FILL_MAX + 1, pairs: [A], refused: [] },
+      { name: 'limited', allowance: 1, pairs: [A], refused: [] },
+      SETUP.keys[1]!,
+    ];
+    const m = new ExploreModel({ ...SETUP, keys });
+    const fill: Command = { op: 'open', key: 0, silent: false, fill: true };
+    const steps = walk(m, [openPrimary, fill, fill, fill]);
+    expect(steps.map(stepText)).toEqual([
+      'c1 = open keys.primary',
+      'c2 = open keys.cryptoOnly',
+      'c3 = open keys.cryptoOnly',
+      'c4 = open keys.cryptoOnly',
+    ]);
+    expect(m.beyond('cryptoOnly')).toBe(true);
+  });
+
+  it('nearly every sequence fills first and holds both chains', () => {
+    const drawn = Array.from({ length: 40 }, (_, n) => drawSequence(1, n));
+    const kinds = (cmds: Command[]) => new Set(cmds.flatMap((c) => (c.op === 'subscribe' ? [c.pairs.kind] : [])));
+    const both = drawn.filter((cmds) => kinds(cmds).has('again') && kinds(cmds).has('large'));
+    expect(both.length).toBeGreaterThanOrEqual(36);
+    expect(drawn.filter((cmds) => cmds[0]!.op === 'open' && cmds[0]!.fill).length).toBeGreaterThanOrEqual(36);
+  });
+});
+
 describe('generation, shrinking and the replay file', () => {
   it('the same seed draws the same sequence, another seed another', () => {
     expect(drawSequence(7, 3)).toEqual(drawSequence(7, 3));
@@ -269,6 +366,67 @@ describe('generation, shrinking and the replay file', () => {
       `subscribe c1 [${A}, ${B}]`,
       `subscribe c1 [${B}, ${C}]`,
     ]);
+  });
+
+  it('keeps the steps up to the one that made the failure show, when it is charged to an earlier one', async () => {
+    // A push of A after the replace that stopped it (step 2), which only the unsubscribe (step 4) brings.
+    const later: Numbered[] = [
+      { n: 0, step: { op: 'open', conn: 'c1', key: 'primary', silent: false } },
+      { n: 1, step: { op: 'subscribe', conn: 'c1', pairs: [A], id: 'x1' } },
+      { n: 2, step: { op: 'subscribe', conn: 'c1', pairs: [B], id: 'x2' } },
+      { n: 3, step: { op: 'idle', ms: 100 } },
+      { n: 4, step: { op: 'unsubscribe', conn: 'c1', pairs: [B], id: 'x3' } },
+      { n: 5, step: { op: 'ping', conn: 'c1', id: 'x4' } },
+    ];
+    const charged: FailurePoint = { rule: 'transition:subscribed/subscribe', at: 2, seen: 4 };
+    const run = async (c: readonly Numbered[]): Promise<FailurePoint | undefined> =>
+      [1, 2, 4].every((n) => c.some((s) => s.n === n)) ? charged : undefined;
+    expect(slice(later, charged).map((s) => s.n)).toEqual([0, 1, 2, 3, 4]);
+    const shrunk = await shrink(later, charged, { run, timeLeft: () => true });
+    expect(shrunk.steps.map((s) => s.n)).toEqual([0, 1, 2, 4]);
+    expect(shrunk.confirmed).toBe(true);
+  });
+
+  it("tries the failing connection's own steps first, before the other connections of its key", async () => {
+    const two: Numbered[] = [
+      { n: 0, step: { op: 'open', conn: 'c1', key: 'primary', silent: false } },
+      { n: 1, step: { op: 'open', conn: 'c2', key: 'primary', silent: false } },
+      { n: 2, step: { op: 'subscribe', conn: 'c2', pairs: [A], id: 'x1' } },
+      { n: 3, step: { op: 'close', conn: 'c1' } },
+      { n: 4, step: { op: 'subscribe', conn: 'c2', pairs: [B], id: 'x2' } },
+    ];
+    const at4: FailurePoint = { rule: 'transition:subscribed/subscribe', at: 4 };
+    let runs = 0;
+    const run = async (c: readonly Numbered[]): Promise<FailurePoint | undefined> => {
+      runs++;
+      return c.some((s) => s.n === 2) ? at4 : undefined;
+    };
+    // Time for two attempts (the connection's open and last step, then its own steps) and the confirming run.
+    const shrunk = await shrink(two, at4, { run, timeLeft: () => runs < 2 });
+    expect(shrunk.steps.map((s) => s.n)).toEqual([1, 2, 4]);
+    expect(shrunk.confirmed).toBe(true);
+  });
+
+  it("drops the failing connection's early requests before anything else", async () => {
+    const early: Numbered[] = [
+      { n: 0, step: { op: 'open', conn: 'c1', key: 'primary', silent: false } },
+      { n: 1, step: { op: 'subscribe', conn: 'c1', pairs: [C], id: 'x1' } },
+      { n: 2, step: { op: 'ping', conn: 'c1', id: 'x2' } },
+      { n: 3, step: { op: 'subscribe', conn: 'c1', pairs: [B, C], id: 'x3' } },
+      { n: 4, step: { op: 'ping', conn: 'c1', id: 'x4' } },
+      { n: 5, step: { op: 'subscribe', conn: 'c1', pairs: [A, B], id: 'x5' } },
+      { n: 6, step: { op: 'unsubscribe', conn: 'c1', pairs: [A], id: 'x6' } },
+    ];
+    const at6: FailurePoint = { rule: 'transition:subscribed/unsubscribe', at: 6 };
+    let runs = 0;
+    const run = async (c: readonly Numbered[]): Promise<FailurePoint | undefined> => {
+      runs++;
+      return c.some((s) => s.n === 5) ? at6 : undefined;
+    };
+    // Time for two attempts, and the confirming run.
+    const shrunk = await shrink(early, at6, { run, timeLeft: () => runs < 2 });
+    expect(shrunk.steps.map((s) => s.n)).toEqual([0, 5, 6]);
+    expect(shrunk.confirmed).toBe(true);
   });
 
   it('takes no candidate that fails under another rule or at another step', async () => {

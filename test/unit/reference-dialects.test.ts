@@ -738,6 +738,23 @@ describe('dialect pairs a check may not take for granted', () => {
     await c.close();
   });
 
+  it('a pair dropped earlier lags from its own drop, not from a later request (stopLagMs)', async () => {
+    const s = await serve({ stream: { stopLagMs: 600, tickMs: 50 } });
+    const c = await open(s);
+    const ETH = 'Crypto:ALL:ETH/USD';
+    await subscribe(c, [BTC, ETH]);
+    await c.pushesFor(200);
+    await subscribe(c, [ETH], 's2');
+    // Another request while BTC still lags: its stop stays 600 ms after its own drop.
+    await c.pushesFor(300);
+    c.send({ id: 'u', method: 'unsubscribe', params: { pairs: [ETH] } });
+    expect((await c.notice()).code).toBe(STATUS.OK);
+    await c.pushesFor(450);
+    const after = (await c.pushesFor(300)).filter((p) => p.code === BTC);
+    expect(after.length).toBe(0);
+    await c.close();
+  });
+
   it('never moves a still pair while the others move every step (stillPairs)', async () => {
     const s = await serve({ stream: { stillPairs: true, pushes: 'on-change' } });
     const c = await open(s);

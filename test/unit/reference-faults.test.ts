@@ -662,6 +662,34 @@ const OBSERVE: Record<FaultName, Observation> = {
         return (await settledPushes(c)).some((p) => p.code === ETH);
       }),
   },
+  'resubscribe-after-unsubscribe-silent': {
+    deviates: (s) =>
+      withStream(s, async (c) => {
+        await subscribe(c, [BTC, ETH]);
+        c.send({ id: 'u1', method: 'unsubscribe', params: { pairs: [BTC] } });
+        await c.notice();
+        await subscribe(c, [BTC], 's2');
+        return !(await settledPushes(c)).some((p) => p.code === BTC);
+      }),
+  },
+  'unsubscribe-restores-replaced': {
+    deviates: (s) =>
+      withStream(s, async (c) => {
+        await subscribe(c, [BTC]);
+        await subscribe(c, [ETH], 's2');
+        c.send({ id: 'u1', method: 'unsubscribe', params: { pairs: [ETH] } });
+        await c.notice();
+        return (await settledPushes(c)).some((p) => p.code === BTC);
+      }),
+  },
+  'limit-counts-earlier-pairs': {
+    deviates: (s) =>
+      withStream(s, async (c) => {
+        const listed = await codes(s, LIMITS.maxPairsPerSubscribe + 1);
+        await subscribe(c, listed.slice(0, LIMITS.maxPairsPerSubscribe));
+        return (await subscribe(c, listed.slice(LIMITS.maxPairsPerSubscribe), 's2')).code !== STATUS.OK;
+      }),
+  },
 };
 
 async function observe(name: FaultName, fault: FaultName | undefined): Promise<boolean> {

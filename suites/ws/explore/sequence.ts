@@ -405,7 +405,7 @@ export async function runSequence(
     steps: r.ran,
     lines: r.lines,
     model: r.model,
-    ...(v ? { failure: { point: { rule: v.rule, at: v.at }, violation: v } } : {}),
+    ...(v ? { failure: { point: { rule: v.rule, at: v.at, seen: v.seen }, violation: v } } : {}),
   };
 }
 
