@@ -149,8 +149,25 @@ export async function keptPushing(
   sinceMs: number,
 ): Promise<boolean | undefined> {
   if (await awaitPushes(session, pair, 1, sinceMs, ctx.waits.pushMs)) return true;
+  await skipIfClosed(ctx, session, `a push of ${pair}`);
   if ((await movedWithin(ctx, [pair], before, ctx.waits.pushMs)).length === 0) return undefined;
-  return awaitPushes(session, pair, 1, sinceMs, ctx.waits.pushMs);
+  if (await awaitPushes(session, pair, 1, sinceMs, ctx.waits.pushMs)) return true;
+  await skipIfClosed(ctx, session, `a push of ${pair}`);
+  return false;
+}
+
+/**
+ * Ends the check with a skip when the target has closed `session`: a connection it closed (its
+ * keep-alive, say) stops every push, so the silence that follows says nothing of the rule waited
+ * on, and the close is the keep-alive checks' to judge.
+ */
+async function skipIfClosed(ctx: CheckContext, session: StreamSession, waitedFor: string): Promise<void> {
+  if (session.isOpen) return;
+  const c = await session.closed;
+  ctx.skip(
+    `the target closed the connection (${c.code}, by ${c.by}) before ${waitedFor} came: the silence ` +
+      'after a close says nothing of this rule (the keep-alive checks judge the close)',
+  );
 }
 
 /**
@@ -174,6 +191,8 @@ export async function unpushedMoves(
   );
   for (const p of moved) ctx.pairLedger.moved(p);
   await Promise.all(moved.map((p) => awaitPushes(session, p, 1, sinceMs, ctx.waits.pushMs)));
+  if (moved.some((p) => session.pushes({ pair: p, sinceMs }).length === 0))
+    await skipIfClosed(ctx, session, `a push of ${moved.join(', ')}`);
   return {
     missed: moved.filter((p) => session.pushes({ pair: p, sinceMs }).length === 0),
     quiet: silent.filter((p) => !moved.includes(p)),
