@@ -149,10 +149,10 @@ export async function keptPushing(
   sinceMs: number,
 ): Promise<boolean | undefined> {
   if (await awaitPushes(session, pair, 1, sinceMs, ctx.waits.pushMs)) return true;
-  await skipIfClosed(ctx, session, `a push of ${pair}`);
+  await skipIfClosed(ctx, session, `a push of ${pair} came`);
   if ((await movedWithin(ctx, [pair], before, ctx.waits.pushMs)).length === 0) return undefined;
   if (await awaitPushes(session, pair, 1, sinceMs, ctx.waits.pushMs)) return true;
-  await skipIfClosed(ctx, session, `a push of ${pair}`);
+  await skipIfClosed(ctx, session, `a push of ${pair} came`);
   return false;
 }
 
@@ -161,11 +161,11 @@ export async function keptPushing(
  * keep-alive, say) stops every push, so the silence that follows says nothing of the rule waited
  * on, and the close is the keep-alive checks' to judge.
  */
-async function skipIfClosed(ctx: CheckContext, session: StreamSession, waitedFor: string): Promise<void> {
+export async function skipIfClosed(ctx: CheckContext, session: StreamSession, waitedFor: string): Promise<void> {
   if (session.isOpen) return;
   const c = await session.closed;
   ctx.skip(
-    `the target closed the connection (${c.code}, by ${c.by}) before ${waitedFor} came: the silence ` +
+    `the target closed the connection (${c.code}, by ${c.by}) before ${waitedFor}: the silence ` +
       'after a close says nothing of this rule (the keep-alive checks judge the close)',
   );
 }
@@ -192,7 +192,7 @@ export async function unpushedMoves(
   for (const p of moved) ctx.pairLedger.moved(p);
   await Promise.all(moved.map((p) => awaitPushes(session, p, 1, sinceMs, ctx.waits.pushMs)));
   if (moved.some((p) => session.pushes({ pair: p, sinceMs }).length === 0))
-    await skipIfClosed(ctx, session, `a push of ${moved.join(', ')}`);
+    await skipIfClosed(ctx, session, `a push of ${moved.join(', ')} came`);
   return {
     missed: moved.filter((p) => session.pushes({ pair: p, sinceMs }).length === 0),
     quiet: silent.filter((p) => !moved.includes(p)),

@@ -14,6 +14,7 @@ import { needLivePairs, needPairs, subscribeOk, UNKNOWN_PAIR } from './pair-choi
 import {
   awaitPushes,
   keptPushing,
+  skipIfClosed,
   learnCadence,
   movedWithin,
   noPushes,
@@ -90,6 +91,7 @@ export const unsubscribeChecks: readonly Check[] = [
       ]);
       if (!both.every(Boolean)) noPushes(ctx, `two pushes of each of ${[a, b].join(' and ')}`);
       await learnCadence(ctx, session, [a, b]);
+      await skipIfClosed(ctx, session, 'the unsubscribe was sent');
       const notice = await ask(ctx, session, unsubscribe([a], 'conform-stop'), 'the unsubscribe notice');
       if (String(notice.code) !== STATUS.OK)
         ctx.fail({
@@ -158,6 +160,7 @@ export const unsubscribeChecks: readonly Check[] = [
       const all = await Promise.all([a, b, c].map((p) => awaitPushes(session, p, 1, 0, ctx.waits.pushMs)));
       if (!all.every(Boolean)) noPushes(ctx, `subscribed to ${[a, b, c].filter((_, i) => !all[i]).join(', ')}`);
       await learnCadence(ctx, session, [a, b, c]);
+      await skipIfClosed(ctx, session, 'the unsubscribe was sent');
       const notice = await ask(ctx, session, unsubscribe([a, b], 'conform-stop-several'), 'the unsubscribe notice');
       if (String(notice.code) !== STATUS.OK)
         ctx.fail({
