@@ -15,7 +15,7 @@ import {
 } from '../../src/timing/index.ts';
 import { isPush, jsonObject, type StreamSession } from '../../src/transports/stream.ts';
 import { places } from './rules.ts';
-import { isSilence, pause } from './sessions.ts';
+import { isSilence, pause, until } from './sessions.ts';
 
 /** Waits until `pair` has pushed at least `count` frames since `sinceMs`; false on timeout or close. */
 export async function awaitPushes(
@@ -110,6 +110,26 @@ export async function restQuotes(
 }
 
 /**
+ * REST quotes of `pairs` read once `atMs` has come (the cutoff after a stop, say): the baseline of a
+ * move after `atMs`. A move before it may rightly have been pushed before it, so measured from an
+ * earlier read it would count as a move owed a push after `atMs`, and a still-subscribed pair that
+ * moved once and then held would fail. Started at once and awaited later, beside the watch.
+ */
+export function quotesAt(
+  ctx: CheckContext,
+  pairs: readonly string[],
+  atMs: number,
+): Promise<Map<string, string | undefined>> {
+  const read = (async () => {
+    await until(ctx, atMs);
+    return restQuotes(ctx, pairs);
+  })();
+  // Awaited only later, or never when the check ends first: a failed read must not go unhandled.
+  read.catch(() => undefined);
+  return read;
+}
+
+/**
  * The `pairs` whose REST price moved away from `before` within `ms`, reading them again every
  * MOVE_POLL_MS until all have moved or the time is up. Pushes may wait for a change (on-change
  * services), so a pair only shows whether it is still pushed once its price has moved.
@@ -140,6 +160,8 @@ export async function movedWithin(
  * Whether `pair`, still subscribed, goes on being pushed after `sinceMs`: true once it pushes; false
  * when its REST price moved away from `before` and no push followed within a push wait; undefined
  * when it neither pushed nor moved (a pair may stay quiet for a while when pushes come on change).
+ * `before` is read at `sinceMs` or later (`quotesAt`): pushes count from `sinceMs`, so only a move
+ * after it owes one.
  */
 export async function keptPushing(
   ctx: CheckContext,

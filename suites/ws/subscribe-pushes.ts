@@ -24,6 +24,7 @@ import {
   noPushes,
   observeInFlight,
   pushTimes,
+  quotesAt,
   restQuotes,
   stoppedPairMoved,
   unpushedMoves,
@@ -195,9 +196,9 @@ export const subscribePushChecks: readonly Check[] = [
       const other = (await needLivePairs(ctx, 4, 3)).find((p) => p !== a && p !== b)!;
       const [, c] = (await subscribeOk(ctx, session, [b, other], 'conform-second', { live: true })) as [string, string];
       const stopped = ctx.stream.now();
-      const before = await restQuotes(ctx, [a, b, c]);
       const window = inFlightMs(ctx.waits, pushTimes(session), a);
       const cutoff = stopped + window;
+      const atCutoff = quotesAt(ctx, [a, b], cutoff);
       const watch = watchMs(ctx.waits, pushTimes(session), a);
       // Pushes of C count from the cutoff on: the wait runs until then, and a push wait past it.
       const cWait = Math.max(watch, ctx.waits.pushMs);
@@ -214,13 +215,13 @@ export const subscribePushChecks: readonly Check[] = [
         });
       ctx.note(watchNote(ctx.waits, watch, a));
       // B, kept from the earlier set, must go on: once its price moves it owes a push.
-      const kept = await keptPushing(ctx, session, b, before, cutoff);
+      const kept = await keptPushing(ctx, session, b, await atCutoff, cutoff);
       if (kept === false)
         ctx.violation({
           received: `no push for ${b} after the subscribe to [${b}, ${c}], while its REST price moved`,
           expected: `subscribed to exactly the newly listed pairs: ${b} among them`,
         });
-      if (late.length === 0) await stoppedPairMoved(ctx, session, a, before, 'the replacing subscribe');
+      if (late.length === 0) await stoppedPairMoved(ctx, session, a, await atCutoff, 'the replacing subscribe');
       // A pair may be quiet for a while when pushes come on change: C's silence is no violation,
       // but A's then proves nothing.
       if (!(await cPushed) && late.length === 0 && kept !== false)

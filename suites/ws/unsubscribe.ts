@@ -20,7 +20,7 @@ import {
   noPushes,
   observeInFlight,
   pushTimes,
-  restQuotes,
+  quotesAt,
   stoppedPairMoved,
 } from './pushes.ts';
 import { openSession, until } from './sessions.ts';
@@ -99,9 +99,9 @@ export const unsubscribeChecks: readonly Check[] = [
           expected: 'the unsubscribe succeeds (code "200")',
         });
       const stopped = ctx.stream.now();
-      const before = await restQuotes(ctx, [a, b]);
       const window = inFlightMs(ctx.waits, pushTimes(session), a);
       const cutoff = stopped + window;
+      const atCutoff = quotesAt(ctx, [a, b], cutoff);
       const watch = watchMs(ctx.waits, pushTimes(session), a);
       await until(ctx, cutoff + watch);
       const late = session.pushes({ pair: a, sinceMs: cutoff });
@@ -113,10 +113,10 @@ export const unsubscribeChecks: readonly Check[] = [
           expected: `pushes for ${a} stop`,
         });
       ctx.note(watchNote(ctx.waits, watch, a));
-      await stoppedPairMoved(ctx, session, a, before, 'the unsubscribe');
+      await stoppedPairMoved(ctx, session, a, await atCutoff, 'the unsubscribe');
       // B, still subscribed, must go on; its silence alone proves nothing (pushes may come only on
       // change), but not once its REST price moved. Nor would A's silence prove anything then.
-      const kept = await keptPushing(ctx, session, b, before, cutoff);
+      const kept = await keptPushing(ctx, session, b, await atCutoff, cutoff);
       if (kept === false)
         ctx.fail({
           received: `no push for ${b} after the unsubscribe from ${a} alone, while the REST price of ${b} moved`,
@@ -172,14 +172,13 @@ export const unsubscribeChecks: readonly Check[] = [
         inFlightMs(ctx.waits, pushTimes(session), b),
       );
       const cutoff = ctx.stream.now() + window;
-      const before = await restQuotes(ctx, [a, b, c]);
+      const atCutoff = quotesAt(ctx, [a, b, c], cutoff);
       // Two watches side by side, each as long as it was: C's pushes, and the settle wait, go on
       // while A's and B's prices are watched from the cutoff. On-change pushes show a pair still
       // subscribed only after its price moves: wait for the move, then a push wait for a push.
       const [moved] = await Promise.all([
         (async () => {
-          await until(ctx, cutoff);
-          const m = await movedWithin(ctx, [a, b], before, ctx.waits.pushMs);
+          const m = await movedWithin(ctx, [a, b], await atCutoff, ctx.waits.pushMs);
           if (m.length > 0) await Promise.race(m.map((p) => awaitPushes(session, p, 1, cutoff, ctx.waits.pushMs)));
           return m;
         })(),
@@ -214,7 +213,7 @@ export const unsubscribeChecks: readonly Check[] = [
             'that stopped with it prove nothing of the unsubscribe',
         );
       // C goes on: once its REST price moves it owes a push, however quiet it was.
-      const kept = await keptPushing(ctx, session, c, before, cutoff);
+      const kept = await keptPushing(ctx, session, c, await atCutoff, cutoff);
       if (kept === false)
         ctx.violation({
           received: `no push for ${c} after unsubscribing ${a} and ${b}, while its REST price moved`,

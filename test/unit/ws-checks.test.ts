@@ -306,12 +306,60 @@ describe('subscription checks', () => {
       const at = (base: number): string => (base + n / 100).toFixed(2);
       return { ...quote(pair, n), ask: at(10.02), bid: at(10), price: at(10.01) };
     };
-    const profile = await miniTarget({ push: moving });
-    for (const id of ['ws.subscribe.replaces', 'ws.unsubscribe.stops']) {
-      const r = await runOne(profile, id);
+    // Side by side, each against a target of its own: both wait out their windows.
+    const ids = ['ws.subscribe.replaces', 'ws.unsubscribe.stops'];
+    for (const r of await Promise.all(ids.map(async (id) => runOne(await miniTarget({ push: moving }), id)))) {
       expect(r.outcome, line(r)).toBe('skip');
       expect(r.reason).toMatch(/its REST price did not move within \d+ ms either, so its silence does not show/);
     }
+  });
+
+  it('judges a kept pair by its moves after the window, not by one it made and pushed within it', async () => {
+    // Pushes only on change. Once a request drops a pair, each pair kept moves once, 300 ms later,
+    // is pushed with it, and then holds: it owes no push after the window for frames in flight.
+    const priced = (pair: string, x: number): Json => ({
+      ...quote(pair, 0),
+      ask: (10.02 + x).toFixed(2),
+      bid: (10 + x).toFixed(2),
+      price: (10.01 + x).toFixed(2),
+    });
+    const onChange = async (): Promise<Profile> => {
+      const kept = new Set<string>();
+      const pushedAfter = new Set<string>();
+      let stopAt = Number.POSITIVE_INFINITY;
+      const movedOnce = (): boolean => Date.now() >= stopAt + 300;
+      return miniTarget({
+        message(conn, msg, raw) {
+          const before = [...conn.pairs];
+          standard(conn, msg && raw ? msg : undefined);
+          if (before.some((p) => !conn.pairs.has(p))) {
+            stopAt = Date.now();
+            for (const p of before) if (conn.pairs.has(p)) kept.add(p);
+          }
+        },
+        push(_conn, pair, n) {
+          if (!kept.has(pair)) return priced(pair, n / 100);
+          if (!movedOnce() || pushedAfter.has(pair)) return undefined;
+          pushedAfter.add(pair);
+          return priced(pair, 0.5);
+        },
+        restQuote: (pair, n) => (kept.has(pair) ? priced(pair, movedOnce() ? 0.5 : 0) : priced(pair, n / 100)),
+      });
+    };
+    // Side by side, each against a target of its own: every one waits out its windows.
+    const ids = ['ws.unsubscribe.stops', 'ws.unsubscribe.stops-several', 'ws.subscribe.replaces'];
+    const results = await Promise.all(ids.map(async (id) => runOne(await onChange(), id)));
+    const outcomes: Record<string, string> = {};
+    for (const r of results) {
+      expect(r.violations, line(r)).toEqual([]);
+      outcomes[r.id] = r.outcome;
+    }
+    // The stopped pairs moved on REST and were not pushed: the stop is proven; the kept pair held.
+    expect(outcomes).toEqual({
+      'ws.unsubscribe.stops': 'skip',
+      'ws.unsubscribe.stops-several': 'pass',
+      'ws.subscribe.replaces': 'pass',
+    });
   });
 
   it('fails ws.subscribe.replaces when the old pair is pushed again well after the notice', async () => {
