@@ -26,6 +26,7 @@ import {
   pushTimes,
   quotesAt,
   restQuotes,
+  skipIfClosed,
   stoppedPairMoved,
   unpushedMoves,
 } from './pushes.ts';
@@ -194,6 +195,7 @@ export const subscribePushChecks: readonly Check[] = [
       await learnCadence(ctx, session, [a, b]);
       // Picked again: a refused pair is left out now.
       const other = (await needLivePairs(ctx, 4, 3)).find((p) => p !== a && p !== b)!;
+      await skipIfClosed(ctx, session, 'the replacing subscribe was sent');
       const [, c] = (await subscribeOk(ctx, session, [b, other], 'conform-second', { live: true })) as [string, string];
       const stopped = ctx.stream.now();
       const window = inFlightMs(ctx.waits, pushTimes(session), a);

@@ -362,6 +362,26 @@ describe('subscription checks', () => {
     });
   });
 
+  it('skips ws.subscribe.replaces when the target closed the connection before the replacing subscribe', async () => {
+    // Pushes two ticks after the subscribe, then closes a pinged connection (a keep-alive gone
+    // wrong): the replace was never asked, so it is not judged.
+    const ticks = new WeakMap<Conn, Set<number>>();
+    const profile = await miniTarget({
+      push(conn, pair, n) {
+        const seen = ticks.get(conn) ?? new Set<number>();
+        ticks.set(conn, seen.add(n));
+        if (seen.size >= 3) {
+          conn.ws.close(1001, 'going away');
+          return undefined;
+        }
+        return quote(pair, n);
+      },
+    });
+    const r = await runOne(profile, 'ws.subscribe.replaces');
+    expect({ outcome: r.outcome, violations: r.violations }, line(r)).toEqual({ outcome: 'skip', violations: [] });
+    expect(r.reason).toMatch(/^the target closed the connection \(1001, by server\) before the replacing subscribe/);
+  });
+
   it('fails ws.subscribe.replaces when the old pair is pushed again well after the notice', async () => {
     // Pushes the replaced pair once more 1.8 s after the notice: past the 1.5 s a stop may take.
     const profile = await miniTarget({
