@@ -20,8 +20,13 @@ export type SeenFrame =
 
 /** What the judge needs of one connection at a judgement. */
 export interface ConnView {
-  /** Every frame so far, in order. */
+  /** Every frame so far that was read, in order. */
   frames: readonly SeenFrame[];
+  /**
+   * Frames the connection received but dropped before they were read (a session's kept limits):
+   * a Pong! or a push may be among them, so silence on this connection is not judged.
+   */
+  lost?: number;
   /** The window for frames in flight after a stop of `pair` (stream-windows.ts `inFlightMs`). */
   inFlightMs(pair: string): number;
   /** Closed by the target, and when. */
@@ -143,7 +148,7 @@ export class FrameJudge {
       const slack = view.inFlightMs(pair);
       const own = view.frames.some((f) => f.kind === 'push' && f.code === pair && f.atMs > iv.answeredAt! + slack);
       const moves = (t.watched.get(pair) ?? []).filter((at) => at > iv.answeredAt! + slack && at <= t.now - slack);
-      if (!own && moves.length < WATCHED_PUSHES) continue;
+      if (!own && (moves.length < WATCHED_PUSHES || view.lost)) continue;
       m.started = iv.answeredAt;
       this.model.tally.judged(iv.by);
       if (!own)
@@ -201,6 +206,8 @@ export class FrameJudge {
     if (due <= done) return;
     this.pongsJudged.set(c.name, due);
     const answered = view.frames.filter((f) => f.kind === 'text' && f.text === TEXT.pong).length;
+    // The missing Pong! may be among the frames dropped unread: these pings are not judged.
+    if (answered < due && view.lost) return;
     for (let i = done; i < due; i++) {
       this.model.tally.exercised('ping answered with Pong!');
       this.model.tally.judged('ping answered with Pong!');

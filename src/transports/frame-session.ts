@@ -141,6 +141,7 @@ interface Waiter {
 /** One open connection as the checks see it; subclasses wire a transport to it. */
 export abstract class FrameSession implements StreamSession {
   readonly frames: InboundFrame[] = [];
+  private receivedCount = 0;
   readonly closed: Promise<CloseInfo>;
   private readonly waiters = new Set<Waiter>();
   private closeInfo: CloseInfo | undefined;
@@ -167,6 +168,10 @@ export abstract class FrameSession implements StreamSession {
   }
 
   abstract get isOpen(): boolean;
+
+  get received(): number {
+    return this.receivedCount;
+  }
   /** Puts one text message on the wire. */
   protected abstract transmit(text: string): void;
   /** Starts an orderly close (nothing when one is already under way). */
@@ -285,6 +290,7 @@ export abstract class FrameSession implements StreamSession {
   protected receive(frame: InboundFrame, evidence?: string): void {
     this.recordFrame('in', evidence ?? (frame.kind === 'binary' ? `<binary ${frame.bytes} bytes>` : frame.text));
     this.frames.push(frame);
+    this.receivedCount++;
     if (frame.kind !== 'binary') {
       this.keptChars += frame.text.length;
       const budget = this.options.maxKeptChars ?? SESSION_DEFAULTS.maxKeptChars;

@@ -62,8 +62,13 @@ export interface StreamSession {
   /** Monotonic ms at which the connection opened. */
   readonly openedAtMs: number;
   readonly isOpen: boolean;
-  /** Every frame received so far, in order. */
+  /**
+   * The frames received so far, in order: the latest of them, once a long session passes the kept
+   * limits (the oldest are dropped from the front, so an index into it does not last).
+   */
   readonly frames: readonly InboundFrame[];
+  /** How many frames were received so far, kept or not: `frames[0]` is the frame numbered `received - frames.length`. */
+  readonly received: number;
   /** Sends a JSON message. */
   send(message: unknown): void;
   /** Sends raw text (malformed JSON and the like). */

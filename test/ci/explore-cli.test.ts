@@ -28,6 +28,35 @@ const THIRD_SUBSCRIBE = {
   transcript: [],
 };
 
+/** Sixty pairs of a catalogue of synthetic Crypto pairs, counting down from SYN`from`. */
+const synthetic = (from: number, n: number): string[] =>
+  Array.from({ length: n }, (_, i) => `Crypto:ALL:SYN${String(from - i).padStart(3, '0')}/USD`);
+const FIRST_TEN = [
+  BTC,
+  'Equity:NASDAQ:MSTR/USD',
+  'Forex:ALL:EUR/USD',
+  'Commodity:ALL:Crude Oil/USD',
+  XAU,
+  ETH,
+  ...['SOL', 'XRP', 'ADA', 'DOGE'].map((b) => `Crypto:ALL:${b}/USD`),
+];
+
+/**
+ * A ping between two subscribes of sixty pairs each, under a dialect that pushes every 10 ms in
+ * indented JSON: some 4 MB a second, past the characters a session keeps within a second or two.
+ */
+const FAST_STREAM = {
+  ...THIRD_SUBSCRIBE,
+  seed: 7,
+  steps: [
+    { op: 'open', conn: 'c6', key: 'primary', silent: false },
+    { op: 'subscribe', conn: 'c6', pairs: [...FIRST_TEN, ...synthetic(146, 50)], id: 'x1' },
+    { op: 'ping', conn: 'c6', id: 'x2' },
+    { op: 'subscribe', conn: 'c6', pairs: [...synthetic(96, 44), ...FIRST_TEN, ...synthetic(146, 6)], id: 'x2' },
+  ],
+  failure: { step: 3, transition: 'ping answered with Pong!', rule: 'rule:ping:reply', expected: 'e', received: 'x' },
+};
+
 describe('--explore and --seed', () => {
   const options = (argv: string[]) => {
     const r = parseArgs(argv);
@@ -83,6 +112,24 @@ describe('conform explore and conform replay, as processes', () => {
     const r = await conform(['replay', file]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('the failure did not reproduce');
+  });
+
+  it('counts every Pong! on a stream faster than a session keeps: no failure, exit 0', async () => {
+    const fast = await startServeProcess(mkdtempSync(path.join(tmpdir(), 'conform-explore-fast-')), [
+      '--dialect',
+      'random',
+      '--seed',
+      '109435198',
+    ]);
+    try {
+      const fastFile = path.join(dir, 'fast-replay.json');
+      writeFileSync(fastFile, JSON.stringify(FAST_STREAM));
+      const r = await conform(['replay', fastFile, '--profile', fast.profileFile]);
+      expect(r.stdout).toContain('the failure did not reproduce');
+      expect(r.code).toBe(0);
+    } finally {
+      await fast.stop();
+    }
   });
 
   it('names a replay file it cannot read, and a budget that is not one, in one line with exit 2', async () => {

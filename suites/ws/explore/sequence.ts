@@ -41,17 +41,28 @@ interface Live {
   session: StreamSession;
   timer?: NodeJS.Timeout;
   seen: SeenFrame[];
+  /** The number (`session.received` counts) of the next frame to read. */
   cursor: number;
+  /** Frames the session no longer held when they were to be read (its kept limits). */
+  lost: number;
   times: Map<string, number[]>;
   serverClosedAt?: number;
   lastRequestAt?: number;
 }
 
-/** Reads a session's new frames into the judge's form and its push times. */
+/**
+ * Reads a session's new frames into the judge's form and its push times. By number, not index: a
+ * session drops its oldest frames past its kept limits, which shifts the indices of the rest.
+ */
 function catchUp(live: Live): void {
-  const frames = live.session.frames;
-  for (; live.cursor < frames.length; live.cursor++) {
-    const f = frames[live.cursor]!;
+  const { frames, received } = live.session;
+  const first = received - frames.length;
+  if (live.cursor < first) {
+    live.lost += first - live.cursor;
+    live.cursor = first;
+  }
+  for (; live.cursor < received; live.cursor++) {
+    const f = frames[live.cursor - first]!;
     const o = jsonObject(f);
     if (f.kind === 'text') live.seen.push({ kind: 'text', text: f.text, atMs: f.atMs });
     else if (o && 'method' in o) live.seen.push({ kind: 'notice', method: o.method, atMs: f.atMs });
@@ -98,7 +109,7 @@ class SequenceRunner {
   ) {
     this.model = new ExploreModel(setup.model);
     this.judge = new FrameJudge(this.model);
-    if (setup.watch) this.watchLive = { session: setup.watch, seen: [], cursor: 0, times: this.watchTimes };
+    if (setup.watch) this.watchLive = { session: setup.watch, seen: [], cursor: 0, lost: 0, times: this.watchTimes };
   }
 
   /** Freezes every key the sequence may open: their counts hold still until `end`. */
@@ -140,6 +151,7 @@ class SequenceRunner {
         c,
         {
           frames: live.seen,
+          lost: live.lost,
           inFlightMs: (p) => this.inFlight(live, p),
           ...(live.serverClosedAt === undefined ? {} : { serverClosedAt: live.serverClosedAt }),
         },
@@ -194,8 +206,21 @@ class SequenceRunner {
         return got === undefined ? 'no reply' : got.kind === 'text' ? JSON.stringify(got.text) : 'a notice';
       }
       case 'idle':
-        await pause(step.ms, this.ctx);
+        await this.idle(step.ms);
         return 'idled';
+    }
+  }
+
+  /**
+   * Idles `ms`, reading the frames meanwhile: a fast stream passes a session's kept limits within
+   * seconds, and frames dropped before they were read leave silence that cannot be judged.
+   */
+  private async idle(ms: number): Promise<void> {
+    const until = this.ctx.stream.now() + ms;
+    for (let left = ms; left > 0; left = until - this.ctx.stream.now()) {
+      await pause(Math.min(left, EXPLORE_POLL_MS), this.ctx);
+      if (this.watchLive) catchUp(this.watchLive);
+      for (const live of this.live.values()) catchUp(live);
     }
   }
 
@@ -221,7 +246,7 @@ class SequenceRunner {
       return `refused: HTTP ${result.status} ${result.text.slice(0, 160)}`;
     }
     const session = result.session;
-    const live: Live = { session, seen: [], cursor: 0, times: new Map() };
+    const live: Live = { session, seen: [], cursor: 0, lost: 0, times: new Map() };
     this.live.set(step.conn, live);
     this.model.judgeOpen(step, { accepted: true, at: session.openedAtMs, startedAt: session.startedAtMs }, moved);
     void session.closed.then((ci) => {
