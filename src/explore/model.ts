@@ -423,3 +423,56 @@ export class ExploreModel implements ModelView {
     c.pingSteps.push(explicit ? this.step : c.changeStep);
   }
 }
+
+/**
+ * The transition the model plans for step `at` of `steps` when every request before it on its
+ * connection is answered as the model plans it: what that step is judged by in a run of these
+ * steps, known before the run. Undefined when step `at` is no subscribe or unsubscribe, or when
+ * an answer the spec leaves open (an unsubscribe of pairs not subscribed) decides it.
+ */
+export function plannedTransition(
+  setup: ModelSetup,
+  steps: readonly { n: number; step: Step }[],
+  at: number,
+): TransitionName | undefined {
+  const failing = steps.find((s) => s.n === at)?.step;
+  if (failing?.op !== 'subscribe' && failing?.op !== 'unsubscribe') return undefined;
+  const m = new ExploreModel(setup);
+  for (const { n, step } of steps) {
+    m.step = n;
+    if (step.op === 'open') m.opened_(step, 0);
+    // A step on a connection not open does not run.
+    if (!('conn' in step) || step.conn !== failing.conn || !m.conn(step.conn)?.open) continue;
+    const c = m.conn(step.conn);
+    if (step.op === 'close') m.closed(step.conn, 0, 'client');
+    else if (step.op === 'subscribe' || step.op === 'unsubscribe') {
+      const plan = m.plan(step);
+      if (n === at) return plan.transition;
+      // What the answer does to the subscription (requests.ts, applySuccess and applyFailure).
+      if (plan.expect.kind === 'either') return undefined;
+      if (plan.expect.kind === 'error') c.subs = undefined;
+      else if (step.op === 'subscribe') c.subs = new Set(step.pairs);
+      else for (const p of step.pairs) c.subs?.delete(p);
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Whether a run of `candidate` (a shrinking attempt of the steps `found`, which broke `v`) can break
+ * the same rule at the same step: false when the model plans there a transition that does not
+ * judge the rule. Rules out nothing unless the steps as found plan the transition that broke, so
+ * a failure the plan does not explain is shrunk by runs alone.
+ */
+export function mayBreakAgain(
+  setup: ModelSetup,
+  v: Pick<ModelViolation, 'transition' | 'rule' | 'at'>,
+  found: readonly { n: number; step: Step }[],
+): (candidate: readonly { n: number; step: Step }[]) => boolean {
+  const judges = (t: TransitionName): boolean => (TRANSITIONS[t] as readonly StatementKey[]).includes(v.rule);
+  if (!judges(v.transition) || plannedTransition(setup, found, v.at) !== v.transition) return () => true;
+  return (candidate) => {
+    const t = plannedTransition(setup, candidate, v.at);
+    return t === undefined || judges(t);
+  };
+}

@@ -10,6 +10,7 @@ import { drawSequence, type Step } from '../../../src/explore/commands.ts';
 import type { Exploration, ExploreFailure, ExploreSettings } from '../../../src/explore/index.ts';
 import { REPLAY_FORMAT, REPLAY_VERSION, type ReplayFile } from '../../../src/explore/replay-file.ts';
 import { type Numbered, shrink } from '../../../src/explore/shrink.ts';
+import { mayBreakAgain } from '../../../src/explore/model.ts';
 import { MODEL_STATEMENTS, TransitionTally } from '../../../src/explore/transitions.ts';
 import { EXPLORE_BUDGET_MS, exploreTimeoutMs, shrinkBudgetMs } from '../../../src/timing/index.ts';
 import { runSequence, type SequenceRun, settleKey } from './sequence.ts';
@@ -79,6 +80,7 @@ async function shrunkFailure(
       return run.failure?.point;
     },
     timeLeft: () => ctx.stream.now() + 2 * longest < deadline,
+    possible: mayBreakAgain(setup.model, found.failure.violation, found.steps),
     ...(allowanceKey ? { sliceOnly: true } : {}),
   });
   const last = runs.get(shrunk.steps);
