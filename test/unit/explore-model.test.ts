@@ -1,13 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { type Command, drawSequence, sequenceArbitrary, stepText, type Step } from '../../src/explore/commands.ts';
+import { keptPastFrom, mayBreakAgain, plannedTransition } from '../../src/explore/candidates.ts';
 import { FrameJudge, type SeenFrame } from '../../src/explore/frames.ts';
-import {
-  ExploreModel,
-  mayBreakAgain,
-  type ModelSetup,
-  plannedTransition,
-  SHORT_FILL_MAX,
-} from '../../src/explore/model.ts';
+import { ExploreModel, type ModelSetup, SHORT_FILL_MAX } from '../../src/explore/model.ts';
 import { parseReplay, REPLAY_FORMAT, REPLAY_VERSION } from '../../src/explore/replay-file.ts';
 import { checkSeed, parseBudget } from '../../src/explore/settings.ts';
 import { type FailurePoint, type Numbered, shrink, slice } from '../../src/explore/shrink.ts';
@@ -458,6 +453,46 @@ describe('generation, shrinking and the replay file', () => {
     const shrunk = await shrink(long, at11, { run, timeLeft: () => runs < 3 });
     expect(shrunk.steps.map((s) => s.n)).toEqual([0, 6, 7, 8, 9, 10, 11]);
     expect(shrunk.confirmed).toBe(true);
+  });
+
+  it("tries the connection's open and the past the model draws on before all its steps", async () => {
+    // Eleven steps on c6 take 10 s of a 20 s budget: time for one attempt and the confirming run.
+    const past: Numbered[] = [
+      { n: 5, step: { op: 'open', conn: 'c6', key: 'primary', silent: false } },
+      ...Array.from(
+        { length: 8 },
+        (_, i): Numbered => ({
+          n: i + 7,
+          step: { op: 'subscribe', conn: 'c6', pairs: [[A, B, C][i % 3]!, [A, B, C][(i + 1) % 3]!], id: `x${i + 1}` },
+        }),
+      ),
+      { n: 15, step: { op: 'unsubscribe', conn: 'c6', pairs: [A], id: 'x9' } },
+      { n: 16, step: { op: 'subscribe', conn: 'c6', pairs: [A], id: 'x10' } },
+      { n: 17, step: { op: 'unsubscribe', conn: 'c6', pairs: [A], id: 'x11' } },
+    ];
+    const at16: FailurePoint = { rule: 'transition:subscribed/subscribe', at: 16, seen: 17 };
+    let runs = 0;
+    const run = async (c: readonly Numbered[]): Promise<FailurePoint | undefined> => {
+      runs++;
+      return [14, 16, 17].every((n) => c.some((s) => s.n === n)) ? at16 : undefined;
+    };
+    expect(keptPastFrom(SETUP, past, 16)).toBe(13);
+    const shrunk = await shrink(past, at16, { run, timeLeft: () => runs < 1, pastFrom: 13 });
+    expect(shrunk.steps.map((s) => s.n)).toEqual([5, 13, 14, 15, 16, 17]);
+    expect(shrunk.confirmed).toBe(true);
+  });
+
+  it('the past the model draws on begins at the second-to-last subscribe it plans to succeed', () => {
+    const refused: Numbered[] = [
+      { n: 0, step: { op: 'open', conn: 'c1', key: 'primary', silent: false } },
+      { n: 1, step: { op: 'subscribe', conn: 'c1', pairs: [A], id: 'x1' } },
+      { n: 2, step: { op: 'subscribe', conn: 'c1', pairs: [B], id: 'x2' } },
+      { n: 3, step: { op: 'subscribe', conn: 'c1', pairs: [SETUP.unknownPair], id: 'x3' } },
+      { n: 4, step: { op: 'unsubscribe', conn: 'c1', pairs: [B], id: 'x4' } },
+      { n: 5, step: { op: 'subscribe', conn: 'c1', pairs: [C], id: 'x5' } },
+    ];
+    expect(keptPastFrom(SETUP, refused, 5)).toBe(1);
+    expect(keptPastFrom(SETUP, refused, 2)).toBeUndefined();
   });
 
   it('runs no candidate the model rules out, and none twice', async () => {
