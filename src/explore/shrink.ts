@@ -5,8 +5,9 @@
  * property again for each candidate, hundreds of times, which is right for a pure function and
  * wrong for a live target, where each run takes seconds and leaves state behind (a slot cooling, a
  * price moved). This one makes few, chosen attempts (what a delta-debugging pass would try, the
- * failing connection's own steps first, then the model's slice: the steps that touch the failing
- * connection and its key) and accepts a
+ * failing connection's open and the past of it the model draws on first, then its own steps, then
+ * the model's slice: the steps that touch the failing connection and its key), runs no candidate
+ * twice nor one the model rules out, and accepts a
  * candidate only when it fails under the same rule at the same original step, so a failure that
  * state left by an earlier attempt provokes elsewhere is not taken for the one being shrunk.
  */
@@ -42,6 +43,19 @@ export interface ShrinkHooks {
    * clear, such as a key's allowance): one attempt and the confirming run.
    */
   sliceOnly?: boolean;
+  /**
+   * Whether a run of the steps can fail the same way at all (default: always). False spares a run
+   * whose outcome is known before it starts: the model would judge the failing step by another
+   * transition, whose statements do not hold the rule (a replace that became a first subscribe
+   * once the subscribe before it was cut).
+   */
+  possible?(steps: readonly Numbered[]): boolean;
+  /**
+   * The original index where the failing connection's past that the model draws on begins
+   * (candidates.ts, keptPastFrom): the first candidate is the connection's open and its steps from
+   * there on.
+   */
+  pastFrom?: number;
 }
 
 /** The result: the shortest sequence found, how many runs it took, and whether a last run confirmed it. */
@@ -90,17 +104,30 @@ function valid(steps: readonly Numbered[], failure: FailurePoint): boolean {
   return true;
 }
 
+/** A candidate's identity: its steps' original indices. */
+const ids = (steps: readonly Numbered[]): string => steps.map((s) => s.n).join(',');
+
 /**
- * Shrinks `steps` (which failed with `failure`): the failing connection's own steps first, else the
- * slice, then removing chunks of halving
- * size, then single steps, each attempt kept when it fails the same way; then one more run of the
- * result confirms it still fails.
+ * Shrinks `steps` (which failed with `failure`): the failing connection's open and the past of it
+ * the model draws on first, else the connection's own steps, else the slice; then the connection's
+ * open with its latest steps, bisecting how many; then removing chunks of halving size, then single
+ * steps, each attempt kept when it fails the same way; then one more run of the result confirms it
+ * still fails.
  */
 export async function shrink(steps: readonly Numbered[], failure: FailurePoint, hooks: ShrinkHooks): Promise<Shrunk> {
   let best = upToSeen(steps, failure);
   let runs = 0;
+  const tried = new Set<string>();
+  // Worth a run: runnable, shorter than the best so far, not run before, and not ruled out by the
+  // model. Checked before the time left, so a candidate that is not worth one costs nothing.
+  const worth = (candidate: readonly Numbered[]): boolean =>
+    valid(candidate, failure) &&
+    candidate.length < best.length &&
+    !tried.has(ids(candidate)) &&
+    (hooks.possible?.(candidate) ?? true);
   const attempt = async (candidate: Numbered[]): Promise<boolean> => {
-    if (!valid(candidate, failure) || candidate.length >= best.length || !hooks.timeLeft()) return false;
+    if (!worth(candidate) || !hooks.timeLeft()) return false;
+    tried.add(ids(candidate));
     runs++;
     if (!same(await hooks.run(candidate), failure)) return false;
     best = candidate;
@@ -110,19 +137,35 @@ export async function shrink(steps: readonly Numbered[], failure: FailurePoint, 
   const failing = steps.find((s) => s.n === failure.at)?.step;
   const conn = failing && connOf(failing);
   // Idles bear on the keep-alive and the pushes, not on a key's allowance: a slice-only failure
-  // tries without them first. Any other tries the failing connection's own steps first: what a
+  // tries without them first. Any other tries the failing connection's own steps: what a
   // request does to a connection rarely needs the key's other connections, and dropping them one
   // attempt at a time costs a run each (a fill is five steps).
   const first = hooks.sliceOnly
     ? sliced.filter((s) => s.step.op !== 'idle')
     : sliced.filter((s) => s.n === failure.at || (conn !== undefined && connOf(s.step) === conn));
+  // A connection's past the model does not draw on is rarely what failed, and a long one makes the
+  // run of the connection's own steps so slow that no time is left for another attempt (eleven
+  // steps took 10 s of a 20 s budget): the part it draws on is tried alone before them.
+  const pastFrom = hooks.pastFrom;
+  if (pastFrom !== undefined && !hooks.sliceOnly)
+    await attempt(first.filter((s) => (s.step.op === 'open' && s.step.conn === conn) || s.n >= pastFrom));
   if (!(await attempt(first))) await attempt(sliced);
-  // Then the connection's open and its latest steps alone, fewest first: what its early requests
-  // left (a set near the limit) is rarely what failed, and each chunk removed later costs a run.
+  // Then the connection's open and its latest steps alone: what its early requests left (a set near
+  // the limit) is rarely what failed. How many latest steps it needs is bisected, taking a failure
+  // with some of them to fail with more too: each run halves the range, where trying the fewest
+  // first spent a run on every short one that passed and left a long connection's past unshrunk
+  // when time ran out.
   const own = best.filter((s) => conn !== undefined && connOf(s.step) === conn);
-  if (!hooks.sliceOnly && own[0]?.step.op === 'open')
-    for (let j = 1; j < own.length - 1 && hooks.timeLeft(); j++)
-      if (await attempt([own[0], ...own.slice(own.length - j)])) break;
+  if (!hooks.sliceOnly && own[0]?.step.op === 'open') {
+    const latest = Array.from({ length: own.length - 1 }, (_, j) => [own[0]!, ...own.slice(own.length - 1 - j)]).filter(
+      worth,
+    );
+    for (let lo = 0, hi = latest.length; lo < hi && hooks.timeLeft(); ) {
+      const mid = Math.floor((lo + hi) / 2);
+      if (await attempt(latest[mid]!)) hi = mid;
+      else lo = mid + 1;
+    }
+  }
   for (
     let size = hooks.sliceOnly ? 0 : Math.floor(best.length / 2);
     size >= 1 && hooks.timeLeft();

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type Command, drawSequence, sequenceArbitrary, stepText, type Step } from '../../src/explore/commands.ts';
+import { keptPastFrom, mayBreakAgain, plannedTransition } from '../../src/explore/candidates.ts';
 import { FrameJudge, type SeenFrame } from '../../src/explore/frames.ts';
 import { ExploreModel, type ModelSetup, SHORT_FILL_MAX } from '../../src/explore/model.ts';
 import { parseReplay, REPLAY_FORMAT, REPLAY_VERSION } from '../../src/explore/replay-file.ts';
@@ -427,6 +428,111 @@ describe('generation, shrinking and the replay file', () => {
     const shrunk = await shrink(early, at6, { run, timeLeft: () => runs < 2 });
     expect(shrunk.steps.map((s) => s.n)).toEqual([0, 5, 6]);
     expect(shrunk.confirmed).toBe(true);
+  });
+
+  it("bisects how many of the connection's latest steps a failure needs: a long past shrinks in 3 runs", async () => {
+    // c1 opened, ten requests, then the failing one: the failure needs only the last five before it.
+    const long: Numbered[] = [
+      { n: 0, step: { op: 'open', conn: 'c1', key: 'primary', silent: false } },
+      ...Array.from(
+        { length: 11 },
+        (_, i): Numbered => ({
+          n: i + 1,
+          step: { op: 'subscribe', conn: 'c1', pairs: [[A, B, C][i % 3]!], id: `x${i + 1}` },
+        }),
+      ),
+    ];
+    const at11: FailurePoint = { rule: 'transition:subscribed/subscribe', at: 11 };
+    let runs = 0;
+    const run = async (c: readonly Numbered[]): Promise<FailurePoint | undefined> => {
+      runs++;
+      return [6, 7, 8, 9, 10].every((n) => c.some((s) => s.n === n)) ? at11 : undefined;
+    };
+    // Time for three attempts and the confirming run: trying the latest steps fewest first spent
+    // them on one, two and three steps that pass, and kept all twelve.
+    const shrunk = await shrink(long, at11, { run, timeLeft: () => runs < 3 });
+    expect(shrunk.steps.map((s) => s.n)).toEqual([0, 6, 7, 8, 9, 10, 11]);
+    expect(shrunk.confirmed).toBe(true);
+  });
+
+  it("tries the connection's open and the past the model draws on before all its steps", async () => {
+    // Eleven steps on c6 take 10 s of a 20 s budget: time for one attempt and the confirming run.
+    const past: Numbered[] = [
+      { n: 5, step: { op: 'open', conn: 'c6', key: 'primary', silent: false } },
+      ...Array.from(
+        { length: 8 },
+        (_, i): Numbered => ({
+          n: i + 7,
+          step: { op: 'subscribe', conn: 'c6', pairs: [[A, B, C][i % 3]!, [A, B, C][(i + 1) % 3]!], id: `x${i + 1}` },
+        }),
+      ),
+      { n: 15, step: { op: 'unsubscribe', conn: 'c6', pairs: [A], id: 'x9' } },
+      { n: 16, step: { op: 'subscribe', conn: 'c6', pairs: [A], id: 'x10' } },
+      { n: 17, step: { op: 'unsubscribe', conn: 'c6', pairs: [A], id: 'x11' } },
+    ];
+    const at16: FailurePoint = { rule: 'transition:subscribed/subscribe', at: 16, seen: 17 };
+    let runs = 0;
+    const run = async (c: readonly Numbered[]): Promise<FailurePoint | undefined> => {
+      runs++;
+      return [14, 16, 17].every((n) => c.some((s) => s.n === n)) ? at16 : undefined;
+    };
+    expect(keptPastFrom(SETUP, past, 16)).toBe(13);
+    const shrunk = await shrink(past, at16, { run, timeLeft: () => runs < 1, pastFrom: 13 });
+    expect(shrunk.steps.map((s) => s.n)).toEqual([5, 13, 14, 15, 16, 17]);
+    expect(shrunk.confirmed).toBe(true);
+  });
+
+  it('the past the model draws on begins at the second-to-last subscribe it plans to succeed', () => {
+    const refused: Numbered[] = [
+      { n: 0, step: { op: 'open', conn: 'c1', key: 'primary', silent: false } },
+      { n: 1, step: { op: 'subscribe', conn: 'c1', pairs: [A], id: 'x1' } },
+      { n: 2, step: { op: 'subscribe', conn: 'c1', pairs: [B], id: 'x2' } },
+      { n: 3, step: { op: 'subscribe', conn: 'c1', pairs: [SETUP.unknownPair], id: 'x3' } },
+      { n: 4, step: { op: 'unsubscribe', conn: 'c1', pairs: [B], id: 'x4' } },
+      { n: 5, step: { op: 'subscribe', conn: 'c1', pairs: [C], id: 'x5' } },
+    ];
+    expect(keptPastFrom(SETUP, refused, 5)).toBe(1);
+    expect(keptPastFrom(SETUP, refused, 2)).toBeUndefined();
+  });
+
+  it('runs no candidate the model rules out, and none twice', async () => {
+    const ran: string[] = [];
+    const run = async (c: readonly Numbered[]): Promise<FailurePoint | undefined> => {
+      ran.push(c.map((s) => s.n).join(','));
+      return c.some((s) => s.n === 3) ? failure : undefined;
+    };
+    // The model rules out every candidate without c1's first subscribe (step 3): step 5 is no replace then.
+    const possible = (c: readonly Numbered[]): boolean => c.some((s) => s.n === 3);
+    const shrunk = await shrink(steps, failure, { run, timeLeft: () => true, possible });
+    expect(shrunk.steps.map((s) => s.n)).toEqual([0, 3, 5]);
+    expect(ran.slice(0, -1).every((c) => c.split(',').includes('3'))).toBe(true);
+    expect(new Set(ran.slice(0, -1)).size).toBe(ran.length - 1);
+  });
+
+  it("the model plans a candidate's failing step: a replace whose first subscribe was cut is ruled out", () => {
+    const found: Numbered[] = [
+      { n: 0, step: { op: 'open', conn: 'c1', key: 'primary', silent: false } },
+      { n: 1, step: { op: 'open', conn: 'c2', key: 'primary', silent: false } },
+      { n: 2, step: { op: 'subscribe', conn: 'c1', pairs: [A, B], id: 'x1' } },
+      { n: 3, step: { op: 'ping', conn: 'c1', id: 'x2' } },
+      { n: 4, step: { op: 'subscribe', conn: 'c1', pairs: [B, C], id: 'x3' } },
+    ];
+    const v = {
+      transition: 'subscribe replaces the subscription',
+      rule: 'transition:subscribed/subscribe',
+      at: 4,
+    } as const;
+    expect(plannedTransition(SETUP, found, 4)).toBe(v.transition);
+    const possible = mayBreakAgain(SETUP, v, found);
+    const keep = (...ns: number[]) => found.filter((s) => ns.includes(s.n));
+    expect(possible(keep(0, 2, 4))).toBe(true);
+    expect(possible(keep(0, 3, 4))).toBe(false);
+    expect(plannedTransition(SETUP, keep(0, 3, 4), 4)).toBe('subscribe from no subscription');
+    // An unsubscribe of pairs not subscribed may succeed or fail: what follows it is not planned.
+    const unsub: Numbered = { n: 3, step: { op: 'unsubscribe', conn: 'c1', pairs: [C], id: 'x2' } };
+    expect(plannedTransition(SETUP, [found[0]!, unsub, found[4]!], 4)).toBeUndefined();
+    // A rule the failing transition does not judge (the id echoed) rules nothing out.
+    expect(mayBreakAgain(SETUP, { ...v, rule: 'field:notice:id' }, found)(keep(0, 3, 4))).toBe(true);
   });
 
   it('takes no candidate that fails under another rule or at another step', async () => {

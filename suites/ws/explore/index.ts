@@ -10,6 +10,7 @@ import { drawSequence, type Step } from '../../../src/explore/commands.ts';
 import type { Exploration, ExploreFailure, ExploreSettings } from '../../../src/explore/index.ts';
 import { REPLAY_FORMAT, REPLAY_VERSION, type ReplayFile } from '../../../src/explore/replay-file.ts';
 import { type Numbered, shrink } from '../../../src/explore/shrink.ts';
+import { keptPastFrom, mayBreakAgain } from '../../../src/explore/candidates.ts';
 import { MODEL_STATEMENTS, TransitionTally } from '../../../src/explore/transitions.ts';
 import { EXPLORE_BUDGET_MS, exploreTimeoutMs, shrinkBudgetMs } from '../../../src/timing/index.ts';
 import { runSequence, type SequenceRun, settleKey } from './sequence.ts';
@@ -66,6 +67,7 @@ async function shrunkFailure(
   // once they are free again.
   const failing = found.steps.find((s) => s.n === found.failure.point.at)?.step;
   const allowanceKey = failing?.op === 'open' ? failing.key : undefined;
+  const pastFrom = keptPastFrom(setup.model, found.steps, found.failure.point.at);
   // The longest attempt so far: an attempt starts only while one more of that length and the
   // confirming run still fit before the deadline.
   let longest = 0;
@@ -79,7 +81,9 @@ async function shrunkFailure(
       return run.failure?.point;
     },
     timeLeft: () => ctx.stream.now() + 2 * longest < deadline,
+    possible: mayBreakAgain(setup.model, found.failure.violation, found.steps),
     ...(allowanceKey ? { sliceOnly: true } : {}),
+    ...(pastFrom === undefined ? {} : { pastFrom }),
   });
   const last = runs.get(shrunk.steps);
   const shown = last?.failure ? last : found;
