@@ -67,7 +67,7 @@ export interface StreamSession {
    * limits (the oldest are dropped from the front, so an index into it does not last).
    */
   readonly frames: readonly InboundFrame[];
-  /** How many frames were received so far, kept or not: `frames[0]` is the frame numbered `received - frames.length`. */
+  /** How many frames were received so far, kept or not: `frames[0]` is number `received - frames.length`. */
   readonly received: number;
   /** Sends a JSON message. */
   send(message: unknown): void;

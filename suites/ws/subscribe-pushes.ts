@@ -180,7 +180,7 @@ export const subscribePushChecks: readonly Check[] = [
     expectation:
       `after the second notice, and a window for frames in flight (four of A's push gaps, at least ` +
       `${WAIT_DEFAULTS.stopMs} ms), no push for A over three of its push gaps; pushes for C, and for B, ` +
-      'still subscribed, once its REST price moves',
+      'still subscribed, once its REST price moves after that window',
     severity: 'must',
     tags: ['ws', 'session', 'push'],
     needs: ['ws'],

@@ -74,7 +74,7 @@ export const unsubscribeChecks: readonly Check[] = [
     expectation:
       `after the notice, and a window for frames in flight (four of A's push gaps, at least ` +
       `${WAIT_DEFAULTS.stopMs} ms), no push for A over three of its push gaps, while B is still pushed ` +
-      '(once its REST price moves, when pushes come only on change)',
+      '(once its REST price moves after that window, when pushes come only on change)',
     severity: 'must',
     tags: ['ws', 'session', 'push'],
     needs: ['ws'],
