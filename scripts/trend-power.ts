@@ -1,8 +1,9 @@
 /**
  * Prints how the trend judgement does on synthetic nightly series with this machine's noise (the
  * coefficients of variation of test/helpers/noise/, measured by scripts/load-noise.ts): false
- * alarms per 100 nights with every metric judged, and how often a persistent 10 % shift of latency
- * p99 is flagged within 3 nights, at the measured noise and at smaller ones. Seeded.
+ * alarms per 100 nights with every metric judged, the nights drawn normal, log-normal, or as the
+ * measured runs themselves, and how often a persistent 10 % shift of latency p99 is flagged within
+ * 3 nights, at the measured noise and at smaller ones. Seeded.
  *
  *   npx tsx scripts/trend-power.ts [TRIALS] [SEED]
  */
@@ -13,12 +14,15 @@ const trials = Number(process.argv[2] ?? 20);
 const seed = Number(process.argv[3] ?? 1);
 for (const kind of ['fanout', 'rest'] as const) {
   const noise = await noiseOf(`test/helpers/noise/${kind}.csv`);
-  const fa = falseAlarms({ kind, noise: noise.metrics, nights: 100, trials, seed });
-  console.log(
-    `${kind}: noise of ${noise.trusted} trusted of ${noise.runs} runs; false alarms ${fa.alarms} in ${fa.judged} ` +
-      `nights judged (${fa.perHundredNights.toFixed(2)} per 100 nights; ${fa.failing} nights failing) ` +
-      JSON.stringify(fa.byMetric),
-  );
+  console.log(`${kind}: noise of ${noise.trusted} trusted of ${noise.runs} runs`);
+  for (const draw of ['normal', 'log-normal', 'resampled'] as const) {
+    const fa = falseAlarms({ kind, noise: noise.metrics, runs: noise.trustedRuns, draw, nights: 100, trials, seed });
+    console.log(
+      `  nights drawn ${draw}: false alarms ${fa.alarms} in ${fa.judged} nights judged ` +
+        `(${fa.perHundredNights.toFixed(2)} per 100 nights; ${fa.failing} nights failing) ` +
+        JSON.stringify(fa.byMetric),
+    );
+  }
   const p99 = noise.metrics['latency.p99']!;
   for (const cv of [p99.cv, 0.1, 0.05, 0.04, 0.03, 0.02]) {
     const d = detection({

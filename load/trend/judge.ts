@@ -8,7 +8,16 @@ import { LOAD_METRICS, thresholdNames, type LoadKind, type LoadMetric } from '..
 import { TREND_DEFAULTS } from '../options.ts';
 import { changePoints } from './e-divisive.ts';
 import type { History, HistoryRow } from './history.ts';
-import { pooledTTest, studentOneSided, summarize, tCdf, welch, type Summary } from './significance.ts';
+import {
+  beyondLeast,
+  pooledTTest,
+  rankSum,
+  studentOneSided,
+  summarize,
+  tCdf,
+  welch,
+  type Summary,
+} from './significance.ts';
 
 export type TrendOptions = { -readonly [K in keyof typeof TREND_DEFAULTS]: number } & {
   /** Only these metrics (threshold names); default every one with a bad direction. */
@@ -46,6 +55,12 @@ export interface Shift {
   kind: 'regression' | 'improvement' | 'within-minimum' | 'not-significant' | 'change';
   /** One-sided p-value of the shift's direction, against the verdict's level (`verdictPValue` / metrics). */
   pDirection: number;
+  /**
+   * A newest segment of `tailRuns` runs or fewer: the chance, from ranks alone, that runs drawn
+   * as the segment before were all as far out (corrected for the lengths tried), against
+   * `verdictPValue`; null for other segments.
+   */
+  pRank: number | null;
 }
 
 /** One metric's history judged. */
@@ -57,6 +72,8 @@ export interface MetricTrend {
   points: { line: number; time: string; value: number; labels: Record<string, string> }[];
   /** Runs left out: untrustworthy, or without a value of this metric. */
   excluded: number;
+  /** The scale its shifts are tested on: `log` for a duration or a rate above 0 (ratios of geometric means). */
+  scale: 'log' | 'linear';
   shifts: Shift[];
   /** The newest segment against the one before it. */
   verdict: 'regression' | 'improvement' | 'steady' | 'too-few-runs';
@@ -81,10 +98,15 @@ function rowOf(kind: LoadKind, name: string): LoadMetric {
 }
 
 /** What a shift is, from its size and interval, the metric's bad direction and the minimum effect. */
-function kindOf(s: Omit<Shift, 'kind'>, worse: LoadMetric['worse'], minEffect: number, alpha: number): Shift['kind'] {
+function kindOf(
+  s: Omit<Shift, 'kind'>,
+  up: boolean,
+  worse: LoadMetric['worse'],
+  minEffect: number,
+  alpha: number,
+): Shift['kind'] {
   if (worse === 'none') return 'change';
   if (!(s.pDirection <= alpha)) return 'not-significant';
-  const up = s.after.mean > s.before.mean;
   const bad = worse === 'up' ? up : !up;
   // Against a baseline of 0 (no errors, no loss) any significant change is beyond every minimum.
   if (s.low === null || s.high === null) return bad ? 'regression' : 'improvement';
@@ -93,23 +115,59 @@ function kindOf(s: Omit<Shift, 'kind'>, worse: LoadMetric['worse'], minEffect: n
   return bad ? 'regression' : 'improvement';
 }
 
-/** The shift at `at` between `before` and `after`, sized with Welch's interval. */
+/**
+ * Whether a metric's shifts are tested on the log scale: a duration or a rate whose every value is
+ * above 0. Their night-to-night noise is proportional to their level and skewed to the right (a slow
+ * night is further above the usual than a fast one is below), as latencies are: on the raw scale two
+ * slow nights pass a t-test for a shift far more often than its level says, where their logarithms
+ * are about normal. Counts and shares, which are 0 on most nights, stay on their own scale.
+ */
+function onLogScale(m: LoadMetric, values: readonly number[]): boolean {
+  return (m.unit === 'ms' || m.unit.endsWith('/s')) && values.every((v) => v > 0);
+}
+
+/**
+ * The shift at `at` between `before` and `after`, sized with Welch's interval: a difference of
+ * means on the raw scale, a ratio of geometric means on the log one (`tested` holds the values the
+ * tests read: the raw values, or their logarithms).
+ */
 function shiftAt(
   values: readonly number[],
+  tested: readonly number[],
   span: { from: number; at: number; to: number },
-  o: { by: Shift['by']; p: number; run: RunRef; worse: LoadMetric['worse']; alpha: number } & TrendOptions,
+  o: {
+    by: Shift['by'];
+    p: number;
+    run: RunRef;
+    worse: LoadMetric['worse'];
+    alpha: number;
+    log: boolean;
+  } & TrendOptions,
 ): Shift {
   const before = summarize(values.slice(span.from, span.at));
   const after = summarize(values.slice(span.at, span.to));
-  const w = welch(before, after, o.worse === 'down' ? 'down' : 'up', o.confidence);
-  const rel = (v: number): number | null => (before.mean === 0 ? null : v / Math.abs(before.mean));
+  const tb = summarize(tested.slice(span.from, span.at));
+  const ta = summarize(tested.slice(span.at, span.to));
+  const w = welch(tb, ta, o.worse === 'down' ? 'down' : 'up', o.confidence);
+  const rel = (v: number): number | null => (o.log ? Math.expm1(v) : tb.mean === 0 ? null : v / Math.abs(tb.mean));
   // E-divisive chose where to split among the segment's runs, so the best of that many splits is
   // tested: its p-value is multiplied by them (Bonferroni); the newest runs' test chose among its
   // lengths and is corrected already.
   const positions = o.by === 'e-divisive' ? Math.max(1, span.to - span.from - 1) : 1;
-  const raw = o.by === 'e-divisive' ? studentOneSided(before, after, after.mean >= before.mean ? 'up' : 'down') : o.p;
+  const up = ta.mean > tb.mean;
+  const raw = o.by === 'e-divisive' ? studentOneSided(tb, ta, ta.mean >= tb.mean ? 'up' : 'down') : o.p;
   const pDirection = Math.min(1, raw * positions);
+  const newest = span.to === values.length;
+  const was = tested.slice(span.from, span.at);
+  const now = tested.slice(span.at);
+  // A segment of a few runs is tested as the newest-runs test chose it, among its lengths.
+  const pRank = !newest
+    ? null
+    : now.length <= o.tailRuns
+      ? Math.min(1, beyondLeast(was, now, up) * Math.max(1, o.tailRuns - 1))
+      : rankSum(was, now, up);
   const s = {
+    pRank,
     pDirection,
     at: span.at,
     by: o.by,
@@ -121,7 +179,9 @@ function shiftAt(
     low: rel(w.low),
     high: rel(w.high),
   };
-  return { ...s, kind: kindOf(s, o.worse, o.minEffect, o.alpha) };
+  const kind = kindOf(s, up, o.worse, o.minEffect, o.alpha);
+  const beyondRanks = pRank === null || pRank <= o.verdictPValue;
+  return { ...s, kind: (kind === 'regression' || kind === 'improvement') && !beyondRanks ? 'not-significant' : kind };
 }
 
 /**
@@ -153,7 +213,13 @@ function newestRuns(values: readonly number[], from: number, worse: 'up' | 'down
  * one run (a blip between two change points, or the newest run alone: not persistent yet), each
  * retested against its new neighbours and kept while significant; then the newest runs' test.
  */
-function persistentShifts(values: readonly number[], worse: LoadMetric['worse'], o: TrendOptions, alpha: number) {
+function persistentShifts(
+  values: readonly number[],
+  tested: readonly number[],
+  worse: LoadMetric['worse'],
+  o: TrendOptions,
+  alpha: number,
+) {
   const cps = changePoints(values, { windowLength: o.windowLength, maxPValue: o.maxPValue, minMagnitude: 0 });
   let at = cps.map((c) => c.index);
   at = at.filter((x, i) => (at[i + 1] ?? values.length) - x >= 2);
@@ -165,7 +231,7 @@ function persistentShifts(values: readonly number[], worse: LoadMetric['worse'],
     if (p <= o.maxPValue) found.push({ at: at[i]!, p, by: 'e-divisive' });
   }
   if (worse !== 'none') {
-    const tail = newestRuns(values, found.at(-1)?.at ?? 0, worse, o, alpha);
+    const tail = newestRuns(tested, found.at(-1)?.at ?? 0, worse, o, alpha);
     if (tail && !found.some((f) => f.at >= tail.at)) found.push({ ...tail, by: 'newest-runs' });
   }
   return found;
@@ -178,15 +244,25 @@ function judgeMetric(history: History, name: string, o: TrendOptions, alpha: num
   const rows = history.rows.filter((r) => r.trustworthy && r.metrics[name] !== null && r.metrics[name] !== undefined);
   const points = rows.map((r) => ({ line: r.line, time: r.time, value: r.metrics[name]!, labels: r.labels }));
   const values = points.map((p) => p.value);
-  const base = { metric: name, unit: m.unit, worse: m.worse, points, excluded: history.rows.length - rows.length };
+  const log = onLogScale(m, values);
+  const base = {
+    metric: name,
+    unit: m.unit,
+    worse: m.worse,
+    points,
+    excluded: history.rows.length - rows.length,
+    scale: log ? ('log' as const) : ('linear' as const),
+  };
   if (values.length < o.minBaseline) return { ...base, shifts: [], verdict: 'too-few-runs' };
-  const found = persistentShifts(values, m.worse, o, alpha);
+  const tested = log ? values.map(Math.log) : values;
+  const found = persistentShifts(values, tested, m.worse, o, alpha);
   const ref = (r: HistoryRow & { line: number }): RunRef => ({ line: r.line, time: r.time, labels: r.labels });
   const shifts = found.map((f, i) =>
     shiftAt(
       values,
+      tested,
       { from: found[i - 1]?.at ?? 0, at: f.at, to: found[i + 1]?.at ?? values.length },
-      { ...o, by: f.by, p: f.p, run: ref(rows[f.at]!), worse: m.worse, alpha },
+      { ...o, by: f.by, p: f.p, run: ref(rows[f.at]!), worse: m.worse, alpha, log },
     ),
   );
   const newest = shifts.at(-1);

@@ -1,7 +1,7 @@
 /**
- * Student's two-sample t-test and its interval, from the summaries of two samples. The t
- * distribution's CDF and quantile come from jStat (MIT): an incomplete-beta implementation is not
- * something to write by hand.
+ * Student's two-sample t-test and its interval, from the summaries of two samples, and two rank
+ * tests that hold whatever the noise's shape. The t and normal distributions come from jStat (MIT):
+ * an incomplete-beta implementation is not something to write by hand.
  */
 import jStat from 'jstat';
 
@@ -92,4 +92,52 @@ export function welch(
   const p = direction === 'up' ? 1 - tCdf(t, df) : tCdf(t, df);
   const half = tQuantile(1 - (1 - confidence) / 2, df) * se;
   return { p, diff, low: diff - half, high: diff + half };
+}
+
+/**
+ * The chance that the k newest runs, were they drawn as the `before` runs were, would all lie at
+ * least as far out in the direction they moved as the least of them does: C(m + k, k) / C(n + k, k),
+ * m of the n runs before lying that far out. It holds whatever the noise's shape: on a metric whose
+ * slow nights come in a lump (a latency read in whole milliseconds, two or three in ten nights a
+ * step up), two such nights in a row are as common as the lump says, where a t-test from its mean
+ * and spread would call them a shift.
+ */
+export function beyondLeast(before: readonly number[], newest: readonly number[], up: boolean): number {
+  const least = up ? Math.min(...newest) : Math.max(...newest);
+  const m = before.filter((v) => (up ? v >= least : v <= least)).length;
+  let p = 1;
+  for (let i = 1; i <= newest.length; i++) p *= (m + i) / (before.length + i);
+  return p;
+}
+
+/**
+ * Wilcoxon's rank-sum (Mann–Whitney) test of whether the runs `after` lie above (`up`) or below
+ * the runs `before`: its one-sided p-value, from the normal approximation with mid-ranks for ties
+ * and the variance corrected for them. Written here because jStat has no rank test, and this one
+ * is a sort and two sums.
+ */
+export function rankSum(before: readonly number[], after: readonly number[], up: boolean): number {
+  const n1 = before.length;
+  const n2 = after.length;
+  const all = [...before.map((v) => ({ v, after: false })), ...after.map((v) => ({ v, after: true }))].sort(
+    (a, b) => a.v - b.v,
+  );
+  const n = n1 + n2;
+  let rankAfter = 0;
+  let ties = 0;
+  for (let i = 0; i < n; ) {
+    let j = i;
+    while (j + 1 < n && all[j + 1]!.v === all[i]!.v) j++;
+    const mid = (i + j + 2) / 2;
+    for (let k = i; k <= j; k++) if (all[k]!.after) rankAfter += mid;
+    const t = j - i + 1;
+    ties += t ** 3 - t;
+    i = j + 1;
+  }
+  const u = rankAfter - (n2 * (n2 + 1)) / 2;
+  const mean = (n1 * n2) / 2;
+  const variance = ((n1 * n2) / 12) * (n + 1 - ties / (n * (n - 1)));
+  if (!(variance > 0)) return 1;
+  const z = (up ? u - mean : mean - u) / Math.sqrt(variance);
+  return 1 - (jStat.normal.cdf(z, 0, 1) as number);
 }

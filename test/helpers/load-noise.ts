@@ -22,6 +22,8 @@ export interface Noise {
   metrics: Record<string, { mean: number; cv: number }>;
   /** The load averages the runs ended with. */
   loadAverages: number[];
+  /** The trusted runs' metrics, for nights drawn from them whole. */
+  trustedRuns: Record<string, number | null>[];
 }
 
 /** The noise of the metrics in the history at `file`. */
@@ -41,5 +43,6 @@ export async function noiseOf(file: string): Promise<Noise> {
     trusted: trusted.length,
     metrics,
     loadAverages: h.rows.map((r) => r.loadAverage ?? Number.NaN),
+    trustedRuns: trusted.map((r) => r.metrics),
   };
 }

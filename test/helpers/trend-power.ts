@@ -12,6 +12,13 @@ import { historyOf, mulberry32, series } from './trend-series.ts';
 export type NoiseTable = Record<string, { mean: number; cv: number }>;
 
 /**
+ * How the nights of a false-alarm trial are drawn: each metric from its mean and CV (`normal`,
+ * `log-normal`), or each night one of the measured runs whole (`resampled`: the noise's own shape,
+ * lumps and outliers included, and the metrics of one run together, as they move together).
+ */
+export type NightDraw = 'normal' | 'log-normal' | 'resampled';
+
+/**
  * Nights of every judged metric with its noise and no change, judged night after night from the
  * first night there are `from` runs: how many nights ended in a regression (the job failing), and
  * how many of those began a run of failing nights (the alarms an SRE is woken by).
@@ -23,6 +30,10 @@ export function falseAlarms(o: {
   trials: number;
   seed: number;
   from?: number;
+  /** Default `normal`; `resampled` needs `runs`. */
+  draw?: NightDraw;
+  /** The measured runs' metrics, for `resampled`. */
+  runs?: Record<string, number | null>[];
   options?: Partial<TrendOptions>;
 }) {
   const random = mulberry32(o.seed);
@@ -32,10 +43,17 @@ export function falseAlarms(o: {
   let failing = 0;
   let alarms = 0;
   const byMetric: Record<string, number> = {};
+  const runs = o.runs ?? [];
+  if (o.draw === 'resampled' && runs.length === 0) throw new Error('resampled nights need the measured runs');
   for (let t = 0; t < o.trials; t++) {
-    const values = Object.fromEntries(
-      metrics.map((m) => [m, series({ ...o.noise[m]!, mean: o.noise[m]!.mean }, o.nights, random)]),
-    );
+    let values: Record<string, number[]>;
+    if (o.draw === 'resampled') {
+      const nights = Array.from({ length: o.nights }, () => runs[Math.floor(random() * runs.length)]!);
+      values = Object.fromEntries(metrics.map((m) => [m, nights.map((r) => r[m]!)]));
+    } else {
+      const shape = o.draw ?? 'normal';
+      values = Object.fromEntries(metrics.map((m) => [m, series({ ...o.noise[m]!, shape }, o.nights, random)]));
+    }
     let before = false;
     for (let n = from; n <= o.nights; n++) {
       const h = historyOf(o.kind, Object.fromEntries(metrics.map((m) => [m, values[m]!.slice(0, n)])));

@@ -22,13 +22,25 @@ export interface SeriesSpec {
   cv: number;
   /** From this night on, the mean is multiplied by `factor`. */
   shift?: { from: number; factor: number };
+  /**
+   * `normal` (default): mean × (1 + cv·N(0,1)), never below 0. `log-normal`: the same mean and CV,
+   * skewed to the right as latencies are, and never 0.
+   */
+  shape?: 'normal' | 'log-normal';
 }
 
-/** `nights` values of one metric: mean × (1 + cv·N(0,1)), shifted as asked, never below 0. */
+/** One night's value of a metric whose level is `level`. */
+export function draw(level: number, cv: number, shape: SeriesSpec['shape'], random: () => number): number {
+  if (shape !== 'log-normal') return Math.max(0, level * (1 + cv * normal(random)));
+  const s2 = Math.log(1 + cv * cv);
+  return level * Math.exp(Math.sqrt(s2) * normal(random) - s2 / 2);
+}
+
+/** `nights` values of one metric with the spec's noise, shifted as asked. */
 export function series(spec: SeriesSpec, nights: number, random: () => number): number[] {
   return Array.from({ length: nights }, (_, i) => {
     const level = spec.shift && i >= spec.shift.from ? spec.mean * spec.shift.factor : spec.mean;
-    return Math.max(0, level * (1 + spec.cv * normal(random)));
+    return draw(level, spec.cv, spec.shape, random);
   });
 }
 

@@ -205,6 +205,35 @@ describe('the regression judgement', () => {
     ]);
   });
 
+  it('judges a latency on the log scale: two slow nights no further out than its usual ones are no shift', () => {
+    // Log-normal nights (CV 25 %): slow nights lie further above the usual than fast ones below it.
+    // The two newest are slow, but two nights of the 30 before were slower still.
+    const p99 = [
+      56.83, 49.44, 25.63, 45.07, 32.35, 44.65, 26.4, 53.36, 35.84, 35.28, 44.99, 52.7, 32.19, 41.63, 36.67, 35.25,
+      57.56, 37.6, 26.23, 42.22, 29.21, 36.34, 45.54, 30.29, 29.91, 50.43, 30.13, 34.53, 51.01, 34.48, 55.29, 57.47,
+    ];
+    const t = judgeHistory(historyOf('rest', { 'latency.p99': p99 }), { metrics: ['latency.p99'] });
+    expect(t.regressions).toEqual([]);
+    expect(t.metrics[0]!.scale).toBe('log');
+  });
+
+  it('calls no shift when a metric read in whole milliseconds steps up three nights in a row, as it often does', () => {
+    // 11 of 30 nights a millisecond up, as a service's staleness read from whole-millisecond stamps
+    // is; three such nights in a row are as common as that says.
+    const ms = [2, 3, 2, 2, 2, 3, 2, 2, 2, 2, 2, 2, 3, 2, 3, 3, 2, 3, 2, 2, 3, 3, 3, 2, 2, 2, 3, 3, 2, 2];
+    const t = judgeHistory(historyOf('fanout', { 'server_latency.p50': [...ms, 3, 3, 3] }), {
+      metrics: ['server_latency.p50'],
+    });
+    expect(t.regressions).toEqual([]);
+    const last = t.metrics[0]!.shifts.at(-1);
+    if (last) expect(last.pRank!).toBeGreaterThan(0.01);
+    // Once every night is a step up, the step is a shift.
+    const h = [...ms, ...Array.from({ length: 12 }, () => 3)];
+    expect(
+      judgeHistory(historyOf('fanout', { 'server_latency.p50': h }), { metrics: ['server_latency.p50'] }).regressions,
+    ).toEqual(['server_latency.p50']);
+  });
+
   it('leaves untrustworthy runs out of every judgement and lists them', () => {
     const h = historyOf('rest', { 'latency.p99': steady(30, 11) });
     // Two saturated runs with a latency far above the rest: flagged, they must not read as a shift.
