@@ -56,9 +56,10 @@ export interface Shift {
   /** One-sided p-value of the shift's direction, against the verdict's level (`verdictPValue` / metrics). */
   pDirection: number;
   /**
-   * A newest segment of `tailRuns` runs or fewer: the chance, from ranks alone, that runs drawn
-   * as the segment before were all as far out (corrected for the lengths tried), against
-   * `verdictPValue`; null for other segments.
+   * The newest segment's test by ranks alone, against `verdictPValue`: for `tailRuns` runs or
+   * fewer, the chance that runs drawn as the segment before were all as far out (corrected for
+   * the lengths tried); for more, Wilcoxon's rank-sum test. Null for other segments, and when the
+   * segment before is too short for any order of the ranks to reach the level.
    */
   pRank: number | null;
 }
@@ -160,12 +161,15 @@ function shiftAt(
   const newest = span.to === values.length;
   const was = tested.slice(span.from, span.at);
   const now = tested.slice(span.at);
-  // A segment of a few runs is tested as the newest-runs test chose it, among its lengths.
-  const pRank = !newest
-    ? null
-    : now.length <= o.tailRuns
-      ? Math.min(1, beyondLeast(was, now, up) * Math.max(1, o.tailRuns - 1))
-      : rankSum(was, now, up);
+  // A segment of a few runs is tested as the newest-runs test chose it, among its lengths. With too
+  // few runs before it (a week of nightly history) no order of the ranks reaches the level, and
+  // a test that cannot decide has no say: the t-test alone judges.
+  const lengths = Math.max(1, o.tailRuns - 1);
+  const short = now.length <= o.tailRuns;
+  const beyondAll = now.map(() => (up ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY));
+  const rank = (xs: readonly number[]): number =>
+    short ? Math.min(1, beyondLeast(was, xs, up) * lengths) : rankSum(was, xs, up);
+  const pRank = newest && rank(beyondAll) <= o.verdictPValue ? rank(now) : null;
   const s = {
     pRank,
     pDirection,

@@ -119,8 +119,8 @@ export function beyondLeast(before: readonly number[], newest: readonly number[]
 export function rankSum(before: readonly number[], after: readonly number[], up: boolean): number {
   const n1 = before.length;
   const n2 = after.length;
-  const all = [...before.map((v) => ({ v, after: false })), ...after.map((v) => ({ v, after: true }))].sort(
-    (a, b) => a.v - b.v,
+  const all = [...before.map((v) => ({ v, after: false })), ...after.map((v) => ({ v, after: true }))].sort((a, b) =>
+    a.v < b.v ? -1 : a.v > b.v ? 1 : 0,
   );
   const n = n1 + n2;
   let rankAfter = 0;

@@ -234,6 +234,15 @@ describe('the regression judgement', () => {
     ).toEqual(['server_latency.p50']);
   });
 
+  it('flags a release twice as slow on its second night after a week of history', () => {
+    // Seven nights are too few for any order of the ranks to reach 1 %: the rank test has no say.
+    const week = series({ mean: 3, cv: 0.1 }, 7, mulberry32(4));
+    const slower = series({ mean: 6.5, cv: 0.1 }, 2, mulberry32(9));
+    const t = judgeHistory(historyOf('rest', { 'latency.p99': [...week, ...slower] }));
+    expect(t.regressions).toEqual(['latency.p99']);
+    expect(t.metrics.find((m) => m.metric === 'latency.p99')!.shifts.at(-1)!.pRank).toBeNull();
+  });
+
   it('leaves untrustworthy runs out of every judgement and lists them', () => {
     const h = historyOf('rest', { 'latency.p99': steady(30, 11) });
     // Two saturated runs with a latency far above the rest: flagged, they must not read as a shift.
