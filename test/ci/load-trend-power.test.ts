@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { noiseOf } from '../helpers/load-noise.ts';
+import { judgeHistory } from '../../load/trend/judge.ts';
 import { detection, falseAlarms } from '../helpers/trend-power.ts';
+import { historyOf, mulberry32, series } from '../helpers/trend-series.ts';
 
 // The noise of every metric as measured here: 20 runs of each scenario by scripts/load-noise.ts
 // (test/helpers/noise/), its coefficients of variation over the trusted runs. Seeded draws.
@@ -44,4 +46,23 @@ describe('the trend judgement on synthetic nights with this machine’s noise', 
       // One night's jump is not a persistent shift: flagged from the second night on.
       expect(held.onNight[0]).toBeLessThan(held.onNight[1]!);
     });
+});
+
+describe('the newest runs’ test', () => {
+  it('alarms no more often than its level on a short history of normal nights', { timeout: 120_000 }, () => {
+    // Ten nights, then two more, nothing changed: the newest two judged against the ten at 1 %
+    // (one metric judged). Their deviations share the ten's estimated mean and spread, so taking
+    // the chance that both lie that far out as the chance for one squared alarms far more often.
+    const random = mulberry32(SEED);
+    const trials = 20_000;
+    let alarms = 0;
+    for (let t = 0; t < trials; t++) {
+      const p99 = series({ mean: 40, cv: 0.05 }, 12, random);
+      if (judgeHistory(historyOf('rest', { 'latency.p99': p99 }), { metrics: ['latency.p99'] }).regressions.length)
+        alarms++;
+    }
+    console.log(`${alarms} alarms in ${trials} histories of 12 normal nights, at 1 %`);
+    // 1 % and three standard deviations of the count's own noise.
+    expect(alarms / trials).toBeLessThanOrEqual(0.01 + 3 * Math.sqrt((0.01 * 0.99) / trials));
+  });
 });
