@@ -10,7 +10,7 @@ const SEED = 1;
 
 describe('the trend judgement on synthetic nights with this machine’s noise', () => {
   // Normal nights, and log-normal ones with the same mean and CV: skewed to the right as latencies
-  // are, the shape a t-test on the raw values reads most slow nights in a row from.
+  // are, where a t-test on the raw values takes two slow nights in a row for a shift.
   for (const draw of ['normal', 'log-normal'] as const)
     for (const kind of ['fanout', 'rest'] as const)
       it(`raises at most 1 false alarm in 100 nights of ${kind} runs drawn ${draw}, every metric judged`, {
@@ -52,7 +52,7 @@ describe('the newest runs’ test', () => {
   it('alarms no more often than its level on a short history of normal nights', { timeout: 120_000 }, () => {
     // Ten nights, then two more, nothing changed: the newest two judged against the ten at 1 %
     // (one metric judged). Their deviations share the ten's estimated mean and spread, so taking
-    // the chance that both lie that far out as the chance for one squared alarms far more often.
+    // the chance that both lie that far out as the chance for one squared alarms more often than 1 %.
     const random = mulberry32(SEED);
     const trials = 20_000;
     let alarms = 0;
