@@ -147,8 +147,10 @@ function shiftAt(
 ): Shift {
   const before = summarize(values.slice(span.from, span.at));
   const after = summarize(values.slice(span.at, span.to));
-  const tb = summarize(tested.slice(span.from, span.at));
-  const ta = summarize(tested.slice(span.at, span.to));
+  const was = tested.slice(span.from, span.at);
+  const now = tested.slice(span.at, span.to);
+  const tb = summarize(was);
+  const ta = summarize(now);
   const w = welch(tb, ta, o.worse === 'down' ? 'down' : 'up', o.confidence);
   const rel = (v: number): number | null => (o.log ? Math.expm1(v) : tb.mean === 0 ? null : v / Math.abs(tb.mean));
   // E-divisive chose where to split among the segment's runs, so the best of that many splits is
@@ -159,8 +161,6 @@ function shiftAt(
   const raw = o.by === 'e-divisive' ? studentOneSided(tb, ta, ta.mean >= tb.mean ? 'up' : 'down') : o.p;
   const pDirection = Math.min(1, raw * positions);
   const newest = span.to === values.length;
-  const was = tested.slice(span.from, span.at);
-  const now = tested.slice(span.at);
   // A segment of a few runs is tested as the newest-runs test chose it, among its lengths. With too
   // few runs before it (a week of nightly history) no order of the ranks reaches the level, and
   // a test that cannot decide has no say: the t-test alone judges.
@@ -207,7 +207,8 @@ function newestRuns(values: readonly number[], from: number, worse: 'up' | 'down
     if (at - from < o.minBaseline) break;
     const base = summarize(values.slice(from, at));
     const deviations = values.slice(at).map((v) => sign * (v - base.mean));
-    if (Math.min(...deviations) <= 0) continue;
+    const least = Math.min(...deviations);
+    if (least <= 0) continue;
     const mean = deviations.reduce((x, y) => x + y, 0) / k;
     const sd = base.std * Math.sqrt(base.n / (base.n - 1));
     if (!(sd > 0)) {
@@ -215,7 +216,7 @@ function newestRuns(values: readonly number[], from: number, worse: 'up' | 'down
       continue;
     }
     const pMean = 1 - tCdf(mean / (sd * Math.sqrt(1 / k + 1 / base.n)), base.n - 1);
-    const pLeast = (1 - tCdf(Math.min(...deviations) / (sd * Math.sqrt(1 + 1 / base.n)), base.n - 1)) ** k;
+    const pLeast = (1 - tCdf(least / (sd * Math.sqrt(1 + 1 / base.n)), base.n - 1)) ** k;
     tried.push({ at, p: Math.max(pMean, pLeast) });
   }
   const lengths = Math.max(1, o.tailRuns - 1);
