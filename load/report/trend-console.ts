@@ -21,7 +21,7 @@ export function shiftLine(m: Pick<MetricTrend, 'unit'>, s: Shift, confidence: nu
       ? `from 0 to ${n(s.after.mean, 3)} ${m.unit}`
       : `${pct(s.change)} [${pct(s.low)}, ${pct(s.high)}] (${Math.round(confidence * 100)} % interval), ` +
         `${n(s.before.mean, 3)} → ${n(s.after.mean, 3)} ${m.unit}`;
-  return `${size} since ${runName(s)}, p=${s.p.toPrecision(2)} (${s.by})`;
+  return `${size} since ${runName(s)}, p=${s.p === 0 ? '0' : s.p.toPrecision(2)} (${s.by})`;
 }
 
 /** Line numbers as ranges: 2, 4–8, 11. */

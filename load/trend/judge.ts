@@ -12,10 +12,10 @@ import {
   beyondLeast,
   pooledTTest,
   rankSum,
+  studentInterval,
   studentOneSided,
   summarize,
   tCdf,
-  welch,
   type Summary,
 } from './significance.ts';
 
@@ -128,9 +128,9 @@ function onLogScale(m: LoadMetric, values: readonly number[]): boolean {
 }
 
 /**
- * The shift at `at` between `before` and `after`, sized with Welch's interval: a difference of
- * means on the raw scale, a ratio of geometric means on the log one (`tested` holds the values the
- * tests read: the raw values, or their logarithms).
+ * The shift at `at` between `before` and `after`, sized with the interval of the test that found
+ * it: a difference of means on the raw scale, a ratio of geometric means on the log one (`tested`
+ * holds the values the tests read: the raw values, or their logarithms).
  */
 function shiftAt(
   values: readonly number[],
@@ -151,7 +151,7 @@ function shiftAt(
   const now = tested.slice(span.at, span.to);
   const tb = summarize(was);
   const ta = summarize(now);
-  const w = welch(tb, ta, o.worse === 'down' ? 'down' : 'up', o.confidence);
+  const w = studentInterval(tb, ta, o.by === 'e-divisive' ? 'pooled' : 'before', o.confidence);
   const rel = (v: number): number | null => (o.log ? Math.expm1(v) : tb.mean === 0 ? null : v / Math.abs(tb.mean));
   // E-divisive chose where to split among the segment's runs, so the best of that many splits is
   // tested: its p-value is multiplied by them (Bonferroni); the newest runs' test chose among its
@@ -215,8 +215,8 @@ function newestRuns(values: readonly number[], from: number, worse: 'up' | 'down
       tried.push({ at, p: 0 });
       continue;
     }
-    const pMean = 1 - tCdf(mean / (sd * Math.sqrt(1 / k + 1 / base.n)), base.n - 1);
-    const pLeast = (1 - tCdf(least / (sd * Math.sqrt(1 + 1 / base.n)), base.n - 1)) ** k;
+    const pMean = tCdf(-mean / (sd * Math.sqrt(1 / k + 1 / base.n)), base.n - 1);
+    const pLeast = tCdf(-least / (sd * Math.sqrt(1 + 1 / base.n)), base.n - 1) ** k;
     tried.push({ at, p: Math.max(pMean, pLeast) });
   }
   const lengths = Math.max(1, o.tailRuns - 1);

@@ -1,7 +1,9 @@
 /**
  * Student's two-sample t-test and its interval, from the summaries of two samples, and two rank
  * tests that hold whatever the noise's shape. The t and normal distributions come from jStat (MIT):
- * an incomplete-beta implementation is not something to write by hand.
+ * an incomplete-beta implementation is not something to write by hand. Upper tails are read as the
+ * lower tail of the mirrored statistic: 1 − P(T ≤ t) rounds to 0 near p = 1e-16, where the tail
+ * itself is exact far below.
  */
 import jStat from 'jstat';
 
@@ -43,7 +45,7 @@ export function pooledTTest(a: Summary, b: Summary): number {
   const se = Math.sqrt(pooled * (1 / a.n + 1 / b.n));
   const diff = a.mean - b.mean;
   if (se === 0) return diff === 0 ? Number.NaN : 0;
-  return 2 * (1 - tCdf(Math.abs(diff / se), df));
+  return 2 * tCdf(-Math.abs(diff / se), df);
 }
 
 /**
@@ -61,37 +63,34 @@ export function studentOneSided(before: Summary, after: Summary, direction: 'up'
   const worse = direction === 'up' ? diff > 0 : diff < 0;
   if (se === 0) return worse ? 0 : 1;
   const t = diff / se;
-  return direction === 'up' ? 1 - tCdf(t, df) : tCdf(t, df);
+  return tCdf(direction === 'up' ? -t : t, df);
 }
 
 /** Sample variance (n − 1) from a population-std summary. */
 const sampleVar = (s: Summary): number => (s.n >= 2 ? (s.std ** 2 * s.n) / (s.n - 1) : 0);
 
 /**
- * Welch's test of whether `after` is larger than `before` (one-sided: `up`), or smaller (`down`):
- * its p-value, and the two-sided `confidence` interval of the difference of means.
+ * Student's two-sided `confidence` interval of `after`'s mean less `before`'s, from the spread the
+ * shift was tested with, so that a shift significant at a level beyond the interval's never shows
+ * an interval reaching 0:
+ * - `pooled`: both segments' (n₁ + n₂ − 2 degrees of freedom), as `studentOneSided` tests a change point;
+ * - `before`: the segment before's alone (n₁ − 1), as the newest runs' mean is tested against it.
  */
-export function welch(
+export function studentInterval(
   before: Summary,
   after: Summary,
-  direction: 'up' | 'down',
+  spread: 'pooled' | 'before',
   confidence: number,
-): { p: number; diff: number; low: number; high: number } {
-  const va = sampleVar(before) / before.n;
-  const vb = sampleVar(after) / after.n;
+): { diff: number; low: number; high: number } {
   const diff = after.mean - before.mean;
-  const se = Math.sqrt(va + vb);
-  if (!(se > 0)) {
-    const worse = direction === 'up' ? diff > 0 : diff < 0;
-    return { p: worse ? 0 : 1, diff, low: diff, high: diff };
-  }
-  // Welch–Satterthwaite degrees of freedom; a one-point side contributes no variance of its own.
-  const den = (before.n > 1 ? va ** 2 / (before.n - 1) : 0) + (after.n > 1 ? vb ** 2 / (after.n - 1) : 0);
-  const df = den > 0 ? (va + vb) ** 2 / den : Math.max(1, before.n + after.n - 2);
-  const t = diff / se;
-  const p = direction === 'up' ? 1 - tCdf(t, df) : tCdf(t, df);
-  const half = tQuantile(1 - (1 - confidence) / 2, df) * se;
-  return { p, diff, low: diff - half, high: diff + half };
+  const df = spread === 'pooled' ? before.n + after.n - 2 : before.n - 1;
+  if (after.n === 0 || df <= 0) return { diff, low: diff, high: diff };
+  // n·std² is (n − 1) times the sample variance.
+  const variance =
+    spread === 'pooled' ? (before.n * before.std ** 2 + after.n * after.std ** 2) / df : sampleVar(before);
+  const se = Math.sqrt(variance * (1 / before.n + 1 / after.n));
+  const half = se > 0 ? tQuantile(1 - (1 - confidence) / 2, df) * se : 0;
+  return { diff, low: diff - half, high: diff + half };
 }
 
 /**
@@ -139,5 +138,5 @@ export function rankSum(before: readonly number[], after: readonly number[], up:
   const variance = ((n1 * n2) / 12) * (n + 1 - ties / (n * (n - 1)));
   if (!(variance > 0)) return 1;
   const z = (up ? u - mean : mean - u) / Math.sqrt(variance);
-  return 1 - (jStat.normal.cdf(z, 0, 1) as number);
+  return jStat.normal.cdf(-z, 0, 1) as number;
 }

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { changePoints } from '../../load/trend/e-divisive.ts';
 import { appendHistory, parseHistory, readHistory, type HistoryRow } from '../../load/trend/history.ts';
+import { formatTrendSummary } from '../../load/report/trend-console.ts';
 import { judgeHistory } from '../../load/trend/judge.ts';
 import { HistoryError } from '../../src/errors.ts';
 import { ROOT } from '../helpers/conform-cli.ts';
@@ -241,6 +242,46 @@ describe('the regression judgement', () => {
     const t = judgeHistory(historyOf('rest', { 'latency.p99': [...week, ...slower] }));
     expect(t.regressions).toEqual(['latency.p99']);
     expect(t.metrics.find((m) => m.metric === 'latency.p99')!.shifts.at(-1)!.pRank).toBeNull();
+  });
+
+  it('shows a regression with an interval wholly on its bad side, from the test that found it', () => {
+    // Three nights far beyond a steady week and more, and far apart from each other: the newest
+    // runs' test finds them, and their own spread must not widen the interval across 0.
+    const p99 = [...series({ mean: 10, cv: 0.03 }, 10, mulberry32(12)), 13, 25, 60];
+    const t = judgeHistory(historyOf('rest', { 'latency.p99': p99 }), { metrics: ['latency.p99'] });
+    const s = t.metrics[0]!.shifts.at(-1)!;
+    expect(s.kind).toBe('regression');
+    expect(s.low!).toBeGreaterThan(0);
+    // And so on every history: any significant shift's interval lies on the side it moved to.
+    const random = mulberry32(13);
+    let judged = 0;
+    for (let i = 0; i < 300; i++) {
+      const nights = 8 + Math.floor(random() * 30);
+      const from = 5 + Math.floor(random() * (nights - 5));
+      const spec = { mean: 40, cv: 0.02 + random() * 0.3, shift: { from, factor: 0.4 + random() * 2.4 } };
+      const shape = random() < 0.5 ? ('normal' as const) : ('log-normal' as const);
+      const r = judgeHistory(historyOf('rest', { 'latency.p99': series({ ...spec, shape }, nights, random) }), {
+        metrics: ['latency.p99'],
+      });
+      for (const x of r.metrics[0]!.shifts) {
+        if (x.kind === 'regression') expect(x.low!, `history ${i}`).toBeGreaterThan(0);
+        if (x.kind === 'improvement') expect(x.high!, `history ${i}`).toBeLessThan(0);
+        if (x.kind === 'regression' || x.kind === 'improvement') judged++;
+      }
+    }
+    expect(judged).toBeGreaterThan(100);
+  });
+
+  it('gives a p-value far below 1e-16 as its value, not as 0', () => {
+    const p99 = [
+      ...series({ mean: 10, cv: 0.01 }, 20, mulberry32(14)),
+      ...series({ mean: 20, cv: 0.01 }, 20, mulberry32(15)),
+    ];
+    const t = judgeHistory(historyOf('rest', { 'latency.p99': p99 }), { metrics: ['latency.p99'] });
+    const s = t.metrics[0]!.shifts.at(-1)!;
+    expect(s.p).toBeGreaterThan(0);
+    expect(s.p).toBeLessThan(1e-16);
+    expect(formatTrendSummary(t, 'h.csv')).toMatch(/REGRESSION latency\.p99: .* p=\d\.\de-\d+ \(e-divisive\)/);
   });
 
   it('leaves untrustworthy runs out of every judgement and lists them', () => {
