@@ -36,27 +36,54 @@ export interface WallMapping {
   /** wall-clock ms = mono ms + this. */
   offsetMs: number;
   /**
-   * How far mono + offset may be from `Date.now()`'s clock, ms: half of Date.now()'s millisecond
-   * (the midpoint is guessed), half the bracket the reading was taken in, and this thread's base.
+   * How far mono + offset may be from `Date.now()`'s clock, ms: half the bracket its tick was read
+   * in (half a millisecond more if no tick was seen), and this thread's base.
    */
   uncertaintyMs: number;
 }
 
-/** The mapping of the monotonic clock to the wall clock; the best of a few samples. */
-export function wallMapping(samples = 5): WallMapping {
+/**
+ * The mapping of the monotonic clock to the wall clock, to within microseconds. Date.now() counts
+ * whole milliseconds: one reading places the wall clock only somewhere in a millisecond, and its
+ * midpoint is up to half of one off, an error that moves every latency measured against it by the
+ * same amount and differs from run to run. The moment Date.now() ticks over is placed exactly,
+ * between the monotonic readings either side of the tick: the mapping waits for `samples` ticks (a
+ * millisecond each at most) and keeps the tightest. Written here because no library reads a
+ * sub-millisecond wall clock in Node, and `performance.timeOrigin` is read once, at the thread's
+ * start, so it would miss the wall clock slewing or stepping during a run.
+ */
+export function wallMapping(samples = 3): WallMapping {
   let best = Number.POSITIVE_INFINITY;
   let offset = 0;
   for (let i = 0; i < samples; i++) {
-    const a = monoNow();
-    const wall = Date.now();
-    const b = monoNow();
-    // Date.now() has 1 ms resolution; the midpoint of the shortest bracket is the best guess.
-    if (b - a < best) {
-      best = b - a;
-      offset = wall + 0.5 - (a + b) / 2;
+    let before = monoNow();
+    const first = Date.now();
+    let start = monoNow();
+    let wall = Date.now();
+    let end = monoNow();
+    // Bounded: the wall clock ticks within a millisecond, unless the thread is preempted.
+    const limit = start + 5;
+    while (wall === first && end < limit) {
+      before = start;
+      start = monoNow();
+      wall = Date.now();
+      end = monoNow();
+    }
+    if (wall === first) {
+      // No tick seen: the reading's own bracket, and the middle of its millisecond.
+      if (0.5 + (end - start) / 2 < best) {
+        best = 0.5 + (end - start) / 2;
+        offset = wall + 0.5 - (start + end) / 2;
+      }
+      continue;
+    }
+    // The wall clock read `first` after `before` and `wall` before `end`: it reached `wall` between.
+    if ((end - before) / 2 < best) {
+      best = (end - before) / 2;
+      offset = wall - (before + end) / 2;
     }
   }
-  return { offsetMs: offset, uncertaintyMs: 0.5 + best / 2 + MONO_BASE.errorMs };
+  return { offsetMs: offset, uncertaintyMs: best + MONO_BASE.errorMs };
 }
 
 /**

@@ -8,7 +8,7 @@ import { codeOf, hashBytes, scanPushFrame, scannedFrame } from '../../load/fanou
 import type { Tick } from '../../load/fanout/protocol.ts';
 import { createHistogram, encode, FastRecorder, HIGHEST_US, recordMs, summarize } from '../../load/histogram.ts';
 import { LoadUsageError, ThresholdError } from '../../src/errors.ts';
-import { mappingTolerance } from '../../load/mono-clock.ts';
+import { mappingTolerance, monoNow, wallMapping } from '../../load/mono-clock.ts';
 import { parseDuration, parseRate } from '../../load/options.ts';
 import { arrivalClock } from '../../load/rest/schedule.ts';
 import { lineChart } from '../../load/report/svg.ts';
@@ -200,6 +200,23 @@ describe('clock', () => {
       offsetMs: 0.55,
     });
     expect(estimateClock(samples, 1).status).toBe('corrected');
+  });
+
+  it('maps the monotonic clock to the wall clock to within microseconds, not to half of its millisecond', () => {
+    const m = wallMapping();
+    expect(m.uncertaintyMs).toBeLessThan(0.05);
+    // Every reading of the wall clock is the millisecond the mapping puts it in, within its uncertainty.
+    let wrong = 0;
+    for (let i = 0; i < 50_000; i++) {
+      const a = monoNow();
+      const wall = Date.now();
+      const b = monoNow();
+      if (wall < Math.floor(a + m.offsetMs - m.uncertaintyMs) || wall > Math.floor(b + m.offsetMs + m.uncertaintyMs))
+        wrong++;
+    }
+    expect(wrong).toBe(0);
+    // Node's own high-resolution reading of the wall clock at the thread's start agrees with it.
+    expect(Math.abs(performance.timeOrigin - monoNow() + performance.now() - m.offsetMs)).toBeLessThan(0.1);
   });
 
   it("takes our time scale's tolerance from its readings: the first's uncertainty, plus drift beyond both", () => {
