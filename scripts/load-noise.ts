@@ -5,7 +5,7 @@
  * (standard deviation / mean) of each metric over the trusted runs. The histories are what the
  * judgement's power test draws its synthetic noise from (test/helpers/noise/).
  *
- *   npx tsx scripts/load-noise.ts [OUT_DIR]     # RUNS=20 by default
+ *   npx tsx scripts/load-noise.ts [OUT_DIR]     # RUNS=20; DURATION overrides the scenarios' 60s
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
@@ -15,16 +15,26 @@ import { noiseOf, NOISE_SCENARIOS } from '../test/helpers/load-noise.ts';
 
 const out = process.argv[2] ?? 'test/helpers/noise';
 const runs = Number(process.env.RUNS ?? 20);
+const duration = process.env.DURATION;
 mkdirSync(out, { recursive: true });
 for (const s of NOISE_SCENARIOS) rmSync(path.join(out, `${s.kind}.csv`), { force: true });
-console.log(
-  `${new Date().toISOString()}: ${runs} runs of each scenario; load average ${loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ')}`,
-);
+const each = duration ? `, ${duration} each` : '';
+const load = loadavg()
+  .map((l) => l.toFixed(2))
+  .join(' ');
+console.log(`${new Date().toISOString()}: ${runs} runs of each scenario${each}; load average ${load}`);
 for (let i = 1; i <= runs; i++)
   for (const s of NOISE_SCENARIOS) {
-    const args = [...s.args, '--history', path.join(out, `${s.kind}.csv`), '--label', `run=${i}`, '--report', 'json'];
+    const args = [
+      ...s.args,
+      ...(duration ? ['--duration', duration] : []),
+      '--history',
+      path.join(out, `${s.kind}.csv`),
+      '--label',
+      `run=${i}`,
+      '--report',
+      'json',
+    ];
     execFileSync(process.execPath, ['bin/conform.js', ...args, '--out', path.join('conform-reports', 'noise')], {
       stdio: ['ignore', 'ignore', 'inherit'],
     });

@@ -5,15 +5,16 @@
  * measured runs themselves, and how often a persistent 10 % shift of latency p99 is flagged within
  * 3 nights, at the measured noise and at smaller ones. Seeded.
  *
- *   npx tsx scripts/trend-power.ts [TRIALS] [SEED]
+ *   npx tsx scripts/trend-power.ts [TRIALS] [SEED] [NOISE_DIR]    # NOISE_DIR: test/helpers/noise
  */
 import { noiseOf } from '../test/helpers/load-noise.ts';
 import { detection, falseAlarms } from '../test/helpers/trend-power.ts';
 
 const trials = Number(process.argv[2] ?? 20);
 const seed = Number(process.argv[3] ?? 1);
+const dir = process.argv[4] ?? 'test/helpers/noise';
 for (const kind of ['fanout', 'rest'] as const) {
-  const noise = await noiseOf(`test/helpers/noise/${kind}.csv`);
+  const noise = await noiseOf(`${dir}/${kind}.csv`);
   console.log(`${kind}: noise of ${noise.trusted} trusted of ${noise.runs} runs`);
   for (const draw of ['normal', 'log-normal', 'resampled'] as const) {
     const fa = falseAlarms({ kind, noise: noise.metrics, runs: noise.trustedRuns, draw, nights: 100, trials, seed });
