@@ -48,9 +48,9 @@ export interface WallMapping {
  * midpoint is up to half of one off, an error that moves every latency measured against it by the
  * same amount and differs from run to run. The moment Date.now() ticks over is placed exactly,
  * between the monotonic readings either side of the tick: the mapping waits for `samples` ticks (a
- * millisecond each at most) and keeps the tightest. Written here because no library reads a
- * sub-millisecond wall clock in Node, and `performance.timeOrigin` is read once, at the thread's
- * start, so it would miss the wall clock slewing or stepping during a run.
+ * millisecond each at most) and keeps the tightest. Written here: Node's one sub-millisecond wall
+ * clock, `performance.timeOrigin`, is read once at the thread's start and would miss the wall clock
+ * slewing or stepping during a run, and a native addon would need a compiler at install.
  */
 export function wallMapping(samples = 3): WallMapping {
   let best = Number.POSITIVE_INFINITY;
