@@ -12,6 +12,7 @@ import {
   beyondLeast,
   pooledTTest,
   rankSum,
+  sampleVar,
   studentInterval,
   studentOneSided,
   summarize,
@@ -210,7 +211,8 @@ function newestRuns(values: readonly number[], from: number, worse: 'up' | 'down
     const least = Math.min(...deviations);
     if (least <= 0) continue;
     const mean = deviations.reduce((x, y) => x + y, 0) / k;
-    const sd = base.std * Math.sqrt(base.n / (base.n - 1));
+    // The spread studentInterval's `before` gives the same shift's interval with.
+    const sd = Math.sqrt(sampleVar(base));
     if (!(sd > 0)) {
       tried.push({ at, p: 0 });
       continue;

@@ -48,26 +48,36 @@ export function pooledTTest(a: Summary, b: Summary): number {
   return 2 * tCdf(-Math.abs(diff / se), df);
 }
 
+/** Sample variance (n − 1) from a population-std summary. */
+export const sampleVar = (s: Summary): number => (s.n >= 2 ? (s.std ** 2 * s.n) / (s.n - 1) : 0);
+
+/**
+ * The variance a shift is tested with, and its degrees of freedom: `pooled`, both segments' sample
+ * variances pooled (n₁ + n₂ − 2); `before`, the segment before's alone (n₁ − 1). The test and the
+ * interval of a shift read it here, so that they cannot disagree.
+ */
+function testedSpread(before: Summary, after: Summary, spread: 'pooled' | 'before'): { variance: number; df: number } {
+  if (spread === 'before') return { variance: sampleVar(before), df: before.n - 1 };
+  const df = before.n + after.n - 2;
+  // n·std² is (n − 1) times the sample variance.
+  return { variance: df > 0 ? (before.n * before.std ** 2 + after.n * after.std ** 2) / df : 0, df };
+}
+
 /**
  * Student's one-sided test of whether `after` is larger (`up`) or smaller (`down`) than `before`,
  * pooled variance from the sample variances: the two segments around a shift are taken to vary
  * alike, which keeps its degrees of freedom (n₁ + n₂ − 2) when the newer one has two or three runs.
  */
 export function studentOneSided(before: Summary, after: Summary, direction: 'up' | 'down'): number {
-  const df = before.n + after.n - 2;
+  const { variance, df } = testedSpread(before, after, 'pooled');
   if (before.n === 0 || after.n === 0 || df <= 0) return 1;
-  // n·std² is (n − 1) times the sample variance.
-  const pooled = (before.n * before.std ** 2 + after.n * after.std ** 2) / df;
   const diff = after.mean - before.mean;
-  const se = Math.sqrt(pooled * (1 / before.n + 1 / after.n));
+  const se = Math.sqrt(variance * (1 / before.n + 1 / after.n));
   const worse = direction === 'up' ? diff > 0 : diff < 0;
   if (se === 0) return worse ? 0 : 1;
   const t = diff / se;
   return tCdf(direction === 'up' ? -t : t, df);
 }
-
-/** Sample variance (n − 1) from a population-std summary. */
-const sampleVar = (s: Summary): number => (s.n >= 2 ? (s.std ** 2 * s.n) / (s.n - 1) : 0);
 
 /**
  * Student's two-sided `confidence` interval of `after`'s mean less `before`'s, from the spread the
@@ -83,11 +93,8 @@ export function studentInterval(
   confidence: number,
 ): { diff: number; low: number; high: number } {
   const diff = after.mean - before.mean;
-  const df = spread === 'pooled' ? before.n + after.n - 2 : before.n - 1;
+  const { variance, df } = testedSpread(before, after, spread);
   if (after.n === 0 || df <= 0) return { diff, low: diff, high: diff };
-  // n·std² is (n − 1) times the sample variance.
-  const variance =
-    spread === 'pooled' ? (before.n * before.std ** 2 + after.n * after.std ** 2) / df : sampleVar(before);
   const se = Math.sqrt(variance * (1 / before.n + 1 / after.n));
   const half = se > 0 ? tQuantile(1 - (1 - confidence) / 2, df) * se : 0;
   return { diff, low: diff - half, high: diff + half };

@@ -4,7 +4,7 @@
  * coefficient of variation of each metric over the trusted runs.
  */
 import { readHistory } from '../../load/trend/history.ts';
-import { summarize } from '../../load/trend/significance.ts';
+import { sampleVar, summarize } from '../../load/trend/significance.ts';
 
 /**
  * The nightly scenario (.github/workflows/nightly-load.yml) scaled to this 2-core machine, 200
@@ -39,7 +39,7 @@ export async function noiseOf(file: string): Promise<Noise> {
     const values = trusted.map((r) => r.metrics[name]);
     if (values.some((v) => v === null)) continue;
     const s = summarize(values as number[]);
-    const sd = s.n > 1 ? s.std * Math.sqrt(s.n / (s.n - 1)) : 0;
+    const sd = Math.sqrt(sampleVar(s));
     metrics[name] = { mean: s.mean, cv: s.mean === 0 ? 0 : sd / Math.abs(s.mean) };
   }
   return {

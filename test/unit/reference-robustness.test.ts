@@ -6,6 +6,8 @@ import { PATHS, STATUS, TEXT } from '../../src/spec.ts';
 import { get, open, subscribe, type Client } from '../helpers/reference.ts';
 
 const WINDOW = 5000;
+/** Small bounds, so that each abuse reaches them quickly. */
+const BOUNDS = { maxPayload: 16 * 1024, maxBacklogBytes: 32 * 1024, dropAfterTicks: 3, maxMessagesPerSecond: 100 };
 const BTC = 'Crypto:ALL:BTC/USD';
 let server: ReferenceServer;
 let bystander: Client;
@@ -15,7 +17,7 @@ beforeAll(async () => {
   server = await startReferenceServer({
     tickMs: 20,
     pingTimeoutMs: WINDOW,
-    config: { maxPayload: 16 * 1024, maxBacklogBytes: 32 * 1024, dropAfterTicks: 3, maxMessagesPerSecond: 100 },
+    config: BOUNDS,
   });
   bystander = await open(server, 'secondary');
   keepAlive = setInterval(() => bystander.send({ method: 'ping' }), WINDOW / 3);
@@ -140,7 +142,7 @@ describe('reference service under bad input', () => {
     const own = await startReferenceServer({
       tickMs: 20,
       pingTimeoutMs: 60_000,
-      config: { maxPayload: 16 * 1024, maxBacklogBytes: 32 * 1024, dropAfterTicks: 3, maxMessagesPerSecond: 100 },
+      config: BOUNDS,
     });
     try {
       const other = await open(own, 'secondary');
