@@ -164,7 +164,16 @@ export const TREND_DEFAULTS = {
    * (Bonferroni), and the newest runs' test divides it again by the lengths it tries.
    */
   verdictPValue: 0.01,
-  /** Runs a baseline segment needs before the newest ones are tested against it. */
+  /**
+   * The level the newest segment's rank test holds it to, whatever the noise's shape: not a share
+   * of verdictPValue per metric, which a few runs' ranks cannot reach, but lower than it, as across
+   * many metrics, some read in whole milliseconds, lumps two nights long come often enough.
+   */
+  rankPValue: 0.005,
+  /**
+   * Runs a baseline segment needs before the newest ones are tested against it, and a segment
+   * between two change points needs to be a shift rather than a blip.
+   */
   minBaseline: 5,
   /** Confidence of the interval given with a shift's size. */
   confidence: 0.95,

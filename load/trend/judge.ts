@@ -57,7 +57,7 @@ export interface Shift {
   /** One-sided p-value of the shift's direction, against the verdict's level (`verdictPValue` / metrics). */
   pDirection: number;
   /**
-   * The newest segment's test by ranks alone, against `verdictPValue`: for `tailRuns` runs or
+   * The newest segment's test by ranks alone, against `rankPValue`: for `tailRuns` runs or
    * fewer, the chance that runs drawn as the segment before were all as far out (corrected for
    * the lengths tried); for more, Wilcoxon's rank-sum test. Null for other segments, and when the
    * segment before is too short for any order of the ranks to reach the level.
@@ -170,7 +170,7 @@ function shiftAt(
   const beyondAll = now.map(() => (up ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY));
   const rank = (xs: readonly number[]): number =>
     short ? Math.min(1, beyondLeast(was, xs, up) * lengths) : rankSum(was, xs, up);
-  const pRank = newest && rank(beyondAll) <= o.verdictPValue ? rank(now) : null;
+  const pRank = newest && rank(beyondAll) <= o.rankPValue ? rank(now) : null;
   const s = {
     pRank,
     pDirection,
@@ -185,7 +185,7 @@ function shiftAt(
     high: rel(w.high),
   };
   const kind = kindOf(s, up, o.worse, o.minEffect, o.alpha);
-  const beyondRanks = pRank === null || pRank <= o.verdictPValue;
+  const beyondRanks = pRank === null || pRank <= o.rankPValue;
   return { ...s, kind: (kind === 'regression' || kind === 'improvement') && !beyondRanks ? 'not-significant' : kind };
 }
 
@@ -227,9 +227,10 @@ function newestRuns(values: readonly number[], from: number, worse: 'up' | 'down
 }
 
 /**
- * The change points that make persistent shifts: E-divisive's, less those that begin a segment of
- * one run (a blip between two change points, or the newest run alone: not persistent yet), each
- * retested against its new neighbours and kept while significant; then the newest runs' test.
+ * The change points that make persistent shifts: E-divisive's, less those that begin a blip (a
+ * segment between two change points shorter than a baseline, whose runs join the segment before
+ * it) or the newest run alone (not persistent yet), each retested against its new neighbours and
+ * kept while significant; then the newest runs' test.
  */
 function persistentShifts(
   values: readonly number[],
@@ -240,7 +241,12 @@ function persistentShifts(
 ) {
   const cps = changePoints(values, { windowLength: o.windowLength, maxPValue: o.maxPValue, minMagnitude: 0 });
   let at = cps.map((c) => c.index);
-  at = at.filter((x, i) => (at[i + 1] ?? values.length) - x >= 2);
+  // Two better nights and a return to the usual are no regression: the newest segment is judged
+  // against the runs before the blip, as it would be had the blip not happened.
+  at = at.filter((x, i) => {
+    const next = at[i + 1];
+    return next === undefined ? values.length - x >= 2 : next - x >= o.minBaseline;
+  });
   const found: { at: number; p: number; by: Shift['by'] }[] = [];
   for (let i = 0; i < at.length; i++) {
     const before = summarize(values.slice(found.at(-1)?.at ?? 0, at[i]!));
@@ -249,7 +255,13 @@ function persistentShifts(
     if (p <= o.maxPValue) found.push({ at: at[i]!, p, by: 'e-divisive' });
   }
   if (worse !== 'none') {
-    const tail = newestRuns(tested, found.at(-1)?.at ?? 0, worse, o, alpha);
+    // A change point among the newest few runs has paid for every place E-divisive could have put
+    // it, which leaves a shift of three nights rarely significant; the newest runs' test is made for
+    // a segment that short and tries two lengths, so it judges them, from the change point before.
+    const last = found.at(-1);
+    const inTail = last !== undefined && values.length - last.at <= o.tailRuns;
+    const tail = newestRuns(tested, (inTail ? found.at(-2) : last)?.at ?? 0, worse, o, alpha);
+    if (tail && inTail) found.pop();
     if (tail && !found.some((f) => f.at >= tail.at)) found.push({ ...tail, by: 'newest-runs' });
   }
   return found;

@@ -45,6 +45,12 @@ describe('the trend judgement on synthetic nights with this machine’s noise', 
       expect(held.share).toBeGreaterThanOrEqual(0.95);
       // One night's jump is not a persistent shift: flagged from the second night on.
       expect(held.onNight[0]).toBeLessThan(held.onNight[1]!);
+      // At 3 %, a shift of 3.2 standard deviations: a test that knew the mean and spread and shared
+      // the 1 % among the metrics would flag it by the third night nearly always; the judgement
+      // must estimate both from the runs before, and flags it in three trials of four or more.
+      const three = at(0.03);
+      console.log(`${kind} latency.p99 CV 3 %: flagged within 3 nights in ${three.detected} of ${three.trials}`);
+      expect(three.share).toBeGreaterThanOrEqual(0.75);
     });
 });
 

@@ -7,6 +7,7 @@ import { changePoints } from '../../load/trend/e-divisive.ts';
 import { appendHistory, parseHistory, readHistory, type HistoryRow } from '../../load/trend/history.ts';
 import { formatTrendSummary } from '../../load/report/trend-console.ts';
 import { judgeHistory } from '../../load/trend/judge.ts';
+import { TREND_DEFAULTS } from '../../load/options.ts';
 import { HistoryError } from '../../src/errors.ts';
 import { ROOT } from '../helpers/conform-cli.ts';
 import { historyOf, mulberry32, series } from '../helpers/trend-series.ts';
@@ -195,6 +196,34 @@ describe('the regression judgement', () => {
     expect(two.metrics.find((m) => m.metric === 'latency.p99')!.shifts.at(-1)!.at).toBe(30);
   });
 
+  it('calls no regression when a metric returns to its usual level after two better nights', () => {
+    // E-divisive splits off the two better nights; judged against them, the return looks 30 % worse.
+    for (const seed of [1, 2, 3, 4]) {
+      const p99 = [...steady(30, seed), 30, 30.5, 40.2, 39.8];
+      const t = judgeHistory(historyOf('rest', { 'latency.p99': p99 }), { metrics: ['latency.p99'] });
+      expect(t.regressions, `seed ${seed}`).toEqual([]);
+      expect(t.metrics[0]!.verdict).toBe('steady');
+    }
+    // A step that stays is still found: the blip's runs join the baseline, not the newest segment.
+    const stays = [...steady(30, 1), 30, 30.5, 48.2, 47.9];
+    expect(judgeHistory(historyOf('rest', { 'latency.p99': stays }), { metrics: ['latency.p99'] }).regressions).toEqual(
+      ['latency.p99'],
+    );
+  });
+
+  it('judges a shift E-divisive splits off among the newest three runs by the newest runs’ test', () => {
+    // Three nights 10 % up at 3 % noise: E-divisive finds the split, but its p-value pays for every
+    // place it could have split, and alone it is not significant.
+    for (const seed of [117, 258, 347]) {
+      const p99 = series({ mean: 4, cv: 0.03, shift: { from: 30, factor: 1.1 } }, 33, mulberry32(seed));
+      const t = judgeHistory(historyOf('rest', { 'latency.p99': p99 }), { metrics: ['latency.p99'] });
+      expect(t.regressions, `seed ${seed}`).toEqual(['latency.p99']);
+      const s = t.metrics[0]!.shifts.at(-1)!;
+      expect(s.by).toBe('newest-runs');
+      expect(s.at).toBe(30);
+    }
+  });
+
   it('does not alarm on a real shift whose interval lies wholly below the minimum effect', () => {
     const p99 = series({ mean: 40, cv: 0.005, shift: { from: 30, factor: 1.03 } }, 50, mulberry32(10));
     const t = judgeHistory(historyOf('rest', { 'latency.p99': p99 }));
@@ -227,7 +256,7 @@ describe('the regression judgement', () => {
     });
     expect(t.regressions).toEqual([]);
     const last = t.metrics[0]!.shifts.at(-1);
-    if (last) expect(last.pRank!).toBeGreaterThan(0.01);
+    if (last) expect(last.pRank!).toBeGreaterThan(TREND_DEFAULTS.rankPValue);
     // Once every night is a step up, the step is a shift.
     const h = [...ms, ...Array.from({ length: 12 }, () => 3)];
     expect(
@@ -236,7 +265,7 @@ describe('the regression judgement', () => {
   });
 
   it('flags a release twice as slow on its second night after a week of history', () => {
-    // Seven nights are too few for any order of the ranks to reach 1 %: the rank test has no say.
+    // Seven nights are too few for any order of the ranks to reach its level: the rank test has no say.
     const week = series({ mean: 3, cv: 0.1 }, 7, mulberry32(4));
     const slower = series({ mean: 6.5, cv: 0.1 }, 2, mulberry32(9));
     const t = judgeHistory(historyOf('rest', { 'latency.p99': [...week, ...slower] }));
