@@ -165,9 +165,10 @@ export const TREND_DEFAULTS = {
    */
   verdictPValue: 0.01,
   /**
-   * The level the newest segment's rank test holds it to, whatever the noise's shape: not a share
-   * of verdictPValue per metric, which a few runs' ranks cannot reach, but lower than it, as across
-   * many metrics, some read in whole milliseconds, lumps two nights long come often enough.
+   * The level of the newest segment's rank test, which holds whatever the noise's shape. A few
+   * runs' ranks cannot reach the t-test's share of verdictPValue per metric, so it has a level of
+   * its own, below verdictPValue: across 42 metrics, some read in whole milliseconds, a rare value
+   * two nights in a row passes a test at 1 % often enough to alarm more than once in 100 nights.
    */
   rankPValue: 0.005,
   /**
