@@ -300,7 +300,7 @@ export function streamSessionContract(t: StreamTransport): void {
       );
     });
 
-    it('counts frames per second: a peer within the rate each second is kept, though it sends more in all', async () => {
+    it('counts frames per second: a peer within the rate each second is kept, though it sends more', async () => {
       const p = await t.peer((c) =>
         c.onMessage(() => {
           for (let n = 0; n < 40; n++) c.send({ code: 'Crypto:ALL:BTC/USD', n });
