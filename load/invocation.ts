@@ -58,7 +58,7 @@ export interface LoadInvocation {
   /** GitHub Actions' step summary file and run page (for `--report github`). */
   github: GithubEnvironment;
   /** `--history FILE`: the run's row is appended there; `--label`s go with it; `--judge` judges the file after. */
-  history?: { file: string; labels: Record<string, string>; judge: boolean; minEffect?: number };
+  history?: { file: string; labels: Record<string, string>; judge: boolean; minEffect?: number; groupBy?: string };
   /** `--remote-write URL`: live metrics every second, labelled with the `--label`s. */
   live?: { url: string; labels: Record<string, string> };
 }
@@ -235,7 +235,7 @@ export function parseLoadArgs(argv: Argv, env: KeyEnvironment = {}): LoadInvocat
 function historyArgs(argv: Argv, mode: LoadRunMode): Pick<LoadInvocation, 'history' | 'live'> {
   const file = str(argv.history);
   const url = str(argv['remote-write']);
-  const given = ['judge', 'min-effect'].filter((o) => argv[o] !== undefined && argv[o] !== false);
+  const given = ['judge', 'min-effect', 'group-by'].filter((o) => argv[o] !== undefined && argv[o] !== false);
   if (file === undefined && given.length) throw new LoadUsageError(`--${given[0]}: only with --history FILE`);
   if (file === undefined && url === undefined) {
     if (argv.label !== undefined) throw new LoadUsageError('--label: only with --history FILE or --remote-write URL');
@@ -247,8 +247,15 @@ function historyArgs(argv: Argv, mode: LoadRunMode): Pick<LoadInvocation, 'histo
     (Array.isArray(argv.label) ? argv.label : argv.label === undefined ? [] : [argv.label]).map(String),
   );
   const minEffect = argv['min-effect'] === undefined ? {} : { minEffect: parseMinEffect(one(argv['min-effect'])) };
+  const groupBy = argv['group-by'] === undefined ? {} : { groupBy: String(one(argv['group-by'])) };
+  if (argv['group-by'] !== undefined && !(String(one(argv['group-by'])) in labels))
+    throw new LoadUsageError(
+      `--group-by ${String(one(argv['group-by']))}: give the run that label too (--label NAME=VALUE)`,
+    );
   return {
-    ...(file === undefined ? {} : { history: { file, labels, judge: Boolean(one(argv.judge)), ...minEffect } }),
+    ...(file === undefined
+      ? {}
+      : { history: { file, labels, judge: Boolean(one(argv.judge)), ...minEffect, ...groupBy } }),
     ...(url === undefined ? {} : { live: { url: parseRemoteWriteUrl(url), labels } }),
   };
 }

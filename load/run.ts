@@ -130,7 +130,10 @@ async function recordRun(report: LoadReport, inv: LoadInvocation, io: LoadIO): P
   io.out(`appended to ${h.file}${report.trustworthy ? '' : ' (flagged untrustworthy: left out of every judgement)'}\n`);
   if (!h.judge) return true;
   const reports = inv.reports.filter((r) => loadReportNames('trend').includes(r));
-  const options = h.minEffect === undefined ? {} : { minEffect: h.minEffect };
+  const options = {
+    ...(h.minEffect === undefined ? {} : { minEffect: h.minEffect }),
+    ...(h.groupBy === undefined ? {} : { groupBy: h.groupBy }),
+  };
   const code = await runTrend({ file: h.file, options, reports, outDir: inv.outDir, github: inv.github }, io);
   return code === LOAD_EXIT.ok;
 }

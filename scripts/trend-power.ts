@@ -3,7 +3,9 @@
  * coefficients of variation of test/helpers/noise/, measured by scripts/load-noise.ts): false
  * alarms per 100 nights with every metric judged, the nights drawn normal, log-normal, or as the
  * measured runs themselves, and how often a persistent 10 % shift of latency p99 is flagged within
- * 3 nights, at the measured noise and at smaller ones. Seeded.
+ * 3 nights, at the measured noise and at smaller ones. With PER_NIGHT (`5,9`), the same for nights
+ * of that many runs each, drawn whole from the measured runs and judged by their medians
+ * (`--group-by night`). Seeded.
  *
  *   npx tsx scripts/trend-power.ts [TRIALS] [SEED] [NOISE_DIR]    # NOISE_DIR: test/helpers/noise
  */
@@ -43,3 +45,38 @@ for (const kind of ['fanout', 'rest'] as const) {
     );
   }
 }
+
+const perNight = (process.env.PER_NIGHT ?? '').split(',').filter(Boolean).map(Number);
+for (const k of perNight)
+  for (const kind of ['fanout', 'rest'] as const) {
+    const noise = await noiseOf(`${dir}/${kind}.csv`);
+    const runs = noise.trustedRuns;
+    const fa = falseAlarms({
+      kind,
+      noise: noise.metrics,
+      runs,
+      draw: 'resampled',
+      runsPerNight: k,
+      nights: 100,
+      trials,
+      seed,
+    });
+    const p99 = runs.map((r) => r['latency.p99']!);
+    const d = detection({
+      kind,
+      metric: 'latency.p99',
+      mean: 0,
+      cv: 0,
+      shift: 0.1,
+      within: 3,
+      trials: trials * 10,
+      seed,
+      measured: { values: p99, perNight: k },
+    });
+    console.log(
+      `${kind}, nights of ${k} measured runs: false alarms ${fa.alarms} in ${fa.judged} nights ` +
+        `(${fa.perHundredNights.toFixed(2)} per 100) ${JSON.stringify(fa.byMetric)}; a 10 % p99 shift flagged ` +
+        `within 3 nights in ${d.detected} of ${d.trials} (${(d.share * 100).toFixed(1)} %; ` +
+        `nights 1–3: ${d.onNight.join(', ')})`,
+    );
+  }

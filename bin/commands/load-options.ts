@@ -140,6 +140,10 @@ export const HISTORY_OPTIONS = {
     type: 'boolean',
     describe: 'after appending, judge the history as conform load trend does: exit 1 when the newest runs regressed',
   },
+  'group-by': {
+    type: 'string',
+    describe: 'with --judge: judge one point per value of this label, the median of its runs, e.g. night',
+  },
   'min-effect': {
     type: 'string',
     describe: `with --judge: smallest shift worth an alarm, e.g. 10% (default ${TREND_DEFAULTS.minEffect * 100}%)`,

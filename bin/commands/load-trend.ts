@@ -20,6 +20,11 @@ export const loadTrendCommand: Command = {
         type: 'string',
         describe: `smallest shift worth an alarm, e.g. 10% (default ${TREND_DEFAULTS.minEffect * 100}%)`,
       },
+      'group-by': {
+        type: 'string',
+        describe:
+          "judge one point per value of this label, the median of its runs, e.g. night (each run's --label night=…)",
+      },
       ...reportOptions('trend'),
     }),
   examples: [
@@ -27,6 +32,10 @@ export const loadTrendCommand: Command = {
     [
       'conform load trend --history history/fanout.csv --metric latency.p99 --min-effect 5% --report console,html',
       'p99 alone, a shift of 5 % worth an alarm, with an HTML page of every run',
+    ],
+    [
+      'conform load trend --history history/fanout.csv --group-by night',
+      'nights of several runs, each appended with --label night=2026-11-28: each night judged by its median',
     ],
   ],
   exitCodes: TREND_EXIT_CODES,

@@ -52,6 +52,13 @@ export function formatTrendSummary(t: TrendResult, file: string): string {
       `(each ${(t.options.verdictPValue / Math.max(1, t.metrics.length)).toPrecision(2)}); ` +
       `minimum effect ${pct(t.options.minEffect)}`,
   ];
+  const by = t.options.groupBy;
+  if (by !== undefined) {
+    const points = Math.max(0, ...t.metrics.map((m) => m.points.length));
+    lines.push(
+      `each point the median of the trusted runs of one ${by} (a run without one stands alone): ${points} points`,
+    );
+  }
   for (const m of t.metrics) {
     const newest = m.shifts.at(-1);
     if (m.verdict === 'regression' || m.verdict === 'improvement')

@@ -100,7 +100,11 @@ export function renderTrendHtml(r: TrendReport): string {
   return page(
     `conform load trend — ${r.file}`,
     `<h1>conform load trend</h1>${verdict}<pre>${esc(formatTrendSummary(r, r.file))}</pre>${untrusted}` +
-      `<p class="empty">Each chart: the trusted runs in order (dots), the mean of each segment between change ` +
+      `<p class="empty">Each chart: ${
+        r.options.groupBy === undefined
+          ? 'the trusted runs in order (dots)'
+          : `each ${esc(r.options.groupBy)} in order, the median of its trusted runs (dots)`
+      }, the mean of each segment between change ` +
       `points, the change points (red: regression, green: improvement, grey: smaller than the minimum effect), ` +
       `the newest run (blue) and the thresholds of the newest run (orange).</p>` +
       metrics.map((m) => metricChart(m, r.thresholds, r.kind ?? 'rest')).join(''),

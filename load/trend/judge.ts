@@ -10,6 +10,7 @@ import { changePoints } from './e-divisive.ts';
 import type { History, HistoryRow } from './history.ts';
 import {
   beyondLeast,
+  median,
   pooledTTest,
   rankSum,
   sampleVar,
@@ -23,6 +24,11 @@ import {
 export type TrendOptions = { -readonly [K in keyof typeof TREND_DEFAULTS]: number } & {
   /** Only these metrics (threshold names); default every one with a bad direction. */
   metrics?: string[];
+  /**
+   * A label of the history (`night`): the trusted runs that share its value are one point, the
+   * median of their values. Default: every run is a point of its own.
+   */
+  groupBy?: string;
 };
 
 /** The run a shift began at, as the history names it. */
@@ -70,8 +76,11 @@ export interface MetricTrend {
   metric: string;
   unit: string;
   worse: LoadMetric['worse'];
-  /** Trusted runs with a value, oldest first. */
-  points: { line: number; time: string; value: number; labels: Record<string, string> }[];
+  /**
+   * Trusted runs with a value, oldest first; with `groupBy`, one per value of the label, at its
+   * first run, with the median of its runs (`runs` of them).
+   */
+  points: { line: number; time: string; value: number; labels: Record<string, string>; runs: number }[];
   /** Runs left out: untrustworthy, or without a value of this metric. */
   excluded: number;
   /** The scale its shifts are tested on: `log` for a duration or a rate above 0 (ratios of geometric means). */
@@ -267,12 +276,38 @@ function persistentShifts(
   return found;
 }
 
+/**
+ * The points a metric is judged on: each trusted run, or with `groupBy` each value of that label
+ * (a run without one stands alone), at its first run, valued at the median of its runs. A night's
+ * median of several runs, each with its own clients, averages away what one run's clients happen to
+ * draw (their place in the service's send loop, their threads' cores), which no single long run can.
+ */
+function pointsOf(
+  rows: readonly (HistoryRow & { line: number })[],
+  name: string,
+  groupBy: string | undefined,
+): MetricTrend['points'] {
+  const groups = new Map<string, (HistoryRow & { line: number })[]>();
+  rows.forEach((r, i) => {
+    const value = groupBy ? r.labels[groupBy] : undefined;
+    const key = value ? `=${value}` : `#${i}`;
+    groups.set(key, [...(groups.get(key) ?? []), r]);
+  });
+  return [...groups.values()].map((g) => ({
+    line: g[0]!.line,
+    time: g[0]!.time,
+    labels: g[0]!.labels,
+    value: median(g.map((r) => r.metrics[name]!)),
+    runs: g.length,
+  }));
+}
+
 /** Judges one metric of the history's trusted runs. */
 function judgeMetric(history: History, name: string, o: TrendOptions, alpha: number): MetricTrend {
   const kind = history.kind!;
   const m = rowOf(kind, name);
   const rows = history.rows.filter((r) => r.trustworthy && r.metrics[name] !== null && r.metrics[name] !== undefined);
-  const points = rows.map((r) => ({ line: r.line, time: r.time, value: r.metrics[name]!, labels: r.labels }));
+  const points = pointsOf(rows, name, o.groupBy);
   const values = points.map((p) => p.value);
   const log = onLogScale(m, values);
   const base = {
@@ -286,13 +321,13 @@ function judgeMetric(history: History, name: string, o: TrendOptions, alpha: num
   if (values.length < o.minBaseline) return { ...base, shifts: [], verdict: 'too-few-runs' };
   const tested = log ? values.map(Math.log) : values;
   const found = persistentShifts(values, tested, m.worse, o, alpha);
-  const ref = (r: HistoryRow & { line: number }): RunRef => ({ line: r.line, time: r.time, labels: r.labels });
+  const ref = (r: MetricTrend['points'][number]): RunRef => ({ line: r.line, time: r.time, labels: r.labels });
   const shifts = found.map((f, i) =>
     shiftAt(
       values,
       tested,
       { from: found[i - 1]?.at ?? 0, at: f.at, to: found[i + 1]?.at ?? values.length },
-      { ...o, by: f.by, p: f.p, run: ref(rows[f.at]!), worse: m.worse, alpha, log },
+      { ...o, by: f.by, p: f.p, run: ref(points[f.at]!), worse: m.worse, alpha, log },
     ),
   );
   const newest = shifts.at(-1);

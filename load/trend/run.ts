@@ -31,6 +31,7 @@ export function parseTrendArgs(argv: Record<string, unknown>, env: Readonly<Reco
   const options: Partial<TrendOptions> = {
     ...(argv['min-effect'] !== undefined ? { minEffect: parseMinEffect(str(argv['min-effect'])) } : {}),
     ...(metrics ? { metrics } : {}),
+    ...(str(argv['group-by']) !== undefined ? { groupBy: str(argv['group-by'])! } : {}),
   };
   return {
     file,
@@ -48,6 +49,11 @@ export async function runTrend(inv: TrendInvocation, io: { out(text: string): vo
   for (const m of inv.options.metrics ?? [])
     if (!thresholdNames(history.kind).includes(m))
       throw new LoadUsageError(`--metric ${m}: not a metric of ${history.kind} runs`);
+  const by = inv.options.groupBy;
+  if (by !== undefined && !history.labels.includes(by))
+    throw new LoadUsageError(
+      `--group-by ${by}: not a label of ${inv.file} (its labels: ${history.labels.join(', ') || 'none'})`,
+    );
   const trend = judgeHistory(history, inv.options);
   const newestTrusted = [...history.rows].reverse().find((r) => r.trustworthy);
   const report: TrendReport = {

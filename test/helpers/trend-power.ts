@@ -9,6 +9,13 @@ import { judgedMetrics, judgeHistory, type TrendOptions } from '../../load/trend
 import type { LoadKind } from '../../load/metrics.ts';
 import { historyOf, mulberry32, series } from './trend-series.ts';
 
+/** A history of `values`, `perNight` runs a night, each run labelled with its night. */
+function nightsOf(kind: LoadKind, values: Record<string, number[]>, perNight: number) {
+  const h = historyOf(kind, values);
+  if (perNight > 1) for (const [i, r] of h.rows.entries()) r.labels = { night: String(Math.floor(i / perNight) + 1) };
+  return h;
+}
+
 export type NoiseTable = Record<string, { mean: number; cv: number }>;
 
 /**
@@ -34,6 +41,8 @@ export function falseAlarms(o: {
   draw?: NightDraw;
   /** The measured runs' metrics, for `resampled`. */
   runs?: Record<string, number | null>[];
+  /** Resampled nights of this many runs each, judged by their medians (`groupBy`); default 1. */
+  runsPerNight?: number;
   options?: Partial<TrendOptions>;
 }) {
   const random = mulberry32(o.seed);
@@ -47,17 +56,18 @@ export function falseAlarms(o: {
   if (o.draw === 'resampled' && runs.length === 0) throw new Error('resampled nights need the measured runs');
   for (let t = 0; t < o.trials; t++) {
     let values: Record<string, number[]>;
+    const k = o.draw === 'resampled' ? (o.runsPerNight ?? 1) : 1;
     if (o.draw === 'resampled') {
-      const nights = Array.from({ length: o.nights }, () => runs[Math.floor(random() * runs.length)]!);
-      values = Object.fromEntries(metrics.map((m) => [m, nights.map((r) => r[m]!)]));
+      const drawn = Array.from({ length: o.nights * k }, () => runs[Math.floor(random() * runs.length)]!);
+      values = Object.fromEntries(metrics.map((m) => [m, drawn.map((r) => r[m]!)]));
     } else {
       const shape = o.draw ?? 'normal';
       values = Object.fromEntries(metrics.map((m) => [m, series({ ...o.noise[m]!, shape }, o.nights, random)]));
     }
     let before = false;
     for (let n = from; n <= o.nights; n++) {
-      const h = historyOf(o.kind, Object.fromEntries(metrics.map((m) => [m, values[m]!.slice(0, n)])));
-      const r = judgeHistory(h, { ...o.options, metrics });
+      const h = nightsOf(o.kind, Object.fromEntries(metrics.map((m) => [m, values[m]!.slice(0, n * k)])), k);
+      const r = judgeHistory(h, { ...o.options, metrics, ...(k > 1 ? { groupBy: 'night' } : {}) });
       judged++;
       const now = r.regressions.length > 0;
       if (now) failing++;
@@ -86,26 +96,34 @@ export function detection(o: {
   trials: number;
   seed: number;
   baseline?: [number, number];
+  /**
+   * Nights of `perNight` runs each drawn whole from `values` (the measured runs' values of the
+   * metric), judged by their medians; without it, one run a night drawn from `mean` and `cv`.
+   */
+  measured?: { values: readonly number[]; perNight: number };
   options?: Partial<TrendOptions>;
 }) {
   const random = mulberry32(o.seed);
   const [lo, hi] = o.baseline ?? [20, 60];
   const onNight = Array.from({ length: o.within }, () => 0);
+  const k = o.measured?.perNight ?? 1;
   for (let t = 0; t < o.trials; t++) {
     const start = lo + Math.floor(random() * (hi - lo + 1));
-    const xs = series(
-      { mean: o.mean, cv: o.cv, shift: { from: start, factor: 1 + o.shift } },
-      start + o.within,
-      random,
-    );
-    for (let k = 1; k <= o.within; k++) {
+    const xs = o.measured
+      ? Array.from({ length: (start + o.within) * k }, (_, i) => {
+          const v = o.measured!.values[Math.floor(random() * o.measured!.values.length)]!;
+          return i >= start * k ? v * (1 + o.shift) : v;
+        })
+      : series({ mean: o.mean, cv: o.cv, shift: { from: start, factor: 1 + o.shift } }, start + o.within, random);
+    for (let night = 1; night <= o.within; night++) {
       // Every metric judged, as the nightly job judges them (the verdict's level is shared among them).
-      const r = judgeHistory(historyOf(o.kind, { [o.metric]: xs.slice(0, start + k) }), {
+      const r = judgeHistory(nightsOf(o.kind, { [o.metric]: xs.slice(0, (start + night) * k) }, k), {
         ...o.options,
         metrics: judgedMetrics(o.kind),
+        ...(k > 1 ? { groupBy: 'night' } : {}),
       });
       if (r.regressions.includes(o.metric)) {
-        onNight[k - 1]!++;
+        onNight[night - 1]!++;
         break;
       }
     }

@@ -7,8 +7,10 @@ import { changePoints } from '../../load/trend/e-divisive.ts';
 import { appendHistory, parseHistory, readHistory, type HistoryRow } from '../../load/trend/history.ts';
 import { formatTrendSummary } from '../../load/report/trend-console.ts';
 import { judgeHistory } from '../../load/trend/judge.ts';
+import { parseTrendArgs, runTrend } from '../../load/trend/run.ts';
+import { parseLoadArgs } from '../../load/invocation.ts';
 import { TREND_DEFAULTS } from '../../load/options.ts';
-import { HistoryError } from '../../src/errors.ts';
+import { HistoryError, LoadUsageError } from '../../src/errors.ts';
 import { ROOT } from '../helpers/conform-cli.ts';
 import { historyOf, mulberry32, series } from '../helpers/trend-series.ts';
 
@@ -311,6 +313,53 @@ describe('the regression judgement', () => {
     expect(s.p).toBeGreaterThan(0);
     expect(s.p).toBeLessThan(1e-16);
     expect(formatTrendSummary(t, 'h.csv')).toMatch(/REGRESSION latency\.p99: .* p=\d\.\de-\d+ \(e-divisive\)/);
+  });
+
+  /** `runs` in nights of `perNight`, each run labelled with its night. */
+  const nightsOf = (runs: number[], perNight: number) => {
+    const h = historyOf('rest', { 'latency.p99': runs });
+    h.rows.forEach((r, i) => {
+      r.labels = { night: String(Math.floor(i / perNight) + 1) };
+    });
+    return h;
+  };
+
+  it('judges nights of several runs by their medians: two slow runs of five in a night are no shift', () => {
+    const runs = [...steady(100, 12), 40, 40, 40, 52, 51];
+    expect(judgeHistory(nightsOf(runs, 5)).regressions).toEqual(['latency.p99']);
+    const t = judgeHistory(nightsOf(runs, 5), { groupBy: 'night' });
+    expect(t.regressions).toEqual([]);
+    const m = t.metrics.find((x) => x.metric === 'latency.p99')!;
+    expect(m.points).toHaveLength(21);
+    expect(m.points.at(-1)).toMatchObject({ value: 40, runs: 5, line: 102, labels: { night: '21' } });
+  });
+
+  it('flags a shift of whole nights at the first run of the night it began, and says how it grouped', () => {
+    const runs = [...steady(100, 13), ...steady(10, 14).map((v) => v * 1.3)];
+    const t = judgeHistory(nightsOf(runs, 5), { groupBy: 'night' });
+    expect(t.regressions).toEqual(['latency.p99']);
+    const s = t.metrics.find((x) => x.metric === 'latency.p99')!.shifts.at(-1)!;
+    expect(s.at).toBe(20);
+    expect(s.run).toMatchObject({ line: 102, labels: { night: '21' } });
+    expect(formatTrendSummary(t, 'h.csv')).toContain(
+      'each point the median of the trusted runs of one night (a run without one stands alone): 22 points',
+    );
+  });
+
+  it('refuses --group-by with a label the history lacks, or a run not given that label', async () => {
+    const dir = await tmp();
+    const file = path.join(dir, 'rest.csv');
+    for (const r of nightsOf(steady(6, 15), 3).rows) await appendHistory(file, r);
+    const inv = { ...parseTrendArgs({ history: file, 'group-by': 'nite' }), reports: [] };
+    await expect(runTrend(inv, { out: () => {} })).rejects.toThrow(
+      new LoadUsageError(`--group-by nite: not a label of ${file} (its labels: night)`),
+    );
+    expect(() =>
+      parseLoadArgs({ mode: 'rest', history: file, judge: true, 'group-by': 'night', label: 'version=1' }),
+    ).toThrow(new LoadUsageError('--group-by night: give the run that label too (--label NAME=VALUE)'));
+    expect(
+      parseLoadArgs({ mode: 'rest', history: file, judge: true, 'group-by': 'night', label: 'night=3' }).history,
+    ).toMatchObject({ groupBy: 'night', labels: { night: '3' } });
   });
 
   it('leaves untrustworthy runs out of every judgement and lists them', () => {
