@@ -4,7 +4,7 @@
  * alarms per 100 nights with every metric judged, the nights drawn normal, log-normal, or as the
  * measured runs themselves, and how often a persistent 10 % shift of latency p99 is flagged within
  * 3 nights, at the measured noise and at smaller ones. With PER_NIGHT (`5,9`), the same for nights
- * of that many runs each, drawn whole from the measured runs and judged by their medians
+ * of that many runs each, drawn whole from the measured runs and judged by their means
  * (`--group-by night`). Seeded.
  *
  *   npx tsx scripts/trend-power.ts [TRIALS] [SEED] [NOISE_DIR]    # NOISE_DIR: test/helpers/noise

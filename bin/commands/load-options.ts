@@ -142,7 +142,7 @@ export const HISTORY_OPTIONS = {
   },
   'group-by': {
     type: 'string',
-    describe: 'with --judge: judge one point per value of this label, the median of its runs, e.g. night',
+    describe: 'with --judge: judge one point per value of this label, the mean of its runs, e.g. night',
   },
   'min-effect': {
     type: 'string',

@@ -23,7 +23,7 @@ export const loadTrendCommand: Command = {
       'group-by': {
         type: 'string',
         describe:
-          "judge one point per value of this label, the median of its runs, e.g. night (each run's --label night=…)",
+          "judge one point per value of this label, the mean of its runs, e.g. night (each run's --label night=…)",
       },
       ...reportOptions('trend'),
     }),
@@ -35,7 +35,7 @@ export const loadTrendCommand: Command = {
     ],
     [
       'conform load trend --history history/fanout.csv --group-by night',
-      'nights of several runs, each appended with --label night=2026-11-28: each night judged by its median',
+      'nights of several runs, each appended with --label night=2026-11-28: each night judged by the mean of its runs',
     ],
   ],
   exitCodes: TREND_EXIT_CODES,

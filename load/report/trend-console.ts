@@ -41,6 +41,7 @@ const smallShift = (m: MetricTrend): string => `${m.metric} ${pct(m.shifts.at(-1
 /** The console summary: the verdict, then each regression and improvement, then what was left out. */
 export function formatTrendSummary(t: TrendResult, file: string): string {
   const conf = t.options.confidence;
+  const by = t.options.groupBy;
   const lines = [
     `conform load trend — ${file}: ${t.runs} runs of ${t.kind ?? 'no kind yet'}, ${t.trusted} trusted` +
       (t.untrustworthy.length
@@ -48,15 +49,16 @@ export function formatTrendSummary(t: TrendResult, file: string): string {
           `(lines ${lineRanges(t.untrustworthy.map((u) => u.line))})`
         : ''),
     `judged: E-divisive means (p ≤ ${t.options.maxPValue}, window ${t.options.windowLength}) and the newest ` +
-      `2–${t.options.tailRuns} runs; an alarm at p ≤ ${t.options.verdictPValue} over ${t.metrics.length} metrics ` +
+      `2–${t.options.tailRuns} ${by === undefined ? 'runs' : 'points'}; ` +
+      `an alarm at p ≤ ${t.options.verdictPValue} over ${t.metrics.length} metrics ` +
       `(each ${(t.options.verdictPValue / Math.max(1, t.metrics.length)).toPrecision(2)}); ` +
       `minimum effect ${pct(t.options.minEffect)}`,
   ];
-  const by = t.options.groupBy;
   if (by !== undefined) {
     const points = Math.max(0, ...t.metrics.map((m) => m.points.length));
     lines.push(
-      `each point the median of the trusted runs of one ${by} (a run without one stands alone): ${points} points`,
+      `each point the mean of the trusted runs with the same ${by} label ` +
+        `(a run without one stands alone): ${points} points`,
     );
   }
   for (const m of t.metrics) {

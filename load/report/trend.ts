@@ -103,7 +103,7 @@ export function renderTrendHtml(r: TrendReport): string {
       `<p class="empty">Each chart: ${
         r.options.groupBy === undefined
           ? 'the trusted runs in order (dots)'
-          : `each ${esc(r.options.groupBy)} in order, the median of its trusted runs (dots)`
+          : `each ${esc(r.options.groupBy)} in order, the mean of its trusted runs (dots)`
       }, the mean of each segment between change ` +
       `points, the change points (red: regression, green: improvement, grey: smaller than the minimum effect), ` +
       `the newest run (blue) and the thresholds of the newest run (orange).</p>` +

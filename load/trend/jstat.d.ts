@@ -1,4 +1,4 @@
-/** The part of jStat (MIT, ships no types) the trend judgement uses: Student's t, the normal law and the median. */
+/** The part of jStat (MIT, ships no types) the trend judgement uses: Student's t, the normal law and the mean. */
 declare module 'jstat' {
   const jStat: {
     studentt: {
@@ -8,7 +8,7 @@ declare module 'jstat' {
     normal: {
       cdf(x: number, mean: number, std: number): number;
     };
-    median(xs: readonly number[]): number;
+    mean(xs: readonly number[]): number;
   };
   export default jStat;
 }

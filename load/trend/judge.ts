@@ -10,7 +10,7 @@ import { changePoints } from './e-divisive.ts';
 import type { History, HistoryRow } from './history.ts';
 import {
   beyondLeast,
-  median,
+  mean,
   pooledTTest,
   rankSum,
   sampleVar,
@@ -26,7 +26,7 @@ export type TrendOptions = { -readonly [K in keyof typeof TREND_DEFAULTS]: numbe
   metrics?: string[];
   /**
    * A label of the history (`night`): the trusted runs that share its value are one point, the
-   * median of their values. Default: every run is a point of its own.
+   * mean of their values. Default: every run is a point of its own.
    */
   groupBy?: string;
 };
@@ -78,7 +78,7 @@ export interface MetricTrend {
   worse: LoadMetric['worse'];
   /**
    * Trusted runs with a value, oldest first; with `groupBy`, one per value of the label, at its
-   * first run, with the median of its runs (`runs` of them).
+   * first run, with the mean of its runs (`runs` of them).
    */
   points: { line: number; time: string; value: number; labels: Record<string, string>; runs: number }[];
   /** Runs left out: untrustworthy, or without a value of this metric. */
@@ -278,9 +278,13 @@ function persistentShifts(
 
 /**
  * The points a metric is judged on: each trusted run, or with `groupBy` each value of that label
- * (a run without one stands alone), at its first run, valued at the median of its runs. A night's
- * median of several runs, each with its own clients, averages away what one run's clients happen to
- * draw (their place in the service's send loop, their threads' cores), which no single long run can.
+ * (a run without one stands alone), at its first run, valued at the mean of its runs. A night of
+ * several runs, each with its own clients, averages away what one run's clients happen to draw
+ * (their place in the service's send loop, their threads' cores), which no single long run can.
+ * The mean, not the median: a metric read in whole milliseconds gives a median that sits on one
+ * value and jumps to the next, which the tests read as a shift; the mean moves smoothly, and needs
+ * about a third fewer runs for the same spread. One wild run moves it by a share of the night's
+ * runs, and one night is never a shift.
  */
 function pointsOf(
   rows: readonly (HistoryRow & { line: number })[],
@@ -291,13 +295,15 @@ function pointsOf(
   rows.forEach((r, i) => {
     const value = groupBy ? r.labels[groupBy] : undefined;
     const key = value ? `=${value}` : `#${i}`;
-    groups.set(key, [...(groups.get(key) ?? []), r]);
+    const group = groups.get(key);
+    if (group) group.push(r);
+    else groups.set(key, [r]);
   });
   return [...groups.values()].map((g) => ({
     line: g[0]!.line,
     time: g[0]!.time,
     labels: g[0]!.labels,
-    value: median(g.map((r) => r.metrics[name]!)),
+    value: mean(g.map((r) => r.metrics[name]!)),
     runs: g.length,
   }));
 }

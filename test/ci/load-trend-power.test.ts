@@ -7,6 +7,8 @@ import { historyOf, mulberry32, series } from '../helpers/trend-series.ts';
 // The noise of every metric as measured here: 20 runs of each scenario by scripts/load-noise.ts
 // (test/helpers/noise/), its coefficients of variation over the trusted runs. Seeded draws.
 const SEED = 1;
+/** Trials of 100 fan-out nights of 45 runs: each judges 4,500 runs 91 times over, so fewer than the others. */
+const FANOUT_NIGHT_TRIALS = 10;
 
 describe('the trend judgement on synthetic nights with this machine’s noise', () => {
   // Normal nights, and log-normal ones with the same mean and CV: skewed to the right as latencies
@@ -51,6 +53,51 @@ describe('the trend judgement on synthetic nights with this machine’s noise', 
       const three = at(0.03);
       console.log(`${kind} latency.p99 CV 3 %: flagged within 3 nights in ${three.detected} of ${three.trials}`);
       expect(three.share).toBeGreaterThanOrEqual(0.75);
+    });
+});
+
+describe('the trend judgement on nights of several runs, each drawn whole from the measured runs', () => {
+  // Fan-out: 10 s runs, 24 measured (test/helpers/noise/short/), 45 a night; REST: 60 s runs, 20
+  // measured, 6 a night. Each night is judged by the mean of its runs (--group-by night).
+  const cases = [
+    { kind: 'fanout', dir: 'test/helpers/noise/short', measured: 24, perNight: 45, trials: FANOUT_NIGHT_TRIALS },
+    { kind: 'rest', dir: 'test/helpers/noise', measured: 20, perNight: 6, trials: 20 },
+  ] as const;
+  for (const c of cases)
+    it(`flags a 10 % shift of ${c.kind} p99 within 3 nights in 95 % of trials, at most 1 false alarm in 100 nights`, {
+      timeout: 300_000,
+    }, async () => {
+      const noise = await noiseOf(`${c.dir}/${c.kind}.csv`);
+      expect(noise.trusted).toBe(c.measured);
+      const runs = noise.trustedRuns;
+      const d = detection({
+        kind: c.kind,
+        metric: 'latency.p99',
+        mean: 0,
+        cv: 0,
+        shift: 0.1,
+        within: 3,
+        trials: 200,
+        seed: SEED,
+        measured: { values: runs.map((r) => r['latency.p99']!), perNight: c.perNight },
+      });
+      const fa = falseAlarms({
+        kind: c.kind,
+        noise: noise.metrics,
+        runs,
+        draw: 'resampled',
+        runsPerNight: c.perNight,
+        nights: 100,
+        trials: c.trials,
+        seed: SEED,
+      });
+      console.log(
+        `${c.kind}, nights of ${c.perNight} runs: the shift flagged within 3 nights in ${d.detected} of ${d.trials} ` +
+          `(nights 1-3: ${d.onNight.join(', ')}); ${fa.alarms} false alarms in ${fa.judged} nights, ` +
+          JSON.stringify(fa.byMetric),
+      );
+      expect(d.share).toBeGreaterThanOrEqual(0.95);
+      expect(fa.perHundredNights).toBeLessThanOrEqual(1);
     });
 });
 

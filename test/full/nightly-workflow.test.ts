@@ -152,8 +152,9 @@ describe('the nightly load workflow', () => {
         CONFORM_WS: profile.ws as string,
         CONFORM_API_KEY: serve.primaryKey,
       };
-      // Five clients: within the primary key's allowance, so no keys file is needed.
-      const inputs = { clients: '5', duration: '3s' };
+      // Five clients: within the primary key's allowance, so no keys file is needed. Two runs of
+      // each a night, judged as one point each.
+      const inputs = { clients: '5', duration: '3s', 'fanout-runs': '2', 'rest-duration': '3s', 'rest-runs': '2' };
       const nights = [];
       for (const run of [1, 2]) {
         rmSync(path.join(work, 'load-history'), { recursive: true, force: true });
@@ -170,15 +171,17 @@ describe('the nightly load workflow', () => {
         expect(
           h.rows.map((r) => r.labels.run),
           night.logs.join('\n'),
-        ).toEqual(run === 1 ? ['1'] : ['1', '2']);
+        ).toEqual(run === 1 ? ['1', '1'] : ['1', '1', '2', '2']);
       }
       for (const { n, logs } of nights)
         expect(n.outcomes, logs.join('\n')).toEqual({ fanout: 'success', rest: 'success', trend: 'success' });
       const second = nights[1]!;
-      expect(second.summary).toMatch(/## conform load trend: no regression\n\n2 runs in `load-history\/fanout\.csv`/);
-      expect(second.summary).toMatch(/2 runs in `load-history\/rest\.csv`/);
-      expect((await readHistory(path.join(cache, 'load-history-9002', 'rest.csv'))).rows).toHaveLength(2);
+      expect(second.summary).toMatch(/## conform load trend: no regression\n\n4 runs in `load-history\/fanout\.csv`/);
+      expect(second.summary).toMatch(/4 runs in `load-history\/rest\.csv`/);
+      expect(second.logs.join('\n')).toContain('each point the mean of the trusted runs with the same run label');
+      expect((await readHistory(path.join(cache, 'load-history-9002', 'rest.csv'))).rows).toHaveLength(4);
       expect(existsSync(path.join(work, 'conform-reports', 'load-trend-fanout.html'))).toBe(true);
+      expect(existsSync(path.join(work, 'conform-reports', 'fanout-2', 'load-fanout.html'))).toBe(true);
     } finally {
       await serve.stop();
     }

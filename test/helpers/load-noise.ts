@@ -8,8 +8,9 @@ import { sampleVar, summarize } from '../../load/trend/significance.ts';
 
 /**
  * The nightly scenario (.github/workflows/nightly-load.yml) scaled to this 2-core machine, 200
- * clients where it has 1,000: what the noise is measured on. Its measured phase is the workflow's
- * own, 60 s; a shorter one is noisier than any night is.
+ * clients where it has 1,000: what the noise is measured on. Its measured phase is 60 s, the
+ * workflow's REST runs (test/helpers/noise/); the workflow's fan-out runs are of 10 s, measured
+ * with DURATION=10s (test/helpers/noise/short/).
  */
 export const NOISE_SCENARIOS = [
   {

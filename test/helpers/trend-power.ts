@@ -41,7 +41,7 @@ export function falseAlarms(o: {
   draw?: NightDraw;
   /** The measured runs' metrics, for `resampled`. */
   runs?: Record<string, number | null>[];
-  /** Resampled nights of this many runs each, judged by their medians (`groupBy`); default 1. */
+  /** Resampled nights of this many runs each, judged by their means (`groupBy`); default 1. */
   runsPerNight?: number;
   options?: Partial<TrendOptions>;
 }) {
@@ -65,8 +65,10 @@ export function falseAlarms(o: {
       values = Object.fromEntries(metrics.map((m) => [m, series({ ...o.noise[m]!, shape }, o.nights, random)]));
     }
     let before = false;
+    // One history of every night; each night is judged on the runs up to it.
+    const all = nightsOf(o.kind, values, k);
     for (let n = from; n <= o.nights; n++) {
-      const h = nightsOf(o.kind, Object.fromEntries(metrics.map((m) => [m, values[m]!.slice(0, n * k)])), k);
+      const h = { ...all, rows: all.rows.slice(0, n * k) };
       const r = judgeHistory(h, { ...o.options, metrics, ...(k > 1 ? { groupBy: 'night' } : {}) });
       judged++;
       const now = r.regressions.length > 0;
@@ -98,7 +100,7 @@ export function detection(o: {
   baseline?: [number, number];
   /**
    * Nights of `perNight` runs each drawn whole from `values` (the measured runs' values of the
-   * metric), judged by their medians; without it, one run a night drawn from `mean` and `cv`.
+   * metric), judged by their means; without it, one run a night drawn from `mean` and `cv`.
    */
   measured?: { values: readonly number[]; perNight: number };
   options?: Partial<TrendOptions>;
@@ -115,13 +117,17 @@ export function detection(o: {
           return i >= start * k ? v * (1 + o.shift) : v;
         })
       : series({ mean: o.mean, cv: o.cv, shift: { from: start, factor: 1 + o.shift } }, start + o.within, random);
+    const all = nightsOf(o.kind, { [o.metric]: xs }, k);
     for (let night = 1; night <= o.within; night++) {
       // Every metric judged, as the nightly job judges them (the verdict's level is shared among them).
-      const r = judgeHistory(nightsOf(o.kind, { [o.metric]: xs.slice(0, (start + night) * k) }, k), {
-        ...o.options,
-        metrics: judgedMetrics(o.kind),
-        ...(k > 1 ? { groupBy: 'night' } : {}),
-      });
+      const r = judgeHistory(
+        { ...all, rows: all.rows.slice(0, (start + night) * k) },
+        {
+          ...o.options,
+          metrics: judgedMetrics(o.kind),
+          ...(k > 1 ? { groupBy: 'night' } : {}),
+        },
+      );
       if (r.regressions.includes(o.metric)) {
         onNight[night - 1]!++;
         break;
