@@ -48,11 +48,13 @@ export interface WallMapping {
  * midpoint is up to half of one off, an error that moves every latency measured against it by the
  * same amount and differs from run to run. The moment Date.now() ticks over is placed exactly,
  * between the monotonic readings either side of the tick: the mapping waits for `samples` ticks (a
- * millisecond each at most) and keeps the tightest. Written here: Node's one sub-millisecond wall
+ * millisecond each at most) and keeps the tightest. Ten, not a few: on a loaded machine a reading
+ * the thread was preempted in is wide, and three in a row can be (one mapping in 300 was, with three
+ * busy processes on two cores; none in 600 of ten). Written here: Node's one sub-millisecond wall
  * clock, `performance.timeOrigin`, is read once at the thread's start and would miss the wall clock
  * slewing or stepping during a run, and a native addon would need a compiler at install.
  */
-export function wallMapping(samples = 3): WallMapping {
+export function wallMapping(samples = 10): WallMapping {
   let best = Number.POSITIVE_INFINITY;
   let offset = 0;
   for (let i = 0; i < samples; i++) {
