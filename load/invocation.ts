@@ -248,7 +248,7 @@ function historyArgs(argv: Argv, mode: LoadRunMode): Pick<LoadInvocation, 'histo
   );
   const minEffect = argv['min-effect'] === undefined ? {} : { minEffect: parseMinEffect(one(argv['min-effect'])) };
   const groupBy = argv['group-by'] === undefined ? {} : { groupBy: String(one(argv['group-by'])) };
-  if (argv['group-by'] !== undefined && !(String(one(argv['group-by'])) in labels))
+  if (argv['group-by'] !== undefined && !Object.hasOwn(labels, String(one(argv['group-by']))))
     throw new LoadUsageError(
       `--group-by ${String(one(argv['group-by']))}: give the run that label too (--label NAME=VALUE)`,
     );
