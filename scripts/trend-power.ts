@@ -65,8 +65,6 @@ for (const k of perNight)
     const d = detection({
       kind,
       metric: 'latency.p99',
-      mean: 0,
-      cv: 0,
       shift: 0.1,
       within: 3,
       trials: trials * 10,

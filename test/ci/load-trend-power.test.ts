@@ -73,8 +73,6 @@ describe('the trend judgement on nights of several runs, each drawn whole from t
       const d = detection({
         kind: c.kind,
         metric: 'latency.p99',
-        mean: 0,
-        cv: 0,
         shift: 0.1,
         within: 3,
         trials: 200,

@@ -91,8 +91,9 @@ export function falseAlarms(o: {
 export function detection(o: {
   kind: LoadKind;
   metric: string;
-  mean: number;
-  cv: number;
+  /** One run a night, drawn from this mean and CV (normal), unless `measured` gives the runs. */
+  mean?: number;
+  cv?: number;
   shift: number;
   within: number;
   trials: number;
@@ -109,6 +110,7 @@ export function detection(o: {
   const [lo, hi] = o.baseline ?? [20, 60];
   const onNight = Array.from({ length: o.within }, () => 0);
   const k = o.measured?.perNight ?? 1;
+  if (!o.measured && (o.mean === undefined || o.cv === undefined)) throw new Error('give mean and cv, or measured');
   for (let t = 0; t < o.trials; t++) {
     const start = lo + Math.floor(random() * (hi - lo + 1));
     const xs = o.measured
@@ -116,7 +118,7 @@ export function detection(o: {
           const v = o.measured!.values[Math.floor(random() * o.measured!.values.length)]!;
           return i >= start * k ? v * (1 + o.shift) : v;
         })
-      : series({ mean: o.mean, cv: o.cv, shift: { from: start, factor: 1 + o.shift } }, start + o.within, random);
+      : series({ mean: o.mean!, cv: o.cv!, shift: { from: start, factor: 1 + o.shift } }, start + o.within, random);
     const all = nightsOf(o.kind, { [o.metric]: xs }, k);
     for (let night = 1; night <= o.within; night++) {
       // Every metric judged, as the nightly job judges them (the verdict's level is shared among them).
