@@ -7,14 +7,7 @@
  */
 import { judgedMetrics, judgeHistory, type TrendOptions } from '../../load/trend/judge.ts';
 import type { LoadKind } from '../../load/metrics.ts';
-import { historyOf, mulberry32, series } from './trend-series.ts';
-
-/** A history of `values`, `perNight` runs a night, each run labelled with its night. */
-function nightsOf(kind: LoadKind, values: Record<string, number[]>, perNight: number) {
-  const h = historyOf(kind, values);
-  if (perNight > 1) for (const [i, r] of h.rows.entries()) r.labels = { night: String(Math.floor(i / perNight) + 1) };
-  return h;
-}
+import { historyOfNights, mulberry32, series } from './trend-series.ts';
 
 export type NoiseTable = Record<string, { mean: number; cv: number }>;
 
@@ -66,7 +59,7 @@ export function falseAlarms(o: {
     }
     let before = false;
     // One history of every night; each night is judged on the runs up to it.
-    const all = nightsOf(o.kind, values, k);
+    const all = historyOfNights(o.kind, values, k);
     for (let n = from; n <= o.nights; n++) {
       const h = { ...all, rows: all.rows.slice(0, n * k) };
       const r = judgeHistory(h, { ...o.options, metrics, ...(k > 1 ? { groupBy: 'night' } : {}) });
@@ -119,7 +112,7 @@ export function detection(o: {
           return i >= start * k ? v * (1 + o.shift) : v;
         })
       : series({ mean: o.mean!, cv: o.cv!, shift: { from: start, factor: 1 + o.shift } }, start + o.within, random);
-    const all = nightsOf(o.kind, { [o.metric]: xs }, k);
+    const all = historyOfNights(o.kind, { [o.metric]: xs }, k);
     for (let night = 1; night <= o.within; night++) {
       // Every metric judged, as the nightly job judges them (the verdict's level is shared among them).
       const r = judgeHistory(

@@ -62,6 +62,13 @@ export function historyOf(kind: LoadKind, values: Record<string, number[]>, star
   return { kind, columns: historyColumns(kind, ['night']), labels: ['night'], rows };
 }
 
+/** A history of `values`, one run a day, in nights of `perNight` runs each labelled `night` by its night. */
+export function historyOfNights(kind: LoadKind, values: Record<string, number[]>, perNight: number): History {
+  const h = historyOf(kind, values);
+  for (const [i, r] of h.rows.entries()) r.labels = { night: String(Math.floor(i / perNight) + 1) };
+  return h;
+}
+
 /** Writes a history as the CSV `--history` writes. */
 export async function writeHistoryCsv(file: string, h: History): Promise<void> {
   const columns = historyColumns(h.kind!, h.labels);

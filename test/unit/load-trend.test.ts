@@ -12,7 +12,7 @@ import { parseLoadArgs } from '../../load/invocation.ts';
 import { TREND_DEFAULTS } from '../../load/options.ts';
 import { HistoryError, LoadUsageError } from '../../src/errors.ts';
 import { ROOT } from '../helpers/conform-cli.ts';
-import { historyOf, mulberry32, series } from '../helpers/trend-series.ts';
+import { historyOf, historyOfNights, mulberry32, series } from '../helpers/trend-series.ts';
 
 const tmp = (): Promise<string> => mkdtemp(path.join(tmpdir(), 'conform-trend-'));
 
@@ -315,14 +315,7 @@ describe('the regression judgement', () => {
     expect(formatTrendSummary(t, 'h.csv')).toMatch(/REGRESSION latency\.p99: .* p=\d\.\de-\d+ \(e-divisive\)/);
   });
 
-  /** `runs` in nights of `perNight`, each run labelled with its night. */
-  const nightsOf = (runs: number[], perNight: number) => {
-    const h = historyOf('rest', { 'latency.p99': runs });
-    h.rows.forEach((r, i) => {
-      r.labels = { night: String(Math.floor(i / perNight) + 1) };
-    });
-    return h;
-  };
+  const nightsOf = (runs: number[], perNight: number) => historyOfNights('rest', { 'latency.p99': runs }, perNight);
 
   it('judges nights of several runs by their means: two slow runs ending a night are one slow night, no shift', () => {
     const runs = [...steady(100, 12), 40, 40, 40, 52, 51];
