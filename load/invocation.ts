@@ -247,11 +247,10 @@ function historyArgs(argv: Argv, mode: LoadRunMode): Pick<LoadInvocation, 'histo
     (Array.isArray(argv.label) ? argv.label : argv.label === undefined ? [] : [argv.label]).map(String),
   );
   const minEffect = argv['min-effect'] === undefined ? {} : { minEffect: parseMinEffect(one(argv['min-effect'])) };
-  const groupBy = argv['group-by'] === undefined ? {} : { groupBy: String(one(argv['group-by'])) };
-  if (argv['group-by'] !== undefined && !Object.hasOwn(labels, String(one(argv['group-by']))))
-    throw new LoadUsageError(
-      `--group-by ${String(one(argv['group-by']))}: give the run that label too (--label NAME=VALUE)`,
-    );
+  const by = argv['group-by'] === undefined ? undefined : String(one(argv['group-by']));
+  if (by !== undefined && !Object.hasOwn(labels, by))
+    throw new LoadUsageError(`--group-by ${by}: give the run that label too (--label NAME=VALUE)`);
+  const groupBy = by === undefined ? {} : { groupBy: by };
   return {
     ...(file === undefined
       ? {}

@@ -15,8 +15,10 @@ import { detection, falseAlarms } from '../test/helpers/trend-power.ts';
 const trials = Number(process.argv[2] ?? 20);
 const seed = Number(process.argv[3] ?? 1);
 const dir = process.argv[4] ?? 'test/helpers/noise';
-for (const kind of ['fanout', 'rest'] as const) {
-  const noise = await noiseOf(`${dir}/${kind}.csv`);
+const kinds = ['fanout', 'rest'] as const;
+const noises = { fanout: await noiseOf(`${dir}/fanout.csv`), rest: await noiseOf(`${dir}/rest.csv`) };
+for (const kind of kinds) {
+  const noise = noises[kind];
   console.log(`${kind}: noise of ${noise.trusted} trusted of ${noise.runs} runs`);
   for (const draw of ['normal', 'log-normal', 'resampled'] as const) {
     const fa = falseAlarms({ kind, noise: noise.metrics, runs: noise.trustedRuns, draw, nights: 100, trials, seed });
@@ -48,8 +50,8 @@ for (const kind of ['fanout', 'rest'] as const) {
 
 const perNight = (process.env.PER_NIGHT ?? '').split(',').filter(Boolean).map(Number);
 for (const k of perNight)
-  for (const kind of ['fanout', 'rest'] as const) {
-    const noise = await noiseOf(`${dir}/${kind}.csv`);
+  for (const kind of kinds) {
+    const noise = noises[kind];
     const runs = noise.trustedRuns;
     const fa = falseAlarms({
       kind,

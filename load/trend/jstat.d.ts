@@ -1,4 +1,4 @@
-/** The part of jStat (MIT, ships no types) the trend judgement uses: Student's t, the normal law and the mean. */
+/** The part of jStat (MIT, ships no types) the trend judgement uses: Student's t and the normal distribution. */
 declare module 'jstat' {
   const jStat: {
     studentt: {
@@ -8,7 +8,6 @@ declare module 'jstat' {
     normal: {
       cdf(x: number, mean: number, std: number): number;
     };
-    mean(xs: readonly number[]): number;
   };
   export default jStat;
 }

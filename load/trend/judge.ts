@@ -10,7 +10,6 @@ import { changePoints } from './e-divisive.ts';
 import type { History, HistoryRow } from './history.ts';
 import {
   beyondLeast,
-  mean,
   pooledTTest,
   rankSum,
   sampleVar,
@@ -291,21 +290,23 @@ function pointsOf(
   name: string,
   groupBy: string | undefined,
 ): MetricTrend['points'] {
+  const point = (g: readonly (HistoryRow & { line: number })[]) => ({
+    line: g[0]!.line,
+    time: g[0]!.time,
+    labels: g[0]!.labels,
+    value: g.length === 1 ? g[0]!.metrics[name]! : summarize(g.map((r) => r.metrics[name]!)).mean,
+    runs: g.length,
+  });
+  if (groupBy === undefined) return rows.map((r) => point([r]));
   const groups = new Map<string, (HistoryRow & { line: number })[]>();
   rows.forEach((r, i) => {
-    const value = groupBy ? r.labels[groupBy] : undefined;
+    const value = r.labels[groupBy];
     const key = value ? `=${value}` : `#${i}`;
     const group = groups.get(key);
     if (group) group.push(r);
     else groups.set(key, [r]);
   });
-  return [...groups.values()].map((g) => ({
-    line: g[0]!.line,
-    time: g[0]!.time,
-    labels: g[0]!.labels,
-    value: mean(g.map((r) => r.metrics[name]!)),
-    runs: g.length,
-  }));
+  return [...groups.values()].map(point);
 }
 
 /** Judges one metric of the history's trusted runs. */

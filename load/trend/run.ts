@@ -28,10 +28,11 @@ export function parseTrendArgs(argv: Record<string, unknown>, env: Readonly<Reco
   const file = str(argv.history);
   if (!file) throw new LoadUsageError('conform load trend: give the history with --history FILE');
   const metrics = list(argv.metric);
+  const groupBy = str(argv['group-by']);
   const options: Partial<TrendOptions> = {
     ...(argv['min-effect'] !== undefined ? { minEffect: parseMinEffect(str(argv['min-effect'])) } : {}),
     ...(metrics ? { metrics } : {}),
-    ...(str(argv['group-by']) !== undefined ? { groupBy: str(argv['group-by'])! } : {}),
+    ...(groupBy !== undefined ? { groupBy } : {}),
   };
   return {
     file,

@@ -27,9 +27,6 @@ export function summarize(xs: readonly number[]): Summary {
   return { n, mean, std: n >= 2 ? Math.sqrt(sq / n) : 0 };
 }
 
-/** The mean of `xs` (at least one value). */
-export const mean = (xs: readonly number[]): number => jStat.mean(xs) as number;
-
 /** The t distribution's lower tail P(T ≤ t) with `df` degrees of freedom. */
 export const tCdf = (t: number, df: number): number => jStat.studentt.cdf(t, df) as number;
 /** The t distribution's quantile: the t with P(T ≤ t) = p. */

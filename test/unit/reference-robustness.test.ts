@@ -29,7 +29,6 @@ afterAll(async () => {
   await server.close();
 });
 
-/** The bystander still gets pushes, so one client's abuse did not stop the others. */
 /** Another client (the shared server's bystander unless named) still gets its BTC pushes. */
 async function othersCarryOn(other = bystander): Promise<void> {
   other.frames.length = 0;
